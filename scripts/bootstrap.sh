@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sets up everything snapcheck needs on a fresh Debian/Ubuntu machine:
+# a virtual environment in .venv with the project installed (editable, with the
+# test extras), and Java 17+ (needed by Spark and TLC). Idempotent and fast on
+# re-runs: the install is skipped while pyproject.toml is unchanged.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+py="${PYTHON:-python3}"
+
+if ! "$py" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+    echo "snapcheck needs Python 3.11 or newer; '$py' is $("$py" --version 2>&1 || echo missing)." >&2
+    echo "Install it (Debian/Ubuntu: sudo apt-get install python3 python3-venv) or set PYTHON=/path/to/python3.11." >&2
+    exit 2
+fi
+
+java_major() {
+    java -version 2>&1 | awk -F '"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
+}
+need_java=1
+if command -v java >/dev/null 2>&1; then
+    major="$(java_major)"
+    [ -n "$major" ] && [ "$major" -ge 17 ] && need_java=0
+fi
+if [ "$need_java" = 1 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "[setup] installing Java 17 (openjdk-17-jre-headless) with apt-get" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+    else
+        echo "snapcheck needs Java 17 or newer for Spark and TLC, and none was found." >&2
+        echo "Install it with:  sudo apt-get install -y openjdk-17-jre-headless   then re-run this command." >&2
+        exit 2
+    fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "[setup] creating virtual environment .venv" >&2
+    "$py" -m venv .venv
+fi
+stamp=".venv/.snapcheck-installed"
+want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "[setup] installing snapcheck and its dependencies into .venv (first run: about a minute)" >&2
+    .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+    .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+    echo "$want" > "$stamp"
+fi

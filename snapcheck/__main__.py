@@ -1,0 +1,3 @@
+from snapcheck.cli import main
+
+main()

@@ -1,0 +1,56 @@
+"""The ``snapcheck`` command: a click group whose subcommands live in
+``snapcheck.commands.*`` (one module per capability, registered below)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+from rich.console import Console
+
+from snapcheck import __version__
+from snapcheck.errors import EXIT_BAD_INPUT, UsageError
+
+# Each module defines click commands and a ``register(group)`` function.
+COMMAND_MODULES = [
+    "snapcheck.commands.trace_tools",
+]
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="snapcheck")
+def cli() -> None:
+    """Verify checkpointing protocols of streaming dataflows from their traces.
+
+    Exit codes: 0 clean, 1 violation found, 2 bad input or usage.
+    """
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(cli)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from traces.errors import TraceErrors
+
+    try:
+        cli.main(args=argv, prog_name="snapcheck", standalone_mode=False)
+    except TraceErrors as exc:
+        err_console.print(exc.render(), markup=False)
+        sys.exit(EXIT_BAD_INPUT)
+    except UsageError as exc:
+        err_console.print(f"snapcheck: {exc}", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.exceptions.Abort:
+        err_console.print("aborted", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_BAD_INPUT if exc.exit_code not in (0,) else 0)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,1 @@
+"""Subcommands of ``snapcheck``; each module exposes ``register(group)``."""

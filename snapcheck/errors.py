@@ -1,0 +1,14 @@
+"""Exit codes and user-facing errors of the command line.
+
+0 clean, 1 a violation was found, 2 bad input or usage. A user mistake never
+shows a Python traceback: commands raise ``UsageError`` or ``TraceErrors`` and
+``cli.main`` prints the message and exits 2.
+"""
+
+EXIT_CLEAN = 0
+EXIT_VIOLATION = 1
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    """Bad input or usage that is not a trace-format problem (exit 2)."""

@@ -1,0 +1,24 @@
+"""snapcheck trace format v1: the contract between trace producers and consumers.
+
+A trace is a JSON Lines file: one header line (processes, channels, protocol,
+seed, metadata), then one event per line. Each event belongs to one process and
+carries its per-process position ``idx``; messages are identified by a unique
+``mid`` and a per-channel sequence number ``seq``. The specification is
+``docs/trace-format.md``; the machine-readable form is the JSON Schema shipped
+as ``traces/schema/trace-v1.schema.json``.
+
+This package is the base of the dependency order: ``reference`` and
+``checker`` use it, nothing here imports them.
+"""
+
+from traces.errors import TraceError, TraceErrors
+from traces.model import Channel, Event, Header, Process, Trace, EVENT_TYPES
+from traces.jsonl import read_trace, iter_events, read_header, write_trace, dumps_trace
+from traces.recorder import TraceRecorder
+from traces.validate import TraceValidator, validate_file
+
+__all__ = [
+    "Channel", "Event", "Header", "Process", "Trace", "EVENT_TYPES",
+    "TraceError", "TraceErrors", "TraceRecorder", "TraceValidator",
+    "read_trace", "iter_events", "read_header", "write_trace", "dumps_trace", "validate_file",
+]

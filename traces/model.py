@@ -1,0 +1,185 @@
+"""In-memory model of a v1 trace: header (processes, channels, protocol) and events.
+
+Conventions (theory.md §0): ``recv`` is *processing* (the point where the
+operator's state changes), ``arrive`` only buffering. Checkpoint ``ckpt`` is the
+process-local checkpoint number: 0 is the initial checkpoint ``C_{i,0}``, which
+is implied when the trace does not record it; later checkpoints are numbered
+upward and never reused, also across failures. After a ``restore`` a process
+starts a new *epoch*; a message's identity is its ``mid`` (unique per
+incarnation), while ``(ch, seq)`` repeats when a restored sender regenerates it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Iterator
+
+EVENT_TYPES = (
+    "send", "arrive", "recv", "discard", "replay", "checkpoint", "record", "log",
+    "log_truncate", "fail", "restore", "round_start", "round_complete", "round_abort", "output",
+)
+CHECKPOINT_KINDS = ("initial", "basic", "forced", "coordinated")
+ROLES = ("task", "source", "sink", "external", "coordinator")
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    id: str
+    role: str = "task"
+    operator: str | None = None
+    subtask: int | None = None
+    worker: str | None = None
+    attrs: dict | None = None
+
+    @property
+    def checkpoints(self) -> bool:
+        """Whether this process belongs to global checkpoints (coordinators do not)."""
+        return self.role != "coordinator"
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    id: str
+    src: str
+    dst: str
+    fifo: bool = True
+    kind: str = "data"
+    back_edge: bool = False
+    logged: bool = False
+    attrs: dict | None = None
+
+
+@dataclass(slots=True)
+class Header:
+    processes: list[Process]
+    channels: list[Channel]
+    protocol: dict = field(default_factory=lambda: {"name": "unknown"})
+    seed: int | None = None
+    metadata: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Header":
+        return cls(
+            processes=[Process(**p) for p in d["processes"]],
+            channels=[Channel(**c) for c in d["channels"]],
+            protocol=dict(d.get("protocol") or {"name": "unknown"}),
+            seed=d.get("seed"),
+            metadata=dict(d.get("metadata") or {}),
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "format": "snapcheck-trace",
+            "version": 1,
+            "processes": [_compact(p, Process) for p in self.processes],
+            "channels": [_compact(c, Channel) for c in self.channels],
+            "protocol": self.protocol,
+            "seed": self.seed,
+            "metadata": self.metadata,
+        }
+
+    @property
+    def expected(self) -> dict | None:
+        return self.metadata.get("expected")
+
+
+def _compact(obj, cls) -> dict:
+    out = {}
+    for f in fields(cls):
+        v = getattr(obj, f.name)
+        if v is not None and v != f.default:
+            out[f.name] = v
+    return out
+
+
+@dataclass(slots=True)
+class Event:
+    """One trace event. Only the fields its ``type`` defines are set; the rest are None."""
+
+    type: str
+    proc: str
+    idx: int
+    line: int = 0
+    t: float | None = None
+    attrs: dict | None = None
+    ch: str | None = None
+    mid: str | None = None
+    seq: int | None = None
+    kind: str | None = None
+    round: int | None = None
+    logged: bool | None = None
+    size: int | None = None
+    key: Any = None
+    value: Any = None
+    piggyback: dict | None = None
+    vars: dict | None = None
+    replay_of: str | None = None
+    source: str | None = None
+    ckpt: int | None = None
+    digest: str | None = None
+    part: str | None = None
+    mids: list | None = None
+    through_seq: int | None = None
+    reason: str | None = None
+    recovery: int | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict, line: int = 0) -> "Event":
+        if "from" in d:
+            d = dict(d)
+            d["source"] = d.pop("from")
+        return cls(line=line, **d)
+
+    def to_dict(self) -> dict:
+        out: dict = {"type": self.type, "proc": self.proc, "idx": self.idx}
+        for name in _EVENT_OPTIONAL:
+            v = getattr(self, name)
+            if v is not None:
+                out["from" if name == "source" else name] = v
+        return out
+
+    @property
+    def is_barrier(self) -> bool:
+        return self.kind == "barrier"
+
+
+_EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))
+
+
+@dataclass(slots=True)
+class Trace:
+    """A whole trace in memory. ``path`` names where it came from, for error messages."""
+
+    header: Header
+    events: list[Event]
+    path: str = "<memory>"
+
+    @property
+    def processes(self) -> list[Process]:
+        return self.header.processes
+
+    @property
+    def channels(self) -> list[Channel]:
+        return self.header.channels
+
+    def channel(self, ch_id: str) -> Channel:
+        return self.channel_map()[ch_id]
+
+    def channel_map(self) -> dict[str, Channel]:
+        return {c.id: c for c in self.header.channels}
+
+    def process_map(self) -> dict[str, Process]:
+        return {p.id: p for p in self.header.processes}
+
+    def by_process(self) -> dict[str, list[Event]]:
+        """Events of each process in per-process order (processes in header order)."""
+        out: dict[str, list[Event]] = {p.id: [] for p in self.header.processes}
+        for e in self.events:
+            out[e.proc].append(e)
+        return out
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)

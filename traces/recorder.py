@@ -1,0 +1,202 @@
+"""``TraceRecorder``: instrument a system (or a simulator) to write v1 traces.
+
+A few lines suffice::
+
+    rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")], protocol="my-protocol", seed=7)
+    m = rec.send("A", "a2b", value=42)      # assigns seq and a unique mid
+    rec.checkpoint("B", kind="basic")
+    rec.recv("B", m)
+    rec.write("run.jsonl")
+
+The recorder numbers per-process events (``idx``), per-channel sequence numbers
+and checkpoints, names message incarnations uniquely (a restored sender
+regenerates ``(ch, seq)`` under a new ``mid``), and streams to a file when
+given ``out=`` (flushed line by line, so nothing is lost if the process dies).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable
+
+import orjson
+
+from traces.model import Channel, Event, Header, Process, Trace
+
+
+def _process(p) -> Process:
+    if isinstance(p, Process):
+        return p
+    if isinstance(p, str):
+        return Process(p)
+    return Process(**p)
+
+
+def _channel(c) -> Channel:
+    if isinstance(c, Channel):
+        return c
+    if isinstance(c, (tuple, list)):
+        return Channel(*c)
+    return Channel(**c)
+
+
+class TraceRecorder:
+    def __init__(self, processes: Iterable, channels: Iterable, protocol: str = "unknown",
+                 params: dict | None = None, seed: int | None = None, metadata: dict | None = None,
+                 out: str | os.PathLike | None = None):
+        self.header = Header(
+            processes=[_process(p) for p in processes],
+            channels=[_channel(c) for c in channels],
+            protocol={"name": protocol, "params": dict(params or {})},
+            seed=seed,
+            metadata=dict(metadata or {}),
+        )
+        self._chan = {c.id: c for c in self.header.channels}
+        self._out_chans: dict[str, list[str]] = {p.id: [] for p in self.header.processes}
+        for c in self.header.channels:
+            self._out_chans[c.src].append(c.id)
+        self._idx = {p.id: 0 for p in self.header.processes}
+        self._epoch = {p.id: 0 for p in self.header.processes}
+        self._seq = {c.id: 0 for c in self.header.channels}
+        self._ckpt = {p.id: 0 for p in self.header.processes}
+        self._seq_at: dict[tuple[str, int], dict[str, int]] = {}
+        self._mid_ch: dict[str, str] = {}
+        self._replays: dict[str, int] = {}
+        self.events: list[dict] = []
+        self._file = None
+        if out is not None:
+            self._file = open(out, "wb", buffering=0)
+            self._file.write(orjson.dumps(self.header.to_dict()) + b"\n")
+        for p in self.header.processes:
+            self._seq_at[(p.id, 0)] = {c: 0 for c in self._out_chans[p.id]}
+
+    # -- plumbing ---------------------------------------------------------------
+    def _emit(self, etype: str, proc: str, fields: dict) -> dict:
+        d = {"type": etype, "proc": proc, "idx": self._idx[proc]}
+        d.update({k: v for k, v in fields.items() if v is not None})
+        self._idx[proc] += 1
+        if self._file is not None:
+            self._file.write(orjson.dumps(d) + b"\n")
+        else:
+            self.events.append(d)
+        return d
+
+    def _mid(self, base: str, proc: str) -> str:
+        e = self._epoch[proc]
+        return base if e == 0 else f"{base}@{e}"
+
+    # -- messages ---------------------------------------------------------------
+    def send(self, proc: str, ch: str, *, value: Any = None, key: Any = None, size: int | None = None,
+             logged: bool | None = None, piggyback: dict | None = None, t: float | None = None,
+             attrs: dict | None = None) -> str:
+        """Record a data message sent by ``proc`` on ``ch``; returns its mid."""
+        self._seq[ch] += 1
+        seq = self._seq[ch]
+        mid = self._mid(f"{ch}:{seq}", proc)
+        self._mid_ch[mid] = ch
+        self._emit("send", proc, {"ch": ch, "mid": mid, "seq": seq, "logged": logged, "size": size,
+                                  "key": key, "value": value, "piggyback": piggyback, "t": t, "attrs": attrs})
+        return mid
+
+    def barrier(self, proc: str, ch: str, round: int, t: float | None = None) -> str:
+        """Record a barrier / marker of snapshot ``round`` sent on ``ch``; returns its mid."""
+        mid = self._mid(f"{ch}:b{round}", proc)
+        self._mid_ch[mid] = ch
+        self._emit("send", proc, {"ch": ch, "mid": mid, "kind": "barrier", "round": round, "t": t})
+        return mid
+
+    def arrive(self, proc: str, mid: str, t: float | None = None) -> None:
+        self._emit("arrive", proc, {"ch": self._mid_ch[mid], "mid": mid, "t": t})
+
+    def recv(self, proc: str, mid: str, vars: dict | None = None, t: float | None = None) -> None:
+        """Record the *processing* of ``mid`` by ``proc`` (where its state changes)."""
+        self._emit("recv", proc, {"ch": self._mid_ch[mid], "mid": mid, "vars": vars, "t": t})
+
+    def discard(self, proc: str, mid: str, reason: str = "duplicate", t: float | None = None) -> None:
+        self._emit("discard", proc, {"ch": self._mid_ch[mid], "mid": mid, "reason": reason, "t": t})
+
+    def replay(self, proc: str, of: str, source: str = "log", t: float | None = None) -> str:
+        """Record that ``proc`` re-injects message ``of`` (from a log or recorded channel
+        state); returns the new incarnation's mid."""
+        k = self._replays.get(of, 0) + 1
+        self._replays[of] = k
+        mid = f"{of}/r{k}"
+        ch = self._mid_ch[of]
+        self._mid_ch[mid] = ch
+        self._emit("replay", proc, {"ch": ch, "mid": mid, "replay_of": of, "from": source, "t": t})
+        return mid
+
+    # -- checkpoints and logs ---------------------------------------------------
+    def checkpoint(self, proc: str, kind: str = "basic", round: int | None = None, vars: dict | None = None,
+                   digest: str | None = None, size: int | None = None, t: float | None = None) -> int:
+        """Record a local checkpoint; returns its number ``ckpt`` (1, 2, ...)."""
+        self._ckpt[proc] += 1
+        n = self._ckpt[proc]
+        self._seq_at[(proc, n)] = {c: self._seq[c] for c in self._out_chans[proc]}
+        self._emit("checkpoint", proc, {"ckpt": n, "kind": kind, "round": round, "vars": vars,
+                                        "digest": digest, "size": size, "t": t})
+        return n
+
+    def record(self, proc: str, ckpt: int, ch: str, mids: list[str], part: str = "input",
+               t: float | None = None) -> None:
+        """Record the channel state of ``ch`` persisted with checkpoint ``ckpt`` of ``proc``."""
+        self._emit("record", proc, {"ckpt": ckpt, "ch": ch, "part": part, "mids": list(mids), "t": t})
+
+    def log(self, proc: str, ch: str, mids: list[str], t: float | None = None) -> None:
+        self._emit("log", proc, {"ch": ch, "mids": list(mids), "t": t})
+
+    def log_truncate(self, proc: str, ch: str, through_seq: int, t: float | None = None) -> None:
+        self._emit("log_truncate", proc, {"ch": ch, "through_seq": through_seq, "t": t})
+
+    # -- failures and recovery --------------------------------------------------
+    def fail(self, proc: str, reason: str | None = None, t: float | None = None) -> None:
+        self._emit("fail", proc, {"reason": reason, "t": t})
+
+    def restore(self, proc: str, ckpt: int, recovery: int | None = None, round: int | None = None,
+                t: float | None = None) -> None:
+        """Record that ``proc`` resumed from its checkpoint ``ckpt``; its output sequence
+        numbers return to their values at that checkpoint."""
+        self._emit("restore", proc, {"ckpt": ckpt, "recovery": recovery, "round": round, "t": t})
+        self._epoch[proc] += 1
+        for c, s in self._seq_at[(proc, ckpt)].items():
+            self._seq[c] = s
+
+    # -- coordination and output ------------------------------------------------
+    def round_start(self, proc: str, round: int, t: float | None = None) -> None:
+        self._emit("round_start", proc, {"round": round, "t": t})
+
+    def round_complete(self, proc: str, round: int, t: float | None = None) -> None:
+        self._emit("round_complete", proc, {"round": round, "t": t})
+
+    def round_abort(self, proc: str, round: int, reason: str | None = None, t: float | None = None) -> None:
+        self._emit("round_abort", proc, {"round": round, "reason": reason, "t": t})
+
+    def output(self, proc: str, value: Any, key: Any = None, mid: str | None = None, t: float | None = None) -> None:
+        self._emit("output", proc, {"value": value, "key": key, "mid": mid, "t": t})
+
+    # -- results ----------------------------------------------------------------
+    def dumps(self) -> bytes:
+        """The trace as JSONL bytes (in-memory recorders only)."""
+        if self._file is not None:
+            raise ValueError("this recorder streams to a file; read the file instead")
+        return b"".join([orjson.dumps(self.header.to_dict()) + b"\n"]
+                        + [orjson.dumps(d) + b"\n" for d in self.events])
+
+    def write(self, path: str | os.PathLike) -> None:
+        with open(path, "wb") as f:
+            f.write(self.dumps())
+
+    def trace(self) -> Trace:
+        """The recorded trace as a ``Trace`` (in-memory recorders only; not re-validated)."""
+        return Trace(self.header, [Event.from_dict(d, n) for n, d in enumerate(self.events, 2)])
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> "TraceRecorder":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

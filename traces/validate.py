@@ -1,0 +1,386 @@
+"""Streaming validation of a v1 trace, one line at a time.
+
+Each problem is reported as ``FILE:LINE: reason``: malformed JSON, unknown event
+type, missing or mistyped field (JSON Schema), unknown process or channel, an
+event on the wrong end of its channel, a receive of a message never sent, a
+duplicate message identity, an out-of-order per-process sequence, a checkpoint
+number that goes backwards, a restore of a checkpoint never taken, and a
+causally impossible history (a cycle in happened-before). Memory is
+O(processes + messages): events are checked and passed on, never kept.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import fastjsonschema
+
+from traces.errors import TraceError, TraceErrors
+from traces.model import EVENT_TYPES, Event, Header
+from traces.schema import describe_schema_error, event_validator, header_validator
+
+DEFAULT_MAX_ERRORS = 20
+
+_RECEIVE_LIKE = ("recv", "arrive", "discard")
+
+
+class TraceValidator:
+    """Feed the header, then every event in file order; ``finish()`` runs the
+    whole-trace checks and returns the errors (first ``max_errors`` kept, all counted)."""
+
+    def __init__(self, file: str = "<memory>", max_errors: int = DEFAULT_MAX_ERRORS):
+        self.file = file
+        self.max_errors = max_errors
+        self.errors: list[TraceError] = []
+        self.total_errors = 0
+        self.header_obj: Header | None = None
+        self._procs: dict[str, int] = {}
+        self._roles: list[str] = []
+        self._chans: dict[str, int] = {}
+        self._ch_src: list[int] = []
+        self._ch_dst: list[int] = []
+        self._ch_ids: list[str] = []
+        self._next_idx: list[int] = []
+        self._alt_idx: dict[int, int] = {}
+        self._last_ckpt: list[int] = []
+        self._ckpts: list[set[int]] = []
+        self._failed: list[bool] = []
+        self._epoch: list[int] = []
+        self._last_seq: dict[tuple[int, int], int] = {}   # (channel, sender epoch) -> last seq
+        self._mid_num: dict[str, int] = {}
+        self._msg_ch = array("i")
+        self._msg_line = array("q")
+        self._pending: list[tuple[str, int, int, str]] = []   # (mid, line, channel or -1, what)
+        self._comm: list[array] = []          # per process: encoded comm events (see _hb_check)
+        self._comm_line: list[array] = []
+        self._late: dict[int, list[str]] = {}    # per process: mids of placeholders (-1) in _comm
+        self.events_seen = 0
+
+    # -- reporting --------------------------------------------------------------
+    def error(self, line: int, reason: str) -> None:
+        self.total_errors += 1
+        if len(self.errors) < self.max_errors:
+            self.errors.append(TraceError(self.file, line, reason))
+
+    @property
+    def ok(self) -> bool:
+        return self.total_errors == 0
+
+    def raise_if_errors(self) -> None:
+        if self.total_errors:
+            raise TraceErrors(self.errors, self.total_errors)
+
+    # -- header -----------------------------------------------------------------
+    def header(self, d: object, line: int = 1) -> Header | None:
+        if not isinstance(d, dict):
+            self.error(line, "the first line must be the trace header (a JSON object)")
+            return None
+        if d.get("format") != "snapcheck-trace":
+            self.error(line, "the first line must be a snapcheck-trace header "
+                             f"(\"format\": \"snapcheck-trace\"), found format {d.get('format')!r}")
+            return None
+        if d.get("version") != 1:
+            self.error(line, f"unsupported trace format version {d.get('version')!r} (this snapcheck reads version 1)")
+            return None
+        try:
+            header_validator()(d)
+        except fastjsonschema.JsonSchemaException as exc:
+            self.error(line, f"bad header: {describe_schema_error(exc)}")
+            return None
+        h = Header.from_dict(d)
+        for p in h.processes:
+            if p.id in self._procs:
+                self.error(line, f"bad header: process {p.id!r} declared twice")
+                continue
+            self._procs[p.id] = len(self._roles)
+            self._roles.append(p.role)
+        for c in h.channels:
+            if c.id in self._chans:
+                self.error(line, f"bad header: channel {c.id!r} declared twice")
+                continue
+            for end in (c.src, c.dst):
+                if end not in self._procs:
+                    self.error(line, f"bad header: channel {c.id!r} names unknown process {end!r}")
+            self._chans[c.id] = len(self._ch_ids)
+            self._ch_ids.append(c.id)
+            self._ch_src.append(self._procs.get(c.src, -1))
+            self._ch_dst.append(self._procs.get(c.dst, -1))
+        n = len(self._roles)
+        self._next_idx = [0] * n
+        self._last_ckpt = [0] * n
+        self._ckpts = [{0} for _ in range(n)]
+        self._failed = [False] * n
+        self._epoch = [0] * n
+        self._comm = [array("q") for _ in range(n)]
+        self._comm_line = [array("q") for _ in range(n)]
+        self.header_obj = h
+        return h
+
+    # -- events -----------------------------------------------------------------
+    def event(self, d: object, line: int) -> Event | None:
+        """Check one event line; return the Event, or None (with an error recorded)."""
+        self.events_seen += 1
+        if not isinstance(d, dict):
+            self.error(line, f"an event must be a JSON object, found {type(d).__name__}")
+            return None
+        etype = d.get("type")
+        if etype not in EVENT_TYPES:
+            if etype is None:
+                self.error(line, "missing field 'type'")
+            else:
+                self.error(line, f"unknown event type {etype!r} (known: {', '.join(EVENT_TYPES)})")
+            return None
+        try:
+            event_validator(etype)(d)
+        except fastjsonschema.JsonSchemaException as exc:
+            self.error(line, f"{etype}: {describe_schema_error(exc)}")
+            return None
+        p = self._procs.get(d["proc"])
+        if p is None:
+            self.error(line, f"unknown process {d['proc']!r}")
+            return None
+        idx = d["idx"]
+        want = self._next_idx[p]
+        if idx != want and idx != self._alt_idx.get(p):
+            # Report, then resynchronise on either reading (a typo'd idx or a missing line),
+            # and go on checking the event so one slip does not cascade.
+            self.error(line, f"out-of-order per-process sequence: {d['proc']} event idx {idx}, expected {want}")
+            self._alt_idx[p] = want + 1
+        else:
+            self._alt_idx.pop(p, None)
+        self._next_idx[p] = idx + 1
+        ev = Event.from_dict(d, line)
+        if self._failed[p] and etype != "restore":
+            self.error(line, f"{ev.proc} has failed and records {etype!r} before a 'restore'")
+            return None
+        handler = getattr(self, "_on_" + etype)
+        return ev if handler(ev, p, line) else None
+
+    def _channel(self, ev: Event, line: int) -> int | None:
+        c = self._chans.get(ev.ch)
+        if c is None:
+            self.error(line, f"unknown channel {ev.ch!r}")
+        return c
+
+    def _new_mid(self, mid: str, c: int, line: int) -> bool:
+        if mid in self._mid_num:
+            first = self._msg_line[self._mid_num[mid]]
+            self.error(line, f"duplicate message identity: mid {mid!r} was already sent at line {first}")
+            return False
+        self._mid_num[mid] = len(self._msg_ch)
+        self._msg_ch.append(c)
+        self._msg_line.append(line)
+        return True
+
+    def _ref_mid(self, mid: str, c: int, line: int, what: str, p: int) -> None:
+        """A reference to a message that must be sent somewhere in the trace."""
+        n = self._mid_num.get(mid)
+        if n is None:
+            self._pending.append((mid, line, c, what))
+            if what in _RECEIVE_LIKE or what == "replay":
+                self._comm[p].append(-1)             # resolved in finish()
+                self._comm_line[p].append(line)
+                self._late.setdefault(p, []).append(mid)
+            return
+        self._check_ref_channel(mid, n, c, line, what)
+        if what in _RECEIVE_LIKE or what == "replay":
+            self._comm[p].append(2 * n + 1)
+            self._comm_line[p].append(line)
+
+    def _check_ref_channel(self, mid: str, n: int, c: int, line: int, what: str) -> None:
+        sent_on = self._msg_ch[n]
+        if c >= 0 and sent_on != c:
+            verb = {"record": "recorded", "replay": "replayed"}.get(what, "received")
+            self.error(line, f"{what} on the wrong channel: {mid!r} {verb} on {self._ch_ids[c]!r} "
+                             f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})")
+
+    def _on_send(self, ev: Event, p: int, line: int) -> bool:
+        c = self._channel(ev, line)
+        if c is None:
+            return False
+        if self._ch_src[c] != p:
+            self.error(line, f"send on the wrong channel: {ev.proc} sends on {ev.ch!r}, whose source is "
+                             f"{self.header_obj.channels[c].src}")
+            return False
+        if ev.kind == "barrier":
+            if ev.round is None:
+                self.error(line, "send: a barrier needs field 'round'")
+                return False
+        elif ev.seq is None:
+            self.error(line, "send: a data message needs field 'seq' (per-channel sequence number)")
+            return False
+        if ev.seq is not None:
+            key = (c, self._epoch[p])
+            last = self._last_seq.get(key, 0)
+            if ev.seq <= last:
+                self.error(line, f"duplicate message identity: seq {ev.seq} on {ev.ch!r} does not follow "
+                                 f"seq {last} (sequence numbers increase per channel between restores)")
+                return False
+            self._last_seq[key] = ev.seq
+        if not self._new_mid(ev.mid, c, line):
+            return False
+        self._comm[p].append(2 * self._mid_num[ev.mid])
+        self._comm_line[p].append(line)
+        return True
+
+    def _on_receive(self, ev: Event, p: int, line: int) -> bool:
+        c = self._channel(ev, line)
+        if c is None:
+            return False
+        if self._ch_dst[c] != p:
+            self.error(line, f"{ev.type} on the wrong channel: {ev.proc} is not the destination of {ev.ch!r} "
+                             f"(destination {self.header_obj.channels[c].dst})")
+            return False
+        self._ref_mid(ev.mid, c, line, ev.type, p)
+        return True
+
+    _on_recv = _on_arrive = _on_discard = _on_receive
+
+    def _on_replay(self, ev: Event, p: int, line: int) -> bool:
+        c = self._channel(ev, line)
+        if c is None:
+            return False
+        if p not in (self._ch_src[c], self._ch_dst[c]):
+            self.error(line, f"replay on {ev.ch!r} by {ev.proc}, which is neither its source nor its destination")
+            return False
+        self._ref_mid(ev.replay_of, c, line, "replay", p)
+        if not self._new_mid(ev.mid, c, line):
+            return False
+        self._comm[p].append(2 * self._mid_num[ev.mid])
+        self._comm_line[p].append(line)
+        return True
+
+    def _on_checkpoint(self, ev: Event, p: int, line: int) -> bool:
+        if self._roles[p] == "coordinator":
+            self.error(line, f"{ev.proc} is a coordinator and takes no checkpoints")
+            return False
+        if ev.kind == "initial" and ev.ckpt != 0:
+            self.error(line, f"an initial checkpoint has ckpt 0, found {ev.ckpt}")
+            return False
+        if ev.ckpt == 0:
+            if ev.kind != "initial" or ev.idx != 0:
+                self.error(line, "ckpt 0 is the initial checkpoint: kind 'initial', the process's first event")
+                return False
+            return True
+        if ev.ckpt <= self._last_ckpt[p]:
+            self.error(line, f"checkpoint numbers must increase: {ev.proc} ckpt {ev.ckpt} after ckpt {self._last_ckpt[p]}")
+            return False
+        self._last_ckpt[p] = ev.ckpt
+        self._ckpts[p].add(ev.ckpt)
+        return True
+
+    def _known_ckpt(self, ev: Event, p: int, line: int) -> bool:
+        if ev.ckpt not in self._ckpts[p]:
+            self.error(line, f"{ev.type} refers to checkpoint {ev.ckpt} of {ev.proc}, which it has not taken")
+            return False
+        return True
+
+    def _on_record(self, ev: Event, p: int, line: int) -> bool:
+        c = self._channel(ev, line)
+        if c is None or not self._known_ckpt(ev, p, line):
+            return False
+        part = ev.part or "input"
+        end = self._ch_dst[c] if part == "input" else self._ch_src[c]
+        if end != p:
+            role = "destination" if part == "input" else "source"
+            self.error(line, f"record: {ev.proc} records the {part} part of {ev.ch!r} but is not its {role}")
+            return False
+        for mid in ev.mids:
+            self._ref_mid(mid, -1, line, "record", p)
+        return True
+
+    def _on_log(self, ev: Event, p: int, line: int) -> bool:
+        c = self._channel(ev, line)
+        if c is None:
+            return False
+        if self._ch_src[c] != p:
+            self.error(line, f"{ev.type}: {ev.proc} is not the sender on {ev.ch!r}")
+            return False
+        for mid in ev.mids or ():
+            self._ref_mid(mid, c, line, "log", p)
+        return True
+
+    _on_log_truncate = _on_log
+
+    def _on_fail(self, ev: Event, p: int, line: int) -> bool:
+        self._failed[p] = True
+        return True
+
+    def _on_restore(self, ev: Event, p: int, line: int) -> bool:
+        if not self._known_ckpt(ev, p, line):
+            return False
+        self._failed[p] = False
+        self._epoch[p] += 1
+        return True
+
+    def _on_round(self, ev: Event, p: int, line: int) -> bool:
+        return True
+
+    _on_round_start = _on_round_complete = _on_round_abort = _on_output = _on_round
+
+    # -- whole-trace checks -----------------------------------------------------
+    def finish(self) -> list[TraceError]:
+        """Resolve references to messages sent later in the file and check happened-before."""
+        unresolved = 0
+        for mid, line, c, what in self._pending:
+            n = self._mid_num.get(mid)
+            if n is None:
+                unresolved += 1
+                noun = {"record": "recording", "replay": "replay", "log": "log entry"}.get(what, what)
+                self.error(line, f"{noun} of a message never sent: {mid!r}")
+            else:
+                self._check_ref_channel(mid, n, c, line, what)
+        if unresolved == 0:
+            self._hb_check()
+        return self.errors
+
+    def _hb_check(self) -> None:
+        """Cursor simulation: a process advances past a receive only once the message
+        was sent. If every cursor is stuck, happened-before has a cycle."""
+        comm = []
+        for p, seq in enumerate(self._comm):
+            if p in self._late:       # fill in references resolved at finish()
+                late = iter(self._late[p])
+                seq = array("q", (2 * self._mid_num[next(late)] + 1 if code == -1 else code for code in seq))
+            comm.append(seq)
+        n_msgs = len(self._msg_ch)
+        sent = bytearray(n_msgs)
+        waiting: dict[int, list[int]] = {}
+        pos = [0] * len(comm)
+        work = list(range(len(comm)))
+        while work:
+            p = work.pop()
+            seq, i = comm[p], pos[p]
+            while i < len(seq):
+                code = seq[i]
+                m = code >> 1
+                if code & 1:
+                    if not sent[m]:
+                        waiting.setdefault(m, []).append(p)
+                        break
+                else:
+                    sent[m] = 1
+                    if m in waiting:
+                        work.extend(waiting.pop(m))
+                i += 1
+            pos[p] = i
+        stuck = [(self._comm_line[p][pos[p]], p) for p in range(len(comm)) if pos[p] < len(comm[p])]
+        if stuck:
+            stuck.sort()
+            names = list(self._procs)
+            where = ", ".join(f"{names[p]} at line {ln}" for ln, p in stuck[:6])
+            self.error(stuck[0][0], "causally impossible history: happened-before has a cycle "
+                                    f"(each of these receives waits for a send that comes after it: {where})")
+
+
+def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS) -> TraceValidator:
+    """Validate a JSONL or Parquet trace file completely; return the validator (see ``.errors``)."""
+    from traces.jsonl import iter_events
+
+    v = TraceValidator(path, max_errors)
+    try:
+        for _ in iter_events(path, validator=v, raise_errors=False):
+            pass
+    except TraceErrors:
+        pass
+    return v
