@@ -43,6 +43,7 @@ want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "[setup] installing snapcheck and its dependencies into .venv (first run: about a minute)" >&2
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+    .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 \
+        | { grep -vE 'is ignored: it is neither|^\s*$' || true; }
     echo "$want" > "$stamp"
 fi

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from snapcheck import __version__
-from snapcheck.errors import EXIT_BAD_INPUT, UsageError
+from snapcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
 
 # Each module defines click commands and a ``register(group)`` function.
 COMMAND_MODULES = [
@@ -54,3 +54,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
+    except Exception:   # a bug in snapcheck, not a verdict: never exit 1 (= violation) for it
+        import traceback
+
+        traceback.print_exc()
+        err_console.print("snapcheck: internal error (the traceback above is a bug in snapcheck; please report it)",
+                          markup=False)
+        sys.exit(EXIT_INTERNAL)

@@ -94,34 +94,35 @@ def _compact(obj, cls) -> dict:
 
 @dataclass(slots=True)
 class Event:
-    """One trace event. Only the fields its ``type`` defines are set; the rest are None."""
+    """One trace event. Only the fields its ``type`` defines are set; the rest are None.
+    Field order is the canonical key order of the JSONL form (``from`` is ``source`` here)."""
 
     type: str
     proc: str
     idx: int
     line: int = 0
-    t: float | None = None
-    attrs: dict | None = None
     ch: str | None = None
     mid: str | None = None
     seq: int | None = None
     kind: str | None = None
     round: int | None = None
+    ckpt: int | None = None
+    part: str | None = None
+    mids: list | None = None
+    replay_of: str | None = None
+    source: str | None = None
     logged: bool | None = None
     size: int | None = None
     key: Any = None
     value: Any = None
     piggyback: dict | None = None
     vars: dict | None = None
-    replay_of: str | None = None
-    source: str | None = None
-    ckpt: int | None = None
     digest: str | None = None
-    part: str | None = None
-    mids: list | None = None
     through_seq: int | None = None
     reason: str | None = None
     recovery: int | None = None
+    t: float | None = None
+    attrs: dict | None = None
 
     @classmethod
     def from_dict(cls, d: dict, line: int = 0) -> "Event":

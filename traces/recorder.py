@@ -133,14 +133,14 @@ class TraceRecorder:
         self._ckpt[proc] += 1
         n = self._ckpt[proc]
         self._seq_at[(proc, n)] = {c: self._seq[c] for c in self._out_chans[proc]}
-        self._emit("checkpoint", proc, {"ckpt": n, "kind": kind, "round": round, "vars": vars,
-                                        "digest": digest, "size": size, "t": t})
+        self._emit("checkpoint", proc, {"kind": kind, "round": round, "ckpt": n, "size": size, "vars": vars,
+                                        "digest": digest, "t": t})
         return n
 
     def record(self, proc: str, ckpt: int, ch: str, mids: list[str], part: str = "input",
                t: float | None = None) -> None:
         """Record the channel state of ``ch`` persisted with checkpoint ``ckpt`` of ``proc``."""
-        self._emit("record", proc, {"ckpt": ckpt, "ch": ch, "part": part, "mids": list(mids), "t": t})
+        self._emit("record", proc, {"ch": ch, "ckpt": ckpt, "part": part, "mids": list(mids), "t": t})
 
     def log(self, proc: str, ch: str, mids: list[str], t: float | None = None) -> None:
         self._emit("log", proc, {"ch": ch, "mids": list(mids), "t": t})
@@ -156,7 +156,7 @@ class TraceRecorder:
                 t: float | None = None) -> None:
         """Record that ``proc`` resumed from its checkpoint ``ckpt``; its output sequence
         numbers return to their values at that checkpoint."""
-        self._emit("restore", proc, {"ckpt": ckpt, "recovery": recovery, "round": round, "t": t})
+        self._emit("restore", proc, {"round": round, "ckpt": ckpt, "recovery": recovery, "t": t})
         self._epoch[proc] += 1
         for c, s in self._seq_at[(proc, ckpt)].items():
             self._seq[c] = s
@@ -172,7 +172,7 @@ class TraceRecorder:
         self._emit("round_abort", proc, {"round": round, "reason": reason, "t": t})
 
     def output(self, proc: str, value: Any, key: Any = None, mid: str | None = None, t: float | None = None) -> None:
-        self._emit("output", proc, {"value": value, "key": key, "mid": mid, "t": t})
+        self._emit("output", proc, {"mid": mid, "key": key, "value": value, "t": t})
 
     # -- results ----------------------------------------------------------------
     def dumps(self) -> bytes:

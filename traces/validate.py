@@ -381,6 +381,7 @@ def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS) -> TraceValid
     try:
         for _ in iter_events(path, validator=v, raise_errors=False):
             pass
-    except TraceErrors:
-        pass
+    except TraceErrors as exc:       # the file itself could not be read
+        for e in exc.errors:
+            v.error(e.line, e.reason)
     return v

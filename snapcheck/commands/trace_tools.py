@@ -5,13 +5,9 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
-
 from snapcheck.errors import EXIT_BAD_INPUT, UsageError
 from traces.errors import TraceErrors
 from traces.validate import DEFAULT_MAX_ERRORS, validate_file
-
-console = Console(highlight=False)
 
 
 @click.command("validate-trace")
@@ -25,16 +21,11 @@ def validate_trace(files: tuple[str, ...], max_errors: int) -> None:
     """
     bad = 0
     for path in files:
-        try:
-            v = validate_file(path, max_errors)
-        except TraceErrors as exc:       # unreadable file
-            click.echo(exc.render(), err=True)
-            bad += 1
-            continue
+        v = validate_file(path, max_errors)
         if v.ok:
             h = v.header_obj
-            console.print(f"{path}: OK ({v.events_seen} events, {len(h.processes)} processes, "
-                          f"{len(h.channels)} channels, protocol {h.protocol.get('name')})", markup=False)
+            click.echo(f"{path}: OK ({v.events_seen} events, {len(h.processes)} processes, "
+                       f"{len(h.channels)} channels, protocol {h.protocol.get('name')})")
         else:
             bad += 1
             click.echo(TraceErrors(v.errors, v.total_errors).render(), err=True)
@@ -53,7 +44,7 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
 
     if output.endswith((".parquet", ".pq")):
         rows = jsonl_to_parquet(list(sources), output)
-        console.print(f"wrote {rows} rows ({len(sources)} trace(s)) to {output}", markup=False)
+        click.echo(f"wrote {rows} rows ({len(sources)} trace(s)) to {output}")
     elif output.endswith(".jsonl"):
         if len(sources) != 1:
             raise UsageError("converting to JSONL takes exactly one Parquet source")
@@ -61,7 +52,7 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
         v = validate_file(output)
         if not v.ok:
             raise TraceErrors(v.errors, v.total_errors)
-        console.print(f"wrote {n} lines to {output}", markup=False)
+        click.echo(f"wrote {n} lines to {output}")
     else:
         raise UsageError(f"cannot tell the output format of {output!r}: use .parquet or .jsonl")
 

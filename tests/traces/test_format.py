@@ -1,0 +1,139 @@
+"""Trace format v1: round trips (JSONL, Parquet), the recorder, the schema, and the reader."""
+
+import io
+import json
+import tracemalloc
+
+import jsonschema
+import orjson
+import pytest
+from hypothesis import given, settings, HealthCheck
+
+from traces import TraceRecorder, iter_events, read_trace
+from traces.jsonl import dumps_trace, parse_trace
+from traces.parquet import jsonl_to_parquet, parquet_to_jsonl, trace_ids
+from traces.schema import schema
+from tests.traces.strategies import recorded_traces
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(recorded_traces())
+def test_recorded_traces_are_valid_and_round_trip_through_jsonl(rec):
+    data = rec.dumps()
+    trace = parse_trace(data.decode())
+    assert len(trace.events) == len(rec.events)
+    assert dumps_trace(trace.header, trace.events) == data
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(recorded_traces(), recorded_traces())
+def test_jsonl_parquet_round_trip_is_lossless(tmp_path, rec1, rec2):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    rec1.write(a)
+    rec2.write(b)
+    pq = tmp_path / "both.parquet"
+    rows = jsonl_to_parquet([str(a), str(b)], str(pq), trace_ids=["one", "two"])
+    assert rows == len(rec1.events) + len(rec2.events) + 2
+    assert trace_ids(str(pq)) == ["one", "two"]
+    for tid, src in (("one", a), ("two", b)):
+        out = tmp_path / f"{tid}.jsonl"
+        parquet_to_jsonl(str(pq), str(out), tid)
+        assert out.read_bytes() == src.read_bytes()
+
+
+@SETTINGS
+@given(recorded_traces())
+def test_every_line_satisfies_the_published_json_schema(rec):
+    """The shipped JSON Schema (checked with the reference jsonschema implementation)
+    accepts every line the recorder writes, header included."""
+    validator = jsonschema.Draft202012Validator(schema())
+    for raw in rec.dumps().splitlines():
+        validator.validate(orjson.loads(raw))
+
+
+def test_published_schema_rejects_a_typo_field():
+    validator = jsonschema.Draft202012Validator(schema())
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate({"type": "send", "proc": "A", "idx": 0, "ch": "c", "mid": "m", "sqe": 1})
+
+
+def test_same_recording_gives_identical_bytes():
+    def run():
+        rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="x", seed=3)
+        m = rec.send("A", "ab", value={"v": 1})
+        rec.checkpoint("B", kind="basic")
+        rec.recv("B", m)
+        return rec.dumps()
+    assert run() == run()
+
+
+def test_recorder_names_regenerated_messages_uniquely_after_restore():
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    m1 = rec.send("A", "ab")
+    c = rec.checkpoint("A")
+    m2 = rec.send("A", "ab")
+    rec.fail("A")
+    rec.restore("A", c, recovery=1)
+    m2again = rec.send("A", "ab")
+    assert (m1, m2, m2again) == ("ab:1", "ab:2", "ab:2@1")
+    trace = parse_trace(rec.dumps().decode())
+    sends = [e for e in trace.events if e.type == "send"]
+    assert [e.seq for e in sends] == [1, 2, 2]
+
+
+def test_recorder_streams_to_file_line_by_line(tmp_path):
+    path = tmp_path / "live.jsonl"
+    with TraceRecorder(["A", "B"], [("ab", "A", "B")], out=path) as rec:
+        m = rec.send("A", "ab")
+        # Already on disk before close: a crash would not lose it.
+        assert len(path.read_bytes().splitlines()) == 2
+        rec.recv("B", m)
+    assert [e.type for e in read_trace(path).events] == ["send", "recv"]
+
+
+def test_replay_and_discard_events():
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="unc")
+    m = rec.send("A", "ab", logged=True)
+    rec.recv("B", m)
+    r = rec.replay("A", m, source="log")
+    rec.discard("B", r, reason="duplicate")
+    t = parse_trace(rec.dumps().decode())
+    replay = t.events[2]
+    assert (replay.type, replay.mid, replay.replay_of, replay.source) == ("replay", "ab:1/r1", "ab:1", "log")
+    assert '"from":"log"' in rec.dumps().decode()
+
+
+def _big_trace(path, n_msgs):
+    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}],
+              "channels": [{"id": "ab", "src": "A", "dst": "B"}]}
+    with open(path, "wb") as f:
+        f.write(orjson.dumps(header) + b"\n")
+        for i in range(n_msgs):
+            f.write(orjson.dumps({"type": "send", "proc": "A", "idx": i, "ch": "ab", "mid": f"m{i}", "seq": i + 1}) + b"\n")
+            f.write(orjson.dumps({"type": "recv", "proc": "B", "idx": i, "ch": "ab", "mid": f"m{i}"}) + b"\n")
+
+
+def test_streaming_reader_does_not_keep_events(tmp_path):
+    """One pass over 100k events uses far less memory than materializing them."""
+    path = tmp_path / "big.jsonl"
+    _big_trace(path, 50_000)
+    tracemalloc.start()
+    count = sum(1 for _ in iter_events(path))
+    _, streaming_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert count == 100_000
+    tracemalloc.start()
+    events = list(iter_events(path))
+    _, list_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(events) == 100_000
+    assert streaming_peak * 3 < list_peak, (streaming_peak, list_peak)
+
+
+def test_parse_accepts_file_objects_and_skips_blank_lines():
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.recv("B", rec.send("A", "ab"))
+    text = rec.dumps().decode().replace("\n", "\n\n")
+    assert len(list(iter_events(io.StringIO(text)))) == 2

@@ -1,0 +1,199 @@
+"""Every class of trace validation error: the message, the line, exit code 2, no traceback."""
+
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from traces import TraceErrors
+from traces.jsonl import parse_trace
+
+HEADER = {"format": "snapcheck-trace", "version": 1,
+          "processes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
+          "channels": [{"id": "ab", "src": "A", "dst": "B"}, {"id": "ba", "src": "B", "dst": "A"},
+                       {"id": "cb", "src": "C", "dst": "B"}]}
+
+
+def text(*events, header=HEADER) -> str:
+    lines = [header if isinstance(header, str) else orjson.dumps(header).decode()]
+    lines += [e if isinstance(e, str) else orjson.dumps(e).decode() for e in events]
+    return "\n".join(lines) + "\n"
+
+
+def send(proc, idx, ch, mid, seq, **kw):
+    return {"type": "send", "proc": proc, "idx": idx, "ch": ch, "mid": mid, "seq": seq, **kw}
+
+
+def recv(proc, idx, ch, mid):
+    return {"type": "recv", "proc": proc, "idx": idx, "ch": ch, "mid": mid}
+
+
+def errors_of(*events, header=HEADER):
+    with pytest.raises(TraceErrors) as exc:
+        parse_trace(text(*events, header=header), "t.jsonl")
+    return [(e.line, e.reason) for e in exc.value.errors]
+
+
+def only_error(*events, header=HEADER):
+    errs = errors_of(*events, header=header)
+    assert len(errs) == 1, errs
+    return errs[0]
+
+
+def test_valid_trace_passes():
+    t = parse_trace(text(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1")))
+    assert [e.line for e in t.events] == [2, 3]
+
+
+def test_malformed_json():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), '{"type": "recv", "proc": "B",')
+    assert line == 3 and reason.startswith("malformed JSON")
+
+
+def test_unknown_event_type():
+    line, reason = only_error({"type": "snapshot", "proc": "A", "idx": 0})
+    assert line == 2 and "unknown event type 'snapshot'" in reason
+
+
+def test_missing_field():
+    line, reason = only_error({"type": "send", "proc": "A", "idx": 0, "ch": "ab", "seq": 1})
+    assert line == 2 and reason == "send: missing field 'mid'"
+
+
+def test_mistyped_field():
+    line, reason = only_error(send("A", 0, "ab", "m1", "one"))
+    assert line == 2 and "field 'seq'" in reason and "integer" in reason
+
+
+def test_unknown_field_is_rejected_not_ignored():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1, sqe=2))
+    assert line == 2 and "unknown field 'sqe'" in reason
+
+
+def test_unknown_process():
+    line, reason = only_error({"type": "fail", "proc": "Z", "idx": 0})
+    assert line == 2 and reason == "unknown process 'Z'"
+
+
+def test_unknown_channel():
+    line, reason = only_error(send("A", 0, "zz", "m1", 1))
+    assert line == 2 and reason == "unknown channel 'zz'"
+
+
+def test_receive_of_a_message_never_sent():
+    line, reason = only_error(recv("B", 0, "ab", "ghost"))
+    assert line == 2 and reason == "recv of a message never sent: 'ghost'"
+
+
+def test_duplicate_message_id():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), send("A", 1, "ab", "m1", 2))
+    assert line == 3 and "duplicate message identity: mid 'm1' was already sent at line 2" in reason
+
+
+def test_duplicate_channel_sequence_number():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), send("A", 1, "ab", "m2", 1))
+    assert line == 3 and "seq 1 on 'ab' does not follow seq 1" in reason
+
+
+def test_receive_by_a_process_that_is_not_the_destination():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), recv("A", 1, "ab", "m1"))
+    assert line == 3 and "recv on the wrong channel: A is not the destination of 'ab'" in reason
+
+
+def test_receive_on_the_wrong_channel():
+    line, reason = only_error(send("C", 0, "cb", "m1", 1), recv("B", 0, "ab", "m1"))
+    assert line == 3 and "recv on the wrong channel: 'm1' received on 'ab' but sent on 'cb' (line 2)" in reason
+
+
+def test_receive_on_the_wrong_channel_when_the_send_comes_later_in_the_file():
+    line, reason = only_error(recv("B", 0, "ab", "m1"), send("C", 0, "cb", "m1", 1))
+    assert line == 2 and "received on 'ab' but sent on 'cb'" in reason
+
+
+def test_send_by_a_process_that_is_not_the_source():
+    line, reason = only_error(send("B", 0, "ab", "m1", 1))
+    assert line == 2 and "send on the wrong channel: B sends on 'ab', whose source is A" in reason
+
+
+def test_out_of_order_per_process_sequence():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), send("A", 2, "ab", "m2", 2))
+    assert line == 3 and reason == "out-of-order per-process sequence: A event idx 2, expected 1"
+
+
+def test_causally_impossible_history():
+    # A receives b before sending a; B receives a before sending b: a cycle in happened-before.
+    line, reason = only_error(
+        recv("A", 0, "ba", "b"), send("A", 1, "ab", "a", 1),
+        recv("B", 0, "ab", "a"), send("B", 1, "ba", "b", 1))
+    assert line == 2 and reason.startswith("causally impossible history: happened-before has a cycle")
+    assert "A at line 2" in reason and "B at line 4" in reason
+
+
+def test_receive_before_send_in_file_order_is_fine_when_causally_possible():
+    t = parse_trace(text(recv("B", 0, "ab", "m1"), send("A", 0, "ab", "m1", 1)))
+    assert len(t.events) == 2
+
+
+def test_checkpoint_numbers_must_increase():
+    ck = lambda idx, n: {"type": "checkpoint", "proc": "A", "idx": idx, "ckpt": n, "kind": "basic"}
+    line, reason = only_error(ck(0, 2), ck(1, 2))
+    assert line == 3 and "checkpoint numbers must increase: A ckpt 2 after ckpt 2" in reason
+
+
+def test_restore_of_a_checkpoint_never_taken():
+    line, reason = only_error({"type": "fail", "proc": "A", "idx": 0},
+                              {"type": "restore", "proc": "A", "idx": 1, "ckpt": 4})
+    assert line == 3 and "restore refers to checkpoint 4 of A, which it has not taken" in reason
+
+
+def test_events_between_fail_and_restore():
+    line, reason = only_error({"type": "fail", "proc": "A", "idx": 0}, send("A", 1, "ab", "m1", 1))
+    assert line == 3 and "A has failed and records 'send' before a 'restore'" in reason
+
+
+def test_record_of_the_wrong_end_of_a_channel():
+    line, reason = only_error({"type": "record", "proc": "A", "idx": 0, "ckpt": 0, "ch": "ab", "mids": []})
+    assert line == 2 and "A records the input part of 'ab' but is not its destination" in reason
+
+
+def test_bad_header():
+    line, reason = only_error(header={"format": "snapcheck-trace", "version": 1,
+                                      "processes": [{"id": "A"}], "channels": [{"id": "c", "src": "A"}]})
+    assert line == 1 and reason == "bad header: missing field 'dst'"
+    line, reason = only_error(header={"format": "other"})
+    assert line == 1 and "snapcheck-trace header" in reason
+    line, reason = only_error(header={"format": "snapcheck-trace", "version": 2, "processes": [], "channels": []})
+    assert line == 1 and "unsupported trace format version 2" in reason
+
+
+def test_error_count_is_capped_but_all_are_counted():
+    events = [{"type": "fail", "proc": "Z", "idx": i} for i in range(50)]
+    with pytest.raises(TraceErrors) as exc:
+        parse_trace(text(*events), "t.jsonl")
+    assert len(exc.value.errors) == 20 and exc.value.total == 50
+    assert exc.value.render().endswith("... and 30 more error(s) not shown")
+
+
+def test_cli_reports_file_line_reason_and_exits_2_without_traceback(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "ghost")))
+    good = tmp_path / "good.jsonl"
+    good.write_text(text(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1")))
+    r = subprocess.run([sys.executable, "-m", "snapcheck", "validate-trace", str(good), str(bad)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert f"{bad}:3: recv of a message never sent: 'ghost'" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert f"{good}: OK (2 events" in r.stdout
+
+
+def test_cli_missing_file_exits_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "snapcheck", "validate-trace", str(tmp_path / "nope.jsonl")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "cannot open" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_usage_error_exits_2():
+    r = subprocess.run([sys.executable, "-m", "snapcheck", "validate-trace"], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
