@@ -44,6 +44,61 @@ def header_validator():
     return _compile("header")
 
 
+def _value_check(prop: dict, defs: dict):
+    """A fast predicate equivalent to (or stricter than) one property's schema, or None."""
+    if "$ref" in prop:
+        prop = defs[prop["$ref"].rsplit("/", 1)[1]]
+    if not prop:
+        return lambda v: True
+    if "const" in prop:
+        c = prop["const"]
+        return lambda v: v == c and type(v) is type(c)
+    if "enum" in prop:
+        allowed = frozenset(prop["enum"])
+        return lambda v: isinstance(v, str) and v in allowed
+    t = prop.get("type")
+    if t == "string":
+        lo, hi = prop.get("minLength", 0), prop.get("maxLength", 10**9)
+        return lambda v: type(v) is str and lo <= len(v) <= hi
+    if t == "integer":
+        lo = prop.get("minimum", -10**18)
+        return lambda v: type(v) is int and v >= lo
+    if t == "number":
+        return lambda v: type(v) in (int, float)
+    if t == "boolean":
+        return lambda v: type(v) is bool
+    if t == "object" and set(prop) <= {"type", "description"}:
+        return lambda v: type(v) is dict
+    if t == "array" and set(prop) <= {"type", "items"}:
+        item = _value_check(prop.get("items", {}), defs)
+        return None if item is None else (lambda v: type(v) is list and all(item(x) for x in v))
+    return None
+
+
+@cache
+def fast_event_check(event_type: str):
+    """A predicate that accepts exactly the events the schema accepts on the common path:
+    required fields present, no unknown field, every value of the right type. Events it
+    rejects go to the full schema validator, which decides and words the error."""
+    defs = schema()["$defs"]
+    ev = defs[f"event_{event_type}"]
+    required = frozenset(ev["required"])
+    checks = {k: _value_check(p, defs) for k, p in ev["properties"].items()}
+    if any(c is None for c in checks.values()):
+        return lambda d: False
+
+    def check(d: dict) -> bool:
+        if not required.issubset(d):
+            return False
+        for k, v in d.items():
+            c = checks.get(k)
+            if c is None or not c(v):
+                return False
+        return True
+
+    return check
+
+
 def event_types() -> tuple[str, ...]:
     return tuple(k[len("event_"):] for k in schema()["$defs"] if k.startswith("event_"))
 

@@ -17,7 +17,7 @@ import fastjsonschema
 
 from traces.errors import TraceError, TraceErrors
 from traces.model import EVENT_TYPES, Event, Header
-from traces.schema import describe_schema_error, event_validator, header_validator
+from traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
 
 DEFAULT_MAX_ERRORS = 20
 
@@ -130,11 +130,12 @@ class TraceValidator:
             else:
                 self.error(line, f"unknown event type {etype!r} (known: {', '.join(EVENT_TYPES)})")
             return None
-        try:
-            event_validator(etype)(d)
-        except fastjsonschema.JsonSchemaException as exc:
-            self.error(line, f"{etype}: {describe_schema_error(exc)}")
-            return None
+        if not fast_event_check(etype)(d):
+            try:
+                event_validator(etype)(d)
+            except fastjsonschema.JsonSchemaException as exc:
+                self.error(line, f"{etype}: {describe_schema_error(exc)}")
+                return None
         p = self._procs.get(d["proc"])
         if p is None:
             self.error(line, f"unknown process {d['proc']!r}")
@@ -153,8 +154,7 @@ class TraceValidator:
         if self._failed[p] and etype != "restore":
             self.error(line, f"{ev.proc} has failed and records {etype!r} before a 'restore'")
             return None
-        handler = getattr(self, "_on_" + etype)
-        return ev if handler(ev, p, line) else None
+        return ev if self._handlers[etype](self, ev, p, line) else None
 
     def _channel(self, ev: Event, line: int) -> int | None:
         c = self._chans.get(ev.ch)
@@ -371,6 +371,9 @@ class TraceValidator:
             where = ", ".join(f"{names[p]} at line {ln}" for ln, p in stuck[:6])
             self.error(stuck[0][0], "causally impossible history: happened-before has a cycle "
                                     f"(each of these receives waits for a send that comes after it: {where})")
+
+
+TraceValidator._handlers = {t: getattr(TraceValidator, "_on_" + t) for t in EVENT_TYPES}
 
 
 def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS) -> TraceValidator:

@@ -197,3 +197,28 @@ def test_cli_missing_file_exits_2(tmp_path):
 def test_cli_usage_error_exits_2():
     r = subprocess.run([sys.executable, "-m", "snapcheck", "validate-trace"], capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_fast_schema_path_agrees_with_the_full_schema_validator():
+    """The fast per-type check never accepts what the JSON Schema rejects."""
+    import fastjsonschema
+    from traces.schema import event_validator, fast_event_check
+    samples = [
+        send("A", 0, "ab", "m", 1), send("A", 0, "ab", "m", 0), send("A", 0, "ab", "", 1),
+        send("A", 0, "ab", "m", True), send("A", -1, "ab", "m", 1), send("A", 0, "ab", "m", 1, kind="barrier"),
+        send("A", 0, "ab", "m", 1, kind="weird"), send("A", 0, "ab", "m", 1, piggyback=[1]),
+        send("A", 0, "ab", "m", 1, t="now"), send("A", 0, "ab", "m", 1, t=1.5, value={"x": [1]}),
+        {"type": "record", "proc": "B", "idx": 0, "ckpt": 1, "ch": "ab", "mids": ["m", 3]},
+        {"type": "record", "proc": "B", "idx": 0, "ckpt": 1, "ch": "ab", "mids": ["m"], "part": "output"},
+        {"type": "checkpoint", "proc": "B", "idx": 0, "ckpt": 1, "kind": "basic", "vars": {"lc": 1}},
+        {"type": "checkpoint", "proc": "B", "idx": 0, "ckpt": 1.0, "kind": "basic"},
+        {"type": "replay", "proc": "B", "idx": 0, "ch": "ab", "mid": "x", "replay_of": "m", "from": "tape"},
+    ]
+    for d in samples:
+        try:
+            event_validator(d["type"])(d)
+            schema_ok = True
+        except fastjsonschema.JsonSchemaException:
+            schema_ok = False
+        if fast_event_check(d["type"])(d):
+            assert schema_ok, d

@@ -1,0 +1,36 @@
+"""Write a benchmark's figures into its own section of docs/benchmarks.md.
+
+Each benchmark owns the text between ``<!-- bench:NAME -->`` and
+``<!-- /bench:NAME -->``; ``write_section`` replaces it (or appends the section)
+and leaves every other section alone.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from datetime import date
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+PREAMBLE = """# Benchmarks
+
+Figures measured by the scripts in `benchmarks/` (each rewrites only its own
+section below). Timings are from the machine named in each section; compare
+the side-by-side ratios, which are robust to a noisy machine, more than the
+absolute numbers.
+"""
+
+
+def machine() -> str:
+    import os
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today().isoformat()}"
+
+
+def write_section(name: str, markdown: str, doc: Path = DOC) -> None:
+    text = doc.read_text() if doc.exists() else PREAMBLE
+    begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    block = f"{begin}\n{markdown.strip()}\n{end}"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    doc.write_text(text)

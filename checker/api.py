@@ -1,0 +1,225 @@
+"""``check_trace``: every applicable property of one trace, in one report.
+
+Order of work: effective history and message tuples (``intervals``); R-graph, SCC
+and useless checkpoints (``rgraph``, ``zcycles``); the explicit cut; every
+coordinated round (``rounds``, ``cuts``); recovery lines (``recovery_report``;
+z3 certificates in ``z3cert``); observed recoveries and exactly-once
+(``observed_recovery``); RDT (``rdt``).
+
+Applicability when ``properties`` is None: consistency and channel-state for an
+explicit cut and every complete round; termination when the trace has rounds;
+z-cycles as violations only where the protocol promises Z-cycle freedom (BCS,
+HMNR and the RDT protocols; params {"zcf": true}), otherwise the useless
+checkpoints are only listed in ``report.useless``; recovery-line when a failure
+set is given (the restart-all line "all" is always computed, as information);
+observed-recovery and exactly-once when the trace has restores; rdt for RDT
+protocols (FDAS, FDI, NRAS, CBR, CAS, BHMR, RDT-Partner; params {"rdt": true}).
+A property named explicitly is checked even where the protocol promises nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from checker.cuts import CutAnalysis, fmt_cut, is_aligned
+from checker.durability import Durability
+from checker.intervals import History
+from checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
+                                       recovery_groups)
+from checker.options import CheckOptions
+from checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
+from checker.report import Report
+from checker.rgraph import Graph, scc_labels
+from checker.rounds import find_rounds, round_status, round_violations
+from checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+
+RDT_PROTOCOLS = {"fdas", "fdi", "nras", "cbr", "cas", "casbr", "bhmr", "rdtpartner"}
+ZCF_PROTOCOLS = {"bcs", "hmnr", "lazybcs", "lazyfi", "fi"} | RDT_PROTOCOLS
+
+
+def _tokens(protocol: dict) -> set[str]:
+    name = str(protocol.get("name", "")).lower()
+    toks = set(re.split(r"[^a-z0-9]+", name))
+    toks.add(re.sub(r"[^a-z0-9]+", "", name))
+    return toks
+
+
+def promises_zcf(protocol: dict) -> bool:
+    params = protocol.get("params") or {}
+    if "zcf" in params:
+        return bool(params["zcf"])
+    return bool(_tokens(protocol) & ZCF_PROTOCOLS) or promises_rdt(protocol)
+
+
+def promises_rdt(protocol: dict) -> bool:
+    params = protocol.get("params") or {}
+    if "rdt" in params:
+        return bool(params["rdt"])
+    return bool(_tokens(protocol) & RDT_PROTOCOLS)
+
+
+class _Run:
+    """State shared by the analyses of one ``check_trace`` call."""
+
+    def __init__(self, trace, opts: CheckOptions):
+        self.trace = trace
+        self.opts = opts
+        self.h = History(trace)
+        self.report = Report(trace=trace.path, protocol=str(trace.header.protocol.get("name", "unknown")))
+        self._dur = None
+        self._graph = None
+        self._prefix: dict[int, tuple] = {}
+        self.aligned = is_aligned(trace.header.protocol or {})
+
+    @property
+    def dur(self) -> Durability:
+        if self._dur is None:
+            self._dur = Durability(self.h)
+        return self._dur
+
+    @property
+    def graph(self) -> Graph:
+        if self._graph is None:
+            self._graph = Graph(self.h, "r")
+        return self._graph
+
+    def want(self, prop: str) -> bool:
+        return self.opts.properties is None or prop in self.opts.properties
+
+    def explicit(self, prop: str) -> bool:
+        return self.opts.properties is not None and prop in self.opts.properties
+
+    def add(self, prop, subject, violations):
+        return self.report.add(prop, subject, violations, self.opts.max_per_result)
+
+    def prefix(self, limit: int):
+        """History and durability of the trace prefix before line ``limit``."""
+        got = self._prefix.get(limit)
+        if got is None:
+            h = History(self.trace, limit=limit)
+            got = self._prefix[limit] = (h, Durability(h))
+        return got
+
+
+def check_trace(trace, opts: CheckOptions | None = None) -> Report:
+    """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
+    opts = opts or CheckOptions()
+    opts.validate()
+    run = _Run(trace, opts)
+    _useless(run)
+    if opts.cut is not None:
+        _explicit_cut(run)
+    _rounds(run)
+    _recovery_lines(run)
+    if run.h.restores or any(e.type == "restore" for e in trace.events):
+        _observed(run)
+    if run.want("rdt") and (promises_rdt(trace.header.protocol or {}) or run.explicit("rdt")):
+        from checker.rdt import rdt_violations
+
+        vs, omitted = rdt_violations(run.h, run.graph, opts.max_witnesses)
+        r = run.add("rdt", "trace", vs)
+        r.omitted += omitted
+        r.ok = r.ok and not omitted
+    h = run.h
+    run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
+                             "checkpoints": sum(h.L), "events": len(trace.events)})
+    return run.report
+
+
+def _useless(run: _Run) -> None:
+    h, report = run.h, run.report
+    graph = run.graph
+    useless = useless_positions(graph, scc_labels(graph))
+    report.useless = [(h.procs[i], h.label(i, x)) for i, x in useless]
+    report.stably_unusable = [(h.procs[i], h.label(i, x)) for i, x in stably_unusable_positions(graph, useless)]
+    if run.want("z-cycles") and (promises_zcf(run.trace.header.protocol or {}) or run.explicit("z-cycles")):
+        vs = useless_violations(h, graph, useless, run.opts.max_witnesses)
+        r = run.add("z-cycles", "trace", vs)
+        r.omitted += max(0, len(useless) - len(vs))
+        r.ok = not useless
+
+
+def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf")) -> CutAnalysis:
+    ca = CutAnalysis(h, dur, g, subject, aligned=run.aligned, channel_state=run.want("channel-state"),
+                     at_line=at_line)
+    if run.want("consistency"):
+        run.add("consistency", subject, ca.consistency)
+    if run.want("channel-state"):
+        run.add("channel-state", subject, ca.channel_state)
+    return ca
+
+
+def _explicit_cut(run: _Run) -> None:
+    h = run.h
+    g = parse_cut(h, run.opts.cut)
+    _analyse_cut(run, h, run.dur, g, f"cut {fmt_cut(h.line_to_dict(g))}")
+
+
+def _rounds(run: _Run) -> None:
+    h, trace = run.h, run.trace
+    rounds = find_rounds(trace, set(h.procs))
+    for r in sorted(rounds):
+        info = rounds[r]
+        status = round_status(info, h.procs)
+        entry = {"status": status, "start_line": info.start_line,
+                 "checkpoints": {p: e.ckpt for p, e in info.ckpts.items()}}
+        run.report.rounds[str(r)] = entry
+        if run.want("termination"):
+            run.add("termination", f"round {r}", round_violations(info, h.procs, trace))
+        if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
+            continue
+        undone = [h.rolled_back[id(e)] for e in info.ckpts.values() if id(e) in h.rolled_back]
+        if undone:
+            limit = min(undone)
+            hist, dur = run.prefix(limit)
+            entry["analysed_before_line"] = limit
+        else:
+            hist, dur, limit = h, run.dur, float("inf")
+        g = [hist.pos_of[i][info.ckpts[p].ckpt] for i, p in enumerate(hist.procs)]
+        ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit)
+        entry["in_transit"] = len(ca.in_transit)
+
+
+def _recovery_lines(run: _Run) -> None:
+    h, opts, report = run.h, run.opts, run.report
+    sets = []
+    if opts.failures is not None:
+        sets.append(parse_failures(h, opts.failures))
+    if not any(label == "all" for _, label in sets):
+        sets.append((list(range(h.n)), "all"))
+    for failed, label in sets:
+        d = analyse_failure_set(h, run.dur, failed, label, opts.semantics, graph=run.graph,
+                                crosscheck=opts.crosscheck)
+        g, U = d.pop("_g"), d.pop("_U")
+        report.recovery_lines[label] = d["line"]
+        report.recovery[label] = d
+        if opts.z3:
+            from checker.z3cert import certify
+
+            report.certificates[label] = certify(h, U, g, min_replay=opts.z3_min_replay)
+        explicit_set = opts.failures is not None and label == sets[0][1]
+        if explicit_set and run.want("recovery-line"):
+            run.add("recovery-line", f"failures {label}", [])
+            if d["unrecoverable_in_transit"]:
+                report.notes.append(
+                    f"recovery line for failures {label} {fmt_cut(d['line'])}: "
+                    f"{len(d['unrecoverable_in_transit'])} in-transit message(s) nothing can replay "
+                    f"({', '.join(d['unrecoverable_in_transit'][:5])}); the maximal loss-free line is "
+                    f"{fmt_cut(d['loss_free_line'])}.")
+    if "all" in report.recovery:
+        report.stats["domino"] = report.recovery["all"]["domino"]
+
+
+def _observed(run: _Run) -> None:
+    trace, h, report, opts = run.trace, run.h, run.report, run.opts
+    exactly = run.want("exactly-once")
+    for n, group in enumerate(recovery_groups(trace), 1):
+        rec = ObservedRecovery(trace, h, n, group, opts.semantics)
+        report.observed.append(rec.summary())
+        if run.want("observed-recovery"):
+            run.add("observed-recovery", rec.subject, rec.violations())
+            report.notes.extend(rec.notes())
+        if exactly:
+            run.add("exactly-once", rec.subject, delivery_violations(rec, h, trace, report.notes))
+    if exactly:
+        run.add("exactly-once", "effective history", duplicate_violations(h))

@@ -1,0 +1,247 @@
+"""Analysis of one global checkpoint ``G`` (theory.md §1.2–1.3, §6).
+
+For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed):
+
+* orphan(m, G)     ⟺ r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src          (CheckMate Def. 4)
+* in_transit(m, G) ⟺ s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)         (CheckMate Def. 5)
+* consistent(G)    ⟺ no orphan
+
+Completeness of a snapshot ``(G, CS)`` (theory.md §1.3, §6.4): ``CS(c)`` is the
+input part recorded with ``C_{dst,g_dst}`` followed by the output part recorded with
+``C_{src,g_src}`` (unaligned checkpoints, recovery order: input part, then output
+part). Reported separately:
+
+* ``dropped``: in transit, not in ``CS(c)``, not in a durable log;
+* ``phantom``: recorded, but not in transit (would be processed twice, or is
+  post-snapshot data), or not a data message of the history at all;
+* ``order``: ``CS(c)`` of a FIFO channel not in send order;
+* ``duplicate-recorded``: the same message recorded twice for this snapshot
+  (including in both the input and the output part);
+* ``wrong-channel``: recorded under a channel it was not sent on;
+* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1, "Lightweight
+  Asynchronous Snapshots for Distributed Dataflows") the snapshot has no channel
+  state, so any in-transit message or recorded state on a non-back-edge channel
+  is a violation. Messages from ``external`` input logs are replayed by offset and
+  are never in-flight state.
+"""
+
+from __future__ import annotations
+
+from math import inf
+
+from checker.intervals import EXTERNAL
+from checker.report import Violation
+
+
+def is_aligned(protocol: dict) -> bool:
+    """Aligned protocols promise empty channel state: a protocol name containing
+    "aligned" but neither "unaligned" nor "timeout" (aligned-with-timeout switches to
+    unaligned), or params {"aligned": true}. params {"aligned": false} overrides."""
+    params = protocol.get("params") or {}
+    if "aligned" in params:
+        return bool(params["aligned"])
+    name = str(protocol.get("name", "")).lower()
+    return "aligned" in name and "unaligned" not in name and "timeout" not in name
+
+
+def orphans(h, g: list[int]) -> list:
+    out = []
+    for m in h.msgs:
+        r = m.r
+        if r is not None and m.src != EXTERNAL and r <= g[m.dst] and m.s > g[m.src]:
+            out.append(m)
+    return out
+
+
+def in_transit(h, g: list[int]) -> list:
+    out = []
+    for m in h.msgs:
+        if (m.src == EXTERNAL or m.s <= g[m.src]) and (m.r is None or m.r > g[m.dst]):
+            out.append(m)
+    return out
+
+
+def is_consistent(h, g: list[int]) -> bool:
+    for m in h.msgs:
+        r = m.r
+        if r is not None and m.src != EXTERNAL and r <= g[m.dst] and m.s > g[m.src]:
+            return False
+    return True
+
+
+class CutAnalysis:
+    """Violations of consistency and channel-state completeness for one ``G``."""
+
+    def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
+                 channel_state: bool = True, at_line: float = inf):
+        self.h = h
+        self.g = g
+        self.subject = subject
+        self.cut = h.line_to_dict(g)
+        self.orphans = orphans(h, g)
+        self.in_transit = in_transit(h, g)
+        self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
+        self.channel_state: list[Violation] = []
+        if channel_state:
+            self._channel_state(dur, aligned, at_line)
+
+    # -- consistency --------------------------------------------------------------
+    def _where(self, i: int) -> str:
+        h, x = self.h, self.g[i]
+        if x > h.L[i]:
+            return f"{h.procs[i]}'s current state V"
+        line = h.ckpt_line(i, x)
+        at = f" (line {line})" if line else " (initial)"
+        return f"checkpoint {h.ckpt_name(i, x)}{at}"
+
+    def _orphan(self, m) -> Violation:
+        h = self.h
+        src, dst = h.procs[m.src], h.procs[m.dst]
+        text = (f"Let G = {_fmt_cut(self.cut)} ({self.subject}). Then message {m.mid} on {m.ch} is processed by "
+                f"{dst} at line {m.recv_line}, before {self._where(m.dst)}, but sent by {src} at line "
+                f"{m.send_line}, after {self._where(m.src)}: G reflects the receive and not the send — "
+                f"an orphan, a contradiction with consistency.")
+        return Violation("orphan", "consistency", self.subject, text, [m.send_line, m.recv_line],
+                         {"messages": [m.mid], "cut": self.cut})
+
+    # -- channel state ------------------------------------------------------------
+    def _channel_state(self, dur, aligned: bool, at_line: float) -> None:
+        h, g = self.h, self.g
+        out = self.channel_state
+        transit = {m.mid for m in self.in_transit}
+        # recorded state of this snapshot: (proc, ckpt) of every stable component
+        recorded: dict[str, list[tuple[str, str, Event_, str]]] = {}
+        for i, p in enumerate(h.procs):
+            if g[i] > h.L[i]:
+                continue
+            for rec in dur.records.get((p, h.ckpt_num[i][g[i]]), ()):
+                part = rec.part or "input"
+                for mid in rec.mids:
+                    recorded.setdefault(rec.ch, []).append((mid, part, rec))
+        seen: dict[str, tuple] = {}
+        for ch, entries in recorded.items():
+            chan = h.channels.get(ch)
+            aligned_ch = aligned and chan is not None and not chan.back_edge
+            inputs = [e for e in entries if e[1] == "input"]
+            outputs = [e for e in entries if e[1] == "output"]
+            seqs = []
+            for mid, part, rec in inputs + outputs:
+                o = h.resolve(mid)
+                m = h.by_mid.get(o)
+                if o in seen:
+                    first = seen[o]
+                    out.append(Violation(
+                        "duplicate-recorded", "channel-state", self.subject,
+                        f"In {self.subject}, message {o} is recorded twice: in the {first[1]} part of {first[2].ch} "
+                        f"at line {first[2].line} and in the {part} part of {ch} at line {rec.line}; "
+                        f"recovery would process it twice.",
+                        sorted({first[2].line, rec.line}), {"messages": [o], "cut": self.cut}))
+                    continue
+                seen[o] = (mid, part, rec)
+                if aligned_ch:
+                    out.append(Violation(
+                        "aligned-in-flight", "channel-state", self.subject,
+                        f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
+                        f"yet {self.subject} records message {o} on {ch} at line {rec.line}.",
+                        [rec.line], {"messages": [o], "cut": self.cut}))
+                    continue
+                if m is None:
+                    out.append(self._phantom_unknown(o, ch, rec))
+                    continue
+                if m.ch != ch:
+                    out.append(Violation(
+                        "wrong-channel", "channel-state", self.subject,
+                        f"In {self.subject}, message {o} is recorded at line {rec.line} as channel state of {ch}, "
+                        f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
+                        f"channel.", [rec.line, m.send_line], {"messages": [o], "cut": self.cut}))
+                    continue
+                if o not in transit:
+                    out.append(self._phantom(m, ch, rec))
+                    continue
+                seqs.append((m.seq, o, rec.line))
+            if chan is not None and chan.fifo:
+                for (s1, m1, l1), (s2, m2, l2) in zip(seqs, seqs[1:]):
+                    if s2 is not None and s1 is not None and s2 < s1:
+                        out.append(Violation(
+                            "order", "channel-state", self.subject,
+                            f"Channel {ch} is FIFO, but the channel state of {self.subject} lists {m1} (seq {s1}, "
+                            f"recorded at line {l1}) before {m2} (seq {s2}, line {l2}): recovery would deliver "
+                            f"them out of send order.", sorted({l1, l2}), {"messages": [m1, m2], "cut": self.cut}))
+                        break
+        recorded_ok = {o for o in seen}
+        for m in self.in_transit:
+            if m.mid in recorded_ok and h.by_mid[m.mid].ch == _recorded_channel(seen[m.mid]):
+                continue
+            if m.src == EXTERNAL:
+                continue
+            chan = h.channels.get(m.ch)
+            if aligned and chan is not None and not chan.back_edge:
+                out.append(Violation(
+                    "aligned-in-flight", "channel-state", self.subject,
+                    f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
+                    f"yet message {m.mid} on {m.ch} is in transit w.r.t. {self.subject}: sent by {h.procs[m.src]} "
+                    f"at line {m.send_line}, before {self._where(m.src)}, and "
+                    + (f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}."
+                       if m.r is not None else f"not processed by {h.procs[m.dst]} in the trace."),
+                    [ln for ln in (m.send_line, m.recv_line) if ln], {"messages": [m.mid], "cut": self.cut}))
+                continue
+            if dur.durable(m.mid, at_line):
+                continue
+            out.append(self._dropped(m, dur))
+
+    def _dropped(self, m, dur) -> Violation:
+        h = self.h
+        recv = (f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}"
+                if m.r is not None else f"never processed by {h.procs[m.dst]} in the trace")
+        trunc = dur.truncated_line(m.mid)
+        log = f" (its log entry was truncated at line {trunc})" if trunc else ""
+        text = (f"Let G = {_fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is sent by "
+                f"{h.procs[m.src]} at line {m.send_line}, before {self._where(m.src)}, and {recv}: it is in transit. "
+                f"It is neither in the recorded channel state of {m.ch} nor in a durable log{log}: "
+                f"recovery from G loses it.")
+        lines = [ln for ln in (m.send_line, m.recv_line, trunc) if ln]
+        return Violation("dropped", "channel-state", self.subject, text, sorted(set(lines)),
+                         {"messages": [m.mid], "cut": self.cut})
+
+    def _phantom(self, m, ch, rec) -> Violation:
+        h = self.h
+        if m.s > self.g[m.src]:
+            why = (f"it is sent by {h.procs[m.src]} at line {m.send_line}, after {self._where(m.src)}, "
+                   f"so it is post-snapshot data that re-execution regenerates")
+        else:
+            why = (f"it is processed by {h.procs[m.dst]} at line {m.recv_line}, before {self._where(m.dst)}, "
+                   f"so its effect is already in the snapshot")
+        text = (f"In {self.subject}, message {m.mid} is recorded as channel state of {ch} at line {rec.line}, "
+                f"but it is not in transit: {why}. Recovery would process it twice.")
+        lines = sorted({ln for ln in (rec.line, m.send_line, m.recv_line) if ln})
+        return Violation("phantom", "channel-state", self.subject, text, lines,
+                         {"messages": [m.mid], "cut": self.cut})
+
+    def _phantom_unknown(self, mid, ch, rec) -> Violation:
+        h = self.h
+        ev = h.sent_ever(mid)
+        if mid in h.barrier_mids:
+            why = "it is a barrier, not a data message"
+        elif ev is not None and id(ev) in h.rolled_back:
+            why = f"its send (line {ev.line}) was rolled back by the restore at line {h.rolled_back[id(ev)]}"
+        else:
+            why = "its send is not part of the analysed history"
+        text = (f"In {self.subject}, message {mid} is recorded as channel state of {ch} at line {rec.line}, "
+                f"but {why}.")
+        return Violation("phantom", "channel-state", self.subject, text, [rec.line],
+                         {"messages": [mid], "cut": self.cut})
+
+
+Event_ = object
+
+
+def _recorded_channel(entry) -> str:
+    return entry[2].ch
+
+
+def _fmt_cut(cut: dict) -> str:
+    return "{" + ", ".join(f"{p}: {v}" for p, v in cut.items()) + "}"
+
+
+def fmt_cut(cut: dict) -> str:
+    return _fmt_cut(cut)

@@ -1,0 +1,85 @@
+"""Compare a report with a trace's ``metadata.expected`` (golden traces).
+
+``metadata.expected`` (docs/trace-format.md, "Golden traces"):
+``verdict`` ("clean" | "violation"), ``violations`` (exact set of distinct kinds),
+``check`` (the CheckOptions to use: cut, failures, semantics), ``useless`` (exact
+set of "proc:ckpt"), ``recovery_lines`` (label -> line), ``domino`` (bool, the
+restart-all line "all").
+
+Recovery lines and the domino flag for labels the report did not compute are
+computed here with the checker's own recovery-line analysis.
+"""
+
+from __future__ import annotations
+
+from checker.options import CheckOptions
+
+
+def options_from_expected(trace, base: CheckOptions | None = None) -> CheckOptions:
+    """CheckOptions with ``metadata.expected.check`` applied (explicit ``base`` fields win)."""
+    chk = ((trace.header.expected or {}).get("check")) or {}
+    opts = base or CheckOptions()
+    if opts.cut is None and "cut" in chk:
+        opts.cut = chk["cut"]
+    if opts.failures is None and "failures" in chk:
+        opts.failures = chk["failures"]
+    if "semantics" in chk and opts.semantics == "partial":
+        opts.semantics = chk["semantics"]
+    return opts
+
+
+def _norm_line(line: dict) -> dict:
+    return {p: ("V" if isinstance(v, str) and v.upper() == "V" else int(v)) for p, v in line.items()}
+
+
+def compare_expected(trace, report) -> list[str]:
+    """Human-readable mismatches between ``report`` and the trace's expectation ([] = it holds)."""
+    exp = trace.header.expected
+    if not exp:
+        return []
+    out = []
+    name = trace.path
+    verdict = exp.get("verdict")
+    got_verdict = "clean" if report.ok else "violation"
+    if verdict is not None and verdict != got_verdict:
+        out.append(f"{name}: expected verdict {verdict}, got {got_verdict}"
+                   + (f" ({', '.join(sorted(report.kinds))})" if report.kinds else ""))
+    if "violations" in exp:
+        want, got = set(exp["violations"]), report.kinds
+        if want != got:
+            missing, extra = sorted(want - got), sorted(got - want)
+            out.append(f"{name}: expected violation kinds {sorted(want)}, got {sorted(got)}"
+                       + (f"; missing {missing}" if missing else "") + (f"; unexpected {extra}" if extra else ""))
+    if "useless" in exp:
+        want = set(exp["useless"])
+        got = {f"{p}:{c}" for p, c in report.useless}
+        if want != got:
+            out.append(f"{name}: expected useless checkpoints {sorted(want)}, got {sorted(got)}")
+    lines = exp.get("recovery_lines") or {}
+    if lines or "domino" in exp:
+        semantics = ((exp.get("check") or {}).get("semantics")) or "partial"
+        computed = _lines(trace, report, set(lines) | ({"all"} if "domino" in exp else set()), semantics)
+        for label, want in lines.items():
+            got = computed[label]["line"]
+            if _norm_line(want) != _norm_line(got):
+                out.append(f"{name}: recovery line for failures {label}: expected {_norm_line(want)}, got {got}")
+        if "domino" in exp and bool(exp["domino"]) != computed["all"]["domino"]:
+            out.append(f"{name}: expected domino {bool(exp['domino'])}, got {computed['all']['domino']}")
+    return out
+
+
+def _lines(trace, report, labels: set[str], semantics: str) -> dict:
+    from checker.durability import Durability
+    from checker.intervals import History
+    from checker.recovery_report import analyse_failure_set, parse_failures
+
+    out = {lb: report.recovery[lb] for lb in labels if lb in report.recovery}
+    missing = [lb for lb in labels if lb not in out]
+    if missing:
+        h = History(trace)
+        dur = Durability(h)
+        for lb in missing:
+            failed, label = parse_failures(h, "all" if lb == "all" else (lb if lb != "none" else None))
+            d = analyse_failure_set(h, dur, failed, label, semantics)
+            out[lb] = d
+    return out

@@ -1,0 +1,280 @@
+"""Interval indices and message tuples of the *effective history* (theory.md §0, §8).
+
+Conventions (theory.md §0, binding for the whole checker):
+
+* ``C_{i,0}`` is the initial checkpoint of every process; it is inserted when the
+  trace does not record it.
+* Checkpoint *positions* ``x = 0..L_i`` count the checkpoints of ``P_i`` that are
+  still in its effective history; ``V_i = L_i + 1`` is its current (volatile) state.
+  Trace checkpoint *numbers* (``ckpt``) are mapped to positions: after a restore the
+  rolled-back checkpoints disappear, so numbers and positions may differ.
+* ``ι(e)`` of an event = number of checkpoints (counting ``C_{i,0}``) before it.
+* A message is the tuple ``(src, s, dst, r)`` with ``s = ι(send)``, ``r = ι(recv)``
+  (``None`` = not processed in the effective history). "recv" means processing.
+
+Effective history: a ``restore`` of checkpoint ``k`` removes the process's events
+after ``C_k`` (the rolled-back segment); a ``fail`` is not an event of the history.
+A replayed incarnation (``replay``, ``replay_of``) stands for its original message:
+its send position is the original send, its receive counts as the original's.
+
+Scope: coordinator processes are outside every global checkpoint, so messages to
+or from them are not analysed; barriers are protocol messages, not data, and are
+excluded too. An ``external`` process (a replayable input log) never fails and
+never rolls back: it has no checkpoints here, its messages have ``src = EXTERNAL``
+(always reflected as sent) and are always durable; messages *to* an external
+process are outside the consistency definition (like sink outputs).
+"""
+
+from __future__ import annotations
+
+from traces.model import Event, Trace
+
+EXTERNAL = -1
+_NOT_ANALYSED = ("coordinator", "external")
+
+
+class Msg:
+    """One logical data message of the effective history."""
+
+    __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line",
+                 "nrecv", "send_ev", "k")
+
+    def __init__(self, mid, ch, seq, src, s, dst, send_line, send_ev):
+        self.mid = mid
+        self.ch = ch
+        self.seq = seq
+        self.src = src
+        self.s = s
+        self.dst = dst
+        self.r = None
+        self.send_line = send_line
+        self.recv_line = None
+        self.nrecv = 0
+        self.send_ev = send_ev
+
+    def __repr__(self) -> str:
+        return f"Msg({self.mid}: {self.src},{self.s} -> {self.dst},{self.r})"
+
+
+class History:
+    """The effective history of a trace (optionally of the prefix of lines < ``limit``).
+
+    Attributes (process index ``i`` follows header order over participants):
+      procs            participant ids (roles other than coordinator/external)
+      L[i]             number of stable checkpoints after C_{i,0} in the effective history
+      ckpt_num[i][x]   trace checkpoint number at position x (x = 0..L_i)
+      ckpt_ev[i][x]    the checkpoint Event (None for an implied C_{i,0})
+      ckpt_at[i][x]    index in eff[i] of checkpoint x (-1 for an implied C_{i,0})
+      eff[i]           effective events of P_i
+      msgs             list[Msg] (data messages with their send in the effective history)
+      by_mid           original mid -> Msg
+      orig             replayed incarnation mid -> original mid (transitively resolved)
+      recvs            effective recv events per original mid, in per-process order
+      ghost_recvs      effective recv events whose message's send is not in the effective history
+      rolled_back      Event -> line of the restore that rolled it back
+    """
+
+    def __init__(self, trace: Trace, limit: int | None = None, per_proc_limit: dict | None = None):
+        self.trace = trace
+        self.limit = limit
+        header = trace.header
+        self.protocol = header.protocol or {}
+        roles = {p.id: p.role for p in header.processes}
+        self.roles = roles
+        self.procs = [p.id for p in header.processes if p.role not in _NOT_ANALYSED]
+        self.index = {p: i for i, p in enumerate(self.procs)}
+        self.n = len(self.procs)
+        self.channels = trace.channel_map()
+        self.external = {p for p, r in roles.items() if r == "external"}
+        # channel -> (src index or EXTERNAL, dst index) for analysed channels
+        self.ch_ends: dict[str, tuple[int, int]] = {}
+        for c in header.channels:
+            if c.dst in self.index and (c.src in self.index or c.src in self.external):
+                self.ch_ends[c.id] = (self.index.get(c.src, EXTERNAL), self.index[c.dst])
+        self.raw: dict[str, list[Event]] = {p.id: [] for p in header.processes}
+        for e in trace.events:
+            if limit is not None and e.line >= limit:
+                break
+            if per_proc_limit is not None:
+                lim = per_proc_limit.get(e.proc)
+                if lim is not None and e.line >= lim:
+                    continue
+            self.raw[e.proc].append(e)
+        self.orig: dict[str, str] = {}
+        for evs in self.raw.values():
+            for e in evs:
+                if e.type == "replay":
+                    self.orig[e.mid] = e.replay_of
+        for m in list(self.orig):                      # resolve chains of replays
+            o = self.orig[m]
+            seen = 0
+            while o in self.orig and seen < 64:
+                o = self.orig[o]
+                seen += 1
+            self.orig[m] = o
+        self.rolled_back: dict[int, int] = {}          # id(Event) -> restore line
+        self.restores: list[Event] = []
+        self._build_effective()
+        self._build_messages()
+
+    # -- construction -------------------------------------------------------------
+    def _build_effective(self) -> None:
+        from traces.errors import TraceError, TraceErrors
+
+        self.eff: list[list[Event]] = []
+        self.ckpt_num: list[list[int]] = []
+        self.ckpt_ev: list[list[Event | None]] = []
+        self.ckpt_at: list[list[int]] = []
+        self.L: list[int] = []
+        rolled = self.rolled_back
+        for p in self.procs:
+            eff: list[Event] = []
+            pos = {0: -1}
+            for e in self.raw[p]:
+                t = e.type
+                if t == "restore":
+                    k = pos.get(e.ckpt)
+                    if k is None:
+                        raise TraceErrors([TraceError(self.trace.path, e.line,
+                                                      f"{p} restores checkpoint {e.ckpt}, which an earlier "
+                                                      "restore already rolled back")])
+                    for ev in eff[k + 1:]:
+                        rolled[id(ev)] = e.line
+                        if ev.type == "checkpoint":
+                            del pos[ev.ckpt]
+                    del eff[k + 1:]
+                    self.restores.append(e)
+                elif t == "fail":
+                    continue
+                else:
+                    if t == "checkpoint":
+                        pos[e.ckpt] = len(eff)
+                    eff.append(e)
+            nums, evs, at = [0], [None], [-1]
+            for j, e in enumerate(eff):
+                if e.type == "checkpoint":
+                    if e.ckpt == 0:
+                        evs[0] = e
+                        at[0] = j
+                    else:
+                        nums.append(e.ckpt)
+                        evs.append(e)
+                        at.append(j)
+            self.eff.append(eff)
+            self.ckpt_num.append(nums)
+            self.ckpt_ev.append(evs)
+            self.ckpt_at.append(at)
+            self.L.append(len(nums) - 1)
+        self.pos_of = [{c: x for x, c in enumerate(nums)} for nums in self.ckpt_num]
+
+    def _build_messages(self) -> None:
+        ends = self.ch_ends
+        msgs: list[Msg] = []
+        by_mid: dict[str, Msg] = {}
+        for p in self.external:
+            for e in self.raw[p]:
+                if e.type == "send" and e.kind != "barrier" and e.ch in ends:
+                    m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, ends[e.ch][1], e.line, e)
+                    msgs.append(m)
+                    by_mid[e.mid] = m
+        for i, eff in enumerate(self.eff):
+            c = 1
+            for e in eff:
+                t = e.type
+                if t == "checkpoint":
+                    if e.ckpt:
+                        c += 1
+                elif t == "send" and e.kind != "barrier" and e.ch in ends:
+                    m = Msg(e.mid, e.ch, e.seq, i, c, ends[e.ch][1], e.line, e)
+                    msgs.append(m)
+                    by_mid[e.mid] = m
+        orig = self.orig
+        recvs: dict[str, list[Event]] = {}
+        ghosts: list[Event] = []
+        for i, eff in enumerate(self.eff):
+            c = 1
+            for e in eff:
+                t = e.type
+                if t == "checkpoint":
+                    if e.ckpt:
+                        c += 1
+                elif t == "recv" and e.ch in ends:
+                    o = orig.get(e.mid, e.mid)
+                    m = by_mid.get(o)
+                    if m is None:
+                        if not self._is_barrier_mid(o):
+                            ghosts.append(e)
+                        continue
+                    m.nrecv += 1
+                    if m.r is None:
+                        m.r = c
+                        m.recv_line = e.line
+                    recvs.setdefault(o, []).append(e)
+        for k, m in enumerate(msgs):
+            m.k = k
+        self.msgs = msgs
+        self.by_mid = by_mid
+        self.recvs = recvs
+        self.ghost_recvs = ghosts
+
+    def _is_barrier_mid(self, mid: str) -> bool:
+        b = self.barrier_mids
+        return mid in b
+
+    @property
+    def barrier_mids(self) -> set[str]:
+        try:
+            return self._barrier_mids
+        except AttributeError:
+            self._barrier_mids = {e.mid for evs in self.raw.values() for e in evs
+                                  if e.type == "send" and e.kind == "barrier"}
+            return self._barrier_mids
+
+    # -- helpers ------------------------------------------------------------------
+    def resolve(self, mid: str) -> str:
+        """The original mid of a (possibly replayed) incarnation."""
+        return self.orig.get(mid, mid)
+
+    def sent_ever(self, mid: str) -> Event | None:
+        """The raw send event of ``mid`` (also if it was rolled back), if any."""
+        try:
+            idx = self._sent_ever
+        except AttributeError:
+            idx = self._sent_ever = {e.mid: e for evs in self.raw.values() for e in evs
+                                     if e.type in ("send", "replay")}
+        return idx.get(mid)
+
+    def V(self, i: int) -> int:
+        return self.L[i] + 1
+
+    def ckpt_name(self, i: int, x: int) -> str:
+        """``P:ckpt`` (trace checkpoint number) or ``P:V``."""
+        return f"{self.procs[i]}:{self.label(i, x)}"
+
+    def label(self, i: int, x: int):
+        """Trace checkpoint number of position x, or "V" for the current state."""
+        return "V" if x > self.L[i] else self.ckpt_num[i][x]
+
+    def ckpt_line(self, i: int, x: int) -> int | None:
+        if x > self.L[i]:
+            return None
+        ev = self.ckpt_ev[i][x]
+        return ev.line if ev is not None else None
+
+    def position(self, i: int, value) -> int:
+        """Position of a trace checkpoint number (or "V") of process i; KeyError if absent."""
+        if value == "V" or value is None:
+            return self.L[i] + 1
+        return self.pos_of[i][int(value)]
+
+    def line_to_dict(self, g: list[int]) -> dict:
+        return {p: self.label(i, g[i]) for i, p in enumerate(self.procs)}
+
+    def events_after(self, i: int, x: int) -> int:
+        """Number of effective events of P_i after checkpoint position x (0 for V)."""
+        if x > self.L[i]:
+            return 0
+        return len(self.eff[i]) - 1 - self.ckpt_at[i][x]
+
+    def describe_msg(self, m: Msg) -> str:
+        return m.mid

@@ -1,0 +1,245 @@
+"""Observed recoveries and exactly-once at trace level (theory.md §1.3, §3.7 item 10, §4.5.3).
+
+A *recovery* is a group of ``restore`` events: those sharing a ``recovery`` id, or
+else a maximal run of restores that ends when a restored process does anything
+but restore. For a recovery, each process's state is cut just before its own
+restore (restoring processes) or before the group's last restore (the others);
+file order is the global time. Its **restored line** ``G`` maps restoring
+processes to the checkpoint they restored and the others to their current state.
+
+* ``inconsistent-restore``: ``G`` has an orphan (in the history of that moment).
+* Compared with the maximal line for the failed processes (RL-FIX with the same
+  semantics), a lower component is an *extra rollback*: reported in
+  ``report.notes``, not a violation (theory.md §1.5: the maximum minimises every
+  monotone rollback cost, so a lower line is correct but wasteful).
+* exactly-once, in the final effective history (rolled-back segments removed,
+  replays mapped to their originals):
+  - ``lost``: a message in transit with respect to ``G`` (its receive undone or not
+    yet happened, its send kept) is never processed after the recovery — and
+    either nothing can replay it (no durable log entry, not in the restored
+    checkpoints' channel state, not from an external input log) or, on a FIFO
+    channel, a later message of that channel was processed after the recovery
+    instead. A replayable message that simply has not been processed when the
+    trace ends is a note ("not yet replayed"), not a violation.
+  - ``duplicate-processing``: one logical message — the same original, a replayed
+    incarnation of it, or a regenerated copy with the same ``(channel, seq)`` — is
+    processed twice.
+  - ``phantom``: a message is processed after a recovery although its send was
+    rolled back and never regenerated (e.g. replayed from a stale log).
+"""
+
+from __future__ import annotations
+
+from checker.cuts import fmt_cut, in_transit, orphans
+from checker.durability import Durability
+from checker.intervals import EXTERNAL, History
+from checker.recovery_line import bound, rl_fix
+from checker.report import Violation
+
+
+def recovery_groups(trace) -> list[list]:
+    groups: list[list] = []
+    by_id: dict = {}
+    current: list = []
+    restored: set[str] = set()
+    active = False
+    for e in trace.events:
+        if e.type == "restore":
+            if e.recovery is not None:
+                g = by_id.get(e.recovery)
+                if g is None:
+                    g = by_id[e.recovery] = []
+                    groups.append(g)
+                g.append(e)
+                continue
+            if not current or e.proc in restored or active:
+                current = []
+                groups.append(current)
+                restored = set()
+                active = False
+            current.append(e)
+            restored.add(e.proc)
+        elif e.type != "fail" and e.proc in restored:
+            active = True
+    return groups
+
+
+class ObservedRecovery:
+    def __init__(self, trace, h: History, number: int, restores: list, semantics: str):
+        self.number = number
+        self.subject = f"recovery {restores[0].recovery if restores[0].recovery is not None else number}"
+        last = max(e.line for e in restores)
+        limits = {p.id: last for p in trace.processes}
+        for e in restores:
+            limits[e.proc] = e.line
+        hp = History(trace, per_proc_limit=limits)
+        self.hp = hp
+        self.restores = restores
+        self.restore_line = {e.proc: e.line for e in restores}
+        failed = []
+        for p in self.restore_line:
+            i = hp.index.get(p)
+            evs = hp.raw[p]
+            if i is not None and evs and evs[-1].type == "fail":
+                failed.append(i)
+        self.failed = failed
+        g = [hp.V(i) for i in range(hp.n)]
+        self.unknown = []
+        for e in restores:
+            i = hp.index.get(e.proc)
+            if i is None:
+                continue
+            x = hp.pos_of[i].get(e.ckpt)
+            if x is None:
+                self.unknown.append(e)
+                continue
+            g[i] = x
+        self.g = g
+        self.line = hp.line_to_dict(g)
+        U = bound(hp, failed, semantics)
+        self.U = U
+        self.gmax, _, _ = rl_fix(hp, U)
+        self.orphans = orphans(hp, g)
+        self.in_transit = in_transit(hp, g)
+
+    def violations(self) -> list[Violation]:
+        hp = self.hp
+        out = []
+        for m in self.orphans:
+            src, dst = hp.procs[m.src], hp.procs[m.dst]
+            ws = _where(hp, self.g, m.src)
+            wd = _where(hp, self.g, m.dst)
+            rl = [self.restore_line[p] for p in (src, dst) if p in self.restore_line]
+            out.append(Violation(
+                "inconsistent-restore", "observed-recovery", self.subject,
+                f"Let G = {fmt_cut(self.line)} be the line restored by {self.subject} (restore at line(s) "
+                f"{', '.join(map(str, sorted(set(rl))))}). Then {m.mid} on {m.ch} is processed by {dst} at line "
+                f"{m.recv_line}, before {wd}, but sent by {src} at line {m.send_line}, after {ws}: the restored "
+                f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency.",
+                sorted({m.send_line, m.recv_line, *rl}), {"messages": [m.mid], "cut": self.line}))
+        return out
+
+    def notes(self) -> list[str]:
+        hp = self.hp
+        out = []
+        extra = [i for i in range(hp.n) if self.g[i] < self.gmax[i]]
+        if extra and not self.orphans:
+            parts = ", ".join(f"{hp.procs[i]} restored {hp.label(i, self.g[i])} where {hp.label(i, self.gmax[i])} "
+                              f"was possible" for i in extra)
+            out.append(f"{self.subject}: extra rollback beyond the maximal recovery line "
+                       f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}.")
+        return out
+
+    def summary(self) -> dict:
+        hp = self.hp
+        return {"subject": self.subject, "restored_line": self.line,
+                "failed": [hp.procs[i] for i in self.failed],
+                "maximal_line": hp.line_to_dict(self.gmax),
+                "extra_rollback": any(self.g[i] < self.gmax[i] for i in range(hp.n)),
+                "consistent": not self.orphans,
+                "in_transit": [m.mid for m in self.in_transit]}
+
+
+def _where(h, g, i) -> str:
+    x = g[i]
+    if x > h.L[i]:
+        return f"{h.procs[i]}'s current state"
+    return f"checkpoint {h.ckpt_name(i, x)}"
+
+
+def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[str]) -> list[Violation]:
+    """``lost``: in-transit messages of the restored line never processed afterwards."""
+    hp = rec.hp
+    dur = Durability(hp)
+    recorded: set[str] = set()
+    for e in rec.restores:
+        for r in dur.records.get((e.proc, e.ckpt), ()):
+            recorded.update(hp.resolve(mid) for mid in r.mids)
+    out = []
+    for m in rec.in_transit:
+        fm = h.by_mid.get(m.mid)
+        if fm is None:                      # its send was undone by a later recovery
+            continue
+        dst = hp.procs[m.dst]
+        after = rec.restore_line.get(dst, max(rec.restore_line.values()))
+        later = [e for e in h.recvs.get(m.mid, ()) if e.line > after]
+        if later:
+            continue
+        replayable = (m.src == EXTERNAL or m.mid in recorded or dur.durable(m.mid, after))
+        skipped = None
+        chan = h.channels.get(m.ch)
+        if chan is not None and chan.fifo and m.seq is not None:
+            for e in h.eff[h.index[dst]]:
+                if e.line > after and e.type == "recv" and e.ch == m.ch:
+                    o = h.by_mid.get(h.resolve(e.mid))
+                    if o is not None and o.seq is not None and o.seq > m.seq:
+                        skipped = e
+                        break
+        if replayable and skipped is None:
+            notes.append(f"{rec.subject}: {m.mid} on {m.ch} is in transit w.r.t. the restored line and replayable, "
+                         f"but not yet processed when the trace ends.")
+            continue
+        why = ("nothing can replay it (no durable log entry, not in the restored channel state)"
+               if not replayable else
+               f"{dst} processes the later {skipped.mid} of the FIFO channel at line {skipped.line} instead")
+        lines = sorted({m.send_line, *(x for x in (m.recv_line, skipped.line if skipped else None) if x),
+                        *rec.restore_line.values()})
+        out.append(Violation(
+            "lost", "exactly-once", rec.subject,
+            f"Let G = {fmt_cut(rec.line)} be the line restored by {rec.subject}. Message {m.mid} on {m.ch} is sent "
+            f"by {_name(hp, m.src)} at line {m.send_line} and kept by the restore, but "
+            + (f"its processing at line {m.recv_line} was undone" if m.recv_line else "it was not yet processed")
+            + f"; after the recovery it is never processed: {why}. It is lost.",
+            lines, {"messages": [m.mid], "cut": rec.line}))
+    return out
+
+
+def _name(h, i) -> str:
+    return "an external input" if i == EXTERNAL else h.procs[i]
+
+
+def duplicate_violations(h: History) -> list[Violation]:
+    """``duplicate-processing`` and ``phantom`` in the final effective history."""
+    seen: dict[tuple, object] = {}
+    dup_keys: set[tuple] = set()
+    out = []
+    for i, eff in enumerate(h.eff):
+        for e in eff:
+            if e.type != "recv" or e.ch not in h.ch_ends:
+                continue
+            o = h.resolve(e.mid)
+            m = h.by_mid.get(o)
+            if m is not None:
+                key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
+            else:
+                sent = h.sent_ever(o)
+                if sent is None or sent.kind == "barrier":
+                    continue
+                key = (sent.ch, sent.seq)
+            first = seen.get(key)
+            if first is None:
+                seen[key] = e
+                continue
+            dup_keys.add(key)
+            out.append(Violation(
+                "duplicate-processing", "exactly-once", "effective history",
+                f"{h.procs[i]} processes message {key[0]}#{key[1]} twice in the effective history: as {first.mid} at "
+                f"line {first.line} and as {e.mid} at line {e.line} (neither is rolled back).",
+                [first.line, e.line], {"messages": [first.mid, e.mid]}))
+    for e in h.ghost_recvs:
+        o = h.resolve(e.mid)
+        sent = h.sent_ever(o)
+        if sent is None or sent.kind == "barrier":
+            continue
+        undone = h.rolled_back.get(id(sent))
+        if undone is not None and e.line < undone:
+            continue                          # received before the restore: an inconsistent restore
+        key = (sent.ch, sent.seq)
+        if key in dup_keys:
+            continue                          # already reported as processed twice
+        out.append(Violation(
+            "phantom", "exactly-once", "effective history",
+            f"{e.proc} processes {e.mid} at line {e.line}, but the send of {o} (line {sent.line}) was rolled back"
+            + (f" by the restore at line {undone}" if undone else "") + " and never regenerated.",
+            sorted({e.line, sent.line, *( [undone] if undone else [])}), {"messages": [e.mid]}))
+    return out

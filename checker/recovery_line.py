@@ -1,0 +1,182 @@
+"""Recovery line after the failure of a set F (theory.md §1.5, §3.5).
+
+The recovery line is the maximum consistent global checkpoint ``G ≤ U`` where
+``U_f = L_f`` for failed processes (volatile state lost) and ``U_i = L_i + 1`` for
+survivors under *partial* semantics (they may keep their current state), or
+``U_i = L_i`` for everyone under *restart-all* semantics (CheckMate restarts every
+operator). It is unique by the lattice property (every constraint is an
+implication between threshold atoms), so it simultaneously minimises every
+monotone rollback cost.
+
+Two independent algorithms live here (the third, rollback propagation on the
+checkpoint graph, is in ``rollback_propagation.py``):
+
+* **RL-FIX** (primary): greatest fixpoint over threshold constraints
+  ``(g_x ≥ a) ⇒ (g_y ≥ b)``; each constraint is armed at most once, so the cost is
+  O(M log M). Orphan-freedom of a delivered ``m`` is ``(g_dst ≥ r) ⇒ (g_src ≥ s)``;
+  optional *no-drop* constraints for messages that nothing can replay are
+  ``(g_src ≥ s) ⇒ (g_dst ≥ r)`` (``g_src ≤ s−1`` when undelivered). The ``steps``
+  it records give the "why did P roll back" chain.
+* **R-MARK** (Wang, "Consistent Global Checkpoints that Contain a Given Set of Local
+  Checkpoints", 1997; survey-style marking): mark everything the R-graph reaches
+  from ``(i, U_i+1)`` for every bounded process; the line is the last unmarked node
+  of each process.
+"""
+
+from __future__ import annotations
+
+from checker.intervals import EXTERNAL
+from checker.rgraph import Graph
+
+
+def bound(h, failed: list[int], semantics: str) -> list[int]:
+    if semantics == "restart-all":
+        return list(h.L)
+    U = [L + 1 for L in h.L]
+    for f in failed:
+        U[f] = h.L[f]
+    return U
+
+
+def failure_label(h, failed: list[int] | None, all_: bool = False) -> str:
+    if all_:
+        return "all"
+    if not failed:
+        return "none"
+    return ",".join(sorted(h.procs[i] for i in failed))
+
+
+class Step:
+    """One lowering of ``g[proc]`` by RL-FIX."""
+
+    __slots__ = ("proc", "old", "new", "msg", "other", "other_value", "kind", "cause")
+
+    def __init__(self, proc, old, new, msg, other, other_value, kind, cause):
+        self.proc = proc
+        self.old = old
+        self.new = new
+        self.msg = msg
+        self.other = other
+        self.other_value = other_value
+        self.kind = kind            # "orphan" | "no-drop" | "undelivered"
+        self.cause = cause          # index of the step that lowered `other` last, or -1 (its bound)
+
+
+def rl_fix(h, U: list[int], nodrop=()) -> tuple[list[int], list[Step], list[int]]:
+    """RL-FIX: the maximum G ≤ U satisfying orphan-freedom (and no-drop for ``nodrop``).
+
+    Returns ``(g, steps, last_step)``; ``last_step[i]`` is the index of the step that
+    set ``g[i]`` (-1 if ``g[i] == U[i]``)."""
+    n = h.n
+    g = list(U)
+    steps: list[Step] = []
+    last = [-1] * n
+    msgs = h.msgs
+    watch: list[list[tuple]] = [[] for _ in range(n)]
+    for k, m in enumerate(msgs):
+        if m.r is not None and m.src != EXTERNAL:
+            watch[m.src].append((m.s, m.dst, m.r, k, 0))
+    for m in nodrop:
+        k = m.k
+        if m.src == EXTERNAL:
+            continue
+        if m.r is None:
+            if g[m.src] >= m.s:
+                steps.append(Step(m.src, g[m.src], m.s - 1, k, m.dst, None, "undelivered", -1))
+                last[m.src] = len(steps) - 1
+                g[m.src] = m.s - 1
+        else:
+            watch[m.dst].append((m.r, m.src, m.s, k, 1))
+    for w in watch:
+        w.sort(reverse=True)
+    ptr = [0] * n
+    work = list(range(n))
+    while work:
+        y = work.pop()
+        w = watch[y]
+        p = ptr[y]
+        gy = g[y]
+        while p < len(w) and w[p][0] > gy:
+            _, x, a, k, nd = w[p]
+            p += 1
+            if g[x] >= a:
+                steps.append(Step(x, g[x], a - 1, k, y, gy, "no-drop" if nd else "orphan", last[y]))
+                last[x] = len(steps) - 1
+                g[x] = a - 1
+                if g[x] < 0:
+                    raise AssertionError("no consistent line: missing initial checkpoint")
+                work.append(x)
+        ptr[y] = p
+    return g, steps, last
+
+
+def r_mark(h, U: list[int], graph: Graph | None = None) -> list[int]:
+    """R-MARK on the R-graph: Mark = Reach({(i, U_i+1) : U_i ≤ L_i}), line = last unmarked."""
+    graph = graph or Graph(h, "r")
+    starts = [graph.node(i, U[i] + 1) for i in range(h.n) if U[i] <= h.L[i]]
+    mark = graph.reach(starts)
+    line = []
+    for i in range(h.n):
+        b = graph.base[i]
+        x = U[i]
+        while x >= 0 and mark[b + x]:
+            x -= 1
+        if x < 0:
+            raise AssertionError("no consistent line: missing initial checkpoint")
+        line.append(x)
+    return line
+
+
+def one_step(h, U: list[int]) -> list[int]:
+    """The bound after a single round of propagation from U (orphans w.r.t. U only)."""
+    g = list(U)
+    for m in h.msgs:
+        if m.r is not None and m.src != EXTERNAL and m.s > U[m.src] and m.r <= g[m.dst]:
+            g[m.dst] = m.r - 1
+    return g
+
+
+def chain(h, steps: list[Step], last: list[int], proc: int) -> list[str]:
+    """The "why did P roll back" explanation: the cascade of rollbacks that ends at P,
+    starting from a process at its bound (theory.md §3.5)."""
+    out = []
+    k = last[proc]
+    guard = 0
+    while k >= 0 and guard <= len(steps):
+        st = steps[k]
+        out.append(explain_step(h, st))
+        k = st.cause
+        guard += 1
+    out.reverse()
+    return out
+
+
+def explain_step(h, st: Step) -> str:
+    m = h.msgs[st.msg]
+    p, q = h.procs[st.proc], h.procs[st.other]
+    old = h.label(st.proc, st.old)
+    new = h.label(st.proc, st.new)
+    if st.kind == "orphan":
+        return (f"{p}: {old} -> {new} because it processed {m.mid} at line {m.recv_line} in interval {m.r} "
+                f"(before {p}:{h.label(st.proc, m.r)}) but {q} rolled back to {h.label(st.other, st.other_value)} "
+                f"< interval {m.s} of the send (line {m.send_line})")
+    if st.kind == "no-drop":
+        return (f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line} in interval {m.s} and nothing "
+                f"can replay it, but {q} rolled back to {h.label(st.other, st.other_value)} < interval {m.r} "
+                f"of its processing (line {m.recv_line})")
+    return (f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line}, which is never processed "
+            f"and nothing can replay it")
+
+
+def distance(h, U: list[int], g: list[int], in_transit: int) -> dict:
+    """Rollback distance of line g from bound U."""
+    per = {}
+    total_ck = total_ev = 0
+    for i, p in enumerate(h.procs):
+        ck = max(0, min(U[i], h.L[i]) - g[i])
+        ev = h.events_after(i, g[i])
+        per[p] = {"checkpoints_rolled_back": ck, "events_undone": ev}
+        total_ck += ck
+        total_ev += ev
+    return {"checkpoints_rolled_back": total_ck, "events_undone": total_ev,
+            "messages_to_replay": in_transit, "per_process": per}

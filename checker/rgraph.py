@@ -1,0 +1,214 @@
+"""The rollback-dependency graph (R-graph, Wang 1997 "Consistent Global Checkpoints
+that Contain a Given Set of Local Checkpoints") and the checkpoint graph
+(Wang et al. 1995, as used by CheckMate), theory.md §3.1 and §3.6.
+
+Nodes ``(i, x)`` for ``0 ≤ x ≤ L_i + 1`` (``V_i = (i, L_i+1)``) are numbered
+``base[i] + x``. Edges:
+
+* successor ``(i,x) → (i,x+1)`` for ``x ≤ L_i``;
+* R-graph message edge ``(src, s) → (dst, r)`` for every *delivered* message
+  (never for an undelivered one);
+* checkpoint-graph message edge ``(src, s-1) → (dst, r)`` ("sent after
+  ``C_{src,s-1}``, processed before ``C_{dst,r}``").
+
+An R-graph edge ``u → v`` means "if u is discarded, v must be discarded". Messages
+from external input logs are not edges (an external process never rolls back).
+Adjacency is a list of target lists with a parallel list of message indices
+(``-1`` for successor edges) so that paths can be turned into message chains.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from checker.intervals import EXTERNAL
+
+
+class Graph:
+    __slots__ = ("h", "base", "nodes", "adj", "adjm", "owner", "kind")
+
+    def __init__(self, h, kind: str = "r"):
+        """``kind`` is "r" (R-graph) or "ckpt" (checkpoint graph)."""
+        self.h = h
+        self.kind = kind
+        base = []
+        total = 0
+        owner = []
+        for i, L in enumerate(h.L):
+            base.append(total)
+            total += L + 2
+            owner.extend([i] * (L + 2))
+        self.base = base
+        self.nodes = total
+        self.owner = owner
+        adj: list[list[int]] = [[] for _ in range(total)]
+        adjm: list[list[int]] = [[] for _ in range(total)]
+        for i, L in enumerate(h.L):
+            b = base[i]
+            for x in range(L + 1):
+                adj[b + x].append(b + x + 1)
+                adjm[b + x].append(-1)
+        shift = 0 if kind == "r" else 1
+        for k, m in enumerate(h.msgs):
+            if m.r is None or m.src == EXTERNAL:
+                continue
+            u = base[m.src] + m.s - shift
+            adj[u].append(base[m.dst] + m.r)
+            adjm[u].append(k)
+        self.adj = adj
+        self.adjm = adjm
+
+    def node(self, i: int, x: int) -> int:
+        return self.base[i] + x
+
+    def split(self, v: int) -> tuple[int, int]:
+        i = self.owner[v]
+        return i, v - self.base[i]
+
+    # -- reachability ---------------------------------------------------------------
+    def reach(self, starts, min_len: int = 0) -> bytearray:
+        """Nodes reachable from ``starts`` by a path of length ≥ ``min_len`` (0 or 1)."""
+        seen = bytearray(self.nodes)
+        adj = self.adj
+        if min_len == 0:
+            stack = []
+            for s in starts:
+                if not seen[s]:
+                    seen[s] = 1
+                    stack.append(s)
+        else:
+            stack = []
+            for s in starts:
+                for v in adj[s]:
+                    if not seen[v]:
+                        seen[v] = 1
+                        stack.append(v)
+        while stack:
+            u = stack.pop()
+            for v in adj[u]:
+                if not seen[v]:
+                    seen[v] = 1
+                    stack.append(v)
+        return seen
+
+    def reverse_reach(self, starts) -> bytearray:
+        """Nodes with a path (length ≥ 0) to some node of ``starts`` (``Anc``)."""
+        radj: list[list[int]] = [[] for _ in range(self.nodes)]
+        for u, vs in enumerate(self.adj):
+            for v in vs:
+                radj[v].append(u)
+        seen = bytearray(self.nodes)
+        stack = []
+        for s in starts:
+            if not seen[s]:
+                seen[s] = 1
+                stack.append(s)
+        while stack:
+            u = stack.pop()
+            for v in radj[u]:
+                if not seen[v]:
+                    seen[v] = 1
+                    stack.append(v)
+        return seen
+
+    def fewest_messages_path(self, start: int, target: int) -> list[int] | None:
+        """Message indices along a path start ⇝ target with the fewest message edges
+        (0-1 BFS: successor edges weigh 0, message edges 1); None if unreachable."""
+        INF = 1 << 60
+        dist = [INF] * self.nodes
+        parent = [-1] * self.nodes
+        pmsg = [-1] * self.nodes
+        dist[start] = 0
+        dq = deque([start])
+        adj, adjm = self.adj, self.adjm
+        while dq:
+            u = dq.popleft()
+            du = dist[u]
+            if u == target:
+                break
+            for v, k in zip(adj[u], adjm[u]):
+                w = 0 if k < 0 else 1
+                if du + w < dist[v]:
+                    dist[v] = du + w
+                    parent[v] = u
+                    pmsg[v] = k
+                    if w:
+                        dq.append(v)
+                    else:
+                        dq.appendleft(v)
+        if dist[target] == INF:
+            return None
+        out = []
+        v = target
+        while v != start:
+            if pmsg[v] >= 0:
+                out.append(pmsg[v])
+            v = parent[v]
+        out.reverse()
+        return out
+
+
+def scc_labels(g: Graph) -> list[int]:
+    """Strongly connected component id of every node (iterative Tarjan, O(V+E))."""
+    n = g.nodes
+    adj = g.adj
+    index = [-1] * n
+    low = [0] * n
+    comp = [-1] * n
+    ptr = [0] * n
+    onstack = bytearray(n)
+    stack: list[int] = []
+    counter = 0
+    ncomp = 0
+    for root in range(n):
+        if index[root] != -1:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        onstack[root] = 1
+        call = [root]
+        while call:
+            u = call[-1]
+            nbrs = adj[u]
+            k = ptr[u]
+            if k < len(nbrs):
+                v = nbrs[k]
+                ptr[u] = k + 1
+                if index[v] == -1:
+                    index[v] = low[v] = counter
+                    counter += 1
+                    stack.append(v)
+                    onstack[v] = 1
+                    call.append(v)
+                elif onstack[v] and index[v] < low[u]:
+                    low[u] = index[v]
+                continue
+            call.pop()
+            if call:
+                p = call[-1]
+                if low[u] < low[p]:
+                    low[p] = low[u]
+            if low[u] == index[u]:
+                while True:
+                    w = stack.pop()
+                    onstack[w] = 0
+                    comp[w] = ncomp
+                    if w == u:
+                        break
+                ncomp += 1
+    return comp
+
+
+def scc_labels_networkx(g: Graph) -> list[int]:
+    """The same labelling computed with networkx (independent implementation)."""
+    import networkx as nx
+
+    G = nx.DiGraph()
+    G.add_nodes_from(range(g.nodes))
+    G.add_edges_from((u, v) for u, vs in enumerate(g.adj) for v in vs)
+    comp = [-1] * g.nodes
+    for c, members in enumerate(nx.strongly_connected_components(G)):
+        for v in members:
+            comp[v] = c
+    return comp

@@ -1,0 +1,180 @@
+"""The protocol plug-in interface of the simulator.
+
+A checkpointing protocol is a *per-task state machine*. Write one by subclassing
+``TaskProtocol`` (the handlers) and ``Protocol`` (its name, trace parameters and
+switches), then run it::
+
+    from reference import simulate, SimConfig
+    from reference.protocol import Protocol, TaskProtocol
+
+    class MyTask(TaskProtocol):
+        def on_trigger(self, round, barrier):           # coordinator asks a source
+            self.ctx.checkpoint(round)
+            self.ctx.send_barrier(round)
+            self.ctx.complete(round)
+        def on_barrier(self, ch, barrier, overtaking):
+            ...
+
+    class Mine(Protocol):
+        name = "my-protocol"
+        task_class = MyTask
+
+    result = simulate(SimConfig(protocol=Mine(), workload="q3", seed=1))
+    check_trace(result.trace())                           # the checker judges it
+
+``reference.testing`` has hypothesis strategies to property-test such a protocol
+against the checker from your own pytest suite.
+
+What the simulator does for every protocol (so a protocol need not):
+
+* runs the dataflow: FIFO (or non-FIFO) channels with seeded latency, credit-based
+  bounded buffers, per-task processing cost; records ``send``/``recv`` (``recv`` is
+  *processing*, theory.md §0) and, if ``observe_arrivals``, ``arrive``;
+* the coordinator: starts round ``n`` every ``interval`` ticks (at most
+  ``max_concurrent`` in progress) by sending a trigger barrier to each source
+  (``on_trigger``), completes it when every task called ``complete(n)``, aborts it
+  on a decline, a timeout or a failure;
+* recovery: after a failure every task restores its checkpoint of the last
+  completed round (``restore``), then the recorded channel state is replayed
+  (input parts by the receiver, output parts by the sender), then the sources
+  re-read their input from the restored offsets; messages of the previous epoch
+  still in flight are discarded (if ``dedup``). The handlers then start afresh:
+  a new ``TaskProtocol`` is made and ``on_restore`` is called.
+
+Which handler runs when:
+
+* ``on_trigger(round, barrier)`` — a source received the coordinator's trigger (the
+  "Nil" input of ABS Algorithm 1).
+* ``barrier_priority(ch, barrier) -> bool`` — a barrier *arrived* on ``ch``. Return
+  True to handle it at once, overtaking the records queued before it (unaligned
+  checkpoints); False leaves it in the channel's FIFO queue.
+* ``on_barrier(ch, barrier, overtaking)`` — the barrier is handled: at its FIFO
+  position (``overtaking`` False), at arrival (True), or because the protocol took
+  it out of the queue with ``ctx.take_barrier``.
+* ``on_arrival(ch, msg)`` — a data record arrived in ``ch``'s input buffer (only if
+  the protocol sets ``observe_arrivals``).
+* ``on_process(ch, msg)`` — a data record is about to be processed (only if
+  ``observe_processing``).
+* ``on_timer(key)`` — a timer set with ``ctx.set_timer`` fired.
+* ``on_restore(ckpt, round)`` — called on the fresh handler after a restore.
+
+The ``ctx`` (``TaskContext``) a handler gets is documented below.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol as _Typing
+
+
+class TaskContext(_Typing):
+    """What a task offers its protocol handler (implemented by ``reference.engine.Task``).
+
+    Channels (``Chan``) have ``id``, ``gate``, ``index`` (position in the gate),
+    ``back_edge`` and ``fifo``; messages (``Msg``) have ``mid``, ``round``
+    (barriers), ``started`` (trigger time of the barrier's round), ``unaligned``
+    (a barrier sent overtaking) and ``recovered`` (a replayed record).
+    """
+
+    id: str
+    inputs: list          # data input channels from other tasks (not the external input)
+    outputs: list         # data output channels
+    is_source: bool
+
+    @property
+    def now(self) -> int: ...
+
+    def checkpoint(self, round: int) -> int | None:
+        """Snapshot the operator state as this task's checkpoint of ``round``; returns
+        the checkpoint number, or None if the snapshot failed (the round is declined
+        and the coordinator told; the protocol must not forward the barrier)."""
+
+    def send_barrier(self, round: int, priority: bool = False, unaligned: bool = False) -> dict:
+        """Send the barrier of ``round`` on every output. ``priority``: it overtakes the
+        output buffers; returns ``{chan: [overtaken records]}`` (the output part of an
+        unaligned checkpoint). ``unaligned`` flags the barrier so that receivers
+        handle it at once."""
+
+    def record(self, ckpt: int, ch, msgs: list, part: str = "input") -> None:
+        """Persist recorded channel state of ``ch`` with checkpoint ``ckpt`` (replayed
+        on recovery; ``part`` "input" by the receiver, "output" by the sender)."""
+
+    def queued(self, ch) -> list:
+        """Records that arrived on ``ch`` and are not processed yet, up to the first
+        queued barrier."""
+
+    def take_barrier(self, ch, round: int) -> list | None:
+        """If the barrier of ``round`` is queued on ``ch``, remove it (it is received
+        now) and return the records queued before it; else None."""
+
+    def block(self, ch) -> None: ...
+
+    def unblock_all(self) -> None: ...
+
+    def complete(self, round: int) -> None:
+        """This task's part of ``round`` is durable: acknowledge it to the coordinator."""
+
+    def set_timer(self, at: int, key: Any) -> None: ...
+
+
+class TaskProtocol:
+    """Base class of a task's protocol handler; every handler defaults to doing nothing."""
+
+    def __init__(self, ctx: TaskContext, protocol: "Protocol") -> None:
+        self.ctx = ctx
+        self.protocol = protocol
+
+    def on_trigger(self, round: int, barrier) -> None:
+        pass
+
+    def barrier_priority(self, ch, barrier) -> bool:
+        return False
+
+    def on_barrier(self, ch, barrier, overtaking: bool) -> None:
+        pass
+
+    def on_arrival(self, ch, msg) -> None:
+        pass
+
+    def on_process(self, ch, msg) -> None:
+        pass
+
+    def on_timer(self, key: Any) -> None:
+        pass
+
+    def on_restore(self, ckpt: int, round: int | None) -> None:
+        pass
+
+
+class Protocol:
+    """A protocol: its trace name and the switches the simulator needs.
+
+    * ``name`` goes into the trace header (``protocol.name``); the checker reads it.
+    * ``aligned``: the protocol promises empty channel state except on back-edges
+      (written as ``params.aligned``; the checker then reports any in-flight message).
+    * ``observe_arrivals`` / ``observe_processing``: call ``on_arrival`` / ``on_process``
+      (``observe_arrivals`` also records ``arrive`` events).
+    * ``dedup``: discard records of a previous epoch that arrive after a restore.
+    * ``fifo``: False makes every data channel non-FIFO (to show what breaks).
+    """
+
+    name = "custom"
+    task_class: type[TaskProtocol] = TaskProtocol
+    aligned = False
+    observe_arrivals = False
+    observe_processing = False
+    dedup = True
+    fifo = True
+    mutant: str | None = None
+
+    def __init__(self, **params: Any) -> None:
+        self.params = params
+
+    def header_params(self) -> dict:
+        out = dict(self.params)
+        out["aligned"] = self.aligned
+        if self.mutant:
+            out["mutant"] = self.mutant
+        return out
+
+    def make(self, ctx: TaskContext) -> TaskProtocol:
+        return self.task_class(ctx, self)

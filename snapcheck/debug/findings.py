@@ -1,0 +1,132 @@
+"""The checker's verdict mapped onto a trace: where each violation becomes visible,
+and which messages, checkpoints and cuts to highlight.
+
+A violation names the trace lines involved (``Violation.lines``) and a
+machine-readable witness (``Violation.witness``: ``messages``, ``checkpoints``,
+``cut``; see docs/checker.md). Its *position* is the replay position at which
+all those lines have been applied: the earliest point at which the stepper can
+show the whole witness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from snapcheck.debug.replay import position_of_line
+from snapcheck.errors import UsageError
+from traces.model import Trace
+
+# How the diagram and the report colour the kinds (checker_api.md's canonical kinds).
+KIND_STYLE = {
+    "orphan": "orphan",
+    "inconsistent-restore": "orphan",
+    "dropped": "dropped",
+    "lost": "dropped",
+    "aligned-in-flight": "dropped",
+    "phantom": "phantom",
+    "duplicate-recorded": "phantom",
+    "duplicate-processing": "phantom",
+    "order": "phantom",
+    "wrong-channel": "phantom",
+    "useless-checkpoint": "zcycle",
+    "rdt": "zcycle",
+    "incomplete-round": "dropped",
+}
+
+
+@dataclass
+class Finding:
+    """One violation, located in the trace."""
+
+    number: int                      # 1-based, in report order
+    kind: str
+    property: str
+    subject: str
+    message: str
+    lines: list[int]
+    position: int                    # replay position where the whole witness is applied
+    messages: list[str] = field(default_factory=list)
+    checkpoints: list[tuple[str, int]] = field(default_factory=list)
+    cut: dict | None = None
+
+    @property
+    def style(self) -> str:
+        return KIND_STYLE.get(self.kind, "orphan")
+
+    def title(self) -> str:
+        return f"#{self.number} {self.kind} ({self.property}, {self.subject})"
+
+
+@dataclass
+class Findings:
+    """Everything the debugging views need from a checker report."""
+
+    items: list[Finding] = field(default_factory=list)
+    useless: set[tuple[str, int]] = field(default_factory=set)
+    recovery_lines: dict[str, dict] = field(default_factory=dict)
+    recovery_bounds: dict[str, dict] = field(default_factory=dict)   # label -> where rollback started
+    notes: list[str] = field(default_factory=list)
+    ok: bool = True
+
+    def at(self, position: int) -> list[Finding]:
+        return [f for f in self.items if f.position == position]
+
+    def positions(self) -> list[int]:
+        return sorted({f.position for f in self.items})
+
+
+def findings_from_report(trace: Trace, report) -> Findings:
+    """Locate every violation of ``report`` (a ``checker.Report``) in ``trace``."""
+    items = []
+    for n, v in enumerate(report.violations, 1):
+        w = v.witness or {}
+        lines = sorted(int(x) for x in (v.lines or ()))
+        pos = position_of_line(trace.events, lines[-1]) if lines else len(trace.events)
+        items.append(Finding(
+            number=n, kind=v.kind, property=v.property, subject=str(v.subject), message=v.message,
+            lines=lines, position=pos,
+            messages=[str(m) for m in w.get("messages") or ()],
+            checkpoints=[(str(p), int(c)) for p, c in w.get("checkpoints") or ()],
+            cut=dict(w["cut"]) if w.get("cut") else None,
+        ))
+    return Findings(
+        items=items,
+        useless={(str(p), int(c)) for p, c in (report.useless or ())},
+        recovery_lines={str(k): dict(v) for k, v in (report.recovery_lines or {}).items()},
+        recovery_bounds={str(k): dict(v["bound"]) for k, v in (getattr(report, "recovery", None) or {}).items()
+                         if isinstance(v, dict) and v.get("bound")},
+        notes=list(report.notes or ()),
+        ok=bool(report.ok),
+    )
+
+
+def options_dict(trace: Trace, failures=None, semantics: str | None = None, cut: dict | None = None) -> dict:
+    """Checker options as a dict: explicit arguments win, then the trace's
+    ``metadata.expected.check`` (as ``snapcheck check`` does), then the defaults."""
+    given = dict(((trace.header.expected or {}).get("check") or {}))
+    for key, value in (("failures", failures), ("semantics", semantics), ("cut", cut)):
+        if value is not None:
+            given[key] = value
+    return {k: v for k, v in given.items() if k in ("cut", "failures", "semantics", "z3")}
+
+
+def check_options(trace: Trace, properties: set[str] | None = None, **given):
+    """``checker.CheckOptions`` for ``trace`` (see ``options_dict``)."""
+    from checker import CheckOptions
+
+    return CheckOptions(properties=properties, **options_dict(trace, **given))
+
+
+def run_checker(trace: Trace, options=None):
+    """``checker.check_trace`` on ``trace`` (options default to ``check_options``)."""
+    try:
+        from checker import check_trace
+    except ImportError as exc:      # the checker package is part of this project
+        raise UsageError(f"the checker is not available: {exc}") from None
+    return check_trace(trace, options if options is not None else check_options(trace))
+
+
+def check_findings(trace: Trace, options=None) -> tuple[object, Findings]:
+    """Run the checker and locate its violations: ``(report, findings)``."""
+    report = run_checker(trace, options)
+    return report, findings_from_report(trace, report)

@@ -1,0 +1,144 @@
+"""A self-contained HTML report of one checked trace (``snapcheck check --html``).
+
+One file, no external resources (inline CSS, inline SVG diagrams), fit to keep
+as a CI artifact: the verdict, one row per property result, every violation
+with its explanation, trace lines, machine-readable witness and a space-time
+diagram that highlights exactly that witness (a window around it on long
+traces), useless checkpoints, recovery lines, notes, an overview diagram and
+the JSON report.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from snapcheck import __version__
+from snapcheck.debug.findings import Findings, findings_from_report
+from snapcheck.debug.render import RenderOptions, finding_window, render_svg
+from traces.model import Trace
+
+OVERVIEW_LIMIT = 1500        # events: above this the overview diagram is replaced by a note
+WINDOW_ABOVE = 120           # events: above this a violation's diagram shows a window around it
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1400px}
+h1{font-size:1.5em;margin-bottom:.2em} h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+.verdict{display:inline-block;padding:.25em .8em;border-radius:4px;font-weight:bold;color:white}
+.ok{background:#2ca02c} .bad{background:#d62728}
+table{border-collapse:collapse;margin:.6em 0} td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3} tr.fail td{background:#fff0f0}
+pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre-wrap}
+.violation{border-left:4px solid #d62728;padding:.2em 1em;margin:1.2em 0;background:#fffafa}
+.diagram{overflow-x:auto;border:1px solid #eee;margin:.5em 0} .diagram svg{height:auto;max-width:none}
+.muted{color:#777} code{background:#f3f3f3;padding:0 .2em}
+"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _diagram(trace: Trace, findings: Findings, opts: RenderOptions) -> str:
+    return f'<div class="diagram">{render_svg(trace, findings, opts)}</div>'
+
+
+def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
+    """The report as one HTML document (a string)."""
+    f = findings or findings_from_report(trace, report)
+    name = trace.path
+    proto = trace.header.protocol.get("name", "unknown")
+    n_ev = len(trace.events)
+    kinds = sorted({x.kind for x in f.items})
+    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>snapcheck: {_e(name)}</title>"
+           f"<style>{_CSS}</style></head><body>",
+           f"<h1>snapcheck report: <code>{_e(name)}</code></h1>",
+           f"<p>protocol <b>{_e(proto)}</b> · {len(trace.processes)} processes · {len(trace.channels)} channels · "
+           f"{n_ev} events · snapcheck {__version__}</p>"]
+    if f.ok:
+        out.append('<p><span class="verdict ok">CLEAN</span> no violation found</p>')
+    else:
+        out.append(f'<p><span class="verdict bad">VIOLATION</span> {len(f.items)} violation(s): '
+                   f'{_e(", ".join(kinds))}</p>')
+    out.append(_results_table(report))
+    if f.items:
+        out.append("<h2>Violations</h2>")
+        for fi in f.items:
+            out.append(_violation(trace, f, fi))
+    out.append(_checkpoints_and_lines(trace, f))
+    if f.notes:
+        out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in f.notes) + "</ul>")
+    out.append("<h2>Space-time diagram</h2>")
+    if n_ev <= OVERVIEW_LIMIT:
+        out.append(_diagram(trace, f, RenderOptions()))
+    else:
+        out.append(f"<p class='muted'>The trace has {n_ev} events; render parts of it with "
+                   f"<code>snapcheck render {_e(name)} --window A:B -o part.svg</code>.</p>")
+    out.append(_processes_table(trace))
+    text = report.render_text(True) if hasattr(report, "render_text") else None
+    if text:
+        out.append(f"<details><summary>text report</summary><pre>{_e(text)}</pre></details>")
+    if hasattr(report, "to_json"):
+        out.append("<details><summary>JSON report</summary><pre>"
+                   f"{_e(json.dumps(report.to_json(), indent=1, default=str))}</pre></details>")
+    out.append("</body></html>\n")
+    return "\n".join(out)
+
+
+def _results_table(report) -> str:
+    rows = []
+    for r in getattr(report, "results", ()):
+        n = len(r.violations) + getattr(r, "omitted", 0)
+        rows.append(f"<tr class='{'' if r.ok else 'fail'}'><td>{_e(r.property)}</td><td>{_e(r.subject)}</td>"
+                    f"<td>{'ok' if r.ok else 'VIOLATED'}</td><td>{n}</td></tr>")
+    if not rows:
+        return ""
+    return ("<h2>Properties</h2><table><tr><th>property</th><th>subject</th><th>verdict</th>"
+            "<th>violations</th></tr>" + "".join(rows) + "</table>")
+
+
+def _violation(trace: Trace, f: Findings, fi) -> str:
+    parts = [f"<div class='violation' id='violation-{fi.number}'><h3>{_e(fi.title())}</h3>",
+             f"<pre>{_e(fi.message)}</pre>",
+             f"<p>trace lines: {_e(', '.join(map(str, fi.lines)) or '-')} · replay position {fi.position} "
+             f"(<code>snapcheck replay {_e(trace.path)} --until {fi.position}</code>)</p>"]
+    witness = {k: v for k, v in (("messages", fi.messages), ("checkpoints", fi.checkpoints), ("cut", fi.cut)) if v}
+    if witness:
+        parts.append(f"<p>witness: <code>{_e(json.dumps(witness))}</code></p>")
+    window = finding_window(trace, fi) if len(trace.events) > WINDOW_ABOVE else None
+    parts.append(_diagram(trace, f, RenderOptions(window=window, only=[fi.number], recovery_line=None)))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def _checkpoints_and_lines(trace: Trace, f: Findings) -> str:
+    out = []
+    if f.useless:
+        items = ", ".join(f"C{c}@{p}" for p, c in sorted(f.useless))
+        out.append(f"<h2>Useless checkpoints (on a Z-cycle)</h2><p>{_e(items)}</p>")
+    if f.recovery_lines:
+        procs = [p.id for p in trace.processes if p.checkpoints]
+        head = "".join(f"<th>{_e(p)}</th>" for p in procs)
+        rows = "".join(f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(line.get(p, '-'))}</td>" for p in procs)
+                       + "</tr>" for label, line in f.recovery_lines.items())
+        out.append("<h2>Recovery lines</h2><p class='muted'>per failure set (\"none\", \"all\", or the failed "
+                   "processes); <code>V</code> = the process keeps its current state</p>"
+                   f"<table><tr><th>failed</th>{head}</tr>{rows}</table>")
+    return "\n".join(out)
+
+
+def _processes_table(trace: Trace) -> str:
+    rows = "".join(f"<tr><td>{_e(p.id)}</td><td>{_e(p.role)}</td><td>{_e(p.operator or '')}</td></tr>"
+                   for p in trace.processes)
+    chans = "".join(f"<tr><td>{_e(c.id)}</td><td>{_e(c.src)} → {_e(c.dst)}</td><td>{'fifo' if c.fifo else 'non-fifo'}"
+                    f"{', ' + c.kind if c.kind != 'data' else ''}{', back edge' if c.back_edge else ''}"
+                    f"{', logged' if c.logged else ''}</td></tr>" for c in trace.channels)
+    return ("<details><summary>processes and channels</summary><table><tr><th>process</th><th>role</th>"
+            f"<th>operator</th></tr>{rows}</table><table><tr><th>channel</th><th>endpoints</th>"
+            f"<th>properties</th></tr>{chans}</table></details>")
+
+
+def write_html_report(trace: Trace, report, path: str) -> None:
+    """Write the HTML report of ``report`` (a ``checker.Report`` for ``trace``) to ``path``."""
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(html_report(trace, report))

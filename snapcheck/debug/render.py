@@ -1,0 +1,411 @@
+"""Space-time diagrams of traces (the ShiViz / Lamport picture), drawn with matplotlib.
+
+One horizontal lane per process (header order, top to bottom), time to the
+right. Messages are arrows from the send to the processing (``recv``); a
+message that was only buffered ends at its ``arrive``, a discarded one ends in
+a cross, one never received ends at the right border, dotted. Barriers are
+dashed, replays dash-dotted. Checkpoints are marked by kind: initial (hollow
+square), basic (black square), forced (red triangle), coordinated (blue
+diamond); failures are red crosses, restores green circles.
+
+With checker findings the diagram also shows the recovery line (green), the
+cut each violation concerns (grey dash-dot), orphan messages (red), dropped or
+lost ones (magenta), phantom / duplicate / order ones (orange), and Z-cycle
+witnesses (purple, numbered in chain order) with their useless checkpoints
+ringed. In SVG output every element has an ``id`` (``lane-P``, ``msg-M``,
+``ckpt-P-x``, ``orphan-msg-M``, ``zcycle-msg-M``, ``useless-ckpt-P-x``,
+``recovery-line``, ``cut-N``) so the pictures can be checked and styled.
+
+Layouts: ``lamport`` (default; compact: each event one column right of its
+predecessor and of the send it receives), ``file`` (one column per event in
+file order) and ``time`` (the events' ``t``, when every event has one). A
+*window* (event numbers, 1-based, inclusive) draws a part of a long trace.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch
+
+from snapcheck.debug.findings import Finding, Findings
+from snapcheck.debug.history import Message, lamport_columns, message_table
+from snapcheck.errors import UsageError
+from traces.model import Event, Trace
+
+CKPT_STYLE = {   # kind -> (marker, face colour, edge colour, size)
+    "initial": ("s", "white", "black", 7),
+    "basic": ("s", "black", "black", 7),
+    "forced": ("^", "#d62728", "#8b0000", 8),
+    "coordinated": ("D", "#1f77b4", "#0b3d91", 7),
+}
+HIGHLIGHT = {    # finding style -> colour
+    "orphan": "#e41a1c",
+    "dropped": "#d41cc8",
+    "phantom": "#ff7f00",
+    "zcycle": "#6a3d9a",
+}
+RECOVERY_COLOUR = "#2ca02c"
+CUT_COLOUR = "#555555"
+DATA_COLOUR = "#444444"
+BARRIER_COLOUR = "#4a7fb5"
+REPLAY_COLOUR = "#17becf"
+LAYOUTS = ("lamport", "file", "time")
+AUTO_LABEL_LIMIT = 40
+
+
+@dataclass
+class RenderOptions:
+    layout: str = "lamport"
+    window: tuple[int, int] | None = None        # event numbers, 1-based, inclusive
+    procs: list[str] | None = None               # lanes to draw (default: all)
+    recovery_line: str | None = "auto"           # label in report.recovery_lines, None = do not draw
+    only: list[int] | None = None                # highlight only these findings (numbers); None = all
+    labels: bool | None = None                   # message labels; None = only when few messages
+    title: str | None = None
+    dpi: int = 110
+
+
+def _gid(*parts) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9_.]", "_", str(p)) for p in parts)
+
+
+def _name(m: Message) -> str:
+    """A message's label: its ``value`` when that is a short name (as in the golden
+    traces' "m1", "m2"), else its mid."""
+    v = m.origin.value
+    return v if isinstance(v, str) and 0 < len(v) <= 6 else m.mid
+
+
+def columns(trace: Trace, layout: str) -> list[float]:
+    """The x coordinate of every event for ``layout``."""
+    if layout == "lamport":
+        return [float(c) for c in lamport_columns(trace)]
+    if layout == "file":
+        return [float(i + 1) for i in range(len(trace.events))]
+    if layout == "time":
+        ts = [e.t for e in trace.events]
+        if any(t is None for t in ts):
+            raise UsageError("layout 'time' needs a 't' on every event; use --layout lamport or file")
+        lo, hi = min(ts, default=0.0), max(ts, default=0.0)
+        span = (hi - lo) or 1.0
+        n = max(lamport_columns(trace), default=1)
+        return [1.0 + (t - lo) / span * max(n - 1, 1) for t in ts]
+    raise UsageError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+
+
+class _Diagram:
+    def __init__(self, trace: Trace, findings: Findings | None, opts: RenderOptions):
+        self.trace, self.f, self.o = trace, findings or Findings(), opts
+        procs = [p.id for p in trace.processes]
+        if opts.procs:
+            unknown = [p for p in opts.procs if p not in procs]
+            if unknown:
+                raise UsageError(f"unknown process(es) {', '.join(unknown)} (trace has {', '.join(procs)})")
+            procs = [p for p in procs if p in opts.procs]
+        self.procs = procs
+        self.y = {p: -k for k, p in enumerate(procs)}
+        self.x = columns(trace, opts.layout)
+        self.msgs = message_table(trace)
+        self.ev_x = {id(e): x for e, x in zip(trace.events, self.x)}
+        n = len(trace.events)
+        if opts.window:
+            a, b = opts.window
+            if not (1 <= a <= b) or a > max(n, 1):
+                raise UsageError(f"bad window {a}:{b}: the trace has events 1..{n}")
+            sel = range(a - 1, min(b, n))
+        else:
+            sel = range(n)
+        xs = [self.x[i] for i in sel if trace.events[i].proc in self.y] or [1.0]
+        self.xmin, self.xmax = min(xs) - 1.0, max(xs) + 1.0
+        if not opts.window:
+            self.xmin = min(self.xmin, 0.0)
+        self.ckpt_x = {}     # (proc, ckpt) -> x
+        for e, x in zip(trace.events, self.x):
+            if e.type == "checkpoint":
+                self.ckpt_x[(e.proc, e.ckpt)] = x
+        first = {}
+        for e, x in zip(trace.events, self.x):
+            first.setdefault(e.proc, x)
+        for p in procs:
+            self.ckpt_x.setdefault((p, 0), min(first.get(p, 1.0), min(self.x, default=1.0)) - 0.6)
+        self.end_x = max(self.x, default=1.0) + 0.7       # where "V" (current state) sits
+        self.highlight: dict[str, tuple[str, int | None]] = {}   # mid -> (style, order)
+        self.rings: dict[tuple[str, int], str] = {}
+        self.findings = [fi for fi in self.f.items if opts.only is None or fi.number in opts.only]
+        for fi in self.findings:
+            for k, m in enumerate(fi.messages, 1):
+                self.highlight.setdefault(m, (fi.style, k if fi.style == "zcycle" else None))
+            for pc in fi.checkpoints:
+                self.rings.setdefault(pc, fi.style)
+
+    def visible(self, x: float) -> bool:
+        return self.xmin - 0.5 <= x <= self.xmax + 0.5
+
+    # -- drawing ----------------------------------------------------------------
+    def figure(self) -> Figure:
+        ncols = self.xmax - self.xmin
+        width = min(max(4.0 + 0.3 * ncols, 7.0), 60.0)
+        handles = self._legend_handles()
+        ncol = max(1, min(len(handles), int(width // 1.8)))
+        bottom = 0.6 + 0.22 * -(-len(handles) // ncol)
+        height = min(max(0.8 + 0.62 * len(self.procs), 2.0), 16.0) + bottom + 0.5
+        fig = Figure(figsize=(width, height), dpi=self.o.dpi)
+        ax = fig.add_axes((0.9 / width, bottom / height, 1 - 1.2 / width, 1 - (bottom + 0.5) / height))
+        ax.set_xlim(self.xmin, self.xmax)
+        ax.set_ylim(-len(self.procs) + 0.4, 0.75)
+        ax.set_yticks([self.y[p] for p in self.procs], [self._lane_label(p) for p in self.procs], fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+        ax.set_xlabel({"lamport": "logical time (Lamport column)", "file": "event number (file order)",
+                       "time": "trace time t (scaled)"}[self.o.layout], fontsize=8)
+        for s in ("top", "right", "left"):
+            ax.spines[s].set_visible(False)
+        ax.set_title(self._title(), fontsize=10, loc="left")
+        self._lanes(ax)
+        self._messages(ax)
+        self._events(ax)
+        self._overlays(ax)
+        fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.6 / width, 0.02), ncol=ncol,
+                   fontsize=7, frameon=False)
+        return fig
+
+    def _lane_label(self, p: str) -> str:
+        role = self.trace.process_map()[p].role
+        return p if role == "task" else f"{p}\n({role})"
+
+    def _title(self) -> str:
+        if self.o.title:
+            return self.o.title
+        name = "trace" if self.trace.path == "<memory>" else self.trace.path.rsplit("/", 1)[-1]
+        proto = self.trace.header.protocol.get("name", "unknown")
+        t = f"{name} · protocol {proto} · {len(self.trace.events)} events"
+        if self.o.window:
+            t += f" · window {self.o.window[0]}–{self.o.window[1]}"
+        if self.f.items:
+            kinds = sorted({fi.kind for fi in self.findings})
+            t += " · " + ", ".join(kinds)
+        elif self.f.ok and (self.f.recovery_lines or self.f.useless):
+            t += " · clean"
+        return t
+
+    def _lanes(self, ax) -> None:
+        for p in self.procs:
+            ln = Line2D([self.xmin, self.xmax], [self.y[p]] * 2, color="#999999", lw=1.0, zorder=1)
+            ln.set_gid(_gid("lane", p))
+            ax.add_line(ln)
+
+    def _end_point(self, m: Message) -> tuple[float, Event | None, str]:
+        """x of the arrow head and how the message ended: processed, discarded, arrived, in flight."""
+        for ev, how in ((m.recv, "processed"), (m.discard, "discarded"), (m.arrive, "arrived")):
+            if ev is not None:
+                return self.ev_x[id(ev)], ev, how
+        return self.end_x, None, "in-flight"
+
+    def _messages(self, ax) -> None:
+        shown = [m for m in self.msgs.values() if m.src in self.y and m.dst in self.y]
+        inview = [m for m in shown if self.visible(self.ev_x[id(m.origin)]) or
+                  self.visible(self._end_point(m)[0])]
+        labels = self.o.labels if self.o.labels is not None else len(inview) <= AUTO_LABEL_LIMIT
+        for m in inview:
+            x1, y1 = self.ev_x[id(m.origin)], self.y[m.src]
+            x2, end_ev, how = self._end_point(m)
+            y2 = self.y[m.dst]
+            if how == "in-flight":
+                y2 = y1 + (y2 - y1) * 0.6
+            if m.replay_of is not None:
+                colour, ls = REPLAY_COLOUR, "dashdot"
+            elif m.is_barrier:
+                colour, ls = BARRIER_COLOUR, (0, (4, 2))
+            else:
+                colour, ls = DATA_COLOUR, "solid"
+            if how in ("in-flight", "arrived"):
+                ls = (0, (1, 2)) if how == "in-flight" else ls
+            arrow = FancyArrowPatch((x1, y1), (x2, y2), arrowstyle="-|>", mutation_scale=9,
+                                    lw=1.0, linestyle=ls, color=colour, shrinkA=3, shrinkB=4, zorder=3)
+            arrow.set_gid(_gid("msg", m.mid))
+            ax.add_patch(arrow)
+            if how == "discarded":
+                ax.plot([x2], [y2], marker="x", color=colour, ms=6, mew=1.5, zorder=4)
+            hl = self.highlight.get(m.mid)
+            if hl is not None:
+                style, order = hl
+                over = FancyArrowPatch((x1, y1), (x2, y2), arrowstyle="-|>", mutation_scale=13,
+                                       lw=2.6, linestyle="solid" if how != "in-flight" else (0, (2, 1.5)),
+                                       color=HIGHLIGHT[style], shrinkA=3, shrinkB=4, zorder=6, alpha=0.9)
+                over.set_gid(_gid(style, "msg", m.mid))
+                ax.add_patch(over)
+                tag = _name(m) if order is None else f"z{order}: {_name(m)}"
+                ax.annotate(tag, ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=7.5, color=HIGHLIGHT[style],
+                            fontweight="bold", ha="center", va="bottom", zorder=8,
+                            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+            elif labels and not m.is_barrier:
+                ax.annotate(_name(m), (x1 + (x2 - x1) * 0.3, y1 + (y2 - y1) * 0.3), fontsize=6.5,
+                            color=colour, ha="center", va="bottom", zorder=5)
+
+    def _events(self, ax) -> None:
+        seen_initial = set()
+        for e, x in zip(self.trace.events, self.x):
+            if e.proc not in self.y or not self.visible(x):
+                continue
+            y = self.y[e.proc]
+            if e.type == "checkpoint":
+                if e.ckpt == 0:
+                    seen_initial.add(e.proc)
+                self._checkpoint(ax, e.proc, e.ckpt, e.kind, x, y, e.round)
+            elif e.type == "fail":
+                ax.plot([x], [y], marker="X", color="#d62728", ms=11, mec="black", mew=0.6, zorder=7,
+                        gid=_gid("fail", e.proc, e.idx))
+            elif e.type == "restore":
+                ax.plot([x], [y], marker="o", color="#2ca02c", ms=8, mec="black", mew=0.6, zorder=7,
+                        gid=_gid("restore", e.proc, e.idx))
+                ax.annotate(f"↺C{e.ckpt}", (x, y), xytext=(0, -11), textcoords="offset points",
+                            fontsize=7, ha="center", color="#2ca02c", zorder=8)
+            elif e.type == "record":
+                ax.plot([x], [y], marker="P", color="#8c564b", ms=6, zorder=5, gid=_gid("record", e.proc, e.idx))
+            elif e.type in ("log", "log_truncate"):
+                ax.plot([x], [y], marker="v", color="#7f7f7f", ms=5, zorder=5, gid=_gid(e.type, e.proc, e.idx))
+            elif e.type == "arrive" and (self.msgs[e.mid].recv or self.msgs[e.mid].discard):
+                ax.plot([x], [y], marker="|", color="#7f7f7f", ms=7, zorder=4)
+            elif e.type in ("round_start", "round_complete", "round_abort"):
+                sym = {"round_start": "▶", "round_complete": "✓", "round_abort": "✗"}[e.type]
+                ax.plot([x], [y], marker="|", color="black", ms=10, zorder=5, gid=_gid(e.type, e.round))
+                ax.annotate(f"r{e.round}{sym}", (x, y), xytext=(0, 7), textcoords="offset points",
+                            fontsize=7, ha="center", zorder=8)
+            elif e.type == "output":
+                ax.plot([x], [y], marker="*", color="#bcbd22", ms=8, zorder=5)
+        for p in self.procs:
+            if p not in seen_initial:
+                x = self.ckpt_x[(p, 0)]
+                if self.visible(x):
+                    self._checkpoint(ax, p, 0, "initial", x, self.y[p], None)
+
+    def _checkpoint(self, ax, p: str, c: int, kind: str, x: float, y: float, rnd) -> None:
+        marker, face, edge, size = CKPT_STYLE.get(kind, CKPT_STYLE["basic"])
+        ax.plot([x], [y], marker=marker, mfc=face, mec=edge, ms=size, mew=1.0, ls="none", zorder=7,
+                gid=_gid("ckpt", p, c))
+        ring = self.rings.get((p, c))
+        ringed = ring is not None or (p, c) in self.f.useless
+        ax.annotate(f"C{c}" + (f"·r{rnd}" if rnd is not None else ""), (x, y), xytext=(0, 11 if ringed else 6),
+                    textcoords="offset points", fontsize=7, ha="center", zorder=9)
+        if (p, c) in self.f.useless or ring == "zcycle":
+            ax.plot([x], [y], marker="o", mfc="none", mec=HIGHLIGHT["zcycle"], ms=17, mew=2.0, zorder=8,
+                    gid=_gid("useless-ckpt", p, c))
+        elif ring is not None:
+            ax.plot([x], [y], marker="o", mfc="none", mec=HIGHLIGHT[ring], ms=16, mew=2.0, zorder=8,
+                    gid=_gid("witness-ckpt", p, c))
+
+    def _point(self, p: str, c) -> tuple[float, float] | None:
+        if p not in self.y:
+            return None
+        if c == "V":
+            return self.end_x, self.y[p]
+        x = self.ckpt_x.get((p, int(c)))
+        return None if x is None else (x, self.y[p])
+
+    def _polyline(self, ax, cut: dict, colour: str, lw: float, ls, gid: str, label: str, zorder: float = 2,
+                  where: str = "end") -> None:
+        pts = [pt for p in self.procs if p in cut for pt in [self._point(p, cut[p])] if pt is not None]
+        if not pts:
+            return
+        xs, ys = zip(*pts)
+        ln = Line2D(xs, ys, color=colour, lw=lw, ls=ls, zorder=zorder, alpha=0.85, marker="o", ms=4)
+        ln.set_gid(gid)
+        ax.add_line(ln)
+        k = -1 if where == "end" else 0
+        ax.annotate(label, (xs[k], ys[k]), xytext=(4, -12 if where == "end" else 8), textcoords="offset points",
+                    fontsize=7.5, color=colour, fontweight="bold", zorder=8)
+
+    def _overlays(self, ax) -> None:
+        label = self._recovery_label()
+        if label is not None:
+            line = self.f.recovery_lines[label]
+            what = {"none": "no failure", "all": "all failed"}.get(label, f"F={{{label}}}")
+            bound = self.f.recovery_bounds.get(label)
+            if bound and bound != line:
+                self._polyline(ax, bound, RECOVERY_COLOUR, 1.2, (0, (1, 1.5)), "recovery-start",
+                               "rollback starts here", zorder=2, where="start")
+            self._polyline(ax, line, RECOVERY_COLOUR, 3.0, "solid", "recovery-line",
+                           f"recovery line ({what})")
+        for fi in self.findings:
+            if fi.cut:
+                self._polyline(ax, fi.cut, CUT_COLOUR, 1.6, "dashdot", _gid("cut", fi.number),
+                               f"cut of #{fi.number}", zorder=2.5)
+
+    def _recovery_label(self) -> str | None:
+        lines = self.f.recovery_lines
+        want = self.o.recovery_line
+        if want is None or not lines:
+            return None
+        if want != "auto":
+            if want not in lines:
+                raise UsageError(f"no recovery line {want!r} in the report (have: {', '.join(lines)})")
+            return want
+        for label in lines:
+            if label not in ("none", "all"):
+                return label
+        return "all" if "all" in lines else next(iter(lines))
+
+    def _legend_handles(self) -> list:
+        h = [Line2D([], [], marker=CKPT_STYLE[k][0], mfc=CKPT_STYLE[k][1], mec=CKPT_STYLE[k][2], ls="none",
+                    label=f"{k} checkpoint") for k in ("initial", "basic", "forced", "coordinated")
+             if self._uses_kind(k)]
+        h.append(Line2D([], [], color=DATA_COLOUR, label="message"))
+        if any(m.is_barrier for m in self.msgs.values()):
+            h.append(Line2D([], [], color=BARRIER_COLOUR, ls=(0, (4, 2)), label="barrier"))
+        if any(m.replay_of for m in self.msgs.values()):
+            h.append(Line2D([], [], color=REPLAY_COLOUR, ls="dashdot", label="replay"))
+        if self._recovery_label() is not None:
+            h.append(Line2D([], [], color=RECOVERY_COLOUR, lw=3, label="recovery line"))
+        for style in sorted({s for s, _ in self.highlight.values()} | set(self.rings.values())):
+            name = {"orphan": "orphan", "dropped": "dropped / lost", "phantom": "phantom / duplicate",
+                    "zcycle": "Z-cycle witness"}[style]
+            h.append(Line2D([], [], color=HIGHLIGHT[style], lw=2.6, label=name))
+        if self.f.useless:
+            h.append(Line2D([], [], marker="o", mfc="none", mec=HIGHLIGHT["zcycle"], ls="none", ms=10,
+                            mew=2, label="useless checkpoint"))
+        return h
+
+    def _uses_kind(self, kind: str) -> bool:
+        if kind == "initial":
+            return True
+        return any(e.type == "checkpoint" and e.kind == kind for e in self.trace.events)
+
+
+def render_figure(trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None) -> Figure:
+    """The space-time diagram of ``trace`` as a matplotlib ``Figure``."""
+    return _Diagram(trace, findings, options or RenderOptions()).figure()
+
+
+def render(trace: Trace, path: str, findings: Findings | None = None, options: RenderOptions | None = None) -> None:
+    """Write the diagram to ``path``; the format follows the extension (.svg, .png, .pdf)."""
+    ext = str(path).rsplit(".", 1)[-1].lower()
+    if ext not in ("svg", "png", "pdf"):
+        raise UsageError(f"cannot tell the image format of {path!r}: use .svg, .png or .pdf")
+    fig = render_figure(trace, findings, options)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}):
+        fig.savefig(path, format=ext, metadata={"Date": None} if ext == "svg" else None)
+
+
+def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None) -> str:
+    """The diagram as SVG text (embedded by the HTML report)."""
+    import io
+
+    fig = render_figure(trace, findings, options)
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def finding_window(trace: Trace, finding: Finding, margin: int = 6) -> tuple[int, int]:
+    """Event numbers (1-based, inclusive) around a finding's trace lines."""
+    lines = finding.lines or [trace.events[-1].line if trace.events else 1]
+    nums = [i + 1 for i, e in enumerate(trace.events) if e.line in set(lines)]
+    if not nums:
+        return 1, max(len(trace.events), 1)
+    return max(1, min(nums) - margin), min(len(trace.events), max(nums) + margin)

@@ -1,0 +1,397 @@
+"""Shrink a failing trace to a 1-minimal one by delta debugging.
+
+Zeller & Hildebrandt, "Simplifying and Isolating Failure-Inducing Input" (IEEE
+TSE 28(2), 2002): ``ddmin`` finds a subset of the input's elements on which
+the test still fails and from which no single element can be removed without
+the failure disappearing (*1-minimal*).
+
+The elements of a trace are the things whose removal leaves a *valid* trace:
+
+* a **process** (with its channels and every message on them),
+* a **channel** (with every message on it),
+* a **message** (its send or replay with every arrival, processing, discard,
+  recording and log entry of it, and its replays),
+* the **processing** (``recv``), **arrival** or **discard** of a message alone
+  (the message then stays in flight or unprocessed),
+* a **checkpoint** ``C_{p,x}``, x ≥ 1 (with its ``record`` events and any
+  failure that restores it),
+* a whole **record** event, or one message **entry** of a record,
+* a **failure** (a ``fail`` with the ``restore`` that follows it, or a lone
+  ``restore`` of a surviving process that rolls back),
+* any other single event (``log``, ``log_truncate``, round events, ``output``).
+
+Removing a set of elements removes their closure (above); the survivors are
+renumbered the way ``TraceRecorder`` numbers them: ``idx`` per process,
+checkpoint numbers ``1, 2, …`` per process, data ``seq`` per channel (restored
+to its value at the restored checkpoint after a ``restore``, so a regenerated
+message keeps the number of the original), and message ids rebuilt from these
+numbers when the trace uses the recorder's naming (``ch:seq``, ``ch:bR``,
+``@epoch``, ``/rK``). Every candidate is validated (``traces``), so a shrunk
+trace is always a valid trace.
+
+The test is "the checker still reports a violation of the same property with
+the same kind". Checker options that name processes or checkpoints (``cut``,
+``failures``) are mapped through the renumbering; checkpoints named by the
+``cut`` are never removed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Sequence
+
+from traces.errors import TraceErrors
+from traces.jsonl import dumps_trace, parse_trace
+from traces.model import Channel, Event, Header, Process, Trace
+
+Element = tuple[str, Hashable]
+
+
+# -- ddmin ---------------------------------------------------------------------
+def ddmin(elements: Sequence, fails: Callable[[list], bool]) -> list:
+    """Zeller's ddmin: a 1-minimal sublist of ``elements`` on which ``fails`` holds.
+
+    ``fails(kept)`` must hold for ``elements`` itself. Results are cached, so the
+    same subset is never tested twice.
+    """
+    cache: dict[frozenset, bool] = {}
+
+    def test(kept: list) -> bool:
+        key = frozenset(kept)
+        if key not in cache:
+            cache[key] = fails(kept)
+        return cache[key]
+
+    c, n = list(elements), 2
+    while len(c) >= 2:
+        chunks = _split(c, n)
+        for chunk in chunks:
+            if test(chunk):
+                c, n = chunk, 2
+                break
+        else:
+            for i in range(len(chunks)):
+                comp = [x for j, ch in enumerate(chunks) if j != i for x in ch]
+                if test(comp):
+                    c, n = comp, max(n - 1, 2)
+                    break
+            else:
+                if n >= len(c):
+                    break
+                n = min(len(c), 2 * n)
+    if len(c) == 1 and test([]):
+        c = []
+    return c
+
+
+def _split(c: list, n: int) -> list[list]:
+    k, r = divmod(len(c), n)
+    out, start = [], 0
+    for i in range(n):
+        end = start + k + (1 if i < r else 0)
+        if end > start:
+            out.append(c[start:end])
+        start = end
+    return out
+
+
+# -- elements of a trace and their removal -------------------------------------
+@dataclass
+class Removal:
+    """Elements to remove, and what they imply."""
+
+    procs: set[str] = field(default_factory=set)
+    channels: set[str] = field(default_factory=set)
+    mids: set[str] = field(default_factory=set)
+    events: set[int] = field(default_factory=set)            # indices into trace.events
+    checkpoints: set[tuple[str, int]] = field(default_factory=set)
+    entries: set[tuple[int, str]] = field(default_factory=set)  # (record event index, mid)
+
+
+class TraceShrinker:
+    """Builds candidate traces of ``trace`` with some elements removed; ``options``
+    are the checker options of ``trace`` (the checkpoints of its ``cut`` are kept)."""
+
+    def __init__(self, trace: Trace, options: dict | None = None):
+        self.trace = trace
+        self.events = trace.events
+        self.options = dict(options or {})
+        self.protected = {(p, int(c)) for p, c in (self.options.get("cut") or {}).items()
+                          if c != "V" and int(c) > 0}
+        self.replays_of: dict[str, list[str]] = {}
+        self.failures: list[tuple[int, ...]] = []
+        open_fail: dict[str, int] = {}
+        for i, e in enumerate(self.events):
+            if e.type == "replay":
+                self.replays_of.setdefault(e.replay_of, []).append(e.mid)
+            elif e.type == "fail":
+                open_fail[e.proc] = i
+            elif e.type == "restore":
+                f = open_fail.pop(e.proc, None)
+                self.failures.append((f, i) if f is not None else (i,))
+        self.failures.extend((i,) for i in open_fail.values())
+        self.failure_of = {i: grp for grp in self.failures for i in grp}
+
+    def elements(self) -> list[Element]:
+        """Every removable element, coarse ones first (processes, then messages, ...)."""
+        out: list[Element] = [("process", p.id) for p in self.trace.processes]
+        out += [("channel", c.id) for c in self.trace.channels]
+        out += [("message", e.mid) for e in self.events if e.type in ("send", "replay")]
+        out += [("failure", grp) for grp in self.failures]
+        out += [("checkpoint", (e.proc, e.ckpt)) for e in self.events
+                if e.type == "checkpoint" and e.ckpt > 0 and (e.proc, e.ckpt) not in self.protected]
+        for i, e in enumerate(self.events):
+            if e.type in ("recv", "arrive", "discard", "log", "log_truncate", "round_start",
+                          "round_complete", "round_abort", "output"):
+                out.append(("event", i))
+            elif e.type == "record":
+                out.append(("event", i))
+                out += [("entry", (i, m)) for m in e.mids]
+        return out
+
+    def removal(self, removed: Sequence[Element]) -> Removal:
+        r = Removal()
+        for kind, key in removed:
+            if kind == "process":
+                r.procs.add(key)
+            elif kind == "channel":
+                r.channels.add(key)
+            elif kind == "message":
+                r.mids.add(key)
+            elif kind == "failure":
+                r.events.update(key)
+            elif kind == "checkpoint":
+                r.checkpoints.add(key)
+            elif kind == "event":
+                r.events.add(key)
+            elif kind == "entry":
+                r.entries.add(key)
+        r.channels |= {c.id for c in self.trace.channels if c.src in r.procs or c.dst in r.procs}
+        for e in self.events:
+            if e.type in ("send", "replay") and e.ch in r.channels:
+                r.mids.add(e.mid)
+        todo = list(r.mids)
+        while todo:                      # a replay dies with the message it replays
+            for m in self.replays_of.get(todo.pop(), ()):
+                if m not in r.mids:
+                    r.mids.add(m)
+                    todo.append(m)
+        for i, e in enumerate(self.events):
+            if e.type == "restore" and (e.proc, e.ckpt) in r.checkpoints:
+                r.events.update(self.failure_of[i])
+        r.checkpoints |= {(p, c) for p, c in self._all_checkpoints() if p in r.procs}
+        return r
+
+    def _all_checkpoints(self):
+        return [(e.proc, e.ckpt) for e in self.events if e.type == "checkpoint"]
+
+    def candidate(self, removed: Sequence[Element]) -> tuple[Header, list[dict], dict]:
+        """The header, event dicts and checker options of the trace without ``removed``
+        (renumbered, options mapped)."""
+        r = self.removal(removed)
+        kept: list[dict] = []
+        for i, e in enumerate(self.events):
+            d = self._keep(i, e, r)
+            if d is not None:
+                kept.append(d)
+        h = self.trace.header
+        procs = [p for p in h.processes if p.id not in r.procs]
+        chans = [c for c in h.channels if c.id not in r.channels]
+        maps = _renumber(kept, chans)
+        header = Header(processes=[Process(**_fields(p)) for p in procs],
+                        channels=[Channel(**_fields(c)) for c in chans],
+                        protocol=dict(h.protocol), seed=h.seed, metadata=dict(h.metadata))
+        return header, kept, map_options(self.options, maps, {p.id for p in procs})
+
+    def _keep(self, i: int, e: Event, r: Removal) -> dict | None:
+        if e.proc in r.procs or i in r.events:
+            return None
+        t = e.type
+        if t in ("send", "replay", "arrive", "recv", "discard") and e.mid in r.mids:
+            return None
+        if t == "checkpoint" and (e.proc, e.ckpt) in r.checkpoints:
+            return None
+        if t in ("record", "log", "log_truncate") and e.ch in r.channels:
+            return None
+        if t == "record" and (e.proc, e.ckpt) in r.checkpoints:
+            return None
+        d = e.to_dict()
+        if t == "record":
+            d["mids"] = [m for m in e.mids if m not in r.mids and (i, m) not in r.entries]
+        elif t == "log":
+            d["mids"] = [m for m in e.mids or () if m not in r.mids]
+            if not d["mids"]:
+                return None
+        elif t == "output" and e.mid in r.mids:
+            del d["mid"]
+        return d
+
+
+def _fields(obj) -> dict:
+    return {k: getattr(obj, k) for k in obj.__slots__}
+
+
+_DATA_MID = re.compile(r"^(?P<ch>.+):(?P<n>b?\d+)(?:@(?P<epoch>\d+))?$")
+
+
+def _renumber(events: list[dict], channels: list[Channel]) -> dict:
+    """Renumber ``idx``, ``ckpt``, ``seq`` (and recorder-style mids) in place, as
+    ``TraceRecorder`` would have numbered the same history. Returns the maps
+    ``{"ckpt": {(proc, old): new}, "mid": {old: new}}``."""
+    out_chans: dict[str, list[str]] = {}
+    for c in channels:
+        out_chans.setdefault(c.src, []).append(c.id)
+    idx: dict[str, int] = {}
+    ckpt_map: dict[tuple[str, int], int] = {}
+    next_ckpt: dict[str, int] = {}
+    for d in events:                                   # checkpoints first: records may precede them
+        if d["type"] == "checkpoint" and d["ckpt"] > 0:
+            n = next_ckpt.get(d["proc"], 0) + 1
+            next_ckpt[d["proc"]] = n
+            ckpt_map[(d["proc"], d["ckpt"])] = n
+    seq: dict[str, int] = {}
+    seq_at: dict[tuple[str, int], dict[str, int]] = {}
+    epoch: dict[str, int] = {}
+    seq_map: dict[tuple[str, int], int] = {}
+    mid_map: dict[str, str] = {}
+    conventional = True
+    for d in events:
+        p, t = d["proc"], d["type"]
+        d["idx"] = idx.get(p, 0)
+        idx[p] = d["idx"] + 1
+        if t in ("checkpoint", "record", "restore") and d["ckpt"] > 0:
+            d["ckpt"] = ckpt_map[(p, d["ckpt"])]
+        if t == "checkpoint":
+            seq_at[(p, d["ckpt"])] = {c: seq.get(c, 0) for c in out_chans.get(p, ())}
+        elif t == "restore":
+            epoch[p] = epoch.get(p, 0) + 1
+            seq.update(seq_at.get((p, d["ckpt"]), {c: 0 for c in out_chans.get(p, ())}))
+        elif t == "send":
+            ch, e = d["ch"], epoch.get(p, 0)
+            m = _DATA_MID.match(d["mid"])
+            if d.get("kind") == "barrier":
+                new = f"{ch}:b{d['round']}"
+                conventional &= bool(m) and m["ch"] == ch and m["n"] == f"b{d['round']}"
+            else:
+                seq[ch] = seq.get(ch, 0) + 1
+                seq_map[(ch, d["seq"])] = seq[ch]
+                conventional &= bool(m) and m["ch"] == ch and m["n"] == str(d["seq"])
+                d["seq"] = seq[ch]
+                new = f"{ch}:{d['seq']}"
+            mid_map[d["mid"]] = new if e == 0 else f"{new}@{e}"
+        elif t == "log_truncate":
+            d["through_seq"] = max((n for (c, o), n in seq_map.items() if c == d["ch"] and o <= d["through_seq"]),
+                                   default=0)
+    for d in events:                                   # replays: "<original>/rK"
+        if d["type"] == "replay":
+            of = d["replay_of"]
+            suffix = d["mid"][len(of):] if d["mid"].startswith(of + "/r") else None
+            conventional &= suffix is not None
+            if suffix is not None and of in mid_map:
+                mid_map[d["mid"]] = mid_map[of] + suffix
+    if not conventional or len(set(mid_map.values())) != len(mid_map):
+        mid_map = {}
+    for d in events:
+        for key in ("mid", "replay_of"):
+            if key in d and d[key] in mid_map:
+                d[key] = mid_map[d[key]]
+        if "mids" in d:
+            d["mids"] = [mid_map.get(m, m) for m in d["mids"]]
+    return {"ckpt": ckpt_map, "mid": mid_map}
+
+
+def map_options(options: dict, maps: dict, procs: set[str]) -> dict:
+    """Checker options (``cut``, ``failures``, ...) of the original trace, for a candidate."""
+    out = dict(options)
+    if out.get("cut"):
+        out["cut"] = {p: (c if c == "V" or int(c) == 0 else maps["ckpt"][(p, int(c))])
+                      for p, c in out["cut"].items() if p in procs}
+    if isinstance(out.get("failures"), list):
+        out["failures"] = [p for p in out["failures"] if p in procs]
+    return out
+
+
+# -- the driver ----------------------------------------------------------------
+@dataclass
+class ShrinkResult:
+    trace: Trace
+    text: bytes                        # the shrunk trace as JSONL
+    options: dict                      # checker options for it (mapped)
+    kind: str
+    property: str
+    tests: int                         # checker runs
+    invalid: int                       # candidates rejected by validation (expected 0)
+    elements_before: int
+    elements_after: int
+
+
+class ShrinkError(Exception):
+    """The trace does not fail as required, so there is nothing to shrink."""
+
+
+def shrink_trace(trace: Trace, violates: Callable[[Trace, dict], bool], options: dict | None = None,
+                 kind: str = "", prop: str = "") -> ShrinkResult:
+    """Shrink ``trace`` while ``violates(candidate, mapped_options)`` holds.
+
+    After ddmin the result is re-split into its own elements and checked for
+    1-minimality directly (each remaining element removed alone), repeating until
+    no single removal keeps the failure.
+    """
+    stats = {"tests": 0, "invalid": 0}
+
+    def build(sh: TraceShrinker, removed: Sequence[Element]):
+        header, events, opts = sh.candidate(removed)
+        if not header.processes:         # a trace has at least one process: nothing to test
+            return None
+        text = dumps_trace(header, events)
+        try:
+            cand = parse_trace(text.decode(), sh.trace.path)
+        except TraceErrors:
+            stats["invalid"] += 1
+            return None
+        return cand, text, opts
+
+    def run(sh: TraceShrinker, elems: list[Element], kept: list[Element]) -> bool:
+        keep = set(kept)
+        built = build(sh, [x for x in elems if x not in keep])
+        if built is None:
+            return False
+        stats["tests"] += 1
+        return violates(built[0], built[2])
+
+    options = dict(options or {})
+    sh = TraceShrinker(trace, options)
+    if not violates(trace, options):
+        raise ShrinkError("the trace does not show the violation to shrink")
+    elems = sh.elements()
+    before = len(elems)
+    kept = ddmin(elems, lambda k: run(sh, elems, k))
+    built = build(sh, [x for x in elems if x not in set(kept)])
+    if built is None:
+        raise ShrinkError("internal: the shrunk candidate is not a valid trace")
+    cand, text, opts = built
+    while True:                       # 1-minimality on the shrunk trace's own elements
+        sh = TraceShrinker(cand, opts)
+        elems = sh.elements()
+        for x in elems:
+            built = build(sh, [x])
+            if built is not None:
+                stats["tests"] += 1
+                if violates(built[0], built[2]):
+                    cand, text, opts = built
+                    break
+        else:
+            break
+    return ShrinkResult(cand, text, opts, kind, prop, stats["tests"], stats["invalid"], before, len(elems))
+
+
+def checker_predicate(prop: str, kind: str, base_options: Callable[[dict], object]) -> Callable[[Trace, dict], bool]:
+    """``violates(trace, options)``: the checker reports a ``kind`` violation of ``prop``."""
+    from checker import check_trace
+
+    def violates(t: Trace, options: dict) -> bool:
+        report = check_trace(t, base_options(options))
+        return any(v.kind == kind and v.property == prop for v in report.violations)
+
+    return violates

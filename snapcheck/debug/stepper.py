@@ -1,0 +1,315 @@
+"""The interactive trace stepper of ``snapcheck replay`` (a terminal debugger for traces).
+
+``Stepper`` wraps a ``Replay`` cursor and the checker's ``Findings``. Each
+command (``execute``) moves the cursor or changes breakpoints; ``screen()``
+renders the state at the cursor with rich: the events around it, one row per
+process (interval, last checkpoint, blocked and recording channels, protocol
+variables), one row per channel with something in it (in-flight messages,
+recorded channel state, sender log), and the violations that become visible
+at this position. Commands come from any line source (``input()`` on a
+terminal, a pipe, or a list in tests), so the stepper is scriptable.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable, Iterable
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from snapcheck.debug.findings import Findings
+from snapcheck.debug.history import describe_event
+from snapcheck.debug.replay import Breakpoint, ProcessView, Replay, ReplayState
+from traces.model import Trace
+
+HELP = """\
+commands (a number k repeats or selects; Enter repeats the last command):
+  n [k]            next event(s)                p [k]          previous event(s)
+  g N              go to event N (0 = start)    line L         go to file line L
+  start / end      first / last position        v / pv         next / previous violation
+  b proc P         break on events of P         b msg M        break on message M
+  b type T         break on event type T        b ckpt P       break on checkpoints of P
+  b                list breakpoints             d N            delete breakpoint N
+  c / rc           continue / reverse-continue to a breakpoint
+  s                show the state again         json           the state as JSON
+  all              toggle showing empty channels   h / ?       this help      q   quit"""
+
+_CONTEXT = 3
+_VAR_WIDTH = 60
+
+
+def _compact(value) -> str:
+    s = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    return s if len(s) <= _VAR_WIDTH else s[: _VAR_WIDTH - 1] + "…"
+
+
+class Stepper:
+    def __init__(self, trace: Trace, findings: Findings | None = None, console: Console | None = None,
+                 show_all_channels: bool = False):
+        self.trace = trace
+        self.replay = Replay(trace)
+        self.findings = findings or Findings()
+        self.console = console or Console(highlight=False)
+        self.show_all_channels = show_all_channels
+        self.message = ""           # feedback of the last command, shown above the state
+        self._last = "n"
+
+    # -- commands ---------------------------------------------------------------
+    def execute(self, line: str) -> bool:
+        """Run one command; return False when the user quits."""
+        line = line.strip()
+        if not line:
+            line = self._last
+        self._last = line
+        parts = line.split()
+        cmd, args = parts[0], parts[1:]
+        self.message = ""
+        handler = self._commands().get(cmd)
+        if handler is None:
+            self.message = f"unknown command {cmd!r} (h for help)"
+            return True
+        try:
+            return handler(args) is not False
+        except (ValueError, IndexError):
+            self.message = f"bad arguments for {cmd!r} (h for help)"
+            return True
+
+    def _commands(self) -> dict[str, Callable]:
+        return {
+            "n": self._next, "next": self._next, "p": self._prev, "prev": self._prev,
+            "g": self._goto, "goto": self._goto, "line": self._line, "l": self._line,
+            "start": lambda a: self.replay.goto(0), "end": lambda a: self.replay.goto(len(self.replay)),
+            "v": self._violation, "violation": self._violation,
+            "pv": lambda a: self._violation(a, forward=False),
+            "b": self._break, "break": self._break, "d": self._delete, "delete": self._delete,
+            "c": self._continue, "continue": self._continue,
+            "rc": lambda a: self._continue(a, forward=False),
+            "s": lambda a: None, "show": lambda a: None, "json": self._json,
+            "all": self._toggle_all, "h": self._help, "help": self._help, "?": self._help,
+            "q": lambda a: False, "quit": lambda a: False, "exit": lambda a: False,
+        }
+
+    def _next(self, args):
+        self.replay.forward(int(args[0]) if args else 1)
+
+    def _prev(self, args):
+        self.replay.backward(int(args[0]) if args else 1)
+
+    def _goto(self, args):
+        self.replay.goto(int(args[0]))
+
+    def _line(self, args):
+        self.replay.goto_line(int(args[0]))
+
+    def _violation(self, args, forward: bool = True):
+        pos = self.replay.next_of(self.findings.positions(), forward)
+        if pos is None:
+            what = "no violations" if not self.findings.items else \
+                f"no {'later' if forward else 'earlier'} violation"
+            self.message = what
+            return
+        self.replay.goto(pos)
+
+    def _break(self, args):
+        if not args:
+            bps = self.replay.breakpoints
+            self.message = "breakpoints: " + (", ".join(f"[{i}] {b}" for i, b in enumerate(bps, 1))
+                                              if bps else "none")
+            return
+        what, value = args[0], args[1]
+        if what not in ("proc", "msg", "type", "ckpt"):
+            raise ValueError(what)
+        if what in ("proc", "ckpt") and value not in self.trace.process_map():
+            self.message = f"unknown process {value!r}"
+            return
+        if what == "msg" and value not in self.replay.messages:
+            self.message = f"unknown message {value!r}"
+            return
+        self.replay.breakpoints.append(Breakpoint(what, value))
+        self.message = f"breakpoint [{len(self.replay.breakpoints)}] {what} {value}"
+
+    def _delete(self, args):
+        k = int(args[0])
+        b = self.replay.breakpoints.pop(k - 1)
+        self.message = f"deleted breakpoint [{k}] {b}"
+
+    def _continue(self, args, forward: bool = True):
+        if not self.replay.breakpoints:
+            self.message = "no breakpoints (b proc P, b msg M, b type T, b ckpt P)"
+            return
+        hit = self.replay.run_to_break(forward)
+        self.message = f"breakpoint {hit}" if hit else ("end of trace" if forward else "start of trace")
+
+    def _json(self, args):
+        self.message = json.dumps(self.replay.state.to_json(), indent=1, default=str)
+
+    def _toggle_all(self, args):
+        self.show_all_channels = not self.show_all_channels
+
+    def _help(self, args):
+        self.message = HELP
+
+    # -- display ----------------------------------------------------------------
+    def screen(self):
+        """The rich renderable of the current state."""
+        st = self.replay.state
+        parts = []
+        if self.message:
+            parts.append(Text(self.message))
+        parts.append(self._header(st))
+        parts.append(self._context(st))
+        parts.append(self._process_table(st))
+        chans = self._channel_table(st)
+        if chans is not None:
+            parts.append(chans)
+        parts.extend(self._violation_panels(st))
+        return Group(*parts)
+
+    def show(self) -> None:
+        self.console.print(self.screen())
+
+    def _header(self, st: ReplayState) -> Text:
+        n = len(self.replay)
+        t = Text()
+        t.append(f"event {st.position}/{n}", style="bold")
+        if st.event is not None:
+            e = st.event
+            t.append(f" · line {e.line} · ")
+            t.append(e.proc, style="bold cyan")
+            t.append(" " + describe_event(e, self.replay.messages))
+        else:
+            t.append(" · start of trace (nothing applied yet)")
+        later = self.replay.next_of(self.findings.positions())
+        if later is not None:
+            t.append(f"   next violation at event {later}", style="yellow")
+        if self.replay.breakpoints:
+            t.append(f"   {len(self.replay.breakpoints)} breakpoint(s)", style="dim")
+        return t
+
+    def _context(self, st: ReplayState) -> Text:
+        events = self.replay.events
+        lo, hi = max(0, st.position - _CONTEXT), min(len(events), st.position + _CONTEXT - 1)
+        t = Text()
+        for i in range(lo, hi):
+            e = events[i]
+            mark = "→" if i == st.position - 1 else " "
+            style = "bold" if i == st.position - 1 else ("dim" if i >= st.position else "")
+            t.append(f"{mark} {i + 1:>5}  L{e.line:<5} {e.proc:<8} {describe_event(e, self.replay.messages)}\n",
+                     style=style)
+        return t
+
+    def _involved(self, st: ReplayState) -> tuple[set[str], set[str]]:
+        procs, mids = set(), set()
+        for f in self.findings.at(st.position):
+            procs.update(p for p, _ in f.checkpoints)
+            mids.update(f.messages)
+        msgs = self.replay.messages
+        for m in mids:
+            if m in msgs:
+                procs.update((msgs[m].src, msgs[m].dst))
+        return procs, mids
+
+    def _process_table(self, st: ReplayState) -> Table:
+        involved, _ = self._involved(st)
+        tab = Table(title="processes", title_justify="left")
+        for col in ("process", "interval", "last checkpoint", "status", "blocked", "recording", "protocol vars"):
+            tab.add_column(col, overflow="fold")
+        current = st.event.proc if st.event is not None else None
+        for p, v in st.processes.items():
+            style = "bold" if p == current else None
+            name = Text(p, style="bold red" if p in involved else None)
+            if v.role != "task":
+                name.append(f" ({v.role})", style="dim")
+            tab.add_row(name, f"I{v.interval}", self._ckpt_text(p, v), self._status(v),
+                        ", ".join(f"{c} (r{r})" for c, r in sorted(v.blocked.items())) or "-",
+                        ", ".join(f"{c} (r{r})" for c, r in sorted(v.recording.items())) or "-",
+                        self._vars_text(v), style=style)
+        return tab
+
+    def _ckpt_text(self, p: str, v: ProcessView) -> Text:
+        c = v.last_checkpoint
+        label = f"C{c.ckpt} {c.kind}"
+        if c.round is not None:
+            label += f" r{c.round}"
+        if c.restored:
+            label += " (restored)"
+        if c.line:
+            label += f" @L{c.line}"
+        return Text(label, style="red" if (p, c.ckpt) in self.findings.useless else None)
+
+    @staticmethod
+    def _status(v: ProcessView) -> str:
+        s = "FAILED" if v.failed else "up"
+        return s + (f" epoch {v.epoch}" if v.epoch else "")
+
+    @staticmethod
+    def _vars_text(v: ProcessView) -> str:
+        parts = []
+        if v.vars:
+            parts.append(_compact(v.vars))
+        if v.piggyback is not None:
+            parts.append("pb " + _compact(v.piggyback))
+        return "\n".join(parts) or "-"
+
+    def _channel_table(self, st: ReplayState) -> Table | None:
+        _, hot = self._involved(st)
+        rows = [c for c in st.channels.values()
+                if self.show_all_channels or c.in_flight or c.recorded or c.log]
+        if not rows:
+            return None
+        tab = Table(title="channels (* = arrived in the receiver's buffer)", title_justify="left")
+        for col in ("channel", "in flight (send order)", "recorded state", "sender log"):
+            tab.add_column(col, overflow="fold")
+        for c in rows:
+            flight = Text()
+            for k, m in enumerate(c.in_flight):
+                if k:
+                    flight.append(" ")
+                label = (f"[b{m.round}]" if m.kind == "barrier" else m.mid) + ("*" if m.arrived else "")
+                flight.append(label, style="bold red" if m.mid in hot else ("dim" if m.kind == "barrier" else None))
+            rec = "; ".join(f"{r.part} C{r.ckpt}@{r.proc}: [{', '.join(r.mids)}]"
+                            for r in c.recorded.values()) or "-"
+            tab.add_row(f"{c.id} {c.src}→{c.dst}", flight if c.in_flight else "-", rec,
+                        ", ".join(c.log) or "-")
+        return tab
+
+    def _violation_panels(self, st: ReplayState) -> list:
+        out = []
+        for f in self.findings.at(st.position):
+            body = Text(f.message)
+            if f.messages:
+                body.append("\nwitness messages: " + " → ".join(f.messages))
+            if f.checkpoints:
+                body.append("\nwitness checkpoints: " + ", ".join(f"C{c}@{p}" for p, c in f.checkpoints))
+            if f.cut:
+                body.append("\ncut: " + ", ".join(f"{p}:{c}" for p, c in f.cut.items()))
+            body.append(f"\ntrace lines: {', '.join(map(str, f.lines))}")
+            out.append(Panel(body, title=f.title(), border_style="red", title_align="left"))
+        return out
+
+    # -- the loop ---------------------------------------------------------------
+    def loop(self, lines: Iterable[str] | None = None, prompt: str = "(snapcheck) ") -> None:
+        """Show the state, read a command, repeat until ``q`` or end of input.
+
+        ``lines`` defaults to ``input()`` (with readline history on a terminal)."""
+        self.show()
+        source = iter(lines) if lines is not None else _input_lines(prompt)
+        for line in source:
+            if not self.execute(line):
+                break
+            self.show()
+
+
+def _input_lines(prompt: str):
+    try:
+        import readline  # noqa: F401  (line editing and history for input())
+    except ImportError:
+        pass
+    while True:
+        try:
+            yield input(prompt)
+        except EOFError:
+            return

@@ -1,0 +1,238 @@
+"""Loading v1 Parquet traces into Spark and quarantining malformed rows.
+
+The Parquet form (docs/trace-format.md, ``traces/parquet.py``) has one row per
+event, many traces per file. Every row of the input ends up in exactly one of
+two places: **checked** (its trace is well formed) or **quarantined** (its trace
+has at least one problem), so ``rows in = rows checked + rows quarantined``.
+A trace is quarantined as a whole, because checking the rest of a trace whose
+rows are damaged would silently change verdicts (a lost ``recv`` row hides an
+orphan).
+
+The checks here are Spark-native (column expressions, joins, window functions)
+and mirror the row-level and referential rules of ``traces.validate``: event
+type, required typed columns per type, JSON in ``extra``, known process and
+channel, the right end of the channel, per-process ``idx`` = 0, 1, 2, …,
+increasing checkpoint numbers, a restore or record of a checkpoint that was
+taken, no event between ``fail`` and ``restore``, unique message ids, and no
+reference to a message never sent. Whole-trace rules that need a graph
+(happened-before cycles) are left to the per-trace validation stage
+(``trace_udf``), whose rejections are quarantined the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from traces.model import EVENT_TYPES
+from traces.parquet import SCHEMA
+
+HEADER_DDL = ("struct<format:string,version:bigint,"
+              "processes:array<struct<id:string,role:string>>,"
+              "channels:array<struct<id:string,src:string,dst:string,fifo:boolean,kind:string,logged:boolean,"
+              "back_edge:boolean>>,"
+              "protocol:struct<name:string>>")
+
+_TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
+_CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
+_MID_TYPES = "('send','recv','arrive','discard','replay')"
+
+# First failing rule of one row, on its own (no other row needed). ``x`` = extra parsed as VARIANT.
+ROW_REASON_SQL = f"""
+CASE
+ WHEN type IS NULL THEN 'missing type'
+ WHEN type <> 'header' AND type NOT IN ({_TYPES_SQL}) THEN concat('unknown event type ', type)
+ WHEN extra IS NOT NULL AND x IS NULL THEN 'malformed JSON in column extra'
+ WHEN type = 'header' AND (hdr IS NULL OR hdr.format IS DISTINCT FROM 'snapcheck-trace'
+      OR hdr.version IS DISTINCT FROM 1 OR hdr.processes IS NULL OR size(hdr.processes) = 0
+      OR hdr.channels IS NULL) THEN 'bad header: not a snapcheck-trace v1 header with processes and channels'
+ WHEN type = 'header' THEN NULL
+ WHEN proc IS NULL THEN 'missing field proc'
+ WHEN idx IS NULL OR idx < 0 THEN 'missing or negative idx'
+ WHEN type IN {_CH_TYPES} AND ch IS NULL THEN concat(type, ': missing field ch')
+ WHEN type IN {_MID_TYPES} AND mid IS NULL THEN concat(type, ': missing field mid')
+ WHEN type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', 'barrier') THEN concat('send: unknown kind ', kind)
+ WHEN type = 'send' AND kind = 'barrier' AND round IS NULL THEN 'send: a barrier needs field round'
+ WHEN type = 'send' AND coalesce(kind, 'data') = 'data' AND seq IS NULL THEN 'send: a data message needs field seq'
+ WHEN type = 'replay' AND replay_of IS NULL THEN 'replay: missing field replay_of'
+ WHEN type IN ('checkpoint', 'record', 'restore') AND (ckpt IS NULL OR ckpt < 0) THEN concat(type, ': missing or negative ckpt')
+ WHEN type = 'checkpoint' AND ckpt = 0 AND (kind IS DISTINCT FROM 'initial' OR idx <> 0)
+      THEN 'ckpt 0 is the initial checkpoint: kind initial, the process''s first event'
+ WHEN type = 'checkpoint' AND kind = 'initial' AND ckpt <> 0 THEN 'an initial checkpoint has ckpt 0'
+ WHEN type = 'record' AND part NOT IN ('input', 'output') THEN 'record: part must be input or output'
+ WHEN type IN ('record', 'log') AND NOT coalesce(mids_type IN ('ARRAY<STRING>', 'ARRAY<VOID>'), type = 'log')
+      THEN concat(type, ': mids must be a list of message ids')
+ WHEN type = 'log_truncate' AND through_seq IS NULL THEN 'log_truncate: missing field through_seq'
+ WHEN type IN ('round_start', 'round_complete', 'round_abort') AND round IS NULL THEN concat(type, ': missing field round')
+ ELSE NULL
+END
+"""
+
+
+@dataclass
+class Quarantine:
+    """The split of an input into checked and quarantined rows, with the accounting."""
+
+    clean: object                 # DataFrame: rows of well-formed traces (columns of ``parsed``)
+    quarantined: object           # DataFrame: rows of quarantined traces + reason, trace_reason
+    problems: object              # DataFrame: (trace_id, line, reason) — every problem found
+    processes: object             # DataFrame: (trace_id, proc, role, pidx) of the clean traces
+    channels: object              # DataFrame: (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
+    protocols: object             # DataFrame: (trace_id, protocol, aligned)
+    counts: dict = field(default_factory=dict)
+
+
+def check_columns(df, path: str) -> None:
+    """The file must have the v1 Parquet columns with their types (else exit 2)."""
+    from traces.errors import TraceError, TraceErrors
+
+    have = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    want = {"string": "string", "int64": "bigint"}
+    problems = []
+    for f in SCHEMA:
+        if f.name not in have:
+            problems.append(f"missing column {f.name!r}")
+        elif have[f.name] != want[str(f.type)]:
+            problems.append(f"column {f.name!r} has type {have[f.name]}, expected {want[str(f.type)]}")
+    if problems:
+        raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace file: " + "; ".join(problems))])
+
+
+def load(spark, path: str):
+    """Read a Parquet trace file (or directory) and parse ``extra``: the ``parsed`` DataFrame."""
+    from pyspark.sql import functions as F
+    from traces.errors import TraceError, TraceErrors
+
+    try:
+        df = spark.read.parquet(path)
+    except Exception as exc:          # AnalysisException: path missing or not Parquet
+        msg = str(exc).splitlines()[0][:300]
+        raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {msg}")]) from None
+    check_columns(df, path)
+    x = F.expr("try_parse_json(extra)")
+    return (df.select(*[f.name for f in SCHEMA])
+            .withColumn("x", x)
+            .withColumn("replay_of", F.expr("try_variant_get(x, '$.replay_of', 'string')"))
+            .withColumn("part", F.expr("coalesce(try_variant_get(x, '$.part', 'string'), 'input')"))
+            .withColumn("mids_type", F.expr("schema_of_variant(variant_get(x, '$.mids'))"))
+            .withColumn("mids", F.expr("try_variant_get(x, '$.mids', 'array<string>')"))
+            .withColumn("logged", F.expr("coalesce(try_variant_get(x, '$.logged', 'boolean'), false)"))
+            .withColumn("through_seq", F.expr("try_variant_get(x, '$.through_seq', 'bigint')"))
+            .withColumn("hdr", F.expr(f"CASE WHEN type = 'header' THEN from_json(extra, '{HEADER_DDL}') END")))
+
+
+def quarantine(parsed, count: bool = True) -> Quarantine:
+    """Split ``parsed`` rows into clean and quarantined ones (see the module docstring)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rows = parsed.withColumn("row_reason", F.expr(ROW_REASON_SQL))
+    ok_headers = rows.where("type = 'header' AND row_reason IS NULL AND trace_id IS NOT NULL")
+    procs = ok_headers.select("trace_id", F.posexplode("hdr.processes").alias("pidx", "p")).select(
+        "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"), "pidx")
+    chans = ok_headers.select("trace_id", F.explode("hdr.channels").alias("c")).select(
+        "trace_id", F.col("c.id").alias("ch"), F.col("c.src").alias("src"), F.col("c.dst").alias("dst"),
+        F.coalesce(F.col("c.fifo"), F.lit(True)).alias("fifo"),
+        F.coalesce(F.col("c.kind"), F.lit("data")).alias("ch_kind"),
+        F.coalesce(F.col("c.back_edge"), F.lit(False)).alias("back_edge"),
+        F.coalesce(F.col("c.logged"), F.lit(False)).alias("ch_logged"))
+    # Aligned protocols promise empty channel state (same rule as checker.cuts.is_aligned).
+    protocols = ok_headers.select(
+        "trace_id", F.col("hdr.protocol.name").alias("protocol"),
+        F.expr("""coalesce(get_json_object(extra, '$.protocol.params.aligned') = 'true',
+                  lower(coalesce(hdr.protocol.name, '')) LIKE '%aligned%'
+                  AND lower(coalesce(hdr.protocol.name, '')) NOT LIKE '%unaligned%'
+                  AND lower(coalesce(hdr.protocol.name, '')) NOT LIKE '%timeout%')""").alias("aligned"))
+
+    ev = rows.where("type <> 'header' AND trace_id IS NOT NULL AND row_reason IS NULL")
+    # Referential rules against the header: known process and channel, the right channel end.
+    ref = (ev.join(procs.select("trace_id", "proc", "role"), ["trace_id", "proc"], "left")
+           .join(chans.select("trace_id", "ch", "src", "dst"), ["trace_id", "ch"], "left"))
+    ref_reason = F.expr("""
+      CASE
+       WHEN role IS NULL THEN concat('unknown process ', proc)
+       WHEN ch IS NOT NULL AND src IS NULL THEN concat('unknown channel ', ch)
+       WHEN type IN ('send', 'log', 'log_truncate') AND proc <> src
+            THEN concat(type, ' on the wrong channel: ', proc, ' is not the source of ', ch)
+       WHEN type IN ('recv', 'arrive', 'discard') AND proc <> dst
+            THEN concat(type, ' on the wrong channel: ', proc, ' is not the destination of ', ch)
+       WHEN type = 'replay' AND proc <> src AND proc <> dst
+            THEN concat('replay on ', ch, ' by ', proc, ', which is neither its source nor its destination')
+       WHEN type = 'record' AND part = 'input' AND proc <> dst
+            THEN concat('record: ', proc, ' records the input part of ', ch, ' but is not its destination')
+       WHEN type = 'record' AND part = 'output' AND proc <> src
+            THEN concat('record: ', proc, ' records the output part of ', ch, ' but is not its source')
+       WHEN type = 'checkpoint' AND role = 'coordinator' THEN concat(proc, ' is a coordinator and takes no checkpoints')
+      END""")
+    ref_problems = ref.select("trace_id", "line", ref_reason.alias("reason")).where("reason IS NOT NULL")
+
+    # Per-process order: idx = 0, 1, 2, …; checkpoint numbers increase; nothing between fail and restore.
+    w = Window.partitionBy("trace_id", "proc").orderBy("idx")
+    seq = (ev.select("trace_id", "proc", "idx", "line", "type", "ckpt")
+           .withColumn("rn", F.row_number().over(w) - 1)
+           .withColumn("prev_type", F.lag("type").over(w))
+           .withColumn("prev_ckpt", F.max(F.when(F.col("type") == "checkpoint", F.col("ckpt"))).over(
+               w.rowsBetween(Window.unboundedPreceding, -1))))
+    seq_problems = seq.select("trace_id", "line", F.expr("""
+      CASE
+       WHEN idx <> rn THEN concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)
+       WHEN prev_type = 'fail' AND type <> 'restore'
+            THEN concat(proc, ' has failed and records ', type, ' before a restore')
+       WHEN type = 'checkpoint' AND ckpt <= prev_ckpt
+            THEN concat('checkpoint numbers must increase: ', proc, ' ckpt ', ckpt, ' after ckpt ', prev_ckpt)
+      END""").alias("reason")).where("reason IS NOT NULL")
+
+    # Restores and records refer to checkpoints that were taken (0 = the initial one).
+    taken = ev.where("type = 'checkpoint'").select("trace_id", "proc", "ckpt")
+    ck_refs = ev.where("type IN ('restore', 'record') AND ckpt > 0").select("trace_id", "proc", "ckpt", "line", "type")
+    ck_problems = ck_refs.join(taken, ["trace_id", "proc", "ckpt"], "left_anti").select(
+        "trace_id", "line", F.expr("concat(type, ' refers to checkpoint ', ckpt, ' of ', proc, ', which it has not taken')")
+        .alias("reason"))
+
+    # Message identity: each mid defined once (send or replay); every reference resolves.
+    defs = ev.where("type IN ('send', 'replay')").select("trace_id", "mid", "line")
+    dup_defs = (defs.withColumn("first", F.min("line").over(Window.partitionBy("trace_id", "mid")))
+                .where("line <> first")
+                .select("trace_id", "line", F.expr("concat('duplicate message identity: mid ', mid, "
+                                                   "' was already sent at line ', first)").alias("reason")))
+    refs = ev.where("type IN ('recv', 'arrive', 'discard')").select(
+        "trace_id", "line", "mid", F.concat(F.col("type"), F.lit(" of a message never sent: ")).alias("what"))
+    refs = refs.unionByName(ev.where("type = 'replay'").select(
+        "trace_id", "line", F.col("replay_of").alias("mid"), F.lit("replay of a message never sent: ").alias("what")))
+    refs = refs.unionByName(ev.where("type IN ('record', 'log') AND mids IS NOT NULL").select(
+        "trace_id", "line", F.explode("mids").alias("mid"),
+        F.concat(F.col("type"), F.lit(" of a message never sent: ")).alias("what")))
+    ref_mid_problems = (refs.join(defs.select("trace_id", "mid").distinct(), ["trace_id", "mid"], "left_anti")
+                        .select("trace_id", "line", F.concat("what", "mid").alias("reason")))
+
+    # Exactly one header per trace.
+    header_problems = (rows.where("trace_id IS NOT NULL").groupBy("trace_id")
+                       .agg(F.sum(F.when(F.col("type") == "header", 1).otherwise(0)).alias("h"),
+                            F.min("line").alias("line"))
+                       .where("h <> 1")
+                       .select("trace_id", "line", F.expr(
+                           "CASE WHEN h = 0 THEN 'trace has no header row' "
+                           "ELSE concat('trace has ', h, ' header rows') END").alias("reason")))
+
+    own = rows.where("row_reason IS NOT NULL").select("trace_id", "line", F.col("row_reason").alias("reason"))
+    problems = (own.unionByName(ref_problems).unionByName(seq_problems).unionByName(ck_problems)
+                .unionByName(dup_defs).unionByName(ref_mid_problems).unionByName(header_problems))
+
+    first = F.min(F.struct(F.coalesce("line", F.lit(0)).alias("line"), F.col("reason"))).alias("first")
+    bad = problems.where("trace_id IS NOT NULL").groupBy("trace_id").agg(first, F.count("*").alias("n_problems"))
+    row_problem = problems.groupBy("trace_id", "line").agg(F.min("reason").alias("reason"))
+
+    quarantined = (rows.join(bad, "trace_id", "left_semi").unionByName(rows.where("trace_id IS NULL"))
+                   .join(row_problem, ["trace_id", "line"], "left")
+                   .join(bad.select("trace_id", F.expr("concat('line ', first.line, ': ', first.reason, "
+                                                       "CASE WHEN n_problems > 1 THEN concat(' (and ', n_problems - 1, "
+                                                       "' more problem(s))') ELSE '' END)").alias("trace_reason")),
+                         "trace_id", "left")
+                   .select(*[f.name for f in SCHEMA], "reason",
+                           F.coalesce("trace_reason", F.lit("missing trace_id")).alias("trace_reason")))
+    clean = parsed.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti")
+    good = clean.select("trace_id").distinct()
+    q = Quarantine(clean=clean, quarantined=quarantined, problems=problems,
+                   processes=procs.join(good, "trace_id", "left_semi"),
+                   channels=chans.join(good, "trace_id", "left_semi"),
+                   protocols=protocols.join(good, "trace_id", "left_semi"))
+    return q
