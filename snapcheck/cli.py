@@ -15,6 +15,7 @@ from snapcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
 # Each module defines click commands and a ``register(group)`` function.
 COMMAND_MODULES = [
     "snapcheck.commands.trace_tools",
+    "snapcheck.commands.main_job",
     "snapcheck.commands.check",
     "snapcheck.commands.debug",
 ]

@@ -184,9 +184,8 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
               .select("trace_id", "lim", "subject", "proc", F.col("gck").alias("ckpt"), "pidx"))
     entries = (stable.join(records, ["trace_id", "proc", "ckpt"]).where("rline < lim")
                .withColumn("part_rank", F.when(F.col("part") == "input", 0).otherwise(1)))
-    snap = Window.partitionBy("trace_id", "lim", "subject")
-    entries = entries.withColumn("ch_first", F.min(F.struct("pidx", "rline", "pos")).over(snap.partitionBy(
-        "trace_id", "lim", "subject", "rch")))
+    per_channel = Window.partitionBy("trace_id", "lim", "subject", "rch")
+    entries = entries.withColumn("ch_first", F.min(F.struct("pidx", "rline", "pos")).over(per_channel))
     by_mid = Window.partitionBy("trace_id", "lim", "subject", "o").orderBy("ch_first", "part_rank", "pidx", "rline", "pos")
     entries = entries.withColumn("occ", F.row_number().over(by_mid)).persist()
     dup_rec = entries.where("occ > 1").select("trace_id", "lim", "subject", F.lit("duplicate-recorded").alias("kind"),
@@ -301,11 +300,11 @@ def _cut_subject(spark, cut: dict, ckpts, plen):
                       F.col("ckpt").isNull().alias("is_v"), F.col("proc").isin(list(cut)).alias("named")))
     fits = (joined.groupBy("trace_id").agg(
         F.count("*").alias("n"), F.sum(F.col("named").cast("int")).alias("n_named"),
-        F.sum(F.expr("CASE WHEN named AND (is_v OR x IS NOT NULL) THEN 1 ELSE 0 END")).alias("n_ok"))
+        F.sum(F.expr("CASE WHEN named AND (is_v OR ckpt = 0 OR x IS NOT NULL) THEN 1 ELSE 0 END")).alias("n_ok"))
         .where(f"n = {len(cut)} AND n_named = n AND n_ok = n").select("trace_id"))
     return (joined.join(fits, "trace_id")
             .select("trace_id", "lim", F.lit("cut").alias("subject"), "proc",
-                    F.when(F.col("is_v"), F.col("L") + 1).otherwise(F.col("x")).alias("x"),
+                    F.when(F.col("is_v"), F.col("L") + 1).when(F.col("ckpt") == 0, 0).otherwise(F.col("x")).alias("x"),
                     F.col("ckpt").alias("gck")))
 
 

@@ -5,8 +5,9 @@ TLC runs in ``-tool`` mode, whose output is framed by message codes
 (``@!@!@STARTMSG code:severity @!@!@`` ... ``@!@!@ENDMSG code @!@!@``); the
 result is read from those codes and from the exit code, never from English text
 alone. Exit codes of TLC 2.15 (measured, ``docs/specs.md``): 0 no error,
-10 assumption false, 11 deadlock, 12 safety violation (invariant or action
-property), 13 liveness violation, 75 evaluation error, 150 parse error,
+10 assumption false, 11 deadlock, 12 invariant violation, 13 temporal property
+violation (liveness, or an action property such as a refinement ``[][A]_v``: TLC
+tells them apart by message code 2116 or 2112), 75 evaluation error, 150 parse error,
 255 configuration or unexpected error, 1 bad command line. ``-continue`` is never
 used (it turns violations into exit 0), and ``-workers`` is always a number.
 
@@ -38,7 +39,7 @@ DEFAULT_TIMEOUT = 600.0
 
 # Message codes of TLC's -tool mode (tlc2.output.EC / MP).
 MSG_INVARIANT = 2110
-MSG_ACTION_PROPERTY = 2111
+MSG_ACTION_PROPERTY = 2112
 MSG_DEADLOCK = 2114
 MSG_TEMPORAL = 2116
 MSG_STATE = 2217
@@ -53,7 +54,7 @@ EXIT_OUTCOMES = {
     10: "assumption",
     11: "deadlock",
     12: "safety",
-    13: "liveness",
+    13: "temporal",
     75: "eval-error",
     150: "parse-error",
     255: "config-error",
@@ -64,7 +65,7 @@ _BLOCK = re.compile(r"@!@!@STARTMSG (\d+):(\d+) @!@!@\n(.*?)@!@!@ENDMSG \1 @!@!@
 _STATS = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found")
 _DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
 _INVARIANT = re.compile(r"Invariant (\S+) is violated")
-_ACTION_PROP = re.compile(r"Action property (\S+) of the spec")
+_ACTION_PROP = re.compile(r"Action property (\S+) is violated")
 
 
 def _int(s: str) -> int:
@@ -188,21 +189,19 @@ def parse_output(text: str, exit_code: int | None) -> TlcResult:
             res.trace.append(msg.text)
     codes = {m.code for m in messages}
     kind = EXIT_OUTCOMES.get(exit_code, "error") if exit_code is not None else "timeout"
-    if kind == "safety":
-        inv = next((m for m in messages if m.code == MSG_INVARIANT), None)
-        act = next((m for m in messages if m.code == MSG_ACTION_PROPERTY), None)
-        if inv is not None and (m := _INVARIANT.search(inv.text)):
-            res.result = f"invariant:{m.group(1)}"
-        elif act is not None and (m := _ACTION_PROP.search(act.text)):
-            res.result = f"action-property:{m.group(1)}"
-        else:
-            res.result = "action-property:?" if act is not None else "error"
+    inv = next((m for m in messages if m.code == MSG_INVARIANT), None)
+    act = next((m for m in messages if m.code == MSG_ACTION_PROPERTY), None)
+    if kind == "safety" and inv is not None and (m := _INVARIANT.search(inv.text)):
+        res.result = f"invariant:{m.group(1)}"
+    elif kind in ("safety", "temporal") and act is not None:
+        m = _ACTION_PROP.search(act.text)
+        res.result = f"action-property:{m.group(1) if m else '?'}"
+    elif kind == "temporal":
+        res.result = "liveness" if MSG_TEMPORAL in codes else "error"
     elif kind == "pass":
         res.result = "pass" if MSG_NO_ERROR in codes else "error"
     elif kind == "deadlock":
         res.result = "deadlock" if MSG_DEADLOCK in codes else "error"
-    elif kind == "liveness":
-        res.result = "liveness" if MSG_TEMPORAL in codes else "error"
     else:
         res.result = kind
     res.depth = len(res.trace) if res.trace else search_depth

@@ -8,6 +8,7 @@ verdict table. Exit 0 when every verdict is as expected, 1 otherwise.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from importlib import resources
@@ -22,7 +23,7 @@ from checker.expected import compare_expected
 from snapcheck.errors import EXIT_CLEAN, EXIT_VIOLATION
 from traces import read_trace
 
-console = Console(highlight=False)
+console = Console(highlight=False, width=shutil.get_terminal_size((120, 24)).columns)
 
 
 def golden_dir() -> Path:
@@ -32,14 +33,13 @@ def golden_dir() -> Path:
 def check_golden(directory: Path) -> tuple[Table, int]:
     """Check every golden trace; return the verdict table and the number of mismatches."""
     table = Table(title=f"Golden traces ({directory})", title_justify="left")
-    for col in ("trace", "source", "expected", "got", "as expected"):
+    for col in ("trace", "expected", "got", "useless checkpoints", "as expected"):
         table.add_column(col, overflow="fold")
     mismatches = 0
     for path in sorted(directory.glob("*.jsonl")):
         trace = read_trace(path)
         expected = trace.header.expected or {}
-        opts = CheckOptions(**expected.get("check", {}))
-        report = check_trace(trace, opts)
+        report = check_trace(trace, CheckOptions(**expected.get("check", {})))
         problems = compare_expected(trace, report)
         mismatches += bool(problems)
         want = expected.get("verdict", "?")
@@ -47,8 +47,8 @@ def check_golden(directory: Path) -> tuple[Table, int]:
             want += ": " + ", ".join(sorted(expected["violations"]))
         kinds = sorted({v.kind for v in report.violations})
         got = "clean" if report.ok else "violation: " + ", ".join(kinds)
-        source = str(trace.header.metadata.get("source", ""))
-        table.add_row(path.name, source, want, got,
+        useless = " ".join(f"{p}:{x}" for p, x in sorted(report.useless)) or "-"
+        table.add_row(path.stem, want, got, useless,
                       "[green]yes[/]" if not problems else "[red]NO[/]: " + "; ".join(problems))
     return table, mismatches
 

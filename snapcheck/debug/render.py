@@ -63,7 +63,8 @@ class RenderOptions:
     layout: str = "lamport"
     window: tuple[int, int] | None = None        # event numbers, 1-based, inclusive
     procs: list[str] | None = None               # lanes to draw (default: all)
-    recovery_line: str | None = "auto"           # label in report.recovery_lines, None = do not draw
+    recovery_line: str | None = "auto"           # label in report.recovery_lines, None = do not draw;
+                                                 # "auto": a failure set, else "all", unless a violation has a cut
     only: list[int] | None = None                # highlight only these findings (numbers); None = all
     labels: bool | None = None                   # message labels; None = only when few messages
     title: str | None = None
@@ -315,8 +316,8 @@ class _Diagram:
         ln = Line2D(xs, ys, color=colour, lw=lw, ls=ls, zorder=zorder, alpha=0.85, marker="o", ms=4)
         ln.set_gid(gid)
         ax.add_line(ln)
-        k = -1 if where == "end" else 0
-        ax.annotate(label, (xs[k], ys[k]), xytext=(4, -12 if where == "end" else 8), textcoords="offset points",
+        k, off, ha = (-1, (4, -12), "left") if where == "end" else (0, (-6, 6), "right")
+        ax.annotate(label, (xs[k], ys[k]), xytext=off, textcoords="offset points", ha=ha,
                     fontsize=7.5, color=colour, fontweight="bold", zorder=8)
 
     def _overlays(self, ax) -> None:
@@ -344,6 +345,8 @@ class _Diagram:
             if want not in lines:
                 raise UsageError(f"no recovery line {want!r} in the report (have: {', '.join(lines)})")
             return want
+        if any(fi.cut for fi in self.findings):      # the violations' cuts are the lines to look at
+            return None
         for label in lines:
             if label not in ("none", "all"):
                 return label
