@@ -19,6 +19,7 @@ A property named explicitly is checked even where the protocol promises nothing.
 
 from __future__ import annotations
 
+import gc
 import re
 
 from checker.cuts import CutAnalysis, fmt_cut, is_aligned
@@ -105,13 +106,23 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
     """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
     opts = opts or CheckOptions()
     opts.validate()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()          # the analyses build many small objects and no garbage cycles
+    try:
+        return _check(trace, opts)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _check(trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
     _useless(run)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)
     _recovery_lines(run)
-    if run.h.restores or any(e.type == "restore" for e in trace.events):
+    if run.h.restores:
         _observed(run)
     if run.want("rdt") and (promises_rdt(trace.header.protocol or {}) or run.explicit("rdt")):
         from checker.rdt import rdt_violations

@@ -32,12 +32,8 @@ class Durability:
         chans = h.channels
         seq_of: dict[str, int] = {}
         logs: dict[str, list] = {}          # channel -> heap of (seq, mid) currently logged
-        events = []
-        for evs in h.raw.values():
-            events.extend(evs)
-        events.sort(key=lambda e: e.line)
         resolve = h.resolve
-        for e in events:
+        for e in h.events:
             t = e.type
             if t == "send":
                 if e.kind == "barrier":

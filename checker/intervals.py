@@ -91,83 +91,66 @@ class History:
         for c in header.channels:
             if c.dst in self.index and (c.src in self.index or c.src in self.external):
                 self.ch_ends[c.id] = (self.index.get(c.src, EXTERNAL), self.index[c.dst])
-        self.raw: dict[str, list[Event]] = {p.id: [] for p in header.processes}
-        for e in trace.events:
-            if limit is not None and e.line >= limit:
-                break
-            if per_proc_limit is not None:
-                lim = per_proc_limit.get(e.proc)
-                if lim is not None and e.line >= lim:
-                    continue
-            self.raw[e.proc].append(e)
-        self.orig: dict[str, str] = {}
-        for evs in self.raw.values():
-            for e in evs:
-                if e.type == "replay":
-                    self.orig[e.mid] = e.replay_of
-        for m in list(self.orig):                      # resolve chains of replays
-            o = self.orig[m]
-            seen = 0
-            while o in self.orig and seen < 64:
-                o = self.orig[o]
-                seen += 1
-            self.orig[m] = o
+        raw: dict[str, list[Event]] = {p.id: [] for p in header.processes}
+        orig: dict[str, str] = {}
+        events = trace.events
+        if limit is not None or per_proc_limit is not None:
+            events = [e for e in events if (limit is None or e.line < limit)
+                      and (per_proc_limit is None or e.line < per_proc_limit.get(e.proc, e.line + 1))]
+        rolls: set[str] = set()
+        for e in events:
+            raw[e.proc].append(e)
+            t = e.type
+            if t == "replay":
+                orig[e.mid] = e.replay_of
+            elif t == "restore" or t == "fail":
+                rolls.add(e.proc)
+        self._rolls = rolls
+        for m in list(orig):                      # resolve chains of replays
+            o = orig[m]
+            while o in orig and o != m:
+                o = orig[o]
+            orig[m] = o
+        self.events = events                           # the analysed events, in file order
+        self.raw = raw
+        self.orig = orig
         self.rolled_back: dict[int, int] = {}          # id(Event) -> restore line
         self.restores: list[Event] = []
-        self._build_effective()
-        self._build_messages()
+        self._build()
 
     # -- construction -------------------------------------------------------------
-    def _build_effective(self) -> None:
+    def _effective(self, p: str) -> list[Event]:
+        """P's events with rolled-back segments (and fail events) removed."""
         from traces.errors import TraceError, TraceErrors
 
-        self.eff: list[list[Event]] = []
-        self.ckpt_num: list[list[int]] = []
-        self.ckpt_ev: list[list[Event | None]] = []
-        self.ckpt_at: list[list[int]] = []
-        self.L: list[int] = []
+        evs = self.raw[p]
+        if p not in self._rolls:
+            return evs
         rolled = self.rolled_back
-        for p in self.procs:
-            eff: list[Event] = []
-            pos = {0: -1}
-            for e in self.raw[p]:
-                t = e.type
-                if t == "restore":
-                    k = pos.get(e.ckpt)
-                    if k is None:
-                        raise TraceErrors([TraceError(self.trace.path, e.line,
-                                                      f"{p} restores checkpoint {e.ckpt}, which an earlier "
-                                                      "restore already rolled back")])
-                    for ev in eff[k + 1:]:
-                        rolled[id(ev)] = e.line
-                        if ev.type == "checkpoint":
-                            del pos[ev.ckpt]
-                    del eff[k + 1:]
-                    self.restores.append(e)
-                elif t == "fail":
-                    continue
-                else:
-                    if t == "checkpoint":
-                        pos[e.ckpt] = len(eff)
-                    eff.append(e)
-            nums, evs, at = [0], [None], [-1]
-            for j, e in enumerate(eff):
-                if e.type == "checkpoint":
-                    if e.ckpt == 0:
-                        evs[0] = e
-                        at[0] = j
-                    else:
-                        nums.append(e.ckpt)
-                        evs.append(e)
-                        at.append(j)
-            self.eff.append(eff)
-            self.ckpt_num.append(nums)
-            self.ckpt_ev.append(evs)
-            self.ckpt_at.append(at)
-            self.L.append(len(nums) - 1)
-        self.pos_of = [{c: x for x, c in enumerate(nums)} for nums in self.ckpt_num]
+        eff: list[Event] = []
+        pos = {0: -1}
+        for e in evs:
+            t = e.type
+            if t == "restore":
+                k = pos.get(e.ckpt)
+                if k is None:
+                    raise TraceErrors([TraceError(self.trace.path, e.line,
+                                                  f"{p} restores checkpoint {e.ckpt}, which an earlier "
+                                                  "restore already rolled back")])
+                for ev in eff[k + 1:]:
+                    rolled[id(ev)] = e.line
+                    if ev.type == "checkpoint":
+                        del pos[ev.ckpt]
+                del eff[k + 1:]
+                self.restores.append(e)
+            elif t != "fail":
+                if t == "checkpoint":
+                    pos[e.ckpt] = len(eff)
+                eff.append(e)
+        return eff
 
-    def _build_messages(self) -> None:
+    def _build(self) -> None:
+        """Effective histories, checkpoint positions, interval indices and message tuples."""
         ends = self.ch_ends
         msgs: list[Msg] = []
         by_mid: dict[str, Msg] = {}
@@ -177,49 +160,61 @@ class History:
                     m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, ends[e.ch][1], e.line, e)
                     msgs.append(m)
                     by_mid[e.mid] = m
-        for i, eff in enumerate(self.eff):
+        self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
+        recv_at: list[tuple[Event, int, int]] = []
+        barriers: set[str] = set()
+        for i, p in enumerate(self.procs):
+            eff = self._effective(p)
+            nums, cevs, at = [0], [None], [-1]
             c = 1
-            for e in eff:
+            for j, e in enumerate(eff):
                 t = e.type
-                if t == "checkpoint":
+                if t == "send":
+                    if e.kind == "barrier":
+                        barriers.add(e.mid)
+                    elif e.ch in ends:
+                        m = Msg(e.mid, e.ch, e.seq, i, c, ends[e.ch][1], e.line, e)
+                        msgs.append(m)
+                        by_mid[e.mid] = m
+                elif t == "recv":
+                    if e.ch in ends:
+                        recv_at.append((e, i, c))
+                elif t == "checkpoint":
                     if e.ckpt:
                         c += 1
-                elif t == "send" and e.kind != "barrier" and e.ch in ends:
-                    m = Msg(e.mid, e.ch, e.seq, i, c, ends[e.ch][1], e.line, e)
-                    msgs.append(m)
-                    by_mid[e.mid] = m
+                        nums.append(e.ckpt)
+                        cevs.append(e)
+                        at.append(j)
+                    else:
+                        cevs[0] = e
+                        at[0] = j
+            self.eff.append(eff)
+            self.ckpt_num.append(nums)
+            self.ckpt_ev.append(cevs)
+            self.ckpt_at.append(at)
+            self.L.append(len(nums) - 1)
+        self.pos_of = [{c: x for x, c in enumerate(nums)} for nums in self.ckpt_num]
         orig = self.orig
         recvs: dict[str, list[Event]] = {}
         ghosts: list[Event] = []
-        for i, eff in enumerate(self.eff):
-            c = 1
-            for e in eff:
-                t = e.type
-                if t == "checkpoint":
-                    if e.ckpt:
-                        c += 1
-                elif t == "recv" and e.ch in ends:
-                    o = orig.get(e.mid, e.mid)
-                    m = by_mid.get(o)
-                    if m is None:
-                        if not self._is_barrier_mid(o):
-                            ghosts.append(e)
-                        continue
-                    m.nrecv += 1
-                    if m.r is None:
-                        m.r = c
-                        m.recv_line = e.line
-                    recvs.setdefault(o, []).append(e)
+        for e, i, c in recv_at:
+            o = orig.get(e.mid, e.mid)
+            m = by_mid.get(o)
+            if m is None:
+                if o not in barriers:
+                    ghosts.append(e)
+                continue
+            m.nrecv += 1
+            if m.r is None:
+                m.r = c
+                m.recv_line = e.line
+            recvs.setdefault(o, []).append(e)
         for k, m in enumerate(msgs):
             m.k = k
         self.msgs = msgs
         self.by_mid = by_mid
         self.recvs = recvs
-        self.ghost_recvs = ghosts
-
-    def _is_barrier_mid(self, mid: str) -> bool:
-        b = self.barrier_mids
-        return mid in b
+        self.ghost_recvs = [e for e in ghosts if e.mid not in self.barrier_mids]
 
     @property
     def barrier_mids(self) -> set[str]:
@@ -276,5 +271,3 @@ class History:
             return 0
         return len(self.eff[i]) - 1 - self.ckpt_at[i][x]
 
-    def describe_msg(self, m: Msg) -> str:
-        return m.mid

@@ -9,7 +9,8 @@ processes to the checkpoint they restored and the others to their current state.
 
 * ``inconsistent-restore``: ``G`` has an orphan (in the history of that moment).
 * Compared with the maximal line for the failed processes (RL-FIX with the same
-  semantics), a lower component is an *extra rollback*: reported in
+  semantics; restart-all when every process restored), a lower component is an
+  *extra rollback*: reported in
   ``report.notes``, not a violation (theory.md §1.5: the maximum minimises every
   monotone rollback cost, so a lower line is correct but wasteful).
 * exactly-once, in the final effective history (rolled-back segments removed,
@@ -96,6 +97,9 @@ class ObservedRecovery:
             g[i] = x
         self.g = g
         self.line = hp.line_to_dict(g)
+        if all(p in self.restore_line for p in hp.procs):
+            semantics = "restart-all"          # everyone restarted: compare with the restart-all line
+        self.semantics = semantics
         U = bound(hp, failed, semantics)
         self.U = U
         self.gmax, _, _ = rl_fix(hp, U)
@@ -120,20 +124,29 @@ class ObservedRecovery:
         return out
 
     def notes(self) -> list[str]:
+        """Extra rollback w.r.t. the maximal line; when the restored line is exactly the
+        maximal *loss-free* line (no in-transit message that nothing can replay), say so."""
         hp = self.hp
-        out = []
         extra = [i for i in range(hp.n) if self.g[i] < self.gmax[i]]
-        if extra and not self.orphans:
-            parts = ", ".join(f"{hp.procs[i]} restored {hp.label(i, self.g[i])} where {hp.label(i, self.gmax[i])} "
-                              f"was possible" for i in extra)
-            out.append(f"{self.subject}: extra rollback beyond the maximal recovery line "
-                       f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}.")
-        return out
+        if not extra or self.orphans:
+            return []
+        from checker.recovery_report import never_recoverable
+
+        gl, _, _ = rl_fix(hp, self.U, never_recoverable(hp, Durability(hp)))
+        if gl == self.g:
+            return [f"{self.subject}: restored {fmt_cut(self.line)}, the maximal line that loses no message; the "
+                    f"maximal consistent line {fmt_cut(hp.line_to_dict(self.gmax))} would leave messages in "
+                    f"transit that nothing can replay."]
+        parts = ", ".join(f"{hp.procs[i]} restored {hp.label(i, self.g[i])} where {hp.label(i, self.gmax[i])} "
+                          f"was possible" for i in extra)
+        return [f"{self.subject}: extra rollback beyond the maximal recovery line "
+                f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}."]
 
     def summary(self) -> dict:
         hp = self.hp
         return {"subject": self.subject, "restored_line": self.line,
                 "failed": [hp.procs[i] for i in self.failed],
+                "semantics": self.semantics,
                 "maximal_line": hp.line_to_dict(self.gmax),
                 "extra_rollback": any(self.g[i] < self.gmax[i] for i in range(hp.n)),
                 "consistent": not self.orphans,
@@ -148,13 +161,21 @@ def _where(h, g, i) -> str:
 
 
 def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[str]) -> list[Violation]:
-    """``lost``: in-transit messages of the restored line never processed afterwards."""
+    """``lost``: in-transit messages of the restored line never processed afterwards.
+
+    A message that had reached the receiver (arrived or processed) before the
+    receiver's restore must be replayed; one still in the network is pending, not
+    lost — unless, on a FIFO channel, a later message is processed after the
+    recovery while it never is."""
     hp = rec.hp
     dur = Durability(hp)
     recorded: set[str] = set()
     for e in rec.restores:
         for r in dur.records.get((e.proc, e.ckpt), ()):
             recorded.update(hp.resolve(mid) for mid in r.mids)
+    reached: dict[str, set[str]] = {}
+    for p in rec.restore_line:
+        reached[p] = {hp.resolve(e.mid) for e in hp.raw.get(p, ()) if e.type in ("arrive", "recv")}
     out = []
     for m in rec.in_transit:
         fm = h.by_mid.get(m.mid)
@@ -162,36 +183,44 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             continue
         dst = hp.procs[m.dst]
         after = rec.restore_line.get(dst, max(rec.restore_line.values()))
-        later = [e for e in h.recvs.get(m.mid, ()) if e.line > after]
-        if later:
+        if any(e.line > after for e in h.recvs.get(m.mid, ())):
             continue
-        replayable = (m.src == EXTERNAL or m.mid in recorded or dur.durable(m.mid, after))
-        skipped = None
-        chan = h.channels.get(m.ch)
-        if chan is not None and chan.fifo and m.seq is not None:
-            for e in h.eff[h.index[dst]]:
-                if e.line > after and e.type == "recv" and e.ch == m.ch:
-                    o = h.by_mid.get(h.resolve(e.mid))
-                    if o is not None and o.seq is not None and o.seq > m.seq:
-                        skipped = e
-                        break
-        if replayable and skipped is None:
-            notes.append(f"{rec.subject}: {m.mid} on {m.ch} is in transit w.r.t. the restored line and replayable, "
-                         f"but not yet processed when the trace ends.")
-            continue
-        why = ("nothing can replay it (no durable log entry, not in the restored channel state)"
-               if not replayable else
-               f"{dst} processes the later {skipped.mid} of the FIFO channel at line {skipped.line} instead")
+        skipped = _fifo_successor(h, m, dst, after)
+        must_replay = m.mid in reached.get(dst, ())
+        replayable = m.src == EXTERNAL or m.mid in recorded or dur.durable(m.mid, after)
+        if skipped is None:
+            if must_replay and not replayable:
+                why = "nothing can replay it (no durable log entry, not in the restored channel state)"
+            else:
+                if must_replay:
+                    notes.append(f"{rec.subject}: {m.mid} on {m.ch} is in transit w.r.t. the restored line and "
+                                 f"replayable, but not yet processed when the trace ends.")
+                continue
+        else:
+            why = f"{dst} processes the later {skipped.mid} of the FIFO channel at line {skipped.line} instead"
         lines = sorted({m.send_line, *(x for x in (m.recv_line, skipped.line if skipped else None) if x),
                         *rec.restore_line.values()})
+        undone = f"its processing at line {m.recv_line} was undone" if m.recv_line else "it was not yet processed"
         out.append(Violation(
             "lost", "exactly-once", rec.subject,
             f"Let G = {fmt_cut(rec.line)} be the line restored by {rec.subject}. Message {m.mid} on {m.ch} is sent "
-            f"by {_name(hp, m.src)} at line {m.send_line} and kept by the restore, but "
-            + (f"its processing at line {m.recv_line} was undone" if m.recv_line else "it was not yet processed")
-            + f"; after the recovery it is never processed: {why}. It is lost.",
+            f"by {_name(hp, m.src)} at line {m.send_line} and kept by the restore, but {undone}; after the "
+            f"recovery it is never processed: {why}. It is lost.",
             lines, {"messages": [m.mid], "cut": rec.line}))
     return out
+
+
+def _fifo_successor(h: History, m, dst: str, after: int):
+    """A recv after ``after`` of a later message (higher seq) of m's FIFO channel, if any."""
+    chan = h.channels.get(m.ch)
+    if chan is None or not chan.fifo or m.seq is None:
+        return None
+    for e in h.eff[h.index[dst]]:
+        if e.line > after and e.type == "recv" and e.ch == m.ch:
+            o = h.by_mid.get(h.resolve(e.mid))
+            if o is not None and o.seq is not None and o.seq > m.seq:
+                return e
+    return None
 
 
 def _name(h, i) -> str:
@@ -199,9 +228,12 @@ def _name(h, i) -> str:
 
 
 def duplicate_violations(h: History) -> list[Violation]:
-    """``duplicate-processing`` and ``phantom`` in the final effective history."""
+    """``duplicate-processing`` and ``phantom`` in the final effective history.
+
+    A data message's logical identity is its ``(channel, seq)``: the original, its
+    replayed incarnations and a copy regenerated after a restore are one message."""
+    effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
     seen: dict[tuple, object] = {}
-    dup_keys: set[tuple] = set()
     out = []
     for i, eff in enumerate(h.eff):
         for e in eff:
@@ -216,30 +248,23 @@ def duplicate_violations(h: History) -> list[Violation]:
                 if sent is None or sent.kind == "barrier":
                     continue
                 key = (sent.ch, sent.seq)
+                if key not in effective:
+                    undone = h.rolled_back.get(id(sent))
+                    if undone is None or e.line > undone:   # before the restore: an inconsistent restore
+                        out.append(Violation(
+                            "phantom", "exactly-once", "effective history",
+                            f"{e.proc} processes {e.mid} at line {e.line}, but the send of {o} (line {sent.line}) "
+                            + (f"was rolled back by the restore at line {undone} and " if undone else "")
+                            + "is not regenerated: a message that no longer exists is processed.",
+                            sorted({e.line, sent.line, *([undone] if undone else [])}), {"messages": [e.mid]}))
+                    continue
             first = seen.get(key)
             if first is None:
                 seen[key] = e
                 continue
-            dup_keys.add(key)
             out.append(Violation(
                 "duplicate-processing", "exactly-once", "effective history",
                 f"{h.procs[i]} processes message {key[0]}#{key[1]} twice in the effective history: as {first.mid} at "
                 f"line {first.line} and as {e.mid} at line {e.line} (neither is rolled back).",
                 [first.line, e.line], {"messages": [first.mid, e.mid]}))
-    for e in h.ghost_recvs:
-        o = h.resolve(e.mid)
-        sent = h.sent_ever(o)
-        if sent is None or sent.kind == "barrier":
-            continue
-        undone = h.rolled_back.get(id(sent))
-        if undone is not None and e.line < undone:
-            continue                          # received before the restore: an inconsistent restore
-        key = (sent.ch, sent.seq)
-        if key in dup_keys:
-            continue                          # already reported as processed twice
-        out.append(Violation(
-            "phantom", "exactly-once", "effective history",
-            f"{e.proc} processes {e.mid} at line {e.line}, but the send of {o} (line {sent.line}) was rolled back"
-            + (f" by the restore at line {undone}" if undone else "") + " and never regenerated.",
-            sorted({e.line, sent.line, *( [undone] if undone else [])}), {"messages": [e.mid]}))
     return out

@@ -136,19 +136,22 @@ def one_step(h, U: list[int]) -> list[int]:
     return g
 
 
-def chain(h, steps: list[Step], last: list[int], proc: int) -> list[str]:
+def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> list[str]:
     """The "why did P roll back" explanation: the cascade of rollbacks that ends at P,
-    starting from a process at its bound (theory.md §3.5)."""
-    out = []
+    starting from a process at its bound (theory.md §3.5). Long (domino) cascades keep
+    their first and last ``limit // 2`` steps."""
+    idx = []
     k = last[proc]
-    guard = 0
-    while k >= 0 and guard <= len(steps):
-        st = steps[k]
-        out.append(explain_step(h, st))
-        k = st.cause
-        guard += 1
-    out.reverse()
-    return out
+    while k >= 0 and len(idx) <= len(steps):
+        idx.append(k)
+        k = steps[k].cause
+    idx.reverse()
+    if len(idx) <= limit:
+        return [explain_step(h, steps[k]) for k in idx]
+    half = limit // 2
+    return ([explain_step(h, steps[k]) for k in idx[:half]]
+            + [f"... {len(idx) - 2 * half} more rollback step(s) ..."]
+            + [explain_step(h, steps[k]) for k in idx[-half:]])
 
 
 def explain_step(h, st: Step) -> str:

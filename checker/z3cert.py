@@ -1,7 +1,8 @@
 """z3 certificates for recovery lines (theory.md §5).
 
-Integer encoding: one ``Int g_i`` per process with ``0 ≤ g_i ≤ U_i``; per delivered
-message the orphan constraint ``Implies(g_dst ≥ r, g_src ≥ s)``.
+Constraints (§5.1): per delivered message the orphan constraint
+``(g_dst ≥ r) ⇒ (g_src ≥ s)`` over ``0 ≤ g_i ≤ U_i``. Per ordered process pair only
+the Pareto front of the ``(r, s)`` thresholds matters.
 
 * **Maximality certificate.** With ``G*`` the line found by RL-FIX, the query
   ``base ∧ ⋁_i g_i > G*_i`` must be **unsat**: no consistent line exceeds ``G*`` in
@@ -25,21 +26,34 @@ from checker.cuts import in_transit, is_consistent
 from checker.intervals import EXTERNAL
 
 
-def _orphan_constraints(h, procs_var: set[int]):
-    """Deduplicated orphan constraints (dst, r, src, s) among delivered messages."""
+def _orphan_constraints(h, procs_var: set[int]) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """Orphan constraints ``(g_dst ≥ r) ⇒ (g_src ≥ s)`` per ordered pair (dst, src), reduced
+    to their Pareto front: (r1, s1) makes (r2, s2) redundant when r1 ≤ r2 and s1 ≥ s2."""
     best: dict[tuple[int, int, int], int] = {}
     for m in h.msgs:
         if m.r is None or m.src == EXTERNAL or m.src == m.dst:
             continue
         if m.src not in procs_var and m.dst not in procs_var:
             continue
-        key = (m.dst, m.r, m.src)
+        key = (m.dst, m.src, m.r)
         if best.get(key, -1) < m.s:
             best[key] = m.s
-    return best
+    pairs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for (dst, src, r), s in sorted(best.items()):
+        front = pairs.setdefault((dst, src), [])
+        if not front or s > front[-1][1]:
+            front.append((r, s))
+    return pairs
 
 
 def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
+    """Prove with z3 that no consistent G ≤ U exceeds ``g`` in any component.
+
+    Order encoding of the integer constraints of §5.1 (equivalent, and a pure
+    propositional problem): a Boolean atom ``a(i,x) ≡ g_i ≥ x`` per threshold used,
+    ``a(i,x') ⇒ a(i,x)`` for ``x < x'``, ``¬a(i,x)`` for ``x > U_i``, one clause
+    ``a(dst,r) ⇒ a(src,s)`` per (reduced) orphan constraint, and the goal
+    ``⋁_i a(i, g_i+1)``, which must be unsat."""
     import z3
 
     t0 = time.perf_counter()
@@ -47,38 +61,55 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
         raise AssertionError("checker bug: the recovery line to certify is inconsistent")
     touched = [i for i in range(h.n) if g[i] < U[i]]
     tset = set(touched)
-    var = {i: z3.Int(f"g_{h.procs[i]}") for i in touched}
+    atoms: dict[tuple[int, int], str] = {}
 
-    def val(i):
-        return var[i] if i in tset else U[i]
+    def atom(i: int, x: int):
+        """``g_i ≥ x``: the name of its Boolean, or a Python bool when it is decided."""
+        if x <= 0:
+            return True
+        if i not in tset:
+            return U[i] >= x
+        if x > U[i]:
+            return False
+        a = atoms.get((i, x))
+        if a is None:
+            a = atoms[(i, x)] = f"a{len(atoms)}"
+        return a
 
+    def lit(a) -> str:
+        return ("true" if a else "false") if isinstance(a, bool) else a
+
+    clauses: list[str] = []
+    for (dst, src), front in _orphan_constraints(h, tset).items():
+        for r, sv in front:
+            lhs, rhs = atom(dst, r), atom(src, sv)
+            if lhs is not False and rhs is not True:
+                clauses.append(f"(assert (=> {lit(lhs)} {lit(rhs)}))")
+    ncons = len(clauses)
+    goal = [atom(i, g[i] + 1) for i in touched]
+    by_proc: dict[int, list[int]] = {}
+    for (i, x) in atoms:
+        by_proc.setdefault(i, []).append(x)
+    for i, xs in by_proc.items():
+        xs.sort()
+        for x1, x2 in zip(xs, xs[1:]):
+            clauses.append(f"(assert (=> {atoms[(i, x2)]} {atoms[(i, x1)]}))")
     s = z3.Solver()
-    for i in touched:
-        s.add(var[i] >= 0, var[i] <= U[i])
-    ncons = 0
-    for (dst, r, src), sv in _orphan_constraints(h, tset).items():
-        d, c = val(dst), val(src)
-        if dst not in tset:
-            if d >= r:
-                s.add(c >= sv)
-                ncons += 1
-        elif src not in tset:
-            if c < sv:
-                s.add(d < r)
-                ncons += 1
-        else:
-            s.add(z3.Implies(d >= r, c >= sv))
-            ncons += 1
-    if touched:
-        s.add(z3.Or([var[i] > g[i] for i in touched]))
+    if goal:
+        clauses.append(f"(assert (or {' '.join(lit(a) for a in goal)} false))")
+        decls = "".join(f"(declare-const {nm} Bool)" for nm in atoms.values())
+        s.from_string(decls + "\n".join(clauses))
         res = s.check()
     else:
         res = z3.unsat                   # nothing rolled back: nothing can exceed U
-    out = {"maximality": "proved" if res == z3.unsat else "refuted",
-           "variables": len(touched), "constraints": ncons}
+    out = {"maximality": "proved" if res == z3.unsat else "refuted", "encoding": "order",
+           "variables": len(touched), "atoms": len(atoms), "constraints": ncons}
     if res == z3.sat:
         model = s.model()
-        out["counterexample"] = {h.procs[i]: h.label(i, model.eval(var[i]).as_long()) for i in touched}
+        true = {d.name() for d in model.decls() if z3.is_true(model[d])}
+        out["counterexample"] = {h.procs[i]: h.label(i, max([x for x in by_proc.get(i, [])
+                                                            if atoms[(i, x)] in true], default=0))
+                                 for i in touched}
     out["seconds"] = time.perf_counter() - t0
     if out["maximality"] != "proved":
         raise AssertionError(f"checker bug: z3 refutes the maximality of the recovery line: {out}")
@@ -96,8 +127,9 @@ def min_replay_line(h, U: list[int]) -> dict:
     opt = z3.Optimize()
     for i in range(h.n):
         opt.add(var[i] >= 0, var[i] <= U[i])
-    for (dst, r, src), sv in _orphan_constraints(h, set(range(h.n))).items():
-        opt.add(z3.Implies(var[dst] >= r, var[src] >= sv))
+    for (dst, src), front in _orphan_constraints(h, set(range(h.n))).items():
+        for r, sv in front:
+            opt.add(z3.Implies(var[dst] >= r, var[src] >= sv))
     weights: dict[tuple, int] = {}
     for m in h.msgs:
         key = (m.src, m.s, m.dst, m.r)

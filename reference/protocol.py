@@ -99,8 +99,7 @@ class TaskContext(_Typing):
         on recovery; ``part`` "input" by the receiver, "output" by the sender)."""
 
     def queued(self, ch) -> list:
-        """Records that arrived on ``ch`` and are not processed yet, up to the first
-        queued barrier."""
+        """Records that arrived on ``ch`` and are not processed yet (in arrival order)."""
 
     def take_barrier(self, ch, round: int) -> list | None:
         """If the barrier of ``round`` is queued on ``ch``, remove it (it is received

@@ -13,9 +13,36 @@ simulation alone.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import orjson
 
 from traces.model import Event, Header, Trace
+
+
+def _constructor(etype: str, *names: str):
+    """A positional constructor of ``Event`` for one event type, generated from the
+    model's field order (positional construction is twice as fast as keywords)."""
+    order = [f.name for f in fields(Event)]
+    params = ("proc", "idx", "line") + names
+    last = max(order.index(n) for n in params)
+    args = [repr(etype) if n == "type" else n if n in params else "None" for n in order[:last + 1]]
+    return eval(f"lambda {', '.join(params)}: Event({', '.join(args)})", {"Event": Event})
+
+
+_SEND = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value")
+_BARRIER = _constructor("send", "t", "ch", "mid", "kind", "round", "size")
+_ARRIVE = _constructor("arrive", "t", "ch", "mid")
+_RECV = _constructor("recv", "t", "ch", "mid")
+_DISCARD = _constructor("discard", "t", "ch", "mid", "reason")
+_REPLAY = _constructor("replay", "t", "ch", "mid", "replay_of", "source")
+_CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "round", "digest", "size")
+_RECORD = _constructor("record", "t", "ckpt", "ch", "part", "mids")
+_FAIL = _constructor("fail", "t", "reason")
+_RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round")
+_ROUND = {etype: _constructor(etype, "t", "round", "reason")
+          for etype in ("round_start", "round_complete", "round_abort")}
+_OUTPUT = _constructor("output", "t", "value")
 
 
 class EventLog:
@@ -27,61 +54,57 @@ class EventLog:
         self.next_idx = [0] * len(self.names)
         self.events: list[Event] = []
 
-    def _pos(self, pid: int) -> tuple[str, int, int]:
+    def _add(self, ctor, pid: int, *fields) -> None:
         i = self.next_idx[pid]
         self.next_idx[pid] = i + 1
-        return self.names[pid], i, len(self.events) + 2
+        ev = self.events
+        ev.append(ctor(self.names[pid], i, len(ev) + 2, *fields))
 
-    # Event(type, proc, idx, line, t, attrs, ch, mid, seq, kind, round, logged, size, key, value,
-    #       piggyback, vars, replay_of, source, ckpt, digest, part, mids, through_seq, reason, recovery)
+    # The three most frequent events number themselves inline (no extra call).
     def send(self, pid, t, ch, mid, seq, size, key, value) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("send", p, i, ln, t, None, ch, mid, seq, None, None, None, size, key, value))
-
-    def barrier(self, pid, t, ch, mid, round, size) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("send", p, i, ln, t, None, ch, mid, None, "barrier", round, None, size))
-
-    def arrive(self, pid, t, ch, mid) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("arrive", p, i, ln, t, None, ch, mid))
+        i = self.next_idx[pid]
+        self.next_idx[pid] = i + 1
+        ev = self.events
+        ev.append(_SEND(self.names[pid], i, len(ev) + 2, t, ch, mid, seq, size, key, value))
 
     def recv(self, pid, t, ch, mid) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("recv", p, i, ln, t, None, ch, mid))
+        i = self.next_idx[pid]
+        self.next_idx[pid] = i + 1
+        ev = self.events
+        ev.append(_RECV(self.names[pid], i, len(ev) + 2, t, ch, mid))
+
+    def arrive(self, pid, t, ch, mid) -> None:
+        i = self.next_idx[pid]
+        self.next_idx[pid] = i + 1
+        ev = self.events
+        ev.append(_ARRIVE(self.names[pid], i, len(ev) + 2, t, ch, mid))
+
+    def barrier(self, pid, t, ch, mid, round, size) -> None:
+        self._add(_BARRIER, pid, t, ch, mid, "barrier", round, size)
 
     def discard(self, pid, t, ch, mid, reason) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("discard", p, i, ln, t, None, ch, mid, reason=reason))
+        self._add(_DISCARD, pid, t, ch, mid, reason)
 
     def replay(self, pid, t, ch, mid, replay_of, source) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("replay", p, i, ln, t, None, ch, mid, replay_of=replay_of, source=source))
+        self._add(_REPLAY, pid, t, ch, mid, replay_of, source)
 
     def checkpoint(self, pid, t, ckpt, round, digest, size) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("checkpoint", p, i, ln, t, None, kind="coordinated", round=round, size=size,
-                                 ckpt=ckpt, digest=digest))
+        self._add(_CHECKPOINT, pid, t, ckpt, "coordinated", round, digest, size)
 
     def record(self, pid, t, ckpt, ch, part, mids) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("record", p, i, ln, t, None, ch, ckpt=ckpt, part=part, mids=mids))
+        self._add(_RECORD, pid, t, ckpt, ch, part, mids)
 
     def fail(self, pid, t, reason) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("fail", p, i, ln, t, reason=reason))
+        self._add(_FAIL, pid, t, reason)
 
     def restore(self, pid, t, ckpt, recovery, round) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("restore", p, i, ln, t, ckpt=ckpt, recovery=recovery, round=round))
+        self._add(_RESTORE, pid, t, ckpt, recovery, round)
 
     def round_event(self, etype, pid, t, round, reason=None) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event(etype, p, i, ln, t, round=round, reason=reason))
+        self._add(_ROUND[etype], pid, t, round, reason)
 
     def output(self, pid, t, value) -> None:
-        p, i, ln = self._pos(pid)
-        self.events.append(Event("output", p, i, ln, t, value=value))
+        self._add(_OUTPUT, pid, t, value)
 
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:

@@ -52,6 +52,7 @@ class OperatorSpec:
     source: bool = False
     sink: bool = False
     cost: int = 100                       # processing cost per record, in ticks
+    out_size: int | None = None           # bytes per emitted record (None: as the input record)
 
 
 @dataclass

@@ -214,16 +214,20 @@ def _random_inputs(records: int, gap: int, hot_ratio: float) -> Callable:
 
 
 def _random_op(rng: random.Random, name: str, p: int) -> OperatorSpec:
-    """A map, filter, keyed aggregate or windowed count over ``(key, val, ts, hops)``."""
+    """A map, filter, keyed aggregate or windowed count over ``(key, val, ts, hops)``.
+    Aggregates count per (key, hops) and emit values computed from the count alone,
+    so that their output multiset does not depend on the arrival order."""
     kind = ("map", "filter", "keyed-aggregate", "windowed-count")[int(rng.random() * 4)]
     if kind == "map":
         make = lambda i: Map(lambda r: (r[0], (r[1] * 7 + 3) % 100, r[2], r[3]))
     elif kind == "filter":
         make = lambda i: Filter(lambda r: r[1] % 3 != 0)
-    elif kind == "keyed-aggregate":
-        make = lambda i: KeyedAggregate(lambda r: r[0], lambda r: r[1], lambda k, c, r: (k, c, r[2], r[3]))
-    else:
-        make = lambda i: WindowedCount(lambda r: r[0], lambda r: r[2], WINDOW, lambda w, k, c, r: (k, c, r[2], r[3]))
+    elif kind == "keyed-aggregate":      # per (key, hops); the output is a function of the count
+        make = lambda i: KeyedAggregate(lambda r: (r[0], r[3]), lambda r: r[1],
+                                        lambda k, c, r: (k[0], c, c * 97, k[1]))
+    else:                                # per (window, (key, hops)); event time = window start
+        make = lambda i: WindowedCount(lambda r: (r[0], r[3]), lambda r: r[2], WINDOW,
+                                       lambda w, k, c, r: (k[0], c, w * WINDOW, k[1]))
     return OperatorSpec(name, kind, p, make, cost=40 + int(rng.random() * 80))
 
 
@@ -298,11 +302,13 @@ RANDOM_WORKLOADS = ("random-dag", "random-cyclic")
 
 
 def make_workload(name: str, parallelism: int = 2, seed: int = 0, records: int | None = None,
-                  hot_ratio: float = 0.0) -> Workload:
+                  gap: int | None = None, hot_ratio: float = 0.0) -> Workload:
     """Build a named workload. Random graphs draw their structure from ``seed``."""
     kw = {"hot_ratio": hot_ratio}
     if records is not None:
         kw["records"] = records
+    if gap is not None:
+        kw["gap"] = gap
     if name in WORKLOADS:
         return WORKLOADS[name](parallelism, **kw)
     if name in RANDOM_WORKLOADS:

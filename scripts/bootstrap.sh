@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything snapcheck needs on a fresh Debian/Ubuntu machine:
 # a virtual environment in .venv with the project installed (editable, with the
-# test extras), and Java 17+ (needed by Spark and TLC). Idempotent and fast on
+# test and Flink extras), and a Java 17+ JDK (Spark and TLC need Java; the Flink
+# tracing jobs are compiled with javac). Idempotent and fast on
 # re-runs: the install is skipped while pyproject.toml is unchanged.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,18 +19,18 @@ java_major() {
     java -version 2>&1 | awk -F '"' '/version/ {split($2, v, "."); print (v[1] == "1" ? v[2] : v[1]); exit}'
 }
 need_java=1
-if command -v java >/dev/null 2>&1; then
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
     major="$(java_major)"
     [ -n "$major" ] && [ "$major" -ge 17 ] && need_java=0
 fi
 if [ "$need_java" = 1 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "[setup] installing Java 17 (openjdk-17-jre-headless) with apt-get" >&2
+        echo "[setup] installing Java 17 (openjdk-17-jdk-headless) with apt-get" >&2
         DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
     else
-        echo "snapcheck needs Java 17 or newer for Spark and TLC, and none was found." >&2
-        echo "Install it with:  sudo apt-get install -y openjdk-17-jre-headless   then re-run this command." >&2
+        echo "snapcheck needs a Java 17+ JDK (java and javac) for Spark, TLC and the Flink jobs, and none was found." >&2
+        echo "Install it with:  sudo apt-get install -y openjdk-17-jdk-headless   then re-run this command." >&2
         exit 2
     fi
 fi
@@ -43,7 +44,7 @@ want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "[setup] installing snapcheck and its dependencies into .venv (first run: about a minute)" >&2
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat 2>&1 \
+    .venv/bin/python -m pip install -q -e '.[dev,flink]' --config-settings editable_mode=compat 2>&1 \
         | { grep -vE 'is ignored: it is neither|^\s*$' || true; }
     echo "$want" > "$stamp"
 fi

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "snapcheck.commands.main_job",
     "snapcheck.commands.check",
     "snapcheck.commands.debug",
+    "snapcheck.commands.simulate",
 ]
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -113,6 +113,8 @@ class TlcResult:
     def error_text(self) -> str:
         """The error messages TLC printed (severity 1), for a report."""
         texts = [m.text.strip() for m in self.messages if m.severity == 1 and m.code != MSG_STATE]
+        if self.result == "parse-error":
+            texts += [line for line in self.printed if not line.startswith(("Parsing file", "Semantic processing"))][-25:]
         if not texts:
             texts = [line for line in self.output.splitlines()[-15:] if line.strip()]
         return "\n".join(texts)

@@ -39,6 +39,12 @@ def _cut(value: str | None) -> dict | None:
     return out
 
 
+def _properties_opt(f):
+    return click.option("--property", "properties", multiple=True,
+                        help="Check only this property (repeatable); selecting z-cycles makes useless "
+                             "checkpoints violations with Z-cycle witnesses.")(f)
+
+
 def _check_opts(f):
     f = click.option("--cut", default=None, help="Global checkpoint to analyse, e.g. P0=1,P1=V.")(f)
     f = click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
@@ -47,16 +53,12 @@ def _check_opts(f):
     return f
 
 
-def _findings(trace: Trace, failures, semantics, cut, required: bool) -> tuple[object | None, Findings, str]:
-    """Run the checker; without it (``required`` False) return empty findings and a note."""
-    try:
-        opts = check_options(trace, failures=_failures(failures), semantics=semantics, cut=_cut(cut))
-        report = run_checker(trace, opts)
-    except (ImportError, UsageError) as exc:
-        if required:
-            raise UsageError(str(exc)) from None
-        return None, Findings(), f"(no violations shown: {exc})"
-    return report, findings_from_report(trace, report), ""
+def _findings(trace: Trace, properties, failures, semantics, cut) -> tuple[object, Findings]:
+    """Run the checker with the command's options; bad options are usage errors."""
+    opts = check_options(trace, properties=set(properties) or None, failures=_failures(failures),
+                         semantics=semantics, cut=_cut(cut))
+    report = run_checker(trace, opts)
+    return report, findings_from_report(trace, report)
 
 
 # -- replay ----------------------------------------------------------------------
@@ -73,9 +75,10 @@ def _findings(trace: Trace, failures, semantics, cut, required: bool) -> tuple[o
 @click.option("--all-channels", is_flag=True, help="Also list channels with nothing in flight or recorded.")
 @click.option("--commands", "-c", "commands", default=None,
               help="Run these ';'-separated stepper commands instead of reading the terminal.")
+@_properties_opt
 @_check_opts
 def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_channels, commands,
-           failures, semantics, cut) -> None:
+           properties, failures, semantics, cut) -> None:
     """Step through TRACE event by event and see every process and channel.
 
     Interactive (default): a prompt takes commands (n, p, g N, v, b proc P, c, h, q, ...;
@@ -88,8 +91,7 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
     from snapcheck.debug.stepper import Stepper
 
     trace = read_trace(trace_path)
-    report, findings, note = (None, Findings(), "") if no_check else \
-        _findings(trace, failures, semantics, cut, required=at_violation is not None)
+    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)[1]
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels)
     targets = [x is not None for x in (until, until_line, at_violation)]
@@ -105,7 +107,7 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
             stepper.replay.goto_line(until_line)
         else:
             if not findings.items:
-                click.echo("no violation found" + (f" {note}" if note else ""))
+                click.echo("no violation found" + (" (--no-check: the checker did not run)" if no_check else ""))
                 return
             if not 1 <= at_violation <= len(findings.items):
                 raise UsageError(f"--at-violation {at_violation}: there are {len(findings.items)} violation(s)")
@@ -122,8 +124,6 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
         return
     if as_json:
         raise UsageError("--json needs --until, --until-line or --at-violation")
-    if note:
-        console.print(note, markup=False)
     if commands is not None:
         stepper.loop([c for c in commands.split(";")])
     else:
@@ -161,9 +161,10 @@ def _window(value: str | None) -> tuple[int, int] | None:
 @click.option("--labels/--no-labels", default=None, help="Label every message (default: only when few).")
 @click.option("--no-check", is_flag=True, help="Do not run the checker (plain diagram).")
 @click.option("--title", default=None, help="Diagram title.")
+@_properties_opt
 @_check_opts
 def render(trace_path, output, layout, window, procs, line, only, labels, no_check, title,
-           failures, semantics, cut) -> None:
+           properties, failures, semantics, cut) -> None:
     """Draw TRACE as a space-time diagram (one lane per process, messages as arrows).
 
     Barriers are dashed; checkpoints are marked by kind; with the checker's findings the
@@ -173,63 +174,81 @@ def render(trace_path, output, layout, window, procs, line, only, labels, no_che
     from snapcheck.debug.render import RenderOptions, render as draw
 
     trace = read_trace(trace_path)
-    _, findings, note = (None, Findings(), "") if no_check else \
-        _findings(trace, failures, semantics, cut, required=False)
+    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)[1]
+    checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
+                                                 cut=_cut(cut)).get("cut")
     opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
                          recovery_line=None if line == "off" else line, only=list(only) or None,
-                         labels=labels, title=title)
+                         labels=labels, title=title, cut=checked)
     draw(trace, output, findings, opts)
     click.echo(f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
-               + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "") + ")"
-               + (f" {note}" if note else ""))
+               + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "") + ")")
 
 
 # -- shrink ------------------------------------------------------------------------
 @click.command("shrink")
-@_TRACE
+@click.argument("trace_path", metavar="[TRACE]", required=False, type=click.Path(dir_okay=False))
 @click.option("--property", "-p", "prop", required=True,
               help="The property (e.g. consistency, channel-state, z-cycles) or violation kind (e.g. orphan) "
                    "that must keep failing.")
 @click.option("--kind", default=None, help="The violation kind to keep (default: the first one found).")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Where to write the shrunk trace (default: TRACE with .shrunk.jsonl).")
+@click.option("--simulation", is_flag=True,
+              help="TRACE came from the reference simulator: first shrink its configuration "
+                   "(metadata.simulator.config: failures, stragglers, parallelism, records; same seed).")
+@click.option("--simulate", "simulate", default=None, metavar="CONFIG",
+              help="Start from a failing simulation instead of TRACE: a SimConfig as JSON text or @file.json.")
 @_check_opts
-def shrink(trace_path, prop, kind, output, failures, semantics, cut) -> None:
-    """Delta-debug TRACE (ddmin) to a 1-minimal trace with the same violation.
+def shrink(trace_path, prop, kind, output, simulation, simulate, failures, semantics, cut) -> None:
+    """Delta-debug a failing trace (ddmin) to a 1-minimal trace with the same violation.
 
     The result still violates the same property with the same kind of witness, and
     removing any single remaining element (a process, channel, message, processing,
-    checkpoint, failure, record entry, ...) makes that violation disappear.
+    checkpoint, failure, record entry, ...) makes that violation disappear. With
+    --simulation or --simulate, the simulation's configuration is shrunk first.
     """
     from checker import CheckOptions
 
     from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
+    from snapcheck.debug.shrink_sim import shrink_config, simulate_config
     from traces.jsonl import dumps_trace
 
-    trace = read_trace(trace_path)
+    config = _sim_config(trace_path, simulation, simulate)
+    if trace_path is None and config is None:
+        raise UsageError("give a TRACE or --simulate CONFIG")
+    trace = simulate_config(config) if trace_path is None else read_trace(trace_path)
     base = options_dict(trace, failures=_failures(failures), semantics=semantics, cut=_cut(cut))
     prop, kind = _target(trace, prop, kind, base)
 
     def options(d: dict):
         return CheckOptions(properties={prop}, **d)
 
+    violates = checker_predicate(prop, kind, options)
+    origin: dict = {"trace": trace_path, "events": len(trace.events), "property": prop, "kind": kind}
+    if config is not None:
+        small = shrink_config(config, lambda t: violates(t, base))
+        click.echo(f"configuration: {small.runs} simulations; " + ", ".join(
+            f"{k} {config.get(k)} -> {small.config.get(k)}" for k in ("parallelism", "records", "failures",
+                                                                        "stragglers") if k in config))
+        origin.update(config=small.config, simulated_events=len(small.trace.events))
+        trace = small.trace
     try:
-        res = shrink_trace(trace, checker_predicate(prop, kind, options), base, kind, prop)
+        res = shrink_trace(trace, violates, base, kind, prop)
     except ShrinkError as exc:
         raise UsageError(str(exc)) from None
     header = res.trace.header
-    header.metadata = {k: v for k, v in header.metadata.items() if k != "expected"}
+    header.metadata = {k: v for k, v in header.metadata.items() if k not in ("expected", "simulator")}
     report = run_checker(res.trace, options(res.options))
     expected = {"verdict": "violation", "violations": sorted({v.kind for v in report.violations})}
     if res.options:
         expected["check"] = res.options
     header.metadata["expected"] = expected
-    header.metadata["shrunk_from"] = {"trace": trace_path, "events": len(trace.events),
-                                      "property": prop, "kind": kind}
-    out = output or (trace_path.rsplit(".", 1)[0] + ".shrunk.jsonl")
+    header.metadata["shrunk_from"] = origin
+    out = output or ((trace_path or "simulation").rsplit(".", 1)[0] + ".shrunk.jsonl")
     with open(out, "wb") as fh:
         fh.write(dumps_trace(header, res.trace.events))
-    click.echo(f"shrunk {len(trace.events)} events -> {len(res.trace.events)} events "
+    click.echo(f"shrunk {origin['events']} events -> {len(res.trace.events)} events "
                f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
                f"1-minimal; wrote {out}")
     for v in report.violations:
@@ -238,21 +257,52 @@ def shrink(trace_path, prop, kind, output, failures, semantics, cut) -> None:
             break
 
 
-def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str, str]:
-    """Resolve ``--property`` (a property or a kind) and ``--kind`` to (property, kind)."""
-    from checker import CheckOptions
+def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None) -> dict | None:
+    """The simulation configuration to shrink, if any."""
+    if simulate is not None:
+        text = simulate
+        if simulate.startswith("@"):
+            try:
+                with open(simulate[1:], encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise UsageError(f"cannot read {simulate[1:]}: {exc.strerror}") from None
+        try:
+            config = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--simulate: not JSON: {exc}") from None
+        if not isinstance(config, dict):
+            raise UsageError("--simulate: expected a JSON object (a SimConfig)")
+        return config
+    if simulation:
+        if trace_path is None:
+            raise UsageError("--simulation needs a TRACE written by the reference simulator")
+        from traces import read_header
 
-    report = run_checker(trace, CheckOptions(properties=None, **base))
-    by_kind = [v for v in report.violations if v.kind == prop]
-    if by_kind and kind in (None, prop):
-        return by_kind[0].property, prop
-    try:
-        report = run_checker(trace, CheckOptions(properties={prop}, **base))
-    except (ValueError, KeyError) as exc:
-        raise UsageError(f"unknown property or violation kind {prop!r}: {exc}") from None
+        sim = read_header(trace_path).metadata.get("simulator") or {}
+        if "config" not in sim:
+            raise UsageError(f"{trace_path}: no metadata.simulator.config (not a simulator trace)")
+        return dict(sim["config"])
+    return None
+
+
+def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str, str]:
+    """Resolve ``--property`` (a property or a violation kind) and ``--kind`` to the
+    (property, kind) the trace violates."""
+    from checker import PROPERTIES, CheckOptions
+    from checker.report import KIND_PROPERTY
+
+    if prop in KIND_PROPERTY:
+        if kind not in (None, prop):
+            raise UsageError(f"--property {prop} is a violation kind; --kind {kind} contradicts it")
+        kind, prop = prop, KIND_PROPERTY[prop]
+    elif prop not in PROPERTIES:
+        raise UsageError(f"unknown property or violation kind {prop!r} (properties: {', '.join(PROPERTIES)}; "
+                         f"kinds: {', '.join(sorted(KIND_PROPERTY))})")
+    report = run_checker(trace, CheckOptions(properties={prop}, **base))
     found = [v for v in report.violations if v.property == prop and (kind is None or v.kind == kind)]
     if not found:
-        what = f"a {kind} violation of {prop}" if kind else f"a violation of {prop!r}"
+        what = f"{kind} violation ({prop})" if kind else f"violation of {prop}"
         raise UsageError(f"{trace.path}: the checker finds no {what}; nothing to shrink")
     return prop, found[0].kind
 

@@ -101,13 +101,17 @@ def findings_from_report(trace: Trace, report) -> Findings:
 
 
 def options_dict(trace: Trace, failures=None, semantics: str | None = None, cut: dict | None = None) -> dict:
-    """Checker options as a dict: explicit arguments win, then the trace's
-    ``metadata.expected.check`` (as ``snapcheck check`` does), then the defaults."""
-    given = dict(((trace.header.expected or {}).get("check") or {}))
-    for key, value in (("failures", failures), ("semantics", semantics), ("cut", cut)):
-        if value is not None:
-            given[key] = value
-    return {k: v for k, v in given.items() if k in ("cut", "failures", "semantics", "z3")}
+    """Checker options (``cut``, ``failures``, ``semantics``) as a dict, chosen as
+    ``snapcheck check`` chooses them: the explicit ones when any is given, else the
+    trace's ``metadata.expected.check`` (``checker.expected.options_from_expected``)."""
+    from checker import CheckOptions
+    from checker.expected import options_from_expected
+
+    opts = CheckOptions(cut=cut, failures=failures, semantics=semantics or "partial")
+    if cut is None and failures is None and semantics is None:
+        opts = options_from_expected(trace, opts)
+    return {k: v for k, v in (("cut", opts.cut), ("failures", opts.failures), ("semantics", opts.semantics))
+            if v is not None}
 
 
 def check_options(trace: Trace, properties: set[str] | None = None, **given):
@@ -118,12 +122,14 @@ def check_options(trace: Trace, properties: set[str] | None = None, **given):
 
 
 def run_checker(trace: Trace, options=None):
-    """``checker.check_trace`` on ``trace`` (options default to ``check_options``)."""
+    """``checker.check_trace`` on ``trace`` (options default to ``check_options``).
+    Options that do not fit the trace are a usage error (exit 2)."""
+    from checker import CheckerUsageError, check_trace
+
     try:
-        from checker import check_trace
-    except ImportError as exc:      # the checker package is part of this project
-        raise UsageError(f"the checker is not available: {exc}") from None
-    return check_trace(trace, options if options is not None else check_options(trace))
+        return check_trace(trace, options if options is not None else check_options(trace))
+    except CheckerUsageError as exc:
+        raise UsageError(f"{trace.path}: {exc}") from None
 
 
 def check_findings(trace: Trace, options=None) -> tuple[object, Findings]:

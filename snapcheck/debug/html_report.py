@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from pathlib import Path
 
 from snapcheck import __version__
 from snapcheck.debug.findings import Findings, findings_from_report
@@ -98,10 +99,10 @@ def _results_table(report) -> str:
 
 
 def _violation(trace: Trace, f: Findings, fi) -> str:
-    parts = [f"<div class='violation' id='violation-{fi.number}'><h3>{_e(fi.title())}</h3>",
+    parts = [f'<div class="violation" id="violation-{fi.number}"><h3>{_e(fi.title())}</h3>',
              f"<pre>{_e(fi.message)}</pre>",
              f"<p>trace lines: {_e(', '.join(map(str, fi.lines)) or '-')} · replay position {fi.position} "
-             f"(<code>snapcheck replay {_e(trace.path)} --until {fi.position}</code>)</p>"]
+             f"(<code>snapcheck replay {_e(trace.path)} --at-violation {fi.number}</code>)</p>"]
     witness = {k: v for k, v in (("messages", fi.messages), ("checkpoints", fi.checkpoints), ("cut", fi.cut)) if v}
     if witness:
         parts.append(f"<p>witness: <code>{_e(json.dumps(witness))}</code></p>")
@@ -142,3 +143,14 @@ def write_html_report(trace: Trace, report, path: str) -> None:
     """Write the HTML report of ``report`` (a ``checker.Report`` for ``trace``) to ``path``."""
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(html_report(trace, report))
+
+
+def html_target(html_path: str, trace_path: str, n_traces: int) -> str:
+    """Where ``snapcheck check --html PATH`` writes the report of ``trace_path``: PATH
+    itself for one trace, else ``PATH`` with the trace's file stem inserted
+    (``report.html`` -> ``report-fig2b.html``)."""
+    if n_traces == 1:
+        return html_path
+    stem = Path(trace_path).name.split(".")[0]
+    base, dot, ext = html_path.rpartition(".")
+    return f"{base}-{stem}.{ext}" if dot else f"{html_path}-{stem}.html"

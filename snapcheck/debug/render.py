@@ -69,10 +69,11 @@ class RenderOptions:
     labels: bool | None = None                   # message labels; None = only when few messages
     title: str | None = None
     dpi: int = 110
+    cut: dict | None = None                      # the global checkpoint that was checked (drawn grey)
 
 
 def _gid(*parts) -> str:
-    return "-".join(re.sub(r"[^A-Za-z0-9_.]", "_", str(p)) for p in parts)
+    return "-".join(re.sub(r"[^A-Za-z0-9_.-]", "_", str(p)) for p in parts)
 
 
 def _name(m: Message) -> str:
@@ -122,7 +123,7 @@ class _Diagram:
         else:
             sel = range(n)
         xs = [self.x[i] for i in sel if trace.events[i].proc in self.y] or [1.0]
-        self.xmin, self.xmax = min(xs) - 1.0, max(xs) + 1.0
+        self.xmin, self.xmax = min(xs) - 1.5, max(xs) + 1.5
         if not opts.window:
             self.xmin = min(self.xmin, 0.0)
         self.ckpt_x = {}     # (proc, ckpt) -> x
@@ -155,8 +156,10 @@ class _Diagram:
         ncol = max(1, min(len(handles), int(width // 1.8)))
         bottom = 0.6 + 0.22 * -(-len(handles) // ncol)
         height = min(max(0.8 + 0.62 * len(self.procs), 2.0), 16.0) + bottom + 0.5
+        left = 0.35 + 0.075 * max(len(line) for p in self.procs for line in self._lane_label(p).split("\n"))
+        width += max(0.0, left - 0.9)
         fig = Figure(figsize=(width, height), dpi=self.o.dpi)
-        ax = fig.add_axes((0.9 / width, bottom / height, 1 - 1.2 / width, 1 - (bottom + 0.5) / height))
+        ax = fig.add_axes((left / width, bottom / height, 1 - (left + 0.3) / width, 1 - (bottom + 0.5) / height))
         ax.set_xlim(self.xmin, self.xmax)
         ax.set_ylim(-len(self.procs) + 0.4, 0.75)
         ax.set_yticks([self.y[p] for p in self.procs], [self._lane_label(p) for p in self.procs], fontsize=9)
@@ -307,8 +310,8 @@ class _Diagram:
         x = self.ckpt_x.get((p, int(c)))
         return None if x is None else (x, self.y[p])
 
-    def _polyline(self, ax, cut: dict, colour: str, lw: float, ls, gid: str, label: str, zorder: float = 2,
-                  where: str = "end") -> None:
+    def _polyline(self, ax, cut: dict, colour: str, lw: float, ls, gid: str, label: str | None,
+                  zorder: float = 2) -> None:
         pts = [pt for p in self.procs if p in cut for pt in [self._point(p, cut[p])] if pt is not None]
         if not pts:
             return
@@ -316,9 +319,10 @@ class _Diagram:
         ln = Line2D(xs, ys, color=colour, lw=lw, ls=ls, zorder=zorder, alpha=0.85, marker="o", ms=4)
         ln.set_gid(gid)
         ax.add_line(ln)
-        k, off, ha = (-1, (4, -12), "left") if where == "end" else (0, (-6, 6), "right")
-        ax.annotate(label, (xs[k], ys[k]), xytext=off, textcoords="offset points", ha=ha,
-                    fontsize=7.5, color=colour, fontweight="bold", zorder=8)
+        if label is not None:
+            right = xs[-1] > (self.xmin + self.xmax) / 2
+            ax.annotate(label, (xs[-1], ys[-1]), xytext=(-6 if right else 6, -13), textcoords="offset points",
+                        ha="right" if right else "left", fontsize=7.5, color=colour, fontweight="bold", zorder=8)
 
     def _overlays(self, ax) -> None:
         label = self._recovery_label()
@@ -327,14 +331,15 @@ class _Diagram:
             what = {"none": "no failure", "all": "all failed"}.get(label, f"F={{{label}}}")
             bound = self.f.recovery_bounds.get(label)
             if bound and bound != line:
-                self._polyline(ax, bound, RECOVERY_COLOUR, 1.2, (0, (1, 1.5)), "recovery-start",
-                               "rollback starts here", zorder=2, where="start")
+                self._polyline(ax, bound, RECOVERY_COLOUR, 1.2, (0, (1, 1.5)), "recovery-start", None)
             self._polyline(ax, line, RECOVERY_COLOUR, 3.0, "solid", "recovery-line",
                            f"recovery line ({what})")
-        for fi in self.findings:
-            if fi.cut:
-                self._polyline(ax, fi.cut, CUT_COLOUR, 1.6, "dashdot", _gid("cut", fi.number),
-                               f"cut of #{fi.number}", zorder=2.5)
+        cuts = [fi for fi in self.findings if fi.cut]
+        for fi in cuts:
+            self._polyline(ax, fi.cut, CUT_COLOUR, 1.6, "dashdot", _gid("cut", fi.number),
+                           f"cut of #{fi.number}", zorder=2.5)
+        if self.o.cut and not any(fi.cut == self.o.cut for fi in cuts):
+            self._polyline(ax, self.o.cut, CUT_COLOUR, 1.6, "dashdot", "checked-cut", "checked cut", zorder=2.5)
 
     def _recovery_label(self) -> str | None:
         lines = self.f.recovery_lines
@@ -345,7 +350,7 @@ class _Diagram:
             if want not in lines:
                 raise UsageError(f"no recovery line {want!r} in the report (have: {', '.join(lines)})")
             return want
-        if any(fi.cut for fi in self.findings):      # the violations' cuts are the lines to look at
+        if self.o.cut or any(fi.cut for fi in self.findings):   # the checked cuts are the lines to look at
             return None
         for label in lines:
             if label not in ("none", "all"):
@@ -361,8 +366,19 @@ class _Diagram:
             h.append(Line2D([], [], color=BARRIER_COLOUR, ls=(0, (4, 2)), label="barrier"))
         if any(m.replay_of for m in self.msgs.values()):
             h.append(Line2D([], [], color=REPLAY_COLOUR, ls="dashdot", label="replay"))
-        if self._recovery_label() is not None:
+        label = self._recovery_label()
+        if label is not None:
             h.append(Line2D([], [], color=RECOVERY_COLOUR, lw=3, label="recovery line"))
+            if self.f.recovery_bounds.get(label, self.f.recovery_lines[label]) != self.f.recovery_lines[label]:
+                h.append(Line2D([], [], color=RECOVERY_COLOUR, lw=1.2, ls=(0, (1, 1.5)),
+                                label="rollback start (bound)"))
+        if self.o.cut or any(fi.cut for fi in self.findings):
+            h.append(Line2D([], [], color=CUT_COLOUR, lw=1.6, ls="dashdot", label="checked cut"))
+        for etype, marker, colour, name in (("record", "P", "#8c564b", "recorded channel state"),
+                                            ("fail", "X", "#d62728", "failure"),
+                                            ("restore", "o", "#2ca02c", "restore")):
+            if any(e.type == etype for e in self.trace.events):
+                h.append(Line2D([], [], marker=marker, color=colour, ls="none", label=name))
         for style in sorted({s for s, _ in self.highlight.values()} | set(self.rings.values())):
             name = {"orphan": "orphan", "dropped": "dropped / lost", "phantom": "phantom / duplicate",
                     "zcycle": "Z-cycle witness"}[style]

@@ -19,7 +19,8 @@ Chandy–Lamport, unaligned checkpoints; theory.md §6): a channel ``c`` into
 ``P`` is *blocked* from the arrival of the barrier of round ``r`` on ``c``
 (its ``arrive`` event, or its ``recv`` if no arrival was traced) until ``P``
 takes its checkpoint of round ``r`` (or the round is aborted, or ``P``
-restores). After ``P``'s checkpoint of round ``r``, an input channel whose
+restores). After ``P``'s checkpoint of round ``r``, a data input channel from a
+process that takes part in rounds (not external, not the coordinator) whose
 round-``r`` barrier has not arrived yet is *recording* (its in-flight messages
 belong to the snapshot's channel state) until that barrier arrives.
 
@@ -146,9 +147,12 @@ class _Machine:
     def __init__(self, trace: Trace):
         self.trace = trace
         self.msgs = message_table(trace)
+        # inputs that carry barriers: data channels from processes that take part in rounds
+        roles = {p.id: p.role for p in trace.processes}
         self.inputs: dict[str, list[str]] = {p.id: [] for p in trace.processes}
         for c in trace.channels:
-            self.inputs[c.dst].append(c.id)
+            if c.kind != "control" and roles[c.src] not in ("external", "coordinator"):
+                self.inputs[c.dst].append(c.id)
         self.barrier_arrivals: dict[tuple[str, int], list[int]] = {}
         for m in self.msgs.values():
             first = m.arrive or m.recv

@@ -41,6 +41,11 @@ _CONTEXT = 3
 _VAR_WIDTH = 60
 
 
+def _short(mid: str, ch: str) -> str:
+    """``ch:N`` shown as ``:N`` in the row of channel ``ch``."""
+    return mid[len(ch):] if mid.startswith(ch + ":") else mid
+
+
 def _compact(value) -> str:
     s = json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
     return s if len(s) <= _VAR_WIDTH else s[: _VAR_WIDTH - 1] + "…"
@@ -260,7 +265,8 @@ class Stepper:
                 if self.show_all_channels or c.in_flight or c.recorded or c.log]
         if not rows:
             return None
-        tab = Table(title="channels (* = arrived in the receiver's buffer)", title_justify="left")
+        tab = Table(title=Text("channels   (* arrived in the receiver's buffer · [bR] barrier of round R · "
+                               ":N the channel's message N)"), title_justify="left")
         for col in ("channel", "in flight (send order)", "recorded state", "sender log"):
             tab.add_column(col, overflow="fold")
         for c in rows:
@@ -268,12 +274,12 @@ class Stepper:
             for k, m in enumerate(c.in_flight):
                 if k:
                     flight.append(" ")
-                label = (f"[b{m.round}]" if m.kind == "barrier" else m.mid) + ("*" if m.arrived else "")
+                label = (f"[b{m.round}]" if m.kind == "barrier" else _short(m.mid, c.id)) + ("*" if m.arrived else "")
                 flight.append(label, style="bold red" if m.mid in hot else ("dim" if m.kind == "barrier" else None))
-            rec = "; ".join(f"{r.part} C{r.ckpt}@{r.proc}: [{', '.join(r.mids)}]"
+            rec = "; ".join(f"{r.part} C{r.ckpt}@{r.proc}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
                             for r in c.recorded.values()) or "-"
-            tab.add_row(f"{c.id} {c.src}→{c.dst}", flight if c.in_flight else "-", rec,
-                        ", ".join(c.log) or "-")
+            name = c.id if c.id in (f"{c.src}->{c.dst}", f"{c.src}>{c.dst}") else f"{c.id} {c.src}→{c.dst}"
+            tab.add_row(name, flight if c.in_flight else "-", rec, ", ".join(_short(m, c.id) for m in c.log) or "-")
         return tab
 
     def _violation_panels(self, st: ReplayState) -> list:

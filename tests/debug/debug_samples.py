@@ -117,7 +117,10 @@ def random_trace(seed: int, n: int = 4, steps: int = 60, fail: bool = False):
     ``fail`` also failures followed by restores)."""
     rnd = random.Random(seed)
     procs = [f"P{i}" for i in range(n)]
-    chans = [(f"c{i}{j}", f"P{i}", f"P{j}") for i in range(n) for j in range(n) if i != j]
+    if n <= 6:     # full mesh
+        chans = [(f"c{i}{j}", f"P{i}", f"P{j}") for i in range(n) for j in range(n) if i != j]
+    else:          # a ring both ways plus chords: every process has 6 channels
+        chans = [(f"c{i}_{j % n}", f"P{i}", f"P{j % n}") for i in range(n) for j in (i + 1, i - 1 + n, i + 3)]
     rec = TraceRecorder(procs, chans, protocol="uncoordinated", seed=seed)
     pending = []
     ckpts = {p: [0] for p in procs}

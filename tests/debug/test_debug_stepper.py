@@ -107,7 +107,7 @@ def test_screen_shows_processes_channels_and_context():
                 '{"count":1}',                                    # A's protocol variables
                 'pb {"tdv":[1,0,0]}'):                            # S's last piggyback
         assert row in out, row
-    assert "[b1]* s2b:1*" in out                                  # in flight, both arrived
+    assert "[b1]* :1*" in out                                  # in flight, both arrived
     s.execute("all")
     assert "s2a S→A" in _screen(s)                                # empty channels on request
 

@@ -1,0 +1,142 @@
+package snapcheck.flink;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.util.FunctionUtils;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.TimeDomain;
+import org.apache.flink.streaming.api.TimerService;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+/** Traced wrapper of a two-input {@link KeyedCoProcessFunction} (e.g. a keyed join). */
+public class TracedKeyedCoProcess<K, IN1, IN2, OUT>
+        extends KeyedCoProcessFunction<K, Envelope<IN1>, Envelope<IN2>, Envelope<OUT>>
+        implements CheckpointedFunction, CheckpointListener {
+    private static final long serialVersionUID = 1L;
+
+    final TracedCore<OUT> core;
+    private final KeyedCoProcessFunction<K, IN1, IN2, OUT> inner;
+    private transient TracedCore.Sender<OUT> sender;
+    private transient Context current;
+    private transient OnTimerContext currentTimer;
+    private transient KeyedCoProcessFunction<K, IN1, IN2, OUT>.Context adapter;
+    private transient KeyedCoProcessFunction<K, IN1, IN2, OUT>.OnTimerContext timerAdapter;
+
+    TracedKeyedCoProcess(TracedCore<OUT> core, KeyedCoProcessFunction<K, IN1, IN2, OUT> inner) {
+        this.core = core;
+        this.inner = inner;
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext ctx) throws Exception {
+        core.initialize(getRuntimeContext(), ctx);
+        Lifecycle.initialize(inner, getRuntimeContext(), ctx);
+    }
+
+    @Override
+    public void open(OpenContext openContext) throws Exception {
+        sender = new TracedCore.Sender<>(core);
+        FunctionUtils.openFunction(inner, openContext);
+        adapter = inner.new Context() {
+            @Override
+            public Long timestamp() {
+                return current.timestamp();
+            }
+
+            @Override
+            public TimerService timerService() {
+                return current.timerService();
+            }
+
+            @Override
+            public <X> void output(OutputTag<X> tag, X value) {
+                throw new UnsupportedOperationException("side outputs are not traced");
+            }
+
+            @Override
+            public K getCurrentKey() {
+                return current.getCurrentKey();
+            }
+        };
+        timerAdapter = inner.new OnTimerContext() {
+            @Override
+            public Long timestamp() {
+                return currentTimer.timestamp();
+            }
+
+            @Override
+            public TimerService timerService() {
+                return currentTimer.timerService();
+            }
+
+            @Override
+            public <X> void output(OutputTag<X> tag, X value) {
+                throw new UnsupportedOperationException("side outputs are not traced");
+            }
+
+            @Override
+            public TimeDomain timeDomain() {
+                return currentTimer.timeDomain();
+            }
+
+            @Override
+            public K getCurrentKey() {
+                return currentTimer.getCurrentKey();
+            }
+        };
+    }
+
+    @Override
+    public void processElement1(Envelope<IN1> e, Context ctx, Collector<Envelope<OUT>> out) throws Exception {
+        core.beforeRecord(e);
+        current = ctx;
+        sender.down = out;
+        inner.processElement1(e.payload, adapter, sender);
+    }
+
+    @Override
+    public void processElement2(Envelope<IN2> e, Context ctx, Collector<Envelope<OUT>> out) throws Exception {
+        core.beforeRecord(e);
+        current = ctx;
+        sender.down = out;
+        inner.processElement2(e.payload, adapter, sender);
+    }
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<Envelope<OUT>> out) throws Exception {
+        currentTimer = ctx;
+        sender.down = out;
+        inner.onTimer(timestamp, timerAdapter, sender);
+    }
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+        core.snapshot(ctx.getCheckpointId());
+        Lifecycle.snapshot(inner, ctx);
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long id) throws Exception {
+        core.notifyComplete(id);
+        Lifecycle.complete(inner, id);
+    }
+
+    @Override
+    public void notifyCheckpointAborted(long id) throws Exception {
+        core.notifyAborted(id);
+        Lifecycle.aborted(inner, id);
+    }
+
+    @Override
+    public void close() throws Exception {
+        try {
+            FunctionUtils.closeFunction(inner);
+        } finally {
+            core.close();
+        }
+    }
+}

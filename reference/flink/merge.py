@@ -1,0 +1,559 @@
+"""Merge the per-subtask trace files of one traced Flink run into one v1 trace.
+
+A run directory holds ``run.json`` (written by ``snapcheck.flink.Main``: job, mode,
+configuration, topology, injected faults, final status) and one file per traced
+operator subtask *attempt*, ``<op>-<subtask>-<attempt>.jsonl``: a header line, then
+events ``{"g", "t", "e", ...}`` where ``g`` is a JVM-wide counter (a total order
+consistent with real time; senders log a send before handing the record to Flink,
+so a send always precedes its receive) and ``t`` is microseconds since the run
+started. Event kinds: ``recv`` {from, src, att, n} (processing of the record with
+that identity), ``send`` {n, to?, key?}, ``ckpt`` {id}, ``restore`` {id, state},
+``notify`` {id}, ``abort`` {id}, ``fail`` {reason}, ``close``.
+
+The mapping onto the trace format (docs/trace-format.md, theory.md §0, §3.7 item
+10-11, §6):
+
+* processes: ``op[i]`` per traced operator subtask, one process across all its
+  attempts (attempt k+1 starts with ``restore``); ``op.input[i]`` (role
+  ``external``) is split i of a replayable source; ``coordinator`` (role
+  ``coordinator``) carries round completions and aborts.
+* channels: ``op[i]>down[j]`` as the job's partitioner connects them (forward:
+  i→i; keyed and rebalance: all pairs), ``op.input[i]>op[i]`` for source splits.
+* identity: a record's envelope ``(op, src, att, n)`` names the send event that
+  emitted it. Sequence numbers are per channel in the *effective history*: a
+  restore of checkpoint k resets the sender's counters to their values at k, so a
+  regenerated record reuses its ``(ch, seq)`` under a new mid (``ch:seq@epoch``).
+  Rebalance targets are Flink's round robin from a random start per sender attempt;
+  the start is inferred from where that attempt's records were processed.
+* ``restore``: the checkpoint id Flink reports to the operator
+  (``getRestoredCheckpointId``; 0 = restarted from scratch), ``recovery`` = Flink's
+  attempt number. A subtask whose attempt ended without an injected ``fail`` was
+  cancelled by the failover: it gets a ``fail`` (its volatile state is lost).
+* source re-reads after a restore are ``replay`` events of the external split
+  (``from: source``); the first read of an offset is the split's ``send``.
+* channel state, observed by its effect: a record processed after the receiver's
+  restore but sent before it can only come from the recorded channel state of
+  the restored (unaligned) checkpoint. It becomes a ``replay`` (``from:
+  channel_state``) by the receiver, and the replayed records of each input channel
+  are the ``record`` of the restored checkpoint (input part). The record is
+  emitted only when the observation is complete: a record of the new generation
+  was processed on that channel afterwards (FIFO: recovered data comes first) or
+  the run ended quiescent. A channel of a checkpoint that was never restored has
+  no ``record``: its channel state is unobservable (protocol param
+  ``channel_state: observed-at-restore``).
+* rounds: checkpoint id = ``round`` = ``ckpt`` (Flink's ids increase across
+  restarts, so they are valid process-local numbers). The first
+  ``notifyCheckpointComplete(n)`` is the coordinator's ``round_complete``, the first
+  ``notifyCheckpointAborted(n)`` its ``round_abort``; when a run ends quiescent,
+  rounds still pending were cut off by the final cancel and get ``round_abort``.
+
+Anything Flink did that the model cannot express (a record routed elsewhere than
+its partitioner says, a restore of a checkpoint the subtask never took, a
+processed record whose send was never traced, ...) is an *anomaly*: listed in
+``metadata.flink.anomalies`` and in ``MergeResult.anomalies``, and it makes the
+run's verdict a violation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import orjson
+
+from traces.errors import TraceError, TraceErrors
+
+_FILE = re.compile(r"^(?P<op>.+)-(?P<subtask>\d+)-(?P<attempt>\d+)\.jsonl$")
+COORDINATOR = "coordinator"
+INPUT = "@input"
+ALIGNED_MODES = ("aligned", "at-least-once")
+
+
+@dataclass
+class Attempt:
+    op: str
+    subtask: int
+    attempt: int
+    header: dict
+    events: list[dict]
+    path: str
+
+    @property
+    def proc(self) -> str:
+        return proc_id(self.op, self.subtask)
+
+
+@dataclass
+class MergeResult:
+    header: dict
+    events: list[dict]
+    anomalies: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def dumps(self) -> bytes:
+        out = [orjson.dumps(self.header)]
+        out.extend(orjson.dumps(e) for e in self.events)
+        return b"\n".join(out) + b"\n"
+
+    def write(self, path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(self.dumps())
+
+
+def proc_id(op: str, subtask: int) -> str:
+    return f"{op}[{subtask}]"
+
+
+def input_id(op: str, split: int) -> str:
+    return f"{op}.input[{split}]"
+
+
+def protocol_name(mode: str) -> str:
+    return f"flink-{mode}"
+
+
+# -- loading ------------------------------------------------------------------------
+def _read_jsonl(path: str) -> list[tuple[int, dict]]:
+    rows = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if not raw.endswith(b"\n"):      # the last line of a file cut off mid-write
+                    break
+                raise TraceErrors([TraceError(path, n, f"malformed JSON: {exc}")]) from None
+            if not isinstance(obj, dict):
+                raise TraceErrors([TraceError(path, n, "expected a JSON object")])
+            rows.append((n, obj))
+    return rows
+
+
+def load_run(run_dir: str) -> tuple[dict, list[Attempt]]:
+    """``run.json`` and every per-subtask attempt file of a run directory."""
+    run_path = os.path.join(run_dir, "run.json")
+    try:
+        with open(run_path, "rb") as f:
+            run = orjson.loads(f.read())
+    except OSError as exc:
+        raise TraceErrors([TraceError(run_path, 0, f"cannot open: {exc.strerror} (did the Flink run finish?)")]) \
+            from None
+    except orjson.JSONDecodeError as exc:
+        raise TraceErrors([TraceError(run_path, 1, f"malformed JSON: {exc}")]) from None
+    for key in ("job", "mode", "topology", "status"):
+        if key not in run:
+            raise TraceErrors([TraceError(run_path, 1, f"missing field {key!r}")])
+    attempts = []
+    for name in sorted(os.listdir(run_dir)):
+        m = _FILE.match(name)
+        if not m:
+            continue
+        path = os.path.join(run_dir, name)
+        rows = _read_jsonl(path)
+        if not rows:
+            continue
+        line, header = rows[0]
+        for key in ("op", "subtask", "attempt"):
+            if key not in header:
+                raise TraceErrors([TraceError(path, line, f"bad subtask header: missing {key!r}")])
+        events = []
+        for line, ev in rows[1:]:
+            if "g" not in ev or "e" not in ev:
+                raise TraceErrors([TraceError(path, line, "an event needs fields 'g' and 'e'")])
+            ev["_line"] = line
+            events.append(ev)
+        attempts.append(Attempt(header["op"], int(header["subtask"]), int(header["attempt"]), header, events, path))
+    return run, attempts
+
+
+# -- topology -----------------------------------------------------------------------
+class Topology:
+    """Processes and channels of the run, from ``run.json``'s topology."""
+
+    def __init__(self, run: dict):
+        self.ops = {o["op"]: o for o in run["topology"]}
+        self.processes: list[dict] = []
+        self.channels: list[dict] = []
+        for o in run["topology"]:
+            if INPUT in o.get("inputs", ()):
+                for i in range(o["parallelism"]):
+                    self.processes.append({"id": input_id(o["op"], i), "role": "external",
+                                           "operator": f"{o['op']}.input", "subtask": i})
+        for o in run["topology"]:
+            for i in range(o["parallelism"]):
+                self.processes.append({"id": proc_id(o["op"], i), "role": o["role"], "operator": o["op"],
+                                       "subtask": i, "worker": "minicluster"})
+        self.processes.append({"id": COORDINATOR, "role": "coordinator"})
+        self.dst: dict[str, str] = {}
+        for o in run["topology"]:
+            if INPUT in o.get("inputs", ()):
+                for i in range(o["parallelism"]):
+                    self._channel(input_id(o["op"], i), proc_id(o["op"], i), "source split")
+            out = o.get("out")
+            if not out:
+                continue
+            p, q = o["parallelism"], out["parallelism"]
+            for i in range(p):
+                targets = [i] if out["mode"] == "forward" else range(q)
+                for j in targets:
+                    self._channel(proc_id(o["op"], i), proc_id(out["to"], j), out["mode"])
+
+    def _channel(self, src: str, dst: str, partitioner: str) -> None:
+        cid = f"{src}>{dst}"
+        self.channels.append({"id": cid, "src": src, "dst": dst, "attrs": {"partitioner": partitioner}})
+        self.dst[cid] = dst
+
+    def inputs_of(self, proc: str) -> list[str]:
+        return [c["id"] for c in self.channels if c["dst"] == proc and not c["src"].startswith(_input_prefix(c))]
+
+
+def _input_prefix(c: dict) -> str:
+    return c["dst"].split("[")[0] + ".input["
+
+
+# -- merging ------------------------------------------------------------------------
+class _Proc:
+    """Per-process state of the merge pass (effective-history sequence counters)."""
+
+    def __init__(self):
+        self.epoch = 0
+        self.counters: dict[str, int] = {}
+        self.seq_at: dict[int, dict[str, int]] = {0: {}}
+        self.last_ckpt = 0
+        self.restore_g = -1
+        self.restore: _RestoreObs | None = None
+        self.failed = False
+
+
+class _RestoreObs:
+    """What one restore of checkpoint ``ckpt`` replayed from channel state, per channel."""
+
+    def __init__(self, proc: str, ckpt: int, key: tuple, last_attempt: bool):
+        self.proc = proc
+        self.ckpt = ckpt
+        self.key = key
+        self.last_attempt = last_attempt
+        self.replayed: dict[str, list[str]] = defaultdict(list)
+        self.new_data: set[str] = set()
+
+
+def merge_run(run_dir: str) -> MergeResult:
+    """Merge a run directory into a v1 trace (``MergeResult``; see the module docstring)."""
+    run, attempts = load_run(run_dir)
+    return merge(run, attempts)
+
+
+def merge(run: dict, attempts: list[Attempt]) -> MergeResult:
+    topo = Topology(run)
+    anomalies: list[str] = []
+    notes: list[str] = []
+    by_proc: dict[str, list[Attempt]] = defaultdict(list)
+    for a in attempts:
+        if a.op not in topo.ops:
+            raise TraceErrors([TraceError(a.path, 1, f"operator {a.op!r} is not in run.json's topology")])
+        by_proc[a.proc].append(a)
+    for lst in by_proc.values():
+        lst.sort(key=lambda a: a.attempt)
+
+    # every event with its process and attempt position; g is the global order
+    stream = []
+    for proc, lst in by_proc.items():
+        for k, a in enumerate(lst):
+            cut = None
+            for j, ev in enumerate(a.events):
+                if ev["e"] == "fail":
+                    cut = j
+                    break
+            evs = a.events
+            if cut is not None:
+                late = [e for e in evs[cut + 1:] if e["e"] != "close"]
+                if late:
+                    notes.append(f"{proc} attempt {a.attempt}: {len(late)} event(s) after its injected failure "
+                                 f"dropped ({a.path} line {late[0]['_line']})")
+                evs = evs[:cut + 1]
+            for ev in evs:
+                stream.append((ev["g"], proc, k, a, ev))
+    stream.sort(key=lambda x: x[0])
+    gs = Counter(x[0] for x in stream)
+    dup = [g for g, c in gs.items() if c > 1]
+    if dup:
+        raise TraceErrors([TraceError("run", 0, f"event order counter g repeats ({dup[:3]}): the per-subtask files "
+                                                "do not come from one run")])
+
+    rebalance_start = _rebalance_starts(topo, stream, anomalies)
+    out: list[tuple[tuple, dict]] = []
+    _synth_fails(by_proc, stream, out)
+
+    procs = {p: _Proc() for p in by_proc}
+    msgs: dict[tuple, tuple[str, str, int]] = {}
+    ext_sent: dict[str, dict[int, str]] = defaultdict(dict)
+    ext_last: dict[str, int] = defaultdict(int)
+    replays: Counter = Counter()
+    observations: list[_RestoreObs] = []
+    completed: dict[int, int] = {}
+    aborted: dict[int, int] = {}
+    round_first: dict[int, int] = {}
+    fail_gs: list[int] = []
+    unknown_start: set = set()
+
+    for g, proc, k, a, ev in stream:
+        st = procs[proc]
+        kind = ev["e"]
+        t = ev.get("t")
+        base = {"t": round(t / 1000.0, 3)} if t is not None else {}
+        where = f"{a.path} line {ev['_line']}"
+        if kind == "restore":
+            ckpt = int(ev.get("id", -1))
+            kept = int(ev.get("state", 0))
+            if ckpt < 0:
+                anomalies.append(f"{proc} attempt {a.attempt} was restored without a checkpoint id ({where})")
+                ckpt = kept
+            elif ckpt != kept and a.attempt > 0:
+                anomalies.append(f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
+                                 f"operator state restored is that of checkpoint {kept} ({where})")
+            if ckpt not in st.seq_at:
+                anomalies.append(f"{proc} attempt {a.attempt} restores checkpoint {ckpt}, which it never took "
+                                 f"({where})")
+            ev_out = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": a.attempt, **base}
+            if ckpt > 0:
+                ev_out["round"] = ckpt
+            out.append(((g, 0, 0), ev_out))
+            st.epoch += 1
+            st.counters = dict(st.seq_at.get(ckpt, {}))
+            st.restore_g = g
+            st.failed = False
+            st.restore = _RestoreObs(proc, ckpt, (g, 2), k == len(by_proc[proc]) - 1)
+            observations.append(st.restore)
+        elif kind == "ckpt":
+            ckpt = int(ev["id"])
+            if ckpt <= st.last_ckpt:
+                anomalies.append(f"{proc} snapshots checkpoint {ckpt} after checkpoint {st.last_ckpt} ({where})")
+                continue
+            st.last_ckpt = ckpt
+            st.seq_at[ckpt] = dict(st.counters)
+            round_first.setdefault(ckpt, g)
+            out.append(((g, 0, 0), {"type": "checkpoint", "proc": proc, "ckpt": ckpt, "kind": "coordinated",
+                                    "round": ckpt, **base}))
+        elif kind == "send":
+            spec = topo.ops[a.op].get("out")
+            if not spec:
+                anomalies.append(f"{proc} sends although {a.op} has no traced downstream ({where})")
+                continue
+            n = int(ev["n"])
+            to = ev.get("to")
+            attrs = None
+            if to is None:
+                start = rebalance_start.get((a.op, a.subtask, a.attempt))
+                if start is None:
+                    start = 0
+                    unknown_start.add((a.op, a.subtask, a.attempt))
+                    attrs = {"target": "unknown: no record of this sender attempt was processed; assumed"}
+                to = (start + n) % spec["parallelism"]
+            ch = f"{proc}>{proc_id(spec['to'], int(to))}"
+            if ch not in topo.dst:
+                anomalies.append(f"{proc} sends to subtask {to} of {spec['to']}, which its {spec['mode']} "
+                                 f"partitioning cannot reach ({where})")
+                continue
+            seq = st.counters.get(ch, 0) + 1
+            st.counters[ch] = seq
+            mid = f"{ch}:{seq}" if st.epoch == 0 else f"{ch}:{seq}@{st.epoch}"
+            msgs[(a.op, a.subtask, a.attempt, n)] = (mid, ch, g)
+            e = {"type": "send", "proc": proc, "ch": ch, "mid": mid, "seq": seq, **base}
+            if "key" in ev:
+                e["key"] = ev["key"]
+            if attrs:
+                e["attrs"] = attrs
+            out.append(((g, 0, 0), e))
+        elif kind == "recv":
+            frm, src, n = ev.get("from"), int(ev.get("src", -1)), int(ev.get("n", -1))
+            if frm == INPUT:
+                ext = input_id(a.op, src)
+                ch = f"{ext}>{proc}"
+                if ch not in topo.dst:
+                    anomalies.append(f"{proc} reads split {src}, which is not its own ({where})")
+                    continue
+                sent = ext_sent[ext]
+                if n in sent:
+                    orig = sent[n]
+                    replays[orig] += 1
+                    mid = f"{orig}/r{replays[orig]}"
+                    out.append(((g, -1, 0), {"type": "replay", "proc": ext, "ch": ch, "mid": mid, "replay_of": orig,
+                                             "from": "source", **base}))
+                else:
+                    seq = n + 1
+                    if seq <= ext_last[ext]:
+                        anomalies.append(f"{proc} reads offset {n} of split {src} for the first time after offset "
+                                         f"{ext_last[ext] - 1} ({where})")
+                        continue
+                    ext_last[ext] = seq
+                    mid = f"{ch}:{seq}"
+                    sent[n] = mid
+                    out.append(((g, -1, 0), {"type": "send", "proc": ext, "ch": ch, "mid": mid, "seq": seq,
+                                             **base}))
+            else:
+                found = msgs.get((frm, src, int(ev.get("att", -1)), n))
+                if found is None:
+                    anomalies.append(f"{proc} processes a record {frm}[{src}] attempt {ev.get('att')} #{n} whose "
+                                     f"send was never traced ({where})")
+                    continue
+                orig, ch, g_send = found
+                if topo.dst[ch] != proc:
+                    anomalies.append(f"{proc} processes {orig}, which the {topo.ops[frm]['out']['mode']} "
+                                     f"partitioner model routes to {topo.dst[ch]} ({where})")
+                    continue
+                mid = orig
+                if g_send < st.restore_g:
+                    replays[orig] += 1
+                    mid = f"{orig}/r{replays[orig]}"
+                    out.append(((g, -1, 0), {"type": "replay", "proc": proc, "ch": ch, "mid": mid,
+                                             "replay_of": orig, "from": "channel_state", **base}))
+                    st.restore.replayed[ch].append(orig)
+                elif st.restore is not None:
+                    st.restore.new_data.add(ch)
+            out.append(((g, 0, 0), {"type": "recv", "proc": proc, "ch": ch, "mid": mid, **base}))
+        elif kind == "notify":
+            rnd = int(ev["id"])
+            if rnd not in completed:
+                completed[rnd] = g
+                out.append(((g, 0, 0), {"type": "round_complete", "proc": COORDINATOR, "round": rnd, **base}))
+        elif kind == "abort":
+            rnd = int(ev["id"])
+            if rnd not in completed and rnd not in aborted:
+                aborted[rnd] = g
+                out.append(((g, 0, 0), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
+                                        "reason": "notifyCheckpointAborted", **base}))
+        elif kind == "fail":
+            fail_gs.append(g)
+            st.failed = True
+            out.append(((g, 0, 0), {"type": "fail", "proc": proc, "reason": ev.get("reason", "failure"), **base}))
+        elif kind != "close":
+            anomalies.append(f"unknown event kind {kind!r} ({where})")
+
+    for op, sub, att in sorted(unknown_start):
+        notes.append(f"{proc_id(op, sub)} attempt {att}: no rebalanced record of it was processed, so the "
+                     "round-robin start is unknown (its sends are attributed from subtask 0)")
+    observed = _records(topo, observations, run.get("status") == "completed", out, anomalies)
+    if run.get("status") == "completed":
+        end_g = (stream[-1][0] + 1) if stream else 0
+        for rnd, g0 in sorted(round_first.items()):
+            if rnd in completed or rnd in aborted or any(fg > g0 for fg in fail_gs):
+                continue
+            out.append(((end_g, 9, rnd), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
+                                          "reason": "pending when the run ended (the driver cancelled the job)"}))
+
+    out.sort(key=lambda x: x[0])
+    idx: Counter = Counter()
+    events = []
+    for _, e in out:
+        e["idx"] = idx[e["proc"]]
+        idx[e["proc"]] += 1
+        events.append(_ordered(e))
+    header = _header(run, topo, anomalies, notes, observed)
+    return MergeResult(header, events, anomalies, notes)
+
+
+_KEY_ORDER = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt", "part", "mids", "replay_of",
+              "from", "key", "reason", "recovery", "t", "attrs")
+
+
+def _ordered(e: dict) -> dict:
+    return {k: e[k] for k in _KEY_ORDER if k in e}
+
+
+def _rebalance_starts(topo: Topology, stream, anomalies: list[str]) -> dict:
+    """(op, subtask, attempt) -> round-robin start of that rebalancing sender attempt, inferred
+    from the subtasks that processed its records: target(n) = (start + n) mod parallelism."""
+    seen: dict[tuple, Counter] = defaultdict(Counter)
+    for _, proc, _, a, ev in stream:
+        if ev["e"] != "recv" or ev.get("from") == INPUT:
+            continue
+        spec = topo.ops.get(ev.get("from"), {}).get("out")
+        if not spec or spec["mode"] != "rebalance":
+            continue
+        q = spec["parallelism"]
+        seen[(ev["from"], int(ev["src"]), int(ev["att"]))][(a.subtask - int(ev["n"])) % q] += 1
+    starts = {}
+    for key, counts in seen.items():
+        start, _ = counts.most_common(1)[0]
+        if len(counts) > 1:
+            anomalies.append(f"the records of {proc_id(key[0], key[1])} attempt {key[2]} were not distributed "
+                             f"round robin: starts {dict(counts)} (RebalancePartitioner model violated)")
+        starts[key] = start
+    return starts
+
+
+def _synth_fails(by_proc: dict, stream, out: list) -> None:
+    """A ``fail`` for every attempt that ended without an injected failure but was followed by
+    another attempt: the failover cancelled it. It is placed at the failover (the first injected
+    failure at or after the attempt's start) or after the attempt's last event, whichever is later."""
+    fails = sorted(g for g, _, _, _, ev in stream if ev["e"] == "fail")
+    import bisect
+
+    for proc, lst in by_proc.items():
+        for k, a in enumerate(lst[:-1]):
+            if not a.events or a.events[-1]["e"] == "fail" or any(e["e"] == "fail" for e in a.events):
+                continue
+            first_g = a.events[0]["g"]
+            last_g = a.events[-1]["g"]
+            nxt = lst[k + 1].events[0]["g"] if lst[k + 1].events else float("inf")
+            i = bisect.bisect_left(fails, first_g)
+            f = fails[i] if i < len(fails) and fails[i] < nxt else last_g
+            out.append(((max(f, last_g), 1, proc), {"type": "fail", "proc": proc,
+                                                    "reason": f"cancelled by the failover (attempt {a.attempt} "
+                                                              f"ended)"}))
+
+
+def _records(topo: Topology, observations: list[_RestoreObs], quiescent_end: bool, out: list,
+             anomalies: list[str]) -> dict:
+    """``record`` events (input part) of restored checkpoints, from complete observations.
+
+    Returns {round: [channels whose channel state was observed]}."""
+    by_key: dict[tuple, list[tuple[_RestoreObs, list[str]]]] = defaultdict(list)
+    for ob in observations:
+        for ch in topo.inputs_of(ob.proc):
+            complete = ch in ob.new_data or (ob.last_attempt and quiescent_end)
+            if complete:
+                by_key[(ob.proc, ob.ckpt, ch)].append((ob, ob.replayed.get(ch, [])))
+    observed: dict[int, list[str]] = defaultdict(list)
+    n = 0
+    for (proc, ckpt, ch), obs in sorted(by_key.items()):
+        lists = {tuple(m) for _, m in obs}
+        if len(lists) > 1:
+            anomalies.append(f"restores of checkpoint {ckpt} replayed different channel state on {ch}: "
+                             + " vs ".join(str(list(x)) for x in sorted(lists)))
+        mids = max(lists, key=len)
+        if ckpt == 0 and not mids:
+            continue
+        first = min(obs, key=lambda x: x[0].key)[0]
+        n += 1
+        out.append(((first.key[0], 2, n), {"type": "record", "proc": proc, "ckpt": ckpt, "ch": ch,
+                                           "part": "input", "mids": list(mids)}))
+        observed[ckpt].append(ch)
+    return {str(k): sorted(v) for k, v in sorted(observed.items())}
+
+
+def _header(run: dict, topo: Topology, anomalies: list[str], notes: list[str], observed: dict) -> dict:
+    mode = run["mode"]
+    conf = run.get("config", {})
+    params = {
+        "aligned": mode in ALIGNED_MODES,
+        "channel_state": "none" if mode in ALIGNED_MODES else "observed-at-restore",
+        "checkpointing_mode": "AT_LEAST_ONCE" if mode == "at-least-once" else "EXACTLY_ONCE",
+        "interval_ms": run.get("interval_ms"),
+        "flink_version": run.get("flink_version"),
+    }
+    if mode in ("unaligned", "timeout"):
+        params["aligned_checkpoint_timeout"] = conf.get("execution.checkpointing.aligned-checkpoint-timeout", "0")
+    flink = {k: run.get(k) for k in ("job", "mode", "parallelism", "records", "rate", "seed", "faults", "fired",
+                                     "status", "ended_us", "config")}
+    flink.update({"anomalies": anomalies, "notes": notes, "channel_state_observed": observed})
+    if run.get("error"):
+        flink["error"] = run["error"]
+    return {"format": "snapcheck-trace", "version": 1, "processes": topo.processes, "channels": topo.channels,
+            "protocol": {"name": protocol_name(mode), "params": params}, "seed": run.get("seed"),
+            "metadata": {"source": "snapcheck flink run (Apache Flink MiniCluster, traced operators)",
+                         "flink": flink}}

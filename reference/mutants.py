@@ -1,0 +1,302 @@
+"""Mutants: each breaks one mechanism of a correct protocol, after a real bug.
+
+A mutant is a subclass of a correct protocol's state machine that overrides the
+one method implementing the broken mechanism (or a protocol switch). Every
+mutant names the violation kinds the checker must report for it (``expect``)
+and a ``demo`` configuration under which it reliably shows (tests run it over
+several seeds). Background: ``bug-zoo.md`` of the design notes.
+
+=================================  ======================================================  ====================
+mutant                             what is broken                                          checker reports
+=================================  ======================================================  ====================
+abs-aligned-no-block               aligned ABS that does not block a channel at its        orphan
+                                   barrier: post-barrier records enter the snapshot
+unaligned-late-snapshot            FLINK-17568: after the first barrier the task keeps     orphan
+                                   consuming records (also past barriers) before it
+                                   snapshots
+chandy-lamport-no-channel-state    Chandy–Lamport that never records channel state         dropped
+chandy-lamport-non-fifo            Chandy–Lamport on non-FIFO channels: records overtake   orphan, dropped,
+                                   markers and vice versa                                  phantom, order
+unaligned-no-output-part           unaligned checkpoints without the overtaken output      dropped
+                                   buffers
+unaligned-double-persist           FLINK-40016: recovered buffers are persisted at         duplicate-recorded
+                                   checkpoint start and again when consumed
+unaligned-channel-alias            FLINK-18139: whether an input is still persisted is     dropped
+                                   looked up by channel index without the gate
+unaligned-obsolete-barrier         FLINK-20654: the persister keeps "barrier received"     dropped
+                                   per channel across checkpoints, so a barrier of a
+                                   declined round decides what the next round spills
+abs-cyclic-as-printed              ABS Algorithm 2 as printed: logging continues on every  phantom
+                                   back-edge until all back-edge barriers arrived
+abs-aligned-on-cyclic              aligned ABS on a cyclic graph: the loop's barrier       incomplete-round
+                                   never arrives, no round completes (deadlock)
+unaligned-no-dedup                 recovery without deduplication: records of the failed   duplicate-processing
+                                   epoch still in flight are processed after the restore
+=================================  ======================================================  ====================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from reference.protocol import Protocol
+from reference.protocols.abs_aligned import AlignedABS, AlignedTask
+from reference.protocols.abs_cyclic import CyclicABS, CyclicTask
+from reference.protocols.chandy_lamport import ChandyLamport, ChandyLamportTask
+from reference.protocols.unaligned import Unaligned, UnalignedTask
+
+
+# -- aligned without blocking ------------------------------------------------------------
+class NoBlockTask(AlignedTask):
+    def block(self, ch) -> None:
+        self.arrived[ch] = True              # counts the barrier but keeps processing ch
+
+
+class AlignedNoBlock(AlignedABS):
+    task_class = NoBlockTask
+
+
+# -- FLINK-17568: late snapshot ------------------------------------------------------------
+class LateSnapshotTask(UnalignedTask):
+    """The first barrier only *requests* the checkpoint; the task consumes up to
+    ``LATE`` more records from any input (past barriers too) before snapshotting."""
+
+    LATE = 3
+
+    def __init__(self, ctx, protocol) -> None:
+        super().__init__(ctx, protocol)
+        self.deferred: list | None = None    # [round, trigger, records left, barriers seen meanwhile]
+
+    def start(self, r, trigger) -> None:
+        if self.deferred is None and trigger is not None:
+            self.latest = r
+            self.deferred = [r, trigger, self.LATE, []]
+            self.ctx.set_timer(self.ctx.now + 4 * self.LATE * 100, "late")
+            return
+        super().start(r, trigger)
+
+    def on_barrier(self, ch, barrier, overtaking) -> None:
+        if self.deferred is not None and barrier.round == self.deferred[0]:
+            self.deferred[3].append(ch)
+            return
+        super().on_barrier(ch, barrier, overtaking)
+
+    def on_process(self, ch, msg) -> None:
+        if self.deferred is not None:
+            self.deferred[2] -= 1
+            if self.deferred[2] <= 0:
+                self.snapshot_now()
+
+    def on_timer(self, key) -> None:
+        if key == "late" and self.deferred is not None:
+            self.snapshot_now()
+
+    def snapshot_now(self) -> None:
+        r, trigger, _, seen = self.deferred
+        self.deferred = None
+        super().start(r, trigger)
+        for ch in seen:
+            self.barrier_received(ch, r)
+
+
+class LateSnapshot(Unaligned):
+    task_class = LateSnapshotTask
+    observe_processing = True
+
+
+# -- Chandy-Lamport without channel state / on non-FIFO channels ---------------------------
+class NoChannelStateTask(ChandyLamportTask):
+    def save(self, ckpt, ch, recorded) -> None:
+        pass
+
+
+class ChandyLamportNoChannelState(ChandyLamport):
+    task_class = NoChannelStateTask
+
+
+class ChandyLamportNonFifo(ChandyLamport):
+    fifo = False
+
+
+# -- unaligned without the output part -------------------------------------------------------
+class NoOutputPartTask(UnalignedTask):
+    def persist_output(self, ckpt, overtaken) -> None:
+        pass
+
+
+class UnalignedNoOutputPart(Unaligned):
+    task_class = NoOutputPartTask
+
+
+# -- FLINK-40016: recovered buffers persisted twice -----------------------------------------
+class DoublePersistTask(UnalignedTask):
+    """``maybePersist`` also persists a recovered buffer when it is consumed while its
+    channel is BARRIER_PENDING, although checkpoint start already persisted it."""
+
+    def on_process(self, ch, msg) -> None:
+        if msg.recovered:
+            for _, pending in self.active.values():
+                rec = pending.get(ch)
+                if rec is not None:
+                    rec.append(msg)
+
+
+class UnalignedDoublePersist(Unaligned):
+    task_class = DoublePersistTask
+    observe_processing = True
+
+
+# -- FLINK-18139: channel index without the gate ----------------------------------------------
+class ChannelAliasTask(UnalignedTask):
+    """Asks "is this channel still persisting?" of the first input with the same
+    channel index, whatever its gate (``hasInflightData`` without gate context)."""
+
+    def __init__(self, ctx, protocol) -> None:
+        super().__init__(ctx, protocol)
+        self.alias = {}
+        first: dict[int, object] = {}
+        for c in ctx.inputs:
+            first.setdefault(c.index, c)
+            self.alias[c] = first[c.index]
+
+    def on_arrival(self, ch, msg) -> None:
+        for _, pending in self.active.values():
+            rec = pending.get(ch)
+            if rec is not None and self.alias[ch] in pending:
+                rec.append(msg)
+
+
+class UnalignedChannelAlias(Unaligned):
+    task_class = ChannelAliasTask
+
+
+# -- FLINK-20654: obsolete barrier decides what to spill -----------------------------------------
+class ObsoleteBarrierTask(UnalignedTask):
+    """Per-channel persister state (BARRIER_RECEIVED) is not keyed by checkpoint: it is
+    reset only when a checkpoint completes here, so after a declined round the
+    channels that delivered its barrier are taken as already done for the next."""
+
+    def __init__(self, ctx, protocol) -> None:
+        super().__init__(ctx, protocol)
+        self.received: dict = {}
+
+    def on_barrier(self, ch, barrier, overtaking) -> None:
+        self.received[ch] = True
+        super().on_barrier(ch, barrier, overtaking)
+
+    def persisting(self, ch, r) -> bool:
+        return ch not in self.received
+
+    def done(self, r) -> None:
+        self.received = {}
+        super().done(r)
+
+
+class UnalignedObsoleteBarrier(Unaligned):
+    task_class = ObsoleteBarrierTask
+
+
+# -- ABS Algorithm 2 as printed ------------------------------------------------------------------
+class AsPrintedTask(CyclicTask):
+    """Line 25 as printed: log every back-edge record while ``logging``, i.e. until the
+    barrier arrived on *all* inputs."""
+
+    def on_process(self, ch, msg) -> None:
+        if ch.back_edge:
+            for st in self.rounds.values():
+                if st.ckpt is not None:
+                    st.log.setdefault(ch, []).append(msg)
+
+
+class CyclicAsPrinted(CyclicABS):
+    task_class = AsPrintedTask
+
+
+# -- unaligned without deduplication on recovery ------------------------------------------------
+class UnalignedNoDedup(Unaligned):
+    dedup = False
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    protocol: type[Protocol]
+    base: str                       # the correct protocol it mutates
+    description: str
+    bug: str                        # the real bug or printed algorithm behind it
+    expect: tuple[str, ...]         # violation kinds the checker must report (any of them)
+    prop: str                       # the property those kinds belong to
+    demo: dict = field(default_factory=dict)     # a config under which it reliably shows
+    adjust: Callable | None = None  # forced config change (e.g. a cyclic workload)
+
+    def make(self) -> Protocol:
+        p = self.protocol()
+        p.mutant = self.name
+        return p
+
+    def apply(self, cfg):
+        return self.adjust(cfg) if self.adjust else cfg
+
+
+def _cyclic(cfg):
+    if isinstance(cfg.workload, str) and cfg.workload not in ("reachability", "random-cyclic"):
+        return replace(cfg, workload="reachability")
+    return cfg
+
+
+def _jittery(cfg):
+    return replace(cfg, jitter=max(cfg.jitter, 400))
+
+
+MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    Mutant("abs-aligned-no-block", AlignedNoBlock, "abs-aligned",
+           "aligned ABS that never blocks an input at its barrier",
+           "ABS Algorithm 1 without line 9 (block)", ("orphan",), "consistency",
+           {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}),
+    Mutant("unaligned-late-snapshot", LateSnapshot, "unaligned",
+           "the task consumes records after the first barrier before snapshotting",
+           "FLINK-17568 (apache/flink#12034)", ("orphan",), "consistency",
+           {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}),
+    Mutant("chandy-lamport-no-channel-state", ChandyLamportNoChannelState, "chandy-lamport",
+           "Chandy-Lamport without channel-state recording",
+           "Chandy-Lamport 1985 without the channel recording rule", ("dropped",), "completeness",
+           {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40}),
+    Mutant("chandy-lamport-non-fifo", ChandyLamportNonFifo, "chandy-lamport",
+           "Chandy-Lamport on non-FIFO channels",
+           "Chandy-Lamport 1985 assumes FIFO channels", ("orphan", "dropped", "phantom", "order"),
+           "consistency/completeness",
+           {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}, _jittery),
+    Mutant("unaligned-no-output-part", UnalignedNoOutputPart, "unaligned",
+           "unaligned checkpoints that do not persist the overtaken output buffers",
+           "FLIP-76 output side missing", ("dropped",), "completeness",
+           {"workload": "q12", "parallelism": 2, "records": 16, "gap": 40, "buffer": 1, "out_buffer": 3,
+            "stragglers": (("window_count[0]", 4), ("window_count[1]", 4))}),
+    Mutant("unaligned-double-persist", UnalignedDoublePersist, "unaligned",
+           "recovered buffers persisted twice into one checkpoint",
+           "FLINK-40016 (apache/flink#28605)", ("duplicate-recorded",), "completeness",
+           {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 80, "interval": 200,
+            "failures": (("select[0]", 900),)}),
+    Mutant("unaligned-channel-alias", UnalignedChannelAlias, "unaligned",
+           "in-flight recording keyed by channel index without the gate",
+           "FLINK-18139 (apache/flink#12506)", ("dropped",), "completeness",
+           {"workload": "q8", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}),
+    Mutant("unaligned-obsolete-barrier", UnalignedObsoleteBarrier, "unaligned",
+           "a barrier of a declined checkpoint decides what the next checkpoint spills",
+           "FLINK-20654 / FLINK-21104 (apache/flink#14807)", ("dropped",), "completeness",
+           {"workload": "q12", "parallelism": 3, "records": 40, "gap": 50, "decline_prob": 0.2,
+            "interval": 250}),
+    Mutant("abs-cyclic-as-printed", CyclicAsPrinted, "abs-cyclic",
+           "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task",
+           "ABS paper Algorithm 2 line 25 (theory.md §6.3)", ("phantom",), "completeness",
+           {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}),
+    Mutant("abs-aligned-on-cyclic", AlignedABS, "abs-aligned",
+           "aligned ABS on a cyclic graph deadlocks: no round completes",
+           "ABS paper §4.3 (Algorithm 1 is for acyclic graphs)", ("incomplete-round",), "termination",
+           {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}, _cyclic),
+    Mutant("unaligned-no-dedup", UnalignedNoDedup, "unaligned",
+           "recovery without deduplication of the failed epoch's in-flight records",
+           "ABS paper §5 (duplicates must be ignored downstream)", ("duplicate-processing",),
+           "exactly-once",
+           {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}),
+)}

@@ -1,0 +1,69 @@
+"""Asynchronous Barrier Snapshotting for acyclic graphs: Algorithm 1 of Carbone et
+al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015);
+theory.md §6.2. The coordinated aligned protocol of CheckMate §III-A.
+
+Per task (comments give the algorithm's line numbers):
+
+* a source, triggered by the coordinator (the "Nil" input), snapshots and
+  broadcasts the barrier;
+* a barrier of round n on input c blocks c (8–9): records behind it stay queued;
+* once every input delivered barrier n (10): snapshot, broadcast the barrier,
+  unblock every input (11–15).
+
+The snapshot has no channel state (E* = ∅): the trace header says
+``params.aligned: true`` and the checker reports any message in flight. The
+algorithm snapshots after broadcasting (12–13); here the state is recorded first,
+which is the same state because nothing is processed in between. On a cyclic
+graph it deadlocks (the ``abs-aligned-on-cyclic`` mutant).
+"""
+
+from __future__ import annotations
+
+from reference.protocol import Protocol, TaskProtocol
+
+
+class AlignedTask(TaskProtocol):
+    def __init__(self, ctx, protocol) -> None:
+        super().__init__(ctx, protocol)
+        self.round: int | None = None      # round being aligned
+        self.arrived: dict = {}            # blocked_inputs of Algorithm 1
+        self.latest = 0                    # newest round snapshot or given up
+
+    def on_trigger(self, round, barrier) -> None:
+        self.snapshot(round)
+
+    def on_barrier(self, ch, barrier, overtaking) -> None:
+        r = barrier.round
+        if r <= self.latest:
+            return                          # obsolete barrier of a round given up here
+        if self.round is not None and r > self.round:
+            self.give_up()                  # newer barrier: the older round can never align
+        self.round = r
+        self.block(ch)
+        if len(self.arrived) == len(self.ctx.inputs):
+            self.round = None
+            self.arrived = {}
+            self.snapshot(r)
+            self.ctx.unblock_all()
+
+    def block(self, ch) -> None:
+        self.arrived[ch] = True
+        self.ctx.block(ch)
+
+    def snapshot(self, r: int) -> None:
+        self.latest = r
+        if self.ctx.checkpoint(r) is not None:
+            self.ctx.send_barrier(r)
+            self.ctx.complete(r)
+
+    def give_up(self) -> None:
+        self.latest = self.round
+        self.round = None
+        self.arrived = {}
+        self.ctx.unblock_all()
+
+
+class AlignedABS(Protocol):
+    name = "abs-aligned"
+    task_class = AlignedTask
+    aligned = True

@@ -1,0 +1,106 @@
+"""Asynchronous Barrier Snapshotting for cyclic graphs: Algorithm 2 of Carbone et
+al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015), with
+the per-back-edge logging fix of theory.md §6.3.
+
+Back-edges (``Chan.back_edge``, found by DFS) are never blocked. Per task and
+round n (line numbers of Algorithm 2):
+
+* a barrier on a regular input blocks it (11–12); once every regular input
+  delivered the barrier, copy the state (the task's checkpoint), broadcast the
+  barrier and unblock (13–17); from then on log the records *processed* from each
+  back-edge until that back-edge's own barrier arrives (24–26, fixed: the printed
+  condition keeps logging on every back-edge until *all* of them delivered, which
+  logs post-snapshot records when two back-edges enter one task — the
+  ``abs-cyclic-as-printed`` mutant);
+* once every input delivered the barrier, persist the state copy with the
+  back-edge logs (19–22) and acknowledge.
+
+G* = (T*, L*): task states plus back-edge records in transit. Only back-edges
+carry channel state: the header says ``params.aligned: true`` (the checker
+accepts state on ``back_edge`` channels only).
+"""
+
+from __future__ import annotations
+
+from reference.protocol import Protocol, TaskProtocol
+
+
+class _Round:
+    __slots__ = ("marked", "ckpt", "log")
+
+    def __init__(self) -> None:
+        self.marked: dict = {}
+        self.ckpt: int | None = None
+        self.log: dict = {}
+
+
+class CyclicTask(TaskProtocol):
+    def __init__(self, ctx, protocol) -> None:
+        super().__init__(ctx, protocol)
+        self.regular = [c for c in ctx.inputs if not c.back_edge]
+        self.loops = [c for c in ctx.inputs if c.back_edge]
+        self.rounds: dict[int, _Round] = {}
+        self.latest = 0                     # newest round whose barrier reached this task
+
+    def on_trigger(self, round, barrier) -> None:
+        st = self.rounds[round] = _Round()
+        self.latest = round
+        self.copy_state(round, st)
+        self.maybe_persist(round, st)
+
+    def on_barrier(self, ch, barrier, overtaking) -> None:
+        r = barrier.round
+        self.forget_older(ch, r)
+        st = self.rounds.get(r)
+        if st is None:
+            if r <= self.latest:
+                return                       # obsolete barrier of a round given up here
+            st = self.rounds[r] = _Round()
+            self.latest = r
+        st.marked[ch] = True                                           # 9
+        if not ch.back_edge:                                           # 11
+            self.ctx.block(ch)                                         # 12
+            if st.ckpt is None and all(c in st.marked for c in self.regular):   # 13
+                self.copy_state(r, st)                                 # 14-17
+        self.maybe_persist(r, st)                                      # 19
+
+    def copy_state(self, r: int, st: _Round) -> None:
+        st.ckpt = self.ctx.checkpoint(r)
+        if st.ckpt is None:                  # declined
+            del self.rounds[r]
+            self.ctx.unblock_all()
+            return
+        self.ctx.send_barrier(r)
+        self.ctx.unblock_all()
+        st.log = {c: [] for c in self.loops if c not in st.marked}
+
+    def maybe_persist(self, r: int, st: _Round) -> None:
+        if r in self.rounds and st.ckpt is not None and len(st.marked) == len(self.ctx.inputs):
+            for c, records in st.log.items():                          # 20
+                if records:
+                    self.ctx.record(st.ckpt, c, records)
+            del self.rounds[r]                                         # 21-22
+            self.ctx.complete(r)
+
+    def on_process(self, ch, msg) -> None:                             # 24-26
+        if ch.back_edge:
+            for st in self.rounds.values():
+                if st.ckpt is not None and self.logging(st, ch):
+                    st.log[ch].append(msg)
+
+    def logging(self, st: _Round, ch) -> bool:
+        """Per-back-edge condition (theory.md §6.3): log ch until its own barrier."""
+        return ch not in st.marked
+
+    def forget_older(self, ch, r: int) -> None:
+        for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:
+            if self.rounds[old].ckpt is None:
+                self.ctx.unblock_all()
+            del self.rounds[old]
+
+
+class CyclicABS(Protocol):
+    name = "abs-cyclic"
+    task_class = CyclicTask
+    aligned = True
+    observe_processing = True

@@ -1,0 +1,158 @@
+"""Aligned checkpoints with a timeout that switches to unaligned (Flink's
+``execution.checkpointing.aligned-checkpoint-timeout``), as in theory.md §6.5.
+
+Every round starts aligned (ABS Algorithm 1: block each input at its barrier).
+A task switches the round to unaligned when the round has run for ``timeout``
+ticks (from the coordinator's trigger, carried by the barrier) and its
+alignment is not finished, or when a barrier arrives flagged unaligned (its
+sender already switched). At the switch, per theory.md §6.5:
+
+* inputs that already delivered the barrier hold post-barrier records: not
+  persisted (they stay behind the checkpoint);
+* an input whose barrier is queued: the barrier is taken out of the queue and the
+  records before it are persisted;
+* other inputs: persist the queued records and every record arriving until the
+  barrier (as in unaligned checkpoints);
+* outputs: the barrier overtakes the output buffers, which are persisted.
+
+Aligned-only tasks record no channel state; the snapshot mixes both kinds and is
+consistent and complete.
+"""
+
+from __future__ import annotations
+
+from reference.protocol import Protocol, TaskProtocol
+
+
+class _Round:
+    __slots__ = ("unaligned", "marked", "ckpt", "pending", "timer")
+
+    def __init__(self) -> None:
+        self.unaligned = False
+        self.marked: dict = {}
+        self.ckpt: int | None = None
+        self.pending: dict = {}
+        self.timer = False
+
+
+class AlignedTimeoutTask(TaskProtocol):
+    def __init__(self, ctx, protocol) -> None:
+        super().__init__(ctx, protocol)
+        self.timeout = protocol.params["timeout"]
+        self.rounds: dict[int, _Round] = {}
+        self.latest = 0                      # newest round this task finished or gave up
+
+    def round(self, r: int) -> _Round | None:
+        st = self.rounds.get(r)
+        if st is None and r > self.latest:
+            st = self.rounds[r] = _Round()
+        return st
+
+    def on_trigger(self, round, barrier) -> None:
+        st = self.round(round)
+        if st is not None:
+            self.aligned_snapshot(round, st)
+
+    def barrier_priority(self, ch, barrier) -> bool:
+        r = barrier.round
+        st = self.round(r)
+        if st is None:
+            return False                     # obsolete: let it pass in FIFO order
+        if barrier.unaligned or st.unaligned or self.ctx.now >= barrier.started + self.timeout:
+            return True
+        if not st.timer:
+            st.timer = True
+            self.ctx.set_timer(barrier.started + self.timeout, r)
+        return False
+
+    def on_barrier(self, ch, barrier, overtaking) -> None:
+        r = barrier.round
+        self.forget_older(ch, r)
+        st = self.round(r)
+        if st is None:
+            return
+        if st.unaligned:
+            self.barrier_received(r, st, ch)
+        elif overtaking:
+            self.switch(r, st, ch)
+        else:
+            st.marked[ch] = True
+            self.ctx.block(ch)
+            if len(st.marked) == len(self.ctx.inputs):
+                self.aligned_snapshot(r, st)
+                self.ctx.unblock_all()
+
+    def on_timer(self, r) -> None:
+        st = self.rounds.get(r)
+        if st is not None and not st.unaligned and st.ckpt is None:
+            self.switch(r, st, None)
+
+    def aligned_snapshot(self, r: int, st: _Round) -> None:
+        del self.rounds[r]
+        self.latest = max(self.latest, r)
+        if self.ctx.checkpoint(r) is not None:
+            self.ctx.send_barrier(r)
+            self.ctx.complete(r)
+
+    def switch(self, r: int, st: _Round, trigger) -> None:
+        ctx = self.ctx
+        st.unaligned = True
+        st.ckpt = ctx.checkpoint(r)
+        if st.ckpt is None:
+            del self.rounds[r]
+            self.latest = max(self.latest, r)
+            ctx.unblock_all()
+            return
+        for c, records in ctx.send_barrier(r, priority=True, unaligned=True).items():
+            if records:
+                ctx.record(st.ckpt, c, records, part="output")
+        for c in ctx.inputs:
+            if c in st.marked:
+                continue                     # barrier already processed: later records are post-barrier
+            if c is trigger:
+                pre = ctx.queued(c)
+            else:
+                pre = ctx.take_barrier(c, r)
+                if pre is None:
+                    st.pending[c] = ctx.queued(c)
+                    continue
+            st.marked[c] = True
+            if pre:
+                ctx.record(st.ckpt, c, pre)
+        ctx.unblock_all()
+        self.maybe_done(r, st)
+
+    def on_arrival(self, ch, msg) -> None:
+        for st in self.rounds.values():
+            rec = st.pending.get(ch)
+            if rec is not None:
+                rec.append(msg)
+
+    def barrier_received(self, r: int, st: _Round, ch) -> None:
+        st.marked[ch] = True
+        recorded = st.pending.pop(ch, None)
+        if recorded:
+            self.ctx.record(st.ckpt, ch, recorded)
+        self.maybe_done(r, st)
+
+    def maybe_done(self, r: int, st: _Round) -> None:
+        if not st.pending and len(st.marked) == len(self.ctx.inputs):
+            del self.rounds[r]
+            self.latest = max(self.latest, r)
+            self.ctx.complete(r)
+
+    def forget_older(self, ch, r: int) -> None:
+        for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:
+            st = self.rounds.pop(old)
+            self.latest = max(self.latest, old)
+            if not st.unaligned:
+                self.ctx.unblock_all()
+
+
+class AlignedTimeout(Protocol):
+    name = "aligned-timeout"
+    task_class = AlignedTimeoutTask
+    observe_arrivals = True
+
+    def __init__(self, timeout: int = 300, **params) -> None:
+        super().__init__(timeout=timeout, **params)

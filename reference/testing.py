@@ -1,0 +1,118 @@
+"""Hypothesis strategies for property-testing checkpointing protocols.
+
+Use them from your own pytest suite to test a protocol you plugged into the
+simulator (``reference.protocol``) against the checker and the end-to-end
+oracle::
+
+    from hypothesis import given, settings
+    from checker import check_trace
+    from reference import simulate
+    from reference.oracle import exactly_once
+    from reference.testing import sim_configs
+
+    @settings(max_examples=50, deadline=None)
+    @given(sim_configs(protocols=[MyProtocol()], cyclic=False))
+    def test_my_protocol(cfg):
+        res = simulate(cfg)
+        assert check_trace(res.trace()).ok
+        assert exactly_once(cfg, res) == []
+
+Strategies:
+
+* ``topologies(cyclic)`` — random dataflow graphs (``Workload``): sources, maps,
+  filters, keyed aggregates, windowed counts and a sink, with forward, hash and
+  broadcast edges and random parallelism; ``cyclic=True`` adds back-edges.
+* ``workloads(cyclic)`` — a named NexMark/reachability workload or a random graph.
+* ``schedules(protocol)`` — timing and flow-control parameters (seed, network
+  delay, buffer sizes, checkpoint interval, concurrency, input rate, skew).
+* ``failures(tasks, horizon)`` — crash schedules: which tasks fail when.
+* ``sim_configs(...)`` — complete ``SimConfig`` values combining the above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from reference.protocol import Protocol
+from reference.protocols import PROTOCOLS
+from reference.simulation import SimConfig
+from reference.topology import Workload, expand
+from reference.workloads import WORKLOADS, random_graph
+
+ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12")
+CYCLIC_WORKLOADS = ("reachability",)
+
+
+@st.composite
+def topologies(draw, cyclic: bool = False, max_ops: int = 4, max_parallelism: int = 3,
+               records: int = 6) -> Workload:
+    """A random graph; the structure is drawn through hypothesis (so it shrinks)."""
+    rng = draw(st.randoms(use_true_random=False))
+    return random_graph(rng, cyclic=cyclic, max_ops=max_ops, max_parallelism=max_parallelism,
+                        records=records, hot_ratio=draw(st.sampled_from([0.0, 0.0, 0.5])))
+
+
+def workloads(cyclic: bool | None = False, max_parallelism: int = 3):
+    """A workload name (NexMark or reachability) or a random topology. ``cyclic``:
+    False only acyclic, True only cyclic, None both."""
+    names = {False: ACYCLIC_WORKLOADS, True: CYCLIC_WORKLOADS,
+             None: ACYCLIC_WORKLOADS + CYCLIC_WORKLOADS}[cyclic]
+    graphs = [topologies(cyclic=c, max_parallelism=max_parallelism)
+              for c in ((False,) if cyclic is False else (True,) if cyclic else (False, True))]
+    return st.one_of(st.sampled_from(names), *graphs)
+
+
+@st.composite
+def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
+    """Timing and flow-control fields of a ``SimConfig``."""
+    name = protocol if isinstance(protocol, str) else protocol.name
+    concurrent = 1 if name in ("unaligned", "aligned-timeout") else draw(st.integers(1, 2))
+    return {
+        "seed": draw(st.integers(0, 2**31 - 1)),
+        "latency": draw(st.integers(1, 80)),
+        "jitter": draw(st.sampled_from([1, 30, 60, 150])),
+        "buffer": draw(st.integers(1, 6)),
+        "out_buffer": draw(st.integers(1, 4)),
+        "interval": draw(st.sampled_from([150, 300, 600])),
+        "max_concurrent": concurrent,
+        "records": draw(st.integers(2, 12)),
+        "gap": draw(st.sampled_from([30, 80, 150])),
+        "hot_ratio": draw(st.sampled_from([0.0, 0.0, 0.8])),
+        "aligned_timeout": draw(st.sampled_from([50, 200, 400])),
+    }
+
+
+def failures(tasks: list[str], horizon: int, max_failures: int = 2):
+    """Up to ``max_failures`` crashes of the given tasks in [0, horizon)."""
+    return st.lists(st.tuples(st.sampled_from(tasks), st.integers(0, max(1, horizon - 1))),
+                    max_size=max_failures).map(tuple)
+
+
+def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]:
+    """The task ids a workload expands to (named workloads use ``parallelism``)."""
+    from reference.workloads import make_workload
+
+    wl = make_workload(workload, parallelism, seed) if isinstance(workload, str) else workload
+    return [tid for tid, _, _ in expand(wl).tasks]
+
+
+@st.composite
+def sim_configs(draw, protocols=None, cyclic: bool | None = None, with_failures: bool = True,
+                max_parallelism: int = 3) -> SimConfig:
+    """A complete simulation config. ``protocols``: names or ``Protocol`` instances
+    (default: every built-in protocol; ``abs-aligned`` only gets acyclic workloads)."""
+    protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(PROTOCOLS)))
+    name = protocol if isinstance(protocol, str) else protocol.name
+    workload = draw(workloads(False if name == "abs-aligned" else cyclic, max_parallelism))
+    fields = draw(schedules(protocol))
+    parallelism = draw(st.integers(1, max_parallelism))
+    if isinstance(workload, str) and workload in WORKLOADS:
+        fields["records"] = min(fields["records"], 8 if workload == "reachability" else 12)
+    cfg = SimConfig(protocol=protocol, workload=workload, parallelism=parallelism, **fields)
+    if with_failures:
+        horizon = fields["records"] * fields["gap"] + 4 * fields["interval"]
+        tasks = task_ids(workload, parallelism, fields["seed"])
+        cfg = replace(cfg, failures=draw(failures(tasks, horizon)))
+    return cfg

@@ -1,0 +1,25 @@
+--------------------------------- MODULE MCUnaligned ---------------------------------
+(* Model-checking instances of Unaligned.  MCTopo selects the dataflow:
+   "fanin"  two sources s1, s2 -> a -> sink k, triggered by the coordinator co;
+   "chain"  source s -> a -> sink k. *)
+EXTENDS Unaligned
+
+CONSTANT MCTopo
+
+\* <<channel, source, destination, control?>>
+MCEdges ==
+    CASE MCTopo = "fanin" ->
+            {<<"co>s1", "co", "s1", TRUE>>, <<"co>s2", "co", "s2", TRUE>>,
+             <<"s1>a", "s1", "a", FALSE>>, <<"s2>a", "s2", "a", FALSE>>,
+             <<"a>k", "a", "k", FALSE>>}
+      [] MCTopo = "chain" ->
+            {<<"co>s", "co", "s", TRUE>>, <<"s>a", "s", "a", FALSE>>,
+             <<"a>k", "a", "k", FALSE>>}
+
+MCChans == {e[1] : e \in MCEdges}
+MCCtrlChans == {e[1] : e \in {f \in MCEdges : f[4]}}
+MCSrc == [c \in MCChans |-> (CHOOSE e \in MCEdges : e[1] = c)[2]]
+MCDst == [c \in MCChans |-> (CHOOSE e \in MCEdges : e[1] = c)[3]]
+MCCoords == {"co"}
+MCProcs == ({MCSrc[c] : c \in MCChans} \cup {MCDst[c] : c \in MCChans}) \ MCCoords
+=============================================================================

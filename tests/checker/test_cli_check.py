@@ -1,0 +1,153 @@
+"""``snapcheck check``: exit codes, text, JSON, JUnit, options, --expect; golden traces."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from checker import CheckOptions, check_trace
+from checker.expected import compare_expected, options_from_expected
+from traces import TraceRecorder, read_trace
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOLDEN = sorted(glob.glob(os.path.join(ROOT, "traces", "examples", "*.jsonl")))
+
+
+@pytest.fixture
+def run(capsys):
+    """Run ``snapcheck ARGS`` through ``cli.main`` (its error handling included); (exit code, stdout)."""
+    from snapcheck.cli import main
+
+    def _run(*args):
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+        return code, capsys.readouterr().out
+
+    return _run
+
+
+def write(tmp_path, name, rec):
+    p = tmp_path / name
+    rec.write(p)
+    return str(p)
+
+
+@pytest.fixture
+def clean(tmp_path):
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    m = rec.send("A", "ab")
+    rec.recv("B", m)
+    rec.checkpoint("A")
+    rec.checkpoint("B")
+    return write(tmp_path, "clean.jsonl", rec)
+
+
+@pytest.fixture
+def orphan(tmp_path):
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.checkpoint("A")
+    m = rec.send("A", "ab")
+    rec.recv("B", m)
+    rec.checkpoint("B")
+    return write(tmp_path, "orphan.jsonl", rec)
+
+
+def test_exit_codes(run, clean, orphan, tmp_path):
+    assert run("check", clean)[0] == 0
+    code, out = run("check", orphan, "--cut", "A=1,B=1")
+    assert code == 1 and "orphan" in out and "line" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    assert run("check", str(bad))[0] == 2
+    assert run("check", clean, "--cut", "A=7,B=1")[0] == 2
+    assert run("check", clean, "--failures", "Z")[0] == 2
+    assert run("check", clean, "--property", "nonsense")[0] == 2
+    assert run("check", clean, "--cut", "A")[0] == 2
+
+
+def test_json_report_schema(run, orphan):
+    code, out = run("check", orphan, "--cut", "A=1,B=1", "--failures", "A", "--json")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["schema"] == "snapcheck-check" and doc["ok"] is False
+    rep = doc["reports"][0]
+    for key in ("trace", "protocol", "ok", "violation_kinds", "violations", "results", "useless",
+                "stably_unusable", "recovery_lines", "recovery", "rounds", "observed_recoveries", "notes", "stats"):
+        assert key in rep
+    v = rep["violations"][0]
+    assert v["kind"] == "orphan" and v["property"] == "consistency"
+    assert v["witness"]["cut"] == {"A": 1, "B": 1} and v["witness"]["messages"] == ["ab:1"]
+    assert rep["recovery_lines"]["A"] == {"A": 1, "B": 0}
+    assert rep["recovery"]["A"]["algorithms"]["r-mark"] == {"A": 1, "B": 0}
+
+
+def test_junit_one_case_per_property_and_subject(run, orphan, tmp_path):
+    out = tmp_path / "junit.xml"
+    code, _ = run("check", orphan, "--cut", "A=1,B=1", "--failures", "A", "--junit", str(out))
+    assert code == 1
+    root = ET.parse(out).getroot()
+    cases = root.findall(".//testcase")
+    names = {(c.get("classname"), c.get("name")) for c in cases}
+    assert ("snapcheck.consistency", "cut {A: 1, B: 1}") in names
+    assert ("snapcheck.recovery-line", "failures A") in names
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert len(failed) == 1 and "witness" in failed[0].find("failure").text
+    assert root.get("failures") == "1"
+
+
+def test_z3_option_reports_the_certificate(run, orphan):
+    code, out = run("check", orphan, "--failures", "A", "--z3-min-replay")
+    assert code == 0
+    assert "z3: maximality proved" in out and "fewest messages to replay" in out
+
+
+def test_metadata_expected_check_applies_and_expect_flag(run, tmp_path):
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")],
+                        metadata={"expected": {"verdict": "violation", "violations": ["orphan"],
+                                               "check": {"cut": {"A": 1, "B": 1}}}})
+    rec.checkpoint("A")
+    m = rec.send("A", "ab")
+    rec.recv("B", m)
+    rec.checkpoint("B")
+    path = write(tmp_path, "exp.jsonl", rec)
+    assert run("check", path)[0] == 1                       # the expected cut is analysed
+    code, out = run("check", path, "--expect")
+    assert code == 0 and "expected verdict: holds" in out
+    code, _ = run("check", path, "--cut", "A=V,B=V")         # explicit option wins
+    assert code == 0
+    code, out = run("check", path, "--cut", "A=V,B=V", "--expect")
+    assert code == 1 and "MISMATCH" in out
+
+
+def test_compare_expected_reports_each_mismatch(tmp_path):
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")],
+                        metadata={"expected": {"verdict": "clean", "violations": [], "useless": ["A:1"],
+                                               "recovery_lines": {"A": {"A": 0, "B": "V"}}, "domino": True}})
+    rec.checkpoint("A")
+    t = rec.trace()
+    rep = check_trace(t, options_from_expected(t))
+    mm = compare_expected(t, rep)
+    assert len(mm) == 3
+    assert any("useless" in m for m in mm) and any("recovery line for failures A" in m for m in mm)
+    assert any("domino" in m for m in mm)
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[os.path.basename(p) for p in GOLDEN])
+def test_golden_trace_expected_verdict_holds(path):
+    t = read_trace(path)
+    rep = check_trace(t, options_from_expected(t, CheckOptions(z3=True)))
+    assert compare_expected(t, rep) == []
+    for label, cert in rep.certificates.items():
+        assert cert["maximality"] == "proved"
+
+
+def test_golden_traces_exist():
+    assert len(GOLDEN) >= 10

@@ -1,0 +1,237 @@
+"""Observed recoveries (restored line, extra rollback, exactly-once) and coordinated rounds."""
+
+from __future__ import annotations
+
+from checker import CheckOptions, check_trace
+from checker.intervals import History
+from traces import TraceRecorder
+
+
+def pipe(logged=True, protocol="unc"):
+    return TraceRecorder(["P0", "P1"], [{"id": "c", "src": "P0", "dst": "P1", "logged": logged}],
+                         protocol=protocol)
+
+
+def test_correct_recovery_with_log_replay_is_clean():
+    rec = pipe()
+    rec.checkpoint("P0")
+    m1 = rec.send("P0", "c")
+    m2 = rec.send("P0", "c")
+    rec.checkpoint("P1")
+    rec.recv("P1", m1)
+    rec.fail("P1")
+    rec.restore("P1", 1, recovery=1)
+    r1 = rec.replay("P0", m1)
+    rec.recv("P1", r1)
+    rec.recv("P1", m2)
+    rep = check_trace(rec.trace())
+    assert rep.ok, rep.render_text()
+    assert rep.observed[0]["restored_line"] == {"P0": "V", "P1": 1}
+    assert rep.observed[0]["in_transit"] == [m1, m2] or set(rep.observed[0]["in_transit"]) == {m1, m2}
+    assert not rep.observed[0]["extra_rollback"]
+    h = History(rec.trace())
+    assert h.by_mid[m1].r == 2 and h.by_mid[m1].nrecv == 1          # the replay stands for m1
+
+
+def test_unlogged_message_whose_processing_is_undone_is_lost():
+    rec = pipe(logged=False)
+    m1 = rec.send("P0", "c")
+    rec.checkpoint("P1")
+    rec.recv("P1", m1)
+    rec.fail("P1")
+    rec.restore("P1", 1)
+    rep = check_trace(rec.trace())
+    assert rep.kinds == {"lost"}
+    v = rep.violations[0]
+    assert v.property == "exactly-once" and v.witness["messages"] == [m1]
+    assert "nothing can replay it" in v.message
+
+
+def test_replay_skipping_a_message_on_a_fifo_channel_is_lost():
+    rec = pipe(logged=True)
+    m1 = rec.send("P0", "c")
+    m2 = rec.send("P0", "c")
+    rec.checkpoint("P1")
+    rec.recv("P1", m1)
+    rec.recv("P1", m2)
+    rec.fail("P1")
+    rec.restore("P1", 1)
+    rec.recv("P1", rec.replay("P0", m2))          # off by one: m1 skipped
+    rep = check_trace(rec.trace())
+    assert rep.kinds == {"lost"}
+    assert "processes the later" in rep.violations[0].message
+
+
+def test_replayable_but_not_yet_replayed_is_a_note():
+    rec = pipe(logged=True)
+    m1 = rec.send("P0", "c")
+    rec.checkpoint("P1")
+    rec.recv("P1", m1)
+    rec.fail("P1")
+    rec.restore("P1", 1)
+    rep = check_trace(rec.trace())
+    assert rep.ok and any("not yet processed" in n for n in rep.notes)
+
+
+def test_replay_without_deduplication_is_duplicate_processing():
+    rec = pipe()
+    m1 = rec.send("P0", "c")
+    rec.recv("P1", m1)
+    rec.checkpoint("P1")
+    rec.fail("P1")
+    rec.restore("P1", 1)
+    rec.recv("P1", rec.replay("P0", m1))          # m1 is already in C_{P1,1}
+    rep = check_trace(rec.trace())
+    assert rep.kinds == {"duplicate-processing"}
+    # with deduplication it is fine
+    rec = pipe()
+    m1 = rec.send("P0", "c")
+    rec.recv("P1", m1)
+    rec.checkpoint("P1")
+    rec.fail("P1")
+    rec.restore("P1", 1)
+    rec.discard("P1", rec.replay("P0", m1))
+    assert check_trace(rec.trace()).ok
+
+
+def test_restoring_latest_checkpoints_without_rollback_propagation_is_inconsistent():
+    rec = pipe()
+    rec.checkpoint("P0")
+    m = rec.send("P0", "c")            # after P0's checkpoint
+    rec.recv("P1", m)
+    rec.checkpoint("P1")               # P1's checkpoint reflects m
+    rec.fail("P0")
+    rec.restore("P0", 1, recovery=7)
+    rec.restore("P1", 1, recovery=7)
+    m_again = rec.send("P0", "c")      # regenerated (same seq), processed again
+    rec.recv("P1", m_again)
+    rep = check_trace(rec.trace())
+    assert rep.kinds == {"inconsistent-restore", "duplicate-processing"}
+    inc = [v for v in rep.violations if v.kind == "inconsistent-restore"][0]
+    assert inc.subject == "recovery 7" and inc.witness["messages"] == [m]
+    assert rep.observed[0]["maximal_line"] == {"P0": 1, "P1": 0}
+
+
+def test_extra_rollback_is_a_note_not_a_violation():
+    rec = pipe()
+    rec.checkpoint("P0")
+    rec.checkpoint("P0")
+    rec.fail("P0")
+    rec.restore("P0", 1)               # 2 was possible
+    rep = check_trace(rec.trace())
+    assert rep.ok and rep.observed[0]["extra_rollback"]
+    assert any("extra rollback" in n for n in rep.notes)
+
+
+def test_processing_a_rolled_back_send_that_is_never_regenerated_is_phantom():
+    rec = TraceRecorder(["P0", "P1", "P2"], [("c", "P0", "P1"), ("d", "P0", "P2")])
+    rec.checkpoint("P0")
+    m = rec.send("P0", "c")
+    rec.fail("P0")
+    rec.restore("P0", 1)
+    rec.send("P0", "d")                # P0 takes another path after recovery
+    rec.recv("P1", m)                  # stale copy from the network
+    rep = check_trace(rec.trace())
+    assert rep.kinds == {"phantom"}
+
+
+def test_regenerated_copy_processed_once_as_the_old_incarnation_is_fine():
+    """docs/trace-format.md's example: the sink processes the pre-failure incarnation and
+    discards the regenerated copy: one logical message, processed once."""
+    rec = pipe(logged=False)
+    rec.checkpoint("P0")
+    m = rec.send("P0", "c")
+    rec.fail("P0")
+    rec.restore("P0", 1)
+    m2 = rec.send("P0", "c")
+    rec.recv("P1", m)
+    rec.discard("P1", m2)
+    assert check_trace(rec.trace()).ok
+
+
+def test_recovery_groups_without_ids():
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.checkpoint("A")
+    rec.checkpoint("B")
+    rec.fail("A")
+    rec.restore("A", 1)
+    rec.restore("B", 1)                 # same recovery (no restored process acted in between)
+    rec.send("A", "ab")
+    rec.fail("B")
+    rec.restore("B", 1)                 # a second recovery
+    rep = check_trace(rec.trace())
+    assert [o["subject"] for o in rep.observed] == ["recovery 1", "recovery 2"]
+    assert rep.observed[0]["restored_line"] == {"A": 1, "B": 1}
+
+
+def rounds_trace(complete=True, abort=False, fail=False):
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S", "T"],
+                        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
+                        protocol="abs-aligned")
+    rec.round_start("C", 1)
+    b = rec.barrier("C", "cs", 1)
+    rec.recv("S", b)
+    rec.checkpoint("S", kind="coordinated", round=1)
+    bb = rec.barrier("S", "st", 1)
+    if complete:
+        rec.recv("T", bb)
+        rec.checkpoint("T", kind="coordinated", round=1)
+        rec.round_complete("C", 1)
+    if abort:
+        rec.round_abort("C", 1, reason="timeout")
+    if fail:
+        rec.fail("T")
+        rec.restore("T", 0)
+    return rec.trace()
+
+
+def test_complete_round_is_analysed_as_a_cut():
+    rep = check_trace(rounds_trace())
+    assert rep.ok and rep.rounds["1"]["status"] == "complete"
+    assert [r.subject for r in rep.results if r.property == "consistency"] == ["round 1"]
+
+
+def test_incomplete_round_reports_who_waits_for_which_barrier():
+    rep = check_trace(rounds_trace(complete=False))
+    assert rep.kinds == {"incomplete-round"}
+    v = rep.violations[0]
+    assert "T (no checkpoint of round 1) waits for the barrier on st from S: sent at line" in v.message
+    assert v.witness["round"] == 1
+
+
+def test_aborted_or_failed_rounds_terminate():
+    assert check_trace(rounds_trace(complete=False, abort=True)).ok
+    assert check_trace(rounds_trace(complete=False, fail=True)).ok
+
+
+def test_round_rolled_back_later_is_analysed_before_the_restore():
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="chandy-lamport")
+    for r in (1, 2):
+        rec.checkpoint("A", kind="coordinated", round=r)
+        b = rec.barrier("A", "ab", r)
+        m = rec.send("A", "ab")
+        rec.recv("B", b)
+        rec.checkpoint("B", kind="coordinated", round=r)
+        rec.recv("B", m)
+    rec.fail("B")
+    rec.restore("A", 1, recovery=1)
+    rec.restore("B", 1, recovery=1)
+    rep = check_trace(rec.trace(), CheckOptions(properties={"consistency", "channel-state", "termination"}))
+    assert rep.rounds["2"]["analysed_before_line"] > 0
+    assert rep.ok
+
+
+def test_failure_set_options_and_semantics():
+    rec = pipe()
+    rec.checkpoint("P0")
+    m = rec.send("P0", "c")
+    rec.recv("P1", m)
+    rec.checkpoint("P1")
+    t = rec.trace()
+    rep = check_trace(t, CheckOptions(failures=["P0"]))
+    assert rep.recovery_lines["P0"] == {"P0": 1, "P1": 0}
+    assert rep.recovery["P0"]["chain"]["P1"][0].startswith("P1: V -> 0")
+    assert check_trace(t, CheckOptions(failures=["P1"])).recovery_lines["P1"] == {"P0": "V", "P1": 1}
+    rep = check_trace(t, CheckOptions(failures=["P1"], semantics="restart-all"))
+    assert rep.recovery_lines["P1"] == {"P0": 1, "P1": 0}
+    assert {r.subject for r in rep.results if r.property == "recovery-line"} == {"failures P1"}

@@ -1,0 +1,180 @@
+"""The debugging commands end to end on the golden traces, with the real checker,
+and the HTML report."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+import debug_samples as S
+from checker import CheckOptions, check_trace
+from snapcheck.cli import cli, main
+from snapcheck.debug.findings import check_options, findings_from_report
+from snapcheck.debug.html_report import html_report, write_html_report
+from traces import read_trace
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
+FIG2B = str(EXAMPLES / "checkmate_fig2b_orphan.jsonl")
+FIG5 = str(EXAMPLES / "checkmate_fig5_domino_cyclic.jsonl")
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def exit_code(*args) -> int:
+    """The exit code of ``snapcheck ARGS`` through ``cli.main`` (which maps usage errors to 2)."""
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        return exc.code
+    return 0
+
+
+def test_findings_locate_the_checker_violations():
+    t = read_trace(FIG2B)
+    report = check_trace(t, check_options(t))
+    f = findings_from_report(t, report)
+    assert [x.kind for x in f.items] == ["orphan"]
+    v = f.items[0]
+    assert v.messages == ["O2>O3:1"] and v.cut == {"O1": 1, "O2": 1, "O3": 1}
+    assert v.lines == [6, 7] and v.position == 6          # the orphan's processing is event 6 (line 7)
+
+
+def test_replay_at_violation_json():
+    res = run("replay", FIG2B, "--at-violation", "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["position"] == 6 and out["event"]["type"] == "recv" and out["event"]["line"] == 7
+    assert out["violation"]["kind"] == "orphan"
+    assert out["violation"]["witness"]["messages"] == ["O2>O3:1"]
+    assert [v["number"] for v in out["violations_here"]] == [1]
+    assert out["processes"]["O2"]["last_checkpoint"]["ckpt"] == 1
+
+
+def test_replay_until_text_and_json():
+    res = run("replay", FIG5, "--until", "5")
+    assert res.exit_code == 0, res.output
+    assert "event 5/20" in res.output and "processes" in res.output
+    res = run("replay", FIG5, "--until-line", "4", "--json")
+    assert json.loads(res.output)["position"] == 3
+    assert exit_code("replay", FIG5, "--until", "99") == 2
+    assert exit_code("replay", FIG5, "--until", "3", "--at-violation") == 2
+    assert exit_code("replay", FIG5, "--json") == 2
+
+
+def test_replay_at_violation_on_a_clean_trace():
+    res = run("replay", str(EXAMPLES / "checkmate_fig2a_consistent.jsonl"), "--at-violation")
+    assert res.exit_code == 0 and "no violation found" in res.output
+    assert exit_code("replay", FIG2B, "--at-violation", "2") == 2
+
+
+def test_replay_selected_property_gives_z_cycle_witnesses():
+    res = run("replay", str(EXAMPLES / "theory_a_zcycle.jsonl"), "--property", "z-cycles",
+              "--at-violation", "--json")
+    assert res.exit_code == 0, res.output
+    v = json.loads(res.output)["violation"]
+    assert v["kind"] == "useless-checkpoint" and v["witness"]["checkpoints"] == [["P0", 1]]
+    assert len(v["witness"]["messages"]) == 2
+
+
+def test_replay_scripted_commands():
+    res = run("replay", FIG2B, "-c", "v;q")
+    assert res.exit_code == 0, res.output
+    assert "#1 orphan (consistency" in res.output
+
+
+def test_render_cli(tmp_path):
+    out = tmp_path / "f.svg"
+    res = run("render", FIG2B, "-o", out)
+    assert res.exit_code == 0, res.output
+    assert "1 violation(s) highlighted" in res.output
+    svg = out.read_text()
+    assert 'id="orphan-msg-O2_O3_1"' in svg and 'id="cut-1"' in svg
+    res = run("render", FIG5, "-o", tmp_path / "f5.png", "--failures", "O3", "--line", "O3")
+    assert res.exit_code == 0, res.output
+    assert Image.open(tmp_path / "f5.png").size[0] > 300
+    res = run("render", FIG5, "-o", tmp_path / "f5.svg", "--line", "all", "--window", "3:12", "--procs", "O1,O2")
+    assert res.exit_code == 0, res.output
+    assert len(re.findall(r'id="lane-', (tmp_path / "f5.svg").read_text())) == 2
+    for bad in (["--window", "x"], ["--line", "nope"], ["--layout", "time"], ["--cut", "O1"]):
+        assert exit_code("render", FIG5, "-o", tmp_path / "bad.svg", *bad) == 2, bad
+    assert exit_code("render", FIG5, "-o", tmp_path / "bad.gif") == 2
+
+
+def test_render_without_checker_run(tmp_path):
+    res = run("render", FIG2B, "-o", tmp_path / "plain.svg", "--no-check")
+    assert res.exit_code == 0
+    assert "orphan-msg" not in (tmp_path / "plain.svg").read_text()
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_html_report_is_self_contained_and_complete(tmp_path):
+    t = read_trace(FIG2B)
+    report = check_trace(t, check_options(t))
+    path = tmp_path / "r.html"
+    write_html_report(t, report, str(path))
+    text = path.read_text()
+    p = _Tags()
+    p.feed(text)
+    # no external resources: no scripts, stylesheets, images or frames loaded from anywhere
+    for tag, attrs in p.tags:
+        assert tag not in ("script", "link", "img", "iframe"), tag
+        assert not any(v and v.startswith(("http:", "https:", "//")) for k, v in attrs.items()
+                       if k in ("src", "href")), (tag, attrs)
+    assert "VIOLATION" in text and "orphan" in text
+    assert report.violations[0].message.split(".")[0] in text.replace("&gt;", ">")
+    assert text.count("<svg") == 2                         # the violation's diagram + the overview
+    assert 'id="violation-1"' in text and 'id="orphan-msg-O2_O3_1"' in text
+    assert "JSON report" in text and "Recovery lines" in text
+
+
+def test_html_report_for_a_clean_trace_with_useless_checkpoints():
+    t = read_trace(FIG5)
+    report = check_trace(t, check_options(t))
+    text = html_report(t, report)
+    assert "CLEAN" in text and "Useless checkpoints" in text
+    assert "C2@O1, C2@O2, C2@O3" in text
+    assert text.count("<svg") == 1 and 'id="recovery-line"' in text
+
+
+def test_html_report_windows_long_traces():
+    t = S.random_trace(3, n=4, steps=200)
+    report = check_trace(t, CheckOptions(properties={"z-cycles"}))
+    assert report.violations
+    text = html_report(t, report)
+    assert text.count("<svg") == 1 + len(report.violations)
+    assert "window" in text
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.jsonl")))
+def test_every_golden_trace_renders_and_replays(name, tmp_path):
+    path = EXAMPLES / name
+    res = run("render", path, "-o", tmp_path / "g.svg")
+    assert res.exit_code == 0, res.output
+    res = run("replay", path, "--until", "0", "--json")
+    assert res.exit_code == 0 and json.loads(res.output)["position"] == 0
+    res = run("shiviz", path, "-o", tmp_path / "g.log")
+    assert res.exit_code == 0
+
+
+def test_html_target_names():
+    from snapcheck.debug.html_report import html_target
+
+    assert html_target("out/report.html", "traces/a.jsonl", 1) == "out/report.html"
+    assert html_target("out/report.html", "traces/fig2b.jsonl", 3) == "out/report-fig2b.html"
+    assert html_target("report", "x/y.parquet", 2) == "report-y.html"

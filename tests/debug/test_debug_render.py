@@ -1,0 +1,132 @@
+"""Space-time diagrams: the SVG's content (lanes, arrows, checkpoints, highlights) and PNG output."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from PIL import Image
+
+import debug_samples as S
+from snapcheck.debug.findings import Finding, Findings
+from snapcheck.debug.history import message_table
+from snapcheck.debug.render import RenderOptions, finding_window, render, render_svg
+from snapcheck.errors import UsageError
+
+
+def ids(svg: str, prefix: str) -> list[str]:
+    return re.findall(rf'id="({re.escape(prefix)}[^"]*)"', svg)
+
+
+def test_one_lane_per_process_one_arrow_per_message():
+    t = S.aligned()
+    svg = render_svg(t)
+    assert sorted(ids(svg, "lane-")) == ["lane-A", "lane-B", "lane-S"]
+    assert len(ids(svg, "msg-")) == len(message_table(t)) == 5
+    labels = re.findall(r'text-anchor: end"[^>]*>([^<]*)</text>', svg)      # the lane labels
+    assert labels == ["S", "A", "B"]
+    # one coordinated checkpoint per process, plus the implied initial ones
+    assert sorted(ids(svg, "ckpt-")) == ["ckpt-A-0", "ckpt-A-1", "ckpt-B-0", "ckpt-B-1", "ckpt-S-0", "ckpt-S-1"]
+
+
+def test_barriers_are_dashed_and_data_solid():
+    svg = render_svg(S.aligned())
+    groups = dict(re.findall(r'<g id="(msg-[^"]*)">\s*<path d="[^"]*"\s*(?:clip-path="[^"]*"\s*)?style="([^"]*)"', svg))
+    assert groups, "arrows not found"
+    barrier = [s for g, s in groups.items() if "_b1" in g]
+    data = [s for g, s in groups.items() if "_b1" not in g]
+    assert barrier and all("stroke-dasharray" in s for s in barrier)
+    assert data and not any("stroke-dasharray" in s for s in data)
+
+
+def test_checkpoint_kinds_have_distinct_markers():
+    t = S.failure()
+    svg = render_svg(t)
+    assert ids(svg, "fail-P1") and ids(svg, "restore-P1")
+    assert ids(svg, "record-") == [] and ids(svg, "log-P0")
+    assert "replay" in svg                      # legend entry for the replayed message
+
+
+def test_highlights_orphan_zcycle_useless_cut_and_recovery_line():
+    t = S.example_c()
+    f = Findings(items=[
+        Finding(1, "orphan", "consistency", "cut", "d is an orphan", [12, 13], 12, messages=["c10:2"],
+                cut={"P0": 3, "P1": 1}),
+        Finding(2, "useless-checkpoint", "z-cycles", "C0,2", "z", [8, 9, 10], 9,
+                messages=["c01:2", "c10:1"], checkpoints=[("P0", 2)]),
+    ], useless={("P0", 2), ("P0", 3), ("P1", 1), ("P1", 2)}, recovery_lines={"all": {"P0": 1, "P1": 0}},
+        recovery_bounds={"all": {"P0": 3, "P1": 2}}, ok=False)
+    svg = render_svg(t, f, RenderOptions(recovery_line="all"))
+    assert ids(svg, "orphan-msg-") == ["orphan-msg-c10_2"]
+    assert sorted(ids(svg, "zcycle-msg-")) == ["zcycle-msg-c01_2", "zcycle-msg-c10_1"]
+    assert sorted(ids(svg, "useless-ckpt-")) == ["useless-ckpt-P0-2", "useless-ckpt-P0-3",
+                                                 "useless-ckpt-P1-1", "useless-ckpt-P1-2"]
+    assert ids(svg, "cut-") == ["cut-1"] and ids(svg, "recovery-line") and ids(svg, "recovery-start")
+    assert "z1: c01:2" in svg and "z2: c10:1" in svg
+    only = render_svg(t, f, RenderOptions(only=[2], recovery_line=None))
+    assert ids(only, "orphan-msg-") == [] and ids(only, "cut-") == [] and not ids(only, "recovery-line")
+    assert ids(only, "zcycle-msg-")
+
+
+def test_auto_recovery_line_gives_way_to_a_violation_cut():
+    t = S.example_c()
+    f = Findings(items=[Finding(1, "orphan", "consistency", "cut", "x", [12, 13], 12, messages=["c10:2"],
+                                cut={"P0": 3, "P1": 1})], recovery_lines={"all": {"P0": 1, "P1": 0}}, ok=False)
+    assert not ids(render_svg(t, f), "recovery-line")
+    assert ids(render_svg(t, f, RenderOptions(recovery_line="all")), "recovery-line")
+    with pytest.raises(UsageError, match="no recovery line 'P7'"):
+        render_svg(t, f, RenderOptions(recovery_line="P7"))
+
+
+def test_window_and_process_filter():
+    t = S.random_trace(4, n=4, steps=120)
+    full = render_svg(t, options=RenderOptions(layout="file"))
+    part = render_svg(t, options=RenderOptions(layout="file", window=(10, 30)))
+    assert 0 < len(ids(part, "msg-")) < len(ids(full, "msg-"))
+    two = render_svg(t, options=RenderOptions(procs=["P0", "P2"]))
+    assert sorted(ids(two, "lane-")) == ["lane-P0", "lane-P2"]
+    msgs = message_table(t)
+    assert len(ids(two, "msg-")) == sum(1 for m in msgs.values() if {m.src, m.dst} <= {"P0", "P2"})
+    with pytest.raises(UsageError, match="unknown process"):
+        render_svg(t, options=RenderOptions(procs=["P9"]))
+    with pytest.raises(UsageError, match="bad window"):
+        render_svg(t, options=RenderOptions(window=(500, 600)))
+
+
+def test_layouts():
+    t = S.example_c()
+    with pytest.raises(UsageError, match="needs a 't'"):
+        render_svg(t, options=RenderOptions(layout="time"))
+    with pytest.raises(UsageError, match="unknown layout"):
+        render_svg(t, options=RenderOptions(layout="spiral"))
+    assert ids(render_svg(t, options=RenderOptions(layout="file")), "lane-")
+
+
+def test_png_and_svg_files(tmp_path):
+    t = S.example_a()
+    render(t, str(tmp_path / "a.png"))
+    w, h = Image.open(tmp_path / "a.png").size
+    assert w > 300 and h > 150
+    render(t, str(tmp_path / "a.svg"))
+    assert (tmp_path / "a.svg").read_text().lstrip().startswith("<?xml")
+    with pytest.raises(UsageError, match="image format"):
+        render(t, str(tmp_path / "a.gif"))
+
+
+def test_sixteen_processes_and_hundreds_of_events_stay_legible(tmp_path):
+    t = S.random_trace(7, n=16, steps=400)
+    start = time.monotonic()
+    render(t, str(tmp_path / "big.png"))
+    assert time.monotonic() - start < 20
+    w, h = Image.open(tmp_path / "big.png").size
+    # at least ~60 px per lane and a width that grows with the number of columns
+    assert h >= 16 * 60 and 1000 <= w <= 60 * 110
+    svg = render_svg(t)
+    assert len(ids(svg, "lane-")) == 16
+
+
+def test_finding_window():
+    t = S.example_c()
+    f = Finding(1, "orphan", "consistency", "c", "m", [12, 13], 12)
+    assert finding_window(t, f, margin=2) == (9, 14)

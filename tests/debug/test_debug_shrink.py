@@ -1,0 +1,258 @@
+"""Delta debugging: ddmin itself, trace candidates (always valid, consistently
+renumbered), and shrunk traces that still fail and are 1-minimal."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import debug_samples as S
+from checker import CheckOptions, check_trace
+from snapcheck.cli import cli, main
+from snapcheck.debug.shrink import ShrinkError, TraceShrinker, checker_predicate, ddmin, shrink_trace
+from traces import read_trace
+from traces.errors import TraceErrors
+from traces.jsonl import dumps_trace, parse_trace
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
+
+
+# -- ddmin --------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.data())
+def test_ddmin_finds_a_one_minimal_subset(n, data):
+    """For a monotone failure "contains one of these sets", ddmin returns one of the sets
+    (or a 1-minimal superset), and every single removal passes."""
+    elems = list(range(n))
+    cores = data.draw(st.lists(st.sets(st.sampled_from(elems), min_size=1, max_size=3), min_size=1, max_size=3))
+    fails = lambda kept: any(c <= set(kept) for c in cores)  # noqa: E731
+    out = ddmin(elems, fails)
+    assert fails(out)
+    for x in out:
+        assert not fails([y for y in out if y != x])
+    assert any(c == set(out) for c in cores) or all(not c < set(out) for c in cores)
+
+
+def test_ddmin_empty_failure():
+    assert ddmin([1, 2, 3], lambda kept: True) == []
+
+
+# -- candidates -----------------------------------------------------------------------
+def _valid(sh: TraceShrinker, removed) -> bool:
+    header, events, _ = sh.candidate(removed)
+    if not header.processes:
+        return True
+    try:
+        parse_trace(dumps_trace(header, events).decode())
+    except TraceErrors as exc:
+        raise AssertionError(exc.render()) from None
+    return True
+
+
+@pytest.mark.parametrize("make", [S.example_c, S.aligned, S.unaligned, S.failure,
+                                  lambda: S.random_trace(21, fail=True), lambda: S.random_trace(22, fail=True)])
+def test_every_candidate_is_a_valid_trace(make):
+    t = make()
+    sh = TraceShrinker(t)
+    elems = sh.elements()
+    rnd = random.Random(len(elems))
+    for x in elems:                                   # each element alone
+        assert _valid(sh, [x])
+    for _ in range(60):                               # and random subsets
+        assert _valid(sh, rnd.sample(elems, rnd.randrange(len(elems) + 1)))
+
+
+def test_renumbering_follows_the_recorder():
+    t = S.failure()
+    sh = TraceShrinker(t)
+    # remove the first message and P0's checkpoint: seq, ckpt and mids move down
+    header, events, _ = sh.candidate([("message", "c01:1"), ("checkpoint", ("P1", 1))])
+    # P1's checkpoint is gone, so the failure restoring it goes too
+    assert [e["type"] for e in events if e["proc"] == "P1"] == ["recv", "recv"]
+    sends = [(e["mid"], e["seq"]) for e in events if e["type"] == "send"]
+    assert sends == [("c01:1", 1), ("c01:2", 2)]
+    assert [e["idx"] for e in events if e["proc"] == "P0"] == list(range(sum(e["proc"] == "P0" for e in events)))
+    replay = [e for e in events if e["type"] == "replay"][0]
+    assert replay["replay_of"] == "c01:1" and replay["mid"] == "c01:1/r1"
+    trunc = [e for e in events if e["type"] == "log_truncate"][0]
+    assert trunc["through_seq"] == 0                  # seq 1 (removed) is below every survivor
+
+
+def test_regenerated_messages_keep_their_sequence_numbers():
+    """After a restore the sender regenerates (ch, seq) under a new epoch; removing an
+    earlier message renumbers the original and the regenerated copy alike."""
+    from traces import TraceRecorder
+
+    rec = TraceRecorder(["P0", "P1"], [("c", "P0", "P1")])
+    rec.send("P0", "c")
+    rec.checkpoint("P0")
+    m2 = rec.send("P0", "c")
+    rec.recv("P1", m2)
+    rec.fail("P0")
+    rec.restore("P0", 1)
+    m2b = rec.send("P0", "c")                        # regenerated: seq 2 again, mid c:2@1
+    rec.recv("P1", m2b)
+    t = parse_trace(rec.dumps().decode())
+    header, events, _ = TraceShrinker(t).candidate([("message", "c:1")])
+    sends = [(e["mid"], e["seq"]) for e in events if e["type"] == "send"]
+    assert sends == [("c:1", 1), ("c:1@1", 1)]
+    parse_trace(dumps_trace(header, events).decode())
+
+
+# -- shrinking with an independent oracle --------------------------------------------------
+def _assert_one_minimal(result, violates):
+    sh = TraceShrinker(result.trace, result.options)
+    for x in sh.elements():
+        header, events, opts = sh.candidate([x])
+        if not header.processes:
+            continue
+        cand = parse_trace(dumps_trace(header, events).decode())
+        assert not violates(cand, opts), f"removing {x} still fails"
+
+
+@pytest.mark.parametrize("seed", [1, 3, 5, 8])
+def test_shrink_random_traces_with_an_independent_oracle(seed):
+    t = S.random_trace(seed, n=4, steps=70)
+    assert S.orphan_wrt_last(t)
+    res = shrink_trace(t, S.orphan_wrt_last)
+    assert res.invalid == 0
+    assert S.orphan_wrt_last(res.trace)
+    assert len(res.trace.events) < len(t.events)
+    # an orphan needs its send, its processing and the receiver's checkpoint: nothing else
+    assert sorted(e.type for e in res.trace.events) == ["checkpoint", "recv", "send"]
+    assert len(res.trace.processes) == 2 and len(res.trace.channels) == 1
+    _assert_one_minimal(res, S.orphan_wrt_last)
+
+
+def test_shrink_refuses_a_passing_trace():
+    with pytest.raises(ShrinkError):
+        shrink_trace(S.example_a(), lambda t, o: False)
+
+
+# -- shrinking with the checker -----------------------------------------------------------
+def _violates(prop, kind):
+    return checker_predicate(prop, kind, lambda d: CheckOptions(properties={prop}, **d))
+
+
+@pytest.mark.parametrize("seed", [1, 8, 13])
+def test_shrink_z_cycle_with_the_checker(seed):
+    t = S.random_trace(seed, n=3, steps=50)
+    violates = _violates("z-cycles", "useless-checkpoint")
+    assert violates(t, {})
+    res = shrink_trace(t, violates, {}, "useless-checkpoint", "z-cycles")
+    assert res.invalid == 0 and violates(res.trace, res.options)
+    report = check_trace(res.trace, CheckOptions(properties={"z-cycles"}))
+    assert "useless-checkpoint" in report.kinds
+    # theory.md §2.3: the smallest Z-cycle needs two messages and two checkpoints of one process
+    assert sum(e.type == "send" for e in res.trace.events) == 2
+    _assert_one_minimal(res, violates)
+
+
+def test_cli_shrink_golden_orphan(tmp_path):
+    """CheckMate Figure 2(b): m1 and O1 are irrelevant to the orphan m2."""
+    out = tmp_path / "small.jsonl"
+    res = CliRunner().invoke(cli, ["shrink", str(EXAMPLES / "checkmate_fig2b_orphan.jsonl"),
+                                   "--property", "orphan", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "still orphan (consistency)" in res.output
+    small = read_trace(str(out))
+    assert [p.id for p in small.processes] == ["O2", "O3"]
+    assert small.header.metadata["expected"]["violations"] == ["orphan"]
+    cut = small.header.metadata["expected"]["check"]["cut"]
+    assert cut == {"O2": 1, "O3": 1}
+    report = check_trace(small, CheckOptions(cut=cut))
+    assert report.kinds == {"orphan"}
+    _assert_one_minimal_cli(small, cut)
+
+
+def _assert_one_minimal_cli(small, cut):
+    violates = _violates("consistency", "orphan")
+    sh = TraceShrinker(small, {"cut": cut})
+    for x in sh.elements():
+        header, events, opts = sh.candidate([x])
+        if header.processes:
+            assert not violates(parse_trace(dumps_trace(header, events).decode()), opts), x
+
+
+def _exit(*args) -> int:
+    try:
+        main([str(a) for a in args])
+    except SystemExit as exc:
+        return exc.code
+    return 0
+
+
+def test_cli_shrink_errors(tmp_path, capsys):
+    clean = EXAMPLES / "checkmate_fig2a_consistent.jsonl"
+    assert _exit("shrink", clean, "--property", "orphan", "-o", tmp_path / "x.jsonl") == 2
+    assert "finds no orphan violation (consistency)" in capsys.readouterr().err
+    assert _exit("shrink", clean, "--property", "no-such-thing", "-o", tmp_path / "x.jsonl") == 2
+    assert _exit("shrink", "--property", "orphan") == 2
+    assert _exit("shrink", clean, "--simulation", "--property", "orphan") == 2
+    assert _exit("shrink", "--simulate", "{not json", "--property", "orphan") == 2
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_elements_cover_every_event():
+    """Removing every element removes every event (nothing is unshrinkable by accident)."""
+    for t in (S.failure(), S.unaligned(), S.aligned()):
+        sh = TraceShrinker(t)
+        elems = [x for x in sh.elements() if x[0] != "process"]
+        header, events, _ = sh.candidate(elems)
+        assert events == [] and len(header.processes) == len(t.processes)
+
+
+# -- simulation configurations ---------------------------------------------------------------
+def test_shrink_config_with_a_model_run():
+    """A fake 'simulator' whose run fails iff parallelism >= 3, records >= 5 and the failure
+    list holds ('b', 2): the shrunk config is exactly the boundary, and 1-minimal."""
+    from snapcheck.debug.shrink_sim import shrink_config
+
+    def run(cfg):
+        return cfg                                   # the "trace" is the config itself
+
+    def fails(cfg):
+        return cfg["parallelism"] >= 3 and cfg["records"] >= 5 and ["b", 2] in cfg["failures"]
+
+    start = {"parallelism": 8, "records": 40, "failures": [["a", 1], ["b", 2], ["c", 3]], "stragglers": [],
+             "seed": 5}
+    res = shrink_config(start, fails, run)
+    assert res.config == {"parallelism": 3, "records": 5, "failures": [["b", 2]], "stragglers": [], "seed": 5}
+    assert res.runs < 60
+    with pytest.raises(ValueError):
+        shrink_config(start, lambda c: False, run)
+
+
+def test_cli_shrink_a_failing_simulation(tmp_path):
+    """The 'abs-aligned-no-block' mutant (ABS without blocking) fails with seed 3; the
+    shrunk trace is the orphan itself: a send after the sender's round-1 checkpoint,
+    processed before the receiver's."""
+    import json as _json
+
+    config = {"mutant": "abs-aligned-no-block", "workload": "q12", "parallelism": 3, "records": 12, "gap": 60,
+              "seed": 3}
+    out = tmp_path / "sim.jsonl"
+    res = CliRunner().invoke(cli, ["shrink", "--simulate", _json.dumps(config), "--property", "consistency",
+                                   "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "configuration:" in res.output and "still orphan (consistency)" in res.output
+    small = read_trace(str(out))
+    assert sorted(e.type for e in small.events) == ["checkpoint", "checkpoint", "recv", "send"]
+    origin = small.header.metadata["shrunk_from"]
+    assert origin["config"]["seed"] == 3 and origin["config"]["records"] <= 12
+    assert check_trace(small, CheckOptions(properties={"consistency"})).kinds == {"orphan"}
+    # the same through --simulation on the simulator's own trace
+    from snapcheck.debug.shrink_sim import simulate_config
+    from traces.jsonl import write_trace
+
+    full = tmp_path / "full.jsonl"
+    write_trace(str(full), simulate_config(config))
+    res = CliRunner().invoke(cli, ["shrink", str(full), "--simulation", "--property", "orphan",
+                                   "-o", str(tmp_path / "sim2.jsonl")])
+    assert res.exit_code == 0, res.output
+    assert len(read_trace(str(tmp_path / "sim2.jsonl")).events) == 4
