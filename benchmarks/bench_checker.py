@@ -113,6 +113,7 @@ from checker.rgraph import Graph, scc_labels, scc_labels_networkx
 from checker.rollback_propagation import rollback_propagation
 from checker.z3cert import certify
 from checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+import gc; gc.disable()
 h = timed("history", lambda: History(trace))
 g = timed("rgraph", lambda: Graph(h))
 comp = timed("scc", lambda: scc_labels(g))

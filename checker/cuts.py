@@ -97,7 +97,7 @@ class CutAnalysis:
     def _orphan(self, m) -> Violation:
         h = self.h
         src, dst = h.procs[m.src], h.procs[m.dst]
-        text = (f"Let G = {_fmt_cut(self.cut)} ({self.subject}). Then message {m.mid} on {m.ch} is processed by "
+        text = (f"Let G = {fmt_cut(self.cut)} ({self.subject}). Then message {m.mid} on {m.ch} is processed by "
                 f"{dst} at line {m.recv_line}, before {self._where(m.dst)}, but sent by {src} at line "
                 f"{m.send_line}, after {self._where(m.src)}: G reflects the receive and not the send — "
                 f"an orphan, a contradiction with consistency.")
@@ -109,16 +109,21 @@ class CutAnalysis:
         h, g = self.h, self.g
         out = self.channel_state
         transit = {m.mid for m in self.in_transit}
-        # recorded state of this snapshot: (proc, ckpt) of every stable component
-        recorded: dict[str, list[tuple[str, str, Event_, str]]] = {}
+        # Recorded state of this snapshot (the records of every stable component), examined
+        # channel by channel in the order of their first record, input part before output
+        # part (the recovery order), each in file order: a repeat is the later occurrence.
+        recs = []
         for i, p in enumerate(h.procs):
-            if g[i] > h.L[i]:
-                continue
-            for rec in dur.records.get((p, h.ckpt_num[i][g[i]]), ()):
-                part = rec.part or "input"
-                for mid in rec.mids:
-                    recorded.setdefault(rec.ch, []).append((mid, part, rec))
+            if g[i] <= h.L[i]:
+                recs.extend(dur.records.get((p, h.ckpt_num[i][g[i]]), ()))
+        recs.sort(key=lambda r: r.line)
+        recorded: dict[str, list[tuple]] = {}
+        for rec in recs:
+            part = rec.part or "input"
+            for mid in rec.mids:
+                recorded.setdefault(rec.ch, []).append((mid, part, rec))
         seen: dict[str, tuple] = {}
+        accepted: set[str] = set()
         for ch, entries in recorded.items():
             chan = h.channels.get(ch)
             aligned_ch = aligned and chan is not None and not chan.back_edge
@@ -158,6 +163,7 @@ class CutAnalysis:
                 if o not in transit:
                     out.append(self._phantom(m, ch, rec))
                     continue
+                accepted.add(o)
                 seqs.append((m.seq, o, rec.line))
             if chan is not None and chan.fifo:
                 for (s1, m1, l1), (s2, m2, l2) in zip(seqs, seqs[1:]):
@@ -168,11 +174,8 @@ class CutAnalysis:
                             f"recorded at line {l1}) before {m2} (seq {s2}, line {l2}): recovery would deliver "
                             f"them out of send order.", sorted({l1, l2}), {"messages": [m1, m2], "cut": self.cut}))
                         break
-        recorded_ok = {o for o in seen}
         for m in self.in_transit:
-            if m.mid in recorded_ok and h.by_mid[m.mid].ch == _recorded_channel(seen[m.mid]):
-                continue
-            if m.src == EXTERNAL:
+            if m.mid in accepted or m.src == EXTERNAL:
                 continue
             chan = h.channels.get(m.ch)
             if aligned and chan is not None and not chan.back_edge:
@@ -195,7 +198,7 @@ class CutAnalysis:
                 if m.r is not None else f"never processed by {h.procs[m.dst]} in the trace")
         trunc = dur.truncated_line(m.mid)
         log = f" (its log entry was truncated at line {trunc})" if trunc else ""
-        text = (f"Let G = {_fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is sent by "
+        text = (f"Let G = {fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is sent by "
                 f"{h.procs[m.src]} at line {m.send_line}, before {self._where(m.src)}, and {recv}: it is in transit. "
                 f"It is neither in the recorded channel state of {m.ch} nor in a durable log{log}: "
                 f"recovery from G loses it.")
@@ -232,16 +235,5 @@ class CutAnalysis:
                          {"messages": [mid], "cut": self.cut})
 
 
-Event_ = object
-
-
-def _recorded_channel(entry) -> str:
-    return entry[2].ch
-
-
-def _fmt_cut(cut: dict) -> str:
-    return "{" + ", ".join(f"{p}: {v}" for p, v in cut.items()) + "}"
-
-
 def fmt_cut(cut: dict) -> str:
-    return _fmt_cut(cut)
+    return "{" + ", ".join(f"{p}: {v}" for p, v in cut.items()) + "}"

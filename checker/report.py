@@ -37,6 +37,9 @@ class Violation:
     lines: list[int] = field(default_factory=list)
     witness: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.lines = sorted({ln for ln in self.lines if ln})
+
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "subject": self.subject,
                 "message": self.message, "lines": list(self.lines), "witness": self.witness}

@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "snapcheck.commands.check",
     "snapcheck.commands.debug",
     "snapcheck.commands.simulate",
+    "snapcheck.commands.flink",
 ]
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

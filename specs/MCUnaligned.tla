@@ -1,7 +1,8 @@
 --------------------------------- MODULE MCUnaligned ---------------------------------
 (* Model-checking instances of Unaligned.  MCTopo selects the dataflow:
    "fanin"  two sources s1, s2 -> a -> sink k, triggered by the coordinator co;
-   "chain"  source s -> a -> sink k. *)
+   "join"   two sources s1, s2 -> sink a (the sources' barriers can overtake
+            their output buffers; a persists its inputs). *)
 EXTENDS Unaligned
 
 CONSTANT MCTopo
@@ -12,9 +13,9 @@ MCEdges ==
             {<<"co>s1", "co", "s1", TRUE>>, <<"co>s2", "co", "s2", TRUE>>,
              <<"s1>a", "s1", "a", FALSE>>, <<"s2>a", "s2", "a", FALSE>>,
              <<"a>k", "a", "k", FALSE>>}
-      [] MCTopo = "chain" ->
-            {<<"co>s", "co", "s", TRUE>>, <<"s>a", "s", "a", FALSE>>,
-             <<"a>k", "a", "k", FALSE>>}
+      [] MCTopo = "join" ->
+            {<<"co>s1", "co", "s1", TRUE>>, <<"co>s2", "co", "s2", TRUE>>,
+             <<"s1>a", "s1", "a", FALSE>>, <<"s2>a", "s2", "a", FALSE>>}
 
 MCChans == {e[1] : e \in MCEdges}
 MCCtrlChans == {e[1] : e \in {f \in MCEdges : f[4]}}

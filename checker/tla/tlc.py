@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -88,6 +89,7 @@ class TlcResult:
     error (``assumption``, ``eval-error``, ``parse-error``, ``config-error``,
     ``cli-error``, ``timeout``, ``error``). ``depth`` is the depth of the search
     when it completed, or the length of the counterexample when one was found.
+    ``seconds`` is wall-clock time, ``cpu_seconds`` the CPU time of the JVM.
     """
 
     exit_code: int | None
@@ -96,6 +98,7 @@ class TlcResult:
     generated: int | None = None
     depth: int | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     messages: list[TlcMessage] = field(default_factory=list)
     printed: list[str] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)
@@ -239,17 +242,27 @@ def run_tlc(job: TlcJob) -> TlcResult:
         cmd.append(job.module)
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=job.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
-        try:
-            out, _ = proc.communicate(timeout=job.timeout)
-            code: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
+                                start_new_session=True)
+        timed_out = threading.Event()
+
+        def kill() -> None:
+            timed_out.set()
             os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            code = None
+
+        timer = threading.Timer(job.timeout, kill)
+        timer.start()
+        try:
+            out = proc.stdout.read().decode("utf-8", "replace")
+            # wait4 (not wait) so that the CPU time of this JVM alone is known.
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+            proc.stdout.close()
+        proc.returncode = os.waitstatus_to_exitcode(status)
         elapsed = time.monotonic() - start
-    res = parse_output(out, code)
+    res = parse_output(out, None if timed_out.is_set() else proc.returncode)
     res.seconds = elapsed
+    res.cpu_seconds = usage.ru_utime + usage.ru_stime
     return res
 
 

@@ -31,9 +31,11 @@ The mapping onto the trace format (docs/trace-format.md, theory.md §0, §3.7 it
   cancelled by the failover: it gets a ``fail`` (its volatile state is lost).
 * source re-reads after a restore are ``replay`` events of the external split
   (``from: source``); the first read of an offset is the split's ``send``.
-* channel state, observed by its effect: a record processed after the receiver's
-  restore but sent before it can only come from the recorded channel state of
-  the restored (unaligned) checkpoint. It becomes a ``replay`` (``from:
+* channel state, observed by its effect: Flink restarts all subtasks of a failover
+  region together (every job here is one region: its edges are pipelined), so a
+  record that an attempt of the receiver processes but an *earlier* attempt of
+  its sender emitted can only come from the recorded channel state of the
+  restored (unaligned) checkpoint. It becomes a ``replay`` (``from:
   channel_state``) by the receiver, and the replayed records of each input channel
   are the ``record`` of the restored checkpoint (input part). The record is
   emitted only when the observation is complete: a record of the new generation
@@ -56,6 +58,7 @@ run's verdict a violation.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections import Counter, defaultdict
@@ -68,6 +71,7 @@ from traces.errors import TraceError, TraceErrors
 _FILE = re.compile(r"^(?P<op>.+)-(?P<subtask>\d+)-(?P<attempt>\d+)\.jsonl$")
 COORDINATOR = "coordinator"
 INPUT = "@input"
+SPLIT = "source split"
 ALIGNED_MODES = ("aligned", "at-least-once")
 
 
@@ -192,7 +196,7 @@ class Topology:
         for o in run["topology"]:
             if INPUT in o.get("inputs", ()):
                 for i in range(o["parallelism"]):
-                    self._channel(input_id(o["op"], i), proc_id(o["op"], i), "source split")
+                    self._channel(input_id(o["op"], i), proc_id(o["op"], i), SPLIT)
             out = o.get("out")
             if not out:
                 continue
@@ -208,11 +212,8 @@ class Topology:
         self.dst[cid] = dst
 
     def inputs_of(self, proc: str) -> list[str]:
-        return [c["id"] for c in self.channels if c["dst"] == proc and not c["src"].startswith(_input_prefix(c))]
-
-
-def _input_prefix(c: dict) -> str:
-    return c["dst"].split("[")[0] + ".input["
+        """The data channels into ``proc`` from other traced operators (not source splits)."""
+        return [c["id"] for c in self.channels if c["dst"] == proc and c["attrs"]["partitioner"] != SPLIT]
 
 
 # -- merging ------------------------------------------------------------------------
@@ -224,7 +225,6 @@ class _Proc:
         self.counters: dict[str, int] = {}
         self.seq_at: dict[int, dict[str, int]] = {0: {}}
         self.last_ckpt = 0
-        self.restore_g = -1
         self.restore: _RestoreObs | None = None
         self.failed = False
 
@@ -289,7 +289,7 @@ def merge(run: dict, attempts: list[Attempt]) -> MergeResult:
     _synth_fails(by_proc, stream, out)
 
     procs = {p: _Proc() for p in by_proc}
-    msgs: dict[tuple, tuple[str, str, int]] = {}
+    msgs: dict[tuple, tuple[str, str]] = {}
     ext_sent: dict[str, dict[int, str]] = defaultdict(dict)
     ext_last: dict[str, int] = defaultdict(int)
     replays: Counter = Counter()
@@ -324,7 +324,6 @@ def merge(run: dict, attempts: list[Attempt]) -> MergeResult:
             out.append(((g, 0, 0), ev_out))
             st.epoch += 1
             st.counters = dict(st.seq_at.get(ckpt, {}))
-            st.restore_g = g
             st.failed = False
             st.restore = _RestoreObs(proc, ckpt, (g, 2), k == len(by_proc[proc]) - 1)
             observations.append(st.restore)
@@ -361,7 +360,7 @@ def merge(run: dict, attempts: list[Attempt]) -> MergeResult:
             seq = st.counters.get(ch, 0) + 1
             st.counters[ch] = seq
             mid = f"{ch}:{seq}" if st.epoch == 0 else f"{ch}:{seq}@{st.epoch}"
-            msgs[(a.op, a.subtask, a.attempt, n)] = (mid, ch, g)
+            msgs[(a.op, a.subtask, a.attempt, n)] = (mid, ch)
             e = {"type": "send", "proc": proc, "ch": ch, "mid": mid, "seq": seq, **base}
             if "key" in ev:
                 e["key"] = ev["key"]
@@ -395,18 +394,19 @@ def merge(run: dict, attempts: list[Attempt]) -> MergeResult:
                     out.append(((g, -1, 0), {"type": "send", "proc": ext, "ch": ch, "mid": mid, "seq": seq,
                                              **base}))
             else:
-                found = msgs.get((frm, src, int(ev.get("att", -1)), n))
+                att = int(ev.get("att", -1))
+                found = msgs.get((frm, src, att, n))
                 if found is None:
                     anomalies.append(f"{proc} processes a record {frm}[{src}] attempt {ev.get('att')} #{n} whose "
                                      f"send was never traced ({where})")
                     continue
-                orig, ch, g_send = found
+                orig, ch = found
                 if topo.dst[ch] != proc:
                     anomalies.append(f"{proc} processes {orig}, which the {topo.ops[frm]['out']['mode']} "
                                      f"partitioner model routes to {topo.dst[ch]} ({where})")
                     continue
                 mid = orig
-                if g_send < st.restore_g:
+                if att < a.attempt:
                     replays[orig] += 1
                     mid = f"{orig}/r{replays[orig]}"
                     out.append(((g, -1, 0), {"type": "replay", "proc": proc, "ch": ch, "mid": mid,
@@ -491,11 +491,9 @@ def _synth_fails(by_proc: dict, stream, out: list) -> None:
     another attempt: the failover cancelled it. It is placed at the failover (the first injected
     failure at or after the attempt's start) or after the attempt's last event, whichever is later."""
     fails = sorted(g for g, _, _, _, ev in stream if ev["e"] == "fail")
-    import bisect
-
     for proc, lst in by_proc.items():
         for k, a in enumerate(lst[:-1]):
-            if not a.events or a.events[-1]["e"] == "fail" or any(e["e"] == "fail" for e in a.events):
+            if not a.events or any(e["e"] == "fail" for e in a.events):
                 continue
             first_g = a.events[0]["g"]
             last_g = a.events[-1]["g"]

@@ -53,12 +53,11 @@ def _check_opts(f):
     return f
 
 
-def _findings(trace: Trace, properties, failures, semantics, cut) -> tuple[object, Findings]:
+def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
     """Run the checker with the command's options; bad options are usage errors."""
     opts = check_options(trace, properties=set(properties) or None, failures=_failures(failures),
                          semantics=semantics, cut=_cut(cut))
-    report = run_checker(trace, opts)
-    return report, findings_from_report(trace, report)
+    return findings_from_report(trace, run_checker(trace, opts))
 
 
 # -- replay ----------------------------------------------------------------------
@@ -91,7 +90,7 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
     from snapcheck.debug.stepper import Stepper
 
     trace = read_trace(trace_path)
-    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)[1]
+    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
     stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels)
     targets = [x is not None for x in (until, until_line, at_violation)]
@@ -174,7 +173,7 @@ def render(trace_path, output, layout, window, procs, line, only, labels, no_che
     from snapcheck.debug.render import RenderOptions, render as draw
 
     trace = read_trace(trace_path)
-    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)[1]
+    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
     checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
                                                  cut=_cut(cut)).get("cut")
     opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -25,7 +26,9 @@ from checker_random import random_trace
 from traces.jsonl import dumps_trace, parse_trace
 
 SEEDS = st.integers(0, 2**32 - 1)
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# SNAPCHECK_CHECKER_EXAMPLES=2000 for a soak run (default 150 per property)
+EXAMPLES = int(os.environ.get("SNAPCHECK_CHECKER_EXAMPLES", "150"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def valid_trace(seed, **kw):
@@ -121,7 +124,7 @@ def test_cut_analysis_matches_channel_state_rules(seed, aligned, data):
     assert {m.mid for m in ca.in_transit} == {m[0] for m in o.in_transit(G)}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=max(40, EXAMPLES // 4), deadline=None)
 @given(seed=SEEDS, data=st.data())
 def test_z3_certificate_and_fewest_replay_optimum(seed, data):
     t = valid_trace(seed, records=False)
@@ -138,7 +141,7 @@ def test_z3_certificate_and_fewest_replay_optimum(seed, data):
     assert min_replay_line(h, U)["messages"] == o.min_replay(U)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=max(60, EXAMPLES // 3), deadline=None)
 @given(seed=SEEDS, nras=st.booleans())
 def test_rdt_check_matches_pairwise_definition(seed, nras):
     t = valid_trace(seed, nras=nras, records=False, external=False, steps=random.Random(seed).randint(4, 18))

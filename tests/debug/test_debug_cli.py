@@ -154,8 +154,8 @@ def test_html_report_for_a_clean_trace_with_useless_checkpoints():
 
 def test_html_report_windows_long_traces():
     t = S.random_trace(3, n=4, steps=200)
-    report = check_trace(t, CheckOptions(properties={"z-cycles"}))
-    assert report.violations
+    report = check_trace(t, CheckOptions(properties={"z-cycles"}, max_per_result=3))
+    assert len(t.events) > 120 and 1 <= len(report.violations) <= 3
     text = html_report(t, report)
     assert text.count("<svg") == 1 + len(report.violations)
     assert "window" in text

@@ -163,10 +163,13 @@ public final class Main {
             Thread.sleep(20);
         }
         long endedUs = (System.nanoTime() - TraceLog.t0) / 1000;
-        if (!client.getJobStatus().get().isGloballyTerminalState()) {
+        if (!status.equals("finished") && !status.equals("failed")) {
+            // The per-job MiniCluster shuts down once the job is terminal: wait on the result, not the status.
             client.cancel().get();
-            while (!client.getJobStatus().get().isGloballyTerminalState()) {
-                Thread.sleep(20);
+            try {
+                client.getJobExecutionResult().get();
+            } catch (Exception expected) {
+                // cancelled
             }
         }
 

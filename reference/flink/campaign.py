@@ -1,0 +1,129 @@
+"""A randomized campaign over real Flink runs: every choice flows from one seed.
+
+``sample(rng)`` draws a run configuration: job, checkpointing mode, parallelism,
+data volume and rate, checkpoint interval, zero to two injected failures (at a
+record count or a time, in a random operator subtask), simulated per-record work
+in one operator (backpressure, so that unaligned checkpoints have in-flight data),
+buffer timeout, aligned-checkpoint timeout, and some of Flink 2.x's recovery
+options (recover output on downstream, checkpointing during recovery, network
+buffer size and debloating), where the recent bugs of bug-zoo.md live.
+``run_campaign`` runs the configurations one after another and judges each trace
+with the function it is given (the CLI passes the checker).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from reference.flink.build import Build, FlinkSetupError
+from reference.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
+
+MODE_WEIGHTS = {"aligned": 3, "unaligned": 3, "timeout": 3, "at-least-once": 2}
+
+
+def sample(rng: random.Random, jobs=JOBS, modes=MODES) -> RunConfig:
+    job = rng.choice(list(jobs))
+    mode = rng.choices(list(modes), weights=[MODE_WEIGHTS[m] for m in modes])[0]
+    p = rng.choice([1, 2, 2, 2, 3, 3, 4])
+    records = rng.choice([300, 500, 800, 1200])
+    rate = rng.choice([500.0, 1000.0, 2000.0, 4000.0])
+    ops = OPERATORS[job]
+    fails = []
+    for _ in range(rng.choices([0, 1, 2], weights=[1, 5, 2])[0]):
+        op, sub = rng.choice(ops), rng.randrange(p)
+        if rng.random() < 0.75:
+            spec = f"{op}:{sub}:{rng.randint(1, max(1, int(records * 0.9)))}"
+        else:
+            spec = f"{op}:{sub}:@{rng.randint(100, int(1000 * records / rate) + 500)}"
+        if spec not in fails:
+            fails.append(spec)
+    work = {}
+    if rng.random() < 0.6:
+        work[rng.choice(ops[1:])] = rng.choice([20, 100, 300])
+    conf = {}
+    if mode in ("unaligned", "timeout"):
+        if rng.random() < 0.3:
+            conf["execution.checkpointing.unaligned.recover-output-on-downstream.enabled"] = "true"
+        if rng.random() < 0.3:
+            conf["execution.checkpointing.during-recovery.enabled"] = "true"
+    if rng.random() < 0.3:
+        conf["taskmanager.memory.segment-size"] = rng.choice(["4kb", "8kb"])
+    if rng.random() < 0.2:
+        conf["taskmanager.network.memory.buffer-debloat.enabled"] = "true"
+    return RunConfig(job=job, mode=mode, parallelism=p, records=records, rate=rate,
+                     interval_ms=rng.choice([20, 50, 100, 200]), fails=fails, seed=rng.randrange(1 << 31),
+                     work=work, buffer_timeout_ms=rng.choice([1, 10, 100]),
+                     aligned_timeout_ms=rng.choice([1, 5, 20, 100]), timeout_s=90, conf=conf)
+
+
+@dataclass
+class CampaignRow:
+    index: int
+    config: RunConfig
+    seconds: float
+    status: str                  # the run's status (completed / failed / timeout) or "error"
+    ok: bool
+    kinds: list[str] = field(default_factory=list)
+    detail: str = ""
+    trace: str | None = None
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.config.mode != "at-least-once"
+
+
+def run_campaign(configs: list[RunConfig], build: Build, work_dir: Path,
+                 judge: Callable[[str], tuple[bool, list[str], str, dict]],
+                 keep_clean: bool = False, progress: Callable[[CampaignRow], None] | None = None) -> list[CampaignRow]:
+    """Run each configuration, merge and judge its trace: ``judge(trace_path) -> (ok, kinds,
+    detail, stats)``. Traces of violations are kept in ``work_dir``; clean ones only with
+    ``keep_clean``; the raw per-subtask files are removed after merging."""
+    work_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, cfg in enumerate(configs):
+        run_dir = work_dir / f"run-{i:04d}"
+        trace_path = work_dir / f"run-{i:04d}.jsonl"
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        t0 = time.monotonic()
+        try:
+            outcome = run_job(cfg, run_dir, build)
+            outcome.merged.write(str(trace_path))
+            ok, kinds, detail, stats = judge(str(trace_path))
+            row = CampaignRow(i, cfg, time.monotonic() - t0, outcome.status, ok, kinds, detail, str(trace_path),
+                              stats)
+        except FlinkSetupError as exc:
+            row = CampaignRow(i, cfg, time.monotonic() - t0, "error", False, ["run-error"], str(exc)[-600:])
+        if row.ok and not keep_clean and row.trace:
+            Path(row.trace).unlink(missing_ok=True)
+            row.trace = None
+        if row.status != "error":
+            shutil.rmtree(run_dir, ignore_errors=True)
+        rows.append(row)
+        if progress:
+            progress(row)
+    return rows
+
+
+def summarize(rows: list[CampaignRow]) -> dict:
+    """Per mode: runs, clean, violating runs, kinds seen; the exactly-once violations."""
+    by_mode: dict[str, dict] = {}
+    for r in rows:
+        d = by_mode.setdefault(r.config.mode, {"runs": 0, "clean": 0, "violations": 0, "kinds": {},
+                                               "with_failure": 0, "seconds": 0.0})
+        d["runs"] += 1
+        d["seconds"] += r.seconds
+        d["with_failure"] += bool(r.stats.get("restores"))
+        if r.ok:
+            d["clean"] += 1
+        else:
+            d["violations"] += 1
+            for k in r.kinds:
+                d["kinds"][k] = d["kinds"].get(k, 0) + 1
+    return by_mode

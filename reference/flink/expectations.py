@@ -1,0 +1,103 @@
+"""What a Flink trace must show beyond the generic checks (trace-level, no checker needed).
+
+* **latest completed checkpoint** — Flink's contract for a failover: every subtask
+  restores the same checkpoint, and that checkpoint is at least as recent as the
+  latest one whose completion was notified before the failure (a checkpoint may
+  also complete at the JobManager without any subtask having seen the
+  notification yet, so a *newer* restored checkpoint is fine). Finding kinds
+  ``restore-disagreement`` and ``stale-restore``.
+* **anomalies of the merge** — what the merger found Flink doing that the trace
+  format cannot express (a record routed against the partitioner, a restore of a
+  checkpoint the subtask never took, ...): kind ``flink-anomaly``.
+* **unobservable channel state** — in unaligned modes (protocol param
+  ``channel_state: observed-at-restore``) a checkpoint's channel state is internal
+  to Flink and visible only through what a restore of it replays. A ``dropped``
+  verdict on a channel whose state was never observed (no ``record`` event for that
+  checkpoint and channel) says nothing about Flink: ``unobservable()`` tells such
+  violations apart, and they are reported as notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Finding:
+    kind: str
+    message: str
+    lines: list[int] = field(default_factory=list)
+
+
+def latest_checkpoint_findings(trace) -> list[Finding]:
+    """``stale-restore`` / ``restore-disagreement`` for each recovery (restores grouped by ``recovery``)."""
+    completed: dict[int, int] = {}       # round -> line of its round_complete
+    groups: dict[int, list] = {}
+    order: list[int] = []
+    fails: list = []
+    for e in trace.events:
+        if e.type == "round_complete":
+            completed.setdefault(e.round, e.line)
+        elif e.type == "fail":
+            fails.append(e)
+        elif e.type == "restore":
+            key = e.recovery if e.recovery is not None else -len(order) - 1
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(e)
+    out = []
+    prev_end = 0
+    for key in order:
+        restores = groups[key]
+        first = min(e.line for e in restores)
+        trigger = next((f for f in fails if prev_end < f.line < first), None)
+        prev_end = max(e.line for e in restores)
+        ckpts = {e.ckpt for e in restores}
+        name = f"recovery {key}" if key >= 0 else "a recovery"
+        if len(ckpts) > 1:
+            detail = ", ".join(f"{e.proc}: {e.ckpt} (line {e.line})" for e in restores)
+            out.append(Finding("restore-disagreement", f"The subtasks of {name} restore different checkpoints: "
+                               f"{detail}; Flink restores one checkpoint for the whole job.",
+                               sorted(e.line for e in restores)))
+            continue
+        restored = ckpts.pop()
+        limit = trigger.line if trigger is not None else first
+        done = [(r, ln) for r, ln in completed.items() if ln < limit]
+        if not done:
+            continue
+        latest, line = max(done)
+        if restored < latest:
+            why = f"the failure at line {trigger.line} ({trigger.proc})" if trigger is not None else "the recovery"
+            out.append(Finding("stale-restore", f"{name} restores checkpoint {restored} (line {first}), but "
+                               f"checkpoint {latest} was completed at line {line}, before {why}: Flink must restore "
+                               f"the latest completed checkpoint.", [line, first] + ([trigger.line] if trigger else [])))
+    return out
+
+
+def anomaly_findings(trace) -> list[Finding]:
+    flink = (trace.header.metadata or {}).get("flink") or {}
+    return [Finding("flink-anomaly", a) for a in flink.get("anomalies", [])]
+
+
+class ChannelStateVisibility:
+    """Which (round, channel) channel states a Flink trace observed (its ``record`` events)."""
+
+    def __init__(self, trace):
+        params = (trace.header.protocol or {}).get("params") or {}
+        self.partial = params.get("channel_state") == "observed-at-restore"
+        self.observed: set[tuple[int, str]] = set()
+        self.channel_of: dict[str, str] = {}
+        for e in trace.events:
+            if e.type == "record":
+                self.observed.add((e.ckpt, e.ch))
+            elif e.type == "send":
+                self.channel_of[e.mid] = e.ch
+
+    def unobservable(self, v) -> bool:
+        """Is checker violation ``v`` a ``dropped`` on a round/channel whose state Flink kept hidden?"""
+        if not self.partial or v.kind != "dropped" or not v.subject.startswith("round "):
+            return False
+        rnd = int(v.subject.split()[1])
+        mids = (v.witness or {}).get("messages") or []
+        return bool(mids) and all((rnd, self.channel_of.get(m)) not in self.observed for m in mids)

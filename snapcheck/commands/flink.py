@@ -1,0 +1,276 @@
+"""``snapcheck flink``: check a real, unmodified Apache Flink 2.x (issue 10, docs/flink.md).
+
+* ``snapcheck flink build`` — compile the instrumentation library and jobs with javac against
+  the installed apache-flink-libraries jars (cached; quick when nothing changed).
+* ``snapcheck flink run --job J --mode M --parallelism N --fail OP:SUBTASK:COUNT --seed S -o T``
+  — run a traced job in a local MiniCluster, merge its per-subtask trace files into the v1
+  trace ``T`` and judge it (``--no-check`` to only write the trace).
+* ``snapcheck flink campaign --runs N`` — randomized runs, each judged; a table, and the
+  reproducing command of every violation in an exactly-once mode.
+
+The verdict of a Flink trace is the checker's (consistency of every completed checkpoint,
+no in-flight records in aligned mode, exactly-once after recovery, ...) plus Flink's own
+expectations (``reference.flink.expectations``): the restore of the latest completed
+checkpoint, and no merge anomaly. ``dropped`` on a channel whose unaligned channel state was
+never restored is not a verdict on Flink (that state is internal to Flink) and is shown as a note.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from snapcheck.errors import EXIT_VIOLATION, UsageError
+
+console = Console(highlight=False, width=shutil.get_terminal_size((140, 24)).columns)
+
+
+def _build(force: bool = False):
+    from reference.flink.build import FlinkSetupError, build
+
+    try:
+        return build(force)
+    except FlinkSetupError as exc:
+        raise UsageError(str(exc)) from None
+
+
+class Judgement:
+    """The verdict on one Flink trace."""
+
+    def __init__(self, trace):
+        from checker import CheckOptions, check_trace
+        from reference.flink.expectations import (ChannelStateVisibility, anomaly_findings,
+                                                  latest_checkpoint_findings)
+
+        self.trace = trace
+        self.report = check_trace(trace, CheckOptions(max_per_result=10 ** 9))
+        vis = ChannelStateVisibility(trace)
+        self.violations = [v for v in self.report.violations if not vis.unobservable(v)]
+        self.hidden = len(self.report.violations) - len(self.violations)
+        self.findings = latest_checkpoint_findings(trace) + anomaly_findings(trace)
+        flink = (trace.header.metadata or {}).get("flink") or {}
+        self.status = flink.get("status", "?")
+        if self.status in ("timeout", "failed"):
+            from reference.flink.expectations import Finding
+
+            why = flink.get("error") or "no progress before the run's time limit (a hang?)"
+            self.findings.append(Finding(f"run-{self.status}", f"the Flink job ended with status {self.status}: "
+                                                               f"{why.splitlines()[0] if why else ''}"))
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and not self.findings
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({v.kind for v in self.violations} | {f.kind for f in self.findings})
+
+    def stats(self) -> dict:
+        ev = self.trace.events
+        return {"events": len(ev),
+                "rounds": len({e.round for e in ev if e.type == "round_complete"}),
+                "restores": len({e.recovery for e in ev if e.type == "restore"}),
+                "replayed": sum(1 for e in ev if e.type == "replay" and e.source == "channel_state"),
+                "reread": sum(1 for e in ev if e.type == "replay" and e.source == "source"),
+                "hidden": self.hidden}
+
+    def detail(self, limit: int = 3) -> str:
+        msgs = [f"[{v.kind}] {v.message}" for v in self.violations[:limit]]
+        msgs += [f"[{f.kind}] {f.message}" for f in self.findings[:limit]]
+        return "\n".join(msgs)
+
+    def render(self) -> str:
+        lines = [self.report.render_text(False)] if self.violations else []
+        for f in self.findings:
+            lines.append(f"[{f.kind}] {f.message}")
+        s = self.stats()
+        lines.append(f"Flink run {self.status}: {s['events']} events, {s['rounds']} completed checkpoints, "
+                     f"{s['restores']} recoveries, {s['replayed']} records replayed from channel state, "
+                     f"{s['reread']} source records re-read.")
+        if self.hidden:
+            lines.append(f"note: {self.hidden} in-flight record(s) of checkpoints that were never restored: their "
+                         "unaligned channel state is internal to Flink (not judged).")
+        lines.append("verdict: " + ("clean" if self.ok else "VIOLATION (" + ", ".join(self.kinds) + ")"))
+        return "\n".join(lines)
+
+
+def judge_file(path: str) -> Judgement:
+    from traces import read_trace
+
+    return Judgement(read_trace(path))
+
+
+def _kv(items, what: str, conv=str) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise UsageError(f"{what}: expected KEY=VALUE, got {it!r}")
+        k, v = it.split("=", 1)
+        try:
+            out[k.strip()] = conv(v.strip())
+        except ValueError:
+            raise UsageError(f"{what}: bad value in {it!r}") from None
+    return out
+
+
+@click.group("flink")
+def flink() -> None:
+    """Trace and check real Apache Flink jobs (local MiniCluster; see docs/flink.md)."""
+
+
+@flink.command("build")
+@click.option("--force", is_flag=True, help="Recompile even if the cached jar is up to date.")
+def build_cmd(force: bool) -> None:
+    """Compile the instrumentation library and jobs against the installed Flink jars (cached)."""
+    t0 = time.monotonic()
+    b = _build(force)
+    how = "cached" if b.cached else f"compiled in {time.monotonic() - t0:.1f} s"
+    click.echo(f"snapcheck-flink jar: {b.jar} (Flink {b.flink_version}, {how})")
+
+
+@flink.command("run")
+@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain"]), default="keyed-agg", show_default=True)
+@click.option("--mode", type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]), default="aligned",
+              show_default=True, help="Checkpointing: aligned, unaligned, aligned with timeout, AT_LEAST_ONCE.")
+@click.option("--parallelism", "-p", type=int, default=2, show_default=True)
+@click.option("--fail", "fails", multiple=True,
+              help="Inject a failure: OP:SUBTASK:COUNT (before that subtask's COUNT-th record) or OP:SUBTASK:@MS "
+                   "(first record after MS ms). Repeatable; each fires once.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated data.")
+@click.option("--records", type=int, default=1000, show_default=True, help="Records per source subtask.")
+@click.option("--rate", type=float, default=1000.0, show_default=True, help="Records/s per source subtask (0: max).")
+@click.option("--interval", type=int, default=100, show_default=True, help="Checkpoint interval (ms).")
+@click.option("--aligned-timeout", type=int, default=10, show_default=True,
+              help="Aligned-checkpoint timeout of --mode timeout (ms).")
+@click.option("--buffer-timeout", type=int, default=100, show_default=True, help="Network buffer timeout (ms).")
+@click.option("--restart-delay", type=int, default=100, show_default=True, help="Fixed-delay restart delay (ms).")
+@click.option("--work", "work", multiple=True, help="OP=MICROS: simulated work per record (backpressure).")
+@click.option("--conf", "conf", multiple=True, help="KEY=VALUE: extra Flink configuration. Repeatable.")
+@click.option("--timeout", type=int, default=120, show_default=True, help="Give up on the job after this many s.")
+@click.option("--quiet", type=int, default=500, show_default=True,
+              help="The run ends after the sources are done and no record moved for this many ms.")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False), help="The merged v1 trace.")
+@click.option("--keep-dir", type=click.Path(file_okay=False), default=None,
+              help="Keep the raw per-subtask files and run.json here (default: a temporary directory).")
+@click.option("--check/--no-check", default=True, show_default=True,
+              help="Judge the trace (exit 1 on a violation) or only write it.")
+def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligned_timeout, buffer_timeout,
+            restart_delay, work, conf, timeout, quiet, output, keep_dir, check) -> None:
+    """Run a traced Flink job with injected failures and write its trace (then: snapcheck check)."""
+    from reference.flink.build import FlinkSetupError
+    from reference.flink.run import RunConfig, run_job
+
+    cfg = RunConfig(job=job, mode=mode, parallelism=parallelism, records=records, rate=rate, interval_ms=interval,
+                    fails=list(fails), seed=seed, timeout_s=timeout, quiet_ms=quiet,
+                    work=_kv(work, "--work", int), buffer_timeout_ms=buffer_timeout, restart_delay_ms=restart_delay,
+                    aligned_timeout_ms=aligned_timeout, conf=_kv(conf, "--conf"))
+    try:
+        cfg.validate()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    b = _build()
+    tmp = None
+    if keep_dir is None:
+        tmp = tempfile.mkdtemp(prefix="snapcheck-flink-")
+        run_dir = Path(tmp) / "run"
+    else:
+        run_dir = Path(keep_dir)
+    try:
+        outcome = run_job(cfg, run_dir, b)
+    except FlinkSetupError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    outcome.merged.write(output)
+    click.echo(f"{output}: {len(outcome.merged.events)} events from a {outcome.seconds:.1f} s run "
+               f"(status {outcome.status})" + (f", {len(outcome.merged.anomalies)} anomalies"
+                                               if outcome.merged.anomalies else ""))
+    if check:
+        j = judge_file(output)
+        click.echo(j.render())
+        if not j.ok:
+            sys.exit(EXIT_VIOLATION)
+
+
+@flink.command("campaign")
+@click.option("--runs", type=int, default=20, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the randomized configurations.")
+@click.option("--job", "jobs", multiple=True, type=click.Choice(["keyed-agg", "q3-join", "chain"]),
+              help="Restrict to these jobs (repeatable).")
+@click.option("--mode", "modes", multiple=True,
+              type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]),
+              help="Restrict to these modes (repeatable).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="flink-campaign", show_default=True,
+              help="Where traces of violations (and campaign.json) go.")
+@click.option("--keep-clean", is_flag=True, help="Also keep the traces of clean runs.")
+def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean) -> None:
+    """Randomize job, mode, parallelism, failures and seed; run, check and tabulate.
+
+    Exit 1 if a run in an exactly-once mode violates a property (AT_LEAST_ONCE violations
+    are expected and counted as detections)."""
+    import orjson
+
+    from reference.flink.campaign import run_campaign, sample, summarize
+    from reference.flink.run import JOBS, MODES
+
+    if runs < 1:
+        raise UsageError("--runs must be at least 1")
+    b = _build()
+    rng = random.Random(seed)
+    configs = [sample(rng, jobs or JOBS, modes or MODES) for _ in range(runs)]
+    out = Path(out_dir)
+
+    def judge(path: str):
+        j = judge_file(path)
+        return j.ok, j.kinds, j.detail(), j.stats()
+
+    def progress(r) -> None:
+        c = r.config
+        verdict = "clean" if r.ok else "[red]" + ", ".join(r.kinds) + "[/]"
+        console.print(f"{r.index + 1:>4}/{runs} {c.job:<9} {c.mode:<13} p={c.parallelism} "
+                      f"fail={','.join(c.fails) or '-':<24} {r.seconds:5.1f}s {r.status:<9} {verdict}")
+
+    t0 = time.monotonic()
+    rows = run_campaign(configs, b, out, judge, keep_clean, progress)
+    table = Table(title=f"Flink campaign: {runs} runs, seed {seed}, {time.monotonic() - t0:.0f} s",
+                  title_justify="left")
+    for col in ("mode", "runs", "with recovery", "clean", "violating", "kinds (runs)", "mean s"):
+        table.add_column(col)
+    summary = summarize(rows)
+    for mode, d in sorted(summary.items()):
+        kinds = ", ".join(f"{k} ({n})" for k, n in sorted(d["kinds"].items())) or "-"
+        table.add_row(mode, str(d["runs"]), str(d["with_failure"]), str(d["clean"]), str(d["violations"]), kinds,
+                      f"{d['seconds'] / d['runs']:.1f}")
+    console.print(table)
+    bad = [r for r in rows if not r.ok and r.exactly_once]
+    for r in bad:
+        console.print(f"[red]violation[/] in run {r.index} ({r.config.mode}): {', '.join(r.kinds)}; "
+                      f"trace {r.trace or '-'}\n  reproduce: {r.config.command()}\n  "
+                      + r.detail.replace("\n", "\n  "), markup=True)
+    alo = [r for r in rows if r.config.mode == "at-least-once"]
+    if alo:
+        found = sum(1 for r in alo if not r.ok)
+        console.print(f"AT_LEAST_ONCE: violations detected in {found}/{len(alo)} runs "
+                      f"({sum(1 for r in alo if r.stats.get('restores'))} with a recovery).")
+    doc = {"runs": runs, "seed": seed, "summary": summary,
+           "rows": [{"index": r.index, "job": r.config.job, "mode": r.config.mode, "parallelism": r.config.parallelism,
+                     "fails": r.config.fails, "status": r.status, "ok": r.ok, "kinds": r.kinds,
+                     "seconds": round(r.seconds, 2), "stats": r.stats, "trace": r.trace,
+                     "command": r.config.command(), "detail": r.detail} for r in rows]}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "campaign.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    if bad:
+        sys.exit(EXIT_VIOLATION)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(flink)
