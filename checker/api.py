@@ -90,8 +90,8 @@ class _Run:
     def explicit(self, prop: str) -> bool:
         return self.opts.properties is not None and prop in self.opts.properties
 
-    def add(self, prop, subject, violations):
-        return self.report.add(prop, subject, violations, self.opts.max_per_result)
+    def add(self, prop, subject, violations, omitted: int = 0):
+        return self.report.add(prop, subject, violations, self.opts.max_per_result, omitted)
 
     def prefix(self, limit: int):
         """History and durability of the trace prefix before line ``limit``."""
@@ -128,9 +128,7 @@ def _check(trace, opts: CheckOptions) -> Report:
         from checker.rdt import rdt_violations
 
         vs, omitted = rdt_violations(run.h, run.graph, opts.max_witnesses)
-        r = run.add("rdt", "trace", vs)
-        r.omitted += omitted
-        r.ok = r.ok and not omitted
+        run.add("rdt", "trace", vs, omitted)
     h = run.h
     run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
                              "checkpoints": sum(h.L), "events": len(trace.events)})
@@ -145,9 +143,7 @@ def _useless(run: _Run) -> None:
     report.stably_unusable = [(h.procs[i], h.label(i, x)) for i, x in stably_unusable_positions(graph, useless)]
     if run.want("z-cycles") and (promises_zcf(run.trace.header.protocol or {}) or run.explicit("z-cycles")):
         vs = useless_violations(h, graph, useless, run.opts.max_witnesses)
-        r = run.add("z-cycles", "trace", vs)
-        r.omitted += max(0, len(useless) - len(vs))
-        r.ok = not useless
+        run.add("z-cycles", "trace", vs, len(useless) - len(vs))
 
 
 def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf")) -> CutAnalysis:

@@ -37,9 +37,9 @@ class Msg:
     """One logical data message of the effective history."""
 
     __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line",
-                 "nrecv", "send_ev", "k")
+                 "nrecv", "k")
 
-    def __init__(self, mid, ch, seq, src, s, dst, send_line, send_ev):
+    def __init__(self, mid, ch, seq, src, s, dst, send_line):
         self.mid = mid
         self.ch = ch
         self.seq = seq
@@ -50,7 +50,6 @@ class Msg:
         self.send_line = send_line
         self.recv_line = None
         self.nrecv = 0
-        self.send_ev = send_ev
 
     def __repr__(self) -> str:
         return f"Msg({self.mid}: {self.src},{self.s} -> {self.dst},{self.r})"
@@ -76,7 +75,6 @@ class History:
 
     def __init__(self, trace: Trace, limit: int | None = None, per_proc_limit: dict | None = None):
         self.trace = trace
-        self.limit = limit
         header = trace.header
         self.protocol = header.protocol or {}
         roles = {p.id: p.role for p in header.processes}
@@ -157,7 +155,7 @@ class History:
         for p in self.external:
             for e in self.raw[p]:
                 if e.type == "send" and e.kind != "barrier" and e.ch in ends:
-                    m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, ends[e.ch][1], e.line, e)
+                    m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, ends[e.ch][1], e.line)
                     msgs.append(m)
                     by_mid[e.mid] = m
         self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
@@ -173,7 +171,7 @@ class History:
                     if e.kind == "barrier":
                         barriers.add(e.mid)
                     elif e.ch in ends:
-                        m = Msg(e.mid, e.ch, e.seq, i, c, ends[e.ch][1], e.line, e)
+                        m = Msg(e.mid, e.ch, e.seq, i, c, ends[e.ch][1], e.line)
                         msgs.append(m)
                         by_mid[e.mid] = m
                 elif t == "recv":

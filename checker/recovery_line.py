@@ -160,8 +160,10 @@ def explain_step(h, st: Step) -> str:
     old = h.label(st.proc, st.old)
     new = h.label(st.proc, st.new)
     if st.kind == "orphan":
+        where = (f"before {p}:{h.label(st.proc, m.r)}" if m.r <= h.L[st.proc]
+                 else "after its last checkpoint")
         return (f"{p}: {old} -> {new} because it processed {m.mid} at line {m.recv_line} in interval {m.r} "
-                f"(before {p}:{h.label(st.proc, m.r)}) but {q} rolled back to {h.label(st.other, st.other_value)} "
+                f"({where}) but {q} rolled back to {h.label(st.other, st.other_value)} "
                 f"< interval {m.s} of the send (line {m.send_line})")
     if st.kind == "no-drop":
         return (f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line} in interval {m.s} and nothing "

@@ -35,6 +35,8 @@ def parse_failures(h, failures) -> tuple[list[int], str]:
     if isinstance(failures, str):
         if failures.strip().lower() == "all":
             return list(range(h.n)), "all"
+        if failures.strip().lower() == "none":
+            return [], "none"
         failures = [f.strip() for f in failures.split(",") if f.strip()]
     out = []
     for p in failures:

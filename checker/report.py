@@ -76,6 +76,13 @@ class Report:
     stats: dict = field(default_factory=dict)
 
     @property
+    def may_become_useless(self) -> list[tuple[str, int]]:
+        """Checkpoints not (yet) useless that a continuation of the trace can make useless:
+        exactly the stably unusable ones that are not useless (some V_j reaches them)."""
+        useless = set(self.useless)
+        return [c for c in self.stably_unusable if c not in useless]
+
+    @property
     def violations(self) -> list[Violation]:
         return [v for r in self.results for v in r.violations]
 
@@ -87,10 +94,12 @@ class Report:
     def kinds(self) -> set[str]:
         return {v.kind for v in self.violations}
 
-    def add(self, prop: str, subject: str, violations: list[Violation], cap: int | None = None) -> PropertyResult:
-        omitted = 0
+    def add(self, prop: str, subject: str, violations: list[Violation], cap: int | None = None,
+            omitted: int = 0) -> PropertyResult:
+        """Record one property result; violations beyond ``cap`` (and ``omitted`` ones
+        found but not given a witness) are counted, not listed."""
         if cap is not None and len(violations) > cap:
-            omitted = len(violations) - cap
+            omitted += len(violations) - cap
             violations = violations[:cap]
         r = PropertyResult(prop, subject, not violations and not omitted, violations, omitted)
         self.results.append(r)
@@ -108,6 +117,7 @@ class Report:
             "results": [r.to_json() for r in self.results],
             "useless": [f"{p}:{c}" for p, c in self.useless],
             "stably_unusable": [f"{p}:{c}" for p, c in self.stably_unusable],
+            "may_become_useless": [f"{p}:{c}" for p, c in self.may_become_useless],
             "recovery_lines": self.recovery_lines,
             "recovery": self.recovery,
             "certificates": self.certificates,

@@ -22,9 +22,10 @@ def render_text(report, verbose: bool = False) -> str:
             out.append("\nPassed: " + "; ".join(f"{r.property} ({r.subject})" for r in passed))
     if report.useless:
         out.append(f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(f'{p}:{c}' for p, c in report.useless)}")
-    extra = [x for x in report.stably_unusable if x not in set(report.useless)]
+    extra = report.may_become_useless
     if extra and verbose:
-        out.append(f"Not yet usable with stable checkpoints only: {', '.join(f'{p}:{c}' for p, c in extra)}")
+        out.append(f"Not usable with stable checkpoints only, and may become useless as the trace continues: "
+                   f"{', '.join(f'{p}:{c}' for p, c in extra)}")
     for label, d in report.recovery.items():
         out.append(f"\nRecovery line for failures {label} ({d['semantics']}): {fmt_cut(d['line'])}"
                    f"{' — domino effect' if d['domino'] else ''}")

@@ -9,7 +9,11 @@ Conditions for Consistent Global Snapshots", 1995; theory.md §2, §3.2–3.3).
   it is in no consistent global checkpoint made of *stable* checkpoints only (it
   may become usable once the other processes checkpoint).
 * Uselessness is monotone but not final on a truncated trace: the set reported is
-  "useless so far" (a later message can close a Z-cycle through an older checkpoint).
+  "useless so far". A continuation can make useless exactly the stably unusable
+  checkpoints that are not useless yet: a new Z-cycle through an old checkpoint
+  must use a new message received in some process's open interval and continue
+  along existing edges out of ``V_k`` (so ``V_k`` reaches the checkpoint); conversely
+  a future message from ``P_i`` received in ``P_k``'s open interval closes one.
 
 A witness is a shortest Z-cycle (fewest messages, 0-1 BFS on the R-graph from
 ``(i,x+1)`` to ``(i,x)``), re-checked with ``is_zpath`` against the definition of

@@ -157,6 +157,7 @@ class Protocol:
     """
 
     name = "custom"
+    summary = "a user-defined protocol"
     task_class: type[TaskProtocol] = TaskProtocol
     aligned = False
     observe_arrivals = False

@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "snapcheck.commands.debug",
     "snapcheck.commands.simulate",
     "snapcheck.commands.flink",
+    "snapcheck.commands.specs",
 ]
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

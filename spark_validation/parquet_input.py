@@ -125,7 +125,7 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rows = parsed.withColumn("row_reason", F.expr(ROW_REASON_SQL))
+    rows = parsed.withColumn("row_reason", F.expr(ROW_REASON_SQL)).persist()
     ok_headers = rows.where("type = 'header' AND row_reason IS NULL AND trace_id IS NOT NULL")
     procs = ok_headers.select("trace_id", F.posexplode("hdr.processes").alias("pidx", "p")).select(
         "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"), "pidx")
@@ -229,7 +229,7 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
                          "trace_id", "left")
                    .select(*[f.name for f in SCHEMA], "reason",
                            F.coalesce("trace_reason", F.lit("missing trace_id")).alias("trace_reason")))
-    clean = parsed.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti")
+    clean = rows.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti").drop("row_reason")
     good = clean.select("trace_id").distinct()
     q = Quarantine(clean=clean, quarantined=quarantined, problems=problems,
                    processes=procs.join(good, "trace_id", "left_semi"),

@@ -30,8 +30,9 @@
 (*                        (fails ChannelStateExact);                       *)
 (*   "late_snapshot"      after handling the first barrier the task keeps  *)
 (*                        processing records, also from behind the barrier,*)
-(*                        before it snapshots (FLINK-17568; fails          *)
-(*                        Consistent);                                     *)
+(*                        before it snapshots (FLINK-17568: records are    *)
+(*                        both persisted and processed, or orphaned;       *)
+(*                        fails ChannelStateExact or Consistent);          *)
 (*   "persist_aligned"    on a timeout switch the post-barrier data of     *)
 (*                        already aligned inputs are persisted too (fails  *)
 (*                        ChannelStateExact).                              *)
@@ -287,7 +288,8 @@ Termination == \A r \in RoundIds : Started(r) ~> RoundDone(r)
 TrapOutputPart == ~(\E r \in RoundIds, c \in DataChans : outpart[r][c] # <<>>)
 \* In-flight input data was persisted.
 TrapInputPart == ~(\E r \in RoundIds, c \in DataChans : SealedNow(r, c) /\ inpart[r][c] # <<>>)
-\* One round mixes an aligned and an unaligned (timed-out) snapshot.
-TrapMixed ==
-    ~(\E p, q \in Procs : rec[p] = 1 /\ rec[q] = 1 /\ unal[p] /\ ~unal[q] /\ In(q) \cap DataChans # {})
+\* A task timed out while aligning: its snapshot is unaligned although some of
+\* its inputs had already delivered the barrier (aligned_timeout mode).
+TrapTimeoutSwitch ==
+    ~(\E p \in Procs : rec[p] >= 1 /\ unal[p] /\ In(p) \cap DataChans # {})
 =============================================================================

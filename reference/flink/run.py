@@ -94,6 +94,8 @@ class RunConfig:
                            ("aligned_timeout_ms", "--aligned-timeout"), ("timeout_s", "--timeout"),
                            ("quiet_ms", "--quiet")):
             v = getattr(self, name)
+            if name == "aligned_timeout_ms" and self.mode != "timeout":
+                continue
             if v != getattr(d, name):
                 parts += [flag, str(v)]
         for op, us in self.work.items():

@@ -65,5 +65,6 @@ class AlignedTask(TaskProtocol):
 
 class AlignedABS(Protocol):
     name = "abs-aligned"
+    summary = "ABS Algorithm 1: block inputs until aligned; no channel state (DAGs only)"
     task_class = AlignedTask
     aligned = True

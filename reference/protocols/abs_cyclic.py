@@ -101,6 +101,7 @@ class CyclicTask(TaskProtocol):
 
 class CyclicABS(Protocol):
     name = "abs-cyclic"
+    summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"
     task_class = CyclicTask
     aligned = True
     observe_processing = True

@@ -151,6 +151,7 @@ class AlignedTimeoutTask(TaskProtocol):
 
 class AlignedTimeout(Protocol):
     name = "aligned-timeout"
+    summary = "starts aligned, switches a task to unaligned after the alignment timeout"
     task_class = AlignedTimeoutTask
     observe_arrivals = True
 

@@ -82,5 +82,6 @@ class ChandyLamportTask(TaskProtocol):
 
 class ChandyLamport(Protocol):
     name = "chandy-lamport"
+    summary = "markers, no blocking; records channel state on processing (FIFO channels)"
     task_class = ChandyLamportTask
     observe_processing = True

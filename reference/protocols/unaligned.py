@@ -103,5 +103,6 @@ class UnalignedTask(TaskProtocol):
 
 class Unaligned(Protocol):
     name = "unaligned"
+    summary = "FLIP-76: priority barriers overtake buffers; persists input and output parts"
     task_class = UnalignedTask
     observe_arrivals = True

@@ -46,8 +46,10 @@ def _parse_cut(text: str | None) -> dict | None:
 @click.option("--expect", is_flag=True,
               help="Compare with each trace's metadata.expected; exit 1 on a mismatch, 0 when all hold.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list passed checks and every rollback chain.")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False), default=None,
+              help="Write a self-contained HTML report (verdicts, witnesses, diagrams); one file per trace.")
 def check(traces, as_json, junit_file, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,
-          verbose) -> None:
+          verbose, html_file) -> None:
     """Check TRACE files (JSONL or Parquet) and report violations with their witnesses.
 
     When no --cut/--failures/--semantics is given, a trace's metadata.expected.check
@@ -72,6 +74,10 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
         except CheckerUsageError as exc:
             raise UsageError(f"{path}: {exc}") from None
         reports.append(report)
+        if html_file:
+            from snapcheck.debug.html_report import html_target, write_html_report
+
+            write_html_report(trace, report, html_target(html_file, path, len(traces)))
         if expect and trace.header.expected:
             mm = compare_expected(trace, report)
             mismatches[report.trace] = mm

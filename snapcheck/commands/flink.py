@@ -87,8 +87,20 @@ class Judgement:
         msgs += [f"[{f.kind}] {f.message}" for f in self.findings[:limit]]
         return "\n".join(msgs)
 
-    def render(self) -> str:
-        lines = [self.report.render_text(False)] if self.violations else []
+    def render(self, examples: int = 2) -> str:
+        """Counts per (kind, subject), the first ``examples`` messages of each kind, the findings."""
+        lines = []
+        groups: dict[tuple[str, str], list] = {}
+        for v in self.violations:
+            groups.setdefault((v.kind, v.subject), []).append(v)
+        shown: dict[str, int] = {}
+        for (kind, subject), vs in groups.items():
+            lines.append(f"{kind} ({vs[0].property}) in {subject}: {len(vs)} violation(s)")
+            for v in vs:
+                if shown.get(kind, 0) >= examples:
+                    break
+                shown[kind] = shown.get(kind, 0) + 1
+                lines.append(f"  - lines {', '.join(map(str, v.lines))}: {v.message}")
         for f in self.findings:
             lines.append(f"[{f.kind}] {f.message}")
         s = self.stats()
@@ -201,6 +213,46 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
             sys.exit(EXIT_VIOLATION)
 
 
+@flink.command("classpath")
+@click.option("--jvm-options", is_flag=True, help="Print the JVM options Flink needs on Java 17 instead.")
+def classpath_cmd(jvm_options: bool) -> None:
+    """Print the classpath (snapcheck-flink jar + Flink jars) to compile and run your own traced job."""
+    from reference.flink.build import JAVA_OPENS
+
+    b = _build()
+    click.echo(" ".join([*JAVA_OPENS, f"-Dlog4j2.configurationFile={b.log4j}"]) if jvm_options else b.classpath())
+
+
+@flink.command("merge")
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False), help="The merged v1 trace.")
+def merge_cmd(run_dir, output) -> None:
+    """Merge the per-subtask trace files and run.json of a traced run (e.g. your own job run with
+    TracedJob.run) into one v1 trace."""
+    from reference.flink.merge import merge_run
+
+    res = merge_run(run_dir)
+    res.write(output)
+    click.echo(f"{output}: {len(res.events)} events" + (f"; {len(res.anomalies)} anomalies:\n  "
+                                                       + "\n  ".join(res.anomalies) if res.anomalies else ""))
+
+
+@flink.command("check")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def check_cmd(traces) -> None:
+    """Judge Flink traces written by 'snapcheck flink run': the checker's verdict plus Flink's
+    expectations (latest completed checkpoint restored, no merge anomaly), without judging the
+    channel state of unaligned checkpoints that were never restored. Exit 1 on a violation."""
+    bad = False
+    for path in traces:
+        j = judge_file(path)
+        click.echo(f"{path}:")
+        click.echo(j.render())
+        bad = bad or not j.ok
+    if bad:
+        sys.exit(EXIT_VIOLATION)
+
+
 @flink.command("campaign")
 @click.option("--runs", type=int, default=20, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True, help="Seed of the randomized configurations.")
@@ -243,13 +295,14 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean) -> None:
     rows = run_campaign(configs, b, out, judge, keep_clean, progress)
     table = Table(title=f"Flink campaign: {runs} runs, seed {seed}, {time.monotonic() - t0:.0f} s",
                   title_justify="left")
-    for col in ("mode", "runs", "with recovery", "clean", "violating", "kinds (runs)", "mean s"):
+    for col in ("mode", "runs", "with recovery", "clean", "violating", "kinds (runs)", "checkpoints",
+                "replayed from channel state", "mean s"):
         table.add_column(col)
     summary = summarize(rows)
     for mode, d in sorted(summary.items()):
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(d["kinds"].items())) or "-"
         table.add_row(mode, str(d["runs"]), str(d["with_failure"]), str(d["clean"]), str(d["violations"]), kinds,
-                      f"{d['seconds'] / d['runs']:.1f}")
+                      str(d["rounds"]), str(d["replayed"]), f"{d['seconds'] / d['runs']:.1f}")
     console.print(table)
     bad = [r for r in rows if not r.ok and r.exactly_once]
     for r in bad:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from checker import CheckOptions, check_trace
-from checker.expected import compare_expected
+from checker.expected import compare_expected, options_from_expected
 from snapcheck.errors import EXIT_CLEAN, EXIT_VIOLATION
 from traces import read_trace
 
@@ -39,7 +39,7 @@ def check_golden(directory: Path) -> tuple[Table, int]:
     for path in sorted(directory.glob("*.jsonl")):
         trace = read_trace(path)
         expected = trace.header.expected or {}
-        report = check_trace(trace, CheckOptions(**expected.get("check", {})))
+        report = check_trace(trace, options_from_expected(trace, CheckOptions()))
         problems = compare_expected(trace, report)
         mismatches += bool(problems)
         want = expected.get("verdict", "?")

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 import orjson
 from click.core import ParameterSource
@@ -60,7 +58,7 @@ def _print_list() -> None:
     t.add_column("name")
     t.add_column("algorithm")
     for name, cls in PROTOCOLS.items():
-        t.add_row(name, sys.modules[cls.__module__].__doc__.strip().splitlines()[0])
+        t.add_row(name, cls.summary)
     console.print(t)
     t = Table(title="workloads", title_justify="left")
     t.add_column("name")

@@ -10,9 +10,33 @@ import itertools
 from collections import deque
 
 
+def effective_events(trace) -> list:
+    """The effective history by *backward* removal (independent of the checker's forward
+    stack): repeatedly take a process's last ``restore`` of checkpoint k and delete its
+    events after C_k up to and including that restore; ``fail`` events are dropped."""
+    keep = []
+    for p in trace.processes:
+        evs = [e for e in trace.events if e.proc == p.id and e.type != "fail"]
+        while True:
+            last = max((k for k, e in enumerate(evs) if e.type == "restore"), default=None)
+            if last is None:
+                break
+            target = evs[last].ckpt
+            start = 0 if target == 0 else next(k for k, e in enumerate(evs[:last])
+                                                  if e.type == "checkpoint" and e.ckpt == target) + 1
+            if target == 0 and evs and evs[0].type == "checkpoint" and evs[0].ckpt == 0:
+                start = 1
+            del evs[start:last + 1]
+        keep.extend(evs)
+    return sorted(keep, key=lambda e: e.line)
+
+
 class Oracle:
-    def __init__(self, trace):
+    def __init__(self, trace, events=None):
+        """``events``: the events to analyse in file order (default: the whole trace,
+        which must then be failure-free; use ``effective_events`` otherwise)."""
         self.trace = trace
+        events = trace.events if events is None else events
         roles = {p.id: p.role for p in trace.processes}
         self.procs = [p.id for p in trace.processes if p.role not in ("external", "coordinator")]
         idx = {p: i for i, p in enumerate(self.procs)}
@@ -26,7 +50,14 @@ class Oracle:
         self.seq = {}
         self.ch = {}
         self.events = [[] for _ in range(n)]        # (kind, mid) per process, for happened-before
-        for e in trace.events:
+        orig = {e.mid: e.replay_of for e in trace.events if e.type == "replay"}
+
+        def resolve(mid):
+            while mid in orig:
+                mid = orig[mid]
+            return mid
+
+        for e in events:
             if roles[e.proc] == "external":
                 if e.type == "send":
                     send[e.mid] = (None, 0)
@@ -44,11 +75,14 @@ class Oracle:
                 self.ch[e.mid] = e.ch
                 self.events[i].append(("send", e.mid))
             elif e.type == "recv":
-                recv[e.mid] = (i, counter[i])
-                self.events[i].append(("recv", e.mid))
+                o = resolve(e.mid)
+                recv.setdefault(o, (i, counter[i]))
+                self.events[i].append(("recv", o))
         self.L = [c - 1 for c in counter]
         self.msgs = []
         for mid, (src, s) in send.items():
+            if chans[self.ch[mid]].dst not in idx:
+                continue
             dst, r = recv.get(mid, (idx[chans[self.ch[mid]].dst], None))
             self.msgs.append((mid, src, s, dst, r))
         self.n = n

@@ -109,3 +109,67 @@ def _perturb(rnd, mids, sent, ch):
     if others:
         return mids + [rnd.choice(sent[rnd.choice(others)])]   # wrong channel
     return mids
+
+
+def random_failure_trace(seed: int, *, n: int | None = None, steps: int | None = None):
+    """A random execution with failures and recoveries: crashed processes (and sometimes
+    survivors) restore a random checkpoint of their effective history under one
+    ``recovery`` id; senders then replay random logged messages; stale messages may still
+    be delivered from the network; logs are written and truncated."""
+    rnd = random.Random(seed)
+    n = n or rnd.randint(2, 4)
+    steps = steps if steps is not None else rnd.randint(8, 40)
+    fifo = rnd.random() < 0.5
+    procs = [f"P{i}" for i in range(n)]
+    pairs = [(a, b) for a in procs for b in procs if a != b]
+    rnd.shuffle(pairs)
+    chosen = pairs[:rnd.randint(1, len(pairs))]
+    channels = [{"id": f"{a}>{b}", "src": a, "dst": b, "fifo": fifo, "logged": rnd.random() < 0.4}
+                for a, b in chosen]
+    rec = TraceRecorder(procs, channels, protocol="unc", seed=seed)
+    src_of = {c["id"]: c["src"] for c in channels}
+    dst_of = {c["id"]: c["dst"] for c in channels}
+    out_ch = {p: [c["id"] for c in channels if c["src"] == p] for p in procs}
+    pending: dict[str, list[str]] = {c["id"]: [] for c in channels}
+    sent: dict[str, list[str]] = {c["id"]: [] for c in channels}
+    ckpts = {p: [0] for p in procs}
+    recovery = 0
+    for _ in range(steps):
+        a = rnd.random()
+        p = rnd.choice(procs)
+        if a < 0.3 and out_ch[p]:
+            ch = rnd.choice(out_ch[p])
+            mid = rec.send(p, ch)
+            pending[ch].append(mid)
+            sent[ch].append(mid)
+        elif a < 0.62:
+            ready = [c for c in pending if pending[c]]
+            if ready:
+                ch = rnd.choice(ready)
+                k = 0 if fifo else rnd.randrange(len(pending[ch]))
+                mid = pending[ch].pop(k)
+                if rnd.random() < 0.15:
+                    rec.discard(dst_of[ch], mid)
+                else:
+                    rec.recv(dst_of[ch], mid)
+        elif a < 0.8:
+            ckpts[p].append(rec.checkpoint(p))
+        elif a < 0.88:
+            recovery += 1
+            victims = rnd.sample(procs, rnd.randint(1, n))
+            for q in victims:
+                if rnd.random() < 0.7:
+                    rec.fail(q)
+                k = rnd.randrange(len(ckpts[q])) if rnd.random() < 0.4 else len(ckpts[q]) - 1
+                rec.restore(q, ckpts[q][k], recovery=recovery)
+                del ckpts[q][k + 1:]
+            for ch in rnd.sample(list(sent), min(2, len(sent))):
+                if sent[ch] and rnd.random() < 0.6:
+                    pending[ch].append(rec.replay(src_of[ch], rnd.choice(sent[ch])))
+        elif out_ch[p]:
+            ch = rnd.choice(out_ch[p])
+            if sent[ch] and rnd.random() < 0.7:
+                rec.log(p, ch, rnd.sample(sent[ch], rnd.randint(1, len(sent[ch]))))
+            elif sent[ch]:
+                rec.log_truncate(p, ch, rnd.randint(1, len(sent[ch])))
+    return rec.trace()

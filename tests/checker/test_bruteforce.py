@@ -21,8 +21,8 @@ from checker.rgraph import Graph, scc_labels, scc_labels_networkx
 from checker.rollback_propagation import rollback_propagation
 from checker.z3cert import certify, min_replay_line
 from checker.zcycles import is_zpath, stably_unusable_positions, useless_positions, zcycle_witness
-from checker_oracle import Oracle
-from checker_random import random_trace
+from checker_oracle import Oracle, effective_events
+from checker_random import random_failure_trace, random_trace
 from traces.jsonl import dumps_trace, parse_trace
 
 SEEDS = st.integers(0, 2**32 - 1)
@@ -181,3 +181,103 @@ def test_networkx_and_tarjan_give_the_same_components_on_larger_traces(seed):
     t = valid_trace(seed, n=4, steps=400)
     g = Graph(History(t))
     assert _same_partition(scc_labels(g), scc_labels_networkx(g))
+
+
+@SETTINGS
+@given(seed=SEEDS, data=st.data())
+def test_useless_so_far_grows_only_within_may_become_useless(seed, data):
+    """On a prefix of a trace, useless checkpoints stay useless in the whole trace, and the
+    ones that become useless later were all flagged "may become useless" (theory.md §2.2)."""
+    full = valid_trace(seed, records=False, logs=False)
+    k = data.draw(st.integers(0, len(full.events)))
+    prefix = type(full)(full.header, full.events[:k], "prefix")
+    before = check_trace(prefix, CheckOptions(crosscheck=False))
+    after = set(check_trace(full, CheckOptions(crosscheck=False)).useless)
+    existing = {(e.proc, e.ckpt) for e in prefix.events if e.type == "checkpoint"} | {(p.id, 0) for p in prefix.processes}
+    assert set(before.useless) <= after
+    assert {c for c in after if c in existing} <= set(before.useless) | set(before.may_become_useless)
+
+
+def test_a_later_message_makes_an_old_checkpoint_useless():
+    from traces import TraceRecorder
+
+    rec = TraceRecorder(["Pi", "Pk"], [("ik", "Pi", "Pk"), ("ki", "Pk", "Pi")])
+    m2 = rec.send("Pk", "ki")          # Pk sends in its current (open) interval
+    rec.recv("Pi", m2)
+    rec.checkpoint("Pi")               # C_{i,1} reflects m2
+    before = check_trace(rec.trace())
+    assert before.useless == [] and before.may_become_useless == [("Pi", 1)]
+    m1 = rec.send("Pi", "ik")          # sent after C_{i,1} ...
+    rec.recv("Pk", m1)                 # ... received in the same open interval of Pk
+    assert check_trace(rec.trace()).useless == [("Pi", 1)]
+
+
+def valid_failure_trace(seed, **kw):
+    t = random_failure_trace(seed, **kw)
+    return parse_trace(dumps_trace(t.header, t.events).decode(), f"random-failures-{seed}")
+
+
+@SETTINGS
+@given(seed=SEEDS, data=st.data())
+def test_effective_history_and_analyses_on_traces_with_failures(seed, data):
+    """Effective history (rolled-back segments removed, replays mapped to originals) against
+    an independent backward-removal construction; then useless checkpoints and recovery
+    lines on it against enumeration."""
+    t = valid_failure_trace(seed)
+    h = History(t)
+    o = Oracle(t, effective_events(t))
+    assert h.L == o.L
+    assert sorted((m.mid, m.src, m.s, m.dst, m.r) for m in h.msgs) == \
+        sorted((mid, -1 if src is None else src, s if src is not None else 0, dst, r)
+               for mid, src, s, dst, r in o.msgs)
+    g = Graph(h)
+    assert set(useless_positions(g)) == o.useless()
+    failed = data.draw(st.lists(st.integers(0, h.n - 1), unique=True, max_size=h.n))
+    U = bound(h, failed, data.draw(st.sampled_from(["partial", "restart-all"])))
+    line = rl_fix(h, U)[0]
+    assert line == o.recovery_line(U) == r_mark(h, U) == rollback_propagation(h, U)
+
+
+@SETTINGS
+@given(seed=SEEDS)
+def test_observed_recoveries_and_duplicates_on_traces_with_failures(seed):
+    """Each restored line's consistency, and processing of one (channel, seq) twice,
+    against independent computations on the trace prefixes and the effective history."""
+    t = valid_failure_trace(seed)
+    rep = check_trace(t)
+    groups: dict[int, list] = {}
+    for e in t.events:
+        if e.type == "restore":
+            groups.setdefault(e.recovery, []).append(e)
+    assert [o["subject"] for o in rep.observed] == [f"recovery {r}" for r in groups]
+    for obs, (rid, restores) in zip(rep.observed, groups.items()):
+        last = max(e.line for e in restores)
+        own = {e.proc: e.line for e in restores}
+        prefix_events = [e for e in t.events if e.line < own.get(e.proc, last)]
+        pt = type(t)(t.header, prefix_events, "prefix")
+        o = Oracle(pt, effective_events(pt))
+        G = []
+        for i, p in enumerate(o.procs):
+            G.append(o.ckpt_numbers[i].index(own_ckpt(restores, p)) if p in own else o.L[i] + 1)
+        assert obs["consistent"] == o.consistent(G), (rid, G)
+    eff = effective_events(t)
+    orig = {e.mid: e.replay_of for e in t.events if e.type == "replay"}
+    sends = {e.mid: e for e in t.events if e.type == "send"}
+    eff_keys = {(e.ch, e.seq) for e in eff if e.type == "send"}
+    seen, dup = set(), False
+    for e in eff:
+        if e.type != "recv":
+            continue
+        mid = e.mid
+        while mid in orig:
+            mid = orig[mid]
+        key = (sends[mid].ch, sends[mid].seq)
+        if key not in eff_keys:
+            continue
+        dup |= key in seen
+        seen.add(key)
+    assert dup == ("duplicate-processing" in rep.kinds)
+
+
+def own_ckpt(restores, p):
+    return next(e.ckpt for e in restores if e.proc == p)

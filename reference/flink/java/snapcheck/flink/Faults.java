@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Failure injection: a list of specs {@code OP:SUBTASK:COUNT} (fail when that subtask is about to
  * process its COUNT-th record of the current attempt) or {@code OP:SUBTASK:@MS} (fail at the first
- * record processed at least MS milliseconds after the run started). Each spec fires once per run
+ * record processed at least MS milliseconds after the first source record was read). Each spec fires once per run
  * (a JVM-wide registry remembers it), so a restarted subtask does not fail again.
  */
 public final class Faults implements Serializable {
@@ -73,7 +73,7 @@ public final class Faults implements Serializable {
             }
             boolean now = s.count >= 0
                     ? processed + 1 >= s.count
-                    : (System.nanoTime() - TraceLog.t0) / 1_000_000 >= s.atMillis;
+                    : Registry.firstRead != 0 && (System.nanoTime() - Registry.firstRead) / 1_000_000 >= s.atMillis;
             if (now && FIRED.putIfAbsent(s.text, (System.nanoTime() - TraceLog.t0) / 1000) == null) {
                 return s;
             }

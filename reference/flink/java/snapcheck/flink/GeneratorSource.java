@@ -138,6 +138,9 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
                     return InputStatus.NOTHING_AVAILABLE;
                 }
             }
+            if (Registry.firstRead == 0) {
+                Registry.firstRead = now;
+            }
             output.collect(new Envelope<>("@input", split.index, -1, offset, generator.generate(split.index, offset)));
             offset++;
             emittedSinceStart++;

@@ -1,32 +1,23 @@
 package snapcheck.flink;
 
 import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
-import org.apache.flink.core.execution.JobClient;
-import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 /**
- * Runs one traced job in a local MiniCluster and writes {@code run.json} next to the per-subtask
- * trace files. The run ends when every source reader has read all its records, no record was
- * sent or processed for {@code --quiet} ms and a checkpoint completed after that (status
- * {@code completed}), when the job fails for good ({@code failed}), or after {@code --timeout}
- * seconds ({@code timeout}: a hang is a finding too).
+ * Runs one job of {@link Jobs} in a local MiniCluster with the checkpointing mode, failures and
+ * Flink configuration of the command line; {@link Driver} ends the run and writes {@code run.json}
+ * next to the per-subtask trace files.
  *
  * <pre>
  * java -cp snapcheck-flink.jar:FLINK_LIB/* snapcheck.flink.Main --job keyed-agg --mode aligned
@@ -118,85 +109,14 @@ public final class Main {
         }
         TraceLog.t0 = System.nanoTime();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(p, conf);
-        Faults faults = new Faults(fails);
-        TracedJob job = new TracedJob(env, out, faults, work);
+        TracedJob job = new TracedJob(env, out, new Faults(fails), work);
         Jobs.build(jobName, job, p, records, rate, seed);
-        int readers = 0;
-        for (TracedCore<?> c : job.ops.values()) {
-            if (c.role.equals("source")) {
-                readers += job.parallelism.get(c.op);
-            }
-        }
-
-        String status;
-        String error = null;
-        JobClient client = env.executeAsync("snapcheck " + jobName + " " + mode);
-        long deadline = System.nanoTime() + timeout * 1_000_000_000L;
-        long doneSince = 0;
-        while (true) {
-            JobStatus st = client.getJobStatus().get();
-            if (st.isGloballyTerminalState()) {
-                status = st == JobStatus.FINISHED ? "finished" : "failed";
-                try {
-                    client.getJobExecutionResult().get();
-                } catch (Exception e) {
-                    error = stack(e);
-                }
-                break;
-            }
-            long now = System.nanoTime();
-            if (Registry.allDone(readers)) {
-                if (doneSince == 0) {
-                    doneSince = now;
-                }
-                if (now - TraceLog.lastData > quiet * 1_000_000L && Registry.lastCompletion > doneSince) {
-                    status = "completed";
-                    break;
-                }
-            } else {
-                doneSince = 0;
-            }
-            if (now > deadline) {
-                status = "timeout";
-                break;
-            }
-            Thread.sleep(20);
-        }
-        long endedUs = (System.nanoTime() - TraceLog.t0) / 1000;
-        if (!status.equals("finished") && !status.equals("failed")) {
-            // The per-job MiniCluster shuts down once the job is terminal: wait on the result, not the status.
-            client.cancel().get();
-            try {
-                client.getJobExecutionResult().get();
-            } catch (Exception expected) {
-                // cancelled
-            }
-        }
-
-        StringBuilder fired = new StringBuilder("{");
-        for (Map.Entry<String, Long> e : Faults.FIRED.entrySet()) {
-            fired.append(fired.length() > 1 ? "," : "").append(Json.str(e.getKey())).append(':').append(e.getValue());
-        }
-        fired.append('}');
-        StringBuilder confJson = new StringBuilder("{");
-        for (Map.Entry<String, String> e : conf.toMap().entrySet()) {
-            confJson.append(confJson.length() > 1 ? "," : "").append(Json.str(e.getKey())).append(':').append(Json.str(e.getValue()));
-        }
-        confJson.append('}');
-        StringBuilder failsJson = new StringBuilder("[");
-        for (String f : fails) {
-            failsJson.append(failsJson.length() > 1 ? "," : "").append(Json.str(f));
-        }
-        failsJson.append(']');
-        String runJson = "{\"job\":" + Json.str(jobName) + ",\"mode\":" + Json.str(mode) + ",\"parallelism\":" + p
-                + ",\"records\":" + records + ",\"rate\":" + rate + ",\"interval_ms\":" + interval + ",\"seed\":" + seed
-                + ",\"faults\":" + failsJson + ",\"fired\":" + fired + ",\"status\":" + Json.str(status)
-                + ",\"error\":" + Json.str(error) + ",\"ended_us\":" + endedUs
-                + ",\"flink_version\":" + Json.str(EnvironmentInformation.getVersion())
-                + ",\"config\":" + confJson + ",\"topology\":" + job.topologyJson() + "}\n";
-        try (FileOutputStream f = new FileOutputStream(new File(dir, "run.json"))) {
-            f.write(runJson.getBytes(StandardCharsets.UTF_8));
-        }
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("parallelism", p);
+        info.put("records", records);
+        info.put("rate", rate);
+        info.put("seed", seed);
+        Driver.run(job, jobName, Duration.ofSeconds(timeout), Duration.ofMillis(quiet), info);
         System.out.flush();
         Runtime.getRuntime().halt(0);
     }
@@ -207,12 +127,5 @@ public final class Main {
             throw new IllegalArgumentException("missing --" + key);
         }
         return v;
-    }
-
-    private static String stack(Throwable e) {
-        StringWriter w = new StringWriter();
-        e.printStackTrace(new PrintWriter(w));
-        String s = w.toString();
-        return s.length() > 4000 ? s.substring(0, 4000) : s;
     }
 }

@@ -16,6 +16,8 @@ final class Registry {
     /** "op/subtask" -> state of its current reader: 0 emitting, 1 done, 2 closed. */
     static final Map<String, Integer> READERS = new ConcurrentHashMap<>();
     static volatile long lastCompletion = 0;
+    /** When (nanoTime) the first source record of the run was read; 0 before. */
+    static volatile long firstRead = 0;
 
     static void reader(String op, int subtask, int state) {
         READERS.put(op + "/" + subtask, state);

@@ -101,17 +101,28 @@ final class TracedCore<OUT> implements Serializable {
 
     /** Call just before the user function processes {@code e}. */
     void beforeRecord(Envelope<?> e) {
-        Faults.Spec f = Faults.due(myFaults, processed);
-        if (f != null) {
-            String reason = "injected failure " + f.text + " before record " + (processed + 1) + " of attempt " + attempt;
-            log.event("fail", ",\"reason\":" + Json.str(reason));
-            throw new Faults.InjectedFailure(reason);
-        }
+        injectFailure();
         log.event("recv", ",\"from\":" + Json.str(e.op) + ",\"src\":" + e.src + ",\"att\":" + e.att + ",\"n\":" + e.n);
         TraceLog.touch();
         processed++;
         if (workMicros > 0) {
             LockSupport.parkNanos(workMicros * 1000);
+        }
+    }
+
+    /** Call before processing a record that carries no identity (from an untraced source). */
+    void beforeUntracedRecord() {
+        injectFailure();
+        TraceLog.touch();
+        processed++;
+    }
+
+    private void injectFailure() {
+        Faults.Spec f = Faults.due(myFaults, processed);
+        if (f != null) {
+            String reason = "injected failure " + f.text + " before record " + (processed + 1) + " of attempt " + attempt;
+            log.event("fail", ",\"reason\":" + Json.str(reason));
+            throw new Faults.InjectedFailure(reason);
         }
     }
 

@@ -1,5 +1,6 @@
 package snapcheck.flink;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -81,6 +82,28 @@ public final class TracedJob {
         DataStream<Envelope<T>> s = raw.forward().process(new TracedProcess<>(core, new Identity<T>()), envelopeType(type))
                 .name(name).uid(name).setParallelism(par);
         return new TracedStream<>(this, s, core, par, type, OutSpec.Mode.FORWARD, null);
+    }
+
+    /**
+     * Trace a stream from any Flink source: the traced operator {@code name} (chained to the
+     * stream) wraps each record in an envelope. Its input is not identified (no receive events),
+     * so the source's own replay is not checked; everything downstream is.
+     */
+    public <T> TracedStream<T> from(String name, DataStream<T> stream, TypeInformation<T> type) {
+        int par = stream.getParallelism();
+        TracedCore<T> core = core(name, "source", par);
+        DataStream<Envelope<T>> s = stream.forward().process(new TracedIngest<>(core), envelopeType(type))
+                .name(name).uid(name).setParallelism(par);
+        return new TracedStream<>(this, s, core, par, type, OutSpec.Mode.FORWARD, null);
+    }
+
+    /**
+     * Execute the job, end it when its sources are done and it is quiet (see {@link Driver}), and
+     * write {@code run.json} into the trace directory; returns the run's status. Then
+     * {@code snapcheck flink merge DIR -o trace.jsonl}.
+     */
+    public String run(String name, Duration timeout, Duration quiet) throws Exception {
+        return Driver.run(this, name, timeout, quiet, new LinkedHashMap<>());
     }
 
     /** The topology as JSON (for run.json): one entry per traced operator. */

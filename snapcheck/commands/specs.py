@@ -1,0 +1,127 @@
+"""``snapcheck specs check`` (model-check the TLA+ specifications against the
+manifest) and ``snapcheck conform`` (validate traces against the specifications
+with TLC). See ``docs/specs.md``."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from snapcheck.errors import EXIT_VIOLATION, UsageError
+
+console = Console(highlight=False)
+
+
+def _default_parallel() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+@click.group("specs")
+def specs_group() -> None:
+    """The TLA+ specifications in specs/ and their model-checking manifest."""
+
+
+@specs_group.command("check")
+@click.argument("name", required=False)
+@click.option("--heavy", is_flag=True, help="Also run the heavy configurations (larger bounds).")
+@click.option("--parallel", "-j", type=click.IntRange(1, 64), default=None,
+              help="TLC runs at a time (each with one worker). Default: min(2, CPUs).")
+@click.option("--timeout", type=click.FloatRange(1), default=900.0, show_default=True,
+              help="Wall-clock limit per TLC run, in seconds.")
+@click.option("--backend", type=click.Choice(["tlc", "apalache"]), default="tlc", show_default=True,
+              help="apalache: bounded symbolic check with apalache-mc (must be on PATH).")
+@click.option("--length", type=click.IntRange(1), default=10, show_default=True,
+              help="Apalache: number of steps to explore.")
+@click.option("--update", is_flag=True,
+              help="Write the measured result, distinct states and depth into the manifest "
+                   "(after a deliberate change of a specification).")
+def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: float, backend: str,
+                length: int, update: bool) -> None:
+    """Model-check the specifications: every configuration of specs/manifest.json (or those
+    whose spec or configuration name contains NAME) must give its expected result, number of
+    distinct states and depth.
+
+    Prints a table (spec, config, expected, result, distinct states, depth, time). Exit 0 if
+    every run matches the manifest, 1 if any differs, 2 on bad usage (e.g. no Java 17).
+    """
+    from checker.tla.manifest import load_manifest, run_entries, specs_dir
+
+    man = load_manifest()
+    entries = man.select(name, heavy)
+    if backend == "apalache":
+        if update:
+            raise UsageError("--update records TLC's figures; it cannot be used with --backend apalache")
+        _apalache(entries, length, timeout)
+        return
+    from checker.tla.tlc import find_java, find_jar
+
+    find_jar(), find_java()          # fail early, with a clear message
+    par = parallel or _default_parallel()
+    console.print(f"model checking {len(entries)} configuration(s) with TLC, {par} at a time", markup=False)
+    start = time.monotonic()
+
+    def progress(o) -> None:
+        mark = "ok" if o.matches else "DIFFERS"
+        console.print(f"  {o.entry.name}: {o.result.result} ({o.result.seconds:.1f}s) {mark}", markup=False)
+
+    outcomes = run_entries(entries, specs_dir(), parallel=par, timeout=timeout, on_done=progress)
+    elapsed = time.monotonic() - start
+    table = Table(title="TLC model checking (specs/manifest.json)")
+    for col in ("spec", "config", "expected", "result", "distinct states", "depth", "time"):
+        table.add_column(col, justify="right" if col in ("distinct states", "depth", "time") else "left")
+    bad = []
+    for o in outcomes:
+        r = o.result
+        style = None if o.matches else "bold red"
+        table.add_row(o.entry.spec, o.entry.name, o.entry.expected, r.result,
+                      "" if r.distinct is None else f"{r.distinct:,}",
+                      "" if r.depth is None else str(r.depth), f"{r.seconds:.1f}s", style=style)
+        if not o.matches:
+            bad.append(o)
+    console.print(table)
+    cpu = sum(o.result.cpu_seconds for o in outcomes)
+    console.print(f"{len(outcomes)} configuration(s) in {elapsed:.1f}s wall, {cpu:.1f}s CPU; "
+                  f"{len(outcomes) - len(bad)} as expected, {len(bad)} differ", markup=False)
+    if update:
+        for o in outcomes:
+            o.entry.distinct, o.entry.depth = o.result.distinct, o.result.depth
+            o.entry.seconds, o.entry.cpu_seconds = o.result.seconds, o.result.cpu_seconds
+            if not o.result.is_error:
+                o.entry.expected = o.result.result
+        man.save()
+        console.print(f"updated {man.path}", markup=False)
+        return
+    for o in bad:
+        console.print(f"{o.entry.name}: " + "; ".join(o.differences()), markup=False)
+        if o.result.is_error:
+            console.print(o.result.error_text(), markup=False)
+    if bad:
+        sys.exit(EXIT_VIOLATION)
+
+
+def _apalache(entries, length: int, timeout: float) -> None:
+    from checker.tla.apalache import run_apalache
+    from checker.tla.manifest import specs_dir
+
+    table = Table(title=f"Apalache bounded check ({length} steps)")
+    for col in ("spec", "config", "expected", "result", "time"):
+        table.add_column(col)
+    bad = 0
+    for e in entries:
+        res = run_apalache(specs_dir(), e.module, e.config, length=length, timeout=timeout)
+        agrees = res.result in (e.expected, "skipped")
+        bad += 0 if agrees else 1
+        table.add_row(e.spec, e.name, e.expected, res.result, f"{res.seconds:.1f}s",
+                      style=None if agrees else "bold red")
+    console.print(table)
+    if bad:
+        sys.exit(EXIT_VIOLATION)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(specs_group)
