@@ -1,7 +1,7 @@
 """Trace I/O throughput: streaming validation, whole-trace reading and Parquet conversion.
 
-Generates a trace of N events (default 1,000,000) over P processes (default
-32) with random point-to-point messages and periodic checkpoints, then measures
+Generates the checker benchmark's trace of N events (default 1,000,000) over P
+processes (default 32), then measures
 side by side, each in a fresh subprocess (so peak memory is its own):
 
 * ``stream``: ``traces.iter_events`` — parse + validate, one pass, events not kept
@@ -15,49 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_checker import generate  # noqa: E402  (the checker benchmark's trace: messages in flight across checkpoints)
 from benchdoc import machine, write_section  # noqa: E402
-
-
-def generate(path: Path, n_events: int, n_procs: int, seed: int = 1) -> None:
-    """Random messages between random pairs; each process checkpoints every ~50 of its events."""
-    rng = random.Random(seed)
-    procs = [f"P{i}" for i in range(n_procs)]
-    chans = [(a, b) for a in range(n_procs) for b in range(n_procs) if a != b]
-    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": p} for p in procs],
-              "channels": [{"id": f"{a}>{b}", "src": procs[a], "dst": procs[b]} for a, b in chans],
-              "protocol": {"name": "none"}, "seed": seed}
-    idx = [0] * n_procs
-    seq: dict[tuple[int, int], int] = {}
-    ckpt = [0] * n_procs
-    written = 0
-    with open(path, "wb") as f:
-        f.write(orjson.dumps(header) + b"\n")
-        while written < n_events:
-            a, b = rng.choice(chans)
-            s = seq.get((a, b), 0) + 1
-            seq[(a, b)] = s
-            mid = f"{a}>{b}:{s}"
-            f.write(orjson.dumps({"type": "send", "proc": procs[a], "idx": idx[a], "ch": f"{a}>{b}", "mid": mid, "seq": s}) + b"\n")
-            f.write(orjson.dumps({"type": "recv", "proc": procs[b], "idx": idx[b], "ch": f"{a}>{b}", "mid": mid}) + b"\n")
-            idx[a] += 1
-            idx[b] += 1
-            written += 2
-            for p in (a, b):
-                if rng.random() < 0.02:
-                    ckpt[p] += 1
-                    f.write(orjson.dumps({"type": "checkpoint", "proc": procs[p], "idx": idx[p], "ckpt": ckpt[p], "kind": "basic"}) + b"\n")
-                    idx[p] += 1
-                    written += 1
 
 
 TASKS = {

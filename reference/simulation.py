@@ -139,6 +139,6 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     """Run one simulation. ``record=False`` skips building the trace (to time the
     simulation alone); metrics, final states and outputs are the same."""
     cfg, workload, protocol = resolve(cfg)
-    sim = Simulator(cfg, workload, protocol, EventLog if record else NullLog)
+    sim = getattr(protocol, "simulator", Simulator)(cfg, workload, protocol, EventLog if record else NullLog)
     sim.run()
     return SimResult(cfg, sim.header, sim.log.events, sim.metrics(), sim.final_states(), sim.outputs, sim.log)

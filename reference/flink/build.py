@@ -81,7 +81,8 @@ def flink_home() -> tuple[Path, str]:
 
 
 def jdk() -> tuple[str, str, str]:
-    """(javac, java, javac version); needs a JDK 11 or newer."""
+    """(javac, java, javac version); needs a JDK 11 or newer. The version of a given javac binary
+    (path, mtime, size) is remembered in the cache, so a cached build starts no JVM."""
     home = os.environ.get("JAVA_HOME")
     cands = [Path(home) / "bin"] if home else []
     javac = next((str(d / "javac") for d in cands if (d / "javac").exists()), None) or shutil.which("javac")
@@ -89,6 +90,14 @@ def jdk() -> tuple[str, str, str]:
     if not javac or not java:
         raise FlinkSetupError("no JDK found: 'javac' and 'java' are needed (install a JDK 17, e.g. "
                               "apt-get install openjdk-17-jdk-headless, or set JAVA_HOME)")
+    real = os.path.realpath(javac)
+    st = os.stat(real)
+    memo = cache_root() / "javac-version"
+    stamp = f"{real}\t{st.st_mtime_ns}\t{st.st_size}\t"
+    if memo.exists():
+        line = memo.read_text()
+        if line.startswith(stamp):
+            return javac, java, line[len(stamp):].strip()
     try:
         out = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -97,6 +106,8 @@ def jdk() -> tuple[str, str, str]:
     m = re.search(r"javac (\d+)", text)
     if not m or int(m.group(1)) < 11:
         raise FlinkSetupError(f"{javac} reports {text!r}: Flink 2.x needs a JDK 11 or newer (17 recommended)")
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    memo.write_text(stamp + text + "\n")
     return javac, java, text
 
 

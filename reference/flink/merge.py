@@ -226,7 +226,6 @@ class _Proc:
         self.seq_at: dict[int, dict[str, int]] = {0: {}}
         self.last_ckpt = 0
         self.restore: _RestoreObs | None = None
-        self.failed = False
 
 
 class _RestoreObs:
@@ -248,212 +247,245 @@ def merge_run(run_dir: str) -> MergeResult:
 
 
 def merge(run: dict, attempts: list[Attempt]) -> MergeResult:
-    topo = Topology(run)
-    anomalies: list[str] = []
-    notes: list[str] = []
-    by_proc: dict[str, list[Attempt]] = defaultdict(list)
-    for a in attempts:
-        if a.op not in topo.ops:
-            raise TraceErrors([TraceError(a.path, 1, f"operator {a.op!r} is not in run.json's topology")])
-        by_proc[a.proc].append(a)
-    for lst in by_proc.values():
-        lst.sort(key=lambda a: a.attempt)
+    return _Merger(run, attempts).result()
 
-    # every event with its process and attempt position; g is the global order
-    stream = []
-    for proc, lst in by_proc.items():
-        for k, a in enumerate(lst):
-            cut = None
-            for j, ev in enumerate(a.events):
-                if ev["e"] == "fail":
-                    cut = j
-                    break
-            evs = a.events
-            if cut is not None:
-                late = [e for e in evs[cut + 1:] if e["e"] != "close"]
-                if late:
-                    notes.append(f"{proc} attempt {a.attempt}: {len(late)} event(s) after its injected failure "
-                                 f"dropped ({a.path} line {late[0]['_line']})")
-                evs = evs[:cut + 1]
-            for ev in evs:
-                stream.append((ev["g"], proc, k, a, ev))
-    stream.sort(key=lambda x: x[0])
-    gs = Counter(x[0] for x in stream)
-    dup = [g for g, c in gs.items() if c > 1]
-    if dup:
-        raise TraceErrors([TraceError("run", 0, f"event order counter g repeats ({dup[:3]}): the per-subtask files "
-                                                "do not come from one run")])
 
-    rebalance_start = _rebalance_starts(topo, stream, anomalies)
-    out: list[tuple[tuple, dict]] = []
-    _synth_fails(by_proc, stream, out)
+class _Merger:
+    """One pass over all events in ``g`` order; output events carry sort keys ``(g, sub, n)``
+    (sub -1: synthesized just before the event at g, 0: the event, 1: a synthesized failure,
+    2: a ``record`` after a restore, 9: end of the run)."""
 
-    procs = {p: _Proc() for p in by_proc}
-    msgs: dict[tuple, tuple[str, str]] = {}
-    ext_sent: dict[str, dict[int, str]] = defaultdict(dict)
-    ext_last: dict[str, int] = defaultdict(int)
-    replays: Counter = Counter()
-    observations: list[_RestoreObs] = []
-    completed: dict[int, int] = {}
-    aborted: dict[int, int] = {}
-    round_first: dict[int, int] = {}
-    fail_gs: list[int] = []
-    unknown_start: set = set()
+    def __init__(self, run: dict, attempts: list[Attempt]):
+        self.run = run
+        self.topo = Topology(run)
+        self.anomalies: list[str] = []
+        self.notes: list[str] = []
+        self.by_proc: dict[str, list[Attempt]] = defaultdict(list)
+        for a in attempts:
+            if a.op not in self.topo.ops:
+                raise TraceErrors([TraceError(a.path, 1, f"operator {a.op!r} is not in run.json's topology")])
+            self.by_proc[a.proc].append(a)
+        for lst in self.by_proc.values():
+            lst.sort(key=lambda a: a.attempt)
+        self.stream = self._stream()
+        self.rebalance_start = _rebalance_starts(self.topo, self.stream, self.anomalies)
+        self.out: list[tuple[tuple, dict]] = []
+        _synth_fails(self.by_proc, self.stream, self.out)
+        self.procs = {p: _Proc() for p in self.by_proc}
+        self.msgs: dict[tuple, tuple[str, str]] = {}        # envelope identity -> (mid, channel)
+        self.ext_sent: dict[str, dict[int, str]] = defaultdict(dict)
+        self.ext_last: dict[str, int] = defaultdict(int)
+        self.replays: Counter = Counter()
+        self.observations: list[_RestoreObs] = []
+        self.completed: dict[int, int] = {}
+        self.aborted: dict[int, int] = {}
+        self.round_first: dict[int, int] = {}
+        self.fail_gs: list[int] = []
+        self.unknown_start: set = set()
+        handlers = {"restore": self._restore, "ckpt": self._ckpt, "send": self._send, "recv": self._recv,
+                    "notify": self._notify, "abort": self._abort, "fail": self._fail}
+        for g, proc, k, a, ev in self.stream:
+            kind = ev["e"]
+            t = ev.get("t")
+            self.base = {"t": round(t / 1000.0, 3)} if t is not None else {}
+            self.where = f"{a.path} line {ev['_line']}"
+            h = handlers.get(kind)
+            if h is not None:
+                h(g, proc, k, a, ev)
+            elif kind != "close":
+                self.anomalies.append(f"unknown event kind {kind!r} ({self.where})")
 
-    for g, proc, k, a, ev in stream:
-        st = procs[proc]
-        kind = ev["e"]
-        t = ev.get("t")
-        base = {"t": round(t / 1000.0, 3)} if t is not None else {}
-        where = f"{a.path} line {ev['_line']}"
-        if kind == "restore":
-            ckpt = int(ev.get("id", -1))
-            kept = int(ev.get("state", 0))
-            if ckpt < 0:
-                anomalies.append(f"{proc} attempt {a.attempt} was restored without a checkpoint id ({where})")
-                ckpt = kept
-            elif ckpt != kept and a.attempt > 0:
-                anomalies.append(f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
-                                 f"operator state restored is that of checkpoint {kept} ({where})")
-            if ckpt not in st.seq_at:
-                anomalies.append(f"{proc} attempt {a.attempt} restores checkpoint {ckpt}, which it never took "
-                                 f"({where})")
-            ev_out = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": a.attempt, **base}
-            if ckpt > 0:
-                ev_out["round"] = ckpt
-            out.append(((g, 0, 0), ev_out))
-            st.epoch += 1
-            st.counters = dict(st.seq_at.get(ckpt, {}))
-            st.failed = False
-            st.restore = _RestoreObs(proc, ckpt, (g, 2), k == len(by_proc[proc]) - 1)
-            observations.append(st.restore)
-        elif kind == "ckpt":
-            ckpt = int(ev["id"])
-            if ckpt <= st.last_ckpt:
-                anomalies.append(f"{proc} snapshots checkpoint {ckpt} after checkpoint {st.last_ckpt} ({where})")
-                continue
-            st.last_ckpt = ckpt
-            st.seq_at[ckpt] = dict(st.counters)
-            round_first.setdefault(ckpt, g)
-            out.append(((g, 0, 0), {"type": "checkpoint", "proc": proc, "ckpt": ckpt, "kind": "coordinated",
-                                    "round": ckpt, **base}))
-        elif kind == "send":
-            spec = topo.ops[a.op].get("out")
-            if not spec:
-                anomalies.append(f"{proc} sends although {a.op} has no traced downstream ({where})")
-                continue
-            n = int(ev["n"])
-            to = ev.get("to")
-            attrs = None
-            if to is None:
-                start = rebalance_start.get((a.op, a.subtask, a.attempt))
-                if start is None:
-                    start = 0
-                    unknown_start.add((a.op, a.subtask, a.attempt))
-                    attrs = {"target": "unknown: no record of this sender attempt was processed; assumed"}
-                to = (start + n) % spec["parallelism"]
-            ch = f"{proc}>{proc_id(spec['to'], int(to))}"
-            if ch not in topo.dst:
-                anomalies.append(f"{proc} sends to subtask {to} of {spec['to']}, which its {spec['mode']} "
-                                 f"partitioning cannot reach ({where})")
-                continue
-            seq = st.counters.get(ch, 0) + 1
-            st.counters[ch] = seq
-            mid = f"{ch}:{seq}" if st.epoch == 0 else f"{ch}:{seq}@{st.epoch}"
-            msgs[(a.op, a.subtask, a.attempt, n)] = (mid, ch)
-            e = {"type": "send", "proc": proc, "ch": ch, "mid": mid, "seq": seq, **base}
-            if "key" in ev:
-                e["key"] = ev["key"]
-            if attrs:
-                e["attrs"] = attrs
-            out.append(((g, 0, 0), e))
-        elif kind == "recv":
-            frm, src, n = ev.get("from"), int(ev.get("src", -1)), int(ev.get("n", -1))
-            if frm == INPUT:
-                ext = input_id(a.op, src)
-                ch = f"{ext}>{proc}"
-                if ch not in topo.dst:
-                    anomalies.append(f"{proc} reads split {src}, which is not its own ({where})")
+    def _stream(self) -> list[tuple]:
+        """Every event with its process and attempt position, in ``g`` order; events an attempt
+        logged after its injected failure are dropped (the process is failed by then)."""
+        stream = []
+        for proc, lst in self.by_proc.items():
+            for k, a in enumerate(lst):
+                evs = a.events
+                cut = next((j for j, ev in enumerate(evs) if ev["e"] == "fail"), None)
+                if cut is not None:
+                    late = [e for e in evs[cut + 1:] if e["e"] != "close"]
+                    if late:
+                        self.notes.append(f"{proc} attempt {a.attempt}: {len(late)} event(s) after its injected "
+                                          f"failure dropped ({a.path} line {late[0]['_line']})")
+                    evs = evs[:cut + 1]
+                stream.extend((ev["g"], proc, k, a, ev) for ev in evs)
+        stream.sort(key=lambda x: x[0])
+        dup = [g for g, c in Counter(x[0] for x in stream).items() if c > 1]
+        if dup:
+            raise TraceErrors([TraceError("run", 0, f"event order counter g repeats ({dup[:3]}): the per-subtask "
+                                                    "files do not come from one run")])
+        return stream
+
+    def _emit(self, key: tuple, ev: dict) -> None:
+        self.out.append((key, {**ev, **self.base}))
+
+    # -- handlers ------------------------------------------------------------------------
+    def _restore(self, g, proc, k, a, ev) -> None:
+        st = self.procs[proc]
+        ckpt = int(ev.get("id", -1))
+        kept = int(ev.get("state", 0))
+        if ckpt < 0:
+            self.anomalies.append(f"{proc} attempt {a.attempt} was restored without a checkpoint id ({self.where})")
+            ckpt = kept
+        elif ckpt != kept and a.attempt > 0:
+            self.anomalies.append(f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
+                                  f"operator state restored is that of checkpoint {kept} ({self.where})")
+        if ckpt not in st.seq_at:
+            self.anomalies.append(f"{proc} attempt {a.attempt} restores checkpoint {ckpt}, which it never took "
+                                  f"({self.where})")
+        e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": a.attempt}
+        if ckpt > 0:
+            e["round"] = ckpt
+        self._emit((g, 0, 0), e)
+        st.epoch += 1
+        st.counters = dict(st.seq_at.get(ckpt, {}))
+        st.restore = _RestoreObs(proc, ckpt, (g, 2), k == len(self.by_proc[proc]) - 1)
+        self.observations.append(st.restore)
+
+    def _ckpt(self, g, proc, k, a, ev) -> None:
+        st = self.procs[proc]
+        ckpt = int(ev["id"])
+        if ckpt <= st.last_ckpt:
+            self.anomalies.append(f"{proc} snapshots checkpoint {ckpt} after checkpoint {st.last_ckpt} "
+                                  f"({self.where})")
+            return
+        st.last_ckpt = ckpt
+        st.seq_at[ckpt] = dict(st.counters)
+        self.round_first.setdefault(ckpt, g)
+        self._emit((g, 0, 0), {"type": "checkpoint", "proc": proc, "ckpt": ckpt, "kind": "coordinated",
+                               "round": ckpt})
+
+    def _send(self, g, proc, k, a, ev) -> None:
+        st = self.procs[proc]
+        spec = self.topo.ops[a.op].get("out")
+        if not spec:
+            self.anomalies.append(f"{proc} sends although {a.op} has no traced downstream ({self.where})")
+            return
+        n = int(ev["n"])
+        to = ev.get("to")
+        e: dict = {}
+        if to is None:
+            start = self.rebalance_start.get((a.op, a.subtask, a.attempt))
+            if start is None:
+                start = 0
+                self.unknown_start.add((a.op, a.subtask, a.attempt))
+                e["attrs"] = {"target": "unknown: no record of this sender attempt was processed; assumed"}
+            to = (start + n) % spec["parallelism"]
+        ch = f"{proc}>{proc_id(spec['to'], int(to))}"
+        if ch not in self.topo.dst:
+            self.anomalies.append(f"{proc} sends to subtask {to} of {spec['to']}, which its {spec['mode']} "
+                                  f"partitioning cannot reach ({self.where})")
+            return
+        seq = st.counters.get(ch, 0) + 1
+        st.counters[ch] = seq
+        mid = f"{ch}:{seq}" if st.epoch == 0 else f"{ch}:{seq}@{st.epoch}"
+        self.msgs[(a.op, a.subtask, a.attempt, n)] = (mid, ch)
+        if "key" in ev:
+            e["key"] = ev["key"]
+        self._emit((g, 0, 0), {"type": "send", "proc": proc, "ch": ch, "mid": mid, "seq": seq, **e})
+
+    def _recv(self, g, proc, k, a, ev) -> None:
+        frm, src, n = ev.get("from"), int(ev.get("src", -1)), int(ev.get("n", -1))
+        got = self._recv_input(g, proc, a, src, n) if frm == INPUT else self._recv_record(g, proc, a, ev, frm, src, n)
+        if got is not None:
+            ch, mid = got
+            self._emit((g, 0, 0), {"type": "recv", "proc": proc, "ch": ch, "mid": mid})
+
+    def _recv_input(self, g, proc, a, split, n):
+        """A source read of offset n: the split's send the first time, its replay afterwards."""
+        ext = input_id(a.op, split)
+        ch = f"{ext}>{proc}"
+        if ch not in self.topo.dst:
+            self.anomalies.append(f"{proc} reads split {split}, which is not its own ({self.where})")
+            return None
+        sent = self.ext_sent[ext]
+        if n in sent:
+            mid = self._replay(g, ext, ch, sent[n], "source")
+        else:
+            seq = n + 1
+            if seq <= self.ext_last[ext]:
+                self.anomalies.append(f"{proc} reads offset {n} of split {split} for the first time after offset "
+                                      f"{self.ext_last[ext] - 1} ({self.where})")
+                return None
+            self.ext_last[ext] = seq
+            mid = sent[n] = f"{ch}:{seq}"
+            self._emit((g, -1, 0), {"type": "send", "proc": ext, "ch": ch, "mid": mid, "seq": seq})
+        return ch, mid
+
+    def _recv_record(self, g, proc, a, ev, frm, src, n):
+        """A record of a traced sender; one of an earlier sender attempt comes from channel state."""
+        att = int(ev.get("att", -1))
+        found = self.msgs.get((frm, src, att, n))
+        if found is None:
+            self.anomalies.append(f"{proc} processes a record {frm}[{src}] attempt {att} #{n} whose send was never "
+                                  f"traced ({self.where})")
+            return None
+        orig, ch = found
+        if self.topo.dst[ch] != proc:
+            self.anomalies.append(f"{proc} processes {orig}, which the {self.topo.ops[frm]['out']['mode']} "
+                                  f"partitioner model routes to {self.topo.dst[ch]} ({self.where})")
+            return None
+        obs = self.procs[proc].restore
+        if att >= a.attempt:
+            if obs is not None:
+                obs.new_data.add(ch)
+            return ch, orig
+        if obs is None:
+            self.anomalies.append(f"{proc} attempt {a.attempt} processes {orig} of an earlier attempt without having "
+                                  f"been restored ({self.where})")
+            return None
+        obs.replayed[ch].append(orig)
+        return ch, self._replay(g, proc, ch, orig, "channel_state")
+
+    def _replay(self, g, proc: str, ch: str, orig: str, source: str) -> str:
+        self.replays[orig] += 1
+        mid = f"{orig}/r{self.replays[orig]}"
+        self._emit((g, -1, 0), {"type": "replay", "proc": proc, "ch": ch, "mid": mid, "replay_of": orig,
+                                "from": source})
+        return mid
+
+    def _notify(self, g, proc, k, a, ev) -> None:
+        rnd = int(ev["id"])
+        if rnd not in self.completed:
+            self.completed[rnd] = g
+            self._emit((g, 0, 0), {"type": "round_complete", "proc": COORDINATOR, "round": rnd})
+
+    def _abort(self, g, proc, k, a, ev) -> None:
+        rnd = int(ev["id"])
+        if rnd not in self.completed and rnd not in self.aborted:
+            self.aborted[rnd] = g
+            self._emit((g, 0, 0), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
+                                   "reason": "notifyCheckpointAborted"})
+
+    def _fail(self, g, proc, k, a, ev) -> None:
+        self.fail_gs.append(g)
+        self._emit((g, 0, 0), {"type": "fail", "proc": proc, "reason": ev.get("reason", "failure")})
+
+    # -- the result ----------------------------------------------------------------------
+    def result(self) -> MergeResult:
+        for op, sub, att in sorted(self.unknown_start):
+            self.notes.append(f"{proc_id(op, sub)} attempt {att}: no rebalanced record of it was processed, so the "
+                              "round-robin start is unknown (its sends are attributed from subtask 0)")
+        quiescent = self.run.get("status") == "completed"
+        observed = _records(self.topo, self.observations, quiescent, self.out, self.anomalies)
+        if quiescent:
+            end_g = (self.stream[-1][0] + 1) if self.stream else 0
+            for rnd, g0 in sorted(self.round_first.items()):
+                if rnd in self.completed or rnd in self.aborted or any(fg > g0 for fg in self.fail_gs):
                     continue
-                sent = ext_sent[ext]
-                if n in sent:
-                    orig = sent[n]
-                    replays[orig] += 1
-                    mid = f"{orig}/r{replays[orig]}"
-                    out.append(((g, -1, 0), {"type": "replay", "proc": ext, "ch": ch, "mid": mid, "replay_of": orig,
-                                             "from": "source", **base}))
-                else:
-                    seq = n + 1
-                    if seq <= ext_last[ext]:
-                        anomalies.append(f"{proc} reads offset {n} of split {src} for the first time after offset "
-                                         f"{ext_last[ext] - 1} ({where})")
-                        continue
-                    ext_last[ext] = seq
-                    mid = f"{ch}:{seq}"
-                    sent[n] = mid
-                    out.append(((g, -1, 0), {"type": "send", "proc": ext, "ch": ch, "mid": mid, "seq": seq,
-                                             **base}))
-            else:
-                att = int(ev.get("att", -1))
-                found = msgs.get((frm, src, att, n))
-                if found is None:
-                    anomalies.append(f"{proc} processes a record {frm}[{src}] attempt {ev.get('att')} #{n} whose "
-                                     f"send was never traced ({where})")
-                    continue
-                orig, ch = found
-                if topo.dst[ch] != proc:
-                    anomalies.append(f"{proc} processes {orig}, which the {topo.ops[frm]['out']['mode']} "
-                                     f"partitioner model routes to {topo.dst[ch]} ({where})")
-                    continue
-                mid = orig
-                if att < a.attempt:
-                    replays[orig] += 1
-                    mid = f"{orig}/r{replays[orig]}"
-                    out.append(((g, -1, 0), {"type": "replay", "proc": proc, "ch": ch, "mid": mid,
-                                             "replay_of": orig, "from": "channel_state", **base}))
-                    st.restore.replayed[ch].append(orig)
-                elif st.restore is not None:
-                    st.restore.new_data.add(ch)
-            out.append(((g, 0, 0), {"type": "recv", "proc": proc, "ch": ch, "mid": mid, **base}))
-        elif kind == "notify":
-            rnd = int(ev["id"])
-            if rnd not in completed:
-                completed[rnd] = g
-                out.append(((g, 0, 0), {"type": "round_complete", "proc": COORDINATOR, "round": rnd, **base}))
-        elif kind == "abort":
-            rnd = int(ev["id"])
-            if rnd not in completed and rnd not in aborted:
-                aborted[rnd] = g
-                out.append(((g, 0, 0), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
-                                        "reason": "notifyCheckpointAborted", **base}))
-        elif kind == "fail":
-            fail_gs.append(g)
-            st.failed = True
-            out.append(((g, 0, 0), {"type": "fail", "proc": proc, "reason": ev.get("reason", "failure"), **base}))
-        elif kind != "close":
-            anomalies.append(f"unknown event kind {kind!r} ({where})")
-
-    for op, sub, att in sorted(unknown_start):
-        notes.append(f"{proc_id(op, sub)} attempt {att}: no rebalanced record of it was processed, so the "
-                     "round-robin start is unknown (its sends are attributed from subtask 0)")
-    observed = _records(topo, observations, run.get("status") == "completed", out, anomalies)
-    if run.get("status") == "completed":
-        end_g = (stream[-1][0] + 1) if stream else 0
-        for rnd, g0 in sorted(round_first.items()):
-            if rnd in completed or rnd in aborted or any(fg > g0 for fg in fail_gs):
-                continue
-            out.append(((end_g, 9, rnd), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
-                                          "reason": "pending when the run ended (the driver cancelled the job)"}))
-
-    out.sort(key=lambda x: x[0])
-    idx: Counter = Counter()
-    events = []
-    for _, e in out:
-        e["idx"] = idx[e["proc"]]
-        idx[e["proc"]] += 1
-        events.append(_ordered(e))
-    header = _header(run, topo, anomalies, notes, observed)
-    return MergeResult(header, events, anomalies, notes)
+                self.out.append(((end_g, 9, rnd), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
+                                                   "reason": "pending when the run ended (the driver cancelled "
+                                                             "the job)"}))
+        self.out.sort(key=lambda x: x[0])
+        idx: Counter = Counter()
+        events = []
+        for _, e in self.out:
+            e["idx"] = idx[e["proc"]]
+            idx[e["proc"]] += 1
+            events.append(_ordered(e))
+        header = _header(self.run, self.topo, self.anomalies, self.notes, observed)
+        return MergeResult(header, events, self.anomalies, self.notes)
 
 
 _KEY_ORDER = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt", "part", "mids", "replay_of",

@@ -5,7 +5,11 @@ from reference.protocols.abs_cyclic import CyclicABS
 from reference.protocols.aligned_timeout import AlignedTimeout
 from reference.protocols.chandy_lamport import ChandyLamport
 from reference.protocols.unaligned import Unaligned
+from reference.protocols.bcs import BCS
+from reference.protocols.hmnr import HMNR, HMNRClock
+from reference.protocols.unc import UNC
 
-PROTOCOLS = {p.name: p for p in (ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout)}
+PROTOCOLS = {p.name: p for p in (ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, BCS)}
+PROTOCOLS["hmnr-clock"] = HMNRClock          # HMNR in the clock[]/min_to[] form (trace name "hmnr")
 
 __all__ = ["PROTOCOLS", "AlignedABS", "CyclicABS", "AlignedTimeout", "ChandyLamport", "Unaligned"]

@@ -264,7 +264,9 @@ def check_cmd(traces) -> None:
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="flink-campaign", show_default=True,
               help="Where traces of violations (and campaign.json) go.")
 @click.option("--keep-clean", is_flag=True, help="Also keep the traces of clean runs.")
-def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean) -> None:
+@click.option("--conf", "conf", multiple=True,
+              help="KEY=VALUE: Flink configuration forced on every run (a focused campaign). Repeatable.")
+def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
     """Randomize job, mode, parallelism, failures and seed; run, check and tabulate.
 
     Exit 1 if a run in an exactly-once mode violates a property (AT_LEAST_ONCE violations
@@ -279,6 +281,9 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean) -> None:
     b = _build()
     rng = random.Random(seed)
     configs = [sample(rng, jobs or JOBS, modes or MODES) for _ in range(runs)]
+    forced = _kv(conf, "--conf")
+    for c in configs:
+        c.conf.update(forced)
     out = Path(out_dir)
 
     def judge(path: str):
@@ -314,7 +319,7 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean) -> None:
         found = sum(1 for r in alo if not r.ok)
         console.print(f"AT_LEAST_ONCE: violations detected in {found}/{len(alo)} runs "
                       f"({sum(1 for r in alo if r.stats.get('restores'))} with a recovery).")
-    doc = {"runs": runs, "seed": seed, "summary": summary,
+    doc = {"runs": runs, "seed": seed, "jobs": list(jobs), "modes": list(modes), "conf": forced, "summary": summary,
            "rows": [{"index": r.index, "job": r.config.job, "mode": r.config.mode, "parallelism": r.config.parallelism,
                      "fails": r.config.fails, "status": r.status, "ok": r.ok, "kinds": r.kinds,
                      "seconds": round(r.seconds, 2), "stats": r.stats, "trace": r.trace,

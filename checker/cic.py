@@ -1,0 +1,594 @@
+"""Communication-induced checkpointing: conformance by re-simulation and timestamps
+along Z-paths (theory.md §4.2, §4.3, §4.5).
+
+**Conformance (differential) oracle.** BCS and HMNR are deterministic functions of
+the event order, so their variables can be re-simulated from the trace: every
+participant starts from the initial values, every ``send`` to another participant
+computes the piggyback, every ``recv`` evaluates the forced-checkpoint condition
+with the piggyback the message carried (the logged ``send.piggyback`` if present,
+else the re-simulated one; a replayed incarnation carries its original's) and
+merges it, every checkpoint applies the checkpoint procedure, and a ``restore``
+resets the variables to those re-simulated at the restored checkpoint. Events are
+visited in a causal order (a receive after its send), whatever the file order.
+
+* ``missing-forced-checkpoint`` (property ``cic-conformance``, a safety bug): a
+  receive where the condition holds is not immediately preceded (among the
+  process's protocol events: checkpoints, data sends and receives, restores) by a
+  forced checkpoint. Delivering it in the same interval can create a Z-cycle
+  (HMNR C2, BCS) or a Z-path along which timestamps decrease (HMNR C1).
+* ``spurious-forced-checkpoint`` (property ``cic-efficiency``, an efficiency bug):
+  a forced checkpoint that is not immediately followed by a receive, or before a
+  receive where the condition does not hold (e.g. BlackSP's HMNR variant that
+  updates ``min_to`` on every send, theory.md §4.3).
+* ``piggyback-mismatch`` / ``vars-mismatch`` (``cic-conformance``): a logged
+  piggyback (``send.piggyback``) or checkpoint variables (``checkpoint.vars``)
+  differ from the re-simulated values (the keys present are compared).
+
+The rules, per theory.md (vectors are indexed by the participants — processes
+other than coordinators and external inputs — in header order):
+
+* BCS (Briatico, Ciuffoletti, Simoncini 1984): ``sn``; basic checkpoint ``sn += 1``;
+  piggyback ``sn``; force iff ``m.sn > sn``, then ``sn := m.sn`` (the forced
+  checkpoint's timestamp).
+* HMNR (Hélary, Mostéfaoui, Netzer, Raynal 2000, as implemented by CheckMate),
+  ``greater[]`` form: ``C1 = (∃k: sent_to[k] ∧ m.greater[k]) ∧ m.lc > lc``,
+  ``C2 = m.ckpt[i] = ckpt[i] ∧ m.taken[i]``; ``clock[]``/``min_to[]`` form:
+  ``C1' = ∃k: sent_to[k] ∧ m.clock[j] > min_to[k] ∧ m.clock[j] > max(clock[k], m.clock[k])``.
+  The form is ``params.form``, else the keys of the logged piggybacks/variables
+  (``clock`` → clock form), else ``greater``. Timestamp: ``lc`` (``clock[i]``).
+
+**Timestamps** (property ``timestamps``, kind ``timestamp-order``): under BCS and
+HMNR checkpoint timestamps strictly increase along every Z-path (theory.md §4.3,
+HMNR's theorem; validated on 110k instances), which implies Z-cycle freedom. With
+``a(i, x+1) = ts(C_{i,x})`` and ``M[v] = max{a(u) : u ⇝ v}`` over the R-graph (a DP
+over its SCC condensation in topological order; Z-path from ``C_{i,x}`` to
+``C_{j,y}`` ⟺ ``(i,x+1) ⇝ (j,y)``, theory.md §3.2), the property holds iff
+``M[(j,y)] < ts(C_{j,y})`` for every stable checkpoint and timestamps increase on
+every process. Each violation's witness is a shortest R-path, re-checked as a
+Z-path with ``is_zpath``. Timestamps are the re-simulated ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from checker.report import Violation
+from checker.rgraph import scc_labels
+from checker.zcycles import is_zpath
+
+INF = float("inf")
+
+
+def cic_protocol(protocol: dict) -> str | None:
+    """"hmnr", "bcs" or None, from the protocol name's tokens (as the z-cycles check)."""
+    name = str(protocol.get("name", "")).lower()
+    toks = set(re.split(r"[^a-z0-9]+", name)) | {re.sub(r"[^a-z0-9]+", "", name)}
+    for kind in ("hmnr", "bcs"):
+        if kind in toks:
+            return kind
+    return None
+
+
+# -- the protocols' variables (an implementation independent of reference/) ------------
+class BCSVars:
+    form = "bcs"
+
+    def __init__(self, n: int, i: int):
+        self.i = i
+        self.sn = 0
+
+    def copy(self):
+        c = BCSVars.__new__(BCSVars)
+        c.i, c.sn = self.i, self.sn
+        return c
+
+    def piggyback(self, k: int, line: int) -> dict:
+        return {"sn": self.sn}
+
+    def condition(self, j: int, pb: dict) -> str | None:
+        return f"m.sn = {pb['sn']} > sn = {self.sn}" if pb["sn"] > self.sn else None
+
+    def checkpoint(self, pb: dict | None) -> None:
+        self.sn = pb["sn"] if pb is not None else self.sn + 1
+
+    def deliver(self, j: int, pb: dict) -> None:
+        pass
+
+    def vars(self) -> dict:
+        return {"sn": self.sn}
+
+    def timestamp(self) -> int:
+        return self.sn
+
+
+class HMNRGreaterVars:
+    form = "greater"
+
+    def __init__(self, n: int, i: int):
+        self.n, self.i = n, i
+        self.lc = 0
+        self.ckpt = [0] * n
+        self.taken = [False] * n
+        self.greater = [False] * n
+        self.sent_line = [0] * n          # line of the first send to k in the interval (0: none)
+
+    def copy(self):
+        c = self.__class__.__new__(self.__class__)
+        c.__dict__ = {k: (list(v) if isinstance(v, list) else v) for k, v in self.__dict__.items()}
+        return c
+
+    def piggyback(self, k: int, line: int) -> dict:
+        if not self.sent_line[k]:
+            self.sent_line[k] = line
+        return {"lc": self.lc, "ckpt": list(self.ckpt), "taken": list(self.taken), "greater": list(self.greater)}
+
+    def c1(self, j: int, pb: dict) -> str | None:
+        if pb["lc"] <= self.lc:
+            return None
+        for k, (s, g) in enumerate(zip(self.sent_line, pb["greater"])):
+            if s and g:
+                return (f"C1: m.lc = {pb['lc']} > lc = {self.lc}, and the receiver sent to participant #{k} in this "
+                        f"interval (line {s}) while m.greater[{k}] is true")
+        return None
+
+    def c2(self, pb: dict) -> str | None:
+        i = self.i
+        if pb["ckpt"][i] == self.ckpt[i] and pb["taken"][i]:
+            return (f"C2: m.ckpt[{i}] = ckpt[{i}] = {self.ckpt[i]} and m.taken[{i}]: m's causal past starts in the "
+                    "receiver's current interval and crossed a checkpoint")
+        return None
+
+    def condition(self, j: int, pb: dict) -> str | None:
+        return self.c1(j, pb) or self.c2(pb)
+
+    def checkpoint(self, pb: dict | None) -> None:
+        n, i = self.n, self.i
+        self.sent_line = [0] * n
+        self.taken = [k != i for k in range(n)]
+        self.advance()
+        self.ckpt[i] += 1
+
+    def advance(self) -> None:
+        self.greater = [k != self.i for k in range(self.n)]
+        self.lc += 1
+
+    def deliver(self, j: int, pb: dict) -> None:
+        i = self.i
+        if pb["lc"] > self.lc:
+            self.lc = pb["lc"]
+            self.greater = [False if k == i else g for k, g in enumerate(pb["greater"])]
+        elif pb["lc"] == self.lc:
+            self.greater = [a and b for a, b in zip(self.greater, pb["greater"])]
+        self.merge_ckpt(pb)
+
+    def merge_ckpt(self, pb: dict) -> None:
+        i = self.i
+        for k in range(self.n):
+            if k == i:
+                continue
+            if pb["ckpt"][k] > self.ckpt[k]:
+                self.ckpt[k] = pb["ckpt"][k]
+                self.taken[k] = bool(pb["taken"][k])
+            elif pb["ckpt"][k] == self.ckpt[k]:
+                self.taken[k] = self.taken[k] or bool(pb["taken"][k])
+
+    def vars(self) -> dict:
+        return {"lc": self.lc, "ckpt": list(self.ckpt), "taken": list(self.taken), "greater": list(self.greater)}
+
+    def timestamp(self) -> int:
+        return self.lc
+
+
+class HMNRClockVars(HMNRGreaterVars):
+    form = "clock"
+
+    def __init__(self, n: int, i: int):
+        super().__init__(n, i)
+        del self.lc, self.greater
+        self.clock = [0] * n
+        self.min_to = [INF] * n
+
+    def piggyback(self, k: int, line: int) -> dict:
+        if not self.sent_line[k]:
+            self.sent_line[k] = line
+            self.min_to[k] = self.clock[self.i]
+        return {"clock": list(self.clock), "ckpt": list(self.ckpt), "taken": list(self.taken)}
+
+    def c1(self, j: int, pb: dict) -> str | None:
+        mj = pb["clock"][j]
+        for k, s in enumerate(self.sent_line):
+            if s and mj > self.min_to[k] and mj > max(self.clock[k], pb["clock"][k]):
+                return (f"C1': m.clock[{j}] = {mj} exceeds min_to[{k}] = {self.min_to[k]} (first send to participant "
+                        f"#{k} in this interval, line {s}) and max(clock[{k}], m.clock[{k}]) = "
+                        f"{max(self.clock[k], pb['clock'][k])}")
+        return None
+
+    def advance(self) -> None:
+        self.min_to = [INF] * self.n
+        self.clock[self.i] += 1
+
+    def deliver(self, j: int, pb: dict) -> None:
+        i = self.i
+        mc = pb["clock"]
+        self.clock[i] = max(self.clock[i], mc[j])
+        for k in range(self.n):
+            if k != i:
+                self.clock[k] = max(self.clock[k], mc[k])
+        self.merge_ckpt(pb)
+
+    def vars(self) -> dict:
+        return {"clock": list(self.clock), "ckpt": list(self.ckpt), "taken": list(self.taken)}
+
+    def timestamp(self) -> int:
+        return self.clock[self.i]
+
+
+FORMS = {"bcs": BCSVars, "greater": HMNRGreaterVars, "clock": HMNRClockVars}
+
+
+def detect_form(trace, kind: str) -> str:
+    if kind == "bcs":
+        return "bcs"
+    form = (trace.header.protocol.get("params") or {}).get("form")
+    if form in ("greater", "clock"):
+        return form
+    for e in trace.events:
+        d = e.piggyback if e.type == "send" else e.vars if e.type == "checkpoint" else None
+        if d:
+            return "clock" if "clock" in d else "greater"
+    return "greater"
+
+
+# -- re-simulation ------------------------------------------------------------------------
+class Decision:
+    """The protocol's decision at one receive: ``reason`` (None: no checkpoint needed)
+    and whether the trace has a forced checkpoint right before it."""
+
+    __slots__ = ("proc", "recv", "reason", "forced")
+
+    def __init__(self, proc, recv, reason, forced):
+        self.proc, self.recv, self.reason, self.forced = proc, recv, reason, forced
+
+
+class Resimulation:
+    """Re-simulate a BCS/HMNR trace (module docstring). Results: ``decisions`` (one per
+    receive from another participant, in visiting order), ``timestamps``
+    ({(proc, ckpt): ts}), ``conformance`` / ``efficiency`` violations, ``stuck``
+    (processes the causal order could not finish: a trace that is not causal)."""
+
+    def __init__(self, trace, h, form: str):
+        self.trace = trace
+        self.h = h
+        self.form = form
+        make = FORMS[form]
+        procs, index = h.procs, h.index
+        n = len(procs)
+        chans = trace.channel_map()
+        self.data_ch = {c.id: (index[c.src], index[c.dst]) for c in chans.values()
+                        if c.kind == "data" and c.src in index and c.dst in index}
+        by_proc = trace.by_process()
+        rel: list[list] = []
+        for p in procs:
+            rel.append([e for e in by_proc[p] if self._relevant(e)])
+        self.rel = rel
+        self.state = [make(n, i) for i in range(n)]
+        self.initial = [make(n, i) for i in range(n)]
+        self.saved: dict[tuple, object] = {}
+        self.timestamps: dict[tuple, int] = {(p, 0): 0 for p in procs}
+        self.eff_pb: dict[str, dict] = {}
+        self.send_of: dict[str, object] = {}
+        self.decisions: list[Decision] = []
+        self.conformance: list[Violation] = []
+        self.efficiency: list[Violation] = []
+        self.forced_for: set[int] = set()
+        self.stuck: list[str] = []
+        self._run()
+
+    def _relevant(self, e) -> bool:
+        t = e.type
+        if t == "checkpoint":
+            return bool(e.ckpt)
+        if t == "send":
+            return e.kind != "barrier" and e.ch in self.data_ch
+        if t == "recv":
+            return e.ch in self.data_ch
+        return t == "restore"
+
+    def _run(self) -> None:
+        rel, orig = self.rel, self.h.orig
+        n = len(rel)
+        pos = [0] * n
+        waiting: dict[str, list[int]] = {}
+        work = list(range(n - 1, -1, -1))
+        done = self.eff_pb
+        while work:
+            i = work.pop()
+            evs = rel[i]
+            while pos[i] < len(evs):
+                e = evs[pos[i]]
+                need = None
+                if e.type == "recv":
+                    need = orig.get(e.mid, e.mid)
+                elif e.type == "checkpoint" and e.kind == "forced" and pos[i] + 1 < len(evs) \
+                        and evs[pos[i] + 1].type == "recv":
+                    nxt = evs[pos[i] + 1].mid
+                    need = orig.get(nxt, nxt)
+                if need is not None and need not in done:
+                    waiting.setdefault(need, []).append(i)
+                    break
+                self._apply(i, e, evs[pos[i] + 1] if pos[i] + 1 < len(evs) else None)
+                pos[i] += 1
+                if e.type == "send" and e.mid in waiting:
+                    work.extend(waiting.pop(e.mid))
+        self.stuck = [self.h.procs[i] for i in range(n) if pos[i] < len(rel[i])]
+
+    def _apply(self, i: int, e, nxt) -> None:
+        h = self.h
+        p = h.procs[i]
+        st = self.state[i]
+        t = e.type
+        if t == "send":
+            k = self.data_ch[e.ch][1]
+            pb = st.piggyback(k, e.line)
+            self.send_of[e.mid] = e
+            if e.piggyback is not None:
+                self._compare("piggyback-mismatch", e, e.piggyback, pb,
+                              f"{p} sends {e.mid} on {e.ch} at line {e.line}")
+                self.eff_pb[e.mid] = e.piggyback
+            else:
+                self.eff_pb[e.mid] = pb
+        elif t == "recv":
+            o = h.orig.get(e.mid, e.mid)
+            pb = self.eff_pb[o]
+            j = self.data_ch[e.ch][0]
+            forced = id(e) in self.forced_for
+            reason = None if forced else st.condition(j, pb)
+            if not forced:
+                self.decisions.append(Decision(p, e, reason, False))
+            if reason is not None:
+                self._missing(i, e, o, reason)
+            st.deliver(j, pb)
+        elif t == "checkpoint":
+            pb = None
+            if e.kind == "forced":
+                pb = self._judge_forced(i, e, nxt)
+            st.checkpoint(pb)
+            self.saved[(p, e.ckpt)] = st.copy()
+            self.timestamps[(p, e.ckpt)] = st.timestamp()
+            if e.vars is not None:
+                self._compare("vars-mismatch", e, e.vars, st.vars(),
+                              f"{p}'s checkpoint {e.ckpt} ({e.kind}) at line {e.line} records")
+        elif t == "restore":
+            saved = self.saved.get((p, e.ckpt))
+            self.state[i] = (saved if saved is not None else self.initial[i]).copy()
+
+    def _judge_forced(self, i: int, e, nxt) -> dict | None:
+        h = self.h
+        p = h.procs[i]
+        if nxt is None or nxt.type != "recv":
+            what = "the trace ends" if nxt is None else f"its next protocol event is a {nxt.type} (line {nxt.line})"
+            self.efficiency.append(Violation(
+                "spurious-forced-checkpoint", "cic-efficiency", f"checkpoint {p}:{e.ckpt}",
+                f"{p} takes forced checkpoint {e.ckpt} at line {e.line}, but {what}: a forced checkpoint exists "
+                f"only to precede the receive that forces it, so nothing justifies this one.",
+                [e.line] + ([nxt.line] if nxt is not None else []), {"checkpoints": [[p, e.ckpt]]}))
+            return None
+        o = h.orig.get(nxt.mid, nxt.mid)
+        pb = self.eff_pb[o]
+        j = self.data_ch[nxt.ch][0]
+        reason = self.state[i].condition(j, pb)
+        self.forced_for.add(id(nxt))
+        self.decisions.append(Decision(p, nxt, reason, True))
+        if reason is None:
+            send = self.send_of.get(o)
+            self.efficiency.append(Violation(
+                "spurious-forced-checkpoint", "cic-efficiency", f"checkpoint {p}:{e.ckpt}",
+                f"{p} takes forced checkpoint {e.ckpt} at line {e.line} before processing {nxt.mid} at line "
+                f"{nxt.line}{f' (sent at line {send.line})' if send is not None else ''}, but re-simulating "
+                f"{self._name()} from the trace, the forcing condition does not hold there ({self._values(i, pb)}): "
+                f"the checkpoint is not needed — an efficiency bug (more checkpoints, no more safety).",
+                [e.line, nxt.line] + ([send.line] if send is not None else []),
+                {"messages": [nxt.mid], "checkpoints": [[p, e.ckpt]]}))
+        return pb
+
+    def _missing(self, i: int, e, o: str, reason: str) -> None:
+        p = self.h.procs[i]
+        send = self.send_of.get(o)
+        prev = self._previous(i, e)
+        before = (f"its previous protocol event is a {prev.type} at line {prev.line}" if prev is not None
+                  else "it is the process's first protocol event")
+        self.conformance.append(Violation(
+            "missing-forced-checkpoint", "cic-conformance", f"receive {e.mid}",
+            f"{p} processes {e.mid} at line {e.line}{f', sent at line {send.line}' if send is not None else ''}. "
+            f"Re-simulating {self._name()} from the trace, the forcing condition holds there — {reason} — so the "
+            f"protocol must take a forced checkpoint immediately before this receive, but {before}. Delivering "
+            f"the message in the current interval can create a Z-cycle or a Z-path along which timestamps "
+            f"decrease: a safety bug.",
+            [e.line] + ([send.line] if send is not None else []) + ([prev.line] if prev is not None else []),
+            {"messages": [e.mid]}))
+
+    def _previous(self, i: int, e):
+        evs = self.rel[i]
+        for k, x in enumerate(evs):
+            if x is e:
+                return evs[k - 1] if k else None
+        return None
+
+    def _name(self) -> str:
+        return "BCS" if self.form == "bcs" else f"HMNR ({self.form}[] form)"
+
+    def _values(self, i: int, pb: dict) -> str:
+        st = self.state[i]
+        if self.form == "bcs":
+            return f"m.sn = {pb['sn']}, sn = {st.sn}"
+        me = st.i
+        if self.form == "greater":
+            return (f"m.lc = {pb['lc']}, lc = {st.lc}, m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
+                    f"m.taken[{me}] = {bool(pb['taken'][me])}")
+        return (f"m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, m.taken[{me}] = {bool(pb['taken'][me])}, "
+                f"min_to = {['inf' if x == INF else x for x in st.min_to]}")
+
+    def _compare(self, kind: str, e, logged: dict, sim: dict, what: str) -> None:
+        diff = [k for k in logged if k in sim and _norm(logged[k]) != _norm(sim[k])]
+        unknown = [k for k in logged if k not in sim]
+        if not diff and not unknown:
+            return
+        parts = [f"{k} = {logged[k]!r} where re-simulation gives {sim[k]!r}" for k in diff]
+        parts += [f"unknown variable {k!r}" for k in unknown]
+        self.conformance.append(Violation(
+            kind, "cic-conformance", f"{e.type} at line {e.line}",
+            f"{what} {'; '.join(parts)} ({self._name()} re-simulated from the trace): the logged protocol "
+            f"data do not match the protocol.", [e.line],
+            {"messages": [e.mid]} if e.type == "send" else {"checkpoints": [[e.proc, e.ckpt]]}))
+
+
+def _norm(v):
+    if isinstance(v, list):
+        return [_norm(x) for x in v]
+    if isinstance(v, bool):
+        return int(v)
+    return v
+
+
+# -- timestamps along Z-paths ---------------------------------------------------------------
+def timestamp_violations(h, graph, ts: dict, max_witnesses: int) -> tuple[list[Violation], int]:
+    """``timestamp-order`` violations (module docstring); returns (violations, omitted)."""
+    def ts_at(i, x):
+        return ts.get((h.procs[i], h.ckpt_num[i][x]))
+
+    out: list[Violation] = []
+    omitted = 0
+    for i in range(h.n):
+        for x in range(1, h.L[i] + 1):
+            a, b = ts_at(i, x - 1), ts_at(i, x)
+            if a is not None and b is not None and b <= a:
+                p = h.procs[i]
+                out.append(Violation(
+                    "timestamp-order", "timestamps", f"checkpoint {h.ckpt_name(i, x)}",
+                    f"{p}'s checkpoint {h.label(i, x)} (line {h.ckpt_line(i, x)}) has timestamp {b}, not greater "
+                    f"than the timestamp {a} of its previous checkpoint {h.label(i, x - 1)}: timestamps must "
+                    f"strictly increase on every process.", [h.ckpt_line(i, x), h.ckpt_line(i, x - 1)],
+                    {"checkpoints": [[p, h.label(i, x - 1)], [p, h.label(i, x)]]}))
+    comp = scc_labels(graph)
+    ncomp = max(comp) + 1 if comp else 0
+    best = [-INF] * ncomp
+    for i in range(h.n):
+        for x in range(h.L[i] + 1):
+            a = ts_at(i, x)
+            if a is not None:
+                c = comp[graph.node(i, x + 1)]
+                if a > best[c]:
+                    best[c] = a
+    members: list[list[int]] = [[] for _ in range(ncomp)]
+    for v, c in enumerate(comp):
+        members[c].append(v)
+    adj = graph.adj
+    for c in range(ncomp - 1, -1, -1):          # Tarjan numbers sink components first
+        bc = best[c]
+        if bc == -INF:
+            continue
+        for u in members[c]:
+            for v in adj[u]:
+                cv = comp[v]
+                if cv != c and best[cv] < bc:
+                    best[cv] = bc
+    bad = []
+    for j in range(h.n):
+        for y in range(1, h.L[j] + 1):
+            b = ts_at(j, y)
+            if b is not None and best[comp[graph.node(j, y)]] >= b:
+                bad.append((j, y))
+    radj = None
+    for j, y in bad:
+        if len(out) >= max_witnesses:
+            omitted += 1
+            continue
+        if radj is None:
+            radj = [[] for _ in range(graph.nodes)]
+            for u, vs in enumerate(adj):
+                for v in vs:
+                    radj[v].append(u)
+        w = _zpath_witness(h, graph, radj, ts_at, j, y)
+        if w is None:
+            continue                      # only the per-process order is broken (reported above)
+        (i, x), msgs = w
+        a, b = ts_at(i, x), ts_at(j, y)
+        chain = "; ".join(f"{m.mid} ({h.procs[m.src]} line {m.send_line} -> {h.procs[m.dst]} line {m.recv_line})"
+                          for m in msgs)
+        out.append(Violation(
+            "timestamp-order", "timestamps", f"checkpoint {h.ckpt_name(j, y)}",
+            f"Checkpoint {h.ckpt_name(i, x)} (timestamp {a}) Z-precedes {h.ckpt_name(j, y)} (line "
+            f"{h.ckpt_line(j, y)}, timestamp {b}) along {chain}. Timestamps must strictly increase along every "
+            f"Z-path (the certificate of Z-cycle freedom), but {a} >= {b}.",
+            [ln for m in msgs for ln in (m.send_line, m.recv_line)] + [h.ckpt_line(j, y), h.ckpt_line(i, x)],
+            {"messages": [m.mid for m in msgs], "checkpoints": [[h.procs[i], h.label(i, x)],
+                                                                 [h.procs[j], h.label(j, y)]]}))
+    return out, omitted
+
+
+def _zpath_witness(h, graph, radj, ts_at, j: int, y: int):
+    """A source checkpoint C_{i,x} with ts ≥ ts(C_{j,y}) that Z-precedes it, and the messages."""
+    target = graph.node(j, y)
+    b = ts_at(j, y)
+    seen = bytearray(graph.nodes)
+    seen[target] = 1
+    dq = deque([target])
+    while dq:
+        u = dq.popleft()
+        i, xp = graph.split(u)
+        if xp >= 1 and (i != j or xp - 1 >= y):
+            a = ts_at(i, xp - 1)
+            if a is not None and a >= b:
+                path = graph.fewest_messages_path(u, target)
+                msgs = [h.msgs[k] for k in path]
+                if msgs and is_zpath(msgs, (i, xp - 1), (j, y)):
+                    return (i, xp - 1), msgs
+        for v in radj[u]:
+            if not seen[v]:
+                seen[v] = 1
+                dq.append(v)
+    return None
+
+
+def zcf_applies(trace) -> bool:
+    """Conformance and timestamps apply by default to BCS/HMNR traces that carry the
+    protocol's data: a forced checkpoint, logged piggybacks or checkpoint variables."""
+    for e in trace.events:
+        if (e.type == "checkpoint" and (e.kind == "forced" or e.vars is not None)) or \
+                (e.type == "send" and e.piggyback is not None):
+            return True
+    return False
+
+
+def check_cic(run) -> None:
+    """Add the ``cic-conformance``, ``cic-efficiency`` and ``timestamps`` results to a
+    ``check_trace`` run (see ``checker.api``)."""
+    from checker.options import CheckerUsageError
+
+    props = ("cic-conformance", "cic-efficiency", "timestamps")
+    kind = cic_protocol(run.trace.header.protocol or {})
+    explicit = [p for p in props if run.explicit(p)]
+    if kind is None:
+        if explicit:
+            raise CheckerUsageError(f"{', '.join(explicit)}: the trace's protocol "
+                                    f"{run.trace.header.protocol.get('name')!r} is neither bcs nor hmnr")
+        return
+    wanted = [p for p in props if run.explicit(p) or (run.opts.properties is None and zcf_applies(run.trace))]
+    if not wanted:
+        return
+    sim = Resimulation(run.trace, run.h, detect_form(run.trace, kind))
+    if sim.stuck:
+        run.report.notes.append(f"CIC re-simulation could not visit every event in a causal order "
+                                f"(stuck: {', '.join(sim.stuck)}); results cover the visited prefix.")
+    cap = run.opts.max_per_result
+    if "cic-conformance" in wanted:
+        run.add("cic-conformance", "trace", sim.conformance)
+    if "cic-efficiency" in wanted:
+        run.add("cic-efficiency", "trace", sim.efficiency)
+    if "timestamps" in wanted:
+        vs, omitted = timestamp_violations(run.h, run.graph, sim.timestamps, max(cap, run.opts.max_witnesses))
+        run.add("timestamps", "trace", vs, omitted)
+    forced = sum(1 for d in sim.decisions if d.forced)
+    run.report.stats["cic"] = {"protocol": kind, "form": sim.form, "receives": len(sim.decisions),
+                               "forced": forced, "required": sum(1 for d in sim.decisions if d.reason)}

@@ -1,0 +1,95 @@
+"""Log retention: a sender-side log entry must not be truncated while a recovery
+line may still need it (bug-zoo P9; SPARK-6222, where the write-ahead log was
+cleaned on a checkpoint that did not yet cover the data).
+
+Definition. Let a ``log_truncate`` at line ``ℓ`` remove message ``m`` from its
+channel's log, and let ``R`` be the recovery line if *every* process failed just
+before ``ℓ`` (the maximum consistent global checkpoint of stable checkpoints of the
+trace prefix, theory.md §3.5 with ``U = L``). Every later recovery line lies at or
+above ``R`` (a consistent line of stable checkpoints stays consistent as the
+execution grows). If ``m`` is in transit with respect to ``R`` —
+``s ≤ R_src ∧ (r = ⊥ ∨ r > R_dst)`` at ``ℓ`` — then a failure of every process at
+that moment must replay ``m`` from the log, which no longer has it: a
+``premature-truncation`` (property ``log-retention``). Messages whose receipt the
+receiver's checkpoint on ``R`` reflects are never needed again; truncating them is
+what a correct protocol does.
+
+The prefix line is computed with RL-FIX on the effective history of the trace
+segment between two restores (within a segment the history of a prefix is the
+segment's history cut at ``ℓ``), so one ``History`` is built per segment.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from types import SimpleNamespace
+
+from checker.intervals import EXTERNAL, History
+from checker.recovery_line import rl_fix
+from checker.report import Violation
+
+
+def premature_truncations(trace, dur, max_witnesses: int) -> tuple[list[Violation], int]:
+    events = trace.events
+    restores = [e.line for e in events if e.type == "restore"]
+    groups: list[list] = []           # consecutive log_truncate events
+    prev_line = None
+    for e in events:
+        if e.type == "log_truncate":
+            if groups and prev_line == e.line - 1 and groups[-1][-1].type == "log_truncate":
+                groups[-1].append(e)
+            else:
+                groups.append([e])
+        prev_line = e.line
+    out: list[Violation] = []
+    omitted = 0
+    segment_end = None
+    hb = None
+    for group in groups:
+        line = group[0].line
+        k = bisect_left(restores, line)
+        end = restores[k] if k < len(restores) else None
+        if hb is None or end != segment_end:
+            segment_end = end
+            hb = History(trace, limit=end) if end is not None else History(trace)
+            ck_lines = [[ev.line for ev in hb.ckpt_ev[i][1:]] for i in range(hb.n)]
+            by_ch: dict[str, list] = {}
+            for m in hb.msgs:
+                if m.src != EXTERNAL:
+                    by_ch.setdefault(m.ch, []).append(m)
+        L = [bisect_left(ck_lines[i], line) for i in range(hb.n)]
+        msgs = []
+        for m in hb.msgs:
+            if m.src == EXTERNAL or m.send_line >= line:
+                continue
+            r = m.r if m.recv_line is not None and m.recv_line < line else None
+            msgs.append(SimpleNamespace(src=m.src, s=m.s, dst=m.dst, r=r, k=len(msgs)))
+        R = rl_fix(SimpleNamespace(n=hb.n, msgs=msgs), L)[0]
+        for e in group:
+            for m in by_ch.get(e.ch, ()):
+                if dur.end.get(m.mid) != e.line or m.send_line >= line:
+                    continue
+                r = m.r if m.recv_line is not None and m.recv_line < line else None
+                if m.s <= R[m.src] and (r is None or r > R[m.dst]):
+                    if len(out) >= max_witnesses:
+                        omitted += 1
+                        continue
+                    out.append(_violation(hb, e, m, r, R))
+    return out, omitted
+
+
+def _violation(h, e, m, r, R) -> Violation:
+    src, dst = h.procs[m.src], h.procs[m.dst]
+    line = {p: h.ckpt_num[i][R[i]] for i, p in enumerate(h.procs)}
+    rline = ", ".join(f"{p}: {c}" for p, c in line.items())
+    recv = (f"processed by {dst} at line {m.recv_line}, after its checkpoint on R" if r is not None
+            else f"not yet processed by {dst}")
+    return Violation(
+        "premature-truncation", "log-retention", f"log_truncate at line {e.line}",
+        f"Let R = {{{rline}}} be the recovery line if every process failed just before line {e.line}. {e.proc} "
+        f"truncates its log of {e.ch} through seq {e.through_seq} at line {e.line}, removing {m.mid} (seq {m.seq}, "
+        f"sent at line {m.send_line}, before {src}'s checkpoint on R) — but {m.mid} is {recv}: it is in transit "
+        f"w.r.t. R, so recovery from R must replay it from the log, which no longer has it. A log entry may be "
+        f"dropped only once the receiver's checkpoint on the recovery line reflects its processing.",
+        [e.line, m.send_line] + ([m.recv_line] if r is not None else []),
+        {"messages": [m.mid], "cut": line})

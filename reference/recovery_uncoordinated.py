@@ -1,0 +1,111 @@
+"""Recovery lines of uncoordinated checkpointing, computed by the runtime itself.
+
+This is the coordinator's side of CheckMate's recovery ("CheckMate: Evaluating
+Checkpointing Protocols for Streaming Dataflows", §III-B, Algorithm 1): every local
+checkpoint carries, per channel, how many messages the task had *sent* on each
+output and *processed* from each input (CheckMate stores the ids of the last sent
+and last processed message, ``last_messages_sent`` / ``last_messages_processed``).
+With FIFO channels these counters decide consistency exactly (theory.md §1.3,
+counter form): a global checkpoint ``G`` is consistent iff for every channel
+``c = (u→v)``::
+
+    processed_v(c) at g_v  ≤  sent_u(c) at g_u
+
+``recovery_line`` is rollback propagation in that counter form: start from the
+bound ``U`` and, while some channel has an orphan (the receiver's checkpoint reflects
+more messages than the sender's), move the receiver back one checkpoint at a time.
+Positions only move backwards and a receiver is moved only when its current
+checkpoint can never be part of the answer (every older checkpoint of the sender
+sent even fewer messages), so the fixpoint is the *maximum* consistent line below
+``U`` (theory.md §1.5, §3.6: the same line as RL-FIX, R-MARK and rollback propagation
+on the checkpoint graph; the tests cross-check it against the checker's RL-FIX).
+
+Positions: ``0..L_i`` are the stable checkpoints of task ``i`` in its effective
+history (0 = the initial checkpoint, the state before the first event), ``L_i + 1``
+is its current state ``V_i`` (only a survivor under partial recovery may keep it).
+
+Defects observed in a published testbed's recovery code are available as switches
+(the mutants in ``reference.uncoordinated_mutants`` use them): ignoring channels
+between tasks on the same worker, and ignoring messages sent after the sender's
+last stable checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Counts:
+    """Per-channel counters of one checkpoint (or of the current state)."""
+
+    sent: dict = field(default_factory=dict)        # output channel -> messages sent before it
+    processed: dict = field(default_factory=dict)   # input channel -> messages processed before it
+
+
+@dataclass(frozen=True)
+class LineDefects:
+    """Switches reproducing recovery-graph defects (all False: the correct algorithm)."""
+
+    no_propagation: bool = False        # restore the bound itself (latest checkpoints)
+    skip_colocated: bool = False        # ignore channels between tasks on the same worker
+    skip_open_interval: bool = False    # ignore messages sent after the sender's last stable checkpoint
+
+
+def counts_at(stable: list, current: Counts, x: int) -> Counts:
+    return stable[x] if x < len(stable) else current
+
+
+def recovery_line(channels: list, stable: list, current: list, U: list[int],
+                  defects: LineDefects = LineDefects()) -> list[int]:
+    """The maximum consistent line ``G ≤ U`` (counter-form rollback propagation).
+
+    ``channels``: ``(key, u, v, colocated)`` for every channel between two tasks
+    (``key`` indexes the counters); ``stable[i]``: the ``Counts`` of task ``i``'s
+    stable checkpoints, positions ``0..L_i``; ``current[i]``: its current counters
+    (position ``L_i + 1``); ``U``: the bound."""
+    g = list(U)
+    if defects.no_propagation:
+        return g
+    out: list[list] = [[] for _ in U]
+    for key, u, v, colocated in channels:
+        if defects.skip_colocated and colocated:
+            continue
+        out[u].append((key, v))
+    work = list(range(len(U)))
+    queued = [True] * len(U)
+    while work:
+        u = work.pop()
+        queued[u] = False
+        su = counts_at(stable[u], current[u], g[u]).sent
+        last = stable[u][-1].sent
+        for key, v in out[u]:
+            limit = su.get(key, 0)
+            # The defect counts only orphans whose send a later stable checkpoint covers.
+            cap = last.get(key, 0) if defects.skip_open_interval else None
+            y = g[v]
+            sv, cv = stable[v], current[v]
+            while True:
+                p = counts_at(sv, cv, y).processed.get(key, 0)
+                if cap is not None and p > cap:
+                    p = cap
+                if p <= limit:
+                    break
+                y -= 1
+            if y < g[v]:
+                g[v] = y
+                if not queued[v]:
+                    queued[v] = True
+                    work.append(v)
+    return g
+
+
+def rollback_steps(stable: list, U: list[int], g: list[int]) -> int:
+    """CheckMate's "invalid checkpoints" of one recovery: the stable checkpoints skipped
+    below the bound (one per rollback step of Algorithm 1; theory.md §3.7 item 5)."""
+    return sum(max(0, min(u, len(s) - 1) - x) for s, u, x in zip(stable, U, g))
+
+
+def depth(stable: list, U: list[int], g: list[int]) -> int:
+    """The largest number of stable checkpoints one task rolls back below its bound."""
+    return max((max(0, min(u, len(s) - 1) - x) for s, u, x in zip(stable, U, g)), default=0)
