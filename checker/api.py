@@ -22,12 +22,15 @@ from __future__ import annotations
 import gc
 import re
 
+from checker.cic import check_cic
 from checker.cuts import CutAnalysis, fmt_cut, is_aligned
 from checker.durability import Durability
 from checker.intervals import History
+from checker.log_retention import check_log_retention
 from checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
                                        recovery_groups)
 from checker.options import CheckOptions
+from checker.output_commit import check_output_properties
 from checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
 from checker.report import Report
 from checker.rgraph import Graph, scc_labels
@@ -118,6 +121,9 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
 def _check(trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
     _useless(run)
+    check_cic(run)                  # CIC conformance, timestamps along Z-paths (checker/cic.py)
+    check_log_retention(run)        # no log truncated while a recovery line needs it (checker/log_retention.py)
+    check_output_properties(run)    # output commit, control delivery, recovery lineage (checker/output_commit.py)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)

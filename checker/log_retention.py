@@ -21,6 +21,7 @@ segment's history cut at ``ℓ``), so one ``History`` is built per segment.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from types import SimpleNamespace
 
@@ -32,15 +33,15 @@ from checker.report import Violation
 def premature_truncations(trace, dur, max_witnesses: int) -> tuple[list[Violation], int]:
     events = trace.events
     restores = [e.line for e in events if e.type == "restore"]
-    groups: list[list] = []           # consecutive log_truncate events
-    prev_line = None
+    groups: list[list] = []           # runs of consecutive log_truncate events
+    prev = None
     for e in events:
         if e.type == "log_truncate":
-            if groups and prev_line == e.line - 1 and groups[-1][-1].type == "log_truncate":
+            if prev is not None and prev.type == "log_truncate":
                 groups[-1].append(e)
             else:
                 groups.append([e])
-        prev_line = e.line
+        prev = e
     out: list[Violation] = []
     omitted = 0
     segment_end = None
@@ -54,16 +55,15 @@ def premature_truncations(trace, dur, max_witnesses: int) -> tuple[list[Violatio
             hb = History(trace, limit=end) if end is not None else History(trace)
             ck_lines = [[ev.line for ev in hb.ckpt_ev[i][1:]] for i in range(hb.n)]
             by_ch: dict[str, list] = {}
+            delivered = sorted((m for m in hb.msgs if m.src != EXTERNAL and m.r is not None),
+                               key=lambda m: m.recv_line)
+            recv_lines = [m.recv_line for m in delivered]
             for m in hb.msgs:
                 if m.src != EXTERNAL:
                     by_ch.setdefault(m.ch, []).append(m)
         L = [bisect_left(ck_lines[i], line) for i in range(hb.n)]
-        msgs = []
-        for m in hb.msgs:
-            if m.src == EXTERNAL or m.send_line >= line:
-                continue
-            r = m.r if m.recv_line is not None and m.recv_line < line else None
-            msgs.append(SimpleNamespace(src=m.src, s=m.s, dst=m.dst, r=r, k=len(msgs)))
+        # Only messages processed before the truncation constrain the prefix's line.
+        msgs = [m for m in delivered[:bisect_left(recv_lines, line)] if m.send_line < line]
         R = rl_fix(SimpleNamespace(n=hb.n, msgs=msgs), L)[0]
         for e in group:
             for m in by_ch.get(e.ch, ()):
@@ -93,3 +93,20 @@ def _violation(h, e, m, r, R) -> Violation:
         f"dropped only once the receiver's checkpoint on the recovery line reflects its processing.",
         [e.line, m.send_line] + ([m.recv_line] if r is not None else []),
         {"messages": [m.mid], "cut": line})
+
+
+UNCOORDINATED = ("unc", "hmnr", "bcs")
+
+
+def check_log_retention(run) -> None:
+    """Add the ``log-retention`` result to a ``check_trace`` run: by default for
+    uncoordinated protocols (``unc``, ``hmnr``, ``bcs``) whose trace truncates logs."""
+    name = str((run.trace.header.protocol or {}).get("name", "")).lower()
+    family = bool(set(re.split(r"[^a-z0-9]+", name)) & set(UNCOORDINATED))
+    if not run.explicit("log-retention"):
+        if run.opts.properties is not None or not family:
+            return
+        if not any(e.type == "log_truncate" for e in run.trace.events):
+            return
+    vs, omitted = premature_truncations(run.trace, run.dur, run.opts.max_per_result)
+    run.add("log-retention", "trace", vs, omitted)

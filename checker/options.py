@@ -13,6 +13,13 @@ PROPERTIES = (
     "observed-recovery",  # the restored line of each observed recovery is consistent
     "exactly-once",       # nothing lost, nothing processed twice in the effective history
     "rdt",                # rollback-dependency trackability (RDT protocols)
+    "cic-conformance",    # BCS/HMNR re-simulated: no missing forced checkpoint, logged piggybacks/vars match
+    "cic-efficiency",     # BCS/HMNR re-simulated: no spurious forced checkpoint
+    "timestamps",         # BCS/HMNR: checkpoint timestamps strictly increase along Z-paths
+    "log-retention",      # no sender log entry truncated while a recovery line needs it
+    "output-commit",      # 2PC sinks: publish only after global completion, once, subsuming lost notifications
+    "control-delivery",   # operator events on control channels are in the snapshot of completed rounds
+    "recovery-lineage",   # recoveries restore the latest completed round (not an aborted or empty one)
 )
 SEMANTICS = ("partial", "restart-all")
 

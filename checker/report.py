@@ -25,6 +25,20 @@ KIND_PROPERTY = {
     "lost": "exactly-once",
     "duplicate-processing": "exactly-once",
     "rdt": "rdt",
+    "missing-forced-checkpoint": "cic-conformance",
+    "piggyback-mismatch": "cic-conformance",
+    "vars-mismatch": "cic-conformance",
+    "spurious-forced-checkpoint": "cic-efficiency",
+    "timestamp-order": "timestamps",
+    "premature-truncation": "log-retention",
+    "premature-commit": "output-commit",
+    "duplicate-commit": "output-commit",
+    "uncommitted": "output-commit",
+    "eos-before-commit": "output-commit",
+    "control-dropped": "control-delivery",
+    "restore-aborted": "recovery-lineage",
+    "restore-stale": "recovery-lineage",
+    "restore-mixed": "recovery-lineage",
 }
 
 

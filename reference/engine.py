@@ -372,6 +372,7 @@ class Simulator:
         self.rounds: dict[int, list] = {}         # round -> [start, acks, progress at start]
         self.last_completed = 0
         self.last_completed_progress = -1
+        self.last_trigger_progress = -1
         self.finished = False
         self.recovering = False
         self.n_recoveries = 0
@@ -742,8 +743,8 @@ class Simulator:
                     self.finished = True       # everything processed, checkpointed and committed
                     return
                 self.trigger()
-            elif len(self.rounds) < self.cfg.max_concurrent:
-                self.trigger()
+            elif len(self.rounds) < self.cfg.max_concurrent and self.progress != self.last_trigger_progress:
+                self.trigger()             # (an idle dataflow is not checkpointed again)
         self.clock(self.now + self.cfg.interval, self.tick)
 
     def trigger(self) -> None:
@@ -751,6 +752,7 @@ class Simulator:
         self.next_round += 1
         now = self.now
         self.rounds[r] = [now, {}, self.progress]
+        self.last_trigger_progress = self.progress
         self.round_started[r] = now
         coord = self.coord
         self.log.round_event("round_start", coord.pid, now, r)

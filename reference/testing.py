@@ -24,7 +24,8 @@ Strategies:
   broadcast edges and random parallelism; ``cyclic=True`` adds back-edges.
 * ``workloads(cyclic)`` — a named NexMark/reachability workload or a random graph.
 * ``schedules(protocol)`` — timing and flow-control parameters (seed, network
-  delay, buffer sizes, checkpoint interval, concurrency, input rate, skew).
+  delay, buffer sizes, checkpoint interval, concurrency, input rate, skew) and
+  round aborts (declined snapshots, checkpoint timeouts).
 * ``failures(tasks, horizon)`` — crash schedules: which tasks fail when.
 * ``sim_configs(...)`` — complete ``SimConfig`` values combining the above.
 """
@@ -36,11 +37,11 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from reference.protocol import Protocol
-from reference.protocols import PROTOCOLS
 from reference.simulation import SimConfig
 from reference.topology import Workload, expand
 from reference.workloads import WORKLOADS, random_graph
 
+COORDINATED = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
 ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12")
 CYCLIC_WORKLOADS = ("reachability",)
 
@@ -81,6 +82,8 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
         "gap": draw(st.sampled_from([30, 80, 150])),
         "hot_ratio": draw(st.sampled_from([0.0, 0.0, 0.8])),
         "aligned_timeout": draw(st.sampled_from([50, 200, 400])),
+        "decline_prob": draw(st.sampled_from([0.0, 0.0, 0.15])),
+        "checkpoint_timeout": draw(st.sampled_from([None, None, 250])),
     }
 
 
@@ -102,8 +105,9 @@ def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]
 def sim_configs(draw, protocols=None, cyclic: bool | None = None, with_failures: bool = True,
                 max_parallelism: int = 3) -> SimConfig:
     """A complete simulation config. ``protocols``: names or ``Protocol`` instances
-    (default: every built-in protocol; ``abs-aligned`` only gets acyclic workloads)."""
-    protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(PROTOCOLS)))
+    (default: the coordinated family ``COORDINATED``; ``abs-aligned`` only gets
+    acyclic workloads)."""
+    protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(COORDINATED)))
     name = protocol if isinstance(protocol, str) else protocol.name
     workload = draw(workloads(False if name == "abs-aligned" else cyclic, max_parallelism))
     fields = draw(schedules(protocol))

@@ -156,7 +156,7 @@ def run_entries(entries: list[Entry], directory: Path, parallel: int = 1, timeou
     """Run TLC on each entry (``parallel`` JVMs at a time, one worker each, so the
     state counts of violations are reproducible) and pair results with entries."""
     jobs = [TlcJob(directory=directory, module=e.module, config=e.config, timeout=timeout,
-                   deadlock=e.check_deadlock, workers=1) for e in entries]
+                   deadlock=e.check_deadlock, workers=1, quick=not e.heavy) for e in entries]
 
     def done(i: int, res: TlcResult) -> None:
         if on_done is not None:

@@ -225,6 +225,10 @@ class TlcJob:
     timeout: float = DEFAULT_TIMEOUT
     deadlock: bool = True          # False: pass -deadlock (TLC then does not check deadlocks)
     heap_mb: int = 2048
+    # Short runs: JIT with C1 only. The C2 compiler's start-up work costs more than it
+    # saves below ~10^5 states (measured: 6.6 s -> 3.2 s CPU for 3,503 states), and
+    # much less than it saves on long runs (300k states: 74 s with C2, 127 s without).
+    quick: bool = True
 
 
 def run_tlc(job: TlcJob) -> TlcResult:
@@ -233,6 +237,8 @@ def run_tlc(job: TlcJob) -> TlcResult:
     with tempfile.TemporaryDirectory(prefix="snapcheck-tlc-") as tmp:
         cmd = [java, "-XX:+UseParallelGC", f"-Xmx{job.heap_mb}m", "-Xss16m",
                f"-Djava.io.tmpdir={tmp}"]
+        if job.quick:
+            cmd.append("-XX:TieredStopAtLevel=1")
         if job.library:
             cmd.append("-DTLA-Library=" + os.pathsep.join(str(p) for p in job.library))
         cmd += ["-cp", str(jar), "tlc2.TLC", "-tool", "-workers", str(max(1, job.workers)),

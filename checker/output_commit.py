@@ -1,0 +1,262 @@
+"""Output commit, control-channel delivery and recovery lineage (bug-zoo.md P4, P5,
+P2 on control channels; patterns 3 and 4).
+
+Trace vocabulary (trace format v1, carried in ``attrs``; docs/checker.md):
+
+* a sink's ``output`` with ``attrs {"txn": n, "phase": "pre-commit"}`` seals
+  transaction ``n`` into the checkpoint event just before it;
+  ``{"txn": n, "phase": "commit"}`` publishes it; ``{"phase": "end"}`` is the sink's
+  end of stream (it publishes nothing after);
+* a coordinator ``send`` with ``attrs {"notify": m}`` is the completion
+  notification of round ``m``; ``attrs {"event": id}`` is an operator event
+  (state handed from the coordinator to a task, e.g. a split assignment).
+
+Properties:
+
+``output-commit`` (P5; Carbone et al. 2017 "State Management in Apache Flink" §4
+two-phase commit; FLINK-10377, FLINK-21080, FLINK-38614):
+
+* ``premature-commit`` — transaction ``n`` is published before the sink knows
+  that a round ``m ≥ n`` completed: no notification ``m ≥ n`` sent after the
+  coordinator's ``round_complete m`` was received by the sink before, and no
+  earlier ``restore`` of the sink to a round ``m ≥ n`` that had completed;
+* ``duplicate-commit`` — a transaction is published twice;
+* ``uncommitted`` — at the end of the trace a transaction in the sink's effective
+  state (pre-committed and not undone by a later restore) is covered by a
+  completed round and was never published: a lost or late notification was not
+  subsumed, or the final notification never arrived (the sink waits forever);
+* ``eos-before-commit`` — the sink ended its stream while such a transaction was
+  still unpublished.
+
+``control-delivery`` (P2 for control channels; FLINK-21996): for every completed
+round ``n`` and every operator event first sent before ``round_start n``, the
+destination task's effective history at its checkpoint of round ``n`` contains
+the event's receipt; otherwise the event is in neither the coordinator's snapshot
+(it was handed out) nor the task's: ``control-dropped``.
+
+``recovery-lineage`` (P4; Wallaroo #3032, FLINK-34518, RisingWave #10907): every
+recovery of a coordinated trace restores the latest round that completed before
+it, and all of its restores restore the same round: ``restore-aborted`` (the round
+restored never completed, or was aborted), ``restore-stale`` (an older round or the
+empty initial state although a later round had completed), ``restore-mixed``.
+
+"Effective state" follows restores: a ``restore`` to checkpoint ``c`` resets a
+process's state to what it was at checkpoint ``c`` (the events in between are undone).
+"""
+
+from __future__ import annotations
+
+from checker.report import Violation
+
+KINDS = {"premature-commit": "output-commit", "duplicate-commit": "output-commit",
+         "uncommitted": "output-commit", "eos-before-commit": "output-commit",
+         "control-dropped": "control-delivery",
+         "restore-aborted": "recovery-lineage", "restore-stale": "recovery-lineage",
+         "restore-mixed": "recovery-lineage"}
+
+
+def _attr(e, name):
+    return e.attrs.get(name) if e.attrs else None
+
+
+class _Coordination:
+    """Round completions and notifications: what the coordinator decided, and when."""
+
+    def __init__(self, trace):
+        self.complete_line: dict[int, int] = {}
+        self.abort_line: dict[int, int] = {}
+        self.start_line: dict[int, int] = {}
+        self.valid_notify: dict[str, int] = {}     # mid -> round, for notifications sent after completion
+        for e in trace.events:
+            t = e.type
+            if t == "round_complete":
+                self.complete_line.setdefault(e.round, e.line)
+            elif t == "round_abort":
+                self.abort_line.setdefault(e.round, e.line)
+            elif t == "round_start":
+                self.start_line.setdefault(e.round, e.line)
+            elif t == "send":
+                m = _attr(e, "notify")
+                if m is not None and self.complete_line.get(m, e.line) < e.line:
+                    self.valid_notify[e.mid] = m
+
+    def completed_before(self, line: int) -> int:
+        """The latest round completed before ``line`` (0: none)."""
+        return max((r for r, ln in self.complete_line.items() if ln < line), default=0)
+
+
+def output_commit_violations(trace, coord: _Coordination | None = None) -> list[Violation]:
+    coord = coord or _Coordination(trace)
+    last_round = max(coord.complete_line, default=0)
+    out: list[Violation] = []
+    for proc, events in trace.by_process().items():
+        if not any(e.type == "output" and _attr(e, "phase") for e in events):
+            continue
+        out.extend(_sink(proc, events, coord, last_round))
+    return out
+
+
+def _sink(proc, events, coord, last_round) -> list[Violation]:
+    out: list[Violation] = []
+    staged: dict[int, int] = {}              # effective, unpublished txn -> pre-commit line
+    snaps: dict[int, dict] = {0: {}}
+    published: dict[int, int] = {}          # txn -> line (the external system: survives restores)
+    known = 0                               # latest round known complete
+    last_ckpt = 0
+    ended = None
+    for e in events:
+        t = e.type
+        if t == "checkpoint":
+            last_ckpt = e.ckpt
+            snaps[e.ckpt] = dict(staged)
+        elif t == "restore":
+            staged = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
+            if e.round is not None and coord.complete_line.get(e.round, e.line) < e.line:
+                known = max(known, e.round)
+        elif t == "recv":
+            m = coord.valid_notify.get(e.mid)
+            if m is not None:
+                known = max(known, m)
+        elif t == "output":
+            phase = _attr(e, "phase")
+            n = _attr(e, "txn")
+            if phase == "pre-commit":
+                staged[n] = e.line
+                snaps.setdefault(last_ckpt, {})[n] = e.line
+            elif phase == "commit":
+                if n in published:
+                    out.append(Violation(
+                        "duplicate-commit", "output-commit", f"sink {proc}",
+                        f"{proc} publishes transaction {n} at line {e.line}, already published at line "
+                        f"{published[n]}: a repeated or late notification was applied twice.",
+                        [published[n], e.line], {"txn": n}))
+                elif n > known:
+                    out.append(Violation(
+                        "premature-commit", "output-commit", f"sink {proc}",
+                        f"{proc} publishes transaction {n} at line {e.line} before it knows that a round "
+                        f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
+                        f"that may still abort becomes visible.", [staged.get(n), e.line], {"txn": n}))
+                published.setdefault(n, e.line)
+                staged.pop(n, None)
+            elif phase == "end" and ended is None:
+                ended = e.line
+                for n, ln in sorted(staged.items()):
+                    if n <= last_round:
+                        out.append(Violation(
+                            "eos-before-commit", "output-commit", f"sink {proc}",
+                            f"{proc} ends its stream at line {e.line} while transaction {n} (pre-committed "
+                            f"at line {ln}, covered by completed round {_covering(coord, n)}) is unpublished: "
+                            f"its final commit is lost.", [ln, e.line], {"txn": n}))
+    if ended is None:
+        for n, ln in sorted(staged.items()):
+            if n <= last_round:
+                out.append(Violation(
+                    "uncommitted", "output-commit", f"sink {proc}",
+                    f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
+                    f"{_covering(coord, n)} but never published: a lost notification was not subsumed by a "
+                    f"later one, or the final notification never arrived.", [ln], {"txn": n}))
+    return out
+
+
+def _covering(coord, n: int) -> int:
+    return min(r for r in coord.complete_line if r >= n)
+
+
+def control_delivery_violations(trace, coord: _Coordination | None = None) -> list[Violation]:
+    coord = coord or _Coordination(trace)
+    first_send: dict[tuple[str, str], int] = {}     # (destination, event id) -> line
+    event_of: dict[str, str] = {}                   # mid -> event id
+    chans = trace.channel_map()
+    for e in trace.events:
+        if e.type == "send":
+            k = _attr(e, "event")
+            if k is not None:
+                event_of[e.mid] = k
+                first_send.setdefault((chans[e.ch].dst, k), e.line)
+    if not first_send:
+        return []
+    out: list[Violation] = []
+    for proc, events in trace.by_process().items():
+        mine = {k: ln for (p, k), ln in first_send.items() if p == proc}
+        if not mine:
+            continue
+        have: set[str] = set()
+        snaps: dict[int, frozenset] = {0: frozenset()}
+        for e in events:
+            t = e.type
+            if t == "recv" and e.mid in event_of:
+                have.add(event_of[e.mid])
+            elif t == "restore":
+                have = set(snaps.get(e.ckpt, ()))
+            elif t == "checkpoint":
+                snaps[e.ckpt] = frozenset(have)
+                n = e.round
+                if n is None or n not in coord.complete_line or n not in coord.start_line:
+                    continue
+                for k, ln in sorted(mine.items(), key=lambda kv: kv[1]):
+                    if ln < coord.start_line[n] and k not in have:
+                        out.append(Violation(
+                            "control-dropped", "control-delivery", f"round {n}",
+                            f"operator event {k} was sent to {proc} at line {ln}, before round {n} started "
+                            f"(line {coord.start_line[n]}), but {proc}'s checkpoint of round {n} (line {e.line}) "
+                            f"does not reflect it and round {n} completed (line {coord.complete_line[n]}): "
+                            f"the event is in neither snapshot.",
+                            [ln, e.line, coord.complete_line[n]], {"event": k, "checkpoints": [[proc, e.ckpt]]}))
+    return out
+
+
+def recovery_lineage_violations(trace, groups, coord: _Coordination | None = None) -> list[Violation]:
+    coord = coord or _Coordination(trace)
+    out: list[Violation] = []
+    for i, group in enumerate(groups, 1):
+        first = min(e.line for e in group)
+        latest = coord.completed_before(first)
+        rounds = {e.round for e in group}
+        lines = [e.line for e in group]
+        subject = f"recovery {i}"
+        if len(rounds) > 1:
+            out.append(Violation(
+                "restore-mixed", "recovery-lineage", subject,
+                f"recovery {i} restores different rounds ({', '.join(str(r) for r in sorted(rounds, key=str))}) "
+                f"on different processes.", lines))
+        for r in sorted(rounds, key=lambda x: -1 if x is None else x):
+            if r is not None and coord.complete_line.get(r, first) >= first:
+                why = (f"was aborted at line {coord.abort_line[r]}" if r in coord.abort_line
+                       else "never completed")
+                out.append(Violation(
+                    "restore-aborted", "recovery-lineage", subject,
+                    f"recovery {i} (line {first}) restores round {r}, which {why} before it: a participant "
+                    f"may have aborted that checkpoint (its outputs and offsets disagree).", lines,
+                    {"round": r}))
+            elif (r or 0) < latest:
+                what = f"round {r}" if r else "the empty initial state"
+                out.append(Violation(
+                    "restore-stale", "recovery-lineage", subject,
+                    f"recovery {i} (line {first}) restores {what} although round {latest} completed at line "
+                    f"{coord.complete_line[latest]}: committed output is replayed and published again.",
+                    lines + [coord.complete_line[latest]], {"round": r or 0, "latest": latest}))
+    return out
+
+
+def check_output_properties(run) -> None:
+    """Add ``output-commit``, ``control-delivery`` and ``recovery-lineage`` to a
+    ``check_trace`` run, each where the trace has its vocabulary (or when selected)."""
+    trace = run.trace
+    coord = None
+    has_phase = any(e.type == "output" and _attr(e, "phase") for e in trace.events)
+    if run.want("output-commit") and (has_phase or run.explicit("output-commit")):
+        coord = coord or _Coordination(trace)
+        run.add("output-commit", "trace", output_commit_violations(trace, coord))
+    has_events = any(e.type == "send" and _attr(e, "event") is not None for e in trace.events)
+    if run.want("control-delivery") and (has_events or run.explicit("control-delivery")):
+        coord = coord or _Coordination(trace)
+        run.add("control-delivery", "trace", control_delivery_violations(trace, coord))
+    if run.want("recovery-lineage"):
+        coordinated = any(e.type == "round_complete" for e in trace.events)
+        if coordinated or run.explicit("recovery-lineage"):
+            from checker.observed_recovery import recovery_groups
+
+            groups = recovery_groups(trace)
+            if groups or run.explicit("recovery-lineage"):
+                coord = coord or _Coordination(trace)
+                run.add("recovery-lineage", "trace", recovery_lineage_violations(trace, groups, coord))
