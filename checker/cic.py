@@ -430,7 +430,7 @@ class Resimulation:
                 f"min_to = {['inf' if x == INF else x for x in st.min_to]}")
 
     def _compare(self, kind: str, e, logged: dict, sim: dict, what: str) -> None:
-        diff = [k for k in logged if k in sim and _norm(logged[k]) != _norm(sim[k])]
+        diff = [k for k in logged if k in sim and logged[k] != sim[k]]     # JSON true == 1 in Python
         unknown = [k for k in logged if k not in sim]
         if not diff and not unknown:
             return
@@ -441,14 +441,6 @@ class Resimulation:
             f"{what} {'; '.join(parts)} ({self._name()} re-simulated from the trace): the logged protocol "
             f"data do not match the protocol.", [e.line],
             {"messages": [e.mid]} if e.type == "send" else {"checkpoints": [[e.proc, e.ckpt]]}))
-
-
-def _norm(v):
-    if isinstance(v, list):
-        return [_norm(x) for x in v]
-    if isinstance(v, bool):
-        return int(v)
-    return v
 
 
 # -- timestamps along Z-paths ---------------------------------------------------------------

@@ -23,59 +23,92 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from types import SimpleNamespace
 
 from checker.intervals import EXTERNAL, History
-from checker.recovery_line import rl_fix
 from checker.report import Violation
 
 
 def premature_truncations(trace, dur, max_witnesses: int) -> tuple[list[Violation], int]:
     events = trace.events
     restores = [e.line for e in events if e.type == "restore"]
-    groups: list[list] = []           # runs of consecutive log_truncate events
-    prev = None
-    for e in events:
-        if e.type == "log_truncate":
-            if prev is not None and prev.type == "log_truncate":
-                groups[-1].append(e)
-            else:
-                groups.append([e])
-        prev = e
+    removed: dict[int, list[str]] = {}              # truncation line -> mids it removed
+    for mid, line in dur.end.items():
+        removed.setdefault(line, []).append(mid)
     out: list[Violation] = []
     omitted = 0
-    segment_end = None
-    hb = None
-    for group in groups:
-        line = group[0].line
-        k = bisect_left(restores, line)
-        end = restores[k] if k < len(restores) else None
-        if hb is None or end != segment_end:
-            segment_end = end
-            hb = History(trace, limit=end) if end is not None else History(trace)
-            ck_lines = [[ev.line for ev in hb.ckpt_ev[i][1:]] for i in range(hb.n)]
-            by_ch: dict[str, list] = {}
-            delivered = sorted((m for m in hb.msgs if m.src != EXTERNAL and m.r is not None),
-                               key=lambda m: m.recv_line)
-            recv_lines = [m.recv_line for m in delivered]
-            for m in hb.msgs:
-                if m.src != EXTERNAL:
-                    by_ch.setdefault(m.ch, []).append(m)
-        L = [bisect_left(ck_lines[i], line) for i in range(hb.n)]
-        # Only messages processed before the truncation constrain the prefix's line.
-        msgs = [m for m in delivered[:bisect_left(recv_lines, line)] if m.send_line < line]
-        R = rl_fix(SimpleNamespace(n=hb.n, msgs=msgs), L)[0]
-        for e in group:
-            for m in by_ch.get(e.ch, ()):
-                if dur.end.get(m.mid) != e.line or m.send_line >= line:
+    seg = None
+    seg_end = -1
+    prev = None
+    R = None
+    for e in events:
+        if e.type != "log_truncate":
+            prev = e
+            continue
+        line = e.line
+        if prev is None or prev.type != "log_truncate":          # a new run of truncations
+            k = bisect_left(restores, line)
+            end = restores[k] if k < len(restores) else None
+            if seg is None or end != seg_end:
+                seg_end = end
+                seg = PrefixLines(History(trace, limit=end) if end is not None else History(trace))
+            R = seg.line(line)
+        prev = e
+        h = seg.h
+        for mid in removed.get(line, ()):
+            m = h.by_mid.get(mid)
+            if m is None or m.src == EXTERNAL or m.send_line >= line:
+                continue
+            r = m.r if m.recv_line is not None and m.recv_line < line else None
+            if m.s <= R[m.src] and (r is None or r > R[m.dst]):
+                if len(out) >= max_witnesses:
+                    omitted += 1
                     continue
-                r = m.r if m.recv_line is not None and m.recv_line < line else None
-                if m.s <= R[m.src] and (r is None or r > R[m.dst]):
-                    if len(out) >= max_witnesses:
-                        omitted += 1
-                        continue
-                    out.append(_violation(hb, e, m, r, R))
+                out.append(_violation(h, e, m, r, R))
     return out, omitted
+
+
+class PrefixLines:
+    """Recovery lines for "every process fails before line ℓ" on the prefixes of one
+    trace segment without restores (``h`` is the segment's history).
+
+    RL-FIX (theory.md §3.5) with the bound ``U = L(ℓ)`` (stable checkpoints before
+    ℓ) and the orphan constraints of the messages processed before ℓ. The
+    constraints of a sender are kept sorted once; a query starts each sender's scan
+    at the messages that can have been sent before ℓ (``s ≤ L(ℓ)+1``), so it visits only
+    the constraints armed below that bound — each at most once — instead of
+    re-sorting the whole history per query."""
+
+    def __init__(self, h):
+        self.h = h
+        self.ck_lines = [[ev.line for ev in h.ckpt_ev[i][1:]] for i in range(h.n)]
+        watch: list[list] = [[] for _ in range(h.n)]
+        for m in h.msgs:
+            if m.src != EXTERNAL and m.r is not None:
+                watch[m.src].append((m.s, m.dst, m.r, m.recv_line, m.send_line))
+        for w in watch:
+            w.sort(key=lambda c: -c[0])
+        self.watch = watch
+        self.neg_s = [[-c[0] for c in w] for w in watch]
+
+    def line(self, ell: int) -> list[int]:
+        watch = self.watch
+        g = [bisect_left(cl, ell) for cl in self.ck_lines]
+        ptr = [bisect_left(self.neg_s[y], -(g[y] + 1)) for y in range(len(g))]
+        work = list(range(len(g)))
+        while work:
+            y = work.pop()
+            w = watch[y]
+            p = ptr[y]
+            while p < len(w) and w[p][0] > g[y]:
+                _, x, r, recv_line, send_line = w[p]
+                p += 1
+                if recv_line >= ell or send_line >= ell:
+                    continue
+                if g[x] >= r:
+                    g[x] = r - 1
+                    work.append(x)
+            ptr[y] = p
+        return g
 
 
 def _violation(h, e, m, r, R) -> Violation:

@@ -48,12 +48,6 @@ from __future__ import annotations
 
 from checker.report import Violation
 
-KINDS = {"premature-commit": "output-commit", "duplicate-commit": "output-commit",
-         "uncommitted": "output-commit", "eos-before-commit": "output-commit",
-         "control-dropped": "control-delivery",
-         "restore-aborted": "recovery-lineage", "restore-stale": "recovery-lineage",
-         "restore-mixed": "recovery-lineage"}
-
 
 def _attr(e, name):
     return e.attrs.get(name) if e.attrs else None
@@ -252,7 +246,7 @@ def check_output_properties(run) -> None:
         coord = coord or _Coordination(trace)
         run.add("control-delivery", "trace", control_delivery_violations(trace, coord))
     if run.want("recovery-lineage"):
-        coordinated = any(e.type == "round_complete" for e in trace.events)
+        coordinated = any(e.type == "round_start" for e in trace.events)
         if coordinated or run.explicit("recovery-lineage"):
             from checker.observed_recovery import recovery_groups
 

@@ -300,3 +300,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "exactly-once",
            {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}),
 )}
+
+from reference.commit.mutants import COMMIT_MUTANTS  # noqa: E402  (2PC, control channels, lineage: issue 9)
+
+MUTANTS.update(COMMIT_MUTANTS)

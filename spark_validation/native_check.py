@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_validation.parquet_input import materialize
+
 FULL = 2 ** 62          # history key ("lim") of the whole trace: no line limit
 
 _EV_COLS = ("trace_id", "line", "type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt",
@@ -61,14 +63,14 @@ def _resolve_replays(ev):
     """(trace_id, mid, orig): every replayed incarnation mapped to its original message.
     Chains (a replay of a replay) are followed by repeated self-joins until none is left."""
     F = _F()
-    orig = ev.where("type = 'replay'").select("trace_id", "mid", F.col("replay_of").alias("orig"))
+    orig = materialize(ev.where("type = 'replay'").select("trace_id", "mid", F.col("replay_of").alias("orig")))
     for _ in range(64):
         step = orig.alias("a").join(orig.alias("b"), (F.col("a.trace_id") == F.col("b.trace_id"))
                                     & (F.col("a.orig") == F.col("b.mid")), "left")
         nxt = step.select(F.col("a.trace_id").alias("trace_id"), F.col("a.mid").alias("mid"),
                           F.coalesce(F.col("b.orig"), F.col("a.orig")).alias("orig"),
                           F.col("b.mid").isNotNull().alias("moved"))
-        nxt = nxt.localCheckpoint()
+        nxt = materialize(nxt)
         if nxt.where("moved").limit(1).count() == 0:
             return nxt.drop("moved")
         orig = nxt.drop("moved")
@@ -98,13 +100,13 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     from pyspark.sql import Window
     F = _F()
 
-    ev = q.clean.where("type <> 'header'").select(*_EV_COLS)
+    ev = materialize(q.clean.where("type <> 'header'").select(*_EV_COLS))
     procs, chans = q.processes, q.channels
     participants = procs.where("role NOT IN ('coordinator', 'external')").select("trace_id", "proc", "pidx")
     externals = procs.where("role = 'external'").select("trace_id", "proc")
     n_part = participants.groupBy("trace_id").agg(F.count("*").alias("n_part"))
     # Analysed channels: destination a participant, source a participant or an external input log.
-    achans = (chans.join(participants.select("trace_id", F.col("proc").alias("dst")), ["trace_id", "dst"])
+    achans = materialize(chans.join(participants.select("trace_id", F.col("proc").alias("dst")), ["trace_id", "dst"])
               .join(procs.select("trace_id", F.col("proc").alias("src"), F.col("role").alias("src_role")),
                     ["trace_id", "src"])
               .where("src_role <> 'coordinator'")
@@ -125,7 +127,7 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
         eff = full.unionByName(_effective(core_pre))
     else:
         eff = full
-    eff = eff.persist()
+    eff = materialize(eff)
 
     ckpts = eff.where("type = 'checkpoint'").select(
         "trace_id", "lim", "proc", "ckpt", F.when(F.col("ckpt") == 0, 0).otherwise(F.col("iota")).alias("x"))
@@ -149,7 +151,7 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     G = subjects[0]
     for s in subjects[1:]:
         G = G.unionByName(s)
-    G = G.persist()
+    G = materialize(G)
 
     # -- messages (src, s, dst, r) per history ----------------------------------------------------
     sends = (eff.where("type = 'send' AND coalesce(kind, 'data') <> 'barrier'")
@@ -163,6 +165,7 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
              .select("trace_id", "lim", F.coalesce("orig", "mid").alias("mid"), "iota", "line", "idx")
              .groupBy("trace_id", "lim", "mid")
              .agg(F.min("iota").alias("r"), F.min_by("line", "idx").alias("recv_line")))
+    sends = materialize(sends)
     msgs = sends.join(recvs, ["trace_id", "lim", "mid"], "left")
 
     # -- orphans and in-transit messages of every subject ----------------------------------------
@@ -170,6 +173,7 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     gd = G.select("trace_id", "lim", "subject", F.col("proc").alias("dst"), F.col("x").alias("g_dst"))
     per = (msgs.join(gd, ["trace_id", "lim", "dst"])
            .join(gs, ["trace_id", "lim", "subject", "src"], "left"))   # external sources have no g
+    per = materialize(per)
     orphan = per.where("NOT ext AND r IS NOT NULL AND r <= g_dst AND s > g_src")
     transit = per.where("(ext OR s <= g_src) AND (r IS NULL OR r > g_dst)")
 
@@ -187,7 +191,7 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     per_channel = Window.partitionBy("trace_id", "lim", "subject", "rch")
     entries = entries.withColumn("ch_first", F.min(F.struct("pidx", "rline", "pos")).over(per_channel))
     by_mid = Window.partitionBy("trace_id", "lim", "subject", "o").orderBy("ch_first", "part_rank", "pidx", "rline", "pos")
-    entries = entries.withColumn("occ", F.row_number().over(by_mid)).persist()
+    entries = materialize(entries.withColumn("occ", F.row_number().over(by_mid)))
     dup_rec = entries.where("occ > 1").select("trace_id", "lim", "subject", F.lit("duplicate-recorded").alias("kind"),
                                               F.col("o").alias("mid"), F.col("rch").alias("ch"),
                                               F.array("rline").alias("lines"))

@@ -81,6 +81,12 @@ class Quarantine:
     counts: dict = field(default_factory=dict)
 
 
+def materialize(df):
+    """Compute ``df`` now and cut its lineage: later plans see a leaf, so the optimizer does not
+    re-analyse (and the engine does not recompute) the steps that produced it."""
+    return df.localCheckpoint(eager=True)
+
+
 def check_columns(df, path: str) -> None:
     """The file must have the v1 Parquet columns with their types (else exit 2)."""
     from traces.errors import TraceError, TraceErrors
@@ -125,7 +131,7 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rows = parsed.withColumn("row_reason", F.expr(ROW_REASON_SQL)).persist()
+    rows = materialize(parsed.withColumn("row_reason", F.expr(ROW_REASON_SQL)).drop("x"))
     ok_headers = rows.where("type = 'header' AND row_reason IS NULL AND trace_id IS NOT NULL")
     procs = ok_headers.select("trace_id", F.posexplode("hdr.processes").alias("pidx", "p")).select(
         "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"), "pidx")
@@ -229,7 +235,8 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
                          "trace_id", "left")
                    .select(*[f.name for f in SCHEMA], "reason",
                            F.coalesce("trace_reason", F.lit("missing trace_id")).alias("trace_reason")))
-    clean = rows.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti").drop("row_reason")
+    bad = materialize(bad)
+    clean = materialize(rows.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti").drop("row_reason"))
     good = clean.select("trace_id").distinct()
     q = Quarantine(clean=clean, quarantined=quarantined, problems=problems,
                    processes=procs.join(good, "trace_id", "left_semi"),

@@ -100,6 +100,7 @@ def get_session(master: str | None = None, driver_memory: str = "2g", app_name: 
          .config("spark.sql.execution.arrow.pyspark.enabled", "true")
          .config("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")
          .config("spark.sql.adaptive.enabled", "true")
+         .config("spark.sql.constraintPropagation.enabled", "false")
          .config("spark.sql.session.timeZone", "UTC"))
     if is_local(master):
         cores = local_cores(master)

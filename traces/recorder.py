@@ -171,8 +171,9 @@ class TraceRecorder:
     def round_abort(self, proc: str, round: int, reason: str | None = None, t: float | None = None) -> None:
         self._emit("round_abort", proc, {"round": round, "reason": reason, "t": t})
 
-    def output(self, proc: str, value: Any, key: Any = None, mid: str | None = None, t: float | None = None) -> None:
-        self._emit("output", proc, {"mid": mid, "key": key, "value": value, "t": t})
+    def output(self, proc: str, value: Any, key: Any = None, mid: str | None = None, t: float | None = None,
+               attrs: dict | None = None) -> None:
+        self._emit("output", proc, {"mid": mid, "key": key, "value": value, "t": t, "attrs": attrs})
 
     # -- results ----------------------------------------------------------------
     def dumps(self) -> bytes:

@@ -175,8 +175,8 @@ class CommitSimulator(Simulator):
             v = m.ch.src
             if what == "committed":
                 self.sink_acked[v.pid] = max(self.sink_acked[v.pid], m.value[1])
-            elif self.events[m.value[1]][1] is None:
-                self.events[m.value[1]][1] = self.arrivals
+            elif self.events[m.value[1]][1] is None and m.epoch == self.epoch:
+                self.events[m.value[1]][1] = self.arrivals    # (an older epoch's ack was rolled back)
             return
         r = m.value[1]
         v = m.ch.src

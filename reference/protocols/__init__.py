@@ -8,8 +8,10 @@ from reference.protocols.unaligned import Unaligned
 from reference.protocols.bcs import BCS
 from reference.protocols.hmnr import HMNR, HMNRClock
 from reference.protocols.unc import UNC
+from reference.commit.protocol import TwoPhaseCommitABS  # noqa: E402  (issue 9)
 
 PROTOCOLS = {p.name: p for p in (ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, BCS)}
+PROTOCOLS[TwoPhaseCommitABS.name] = TwoPhaseCommitABS
 PROTOCOLS["hmnr-clock"] = HMNRClock          # HMNR in the clock[]/min_to[] form (trace name "hmnr")
 
 __all__ = ["PROTOCOLS", "AlignedABS", "CyclicABS", "AlignedTimeout", "ChandyLamport", "Unaligned"]

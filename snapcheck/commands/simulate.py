@@ -23,6 +23,7 @@ _DEMO_OPTIONS = {
     "workload": "workload", "parallelism": "parallelism", "records": "records", "gap": "gap",
     "interval": "interval", "jitter": "jitter", "buffer": "buffer", "out_buffer": "out_buffer",
     "decline_prob": "decline_prob", "fail": "failures", "straggler": "stragglers",
+    "checkpoint_timeout": "checkpoint_timeout",
 }
 
 

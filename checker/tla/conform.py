@@ -1,0 +1,477 @@
+"""Trace validation: is a recorded v1 trace a behaviour of its protocol's TLA+
+specification? (``snapcheck conform``; tla.md section 3.)
+
+For each trace:
+
+1. ``traces.read_trace`` checks the schema and the format's semantic rules;
+   a trace that fails is an ERROR (``FILE:LINE: reason``), never given to TLC.
+2. The protocol (``header.protocol.name``) selects the specification and its
+   trace module in ``specs/``: ``chandy-lamport`` -> ChandyLamport,
+   ``abs-aligned`` / ``abs-cyclic`` -> ABS (back-edges from the header),
+   ``unaligned`` / ``aligned-timeout`` -> Unaligned. These specifications model
+   failure-free runs in which every round runs to the end: a trace with
+   ``fail``, ``restore``, ``replay``, ``discard`` or ``round_abort`` events is an
+   ERROR ("outside the specification"), not a guess.
+3. The events are put in a causal order (a receive after its send; tla.md 2.5)
+   and mapped to spec events ``[op, p, c, k, n, x, s, part]``: data messages
+   are known by their per-channel sequence number, barriers by their round,
+   recorded channel state by the sequence numbers it lists, checkpoints and
+   records by their round. Events the specification does not model are
+   counted, not mapped: external input (``external`` processes and their
+   channels), non-barrier messages on control channels (acknowledgements,
+   commits), ``output``, ``log`` and ``log_truncate``; for chandy-lamport and
+   abs-* also ``arrive`` (buffering is not modelled there). For unaligned and
+   aligned-timeout a message without an ``arrive`` event arrives right before
+   it is received. A synthetic last event ``end`` asks that every non-empty
+   channel state was reported by a ``record`` event.
+4. The traces with the same specification and topology go to TLC together,
+   as ``Traces == <<...>>`` in a generated ``TraceLog.tla`` (a plain
+   definition, never a CONSTANT override: tla.md 3.3 pitfall 1). TLC explores
+   the trace specification (cursor variable, ``-deadlock``) and prints every new
+   longest matched prefix; a trace is ACCEPTed iff some behaviour matches all
+   of its events, otherwise REJECTed with the longest matched prefix and the
+   first event no behaviour matches (``FILE:LINE``). The protocol invariants
+   and the refinement of ConsistentSnapshot are checked along the way; if one
+   fails, the specification itself is wrong for that trace (an ERROR).
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from checker.tla.manifest import specs_dir
+from checker.tla.tlc import TlcJob, run_tlc
+from traces import read_trace
+from traces.errors import TraceErrors
+from traces.model import Event, Trace
+
+ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
+OUT_OF_SCOPE = ("fail", "restore", "replay", "discard", "round_abort")
+ALWAYS_IGNORED = ("output", "log", "log_truncate")
+MAX_EVENTS_PER_RUN = 20000
+
+
+@dataclass(frozen=True)
+class Family:
+    module: str                 # the trace specification in specs/
+    mode: str | None = None     # Unaligned's Mode
+    models_arrival: bool = False
+    back_edges: bool = False
+
+
+FAMILIES = {
+    "chandy-lamport": Family("ChandyLamportTrace"),
+    "abs-aligned": Family("ABSTrace", back_edges=True),
+    "abs-cyclic": Family("ABSTrace", back_edges=True),
+    "unaligned": Family("UnalignedTrace", mode="unaligned", models_arrival=True),
+    "aligned-timeout": Family("UnalignedTrace", mode="aligned_timeout", models_arrival=True),
+}
+
+
+@dataclass
+class Verdict:
+    path: str
+    verdict: str
+    protocol: str = ""
+    matched: int = 0           # events of the spec-level trace matched
+    total: int = 0             # events of the spec-level trace (including the final "end")
+    location: str = ""         # FILE:LINE of the first non-matching event
+    message: str = ""
+    ignored: dict = field(default_factory=dict)
+
+    def render(self) -> str:
+        head = f"{self.path}: {self.verdict}"
+        if self.protocol:
+            head += f" ({self.protocol})"
+        if self.verdict == ACCEPT:
+            head += f": all {self.total - 1} mapped events matched"
+        elif self.verdict == REJECT:
+            head += f": longest matched prefix {self.matched} of {self.total - 1} mapped events"
+        lines = [head]
+        if self.location or self.message:
+            lines.append(f"  {self.location + ': ' if self.location else ''}{self.message}")
+        if self.ignored:
+            lines.append("  not mapped (outside the specification): "
+                         + ", ".join(f"{n} {k}" for k, n in sorted(self.ignored.items())))
+        return "\n".join(lines)
+
+
+class OutOfScope(Exception):
+    """The trace cannot be mapped to the specification (an ERROR verdict)."""
+
+    def __init__(self, message: str, line: int = 0):
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass
+class Prepared:
+    """A trace mapped to spec events, with the constants its specification needs."""
+
+    path: str
+    protocol: str
+    family: Family
+    topology: tuple           # everything that must be equal to share one TLC run
+    rounds: int
+    max_data: int
+    events: list[dict]
+    lines: list[int]          # file line of each spec event (0 for "end")
+    descr: list[str]          # a readable description of each spec event
+    ignored: Counter
+
+
+# -- mapping -------------------------------------------------------------------
+
+def causal_order(trace: Trace) -> list[Event]:
+    """Events in file order, except that an event waits for the sends of the
+    messages it receives or records (per-process order kept)."""
+    sent: set[str] = set()
+    waiting: dict[str, list[str]] = defaultdict(list)   # mid -> processes blocked on it
+    backlog: dict[str, list[Event]] = defaultdict(list)
+    out: list[Event] = []
+
+    def needs(e: Event) -> list[str]:
+        if e.type in ("recv", "arrive", "discard"):
+            return [e.mid]
+        if e.type == "record":
+            return list(e.mids or ())
+        return []
+
+    def try_emit(proc: str) -> None:
+        queue = backlog[proc]
+        while queue:
+            e = queue[0]
+            missing = [m for m in needs(e) if m not in sent]
+            if missing:
+                waiting[missing[0]].append(proc)
+                return
+            queue.pop(0)
+            emit(e)
+
+    def emit(e: Event) -> None:
+        out.append(e)
+        if e.type in ("send", "replay"):
+            sent.add(e.mid)
+            for proc in waiting.pop(e.mid, []):
+                try_emit(proc)
+
+    for e in trace.events:
+        backlog[e.proc].append(e)
+        if len(backlog[e.proc]) == 1:
+            try_emit(e.proc)
+    leftover = [e for q in backlog.values() for e in q]
+    if leftover:       # the validator rejects causal cycles, so this cannot happen
+        raise OutOfScope("causally impossible history", leftover[0].line)
+    return out
+
+
+def prepare(trace: Trace) -> Prepared:
+    """Map a validated trace to spec events (raises ``OutOfScope``)."""
+    h = trace.header
+    protocol = str(h.protocol.get("name", "unknown"))
+    family = FAMILIES.get(protocol)
+    if family is None:
+        raise OutOfScope(f"no TLA+ trace specification for protocol {protocol!r} "
+                         f"(supported: {', '.join(sorted(FAMILIES))})")
+    for e in trace.events:
+        if e.type in OUT_OF_SCOPE:
+            raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models "
+                             "failure-free runs whose rounds all complete", e.line)
+        if e.type == "checkpoint" and e.kind not in ("coordinated", "initial"):
+            raise OutOfScope(f"{e.kind} checkpoint: {protocol} takes coordinated checkpoints only", e.line)
+        if e.type == "checkpoint" and e.kind == "coordinated" and e.round is None:
+            raise OutOfScope("coordinated checkpoint without a round", e.line)
+
+    roles = {p.id: p.role for p in h.processes}
+    procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
+    coords = sorted(p for p, r in roles.items() if r == "coordinator")
+    chans = {c.id: c for c in h.channels}
+    data_chans = sorted(c.id for c in h.channels
+                        if c.kind == "data" and roles[c.src] in ("task", "source", "sink")
+                        and roles[c.dst] in ("task", "source", "sink"))
+    ctrl_chans = sorted({e.ch for e in trace.events
+                         if e.type == "send" and e.kind == "barrier" and chans[e.ch].kind == "control"
+                         and roles[chans[e.ch].src] == "coordinator" and roles[chans[e.ch].dst] != "coordinator"})
+    for c in ctrl_chans:
+        if roles[chans[c].dst] not in ("task", "source", "sink"):
+            raise OutOfScope(f"barrier sent on control channel {c!r} to a {roles[chans[c].dst]} process")
+    modelled = set(data_chans) | set(ctrl_chans)
+    back = sorted(c for c in data_chans if chans[c].back_edge) if family.back_edges else []
+
+    # message identities: mid -> (channel, kind, number)
+    msg: dict[str, tuple[str, str, int]] = {}
+    ckpt_round: dict[tuple[str, int], int] = {}
+    for e in trace.events:
+        if e.type == "send":
+            if e.kind == "barrier":
+                msg[e.mid] = (e.ch, "b", e.round)
+            else:
+                msg[e.mid] = (e.ch, "d", e.seq)
+        elif e.type == "checkpoint" and e.kind == "coordinated":
+            ckpt_round[(e.proc, e.ckpt)] = e.round
+
+    # output parts (unaligned): how many records a barrier overtook
+    overtaken: dict[tuple[str, str, int], int] = {}
+    for e in trace.events:
+        if e.type == "record" and e.part == "output":
+            r = ckpt_round.get((e.proc, e.ckpt))
+            if r is not None:
+                overtaken[(e.proc, e.ch, r)] = len(e.mids)
+
+    arrived = {e.mid for e in trace.events if e.type == "arrive"}
+    events: list[dict] = []
+    lines: list[int] = []
+    descr: list[str] = []
+    ignored: Counter = Counter()
+    rounds = 1
+    max_data = 1
+
+    def add(line: int, text: str, op: str, p: str, c: str = "", k: str = "", n: int = 0, x: int = 0,
+            s: tuple = (), part: str = "") -> None:
+        events.append({"op": op, "p": p, "c": c, "k": k, "n": n, "x": x, "s": list(s), "part": part})
+        lines.append(line)
+        descr.append(text)
+
+    for e in causal_order(trace):
+        where = e.line
+        if e.type in ALWAYS_IGNORED:
+            ignored[e.type] += 1
+            continue
+        if e.type in ("send", "recv", "arrive"):
+            if e.ch not in modelled:
+                ignored[f"{e.type} (external input or control message)"] += 1
+                continue
+            ch, k, n = msg[e.mid]
+            if k == "d" and e.ch in ctrl_chans:
+                ignored[f"{e.type} (control message)"] += 1
+                continue
+            if k == "d":
+                max_data = max(max_data, n)
+            else:
+                rounds = max(rounds, n)
+            what = f"{e.type} of {'barrier ' + str(n) if k == 'b' else 'record seq ' + str(n)} " \
+                   f"({e.mid!r}) on {e.ch!r} by {e.proc}"
+            if e.type == "arrive":
+                if not family.models_arrival:
+                    ignored["arrive"] += 1
+                    continue
+                add(where, what, "arrive", e.proc, ch, k, n)
+            elif e.type == "recv":
+                if family.models_arrival and e.mid not in arrived:
+                    add(where, f"arrival (implied) of {e.mid!r} on {e.ch!r}", "arrive", e.proc, ch, k, n)
+                add(where, what, "recv", e.proc, ch, k, n)
+            else:
+                x = overtaken.get((e.proc, e.ch, n), 0) if k == "b" else 0
+                add(where, what, "send", e.proc, ch, k, n, x)
+        elif e.type == "checkpoint":
+            if e.kind == "initial":
+                ignored["checkpoint (initial)"] += 1
+                continue
+            if e.proc not in procs:
+                raise OutOfScope(f"checkpoint of {e.proc}, a {roles[e.proc]} process", where)
+            rounds = max(rounds, e.round)
+            add(where, f"checkpoint {e.ckpt} (round {e.round}) of {e.proc}", "ckpt", e.proc, n=e.round)
+        elif e.type == "record":
+            r = ckpt_round.get((e.proc, e.ckpt))
+            if r is None:
+                raise OutOfScope(f"record for checkpoint {e.ckpt} of {e.proc}, which is not a "
+                                 "coordinated checkpoint", where)
+            if e.ch not in data_chans:
+                raise OutOfScope(f"record of channel {e.ch!r}, which is not a data channel between tasks", where)
+            seqs = []
+            for m in e.mids:
+                ch, k, n = msg[m]
+                if k != "d":
+                    raise OutOfScope(f"record lists the barrier {m!r} as channel state", where)
+                seqs.append(n)
+            part = e.part or "input"
+            add(where, f"record of the {part} part of {e.ch!r} for round {r} by {e.proc}: {list(e.mids)}",
+                "record", e.proc, e.ch, n=r, s=tuple(seqs), part=part)
+        elif e.type in ("round_start", "round_complete"):
+            if e.proc not in coords:
+                raise OutOfScope(f"{e.type} by {e.proc}, which is not a coordinator", where)
+            rounds = max(rounds, e.round)
+            op = "start" if e.type == "round_start" else "complete"
+            add(where, f"{e.type} {e.round} by {e.proc}", op, e.proc, n=e.round)
+        else:
+            raise OutOfScope(f"{e.type!r} events are not mapped", where)
+    add(0, "end of trace: every non-empty recorded channel state must have been reported "
+           "by a record event", "end", "")
+
+    topology = (family, tuple(procs), tuple(coords), tuple(data_chans), tuple(ctrl_chans),
+                tuple((c, chans[c].src, chans[c].dst) for c in sorted(modelled)), tuple(back))
+    return Prepared(trace.path, protocol, family, topology, rounds, max_data, events, lines, descr, ignored)
+
+
+# -- TLA+ generation -------------------------------------------------------------
+
+def tla(value) -> str:
+    """A Python value as a TLA+ expression: str, int, bool, list/tuple (sequence),
+    set/frozenset, dict with identifier keys (record)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "<<" + ", ".join(tla(v) for v in value) + ">>"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(tla(v) for v in value)) + "}"
+    if isinstance(value, dict):
+        return "[" + ", ".join(f"{k} |-> {tla(v)}" for k, v in value.items()) + "]"
+    raise TypeError(f"cannot write {value!r} as TLA+")
+
+
+def tla_function(mapping: dict) -> str:
+    if not mapping:
+        return "<<>>"
+    return " @@ ".join(f"({tla(k)} :> {tla(v)})" for k, v in mapping.items())
+
+
+def tracelog_module(batch: list[Prepared]) -> str:
+    first = batch[0]
+    family, procs, coords, data_chans, ctrl_chans, ends, back = first.topology
+    src = {c: s for c, s, _ in ends}
+    dst = {c: d for c, _, d in ends}
+    initiators = [] if coords else list(procs)
+    defs = [
+        ("TProcs", tla(set(procs))),
+        ("TCoords", tla(set(coords))),
+        ("TChans", tla(set(data_chans) | set(ctrl_chans))),
+        ("TCtrlChans", tla(set(ctrl_chans))),
+        ("TSrc", tla_function(src)),
+        ("TDst", tla_function(dst)),
+        ("TBackEdges", tla(set(back))),
+        ("TInitiators", tla(set(initiators))),
+        ("TRounds", str(max(p.rounds for p in batch))),
+        ("TMaxData", str(max(p.max_data for p in batch))),
+        ("TMode", tla(family.mode or "unaligned")),
+    ]
+    body = [f"{name} == {expr}" for name, expr in defs]
+    body.append("Traces == <<\n" + ",\n".join(tla(p.events) for p in batch) + "\n>>")
+    return ("---- MODULE TraceLog ----\n(* Generated by checker/tla/conform.py. *)\nEXTENDS TLC\n"
+            + "\n".join(body) + "\n====\n")
+
+
+# -- running ---------------------------------------------------------------------
+
+_PROGRESS = re.compile(r'<<"snapcheck-progress", (\d+), (\d+)>>')
+_STATE_T = re.compile(r"/\\ t = (\d+)")
+
+
+def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bool = True) -> list[Verdict]:
+    """Validate traces that share a specification and topology in one TLC run (re-running
+    the rest if one trace makes the specification itself violate an invariant)."""
+    verdicts: dict[int, Verdict] = {}
+    pending = list(range(len(batch)))
+    while pending:
+        sub = [batch[k] for k in pending]
+        family = sub[0].family
+        with tempfile.TemporaryDirectory(prefix="snapcheck-conform-") as tmp:
+            Path(tmp, "TraceLog.tla").write_text(tracelog_module(sub))
+            Path(tmp, "TVRun.tla").write_text(f"---- MODULE TVRun ----\nEXTENDS {family.module}\n====\n")
+            cfg = ["SPECIFICATION TraceSpec", "INVARIANTS Progress Consistent ChannelStateExact"]
+            if refinement:
+                cfg.append("PROPERTY AbsSpec")
+            Path(tmp, "TVRun.cfg").write_text("\n".join(cfg) + "\n")
+            res = run_tlc(TlcJob(directory=Path(tmp), module="TVRun", config="TVRun.cfg",
+                                 library=[specs_dir()], timeout=timeout, deadlock=False))
+        best = defaultdict(int)
+        for line in res.printed:
+            m = _PROGRESS.search(line)
+            if m:
+                k, n = int(m.group(1)), int(m.group(2))
+                best[k] = max(best[k], n)
+        if res.result == "pass":
+            for j, k in enumerate(pending):
+                verdicts[k] = _verdict(batch[k], best[j + 1])
+            break
+        culprit = None
+        if res.result.startswith(("invariant:", "action-property:")) and res.trace:
+            m = _STATE_T.search(res.trace[-1])
+            if m:
+                culprit = pending[int(m.group(1)) - 1]
+        if culprit is None:
+            for k in pending:
+                p = batch[k]
+                verdicts[k] = Verdict(p.path, ERROR, p.protocol, total=len(p.events),
+                                      message=f"TLC failed ({res.result}): {res.error_text()[:2000]}",
+                                      ignored=dict(p.ignored))
+            break
+        p = batch[culprit]
+        step = len(res.trace) - 1
+        verdicts[culprit] = Verdict(
+            p.path, ERROR, p.protocol, matched=step, total=len(p.events),
+            location=_where(p, step - 1),
+            message=f"the specification violates {res.result} after this event: the trace is a "
+                    "behaviour of the specification, but the specification is wrong here",
+            ignored=dict(p.ignored))
+        pending.remove(culprit)
+    return [verdicts[k] for k in range(len(batch))]
+
+
+def _where(p: Prepared, index: int) -> str:
+    if index < 0 or index >= len(p.events):
+        return p.path
+    line = p.lines[index]
+    return f"{p.path}:{line}" if line else f"{p.path}:end"
+
+
+def _verdict(p: Prepared, matched: int) -> Verdict:
+    total = len(p.events)
+    if matched >= total:
+        return Verdict(p.path, ACCEPT, p.protocol, matched=matched, total=total, ignored=dict(p.ignored))
+    return Verdict(p.path, REJECT, p.protocol, matched=matched, total=total,
+                   location=_where(p, matched),
+                   message=f"first event no behaviour of the specification matches: {p.descr[matched]}",
+                   ignored=dict(p.ignored))
+
+
+def conform(paths: list[str], timeout: float = 600.0, refinement: bool = True,
+            on_verdict=None) -> list[Verdict]:
+    """Validate trace files; one ``Verdict`` per path, in order."""
+    verdicts: dict[int, Verdict] = {}
+    groups: dict[tuple, list[tuple[int, Prepared]]] = defaultdict(list)
+    for n, path in enumerate(paths):
+        try:
+            trace = read_trace(path)
+            p = prepare(trace)
+        except TraceErrors as exc:
+            verdicts[n] = Verdict(path, ERROR, message="invalid trace:\n" + exc.render())
+            _notify(on_verdict, verdicts[n])
+            continue
+        except OutOfScope as exc:
+            loc = f"{path}:{exc.line}" if exc.line else path
+            verdicts[n] = Verdict(path, ERROR, str(trace.header.protocol.get("name", "")),
+                                  location=loc, message=str(exc))
+            _notify(on_verdict, verdicts[n])
+            continue
+        groups[p.topology].append((n, p))
+    for members in groups.values():
+        for chunk in _chunks(members):
+            for (n, _), v in zip(chunk, validate_batch([p for _, p in chunk], timeout, refinement)):
+                verdicts[n] = v
+                _notify(on_verdict, v)
+    return [verdicts[n] for n in range(len(paths))]
+
+
+def _chunks(members):
+    chunk, size = [], 0
+    for item in members:
+        if chunk and size + len(item[1].events) > MAX_EVENTS_PER_RUN:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(item)
+        size += len(item[1].events)
+    if chunk:
+        yield chunk
+
+
+def _notify(cb, v: Verdict) -> None:
+    if cb is not None:
+        cb(v)

@@ -1,0 +1,73 @@
+----------------------------- MODULE ChandyLamportTrace -----------------------------
+(***************************************************************************)
+(* Trace validation of Chandy-Lamport (tla.md section 3.1): does some      *)
+(* behaviour of ChandyLamport match a recorded trace, event by event?      *)
+(*                                                                         *)
+(* TraceLog (generated per run by checker/tla/conform.py) defines the      *)
+(* topology (TProcs, TChans, ...) and Traces, a tuple of traces; each      *)
+(* trace is a sequence of events [op, p, c, k, n, x, s, part] (see         *)
+(* conform.py for the mapping from trace format v1).  Variable t chooses   *)
+(* the trace, cursor i counts the events matched.  Every step matches the  *)
+(* next event with the protocol action it names, with the logged values   *)
+(* fixed: the sequence number or round of a message, the recorded channel  *)
+(* state.  The synthetic last event "end" requires that every non-empty    *)
+(* channel state the protocol recorded was reported by a record event.     *)
+(* Progress prints the longest matched prefix of every trace; the trace is *)
+(* accepted iff its cursor reaches its length.                             *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, TLC, TraceLog
+
+VARIABLES chan, nsent, nrcvd, rec, mustSnap, pending, closed, crec, sentAt, rcvdAt,
+          t, i, recorded
+
+CL == INSTANCE ChandyLamport WITH
+    Procs <- TProcs, Coords <- TCoords, Chans <- TChans, CtrlChans <- TCtrlChans,
+    Src <- TSrc, Dst <- TDst, Rounds <- TRounds, MaxData <- TMaxData,
+    Initiators <- TInitiators, Bug <- "none"
+
+pvars == <<chan, nsent, nrcvd, rec, mustSnap, pending, closed, crec, sentAt, rcvdAt>>
+E == Traces[t][i + 1]
+HeadIs(c, k, n) == chan[c] # <<>> /\ Head(chan[c]) = [k |-> k, n |-> n]
+
+TSend ==
+    \/ E.k = "d" /\ nsent[E.c] + 1 = E.n /\ CL!Send(E.c)
+    \/ E.k = "b" /\ rec[E.p] = E.n /\ CL!SendMarker(E.p, E.c)
+
+TRecv ==
+    /\ HeadIs(E.c, E.k, E.n)
+    /\ IF E.k = "d" THEN CL!Recv(E.c) ELSE CL!RecvMarker(E.c)
+
+TCheckpoint == (CL!Snapshot(E.p) \/ CL!Initiate(E.p)) /\ rec'[E.p] = E.n
+
+TStart == CL!StartRound(E.p) /\ rec'[E.p] = E.n
+
+TRecord == CL!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
+
+TComplete == \A p \in TProcs : rec[p] >= E.n
+
+TEnd == \A r \in 1..TRounds, c \in TChans \ TCtrlChans :
+            (CL!SealedNow(r, c) /\ crec[r][c] # <<>>) => <<r, c, "input">> \in recorded
+
+Match ==
+    \/ E.op = "send" /\ TSend /\ UNCHANGED recorded
+    \/ E.op = "recv" /\ TRecv /\ UNCHANGED recorded
+    \/ E.op = "ckpt" /\ TCheckpoint /\ UNCHANGED recorded
+    \/ E.op = "start" /\ TStart /\ UNCHANGED recorded
+    \/ E.op = "record" /\ TRecord /\ UNCHANGED pvars
+       /\ recorded' = recorded \cup {<<E.n, E.c, E.part>>}
+    \/ E.op = "complete" /\ TComplete /\ UNCHANGED <<pvars, recorded>>
+    \/ E.op = "end" /\ TEnd /\ UNCHANGED <<pvars, recorded>>
+
+ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
+
+TraceInit == CL!Init /\ t \in 1..Len(Traces) /\ i = 0 /\ recorded = {}
+TraceNext == i < Len(Traces[t]) /\ Match /\ i' = i + 1 /\ UNCHANGED t
+TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, t, i, recorded>>
+
+\* Print every new longest matched prefix (an invariant that always holds).
+Progress == IF i > TLCGet(t) THEN TLCSet(t, i) /\ PrintT(<<"snapcheck-progress", t, i>>) ELSE TRUE
+
+Consistent == CL!Consistent
+ChannelStateExact == CL!ChannelStateExact
+AbsSpec == CL!AbsSpec
+=============================================================================

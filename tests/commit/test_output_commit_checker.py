@@ -1,0 +1,172 @@
+"""The output-commit, control-delivery and recovery-lineage properties on hand-built traces."""
+
+from checker import CheckOptions, check_trace
+from traces import TraceRecorder
+
+PROCS = [{"id": "C", "role": "coordinator"}, {"id": "A", "role": "source"}, {"id": "S", "role": "sink"}]
+CHANS = [{"id": "C->S", "src": "C", "dst": "S", "kind": "control", "fifo": False},
+         {"id": "C->A", "src": "C", "dst": "A", "kind": "control", "fifo": False},
+         {"id": "A->S", "src": "A", "dst": "S"}]
+PROPS = {"output-commit", "control-delivery", "recovery-lineage"}
+
+
+def rec():
+    return TraceRecorder(PROCS, CHANS, protocol="test-2pc")
+
+
+def out(r, proc, value, **attrs):
+    r.output(proc, value, attrs=attrs)
+
+
+def notify(r, n):
+    return r.send("C", "C->S", value=["commit", n], attrs={"notify": n})
+
+
+def kinds(r, props=PROPS):
+    return check_trace(r.trace(), CheckOptions(properties=set(props))).kinds
+
+
+def round1(r):
+    r.round_start("C", 1)
+    r.checkpoint("A", "coordinated", round=1)
+    r.checkpoint("S", "coordinated", round=1)
+    out(r, "S", 2, txn=1, phase="pre-commit")
+    r.round_complete("C", 1)
+
+
+def test_clean_commit_and_end():
+    r = rec()
+    round1(r)
+    r.recv("S", notify(r, 1))
+    out(r, "S", ["x", "y"], txn=1, phase="commit")
+    out(r, "S", "end-of-stream", phase="end")
+    assert kinds(r) == set()
+
+
+def test_commit_before_notification_is_premature():
+    r = rec()
+    round1(r)
+    out(r, "S", ["x", "y"], txn=1, phase="commit")
+    assert kinds(r) == {"premature-commit"}
+
+
+def test_notification_sent_before_completion_is_premature():
+    r = rec()
+    r.round_start("C", 1)
+    r.checkpoint("A", "coordinated", round=1)
+    r.checkpoint("S", "coordinated", round=1)
+    out(r, "S", 2, txn=1, phase="pre-commit")
+    r.recv("S", notify(r, 1))
+    out(r, "S", ["x", "y"], txn=1, phase="commit")
+    r.round_complete("C", 1)
+    assert kinds(r) == {"premature-commit"}
+
+
+def test_duplicate_commit():
+    r = rec()
+    round1(r)
+    r.recv("S", notify(r, 1))
+    out(r, "S", ["x"], txn=1, phase="commit")
+    r.recv("S", notify(r, 1))
+    out(r, "S", ["x"], txn=1, phase="commit")
+    assert kinds(r) == {"duplicate-commit"}
+
+
+def test_lost_notification_uncommitted_unless_subsumed():
+    r = rec()
+    round1(r)
+    notify(r, 1)                                   # lost: never received
+    assert kinds(r) == {"uncommitted"}
+    r.round_start("C", 2)
+    r.checkpoint("A", "coordinated", round=2)
+    r.checkpoint("S", "coordinated", round=2)
+    r.round_complete("C", 2)
+    r.recv("S", notify(r, 2))                       # subsumes the lost one
+    out(r, "S", ["x", "y"], txn=1, phase="commit")
+    assert kinds(r) == set()
+
+
+def test_end_of_stream_before_final_commit():
+    r = rec()
+    round1(r)
+    out(r, "S", "end-of-stream", phase="end")
+    assert kinds(r) == {"eos-before-commit"}
+
+
+def test_restore_undoes_pre_commit_of_an_aborted_round():
+    r = rec()
+    round1(r)
+    r.recv("S", notify(r, 1))
+    out(r, "S", ["x", "y"], txn=1, phase="commit")
+    r.round_start("C", 2)
+    r.checkpoint("A", "coordinated", round=2)
+    r.checkpoint("S", "coordinated", round=2)
+    out(r, "S", 1, txn=2, phase="pre-commit")
+    r.fail("S")
+    r.round_abort("C", 2, "failure")
+    r.restore("A", 1, recovery=1, round=1)
+    r.restore("S", 1, recovery=1, round=1)
+    assert kinds(r) == set()
+
+
+def test_operator_event_missing_from_completed_round():
+    r = rec()
+    ev = r.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
+    r.round_start("C", 1)
+    r.checkpoint("A", "coordinated", round=1)
+    r.recv("A", ev)                                 # after A's checkpoint: in neither snapshot
+    r.checkpoint("S", "coordinated", round=1)
+    r.round_complete("C", 1)
+    assert kinds(r) == {"control-dropped"}
+
+
+def test_operator_event_in_snapshot_and_rolled_back():
+    r = rec()
+    ev = r.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
+    r.recv("A", ev)
+    r.round_start("C", 1)
+    r.checkpoint("A", "coordinated", round=1)
+    r.checkpoint("S", "coordinated", round=1)
+    r.round_complete("C", 1)
+    assert kinds(r) == set()
+    r2 = rec()                                      # received, then undone by a restore to ckpt 0
+    ev = r2.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
+    r2.recv("A", ev)
+    r2.fail("A")
+    r2.restore("A", 0, recovery=1)
+    r2.restore("S", 0, recovery=1)
+    r2.round_start("C", 1)
+    r2.checkpoint("A", "coordinated", round=1)
+    r2.checkpoint("S", "coordinated", round=1)
+    r2.round_complete("C", 1)
+    assert kinds(r2) == {"control-dropped"}
+
+
+def _recover(r, rounds, ckpts):
+    r.fail("S")
+    for (p, c), rnd in zip(ckpts, rounds):
+        r.restore(p, c, recovery=1, round=rnd)
+
+
+def test_recovery_lineage():
+    def base():
+        r = rec()
+        round1(r)
+        r.round_start("C", 2)
+        r.checkpoint("A", "coordinated", round=2)
+        r.checkpoint("S", "coordinated", round=2)
+        r.round_abort("C", 2, "timeout")
+        return r
+
+    r = base()
+    _recover(r, [1, 1], [("A", 1), ("S", 1)])
+    assert kinds(r, {"recovery-lineage"}) == set()
+    r = base()
+    _recover(r, [2, 2], [("A", 2), ("S", 2)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-aborted"}
+    r = base()
+    _recover(r, [None, None], [("A", 0), ("S", 0)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
+    r = base()
+    _recover(r, [1, 2], [("A", 1), ("S", 2)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-mixed", "restore-aborted"}
