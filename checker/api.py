@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import re
 
+from checker.changelog import check_changelog
 from checker.cic import check_cic
 from checker.cuts import CutAnalysis, fmt_cut, is_aligned
 from checker.durability import Durability
@@ -32,6 +33,7 @@ from checker.observed_recovery import (ObservedRecovery, delivery_violations, du
 from checker.options import CheckOptions
 from checker.output_commit import check_output_properties
 from checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
+from checker.replication import check_replication
 from checker.report import Report
 from checker.rgraph import Graph, scc_labels
 from checker.rounds import find_rounds, round_status, round_violations
@@ -124,6 +126,8 @@ def _check(trace, opts: CheckOptions) -> Report:
     check_cic(run)                  # CIC conformance, timestamps along Z-paths (checker/cic.py)
     check_log_retention(run)        # no log truncated while a recovery line needs it (checker/log_retention.py)
     check_output_properties(run)    # output commit, control delivery, recovery lineage (checker/output_commit.py)
+    check_changelog(run)            # changelog handles restore the checkpoint's state; artifact retention (checker/changelog.py)
+    check_replication(run)          # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)

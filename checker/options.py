@@ -20,6 +20,11 @@ PROPERTIES = (
     "output-commit",      # 2PC sinks: publish only after global completion, once, subsuming lost notifications
     "control-delivery",   # operator events on control channels are in the snapshot of completed rounds
     "recovery-lineage",   # recoveries restore the latest completed round (not an aborted or empty one)
+    "changelog-restore",  # GIC: a checkpoint's snapshot + changelog ranges restore exactly its state
+    "artifact-retention",  # GIC: no artifact deleted while a retained checkpoint references it
+    "replica-agreement",  # active replication: replicas consume the same sequence and emit the same outputs
+    "replica-delivery",   # active replication: after deduplication, every output picked exactly once
+    "replica-liveness",   # active replication: no live process ends blocked with unconsumed input
 )
 SEMANTICS = ("partial", "restart-all")
 

@@ -39,6 +39,17 @@ KIND_PROPERTY = {
     "restore-aborted": "recovery-lineage",
     "restore-stale": "recovery-lineage",
     "restore-mixed": "recovery-lineage",
+    "changelog-gap": "changelog-restore",
+    "changelog-overlap": "changelog-restore",
+    "changelog-mismatch": "changelog-restore",
+    "artifact-unknown": "changelog-restore",
+    "artifact-deleted-referenced": "artifact-retention",
+    "restore-missing-artifact": "artifact-retention",
+    "replica-order-divergence": "replica-agreement",
+    "replica-output-divergence": "replica-agreement",
+    "dedup-lost": "replica-delivery",
+    "dedup-duplicate": "replica-delivery",
+    "replica-stalled": "replica-liveness",
 }
 
 

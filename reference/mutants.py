@@ -304,3 +304,15 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 from reference.commit.mutants import COMMIT_MUTANTS  # noqa: E402  (2PC, control channels, lineage: issue 9)
 
 MUTANTS.update(COMMIT_MUTANTS)
+
+from reference.changelog.mutants import CHANGELOG_MUTANTS  # noqa: E402  (GIC changelog checkpoints: issue 9)
+
+MUTANTS.update(CHANGELOG_MUTANTS)
+
+from reference.replication.mutants import REPLICATION_MUTANTS  # noqa: E402  (active replication: issue 9)
+
+MUTANTS.update(REPLICATION_MUTANTS)
+
+from reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS  # noqa: E402  (UNC/HMNR mutants; they import Mutant)
+
+MUTANTS.update(UNCOORDINATED_MUTANTS)

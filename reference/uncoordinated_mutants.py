@@ -90,7 +90,7 @@ class UNCOpenInterval(UNC):
     defects = LineDefects(skip_open_interval=True)
 
 
-_CYCLIC = {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 60, "interval": 150, "jitter": 150}
+_CYCLIC = {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 80, "interval": 800, "jitter": 300}
 _FAILING = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "interval": 300,
             "failures": (("window_count[0]", 700),)}
 
@@ -114,8 +114,8 @@ UNCOORDINATED_MUTANTS = {m.name: m for m in (
     Mutant("unc-replay-skip-single", UNCReplaySkipSingle, "unc",
            "replay skips a channel's window when it holds a single message (off by one)",
            "published testbed's replay-window bound (find_last_sent_offset)", ("lost",), "exactly-once",
-           {"workload": "q12", "parallelism": 2, "records": 40, "gap": 60, "interval": 300,
-            "failures": (("window_count[0]", 900),)}),
+           {"workload": "q12", "parallelism": 2, "records": 30, "gap": 150, "interval": 300,
+            "failures": (("window_count[0]", 1500),)}),
     Mutant("unc-early-log-truncation", UNCEarlyTruncation, "unc",
            "log truncated when the receiver's latest checkpoint covers it, not the recovery line's",
            "SPARK-6222 (apache/spark#4964): WAL cleaned before a covering checkpoint",

@@ -158,25 +158,25 @@ def q12(parallelism: int = 2, records: int = 10, gap: int = 150, hot_ratio: floa
 
 
 # -- the cyclic reachability query (CheckMate Figure 6) --------------------------------
-def reachability(parallelism: int = 2, records: int = 6, gap: int = 150, nodes: int = 6,
+def reachability(parallelism: int = 2, records: int = 6, gap: int = 150, nodes: int = 5,
                  hot_ratio: float = 0.0) -> Workload:
-    """``records`` link records and ``records // 2 + 1`` source-node records per
-    partition over ``nodes`` graph nodes. A path record is ``("S", origin, node,
-    path)``; a link is ``("L", a, b)``. Every simple path from a source node is
-    discovered exactly once, whatever the order of arrival."""
+    """The graph has ``nodes`` nodes and the links ``a → a+1`` and ``a → a+2`` (mod
+    ``nodes``), each delivered once: partition i of the links source gets every
+    p-th of them, at most ``records``. The sources source delivers ``records // 4 + 1``
+    start nodes per partition. A path record is ``("S", origin, node, path)``; a link
+    is ``("L", a, b)``. Every simple path from a start node is discovered exactly
+    once, whatever the order of arrival (at most 2^(nodes-1) per start node)."""
     p = parallelism
+    links = [("L", a, (a + d) % nodes) for d in (1, 2) for a in range(nodes)]
 
     def inputs(rng: random.Random, source: str, subtask: int):
-        out = []
         if source == "links":
-            for ts in _arrivals(rng, records, gap):
-                a = _pick(rng, nodes, hot_ratio)
-                b = (a + 1 + int(rng.random() * (nodes - 1))) % nodes
-                out.append((ts, ("L", a, b), SIZE["L"]))
-        else:
-            for ts in _arrivals(rng, records // 2 + 1, gap * 2):
-                s = _pick(rng, nodes, hot_ratio)
-                out.append((ts, ("S", s, s, (s,)), SIZE["S"]))
+            mine = links[subtask::p][:records]
+            return [(ts, link, SIZE["L"]) for ts, link in zip(_arrivals(rng, len(mine), gap), mine)]
+        out = []
+        for ts in _arrivals(rng, records // 4 + 1, gap * 2):
+            s = _pick(rng, nodes, hot_ratio)
+            out.append((ts, ("S", s, s, (s,)), SIZE["S"]))
         return out
 
     def project(pair):

@@ -189,8 +189,8 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     entries = (stable.join(records, ["trace_id", "proc", "ckpt"]).where("rline < lim")
                .withColumn("part_rank", F.when(F.col("part") == "input", 0).otherwise(1)))
     per_channel = Window.partitionBy("trace_id", "lim", "subject", "rch")
-    entries = entries.withColumn("ch_first", F.min(F.struct("pidx", "rline", "pos")).over(per_channel))
-    by_mid = Window.partitionBy("trace_id", "lim", "subject", "o").orderBy("ch_first", "part_rank", "pidx", "rline", "pos")
+    entries = entries.withColumn("ch_first", F.min("rline").over(per_channel))
+    by_mid = Window.partitionBy("trace_id", "lim", "subject", "o").orderBy("ch_first", "part_rank", "rline", "pos")
     entries = materialize(entries.withColumn("occ", F.row_number().over(by_mid)))
     dup_rec = entries.where("occ > 1").select("trace_id", "lim", "subject", F.lit("duplicate-recorded").alias("kind"),
                                               F.col("o").alias("mid"), F.col("rch").alias("ch"),
@@ -214,9 +214,9 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     rec_bad = judged.where("kind IS NOT NULL").select(
         "trace_id", "lim", "subject", "kind", F.col("o").alias("mid"), F.col("rch").alias("ch"),
         F.expr("array_compact(array(rline, mline))").alias("lines"))
-    in_order = judged.where("kind IS NULL AND rch_fifo")
-    ch_order = Window.partitionBy("trace_id", "lim", "subject", "rch").orderBy("part_rank", "pidx", "rline", "pos")
-    order_bad = (in_order.withColumn("prev_seq", F.lag("mseq").over(ch_order))
+    in_order = judged.where("kind IS NULL")
+    ch_order = Window.partitionBy("trace_id", "lim", "subject", "rch").orderBy("part_rank", "rline", "pos")
+    order_bad = (in_order.where("rch_fifo").withColumn("prev_seq", F.lag("mseq").over(ch_order))
                  .withColumn("prev_mid", F.lag("o").over(ch_order))
                  .withColumn("prev_line", F.lag("rline").over(ch_order))
                  .where("mseq < prev_seq")
@@ -224,11 +224,10 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
                  .select("trace_id", "lim", "subject", F.lit("order").alias("kind"), F.col("prev_mid").alias("mid"),
                          F.col("rch").alias("ch"), F.array_sort(F.array_distinct(F.array("prev_line", "rline"))).alias("lines")))
 
-    # -- dropped: in transit, not recorded on its channel, not durably logged ---------------------
-    recorded_on = firsts.select("trace_id", "lim", "subject", F.col("o").alias("mid"), F.col("rch").alias("rec_ch"))
+    # -- dropped: in transit, not accepted as recorded channel state, not durably logged ----------
+    accepted = in_order.select("trace_id", "lim", "subject", F.col("o").alias("mid"))
     candidates = (transit.where("NOT ext")
-                  .join(recorded_on, ["trace_id", "lim", "subject", "mid"], "left")
-                  .where("rec_ch IS NULL OR rec_ch <> ch")
+                  .join(accepted, ["trace_id", "lim", "subject", "mid"], "left_anti")
                   .join(aligned, "trace_id"))
     aif = candidates.where("aligned AND NOT back_edge").select(
         "trace_id", "lim", "subject", F.lit("aligned-in-flight").alias("kind"), "mid", "ch",

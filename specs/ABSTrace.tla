@@ -2,13 +2,13 @@
 (***************************************************************************)
 (* Trace validation of ABS (aligned, Algorithms 1 and 2), as in            *)
 (* ChandyLamportTrace: TraceLog (generated) holds the topology and the     *)
-(* traces; cursor i counts the matched events of trace t.  A barrier's     *)
-(* recv blocks its (regular) input, the checkpoint event is the snapshot   *)
+(* traces; cursor counts the matched events of trace traceNo.  A barrier's *)
+(* recv blocks its regular input, the checkpoint event is the snapshot     *)
 (* once aligned, record events report back-edge logs.                      *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
-VARIABLES chan, nsent, nrcvd, rec, closed, pending, crec, sentAt, rcvdAt, t, i, recorded
+VARIABLES chan, nsent, nrcvd, rec, closed, pending, crec, sentAt, rcvdAt, traceNo, cursor, recorded
 
 A == INSTANCE ABS WITH
     Procs <- TProcs, Coords <- TCoords, Chans <- TChans, CtrlChans <- TCtrlChans,
@@ -16,7 +16,7 @@ A == INSTANCE ABS WITH
     MaxData <- TMaxData, Bug <- "none"
 
 pvars == <<chan, nsent, nrcvd, rec, closed, pending, crec, sentAt, rcvdAt>>
-E == Traces[t][i + 1]
+E == Traces[traceNo][cursor + 1]
 HeadIs(c, k, n) == chan[c] # <<>> /\ Head(chan[c]) = [k |-> k, n |-> n]
 
 TSend ==
@@ -50,11 +50,11 @@ Match ==
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
-TraceInit == A!Init /\ t \in 1..Len(Traces) /\ i = 0 /\ recorded = {}
-TraceNext == i < Len(Traces[t]) /\ Match /\ i' = i + 1 /\ UNCHANGED t
-TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, t, i, recorded>>
+TraceInit == A!Init /\ traceNo \in 1..Len(Traces) /\ cursor = 0 /\ recorded = {}
+TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor, recorded>>
 
-Progress == IF i > TLCGet(t) THEN TLCSet(t, i) /\ PrintT(<<"snapcheck-progress", t, i>>) ELSE TRUE
+Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
 
 Consistent == A!Consistent
 ChannelStateExact == A!ChannelStateExact

@@ -6,19 +6,24 @@
 (* TraceLog (generated per run by checker/tla/conform.py) defines the      *)
 (* topology (TProcs, TChans, ...) and Traces, a tuple of traces; each      *)
 (* trace is a sequence of events [op, p, c, k, n, x, s, part] (see         *)
-(* conform.py for the mapping from trace format v1).  Variable t chooses   *)
-(* the trace, cursor i counts the events matched.  Every step matches the  *)
-(* next event with the protocol action it names, with the logged values   *)
-(* fixed: the sequence number or round of a message, the recorded channel  *)
-(* state.  The synthetic last event "end" requires that every non-empty    *)
-(* channel state the protocol recorded was reported by a record event.     *)
-(* Progress prints the longest matched prefix of every trace; the trace is *)
-(* accepted iff its cursor reaches its length.                             *)
+(* conform.py for the mapping from trace format v1).  Variable traceNo     *)
+(* chooses the trace, cursor counts the events matched.  Every step        *)
+(* matches the next event with the protocol action it names, with the      *)
+(* logged values fixed: the sequence number or round of a message, the     *)
+(* recorded channel state.  The synthetic last event "end" requires that   *)
+(* every non-empty channel state the protocol recorded was reported by a   *)
+(* record event.  Progress prints the longest matched prefix of every      *)
+(* trace; a trace is accepted iff its cursor reaches its length.           *)
+(*                                                                         *)
+(* The variables are named traceNo and cursor, not t and i: TLC 2.15 lets  *)
+(* a variable of this module capture a bound identifier of the same name   *)
+(* inside an instantiated module (measured: a LET i == ... in Unaligned    *)
+(* evaluated to this module's i), so no name here may be reused there.     *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
 VARIABLES chan, nsent, nrcvd, rec, mustSnap, pending, closed, crec, sentAt, rcvdAt,
-          t, i, recorded
+          traceNo, cursor, recorded
 
 CL == INSTANCE ChandyLamport WITH
     Procs <- TProcs, Coords <- TCoords, Chans <- TChans, CtrlChans <- TCtrlChans,
@@ -26,7 +31,7 @@ CL == INSTANCE ChandyLamport WITH
     Initiators <- TInitiators, Bug <- "none"
 
 pvars == <<chan, nsent, nrcvd, rec, mustSnap, pending, closed, crec, sentAt, rcvdAt>>
-E == Traces[t][i + 1]
+E == Traces[traceNo][cursor + 1]
 HeadIs(c, k, n) == chan[c] # <<>> /\ Head(chan[c]) = [k |-> k, n |-> n]
 
 TSend ==
@@ -60,12 +65,12 @@ Match ==
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
-TraceInit == CL!Init /\ t \in 1..Len(Traces) /\ i = 0 /\ recorded = {}
-TraceNext == i < Len(Traces[t]) /\ Match /\ i' = i + 1 /\ UNCHANGED t
-TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, t, i, recorded>>
+TraceInit == CL!Init /\ traceNo \in 1..Len(Traces) /\ cursor = 0 /\ recorded = {}
+TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor, recorded>>
 
 \* Print every new longest matched prefix (an invariant that always holds).
-Progress == IF i > TLCGet(t) THEN TLCSet(t, i) /\ PrintT(<<"snapcheck-progress", t, i>>) ELSE TRUE
+Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
 
 Consistent == CL!Consistent
 ChannelStateExact == CL!ChannelStateExact

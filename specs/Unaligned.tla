@@ -74,18 +74,18 @@ Data(n) == [k |-> "d", n |-> n]
 Barrier(r) == [k |-> "b", n |-> r]
 
 \* Positions of barriers in a queue; the data message numbers in a queue.
-BarrierPos(q) == {i \in 1..Len(q) : q[i].k = "b"}
+BarrierPos(q) == {pos \in 1..Len(q) : q[pos].k = "b"}
 FirstBarrier(q) == IF BarrierPos(q) = {} THEN Len(q) + 1
-                   ELSE CHOOSE i \in BarrierPos(q) : \A j \in BarrierPos(q) : i <= j
+                   ELSE CHOOSE pos \in BarrierPos(q) : \A pos2 \in BarrierPos(q) : pos <= pos2
 LastBarrier(q) == IF BarrierPos(q) = {} THEN 0
-                  ELSE CHOOSE i \in BarrierPos(q) : \A j \in BarrierPos(q) : i >= j
-DataNums(q) == [i \in 1..Len(q) |-> q[i].n]
+                  ELSE CHOOSE pos \in BarrierPos(q) : \A pos2 \in BarrierPos(q) : pos >= pos2
+DataNums(q) == [pos \in 1..Len(q) |-> q[pos].n]
 \* The data queued in q ahead of the barrier of round r (or of a later round).
 PreBarrier(q, r) ==
-    LET later == {i \in BarrierPos(q) : q[i].n >= r}
-        end == IF later = {} THEN Len(q) + 1 ELSE CHOOSE i \in later : \A j \in later : i <= j
+    LET later == {pos \in BarrierPos(q) : q[pos].n >= r}
+        end == IF later = {} THEN Len(q) + 1 ELSE CHOOSE pos \in later : \A pos2 \in later : pos <= pos2
     IN DataNums(SelectSeq(SubSeq(q, 1, end - 1), LAMBDA m : m.k = "d"))
-RemoveAt(q, i) == SubSeq(q, 1, i - 1) \o SubSeq(q, i + 1, Len(q))
+RemoveAt(q, pos) == SubSeq(q, 1, pos - 1) \o SubSeq(q, pos + 1, Len(q))
 
 Busy(p) == mustSnap[p] # 0 \/ pending[p] # {}
 \* Aligned mode: c delivered the barrier of p's coming round, p has not snapshotted.
@@ -180,19 +180,19 @@ Recv(c) ==
 \* (unaligned mode: a priority event; the first one triggers the snapshot).
 RecvBarrier(c) ==
     LET p == Dst[c]
-        i == FirstBarrier(ibuf[c])
-        r == ibuf[c][i].n IN
-    /\ i <= Len(ibuf[c])
+        pos == FirstBarrier(ibuf[c])
+        r == ibuf[c][pos].n IN
+    /\ pos <= Len(ibuf[c])
     /\ ~Busy(p)
     /\ ~Blocked(c)
-    /\ Mode = "unaligned" \/ i = 1
-    /\ ibuf' = [ibuf EXCEPT ![c] = RemoveAt(@, i)]
+    /\ Mode = "unaligned" \/ pos = 1
+    /\ ibuf' = [ibuf EXCEPT ![c] = RemoveAt(@, pos)]
     /\ closed' = [closed EXCEPT ![c] = r]
     /\ IF Mode = "unaligned" /\ rec[p] < r
          THEN \* the trigger: the data queued ahead of the barrier is in transit
               /\ mustSnap' = [mustSnap EXCEPT ![p] = r]
               /\ inpart' = IF c \in DataChans
-                             THEN [inpart EXCEPT ![r][c] = DataNums(SubSeq(ibuf[c], 1, i - 1))]
+                             THEN [inpart EXCEPT ![r][c] = DataNums(SubSeq(ibuf[c], 1, pos - 1))]
                              ELSE inpart
          ELSE UNCHANGED <<mustSnap, inpart>>
     /\ UNCHANGED <<wire, nsent, nrcvd, rec, unal, pending, arrivedB, outpart, sentAt, rcvdAt>>

@@ -11,7 +11,7 @@
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
 VARIABLES wire, ibuf, nsent, nrcvd, rec, mustSnap, unal, pending, closed, arrivedB,
-          inpart, outpart, sentAt, rcvdAt, t, i, recorded
+          inpart, outpart, sentAt, rcvdAt, traceNo, cursor, recorded
 
 U == INSTANCE Unaligned WITH
     Procs <- TProcs, Coords <- TCoords, Chans <- TChans, CtrlChans <- TCtrlChans,
@@ -20,7 +20,7 @@ U == INSTANCE Unaligned WITH
 
 pvars == <<wire, ibuf, nsent, nrcvd, rec, mustSnap, unal, pending, closed, arrivedB,
            inpart, outpart, sentAt, rcvdAt>>
-E == Traces[t][i + 1]
+E == Traces[traceNo][cursor + 1]
 Msg(k, n) == [k |-> k, n |-> n]
 
 TSend ==
@@ -70,11 +70,11 @@ Match ==
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
-TraceInit == U!Init /\ t \in 1..Len(Traces) /\ i = 0 /\ recorded = {}
-TraceNext == i < Len(Traces[t]) /\ Match /\ i' = i + 1 /\ UNCHANGED t
-TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, t, i, recorded>>
+TraceInit == U!Init /\ traceNo \in 1..Len(Traces) /\ cursor = 0 /\ recorded = {}
+TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor, recorded>>
 
-Progress == IF i > TLCGet(t) THEN TLCSet(t, i) /\ PrintT(<<"snapcheck-progress", t, i>>) ELSE TRUE
+Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
 
 Consistent == U!Consistent
 ChannelStateExact == U!ChannelStateExact

@@ -12,6 +12,13 @@ from reference.commit.protocol import TwoPhaseCommitABS  # noqa: E402  (issue 9)
 
 PROTOCOLS = {p.name: p for p in (ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, BCS)}
 PROTOCOLS[TwoPhaseCommitABS.name] = TwoPhaseCommitABS
+from reference.changelog.protocol import GicChangelog  # noqa: E402  (issue 9)
+
+PROTOCOLS[GicChangelog.name] = GicChangelog
+from reference.replication.protocol import KaZoo, LiveRobin  # noqa: E402  (issue 9)
+
+PROTOCOLS[LiveRobin.name] = LiveRobin
+PROTOCOLS[KaZoo.name] = KaZoo
 PROTOCOLS["hmnr-clock"] = HMNRClock          # HMNR in the clock[]/min_to[] form (trace name "hmnr")
 
 __all__ = ["PROTOCOLS", "AlignedABS", "CyclicABS", "AlignedTimeout", "ChandyLamport", "Unaligned"]

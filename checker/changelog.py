@@ -1,0 +1,207 @@
+"""Changelog (GIC) checkpoints: the restored state is the state at the checkpoint, and
+no artifact a retained checkpoint references is deleted (bug-zoo.md P8, pattern 5).
+
+Definitions after "Generic Log-based Incremental Checkpoint" (the changelog seed):
+a checkpoint of a task is a *handle* — a materialized snapshot holding the changes
+``sqn < upto`` plus changelog ranges — and restoring it applies the snapshot, then
+each range. Trace vocabulary (v1 events with ``attrs``; docs/checker.md):
+
+* ``output`` with ``attrs {"artifact": id, "op": "create", "type":
+  "materialization" | "changelog", "from": lo, "to": hi}``, by the task whose
+  changes ``lo ≤ sqn < hi`` the artifact holds;
+* ``output`` with ``attrs {"artifact": id, "op": "delete"}`` (any process; the
+  checkpoint store / garbage collector);
+* a task's ``checkpoint`` with ``vars {"materialization": id | null, "changelog":
+  [[id, from, to], ...], ...}``.
+
+A task's *changes* are its processed data messages, identified by ``(channel, seq)``
+(stable across incarnations), in the order of its effective history: a ``restore``
+to checkpoint ``c`` resets the sequence to what it was at ``c``. Change ``sqn`` is
+position ``sqn`` of that sequence. An artifact's *content* is fixed at its creation
+line: the changes ``lo..hi-1`` of the creator's effective history there.
+
+``changelog-restore`` (P8, FLINK-25492): for every checkpoint with a handle, the
+changes the handle restores — the materialization's content, then each range's
+part of its segment — equal the task's changes at the checkpoint:
+``changelog-gap`` (a change at the checkpoint is in neither the snapshot nor a range,
+e.g. an inclusive materialization boundary), ``changelog-overlap`` (a change
+restored twice: a non-idempotent update applied twice), ``changelog-mismatch`` (the
+coverage is exact but the content differs, or the handle claims changes beyond the
+checkpoint), ``artifact-unknown`` (the handle names an artifact not created before
+the checkpoint, or a range outside its segment).
+
+``artifact-retention`` (P8 / P4, FLINK-7268): the store retains the latest
+``retained`` completed rounds (protocol parameter, default 1); at every deletion, no
+checkpoint of a retained round references the artifact
+(``artifact-deleted-referenced``); no restore reads a handle whose artifact was
+already deleted (``restore-missing-artifact``).
+"""
+
+from __future__ import annotations
+
+from checker.report import Violation
+
+
+def _attr(e, name):
+    return e.attrs.get(name) if e.attrs else None
+
+
+def has_changelog(trace) -> bool:
+    return any((e.type == "output" and _attr(e, "artifact") is not None)
+               or (e.type == "checkpoint" and e.vars and "changelog" in e.vars) for e in trace.events)
+
+
+class _Artifacts:
+    """Artifacts, their contents, deletions and the handles of one trace."""
+
+    def __init__(self, trace):
+        key_of: dict[str, tuple] = {}
+        barriers: set[str] = set()
+        for e in trace.events:
+            if e.type == "send":
+                if e.kind == "barrier":
+                    barriers.add(e.mid)
+                else:
+                    key_of[e.mid] = (e.ch, e.seq)
+        self.created: dict[str, tuple] = {}        # id -> (line, owner, lo, hi, content, type)
+        self.deleted: dict[str, int] = {}          # id -> first deletion line
+        self.handles: dict[tuple[str, int], tuple] = {}   # (proc, ckpt) -> (line, handle, changes)
+        for proc, events in trace.by_process().items():
+            changes: list[tuple] = []
+            saved: dict[int, list] = {0: []}
+            for e in events:
+                t = e.type
+                if t == "recv" and e.mid not in barriers and e.mid in key_of:
+                    changes.append(key_of[e.mid])
+                elif t == "checkpoint":
+                    saved[e.ckpt] = list(changes)
+                    if e.vars and "changelog" in e.vars:
+                        self.handles[(proc, e.ckpt)] = (e.line, e.vars, saved[e.ckpt])
+                elif t == "restore":
+                    changes = list(saved.get(e.ckpt, []))
+                elif t == "output" and _attr(e, "artifact") is not None:
+                    aid = _attr(e, "artifact")
+                    if _attr(e, "op") == "delete":
+                        self.deleted.setdefault(aid, e.line)
+                    elif _attr(e, "op") == "create":
+                        lo, hi = int(_attr(e, "from") or 0), int(_attr(e, "to") or 0)
+                        self.created.setdefault(aid, (e.line, proc, lo, hi, changes[lo:hi], _attr(e, "type")))
+
+    def referenced(self, handle: dict) -> list[str]:
+        out = [handle["materialization"]] if handle.get("materialization") else []
+        return out + [r[0] for r in handle.get("changelog", [])]
+
+
+def _fmt(key) -> str:
+    return f"{key[0]}#{key[1]}"
+
+
+def restore_violations(arts: _Artifacts) -> list[Violation]:
+    out = []
+    for (proc, ckpt), (line, h, state) in sorted(arts.handles.items(), key=lambda kv: kv[1][0]):
+        subject = f"checkpoint {proc}:{ckpt}"
+        pieces = []                              # (lo, hi, content, artifact line)
+        bad = False
+        for aid, lo, hi in ([(h["materialization"], None, None)] if h.get("materialization") else []) + \
+                [tuple(r) for r in h.get("changelog", [])]:
+            a = arts.created.get(aid)
+            if a is None or a[0] > line or a[1] != proc:
+                why = "never created by this task" if a is None or a[1] != proc else f"created later (line {a[0]})"
+                out.append(Violation("artifact-unknown", "changelog-restore", subject,
+                                     f"checkpoint {proc}:{ckpt} (line {line}) references artifact {aid}, {why}.",
+                                     [line] + ([a[0]] if a else []), {"artifacts": [aid], "checkpoints": [[proc, ckpt]]}))
+                bad = True
+                continue
+            alo, ahi, content = a[2], a[3], a[4]
+            lo, hi = (alo, ahi) if lo is None else (int(lo), int(hi))
+            if lo < alo or hi > ahi or lo > hi:
+                out.append(Violation("artifact-unknown", "changelog-restore", subject,
+                                     f"checkpoint {proc}:{ckpt} (line {line}) restores changes {lo}..{hi - 1} of "
+                                     f"{aid}, which holds {alo}..{ahi - 1} (line {a[0]}).", [line, a[0]],
+                                     {"artifacts": [aid], "checkpoints": [[proc, ckpt]]}))
+                bad = True
+                continue
+            pieces.append((lo, hi, content[lo - alo:hi - alo], a[0], aid))
+        if bad:
+            continue
+        cover = [0] * max([len(state)] + [p[1] for p in pieces])
+        for lo, hi, *_ in pieces:
+            for s in range(lo, hi):
+                cover[s] += 1
+        gap = [s for s in range(len(state)) if cover[s] == 0]
+        over = [s for s, c in enumerate(cover) if c > 1]
+        lines = [line] + [p[3] for p in pieces]
+        wit = {"checkpoints": [[proc, ckpt]], "artifacts": [p[4] for p in pieces]}
+        bounds = ", ".join(f"{p[4]}[{p[0]},{p[1]})" for p in pieces) or "nothing"
+        if gap:
+            s = gap[0]
+            out.append(Violation("changelog-gap", "changelog-restore", subject,
+                                 f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes, but its handle "
+                                 f"({bounds}) restores no change at sqn {s} (message {_fmt(state[s])})"
+                                 f"{f' and {len(gap) - 1} more' if len(gap) > 1 else ''}: the restored state misses "
+                                 f"it.", lines,
+                                 {**wit, "sqn": gap[:20]}))
+        elif over:
+            s = over[0]
+            out.append(Violation("changelog-overlap", "changelog-restore", subject,
+                                 f"checkpoint {proc}:{ckpt} (line {line}): its handle ({bounds}) restores change sqn {s} "
+                                 f"{cover[s]} times{f' and {len(over) - 1} more' if len(over) > 1 else ''}: a "
+                                 f"non-idempotent update is applied twice.", lines, {**wit, "sqn": over[:20]}))
+        elif len(cover) > len(state) or [c for p in sorted(pieces) for c in p[2]] != state:
+            out.append(Violation("changelog-mismatch", "changelog-restore", subject,
+                                 f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes; its handle "
+                                 f"({bounds}) restores {len(cover)} changes that differ from them.", lines, wit))
+    return out
+
+
+def retention_violations(trace, arts: _Artifacts) -> list[Violation]:
+    params = (trace.header.protocol or {}).get("params") or {}
+    keep = int(params.get("retained", 1))
+    completed: list[tuple[int, int]] = []          # (line, round)
+    round_ckpts: dict[int, list] = {}
+    for e in trace.events:
+        if e.type == "round_complete":
+            completed.append((e.line, e.round))
+        elif e.type == "checkpoint" and e.round is not None and (e.proc, e.ckpt) in arts.handles:
+            round_ckpts.setdefault(e.round, []).append((e.proc, e.ckpt))
+    out = []
+    for aid, dline in sorted(arts.deleted.items(), key=lambda kv: kv[1]):
+        retained = [r for ln, r in completed if ln < dline][-keep:]
+        for r in retained:
+            users = [(p, c) for p, c in round_ckpts.get(r, []) if aid in arts.referenced(arts.handles[(p, c)][1])]
+            if users:
+                p, c = users[0]
+                hline = arts.handles[(p, c)][0]
+                out.append(Violation("artifact-deleted-referenced", "artifact-retention", f"artifact {aid}",
+                                     f"artifact {aid} is deleted at line {dline} although round {r}, a retained "
+                                     f"completed checkpoint, references it (checkpoint {p}:{c}, line {hline}): "
+                                     f"recovery from round {r} cannot read it.", [dline, hline],
+                                     {"artifacts": [aid], "checkpoints": [[p, c]]}))
+                break
+    for e in trace.events:
+        if e.type == "restore" and (e.proc, e.ckpt) in arts.handles:
+            hline, h, _ = arts.handles[(e.proc, e.ckpt)]
+            gone = [a for a in arts.referenced(h) if arts.deleted.get(a, e.line) < e.line]
+            if gone:
+                out.append(Violation("restore-missing-artifact", "artifact-retention", f"restore {e.proc}:{e.ckpt}",
+                                     f"{e.proc} restores checkpoint {e.ckpt} at line {e.line}, whose handle (line "
+                                     f"{hline}) references {', '.join(gone)}, deleted at line "
+                                     f"{arts.deleted[gone[0]]}.", [e.line, hline, arts.deleted[gone[0]]],
+                                     {"artifacts": gone, "checkpoints": [[e.proc, e.ckpt]]}))
+    return out
+
+
+def check_changelog(run) -> None:
+    """Add ``changelog-restore`` and ``artifact-retention`` to a ``check_trace`` run
+    where the trace has the changelog vocabulary (or when selected)."""
+    trace = run.trace
+    present = has_changelog(trace)
+    want_restore = run.want("changelog-restore") and (present or run.explicit("changelog-restore"))
+    want_retention = run.want("artifact-retention") and (present or run.explicit("artifact-retention"))
+    if not (want_restore or want_retention):
+        return
+    arts = _Artifacts(trace)
+    if want_restore:
+        run.add("changelog-restore", "trace", restore_violations(arts))
+    if want_retention:
+        run.add("artifact-retention", "trace", retention_violations(trace, arts))

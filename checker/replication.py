@@ -1,0 +1,199 @@
+"""Active replication: replica agreement, delivery after deduplication, liveness
+(bug-zoo.md P7 and P6; the active-replication seed; Materialize #38196).
+
+Trace vocabulary (v1 events; docs/checker.md "Active replication"): the header's
+``protocol.params.replicas`` maps a logical task to its replica processes, e.g.
+``{"U[0]": ["U[0]#0", "U[0]#1"]}``. Every upstream sends each message to every
+replica of its downstream (*duplicate sending*): the *logical identity* of a data
+message is ``(logical sender, logical receiver, seq)``, where a replica's logical
+name is its task's (so the copies a source sends to the two replicas, and the copies
+the two replicas send to the sink, share an identity). A replica's *consumed
+sequence* is the logical identities of its ``recv`` events on data channels, in
+order (heartbeats, ``attrs.heartbeat``, included: they are propagated
+deterministically). Control channels (``kind: control``: leader notifications,
+orders) are not inputs.
+
+``replica-agreement`` (P7): for every replicated task, the consumed sequences of its
+replicas agree on their common prefix (a crashed replica has a prefix):
+``replica-order-divergence``; and the replicas emit the same value (and the same
+heartbeat) under the same logical identity: ``replica-output-divergence``.
+
+``replica-delivery`` (exactly-once after deduplication, §III "first come, first
+picked"): a receiver of a replicated task's output picks (``recv``) each logical
+identity exactly once: ``dedup-duplicate`` (picked twice), ``dedup-lost`` (sent by
+some replica, never picked by a receiver that did not fail — discarded as a
+duplicate without being picked, or never delivered).
+
+``replica-liveness`` (P6): the trace ends quiescent (the model runs until nothing is
+left to do); a process that did not fail and still holds data messages that arrived
+(``arrive``) but were neither consumed nor discarded is blocked: ``replica-stalled``
+(who waits, on which inputs, since which line).
+"""
+
+from __future__ import annotations
+
+from checker.report import Violation
+
+
+def replicas_of(trace) -> dict[str, list[str]]:
+    params = (trace.header.protocol or {}).get("params") or {}
+    reps = params.get("replicas")
+    return {str(k): [str(x) for x in v] for k, v in reps.items()} if isinstance(reps, dict) else {}
+
+
+class _Replication:
+    def __init__(self, trace, replicas: dict[str, list[str]]):
+        self.replicas = replicas
+        self.logical = {r: task for task, rs in replicas.items() for r in rs}
+        self.chan = {c.id: c for c in trace.header.channels}
+        self.sends: dict[str, object] = {}
+        self.failed: set[str] = set()
+        for e in trace.events:
+            if e.type == "send":
+                self.sends[e.mid] = e
+            elif e.type == "fail":
+                self.failed.add(e.proc)
+            elif e.type == "restore":
+                self.failed.discard(e.proc)
+
+    def name(self, proc: str) -> str:
+        return self.logical.get(proc, proc)
+
+    def data(self, ch: str) -> bool:
+        c = self.chan.get(ch)
+        return c is not None and (c.kind or "data") == "data"
+
+    def identity(self, mid: str) -> tuple:
+        s = self.sends[mid]
+        c = self.chan[s.ch]
+        return (self.name(c.src), self.name(c.dst), s.seq)
+
+
+def _fmt(ident: tuple) -> str:
+    return f"{ident[0]}->{ident[1]} seq {ident[2]}"
+
+
+def _hb(e):
+    return e.attrs.get("heartbeat") if e.attrs else None
+
+
+def agreement_violations(trace, rp: _Replication) -> list[Violation]:
+    out = []
+    by_proc = trace.by_process()
+    for task, reps in rp.replicas.items():
+        seqs = {r: [(rp.identity(e.mid), e.line, e.mid) for e in by_proc.get(r, [])
+                    if e.type == "recv" and rp.data(e.ch) and e.mid in rp.sends] for r in reps}
+        first = reps[0]
+        for other in reps[1:]:
+            a, b = seqs[first], seqs[other]
+            for k, ((ia, la, ma), (ib, lb, mb)) in enumerate(zip(a, b)):
+                if ia != ib:
+                    out.append(Violation(
+                        "replica-order-divergence", "replica-agreement", f"task {task}",
+                        f"replicas {first} and {other} of {task} agree on their first {k} consumed events, then "
+                        f"{first} consumes {_fmt(ia)} (line {la}) and {other} consumes {_fmt(ib)} (line {lb}): "
+                        f"a deterministic task fed different orders diverges.", [la, lb],
+                        {"messages": [ma, mb], "position": k,
+                         "replicas": [first, other]}))
+                    break
+        sent: dict[tuple, tuple] = {}
+        for r in reps:
+            for e in by_proc.get(r, []):
+                if e.type != "send" or not rp.data(e.ch):
+                    continue
+                ident = rp.identity(e.mid)
+                seen = sent.setdefault(ident, (r, e))
+                r0, e0 = seen
+                if r0 != r and (e0.value != e.value or _hb(e0) != _hb(e)):
+                    what = (f"value {e0.value!r}" if _hb(e0) is None else f"heartbeat {_hb(e0)}",
+                            f"value {e.value!r}" if _hb(e) is None else f"heartbeat {_hb(e)}")
+                    out.append(Violation(
+                        "replica-output-divergence", "replica-agreement", f"task {task}",
+                        f"replicas {r0} and {r} of {task} emit different outputs under {_fmt(ident)}: {what[0]} "
+                        f"(line {e0.line}) and {what[1]} (line {e.line}); the receiver's deduplication keeps "
+                        f"whichever comes first.", [e0.line, e.line],
+                        {"messages": [e0.mid, e.mid], "replicas": [r0, r]}))
+                    break
+            else:
+                continue
+            break
+    return out
+
+
+def delivery_violations(trace, rp: _Replication) -> list[Violation]:
+    out = []
+    picked: dict[tuple, list] = {}
+    dropped: dict[tuple, int] = {}
+    sent: dict[tuple, int] = {}
+    receivers: set[str] = set()
+    for e in trace.events:
+        if e.type == "send" and rp.data(e.ch) and e.proc in rp.logical:
+            dst = rp.chan[e.ch].dst
+            receivers.add(dst)
+            sent.setdefault(rp.identity(e.mid), e.line)
+        elif e.type == "recv" and e.mid in rp.sends and rp.sends[e.mid].proc in rp.logical and rp.data(e.ch):
+            picked.setdefault((e.proc, rp.identity(e.mid)), []).append(e.line)
+        elif e.type == "discard" and e.mid in rp.sends and rp.sends[e.mid].proc in rp.logical:
+            dropped.setdefault((e.proc, rp.identity(e.mid)), e.line)
+    for (proc, ident), lines in sorted(picked.items(), key=lambda kv: kv[1][0]):
+        if len(lines) > 1:
+            out.append(Violation("dedup-duplicate", "replica-delivery", f"receiver {proc}",
+                                 f"{proc} picks {_fmt(ident)} {len(lines)} times (lines "
+                                 f"{', '.join(map(str, lines))}): deduplication by sequence number failed.",
+                                 lines, {"identity": list(ident)}))
+    for ident, line in sorted(sent.items(), key=lambda kv: kv[1]):
+        dst = ident[1]
+        for proc in sorted(receivers):
+            if rp.name(proc) != dst or proc in rp.failed or (proc, ident) in picked:
+                continue
+            why = (f"discarded at line {dropped[(proc, ident)]} without ever being picked"
+                   if (proc, ident) in dropped else "never delivered")
+            out.append(Violation("dedup-lost", "replica-delivery", f"receiver {proc}",
+                                 f"{_fmt(ident)} (first sent at line {line}) is {why} at {proc}: lost after "
+                                 f"deduplication.", [line, dropped.get((proc, ident), 0)],
+                                 {"identity": list(ident)}))
+    return out
+
+
+def liveness_violations(trace, rp: _Replication) -> list[Violation]:
+    out = []
+    for proc, events in trace.by_process().items():
+        if proc in rp.failed:
+            continue
+        waiting: dict[str, object] = {}
+        for e in events:
+            if e.type == "arrive" and rp.data(e.ch) and e.mid in rp.sends and _hb(rp.sends[e.mid]) is None:
+                waiting[e.mid] = e
+            elif e.type in ("recv", "discard"):
+                waiting.pop(e.mid, None)
+            elif e.type == "restore":
+                waiting.clear()
+        if waiting:
+            stuck = sorted(waiting.values(), key=lambda e: e.line)
+            chans = sorted({e.ch for e in stuck})
+            inputs = sorted({rp.chan[c].src for c in rp.chan if rp.chan[c].dst == proc and rp.data(c)} - {
+                rp.chan[c].src for c in chans})
+            out.append(Violation("replica-stalled", "replica-liveness", f"process {proc}",
+                                 f"{proc} ends with {len(stuck)} arrived data message(s) never consumed, the oldest "
+                                 f"{stuck[0].mid} since line {stuck[0].line} (on {', '.join(chans)}); it is blocked "
+                                 f"waiting for input from {', '.join(inputs) or 'another queue'}.",
+                                 [e.line for e in stuck[:5]], {"messages": [e.mid for e in stuck[:20]]}))
+    return out
+
+
+def check_replication(run) -> None:
+    """Add ``replica-agreement``, ``replica-delivery`` and ``replica-liveness`` to a
+    ``check_trace`` run for traces that declare replicas (or when selected)."""
+    trace = run.trace
+    replicas = replicas_of(trace)
+    wanted = [p for p in ("replica-agreement", "replica-delivery", "replica-liveness")
+              if run.want(p) and (replicas or run.explicit(p))]
+    if not wanted:
+        return
+    rp = _Replication(trace, replicas)
+    if "replica-agreement" in wanted:
+        run.add("replica-agreement", "trace", agreement_violations(trace, rp))
+    if "replica-delivery" in wanted:
+        run.add("replica-delivery", "trace", delivery_violations(trace, rp))
+    if "replica-liveness" in wanted:
+        run.add("replica-liveness", "trace", liveness_violations(trace, rp))

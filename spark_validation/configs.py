@@ -1,0 +1,141 @@
+"""Random simulation configurations drawn from one seed, and the command that reproduces each.
+
+A validation run ``i`` of a campaign with base seed ``S`` uses seed ``S + i``;
+its configuration is a pure function of that seed and of the campaign's
+selection (protocols, workloads, mutants), so any partitioning of the seeds
+over Spark tasks gives the same runs. A run is either a correct protocol
+under a random topology, schedule and failure schedule, or a mutant
+(``reference.MUTANTS``) under its demonstration configuration with the
+run's seed (its ``demo`` shows the bug reliably; the seed varies timing and
+inputs).
+
+``command(cfg)`` is the ``snapcheck simulate …`` command line that re-creates
+exactly the same trace (every field that differs from ``SimConfig``'s default,
+as its command-line option).
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+from dataclasses import dataclass, fields, replace
+
+# The protocols validated by default: those whose correctness the checker can judge on
+# any random configuration of the simulator (coordinated family, uncoordinated, CIC).
+DEFAULT_PROTOCOLS = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
+ACYCLIC = ("q1", "q3", "q8", "q12", "random-dag")
+CYCLIC = ("reachability", "random-cyclic")
+DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
+# Protocols that only run acyclic dataflows (a cycle deadlocks aligned ABS: its mutant shows it).
+ACYCLIC_ONLY = {"abs-aligned"}
+# Protocols with one round in flight at a time (unaligned checkpoints, FLIP-76).
+SINGLE_ROUND = {"unaligned", "aligned-timeout"}
+MUTANT_SHARE = 0.2          # fraction of runs given to mutants when mutants are selected
+
+# SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
+_OPTIONS = {
+    "protocol": "--protocol", "mutant": "--mutant", "workload": "--workload", "parallelism": "--parallelism",
+    "seed": "--seed", "records": "--records", "gap": "--gap", "hot_ratio": "--hot-ratio", "interval": "--interval",
+    "max_concurrent": "--max-concurrent", "checkpoint_timeout": "--checkpoint-timeout",
+    "aligned_timeout": "--aligned-timeout", "latency": "--latency", "jitter": "--jitter", "buffer": "--buffer",
+    "out_buffer": "--out-buffer", "decline_prob": "--decline-prob",
+}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a campaign draws from."""
+
+    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
+    workloads: tuple[str, ...] = DEFAULT_WORKLOADS
+    mutants: tuple[str, ...] = ()
+    failures: bool = True
+
+    def check(self) -> None:
+        """Unknown names are usage errors (exit 2)."""
+        from reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
+        from snapcheck.errors import UsageError
+
+        for kind, names, known in (("protocol", self.protocols, PROTOCOLS),
+                                   ("workload", self.workloads, list(WORKLOADS) + list(RANDOM_WORKLOADS)),
+                                   ("mutant", self.mutants, MUTANTS)):
+            bad = [n for n in names if n not in known]
+            if bad:
+                raise UsageError(f"unknown {kind}(s) {', '.join(bad)} (known: {', '.join(known)}; "
+                                 "see snapcheck simulate --list)")
+        if not self.protocols and not self.mutants:
+            raise UsageError("nothing to validate: give at least one protocol or mutant")
+        for p in self.protocols:
+            if not self.workloads_for(p):
+                raise UsageError(f"protocol {p} runs only on acyclic workloads ({', '.join(ACYCLIC)}); "
+                                 "none is selected")
+
+    def workloads_for(self, protocol: str) -> tuple[str, ...]:
+        return tuple(w for w in self.workloads if protocol not in ACYCLIC_ONLY or w in ACYCLIC)
+
+
+def draw_config(seed: int, sel: Selection):
+    """The ``SimConfig`` of the run with this seed (deterministic)."""
+    from reference import MUTANTS, SimConfig
+    from reference.testing import task_ids
+
+    rnd = random.Random(seed)
+    if sel.mutants and (not sel.protocols or rnd.random() < MUTANT_SHARE):
+        m = MUTANTS[rnd.choice(sel.mutants)]
+        return replace(SimConfig(protocol=m.base, mutant=m.name, seed=seed), **m.demo)
+    protocol = rnd.choice(sel.protocols)
+    workload = rnd.choice(sel.workloads_for(protocol))
+    parallelism = rnd.randint(1, 3)
+    records = rnd.randint(2, 8 if workload == "reachability" else 12)
+    gap = rnd.choice((30, 80, 150))
+    interval = rnd.choice((150, 300, 600))
+    cfg = SimConfig(
+        protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
+        hot_ratio=rnd.choice((0.0, 0.0, 0.8)), interval=interval,
+        max_concurrent=1 if protocol in SINGLE_ROUND else rnd.randint(1, 2),
+        checkpoint_timeout=rnd.choice((None, None, 250)), aligned_timeout=rnd.choice((50, 200, 400)),
+        latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
+        out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.15)))
+    if sel.failures and rnd.random() < 0.5:
+        tasks = task_ids(workload, parallelism, seed)
+        horizon = records * gap + 4 * interval
+        crashes = sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2)))
+        cfg = replace(cfg, failures=tuple(crashes))
+    return cfg
+
+
+def command(cfg, output: str = "run.jsonl") -> str:
+    """The ``snapcheck simulate`` command that reproduces ``cfg``'s trace byte for byte."""
+    from reference import SimConfig
+
+    default = SimConfig()
+    args = ["snapcheck", "simulate"]
+    for f in fields(SimConfig):
+        v = getattr(cfg, f.name)
+        if f.name in ("protocol", "seed", "workload", "parallelism") or v != getattr(default, f.name):
+            if f.name == "failures":
+                for task, t in v:
+                    args += ["--fail", f"{task}@{t}"]
+            elif f.name == "stragglers":
+                for task, factor in v:
+                    args += ["--straggler", f"{task}={factor}"]
+            elif f.name == "fifo":
+                args.append("--non-fifo")
+            elif f.name in _OPTIONS:
+                args += [_OPTIONS[f.name], str(v)]
+            else:
+                raise ValueError(f"config field {f.name} has no snapcheck simulate option")
+    return shlex.join(args + ["-o", output])
+
+
+def describe(cfg) -> dict:
+    """The fields of ``cfg`` that differ from ``SimConfig``'s defaults (JSON-serialisable)."""
+    from reference import SimConfig
+
+    default = SimConfig()
+    out = {}
+    for f in fields(SimConfig):
+        v = getattr(cfg, f.name)
+        if v != getattr(default, f.name) or f.name in ("protocol", "seed"):
+            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers") else v
+    return out

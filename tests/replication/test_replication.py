@@ -1,0 +1,150 @@
+"""Active replication (liverobin, kazoo): the models, their traces and the checker's
+replica properties.
+
+Oracles independent of the checker: the sink's published values equal an
+unreplicated run of the same task over the agreed order (the surviving replica's
+final state and the sink's last value agree), and the model's own count of inputs
+left unconsumed."""
+
+from dataclasses import replace
+
+import pytest
+
+from checker import CheckOptions, check_trace
+from reference import MUTANTS, PROTOCOLS, SimConfig, simulate
+from reference.replication.model import MOD
+from reference.replication.mutants import REPLICATION_MUTANTS
+from reference.replication.protocol import KaZoo, LiveRobin
+from traces import TraceRecorder
+from traces.jsonl import parse_trace
+
+NEW_KINDS = {"replica-order-divergence", "replica-output-divergence", "dedup-lost", "dedup-duplicate",
+             "replica-stalled"}
+PROPS = {"replica-agreement", "replica-delivery", "replica-liveness"}
+
+
+def test_registered():
+    assert PROTOCOLS["liverobin"] is LiveRobin and PROTOCOLS["kazoo"] is KaZoo
+    for name in REPLICATION_MUTANTS:
+        assert MUTANTS[name].base == "liverobin"
+
+
+def _replay_sink(res) -> list[int]:
+    """The order-sensitive task run once, unreplicated, over the order a replica consumed."""
+    values = {e.mid: e.value for e in res.events if e.type == "send"}
+    survivor = next(p for p in ("U[0]#0", "U[0]#1")
+                    if not any(e.type == "fail" and e.proc == p for e in res.events))
+    state, out = 0, []
+    for e in res.events:
+        if e.proc == survivor and e.type == "recv" and e.ch.startswith("S") and values[e.mid] is not None:
+            state = (state * 31 + values[e.mid]) % MOD
+            out.append(state)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("protocol,failures", [
+    ("liverobin", ()), ("liverobin", (("U[0]#0", 250),)), ("liverobin", (("U[0]#1", 120),)),
+    ("kazoo", ()), ("kazoo", (("U[0]#0", 300),)), ("kazoo", (("U[0]#1", 200),)),   # leader #0, follower #1
+    (LiveRobin(quiet=[1, 5]), ()),
+])
+def test_correct_clean_and_masks_failure(seed, protocol, failures):
+    res = simulate(SimConfig(protocol=protocol, seed=seed, records=30, failures=failures))
+    trace = parse_trace(res.dumps().decode())
+    report = check_trace(trace)
+    assert report.ok, [v.message for v in report.violations]
+    assert PROPS <= {r.property for r in report.results}
+    m = res.metrics
+    assert not m["stuck"] and m["outputs"] == m["consumed"][max(m["consumed"], key=m["consumed"].get)]
+    assert res.outputs == _replay_sink(res)          # published = the agreed order, once each
+    assert m["discarded"] > 0                        # duplicates really arrived and were dropped
+
+
+def test_kazoo_leader_failure_elects_new_leader():
+    res = simulate(SimConfig(protocol="kazoo", seed=1, records=30, failures=(("U[0]#0", 300),)))
+    leaders = [e.attrs["leader"] for e in res.events if e.type == "send" and e.attrs and "leader" in e.attrs]
+    assert leaders[0] == "U[0]#0" and leaders[-1] == "U[0]#1" and res.metrics["elections"] == 2
+    follower_fail = simulate(SimConfig(protocol="kazoo", seed=1, records=30, failures=(("U[0]#1", 300),)))
+    assert follower_fail.metrics["elections"] == 1
+    # a leader failure delays the survivor (detection + election); a follower failure does not
+    assert res.metrics["latency_p99"] > follower_fail.metrics["latency_p99"]
+
+
+def test_deterministic():
+    cfg = SimConfig(protocol="kazoo", seed=4, records=20, failures=(("U[0]#0", 200),))
+    assert simulate(cfg).dumps() == simulate(cfg).dumps()
+
+
+@pytest.mark.parametrize("name", sorted(REPLICATION_MUTANTS))
+def test_mutant_caught_and_base_clean(name):
+    mut = REPLICATION_MUTANTS[name]
+    for seed in range(4):
+        cfg = SimConfig(protocol="liverobin", mutant=name, seed=seed, **mut.demo)
+        mres = simulate(cfg)
+        report = check_trace(mres.trace())
+        assert report.kinds & set(mut.expect), (name, seed, report.kinds)
+        assert report.kinds <= NEW_KINDS
+        base_protocol = LiveRobin(**{k: v for k, v in mut.make().params.items()})
+        assert check_trace(simulate(replace(cfg, mutant=None, protocol=base_protocol)).trace()).ok
+    if "stalled" in mut.expect[0]:
+        assert mres.metrics["stuck"]
+
+
+# -- hand-built traces -------------------------------------------------------------------------
+def _trace(sink_picks, second_order=("a", "b"), second_values=(None, None), fail_sink=False):
+    """S -> R#0, R#1 -> K. Both replicas consume a then b (R#1: ``second_order``) and
+    emit 2 outputs; the sink picks the listed (replica, seq) copies and discards the rest."""
+    rec = TraceRecorder([{"id": "S", "role": "source"}, "R#0", "R#1", {"id": "K", "role": "sink"}],
+                        [("S->R#0", "S", "R#0"), ("S->R#1", "S", "R#1"), ("R#0->K", "R#0", "K"),
+                         ("R#1->K", "R#1", "K")], protocol="liverobin", params={"replicas": {"R": ["R#0", "R#1"]}})
+    msgs = {}
+    for x, v in (("a", 1), ("b", 2)):
+        for r in ("R#0", "R#1"):
+            msgs[(r, x)] = rec.send("S", f"S->{r}", value=v)
+    out = {}
+    for r, order, vals in (("R#0", ("a", "b"), (None, None)), ("R#1", second_order, second_values)):
+        for k, x in enumerate(order):
+            rec.arrive(r, msgs[(r, x)])
+            rec.recv(r, msgs[(r, x)])
+            out[(r, k + 1)] = rec.send(r, f"{r}->K", value=vals[k] if vals[k] is not None else 10 + k)
+    for r in ("R#0", "R#1"):
+        for s in (1, 2):
+            if (r, s) in sink_picks:
+                rec.recv("K", out[(r, s)])
+            else:
+                rec.discard("K", out[(r, s)])
+    if fail_sink:
+        rec.fail("K")
+    return parse_trace(rec.dumps().decode())
+
+
+def _kinds(t):
+    return check_trace(t, CheckOptions(properties=PROPS)).kinds
+
+
+def test_checker_clean():
+    assert _kinds(_trace({("R#0", 1), ("R#1", 2)})) == set()
+
+
+def test_checker_divergence():
+    assert _kinds(_trace({("R#0", 1), ("R#0", 2)}, second_order=("b", "a"))) == {"replica-order-divergence"}
+    assert _kinds(_trace({("R#0", 1), ("R#0", 2)}, second_values=(10, 99))) == {"replica-output-divergence"}
+
+
+def test_checker_delivery():
+    assert _kinds(_trace({("R#0", 1), ("R#1", 1), ("R#0", 2)})) == {"dedup-duplicate"}
+    assert _kinds(_trace({("R#0", 1)})) == {"dedup-lost"}
+    assert _kinds(_trace({("R#0", 1)}, fail_sink=True)) == set()     # a failed receiver owes nothing
+
+
+def test_checker_stalled():
+    rec = TraceRecorder([{"id": "S", "role": "source"}, "R#0", "R#1"], [("S->R#0", "S", "R#0"), ("S->R#1", "S", "R#1")],
+                        protocol="liverobin", params={"replicas": {"R": ["R#0", "R#1"]}})
+    for r in ("R#0", "R#1"):
+        m = rec.send("S", f"S->{r}", value=1)
+        rec.arrive(r, m)
+        if r == "R#1":
+            rec.recv(r, m)
+    t = parse_trace(rec.dumps().decode())
+    report = check_trace(t, CheckOptions(properties=PROPS))
+    assert report.kinds == {"replica-stalled"} and report.violations[0].subject == "process R#0"
