@@ -109,7 +109,8 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
                 why = "never created by this task" if a is None or a[1] != proc else f"created later (line {a[0]})"
                 out.append(Violation("artifact-unknown", "changelog-restore", subject,
                                      f"checkpoint {proc}:{ckpt} (line {line}) references artifact {aid}, {why}.",
-                                     [line] + ([a[0]] if a else []), {"artifacts": [aid], "checkpoints": [[proc, ckpt]]}))
+                                     [line] + ([a[0]] if a else []),
+                                     {"artifacts": [aid], "checkpoints": [[proc, ckpt]]}))
                 bad = True
                 continue
             alo, ahi, content = a[2], a[3], a[4]
@@ -146,7 +147,8 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
             out.append(Violation("changelog-overlap", "changelog-restore", subject,
                                  f"checkpoint {proc}:{ckpt} (line {line}): its handle ({bounds}) restores change sqn {s} "
                                  f"{cover[s]} times{f' and {len(over) - 1} more' if len(over) > 1 else ''}: a "
-                                 f"non-idempotent update is applied twice.", lines, {**wit, "sqn": over[:20]}))
+                                 f"non-idempotent update is applied twice.", lines,
+                                 {**wit, "sqn": over[:20]}))
         elif len(cover) > len(state) or [c for p in sorted(pieces) for c in p[2]] != state:
             out.append(Violation("changelog-mismatch", "changelog-restore", subject,
                                  f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes; its handle "

@@ -390,6 +390,7 @@ class Resimulation:
                 f"the checkpoint is not needed — an efficiency bug (more checkpoints, no more safety).",
                 [e.line, nxt.line] + ([send.line] if send is not None else []),
                 {"messages": [nxt.mid], "checkpoints": [[p, e.ckpt]]}))
+            return None                   # unjustified: re-simulated as a basic checkpoint
         return pb
 
     def _missing(self, i: int, e, o: str, reason: str) -> None:

@@ -19,10 +19,12 @@
 (*  - output part of c (by Src[c]): the data the forwarded barrier         *)
 (*    overtakes.                                                           *)
 (* Mode "aligned_timeout": a round starts aligned (inputs that delivered   *)
-(* the barrier are blocked); a task that handled at least one barrier may  *)
-(* time out and take an unaligned snapshot, persisting nothing on the      *)
-(* already aligned inputs.  The channel state of c is input part then      *)
-(* output part, which must equal the in-transit messages.                  *)
+(* the barrier are blocked); once the round has started, a task that is    *)
+(* not aligned yet may time out and take an unaligned snapshot, persisting *)
+(* nothing on the already aligned inputs; its remaining barriers of the    *)
+(* round are then priority events, as in mode "unaligned".  The channel    *)
+(* state of c is input part then output part, which must equal the         *)
+(* in-transit messages.                                                    *)
 (*                                                                         *)
 (* Reference implementation: reference/ (protocols "unaligned",            *)
 (* "aligned-timeout").  Mutants (constant Bug):                            *)
@@ -88,6 +90,8 @@ PreBarrier(q, r) ==
 RemoveAt(q, pos) == SubSeq(q, 1, pos - 1) \o SubSeq(q, pos + 1, Len(q))
 
 Busy(p) == mustSnap[p] # 0 \/ pending[p] # {}
+\* Round r was started (its barriers are on their way).
+RoundStarted(r) == \E q \in AllProcs : rec[q] >= r
 \* Aligned mode: c delivered the barrier of p's coming round, p has not snapshotted.
 Blocked(c) == closed[c] > rec[Dst[c]]
 \* Dst[c] persists the data arriving on c for round r.
@@ -185,7 +189,7 @@ RecvBarrier(c) ==
     /\ pos <= Len(ibuf[c])
     /\ ~Busy(p)
     /\ ~Blocked(c)
-    /\ Mode = "unaligned" \/ pos = 1
+    /\ Mode = "unaligned" \/ pos = 1 \/ (unal[p] /\ rec[p] >= r)
     /\ ibuf' = [ibuf EXCEPT ![c] = RemoveAt(@, pos)]
     /\ closed' = [closed EXCEPT ![c] = r]
     /\ IF Mode = "unaligned" /\ rec[p] < r
@@ -222,7 +226,8 @@ Snapshot(p) ==
          THEN \/ mustSnap[p] = r /\ TakeSnapshot(p, r, FALSE)
               \/ In(p) = {} /\ TakeSnapshot(p, r, TRUE)     \* a source without inputs
          ELSE \/ (\A c \in In(p) : closed[c] = r) /\ TakeSnapshot(p, r, TRUE)
-              \/ /\ \E c \in In(p) : closed[c] = r           \* alignment timed out
+              \/ /\ RoundStarted(r)                        \* alignment timed out
+                 /\ In(p) \cap DataChans # {}
                  /\ \E c \in In(p) : closed[c] < r
                  /\ TakeSnapshot(p, r, FALSE)
 

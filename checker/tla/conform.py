@@ -66,7 +66,7 @@ class Family:
 
 FAMILIES = {
     "chandy-lamport": Family("ChandyLamportTrace"),
-    "abs-aligned": Family("ABSTrace", back_edges=True),
+    "abs-aligned": Family("ABSTrace"),          # Algorithm 1: no back-edges, whatever the header says
     "abs-cyclic": Family("ABSTrace", back_edges=True),
     "unaligned": Family("UnalignedTrace", mode="unaligned", models_arrival=True),
     "aligned-timeout": Family("UnalignedTrace", mode="aligned_timeout", models_arrival=True),
@@ -224,6 +224,7 @@ def prepare(trace: Trace) -> Prepared:
                 overtaken[(e.proc, e.ch, r)] = len(e.mids)
 
     arrived = {e.mid for e in trace.events if e.type == "arrive"}
+    in_wire: dict[str, list[str]] = defaultdict(list)   # per channel: sent, not yet arrived (send order)
     events: list[dict] = []
     lines: list[int] = []
     descr: list[str] = []
@@ -256,18 +257,28 @@ def prepare(trace: Trace) -> Prepared:
                 rounds = max(rounds, n)
             what = f"{e.type} of {'barrier ' + str(n) if k == 'b' else 'record seq ' + str(n)} " \
                    f"({e.mid!r}) on {e.ch!r} by {e.proc}"
-            if e.type == "arrive":
-                if not family.models_arrival:
-                    ignored["arrive"] += 1
-                    continue
-                add(where, what, "arrive", e.proc, ch, k, n)
-            elif e.type == "recv":
-                if family.models_arrival and e.mid not in arrived:
-                    add(where, f"arrival (implied) of {e.mid!r} on {e.ch!r}", "arrive", e.proc, ch, k, n)
-                add(where, what, "recv", e.proc, ch, k, n)
-            else:
+            if e.type == "arrive" and not family.models_arrival:
+                ignored["arrive"] += 1
+                continue
+            if e.type in ("arrive", "recv") and family.models_arrival:
+                # A message without an arrive event arrives as late as FIFO allows:
+                # right before its receipt or before a later message of its channel arrives.
+                queue = in_wire[e.ch]
+                upto = queue.index(e.mid) if e.mid in queue else 0
+                for m in queue[:upto]:
+                    if m not in arrived:
+                        add(where, f"arrival (implied) of {m!r} on {e.ch!r}", "arrive", e.proc, *msg[m])
+                del queue[:upto]
+                if queue and queue[0] == e.mid:
+                    queue.pop(0)
+                    if e.type == "recv" and e.mid not in arrived:
+                        add(where, f"arrival (implied) of {e.mid!r} on {e.ch!r}", "arrive", e.proc, ch, k, n)
+            if e.type == "send":
+                in_wire[e.ch].append(e.mid)
                 x = overtaken.get((e.proc, e.ch, n), 0) if k == "b" else 0
                 add(where, what, "send", e.proc, ch, k, n, x)
+            else:
+                add(where, what, e.type, e.proc, ch, k, n)
         elif e.type == "checkpoint":
             if e.kind == "initial":
                 ignored["checkpoint (initial)"] += 1

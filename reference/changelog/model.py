@@ -88,6 +88,10 @@ class GicModel:
         self.seed = seed
         self.failures = sorted((int(t), str(task)) for task, t in failures)
         self.tasks = [GicTask(f"task[{i}]") for i in range(parallelism)]
+        unknown = sorted({who for _, who in self.failures} - {t.name for t in self.tasks})
+        if unknown:
+            raise ValueError(f"failure names no task: {', '.join(unknown)} "
+                             f"(tasks: {', '.join(t.name for t in self.tasks)})")
         procs = [{"id": "source", "role": "source"}] + [{"id": t.name} for t in self.tasks] + \
                 [{"id": "coordinator", "role": "coordinator"}]
         chans = [(self.ch(i), "source", t.name) for i, t in enumerate(self.tasks)]

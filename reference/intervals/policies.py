@@ -88,15 +88,21 @@ def predict_fault_rate(failures: list[float], now: float, window: float, k: int 
     return min(1.0, max(fr_min, 1 - math.exp(-forecast)))
 
 
-def slow_tasks(tasks: list[tuple[float, float]], ratio: float = 2.0) -> int:
-    """Algorithm 3: a task is slow when its execution time per unit of input (time /
-    volume) exceeds ``ratio`` times the median over the tasks — long execution *and*
-    little data, so data skew alone is not slowness."""
-    per = sorted(t / v for t, v in tasks if v > 0)
-    if not per:
-        return 0
-    median = per[len(per) // 2]
-    return sum(1 for p in per if p > ratio * median)
+def slow_tasks(tasks: list[tuple[str, float, float]], ratio: float = 2.0) -> int:
+    """Algorithm 3 over ``(operator, execution time, input volume)``: a task is slow
+    when its execution time per unit of input exceeds ``ratio`` times the lower median
+    of its operator's subtasks — long execution *and* little data, so data skew alone
+    is not slowness, and operators of different cost are not compared."""
+    by_op: dict[str, list[float]] = {}
+    for op, t, v in tasks:
+        if v > 0:
+            by_op.setdefault(op, []).append(t / v)
+    n = 0
+    for per in by_op.values():
+        per.sort()
+        median = per[(len(per) - 1) // 2]
+        n += sum(1 for p in per if p > ratio * median)
+    return n
 
 
 class Policy:

@@ -82,7 +82,7 @@ class Replica:
 
 
 class ReplicationModel:
-    def __init__(self, params: dict, seed: int, failures=()) -> None:
+    def __init__(self, params: dict, seed: int, failures=(), name: str | None = None) -> None:
         self.p = {**DEFAULTS, **params}
         self.seed = seed
         self.rng = random.Random(f"{seed}/replication")
@@ -103,8 +103,7 @@ class ReplicationModel:
             chans += [{"id": self.ch("log", r.id), "src": "log", "dst": r.id, "kind": "control"} for r in self.reps]
         params_out = {**self.p, "replicas": {TASK: [r.id for r in self.reps]},
                       "merge_config": {r.id: list(r.rr) for r in self.reps}}
-        self.rec = TraceRecorder(procs, chans, protocol=self.merge if self.merge in ("liverobin", "kazoo")
-                                 else f"replication-{self.merge}", params=params_out, seed=seed)
+        self.rec = TraceRecorder(procs, chans, protocol=name or self.merge, params=params_out, seed=seed)
         self.q: list = []
         self.n = 0
         self.now = 0
@@ -112,6 +111,10 @@ class ReplicationModel:
         self.seqs: dict[str, int] = {}
         self.arrival_idx: dict = {}
         self.failures = [(int(t), str(who)) for who, t in failures]
+        unknown = sorted({who for _, who in self.failures} - {r.id for r in self.reps})
+        if unknown:
+            raise ValueError(f"failure names no replica: {', '.join(unknown)} "
+                             f"(replicas: {', '.join(r.id for r in self.reps)})")
         self.sent = {s: 0 for s in SOURCES}
         self.hb = 0
         self.picked = 0
@@ -374,16 +377,16 @@ class NoOrderingModel(ReplicationModel):
     """The seed's incorrect "No ordering" baseline (§VII): each replica consumes its
     deduplicated events in arrival order."""
 
-    def __init__(self, params: dict, seed: int, failures=()) -> None:
-        super().__init__({**params, "merge": "none"}, seed, failures)
+    def __init__(self, params: dict, seed: int, failures=(), name: str | None = None) -> None:
+        super().__init__({**params, "merge": "none"}, seed, failures, name)
 
 
 class PlainRoundRobinModel(ReplicationModel):
     """Round-robin deterministic merge without heartbeats (§V.A): no liveness — a
     replica blocks on the queue of a source that went quiet."""
 
-    def __init__(self, params: dict, seed: int, failures=()) -> None:
-        super().__init__({**params, "merge": "round-robin"}, seed, failures)
+    def __init__(self, params: dict, seed: int, failures=(), name: str | None = None) -> None:
+        super().__init__({**params, "merge": "round-robin"}, seed, failures, name)
 
 
 class MixedMergeConfigModel(ReplicationModel):

@@ -23,7 +23,7 @@ class ReplicationSimulator(StandaloneSimulator):
             params["records"] = cfg.records
         if p.mutant:
             params["mutant"] = p.mutant
-        m = p.model_class(params, cfg.seed, cfg.failures)
+        m = p.model_class(params, cfg.seed, cfg.failures, p.name)
         rec = m.run()
         return rec, m.metrics(), m.final_states(), list(m.sink_out)
 
