@@ -63,6 +63,7 @@ FORWARD, HASH, BROADCAST = 0, 1, 2
 BARRIER_SIZE = 16
 CONTROL_SIZE = 16
 UNBOUNDED = 1 << 60
+MAX_FINAL_ATTEMPTS = 10       # give up after this many aborted rounds on a quiescent dataflow
 
 
 class Msg:
@@ -373,6 +374,7 @@ class Simulator:
         self.last_completed = 0
         self.last_completed_progress = -1
         self.last_trigger_progress = -1
+        self.final_attempts = 0                   # rounds triggered at quiescence since the last completion
         self.finished = False
         self.recovering = False
         self.n_recoveries = 0
@@ -457,7 +459,9 @@ class Simulator:
             if t < ch.last_arrival:
                 t = ch.last_arrival
             ch.last_arrival = t
-        self.at(t, self.arrive, m)
+        self.counter += 1                      # self.at(t, self.arrive, m), inlined: the hottest path
+        self.pending += 1
+        heappush(self.heap, (t, self.counter, True, self.arrive, (m,)))
 
     def pump(self, ch: Chan) -> None:
         """Move output-buffered messages of ``ch`` into the network as credit allows."""
@@ -525,25 +529,26 @@ class Simulator:
         best = None
         best_arr = 0
         for ch in v.reads:
-            if ch.blocked:
-                continue
             q = ch.inq
-            if q and (best is None or q[0].arr < best_arr):
+            if q and not ch.blocked and (best is None or q[0].arr < best_arr):
                 best = ch
                 best_arr = q[0].arr
         if best is None:
             return
-        m = best.inq[0]
+        q = best.inq
+        m = q[0]
         if m.kind == BARRIER:
-            best.inq.popleft()
+            q.popleft()
             self.barrier_received(v, best, m)
             v.proto.on_barrier(best, m, False)
             cost = self.cfg.barrier_cost
         else:
-            if v.outputs and self.out_full(v):
-                v.waiting = True
-                return
-            best.inq.popleft()
+            cap = self.out_cap
+            for c in v.outputs:
+                if len(c.outbuf) >= cap:
+                    v.waiting = True           # backpressure: resumed by pump()
+                    return
+            q.popleft()
             if m.epoch == self.epoch:
                 best.occupancy -= 1
                 if best.outbuf:
@@ -563,12 +568,12 @@ class Simulator:
                     self.recoveries[-1]["caught_up"] = now
             cost = v.cost
         bu = v.busy_until
-        v.busy_until = (bu if bu > now else now) + cost
+        v.busy_until = bu = (bu if bu > now else now) + cost
         # Wake up when done only if input is waiting; a later arrival wakes the task itself.
         for ch in v.reads:
             if ch.inq and not ch.blocked:
                 v.wake = True
-                self.at(v.busy_until, self.wakeup, v, v.incarnation)
+                self.at(bu, self.wakeup, v, v.incarnation)
                 break
 
     def route(self, v: Task, outs: list, born: int, in_size: int) -> None:
@@ -742,6 +747,11 @@ class Simulator:
                 if self.last_completed_progress == self.progress:
                     self.finished = True       # everything processed, checkpointed and committed
                     return
+                if self.final_attempts >= MAX_FINAL_ATTEMPTS:
+                    self.stuck = True          # every final round aborted (declines, timeouts)
+                    self.finished = True
+                    return
+                self.final_attempts += 1
                 self.trigger()
             elif len(self.rounds) < self.cfg.max_concurrent and self.progress != self.last_trigger_progress:
                 self.trigger()             # (an idle dataflow is not checkpointed again)
@@ -787,6 +797,7 @@ class Simulator:
         self.round_durations.append(now - start)
         self.last_completed = r
         self.last_completed_progress = progress
+        self.final_attempts = 0
         for old in [o for o in self.rounds if o < r]:
             self.abort(old, f"subsumed by round {r}")
         for ch in self.commits:

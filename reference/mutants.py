@@ -226,7 +226,7 @@ class Mutant:
     description: str
     bug: str                        # the real bug or printed algorithm behind it
     expect: tuple[str, ...]         # violation kinds the checker must report (any of them)
-    prop: str                       # the property those kinds belong to
+    prop: str                       # the checker property of the main kind (checker.PROPERTIES)
     demo: dict = field(default_factory=dict)     # a config under which it reliably shows
     adjust: Callable | None = None  # forced config change (e.g. a cyclic workload)
 
@@ -249,7 +249,7 @@ def _jittery(cfg):
     return replace(cfg, jitter=max(cfg.jitter, 400))
 
 
-MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+COORDINATED_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("abs-aligned-no-block", AlignedNoBlock, "abs-aligned",
            "aligned ABS that never blocks an input at its barrier",
            "ABS Algorithm 1 without line 9 (block)", ("orphan",), "consistency",
@@ -260,35 +260,35 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}),
     Mutant("chandy-lamport-no-channel-state", ChandyLamportNoChannelState, "chandy-lamport",
            "Chandy-Lamport without channel-state recording",
-           "Chandy-Lamport 1985 without the channel recording rule", ("dropped",), "completeness",
+           "Chandy-Lamport 1985 without the channel recording rule", ("dropped",), "channel-state",
            {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40}),
     Mutant("chandy-lamport-non-fifo", ChandyLamportNonFifo, "chandy-lamport",
            "Chandy-Lamport on non-FIFO channels",
            "Chandy-Lamport 1985 assumes FIFO channels", ("orphan", "dropped", "phantom", "order"),
-           "consistency/completeness",
+           "channel-state",
            {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}, _jittery),
     Mutant("unaligned-no-output-part", UnalignedNoOutputPart, "unaligned",
            "unaligned checkpoints that do not persist the overtaken output buffers",
-           "FLIP-76 output side missing", ("dropped",), "completeness",
+           "FLIP-76 output side missing", ("dropped",), "channel-state",
            {"workload": "q12", "parallelism": 2, "records": 16, "gap": 40, "buffer": 1, "out_buffer": 3,
             "stragglers": (("window_count[0]", 4), ("window_count[1]", 4))}),
     Mutant("unaligned-double-persist", UnalignedDoublePersist, "unaligned",
            "recovered buffers persisted twice into one checkpoint",
-           "FLINK-40016 (apache/flink#28605)", ("duplicate-recorded",), "completeness",
+           "FLINK-40016 (apache/flink#28605)", ("duplicate-recorded",), "channel-state",
            {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 80, "interval": 200,
             "failures": (("select[0]", 900),)}),
     Mutant("unaligned-channel-alias", UnalignedChannelAlias, "unaligned",
            "in-flight recording keyed by channel index without the gate",
-           "FLINK-18139 (apache/flink#12506)", ("dropped",), "completeness",
+           "FLINK-18139 (apache/flink#12506)", ("dropped",), "channel-state",
            {"workload": "q8", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}),
     Mutant("unaligned-obsolete-barrier", UnalignedObsoleteBarrier, "unaligned",
            "a barrier of a declined checkpoint decides what the next checkpoint spills",
-           "FLINK-20654 / FLINK-21104 (apache/flink#14807)", ("dropped",), "completeness",
+           "FLINK-20654 / FLINK-21104 (apache/flink#14807)", ("dropped",), "channel-state",
            {"workload": "q12", "parallelism": 3, "records": 40, "gap": 50, "decline_prob": 0.2,
             "interval": 250}),
     Mutant("abs-cyclic-as-printed", CyclicAsPrinted, "abs-cyclic",
            "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task",
-           "ABS paper Algorithm 2 line 25 (theory.md §6.3)", ("phantom",), "completeness",
+           "ABS paper Algorithm 2 line 25 (theory.md §6.3)", ("phantom",), "channel-state",
            {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}),
     Mutant("abs-aligned-on-cyclic", AlignedABS, "abs-aligned",
            "aligned ABS on a cyclic graph deadlocks: no round completes",
@@ -300,6 +300,9 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "exactly-once",
            {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}),
 )}
+
+# Every mutant of the kit, by name (the other protocol families add theirs below).
+MUTANTS: dict[str, Mutant] = dict(COORDINATED_MUTANTS)
 
 from reference.commit.mutants import COMMIT_MUTANTS  # noqa: E402  (2PC, control channels, lineage: issue 9)
 

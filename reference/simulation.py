@@ -67,7 +67,7 @@ class SimConfig:
 
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {name: getattr(self, name) for name in _FIELDS}
         if isinstance(self.protocol, Protocol):
             d["protocol"] = self.protocol.name
         if isinstance(self.workload, Workload):
@@ -75,6 +75,9 @@ class SimConfig:
         d["failures"] = [list(f) for f in self.failures]
         d["stragglers"] = [list(s) for s in self.stragglers]
         return d
+
+
+_FIELDS = tuple(f.name for f in fields(SimConfig))
 
 
 @dataclass

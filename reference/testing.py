@@ -82,8 +82,8 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
         "gap": draw(st.sampled_from([30, 80, 150])),
         "hot_ratio": draw(st.sampled_from([0.0, 0.0, 0.8])),
         "aligned_timeout": draw(st.sampled_from([50, 200, 400])),
-        "decline_prob": draw(st.sampled_from([0.0, 0.0, 0.15])),
-        "checkpoint_timeout": draw(st.sampled_from([None, None, 250])),
+        "decline_prob": draw(st.sampled_from([0.0, 0.0, 0.03])),
+        "checkpoint_timeout": draw(st.sampled_from([None, None, 1500])),
     }
 
 

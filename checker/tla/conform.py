@@ -62,6 +62,7 @@ class Family:
     mode: str | None = None     # Unaligned's Mode
     models_arrival: bool = False
     back_edges: bool = False
+    cic: bool = False           # communication-induced: basic/forced checkpoints, no rounds
 
 
 FAMILIES = {
@@ -70,6 +71,8 @@ FAMILIES = {
     "abs-cyclic": Family("ABSTrace", back_edges=True),
     "unaligned": Family("UnalignedTrace", mode="unaligned", models_arrival=True),
     "aligned-timeout": Family("UnalignedTrace", mode="aligned_timeout", models_arrival=True),
+    "bcs": Family("BCSTrace", cic=True),
+    "hmnr": Family("HMNRTrace", cic=True),
 }
 
 
@@ -83,6 +86,7 @@ class Verdict:
     location: str = ""         # FILE:LINE of the first non-matching event
     message: str = ""
     ignored: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
 
     def render(self) -> str:
         head = f"{self.path}: {self.verdict}"
@@ -98,6 +102,7 @@ class Verdict:
         if self.ignored:
             lines.append("  not mapped (outside the specification): "
                          + ", ".join(f"{n} {k}" for k, n in sorted(self.ignored.items())))
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -117,12 +122,12 @@ class Prepared:
     protocol: str
     family: Family
     topology: tuple           # everything that must be equal to share one TLC run
-    rounds: int
-    max_data: int
+    bounds: dict              # TLA+ constant -> the value this trace needs (a batch takes the max)
     events: list[dict]
     lines: list[int]          # file line of each spec event (0 for "end")
     descr: list[str]          # a readable description of each spec event
     ignored: Counter
+    notes: list[str]
 
 
 # -- mapping -------------------------------------------------------------------
@@ -182,6 +187,9 @@ def prepare(trace: Trace) -> Prepared:
         if e.type in OUT_OF_SCOPE:
             raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models "
                              "failure-free runs whose rounds all complete", e.line)
+    if family.cic:
+        return _prepare_cic(trace, protocol, family)
+    for e in trace.events:
         if e.type == "checkpoint" and e.kind not in ("coordinated", "initial"):
             raise OutOfScope(f"{e.kind} checkpoint: {protocol} takes coordinated checkpoints only", e.line)
         if e.type == "checkpoint" and e.kind == "coordinated" and e.round is None:
@@ -314,9 +322,94 @@ def prepare(trace: Trace) -> Prepared:
     add(0, "end of trace: every non-empty recorded channel state must have been reported "
            "by a record event", "end", "")
 
+    started = {e.round for e in trace.events if e.type == "round_start"}
+    completed = {e.round for e in trace.events if e.type == "round_complete"}
+    notes = []
+    if started - completed:
+        notes.append(f"round(s) {sorted(started - completed)} started and never completed in this trace; "
+                     "a trace is a finite prefix, so whether they ever complete (liveness) is decided by "
+                     "model checking, not here")
     topology = (family, tuple(procs), tuple(coords), tuple(data_chans), tuple(ctrl_chans),
                 tuple((c, chans[c].src, chans[c].dst) for c in sorted(modelled)), tuple(back))
-    return Prepared(trace.path, protocol, family, topology, rounds, max_data, events, lines, descr, ignored)
+    return Prepared(trace.path, protocol, family, topology, {"TRounds": rounds, "TMaxData": max_data},
+                    events, lines, descr, ignored, notes)
+
+
+def _task_topology(trace: Trace) -> tuple[dict, list[str], list[str]]:
+    roles = {p.id: p.role for p in trace.header.processes}
+    procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
+    data = sorted(c.id for c in trace.header.channels
+                  if c.kind == "data" and c.src in procs and c.dst in procs)
+    return roles, procs, data
+
+
+def _prepare_cic(trace: Trace, protocol: str, family: Family) -> Prepared:
+    """CIC traces: basic checkpoints, sends and receives; a forced checkpoint is folded
+    into the receive that follows it on its process (x = 1)."""
+    roles, procs, data_chans = _task_topology(trace)
+    modelled = set(data_chans)
+    by_proc = trace.by_process()
+    next_of = {}
+    for evs in by_proc.values():
+        for a, b in zip(evs, evs[1:]):
+            next_of[id(a)] = b
+    forced_before: set[int] = set()
+    seq_of = {e.mid: e.seq for e in trace.events if e.type == "send"}
+    events: list[dict] = []
+    lines: list[int] = []
+    descr: list[str] = []
+    ignored: Counter = Counter()
+    basic: Counter = Counter()
+    sends = 0
+
+    def add(line, text, op, p, c="", n=0, x=0):
+        events.append({"op": op, "p": p, "c": c, "k": "d", "n": n, "x": x, "s": [], "part": ""})
+        lines.append(line)
+        descr.append(text)
+
+    for e in causal_order(trace):
+        if e.type in ALWAYS_IGNORED:
+            ignored[e.type] += 1
+        elif e.type in ("send", "recv", "arrive"):
+            if e.ch not in modelled:
+                ignored[f"{e.type} (external input or control message)"] += 1
+            elif e.type == "arrive":
+                ignored["arrive"] += 1
+            elif e.type == "send":
+                if e.kind == "barrier":
+                    raise OutOfScope(f"barrier on {e.ch!r}: {protocol} sends no barriers", e.line)
+                sends += 1
+                add(e.line, f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}", "send",
+                    e.proc, e.ch, e.seq)
+            else:
+                forced = id(e) in forced_before
+                seq = seq_of[e.mid]
+                add(e.line, f"recv of record seq {seq} ({e.mid!r}) on {e.ch!r} by {e.proc}, "
+                            f"{'after a forced checkpoint' if forced else 'without a forced checkpoint'}",
+                    "recv", e.proc, e.ch, seq, 1 if forced else 0)
+        elif e.type == "checkpoint":
+            if e.kind == "initial":
+                ignored["checkpoint (initial)"] += 1
+            elif e.kind == "basic":
+                basic[e.proc] += 1
+                add(e.line, f"basic checkpoint {e.ckpt} of {e.proc}", "ckpt", e.proc)
+            elif e.kind == "forced":
+                nxt = next_of.get(id(e))
+                if nxt is None or nxt.type != "recv" or nxt.ch not in modelled:
+                    add(e.line, f"forced checkpoint {e.ckpt} of {e.proc} that no receive follows",
+                        "forced-alone", e.proc)
+                else:
+                    forced_before.add(id(nxt))
+            else:
+                raise OutOfScope(f"{e.kind} checkpoint: {protocol} takes basic and forced checkpoints", e.line)
+        else:
+            raise OutOfScope(f"{e.type!r} events are not mapped for {protocol}", e.line)
+    add(0, "end of trace", "end", "")
+    ends = tuple((c.id, c.src, c.dst) for c in sorted(trace.header.channels, key=lambda c: c.id)
+                 if c.id in modelled)
+    topology = (family, tuple(procs), (), tuple(data_chans), (), ends, ())
+    bounds = {"TMaxMsgs": max(1, sends), "TMaxBasic": max([1, *basic.values()])}
+    return Prepared(trace.path, protocol, family, topology, bounds, events, lines, descr, ignored, [])
 
 
 # -- TLA+ generation -------------------------------------------------------------
@@ -360,10 +453,10 @@ def tracelog_module(batch: list[Prepared]) -> str:
         ("TDst", tla_function(dst)),
         ("TBackEdges", tla(set(back))),
         ("TInitiators", tla(set(initiators))),
-        ("TRounds", str(max(p.rounds for p in batch))),
-        ("TMaxData", str(max(p.max_data for p in batch))),
         ("TMode", tla(family.mode or "unaligned")),
     ]
+    for key in sorted({k for p in batch for k in p.bounds}):
+        defs.append((key, str(max(p.bounds.get(key, 1) for p in batch))))
     body = [f"{name} == {expr}" for name, expr in defs]
     # SANY's time grows faster than linearly in the size of one expression
     # (1,000 events in one tuple: 16 s CPU; in chunks of 50: 2 s), so every
@@ -398,9 +491,12 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
         with tempfile.TemporaryDirectory(prefix="snapcheck-conform-") as tmp:
             Path(tmp, "TraceLog.tla").write_text(tracelog_module(sub))
             Path(tmp, "TVRun.tla").write_text(f"---- MODULE TVRun ----\nEXTENDS {family.module}\n====\n")
-            cfg = ["SPECIFICATION TraceSpec", "INVARIANTS Progress Consistent ChannelStateExact"]
-            if refinement:
-                cfg.append("PROPERTY AbsSpec")
+            if family.cic:        # Z-cycle freedom is a property of whole histories: model checked
+                cfg = ["SPECIFICATION TraceSpec", "INVARIANTS Progress"]
+            else:
+                cfg = ["SPECIFICATION TraceSpec", "INVARIANTS Progress Consistent ChannelStateExact"]
+                if refinement:
+                    cfg.append("PROPERTY AbsSpec")
             Path(tmp, "TVRun.cfg").write_text("\n".join(cfg) + "\n")
             res = run_tlc(TlcJob(directory=Path(tmp), module="TVRun", config="TVRun.cfg",
                                  library=[specs_dir()], timeout=timeout, deadlock=False))
@@ -424,7 +520,7 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
                 p = batch[k]
                 verdicts[k] = Verdict(p.path, ERROR, p.protocol, total=len(p.events),
                                       message=f"TLC failed ({res.result}): {res.error_text()[:2000]}",
-                                      ignored=dict(p.ignored))
+                                      ignored=dict(p.ignored), notes=list(p.notes))
             break
         p = batch[culprit]
         step = len(res.trace) - 1
@@ -433,7 +529,7 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
             location=_where(p, step - 1),
             message=f"the specification violates {res.result} after this event: the trace is a "
                     "behaviour of the specification, but the specification is wrong here",
-            ignored=dict(p.ignored))
+            ignored=dict(p.ignored), notes=list(p.notes))
         pending.remove(culprit)
     return [verdicts[k] for k in range(len(batch))]
 
@@ -448,11 +544,12 @@ def _where(p: Prepared, index: int) -> str:
 def _verdict(p: Prepared, matched: int) -> Verdict:
     total = len(p.events)
     if matched >= total:
-        return Verdict(p.path, ACCEPT, p.protocol, matched=matched, total=total, ignored=dict(p.ignored))
+        return Verdict(p.path, ACCEPT, p.protocol, matched=matched, total=total,
+                       ignored=dict(p.ignored), notes=list(p.notes))
     return Verdict(p.path, REJECT, p.protocol, matched=matched, total=total,
                    location=_where(p, matched),
                    message=f"first event no behaviour of the specification matches: {p.descr[matched]}",
-                   ignored=dict(p.ignored))
+                   ignored=dict(p.ignored), notes=list(p.notes))
 
 
 def conform(paths: list[str], timeout: float = 600.0, refinement: bool = True,

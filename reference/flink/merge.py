@@ -270,7 +270,7 @@ class _Merger:
         self.stream = self._stream()
         self.rebalance_start = _rebalance_starts(self.topo, self.stream, self.anomalies)
         self.out: list[tuple[tuple, dict]] = []
-        _synth_fails(self.by_proc, self.stream, self.out)
+        self._lifecycle()
         self.procs = {p: _Proc() for p in self.by_proc}
         self.msgs: dict[tuple, tuple[str, str]] = {}        # envelope identity -> (mid, channel)
         self.ext_sent: dict[str, dict[int, str]] = defaultdict(dict)
@@ -316,6 +316,64 @@ class _Merger:
             raise TraceErrors([TraceError("run", 0, f"event order counter g repeats ({dup[:3]}): the per-subtask "
                                                     "files do not come from one run")])
         return stream
+
+    def _lifecycle(self) -> None:
+        """``fail`` / ``restore`` events that no subtask logged, implied by Flink's failover:
+
+        * an attempt that ended without an injected failure and was followed by another attempt
+          was cancelled by the failover: ``fail``, placed at the failover (the first injected
+          failure at or after the attempt's start) or after its last event, whichever is later;
+        * an attempt that Flink deployed but that never reached ``initializeState`` (a second
+          failure during the recovery) leaves a gap in the subtask's attempt numbers. Flink
+          restores every task of a global failover from one checkpoint, so the gap becomes a
+          ``restore`` of the checkpoint the other subtasks of that recovery restored (marked
+          ``attrs.inferred``) and the ``fail`` of the next failover. Without it the subtask would
+          look like a survivor that kept its pre-failure state during that recovery."""
+        fails = sorted(g for g, _, _, _, ev in self.stream if ev["e"] == "fail")
+        restored: dict[int, set[int]] = defaultdict(set)
+        first_restore: dict[int, int] = {}
+        taken: dict[str, set[int]] = defaultdict(lambda: {0})
+        for g, proc, _, a, ev in self.stream:
+            if ev["e"] == "restore":
+                restored[a.attempt].add(int(ev.get("id", -1)))
+                first_restore.setdefault(a.attempt, g)
+            elif ev["e"] == "ckpt":
+                taken[proc].add(int(ev["id"]))
+
+        def failover(after: int, before: float) -> int | None:
+            i = bisect.bisect_left(fails, after)
+            return fails[i] if i < len(fails) and fails[i] < before else None
+
+        for proc, lst in self.by_proc.items():
+            for k, a in enumerate(lst[:-1]):
+                if not a.events:
+                    continue
+                nxt = lst[k + 1]
+                next_g = nxt.events[0]["g"] if nxt.events else float("inf")
+                own = next((e["g"] for e in a.events if e["e"] == "fail"), None)
+                if own is None:
+                    f = failover(a.events[0]["g"], next_g)
+                    own = max(f if f is not None else 0, a.events[-1]["g"])
+                    self.out.append(((own, 1, proc, 0), {"type": "fail", "proc": proc, "reason": (
+                        f"cancelled by the failover (attempt {a.attempt} ended)")}))
+                for r in range(a.attempt + 1, nxt.attempt):
+                    ids = restored.get(r, set())
+                    g_r = max(first_restore.get(r, 0), own)
+                    if len(ids) != 1 or next(iter(ids)) not in taken[proc] or g_r >= next_g:
+                        self.notes.append(f"{proc}: attempt {r} never reached initializeState and the checkpoint "
+                                          f"it was restored from is unknown")
+                        continue
+                    ckpt = next(iter(ids))
+                    e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": r,
+                         "attrs": {"inferred": f"attempt {r} was cancelled before initializeState; Flink "
+                                               f"restores every task of a failover from checkpoint {ckpt}"}}
+                    if ckpt > 0:
+                        e["round"] = ckpt
+                    self.out.append(((g_r, 1, proc, 1), e))
+                    f = failover(g_r, next_g)
+                    own = max(f if f is not None else 0, g_r)
+                    self.out.append(((own, 1, proc, 2), {"type": "fail", "proc": proc, "reason": (
+                        f"cancelled by the failover (attempt {r} ended before initializeState)")}))
 
     def _emit(self, key: tuple, ev: dict) -> None:
         self.out.append((key, {**ev, **self.base}))
@@ -516,25 +574,6 @@ def _rebalance_starts(topo: Topology, stream, anomalies: list[str]) -> dict:
                              f"round robin: starts {dict(counts)} (RebalancePartitioner model violated)")
         starts[key] = start
     return starts
-
-
-def _synth_fails(by_proc: dict, stream, out: list) -> None:
-    """A ``fail`` for every attempt that ended without an injected failure but was followed by
-    another attempt: the failover cancelled it. It is placed at the failover (the first injected
-    failure at or after the attempt's start) or after the attempt's last event, whichever is later."""
-    fails = sorted(g for g, _, _, _, ev in stream if ev["e"] == "fail")
-    for proc, lst in by_proc.items():
-        for k, a in enumerate(lst[:-1]):
-            if not a.events or any(e["e"] == "fail" for e in a.events):
-                continue
-            first_g = a.events[0]["g"]
-            last_g = a.events[-1]["g"]
-            nxt = lst[k + 1].events[0]["g"] if lst[k + 1].events else float("inf")
-            i = bisect.bisect_left(fails, first_g)
-            f = fails[i] if i < len(fails) and fails[i] < nxt else last_g
-            out.append(((max(f, last_g), 1, proc), {"type": "fail", "proc": proc,
-                                                    "reason": f"cancelled by the failover (attempt {a.attempt} "
-                                                              f"ended)"}))
 
 
 def _records(topo: Topology, observations: list[_RestoreObs], quiescent_end: bool, out: list,

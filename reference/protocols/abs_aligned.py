@@ -34,8 +34,8 @@ class AlignedTask(TaskProtocol):
 
     def on_barrier(self, ch, barrier, overtaking) -> None:
         r = barrier.round
-        if r <= self.latest:
-            return                          # obsolete barrier of a round given up here
+        if r <= self.latest or (self.round is not None and r < self.round):
+            return                          # obsolete: a newer round already reached this task
         if self.round is not None and r > self.round:
             self.give_up()                  # newer barrier: the older round can never align
         self.round = r

@@ -43,8 +43,10 @@ class AlignedTimeoutTask(TaskProtocol):
         self.latest = 0                      # newest round this task finished or gave up
 
     def round(self, r: int) -> _Round | None:
+        """The state of round r; None if r is obsolete here (finished, given up, or
+        older than a round that already reached this task)."""
         st = self.rounds.get(r)
-        if st is None and r > self.latest:
+        if st is None and r > self.latest and all(r > o for o in self.rounds):
             st = self.rounds[r] = _Round()
         return st
 

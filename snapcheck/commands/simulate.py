@@ -12,7 +12,6 @@ import click
 import orjson
 from click.core import ParameterSource
 from rich.console import Console
-from rich.table import Table
 
 from snapcheck.errors import UsageError
 
@@ -55,29 +54,19 @@ def _print_list() -> None:
     from reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
     from reference.workloads import make_workload
 
-    t = Table(title="protocols", title_justify="left")
-    t.add_column("name")
-    t.add_column("algorithm")
-    for name, cls in PROTOCOLS.items():
-        t.add_row(name, cls.summary)
-    console.print(t)
-    t = Table(title="workloads", title_justify="left")
-    t.add_column("name")
-    t.add_column("description")
-    for name in WORKLOADS:
-        t.add_row(name, make_workload(name).description)
-    for name in RANDOM_WORKLOADS:
-        t.add_row(name, f"random {'cyclic graph' if name == 'random-cyclic' else 'DAG'}, structure drawn from --seed")
-    console.print(t)
-    t = Table(title="mutants (use with --demo for a configuration that shows the bug)", title_justify="left")
-    t.add_column("name")
-    t.add_column("protocol")
-    t.add_column("what is broken")
-    t.add_column("bug")
-    t.add_column("checker reports")
-    for m in MUTANTS.values():
-        t.add_row(m.name, m.base, m.description, m.bug, ", ".join(m.expect))
-    console.print(t)
+    def section(title: str, rows: list[tuple[str, str]]) -> None:
+        console.print(title, style="bold", markup=False)
+        width = max(len(name) for name, _ in rows)
+        for name, text in rows:
+            console.print(f"  {name.ljust(width)}  {text}", markup=False)
+
+    section("protocols", [(name, cls.summary) for name, cls in PROTOCOLS.items()])
+    section("workloads", [(name, make_workload(name).description) for name in WORKLOADS]
+            + [(name, f"random {'cyclic graph' if name == 'random-cyclic' else 'DAG'}, structure drawn from --seed")
+               for name in RANDOM_WORKLOADS])
+    section("mutants (run one with: snapcheck simulate --mutant NAME --demo -o trace.jsonl)",
+            [(m.name, f"[{m.base}] {m.description}; {m.bug}; checker reports {' or '.join(m.expect)}")
+             for m in MUTANTS.values()])
 
 
 @click.command("simulate")

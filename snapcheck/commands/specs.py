@@ -12,9 +12,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from snapcheck.errors import EXIT_VIOLATION, UsageError
+from snapcheck.errors import EXIT_BAD_INPUT, EXIT_VIOLATION, UsageError
 
-console = Console(highlight=False)
+console = Console(highlight=False, soft_wrap=True)
 # Tables are read in CI logs too: never squeeze them to an 80-column pipe.
 wide_console = Console(highlight=False, width=max(Console().width, 150))
 
@@ -125,5 +125,40 @@ def _apalache(entries, length: int, timeout: float) -> None:
         sys.exit(EXIT_VIOLATION)
 
 
+@click.command("conform")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--timeout", type=click.FloatRange(1), default=900.0, show_default=True,
+              help="Wall-clock limit per TLC run, in seconds.")
+@click.option("--no-refinement", is_flag=True,
+              help="Do not also check that every step refines ConsistentSnapshot (faster).")
+def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool) -> None:
+    """Validate TRACE files against the TLA+ specification of their protocol with TLC.
+
+    Each trace is checked against the trace format first, then mapped event by event to the
+    specification's actions (chandy-lamport, abs-aligned, abs-cyclic, unaligned,
+    aligned-timeout); traces with the same protocol and topology share one TLC run. Verdicts:
+    ACCEPT (some behaviour of the specification matches the whole trace), REJECT (the longest
+    matched prefix and the first event no behaviour matches, as FILE:LINE), ERROR (invalid
+    trace, a protocol or event the specification does not model, or a TLC failure).
+
+    Exit 0 if all are accepted, 1 if any is rejected (and none is an ERROR), 2 if any is an ERROR.
+    """
+    from checker.tla.conform import ACCEPT, ERROR, REJECT, conform
+    from checker.tla.tlc import find_jar, find_java
+
+    find_jar(), find_java()
+    start = time.monotonic()
+    verdicts = conform(list(traces), timeout=timeout, refinement=not no_refinement,
+                       on_verdict=lambda v: console.print(v.render(), markup=False))
+    count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
+    console.print(f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
+                  f"{count[REJECT]} rejected, {count[ERROR]} error(s)", markup=False)
+    if count[ERROR]:
+        sys.exit(EXIT_BAD_INPUT)
+    if count[REJECT]:
+        sys.exit(EXIT_VIOLATION)
+
+
 def register(group: click.Group) -> None:
     group.add_command(specs_group)
+    group.add_command(conform_cmd)

@@ -97,7 +97,7 @@ def zcf_runs(n: int, name: str) -> tuple[int, int, int]:
 
 @pytest.mark.parametrize("name", ["hmnr", "bcs"])
 def test_no_useless_checkpoint_over_hundreds_of_random_cyclic_runs(name):
-    total, useless, control = zcf_runs(100, name)
+    total, useless, control = zcf_runs(150, name)
     assert useless == 0, f"{name}: {useless} useless of {total} checkpoints"
     assert control > 0, "the control (UNC on the same runs) must have Z-cycles, or the test proves nothing"
 

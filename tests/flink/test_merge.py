@@ -318,3 +318,31 @@ def test_an_untraced_source_has_no_input_process(tmp_path):
     assert [p.id for p in trace.processes] == ["src[0]", "sink[0]", "coordinator"]
     assert [c.id for c in trace.channels] == ["src[0]>sink[0]"]
     assert kinds(trace) == set()
+
+
+def test_a_failure_during_recovery_leaves_no_fake_survivor(tmp_path):
+    """sink's attempt 1 is cancelled by a second failure before it initializes (seen in the
+    campaign): the merge infers its restore of the recovery's checkpoint, so recovery 1 does not
+    look as if sink kept its pre-failure state (which would be an inconsistent restore)."""
+    r = FakeRun()
+    r.read(0, 0)
+    r.send("src", 0, 0, 0, 0)
+    r.recv("sink", 0, 0, "src", 0, 0, 0)
+    r.ckpt(1)
+    r.notify(1)
+    r.read(0, 1)
+    r.send("src", 0, 0, 1, 0)
+    r.recv("sink", 0, 0, "src", 0, 0, 1)
+    r.ev("src", 0, 0, "fail", reason="injected")
+    r.ev("src", 0, 1, "restore", id=1, state=1)
+    r.ev("src", 0, 1, "fail", reason="injected again")
+    r.restore(1, 2)
+    r.read(0, 1, att=2)
+    r.send("src", 0, 2, 0, 0)
+    r.recv("sink", 0, 2, "src", 0, 2, 0)
+    res, trace = merged(r, tmp_path)
+    sink = [(e.type, e.ckpt, e.recovery, (e.attrs or {}).get("inferred", "")[:20]) for e in trace.events
+            if e.proc == "sink[0]" and e.type in ("fail", "restore")]
+    assert sink == [("fail", None, None, ""), ("restore", 1, 1, "attempt 1 was cancel"), ("fail", None, None, ""),
+                    ("restore", 1, 2, "")]
+    assert kinds(trace) == set()

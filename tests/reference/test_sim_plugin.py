@@ -1,0 +1,80 @@
+"""The plug-in interface: a user's own protocol runs in the simulator and is judged
+by the checker; the public strategies drive it."""
+
+from hypothesis import HealthCheck, given, settings
+
+from checker import check_trace
+from reference import SimConfig, simulate
+from reference.oracle import exactly_once
+from reference.protocol import Protocol, TaskProtocol
+from reference.testing import sim_configs
+
+
+class MyAlignedTask(TaskProtocol):
+    """A user's aligned barrier protocol, with the source snapshot delayed by a timer."""
+
+    def __init__(self, ctx, protocol):
+        super().__init__(ctx, protocol)
+        self.seen = {}
+
+    def on_trigger(self, round, barrier):
+        self.ctx.set_timer(self.ctx.now + 25, round)
+
+    def on_timer(self, round):
+        self.snapshot(round)
+
+    def on_barrier(self, ch, barrier, overtaking):
+        self.ctx.block(ch)
+        self.seen.setdefault(barrier.round, []).append(ch)
+        if len(self.seen[barrier.round]) == len(self.ctx.inputs):
+            del self.seen[barrier.round]
+            self.snapshot(barrier.round)
+            self.ctx.unblock_all()
+
+    def snapshot(self, round):
+        self.ctx.checkpoint(round)
+        self.ctx.send_barrier(round)
+        self.ctx.complete(round)
+
+
+class MyAligned(Protocol):
+    name = "my-aligned"
+    task_class = MyAlignedTask
+    aligned = True
+
+
+class ForgetfulTask(MyAlignedTask):
+    """Snapshots at the first barrier without blocking or recording anything."""
+
+    def on_barrier(self, ch, barrier, overtaking):
+        if barrier.round not in self.seen:
+            self.seen[barrier.round] = []
+            self.snapshot(barrier.round)
+
+
+class Forgetful(Protocol):
+    name = "forgetful"
+    task_class = ForgetfulTask
+
+
+def test_a_users_protocol_is_clean_and_exactly_once():
+    cfg = SimConfig(protocol=MyAligned(), workload="q3", seed=5, failures=(("join[1]", 1200),))
+    res = simulate(cfg)
+    assert res.header.protocol["name"] == "my-aligned"
+    assert check_trace(res.trace()).ok
+    assert exactly_once(cfg, res) == []
+    assert res.metrics["rounds_completed"] > 1
+
+
+def test_a_broken_users_protocol_is_caught():
+    res = simulate(SimConfig(protocol=Forgetful(), workload="q12", parallelism=3, seed=1, records=30, gap=40))
+    kinds = {v.kind for v in check_trace(res.trace()).violations}
+    assert kinds & {"orphan", "dropped"}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sim_configs(protocols=[MyAligned()], cyclic=False))
+def test_a_users_protocol_under_the_public_strategies(cfg):
+    res = simulate(cfg)
+    assert check_trace(res.trace()).ok
+    assert exactly_once(cfg, res) == []

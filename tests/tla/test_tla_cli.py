@@ -1,0 +1,115 @@
+"""``snapcheck specs check`` and ``snapcheck conform`` from the command line."""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from checker.tla.apalache import parse_apalache
+from checker.tla.manifest import specs_dir
+from traces import TraceRecorder
+
+
+def snapcheck(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "snapcheck", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=900)
+
+
+def specs_copy(tmp_path, change=None):
+    """A copy of specs/ whose manifest holds only the tiny MCConsistentSnapshot_trap entry."""
+    d = tmp_path / "specs"
+    shutil.copytree(specs_dir(), d, ignore=shutil.ignore_patterns("manifest.json"))
+    man = json.loads((specs_dir() / "manifest.json").read_text())
+    entry = next(e for e in man["configs"] if e["name"] == "MCConsistentSnapshot_trap")
+    entry.update(change or {})
+    (d / "manifest.json").write_text(json.dumps({"version": 1, "configs": [entry]}))
+    return d
+
+
+@pytest.mark.tlc
+def test_specs_check_prints_the_table_and_exits_zero(tmp_path):
+    r = snapcheck("specs", "check", env={"SNAPCHECK_SPECS": str(specs_copy(tmp_path))})
+    assert r.returncode == 0, r.stdout + r.stderr
+    for col in ("spec", "config", "expected", "result", "distinct states", "depth", "time"):
+        assert col in r.stdout
+    assert "MCConsistentSnapshot_trap" in r.stdout and "invariant:TrapNonEmptyChannelState" in r.stdout
+    assert "1 as expected, 0 differ" in r.stdout
+
+
+@pytest.mark.tlc
+def test_specs_check_fails_when_the_state_count_changes(tmp_path):
+    r = snapcheck("specs", "check", env={"SNAPCHECK_SPECS": str(specs_copy(tmp_path, {"distinct": 34}))})
+    assert r.returncode == 1
+    assert "distinct states 33 (expected 34)" in r.stdout
+
+
+@pytest.mark.tlc
+def test_specs_check_update_rewrites_the_manifest(tmp_path):
+    d = specs_copy(tmp_path, {"distinct": 1, "depth": 1})
+    r = snapcheck("specs", "check", "--update", env={"SNAPCHECK_SPECS": str(d)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    entry = json.loads((d / "manifest.json").read_text())["configs"][0]
+    assert (entry["distinct"], entry["depth"]) == (33, 4)
+
+
+def test_unknown_name_is_a_usage_error():
+    r = snapcheck("specs", "check", "NoSuchProtocol")
+    assert r.returncode == 2 and "no configuration matches 'NoSuchProtocol'" in r.stderr
+
+
+def test_apalache_backend_without_apalache(tmp_path):
+    env = {"PATH": str(tmp_path), "SNAPCHECK_APALACHE": ""}
+    r = subprocess.run([sys.executable, "-m", "snapcheck", "specs", "check", "ConsistentSnapshot",
+                        "--backend", "apalache"], capture_output=True, text=True,
+                       env={**os.environ, **env}, timeout=300)
+    assert r.returncode == 2
+    assert "Apalache is not installed: no 'apalache-mc' on PATH" in r.stderr
+
+
+def test_apalache_backend_runs_apalache_mc(tmp_path):
+    log = tmp_path / "args.txt"
+    fake = tmp_path / "apalache-mc"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n"
+                    "case \"$*\" in *trap*) echo 'State 3: Invariant TrapNonEmptyChannelState violated'; exit 12;; esac\n"
+                    "exit 0\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    r = snapcheck("specs", "check", "ConsistentSnapshot", "--backend", "apalache", "--length", "7",
+                  env={"SNAPCHECK_APALACHE": str(fake)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    calls = log.read_text().splitlines()
+    assert "check --config=MCConsistentSnapshot.cfg --length=7" in calls[0] and "MCConsistentSnapshot.tla" in calls[0]
+    assert "invariant:TrapNonEmptyChannelState" in r.stdout
+
+
+def test_apalache_result_parsing():
+    assert parse_apalache("", 0) == "pass"
+    assert parse_apalache("Invariant Consistent violated", 12) == "invariant:Consistent"
+    assert parse_apalache("", 12) == "violation"
+    assert parse_apalache("", 120) == "type-error"
+    assert parse_apalache("", None) == "timeout"
+
+
+@pytest.mark.tlc
+def test_conform_exit_codes(tmp_path):
+    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
+    m1, m2 = rec.send("a", "a>b"), rec.send("a", "a>b")
+    rec.recv("b", m1)
+    rec.recv("b", m2)
+    good = tmp_path / "good.jsonl"
+    rec.write(good)
+    bad = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
+    n1, n2 = bad.send("a", "a>b"), bad.send("a", "a>b")
+    bad.recv("b", n2)
+    bad.recv("b", n1)
+    bad_path = tmp_path / "bad.jsonl"
+    bad.write(bad_path)
+    r = snapcheck("conform", str(good))
+    assert r.returncode == 0 and "ACCEPT" in r.stdout
+    r = snapcheck("conform", str(good), str(bad_path))
+    assert r.returncode == 1 and f"{bad_path}:4" in r.stdout and "1 accepted, 1 rejected" in r.stdout
+    r = snapcheck("conform", str(good), str(tmp_path / "missing.jsonl"))
+    assert r.returncode == 2 and "cannot open" in r.stdout

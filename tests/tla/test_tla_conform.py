@@ -1,0 +1,273 @@
+"""Trace validation on hand-made traces (traces.TraceRecorder): correct runs are
+accepted, a mutated step is rejected at that step (FILE:LINE), traces outside the
+specifications' scope are errors. The mapping itself is tested without TLC."""
+
+import pytest
+
+from checker.tla.conform import (ACCEPT, ERROR, REJECT, causal_order, conform, prepare, tla,
+                                 tla_function, tracelog_module)
+from traces import TraceRecorder
+from traces.jsonl import parse_trace
+
+
+def write(rec: TraceRecorder, path) -> str:
+    rec.write(path)
+    return str(path)
+
+
+def line_of(rec: TraceRecorder, **match) -> int:
+    """File line (header = 1) of the first recorded event with these fields."""
+    for n, e in enumerate(rec.events, 2):
+        if all(e.get(k) == v for k, v in match.items()):
+            return n
+    raise AssertionError(f"no event {match}")
+
+
+def chandy_lamport(record_mids=None, with_record=True) -> TraceRecorder:
+    """A coordinator starts round 1 at a; b's message m is in transit on b>a and
+    a records it as the channel state of b>a."""
+    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, "a", "b"],
+                        [{"id": "co>a", "src": "co", "dst": "a", "kind": "control"},
+                         ("a>b", "a", "b"), ("b>a", "b", "a")], protocol="chandy-lamport")
+    rec.round_start("co", 1)
+    trigger = rec.barrier("co", "co>a", 1)
+    m = rec.send("b", "b>a", value=1)
+    rec.recv("a", trigger)
+    ck = rec.checkpoint("a", kind="coordinated", round=1)
+    ab = rec.barrier("a", "a>b", 1)
+    rec.recv("a", m)                               # processed while b>a is recorded
+    rec.recv("b", ab)
+    rec.checkpoint("b", kind="coordinated", round=1)
+    ba = rec.barrier("b", "b>a", 1)
+    rec.send("b", "b>a", value=2)                  # after the marker: not in the snapshot
+    rec.recv("a", ba)
+    if with_record:
+        rec.record("a", ck, "b>a", [m] if record_mids is None else record_mids)
+    rec.round_complete("co", 1)
+    return rec
+
+
+def aligned(late_processing=False) -> TraceRecorder:
+    """ABS Algorithm 1: a aligns barriers from s1 and s2; the record behind s1's
+    barrier waits for the snapshot (unless late_processing: the mutant)."""
+    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, {"id": "s1", "role": "source"},
+                         {"id": "s2", "role": "source"}, "a"],
+                        [{"id": "co>s1", "src": "co", "dst": "s1", "kind": "control"},
+                         {"id": "co>s2", "src": "co", "dst": "s2", "kind": "control"},
+                         ("s1>a", "s1", "a"), ("s2>a", "s2", "a")], protocol="abs-aligned")
+    rec.round_start("co", 1)
+    t1, t2 = rec.barrier("co", "co>s1", 1), rec.barrier("co", "co>s2", 1)
+    for s, t, ch in (("s1", t1, "s1>a"), ("s2", t2, "s2>a")):
+        rec.recv(s, t)
+        rec.checkpoint(s, kind="coordinated", round=1)
+        rec.barrier(s, ch, 1)
+    behind = rec.send("s1", "s1>a", value=7)
+    rec.recv("a", "s1>a:b1")
+    if late_processing:
+        rec.recv("a", behind)                      # processed from a blocked input
+    rec.recv("a", "s2>a:b1")
+    rec.checkpoint("a", kind="coordinated", round=1)
+    if not late_processing:
+        rec.recv("a", behind)
+    rec.round_complete("co", 1)
+    return rec
+
+
+def unaligned(output_part=True) -> TraceRecorder:
+    """Unaligned: s's barrier overtakes its queued record r2 (output part); a's
+    barrier handling overtakes the arrived r1 (input part)."""
+    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a"],
+                        [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"}, ("s>a", "s", "a")],
+                        protocol="unaligned")
+    r1 = rec.send("s", "s>a", value=1)
+    r2 = rec.send("s", "s>a", value=2)
+    rec.round_start("co", 1)
+    trig = rec.barrier("co", "co>s", 1)
+    rec.recv("s", trig)
+    cs = rec.checkpoint("s", kind="coordinated", round=1)
+    b = rec.barrier("s", "s>a", 1)
+    if output_part:
+        rec.record("s", cs, "s>a", [r2], part="output")
+    rec.arrive("a", r1)
+    rec.recv("a", b)                               # priority: overtakes r1 in the input buffer
+    ca = rec.checkpoint("a", kind="coordinated", round=1)
+    rec.record("a", ca, "s>a", [r1], part="input")
+    rec.recv("a", r1)
+    rec.arrive("a", r2)
+    rec.recv("a", r2)
+    rec.round_complete("co", 1)
+    return rec
+
+
+# -- mapping (no TLC) --------------------------------------------------------------
+
+def test_mapping_of_a_chandy_lamport_trace():
+    p = prepare(chandy_lamport().trace())
+    ops = [(e["op"], e["p"], e["c"], e["k"], e["n"]) for e in p.events]
+    assert ops[:4] == [("start", "co", "", "", 1), ("send", "co", "co>a", "b", 1),
+                       ("send", "b", "b>a", "d", 1), ("recv", "a", "co>a", "b", 1)]
+    record = next(e for e in p.events if e["op"] == "record")
+    assert (record["c"], record["n"], record["s"], record["part"]) == ("b>a", 1, [1], "input")
+    assert p.events[-1]["op"] == "end" and p.lines[-1] == 0
+    assert p.bounds == {"TRounds": 1, "TMaxData": 2}
+    family, procs, coords, data, ctrl, ends, back = p.topology
+    assert procs == ("a", "b") and coords == ("co",) and ctrl == ("co>a",) and data == ("a>b", "b>a")
+
+
+def test_unaligned_mapping_implies_arrivals_and_overtaking():
+    p = prepare(unaligned().trace())
+    barrier_send = next(e for e in p.events if e["op"] == "send" and e["c"] == "s>a" and e["k"] == "b")
+    assert barrier_send["x"] == 1                  # one record overtaken (the output part)
+    arrivals = [(e["c"], e["k"], e["n"]) for e in p.events if e["op"] == "arrive"]
+    # the control barrier and s's barrier have no arrive event: they arrive just before their recv
+    assert arrivals == [("co>s", "b", 1), ("s>a", "d", 1), ("s>a", "b", 1), ("s>a", "d", 2)]
+
+
+def test_external_input_and_control_messages_are_counted_not_mapped():
+    rec = TraceRecorder([{"id": "ext", "role": "external"}, {"id": "s", "role": "source"}, "a",
+                         {"id": "co", "role": "coordinator"}],
+                        [{"id": "ext>s", "src": "ext", "dst": "s", "logged": True}, ("s>a", "s", "a"),
+                         {"id": "a>co", "src": "a", "dst": "co", "kind": "control"}], protocol="abs-aligned")
+    m = rec.send("ext", "ext>s", value=1)
+    rec.recv("s", m)
+    rec.recv("a", rec.send("s", "s>a", value=1))
+    rec.recv("co", rec.send("a", "a>co", value=["ack", 1]))
+    rec.output("a", 1)
+    p = prepare(rec.trace())
+    assert [e["op"] for e in p.events] == ["send", "recv", "end"]
+    assert p.ignored["send (external input or control message)"] == 2
+    assert p.ignored["output"] == 1
+
+
+def test_causal_order_puts_a_receive_after_its_send():
+    text = chandy_lamport().dumps().decode().splitlines()
+    header, events = text[0], text[1:]
+    # move b's send of m (and b's later events) after a's receipt of it in the file
+    b_events = [e for e in events if '"proc":"b"' in e]
+    others = [e for e in events if '"proc":"b"' not in e]
+    trace = parse_trace("\n".join([header] + others + b_events) + "\n")
+    order = causal_order(trace)
+    pos = {(e.type, e.proc, e.mid): k for k, e in enumerate(order)}
+    assert pos[("send", "b", "b>a:1")] < pos[("recv", "a", "b>a:1")]
+    assert [e.idx for e in order if e.proc == "a"] == sorted(e.idx for e in order if e.proc == "a")
+
+
+def test_tla_values():
+    assert tla({"op": "send", "s": [1, 2], "ok": True}) == '[op |-> "send", s |-> <<1, 2>>, ok |-> TRUE]'
+    assert tla('a"b\\c') == '"a\\"b\\\\c"'
+    assert tla({"b", "a"}) == '{"a", "b"}'
+    assert tla_function({"x": "p"}) == '("x" :> "p")'
+    with pytest.raises(TypeError):
+        tla(1.5)
+
+
+def test_tracelog_splits_long_traces_into_short_definitions():
+    p = prepare(chandy_lamport().trace())
+    text = tracelog_module([p, p])
+    assert "Traces == <<T1_0," in text and "T2_0" in text and "TRounds == 1" in text
+
+
+# -- verdicts (TLC) ---------------------------------------------------------------
+
+@pytest.mark.tlc
+def test_correct_and_mutated_chandy_lamport_traces(tmp_path):
+    good = write(chandy_lamport(), tmp_path / "good.jsonl")
+    dropped = chandy_lamport(record_mids=[])
+    drop_path = write(dropped, tmp_path / "dropped.jsonl")
+    missing = write(chandy_lamport(with_record=False), tmp_path / "missing.jsonl")
+    v_good, v_drop, v_missing = conform([good, drop_path, missing], refinement=True)
+    assert v_good.verdict == ACCEPT and v_good.matched == v_good.total
+    # the recorded channel state omits the in-flight message: rejected at the record event
+    assert v_drop.verdict == REJECT
+    assert v_drop.location == f"{drop_path}:{line_of(dropped, type='record')}"
+    # the longest matched prefix is everything before the record event
+    assert v_drop.matched == [e["op"] for e in prepare(dropped.trace()).events].index("record")
+    # no record at all: every event matches, the end of the trace does not
+    assert v_missing.verdict == REJECT and v_missing.location.endswith(":end")
+
+
+@pytest.mark.tlc
+def test_reordered_channel_is_rejected_at_the_receive(tmp_path):
+    # b sends two messages; a receives the second one first (non-FIFO delivery)
+    rec = TraceRecorder(["a", "b"], [("b>a", "b", "a")], protocol="chandy-lamport")
+    m1, m2 = rec.send("b", "b>a"), rec.send("b", "b>a")
+    rec.recv("a", m2)
+    rec.recv("a", m1)
+    path = write(rec, tmp_path / "reorder.jsonl")
+    (v,) = conform([path])
+    assert v.verdict == REJECT and v.location == f"{path}:{line_of(rec, type='recv', mid=m2)}"
+
+
+@pytest.mark.tlc
+def test_aligned_abs_blocking(tmp_path):
+    good = write(aligned(), tmp_path / "aligned.jsonl")
+    bad_rec = aligned(late_processing=True)
+    bad = write(bad_rec, tmp_path / "noblock.jsonl")
+    v_good, v_bad = conform([good, bad])
+    assert v_good.verdict == ACCEPT
+    assert v_bad.verdict == REJECT
+    assert v_bad.location == f"{bad}:{line_of(bad_rec, type='recv', mid='s1>a:1')}"
+
+
+@pytest.mark.tlc
+def test_unaligned_input_and_output_parts(tmp_path):
+    good = write(unaligned(), tmp_path / "uc.jsonl")
+    bad_rec = unaligned(output_part=False)
+    bad = write(bad_rec, tmp_path / "uc-no-output.jsonl")
+    v_good, v_bad = conform([good, bad])
+    assert v_good.verdict == ACCEPT, v_good.render()
+    # without the output part the barrier cannot have overtaken r2, yet it arrives first
+    assert v_bad.verdict == REJECT
+    assert v_bad.location == f"{bad}:{line_of(bad_rec, type='recv', mid='s>a:b1')}"
+
+
+def bcs(forced_first: bool, forced_second: bool) -> TraceRecorder:
+    """BCS: p's basic checkpoint raises its clock to 1, so q must take a forced
+    checkpoint before processing p's second message (lc 1 > 0) -- but not before
+    the first one (lc 0)."""
+    rec = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="bcs")
+    m1 = rec.send("p", "p>q", piggyback={"lc": 0})
+    rec.checkpoint("p", kind="basic", vars={"lc": 1})
+    m2 = rec.send("p", "p>q", piggyback={"lc": 1})
+    if forced_first:
+        rec.checkpoint("q", kind="forced")
+    rec.recv("q", m1)
+    if forced_second:
+        rec.checkpoint("q", kind="forced", vars={"lc": 1})
+    rec.recv("q", m2)
+    return rec
+
+
+@pytest.mark.tlc
+def test_cic_forced_checkpoint_decisions(tmp_path):
+    good = write(bcs(False, True), tmp_path / "bcs.jsonl")
+    missing_rec = bcs(False, False)
+    missing = write(missing_rec, tmp_path / "missing.jsonl")
+    spurious_rec = bcs(True, True)
+    spurious = write(spurious_rec, tmp_path / "spurious.jsonl")
+    v_good, v_missing, v_spurious = conform([good, missing, spurious])
+    assert v_good.verdict == ACCEPT
+    # a missing forced checkpoint (a safety bug) and a spurious one (an efficiency bug)
+    # are both rejected at the receive they belong to
+    assert v_missing.verdict == REJECT
+    assert v_missing.location == f"{missing}:{line_of(missing_rec, type='recv', mid='p>q:2')}"
+    assert "without a forced checkpoint" in v_missing.message
+    assert v_spurious.verdict == REJECT
+    assert v_spurious.location == f"{spurious}:{line_of(spurious_rec, type='recv', mid='p>q:1')}"
+
+
+def test_out_of_scope_and_invalid_traces_are_errors(tmp_path):
+    rec = chandy_lamport()
+    rec.fail("a")
+    rec.restore("a", 1)
+    failing = write(rec, tmp_path / "fail.jsonl")
+    other = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="liverobin")
+    other.recv("q", other.send("p", "p>q"))
+    unknown = write(other, tmp_path / "liverobin.jsonl")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(chandy_lamport().dumps().decode().replace('"idx":1', '"idx":7', 1))
+    v_fail, v_unknown, v_broken = conform([failing, unknown, str(broken)])
+    assert v_fail.verdict == ERROR and "failure-free" in v_fail.message
+    assert v_fail.location == f"{failing}:{line_of(rec, type='fail')}"
+    assert v_unknown.verdict == ERROR and "no TLA+ trace specification for protocol 'liverobin'" in v_unknown.message
+    assert v_broken.verdict == ERROR and "out-of-order per-process sequence" in v_broken.message

@@ -1,0 +1,92 @@
+"""Traces of the reference simulator (``snapcheck simulate``) against the TLA+
+specifications: correct runs of every coordinated protocol and of the CIC
+protocols are accepted, the reference mutants are rejected at the faulty step."""
+
+from dataclasses import replace
+
+import pytest
+
+from checker.tla.conform import ACCEPT, ERROR, REJECT, conform
+from reference.mutants import MUTANTS
+from reference.simulation import SimConfig, simulate
+
+pytestmark = pytest.mark.tlc
+
+PROTOCOLS = {"chandy-lamport": "q3", "abs-aligned": "q3", "abs-cyclic": "reachability",
+             "unaligned": "q8", "aligned-timeout": "q8", "bcs": "q8", "hmnr": "reachability"}
+
+# The specification each mutant breaks, the event kind where the trace stops
+# matching, and why.
+REJECTED = {
+    "chandy-lamport-no-channel-state": "end",       # in-flight messages never reported
+    "chandy-lamport-non-fifo": "recv",              # a record overtakes another on its channel
+    "abs-aligned-no-block": "recv",                 # a record processed from a blocked input
+    "abs-cyclic-as-printed": "record",              # a back-edge log with a post-barrier record
+    "unaligned-no-output-part": "arrive",           # a barrier arrives ahead of records it did not overtake
+    "unaligned-late-snapshot": "recv",              # records consumed between barrier and snapshot
+    "unaligned-channel-alias": "record",            # channel state recorded for the wrong channel
+    "hmnr-no-c1": "recv",                           # a receive without the forced checkpoint C1 requires
+    "hmnr-no-c2": "recv",                           # a receive without the forced checkpoint C2 requires
+    "hmnr-min-to-every-send": "recv",               # a receive after a spurious forced checkpoint
+}
+DEFAULT_MUTANTS = ("chandy-lamport-no-channel-state", "abs-aligned-no-block", "abs-cyclic-as-printed",
+                   "hmnr-no-c1")
+
+
+def run(tmp_path, name: str, cfg: SimConfig) -> str:
+    path = tmp_path / f"{name}.jsonl"
+    simulate(cfg).write(str(path))
+    return str(path)
+
+
+def mutant_trace(tmp_path, name: str) -> str:
+    m = MUTANTS[name]
+    return run(tmp_path, name, SimConfig(protocol=m.base, mutant=name, **m.demo))
+
+
+def check_rejected(tmp_path, names):
+    paths = [mutant_trace(tmp_path, n) for n in names]
+    for name, v in zip(names, conform(paths)):
+        assert v.verdict == REJECT, f"{name}: {v.render()}"
+        assert v.matched < v.total
+        if REJECTED[name] == "end":
+            assert v.location.endswith(":end"), v.render()
+        else:
+            line = int(v.location.rsplit(":", 1)[1])
+            with open(v.path) as f:
+                text = f.readlines()[line - 1]
+            assert f'"type":"{REJECTED[name]}"' in text or (
+                REJECTED[name] == "arrive" and '"type":"recv"' in text), (name, text)
+
+
+def test_correct_traces_of_every_protocol_are_accepted(tmp_path):
+    paths = [run(tmp_path, p, SimConfig(protocol=p, workload=w, parallelism=2, seed=3, records=8))
+             for p, w in PROTOCOLS.items()]
+    for p, v in zip(PROTOCOLS, conform(paths)):
+        assert v.verdict == ACCEPT, f"{p}: {v.render()}"
+        assert v.total > 50
+
+
+def test_reference_mutants_are_rejected(tmp_path):
+    check_rejected(tmp_path, DEFAULT_MUTANTS)
+
+
+@pytest.mark.slow
+def test_more_reference_mutants_are_rejected(tmp_path):
+    check_rejected(tmp_path, [n for n in REJECTED if n not in DEFAULT_MUTANTS])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_many_seeds_in_one_tlc_run_are_accepted(tmp_path, protocol):
+    base = SimConfig(protocol=protocol, workload=PROTOCOLS[protocol], parallelism=2, records=12)
+    paths = [run(tmp_path, f"{protocol}-{s}", replace(base, seed=s)) for s in range(12)]
+    verdicts = conform(paths)
+    assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["unaligned-double-persist", "unaligned-no-dedup", "unaligned-obsolete-barrier"])
+def test_mutants_with_failures_or_aborts_are_outside_the_specification(tmp_path, name):
+    (v,) = conform([mutant_trace(tmp_path, name)])
+    assert v.verdict == ERROR and "failure-free runs" in v.message
