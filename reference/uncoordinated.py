@@ -115,7 +115,7 @@ class UncoordinatedSimulator(Simulator):
         self.commit_inflight: set[int] = set()
         self.final_progress = -1
         intervals = protocol.params.get("intervals") or {}
-        self.jitter = float(protocol.params.get("jitter", 0.2))
+        self.timer_jitter = float(protocol.params.get("jitter", 0.2))
         for v in self.tasks:
             v.processed = {c: 0 for c in v.reads}
             v.ckpts = [Stored(0, "initial", v.op.snapshot(), v.proto.vars(),
@@ -138,7 +138,7 @@ class UncoordinatedSimulator(Simulator):
             return
         if v.alive:
             self.local_checkpoint(v, "basic")
-        j = self.jitter
+        j = self.timer_jitter
         self.clock(self.now + max(1, int(v.ckpt_interval * (1 - j + 2 * j * v.ckpt_rng.random()))),
                    self.checkpoint_timer, v)
 
@@ -166,23 +166,28 @@ class UncoordinatedSimulator(Simulator):
         mm["checkpoints_final" if final else "checkpoints_" + kind] += 1
         bu = v.busy_until
         v.busy_until = (bu if bu > now else now) + self.cfg.snapshot_cost
-        self.at(now, self.send_metadata, v, v.incarnation, n)
+        self.clock(now, self.send_metadata, v, v.incarnation, n)
         return n
 
     def send_metadata(self, v, inc: int, n: int) -> None:
-        """The checkpoint's metadata (its per-channel counters) to the coordinator."""
+        """The checkpoint's metadata (its per-channel counters) to the coordinator. Like
+        the timers it does not keep the run alive: the coordinator only needs it for
+        the next recovery line, and it is sent after the checkpoint's events."""
         if inc != v.incarnation or not v.alive:
             return
+        ch = v.ack
         size = CONTROL_SIZE + META_ENTRY * (len(v.outputs) + len(v.reads))
-        self.m["metadata_bytes"] += size
-        self.send_sized_control(v, v.ack, ["checkpoint", n], size)
-
-    def send_sized_control(self, node, ch, value, size: int) -> None:
         ch.seq += 1
-        mid = f"{ch.id}:{ch.seq}" if not node.restores else f"{ch.id}:{ch.seq}@{node.restores}"
-        m = Msg(mid, ch, ch.seq, CONTROL, value, None, size, self.now, self.epoch)
-        self.log_send(node.pid, self.now, ch.id, mid, ch.seq, size, None, value)
-        self._deliver_control(m)
+        mid = f"{ch.id}:{ch.seq}" if not v.restores else f"{ch.id}:{ch.seq}@{v.restores}"
+        m = Msg(mid, ch, ch.seq, CONTROL, ["checkpoint", n], None, size, self.now, self.epoch)
+        self.log_send(v.pid, self.now, ch.id, mid, ch.seq, size, None, m.value)
+        mm = self.m
+        mm["metadata_bytes"] += size
+        mm["control_messages"] += 1
+        mm["protocol_bytes"] += size
+        t = max(self.now + self.cfg.control_latency, ch.last_arrival)
+        ch.last_arrival = t
+        self.clock(t, self.on_ack, m)
 
     def on_ack(self, m) -> None:
         self.log_recv(self.coord.pid, self.now, m.ch.id, m.mid)

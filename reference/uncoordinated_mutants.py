@@ -90,7 +90,7 @@ class UNCOpenInterval(UNC):
     defects = LineDefects(skip_open_interval=True)
 
 
-_CYCLIC = {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 80, "interval": 800, "jitter": 300}
+_CYCLIC = {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 40, "interval": 1500, "jitter": 60}
 _FAILING = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "interval": 300,
             "failures": (("window_count[0]", 700),)}
 

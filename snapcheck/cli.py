@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "snapcheck.commands.simulate",
     "snapcheck.commands.flink",
     "snapcheck.commands.specs",
+    "snapcheck.commands.validate",
 ]
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

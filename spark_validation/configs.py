@@ -1,13 +1,15 @@
 """Random simulation configurations drawn from one seed, and the command that reproduces each.
 
 A validation run ``i`` of a campaign with base seed ``S`` uses seed ``S + i``;
-its configuration is a pure function of that seed and of the campaign's
-selection (protocols, workloads, mutants), so any partitioning of the seeds
+its configuration is a pure function of ``i``, that seed and the campaign's
+selection (protocols, workloads, mutants), so any partitioning of the runs
 over Spark tasks gives the same runs. A run is either a correct protocol
 under a random topology, schedule and failure schedule, or a mutant
 (``reference.MUTANTS``) under its demonstration configuration with the
 run's seed (its ``demo`` shows the bug reliably; the seed varies timing and
-inputs).
+inputs). Every fifth run is a mutant run when mutants are selected (all runs
+when no protocol is), the mutants taking turns, so a campaign of
+``5 × #mutants`` runs runs every mutant at least once.
 
 ``command(cfg)`` is the ``snapcheck simulate …`` command line that re-creates
 exactly the same trace (every field that differs from ``SimConfig``'s default,
@@ -20,17 +22,21 @@ import random
 import shlex
 from dataclasses import dataclass, fields, replace
 
-# The protocols validated by default: those whose correctness the checker can judge on
-# any random configuration of the simulator (coordinated family, uncoordinated, CIC).
-DEFAULT_PROTOCOLS = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
+# The protocols validated by default: those that run on every random configuration of the
+# simulator (coordinated family, uncoordinated checkpointing with logging, CIC).
+DEFAULT_PROTOCOLS = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout",
+                     "unc", "hmnr", "bcs")
 ACYCLIC = ("q1", "q3", "q8", "q12", "random-dag")
 CYCLIC = ("reachability", "random-cyclic")
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
 # Protocols that only run acyclic dataflows (a cycle deadlocks aligned ABS: its mutant shows it).
-ACYCLIC_ONLY = {"abs-aligned"}
+ACYCLIC_ONLY = {"abs-aligned", "abs-aligned-2pc"}
 # Protocols with one round in flight at a time (unaligned checkpoints, FLIP-76).
 SINGLE_ROUND = {"unaligned", "aligned-timeout"}
-MUTANT_SHARE = 0.2          # fraction of runs given to mutants when mutants are selected
+# Protocols that build their own process topology (replicas, changelog tasks): the workload's
+# task ids mean nothing to them, so they get no random crash schedule.
+OWN_TOPOLOGY = {"liverobin", "kazoo", "gic-changelog"}
+MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
 _OPTIONS = {
@@ -50,6 +56,17 @@ class Selection:
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     mutants: tuple[str, ...] = ()
     failures: bool = True
+
+    @classmethod
+    def of(cls, protocols=None, workloads=None, mutants=None, failures: bool = True) -> "Selection":
+        """A selection from option values; ``mutants=None`` means every mutant of a selected
+        protocol (``()`` for none)."""
+        from reference import MUTANTS
+
+        protocols = tuple(protocols) if protocols else DEFAULT_PROTOCOLS
+        if mutants is None:
+            mutants = tuple(n for n, m in MUTANTS.items() if m.base in protocols)
+        return cls(protocols, tuple(workloads) if workloads else DEFAULT_WORKLOADS, tuple(mutants), failures)
 
     def check(self) -> None:
         """Unknown names are usage errors (exit 2)."""
@@ -74,14 +91,15 @@ class Selection:
         return tuple(w for w in self.workloads if protocol not in ACYCLIC_ONLY or w in ACYCLIC)
 
 
-def draw_config(seed: int, sel: Selection):
-    """The ``SimConfig`` of the run with this seed (deterministic)."""
+def draw_config(run_id: int, seed: int, sel: Selection):
+    """The ``SimConfig`` of run ``run_id`` with this seed (deterministic)."""
     from reference import MUTANTS, SimConfig
     from reference.testing import task_ids
 
     rnd = random.Random(seed)
-    if sel.mutants and (not sel.protocols or rnd.random() < MUTANT_SHARE):
-        m = MUTANTS[rnd.choice(sel.mutants)]
+    if sel.mutants and (not sel.protocols or run_id % MUTANT_EVERY == MUTANT_EVERY - 1):
+        turn = run_id if not sel.protocols else run_id // MUTANT_EVERY
+        m = MUTANTS[sel.mutants[turn % len(sel.mutants)]]
         return replace(SimConfig(protocol=m.base, mutant=m.name, seed=seed), **m.demo)
     protocol = rnd.choice(sel.protocols)
     workload = rnd.choice(sel.workloads_for(protocol))
@@ -93,10 +111,10 @@ def draw_config(seed: int, sel: Selection):
         protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
         hot_ratio=rnd.choice((0.0, 0.0, 0.8)), interval=interval,
         max_concurrent=1 if protocol in SINGLE_ROUND else rnd.randint(1, 2),
-        checkpoint_timeout=rnd.choice((None, None, 250)), aligned_timeout=rnd.choice((50, 200, 400)),
+        checkpoint_timeout=rnd.choice((None, None, 1500)), aligned_timeout=rnd.choice((50, 200, 400)),
         latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
-        out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.15)))
-    if sel.failures and rnd.random() < 0.5:
+        out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.05)))
+    if sel.failures and protocol not in OWN_TOPOLOGY and rnd.random() < 0.5:
         tasks = task_ids(workload, parallelism, seed)
         horizon = records * gap + 4 * interval
         crashes = sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2)))

@@ -36,36 +36,74 @@ _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
 _MID_TYPES = "('send','recv','arrive','discard','replay')"
 
-# First failing rule of one row, on its own (no other row needed). ``x`` = extra parsed as VARIANT.
-ROW_REASON_SQL = f"""
-CASE
- WHEN type IS NULL THEN 'missing type'
- WHEN type <> 'header' AND type NOT IN ({_TYPES_SQL}) THEN concat('unknown event type ', type)
- WHEN extra IS NOT NULL AND x IS NULL THEN 'malformed JSON in column extra'
- WHEN type = 'header' AND (hdr IS NULL OR hdr.format IS DISTINCT FROM 'snapcheck-trace'
-      OR hdr.version IS DISTINCT FROM 1 OR hdr.processes IS NULL OR size(hdr.processes) = 0
-      OR hdr.channels IS NULL) THEN 'bad header: not a snapcheck-trace v1 header with processes and channels'
- WHEN type = 'header' THEN NULL
- WHEN proc IS NULL THEN 'missing field proc'
- WHEN idx IS NULL OR idx < 0 THEN 'missing or negative idx'
- WHEN type IN {_CH_TYPES} AND ch IS NULL THEN concat(type, ': missing field ch')
- WHEN type IN {_MID_TYPES} AND mid IS NULL THEN concat(type, ': missing field mid')
- WHEN type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', 'barrier') THEN concat('send: unknown kind ', kind)
- WHEN type = 'send' AND kind = 'barrier' AND round IS NULL THEN 'send: a barrier needs field round'
- WHEN type = 'send' AND coalesce(kind, 'data') = 'data' AND seq IS NULL THEN 'send: a data message needs field seq'
- WHEN type = 'replay' AND replay_of IS NULL THEN 'replay: missing field replay_of'
- WHEN type IN ('checkpoint', 'record', 'restore') AND (ckpt IS NULL OR ckpt < 0) THEN concat(type, ': missing or negative ckpt')
- WHEN type = 'checkpoint' AND ckpt = 0 AND (kind IS DISTINCT FROM 'initial' OR idx <> 0)
-      THEN 'ckpt 0 is the initial checkpoint: kind initial, the process''s first event'
- WHEN type = 'checkpoint' AND kind = 'initial' AND ckpt <> 0 THEN 'an initial checkpoint has ckpt 0'
- WHEN type = 'record' AND part NOT IN ('input', 'output') THEN 'record: part must be input or output'
- WHEN type IN ('record', 'log') AND NOT coalesce(mids_type IN ('ARRAY<STRING>', 'ARRAY<VOID>'), type = 'log')
-      THEN concat(type, ': mids must be a list of message ids')
- WHEN type = 'log_truncate' AND through_seq IS NULL THEN 'log_truncate: missing field through_seq'
- WHEN type IN ('round_start', 'round_complete', 'round_abort') AND round IS NULL THEN concat(type, ': missing field round')
- ELSE NULL
-END
-"""
+# Each rule: (condition, rule name, reason). The first rule whose condition holds decides.
+# Row rules need no other row; ``x`` is ``extra`` parsed as VARIANT, ``hdr`` the header struct.
+ROW_RULES = (
+    ("type IS NULL", "missing-type", "'missing type'"),
+    (f"type <> 'header' AND type NOT IN ({_TYPES_SQL})", "unknown-event-type", "concat('unknown event type ', type)"),
+    ("extra IS NOT NULL AND x IS NULL", "malformed-json", "'malformed JSON in column extra'"),
+    ("type = 'header' AND (hdr IS NULL OR hdr.format IS DISTINCT FROM 'snapcheck-trace' "
+     "OR hdr.version IS DISTINCT FROM 1 OR hdr.processes IS NULL OR size(hdr.processes) = 0 OR hdr.channels IS NULL)",
+     "bad-header", "'bad header: not a snapcheck-trace v1 header with processes and channels'"),
+    ("type = 'header'", None, None),
+    ("proc IS NULL", "missing-field", "'missing field proc'"),
+    ("idx IS NULL OR idx < 0", "missing-field", "'missing or negative idx'"),
+    (f"type IN {_CH_TYPES} AND ch IS NULL", "missing-field", "concat(type, ': missing field ch')"),
+    (f"type IN {_MID_TYPES} AND mid IS NULL", "missing-field", "concat(type, ': missing field mid')"),
+    ("type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', 'barrier')", "bad-field",
+     "concat('send: unknown kind ', kind)"),
+    ("type = 'send' AND kind = 'barrier' AND round IS NULL", "missing-field", "'send: a barrier needs field round'"),
+    ("type = 'send' AND coalesce(kind, 'data') = 'data' AND seq IS NULL", "missing-field",
+     "'send: a data message needs field seq'"),
+    ("type = 'replay' AND replay_of IS NULL", "missing-field", "'replay: missing field replay_of'"),
+    ("type IN ('checkpoint', 'record', 'restore') AND (ckpt IS NULL OR ckpt < 0)", "missing-field",
+     "concat(type, ': missing or negative ckpt')"),
+    ("type = 'checkpoint' AND ckpt = 0 AND (kind IS DISTINCT FROM 'initial' OR idx <> 0)", "checkpoint-numbering",
+     "'ckpt 0 is the initial checkpoint: kind initial, the process''s first event'"),
+    ("type = 'checkpoint' AND kind = 'initial' AND ckpt <> 0", "checkpoint-numbering",
+     "'an initial checkpoint has ckpt 0'"),
+    ("type = 'record' AND part NOT IN ('input', 'output')", "bad-field", "'record: part must be input or output'"),
+    ("type IN ('record', 'log') AND NOT coalesce(mids_type IN ('ARRAY<STRING>', 'ARRAY<VOID>'), type = 'log')",
+     "bad-field", "concat(type, ': mids must be a list of message ids')"),
+    ("type = 'log_truncate' AND through_seq IS NULL", "missing-field", "'log_truncate: missing field through_seq'"),
+    ("type IN ('round_start', 'round_complete', 'round_abort') AND round IS NULL", "missing-field",
+     "concat(type, ': missing field round')"),
+)
+
+# Rules against the header (joined columns: role of proc, src/dst of ch).
+REF_RULES = (
+    ("role IS NULL", "unknown-process", "concat('unknown process ', proc)"),
+    ("ch IS NOT NULL AND src IS NULL", "unknown-channel", "concat('unknown channel ', ch)"),
+    ("type IN ('send', 'log', 'log_truncate') AND proc <> src", "wrong-channel-end",
+     "concat(type, ' on the wrong channel: ', proc, ' is not the source of ', ch)"),
+    ("type IN ('recv', 'arrive', 'discard') AND proc <> dst", "wrong-channel-end",
+     "concat(type, ' on the wrong channel: ', proc, ' is not the destination of ', ch)"),
+    ("type = 'replay' AND proc <> src AND proc <> dst", "wrong-channel-end",
+     "concat('replay on ', ch, ' by ', proc, ', which is neither its source nor its destination')"),
+    ("type = 'record' AND part = 'input' AND proc <> dst", "wrong-channel-end",
+     "concat('record: ', proc, ' records the input part of ', ch, ' but is not its destination')"),
+    ("type = 'record' AND part = 'output' AND proc <> src", "wrong-channel-end",
+     "concat('record: ', proc, ' records the output part of ', ch, ' but is not its source')"),
+    ("type = 'checkpoint' AND role = 'coordinator'", "coordinator-checkpoint",
+     "concat(proc, ' is a coordinator and takes no checkpoints')"),
+)
+
+# Per-process order (window columns rn = position, prev_type, prev_ckpt).
+SEQ_RULES = (
+    ("idx <> rn", "per-process-sequence",
+     "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)"),
+    ("prev_type = 'fail' AND type <> 'restore'", "event-after-fail",
+     "concat(proc, ' has failed and records ', type, ' before a restore')"),
+    ("type = 'checkpoint' AND ckpt <= prev_ckpt", "checkpoint-numbering",
+     "concat('checkpoint numbers must increase: ', proc, ' ckpt ', ckpt, ' after ckpt ', prev_ckpt)"),
+)
+
+
+def _case(rules, which: int) -> str:
+    """The SQL CASE giving, for the first rule that holds, its name (which=1) or reason (which=2)."""
+    arms = "\n".join(f" WHEN {r[0]} THEN {'NULL' if r[which] is None else (repr(r[1]) if which == 1 else r[2])}"
+                      for r in rules)
+    return f"CASE\n{arms}\n ELSE NULL\nEND"
 
 
 @dataclass
@@ -74,7 +112,7 @@ class Quarantine:
 
     clean: object                 # DataFrame: rows of well-formed traces (columns of ``parsed``)
     quarantined: object           # DataFrame: rows of quarantined traces + reason, trace_reason
-    problems: object              # DataFrame: (trace_id, line, reason) — every problem found
+    problems: object              # DataFrame: (trace_id, line, rule, reason) — every problem found
     processes: object             # DataFrame: (trace_id, proc, role, pidx) of the clean traces
     channels: object              # DataFrame: (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
     protocols: object             # DataFrame: (trace_id, protocol, aligned)
@@ -126,12 +164,13 @@ def load(spark, path: str):
             .withColumn("hdr", F.expr(f"CASE WHEN type = 'header' THEN from_json(extra, '{HEADER_DDL}') END")))
 
 
-def quarantine(parsed, count: bool = True) -> Quarantine:
+def quarantine(parsed) -> Quarantine:
     """Split ``parsed`` rows into clean and quarantined ones (see the module docstring)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    rows = materialize(parsed.withColumn("row_reason", F.expr(ROW_REASON_SQL)).drop("x"))
+    rows = materialize(parsed.withColumn("row_rule", F.expr(_case(ROW_RULES, 1)))
+                       .withColumn("row_reason", F.expr(_case(ROW_RULES, 2))).drop("x"))
     ok_headers = rows.where("type = 'header' AND row_reason IS NULL AND trace_id IS NOT NULL")
     procs = ok_headers.select("trace_id", F.posexplode("hdr.processes").alias("pidx", "p")).select(
         "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"), "pidx")
@@ -153,23 +192,8 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
     # Referential rules against the header: known process and channel, the right channel end.
     ref = (ev.join(procs.select("trace_id", "proc", "role"), ["trace_id", "proc"], "left")
            .join(chans.select("trace_id", "ch", "src", "dst"), ["trace_id", "ch"], "left"))
-    ref_reason = F.expr("""
-      CASE
-       WHEN role IS NULL THEN concat('unknown process ', proc)
-       WHEN ch IS NOT NULL AND src IS NULL THEN concat('unknown channel ', ch)
-       WHEN type IN ('send', 'log', 'log_truncate') AND proc <> src
-            THEN concat(type, ' on the wrong channel: ', proc, ' is not the source of ', ch)
-       WHEN type IN ('recv', 'arrive', 'discard') AND proc <> dst
-            THEN concat(type, ' on the wrong channel: ', proc, ' is not the destination of ', ch)
-       WHEN type = 'replay' AND proc <> src AND proc <> dst
-            THEN concat('replay on ', ch, ' by ', proc, ', which is neither its source nor its destination')
-       WHEN type = 'record' AND part = 'input' AND proc <> dst
-            THEN concat('record: ', proc, ' records the input part of ', ch, ' but is not its destination')
-       WHEN type = 'record' AND part = 'output' AND proc <> src
-            THEN concat('record: ', proc, ' records the output part of ', ch, ' but is not its source')
-       WHEN type = 'checkpoint' AND role = 'coordinator' THEN concat(proc, ' is a coordinator and takes no checkpoints')
-      END""")
-    ref_problems = ref.select("trace_id", "line", ref_reason.alias("reason")).where("reason IS NOT NULL")
+    ref_problems = (ref.select("trace_id", "line", F.expr(_case(REF_RULES, 1)).alias("rule"),
+                               F.expr(_case(REF_RULES, 2)).alias("reason")).where("reason IS NOT NULL"))
 
     # Per-process order: idx = 0, 1, 2, …; checkpoint numbers increase; nothing between fail and restore.
     w = Window.partitionBy("trace_id", "proc").orderBy("idx")
@@ -178,28 +202,23 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
            .withColumn("prev_type", F.lag("type").over(w))
            .withColumn("prev_ckpt", F.max(F.when(F.col("type") == "checkpoint", F.col("ckpt"))).over(
                w.rowsBetween(Window.unboundedPreceding, -1))))
-    seq_problems = seq.select("trace_id", "line", F.expr("""
-      CASE
-       WHEN idx <> rn THEN concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)
-       WHEN prev_type = 'fail' AND type <> 'restore'
-            THEN concat(proc, ' has failed and records ', type, ' before a restore')
-       WHEN type = 'checkpoint' AND ckpt <= prev_ckpt
-            THEN concat('checkpoint numbers must increase: ', proc, ' ckpt ', ckpt, ' after ckpt ', prev_ckpt)
-      END""").alias("reason")).where("reason IS NOT NULL")
+    seq_problems = (seq.select("trace_id", "line", F.expr(_case(SEQ_RULES, 1)).alias("rule"),
+                               F.expr(_case(SEQ_RULES, 2)).alias("reason")).where("reason IS NOT NULL"))
 
     # Restores and records refer to checkpoints that were taken (0 = the initial one).
     taken = ev.where("type = 'checkpoint'").select("trace_id", "proc", "ckpt")
     ck_refs = ev.where("type IN ('restore', 'record') AND ckpt > 0").select("trace_id", "proc", "ckpt", "line", "type")
     ck_problems = ck_refs.join(taken, ["trace_id", "proc", "ckpt"], "left_anti").select(
-        "trace_id", "line", F.expr("concat(type, ' refers to checkpoint ', ckpt, ' of ', proc, ', which it has not taken')")
-        .alias("reason"))
+        "trace_id", "line", F.lit("unknown-checkpoint").alias("rule"),
+        F.expr("concat(type, ' refers to checkpoint ', ckpt, ' of ', proc, ', which it has not taken')").alias("reason"))
 
     # Message identity: each mid defined once (send or replay); every reference resolves.
     defs = ev.where("type IN ('send', 'replay')").select("trace_id", "mid", "line")
     dup_defs = (defs.withColumn("first", F.min("line").over(Window.partitionBy("trace_id", "mid")))
                 .where("line <> first")
-                .select("trace_id", "line", F.expr("concat('duplicate message identity: mid ', mid, "
-                                                   "' was already sent at line ', first)").alias("reason")))
+                .select("trace_id", "line", F.lit("duplicate-identity").alias("rule"),
+                        F.expr("concat('duplicate message identity: mid ', mid, ' was already sent at line ', first)")
+                        .alias("reason")))
     refs = ev.where("type IN ('recv', 'arrive', 'discard')").select(
         "trace_id", "line", "mid", F.concat(F.col("type"), F.lit(" of a message never sent: ")).alias("what"))
     refs = refs.unionByName(ev.where("type = 'replay'").select(
@@ -208,23 +227,26 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
         "trace_id", "line", F.explode("mids").alias("mid"),
         F.concat(F.col("type"), F.lit(" of a message never sent: ")).alias("what")))
     ref_mid_problems = (refs.join(defs.select("trace_id", "mid").distinct(), ["trace_id", "mid"], "left_anti")
-                        .select("trace_id", "line", F.concat("what", "mid").alias("reason")))
+                        .select("trace_id", "line", F.lit("message-never-sent").alias("rule"),
+                                F.concat("what", "mid").alias("reason")))
 
     # Exactly one header per trace.
     header_problems = (rows.where("trace_id IS NOT NULL").groupBy("trace_id")
                        .agg(F.sum(F.when(F.col("type") == "header", 1).otherwise(0)).alias("h"),
                             F.min("line").alias("line"))
                        .where("h <> 1")
-                       .select("trace_id", "line", F.expr(
+                       .select("trace_id", "line", F.lit("header-count").alias("rule"), F.expr(
                            "CASE WHEN h = 0 THEN 'trace has no header row' "
                            "ELSE concat('trace has ', h, ' header rows') END").alias("reason")))
 
-    own = rows.where("row_reason IS NOT NULL").select("trace_id", "line", F.col("row_reason").alias("reason"))
-    problems = (own.unionByName(ref_problems).unionByName(seq_problems).unionByName(ck_problems)
-                .unionByName(dup_defs).unionByName(ref_mid_problems).unionByName(header_problems))
+    own = rows.where("row_reason IS NOT NULL").select("trace_id", "line", F.col("row_rule").alias("rule"),
+                                                      F.col("row_reason").alias("reason"))
+    problems = materialize(own.unionByName(ref_problems).unionByName(seq_problems).unionByName(ck_problems)
+                           .unionByName(dup_defs).unionByName(ref_mid_problems).unionByName(header_problems))
 
     first = F.min(F.struct(F.coalesce("line", F.lit(0)).alias("line"), F.col("reason"))).alias("first")
-    bad = problems.where("trace_id IS NOT NULL").groupBy("trace_id").agg(first, F.count("*").alias("n_problems"))
+    bad = materialize(problems.where("trace_id IS NOT NULL").groupBy("trace_id")
+                      .agg(first, F.count("*").alias("n_problems")))
     row_problem = problems.groupBy("trace_id", "line").agg(F.min("reason").alias("reason"))
 
     quarantined = (rows.join(bad, "trace_id", "left_semi").unionByName(rows.where("trace_id IS NULL"))
@@ -235,8 +257,8 @@ def quarantine(parsed, count: bool = True) -> Quarantine:
                          "trace_id", "left")
                    .select(*[f.name for f in SCHEMA], "reason",
                            F.coalesce("trace_reason", F.lit("missing trace_id")).alias("trace_reason")))
-    bad = materialize(bad)
-    clean = materialize(rows.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti").drop("row_reason"))
+    clean = materialize(rows.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti")
+                        .drop("row_rule", "row_reason"))
     good = clean.select("trace_id").distinct()
     q = Quarantine(clean=clean, quarantined=quarantined, problems=problems,
                    processes=procs.join(good, "trace_id", "left_semi"),

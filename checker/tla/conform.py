@@ -7,11 +7,14 @@ For each trace:
    a trace that fails is an ERROR (``FILE:LINE: reason``), never given to TLC.
 2. The protocol (``header.protocol.name``) selects the specification and its
    trace module in ``specs/``: ``chandy-lamport`` -> ChandyLamport,
-   ``abs-aligned`` / ``abs-cyclic`` -> ABS (back-edges from the header),
-   ``unaligned`` / ``aligned-timeout`` -> Unaligned. These specifications model
-   failure-free runs in which every round runs to the end: a trace with
-   ``fail``, ``restore``, ``replay``, ``discard`` or ``round_abort`` events is an
-   ERROR ("outside the specification"), not a guess.
+   ``abs-aligned`` -> ABS without back-edges (Algorithm 1), ``abs-cyclic`` ->
+   ABS with the header's back-edges (Algorithm 2), ``unaligned`` /
+   ``aligned-timeout`` -> Unaligned, ``bcs`` -> CIC_BCS, ``hmnr`` -> CIC_HMNR.
+   These specifications model failure-free runs in which every round runs to
+   the end: a trace with ``fail``, ``restore``, ``replay``, ``discard`` or
+   ``round_abort`` events is an ERROR ("outside the specification"), not a
+   guess. For bcs and hmnr a forced checkpoint is folded into the receive that
+   follows it, and the specification decides whether it was due.
 3. The events are put in a causal order (a receive after its send; tla.md 2.5)
    and mapped to spec events ``[op, p, c, k, n, x, s, part]``: data messages
    are known by their per-channel sequence number, barriers by their round,

@@ -136,7 +136,8 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool) ->
 
     Each trace is checked against the trace format first, then mapped event by event to the
     specification's actions (chandy-lamport, abs-aligned, abs-cyclic, unaligned,
-    aligned-timeout); traces with the same protocol and topology share one TLC run. Verdicts:
+    aligned-timeout, bcs, hmnr); traces with the same protocol and topology share one TLC run.
+    Verdicts:
     ACCEPT (some behaviour of the specification matches the whole trace), REJECT (the longest
     matched prefix and the first event no behaviour matches, as FILE:LINE), ERROR (invalid
     trace, a protocol or event the specification does not model, or a TLC failure).

@@ -1,0 +1,44 @@
+"""The validation campaign as one call: the CLI's ``snapcheck validate --traces`` and the README main job.
+
+``run_validation(n, out_dir, …)`` runs the campaign (``campaign``), summarizes it
+(``summary``), prints the tables and the failing runs, writes ``summary.md`` and
+``summary.json`` next to the result table, and returns the summary dict
+(``summary["ok"]`` is False when a correct protocol failed or a mutant escaped).
+
+``run_default(out_dir)`` is the main job's default size: DEFAULT_TRACES runs
+of every default protocol and every mutant, chosen by measurement to finish in
+a few minutes on 2 cores (docs/benchmarks.md, section ``spark``).
+"""
+
+from __future__ import annotations
+
+from spark_validation.campaign import run_campaign
+from spark_validation.configs import Selection
+from spark_validation.summary import print_summary, summarize, write
+
+DEFAULT_TRACES = 2000
+
+
+def run_validation(n: int, out_dir: str, *, protocols=None, workloads=None, mutants=None, failures: bool = True,
+                   seed: int = 0, master: str | None = None, engine: str = "spark", progress: bool = True,
+                   console=None) -> dict:
+    from rich.console import Console
+
+    console = console or Console(highlight=False)
+    sel = Selection.of(protocols, workloads, mutants, failures)
+    res = run_campaign(n, sel, out_dir, base_seed=seed, engine=engine, master=master, progress=progress)
+    meta = {"engine": res.engine, "master": res.master if engine == "spark" else None, "tasks": res.tasks,
+            "seconds": round(res.seconds, 2), "base_seed": seed, "protocols_selected": list(sel.protocols),
+            "workloads_selected": list(sel.workloads), "mutants_selected": list(sel.mutants),
+            "results": res.results, "runs_per_second": round(n / res.seconds, 2) if res.seconds else None}
+    summary = summarize(res.results, meta)
+    print_summary(summary, console)
+    md, js = write(summary, out_dir)
+    console.print(f"{n:,} runs in {res.seconds:.1f} s ({meta['runs_per_second']} runs/s); results {res.results}; "
+                  f"summary {md}, {js}; verdict {'OK' if summary['ok'] else 'FAILED'}", markup=False)
+    return summary
+
+
+def run_default(out_dir: str, traces: int = DEFAULT_TRACES, master: str | None = None, console=None) -> dict:
+    """The README main job's validation: ``traces`` runs on Spark local mode; returns the summary."""
+    return run_validation(traces, out_dir, master=master, console=console)

@@ -1,0 +1,125 @@
+"""One validation run: simulate a configuration, check its trace, return one result row.
+
+``run_one(seed, cfg)`` is the unit of work that Spark tasks (and the plain
+Python engine) execute: it calls the reference simulator (``reference.simulate``)
+and the checker (``checker.check_trace``) and, for runs with failures or
+declined rounds, the end-to-end exactly-once oracle (``reference.oracle``:
+final operator states and the sink's output multiset equal those of the
+failure-free run with the same seed). The row depends on nothing but ``seed``
+and ``cfg`` — no clock, no randomness of its own — so a re-executed Spark task
+produces identical rows.
+
+A run *fails* when the checker reports a violation, the oracle finds a
+difference, the dataflow deadlocks (a round never completes) or simulating or
+checking raises an error. For a correct protocol a failing run is a bug; for a
+mutant it means the mutant was *caught*. A run whose every final round was
+aborted (declined snapshots, checkpoint timeouts: the simulator gives up after
+ten) has no committed end state to compare; with no checker violation it is
+*inconclusive*, counted apart.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from spark_validation.configs import command, describe
+
+# Result schema: (column, Arrow type, Spark type). One row per run.
+COLUMNS = (
+    ("run_id", "int64", "bigint"),
+    ("seed", "int64", "bigint"),
+    ("protocol", "string", "string"),
+    ("mutant", "string", "string"),
+    ("workload", "string", "string"),
+    ("parallelism", "int64", "bigint"),
+    ("failures", "string", "string"),
+    ("config", "string", "string"),
+    ("verdict", "string", "string"),            # clean | violation | error | inconclusive
+    ("violation_kinds", "string", "string"),    # sorted, comma-separated
+    ("violations", "int64", "bigint"),
+    ("oracle", "string", "string"),             # ok | differs: … | skipped
+    ("error", "string", "string"),
+    ("tasks", "int64", "bigint"),
+    ("events", "int64", "bigint"),
+    ("messages", "int64", "bigint"),
+    ("checkpoints", "int64", "bigint"),
+    ("rounds_completed", "int64", "bigint"),
+    ("useless", "int64", "bigint"),
+    ("rollback_checkpoints", "int64", "bigint"),
+    ("rollback_events", "int64", "bigint"),
+    ("domino", "bool", "boolean"),
+    ("replayed_messages", "int64", "bigint"),
+    ("overhead_ratio", "double", "double"),
+    ("sim_failures", "int64", "bigint"),
+    ("command", "string", "string"),
+)
+COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
+
+
+def spark_schema() -> str:
+    return ", ".join(f"{c} {t}" for c, _, t in COLUMNS)
+
+
+def arrow_schema():
+    import pyarrow as pa
+
+    types = {"int64": pa.int64(), "string": pa.string(), "bool": pa.bool_(), "double": pa.float64()}
+    return pa.schema([(c, types[t]) for c, t, _ in COLUMNS])
+
+
+def _row(run_id: int, seed: int, cfg) -> dict:
+    row = dict.fromkeys(COLUMN_NAMES)
+    row.update(run_id=run_id, seed=seed, protocol=cfg.protocol if isinstance(cfg.protocol, str) else cfg.protocol.name,
+               mutant=cfg.mutant, workload=cfg.workload if isinstance(cfg.workload, str) else cfg.workload.name,
+               parallelism=cfg.parallelism, failures=",".join(f"{t}@{at}" for t, at in cfg.failures),
+               config=orjson.dumps(describe(cfg), option=orjson.OPT_SORT_KEYS).decode(),
+               command=command(cfg, f"run-{seed}.jsonl"))
+    return row
+
+
+def run_one(run_id: int, seed: int, cfg) -> dict:
+    """Simulate and check one configuration; the result row (see ``COLUMNS``)."""
+    from checker import CheckOptions, check_trace
+    from reference import simulate
+    from reference.oracle import exactly_once
+
+    row = _row(run_id, seed, cfg)
+    try:
+        res = simulate(cfg)
+        report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
+        needs_oracle = bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None
+        diffs = exactly_once(cfg, res) if needs_oracle else None
+    except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
+        row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
+        return row
+    m = res.metrics
+    kinds = sorted(report.kinds)
+    stuck = bool(m.get("stuck") or m.get("truncated"))
+    gave_up = stuck and not m.get("truncated") and _final_rounds_aborted(res.events)
+    if gave_up:
+        diffs = None
+    rec_all = report.recovery.get("all", {})
+    dist = rec_all.get("distance", {})
+    verdict = "violation" if kinds or diffs or (stuck and not gave_up) else "inconclusive" if gave_up else "clean"
+    row.update(
+        verdict=verdict,
+        violation_kinds=",".join(kinds),
+        violations=sum(r.omitted + len(r.violations) for r in report.results),
+        oracle="skipped" if diffs is None else ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
+        tasks=m["tasks"], events=m["events"], messages=report.stats.get("messages", 0),
+        checkpoints=report.stats.get("checkpoints", 0), rounds_completed=m["rounds_completed"],
+        useless=len(report.useless), rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
+        rollback_events=dist.get("events_undone", 0), domino=bool(rec_all.get("domino", False)),
+        replayed_messages=m["replayed_messages"], overhead_ratio=m["overhead_ratio"], sim_failures=m["failures"])
+    if stuck and not kinds:
+        row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
+    return row
+
+
+def _final_rounds_aborted(events) -> bool:
+    """The simulator stopped because every final round was aborted (its last round event is an
+    abort), not because the dataflow deadlocked (a round started and never ended)."""
+    for e in reversed(events):
+        if e.type in ("round_start", "round_complete", "round_abort"):
+            return e.type == "round_abort"
+    return False

@@ -1,0 +1,189 @@
+"""The summary of a validation campaign: per protocol and per mutant, printed and written.
+
+Per correct protocol: runs, events, failing runs and violations (a failing run
+of a correct protocol is a bug), useless checkpoints in % of checkpoints
+(Netzer–Xu: on a Z-cycle), mean rollback distance (checkpoints rolled back by
+the maximal recovery line when every process fails), replayed messages, mean
+protocol message overhead ratio (CheckMate §V: (data + protocol bytes) / data
+bytes), runs with a domino effect (a recovery line two or more checkpoints
+behind) and mutants caught; runs whose every final round was aborted are
+counted as inconclusive (``runner``). Per mutant: runs, runs caught, what the checker
+reported, and CAUGHT or ESCAPED (no run caught). Every failing run of a correct
+protocol is listed with the ``snapcheck simulate`` command that reproduces it.
+
+The campaign fails (exit 1) when a correct protocol has a failing run or a
+mutant that ran escaped.
+"""
+
+from __future__ import annotations
+
+import os
+
+import orjson
+
+LIST_MUTANT_RUNS = 3          # reproduction commands listed per mutant (all are in the result table)
+PRINT_FAILURES = 20
+
+
+def summarize(results: str, meta: dict) -> dict:
+    """Aggregate the result table (see ``runner.COLUMNS``) into the summary dict."""
+    import pyarrow.dataset as ds
+
+    cols = ["run_id", "seed", "protocol", "mutant", "verdict", "violation_kinds", "violations", "oracle", "error",
+            "events", "checkpoints", "useless", "rollback_checkpoints", "domino", "replayed_messages",
+            "overhead_ratio", "command", "workload"]
+    df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
+    df["failing"] = df["verdict"].isin(("violation", "error"))
+    correct = df[df["mutant"].isna()]
+    mutant = df[df["mutant"].notna()]
+
+    mutants = []
+    for name, g in mutant.groupby("mutant", sort=True):
+        caught = g[g["failing"]]
+        kinds = sorted({k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
+                       | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set()))
+        mutants.append({"mutant": name, "protocol": g["protocol"].iloc[0], "runs": int(len(g)),
+                        "caught": int(len(caught)), "reported": kinds, "escaped": bool(len(caught) == 0),
+                        "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
+                        "escaped_runs": [] if len(caught) else g.sort_values("run_id")["command"].tolist()})
+    by_base: dict[str, list] = {}
+    for m in mutants:
+        by_base.setdefault(m["protocol"], []).append(m)
+
+    protocols = []
+    for name, g in correct.groupby("protocol", sort=True):
+        ck = int(g["checkpoints"].sum())
+        ms = by_base.get(name, [])
+        protocols.append({
+            "protocol": name, "runs": int(len(g)), "events": int(g["events"].sum()),
+            "failing_runs": int(g["failing"].sum()), "violations": int(g["violations"].fillna(0).sum()),
+            "inconclusive": int((g["verdict"] == "inconclusive").sum()),
+            "useless_pct": round(100.0 * int(g["useless"].sum()) / ck, 3) if ck else 0.0,
+            "rollback_distance": round(float(g["rollback_checkpoints"].mean()), 3),
+            "replayed_messages": int(g["replayed_messages"].fillna(0).sum()),
+            "overhead_ratio": round(float(g["overhead_ratio"].mean()), 4) if g["overhead_ratio"].notna().any() else None,
+            "domino": int(g["domino"].fillna(False).sum()),
+            "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}" if ms else "-"})
+    for base in sorted(set(by_base) - {p["protocol"] for p in protocols}):
+        ms = by_base[base]
+        protocols.append({"protocol": base, "runs": 0, "events": 0, "failing_runs": 0, "violations": 0,
+                          "inconclusive": 0,
+                          "useless_pct": None, "rollback_distance": None, "replayed_messages": 0,
+                          "overhead_ratio": None, "domino": 0,
+                          "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}"})
+
+    fails = correct[correct["failing"]].sort_values("run_id")
+    failing = [{"run_id": int(r.run_id), "seed": int(r.seed), "protocol": r.protocol, "workload": r.workload,
+                "verdict": r.verdict, "violation_kinds": r.violation_kinds, "oracle": r.oracle, "error": r.error,
+                "command": r.command} for r in fails.itertuples()]
+    ok = not failing and not any(m["escaped"] for m in mutants)
+    not_run = sorted(set(meta.get("mutants_selected", ())) - {m["mutant"] for m in mutants})
+    return {"schema": "snapcheck-validation-summary", "version": 1, "ok": ok, **meta,
+            "runs": int(len(df)), "events": int(df["events"].fillna(0).sum()),
+            "protocols": protocols, "mutants": mutants, "mutants_not_run": not_run,
+            "failing_runs": failing}
+
+
+def _fmt(v, suffix: str = "") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.3f}".rstrip("0").rstrip(".") + suffix
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+PROTOCOL_COLUMNS = (("protocol", "protocol"), ("runs", "runs"), ("events", "events"),
+                    ("failing_runs", "failing runs"), ("violations", "violations"),
+                    ("inconclusive", "inconclusive"), ("useless_pct", "useless %"),
+                    ("rollback_distance", "rollback distance"), ("replayed_messages", "replayed msgs"),
+                    ("overhead_ratio", "overhead ratio"), ("domino", "domino"), ("mutants_caught", "mutants caught"))
+
+
+def rich_tables(s: dict):
+    """(protocol table, mutant table) for the console."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"Validation: {s['runs']:,} runs, {s['events']:,} events ({s.get('engine')}, "
+                    f"{s.get('seconds', 0):.1f} s)", title_justify="left")
+    for _, head in PROTOCOL_COLUMNS:
+        t.add_column(head, justify="left" if head == "protocol" else "right")
+    for p in s["protocols"]:
+        cells = [_fmt(p[k]) for k, _ in PROTOCOL_COLUMNS]
+        if p["failing_runs"]:
+            cells[3] = f"[red]{cells[3]}[/]"
+        t.add_row(*cells)
+    m = Table(title="Mutants", title_justify="left")
+    for head in ("mutant", "protocol", "runs", "caught", "checker reports", "verdict"):
+        m.add_column(head, justify="right" if head in ("runs", "caught") else "left")
+    for x in s["mutants"]:
+        m.add_row(escape(x["mutant"]), x["protocol"], _fmt(x["runs"]), _fmt(x["caught"]), ", ".join(x["reported"]) or "-",
+                  "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]")
+    return t, m
+
+
+def markdown(s: dict) -> str:
+    out = [f"# Validation summary", "",
+           f"{s['runs']:,} runs (seeds {s.get('base_seed', 0)}…{s.get('base_seed', 0) + s['runs'] - 1}), "
+           f"{s['events']:,} events, engine {s.get('engine')}"
+           + (f" (master {s['master']})" if s.get("master") else "") + f", {s.get('seconds', 0):.1f} s. "
+           f"Verdict: **{'OK' if s['ok'] else 'FAILED'}**.", ""]
+    out.append("| " + " | ".join(h for _, h in PROTOCOL_COLUMNS) + " |")
+    out.append("|" + "|".join("---" if k == "protocol" else "---:" for k, _ in PROTOCOL_COLUMNS) + "|")
+    for p in s["protocols"]:
+        out.append("| " + " | ".join(_fmt(p[k]) for k, _ in PROTOCOL_COLUMNS) + " |")
+    if s["mutants"]:
+        out += ["", "## Mutants", "", "| mutant | protocol | runs | caught | checker reports | verdict |",
+                "|---|---|---:|---:|---|---|"]
+        for x in s["mutants"]:
+            out.append(f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | "
+                       f"{', '.join(x['reported']) or '-'} | {'ESCAPED' if x['escaped'] else 'caught'} |")
+    if s["mutants_not_run"]:
+        out += ["", f"Mutants selected but not run (campaign too small): {', '.join(s['mutants_not_run'])}."]
+    out += ["", "## Failing runs of correct protocols", ""]
+    if s["failing_runs"]:
+        for f in s["failing_runs"]:
+            why = f["error"] or f["violation_kinds"] or f["oracle"]
+            out += [f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}", "",
+                    f"  ```", f"  {f['command']}", f"  ```"]
+    else:
+        out.append("None.")
+    examples = [(x["mutant"], c) for x in s["mutants"] for c in (x["escaped_runs"] or x["examples"])]
+    if examples:
+        out += ["", "## Mutant runs (reproduction commands; every run's command is in the result table)", ""]
+        for name, c in examples:
+            out.append(f"- {name}: `{c}`")
+    return "\n".join(out) + "\n"
+
+
+def write(s: dict, out_dir: str) -> tuple[str, str]:
+    md = os.path.join(out_dir, "summary.md")
+    js = os.path.join(out_dir, "summary.json")
+    with open(md, "w") as f:
+        f.write(markdown(s))
+    with open(js, "wb") as f:
+        f.write(orjson.dumps(s, option=orjson.OPT_INDENT_2))
+    return md, js
+
+
+def print_summary(s: dict, console) -> None:
+    from rich.markup import escape
+
+    t, m = rich_tables(s)
+    console.print(t)
+    if s["mutants"]:
+        console.print(m)
+    if s["mutants_not_run"]:
+        console.print(f"[yellow]mutants selected but not run (campaign too small):[/] {', '.join(s['mutants_not_run'])}")
+    for f in s["failing_runs"][:PRINT_FAILURES]:
+        why = f["error"] or f["violation_kinds"] or f["oracle"]
+        console.print(f"[red]FAILING[/] run {f['run_id']} ({f['protocol']}): {escape(str(why))}\n  "
+                      f"{escape(f['command'])}", highlight=False)
+    if len(s["failing_runs"]) > PRINT_FAILURES:
+        console.print(f"… and {len(s['failing_runs']) - PRINT_FAILURES} more (see summary.md)")
+    for x in s["mutants"]:
+        if x["escaped"]:
+            console.print(f"[red]ESCAPED[/] mutant {x['mutant']}: {x['runs']} run(s), none caught; e.g.\n  "
+                          f"{escape(x['escaped_runs'][0])}", highlight=False)

@@ -1,0 +1,113 @@
+"""Per-trace analyses that need a graph: a grouped Arrow UDF that rebuilds each trace and calls the checker.
+
+Z-cycles (useless checkpoints), recovery lines and every other property of
+``checker.check_trace`` work on the whole trace, so the rows of each trace are
+grouped (``groupBy("trace_id").applyInArrow``: the grouped-map pandas UDF
+mechanism with Arrow tables, which keep 64-bit integers exact where pandas
+would turn nullable columns into floats), put back in line order, validated
+with ``traces.TraceValidator`` (every rule of the format, including
+happened-before cycles, which the Spark-native quarantine cannot see) and
+checked. One result row per trace; a trace the validator rejects is reported
+with its first problem and quarantined by the caller.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from traces.parquet import SCHEMA
+
+ROUND_KINDS = ("orphan", "dropped", "phantom", "order", "duplicate-recorded", "wrong-channel", "aligned-in-flight")
+
+RESULT_SCHEMA = ("trace_id string, events bigint, valid boolean, problem string, problems bigint, ok boolean, "
+                 "violation_kinds string, violations bigint, useless string, n_useless bigint, checkpoints bigint, "
+                 "recovery_line string, rollback_checkpoints bigint, domino boolean, subject_counts string, "
+                 "notes string")
+
+
+def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, semantics: str) -> dict:
+    """Validate and check one trace given as Parquet rows (any order); the result row."""
+    from checker import CheckOptions, check_trace
+    from checker.options import CheckerUsageError
+    from traces.model import Trace
+    from traces.parquet import dict_of
+    from traces.validate import TraceValidator
+
+    rows.sort(key=lambda r: (r["line"] is None, r["line"] or 0))
+    out = dict.fromkeys(n.split()[0] for n in RESULT_SCHEMA.split(", "))
+    out.update(trace_id=trace_id, events=len(rows) - 1, valid=False, problems=0)
+    v = TraceValidator(trace_id)
+    events = []
+    header = None
+    for r in rows:
+        try:
+            obj, is_header = dict_of(r)
+        except orjson.JSONDecodeError as exc:
+            v.error(r["line"] or 0, f"malformed JSON in column 'extra': {exc}")
+            continue
+        if is_header:
+            header = v.header(obj, r["line"] or 1)
+            continue
+        if header is None:
+            v.error(r["line"] or 0, "event before the header row")
+            break
+        ev = v.event(obj, r["line"] or 0)
+        if ev is not None:
+            events.append(ev)
+    if header is not None:
+        v.finish()
+    if not v.ok or header is None:
+        first = v.errors[0] if v.errors else None
+        out.update(problem=f"line {first.line}: {first.reason}" if first else "no header row",
+                   problems=max(1, v.total_errors))
+        return out
+    trace = Trace(header, events, trace_id)
+    opts = CheckOptions(cut=cut, failures=failures, semantics=semantics, crosscheck=False,
+                        max_witnesses=1, max_per_result=10 ** 9)
+    notes = []
+    try:
+        report = check_trace(trace, opts)
+    except CheckerUsageError as exc:          # the cut or failure set does not fit this trace
+        notes.append(f"options not applicable: {exc}")
+        report = check_trace(trace, CheckOptions(semantics=semantics, crosscheck=False, max_witnesses=1,
+                                                 max_per_result=10 ** 9))
+    except Exception as exc:                  # a trace the checker cannot analyse is a problem of this trace
+        out.update(problem=f"checker: {type(exc).__name__}: {exc}"[:500], problems=1)
+        return out
+    counts: dict[str, int] = {}
+    for v_ in report.violations:
+        if v_.kind in ROUND_KINDS and (v_.subject.startswith("round ") or v_.subject.startswith("cut ")):
+            key = f"{'cut' if v_.subject.startswith('cut ') else v_.subject}|{v_.kind}"
+            counts[key] = counts.get(key, 0) + 1
+    rec = report.recovery.get("all", {})
+    line = report.recovery_lines.get("all")
+    out.update(valid=True, ok=report.ok, violation_kinds=",".join(sorted(report.kinds)),
+               violations=sum(len(r.violations) + r.omitted for r in report.results),
+               useless=",".join(f"{p}:{c}" for p, c in report.useless), n_useless=len(report.useless),
+               checkpoints=report.stats.get("checkpoints", 0),
+               recovery_line=orjson.dumps(line, option=orjson.OPT_SORT_KEYS).decode() if line is not None else None,
+               rollback_checkpoints=rec.get("distance", {}).get("checkpoints_rolled_back"),
+               domino=bool(rec.get("domino", False)),
+               subject_counts=orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode(),
+               notes="; ".join(notes + report.notes)[:2000] or None)
+    return out
+
+
+def per_trace(clean, cut: dict | None = None, failures=None, semantics: str = "partial"):
+    """One result row per trace of ``clean`` (rows in the v1 Parquet columns)."""
+
+    def fn(table):
+        import pyarrow as pa
+
+        rows = table.to_pylist()
+        res = check_rows(rows, rows[0]["trace_id"], cut, failures, semantics)
+        return pa.Table.from_pylist([res], schema=_arrow_result_schema())
+
+    return clean.select(*[f.name for f in SCHEMA]).groupBy("trace_id").applyInArrow(fn, RESULT_SCHEMA)
+
+
+def _arrow_result_schema():
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "bigint": pa.int64(), "boolean": pa.bool_()}
+    return pa.schema([(n, types[t]) for n, t in (f.split() for f in RESULT_SCHEMA.split(", "))])
