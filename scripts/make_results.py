@@ -39,12 +39,13 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from checker.intervals import History  # noqa: E402
+from checker.recovery_line import rl_fix  # noqa: E402
 from checker.rgraph import Graph  # noqa: E402
 from checker.zcycles import useless_positions  # noqa: E402
 from reference import SimConfig, simulate  # noqa: E402
@@ -57,10 +58,11 @@ RESULTS = os.path.join(ROOT, "docs", "results.md")
 IMG = os.path.join(ROOT, "docs", "img")
 BEGIN, END = "<!-- results:checkmate -->", "<!-- /results:checkmate -->"
 
-GAP = 100                                  # ticks between input records of a partition
-NEXMARK = {"q1": 40, "q3": 30, "q8": 30, "q12": 40}       # records per partition at 10 workers
-NEXMARK_50 = {"q1": 12, "q3": 8, "q8": 8, "q12": 12}      # ... at 50 workers (same span / 4)
-CYCLIC = {5: 6, 10: 4}                     # reachability: records per partition by workers
+# (records per partition, ticks between records of a partition) by query and workers
+NEXMARK = {"q1": {10: (40, 100), 50: (12, 300)}, "q3": {10: (30, 100), 50: (8, 400)},
+           "q8": {10: (30, 100), 50: (8, 400)}, "q12": {10: (40, 100), 50: (12, 300)}}
+CYCLIC = {5: (6, 100), 10: (4, 100)}      # reachability
+STRESS_INTERVALS = (250, 1000, 2500)      # cyclic query, 5 workers, fixed checkpoint intervals
 
 # CheckMate's published figures (Table II: overhead; Table III: total (invalid %); Table IV: IC %)
 PAPER_OVERHEAD = {("q1", 10): (1.00, 1.00, 2.10), ("q3", 10): (1.00, 1.00, 1.82), ("q8", 10): (1.00, 1.00, 1.74),
@@ -87,8 +89,11 @@ class Run:
     useless: int
     invalid: int
     overhead: float
+    control: float          # control-message bytes / data bytes
+    piggyback: float        # piggyback bytes / data bytes
     domino: int
     depth: int
+    end_depth: int          # all-failed recovery line at the end of processing: deepest rollback
     recoveries: int
     seconds: float
 
@@ -106,19 +111,31 @@ class Row:
         return 100.0 * sum(getattr(r, attr) for r in self.runs) / total if total else 0.0
 
 
+def data_end(t) -> tuple[float, int]:
+    """(time, line) of the last processed data record (control messages excluded)."""
+    last = max((e for e in t.events if e.type == "recv" and "coordinator" not in e.ch), key=lambda e: e.line)
+    return last.t, last.line
+
+
 def measure(cfg: SimConfig) -> Run:
     t0 = time.time()
     res = simulate(cfg)
     t = res.trace()
-    end = max((e.t for e in t.events if e.type == "recv" and "coordinator" not in e.ch), default=0)
+    end, end_line = data_end(t)
     ckpts = [e for e in t.events if e.type == "checkpoint" and e.ckpt and e.t <= end
              and not (e.attrs or {}).get("final")]
     h = History(t)
+    before_end = History(t, limit=end_line + 1)
+    line = rl_fix(before_end, list(before_end.L))[0]
     m = res.metrics
+    data = m["data_bytes"] or 1
+    pb = m.get("piggyback_bytes", 0)
     return Run(checkpoints=len(ckpts), forced=sum(1 for e in ckpts if e.kind == "forced"),
                useless=len(useless_positions(Graph(h))), invalid=m.get("invalid_checkpoints", 0),
-               overhead=m["overhead_ratio"] or 1.0, domino=m.get("domino_recoveries", 0),
-               depth=m.get("max_depth", 0), recoveries=m["failures"], seconds=time.time() - t0)
+               overhead=m["overhead_ratio"] or 1.0, control=(m["protocol_bytes"] - pb) / data, piggyback=pb / data,
+               domino=m.get("domino_recoveries", 0), depth=m.get("max_depth", 0),
+               end_depth=max(L - x for L, x in zip(before_end.L, line)), recoveries=m["failures"],
+               seconds=time.time() - t0)
 
 
 def worker_failure(workload: str, workers: int, seed: int, at: int) -> tuple:
@@ -126,48 +143,49 @@ def worker_failure(workload: str, workers: int, seed: int, at: int) -> tuple:
     return tuple((tid, at) for tid in task_ids(workload, workers, seed) if tid.endswith("[0]"))
 
 
-def config(proto, workload: str, workers: int, seed: int, records: int, fail_at: float, **kw) -> SimConfig:
-    span = records * GAP
-    return SimConfig(protocol=proto, workload=workload, parallelism=workers, seed=seed, records=records, gap=GAP,
-                     interval=max(50, span // 8), values=False, digests=False,
-                     failures=worker_failure(workload, workers, seed, int(fail_at * span)), **kw)
+def configs(workload: str, workers: int, seed: int, records: int, gap: int, fail_at: float, cyclic: bool,
+            interval: int | None = None) -> dict:
+    """One config per protocol. The run length D is measured on a failure-free UNC run;
+    the checkpoint interval is D/8 (unless given) and one worker fails at ``fail_at``·D."""
+    base = SimConfig(protocol=UNC(), workload=workload, parallelism=workers, seed=seed, records=records, gap=gap,
+                     interval=interval or 500, values=False, digests=False)
+    D = simulate(base, record=False).metrics["sim_time"]
+    interval = interval or max(50, D // 8)
+    failures = worker_failure(workload, workers, seed, int(fail_at * D))
+    return {name: replace(base, protocol=proto, interval=interval, failures=failures)
+            for name, proto in protocols(cyclic).items()}
+
+
+def log_row(log, label: str, row: Row) -> None:
+    log(f"{label}: {row.mean('checkpoints'):7.1f} checkpoints, forced {row.mean('forced'):5.1f}, useless "
+        f"{row.pct('useless'):4.1f}%, invalid {row.pct('invalid'):4.1f}%, overhead {row.mean('overhead'):.2f}x, "
+        f"depth {max(r.depth for r in row.runs)}/{max(r.end_depth for r in row.runs)} "
+        f"({sum(r.seconds for r in row.runs):.1f} s)")
 
 
 def run_all(seeds: int, seeds_50: int, log) -> dict:
     table: dict = {}
-    for q, recs in NEXMARK.items():
-        for workers, records, n in ((10, recs, seeds), (50, NEXMARK_50[q], seeds_50)):
-            for name, proto in protocols(False).items():
-                row = table.setdefault((q, workers, name), Row())
-                for seed in range(n):
-                    row.runs.append(measure(config(proto, q, workers, seed, records, 0.3)))
-                log(f"{q} {workers:>2} workers {name:4}: {row.mean('checkpoints'):7.1f} checkpoints, "
-                    f"useless {row.pct('useless'):4.1f}%, invalid {row.pct('invalid'):4.1f}%, overhead "
-                    f"{row.mean('overhead'):.2f}x ({sum(r.seconds for r in row.runs):.1f} s)")
-    for workers, records in CYCLIC.items():
-        for name, proto in protocols(True).items():
-            row = table.setdefault(("reachability", workers, name), Row())
-            for seed in range(seeds):
-                row.runs.append(measure(config(proto, "reachability", workers, seed, records, 0.8)))
-            log(f"reachability {workers:>2} workers {name:4}: {row.mean('checkpoints'):7.1f} checkpoints, useless "
-                f"{row.pct('useless'):4.1f}%, invalid {row.pct('invalid'):4.1f}%, domino {sum(r.domino for r in row.runs)}")
+    jobs = [(q, w, rg, seeds if w == 10 else seeds_50, 0.3, False) for q, by in NEXMARK.items() for w, rg in by.items()]
+    jobs += [("reachability", w, rg, seeds, 0.8, True) for w, rg in CYCLIC.items()]
+    for q, workers, (records, gap), n, fail_at, cyclic in jobs:
+        for seed in range(n):
+            for name, cfg in configs(q, workers, seed, records, gap, fail_at, cyclic).items():
+                table.setdefault((q, workers, name), Row()).runs.append(measure(cfg))
+        for name in protocols(cyclic):
+            log_row(log, f"{q} {workers:>2} workers {name:4}", table[(q, workers, name)])
     return table
 
 
 def run_stress(seeds: int, log) -> dict:
-    """The cyclic query with checkpoint intervals down to the loop's round-trip time."""
+    """The cyclic query at 5 workers with fixed checkpoint intervals, short to long
+    compared with the message latency (40–100 ticks)."""
     out: dict = {}
-    for interval in (400, 200, 100):
-        for name, proto in protocols(True).items():
-            row = out.setdefault((interval, name), Row())
-            for seed in range(seeds):
-                row.runs.append(measure(SimConfig(protocol=proto, workload="reachability", parallelism=5, seed=seed,
-                                                  records=6, gap=GAP, interval=interval, latency=40, jitter=300,
-                                                  values=False, digests=False,
-                                                  failures=worker_failure("reachability", 5, seed, 500))))
-            log(f"stress interval {interval:>3} {name:4}: useless {row.pct('useless'):5.1f}%, invalid "
-                f"{row.pct('invalid'):5.1f}%, max depth {max(r.depth for r in row.runs)}, domino "
-                f"{sum(r.domino for r in row.runs)}/{sum(r.recoveries for r in row.runs)}")
+    for interval in STRESS_INTERVALS:
+        for seed in range(seeds):
+            for name, cfg in configs("reachability", 5, seed, 6, 100, 0.8, True, interval).items():
+                out.setdefault((interval, name), Row()).runs.append(measure(cfg))
+        for name in protocols(True):
+            log_row(log, f"stress interval {interval:>4} {name:4}", out[(interval, name)])
     return out
 
 
