@@ -427,8 +427,8 @@ class Resimulation:
         if self.form == "greater":
             return (f"m.lc = {pb['lc']}, lc = {st.lc}, m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
                     f"m.taken[{me}] = {bool(pb['taken'][me])}")
-        return (f"m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, m.taken[{me}] = {bool(pb['taken'][me])}, "
-                f"min_to = {['inf' if x == INF else x for x in st.min_to]}")
+        return (f"m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
+                f"m.taken[{me}] = {bool(pb['taken'][me])}, min_to = {['inf' if x == INF else x for x in st.min_to]}")
 
     def _compare(self, kind: str, e, logged: dict, sim: dict, what: str) -> None:
         diff = [k for k in logged if k in sim and logged[k] != sim[k]]     # JSON true == 1 in Python

@@ -48,9 +48,9 @@ class CampaignResult:
 
 def chunk_plan(n: int, cores: int) -> list[tuple[int, int]]:
     """Run-id ranges [a, b): at least TASKS_PER_CORE tasks per core, at most MAX_CHUNK runs each."""
-    tasks = max(cores * TASKS_PER_CORE, math.ceil(n / MAX_CHUNK))
-    size = max(1, math.ceil(n / tasks))
-    return [(a, min(n, a + size)) for a in range(0, n, size)]
+    tasks = min(n, max(cores * TASKS_PER_CORE, math.ceil(n / MAX_CHUNK)))
+    cuts = [n * k // tasks for k in range(tasks + 1)] if tasks else [0]
+    return list(zip(cuts, cuts[1:]))
 
 
 def _rows(a: int, b: int, base_seed: int, sel: Selection) -> list[dict]:
@@ -185,9 +185,9 @@ class _SparkProgress:
         return done
 
     def _loop(self) -> None:
-        size = self.plan[0][1] - self.plan[0][0] if self.plan else 0
+        size = self.total / max(1, len(self.plan))
         while not self._stop.wait(0.5):
-            self.bar.update(self.task, completed=min(self.total, self._done_tasks() * size))
+            self.bar.update(self.task, completed=min(self.total, round(self._done_tasks() * size)))
 
     def stop(self) -> None:
         self._stop.set()

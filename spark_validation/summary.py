@@ -109,7 +109,7 @@ def rich_tables(s: dict):
     t = Table(title=f"Validation: {s['runs']:,} runs, {s['events']:,} events ({s.get('engine')}, "
                     f"{s.get('seconds', 0):.1f} s)", title_justify="left")
     for _, head in PROTOCOL_COLUMNS:
-        t.add_column(head, justify="left" if head == "protocol" else "right")
+        t.add_column(head, justify="left" if head == "protocol" else "right", no_wrap=head == "protocol")
     for p in s["protocols"]:
         cells = [_fmt(p[k]) for k, _ in PROTOCOL_COLUMNS]
         if p["failing_runs"]:
@@ -117,7 +117,7 @@ def rich_tables(s: dict):
         t.add_row(*cells)
     m = Table(title="Mutants", title_justify="left")
     for head in ("mutant", "protocol", "runs", "caught", "checker reports", "verdict"):
-        m.add_column(head, justify="right" if head in ("runs", "caught") else "left")
+        m.add_column(head, justify="right" if head in ("runs", "caught") else "left", no_wrap=head == "mutant")
     for x in s["mutants"]:
         m.add_row(escape(x["mutant"]), x["protocol"], _fmt(x["runs"]), _fmt(x["caught"]), ", ".join(x["reported"]) or "-",
                   "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]")

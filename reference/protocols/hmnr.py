@@ -187,13 +187,14 @@ class HMNR(UncoordinatedProtocol):
     task_class = HMNRTask
 
     def __init__(self, form: str | None = None, **params) -> None:
-        form = form or ("clock" if issubclass(self.task_class, HMNRClockTask) else "greater")
+        own = "clock" if issubclass(type(self).task_class, HMNRClockTask) else "greater"
+        form = form or own
         if form not in FORMS:
             raise ValueError(f"hmnr: form must be one of {', '.join(FORMS)}, not {form!r}")
-        if form == "clock" and not issubclass(self.task_class, HMNRClockTask):
-            self.task_class = HMNRClockTask
-        elif form == "greater" and issubclass(self.task_class, HMNRClockTask):
-            raise ValueError("hmnr: this variant exists only in the clock[] form")
+        if form != own:
+            if type(self).task_class not in (HMNRTask, HMNRClockTask):
+                raise ValueError(f"hmnr: this variant exists only in the {own}[] form")
+            self.task_class = HMNRClockTask if form == "clock" else HMNRTask
         super().__init__(form=form, **params)
 
 
@@ -201,4 +202,5 @@ class HMNRClock(HMNR):
     """The same protocol in the ``clock[]``/``min_to[]`` form (registered as ``hmnr-clock``;
     the trace still says ``hmnr``, with ``params.form = "clock"``)."""
 
+    summary = "CIC, HMNR clock[]/min_to[] form (BlackSP): same decisions as hmnr; trace name hmnr"
     task_class = HMNRClockTask

@@ -1,14 +1,23 @@
 """``snapcheck verify-all``: the main job of the README quickstart (command A).
 
-It checks every golden trace in ``traces/examples/`` with the checker and
-compares the verdict with the one the trace states in ``metadata.expected``
-(CheckMate's Figures 2, 4 and 5 and theory.md's worked examples), printing a
-verdict table. Exit 0 when every verdict is as expected, 1 otherwise.
+End-to-end validation on the embedded default, in stages:
+
+1. **golden traces**: every trace in ``traces/examples/`` is checked and its
+   verdict compared with the one it states in ``metadata.expected`` (CheckMate's
+   Figures 2, 4 and 5 and theory.md's worked examples);
+2. **specs**: every TLA+ specification's default configurations are model
+   checked with TLC and compared with the manifest (``snapcheck specs check``);
+3. **spark**: randomized validation of every protocol and mutant, simulated
+   and checked on Spark local mode (``snapcheck validate``).
+
+Each stage prints its own table; a summary of the stages ends the run. Exit 0
+when every stage passes, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import time
 from importlib import resources
@@ -53,19 +62,52 @@ def check_golden(directory: Path) -> tuple[Table, int]:
     return table, mismatches
 
 
+def run_stage(argv: list[str]) -> tuple[int, float]:
+    """Run one stage as ``snapcheck ARGV...`` in a child process (its own JVM, if any);
+    its output streams through. Returns (exit code, seconds)."""
+    start = time.perf_counter()
+    rc = subprocess.call([sys.executable, "-m", "snapcheck", *argv])
+    return rc, time.perf_counter() - start
+
+
 @click.command("verify-all")
 @click.option("--golden", "golden", type=click.Path(file_okay=False, exists=True), default=None,
               help="Directory of golden traces (default: the ones shipped in traces/examples).")
-def verify_all(golden: str | None) -> None:
-    """Run the main job: check the golden traces against their expected verdicts."""
+@click.option("--skip-specs", is_flag=True, help="Do not model-check the TLA+ specifications.")
+@click.option("--skip-spark", is_flag=True, help="Do not run the randomized Spark validation.")
+@click.option("--traces", "n_traces", type=click.IntRange(1), default=20_000, show_default=True,
+              help="Number of simulated runs in the Spark validation stage.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master for the validation stage.")
+def verify_all(golden: str | None, skip_specs: bool, skip_spark: bool, n_traces: int, master: str) -> None:
+    """Run the main job: golden traces, TLA+ specs with TLC, randomized validation on Spark."""
+    summary = Table(title="verify-all", title_justify="left")
+    for col in ("stage", "result", "seconds"):
+        summary.add_column(col)
+    failed = 0
+
     start = time.perf_counter()
     table, bad = check_golden(Path(golden) if golden else golden_dir())
     console.print(table)
-    elapsed = time.perf_counter() - start
-    if bad:
-        console.print(f"[red]FAILED[/]: {bad} golden trace(s) did not give their expected verdict ({elapsed:.1f} s)")
+    failed += bool(bad)
+    summary.add_row("golden traces", "[green]pass[/]" if not bad else f"[red]FAIL[/] ({bad} mismatch(es))",
+                    f"{time.perf_counter() - start:.1f}")
+
+    stages = []
+    if not skip_specs:
+        stages.append(("TLA+ specs (TLC)", ["specs", "check"]))
+    if not skip_spark:
+        stages.append(("Spark validation", ["validate", "--traces", str(n_traces), "--master", master]))
+    for name, argv in stages:
+        console.rule(f"{name}: snapcheck {' '.join(argv)}")
+        rc, seconds = run_stage(argv)
+        failed += rc != 0
+        summary.add_row(name, "[green]pass[/]" if rc == 0 else f"[red]FAIL[/] (exit {rc})", f"{seconds:.1f}")
+
+    console.print(summary)
+    if failed:
+        console.print(f"[red]FAILED[/]: {failed} stage(s) did not pass")
         sys.exit(EXIT_VIOLATION)
-    console.print(f"[green]OK[/]: every golden trace gave its expected verdict ({elapsed:.1f} s)")
+    console.print("[green]OK[/]: every stage passed")
     sys.exit(EXIT_CLEAN)
 
 

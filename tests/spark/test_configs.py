@@ -1,0 +1,66 @@
+"""Campaign configurations (no Spark): determinism, coverage, and the reproduction command."""
+
+import shlex
+
+import pytest
+from click.testing import CliRunner
+
+from reference import MUTANTS, simulate
+from snapcheck.cli import cli
+from snapcheck.errors import UsageError
+from spark_validation.campaign import chunk_plan
+from spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
+from spark_validation.runner import COLUMN_NAMES, run_one
+
+
+def test_configs_are_a_function_of_run_and_seed():
+    sel = Selection.of()
+    assert [draw_config(i, 100 + i, sel) for i in range(40)] == [draw_config(i, 100 + i, sel) for i in range(40)]
+    assert draw_config(3, 7, sel) != draw_config(3, 8, sel)
+
+
+def test_every_mutant_runs_in_a_campaign_of_five_runs_per_mutant():
+    sel = Selection.of(protocols=["unaligned", "chandy-lamport"])
+    assert set(sel.mutants) == {n for n, m in MUTANTS.items() if m.base in ("unaligned", "chandy-lamport")}
+    cfgs = [draw_config(i, i, sel) for i in range(MUTANT_EVERY * len(sel.mutants))]
+    assert {c.mutant for c in cfgs if c.mutant} == set(sel.mutants)
+    assert sum(c.mutant is not None for c in cfgs) == len(sel.mutants)
+    assert all(c.protocol != "abs-aligned" or c.workload not in ("reachability", "random-cyclic") for c in cfgs)
+
+
+def test_unknown_names_are_usage_errors():
+    with pytest.raises(UsageError, match="unknown protocol"):
+        Selection.of(protocols=["nope"]).check()
+    with pytest.raises(UsageError, match="acyclic"):
+        Selection.of(protocols=["abs-aligned"], workloads=["reachability"]).check()
+
+
+@pytest.mark.parametrize("run_id", [0, 4, 9, 29, 33])   # correct protocols with crashes, and mutants
+def test_the_reproduction_command_recreates_the_trace_byte_for_byte(tmp_path, run_id):
+    cfg = draw_config(run_id, run_id, Selection.of())
+    out = tmp_path / "t.jsonl"
+    args = shlex.split(command(cfg, str(out)))
+    assert args[:2] == ["snapcheck", "simulate"]
+    result = CliRunner().invoke(cli, args[1:])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == simulate(cfg).dumps()
+
+
+def test_run_rows_are_deterministic_and_complete():
+    sel = Selection.of(protocols=["unaligned"])
+    cfg = draw_config(4, 4, sel)                 # a mutant run: caught
+    row = run_one(4, 4, cfg)
+    assert row == run_one(4, 4, cfg)
+    assert set(row) == set(COLUMN_NAMES)
+    assert row["mutant"] == cfg.mutant and row["verdict"] == "violation" and row["violation_kinds"]
+    clean = run_one(0, 0, draw_config(0, 0, sel))
+    assert clean["verdict"] == "clean" and clean["events"] > 0 and clean["command"].startswith("snapcheck simulate")
+
+
+@pytest.mark.parametrize("n, cores", [(1, 2), (7, 2), (100, 1), (10_000, 2), (1_000_000, 2)])
+def test_chunk_plan_covers_every_run_once(n, cores):
+    plan = chunk_plan(n, cores)
+    assert [i for a, b in plan for i in range(a, b)] == list(range(n))
+    assert all(b - a <= 2000 for a, b in plan)
+    assert len(plan) >= min(n, 3 * cores)
+    assert max(b - a for a, b in plan) - min(b - a for a, b in plan) <= 1

@@ -1,0 +1,143 @@
+"""``validate --input``: quarantine accounting on corrupted Parquet input, and the Spark-native
+analysis cross-checked against ``checker.check_trace`` on the same traces (one Spark run)."""
+
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from checker import CheckOptions, check_trace
+from spark_validation.synthetic import random_trace, to_jsonl
+from spark_validation.trace_udf import ROUND_KINDS
+from traces import read_trace
+from traces.jsonl import parse_trace
+from traces.parquet import SCHEMA, row_of
+
+pytestmark = pytest.mark.spark
+
+GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
+CUT = {"P0": 1, "P1": 1}          # the cut of theory.md's example D (also fits 2-process synthetic traces)
+SEEDS = range(24)
+
+
+def _rows(tid, header, events):
+    return [row_of(tid, 1, header, is_header=True)] + [row_of(tid, n, d) for n, d in enumerate(events, 2)]
+
+
+def _corrupted(base_header, base_events):
+    """(trace id, rows, rule the quarantine must report) for each kind of damage."""
+    def rows(tid):
+        return _rows(tid, base_header, base_events)
+
+    out = []
+    r = rows("bad-proc")
+    r[3]["proc"] = None
+    out.append(("bad-proc", r, "missing-field"))
+    r = rows("bad-json")
+    r[4]["extra"] = '{"mids": ["x"'
+    out.append(("bad-json", r, "malformed-json"))
+    r = rows("gap")
+    del r[[i for i, x in enumerate(r) if x["type"] == "recv"][0]]
+    out.append(("gap", r, "per-process-sequence"))
+    r = rows("ghost-proc")
+    r[5]["proc"] = "ZZ"
+    out.append(("ghost-proc", r, "unknown-process"))
+    r = rows("dup-mid")
+    sends = [x for x in r if x["type"] == "send" and x["kind"] is None]
+    sends[1]["mid"] = sends[0]["mid"]
+    out.append(("dup-mid", r, "duplicate-identity"))
+    r = rows("bad-type")
+    r[2]["type"] = "snapshot"
+    out.append(("bad-type", r, "unknown-event-type"))
+    out.append(("no-header", rows("no-header")[1:], "header-count"))
+    # happened-before cycle: each process receives the other's message before sending its own.
+    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}],
+              "channels": [{"id": "ab", "src": "A", "dst": "B"}, {"id": "ba", "src": "B", "dst": "A"}]}
+    ev = [{"type": "recv", "proc": "A", "idx": 0, "ch": "ba", "mid": "m2"},
+          {"type": "send", "proc": "A", "idx": 1, "ch": "ab", "mid": "m1", "seq": 1},
+          {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m1"},
+          {"type": "send", "proc": "B", "idx": 1, "ch": "ba", "mid": "m2", "seq": 1}]
+    out.append(("hb-cycle", _rows("hb-cycle", header, ev), "rejected-by-validator"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def checked(spark, tmp_path_factory):
+    from spark_validation.input_job import validate_input
+
+    d = tmp_path_factory.mktemp("input")
+    traces, rows = {}, []
+    for s in SEEDS:
+        header, events = random_trace(s, max_procs=3 if s % 2 else 5)
+        traces[f"t{s}"] = parse_trace(to_jsonl(header, events), f"t{s}")
+        rows += _rows(f"t{s}", header, events)
+    for path in sorted(GOLDEN.glob("theory_*.jsonl")) + sorted(GOLDEN.glob("checkmate_fig2*.jsonl")):
+        t = read_trace(path)
+        traces[path.stem] = t
+        rows += _rows(path.stem, t.header.to_dict(), [e.to_dict() for e in t.events])
+    header, events = random_trace(1000, max_procs=3)
+    bad = _corrupted(header, events)
+    for _, r, _ in bad:
+        rows += r
+    orphan_row = dict(rows[5], trace_id=None)          # a row that belongs to no trace
+    rows.append(orphan_row)
+    path = d / "traces.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
+    res = validate_input(str(path), str(d / "out"), master="local[2]", cut=CUT)
+    return res, traces, bad, len(rows), d / "out"
+
+
+def test_every_row_is_checked_or_quarantined_with_its_reason(checked):
+    res, traces, bad, n_rows, out = checked
+    s = res.summary
+    assert s["rows_in"] == n_rows
+    assert s["rows_in"] == s["rows_checked"] + s["rows_quarantined"]
+    assert s["rows_quarantined"] == sum(len(r) for _, r, _ in bad) + 1
+    assert s["traces_checked"] == len(traces) and s["traces_quarantined"] == len(bad)
+    for _, _, rule in bad:
+        assert s["quarantine_rules"].get(rule, 0) >= 1, rule
+    q = pq.read_table(out / "quarantine.parquet").to_pylist()
+    assert len(q) == s["rows_quarantined"]
+    assert {r["trace_id"] for r in q} == {tid for tid, _, _ in bad} | {None}
+    assert all(r["trace_reason"] for r in q)
+    by_trace = {r["trace_id"]: r["trace_reason"] for r in q}
+    assert "idx" in by_trace["gap"] and "never sent" not in by_trace["gap"]
+    assert "causally impossible" in by_trace["hb-cycle"]
+    assert by_trace[None] == "missing trace_id"
+    assert res.exit_code == 1                     # violations found (takes precedence over bad input)
+
+
+def test_spark_native_results_equal_the_checker_on_the_same_traces(checked):
+    res, traces, _, _, out = checked
+    native = Counter((r["trace_id"], r["subject"], r["kind"], r["mid"])
+                     for r in pq.read_table(out / "violations.parquet").to_pylist())
+    expected = Counter()
+    for tid, t in traces.items():
+        opts = CheckOptions(properties={"consistency", "channel-state"}, cut=CUT, max_per_result=10 ** 9)
+        try:
+            report = check_trace(t, opts)
+        except ValueError:                        # the cut does not fit this trace
+            report = check_trace(t, CheckOptions(properties={"consistency", "channel-state"},
+                                                 max_per_result=10 ** 9))
+        for v in report.violations:
+            if v.kind in ROUND_KINDS:
+                subject = "cut" if v.subject.startswith("cut ") else v.subject
+                expected[(tid, subject, v.kind, v.witness["messages"][0])] += 1
+    assert native == expected
+    kinds = {k for _, _, k, _ in native}
+    assert {"orphan", "dropped", "phantom", "duplicate-recorded", "aligned-in-flight"} <= kinds
+    assert native[("theory_d_dropped", "cut", "dropped", "P0>P1:1")] == 1
+    assert ("theory_d_phantom", "cut", "phantom", "P0>P1:2") in native
+    assert res.summary["native_vs_checker"]["traces_disagreeing"] == 0
+
+
+def test_per_trace_checker_results(checked):
+    res, traces, _, _, out = checked
+    per = {r["trace_id"]: r for r in pq.read_table(out / "traces.parquet").to_pylist()}
+    assert set(per) == set(traces)
+    a = per["theory_a_zcycle"]
+    assert a["n_useless"] == len(check_trace(traces["theory_a_zcycle"]).useless) > 0
+    assert per["theory_d_recorded"]["native_violations"] == 0
+    assert res.summary["useless_checkpoints"] >= a["n_useless"]
