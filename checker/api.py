@@ -13,7 +13,10 @@ HMNR and the RDT protocols; params {"zcf": true}), otherwise the useless
 checkpoints are only listed in ``report.useless``; recovery-line when a failure
 set is given (the restart-all line "all" is always computed, as information);
 observed-recovery and exactly-once when the trace has restores; rdt for RDT
-protocols (FDAS, FDI, NRAS, CBR, CAS, BHMR, RDT-Partner; params {"rdt": true}).
+protocols (FDAS, FDI, NRAS, CBR, CAS, BHMR, RDT-Partner; params {"rdt": true});
+cic-conformance, cic-efficiency and timestamps for BCS/HMNR traces that carry
+protocol data (``checker.cic``); log-retention for unc/hmnr/bcs traces that truncate
+logs (``checker.log_retention``).
 A property named explicitly is checked even where the protocol promises nothing.
 """
 
