@@ -23,9 +23,12 @@ checker (``checker.intervals``, ``checker.cuts``, ``checker.rounds``,
   **in transit** ⟺ ``s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)``.
 * **Recorded channel state** ``CS(c)``: the ``mids`` of the ``record`` rows
   attached to the cut's checkpoints (input part by the destination, output part
-  by the source; in recovery order). **dropped**: in transit, not recorded on its
-  channel, not in a durable sender log (``send.logged``, a logged channel, a
-  ``log`` row, minus ``log_truncate``); **phantom**: recorded but not in transit;
+  by the source), examined channel by channel in the order of their first record,
+  input part before output part (the recovery order), each in file order; a
+  repeat is the later occurrence. **dropped**: in transit, not accepted as
+  recorded state of its channel, not in a durable sender log (``send.logged``, a
+  logged channel, a ``log`` row, minus ``log_truncate``); **phantom**: recorded
+  but not in transit;
   **duplicate-recorded**: recorded twice for one snapshot; **wrong-channel**;
   **order** (FIFO channel state not in send order); **aligned-in-flight** for
   aligned protocols, whose snapshots have no channel state.
@@ -95,7 +98,7 @@ def _effective(core):
     return eff.withColumn("iota", 1 + F.coalesce(n_before, F.lit(0))).drop("lastck", "minrt")
 
 
-def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
+def analyse(q, cut: dict | None = None) -> NativeResult:
     """Violations of every complete round (and of ``cut``, if given) of the clean traces of ``q``."""
     from pyspark.sql import Window
     F = _F()
@@ -118,16 +121,9 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     core = ev.where("type IN ('send', 'recv', 'checkpoint', 'restore')").select(
         "trace_id", "line", "type", "proc", "idx", "ch", "mid", "seq", "kind", "ckpt", "logged")
     full = _effective(core.withColumn("lim", F.lit(FULL)))
-    subjects = []
-    limits = None
-    if rounds:
-        rnd_ck, complete, limits = _rounds(ev, core, participants, n_part, chans)
-    if limits is not None:
-        core_pre = core.join(F.broadcast(limits), "trace_id").where("line < lim")
-        eff = full.unionByName(_effective(core_pre))
-    else:
-        eff = full
-    eff = materialize(eff)
+    rnd_ck, complete, limits = _rounds(ev, core, participants, n_part, chans)
+    core_pre = core.join(F.broadcast(limits), "trace_id").where("line < lim")
+    eff = materialize(full.unionByName(_effective(core_pre)))
 
     ckpts = eff.where("type = 'checkpoint'").select(
         "trace_id", "lim", "proc", "ckpt", F.when(F.col("ckpt") == 0, 0).otherwise(F.col("iota")).alias("x"))
@@ -137,20 +133,13 @@ def analyse(q, cut: dict | None = None, rounds: bool = True) -> NativeResult:
     plen = (hists.join(participants, "trace_id").join(L, ["trace_id", "lim", "proc"], "left")
             .select("trace_id", "lim", "proc", F.coalesce("L", F.lit(0)).alias("L")))
 
-    if rounds:
-        # g of each complete round: positions of its checkpoints in the history it is judged on.
-        g_round = (complete.join(rnd_ck, ["trace_id", "round"])
-                   .join(ckpts, ["trace_id", "lim", "proc", "ckpt"])
-                   .select("trace_id", "lim", F.concat(F.lit("round "), F.col("round")).alias("subject"),
-                           "proc", "x", F.col("ckpt").alias("gck")))
-        subjects.append(g_round)
+    # g of each complete round: positions of its checkpoints in the history it is judged on.
+    G = (complete.join(rnd_ck, ["trace_id", "round"])
+         .join(ckpts, ["trace_id", "lim", "proc", "ckpt"])
+         .select("trace_id", "lim", F.concat(F.lit("round "), F.col("round")).alias("subject"),
+                 "proc", "x", F.col("ckpt").alias("gck")))
     if cut is not None:
-        subjects.append(_cut_subject(q.clean.sparkSession, cut, ckpts, plen))
-    if not subjects:
-        raise ValueError("nothing to analyse: no rounds and no cut")
-    G = subjects[0]
-    for s in subjects[1:]:
-        G = G.unionByName(s)
+        G = G.unionByName(_cut_subject(q.clean.sparkSession, cut, ckpts, plen))
     G = materialize(G)
 
     # -- messages (src, s, dst, r) per history ----------------------------------------------------

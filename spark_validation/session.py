@@ -72,18 +72,19 @@ def local_cores(master: str) -> int:
 def get_session(master: str | None = None, driver_memory: str = "2g", app_name: str = "snapcheck"):
     """The process's Spark session, started on first call (``master`` defaults to local[*]).
 
-    Asking for a different master than the running session's is a usage error:
-    Spark allows one SparkContext per process.
+    ``master=None`` takes the running session, whatever its master. Asking for a
+    different master than the running session's is a usage error: Spark allows
+    one SparkContext per process (``stop_session`` first).
     """
     global _session, _master
-    master = master or DEFAULT_MASTER
     if _session is not None:
-        if master != _master:
+        if master is not None and master != _master:
             from snapcheck.errors import UsageError
 
             raise UsageError(f"a Spark session with master {_master!r} is already running in this process; "
                              f"cannot switch to {master!r}")
         return _session
+    master = master or DEFAULT_MASTER
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     if is_local(master):
