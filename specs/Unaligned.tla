@@ -293,8 +293,12 @@ Termination == \A r \in RoundIds : Started(r) ~> RoundDone(r)
 TrapOutputPart == ~(\E r \in RoundIds, c \in DataChans : outpart[r][c] # <<>>)
 \* In-flight input data was persisted.
 TrapInputPart == ~(\E r \in RoundIds, c \in DataChans : SealedNow(r, c) /\ inpart[r][c] # <<>>)
-\* A task timed out while aligning: its snapshot is unaligned although some of
-\* its inputs had already delivered the barrier (aligned_timeout mode).
+\* A mixed snapshot (theory.md 6.5): a task timed out after one input had
+\* aligned (empty input part) and persisted in-flight data of another input.
 TrapTimeoutSwitch ==
-    ~(\E p \in Procs : rec[p] >= 1 /\ unal[p] /\ In(p) \cap DataChans # {})
+    ~(\E p \in Procs :
+        LET r == rec[p] IN
+        /\ r >= 1 /\ unal[p]
+        /\ \E c \in In(p) \cap DataChans : closed[c] >= r /\ inpart[r][c] = <<>>
+        /\ \E c \in In(p) \cap DataChans : inpart[r][c] # <<>>)
 =============================================================================
