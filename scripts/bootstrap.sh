@@ -48,3 +48,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
         | { grep -vE 'is ignored: it is neither|^\s*$' || true; }
     echo "$want" > "$stamp"
 fi
+# Compile the Flink tracing library and jobs against the installed Flink jars
+# (javac; cached, about a second when nothing changed).
+.venv/bin/snapcheck flink build >/dev/null

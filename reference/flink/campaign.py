@@ -22,6 +22,7 @@ from typing import Callable
 
 from reference.flink.build import Build, FlinkSetupError
 from reference.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
+from traces.errors import TraceErrors
 
 MODE_WEIGHTS = {"aligned": 3, "unaligned": 3, "timeout": 3, "at-least-once": 2}
 # Roughly how many records one subtask of each operator processes per source record of a
@@ -105,7 +106,7 @@ def run_campaign(configs: list[RunConfig], build: Build, work_dir: Path,
             ok, kinds, detail, stats = judge(str(trace_path))
             row = CampaignRow(i, cfg, time.monotonic() - t0, outcome.status, ok, kinds, detail, str(trace_path),
                               stats)
-        except FlinkSetupError as exc:
+        except (FlinkSetupError, TraceErrors) as exc:      # the JVM failed, or its files are unreadable
             row = CampaignRow(i, cfg, time.monotonic() - t0, "error", False, ["run-error"], str(exc)[-600:])
         expected = not row.exactly_once and sum(1 for r in rows if not r.exactly_once and r.trace) >= 3
         if (row.ok or expected) and not keep_clean and row.trace:

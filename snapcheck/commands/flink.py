@@ -202,12 +202,22 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    outcome.merged.write(output)
-    click.echo(f"{output}: {len(outcome.merged.events)} events from a {outcome.seconds:.1f} s run "
-               f"(status {outcome.status})" + (f", {len(outcome.merged.anomalies)} anomalies"
-                                               if outcome.merged.anomalies else ""))
+    merged = outcome.merged
+    merged.write(output)
+    click.echo(f"{output}: {len(merged.events)} events from a {outcome.seconds:.1f} s run (status {outcome.status})")
+    for a in merged.anomalies:
+        click.echo(f"[flink-anomaly] {a}")
     if check:
-        j = judge_file(output)
+        from traces.errors import TraceErrors
+
+        try:
+            j = judge_file(output)
+        except TraceErrors as exc:
+            if not merged.anomalies:
+                raise
+            click.echo(exc.render())
+            click.echo("verdict: VIOLATION (flink-anomaly): the anomalies above make the merged trace invalid")
+            sys.exit(EXIT_VIOLATION)
         click.echo(j.render())
         if not j.ok:
             sys.exit(EXIT_VIOLATION)
@@ -287,7 +297,12 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
     out = Path(out_dir)
 
     def judge(path: str):
-        j = judge_file(path)
+        from traces.errors import TraceErrors
+
+        try:
+            j = judge_file(path)
+        except TraceErrors as exc:      # only when merge anomalies broke the trace (see run)
+            return False, ["flink-anomaly", "invalid-trace"], exc.render()[:600], {}
         return j.ok, j.kinds, j.detail(), j.stats()
 
     def progress(r) -> None:

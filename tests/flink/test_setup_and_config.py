@@ -121,3 +121,25 @@ def test_flink_check_cli_on_a_merged_trace(tmp_path):
     assert "verdict: clean" in res.output
     res = CliRunner().invoke(cli, ["check", str(tmp_path / "t.jsonl")])
     assert res.exit_code == 1 and "dropped" in res.output       # the generic checker cannot know better
+
+
+def test_run_reports_anomalies_that_break_the_trace_as_a_violation(monkeypatch, tmp_path):
+    """A restore of a checkpoint the subtask never took cannot be a valid trace: `flink run`
+    shows the anomaly and exits 1 (a finding about Flink), not 2 (bad input)."""
+    from reference.flink.merge import merge_run
+    from reference.flink.run import RunOutcome
+    from tests.flink.fake_run import FakeRun
+
+    r = FakeRun()
+    r.read(0, 0)
+    r.ev("src", 0, 0, "fail", reason="injected")
+    r.restore(5, 1)
+    merged = merge_run(str(r.write(tmp_path / "run")))
+    monkeypatch.setattr("reference.flink.run.run_job",
+                        lambda cfg, run_dir, b: RunOutcome(cfg, tmp_path / "run", 1.0, merged))
+    monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False: None)
+    out = tmp_path / "t.jsonl"
+    res = CliRunner().invoke(cli, ["flink", "run", "-o", str(out)])
+    assert res.exit_code == 1, res.output
+    assert "restores checkpoint 5, which it never took" in res.output
+    assert "verdict: VIOLATION (flink-anomaly)" in res.output
