@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+import threading
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -198,13 +200,9 @@ def prepare(trace: Trace) -> Prepared:
         if e.type == "checkpoint" and e.kind == "coordinated" and e.round is None:
             raise OutOfScope("coordinated checkpoint without a round", e.line)
 
-    roles = {p.id: p.role for p in h.processes}
-    procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
+    roles, procs, data_chans = _task_topology(trace)
     coords = sorted(p for p, r in roles.items() if r == "coordinator")
     chans = {c.id: c for c in h.channels}
-    data_chans = sorted(c.id for c in h.channels
-                        if c.kind == "data" and roles[c.src] in ("task", "source", "sink")
-                        and roles[c.dst] in ("task", "source", "sink"))
     ctrl_chans = sorted({e.ch for e in trace.events
                          if e.type == "send" and e.kind == "barrier" and chans[e.ch].kind == "control"
                          and roles[chans[e.ch].src] == "coordinator" and roles[chans[e.ch].dst] != "coordinator"})
@@ -339,6 +337,8 @@ def prepare(trace: Trace) -> Prepared:
 
 
 def _task_topology(trace: Trace) -> tuple[dict, list[str], list[str]]:
+    """Roles of all processes; the processes the specifications model (tasks,
+    sources, sinks); the data channels between them."""
     roles = {p.id: p.role for p in trace.header.processes}
     procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
     data = sorted(c.id for c in trace.header.channels
@@ -556,8 +556,9 @@ def _verdict(p: Prepared, matched: int) -> Verdict:
 
 
 def conform(paths: list[str], timeout: float = 600.0, refinement: bool = True,
-            on_verdict=None) -> list[Verdict]:
-    """Validate trace files; one ``Verdict`` per path, in order."""
+            on_verdict=None, parallel: int = 1) -> list[Verdict]:
+    """Validate trace files; one ``Verdict`` per path, in order. Batches of traces
+    with different topologies run in up to ``parallel`` TLC processes at once."""
     verdicts: dict[int, Verdict] = {}
     groups: dict[tuple, list[tuple[int, Prepared]]] = defaultdict(list)
     for n, path in enumerate(paths):
@@ -575,11 +576,18 @@ def conform(paths: list[str], timeout: float = 600.0, refinement: bool = True,
             _notify(on_verdict, verdicts[n])
             continue
         groups[p.topology].append((n, p))
-    for members in groups.values():
-        for chunk in _chunks(members):
-            for (n, _), v in zip(chunk, validate_batch([p for _, p in chunk], timeout, refinement)):
+    chunks = [chunk for members in groups.values() for chunk in _chunks(members)]
+    lock = threading.Lock()
+
+    def run(chunk) -> None:
+        results = validate_batch([p for _, p in chunk], timeout, refinement)
+        with lock:
+            for (n, _), v in zip(chunk, results):
                 verdicts[n] = v
                 _notify(on_verdict, v)
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        list(pool.map(run, chunks))
     return [verdicts[n] for n in range(len(paths))]
 
 

@@ -131,7 +131,9 @@ def _apalache(entries, length: int, timeout: float) -> None:
               help="Wall-clock limit per TLC run, in seconds.")
 @click.option("--no-refinement", is_flag=True,
               help="Do not also check that every step refines ConsistentSnapshot (faster).")
-def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool) -> None:
+@click.option("--parallel", "-j", type=click.IntRange(1, 64), default=None,
+              help="TLC runs at a time (one per protocol and topology). Default: min(2, CPUs).")
+def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, parallel: int | None) -> None:
     """Validate TRACE files against the TLA+ specification of their protocol with TLC.
 
     Each trace is checked against the trace format first, then mapped event by event to the
@@ -150,7 +152,8 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool) ->
     find_jar(), find_java()
     start = time.monotonic()
     verdicts = conform(list(traces), timeout=timeout, refinement=not no_refinement,
-                       on_verdict=lambda v: console.print(v.render(), markup=False))
+                       on_verdict=lambda v: console.print(v.render(), markup=False),
+                       parallel=parallel or _default_parallel())
     count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
     console.print(f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
                   f"{count[REJECT]} rejected, {count[ERROR]} error(s)", markup=False)
