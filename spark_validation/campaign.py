@@ -54,7 +54,7 @@ def chunk_plan(n: int, cores: int) -> list[tuple[int, int]]:
 
 
 def _rows(a: int, b: int, base_seed: int, sel: Selection) -> list[dict]:
-    return [run_one(i, base_seed + i, draw_config(i, base_seed + i, sel)) for i in range(a, b)]
+    return [run_one(i, base_seed + i, draw_config(i, base_seed + i, sel), sel.oracle) for i in range(a, b)]
 
 
 def _batch(rows: list[dict]):

@@ -56,9 +56,11 @@ class Selection:
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     mutants: tuple[str, ...] = ()
     failures: bool = True
+    oracle: bool = True             # also run the end-to-end exactly-once oracle (runner.run_one)
 
     @classmethod
-    def of(cls, protocols=None, workloads=None, mutants=None, failures: bool = True) -> "Selection":
+    def of(cls, protocols=None, workloads=None, mutants=None, failures: bool = True,
+           oracle: bool = True) -> "Selection":
         """A selection from option values; ``mutants=None`` means every mutant of a selected
         protocol (``()`` for none)."""
         from reference import MUTANTS
@@ -66,7 +68,8 @@ class Selection:
         protocols = tuple(protocols) if protocols else DEFAULT_PROTOCOLS
         if mutants is None:
             mutants = tuple(n for n, m in MUTANTS.items() if m.base in protocols)
-        return cls(protocols, tuple(workloads) if workloads else DEFAULT_WORKLOADS, tuple(mutants), failures)
+        return cls(protocols, tuple(workloads) if workloads else DEFAULT_WORKLOADS, tuple(mutants), failures,
+                   oracle)
 
     def check(self) -> None:
         """Unknown names are usage errors (exit 2)."""

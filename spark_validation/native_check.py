@@ -105,7 +105,7 @@ def analyse(q, cut: dict | None = None) -> NativeResult:
 
     ev = materialize(q.clean.where("type <> 'header'").select(*_EV_COLS))
     procs, chans = q.processes, q.channels
-    participants = procs.where("role NOT IN ('coordinator', 'external')").select("trace_id", "proc", "pidx")
+    participants = procs.where("role NOT IN ('coordinator', 'external')").select("trace_id", "proc")
     externals = procs.where("role = 'external'").select("trace_id", "proc")
     n_part = participants.groupBy("trace_id").agg(F.count("*").alias("n_part"))
     # Analysed channels: destination a participant, source a participant or an external input log.
@@ -173,8 +173,7 @@ def analyse(q, cut: dict | None = None) -> NativeResult:
                .join(orig.withColumnRenamed("mid", "rmid"), ["trace_id", "rmid"], "left")
                .withColumn("o", F.coalesce("orig", "rmid")).drop("orig"))
     stable = (G.join(plen, ["trace_id", "lim", "proc"]).where("x <= L")
-              .join(participants, ["trace_id", "proc"])
-              .select("trace_id", "lim", "subject", "proc", F.col("gck").alias("ckpt"), "pidx"))
+              .select("trace_id", "lim", "subject", "proc", F.col("gck").alias("ckpt")))
     entries = (stable.join(records, ["trace_id", "proc", "ckpt"]).where("rline < lim")
                .withColumn("part_rank", F.when(F.col("part") == "input", 0).otherwise(1)))
     per_channel = Window.partitionBy("trace_id", "lim", "subject", "rch")
@@ -211,7 +210,8 @@ def analyse(q, cut: dict | None = None) -> NativeResult:
                  .where("mseq < prev_seq")
                  .withColumn("k", F.row_number().over(ch_order)).where("k = 1")
                  .select("trace_id", "lim", "subject", F.lit("order").alias("kind"), F.col("prev_mid").alias("mid"),
-                         F.col("rch").alias("ch"), F.array_sort(F.array_distinct(F.array("prev_line", "rline"))).alias("lines")))
+                         F.col("rch").alias("ch"),
+                         F.array_sort(F.array_distinct(F.array("prev_line", "rline"))).alias("lines")))
 
     # -- dropped: in transit, not accepted as recorded channel state, not durably logged ----------
     accepted = in_order.select("trace_id", "lim", "subject", F.col("o").alias("mid"))

@@ -113,7 +113,7 @@ class Quarantine:
     clean: object                 # DataFrame: rows of well-formed traces (columns of ``parsed``)
     quarantined: object           # DataFrame: rows of quarantined traces + reason, trace_reason
     problems: object              # DataFrame: (trace_id, line, rule, reason) — every problem found
-    processes: object             # DataFrame: (trace_id, proc, role, pidx) of the clean traces
+    processes: object             # DataFrame: (trace_id, proc, role) of the clean traces
     channels: object              # DataFrame: (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
     protocols: object             # DataFrame: (trace_id, protocol, aligned)
     counts: dict = field(default_factory=dict)
@@ -172,8 +172,8 @@ def quarantine(parsed) -> Quarantine:
     rows = materialize(parsed.withColumn("row_rule", F.expr(_case(ROW_RULES, 1)))
                        .withColumn("row_reason", F.expr(_case(ROW_RULES, 2))).drop("x"))
     ok_headers = rows.where("type = 'header' AND row_reason IS NULL AND trace_id IS NOT NULL")
-    procs = ok_headers.select("trace_id", F.posexplode("hdr.processes").alias("pidx", "p")).select(
-        "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"), "pidx")
+    procs = ok_headers.select("trace_id", F.explode("hdr.processes").alias("p")).select(
+        "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"))
     chans = ok_headers.select("trace_id", F.explode("hdr.channels").alias("c")).select(
         "trace_id", F.col("c.id").alias("ch"), F.col("c.src").alias("src"), F.col("c.dst").alias("dst"),
         F.coalesce(F.col("c.fifo"), F.lit(True)).alias("fifo"),

@@ -19,12 +19,13 @@
 (*  - output part of c (by Src[c]): the data the forwarded barrier         *)
 (*    overtakes.                                                           *)
 (* Mode "aligned_timeout": a round starts aligned (inputs that delivered   *)
-(* the barrier are blocked); once the round has started, a task that is    *)
-(* not aligned yet may time out and take an unaligned snapshot, persisting *)
-(* nothing on the already aligned inputs; its remaining barriers of the    *)
-(* round are then priority events, as in mode "unaligned".  The channel    *)
-(* state of c is input part then output part, which must equal the         *)
-(* in-transit messages.                                                    *)
+(* the barrier are blocked).  A task that is not aligned yet may time out: *)
+(* either on its own once the round has started, or when a barrier arrives *)
+(* after the timeout (then it is a priority event, as in mode unaligned).  *)
+(* It then takes an unaligned snapshot, persisting nothing on the already  *)
+(* aligned inputs; its remaining barriers of the round are priority        *)
+(* events.  The channel state of c is input part then output part, which   *)
+(* must equal the in-transit messages.                                     *)
 (*                                                                         *)
 (* Reference implementation: reference/ (protocols "unaligned",            *)
 (* "aligned-timeout").  Mutants (constant Bug):                            *)
@@ -137,13 +138,15 @@ Send(c) ==
     /\ UNCHANGED <<ibuf, nrcvd, rec, mustSnap, unal, pending, closed, arrivedB,
                    inpart, outpart, sentAt, rcvdAt>>
 
-\* p forwards its barrier on c: appended (aligned), or inserted ahead of the
-\* last k messages of wire[c], which it persists as the output part (unaligned).
+\* p forwards its barrier on c, inserted ahead of the last records of wire[c]
+\* (its output buffer), which it persists as the output part.  An aligned
+\* snapshot may overtake too: what it overtakes is persisted, so the snapshot
+\* stays exact (the reference overtakes whenever its task switched).
 SendBarrier(p, c) ==
     LET r == rec[p]
         q == wire[c] IN
     /\ c \in pending[p]
-    /\ \E k \in (IF unal[p] THEN LastBarrier(q)..Len(q) ELSE {Len(q)}) :
+    /\ \E k \in LastBarrier(q)..Len(q) :
           /\ wire' = [wire EXCEPT ![c] = SubSeq(q, 1, k) \o <<Barrier(r)>> \o SubSeq(q, k + 1, Len(q))]
           /\ outpart' = IF c \in DataChans /\ Bug # "no_output_persist"
                           THEN [outpart EXCEPT ![r][c] = DataNums(SubSeq(q, k + 1, Len(q)))]
@@ -179,9 +182,15 @@ Recv(c) ==
     /\ UNCHANGED <<wire, nsent, rec, mustSnap, unal, pending, closed, arrivedB, inpart,
                    outpart, sentAt, rcvdAt>>
 
-\* Dst[c] handles the first barrier in its input buffer of c: at the head
-\* (aligned mode: c is blocked until the snapshot), or wherever it stands
-\* (unaligned mode: a priority event; the first one triggers the snapshot).
+\* Dst[c] handles the first barrier in its input buffer of c, either
+\*  - aligned (mode aligned_timeout): at the head of the buffer; c is blocked
+\*    until the snapshot; or
+\*  - as a priority event wherever it stands (mode unaligned; in mode
+\*    aligned_timeout once the round has timed out -- the reference's rule is a
+\*    barrier that arrives after the timeout or from a sender that switched):
+\*    the first one of a round triggers an unaligned snapshot, and the data
+\*    queued ahead of it is in transit (its input part); later ones only end
+\*    the recording of their channel.
 RecvBarrier(c) ==
     LET p == Dst[c]
         pos == FirstBarrier(ibuf[c])
@@ -189,16 +198,20 @@ RecvBarrier(c) ==
     /\ pos <= Len(ibuf[c])
     /\ ~Busy(p)
     /\ ~Blocked(c)
-    /\ Mode = "unaligned" \/ pos = 1 \/ (unal[p] /\ rec[p] >= r)
     /\ ibuf' = [ibuf EXCEPT ![c] = RemoveAt(@, pos)]
     /\ closed' = [closed EXCEPT ![c] = r]
-    /\ IF Mode = "unaligned" /\ rec[p] < r
-         THEN \* the trigger: the data queued ahead of the barrier is in transit
-              /\ mustSnap' = [mustSnap EXCEPT ![p] = r]
-              /\ inpart' = IF c \in DataChans
-                             THEN [inpart EXCEPT ![r][c] = DataNums(SubSeq(ibuf[c], 1, pos - 1))]
-                             ELSE inpart
-         ELSE UNCHANGED <<mustSnap, inpart>>
+    /\ \/ /\ Mode = "aligned_timeout" /\ pos = 1                  \* aligned
+          /\ UNCHANGED <<mustSnap, inpart>>
+       \/ /\ rec[p] < r                                           \* priority: the trigger
+          \* (in aligned_timeout mode not for the last barrier at the head: its
+          \* aligned handling leads to the same snapshot)
+          /\ Mode = "unaligned" \/ pos > 1 \/ \E c2 \in In(p) \ {c} : closed[c2] < r
+          /\ mustSnap' = [mustSnap EXCEPT ![p] = r]
+          /\ inpart' = IF c \in DataChans
+                         THEN [inpart EXCEPT ![r][c] = DataNums(SubSeq(ibuf[c], 1, pos - 1))]
+                         ELSE inpart
+       \/ /\ rec[p] >= r /\ (Mode = "unaligned" \/ unal[p])          \* priority, after the snapshot
+          /\ UNCHANGED <<mustSnap, inpart>>
     /\ UNCHANGED <<wire, nsent, nrcvd, rec, unal, pending, arrivedB, outpart, sentAt, rcvdAt>>
 
 \* p records its local state for round r; aligned = FALSE persists in-flight input.
@@ -222,14 +235,14 @@ Snapshot(p) ==
     /\ p \in Procs
     /\ r <= Rounds
     /\ pending[p] = {}
-    /\ IF Mode = "unaligned"
-         THEN \/ mustSnap[p] = r /\ TakeSnapshot(p, r, FALSE)
-              \/ In(p) = {} /\ TakeSnapshot(p, r, TRUE)     \* a source without inputs
-         ELSE \/ (\A c \in In(p) : closed[c] = r) /\ TakeSnapshot(p, r, TRUE)
-              \/ /\ RoundStarted(r)                        \* alignment timed out
-                 /\ In(p) \cap DataChans # {}
-                 /\ \E c \in In(p) : closed[c] < r
-                 /\ TakeSnapshot(p, r, FALSE)
+    /\ \/ mustSnap[p] = r /\ TakeSnapshot(p, r, FALSE)           \* after a priority barrier
+       \/ mustSnap[p] = 0 /\ In(p) = {} /\ TakeSnapshot(p, r, TRUE)   \* a source without inputs
+       \/ /\ Mode = "aligned_timeout" /\ mustSnap[p] = 0 /\ In(p) # {}
+          /\ \/ (\A c \in In(p) : closed[c] = r) /\ TakeSnapshot(p, r, TRUE)   \* aligned
+             \/ /\ RoundStarted(r)                 \* timed out before a priority barrier came
+                /\ In(p) \cap DataChans # {}
+                /\ \E c \in In(p) : closed[c] < r
+                /\ TakeSnapshot(p, r, FALSE)
 
 StartRound(p) ==
     /\ p \in Coords

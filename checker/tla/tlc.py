@@ -115,6 +115,8 @@ class TlcResult:
 
     def error_text(self) -> str:
         """The error messages TLC printed (severity 1), for a report."""
+        if self.result == "timeout":
+            return f"TLC did not finish within its time limit ({self.seconds:.0f} s)"
         texts = [m.text.strip() for m in self.messages if m.severity == 1 and m.code != MSG_STATE]
         if self.result == "parse-error":
             texts += [line for line in self.printed if not line.startswith(("Parsing file", "Semantic processing"))][-25:]

@@ -16,7 +16,7 @@ from snapcheck.errors import EXIT_BAD_INPUT, EXIT_VIOLATION, UsageError
 
 console = Console(highlight=False, soft_wrap=True)
 # Tables are read in CI logs too: never squeeze them to an 80-column pipe.
-wide_console = Console(highlight=False, width=max(Console().width, 150))
+wide_console = Console(highlight=False, width=max(Console().width, 200))
 
 
 def _default_parallel() -> int:

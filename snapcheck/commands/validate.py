@@ -46,6 +46,8 @@ def _parse_cut(spec: str) -> dict:
 @click.option("--mutants", multiple=True, help="Mutants to run (comma-separated; default: every mutant of a "
               "selected protocol; 'none' for none).")
 @click.option("--no-failures", is_flag=True, help="Do not inject crashes into correct-protocol runs.")
+@click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
+              "without failures; about a quarter of the cost).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
 @click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077).")
 @click.option("--engine", type=click.Choice(["spark", "python"]), default="spark", show_default=True,
@@ -59,8 +61,8 @@ def _parse_cut(spec: str) -> dict:
               help="--input: recovery semantics.")
 @click.option("--native-only", is_flag=True, help="--input: only the Spark-native checks (no per-trace checker).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures, seed, master, engine, out_dir,
-                 cut, failure_set, semantics, native_only, no_progress) -> None:
+def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures, no_oracle, seed, master, engine,
+                 out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
     """Validate protocols on many random simulated runs, or check Parquet traces, on Spark.
 
     Exit codes: 0 clean; 1 a correct protocol failed, a mutant escaped, or an input trace
@@ -92,8 +94,8 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
     names = _names(mutants)
     sel_mutants = () if names == ("none",) else names
     summary = run_validation(traces, out_dir, protocols=_names(protocols), workloads=_names(workloads),
-                             mutants=sel_mutants, failures=not no_failures, seed=seed, master=master,
-                             engine=engine, progress=not no_progress, console=console)
+                             mutants=sel_mutants, failures=not no_failures, oracle=not no_oracle, seed=seed,
+                             master=master, engine=engine, progress=not no_progress, console=console)
     sys.exit(0 if summary["ok"] else 1)
 
 
