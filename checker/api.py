@@ -166,6 +166,13 @@ def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf")) -> Cu
         run.add("consistency", subject, ca.consistency)
     if run.want("channel-state"):
         run.add("channel-state", subject, ca.channel_state)
+    if ca.unobservable:
+        run.report.stats["unobservable_in_transit"] = (run.report.stats.get("unobservable_in_transit", 0)
+                                                       + len(ca.unobservable))
+        run.report.notes.append(
+            f"{subject}: {len(ca.unobservable)} in-transit message(s) on channels whose recorded state the trace "
+            f"does not show (protocol param channel_state = observed-at-restore), not judged as dropped: "
+            f"{', '.join(m.mid for m in ca.unobservable[:5])}{' …' if len(ca.unobservable) > 5 else ''}.")
     return ca
 
 

@@ -18,6 +18,13 @@ part). Reported separately:
 * ``duplicate-recorded``: the same message recorded twice for this snapshot
   (including in both the input and the output part);
 * ``wrong-channel``: recorded under a channel it was not sent on;
+* unobservable channel state: a trace whose protocol params say
+  ``channel_state: observed-at-restore`` (an engine whose in-flight state is
+  internal, e.g. Flink's unaligned checkpoints traced from outside) shows a
+  snapshot's channel state only through the ``record`` events of a restore of
+  it. An in-transit message on a channel with no ``record`` for this snapshot is
+  then not judged ``dropped``: it is listed in ``CutAnalysis.unobservable``
+  (reported as a note). Channels that do have a record are judged in full.
 * ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1, "Lightweight
   Asynchronous Snapshots for Distributed Dataflows") the snapshot has no channel
   state, so any in-transit message or recorded state on a non-back-edge channel
@@ -42,6 +49,11 @@ def is_aligned(protocol: dict) -> bool:
         return bool(params["aligned"])
     name = str(protocol.get("name", "")).lower()
     return "aligned" in name and "unaligned" not in name and "timeout" not in name
+
+
+def channel_state_observed_at_restore(protocol: dict) -> bool:
+    """Does the trace show recorded channel state only where a restore observed it?"""
+    return (protocol.get("params") or {}).get("channel_state") == "observed-at-restore"
 
 
 def orphans(h, g: list[int]) -> list:
@@ -82,6 +94,7 @@ class CutAnalysis:
         self.in_transit = in_transit(h, g)
         self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
         self.channel_state: list[Violation] = []
+        self.unobservable: list = []       # in transit on a channel whose recorded state is not shown
         if channel_state:
             self._channel_state(dur, aligned, at_line)
 
@@ -124,6 +137,7 @@ class CutAnalysis:
                 recorded.setdefault(rec.ch, []).append((mid, part, rec))
         seen: dict[str, tuple] = {}
         accepted: set[str] = set()
+        shown = {rec.ch for rec in recs} if channel_state_observed_at_restore(h.protocol) else None
         for ch, entries in recorded.items():
             chan = h.channels.get(ch)
             aligned_ch = aligned and chan is not None and not chan.back_edge
@@ -189,6 +203,9 @@ class CutAnalysis:
                     [ln for ln in (m.send_line, m.recv_line) if ln], {"messages": [m.mid], "cut": self.cut}))
                 continue
             if dur.durable(m.mid, at_line):
+                continue
+            if shown is not None and m.ch not in shown:
+                self.unobservable.append(m)
                 continue
             out.append(self._dropped(m, dur))
 

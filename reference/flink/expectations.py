@@ -9,12 +9,12 @@
 * **anomalies of the merge** — what the merger found Flink doing that the trace
   format cannot express (a record routed against the partitioner, a restore of a
   checkpoint the subtask never took, ...): kind ``flink-anomaly``.
-* **unobservable channel state** — in unaligned modes (protocol param
-  ``channel_state: observed-at-restore``) a checkpoint's channel state is internal
-  to Flink and visible only through what a restore of it replays. A ``dropped``
-  verdict on a channel whose state was never observed (no ``record`` event for that
-  checkpoint and channel) says nothing about Flink: ``unobservable()`` tells such
-  violations apart, and they are reported as notes.
+
+In unaligned modes a checkpoint's channel state is internal to Flink and visible
+only through what a restore of it replays; the merged trace says so (protocol
+param ``channel_state: observed-at-restore``) and the checker itself then leaves
+in-transit records on channels without a ``record`` for that checkpoint unjudged
+(``checker/cuts.py``; counted in the report's ``stats.unobservable_in_transit``).
 """
 
 from __future__ import annotations
@@ -78,26 +78,3 @@ def latest_checkpoint_findings(trace) -> list[Finding]:
 def anomaly_findings(trace) -> list[Finding]:
     flink = (trace.header.metadata or {}).get("flink") or {}
     return [Finding("flink-anomaly", a) for a in flink.get("anomalies", [])]
-
-
-class ChannelStateVisibility:
-    """Which (round, channel) channel states a Flink trace observed (its ``record`` events)."""
-
-    def __init__(self, trace):
-        params = (trace.header.protocol or {}).get("params") or {}
-        self.partial = params.get("channel_state") == "observed-at-restore"
-        self.observed: set[tuple[int, str]] = set()
-        self.channel_of: dict[str, str] = {}
-        for e in trace.events:
-            if e.type == "record":
-                self.observed.add((e.ckpt, e.ch))
-            elif e.type == "send":
-                self.channel_of[e.mid] = e.ch
-
-    def unobservable(self, v) -> bool:
-        """Is checker violation ``v`` a ``dropped`` on a round/channel whose state Flink kept hidden?"""
-        if not self.partial or v.kind != "dropped" or not v.subject.startswith("round "):
-            return False
-        rnd = int(v.subject.split()[1])
-        mids = (v.witness or {}).get("messages") or []
-        return bool(mids) and all((rnd, self.channel_of.get(m)) not in self.observed for m in mids)

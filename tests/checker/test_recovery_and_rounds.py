@@ -235,3 +235,29 @@ def test_failure_set_options_and_semantics():
     rep = check_trace(t, CheckOptions(failures=["P1"], semantics="restart-all"))
     assert rep.recovery_lines["P1"] == {"P0": 1, "P1": 0}
     assert {r.subject for r in rep.results if r.property == "recovery-line"} == {"failures P1"}
+
+
+def _two_inflight_channels(params: dict):
+    """S0 and S1 each send one message to K; K's snapshot of round 1 records only S0's channel
+    (as empty), and both messages are processed after it: both are in transit."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S0", "S1", "K"], [("a", "S0", "K"), ("b", "S1", "K")],
+                        protocol="unaligned", params=params)
+    rec.round_start("C", 1)
+    ma, mb = rec.send("S0", "a"), rec.send("S1", "b")
+    for p in ("S0", "S1", "K"):
+        rec.checkpoint(p, kind="coordinated", round=1)
+    rec.record("K", 1, "a", [])
+    rec.recv("K", ma)
+    rec.recv("K", mb)
+    rec.round_complete("C", 1)
+    return rec.trace()
+
+
+def test_channel_state_observed_at_restore_judges_only_shown_channels():
+    full = check_trace(_two_inflight_channels({}))
+    assert sorted(v.witness["messages"][0] for v in full.violations if v.kind == "dropped") == ["a:1", "b:1"]
+    partial = check_trace(_two_inflight_channels({"channel_state": "observed-at-restore"}))
+    # the channel whose (empty) recorded state is shown is still judged; the other is a note
+    assert [v.witness["messages"] for v in partial.violations if v.kind == "dropped"] == [["a:1"]]
+    assert partial.stats["unobservable_in_transit"] == 1
+    assert any("b:1" in n and "not judged as dropped" in n for n in partial.notes)
