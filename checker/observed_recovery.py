@@ -6,6 +6,10 @@ but restore. For a recovery, each process's state is cut just before its own
 restore (restoring processes) or before the group's last restore (the others);
 file order is the global time. Its **restored line** ``G`` maps restoring
 processes to the checkpoint they restored and the others to their current state.
+A process that has failed and not yet restored when the group ends is *down*: its
+current state is lost and its component is decided by its own, later restore. It
+is counted among the failed processes (for the maximal line), and its receives are
+not judged here (they are judged by the recovery in which it restores).
 
 * ``inconsistent-restore``: ``G`` has an orphan (in the history of that moment).
 * Compared with the maximal line for the failed processes (RL-FIX with the same
@@ -83,6 +87,9 @@ class ObservedRecovery:
             evs = hp.raw[p]
             if i is not None and evs and evs[-1].type == "fail":
                 failed.append(i)
+        self.down = [i for i, p in enumerate(hp.procs)
+                     if p not in self.restore_line and hp.raw[p] and hp.raw[p][-1].type == "fail"]
+        failed += self.down
         self.failed = failed
         g = [hp.V(i) for i in range(hp.n)]
         self.unknown = []
@@ -103,7 +110,8 @@ class ObservedRecovery:
         U = bound(hp, failed, semantics)
         self.U = U
         self.gmax, _, _ = rl_fix(hp, U)
-        self.orphans = orphans(hp, g)
+        down = set(self.down)
+        self.orphans = [m for m in orphans(hp, g) if m.dst not in down]
         self.in_transit = in_transit(hp, g)
 
     def violations(self) -> list[Violation]:
@@ -121,6 +129,37 @@ class ObservedRecovery:
                 f"{m.recv_line}, before {wd}, but sent by {src} at line {m.send_line}, after {ws}: the restored "
                 f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency.",
                 sorted({m.send_line, m.recv_line, *rl}), {"messages": [m.mid], "cut": self.line}))
+        out += self._undone_sends_reflected()
+        return out
+
+    def _undone_sends_reflected(self) -> list[Violation]:
+        """Orphans whose send no longer exists: a restored checkpoint reflects the processing of
+        a message whose send an earlier restore rolled back and that its sender has not
+        regenerated (no message with the same channel and seq in the history). This is how a
+        process that was down during that earlier recovery meets the orphan."""
+        hp = self.hp
+        regenerated = {(m.ch, m.seq) for m in hp.msgs}
+        out = []
+        for e in hp.ghost_recvs:
+            i = hp.index.get(e.proc)
+            x = self.g[i] if i is not None else None
+            if e.proc not in self.restore_line or x is None or x > hp.L[i]:
+                continue
+            ck = hp.ckpt_ev[i][x]
+            if ck is None or e.line > ck.line:
+                continue
+            sent = hp.sent_ever(hp.resolve(e.mid))
+            undone = hp.rolled_back.get(id(sent)) if sent is not None else None
+            if undone is None or (sent.ch, sent.seq) in regenerated:
+                continue
+            out.append(Violation(
+                "inconsistent-restore", "observed-recovery", self.subject,
+                f"{self.subject} restores checkpoint {hp.ckpt_name(i, x)} of {e.proc} (line "
+                f"{self.restore_line[e.proc]}), which reflects the processing of {e.mid} at line {e.line}; but its "
+                f"send (line {sent.line}) was undone by the restore at line {undone} and not regenerated since: the "
+                f"restored state reflects a receive whose send was undone — an orphan.",
+                sorted({sent.line, e.line, undone, self.restore_line[e.proc]}),
+                {"messages": [e.mid], "cut": self.line}))
         return out
 
     def notes(self) -> list[str]:
@@ -146,6 +185,7 @@ class ObservedRecovery:
         hp = self.hp
         return {"subject": self.subject, "restored_line": self.line,
                 "failed": [hp.procs[i] for i in self.failed],
+                "down": [hp.procs[i] for i in self.down],
                 "semantics": self.semantics,
                 "maximal_line": hp.line_to_dict(self.gmax),
                 "extra_rollback": any(self.g[i] < self.gmax[i] for i in range(hp.n)),

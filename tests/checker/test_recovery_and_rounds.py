@@ -261,3 +261,34 @@ def test_channel_state_observed_at_restore_judges_only_shown_channels():
     assert [v.witness["messages"] for v in partial.violations if v.kind == "dropped"] == [["a:1"]]
     assert partial.stats["unobservable_in_transit"] == 1
     assert any("b:1" in n and "not judged as dropped" in n for n in partial.notes)
+
+
+def _down_during_first_recovery(p1_restores: int):
+    """P1 and P0 fail; P0 restores in recovery 1 while P1 is still down; P1 restores its
+    checkpoint ``p1_restores`` in recovery 2; P0 then regenerates c#1 and P1 processes it."""
+    rec = pipe()
+    rec.checkpoint("P0")
+    rec.checkpoint("P1")
+    m1 = rec.send("P0", "c")
+    rec.recv("P1", m1)
+    rec.checkpoint("P1")
+    rec.fail("P1")
+    rec.fail("P0")
+    rec.restore("P0", 1, recovery=1)
+    rec.restore("P1", p1_restores, recovery=2)
+    rec.recv("P1", rec.send("P0", "c"))
+    return check_trace(rec.trace())
+
+
+def test_a_process_down_during_a_recovery_is_judged_when_it_restores():
+    ok = _down_during_first_recovery(1)
+    assert ok.ok, ok.render_text()
+    assert ok.observed[0]["down"] == ["P1"] and ok.observed[0]["failed"] == ["P0", "P1"]
+    assert ok.observed[0]["maximal_line"] == {"P0": 1, "P1": 1}
+    # restoring the checkpoint that reflects the receive of the undone send is an orphan,
+    # found by the recovery in which P1 restores
+    bad = _down_during_first_recovery(2)
+    inconsistent = [v for v in bad.violations if v.kind == "inconsistent-restore"]
+    assert [v.subject for v in inconsistent] == ["recovery 2"]
+    assert inconsistent[0].witness["messages"] == ["c:1"]
+    assert "duplicate-processing" in bad.kinds
