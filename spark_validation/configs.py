@@ -22,10 +22,11 @@ import random
 import shlex
 from dataclasses import dataclass, fields, replace
 
-# The protocols validated by default: those that run on every random configuration of the
-# simulator (coordinated family, uncoordinated checkpointing with logging, CIC).
+# The protocols validated by default: every protocol of the reference implementations
+# (coordinated family, uncoordinated checkpointing with logging, CIC, two-phase-commit sinks,
+# GIC changelog checkpoints, active replication).
 DEFAULT_PROTOCOLS = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout",
-                     "unc", "hmnr", "bcs")
+                     "unc", "hmnr", "hmnr-clock", "bcs", "abs-aligned-2pc", "gic-changelog", "liverobin", "kazoo")
 ACYCLIC = ("q1", "q3", "q8", "q12", "random-dag")
 CYCLIC = ("reachability", "random-cyclic")
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
@@ -33,9 +34,16 @@ DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
 ACYCLIC_ONLY = {"abs-aligned", "abs-aligned-2pc"}
 # Protocols with one round in flight at a time (unaligned checkpoints, FLIP-76).
 SINGLE_ROUND = {"unaligned", "aligned-timeout"}
-# Protocols that build their own process topology (replicas, changelog tasks): the workload's
-# task ids mean nothing to them, so they get no random crash schedule.
-OWN_TOPOLOGY = {"liverobin", "kazoo", "gic-changelog"}
+# Protocols that build their own process topology (replicas, changelog tasks): no workload;
+# their crash schedules name their own processes, in their own clocks.
+REPLICATION = {"liverobin", "kazoo"}
+OWN_TOPOLOGY = REPLICATION | {"gic-changelog"}
+# Active replication's replicas fold their deterministically merged input, and the merge order
+# depends on where heartbeats / leader orders fall, i.e. on timing: a run with a replica crash
+# legitimately ends in other states and outputs than the failure-free run. Its correctness
+# criteria are the checker's (replica agreement, no loss or duplicate at the sink after
+# deduplication, liveness), so the failure-free-run oracle does not apply.
+NO_ORACLE = REPLICATION
 MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
@@ -105,6 +113,8 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         m = MUTANTS[sel.mutants[turn % len(sel.mutants)]]
         return replace(SimConfig(protocol=m.base, mutant=m.name, seed=seed), **m.demo)
     protocol = rnd.choice(sel.protocols)
+    if protocol in OWN_TOPOLOGY:
+        return _own_topology_config(protocol, seed, rnd, sel.failures)
     workload = rnd.choice(sel.workloads_for(protocol))
     parallelism = rnd.randint(1, 3)
     records = rnd.randint(2, 8 if workload == "reachability" else 12)
@@ -117,12 +127,30 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         checkpoint_timeout=rnd.choice((None, None, 1500)), aligned_timeout=rnd.choice((50, 200, 400)),
         latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
         out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.05)))
-    if sel.failures and protocol not in OWN_TOPOLOGY and rnd.random() < 0.5:
+    if sel.failures and rnd.random() < 0.5:
         tasks = task_ids(workload, parallelism, seed)
         horizon = records * gap + 4 * interval
         crashes = sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2)))
         cfg = replace(cfg, failures=tuple(crashes))
     return cfg
+
+
+def _own_topology_config(protocol: str, seed: int, rnd: random.Random, failures: bool):
+    """Active replication (one task ``U[0]`` with replicas ``U[0]#0``/``U[0]#1``; records per
+    source, 20 ticks apart): half the runs crash one replica. GIC (``task[i]``; one record per
+    task per step): half the runs crash one or two tasks."""
+    from reference import SimConfig
+
+    if protocol in REPLICATION:
+        records = rnd.randint(5, 40)
+        crashes = ((f"U[0]#{rnd.randint(0, 1)}", rnd.randrange(records * 20)),)
+        return SimConfig(protocol=protocol, seed=seed, records=records,
+                         failures=crashes if failures and rnd.random() < 0.5 else ())
+    parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)
+    crashes = tuple(sorted((f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
+                           for _ in range(rnd.randint(1, 2))))
+    return SimConfig(protocol=protocol, seed=seed, parallelism=parallelism, records=records,
+                     failures=crashes if failures and rnd.random() < 0.5 else ())
 
 
 def command(cfg, output: str = "run.jsonl") -> str:

@@ -5,7 +5,8 @@ Python engine) execute: it calls the reference simulator (``reference.simulate``
 and the checker (``checker.check_trace``) and, for runs with failures or
 declined rounds, the end-to-end exactly-once oracle (``reference.oracle``:
 final operator states and the sink's output multiset equal those of the
-failure-free run with the same seed). The row depends on nothing but ``seed``
+failure-free run with the same seed; not for active replication, see
+``configs.NO_ORACLE``). The row depends on nothing but ``seed``
 and ``cfg`` — no clock, no randomness of its own — so a re-executed Spark task
 produces identical rows.
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import orjson
 
-from spark_validation.configs import command, describe
+from spark_validation.configs import NO_ORACLE, OWN_TOPOLOGY, command, describe
 
 # Result schema: (column, Arrow type, Spark type). One row per run.
 COLUMNS = (
@@ -70,7 +71,8 @@ def arrow_schema():
 def _row(run_id: int, seed: int, cfg) -> dict:
     row = dict.fromkeys(COLUMN_NAMES)
     row.update(run_id=run_id, seed=seed, protocol=cfg.protocol if isinstance(cfg.protocol, str) else cfg.protocol.name,
-               mutant=cfg.mutant, workload=cfg.workload if isinstance(cfg.workload, str) else cfg.workload.name,
+               mutant=cfg.mutant, workload="-" if cfg.protocol in OWN_TOPOLOGY else
+               cfg.workload if isinstance(cfg.workload, str) else cfg.workload.name,
                parallelism=cfg.parallelism, failures=",".join(f"{t}@{at}" for t, at in cfg.failures),
                config=orjson.dumps(describe(cfg), option=orjson.OPT_SORT_KEYS).decode(),
                command=command(cfg, f"run-{seed}.jsonl"))
@@ -88,7 +90,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        needs_oracle = oracle and (bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None)
+        needs_oracle = oracle and cfg.protocol not in NO_ORACLE and (
+            bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None)
         diffs = exactly_once(cfg, res) if needs_oracle else None
     except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
@@ -111,7 +114,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
         checkpoints=report.stats.get("checkpoints", 0), rounds_completed=m["rounds_completed"],
         useless=len(report.useless), rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
         rollback_events=dist.get("events_undone", 0), domino=bool(rec_all.get("domino", False)),
-        replayed_messages=m["replayed_messages"], overhead_ratio=m["overhead_ratio"], sim_failures=m["failures"])
+        replayed_messages=m["replayed_messages"], overhead_ratio=m.get("overhead_ratio"), sim_failures=m["failures"])
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
     return row
