@@ -16,3 +16,22 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def snapcheck_cli(capsys):
+    """Run ``snapcheck ARGS`` through ``cli.main`` (its error handling included): returns
+    (exit code, stdout), or (exit code, stdout + stderr) with ``stderr=True``."""
+    from snapcheck.cli import main
+
+    def _run(*args, stderr: bool = False):
+        capsys.readouterr()
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code
+        out = capsys.readouterr()
+        return code, out.out + out.err if stderr else out.out
+
+    return _run

@@ -18,20 +18,8 @@ GOLDEN = sorted(glob.glob(os.path.join(ROOT, "traces", "examples", "*.jsonl")))
 
 
 @pytest.fixture
-def run(capsys):
-    """Run ``snapcheck ARGS`` through ``cli.main`` (its error handling included); (exit code, stdout)."""
-    from snapcheck.cli import main
-
-    def _run(*args):
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-        return code, capsys.readouterr().out
-
-    return _run
+def run(snapcheck_cli):
+    return snapcheck_cli
 
 
 def write(tmp_path, name, rec):

@@ -115,19 +115,8 @@ def test_logs_are_truncated_and_never_too_early():
 
 
 @pytest.fixture
-def cli(capsys):
-    from snapcheck.cli import main
-
-    def _run(*args):
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-        return code, capsys.readouterr().out
-
-    return _run
+def cli(snapcheck_cli):
+    return snapcheck_cli
 
 
 def test_cli_simulates_and_checks_the_uncoordinated_protocols(cli, tmp_path):

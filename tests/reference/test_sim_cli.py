@@ -8,20 +8,8 @@ from traces import read_trace
 
 
 @pytest.fixture
-def run(capsys):
-    from snapcheck.cli import main
-
-    def _run(*args):
-        capsys.readouterr()
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-        out = capsys.readouterr()
-        return code, out.out + out.err
-
-    return _run
+def run(snapcheck_cli):
+    return lambda *args: snapcheck_cli(*args, stderr=True)
 
 
 def test_simulate_writes_a_valid_trace_and_metrics(run, tmp_path):
