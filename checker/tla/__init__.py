@@ -7,7 +7,8 @@ validate recorded traces against them.
 * ``checker.tla.manifest``: the configurations listed in ``specs/manifest.json``
   with their expected result, distinct states and depth; run them and compare.
 * ``checker.tla.apalache``: the optional Apalache backend.
-* ``checker.tla.conform``: trace validation (``snapcheck conform``): a v1 trace
+* ``checker.tla.conform``: trace validation (``snapcheck conform``; per-family
+  mappings in ``trace_events``, ``map_unc``, ``map_replication``): a v1 trace
   becomes a ``TraceLog.tla`` module, TLC decides whether some behaviour of the
   protocol's specification matches it.
 

@@ -9,14 +9,19 @@ For each trace:
    trace module in ``specs/``: ``chandy-lamport`` -> ChandyLamport,
    ``abs-aligned`` -> ABS without back-edges (Algorithm 1), ``abs-cyclic`` ->
    ABS with the header's back-edges (Algorithm 2), ``unaligned`` /
-   ``aligned-timeout`` -> Unaligned, ``bcs`` -> CIC_BCS, ``hmnr`` -> CIC_HMNR.
-   These specifications model failure-free runs in which every round runs to
-   the end: a trace with ``fail``, ``restore``, ``replay``, ``discard`` or
-   ``round_abort`` events is an ERROR ("outside the specification"), not a
-   guess. For bcs and hmnr a forced checkpoint is folded into the receive that
-   follows it, and the specification decides whether it was due.
+   ``aligned-timeout`` -> Unaligned, ``bcs`` -> CIC_BCS, ``hmnr`` -> CIC_HMNR,
+   ``unc`` -> UncoordinatedTrace (mapping in ``checker.tla.map_unc``),
+   ``liverobin`` -> LiveRobinTrace (``checker.tla.map_replication``).
+   The snapshot and CIC specifications model failure-free runs in which every
+   round runs to the end: such a trace with ``fail``, ``restore``, ``replay``,
+   ``discard`` or ``round_abort`` events is an ERROR ("outside the
+   specification"), not a guess; unc traces include failures, restores,
+   replays from the logs and discards, liverobin traces replica crashes. For
+   bcs and hmnr a forced checkpoint is folded into the receive that follows
+   it, and the specification decides whether it was due.
 3. The events are put in a causal order (a receive after its send; tla.md 2.5)
-   and mapped to spec events ``[op, p, c, k, n, x, s, part]``: data messages
+   and mapped to spec events (unc and liverobin: see their mapping modules;
+   the others here) ``[op, p, c, k, n, x, s, part]``: data messages
    are known by their per-channel sequence number, barriers by their round,
    recorded channel state by the sequence numbers it lists, checkpoints and
    records by their round. Events the specification does not model are
@@ -33,9 +38,10 @@ For each trace:
    the trace specification (cursor variable, ``-deadlock``) and prints every new
    longest matched prefix; a trace is ACCEPTed iff some behaviour matches all
    of its events, otherwise REJECTed with the longest matched prefix and the
-   first event no behaviour matches (``FILE:LINE``). The protocol invariants
-   and the refinement of ConsistentSnapshot are checked along the way; if one
-   fails, the specification itself is wrong for that trace (an ERROR).
+   first event no behaviour matches (``FILE:LINE``). The family's invariants
+   and refinement property (``Family.invariants``, ``Family.refinement``) are
+   checked along the way; if one fails, the specification itself is wrong for
+   that trace (an ERROR).
 """
 
 from __future__ import annotations
@@ -49,10 +55,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from checker.tla.manifest import specs_dir
+from checker.tla.map_replication import prepare_replication
+from checker.tla.map_unc import prepare_unc
 from checker.tla.tlc import TlcJob, run_tlc
+from checker.tla.trace_events import (Family, OutOfScope, Prepared, causal_order, task_topology, tla,
+                                      tla_function)
 from traces import read_trace
 from traces.errors import TraceErrors
-from traces.model import Event, Trace
+from traces.model import Trace
 
 ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
 OUT_OF_SCOPE = ("fail", "restore", "replay", "discard", "round_abort")
@@ -61,24 +71,20 @@ MAX_EVENTS_PER_RUN = 20000
 CHUNK = 40                  # events per generated TLA+ definition
 
 
-@dataclass(frozen=True)
-class Family:
-    module: str                 # the trace specification in specs/
-    mode: str | None = None     # Unaligned's Mode
-    models_arrival: bool = False
-    back_edges: bool = False
-    cic: bool = False           # communication-induced: basic/forced checkpoints, no rounds
-
-
 FAMILIES = {
     "chandy-lamport": Family("ChandyLamportTrace"),
     "abs-aligned": Family("ABSTrace"),          # Algorithm 1: no back-edges, whatever the header says
     "abs-cyclic": Family("ABSTrace", back_edges=True),
     "unaligned": Family("UnalignedTrace", mode="unaligned", models_arrival=True),
     "aligned-timeout": Family("UnalignedTrace", mode="aligned_timeout", models_arrival=True),
-    "bcs": Family("BCSTrace", cic=True),
-    "hmnr": Family("HMNRTrace", cic=True),
+    # Z-cycle freedom is a property of whole histories: model checked, not checked here.
+    "bcs": Family("BCSTrace", kind="cic", invariants=(), refinement=None),
+    "hmnr": Family("HMNRTrace", kind="cic", invariants=(), refinement=None),
+    "unc": Family("UncoordinatedTrace", kind="unc", invariants=("RecoveryLineConsistent",), refinement=None),
+    "liverobin": Family("LiveRobinTrace", kind="replication", invariants=("ReplicaAgreement",),
+                        refinement="MergeSpec"),
 }
+PREPARE = {"unc": prepare_unc, "replication": prepare_replication}
 
 
 @dataclass
@@ -111,74 +117,7 @@ class Verdict:
         return "\n".join(lines)
 
 
-class OutOfScope(Exception):
-    """The trace cannot be mapped to the specification (an ERROR verdict)."""
-
-    def __init__(self, message: str, line: int = 0):
-        super().__init__(message)
-        self.line = line
-
-
-@dataclass
-class Prepared:
-    """A trace mapped to spec events, with the constants its specification needs."""
-
-    path: str
-    protocol: str
-    family: Family
-    topology: tuple           # everything that must be equal to share one TLC run
-    bounds: dict              # TLA+ constant -> the value this trace needs (a batch takes the max)
-    events: list[dict]
-    lines: list[int]          # file line of each spec event (0 for "end")
-    descr: list[str]          # a readable description of each spec event
-    ignored: Counter
-    notes: list[str]
-
-
 # -- mapping -------------------------------------------------------------------
-
-def causal_order(trace: Trace) -> list[Event]:
-    """Events in file order, except that an event waits for the sends of the
-    messages it receives or records (per-process order kept)."""
-    sent: set[str] = set()
-    waiting: dict[str, list[str]] = defaultdict(list)   # mid -> processes blocked on it
-    backlog: dict[str, list[Event]] = defaultdict(list)
-    out: list[Event] = []
-
-    def needs(e: Event) -> list[str]:
-        if e.type in ("recv", "arrive", "discard"):
-            return [e.mid]
-        if e.type == "record":
-            return list(e.mids or ())
-        return []
-
-    def try_emit(proc: str) -> None:
-        queue = backlog[proc]
-        while queue:
-            e = queue[0]
-            missing = [m for m in needs(e) if m not in sent]
-            if missing:
-                waiting[missing[0]].append(proc)
-                return
-            queue.pop(0)
-            emit(e)
-
-    def emit(e: Event) -> None:
-        out.append(e)
-        if e.type in ("send", "replay"):
-            sent.add(e.mid)
-            for proc in waiting.pop(e.mid, []):
-                try_emit(proc)
-
-    for e in trace.events:
-        backlog[e.proc].append(e)
-        if len(backlog[e.proc]) == 1:
-            try_emit(e.proc)
-    leftover = [e for q in backlog.values() for e in q]
-    if leftover:       # the validator rejects causal cycles, so this cannot happen
-        raise OutOfScope("causally impossible history", leftover[0].line)
-    return out
-
 
 def prepare(trace: Trace) -> Prepared:
     """Map a validated trace to spec events (raises ``OutOfScope``)."""
@@ -188,11 +127,13 @@ def prepare(trace: Trace) -> Prepared:
     if family is None:
         raise OutOfScope(f"no TLA+ trace specification for protocol {protocol!r} "
                          f"(supported: {', '.join(sorted(FAMILIES))})")
+    if family.kind in PREPARE:
+        return PREPARE[family.kind](trace, protocol, family)
     for e in trace.events:
         if e.type in OUT_OF_SCOPE:
             raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models "
                              "failure-free runs whose rounds all complete", e.line)
-    if family.cic:
+    if family.kind == "cic":
         return _prepare_cic(trace, protocol, family)
     for e in trace.events:
         if e.type == "checkpoint" and e.kind not in ("coordinated", "initial"):
@@ -200,7 +141,7 @@ def prepare(trace: Trace) -> Prepared:
         if e.type == "checkpoint" and e.kind == "coordinated" and e.round is None:
             raise OutOfScope("coordinated checkpoint without a round", e.line)
 
-    roles, procs, data_chans = _task_topology(trace)
+    roles, procs, data_chans = task_topology(trace)
     coords = sorted(p for p, r in roles.items() if r == "coordinator")
     chans = {c.id: c for c in h.channels}
     ctrl_chans = sorted({e.ch for e in trace.events
@@ -332,24 +273,15 @@ def prepare(trace: Trace) -> Prepared:
                      "model checking, not here")
     topology = (family, tuple(procs), tuple(coords), tuple(data_chans), tuple(ctrl_chans),
                 tuple((c, chans[c].src, chans[c].dst) for c in sorted(modelled)), tuple(back))
-    return Prepared(trace.path, protocol, family, topology, {"TRounds": rounds, "TMaxData": max_data},
+    return Prepared(trace.path, protocol, family, topology, _snapshot_consts(topology),
+                    {"TRounds": rounds, "TMaxData": max_data},
                     events, lines, descr, ignored, notes)
-
-
-def _task_topology(trace: Trace) -> tuple[dict, list[str], list[str]]:
-    """Roles of all processes; the processes the specifications model (tasks,
-    sources, sinks); the data channels between them."""
-    roles = {p.id: p.role for p in trace.header.processes}
-    procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
-    data = sorted(c.id for c in trace.header.channels
-                  if c.kind == "data" and c.src in procs and c.dst in procs)
-    return roles, procs, data
 
 
 def _prepare_cic(trace: Trace, protocol: str, family: Family) -> Prepared:
     """CIC traces: basic checkpoints, sends and receives; a forced checkpoint is folded
     into the receive that follows it on its process (x = 1)."""
-    roles, procs, data_chans = _task_topology(trace)
+    roles, procs, data_chans = task_topology(trace)
     modelled = set(data_chans)
     by_proc = trace.by_process()
     next_of = {}
@@ -412,42 +344,19 @@ def _prepare_cic(trace: Trace, protocol: str, family: Family) -> Prepared:
                  if c.id in modelled)
     topology = (family, tuple(procs), (), tuple(data_chans), (), ends, ())
     bounds = {"TMaxMsgs": max(1, sends), "TMaxBasic": max([1, *basic.values()])}
-    return Prepared(trace.path, protocol, family, topology, bounds, events, lines, descr, ignored, [])
+    return Prepared(trace.path, protocol, family, topology, _snapshot_consts(topology), bounds,
+                    events, lines, descr, ignored, [])
 
 
 # -- TLA+ generation -------------------------------------------------------------
 
-def tla(value) -> str:
-    """A Python value as a TLA+ expression: str, int, bool, list/tuple (sequence),
-    set/frozenset, dict with identifier keys (record)."""
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, (list, tuple)):
-        return "<<" + ", ".join(tla(v) for v in value) + ">>"
-    if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(sorted(tla(v) for v in value)) + "}"
-    if isinstance(value, dict):
-        return "[" + ", ".join(f"{k} |-> {tla(v)}" for k, v in value.items()) + "]"
-    raise TypeError(f"cannot write {value!r} as TLA+")
-
-
-def tla_function(mapping: dict) -> str:
-    if not mapping:
-        return "<<>>"
-    return " @@ ".join(f"({tla(k)} :> {tla(v)})" for k, v in mapping.items())
-
-
-def tracelog_module(batch: list[Prepared]) -> str:
-    first = batch[0]
-    family, procs, coords, data_chans, ctrl_chans, ends, back = first.topology
+def _snapshot_consts(topology: tuple) -> list[tuple[str, str]]:
+    """The topology definitions of the snapshot and CIC trace modules."""
+    family, procs, coords, data_chans, ctrl_chans, ends, back = topology
     src = {c: s for c, s, _ in ends}
     dst = {c: d for c, _, d in ends}
     initiators = [] if coords else list(procs)
-    defs = [
+    return [
         ("TProcs", tla(set(procs))),
         ("TCoords", tla(set(coords))),
         ("TChans", tla(set(data_chans) | set(ctrl_chans))),
@@ -458,6 +367,10 @@ def tracelog_module(batch: list[Prepared]) -> str:
         ("TInitiators", tla(set(initiators))),
         ("TMode", tla(family.mode or "unaligned")),
     ]
+
+
+def tracelog_module(batch: list[Prepared]) -> str:
+    defs = list(batch[0].consts)
     for key in sorted({k for p in batch for k in p.bounds}):
         defs.append((key, str(max(p.bounds.get(key, 1) for p in batch))))
     body = [f"{name} == {expr}" for name, expr in defs]
@@ -494,12 +407,9 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
         with tempfile.TemporaryDirectory(prefix="snapcheck-conform-") as tmp:
             Path(tmp, "TraceLog.tla").write_text(tracelog_module(sub))
             Path(tmp, "TVRun.tla").write_text(f"---- MODULE TVRun ----\nEXTENDS {family.module}\n====\n")
-            if family.cic:        # Z-cycle freedom is a property of whole histories: model checked
-                cfg = ["SPECIFICATION TraceSpec", "INVARIANTS Progress"]
-            else:
-                cfg = ["SPECIFICATION TraceSpec", "INVARIANTS Progress Consistent ChannelStateExact"]
-                if refinement:
-                    cfg.append("PROPERTY AbsSpec")
+            cfg = ["SPECIFICATION TraceSpec", "INVARIANTS " + " ".join(("Progress", *family.invariants))]
+            if refinement and family.refinement:
+                cfg.append(f"PROPERTY {family.refinement}")
             Path(tmp, "TVRun.cfg").write_text("\n".join(cfg) + "\n")
             res = run_tlc(TlcJob(directory=Path(tmp), module="TVRun", config="TVRun.cfg",
                                  library=[specs_dir()], timeout=timeout, deadlock=False))

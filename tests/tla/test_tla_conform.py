@@ -261,13 +261,57 @@ def test_out_of_scope_and_invalid_traces_are_errors(tmp_path):
     rec.fail("a")
     rec.restore("a", 1)
     failing = write(rec, tmp_path / "fail.jsonl")
-    other = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="liverobin")
+    other = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="kazoo")
     other.recv("q", other.send("p", "p>q"))
-    unknown = write(other, tmp_path / "liverobin.jsonl")
+    unknown = write(other, tmp_path / "kazoo.jsonl")
+    unreplicated = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="liverobin")
+    unreplicated.recv("q", unreplicated.send("p", "p>q"))
+    no_replicas = write(unreplicated, tmp_path / "liverobin.jsonl")
     broken = tmp_path / "broken.jsonl"
     broken.write_text(chandy_lamport().dumps().decode().replace('"idx":1', '"idx":7', 1))
-    v_fail, v_unknown, v_broken = conform([failing, unknown, str(broken)])
+    v_fail, v_unknown, v_norep, v_broken = conform([failing, unknown, no_replicas, str(broken)])
     assert v_fail.verdict == ERROR and "failure-free" in v_fail.message
     assert v_fail.location == f"{failing}:{line_of(rec, type='fail')}"
-    assert v_unknown.verdict == ERROR and "no TLA+ trace specification for protocol 'liverobin'" in v_unknown.message
+    assert v_unknown.verdict == ERROR and "no TLA+ trace specification for protocol 'kazoo'" in v_unknown.message
+    assert v_norep.verdict == ERROR and "replicated tasks" in v_norep.message
     assert v_broken.verdict == ERROR and "out-of-order per-process sequence" in v_broken.message
+
+
+def uncoordinated(restore_b=1, replay=True, truncate=0, logged=True) -> TraceRecorder:
+    """UNC with a failure: b processed m1 in its checkpoint 1, a's checkpoint 1 sent
+    m1 and m2; b fails; the recovery line is (a:1, b:1) and m2 is in transit, so a
+    replays it from its log."""
+    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="unc", params={"recovery": "restart-all"})
+    m1 = rec.send("a", "a>b", value=1, logged=logged)
+    rec.recv("b", m1)
+    rec.checkpoint("b")
+    m2 = rec.send("a", "a>b", value=2, logged=logged)
+    rec.checkpoint("a")
+    if truncate:
+        rec.log_truncate("a", "a>b", truncate)
+    rec.fail("b")
+    rec.restore("a", 1, recovery=1)
+    rec.restore("b", restore_b, recovery=1)
+    if replay:
+        rec.recv("b", rec.replay("a", m2))
+    return rec
+
+
+def test_uncoordinated_recovery_is_judged_step_by_step(tmp_path):
+    recs = {"ok": uncoordinated(), "safe-truncation": uncoordinated(truncate=1),
+            "wrong-line": uncoordinated(restore_b=0), "no-replay": uncoordinated(replay=False),
+            "early-truncation": uncoordinated(truncate=2), "unlogged": uncoordinated(logged=False)}
+    paths = {k: write(r, tmp_path / f"{k}.jsonl") for k, r in recs.items()}
+    v = dict(zip(recs, conform(list(paths.values()))))
+    assert v["ok"].verdict == ACCEPT and v["safe-truncation"].verdict == ACCEPT, v["ok"].render()
+    # b's checkpoint 0 is not on the recovery line (its checkpoint 1 is consistent with a's)
+    assert v["wrong-line"].verdict == REJECT
+    assert v["wrong-line"].location == f"{paths['wrong-line']}:{line_of(recs['wrong-line'], type='restore', proc='b')}"
+    # the in-transit m2 was never replayed: the recovery is incomplete at the end
+    assert v["no-replay"].verdict == REJECT and v["no-replay"].location.endswith(":end")
+    # the line's receiver checkpoint (b:1) covers m1 only: truncating m2 is premature
+    assert v["early-truncation"].verdict == REJECT
+    assert v["early-truncation"].location.endswith(f":{line_of(recs['early-truncation'], type='log_truncate')}")
+    # m2 is in transit on the line but not in a's log: lost at the recovery
+    assert v["unlogged"].verdict == REJECT
+    assert v["unlogged"].location.endswith(f":{line_of(recs['unlogged'], type='restore', proc='a')}")

@@ -1,6 +1,7 @@
 """Traces of the reference simulator (``snapcheck simulate``) against the TLA+
-specifications: correct runs of every coordinated protocol and of the CIC
-protocols are accepted, the reference mutants are rejected at the faulty step."""
+specifications: correct runs of every coordinated protocol, of the CIC
+protocols, of uncoordinated checkpointing with failures and of LiveRobin
+replication are accepted, the reference mutants are rejected at the faulty step."""
 
 from dataclasses import replace
 
@@ -8,6 +9,7 @@ import pytest
 
 from checker.tla.conform import ACCEPT, ERROR, REJECT, conform
 from reference.mutants import MUTANTS
+from reference.protocols.unc import UNC
 from reference.simulation import SimConfig, simulate
 
 pytestmark = pytest.mark.tlc
@@ -28,9 +30,18 @@ REJECTED = {
     "hmnr-no-c1": "recv",                           # a receive without the forced checkpoint C1 requires
     "hmnr-no-c2": "recv",                           # a receive without the forced checkpoint C2 requires
     "hmnr-min-to-every-send": "recv",               # a receive after a spurious forced checkpoint
+    "unc-no-logging": "restore",                    # the line's in-transit messages are not in the log
+    "unc-no-rollback-propagation": "restore",       # a restored checkpoint not on the recovery line
+    "unc-colocated-channels": "restore",            # idem (an orphan on a same-worker channel)
+    "unc-open-interval-edges": "restore",           # idem (an orphan sent after the last checkpoint)
+    "unc-replay-skip-single": "send",               # the sender goes on without replaying its window
+    "unc-early-log-truncation": "log_truncate",     # entries the recovery line still needs dropped
+    "replication-no-ordering": "recv",              # a replica consumes a queue Algorithm 1 does not poll
+    "replication-mixed-merge-config": "recv",       # idem: the second replica's round robin starts elsewhere
 }
+UNC_MUTANTS = [n for n in REJECTED if n.startswith(("unc-", "replication-"))]
 DEFAULT_MUTANTS = ("chandy-lamport-no-channel-state", "abs-aligned-no-block", "abs-cyclic-as-printed",
-                   "hmnr-no-c1")
+                   "hmnr-no-c1", *UNC_MUTANTS)
 
 
 def run(tmp_path, name: str, cfg: SimConfig) -> str:
@@ -90,3 +101,48 @@ def test_many_seeds_in_one_tlc_run_are_accepted(tmp_path, protocol):
 def test_mutants_with_failures_or_aborts_are_outside_the_specification(tmp_path, name):
     (v,) = conform([mutant_trace(tmp_path, name)])
     assert v.verdict == ERROR and "failure-free runs" in v.message
+
+
+def unc_configs():
+    """Correct UNC runs with failures: the unc mutants' demo configuration, partial
+    recovery with two failures, a cyclic dataflow."""
+    demo = MUTANTS["unc-no-rollback-propagation"].demo
+    return {
+        "unc-restart-all": SimConfig(protocol="unc", seed=0, **demo),
+        "unc-partial": SimConfig(protocol=UNC(recovery="partial"), workload="q3", parallelism=2, seed=1,
+                                 records=8, interval=300, failures=(("join[1]", 300), ("sink[0]", 900))),
+        "unc-cyclic": SimConfig(protocol="unc", workload="reachability", parallelism=2, seed=2, records=4,
+                                interval=300, failures=(("join[0]", 400),)),
+    }
+
+
+def test_uncoordinated_and_liverobin_traces_with_failures_are_accepted(tmp_path):
+    cfgs = {**unc_configs(),
+            "liverobin": SimConfig(protocol="liverobin", seed=1, records=8),
+            "liverobin-crash": SimConfig(protocol="liverobin", seed=2, records=15, failures=(("U[0]#1", 200),))}
+    paths = [run(tmp_path, name, cfg) for name, cfg in cfgs.items()]
+    for name, path in zip(cfgs, paths):
+        with open(path) as f:
+            text = f.read()
+        assert name == "liverobin" or '"type":"fail"' in text, name      # the run did fail
+        if name.startswith("unc"):
+            assert '"type":"restore"' in text and '"type":"replay"' in text, name
+    for name, v in zip(cfgs, conform(paths, parallel=2)):
+        assert v.verdict == ACCEPT, f"{name}: {v.render()}"
+
+
+def test_plain_round_robin_is_accepted_as_a_finite_prefix(tmp_path):
+    (v,) = conform([mutant_trace(tmp_path, "replication-plain-round-robin")])
+    assert v.verdict == ACCEPT and any("liveness" in n for n in v.notes), v.render()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", ["unc", "liverobin"])
+def test_many_drawn_configurations_are_accepted(tmp_path, protocol):
+    """Configurations as the Spark validation campaign draws them (half with failures)."""
+    from spark_validation.configs import Selection, draw_config
+
+    sel = Selection.of(protocols=[protocol], mutants=())
+    paths = [run(tmp_path, f"{protocol}-{s}", draw_config(s, 700 + s, sel)) for s in range(12)]
+    verdicts = conform(paths, parallel=2)
+    assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]

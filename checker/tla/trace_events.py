@@ -1,0 +1,143 @@
+"""The shared vocabulary of trace validation (``checker.tla.conform`` and the
+per-family mappings ``checker.tla.map_unc`` and ``checker.tla.map_replication``):
+a trace specification family, a trace mapped to spec events, the error for
+traces outside the specifications, and the causal order of a trace's events
+(tla.md section 2.5: a receive after its send, per-process order kept), and
+Python values written as TLA+ expressions."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from traces.model import Event, Trace
+
+
+@dataclass(frozen=True)
+class Family:
+    """A trace specification in ``specs/`` and how TLC checks it."""
+
+    module: str                     # the trace specification in specs/
+    kind: str = "snapshot"          # snapshot | cic | unc | replication: which mapping
+    mode: str | None = None         # Unaligned's Mode
+    models_arrival: bool = False
+    back_edges: bool = False
+    invariants: tuple = ("Consistent", "ChannelStateExact")   # checked along the way (after Progress)
+    refinement: str | None = "AbsSpec"                         # PROPERTY checked unless --no-refinement
+
+
+class OutOfScope(Exception):
+    """The trace cannot be mapped to the specification (an ERROR verdict)."""
+
+    def __init__(self, message: str, line: int = 0):
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass
+class Prepared:
+    """A trace mapped to spec events, with the definitions its trace module needs."""
+
+    path: str
+    protocol: str
+    family: Family
+    topology: tuple           # everything that must be equal to share one TLC run
+    consts: list              # (name, TLA+ expression): the topology definitions of TraceLog
+    bounds: dict              # TLA+ constant -> the value this trace needs (a batch takes the max)
+    events: list[dict]
+    lines: list[int]          # file line of each spec event (0 for "end")
+    descr: list[str]          # a readable description of each spec event
+    ignored: Counter
+    notes: list[str]
+
+
+@dataclass
+class SpecEvents:
+    """Spec events under construction: each with its file line and a description."""
+
+    events: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
+    descr: list = field(default_factory=list)
+    ignored: Counter = field(default_factory=Counter)
+
+    def add(self, line: int, text: str, **fields) -> None:
+        self.events.append(fields)
+        self.lines.append(line)
+        self.descr.append(text)
+
+
+def causal_order(trace: Trace) -> list[Event]:
+    """Events in file order, except that an event waits for the sends of the
+    messages it receives or records (per-process order kept)."""
+    sent: set[str] = set()
+    waiting: dict[str, list[str]] = defaultdict(list)   # mid -> processes blocked on it
+    backlog: dict[str, list[Event]] = defaultdict(list)
+    out: list[Event] = []
+
+    def needs(e: Event) -> list[str]:
+        if e.type in ("recv", "arrive", "discard"):
+            return [e.mid]
+        if e.type == "record":
+            return list(e.mids or ())
+        return []
+
+    def try_emit(proc: str) -> None:
+        queue = backlog[proc]
+        while queue:
+            e = queue[0]
+            missing = [m for m in needs(e) if m not in sent]
+            if missing:
+                waiting[missing[0]].append(proc)
+                return
+            queue.pop(0)
+            emit(e)
+
+    def emit(e: Event) -> None:
+        out.append(e)
+        if e.type in ("send", "replay"):
+            sent.add(e.mid)
+            for proc in waiting.pop(e.mid, []):
+                try_emit(proc)
+
+    for e in trace.events:
+        backlog[e.proc].append(e)
+        if len(backlog[e.proc]) == 1:
+            try_emit(e.proc)
+    leftover = [e for q in backlog.values() for e in q]
+    if leftover:       # the validator rejects causal cycles, so this cannot happen
+        raise OutOfScope("causally impossible history", leftover[0].line)
+    return out
+
+
+def task_topology(trace: Trace) -> tuple[dict, list[str], list[str]]:
+    """Roles of all processes; the processes the specifications model (tasks,
+    sources, sinks); the data channels between them."""
+    roles = {p.id: p.role for p in trace.header.processes}
+    procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
+    data = sorted(c.id for c in trace.header.channels
+                  if c.kind == "data" and c.src in procs and c.dst in procs)
+    return roles, procs, data
+
+
+def tla(value) -> str:
+    """A Python value as a TLA+ expression: str, int, bool, list/tuple (sequence),
+    set/frozenset, dict with identifier keys (record)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return "<<" + ", ".join(tla(v) for v in value) + ">>"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(tla(v) for v in value)) + "}"
+    if isinstance(value, dict):
+        return "[" + ", ".join(f"{k} |-> {tla(v)}" for k, v in value.items()) + "]"
+    raise TypeError(f"cannot write {value!r} as TLA+")
+
+
+def tla_function(mapping: dict) -> str:
+    if not mapping:
+        return "<<>>"
+    return " @@ ".join(f"({tla(k)} :> {tla(v)})" for k, v in mapping.items())
