@@ -113,6 +113,7 @@ def main() -> None:
     hot_line = "; ".join(f"{r['protocol']}: {r['sim_rec_ms'] + r['check_ms']:.2f} ms "
                          f"({r['sim_rec_ms']:.2f} simulate+record + {r['check_ms']:.2f} check, "
                          f"{r['events_per_trace']:.0f} events)" for r in hot)
+    us_per_event = sum(1e3 * r["sim_rec_ms"] / r["events_per_trace"] for r in hot) / len(hot)
     ev_us, heap_us = calibration()
     load = open("/proc/loadavg").read().split()[0] if Path("/proc/loadavg").exists() else "?"
     md = (f"## Simulator (`benchmarks/bench_simulator.py`)\n\n{machine()}, load average {load} during the run "
@@ -125,10 +126,11 @@ def main() -> None:
           "share is its part of that. `check` is `checker.check_trace` with default options.\n\n"
           + "\n".join(lines)
           + f"\n\n* Hot path (simulate + record + check, ~200-event trace, lean): **{hot_line}**. "
-          "Target ≤ 0.5 ms: **not met** — the checker alone takes about that long per trace, and the "
-          "simulation costs ~5 µs of CPU per event in CPython (one heap push/pop per message delivery and "
-          "per busy period, a `Msg` and an `Event` object per message, per-task acknowledgements and sink "
-          "commits as control messages).\n"
+          "Target ≤ 0.5 ms: **not met** — the checker alone takes about that long per trace, and simulating "
+          f"and recording costs {us_per_event:.1f} µs of CPU per event in CPython (one heap push/pop per "
+          "message delivery and per busy period, a `Msg` and an `Event` object per message, per-task "
+          "acknowledgements and sink commits as control messages; `simulate` pauses the cyclic garbage "
+          "collector during a run, which would otherwise take about a quarter of that time).\n"
           "* Measured on a shared machine (other jobs running); repeated runs differ by up to ~30% per row, "
           "so compare rows of the same run. Events/s and traces/s count simulate + record.\n")
     print(md)

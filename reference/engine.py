@@ -238,6 +238,7 @@ class Simulator:
         self.protocol = protocol
         seed = cfg.seed
         self.net_rng = random.Random(f"{seed}/net")
+        self.net_random = self.net_rng.random
         self.decline_rng = random.Random(f"{seed}/decline")
         self.now = 0
         self.heap: list = []
@@ -252,6 +253,7 @@ class Simulator:
         self.jitter = cfg.jitter
         self.out_cap = cfg.out_buffer
         self.values = cfg.values
+        self.digests = cfg.digests and log_class.records
         self.store: dict[tuple[int, int], Stored] = {}
         self.round_started: dict[int, int] = {}
         self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
@@ -408,8 +410,9 @@ class Simulator:
         self.clock(cfg.interval, self.tick)
         heap = self.heap
         max_time = cfg.max_time
+        pop = heappop
         while heap:
-            t, _, work, fn, args = heappop(heap)
+            t, _, work, fn, args = pop(heap)
             if work:
                 self.pending -= 1
             if t > max_time:
@@ -420,7 +423,8 @@ class Simulator:
 
     # -- the data path -------------------------------------------------------------------
     def ext_send(self, ext: External, i: int) -> None:
-        t, value, size = ext.records[i]
+        records = ext.records
+        t, value, size = records[i]
         ch = ext.chan
         seq = i + 1
         mid = f"{ch.id}:{seq}"
@@ -433,12 +437,11 @@ class Simulator:
             ch.inq.append(m)
             if not v.wake:
                 self.step(v)
-        if i + 1 < len(ext.records):
-            self.at(ext.records[i + 1][0], self.ext_send, ext, i + 1)
+        if seq < len(records):
+            self.at(records[seq][0], self.ext_send, ext, seq)
 
     def send_data(self, v: Task, ch: Chan, value, key, born: int, size: int) -> None:
-        ch.seq += 1
-        seq = ch.seq
+        ch.seq = seq = ch.seq + 1
         mid = f"{ch.id}:{seq}" if not v.restores else f"{ch.id}:{seq}@{v.restores}"
         m = Msg(mid, ch, seq, DATA, value, key, size, born, self.epoch)
         self.log_send(v.pid, self.now, ch.id, mid, seq, size, key, value if self.values else None)
@@ -454,14 +457,15 @@ class Simulator:
         ch = m.ch
         if m.kind == DATA:
             ch.occupancy += 1
-        t = self.now + self.latency + int(self.net_rng.random() * self.jitter)
+        t = self.now + self.latency + int(self.net_random() * self.jitter)
         if ch.fifo:
-            if t < ch.last_arrival:
-                t = ch.last_arrival
+            last = ch.last_arrival
+            if t < last:
+                t = last
             ch.last_arrival = t
-        self.counter += 1                      # self.at(t, self.arrive, m), inlined: the hottest path
+        self.counter = n = self.counter + 1    # self.at(t, self.arrive, m), inlined: the hottest path
         self.pending += 1
-        heappush(self.heap, (t, self.counter, True, self.arrive, (m,)))
+        heappush(self.heap, (t, n, True, self.arrive, (m,)))
 
     def pump(self, ch: Chan) -> None:
         """Move output-buffered messages of ``ch`` into the network as credit allows."""
@@ -521,18 +525,21 @@ class Simulator:
         if not v.alive:
             return
         now = self.now
-        if v.busy_until > now:
+        bu = v.busy_until
+        if bu > now:
             if not v.wake:
                 v.wake = True
-                self.at(v.busy_until, self.wakeup, v, v.incarnation)
+                self.at(bu, self.wakeup, v, v.incarnation)
             return
         best = None
         best_arr = 0
         for ch in v.reads:
             q = ch.inq
-            if q and not ch.blocked and (best is None or q[0].arr < best_arr):
-                best = ch
-                best_arr = q[0].arr
+            if q and not ch.blocked:
+                arr = q[0].arr
+                if best is None or arr < best_arr:
+                    best = ch
+                    best_arr = arr
         if best is None:
             return
         q = best.inq
@@ -567,7 +574,7 @@ class Simulator:
                 if not self.outstanding and self.recoveries:
                     self.recoveries[-1]["caught_up"] = now
             cost = v.cost
-        bu = v.busy_until
+        bu = v.busy_until                      # (the handlers may have added snapshot time)
         v.busy_until = bu = (bu if bu > now else now) + cost
         # Wake up when done only if input is waiting; a later arrival wakes the task itself.
         for ch in v.reads:
@@ -616,17 +623,21 @@ class Simulator:
         seq_at[v.ack] = v.ack.seq
         self.store[(v.pid, n)] = Stored(round, state, seq_at)
         v.round_ckpt[round] = n
-        digest = size = None
-        if cfg.digests:
-            blob = orjson.dumps(op.canonical(), option=orjson.OPT_SORT_KEYS)
-            digest = hashlib.blake2b(blob, digest_size=8).hexdigest()
-            size = len(blob)
+        digest, size = self.state_digest(op)
         self.log.checkpoint(v.pid, now, n, round, digest, size)
         self.m["checkpoints"] += 1
         self.alignment.append(now - v.first_barrier.get(round, now))
         bu = v.busy_until
         v.busy_until = (bu if bu > now else now) + cfg.snapshot_cost
         return n
+
+    def state_digest(self, op) -> tuple:
+        """``(digest, size)`` of the operator's canonical state for a checkpoint event;
+        ``(None, None)`` without digests or when the run records no trace."""
+        if not self.digests:
+            return None, None
+        blob = orjson.dumps(op.canonical(), option=orjson.OPT_SORT_KEYS)
+        return hashlib.blake2b(blob, digest_size=8).hexdigest(), len(blob)
 
     def send_barrier(self, v: Task, round: int, priority: bool, unaligned: bool) -> dict:
         now = self.now

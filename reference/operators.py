@@ -25,6 +25,7 @@ completes (two-phase commit, as Flink's exactly-once sinks do): ``prepare``,
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, Callable
 
 
@@ -154,11 +155,13 @@ class IncrementalJoin(Operator):
         self.keys = (left_key, right_key)
         self.out = out
         self.sides: tuple[dict, dict] = ({}, {})
+        self.entries: tuple[dict, dict] = ({}, {})      # canonical() per side and key, until the key changes
 
     def process(self, port, value):
         k = self.keys[port](value)
         mine, other = self.sides[port], self.sides[1 - port]
         mine[k] = mine.get(k, ()) + (value,)
+        self.entries[port].pop(k, None)
         matches = other.get(k, ())
         if not matches:
             return []
@@ -172,9 +175,29 @@ class IncrementalJoin(Operator):
 
     def restore(self, snap):
         self.sides = (dict(snap[0]), dict(snap[1]))
+        self.entries = ({}, {})
 
     def canonical(self):
-        return [[[k, _sorted(v)] for k, v in _sorted(side.items())] for side in self.sides]
+        return [_canonical_side(side, entries) for side, entries in zip(self.sides, self.entries)]
+
+
+def _canonical_side(side: dict, entries: dict) -> list:
+    """``[[k, _sorted(v)] for k, v in _sorted(side.items())]`` for a join side whose
+    values are tuples of records, computed from per-key entries that ``entries``
+    keeps until the key's records change (checkpoints digest the state again and
+    again). The repr of an item ``(k, v)`` is assembled from the reprs of its parts
+    exactly as ``tuple.__repr__`` does, so the order is the same."""
+    items = []
+    for k, v in side.items():
+        e = entries.get(k)
+        if e is None:
+            reprs = [repr(r) for r in v]
+            order = sorted(range(len(v)), key=reprs.__getitem__)
+            e = entries[k] = (f"({k!r}, ({', '.join(reprs)}{',' if len(v) == 1 else ''}))", k,
+                              tuple(v[i] for i in order))
+        items.append(e)
+    items.sort(key=itemgetter(0))
+    return [[k, list(records)] for _, k, records in items]
 
 
 class WindowedJoin(IncrementalJoin):

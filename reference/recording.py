@@ -48,6 +48,8 @@ _OUTPUT = _constructor("output", "t", "value")
 class EventLog:
     """Events of one run, in file order."""
 
+    records = True                      # False: nothing is kept (the simulator skips state digests)
+
     def __init__(self, header: Header) -> None:
         self.header = header
         self.names = [p.id for p in header.processes]
@@ -120,6 +122,8 @@ class EventLog:
 
 class NullLog(EventLog):
     """Records nothing (for measuring the simulation alone)."""
+
+    records = False
 
     def _nothing(self, *args, **kw) -> None:
         pass

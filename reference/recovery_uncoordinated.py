@@ -52,24 +52,24 @@ class LineDefects:
     skip_open_interval: bool = False    # ignore messages sent after the sender's last stable checkpoint
 
 
-def counts_at(stable: list, current: Counts, x: int) -> Counts:
-    return stable[x] if x < len(stable) else current
-
-
-def recovery_line(channels: list, stable: list, current: list, U: list[int],
+def recovery_line(channels: list, stable: list, current: list | None, U: list[int],
                   defects: LineDefects = LineDefects()) -> list[int]:
     """The maximum consistent line ``G ≤ U`` (counter-form rollback propagation).
 
     ``channels``: ``(key, u, v, colocated)`` for every channel between two tasks
     (``key`` indexes the counters); ``stable[i]``: the ``Counts`` of task ``i``'s
     stable checkpoints, positions ``0..L_i``; ``current[i]``: its current counters
-    (position ``L_i + 1``); ``U``: the bound."""
+    (position ``L_i + 1``; ``current`` may be None when ``U ≤ L``, which never
+    reaches them); ``U``: the bound."""
     g = list(U)
     if defects.no_propagation:
         return g
+    skip_colocated = defects.skip_colocated
+    # The defect counts only orphans whose send a later stable checkpoint covers.
+    skip_open = defects.skip_open_interval
     out: list[list] = [[] for _ in U]
     for key, u, v, colocated in channels:
-        if defects.skip_colocated and colocated:
+        if skip_colocated and colocated:
             continue
         out[u].append((key, v))
     work = list(range(len(U)))
@@ -77,22 +77,23 @@ def recovery_line(channels: list, stable: list, current: list, U: list[int],
     while work:
         u = work.pop()
         queued[u] = False
-        su = counts_at(stable[u], current[u], g[u]).sent
-        last = stable[u][-1].sent
+        su = stable[u]
+        x = g[u]
+        sent = (su[x] if x < len(su) else current[u]).sent
+        last = su[-1].sent
         for key, v in out[u]:
-            limit = su.get(key, 0)
-            # The defect counts only orphans whose send a later stable checkpoint covers.
-            cap = last.get(key, 0) if defects.skip_open_interval else None
-            y = g[v]
-            sv, cv = stable[v], current[v]
+            limit = sent.get(key, 0)
+            cap = last.get(key, 0) if skip_open else None
+            y = gv = g[v]
+            sv = stable[v]
             while True:
-                p = counts_at(sv, cv, y).processed.get(key, 0)
+                p = (sv[y] if y < len(sv) else current[v]).processed.get(key, 0)
                 if cap is not None and p > cap:
                     p = cap
                 if p <= limit:
                     break
                 y -= 1
-            if y < g[v]:
+            if y < gv:
                 g[v] = y
                 if not queued[v]:
                     queued[v] = True

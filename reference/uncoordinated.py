@@ -47,11 +47,8 @@ Channels must be FIFO: the replay windows are sequence-number ranges.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections import deque
-
-import orjson
 
 from reference.engine import CONTROL, CONTROL_SIZE, DATA, Msg, Simulator
 from reference.recording import EventLog, NullLog, _constructor
@@ -154,11 +151,7 @@ class UncoordinatedSimulator(Simulator):
         proto.checkpoint_taken(kind, pb)
         vars_ = proto.vars()
         v.ckpts.append(Stored(n, kind, state, vars_, Counts({c: c.seq for c in v.outputs}, dict(v.processed))))
-        digest = size = None
-        if self.cfg.digests:
-            blob = orjson.dumps(op.canonical(), option=orjson.OPT_SORT_KEYS)
-            digest = hashlib.blake2b(blob, digest_size=8).hexdigest()
-            size = len(blob)
+        digest, size = self.state_digest(op)
         self.log.local_checkpoint(v.pid, now, n, kind, vars_ if self.protocol.log_vars else None, digest, size,
                                   {"final": True} if final else None)
         mm = self.m
@@ -240,23 +233,28 @@ class UncoordinatedSimulator(Simulator):
         if not v.alive:
             return
         now = self.now
-        if v.busy_until > now:
+        bu = v.busy_until
+        if bu > now:
             if not v.wake:
                 v.wake = True
-                self.at(v.busy_until, self.wakeup, v, v.incarnation)
+                self.at(bu, self.wakeup, v, v.incarnation)
             return
         best = None
         best_arr = 0
         for ch in v.reads:
             q = ch.inq
-            if q and (best is None or q[0].arr < best_arr):
-                best = ch
-                best_arr = q[0].arr
+            if q:
+                arr = q[0].arr
+                if best is None or arr < best_arr:
+                    best = ch
+                    best_arr = arr
         if best is None:
             return
-        if v.outputs and self.out_full(v):
-            v.waiting = True
-            return
+        cap = self.out_cap
+        for c in v.outputs:
+            if len(c.outbuf) >= cap:
+                v.waiting = True               # backpressure: resumed by pump()
+                return
         m = best.inq.popleft()
         best.occupancy -= 1
         if best.outbuf:
@@ -279,12 +277,12 @@ class UncoordinatedSimulator(Simulator):
             self.outstanding -= 1
             if not self.outstanding and self.recoveries:
                 self.recoveries[-1].setdefault("caught_up", now)
-        bu = v.busy_until
-        v.busy_until = (bu if bu > now else now) + v.cost
+        bu = v.busy_until                      # (a forced checkpoint added snapshot time)
+        v.busy_until = bu = (bu if bu > now else now) + v.cost
         for ch in v.reads:
             if ch.inq:
                 v.wake = True
-                self.at(v.busy_until, self.wakeup, v, v.incarnation)
+                self.at(bu, self.wakeup, v, v.incarnation)
                 break
 
     # -- the coordinator: garbage collection, output commit, end of input ---------------
@@ -303,17 +301,18 @@ class UncoordinatedSimulator(Simulator):
                 return
         self.clock(self.now + self.cfg.interval, self.tick)
 
-    def counters(self) -> tuple[list, list]:
-        stable = [[s.counts for s in v.ckpts] for v in self.tasks]
-        current = [Counts({c: c.seq for c in v.outputs}, v.processed) for v in self.tasks]
-        return stable, current
+    def stable_counters(self) -> list:
+        return [[s.counts for s in v.ckpts] for v in self.tasks]
+
+    def current_counters(self) -> list:
+        return [Counts({c: c.seq for c in v.outputs}, v.processed) for v in self.tasks]
 
     def collect(self) -> bool:
         """Truncate the logs below the all-failed recovery line and let the sinks commit
         what it covers; returns whether anything was truncated or committed."""
-        stable, current = self.counters()
+        stable = self.stable_counters()
         L = [len(s) - 1 for s in stable]
-        R = recovery_line(self.line_chans, stable, current, L)
+        R = recovery_line(self.line_chans, stable, None, L)      # (a line of stable checkpoints)
         cover = L if self.protocol.truncation == "latest-checkpoint" else R
         now = self.now
         acted = False
@@ -354,7 +353,7 @@ class UncoordinatedSimulator(Simulator):
         k = self.n_recoveries
         self.epoch += 1
         tasks = self.tasks
-        stable, current = self.counters()
+        stable, current = self.stable_counters(), self.current_counters()
         L = [len(s) - 1 for s in stable]
         if proto.recovery == "restart-all":
             U = list(L)
