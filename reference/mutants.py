@@ -136,10 +136,7 @@ class DoublePersistTask(UnalignedTask):
 
     def on_process(self, ch, msg) -> None:
         if msg.recovered:
-            for _, pending in self.active.values():
-                rec = pending.get(ch)
-                if rec is not None:
-                    rec.append(msg)
+            self.record_in_flight(ch, msg)
 
 
 class UnalignedDoublePersist(Unaligned):

@@ -20,28 +20,13 @@ wait, so the protocol works on cyclic graphs and under backpressure.
 
 from __future__ import annotations
 
-from reference.protocol import Protocol, TaskProtocol
+from reference.protocol import Protocol
+from reference.protocols.channel_recording import ChannelRecordingTask
 
 
-class UnalignedTask(TaskProtocol):
-    def __init__(self, ctx, protocol) -> None:
-        super().__init__(ctx, protocol)
-        self.active: dict[int, tuple[int, dict]] = {}   # round -> (ckpt, {pending channel: records})
-        self.latest = 0                                  # newest round started (or declined) here
-
+class UnalignedTask(ChannelRecordingTask):
     def barrier_priority(self, ch, barrier) -> bool:
         return True
-
-    def on_trigger(self, round, barrier) -> None:
-        self.start(round, None)
-
-    def on_barrier(self, ch, barrier, overtaking) -> None:
-        r = barrier.round
-        self.forget_older(ch, r)
-        if r > self.latest:
-            self.start(r, ch)
-        else:
-            self.barrier_received(ch, r)
 
     def start(self, r: int, trigger) -> None:
         self.latest = r
@@ -73,32 +58,7 @@ class UnalignedTask(TaskProtocol):
                 self.ctx.record(ckpt, c, records, part="output")
 
     def on_arrival(self, ch, msg) -> None:
-        for _, pending in self.active.values():
-            rec = pending.get(ch)
-            if rec is not None:
-                rec.append(msg)
-
-    def barrier_received(self, ch, r: int) -> None:
-        entry = self.active.get(r)
-        if entry is None:
-            return
-        ckpt, pending = entry
-        recorded = pending.pop(ch, None)
-        if recorded:
-            self.ctx.record(ckpt, ch, recorded)
-        if not pending:
-            self.done(r)
-
-    def forget_older(self, ch, r: int) -> None:
-        """A barrier of round r on ch while an older round still awaits ch's barrier:
-        that barrier was never sent (its sender declined), so the older round is
-        obsolete here (Flink aborts it when a newer barrier arrives)."""
-        for old in [o for o, (_, pending) in self.active.items() if o < r and ch in pending]:
-            del self.active[old]
-
-    def done(self, r: int) -> None:
-        del self.active[r]
-        self.ctx.complete(r)
+        self.record_in_flight(ch, msg)
 
 
 class Unaligned(Protocol):
