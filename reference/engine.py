@@ -520,17 +520,17 @@ class Simulator:
         v.wake = False
         self.step(v)
 
-    def step(self, v: Task) -> None:
-        """Let an idle task handle its next input (one record or barrier)."""
+    def next_input(self, v: Task):
+        """The unblocked input channel of an alive, idle task whose head message arrived
+        first (ties: read order), or None. A busy task is woken when its work is done."""
         if not v.alive:
-            return
-        now = self.now
+            return None
         bu = v.busy_until
-        if bu > now:
+        if bu > self.now:
             if not v.wake:
                 v.wake = True
                 self.at(bu, self.wakeup, v, v.incarnation)
-            return
+            return None
         best = None
         best_arr = 0
         for ch in v.reads:
@@ -540,8 +540,14 @@ class Simulator:
                 if best is None or arr < best_arr:
                     best = ch
                     best_arr = arr
+        return best
+
+    def step(self, v: Task) -> None:
+        """Let an idle task handle its next input (one record or barrier)."""
+        best = self.next_input(v)
         if best is None:
             return
+        now = self.now
         q = best.inq
         m = q[0]
         if m.kind == BARRIER:

@@ -230,26 +230,10 @@ class UncoordinatedSimulator(Simulator):
     def step(self, v) -> None:
         """Process the next record; a forced checkpoint, if the protocol's condition on
         the record's piggyback holds, comes right before the ``recv``."""
-        if not v.alive:
-            return
-        now = self.now
-        bu = v.busy_until
-        if bu > now:
-            if not v.wake:
-                v.wake = True
-                self.at(bu, self.wakeup, v, v.incarnation)
-            return
-        best = None
-        best_arr = 0
-        for ch in v.reads:
-            q = ch.inq
-            if q:
-                arr = q[0].arr
-                if best is None or arr < best_arr:
-                    best = ch
-                    best_arr = arr
+        best = self.next_input(v)
         if best is None:
             return
+        now = self.now
         cap = self.out_cap
         for c in v.outputs:
             if len(c.outbuf) >= cap:
