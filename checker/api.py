@@ -1,10 +1,13 @@
 """``check_trace``: every applicable property of one trace, in one report.
 
-Order of work: effective history and message tuples (``intervals``); R-graph, SCC
-and useless checkpoints (``rgraph``, ``zcycles``); the explicit cut; every
-coordinated round (``rounds``, ``cuts``); recovery lines (``recovery_report``;
-z3 certificates in ``z3cert``); observed recoveries and exactly-once
-(``observed_recovery``); RDT (``rdt``).
+Order of work: one pass over the events (``trace_index``: by process, by type,
+shared by every analysis and by each property's "does it apply?" test); effective
+history and message tuples (``intervals``); R-graph, SCC and useless checkpoints
+(``rgraph``, ``zcycles``); the explicit cut; every coordinated round (``rounds``,
+``cuts``); recovery lines (``recovery_report``; z3 certificates in ``z3cert``);
+observed recoveries and exactly-once (``observed_recovery``); RDT (``rdt``). The
+histories of trace prefixes (rounds rolled back later, log-retention segments),
+the R-graph and its SCCs are built once per check and shared.
 
 Applicability when ``properties`` is None: consistency and channel-state for an
 explicit cut and every complete round; termination when the trace has rounds;
@@ -40,6 +43,7 @@ from checker.replication import check_replication
 from checker.report import Report
 from checker.rgraph import Graph, scc_labels
 from checker.rounds import find_rounds, round_status, round_violations
+from checker.trace_index import TraceIndex
 from checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 
 RDT_PROTOCOLS = {"fdas", "fdi", "nras", "cbr", "cas", "casbr", "bhmr", "rdtpartner"}
@@ -73,11 +77,15 @@ class _Run:
     def __init__(self, trace, opts: CheckOptions):
         self.trace = trace
         self.opts = opts
-        self.h = History(trace)
+        self.ix = TraceIndex(trace)
+        self.h = History(trace, index=self.ix)
         self.report = Report(trace=trace.path, protocol=str(trace.header.protocol.get("name", "unknown")))
         self._dur = None
         self._graph = None
-        self._prefix: dict[int, tuple] = {}
+        self._scc = None
+        self._prefix: dict[int, History] = {}
+        self._prefix_dur: dict[int, Durability] = {}
+        self._groups: list[list] | None = None
         self.aligned = is_aligned(trace.header.protocol or {})
 
     @property
@@ -92,6 +100,13 @@ class _Run:
             self._graph = Graph(self.h, "r")
         return self._graph
 
+    @property
+    def scc(self) -> list[int]:
+        """SCC labels of the R-graph (``scc_labels``)."""
+        if self._scc is None:
+            self._scc = scc_labels(self.graph)
+        return self._scc
+
     def want(self, prop: str) -> bool:
         return self.opts.properties is None or prop in self.opts.properties
 
@@ -101,13 +116,27 @@ class _Run:
     def add(self, prop, subject, violations, omitted: int = 0):
         return self.report.add(prop, subject, violations, self.opts.max_per_result, omitted)
 
-    def prefix(self, limit: int):
-        """History and durability of the trace prefix before line ``limit``."""
-        got = self._prefix.get(limit)
-        if got is None:
-            h = History(self.trace, limit=limit)
-            got = self._prefix[limit] = (h, Durability(h))
-        return got
+    def history(self, limit: int | None = None) -> History:
+        """The effective history of the trace prefix before line ``limit`` (None: the whole trace)."""
+        if limit is None:
+            return self.h
+        h = self._prefix.get(limit)
+        if h is None:
+            h = self._prefix[limit] = History(self.trace, limit=limit, index=self.ix)
+        return h
+
+    def recovery_groups(self) -> list[list]:
+        """The trace's observed recoveries (groups of restores), computed once."""
+        if self._groups is None:
+            self._groups = recovery_groups(self.trace)
+        return self._groups
+
+    def durability(self, limit: int) -> Durability:
+        """Durability of the trace prefix before line ``limit``."""
+        dur = self._prefix_dur.get(limit)
+        if dur is None:
+            dur = self._prefix_dur[limit] = Durability(self.history(limit))
+        return dur
 
 
 def check_trace(trace, opts: CheckOptions | None = None) -> Report:
@@ -151,7 +180,7 @@ def _check(trace, opts: CheckOptions) -> Report:
 def _useless(run: _Run) -> None:
     h, report = run.h, run.report
     graph = run.graph
-    useless = useless_positions(graph, scc_labels(graph))
+    useless = useless_positions(graph, run.scc)
     report.useless = [(h.procs[i], h.label(i, x)) for i, x in useless]
     report.stably_unusable = [(h.procs[i], h.label(i, x)) for i, x in stably_unusable_positions(graph, useless)]
     if run.want("z-cycles") and (promises_zcf(run.trace.header.protocol or {}) or run.explicit("z-cycles")):
@@ -198,7 +227,7 @@ def _rounds(run: _Run) -> None:
         undone = [h.rolled_back[id(e)] for e in info.ckpts.values() if id(e) in h.rolled_back]
         if undone:
             limit = min(undone)
-            hist, dur = run.prefix(limit)
+            hist, dur = run.history(limit), run.durability(limit)
             entry["analysed_before_line"] = limit
         else:
             hist, dur, limit = h, run.dur, float("inf")
@@ -240,7 +269,7 @@ def _recovery_lines(run: _Run) -> None:
 def _observed(run: _Run) -> None:
     trace, h, report, opts = run.trace, run.h, run.report, run.opts
     exactly = run.want("exactly-once")
-    for n, group in enumerate(recovery_groups(trace), 1):
+    for n, group in enumerate(run.recovery_groups(), 1):
         rec = ObservedRecovery(trace, h, n, group, opts.semantics)
         report.observed.append(rec.summary())
         if run.want("observed-recovery"):

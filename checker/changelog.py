@@ -46,27 +46,32 @@ def _attr(e, name):
     return e.attrs.get(name) if e.attrs else None
 
 
-def has_changelog(trace) -> bool:
-    return any((e.type == "output" and _attr(e, "artifact") is not None)
-               or (e.type == "checkpoint" and e.vars and "changelog" in e.vars) for e in trace.events)
+def has_changelog(ix) -> bool:
+    """Does the trace (its ``TraceIndex``) have the changelog vocabulary?"""
+    for e in ix.with_attr("output", "artifact"):
+        if e.attrs["artifact"] is not None:
+            return True
+    for e in ix.of_type("checkpoint"):
+        if e.vars and "changelog" in e.vars:
+            return True
+    return False
 
 
 class _Artifacts:
-    """Artifacts, their contents, deletions and the handles of one trace."""
+    """Artifacts, their contents, deletions and the handles of one trace (its ``TraceIndex``)."""
 
-    def __init__(self, trace):
+    def __init__(self, ix):
         key_of: dict[str, tuple] = {}
         barriers: set[str] = set()
-        for e in trace.events:
-            if e.type == "send":
-                if e.kind == "barrier":
-                    barriers.add(e.mid)
-                else:
-                    key_of[e.mid] = (e.ch, e.seq)
+        for e in ix.of_type("send"):
+            if e.kind == "barrier":
+                barriers.add(e.mid)
+            else:
+                key_of[e.mid] = (e.ch, e.seq)
         self.created: dict[str, tuple] = {}        # id -> (line, owner, lo, hi, content, type)
         self.deleted: dict[str, int] = {}          # id -> first deletion line
         self.handles: dict[tuple[str, int], tuple] = {}   # (proc, ckpt) -> (line, handle, changes)
-        for proc, events in trace.by_process().items():
+        for proc, events in ix.by_proc.items():
             changes: list[tuple] = []
             saved: dict[int, list] = {0: []}
             for e in events:
@@ -156,15 +161,13 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
     return out
 
 
-def retention_violations(trace, arts: _Artifacts) -> list[Violation]:
-    params = (trace.header.protocol or {}).get("params") or {}
+def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
+    params = (ix.trace.header.protocol or {}).get("params") or {}
     keep = int(params.get("retained", 1))
-    completed: list[tuple[int, int]] = []          # (line, round)
+    completed = [(e.line, e.round) for e in ix.of_type("round_complete")]
     round_ckpts: dict[int, list] = {}
-    for e in trace.events:
-        if e.type == "round_complete":
-            completed.append((e.line, e.round))
-        elif e.type == "checkpoint" and e.round is not None and (e.proc, e.ckpt) in arts.handles:
+    for e in ix.of_type("checkpoint"):
+        if e.round is not None and (e.proc, e.ckpt) in arts.handles:
             round_ckpts.setdefault(e.round, []).append((e.proc, e.ckpt))
     out = []
     for aid, dline in sorted(arts.deleted.items(), key=lambda kv: kv[1]):
@@ -180,8 +183,8 @@ def retention_violations(trace, arts: _Artifacts) -> list[Violation]:
                                      f"recovery from round {r} cannot read it.", [dline, hline],
                                      {"artifacts": [aid], "checkpoints": [[p, c]]}))
                 break
-    for e in trace.events:
-        if e.type == "restore" and (e.proc, e.ckpt) in arts.handles:
+    for e in ix.of_type("restore"):
+        if (e.proc, e.ckpt) in arts.handles:
             hline, h, _ = arts.handles[(e.proc, e.ckpt)]
             gone = [a for a in arts.referenced(h) if arts.deleted.get(a, e.line) < e.line]
             if gone:
@@ -196,14 +199,13 @@ def retention_violations(trace, arts: _Artifacts) -> list[Violation]:
 def check_changelog(run) -> None:
     """Add ``changelog-restore`` and ``artifact-retention`` to a ``check_trace`` run
     where the trace has the changelog vocabulary (or when selected)."""
-    trace = run.trace
-    present = has_changelog(trace)
+    present = has_changelog(run.ix)
     want_restore = run.want("changelog-restore") and (present or run.explicit("changelog-restore"))
     want_retention = run.want("artifact-retention") and (present or run.explicit("artifact-retention"))
     if not (want_restore or want_retention):
         return
-    arts = _Artifacts(trace)
+    arts = _Artifacts(run.ix)
     if want_restore:
         run.add("changelog-restore", "trace", restore_violations(arts))
     if want_retention:
-        run.add("artifact-retention", "trace", retention_violations(trace, arts))
+        run.add("artifact-retention", "trace", retention_violations(run.ix, arts))

@@ -54,7 +54,6 @@ import re
 from collections import deque
 
 from checker.report import Violation
-from checker.rgraph import scc_labels
 from checker.zcycles import is_zpath
 
 INF = float("inf")
@@ -264,14 +263,15 @@ class Resimulation:
         make = FORMS[form]
         procs, index = h.procs, h.index
         n = len(procs)
-        chans = trace.channel_map()
-        self.data_ch = {c.id: (index[c.src], index[c.dst]) for c in chans.values()
+        self.data_ch = {c.id: (index[c.src], index[c.dst]) for c in trace.header.channels
                         if c.kind == "data" and c.src in index and c.dst in index}
-        by_proc = trace.by_process()
-        rel: list[list] = []
-        for p in procs:
-            rel.append([e for e in by_proc[p] if self._relevant(e)])
-        self.rel = rel
+        by_proc = h.trace_index.by_proc
+        data = self.data_ch
+        # the protocol events: stable checkpoints, data sends and receives between participants, restores
+        self.rel = [[e for e in by_proc[p]
+                     if (e.type == "send" and e.kind != "barrier" and e.ch in data)
+                     or (e.type == "recv" and e.ch in data)
+                     or (e.type == "checkpoint" and e.ckpt) or e.type == "restore"] for p in procs]
         self.state = [make(n, i) for i in range(n)]
         self.initial = [make(n, i) for i in range(n)]
         self.saved: dict[tuple, object] = {}
@@ -285,16 +285,6 @@ class Resimulation:
         self.stuck: list[str] = []
         self._run()
 
-    def _relevant(self, e) -> bool:
-        t = e.type
-        if t == "checkpoint":
-            return bool(e.ckpt)
-        if t == "send":
-            return e.kind != "barrier" and e.ch in self.data_ch
-        if t == "recv":
-            return e.ch in self.data_ch
-        return t == "restore"
-
     def _run(self) -> None:
         rel, orig = self.rel, self.h.orig
         n = len(rel)
@@ -302,25 +292,28 @@ class Resimulation:
         waiting: dict[str, list[int]] = {}
         work = list(range(n - 1, -1, -1))
         done = self.eff_pb
+        apply = self._apply
         while work:
             i = work.pop()
             evs = rel[i]
-            while pos[i] < len(evs):
-                e = evs[pos[i]]
+            k, end = pos[i], len(evs)
+            while k < end:
+                e = evs[k]
+                t = e.type
+                nxt = evs[k + 1] if k + 1 < end else None
                 need = None
-                if e.type == "recv":
+                if t == "recv":
                     need = orig.get(e.mid, e.mid)
-                elif e.type == "checkpoint" and e.kind == "forced" and pos[i] + 1 < len(evs) \
-                        and evs[pos[i] + 1].type == "recv":
-                    nxt = evs[pos[i] + 1].mid
-                    need = orig.get(nxt, nxt)
+                elif t == "checkpoint" and e.kind == "forced" and nxt is not None and nxt.type == "recv":
+                    need = orig.get(nxt.mid, nxt.mid)
                 if need is not None and need not in done:
                     waiting.setdefault(need, []).append(i)
                     break
-                self._apply(i, e, evs[pos[i] + 1] if pos[i] + 1 < len(evs) else None)
-                pos[i] += 1
-                if e.type == "send" and e.mid in waiting:
+                apply(i, e, nxt)
+                k += 1
+                if t == "send" and e.mid in waiting:
                     work.extend(waiting.pop(e.mid))
+            pos[i] = k
         self.stuck = [self.h.procs[i] for i in range(n) if pos[i] < len(rel[i])]
 
     def _apply(self, i: int, e, nxt) -> None:
@@ -333,8 +326,9 @@ class Resimulation:
             pb = st.piggyback(k, e.line)
             self.send_of[e.mid] = e
             if e.piggyback is not None:
-                self._compare("piggyback-mismatch", e, e.piggyback, pb,
-                              f"{p} sends {e.mid} on {e.ch} at line {e.line}")
+                if e.piggyback != pb:
+                    self._compare("piggyback-mismatch", e, e.piggyback, pb,
+                                  f"{p} sends {e.mid} on {e.ch} at line {e.line}")
                 self.eff_pb[e.mid] = e.piggyback
             else:
                 self.eff_pb[e.mid] = pb
@@ -357,8 +351,10 @@ class Resimulation:
             self.saved[(p, e.ckpt)] = st.copy()
             self.timestamps[(p, e.ckpt)] = st.timestamp()
             if e.vars is not None:
-                self._compare("vars-mismatch", e, e.vars, st.vars(),
-                              f"{p}'s checkpoint {e.ckpt} ({e.kind}) at line {e.line} records")
+                sim = st.vars()
+                if e.vars != sim:
+                    self._compare("vars-mismatch", e, e.vars, sim,
+                                  f"{p}'s checkpoint {e.ckpt} ({e.kind}) at line {e.line} records")
         elif t == "restore":
             saved = self.saved.get((p, e.ckpt))
             self.state[i] = (saved if saved is not None else self.initial[i]).copy()
@@ -431,6 +427,7 @@ class Resimulation:
                 f"m.taken[{me}] = {bool(pb['taken'][me])}, min_to = {['inf' if x == INF else x for x in st.min_to]}")
 
     def _compare(self, kind: str, e, logged: dict, sim: dict, what: str) -> None:
+        """A violation when a logged key is unknown or its value differs (callers skip equal dicts)."""
         diff = [k for k in logged if k in sim and logged[k] != sim[k]]     # JSON true == 1 in Python
         unknown = [k for k in logged if k not in sim]
         if not diff and not unknown:
@@ -445,8 +442,9 @@ class Resimulation:
 
 
 # -- timestamps along Z-paths ---------------------------------------------------------------
-def timestamp_violations(h, graph, ts: dict, max_witnesses: int) -> tuple[list[Violation], int]:
-    """``timestamp-order`` violations (module docstring); returns (violations, omitted)."""
+def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int) -> tuple[list[Violation], int]:
+    """``timestamp-order`` violations (module docstring); ``comp``: the SCC labels of ``graph``
+    (``scc_labels``); returns (violations, omitted)."""
     def ts_at(i, x):
         return ts.get((h.procs[i], h.ckpt_num[i][x]))
 
@@ -463,7 +461,6 @@ def timestamp_violations(h, graph, ts: dict, max_witnesses: int) -> tuple[list[V
                     f"than the timestamp {a} of its previous checkpoint {h.label(i, x - 1)}: timestamps must "
                     f"strictly increase on every process.", [h.ckpt_line(i, x), h.ckpt_line(i, x - 1)],
                     {"checkpoints": [[p, h.label(i, x - 1)], [p, h.label(i, x)]]}))
-    comp = scc_labels(graph)
     ncomp = max(comp) + 1 if comp else 0
     best = [-INF] * ncomp
     for i in range(h.n):
@@ -544,12 +541,15 @@ def _zpath_witness(h, graph, radj, ts_at, j: int, y: int):
     return None
 
 
-def zcf_applies(trace) -> bool:
+def zcf_applies(ix) -> bool:
     """Conformance and timestamps apply by default to BCS/HMNR traces that carry the
-    protocol's data: a forced checkpoint, logged piggybacks or checkpoint variables."""
-    for e in trace.events:
-        if (e.type == "checkpoint" and (e.kind == "forced" or e.vars is not None)) or \
-                (e.type == "send" and e.piggyback is not None):
+    protocol's data: a forced checkpoint, logged piggybacks or checkpoint variables
+    (``ix``: the trace's ``TraceIndex``)."""
+    for e in ix.of_type("checkpoint"):
+        if e.kind == "forced" or e.vars is not None:
+            return True
+    for e in ix.of_type("send"):
+        if e.piggyback is not None:
             return True
     return False
 
@@ -567,7 +567,8 @@ def check_cic(run) -> None:
             raise CheckerUsageError(f"{', '.join(explicit)}: the trace's protocol "
                                     f"{run.trace.header.protocol.get('name')!r} is neither bcs nor hmnr")
         return
-    wanted = [p for p in props if run.explicit(p) or (run.opts.properties is None and zcf_applies(run.trace))]
+    applies = run.opts.properties is None and zcf_applies(run.ix)
+    wanted = [p for p in props if run.explicit(p) or applies]
     if not wanted:
         return
     sim = Resimulation(run.trace, run.h, detect_form(run.trace, kind))
@@ -580,7 +581,7 @@ def check_cic(run) -> None:
     if "cic-efficiency" in wanted:
         run.add("cic-efficiency", "trace", sim.efficiency)
     if "timestamps" in wanted:
-        vs, omitted = timestamp_violations(run.h, run.graph, sim.timestamps, max(cap, run.opts.max_witnesses))
+        vs, omitted = timestamp_violations(run.h, run.graph, run.scc, sim.timestamps, max(cap, run.opts.max_witnesses))
         run.add("timestamps", "trace", vs, omitted)
     forced = sum(1 for d in sim.decisions if d.forced)
     run.report.stats["cic"] = {"protocol": kind, "form": sim.form, "receives": len(sim.decisions),

@@ -27,6 +27,8 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
+from checker.trace_index import TraceIndex
+from traces.errors import TraceError, TraceErrors
 from traces.model import Event, Trace
 
 EXTERNAL = -1
@@ -39,7 +41,8 @@ class Msg:
     __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line",
                  "nrecv", "k")
 
-    def __init__(self, mid, ch, seq, src, s, dst, send_line):
+    def __init__(self, mid, ch, seq, src, s, dst, send_line, k):
+        self.k = k                  # index in ``History.msgs``
         self.mid = mid
         self.ch = ch
         self.seq = seq
@@ -71,10 +74,15 @@ class History:
       recvs            effective recv events per original mid, in per-process order
       ghost_recvs      effective recv events whose message's send is not in the effective history
       rolled_back      Event -> line of the restore that rolled it back
+      trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
     """
 
-    def __init__(self, trace: Trace, limit: int | None = None, per_proc_limit: dict | None = None):
+    def __init__(self, trace: Trace, limit: int | None = None, per_proc_limit: dict | None = None,
+                 index: TraceIndex | None = None):
+        """``index``: the trace's ``TraceIndex`` when the caller has one (built otherwise)."""
         self.trace = trace
+        ix = index if index is not None else TraceIndex(trace)
+        self.trace_index = ix
         header = trace.header
         self.protocol = header.protocol or {}
         roles = {p.id: p.role for p in header.processes}
@@ -82,35 +90,36 @@ class History:
         self.procs = [p.id for p in header.processes if p.role not in _NOT_ANALYSED]
         self.index = {p: i for i, p in enumerate(self.procs)}
         self.n = len(self.procs)
-        self.channels = trace.channel_map()
+        self.channels = ix.channels
         self.external = {p for p, r in roles.items() if r == "external"}
         # channel -> (src index or EXTERNAL, dst index) for analysed channels
         self.ch_ends: dict[str, tuple[int, int]] = {}
         for c in header.channels:
             if c.dst in self.index and (c.src in self.index or c.src in self.external):
                 self.ch_ends[c.id] = (self.index.get(c.src, EXTERNAL), self.index[c.dst])
-        raw: dict[str, list[Event]] = {p.id: [] for p in header.processes}
-        orig: dict[str, str] = {}
-        events = trace.events
-        if limit is not None or per_proc_limit is not None:
-            events = [e for e in events if (limit is None or e.line < limit)
-                      and (per_proc_limit is None or e.line < per_proc_limit.get(e.proc, e.line + 1))]
-        rolls: set[str] = set()
-        for e in events:
-            raw[e.proc].append(e)
-            t = e.type
-            if t == "replay":
-                orig[e.mid] = e.replay_of
-            elif t == "restore" or t == "fail":
-                rolls.add(e.proc)
-        self._rolls = rolls
+        replays = ix.of_type("replay")
+        rollers = ix.of_type("restore") + ix.of_type("fail")
+        if limit is None and per_proc_limit is None:
+            events = trace.events
+            raw = ix.by_proc
+        else:
+            inf = float("inf")
+            top = inf if limit is None else limit
+            ppl = per_proc_limit or {}
+            bound = {p: min(top, ppl.get(p, inf)) for p in ix.by_proc}      # events on lines < bound
+            events = [e for e in trace.events if e.line < bound[e.proc]]
+            raw = {p: ix.proc_prefix(p, b) for p, b in bound.items()}
+            replays = [e for e in replays if e.line < bound[e.proc]]
+            rollers = [e for e in rollers if e.line < bound[e.proc]]
+        orig: dict[str, str] = {e.mid: e.replay_of for e in replays}
+        self._rolls = {e.proc for e in rollers}
         for m in list(orig):                      # resolve chains of replays
             o = orig[m]
             while o in orig and o != m:
                 o = orig[o]
             orig[m] = o
         self.events = events                           # the analysed events, in file order
-        self.raw = raw
+        self.raw = raw                                 # every process's events (shared lists: read only)
         self.orig = orig
         self.rolled_back: dict[int, int] = {}          # id(Event) -> restore line
         self.restores: list[Event] = []
@@ -119,8 +128,6 @@ class History:
     # -- construction -------------------------------------------------------------
     def _effective(self, p: str) -> list[Event]:
         """P's events with rolled-back segments (and fail events) removed."""
-        from traces.errors import TraceError, TraceErrors
-
         evs = self.raw[p]
         if p not in self._rolls:
             return evs
@@ -149,18 +156,22 @@ class History:
 
     def _build(self) -> None:
         """Effective histories, checkpoint positions, interval indices and message tuples."""
-        ends = self.ch_ends
+        dst_of = {ch: dst for ch, (_, dst) in self.ch_ends.items()}
         msgs: list[Msg] = []
         by_mid: dict[str, Msg] = {}
-        for p in self.external:
-            for e in self.raw[p]:
-                if e.type == "send" and e.kind != "barrier" and e.ch in ends:
-                    m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, ends[e.ch][1], e.line)
-                    msgs.append(m)
-                    by_mid[e.mid] = m
+        for p in self.trace.header.processes:
+            if p.role != "external":
+                continue
+            for e in self.raw[p.id]:
+                if e.type == "send" and e.kind != "barrier":
+                    d = dst_of.get(e.ch)
+                    if d is not None:
+                        m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        msgs.append(m)
         self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
         recv_at: list[tuple[Event, int, int]] = []
         barriers: set[str] = set()
+        add_msg, add_recv, get_dst = msgs.append, recv_at.append, dst_of.get
         for i, p in enumerate(self.procs):
             eff = self._effective(p)
             nums, cevs, at = [0], [None], [-1]
@@ -170,13 +181,14 @@ class History:
                 if t == "send":
                     if e.kind == "barrier":
                         barriers.add(e.mid)
-                    elif e.ch in ends:
-                        m = Msg(e.mid, e.ch, e.seq, i, c, ends[e.ch][1], e.line)
-                        msgs.append(m)
-                        by_mid[e.mid] = m
+                    else:
+                        d = get_dst(e.ch)
+                        if d is not None:
+                            m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, i, c, d, e.line, len(msgs))
+                            add_msg(m)
                 elif t == "recv":
-                    if e.ch in ends:
-                        recv_at.append((e, i, c))
+                    if e.ch in dst_of:
+                        add_recv((e, i, c))
                 elif t == "checkpoint":
                     if e.ckpt:
                         c += 1
@@ -207,8 +219,6 @@ class History:
                 m.r = c
                 m.recv_line = e.line
             recvs.setdefault(o, []).append(e)
-        for k, m in enumerate(msgs):
-            m.k = k
         self.msgs = msgs
         self.by_mid = by_mid
         self.recvs = recvs

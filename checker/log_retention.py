@@ -16,7 +16,8 @@ what a correct protocol does.
 
 The prefix line is computed with RL-FIX on the effective history of the trace
 segment between two restores (within a segment the history of a prefix is the
-segment's history cut at ``ℓ``), so one ``History`` is built per segment.
+segment's history cut at ``ℓ``), so one ``History`` is used per segment (the
+``check_trace`` run's, shared with the analyses of rounds).
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from checker.intervals import EXTERNAL, History
+from checker.intervals import EXTERNAL
 from checker.report import Violation
 
 
-def premature_truncations(trace, dur, max_witnesses: int) -> tuple[list[Violation], int]:
+def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
+    """``ix``: the trace's ``TraceIndex``; ``history(limit)``: the effective history of the
+    prefix before line ``limit`` (``None``: the whole trace)."""
     events = trace.events
-    restores = [e.line for e in events if e.type == "restore"]
+    restores = [e.line for e in ix.of_type("restore")]
     removed: dict[int, list[str]] = {}              # truncation line -> mids it removed
     for mid, line in dur.end.items():
         removed.setdefault(line, []).append(mid)
@@ -50,7 +53,7 @@ def premature_truncations(trace, dur, max_witnesses: int) -> tuple[list[Violatio
             end = restores[k] if k < len(restores) else None
             if seg is None or end != seg_end:
                 seg_end = end
-                seg = PrefixLines(History(trace, limit=end) if end is not None else History(trace))
+                seg = PrefixLines(history(end))
             R = seg.line(line)
         prev = e
         h = seg.h
@@ -139,7 +142,7 @@ def check_log_retention(run) -> None:
     if not run.explicit("log-retention"):
         if run.opts.properties is not None or not family:
             return
-        if not any(e.type == "log_truncate" for e in run.trace.events):
+        if not run.ix.has("log_truncate"):
             return
-    vs, omitted = premature_truncations(run.trace, run.dur, run.opts.max_per_result)
+    vs, omitted = premature_truncations(run.trace, run.ix, run.history, run.dur, run.opts.max_per_result)
     run.add("log-retention", "trace", vs, omitted)

@@ -77,7 +77,7 @@ class ObservedRecovery:
         limits = {p.id: last for p in trace.processes}
         for e in restores:
             limits[e.proc] = e.line
-        hp = History(trace, per_proc_limit=limits)
+        hp = History(trace, per_proc_limit=limits, index=h.trace_index)
         self.hp = hp
         self.restores = restores
         self.restore_line = {e.proc: e.line for e in restores}
@@ -113,6 +113,15 @@ class ObservedRecovery:
         down = set(self.down)
         self.orphans = [m for m in orphans(hp, g) if m.dst not in down]
         self.in_transit = in_transit(hp, g)
+
+    @property
+    def durability(self) -> Durability:
+        """Logs and recorded channel state of the history at this recovery (built once)."""
+        try:
+            return self._durability
+        except AttributeError:
+            self._durability = Durability(self.hp)
+            return self._durability
 
     def violations(self) -> list[Violation]:
         hp = self.hp
@@ -171,7 +180,7 @@ class ObservedRecovery:
             return []
         from checker.recovery_report import never_recoverable
 
-        gl, _, _ = rl_fix(hp, self.U, never_recoverable(hp, Durability(hp)))
+        gl, _, _ = rl_fix(hp, self.U, never_recoverable(hp, self.durability))
         if gl == self.g:
             return [f"{self.subject}: restored {fmt_cut(self.line)}, the maximal line that loses no message; the "
                     f"maximal consistent line {fmt_cut(hp.line_to_dict(self.gmax))} would leave messages in "
@@ -208,7 +217,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
     lost — unless, on a FIFO channel, a later message is processed after the
     recovery while it never is."""
     hp = rec.hp
-    dur = Durability(hp)
+    dur = rec.durability
     recorded: set[str] = set()
     for e in rec.restores:
         for r in dur.records.get((e.proc, e.ckpt), ()):

@@ -56,37 +56,35 @@ def _attr(e, name):
 class _Coordination:
     """Round completions and notifications: what the coordinator decided, and when."""
 
-    def __init__(self, trace):
+    def __init__(self, ix):
         self.complete_line: dict[int, int] = {}
         self.abort_line: dict[int, int] = {}
         self.start_line: dict[int, int] = {}
         self.valid_notify: dict[str, int] = {}     # mid -> round, for notifications sent after completion
-        for e in trace.events:
-            t = e.type
-            if t == "round_complete":
-                self.complete_line.setdefault(e.round, e.line)
-            elif t == "round_abort":
-                self.abort_line.setdefault(e.round, e.line)
-            elif t == "round_start":
-                self.start_line.setdefault(e.round, e.line)
-            elif t == "send":
-                m = _attr(e, "notify")
-                if m is not None and self.complete_line.get(m, e.line) < e.line:
-                    self.valid_notify[e.mid] = m
+        for e in ix.of_type("round_complete"):
+            self.complete_line.setdefault(e.round, e.line)
+        for e in ix.of_type("round_abort"):
+            self.abort_line.setdefault(e.round, e.line)
+        for e in ix.of_type("round_start"):
+            self.start_line.setdefault(e.round, e.line)
+        for e in ix.with_attr("send", "notify"):
+            m = e.attrs["notify"]
+            if m is not None and self.complete_line.get(m, e.line) < e.line:
+                self.valid_notify[e.mid] = m
 
     def completed_before(self, line: int) -> int:
         """The latest round completed before ``line`` (0: none)."""
         return max((r for r, ln in self.complete_line.items() if ln < line), default=0)
 
 
-def output_commit_violations(trace, coord: _Coordination | None = None) -> list[Violation]:
-    coord = coord or _Coordination(trace)
+def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
+    """``ix``: the trace's ``TraceIndex``."""
     last_round = max(coord.complete_line, default=0)
+    sinks = {e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"]}
     out: list[Violation] = []
-    for proc, events in trace.by_process().items():
-        if not any(e.type == "output" and _attr(e, "phase") for e in events):
-            continue
-        out.extend(_sink(proc, events, coord, last_round))
+    for proc, events in ix.by_proc.items():
+        if proc in sinks:
+            out.extend(_sink(proc, events, coord, last_round))
     return out
 
 
@@ -156,21 +154,20 @@ def _covering(coord, n: int) -> int:
     return min(r for r in coord.complete_line if r >= n)
 
 
-def control_delivery_violations(trace, coord: _Coordination | None = None) -> list[Violation]:
-    coord = coord or _Coordination(trace)
+def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
+    """``ix``: the trace's ``TraceIndex``."""
     first_send: dict[tuple[str, str], int] = {}     # (destination, event id) -> line
     event_of: dict[str, str] = {}                   # mid -> event id
-    chans = trace.channel_map()
-    for e in trace.events:
-        if e.type == "send":
-            k = _attr(e, "event")
-            if k is not None:
-                event_of[e.mid] = k
-                first_send.setdefault((chans[e.ch].dst, k), e.line)
+    chans = ix.channels
+    for e in ix.with_attr("send", "event"):
+        k = e.attrs["event"]
+        if k is not None:
+            event_of[e.mid] = k
+            first_send.setdefault((chans[e.ch].dst, k), e.line)
     if not first_send:
         return []
     out: list[Violation] = []
-    for proc, events in trace.by_process().items():
+    for proc, events in ix.by_proc.items():
         mine = {k: ln for (p, k), ln in first_send.items() if p == proc}
         if not mine:
             continue
@@ -199,8 +196,7 @@ def control_delivery_violations(trace, coord: _Coordination | None = None) -> li
     return out
 
 
-def recovery_lineage_violations(trace, groups, coord: _Coordination | None = None) -> list[Violation]:
-    coord = coord or _Coordination(trace)
+def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]:
     out: list[Violation] = []
     for i, group in enumerate(groups, 1):
         first = min(e.line for e in group)
@@ -235,22 +231,19 @@ def recovery_lineage_violations(trace, groups, coord: _Coordination | None = Non
 def check_output_properties(run) -> None:
     """Add ``output-commit``, ``control-delivery`` and ``recovery-lineage`` to a
     ``check_trace`` run, each where the trace has its vocabulary (or when selected)."""
-    trace = run.trace
+    ix = run.ix
     coord = None
-    has_phase = any(e.type == "output" and _attr(e, "phase") for e in trace.events)
+    has_phase = any(e.attrs["phase"] for e in ix.with_attr("output", "phase"))
     if run.want("output-commit") and (has_phase or run.explicit("output-commit")):
-        coord = coord or _Coordination(trace)
-        run.add("output-commit", "trace", output_commit_violations(trace, coord))
-    has_events = any(e.type == "send" and _attr(e, "event") is not None for e in trace.events)
+        coord = coord or _Coordination(ix)
+        run.add("output-commit", "trace", output_commit_violations(ix, coord))
+    has_events = any(e.attrs["event"] is not None for e in ix.with_attr("send", "event"))
     if run.want("control-delivery") and (has_events or run.explicit("control-delivery")):
-        coord = coord or _Coordination(trace)
-        run.add("control-delivery", "trace", control_delivery_violations(trace, coord))
+        coord = coord or _Coordination(ix)
+        run.add("control-delivery", "trace", control_delivery_violations(ix, coord))
     if run.want("recovery-lineage"):
-        coordinated = any(e.type == "round_start" for e in trace.events)
-        if coordinated or run.explicit("recovery-lineage"):
-            from checker.observed_recovery import recovery_groups
-
-            groups = recovery_groups(trace)
+        if ix.has("round_start") or run.explicit("recovery-lineage"):
+            groups = run.recovery_groups()
             if groups or run.explicit("recovery-lineage"):
-                coord = coord or _Coordination(trace)
-                run.add("recovery-lineage", "trace", recovery_lineage_violations(trace, groups, coord))
+                coord = coord or _Coordination(ix)
+                run.add("recovery-lineage", "trace", recovery_lineage_violations(groups, coord))

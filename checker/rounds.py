@@ -48,24 +48,27 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
             info.start_line = line
         return info
 
-    for e in trace.events:
+    for e in trace.events:          # the most frequent types first
         t = e.type
-        if t == "round_start":
-            get(e.round, e.line)
-        elif t == "checkpoint" and e.round is not None and e.proc in participants:
-            info = get(e.round, e.line)
-            info.ckpts.setdefault(e.proc, e)
-        elif t == "send" and e.kind == "barrier":
-            c = chans.get(e.ch)
-            if c is not None and c.src in participants and c.dst in participants and c.kind != "control":
+        if t == "send":
+            if e.kind == "barrier":
+                c = chans.get(e.ch)
+                if c is not None and c.src in participants and c.dst in participants and c.kind != "control":
+                    info = get(e.round, e.line)
+                    info.barriers.setdefault(e.ch, [e, None])
+                    barrier_of[e.mid] = (e.round, e.ch)
+        elif t == "recv" or t == "arrive":
+            if e.mid in barrier_of:
+                r, ch = barrier_of[e.mid]
+                slot = rounds[r].barriers[ch]
+                if slot[1] is None:
+                    slot[1] = e
+        elif t == "checkpoint":
+            if e.round is not None and e.proc in participants:
                 info = get(e.round, e.line)
-                info.barriers.setdefault(e.ch, [e, None])
-                barrier_of[e.mid] = (e.round, e.ch)
-        elif t in ("arrive", "recv") and e.mid in barrier_of:
-            r, ch = barrier_of[e.mid]
-            slot = rounds[r].barriers[ch]
-            if slot[1] is None:
-                slot[1] = e
+                info.ckpts.setdefault(e.proc, e)
+        elif t == "round_start":
+            get(e.round, e.line)
         elif t == "round_complete":
             info = get(e.round, e.line)
             info.declared_complete = True
