@@ -1,0 +1,50 @@
+"""The Parquet-checking benchmark's SQL: the staged formulation (shared intermediates materialized,
+statements run one by one) gives the same counts as the single-statement forms (DuckDB only: fast)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_spark  # noqa: E402
+
+duckdb = pytest.importorskip("duckdb")
+
+
+def test_split_with_recovers_every_cte_and_the_final_select():
+    defs, final = bench_spark.split_with("WITH a AS (SELECT (1) AS x), b AS (SELECT x FROM a WHERE (x > 0))\n"
+                                         "SELECT count(*) FROM b")
+    assert defs == [("a", "SELECT (1) AS x"), ("b", "SELECT x FROM a WHERE (x > 0)")]
+    assert final == "SELECT count(*) FROM b"
+    names = [n for n, _ in bench_spark.staged("duckdb")[0]]
+    assert set(bench_spark.MATERIALIZED) <= set(names) and names[:3] == ["ev", "flag", "eff"]
+
+
+def test_staged_formulation_gives_the_same_counts(tmp_path):
+    from spark_validation.synthetic import write_parquet
+
+    path = tmp_path / "t.parquet"
+    write_parquet(range(40), str(path))
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    core = bench_spark.CORE_SQL.format(explode_mids=bench_spark.EXPLODE_MIDS["duckdb"])
+    single = [con.execute(core + final).fetchone() for final in bench_spark.FINAL_SQL.values()]
+    staged = bench_spark.duckdb_staged(con)
+    assert single[0] == single[1] == staged
+    assert staged[0] > 0 and staged[1] > 0 and staged[2] > 0          # orphans, in transit, recorded exist
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0   # cleaned up
+
+
+@pytest.mark.spark
+def test_spark_staged_formulation_equals_duckdb(spark, tmp_path):
+    """Spark's staged run (cached DataFrames behind temporary views) gives DuckDB's counts and cleans up."""
+    from spark_validation.synthetic import write_parquet
+
+    path = tmp_path / "t.parquet"
+    write_parquet(range(30), str(path))
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
+    spark.read.parquet(str(path)).createOrReplaceTempView("t")
+    assert tuple(int(x or 0) for x in bench_spark.spark_staged(spark)) == bench_spark.duckdb_staged(con)
+    assert not {n for n, _ in bench_spark.staged("spark")[0]} & {t.name for t in spark.catalog.listTables()}
