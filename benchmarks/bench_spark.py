@@ -27,7 +27,7 @@ the 1,000,000-run validation, and Parquet trace checking on Spark vs DuckDB.
    pipeline of ``snapcheck validate --input --native-only`` (quarantine included).
    Rows/s = input rows / wall time (warm: the run after a first one).
 
-Usage: ``python benchmarks/bench_spark.py [--runs N] [--rows R] [--million] [--no-write] [--parquet-only]``
+Usage: ``python benchmarks/bench_spark.py [--runs N] [--rows R] [--million] [--no-write] [--parquet-only | --campaign-only]``
 (``--parquet-only``: only part 3, rewriting only its subsection of the spark section).
 """
 
@@ -384,6 +384,11 @@ def parquet_checking(rows: int, tmp: str) -> dict:
 
 
 def report(tp: dict, mil: dict | None, pq_: dict) -> str:
+    return campaign_report(tp, mil) + "\n" + parquet_report(pq_)
+
+
+def campaign_report(tp: dict, mil: dict | None) -> str:
+    """The section's heading and its campaign subsections (everything before "### Parquet checking")."""
     n = tp["runs"]
     py, s2, s1 = n / tp["python_s"], n / tp["spark2_s"], n / tp["spark1_s"]
     speedup = tp["spark1_s"] / tp["spark2_s"]
@@ -421,7 +426,7 @@ def report(tp: dict, mil: dict | None, pq_: dict) -> str:
                   "per run here, ~800-event traces, the oracle re-simulating runs with failures); Spark adds "
                   "≈30 ms per task of ≥ 1–2 k runs. On a cluster the time divides by the executor cores "
                   f"(≈ {est * 2 / 64 / 60:.0f} min on 64 cores at this per-core rate).", ""]
-    return "\n".join(lines + [parquet_report(pq_)])
+    return "\n".join(lines)
 
 
 def parquet_report(pq_: dict) -> str:
@@ -449,16 +454,22 @@ def parquet_report(pq_: dict) -> str:
     return "\n".join(lines)
 
 
-def write_parquet_subsection(md: str) -> None:
-    """Replace only the "### Parquet checking" subsection of the spark section (``--parquet-only``)."""
+def write_part(md: str, parquet: bool) -> None:
+    """Replace only one part of the spark section: the "### Parquet checking" subsection
+    (``--parquet-only``) or everything before it (``--campaign-only``)."""
     from benchdoc import DOC
 
     text = DOC.read_text()
-    start, end = text.find("### Parquet checking", text.find("<!-- bench:spark -->")), text.find("<!-- /bench:spark -->")
-    if start < 0 or end < start:
+    begin = text.find("<!-- bench:spark -->")
+    start, end = text.find("### Parquet checking", begin), text.find("<!-- /bench:spark -->")
+    if begin < 0 or start < 0 or end < start:
         write_section("spark", md)
         return
-    DOC.write_text(text[:start] + md.strip() + "\n" + text[end:])
+    if parquet:
+        DOC.write_text(text[:start] + md.strip() + "\n" + text[end:])
+    else:
+        head = begin + len("<!-- bench:spark -->")
+        DOC.write_text(text[:head] + "\n" + md.strip() + "\n\n" + text[start:])
 
 
 def main() -> None:
@@ -469,6 +480,8 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--parquet-only", action="store_true",
                     help="run only the Parquet-checking part and rewrite only its subsection")
+    ap.add_argument("--campaign-only", action="store_true",
+                    help="run only the campaign part (throughput, 1,000,000 runs) and rewrite only it")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-spark-")
     try:
@@ -478,11 +491,17 @@ def main() -> None:
             md = parquet_report(pq_)
             print(md)
             if not args.no_write:
-                write_parquet_subsection(md)
+                write_part(md, parquet=True)
             return
         tp = throughput(args.runs, tmp)
         print(tp, flush=True)
         mil = million(tmp) if args.million else None
+        if args.campaign_only:
+            md = campaign_report(tp, mil)
+            print(md)
+            if not args.no_write:
+                write_part(md, parquet=False)
+            return
         pq_ = parquet_checking(args.rows, tmp)
         print(pq_, flush=True)
         md = report(tp, mil, pq_)
