@@ -383,10 +383,6 @@ def parquet_checking(rows: int, tmp: str) -> dict:
     return out
 
 
-def report(tp: dict, mil: dict | None, pq_: dict) -> str:
-    return campaign_report(tp, mil) + "\n" + parquet_report(pq_)
-
-
 def campaign_report(tp: dict, mil: dict | None) -> str:
     """The section's heading and its campaign subsections (everything before "### Parquet checking")."""
     n = tp["runs"]
@@ -483,30 +479,26 @@ def main() -> None:
     ap.add_argument("--campaign-only", action="store_true",
                     help="run only the campaign part (throughput, 1,000,000 runs) and rewrite only it")
     args = ap.parse_args()
+    if args.parquet_only and args.campaign_only:
+        ap.error("--parquet-only and --campaign-only exclude each other")
     tmp = tempfile.mkdtemp(prefix="bench-spark-")
     try:
-        if args.parquet_only:
+        parts = []
+        if not args.parquet_only:
+            tp = throughput(args.runs, tmp)
+            print(tp, flush=True)
+            parts.append(campaign_report(tp, million(tmp) if args.million else None))
+        if not args.campaign_only:
             pq_ = parquet_checking(args.rows, tmp)
             print(pq_, flush=True)
-            md = parquet_report(pq_)
-            print(md)
-            if not args.no_write:
-                write_part(md, parquet=True)
-            return
-        tp = throughput(args.runs, tmp)
-        print(tp, flush=True)
-        mil = million(tmp) if args.million else None
-        if args.campaign_only:
-            md = campaign_report(tp, mil)
-            print(md)
-            if not args.no_write:
-                write_part(md, parquet=False)
-            return
-        pq_ = parquet_checking(args.rows, tmp)
-        print(pq_, flush=True)
-        md = report(tp, mil, pq_)
+            parts.append(parquet_report(pq_))
+        md = "\n".join(parts)
         print(md)
-        if not args.no_write:
+        if args.no_write:
+            return
+        if args.parquet_only or args.campaign_only:
+            write_part(md, parquet=args.parquet_only)
+        else:
             write_section("spark", md)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -154,6 +154,10 @@ class Protocol:
       (``observe_arrivals`` also records ``arrive`` events).
     * ``dedup``: discard records of a previous epoch that arrive after a restore.
     * ``fifo``: False makes every data channel non-FIFO (to show what breaks).
+    * ``failure_free_oracle``: the exactly-once oracle (``reference.oracle``) applies —
+      final states and outputs of a run with failures must equal the failure-free run's.
+      False where the results legitimately depend on timing that a failure changes
+      (active replication: the merge order follows heartbeats and leader orders).
     """
 
     name = "custom"
@@ -164,6 +168,7 @@ class Protocol:
     observe_processing = False
     dedup = True
     fifo = True
+    failure_free_oracle = True
     mutant: str | None = None
 
     def __init__(self, **params: Any) -> None:

@@ -38,12 +38,6 @@ SINGLE_ROUND = {"unaligned", "aligned-timeout"}
 # their crash schedules name their own processes, in their own clocks.
 REPLICATION = {"liverobin", "kazoo"}
 OWN_TOPOLOGY = REPLICATION | {"gic-changelog"}
-# Active replication's replicas fold their deterministically merged input, and the merge order
-# depends on where heartbeats / leader orders fall, i.e. on timing: a run with a replica crash
-# legitimately ends in other states and outputs than the failure-free run. Its correctness
-# criteria are the checker's (replica agreement, no loss or duplicate at the sink after
-# deduplication, liveness), so the failure-free-run oracle does not apply.
-NO_ORACLE = REPLICATION
 MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).

@@ -5,8 +5,8 @@ Python engine) execute: it calls the reference simulator (``reference.simulate``
 and the checker (``checker.check_trace``) and, for runs with failures or
 declined rounds, the end-to-end exactly-once oracle (``reference.oracle``:
 final operator states and the sink's output multiset equal those of the
-failure-free run with the same seed; not for active replication, see
-``configs.NO_ORACLE``). The row depends on nothing but ``seed``
+failure-free run with the same seed; not where the protocol says it does not
+apply, ``Protocol.failure_free_oracle``: active replication). The row depends on nothing but ``seed``
 and ``cfg`` — no clock, no randomness of its own — so a re-executed Spark task
 produces identical rows.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import orjson
 
-from spark_validation.configs import NO_ORACLE, OWN_TOPOLOGY, command, describe
+from spark_validation.configs import OWN_TOPOLOGY, command, describe
 
 # Result schema: (column, Arrow type, Spark type). One row per run.
 COLUMNS = (
@@ -83,14 +83,14 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign)."""
     from checker import CheckOptions, check_trace
-    from reference import simulate
+    from reference import PROTOCOLS, simulate
     from reference.oracle import exactly_once
 
     row = _row(run_id, seed, cfg)
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        needs_oracle = oracle and cfg.protocol not in NO_ORACLE and (
+        needs_oracle = oracle and PROTOCOLS[cfg.protocol].failure_free_oracle and (
             bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None)
         diffs = exactly_once(cfg, res) if needs_oracle else None
     except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
