@@ -49,7 +49,7 @@ COMMIT_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("2pc-restore-aborted", RestoreAborted, BASE,
            "recovery rolls back to an aborted round that every task had checkpointed",
            "WallarooLabs/wally#3032", ("restore-aborted",), "recovery-lineage",
-           {**_DEMO, "checkpoint_timeout": 260, "interval": 300, "failures": (("sink[0]", 2500),)}),
+           {**_DEMO, "checkpoint_timeout": 200, "interval": 300, "failures": (("sink[0]", 2500),)}),
     Mutant("2pc-restore-empty", RestoreEmpty, BASE,
            "recovery restarts from the empty initial state although rounds completed",
            "FLINK-34518 (apache/flink#24382)", ("restore-stale",), "recovery-lineage",
