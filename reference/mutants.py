@@ -272,7 +272,7 @@ COORDINATED_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("unaligned-double-persist", UnalignedDoublePersist, "unaligned",
            "recovered buffers persisted twice into one checkpoint",
            "FLINK-40016 (apache/flink#28605)", ("duplicate-recorded",), "channel-state",
-           {"workload": "reachability", "parallelism": 2, "records": 6, "gap": 80, "interval": 200,
+           {"workload": "reachability", "parallelism": 2, "records": 10, "gap": 80, "interval": 200,
             "failures": (("select[0]", 900),)}),
     Mutant("unaligned-channel-alias", UnalignedChannelAlias, "unaligned",
            "in-flight recording keyed by channel index without the gate",
