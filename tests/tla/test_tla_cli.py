@@ -11,7 +11,7 @@ import pytest
 
 from checker.tla.apalache import parse_apalache
 from checker.tla.manifest import specs_dir
-from traces import TraceRecorder
+from tests.tla.test_tla_conform import two_messages
 
 
 def snapcheck(*args, env=None):
@@ -95,18 +95,9 @@ def test_apalache_result_parsing():
 
 @pytest.mark.tlc
 def test_conform_exit_codes(tmp_path):
-    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
-    m1, m2 = rec.send("a", "a>b"), rec.send("a", "a>b")
-    rec.recv("b", m1)
-    rec.recv("b", m2)
-    good = tmp_path / "good.jsonl"
-    rec.write(good)
-    bad = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
-    n1, n2 = bad.send("a", "a>b"), bad.send("a", "a>b")
-    bad.recv("b", n2)
-    bad.recv("b", n1)
-    bad_path = tmp_path / "bad.jsonl"
-    bad.write(bad_path)
+    good, bad_path = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    two_messages().write(good)
+    two_messages(reordered=True).write(bad_path)
     r = snapcheck("conform", str(good))
     assert r.returncode == 0 and "ACCEPT" in r.stdout
     r = snapcheck("conform", str(good), str(bad_path))

@@ -23,6 +23,15 @@ def line_of(rec: TraceRecorder, **match) -> int:
     raise AssertionError(f"no event {match}")
 
 
+def two_messages(reordered: bool = False) -> TraceRecorder:
+    """a sends two messages to b; b processes them in order, or the second first (non-FIFO)."""
+    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
+    m1, m2 = rec.send("a", "a>b"), rec.send("a", "a>b")
+    for m in ((m2, m1) if reordered else (m1, m2)):
+        rec.recv("b", m)
+    return rec
+
+
 def chandy_lamport(record_mids=None, with_record=True) -> TraceRecorder:
     """A coordinator starts round 1 at a; b's message m is in transit on b>a and
     a records it as the channel state of b>a."""
@@ -188,14 +197,10 @@ def test_correct_and_mutated_chandy_lamport_traces(tmp_path):
 
 @pytest.mark.tlc
 def test_reordered_channel_is_rejected_at_the_receive(tmp_path):
-    # b sends two messages; a receives the second one first (non-FIFO delivery)
-    rec = TraceRecorder(["a", "b"], [("b>a", "b", "a")], protocol="chandy-lamport")
-    m1, m2 = rec.send("b", "b>a"), rec.send("b", "b>a")
-    rec.recv("a", m2)
-    rec.recv("a", m1)
+    rec = two_messages(reordered=True)
     path = write(rec, tmp_path / "reorder.jsonl")
     (v,) = conform([path])
-    assert v.verdict == REJECT and v.location == f"{path}:{line_of(rec, type='recv', mid=m2)}"
+    assert v.verdict == REJECT and v.location == f"{path}:{line_of(rec, type='recv', mid='a>b:2')}"
 
 
 @pytest.mark.tlc
