@@ -227,8 +227,8 @@ class Mutant:
     demo: dict = field(default_factory=dict)     # a config under which it reliably shows
     adjust: Callable | None = None  # forced config change (e.g. a cyclic workload)
 
-    def make(self) -> Protocol:
-        p = self.protocol()
+    def make(self, **params) -> Protocol:
+        p = self.protocol(**params)
         p.mutant = self.name
         return p
 

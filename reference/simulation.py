@@ -50,6 +50,7 @@ class SimConfig:
     max_concurrent: int = 1          # rounds in progress at once
     checkpoint_timeout: int | None = None
     aligned_timeout: int = 300       # alignment timeout of "aligned-timeout"
+    recovery: str = "restart-all"    # uncoordinated family (unc, hmnr, bcs): "restart-all" or "partial"
     latency: int = 40                # network delay: latency + U[0, jitter)
     jitter: int = 60
     fifo: bool = True
@@ -118,12 +119,17 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         if isinstance(protocol, str) and protocol != mut.base:
             raise ValueError(f"mutant {mut.name!r} mutates protocol {mut.base!r}, not {protocol!r}")
         cfg = mut.apply(cfg)
-        protocol = mut.make()
+        protocol = mut.make(**_recovery_params(mut.protocol, cfg))
     elif isinstance(protocol, str):
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
         cls = PROTOCOLS[protocol]
-        protocol = cls(timeout=cfg.aligned_timeout) if protocol == "aligned-timeout" else cls()
+        params = _recovery_params(cls, cfg)
+        if protocol == "aligned-timeout":
+            params["timeout"] = cfg.aligned_timeout
+        protocol = cls(**params)
+    elif cfg.recovery != "restart-all":
+        raise ValueError("recovery applies to a protocol given by name; pass it to your Protocol's constructor")
     if not isinstance(protocol, Protocol):
         raise TypeError(f"protocol must be a name or a reference.protocol.Protocol, not {type(protocol).__name__}")
     workload = cfg.workload
@@ -137,6 +143,20 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     if cfg.parallelism < 1:
         raise ValueError("parallelism must be at least 1")
     return cfg, workload, protocol
+
+
+def _recovery_params(cls: type[Protocol], cfg: SimConfig) -> dict:
+    """``cfg.recovery`` as the constructor parameter of the uncoordinated family
+    (``UNC(recovery=...)``, also HMNR and BCS); any other protocol has only restart-all."""
+    from reference.protocols import RECOVERY_CHOICE
+    from reference.protocols.unc import UncoordinatedProtocol
+
+    if issubclass(cls, UncoordinatedProtocol):
+        return {"recovery": cfg.recovery}
+    if cfg.recovery != "restart-all":
+        raise ValueError(f"recovery {cfg.recovery!r} applies to the uncoordinated protocols "
+                         f"({', '.join(RECOVERY_CHOICE)}), not to {cls.name}")
+    return {}
 
 
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:

@@ -37,6 +37,8 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from reference.protocol import Protocol
+from reference.protocols import RECOVERY_CHOICE
+from reference.protocols.unc import RECOVERY_MODES
 from reference.simulation import SimConfig
 from reference.topology import Workload, expand
 from reference.workloads import WORKLOADS, random_graph
@@ -67,9 +69,12 @@ def workloads(cyclic: bool | None = False, max_parallelism: int = 3):
 
 @st.composite
 def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
-    """Timing and flow-control fields of a ``SimConfig``."""
+    """Timing and flow-control fields of a ``SimConfig`` (and, for the uncoordinated family
+    named by ``protocol``, its recovery mode)."""
     name = protocol if isinstance(protocol, str) else protocol.name
     concurrent = 1 if name in ("unaligned", "aligned-timeout") else draw(st.integers(1, 2))
+    recovery = draw(st.sampled_from(RECOVERY_MODES)) if isinstance(protocol, str) and name in RECOVERY_CHOICE \
+        else "restart-all"
     return {
         "seed": draw(st.integers(0, 2**31 - 1)),
         "latency": draw(st.integers(1, 80)),
@@ -84,6 +89,7 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
         "aligned_timeout": draw(st.sampled_from([50, 200, 400])),
         "decline_prob": draw(st.sampled_from([0.0, 0.0, 0.03])),
         "checkpoint_timeout": draw(st.sampled_from([None, None, 1500])),
+        "recovery": recovery,
     }
 
 

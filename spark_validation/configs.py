@@ -46,7 +46,7 @@ _OPTIONS = {
     "seed": "--seed", "records": "--records", "gap": "--gap", "hot_ratio": "--hot-ratio", "interval": "--interval",
     "max_concurrent": "--max-concurrent", "checkpoint_timeout": "--checkpoint-timeout",
     "aligned_timeout": "--aligned-timeout", "latency": "--latency", "jitter": "--jitter", "buffer": "--buffer",
-    "out_buffer": "--out-buffer", "decline_prob": "--decline-prob",
+    "out_buffer": "--out-buffer", "decline_prob": "--decline-prob", "recovery": "--recovery",
 }
 
 
@@ -99,6 +99,8 @@ class Selection:
 def draw_config(run_id: int, seed: int, sel: Selection):
     """The ``SimConfig`` of run ``run_id`` with this seed (deterministic)."""
     from reference import MUTANTS, SimConfig
+    from reference.protocols import RECOVERY_CHOICE
+    from reference.protocols.unc import RECOVERY_MODES
     from reference.testing import task_ids
 
     rnd = random.Random(seed)
@@ -126,6 +128,8 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         horizon = records * gap + 4 * interval
         crashes = sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2)))
         cfg = replace(cfg, failures=tuple(crashes))
+    if protocol in RECOVERY_CHOICE:        # restart every task, or only those rollback propagation reaches;
+        cfg = replace(cfg, recovery=rnd.choice(RECOVERY_MODES))     # drawn last: the other draws stay as they were
     return cfg
 
 

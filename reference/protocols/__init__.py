@@ -7,7 +7,7 @@ from reference.protocols.chandy_lamport import ChandyLamport
 from reference.protocols.unaligned import Unaligned
 from reference.protocols.bcs import BCS
 from reference.protocols.hmnr import HMNR, HMNRClock
-from reference.protocols.unc import UNC
+from reference.protocols.unc import UNC, UncoordinatedProtocol
 from reference.commit.protocol import TwoPhaseCommitABS  # noqa: E402  (issue 9)
 
 PROTOCOLS = {p.name: p for p in (ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, BCS)}
@@ -21,4 +21,7 @@ PROTOCOLS[LiveRobin.name] = LiveRobin
 PROTOCOLS[KaZoo.name] = KaZoo
 PROTOCOLS["hmnr-clock"] = HMNRClock          # HMNR in the clock[]/min_to[] form (trace name "hmnr")
 
-__all__ = ["PROTOCOLS", "AlignedABS", "CyclicABS", "AlignedTimeout", "ChandyLamport", "Unaligned"]
+# Protocols with a choice of recovery (``SimConfig.recovery``): the uncoordinated family.
+RECOVERY_CHOICE = tuple(name for name, cls in PROTOCOLS.items() if issubclass(cls, UncoordinatedProtocol))
+
+__all__ = ["PROTOCOLS", "RECOVERY_CHOICE", "AlignedABS", "CyclicABS", "AlignedTimeout", "ChandyLamport", "Unaligned"]

@@ -88,6 +88,9 @@ def _print_list() -> None:
 @click.option("--checkpoint-timeout", type=int, default=None, help="Abort rounds running longer (ticks).")
 @click.option("--aligned-timeout", type=int, default=300, show_default=True,
               help="Alignment timeout of aligned-timeout (ticks).")
+@click.option("--recovery", type=click.Choice(["restart-all", "partial"]), default="restart-all", show_default=True,
+              help="Recovery of the uncoordinated protocols (unc, hmnr, hmnr-clock, bcs): every task restarts from "
+                   "the recovery line, or only the failed tasks and those rollback propagation reaches.")
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
 @click.option("--non-fifo", is_flag=True, help="Make data channels non-FIFO.")
@@ -100,8 +103,8 @@ def _print_list() -> None:
 @click.option("--list", "list_", is_flag=True, help="List protocols, workloads and mutants.")
 @click.pass_context
 def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, straggler, mutant,
-                 demo, interval, max_concurrent, checkpoint_timeout, aligned_timeout, latency, jitter, non_fifo,
-                 buffer, out_buffer, decline_prob, output, metrics_json, list_) -> None:
+                 demo, interval, max_concurrent, checkpoint_timeout, aligned_timeout, recovery, latency, jitter,
+                 non_fifo, buffer, out_buffer, decline_prob, output, metrics_json, list_) -> None:
     """Simulate a streaming dataflow under a checkpointing protocol and write its trace.
 
     Deterministic: the same options give a byte-identical trace. Times are in ticks
@@ -119,7 +122,7 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         records=records, gap=gap, hot_ratio=hot_ratio, failures=tuple(_parse_fail(f) for f in fail),
         stragglers=tuple(_parse_straggler(s) for s in straggler), mutant=mutant, interval=interval,
         max_concurrent=max_concurrent, checkpoint_timeout=checkpoint_timeout, aligned_timeout=aligned_timeout,
-        latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
+        recovery=recovery, latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
         decline_prob=decline_prob)
     if mutant is not None:
         if mutant not in MUTANTS:

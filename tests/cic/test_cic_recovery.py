@@ -10,6 +10,7 @@ from cic_cases import protocol, run_and_check
 from checker import check_trace
 from reference import SimConfig, simulate
 from reference.recovery_uncoordinated import Counts, LineDefects, recovery_line, rollback_steps
+from traces import read_trace
 
 
 def example_c():
@@ -132,3 +133,23 @@ def test_cli_simulates_and_checks_the_uncoordinated_protocols(cli, tmp_path):
     assert code == 1 and "missing-forced-checkpoint" in out
     code, out = cli("simulate", "--list")
     assert code == 0 and all(p in out for p in ("unc", "hmnr", "hmnr-clock", "bcs", "hmnr-no-c1"))
+
+
+def test_cli_recovery_option_selects_partial_recovery(cli, tmp_path):
+    """``--recovery partial`` reaches the protocol: only the failed task and those rollback
+    propagation reaches restore (restart-all restores every task), and the trace checks clean."""
+    restored = {}
+    for mode in ("restart-all", "partial"):
+        out = tmp_path / f"{mode}.jsonl"
+        code, text = cli("simulate", "-p", "unc", "-w", "q3", "-n", "2", "-s", "7", "--records", "12", "--gap", "30",
+                         "--interval", "150", "--fail", "persons[1]@564", "--recovery", mode, "-o", str(out))
+        assert code == 0, text
+        trace = read_trace(str(out))
+        assert trace.header.protocol["params"]["recovery"] == mode
+        restored[mode] = {e.proc for e in trace.events if e.type == "restore"}
+        code, text = cli("check", str(out))
+        assert code == 0, text
+    assert "persons[1]" in restored["partial"] and len(restored["partial"]) < len(restored["restart-all"])
+    code, text = cli("simulate", "-p", "abs-aligned", "--recovery", "partial", "-o", str(tmp_path / "x.jsonl"),
+                     stderr=True)
+    assert code == 2 and "uncoordinated protocols" in text

@@ -35,7 +35,8 @@ def test_unknown_names_are_usage_errors():
         Selection.of(protocols=["abs-aligned"], workloads=["reachability"]).check()
 
 
-@pytest.mark.parametrize("run_id", [0, 4, 9, 29, 33])   # correct protocols with crashes, and mutants
+@pytest.mark.parametrize("run_id", [0, 4, 7, 9, 29, 33])   # correct protocols with crashes (7: unc, partial
+                                                              # recovery), and mutants
 def test_the_reproduction_command_recreates_the_trace_byte_for_byte(tmp_path, run_id):
     cfg = draw_config(run_id, run_id, Selection.of())
     out = tmp_path / "t.jsonl"
@@ -44,6 +45,16 @@ def test_the_reproduction_command_recreates_the_trace_byte_for_byte(tmp_path, ru
     result = CliRunner().invoke(cli, args[1:])
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == simulate(cfg).dumps()
+
+
+def test_uncoordinated_runs_draw_both_recovery_modes_and_only_they_do():
+    sel = Selection.of()
+    cfgs = [draw_config(i, i, sel) for i in range(400)]
+    family = {"unc", "hmnr", "hmnr-clock", "bcs"}
+    modes = {(c.protocol in family, c.recovery) for c in cfgs if c.mutant is None}
+    assert modes == {(True, "restart-all"), (True, "partial"), (False, "restart-all")}
+    assert any(c.recovery == "partial" and c.failures for c in cfgs)
+    assert draw_config(7, 7, sel).recovery == "partial" and "--recovery partial" in command(draw_config(7, 7, sel))
 
 
 def test_run_rows_are_deterministic_and_complete():
