@@ -106,19 +106,19 @@ def timed(name, fn):
     r = fn()
     out[name] = time.perf_counter() - t0
     return r
-from traces import read_trace
+from snapcheck.traces import read_trace
 trace = timed("parse", lambda: read_trace(PATH))
 out["peak_after_parse_mb"] = peak()
-from checker import CheckOptions, check_trace
-from checker.cuts import CutAnalysis
-from checker.durability import Durability
-from checker.intervals import History
-from checker.rdt import rdt_violations
-from checker.recovery_line import bound, r_mark, rl_fix
-from checker.rgraph import Graph, scc_labels, scc_labels_networkx
-from checker.rollback_propagation import rollback_propagation
-from checker.z3cert import certify
-from checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.cuts import CutAnalysis
+from snapcheck.checker.durability import Durability
+from snapcheck.checker.intervals import History
+from snapcheck.checker.rdt import rdt_violations
+from snapcheck.checker.recovery_line import bound, r_mark, rl_fix
+from snapcheck.checker.rgraph import Graph, scc_labels, scc_labels_networkx
+from snapcheck.checker.rollback_propagation import rollback_propagation
+from snapcheck.checker.z3cert import certify
+from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 import gc; gc.disable()
 h = timed("history", lambda: History(trace))
 g = timed("rgraph", lambda: Graph(h))
@@ -151,8 +151,8 @@ print(json.dumps(out))
 
 SMALL = r'''
 import json, sys, time
-from traces import read_trace
-from checker import CheckOptions, check_trace
+from snapcheck.traces import read_trace
+from snapcheck.checker import CheckOptions, check_trace
 traces = [read_trace(p) for p in sys.argv[1:]]
 out = {}
 for name, opts in (("default", CheckOptions()), ("no_crosscheck", CheckOptions(crosscheck=False))):
@@ -169,9 +169,9 @@ print(json.dumps(out))
 
 CAMPAIGN = r'''
 import json, sys, time
-from checker import CheckOptions, check_trace
-from reference import simulate
-from spark_validation.configs import Selection, draw_config
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference import simulate
+from snapcheck.spark_validation.configs import Selection, draw_config
 n = int(sys.argv[1])
 sel = Selection.of()
 traces = [simulate(draw_config(i, i, sel)).trace() for i in range(n)]

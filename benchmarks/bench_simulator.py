@@ -28,10 +28,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import machine, write_section  # noqa: E402
 
-from reference import SimConfig, simulate  # noqa: E402
-from reference.operators import KeyedAggregate, Map, Sink, Source  # noqa: E402
-from reference.topology import EdgeSpec, OperatorSpec, Workload  # noqa: E402
-from reference.workloads import _random_inputs  # noqa: E402
+from snapcheck.reference import SimConfig, simulate  # noqa: E402
+from snapcheck.reference.operators import KeyedAggregate, Map, Sink, Source  # noqa: E402
+from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload  # noqa: E402
+from snapcheck.reference.workloads import _random_inputs  # noqa: E402
 
 
 def chain(p: int, records: int) -> Workload:
@@ -64,7 +64,7 @@ def measure(protocol: str, p: int, records: int, runs: int, lean: bool, check: b
            "sim_ms": 1e3 * sim_s / runs, "sim_rec_ms": 1e3 * rec_s / runs, "dumps_ms": 1e3 * ser_s / runs,
            "events_per_s": events / rec_s, "traces_per_s": runs / rec_s}
     if check:
-        from checker import check_trace
+        from snapcheck.checker import check_trace
         chk_s, _ = cpu(lambda r: check_trace(r.trace()), results)
         row["check_ms"] = 1e3 * chk_s / runs
     return row
@@ -74,7 +74,7 @@ def calibration() -> tuple[float, float]:
     """CPU µs per ``traces.Event`` construction and per heap push + pop, this run."""
     import heapq
 
-    from traces.model import Event
+    from snapcheck.traces.model import Event
     n = 200_000
     t0 = time.process_time()
     for i in range(n):

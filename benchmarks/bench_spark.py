@@ -253,15 +253,15 @@ def load() -> str:
 
 
 def campaign(n: int, engine: str, master: str | None, out: str) -> float:
-    from spark_validation.campaign import run_campaign
-    from spark_validation.configs import Selection
+    from snapcheck.spark_validation.campaign import run_campaign
+    from snapcheck.spark_validation.configs import Selection
 
     res = run_campaign(n, Selection.of(), out, engine=engine, master=master, progress=False)
     return res.seconds
 
 
 def session(master: str) -> float:
-    from spark_validation.session import get_session, stop_session
+    from snapcheck.spark_validation.session import get_session, stop_session
 
     stop_session()
     t = time.perf_counter()
@@ -276,7 +276,7 @@ def throughput(n: int, rounds: int, tmp: str) -> dict:
     (a shared host), so the 1 → 2-core comparisons run in alternating rounds — Spark local[2] then
     local[1], a pool of 1 then 2 processes — and each round gives one ratio; the report takes
     the median round."""
-    from spark_validation.campaign import read_results
+    from snapcheck.spark_validation.campaign import read_results
 
     out: dict = {"runs": n, "spark1_s": [], "spark2_s": [], "pool1_s": [], "pool2_s": [], "session_s": {}}
     out["python_s"] = campaign(n, "python", None, os.path.join(tmp, "py"))
@@ -301,8 +301,8 @@ def throughput(n: int, rounds: int, tmp: str) -> dict:
 
 
 def _chunk(bounds: tuple[int, int]) -> int:
-    from spark_validation.campaign import _rows
-    from spark_validation.configs import Selection
+    from snapcheck.spark_validation.campaign import _rows
+    from snapcheck.spark_validation.configs import Selection
 
     return len(_rows(bounds[0], bounds[1], 0, Selection.of()))
 
@@ -312,7 +312,7 @@ def pool(n: int, procs: int) -> float:
     what the machine's cores give right now, whatever else is running on them."""
     import multiprocessing as mp
 
-    from spark_validation.campaign import chunk_plan
+    from snapcheck.spark_validation.campaign import chunk_plan
 
     ctx = mp.get_context("fork")
     with ctx.Pool(procs) as p:
@@ -326,7 +326,7 @@ def pool(n: int, procs: int) -> float:
 
 def large(n: int, tmp: str) -> dict:
     """A large campaign run for real on a new local[2] session: wall time, peak memory, result size."""
-    from spark_validation.session import get_session, stop_session
+    from snapcheck.spark_validation.session import get_session, stop_session
 
     stop_session()
     get_session("local[2]")
@@ -343,7 +343,7 @@ def parquet_data(path: str, rows: int) -> int:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from spark_validation.synthetic import write_parquet
+    from snapcheck.spark_validation.synthetic import write_parquet
 
     base = path + ".base"
     write_parquet(range(400), base)
@@ -376,8 +376,8 @@ def best(fn, repeats: int) -> tuple[float, float, object]:
 def parquet_checking(rows: int, tmp: str) -> dict:
     import duckdb
 
-    from spark_validation.input_job import validate_input
-    from spark_validation.session import get_session, stop_session
+    from snapcheck.spark_validation.input_job import validate_input
+    from snapcheck.spark_validation.session import get_session, stop_session
 
     path = os.path.join(tmp, "traces.parquet")
     n = parquet_data(path, rows)

@@ -28,23 +28,23 @@ from __future__ import annotations
 import gc
 import re
 
-from checker.changelog import check_changelog
-from checker.cic import check_cic
-from checker.cuts import CutAnalysis, fmt_cut, is_aligned
-from checker.durability import Durability
-from checker.intervals import History
-from checker.log_retention import check_log_retention
-from checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
+from snapcheck.checker.changelog import check_changelog
+from snapcheck.checker.cic import check_cic
+from snapcheck.checker.cuts import CutAnalysis, fmt_cut, is_aligned
+from snapcheck.checker.durability import Durability
+from snapcheck.checker.intervals import History
+from snapcheck.checker.log_retention import check_log_retention
+from snapcheck.checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
                                        recovery_groups)
-from checker.options import CheckOptions
-from checker.output_commit import check_output_properties
-from checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
-from checker.replication import check_replication
-from checker.report import Report
-from checker.rgraph import Graph, scc_labels
-from checker.rounds import find_rounds, round_status, round_violations
-from checker.trace_index import TraceIndex
-from checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+from snapcheck.checker.options import CheckOptions
+from snapcheck.checker.output_commit import check_output_properties
+from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
+from snapcheck.checker.replication import check_replication
+from snapcheck.checker.report import Report
+from snapcheck.checker.rgraph import Graph, scc_labels
+from snapcheck.checker.rounds import find_rounds, round_status, round_violations
+from snapcheck.checker.trace_index import TraceIndex
+from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 
 RDT_PROTOCOLS = {"fdas", "fdi", "nras", "cbr", "cas", "casbr", "bhmr", "rdtpartner"}
 ZCF_PROTOCOLS = {"bcs", "hmnr", "lazybcs", "lazyfi", "fi"} | RDT_PROTOCOLS
@@ -167,7 +167,7 @@ def _check(trace, opts: CheckOptions) -> Report:
     if run.h.restores:
         _observed(run)
     if run.want("rdt") and (promises_rdt(trace.header.protocol or {}) or run.explicit("rdt")):
-        from checker.rdt import rdt_violations
+        from snapcheck.checker.rdt import rdt_violations
 
         vs, omitted = rdt_violations(run.h, run.graph, opts.max_witnesses)
         run.add("rdt", "trace", vs, omitted)
@@ -250,7 +250,7 @@ def _recovery_lines(run: _Run) -> None:
         report.recovery_lines[label] = d["line"]
         report.recovery[label] = d
         if opts.z3:
-            from checker.z3cert import certify
+            from snapcheck.checker.z3cert import certify
 
             report.certificates[label] = certify(h, U, g, min_replay=opts.z3_min_replay)
         explicit_set = opts.failures is not None and label == sets[0][1]

@@ -39,7 +39,7 @@ already deleted (``restore-missing-artifact``).
 
 from __future__ import annotations
 
-from checker.report import Violation
+from snapcheck.checker.report import Violation
 
 
 def _attr(e, name):

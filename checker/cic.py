@@ -53,8 +53,8 @@ from __future__ import annotations
 import re
 from collections import deque
 
-from checker.report import Violation
-from checker.zcycles import is_zpath
+from snapcheck.checker.report import Violation
+from snapcheck.checker.zcycles import is_zpath
 
 INF = float("inf")
 
@@ -557,7 +557,7 @@ def zcf_applies(ix) -> bool:
 def check_cic(run) -> None:
     """Add the ``cic-conformance``, ``cic-efficiency`` and ``timestamps`` results to a
     ``check_trace`` run (see ``checker.api``)."""
-    from checker.options import CheckerUsageError
+    from snapcheck.checker.options import CheckerUsageError
 
     props = ("cic-conformance", "cic-efficiency", "timestamps")
     kind = cic_protocol(run.trace.header.protocol or {})

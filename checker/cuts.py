@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from math import inf
 
-from checker.intervals import EXTERNAL
-from checker.report import Violation
+from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.report import Violation
 
 
 def is_aligned(protocol: dict) -> bool:

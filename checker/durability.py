@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 from math import inf
 
-from traces.model import Event
+from snapcheck.traces.model import Event
 
 
 class Durability:

@@ -12,7 +12,7 @@ computed here with the checker's own recovery-line analysis.
 
 from __future__ import annotations
 
-from checker.options import CheckOptions
+from snapcheck.checker.options import CheckOptions
 
 
 def options_from_expected(trace, base: CheckOptions | None = None) -> CheckOptions:
@@ -69,9 +69,9 @@ def compare_expected(trace, report) -> list[str]:
 
 
 def _lines(trace, report, labels: set[str], semantics: str) -> dict:
-    from checker.durability import Durability
-    from checker.intervals import History
-    from checker.recovery_report import analyse_failure_set, parse_failures
+    from snapcheck.checker.durability import Durability
+    from snapcheck.checker.intervals import History
+    from snapcheck.checker.recovery_report import analyse_failure_set, parse_failures
 
     out = {lb: report.recovery[lb] for lb in labels if lb in report.recovery}
     missing = [lb for lb in labels if lb not in out]

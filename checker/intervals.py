@@ -27,9 +27,9 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
-from checker.trace_index import TraceIndex
-from traces.errors import TraceError, TraceErrors
-from traces.model import Event, Trace
+from snapcheck.checker.trace_index import TraceIndex
+from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.model import Event, Trace
 
 EXTERNAL = -1
 _NOT_ANALYSED = ("coordinator", "external")

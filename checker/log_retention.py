@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 
-from checker.intervals import EXTERNAL
-from checker.report import Violation
+from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.report import Violation
 
 
 def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:

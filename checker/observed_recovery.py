@@ -35,11 +35,11 @@ not judged here (they are judged by the recovery in which it restores).
 
 from __future__ import annotations
 
-from checker.cuts import fmt_cut, in_transit, orphans
-from checker.durability import Durability
-from checker.intervals import EXTERNAL, History
-from checker.recovery_line import bound, rl_fix
-from checker.report import Violation
+from snapcheck.checker.cuts import fmt_cut, in_transit, orphans
+from snapcheck.checker.durability import Durability
+from snapcheck.checker.intervals import EXTERNAL, History
+from snapcheck.checker.recovery_line import bound, rl_fix
+from snapcheck.checker.report import Violation
 
 
 def recovery_groups(trace) -> list[list]:
@@ -178,7 +178,7 @@ class ObservedRecovery:
         extra = [i for i in range(hp.n) if self.g[i] < self.gmax[i]]
         if not extra or self.orphans:
             return []
-        from checker.recovery_report import never_recoverable
+        from snapcheck.checker.recovery_report import never_recoverable
 
         gl, _, _ = rl_fix(hp, self.U, never_recoverable(hp, self.durability))
         if gl == self.g:

@@ -46,7 +46,7 @@ process's state to what it was at checkpoint ``c`` (the events in between are un
 
 from __future__ import annotations
 
-from checker.report import Violation
+from snapcheck.checker.report import Violation
 
 
 def _attr(e, name):

@@ -16,9 +16,9 @@ witness is a Z-path from ``C_{j,y−1}`` to ``C_{i,x}`` that no causal path doub
 
 from __future__ import annotations
 
-from checker.intervals import EXTERNAL
-from checker.report import Violation
-from checker.rgraph import Graph, scc_labels
+from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.report import Violation
+from snapcheck.checker.rgraph import Graph, scc_labels
 
 
 def tdv(h) -> list[list[list[int]]]:

@@ -25,8 +25,8 @@ checkpoint graph, is in ``rollback_propagation.py``):
 
 from __future__ import annotations
 
-from checker.intervals import EXTERNAL
-from checker.rgraph import Graph
+from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.rgraph import Graph
 
 
 def bound(h, failed: list[int], semantics: str) -> list[int]:

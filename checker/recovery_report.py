@@ -18,12 +18,12 @@ independent algorithms that must agree, theory.md §3.5–3.6), and adds:
 
 from __future__ import annotations
 
-from checker.cuts import in_transit
-from checker.intervals import EXTERNAL
-from checker.options import CheckerUsageError
-from checker.recovery_line import bound, chain, distance, r_mark, rl_fix
-from checker.rollback_propagation import rollback_propagation
-from checker.rgraph import Graph
+from snapcheck.checker.cuts import in_transit
+from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.options import CheckerUsageError
+from snapcheck.checker.recovery_line import bound, chain, distance, r_mark, rl_fix
+from snapcheck.checker.rollback_propagation import rollback_propagation
+from snapcheck.checker.rgraph import Graph
 
 CROSSCHECK_RP_MAX_NODES = 4000
 

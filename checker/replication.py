@@ -32,7 +32,7 @@ left to do); a process that did not fail and still holds data messages that arri
 
 from __future__ import annotations
 
-from checker.report import Violation
+from snapcheck.checker.report import Violation
 
 
 def replicas_of(trace) -> dict[str, list[str]]:

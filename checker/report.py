@@ -153,6 +153,6 @@ class Report:
         }
 
     def render_text(self, verbose: bool = False) -> str:
-        from checker.text import render_text
+        from snapcheck.checker.text import render_text
 
         return render_text(self, verbose)

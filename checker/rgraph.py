@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL
 
 
 class Graph:

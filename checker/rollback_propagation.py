@@ -18,7 +18,7 @@ cross-check, not the primary algorithm.
 
 from __future__ import annotations
 
-from checker.rgraph import Graph
+from snapcheck.checker.rgraph import Graph
 
 
 def rollback_propagation(h, U: list[int], graph: Graph | None = None) -> list[int]:

@@ -17,7 +17,7 @@ is reported too.
 
 from __future__ import annotations
 
-from checker.report import Violation
+from snapcheck.checker.report import Violation
 
 
 class RoundInfo:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker.cuts import fmt_cut
+from snapcheck.checker.cuts import fmt_cut
 
 
 def render_text(report, verbose: bool = False) -> str:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import time
 
-from checker.cuts import in_transit, is_consistent
-from checker.intervals import EXTERNAL
+from snapcheck.checker.cuts import in_transit, is_consistent
+from snapcheck.checker.intervals import EXTERNAL
 
 
 def _orphan_constraints(h, procs_var: set[int]) -> dict[tuple[int, int], list[tuple[int, int]]]:

@@ -22,9 +22,9 @@ A witness is a shortest Z-cycle (fewest messages, 0-1 BFS on the R-graph from
 
 from __future__ import annotations
 
-from checker.intervals import EXTERNAL
-from checker.report import Violation
-from checker.rgraph import Graph, scc_labels
+from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.report import Violation
+from snapcheck.checker.rgraph import Graph, scc_labels
 
 
 def useless_positions(g: Graph, comp: list[int] | None = None) -> list[tuple[int, int]]:

@@ -6,11 +6,11 @@ protocols against the checker. See docs/protocols.md.
 Dependency direction: this package uses ``traces``; it never imports ``checker``.
 """
 
-from reference.mutants import MUTANTS
-from reference.protocol import Protocol, TaskProtocol
-from reference.protocols import PROTOCOLS
-from reference.simulation import SimConfig, SimResult, simulate
-from reference.workloads import RANDOM_WORKLOADS, WORKLOADS, make_workload
+from snapcheck.reference.mutants import MUTANTS
+from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.protocols import PROTOCOLS
+from snapcheck.reference.simulation import SimConfig, SimResult, simulate
+from snapcheck.reference.workloads import RANDOM_WORKLOADS, WORKLOADS, make_workload
 
 __all__ = ["MUTANTS", "PROTOCOLS", "RANDOM_WORKLOADS", "WORKLOADS", "Protocol", "SimConfig", "SimResult",
            "TaskProtocol", "make_workload", "simulate"]

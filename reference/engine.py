@@ -54,9 +54,9 @@ from heapq import heappop, heappush
 
 import orjson
 
-from reference.protocol import Protocol
-from reference.topology import ChannelSpec, Workload, expand, partition
-from traces.model import Channel, Header, Process
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.topology import ChannelSpec, Workload, expand, partition
+from snapcheck.traces.model import Channel, Header, Process
 
 DATA, BARRIER, CONTROL = 0, 1, 2
 FORWARD, HASH, BROADCAST = 0, 1, 2

@@ -40,11 +40,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from reference.protocol import Protocol
-from reference.protocols.abs_aligned import AlignedABS, AlignedTask
-from reference.protocols.abs_cyclic import CyclicABS, CyclicTask
-from reference.protocols.chandy_lamport import ChandyLamport, ChandyLamportTask
-from reference.protocols.unaligned import Unaligned, UnalignedTask
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocols.abs_aligned import AlignedABS, AlignedTask
+from snapcheck.reference.protocols.abs_cyclic import CyclicABS, CyclicTask
+from snapcheck.reference.protocols.chandy_lamport import ChandyLamport, ChandyLamportTask
+from snapcheck.reference.protocols.unaligned import Unaligned, UnalignedTask
 
 
 # -- aligned without blocking ------------------------------------------------------------
@@ -301,18 +301,18 @@ COORDINATED_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
 # Every mutant of the kit, by name (the other protocol families add theirs below).
 MUTANTS: dict[str, Mutant] = dict(COORDINATED_MUTANTS)
 
-from reference.commit.mutants import COMMIT_MUTANTS  # noqa: E402  (2PC, control channels, lineage: issue 9)
+from snapcheck.reference.commit.mutants import COMMIT_MUTANTS  # noqa: E402  (2PC, control channels, lineage: issue 9)
 
 MUTANTS.update(COMMIT_MUTANTS)
 
-from reference.changelog.mutants import CHANGELOG_MUTANTS  # noqa: E402  (GIC changelog checkpoints: issue 9)
+from snapcheck.reference.changelog.mutants import CHANGELOG_MUTANTS  # noqa: E402  (GIC changelog checkpoints: issue 9)
 
 MUTANTS.update(CHANGELOG_MUTANTS)
 
-from reference.replication.mutants import REPLICATION_MUTANTS  # noqa: E402  (active replication: issue 9)
+from snapcheck.reference.replication.mutants import REPLICATION_MUTANTS  # noqa: E402  (active replication: issue 9)
 
 MUTANTS.update(REPLICATION_MUTANTS)
 
-from reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS  # noqa: E402  (UNC/HMNR mutants; they import Mutant)
+from snapcheck.reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS  # noqa: E402  (UNC/HMNR mutants; they import Mutant)
 
 MUTANTS.update(UNCOORDINATED_MUTANTS)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from reference.simulation import SimConfig, SimResult, simulate
+from snapcheck.reference.simulation import SimConfig, SimResult, simulate
 
 
 def compare(reference: SimResult, run: SimResult) -> list[str]:

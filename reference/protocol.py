@@ -4,8 +4,8 @@ A checkpointing protocol is a *per-task state machine*. Write one by subclassing
 ``TaskProtocol`` (the handlers) and ``Protocol`` (its name, trace parameters and
 switches), then run it::
 
-    from reference import simulate, SimConfig
-    from reference.protocol import Protocol, TaskProtocol
+    from snapcheck.reference import simulate, SimConfig
+    from snapcheck.reference.protocol import Protocol, TaskProtocol
 
     class MyTask(TaskProtocol):
         def on_trigger(self, round, barrier):           # coordinator asks a source

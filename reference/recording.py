@@ -17,7 +17,7 @@ from dataclasses import fields
 
 import orjson
 
-from traces.model import Event, Header, Trace
+from snapcheck.traces.model import Event, Header, Trace
 
 
 def _constructor(etype: str, *names: str):

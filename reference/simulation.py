@@ -2,7 +2,7 @@
 
 ::
 
-    from reference import SimConfig, simulate
+    from snapcheck.reference import SimConfig, simulate
     res = simulate(SimConfig(protocol="unaligned", workload="q3", parallelism=2, seed=7,
                              failures=(("join[0]", 1500),)))
     res.trace()      # traces.Trace, ready for checker.check_trace
@@ -18,11 +18,11 @@ import gc
 from dataclasses import dataclass, fields
 from typing import Any
 
-from reference.engine import Simulator
-from reference.protocol import Protocol
-from reference.recording import EventLog, NullLog
-from reference.topology import Workload
-from traces.model import Header, Trace
+from snapcheck.reference.engine import Simulator
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.recording import EventLog, NullLog
+from snapcheck.reference.topology import Workload
+from snapcheck.traces.model import Header, Trace
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,9 @@ class SimResult:
 
 def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     """Apply the mutant and build the workload and protocol objects of a config."""
-    from reference.mutants import MUTANTS
-    from reference.protocols import PROTOCOLS
-    from reference.workloads import make_workload
+    from snapcheck.reference.mutants import MUTANTS
+    from snapcheck.reference.protocols import PROTOCOLS
+    from snapcheck.reference.workloads import make_workload
 
     protocol = cfg.protocol
     if cfg.mutant is not None:
@@ -137,7 +137,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         try:
             workload = make_workload(workload, cfg.parallelism, cfg.seed, cfg.records, cfg.gap, cfg.hot_ratio)
         except KeyError:
-            from reference.workloads import RANDOM_WORKLOADS, WORKLOADS
+            from snapcheck.reference.workloads import RANDOM_WORKLOADS, WORKLOADS
             known = ", ".join(list(WORKLOADS) + list(RANDOM_WORKLOADS))
             raise ValueError(f"unknown workload {workload!r} (known: {known})") from None
     if cfg.parallelism < 1:
@@ -148,8 +148,8 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
 def _recovery_params(cls: type[Protocol], cfg: SimConfig) -> dict:
     """``cfg.recovery`` as the constructor parameter of the uncoordinated family
     (``UNC(recovery=...)``, also HMNR and BCS); any other protocol has only restart-all."""
-    from reference.protocols import RECOVERY_CHOICE
-    from reference.protocols.unc import UncoordinatedProtocol
+    from snapcheck.reference.protocols import RECOVERY_CHOICE
+    from snapcheck.reference.protocols.unc import UncoordinatedProtocol
 
     if issubclass(cls, UncoordinatedProtocol):
         return {"recovery": cfg.recovery}

@@ -5,10 +5,10 @@ simulator (``reference.protocol``) against the checker and the end-to-end
 oracle::
 
     from hypothesis import given, settings
-    from checker import check_trace
-    from reference import simulate
-    from reference.oracle import exactly_once
-    from reference.testing import sim_configs
+    from snapcheck.checker import check_trace
+    from snapcheck.reference import simulate
+    from snapcheck.reference.oracle import exactly_once
+    from snapcheck.reference.testing import sim_configs
 
     @settings(max_examples=50, deadline=None)
     @given(sim_configs(protocols=[MyProtocol()], cyclic=False))
@@ -36,12 +36,12 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from reference.protocol import Protocol
-from reference.protocols import RECOVERY_CHOICE
-from reference.protocols.unc import RECOVERY_MODES
-from reference.simulation import SimConfig
-from reference.topology import Workload, expand
-from reference.workloads import WORKLOADS, random_graph
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocols import RECOVERY_CHOICE
+from snapcheck.reference.protocols.unc import RECOVERY_MODES
+from snapcheck.reference.simulation import SimConfig
+from snapcheck.reference.topology import Workload, expand
+from snapcheck.reference.workloads import WORKLOADS, random_graph
 
 COORDINATED = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
 ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12")
@@ -101,7 +101,7 @@ def failures(tasks: list[str], horizon: int, max_failures: int = 2):
 
 def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]:
     """The task ids a workload expands to (named workloads use ``parallelism``)."""
-    from reference.workloads import make_workload
+    from snapcheck.reference.workloads import make_workload
 
     wl = make_workload(workload, parallelism, seed) if isinstance(workload, str) else workload
     return [tid for tid, _, _ in expand(wl).tasks]

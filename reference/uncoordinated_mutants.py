@@ -32,10 +32,10 @@ The last four are defects observed in a published testbed's recovery code
 
 from __future__ import annotations
 
-from reference.mutants import Mutant
-from reference.protocols.hmnr import HMNR, HMNRClockTask, HMNRTask
-from reference.protocols.unc import UNC
-from reference.recovery_uncoordinated import LineDefects
+from snapcheck.reference.mutants import Mutant
+from snapcheck.reference.protocols.hmnr import HMNR, HMNRClockTask, HMNRTask
+from snapcheck.reference.protocols.unc import UNC
+from snapcheck.reference.recovery_uncoordinated import LineDefects
 
 
 class NoC1Task(HMNRTask):

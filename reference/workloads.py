@@ -29,9 +29,9 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from reference.operators import (Filter, IncrementalJoin, KeyedAggregate, Map, Sink, Source,
+from snapcheck.reference.operators import (Filter, IncrementalJoin, KeyedAggregate, Map, Sink, Source,
                                  WindowedCount, WindowedJoin)
-from reference.topology import EdgeSpec, OperatorSpec, Workload
+from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload
 
 STATES = ("OR", "ID", "CA", "NY", "WA", "TX")
 WINDOW = 2000                 # tumbling window size, ticks

@@ -43,9 +43,13 @@ stamp=".venv/.snapcheck-installed"
 want="$(cat pyproject.toml | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "[setup] installing snapcheck and its dependencies into .venv (first run: about a minute)" >&2
-    .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv/bin/python -m pip install -q -e '.[dev,flink]' --config-settings editable_mode=compat 2>&1 \
-        | { grep -vE 'is ignored: it is neither|^\s*$' || true; }
+    # pip's and the build backend's chatter goes to a log, shown only when the install fails
+    if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev,flink]'; } \
+            > .venv/install.log 2>&1; then
+        cat .venv/install.log >&2
+        echo "[setup] installing snapcheck failed (log above, also in .venv/install.log)" >&2
+        exit 1
+    fi
     echo "$want" > "$stamp"
 fi
 # Compile the Flink tracing library and jobs against the installed Flink jars

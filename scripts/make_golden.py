@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from traces import TraceRecorder
+from snapcheck.traces import TraceRecorder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "traces" / "examples"
 

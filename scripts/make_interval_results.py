@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reference import SimConfig, simulate  # noqa: E402
-from reference.intervals import CaStream, CaStreamOptimal, Daly, FaultAware, Fixed, IntervalABS, Young  # noqa: E402
-from reference.intervals.policies import ca_stream_optimum, efficiency  # noqa: E402
+from snapcheck.reference import SimConfig, simulate  # noqa: E402
+from snapcheck.reference.intervals import CaStream, CaStreamOptimal, Daly, FaultAware, Fixed, IntervalABS, Young  # noqa: E402
+from snapcheck.reference.intervals.policies import ca_stream_optimum, efficiency  # noqa: E402
 
 BASE = dict(workload="q1", parallelism=2, records=400, snapshot_cost=150, barrier_cost=5)
 T_CHPT = 155

@@ -44,15 +44,15 @@ from dataclasses import dataclass, field, replace
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from checker.intervals import History  # noqa: E402
-from checker.recovery_line import rl_fix  # noqa: E402
-from checker.rgraph import Graph  # noqa: E402
-from checker.zcycles import useless_positions  # noqa: E402
-from reference import SimConfig, simulate  # noqa: E402
-from reference.protocols.bcs import BCS  # noqa: E402
-from reference.protocols.hmnr import HMNR  # noqa: E402
-from reference.protocols.unc import UNC  # noqa: E402
-from reference.testing import task_ids  # noqa: E402
+from snapcheck.checker.intervals import History  # noqa: E402
+from snapcheck.checker.recovery_line import rl_fix  # noqa: E402
+from snapcheck.checker.rgraph import Graph  # noqa: E402
+from snapcheck.checker.zcycles import useless_positions  # noqa: E402
+from snapcheck.reference import SimConfig, simulate  # noqa: E402
+from snapcheck.reference.protocols.bcs import BCS  # noqa: E402
+from snapcheck.reference.protocols.hmnr import HMNR  # noqa: E402
+from snapcheck.reference.protocols.unc import UNC  # noqa: E402
+from snapcheck.reference.testing import task_ids  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "docs", "results.md")
 IMG = os.path.join(ROOT, "docs", "img")

@@ -41,7 +41,7 @@ for _name in COMMAND_MODULES:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from traces.errors import TraceErrors
+    from snapcheck.traces.errors import TraceErrors
 
     try:
         cli.main(args=argv, prog_name="snapcheck", standalone_mode=False)

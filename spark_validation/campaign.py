@@ -29,8 +29,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from spark_validation.configs import Selection, draw_config
-from spark_validation.runner import COLUMN_NAMES, arrow_schema, run_one, spark_schema
+from snapcheck.spark_validation.configs import Selection, draw_config
+from snapcheck.spark_validation.runner import COLUMN_NAMES, arrow_schema, run_one, spark_schema
 
 MAX_CHUNK = 2000           # runs per Spark task on large campaigns
 TASKS_PER_CORE = 3
@@ -129,7 +129,7 @@ def _run_python(n: int, sel: Selection, results: str, base_seed: int, progress: 
 
 
 def _run_spark(n: int, sel: Selection, results: str, base_seed: int, master: str | None, progress: bool) -> int:
-    from spark_validation.session import default_parallelism, get_session
+    from snapcheck.spark_validation.session import default_parallelism, get_session
 
     spark = get_session(master)
     plan = chunk_plan(n, default_parallelism())

@@ -65,7 +65,7 @@ class Selection:
            oracle: bool = True) -> "Selection":
         """A selection from option values; ``mutants=None`` means every mutant of a selected
         protocol (``()`` for none)."""
-        from reference import MUTANTS
+        from snapcheck.reference import MUTANTS
 
         protocols = tuple(protocols) if protocols else DEFAULT_PROTOCOLS
         if mutants is None:
@@ -75,7 +75,7 @@ class Selection:
 
     def check(self) -> None:
         """Unknown names are usage errors (exit 2)."""
-        from reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
+        from snapcheck.reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
         from snapcheck.errors import UsageError
 
         for kind, names, known in (("protocol", self.protocols, PROTOCOLS),
@@ -98,10 +98,10 @@ class Selection:
 
 def draw_config(run_id: int, seed: int, sel: Selection):
     """The ``SimConfig`` of run ``run_id`` with this seed (deterministic)."""
-    from reference import MUTANTS, SimConfig
-    from reference.protocols import RECOVERY_CHOICE
-    from reference.protocols.unc import RECOVERY_MODES
-    from reference.testing import task_ids
+    from snapcheck.reference import MUTANTS, SimConfig
+    from snapcheck.reference.protocols import RECOVERY_CHOICE
+    from snapcheck.reference.protocols.unc import RECOVERY_MODES
+    from snapcheck.reference.testing import task_ids
 
     rnd = random.Random(seed)
     if sel.mutants and (not sel.protocols or run_id % MUTANT_EVERY == MUTANT_EVERY - 1):
@@ -137,7 +137,7 @@ def _own_topology_config(protocol: str, seed: int, rnd: random.Random, failures:
     """Active replication (one task ``U[0]`` with replicas ``U[0]#0``/``U[0]#1``; records per
     source, 20 ticks apart): half the runs crash one replica. GIC (``task[i]``; one record per
     task per step): half the runs crash one or two tasks."""
-    from reference import SimConfig
+    from snapcheck.reference import SimConfig
 
     if protocol in REPLICATION:
         records = rnd.randint(5, 40)
@@ -153,7 +153,7 @@ def _own_topology_config(protocol: str, seed: int, rnd: random.Random, failures:
 
 def command(cfg, output: str = "run.jsonl") -> str:
     """The ``snapcheck simulate`` command that reproduces ``cfg``'s trace byte for byte."""
-    from reference import SimConfig
+    from snapcheck.reference import SimConfig
 
     default = SimConfig()
     args = ["snapcheck", "simulate"]
@@ -177,7 +177,7 @@ def command(cfg, output: str = "run.jsonl") -> str:
 
 def describe(cfg) -> dict:
     """The fields of ``cfg`` that differ from ``SimConfig``'s defaults (JSON-serialisable)."""
-    from reference import SimConfig
+    from snapcheck.reference import SimConfig
 
     default = SimConfig()
     out = {}

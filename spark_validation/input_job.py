@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from traces.parquet import SCHEMA
+from snapcheck.traces.parquet import SCHEMA
 
 EXAMPLES = 20
 
@@ -49,10 +49,10 @@ def validate_input(path: str, out_dir: str, *, master: str | None = None, cut: d
                    failures=None, semantics: str = "partial", native_only: bool = False) -> InputResult:
     from pyspark.sql import functions as F
 
-    from spark_validation.native_check import analyse
-    from spark_validation.parquet_input import load, materialize, quarantine
-    from spark_validation.session import get_session
-    from spark_validation.trace_udf import per_trace
+    from snapcheck.spark_validation.native_check import analyse
+    from snapcheck.spark_validation.parquet_input import load, materialize, quarantine
+    from snapcheck.spark_validation.session import get_session
+    from snapcheck.spark_validation.trace_udf import per_trace
 
     start = time.perf_counter()
     spark = get_session(master)

@@ -12,9 +12,9 @@ a few minutes on 2 cores (docs/benchmarks.md, section ``spark``).
 
 from __future__ import annotations
 
-from spark_validation.campaign import run_campaign
-from spark_validation.configs import Selection
-from spark_validation.summary import print_summary, summarize, write
+from snapcheck.spark_validation.campaign import run_campaign
+from snapcheck.spark_validation.configs import Selection
+from snapcheck.spark_validation.summary import print_summary, summarize, write
 
 DEFAULT_TRACES = 2000
 

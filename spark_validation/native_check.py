@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spark_validation.parquet_input import materialize
+from snapcheck.spark_validation.parquet_input import materialize
 
 FULL = 2 ** 62          # history key ("lim") of the whole trace: no line limit
 

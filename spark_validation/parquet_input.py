@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from traces.model import EVENT_TYPES
-from traces.parquet import SCHEMA
+from snapcheck.traces.model import EVENT_TYPES
+from snapcheck.traces.parquet import SCHEMA
 
 HEADER_DDL = ("struct<format:string,version:bigint,"
               "processes:array<struct<id:string,role:string>>,"
@@ -140,7 +140,7 @@ def materialize(df):
 
 def check_columns(df, path: str) -> None:
     """The file must have the v1 Parquet columns with their types (else exit 2)."""
-    from traces.errors import TraceError, TraceErrors
+    from snapcheck.traces.errors import TraceError, TraceErrors
 
     have = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     want = {"string": "string", "int64": "bigint"}
@@ -157,7 +157,7 @@ def check_columns(df, path: str) -> None:
 def load(spark, path: str):
     """Read a Parquet trace file (or directory) and parse ``extra``: the ``parsed`` DataFrame."""
     from pyspark.sql import functions as F
-    from traces.errors import TraceError, TraceErrors
+    from snapcheck.traces.errors import TraceError, TraceErrors
 
     try:
         df = spark.read.parquet(path)

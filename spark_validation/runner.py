@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import orjson
 
-from spark_validation.configs import OWN_TOPOLOGY, command, describe
+from snapcheck.spark_validation.configs import OWN_TOPOLOGY, command, describe
 
 # Result schema: (column, Arrow type, Spark type). One row per run.
 COLUMNS = (
@@ -82,9 +82,9 @@ def _row(run_id: int, seed: int, cfg) -> dict:
 def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign)."""
-    from checker import CheckOptions, check_trace
-    from reference import PROTOCOLS, simulate
-    from reference.oracle import exactly_once
+    from snapcheck.checker import CheckOptions, check_trace
+    from snapcheck.reference import PROTOCOLS, simulate
+    from snapcheck.reference.oracle import exactly_once
 
     row = _row(run_id, seed, cfg)
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import random
 
-from traces import TraceRecorder
+from snapcheck.traces import TraceRecorder
 
 
 def random_trace(seed: int, max_procs: int = 5, steps: int = 80, mistakes: float = 0.15,
@@ -198,7 +198,7 @@ def write_parquet(seeds, path: str, **kwargs) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from traces.parquet import SCHEMA, row_of
+    from snapcheck.traces.parquet import SCHEMA, row_of
 
     writer = pq.ParquetWriter(path, SCHEMA)
     n = 0

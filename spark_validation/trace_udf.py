@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import orjson
 
-from traces.parquet import SCHEMA
+from snapcheck.traces.parquet import SCHEMA
 
 ROUND_KINDS = ("orphan", "dropped", "phantom", "order", "duplicate-recorded", "wrong-channel", "aligned-in-flight")
 
@@ -27,11 +27,11 @@ RESULT_SCHEMA = ("trace_id string, events bigint, valid boolean, problem string,
 
 def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, semantics: str) -> dict:
     """Validate and check one trace given as Parquet rows (any order); the result row."""
-    from checker import CheckOptions, check_trace
-    from checker.options import CheckerUsageError
-    from traces.model import Trace
-    from traces.parquet import dict_of
-    from traces.validate import TraceValidator
+    from snapcheck.checker import CheckOptions, check_trace
+    from snapcheck.checker.options import CheckerUsageError
+    from snapcheck.traces.model import Trace
+    from snapcheck.traces.parquet import dict_of
+    from snapcheck.traces.validate import TraceValidator
 
     rows.sort(key=lambda r: (r["line"] is None, r["line"] or 0))
     out = dict.fromkeys(n.split()[0] for n in RESULT_SCHEMA.split(", "))

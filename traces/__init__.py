@@ -11,11 +11,11 @@ This package is the base of the dependency order: ``reference`` and
 ``checker`` use it, nothing here imports them.
 """
 
-from traces.errors import TraceError, TraceErrors
-from traces.model import Channel, Event, Header, Process, Trace, EVENT_TYPES
-from traces.jsonl import read_trace, iter_events, read_header, write_trace, dumps_trace
-from traces.recorder import TraceRecorder
-from traces.validate import TraceValidator, validate_file
+from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.model import Channel, Event, Header, Process, Trace, EVENT_TYPES
+from snapcheck.traces.jsonl import read_trace, iter_events, read_header, write_trace, dumps_trace
+from snapcheck.traces.recorder import TraceRecorder
+from snapcheck.traces.validate import TraceValidator, validate_file
 
 __all__ = [
     "Channel", "Event", "Header", "Process", "Trace", "EVENT_TYPES",

@@ -15,9 +15,9 @@ from typing import IO, Iterable, Iterator
 
 import orjson
 
-from traces.errors import TraceError, TraceErrors
-from traces.model import Event, Header, Trace
-from traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
+from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.model import Event, Header, Trace
+from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
 
 def _is_parquet(path: str) -> bool:
@@ -58,7 +58,7 @@ def iter_events(path, validator: TraceValidator | None = None, raise_errors: boo
     name = str(path)
     v = validator or TraceValidator(name, max_errors)
     if _is_parquet(name):
-        from traces.parquet import iter_parquet_dicts
+        from snapcheck.traces.parquet import iter_parquet_dicts
         rows = iter_parquet_dicts(name)
     else:
         rows = _raw_lines(path)
@@ -103,7 +103,7 @@ def read_header(path) -> Header:
 
 
 def _parquet_first(path):
-    from traces.parquet import iter_parquet_dicts
+    from snapcheck.traces.parquet import iter_parquet_dicts
     yield next(iter(iter_parquet_dicts(str(path))))
 
 

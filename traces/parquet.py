@@ -16,7 +16,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from traces.errors import TraceError, TraceErrors
+from snapcheck.traces.errors import TraceError, TraceErrors
 
 TYPED = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt")
 
@@ -74,8 +74,8 @@ def dict_of(row: dict) -> tuple[dict, bool]:
 
 def jsonl_to_parquet(sources: list[str], dest: str, trace_ids: list[str] | None = None) -> int:
     """Convert JSONL traces (each validated) into one Parquet file; returns rows written."""
-    from traces.jsonl import _raw_lines, iter_events
-    from traces.validate import TraceValidator
+    from snapcheck.traces.jsonl import _raw_lines, iter_events
+    from snapcheck.traces.validate import TraceValidator
 
     trace_ids = trace_ids or [str(s) for s in sources]
     writer = pq.ParquetWriter(dest, SCHEMA)

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from traces.model import Channel, Event, Header, Process, Trace
+from snapcheck.traces.model import Channel, Event, Header, Process, Trace
 
 
 def _process(p) -> Process:

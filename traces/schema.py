@@ -22,7 +22,7 @@ FORMAT_VERSION = 1
 @cache
 def schema() -> dict:
     """The full JSON Schema document (draft 2020-12)."""
-    text = resources.files("traces").joinpath("schema/trace-v1.schema.json").read_text()
+    text = resources.files("snapcheck.traces").joinpath("schema/trace-v1.schema.json").read_text()
     return json.loads(text)
 
 

@@ -15,9 +15,9 @@ from array import array
 
 import fastjsonschema
 
-from traces.errors import TraceError, TraceErrors
-from traces.model import EVENT_TYPES, Event, Header
-from traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
+from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.model import EVENT_TYPES, Event, Header
+from snapcheck.traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
 
 DEFAULT_MAX_ERRORS = 20
 
@@ -378,7 +378,7 @@ TraceValidator._handlers = {t: getattr(TraceValidator, "_on_" + t) for t in EVEN
 
 def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS) -> TraceValidator:
     """Validate a JSONL or Parquet trace file completely; return the validator (see ``.errors``)."""
-    from traces.jsonl import iter_events
+    from snapcheck.traces.jsonl import iter_events
 
     v = TraceValidator(path, max_errors)
     try:

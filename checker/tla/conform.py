@@ -54,15 +54,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from checker.tla.manifest import specs_dir
-from checker.tla.map_replication import prepare_replication
-from checker.tla.map_unc import prepare_unc
-from checker.tla.tlc import TlcJob, run_tlc
-from checker.tla.trace_events import (Family, OutOfScope, Prepared, causal_order, task_topology, tla,
+from snapcheck.checker.tla.manifest import specs_dir
+from snapcheck.checker.tla.map_replication import prepare_replication
+from snapcheck.checker.tla.map_unc import prepare_unc
+from snapcheck.checker.tla.tlc import TlcJob, run_tlc
+from snapcheck.checker.tla.trace_events import (Family, OutOfScope, Prepared, causal_order, task_topology, tla,
                                       tla_function)
-from traces import read_trace
-from traces.errors import TraceErrors
-from traces.model import Trace
+from snapcheck.traces import read_trace
+from snapcheck.traces.errors import TraceErrors
+from snapcheck.traces.model import Trace
 
 ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
 OUT_OF_SCOPE = ("fail", "restore", "replay", "discard", "round_abort")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snapcheck.errors import UsageError
-from checker.tla.tlc import TlcJob, TlcResult, run_many
+from snapcheck.checker.tla.tlc import TlcJob, TlcResult, run_many
 
 KINDS = ("check", "liveness", "mutant", "trap")
 MANIFEST_NAME = "manifest.json"
@@ -32,7 +32,11 @@ def specs_dir() -> Path:
     env = os.environ.get("SNAPCHECK_SPECS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "specs"
+    import snapcheck
+
+    package = Path(snapcheck.__file__).resolve().parent
+    installed = package / "specs"             # a wheel carries the specifications as package data
+    return installed if installed.is_dir() else package.parent / "specs"   # a checkout
 
 
 @dataclass

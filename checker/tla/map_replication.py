@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from checker.tla.trace_events import Family, OutOfScope, Prepared, SpecEvents, causal_order, tla
-from traces.model import Trace
+from snapcheck.checker.tla.trace_events import Family, OutOfScope, Prepared, SpecEvents, causal_order, tla
+from snapcheck.traces.model import Trace
 
 
 def prepare_replication(trace: Trace, protocol: str, family: Family) -> Prepared:

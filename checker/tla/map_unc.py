@@ -31,9 +31,9 @@ rounds and replays from recorded channel state are not UNC: an ERROR.
 
 from __future__ import annotations
 
-from checker.tla.trace_events import (Family, OutOfScope, Prepared, SpecEvents, causal_order, task_topology,
+from snapcheck.checker.tla.trace_events import (Family, OutOfScope, Prepared, SpecEvents, causal_order, task_topology,
                                       tla, tla_function)
-from traces.model import Trace
+from snapcheck.traces.model import Trace
 
 RECOVERY_MODES = ("restart-all", "partial")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from traces.model import Event, Trace
+from snapcheck.traces.model import Event, Trace
 
 
 @dataclass(frozen=True)

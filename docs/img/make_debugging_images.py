@@ -17,7 +17,7 @@ from rich.console import Console
 from snapcheck.debug.findings import check_findings, check_options
 from snapcheck.debug.render import RenderOptions, render
 from snapcheck.debug.stepper import Stepper
-from traces import read_trace
+from snapcheck.traces import read_trace
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -88,7 +88,7 @@ def stepper_screenshots() -> None:
 
 def shrunk_example() -> None:
     """A failing simulation of the mutant 'abs-aligned-no-block', shrunk, then drawn."""
-    from checker import CheckOptions
+    from snapcheck.checker import CheckOptions
 
     from snapcheck.debug.findings import findings_from_report, run_checker
     from snapcheck.debug.shrink import checker_predicate, shrink_trace

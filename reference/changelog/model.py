@@ -44,7 +44,7 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from traces.recorder import TraceRecorder
+from snapcheck.traces.recorder import TraceRecorder
 
 ENTRY = 16          # bytes per changelog entry and per materialized state entry
 

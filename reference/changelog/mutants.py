@@ -14,8 +14,8 @@ gic-gc-race                 FLINK-7268: a subsumed checkpoint's discard pending 
 
 from __future__ import annotations
 
-from reference.changelog.protocol import GicGcRace, GicInclusiveBoundary
-from reference.mutants import Mutant
+from snapcheck.reference.changelog.protocol import GicGcRace, GicInclusiveBoundary
+from snapcheck.reference.mutants import Mutant
 
 BASE = "gic-changelog"
 

@@ -8,9 +8,9 @@ are ``reference.changelog.model.DEFAULTS``.
 
 from __future__ import annotations
 
-from reference.changelog.model import GcRaceModel, GicModel, InclusiveBoundaryModel
-from reference.changelog.standalone import StandaloneSimulator
-from reference.protocol import Protocol
+from snapcheck.reference.changelog.model import GcRaceModel, GicModel, InclusiveBoundaryModel
+from snapcheck.reference.changelog.standalone import StandaloneSimulator
+from snapcheck.reference.protocol import Protocol
 
 RECORDS = 200
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from traces.model import Trace
-from traces.recorder import TraceRecorder
+from snapcheck.traces.model import Trace
+from snapcheck.traces.recorder import TraceRecorder
 
 
 class RecordedLog:

@@ -4,7 +4,7 @@ operator events over a lossy coordinator→task channel; end-of-stream ordering;
 the recovery line's lineage. See docs/protocols.md ("Control channels, output
 commit and lineage")."""
 
-from reference.commit.protocol import (CommitOnCheckpoint, CoordEventUnacked, EosBeforeFinalCommit,
+from snapcheck.reference.commit.protocol import (CommitOnCheckpoint, CoordEventUnacked, EosBeforeFinalCommit,
                                        RestoreAborted, RestoreEmpty, StrictNotify, TwoPhaseCommitABS,
                                        UnreliableFinalNotify)
 

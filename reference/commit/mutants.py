@@ -22,9 +22,9 @@ mutant                         what is broken                                   
 
 from __future__ import annotations
 
-from reference.commit.protocol import (CommitOnCheckpoint, CoordEventUnacked, EosBeforeFinalCommit,
+from snapcheck.reference.commit.protocol import (CommitOnCheckpoint, CoordEventUnacked, EosBeforeFinalCommit,
                                        RestoreAborted, RestoreEmpty, StrictNotify, UnreliableFinalNotify)
-from reference.mutants import Mutant
+from snapcheck.reference.mutants import Mutant
 
 BASE = "abs-aligned-2pc"
 _DEMO = {"workload": "q1", "parallelism": 2, "records": 20}

@@ -9,9 +9,9 @@ operator events; ``events`` — operator events per source.
 
 from __future__ import annotations
 
-from reference.commit.simulator import CommitSimulator
-from reference.commit.sink import StrictTxnSink, TxnSink
-from reference.protocols.abs_aligned import AlignedABS
+from snapcheck.reference.commit.simulator import CommitSimulator
+from snapcheck.reference.commit.sink import StrictTxnSink, TxnSink
+from snapcheck.reference.protocols.abs_aligned import AlignedABS
 
 DEFAULTS = {"notify_loss": 0.3, "notify_jitter": 300, "event_loss": 0.3, "event_jitter": 300, "events": 3}
 

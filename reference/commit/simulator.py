@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import random
 
-from reference.engine import CONTROL, CONTROL_SIZE, Chan, Msg, Simulator, Stored
-from reference.recording import NullLog, _constructor
-from traces.model import Channel
+from snapcheck.reference.engine import CONTROL, CONTROL_SIZE, Chan, Msg, Simulator, Stored
+from snapcheck.reference.recording import NullLog, _constructor
+from snapcheck.traces.model import Channel
 
 _SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")
 _OUTPUT_ATTRS = _constructor("output", "t", "value", "attrs")

@@ -11,7 +11,7 @@ notifications are harmless as long as a later one arrives.
 
 from __future__ import annotations
 
-from reference.operators import Sink
+from snapcheck.reference.operators import Sink
 
 
 class TxnSink(Sink):

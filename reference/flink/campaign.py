@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from reference.flink.build import Build, FlinkSetupError
-from reference.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
-from traces.errors import TraceErrors
+from snapcheck.reference.flink.build import Build, FlinkSetupError
+from snapcheck.reference.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
+from snapcheck.traces.errors import TraceErrors
 
 MODE_WEIGHTS = {"aligned": 3, "unaligned": 3, "timeout": 3, "at-least-once": 2}
 # Roughly how many records one subtask of each operator processes per source record of a

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from traces.errors import TraceError, TraceErrors
+from snapcheck.traces.errors import TraceError, TraceErrors
 
 _FILE = re.compile(r"^(?P<op>.+)-(?P<subtask>\d+)-(?P<attempt>\d+)\.jsonl$")
 COORDINATOR = "coordinator"

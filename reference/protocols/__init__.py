@@ -1,21 +1,21 @@
 """The coordinated protocol family, one module per algorithm."""
 
-from reference.protocols.abs_aligned import AlignedABS
-from reference.protocols.abs_cyclic import CyclicABS
-from reference.protocols.aligned_timeout import AlignedTimeout
-from reference.protocols.chandy_lamport import ChandyLamport
-from reference.protocols.unaligned import Unaligned
-from reference.protocols.bcs import BCS
-from reference.protocols.hmnr import HMNR, HMNRClock
-from reference.protocols.unc import UNC, UncoordinatedProtocol
-from reference.commit.protocol import TwoPhaseCommitABS  # noqa: E402  (issue 9)
+from snapcheck.reference.protocols.abs_aligned import AlignedABS
+from snapcheck.reference.protocols.abs_cyclic import CyclicABS
+from snapcheck.reference.protocols.aligned_timeout import AlignedTimeout
+from snapcheck.reference.protocols.chandy_lamport import ChandyLamport
+from snapcheck.reference.protocols.unaligned import Unaligned
+from snapcheck.reference.protocols.bcs import BCS
+from snapcheck.reference.protocols.hmnr import HMNR, HMNRClock
+from snapcheck.reference.protocols.unc import UNC, UncoordinatedProtocol
+from snapcheck.reference.commit.protocol import TwoPhaseCommitABS  # noqa: E402  (issue 9)
 
 PROTOCOLS = {p.name: p for p in (ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, BCS)}
 PROTOCOLS[TwoPhaseCommitABS.name] = TwoPhaseCommitABS
-from reference.changelog.protocol import GicChangelog  # noqa: E402  (issue 9)
+from snapcheck.reference.changelog.protocol import GicChangelog  # noqa: E402  (issue 9)
 
 PROTOCOLS[GicChangelog.name] = GicChangelog
-from reference.replication.protocol import KaZoo, LiveRobin  # noqa: E402  (issue 9)
+from snapcheck.reference.replication.protocol import KaZoo, LiveRobin  # noqa: E402  (issue 9)
 
 PROTOCOLS[LiveRobin.name] = LiveRobin
 PROTOCOLS[KaZoo.name] = KaZoo

@@ -19,7 +19,7 @@ graph it deadlocks (the ``abs-aligned-on-cyclic`` mutant).
 
 from __future__ import annotations
 
-from reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.protocol import Protocol, TaskProtocol
 
 
 class AlignedTask(TaskProtocol):

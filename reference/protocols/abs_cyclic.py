@@ -22,7 +22,7 @@ accepts state on ``back_edge`` channels only).
 
 from __future__ import annotations
 
-from reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.protocol import Protocol, TaskProtocol
 
 
 class _Round:

@@ -21,7 +21,7 @@ consistent and complete.
 
 from __future__ import annotations
 
-from reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.protocol import Protocol, TaskProtocol
 
 
 class _Round:

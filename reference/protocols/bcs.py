@@ -16,7 +16,7 @@ along every Z-path, so no checkpoint is useless (ZCF).
 
 from __future__ import annotations
 
-from reference.protocols.unc import UncoordinatedProtocol, UncoordinatedTask
+from snapcheck.reference.protocols.unc import UncoordinatedProtocol, UncoordinatedTask
 
 
 class BCSTask(UncoordinatedTask):

@@ -18,8 +18,8 @@ own recording.
 
 from __future__ import annotations
 
-from reference.protocol import Protocol
-from reference.protocols.channel_recording import ChannelRecordingTask
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocols.channel_recording import ChannelRecordingTask
 
 
 class ChandyLamportTask(ChannelRecordingTask):

@@ -13,7 +13,7 @@ checkpoints).
 
 from __future__ import annotations
 
-from reference.protocol import TaskProtocol
+from snapcheck.reference.protocol import TaskProtocol
 
 
 class ChannelRecordingTask(TaskProtocol):

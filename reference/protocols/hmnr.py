@@ -33,7 +33,7 @@ Z-path, so no checkpoint is useless (ZCF; theory.md §4.3).
 
 from __future__ import annotations
 
-from reference.protocols.unc import UncoordinatedProtocol, UncoordinatedTask
+from snapcheck.reference.protocols.unc import UncoordinatedProtocol, UncoordinatedTask
 
 INF = float("inf")
 FORMS = ("greater", "clock")

@@ -20,8 +20,8 @@ wait, so the protocol works on cyclic graphs and under backpressure.
 
 from __future__ import annotations
 
-from reference.protocol import Protocol
-from reference.protocols.channel_recording import ChannelRecordingTask
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocols.channel_recording import ChannelRecordingTask
 
 
 class UnalignedTask(ChannelRecordingTask):

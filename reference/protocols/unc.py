@@ -27,9 +27,9 @@ Parameters (``UNC(recovery=..., jitter=..., intervals=...)``):
 
 from __future__ import annotations
 
-from reference.protocol import Protocol, TaskProtocol
-from reference.recovery_uncoordinated import LineDefects
-from reference.uncoordinated import UncoordinatedSimulator
+from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.recovery_uncoordinated import LineDefects
+from snapcheck.reference.uncoordinated import UncoordinatedSimulator
 
 RECOVERY_MODES = ("restart-all", "partial")
 

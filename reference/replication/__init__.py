@@ -2,6 +2,6 @@
 sequence number, LiveRobin deterministic merge and KaZoo leader-based ordering. See
 docs/protocols.md ("Active replication")."""
 
-from reference.replication.model import ReplicationModel
+from snapcheck.reference.replication.model import ReplicationModel
 
 __all__ = ["ReplicationModel"]

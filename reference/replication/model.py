@@ -50,7 +50,7 @@ from __future__ import annotations
 import heapq
 import random
 
-from traces.recorder import TraceRecorder
+from snapcheck.traces.recorder import TraceRecorder
 
 DEFAULTS = {"merge": "liverobin", "records": 40, "gap": 20, "latency": 5, "jitter": 30, "hb_period": 25,
             "session_timeout": 60, "order_period": 10, "batch": 8, "quiet": None}

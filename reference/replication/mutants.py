@@ -14,8 +14,8 @@ replication-mixed-merge-config   Materialize #38196: replicas rendered with     
 
 from __future__ import annotations
 
-from reference.mutants import Mutant
-from reference.replication.protocol import MixedMergeConfig, NoOrdering, PlainRoundRobin
+from snapcheck.reference.mutants import Mutant
+from snapcheck.reference.replication.protocol import MixedMergeConfig, NoOrdering, PlainRoundRobin
 
 BASE = "liverobin"
 DIVERGE = ("replica-order-divergence", "replica-output-divergence")

@@ -9,9 +9,9 @@ two sources). Parameters: ``reference.replication.model.DEFAULTS`` (e.g.
 
 from __future__ import annotations
 
-from reference.changelog.standalone import StandaloneSimulator
-from reference.protocol import Protocol
-from reference.replication.model import (MixedMergeConfigModel, NoOrderingModel, PlainRoundRobinModel,
+from snapcheck.reference.changelog.standalone import StandaloneSimulator
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.replication.model import (MixedMergeConfigModel, NoOrderingModel, PlainRoundRobinModel,
                                          ReplicationModel)
 
 

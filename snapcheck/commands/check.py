@@ -56,9 +56,9 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
     options apply. Exit codes: 0 clean, 1 violation (or, with --expect, a mismatch with
     metadata.expected), 2 bad input or usage.
     """
-    from checker import CheckerUsageError, CheckOptions, check_trace
-    from checker.expected import compare_expected, options_from_expected
-    from traces import read_trace
+    from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
+    from snapcheck.checker.expected import compare_expected, options_from_expected
+    from snapcheck.traces import read_trace
 
     explicit = cut is not None or failures is not None or semantics is not None
     reports, mismatches, exit_code = [], {}, EXIT_CLEAN
@@ -100,7 +100,7 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
                 click.echo("expected verdict: " + ("holds" if not mm else "MISMATCH\n  " + "\n  ".join(mm)))
             click.echo("")
     if junit_file:
-        from checker.junit import junit_xml
+        from snapcheck.checker.junit import junit_xml
 
         try:
             with open(junit_file, "wb") as f:

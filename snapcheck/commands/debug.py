@@ -14,8 +14,8 @@ from rich.console import Console
 
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
 from snapcheck.errors import UsageError
-from traces import read_trace
-from traces.model import Trace
+from snapcheck.traces import read_trace
+from snapcheck.traces.model import Trace
 
 _TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
 
@@ -207,11 +207,11 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     checkpoint, failure, record entry, ...) makes that violation disappear. With
     --simulation or --simulate, the simulation's configuration is shrunk first.
     """
-    from checker import CheckOptions
+    from snapcheck.checker import CheckOptions
 
     from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config, simulate_config
-    from traces.jsonl import dumps_trace
+    from snapcheck.traces.jsonl import dumps_trace
 
     config = _sim_config(trace_path, simulation, simulate)
     if trace_path is None and config is None:
@@ -276,7 +276,7 @@ def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None) 
     if simulation:
         if trace_path is None:
             raise UsageError("--simulation needs a TRACE written by the reference simulator")
-        from traces import read_header
+        from snapcheck.traces import read_header
 
         sim = read_header(trace_path).metadata.get("simulator") or {}
         if "config" not in sim:
@@ -288,8 +288,8 @@ def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None) 
 def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str, str]:
     """Resolve ``--property`` (a property or a violation kind) and ``--kind`` to the
     (property, kind) the trace violates."""
-    from checker import PROPERTIES, CheckOptions
-    from checker.report import KIND_PROPERTY
+    from snapcheck.checker import PROPERTIES, CheckOptions
+    from snapcheck.checker.report import KIND_PROPERTY
 
     if prop in KIND_PROPERTY:
         if kind not in (None, prop):

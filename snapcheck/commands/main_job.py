@@ -27,16 +27,16 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from checker import CheckOptions, check_trace
-from checker.expected import compare_expected, options_from_expected
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.expected import compare_expected, options_from_expected
 from snapcheck.errors import EXIT_CLEAN, EXIT_VIOLATION
-from traces import read_trace
+from snapcheck.traces import read_trace
 
 console = Console(highlight=False, width=shutil.get_terminal_size((120, 24)).columns)
 
 
 def golden_dir() -> Path:
-    return Path(str(resources.files("traces").joinpath("examples")))
+    return Path(str(resources.files("snapcheck.traces").joinpath("examples")))
 
 
 def check_golden(directory: Path) -> tuple[Table, int]:

@@ -51,8 +51,8 @@ def _parse_straggler(spec: str) -> tuple[str, float]:
 
 
 def _print_list() -> None:
-    from reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
-    from reference.workloads import make_workload
+    from snapcheck.reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
+    from snapcheck.reference.workloads import make_workload
 
     def section(title: str, rows: list[tuple[str, str]]) -> None:
         console.print(title, style="bold", markup=False)
@@ -115,7 +115,7 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         return
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
-    from reference import MUTANTS, SimConfig, simulate
+    from snapcheck.reference import MUTANTS, SimConfig, simulate
 
     fields = dict(
         protocol=protocol or "abs-aligned", workload=workload, parallelism=parallelism, seed=seed,

@@ -51,7 +51,7 @@ def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: fl
     Prints a table (spec, config, expected, result, distinct states, depth, time). Exit 0 if
     every run matches the manifest, 1 if any differs, 2 on bad usage (e.g. no Java 17).
     """
-    from checker.tla.manifest import load_manifest, run_entries, specs_dir
+    from snapcheck.checker.tla.manifest import load_manifest, run_entries, specs_dir
 
     man = load_manifest()
     entries = man.select(name, heavy)
@@ -60,7 +60,7 @@ def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: fl
             raise UsageError("--update records TLC's figures; it cannot be used with --backend apalache")
         _apalache(entries, length, timeout)
         return
-    from checker.tla.tlc import find_java, find_jar
+    from snapcheck.checker.tla.tlc import find_java, find_jar
 
     find_jar(), find_java()          # fail early, with a clear message
     par = parallel or _default_parallel()
@@ -107,8 +107,8 @@ def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: fl
 
 
 def _apalache(entries, length: int, timeout: float) -> None:
-    from checker.tla.apalache import run_apalache
-    from checker.tla.manifest import specs_dir
+    from snapcheck.checker.tla.apalache import run_apalache
+    from snapcheck.checker.tla.manifest import specs_dir
 
     table = Table(title=f"Apalache bounded check ({length} steps)")
     for col in ("spec", "config", "expected", "result", "time"):
@@ -146,8 +146,8 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, pa
 
     Exit 0 if all are accepted, 1 if any is rejected (and none is an ERROR), 2 if any is an ERROR.
     """
-    from checker.tla.conform import ACCEPT, ERROR, REJECT, conform
-    from checker.tla.tlc import find_jar, find_java
+    from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform
+    from snapcheck.checker.tla.tlc import find_jar, find_java
 
     find_jar(), find_java()
     start = time.monotonic()

@@ -6,8 +6,8 @@ import sys
 
 import click
 from snapcheck.errors import EXIT_BAD_INPUT, UsageError
-from traces.errors import TraceErrors
-from traces.validate import DEFAULT_MAX_ERRORS, validate_file
+from snapcheck.traces.errors import TraceErrors
+from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, validate_file
 
 
 @click.command("validate-trace")
@@ -40,7 +40,7 @@ def validate_trace(files: tuple[str, ...], max_errors: int) -> None:
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to write as JSONL.")
 def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None:
     """Convert traces between JSON Lines and Parquet (lossless, validated on the way)."""
-    from traces.parquet import jsonl_to_parquet, parquet_to_jsonl
+    from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl
 
     if output.endswith((".parquet", ".pq")):
         rows = jsonl_to_parquet(list(sources), output)

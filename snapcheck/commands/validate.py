@@ -74,7 +74,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
     if input_path is not None:
         if engine != "spark":
             raise UsageError("validate --input runs on Spark only")
-        from spark_validation.input_job import markdown, validate_input
+        from snapcheck.spark_validation.input_job import markdown, validate_input
 
         failures = None
         if failure_set:
@@ -89,7 +89,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
         raise UsageError("--cut, --failures and --native-only apply to --input only")
     if traces < 1:
         raise UsageError("--traces must be at least 1")
-    from spark_validation.main_job import run_validation
+    from snapcheck.spark_validation.main_job import run_validation
 
     names = _names(mutants)
     sel_mutants = () if names == ("none",) else names

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from snapcheck.debug.replay import position_of_line
 from snapcheck.errors import UsageError
-from traces.model import Trace
+from snapcheck.traces.model import Trace
 
 # How the diagram and the report colour the kinds (checker_api.md's canonical kinds).
 KIND_STYLE = {
@@ -104,8 +104,8 @@ def options_dict(trace: Trace, failures=None, semantics: str | None = None, cut:
     """Checker options (``cut``, ``failures``, ``semantics``) as a dict, chosen as
     ``snapcheck check`` chooses them: the explicit ones when any is given, else the
     trace's ``metadata.expected.check`` (``checker.expected.options_from_expected``)."""
-    from checker import CheckOptions
-    from checker.expected import options_from_expected
+    from snapcheck.checker import CheckOptions
+    from snapcheck.checker.expected import options_from_expected
 
     opts = CheckOptions(cut=cut, failures=failures, semantics=semantics or "partial")
     if cut is None and failures is None and semantics is None:
@@ -116,7 +116,7 @@ def options_dict(trace: Trace, failures=None, semantics: str | None = None, cut:
 
 def check_options(trace: Trace, properties: set[str] | None = None, **given):
     """``checker.CheckOptions`` for ``trace`` (see ``options_dict``)."""
-    from checker import CheckOptions
+    from snapcheck.checker import CheckOptions
 
     return CheckOptions(properties=properties, **options_dict(trace, **given))
 
@@ -124,7 +124,7 @@ def check_options(trace: Trace, properties: set[str] | None = None, **given):
 def run_checker(trace: Trace, options=None):
     """``checker.check_trace`` on ``trace`` (options default to ``check_options``).
     Options that do not fit the trace are a usage error (exit 2)."""
-    from checker import CheckerUsageError, check_trace
+    from snapcheck.checker import CheckerUsageError, check_trace
 
     try:
         return check_trace(trace, options if options is not None else check_options(trace))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from traces.model import Event, Trace
+from snapcheck.traces.model import Event, Trace
 
 RECEIVE_LIKE = ("arrive", "recv", "discard")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from snapcheck import __version__
 from snapcheck.debug.findings import Findings, findings_from_report
 from snapcheck.debug.render import RenderOptions, finding_window, render_svg
-from traces.model import Trace
+from snapcheck.traces.model import Trace
 
 OVERVIEW_LIMIT = 1500        # events: above this the overview diagram is replaced by a note
 WINDOW_ABOVE = 120           # events: above this a violation's diagram shows a window around it

@@ -35,7 +35,7 @@ from matplotlib.patches import FancyArrowPatch
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
 from snapcheck.errors import UsageError
-from traces.model import Event, Trace
+from snapcheck.traces.model import Event, Trace
 
 CKPT_STYLE = {   # kind -> (marker, face colour, edge colour, size)
     "initial": ("s", "white", "black", 7),

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from snapcheck.debug.history import describe_event, message_table
-from traces.model import Event, Trace
+from snapcheck.traces.model import Event, Trace
 
 SNAPSHOT_EVERY = 128
 

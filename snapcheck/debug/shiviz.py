@@ -28,7 +28,7 @@ import json
 import re
 
 from snapcheck.debug.history import causal_order, describe_event, message_table, vector_clocks
-from traces.model import Trace
+from snapcheck.traces.model import Trace
 
 SHIVIZ_REGEX = r"(?<host>\S+) (?<clock>\{.*?\}) \| (?<event>.*)"
 # The same expression in Python's syntax (named groups are spelled (?P<name>...)).

@@ -41,9 +41,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Sequence
 
-from traces.errors import TraceErrors
-from traces.jsonl import dumps_trace, parse_trace
-from traces.model import Channel, Event, Header, Process, Trace
+from snapcheck.traces.errors import TraceErrors
+from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.model import Channel, Event, Header, Process, Trace
 
 Element = tuple[str, Hashable]
 
@@ -388,7 +388,7 @@ def shrink_trace(trace: Trace, violates: Callable[[Trace, dict], bool], options:
 
 def checker_predicate(prop: str, kind: str, base_options: Callable[[dict], object]) -> Callable[[Trace, dict], bool]:
     """``violates(trace, options)``: the checker reports a ``kind`` violation of ``prop``."""
-    from checker import check_trace
+    from snapcheck.checker import check_trace
 
     def violates(t: Trace, options: dict) -> bool:
         report = check_trace(t, base_options(options))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from snapcheck.debug.shrink import ddmin
-from traces.model import Trace
+from snapcheck.traces.model import Trace
 
 LIST_FIELDS = ("failures", "stragglers")
 SIZE_FIELDS = {"parallelism": 1, "records": 1}     # field -> lower bound
@@ -25,7 +25,7 @@ SIZE_FIELDS = {"parallelism": 1, "records": 1}     # field -> lower bound
 
 def simulate_config(config: dict) -> Trace:
     """Run the reference simulator on a ``SimConfig`` given as a dict (its ``describe()`` form)."""
-    from reference import SimConfig, simulate
+    from snapcheck.reference import SimConfig, simulate
 
     cfg = dict(config)
     for key in LIST_FIELDS:

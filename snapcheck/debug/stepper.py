@@ -23,7 +23,7 @@ from rich.text import Text
 from snapcheck.debug.findings import Findings
 from snapcheck.debug.history import describe_event
 from snapcheck.debug.replay import Breakpoint, ProcessView, Replay, ReplayState
-from traces.model import Trace
+from snapcheck.traces.model import Trace
 
 HELP = """\
 commands (a number k repeats or selects; Enter repeats the last command):

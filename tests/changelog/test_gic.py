@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from checker import CheckOptions, check_trace
-from reference import MUTANTS, PROTOCOLS, SimConfig, simulate
-from reference.changelog import GicChangelog
-from reference.changelog.mutants import CHANGELOG_MUTANTS
-from traces import TraceRecorder
-from traces.jsonl import parse_trace
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
+from snapcheck.reference.changelog import GicChangelog
+from snapcheck.reference.changelog.mutants import CHANGELOG_MUTANTS
+from snapcheck.traces import TraceRecorder
+from snapcheck.traces.jsonl import parse_trace
 
 NEW_KINDS = {"changelog-gap", "changelog-overlap", "changelog-mismatch", "artifact-unknown",
              "artifact-deleted-referenced", "restore-missing-artifact"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from traces import TraceRecorder
+from snapcheck.traces import TraceRecorder
 
 
 def random_trace(seed: int, *, n: int | None = None, steps: int | None = None, fifo: bool | None = None,

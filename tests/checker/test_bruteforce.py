@@ -10,20 +10,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker import CheckOptions, check_trace
-from checker.cuts import CutAnalysis
-from checker.durability import Durability
-from checker.intervals import History
-from checker.rdt import rdt_violations
-from checker.recovery_line import bound, r_mark, rl_fix
-from checker.recovery_report import never_recoverable
-from checker.rgraph import Graph, scc_labels, scc_labels_networkx
-from checker.rollback_propagation import rollback_propagation
-from checker.z3cert import certify, min_replay_line
-from checker.zcycles import is_zpath, stably_unusable_positions, useless_positions, zcycle_witness
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.cuts import CutAnalysis
+from snapcheck.checker.durability import Durability
+from snapcheck.checker.intervals import History
+from snapcheck.checker.rdt import rdt_violations
+from snapcheck.checker.recovery_line import bound, r_mark, rl_fix
+from snapcheck.checker.recovery_report import never_recoverable
+from snapcheck.checker.rgraph import Graph, scc_labels, scc_labels_networkx
+from snapcheck.checker.rollback_propagation import rollback_propagation
+from snapcheck.checker.z3cert import certify, min_replay_line
+from snapcheck.checker.zcycles import is_zpath, stably_unusable_positions, useless_positions, zcycle_witness
 from checker_oracle import Oracle, effective_events
 from checker_random import random_failure_trace, random_trace
-from traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import dumps_trace, parse_trace
 
 SEEDS = st.integers(0, 2**32 - 1)
 # SNAPCHECK_CHECKER_EXAMPLES=2000 for a soak run (default 150 per property)
@@ -199,7 +199,7 @@ def test_useless_so_far_grows_only_within_may_become_useless(seed, data):
 
 
 def test_a_later_message_makes_an_old_checkpoint_useless():
-    from traces import TraceRecorder
+    from snapcheck.traces import TraceRecorder
 
     rec = TraceRecorder(["Pi", "Pk"], [("ik", "Pi", "Pk"), ("ki", "Pk", "Pi")])
     m2 = rec.send("Pk", "ki")          # Pk sends in its current (open) interval

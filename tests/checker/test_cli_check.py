@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from checker import CheckOptions, check_trace
-from checker.expected import compare_expected, options_from_expected
-from traces import TraceRecorder, read_trace
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.expected import compare_expected, options_from_expected
+from snapcheck.traces import TraceRecorder, read_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = sorted(glob.glob(os.path.join(ROOT, "traces", "examples", "*.jsonl")))

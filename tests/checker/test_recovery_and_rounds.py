@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checker import CheckOptions, check_trace
-from checker.intervals import History
-from traces import TraceRecorder
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.intervals import History
+from snapcheck.traces import TraceRecorder
 
 
 def pipe(logged=True, protocol="unc"):

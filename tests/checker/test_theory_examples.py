@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from checker import CheckOptions, check_trace
-from checker.cuts import CutAnalysis, is_consistent
-from checker.durability import Durability
-from checker.intervals import History
-from checker.recovery_line import bound, r_mark, rl_fix
-from checker.rgraph import Graph, scc_labels
-from checker.rollback_propagation import rollback_propagation
-from checker.zcycles import useless_positions, zcycle_witness
-from traces import TraceRecorder
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.cuts import CutAnalysis, is_consistent
+from snapcheck.checker.durability import Durability
+from snapcheck.checker.intervals import History
+from snapcheck.checker.recovery_line import bound, r_mark, rl_fix
+from snapcheck.checker.rgraph import Graph, scc_labels
+from snapcheck.checker.rollback_propagation import rollback_propagation
+from snapcheck.checker.zcycles import useless_positions, zcycle_witness
+from snapcheck.traces import TraceRecorder
 
 
 def two(protocol="none", logged=False):

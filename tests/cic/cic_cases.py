@@ -6,10 +6,10 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from checker import check_trace
-from reference import PROTOCOLS, SimConfig, simulate
-from reference.oracle import exactly_once
-from reference.testing import sim_configs
+from snapcheck.checker import check_trace
+from snapcheck.reference import PROTOCOLS, SimConfig, simulate
+from snapcheck.reference.oracle import exactly_once
+from snapcheck.reference.testing import sim_configs
 
 NAMES = ("unc", "hmnr", "hmnr-clock", "bcs")
 MODES = ("restart-all", "partial")

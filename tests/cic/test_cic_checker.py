@@ -9,16 +9,16 @@ import random
 
 import pytest
 
-from checker import CheckerUsageError, CheckOptions, check_trace
-from checker.cic import Resimulation
-from checker.durability import Durability
-from checker.intervals import History
-from checker.log_retention import PrefixLines
-from checker.recovery_line import rl_fix
-from checker.zcycles import is_zpath
-from reference import SimConfig, simulate
-from traces import TraceRecorder
-from traces.model import Trace
+from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
+from snapcheck.checker.cic import Resimulation
+from snapcheck.checker.durability import Durability
+from snapcheck.checker.intervals import History
+from snapcheck.checker.log_retention import PrefixLines
+from snapcheck.checker.recovery_line import rl_fix
+from snapcheck.checker.zcycles import is_zpath
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.traces import TraceRecorder
+from snapcheck.traces.model import Trace
 
 TWO = [{"id": "c01", "src": "P0", "dst": "P1"}, {"id": "c10", "src": "P1", "dst": "P0"}]
 

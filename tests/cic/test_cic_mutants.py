@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checker import CheckOptions, check_trace
-from reference import MUTANTS, SimConfig, simulate
-from reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference import MUTANTS, SimConfig, simulate
+from snapcheck.reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS
 
 # mutant -> the property whose violation catches it (and the kinds it reports)
 CAUGHT_BY = {

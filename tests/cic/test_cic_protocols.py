@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from cic_cases import MODES, NAMES, REACHABILITY_RECORDS, configs, protocol, run_and_check
-from checker import CheckOptions, check_trace
-from checker.cic import Resimulation
-from checker.intervals import History
-from checker.rgraph import Graph
-from checker.zcycles import useless_positions
-from reference import SimConfig, simulate
-from reference.testing import task_ids
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker.cic import Resimulation
+from snapcheck.checker.intervals import History
+from snapcheck.checker.rgraph import Graph
+from snapcheck.checker.zcycles import useless_positions
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.testing import task_ids
 
 EXAMPLES = int(os.environ.get("SNAPCHECK_CIC_EXAMPLES", "25"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from cic_cases import protocol, run_and_check
-from checker import check_trace
-from reference import SimConfig, simulate
-from reference.recovery_uncoordinated import Counts, LineDefects, recovery_line, rollback_steps
-from traces import read_trace
+from snapcheck.checker import check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.recovery_uncoordinated import Counts, LineDefects, recovery_line, rollback_steps
+from snapcheck.traces import read_trace
 
 
 def example_c():

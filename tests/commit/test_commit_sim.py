@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from checker import check_trace
-from reference import MUTANTS, PROTOCOLS, SimConfig, simulate
-from reference.commit import TwoPhaseCommitABS
-from reference.commit.mutants import COMMIT_MUTANTS
-from reference.oracle import exactly_once
-from traces.jsonl import parse_trace
+from snapcheck.checker import check_trace
+from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
+from snapcheck.reference.commit import TwoPhaseCommitABS
+from snapcheck.reference.commit.mutants import COMMIT_MUTANTS
+from snapcheck.reference.oracle import exactly_once
+from snapcheck.traces.jsonl import parse_trace
 
 NEW_KINDS = {"premature-commit", "duplicate-commit", "uncommitted", "eos-before-commit", "control-dropped",
              "restore-aborted", "restore-stale", "restore-mixed"}

@@ -1,7 +1,7 @@
 """The output-commit, control-delivery and recovery-lineage properties on hand-built traces."""
 
-from checker import CheckOptions, check_trace
-from traces import TraceRecorder
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.traces import TraceRecorder
 
 PROCS = [{"id": "C", "role": "coordinator"}, {"id": "A", "role": "source"}, {"id": "S", "role": "sink"}]
 CHANS = [{"id": "C->S", "src": "C", "dst": "S", "kind": "control", "fifo": False},

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 from snapcheck.debug.history import message_table
-from traces import TraceRecorder
-from traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces import TraceRecorder
+from snapcheck.traces.jsonl import dumps_trace, parse_trace
 
 
 def _finish(rec: TraceRecorder, name: str):

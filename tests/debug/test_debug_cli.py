@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from PIL import Image
 
 import debug_samples as S
-from checker import CheckOptions, check_trace
+from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.cli import cli, main
 from snapcheck.debug.findings import check_options, findings_from_report
 from snapcheck.debug.html_report import html_report, write_html_report
-from traces import read_trace
+from snapcheck.traces import read_trace
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
 FIG2B = str(EXAMPLES / "checkmate_fig2b_orphan.jsonl")

@@ -164,7 +164,7 @@ def test_receive_before_send_in_file_order():
     header, events = text[0], text[1:]
     # move P0's recv of c10:1 (line 3) before P1's send (line 2): still a valid trace
     events[0], events[1] = events[1], events[0]
-    from traces.jsonl import parse_trace
+    from snapcheck.traces.jsonl import parse_trace
     t = parse_trace("\n".join([header] + events) + "\n")
     r = Replay(t)
     assert _flight(r.goto(1)) == {"c01": [], "c10": []}

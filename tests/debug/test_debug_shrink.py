@@ -12,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import debug_samples as S
-from checker import CheckOptions, check_trace
+from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.cli import cli, main
 from snapcheck.debug.shrink import ShrinkError, TraceShrinker, checker_predicate, ddmin, shrink_trace
-from traces import read_trace
-from traces.errors import TraceErrors
-from traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces import read_trace
+from snapcheck.traces.errors import TraceErrors
+from snapcheck.traces.jsonl import dumps_trace, parse_trace
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
 
@@ -86,7 +86,7 @@ def test_renumbering_follows_the_recorder():
 def test_regenerated_messages_keep_their_sequence_numbers():
     """After a restore the sender regenerates (ch, seq) under a new epoch; removing an
     earlier message renumbers the original and the regenerated copy alike."""
-    from traces import TraceRecorder
+    from snapcheck.traces import TraceRecorder
 
     rec = TraceRecorder(["P0", "P1"], [("c", "P0", "P1")])
     rec.send("P0", "c")
@@ -248,7 +248,7 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
     assert check_trace(small, CheckOptions(properties={"consistency"})).kinds == {"orphan"}
     # the same through --simulation on the simulator's own trace
     from snapcheck.debug.shrink_sim import simulate_config
-    from traces.jsonl import write_trace
+    from snapcheck.traces.jsonl import write_trace
 
     full = tmp_path / "full.jsonl"
     write_trace(str(full), simulate_config(config))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from reference.flink.build import FlinkSetupError, build
-from reference.flink.run import RunConfig, run_job
+from snapcheck.reference.flink.build import FlinkSetupError, build
+from snapcheck.reference.flink.run import RunConfig, run_job
 from snapcheck.commands.flink import Judgement
-from traces.jsonl import parse_trace
+from snapcheck.traces.jsonl import parse_trace
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

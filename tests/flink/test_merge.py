@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from checker import CheckOptions, check_trace
-from reference.flink.expectations import latest_checkpoint_findings
-from reference.flink.merge import merge_run
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference.flink.expectations import latest_checkpoint_findings
+from snapcheck.reference.flink.merge import merge_run
 from tests.flink.fake_run import FakeRun, rebalanced
-from traces.errors import TraceErrors
-from traces.jsonl import parse_trace
+from snapcheck.traces.errors import TraceErrors
+from snapcheck.traces.jsonl import parse_trace
 
 
 def merged(run: FakeRun, tmp_path):

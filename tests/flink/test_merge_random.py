@@ -10,11 +10,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker import CheckOptions, check_trace
-from reference.flink.expectations import latest_checkpoint_findings
-from reference.flink.merge import merge_run
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference.flink.expectations import latest_checkpoint_findings
+from snapcheck.reference.flink.merge import merge_run
 from tests.flink.sim import Sim
-from traces.jsonl import parse_trace
+from snapcheck.traces.jsonl import parse_trace
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from checker import check_trace
-from reference import SimConfig, simulate
-from reference.intervals import (CaStream, CaStreamOptimal, Daly, FaultAware, Fixed, IntervalABS, Observation,
+from snapcheck.checker import check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.intervals import (CaStream, CaStreamOptimal, Daly, FaultAware, Fixed, IntervalABS, Observation,
                                  ResourceAware, SlowTaskAware, Young)
-from reference.intervals.policies import (ca_stream_optimum, daly, efficiency, predict_fault_rate, slow_tasks,
+from snapcheck.reference.intervals.policies import (ca_stream_optimum, daly, efficiency, predict_fault_rate, slow_tasks,
                                           young)
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from traces import read_trace
+from snapcheck.traces import read_trace
 
 
 @pytest.fixture

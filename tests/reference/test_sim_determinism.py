@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from reference import SimConfig, simulate
-from reference.testing import COORDINATED
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.testing import COORDINATED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

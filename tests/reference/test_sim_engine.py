@@ -6,8 +6,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from reference import SimConfig, simulate
-from traces.jsonl import parse_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.traces.jsonl import parse_trace
 
 COORDINATED = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
 

@@ -5,10 +5,10 @@ from dataclasses import replace
 
 import pytest
 
-from checker import check_trace
-from reference import SimConfig, simulate
-from reference.mutants import COORDINATED_MUTANTS as MUTANTS
-from reference.oracle import exactly_once
+from snapcheck.checker import check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.mutants import COORDINATED_MUTANTS as MUTANTS
+from snapcheck.reference.oracle import exactly_once
 
 
 def _config(name, seed):

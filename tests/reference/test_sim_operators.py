@@ -5,7 +5,7 @@ from collections import Counter
 
 from hypothesis import given, settings, strategies as st
 
-from reference.operators import (Filter, IncrementalJoin, KeyedAggregate, Map, Sink, Source,
+from snapcheck.reference.operators import (Filter, IncrementalJoin, KeyedAggregate, Map, Sink, Source,
                                  WindowedCount, WindowedJoin)
 
 records = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 3), st.integers(0, 50), st.integers(0, 5000)),

@@ -3,11 +3,11 @@ by the checker; the public strategies drive it."""
 
 from hypothesis import HealthCheck, given, settings
 
-from checker import check_trace
-from reference import SimConfig, simulate
-from reference.oracle import exactly_once
-from reference.protocol import Protocol, TaskProtocol
-from reference.testing import sim_configs
+from snapcheck.checker import check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.oracle import exactly_once
+from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.testing import sim_configs
 
 
 class MyAlignedTask(TaskProtocol):

@@ -6,10 +6,10 @@ from hypothesis import HealthCheck, given, settings
 
 import pytest
 
-from checker import check_trace
-from reference import simulate
-from reference.oracle import exactly_once
-from reference.testing import sim_configs
+from snapcheck.checker import check_trace
+from snapcheck.reference import simulate
+from snapcheck.reference.oracle import exactly_once
+from snapcheck.reference.testing import sim_configs
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -5,10 +5,10 @@ import random
 
 import pytest
 
-from checker import check_trace
-from reference import SimConfig, simulate
-from reference.oracle import exactly_once
-from reference.testing import COORDINATED
+from snapcheck.checker import check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.oracle import exactly_once
+from snapcheck.reference.testing import COORDINATED
 
 WORKLOADS = ("q1", "q3", "q8", "q12", "reachability", "random-dag", "random-cyclic")
 CYCLIC = ("reachability", "random-cyclic")

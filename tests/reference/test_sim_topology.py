@@ -6,9 +6,9 @@ import networkx as nx
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reference.operators import Map, Sink, Source
-from reference.topology import EdgeSpec, OperatorSpec, Workload, expand, partition
-from reference.workloads import make_workload, random_graph
+from snapcheck.reference.operators import Map, Sink, Source
+from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload, expand, partition
+from snapcheck.reference.workloads import make_workload, random_graph
 
 
 def _wl(edges, pars=(2, 3, 3)):

@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from checker import CheckOptions, check_trace
-from reference import MUTANTS, PROTOCOLS, SimConfig, simulate
-from reference.replication.model import MOD
-from reference.replication.mutants import REPLICATION_MUTANTS
-from reference.replication.protocol import KaZoo, LiveRobin
-from traces import TraceRecorder
-from traces.jsonl import parse_trace
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
+from snapcheck.reference.replication.model import MOD
+from snapcheck.reference.replication.mutants import REPLICATION_MUTANTS
+from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
+from snapcheck.traces import TraceRecorder
+from snapcheck.traces.jsonl import parse_trace
 
 NEW_KINDS = {"replica-order-divergence", "replica-output-divergence", "dedup-lost", "dedup-duplicate",
              "replica-stalled"}

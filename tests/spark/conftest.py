@@ -6,7 +6,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
-    from spark_validation.session import get_session, stop_session
+    from snapcheck.spark_validation.session import get_session, stop_session
 
     session = get_session("local[2]")
     yield session

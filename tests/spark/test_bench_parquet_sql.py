@@ -22,7 +22,7 @@ def test_split_with_recovers_every_cte_and_the_final_select():
 
 
 def test_staged_formulation_gives_the_same_counts(tmp_path):
-    from spark_validation.synthetic import write_parquet
+    from snapcheck.spark_validation.synthetic import write_parquet
 
     path = tmp_path / "t.parquet"
     write_parquet(range(40), str(path))
@@ -39,7 +39,7 @@ def test_staged_formulation_gives_the_same_counts(tmp_path):
 @pytest.mark.spark
 def test_spark_staged_formulation_equals_duckdb(spark, tmp_path):
     """Spark's staged run (cached DataFrames behind temporary views) gives DuckDB's counts and cleans up."""
-    from spark_validation.synthetic import write_parquet
+    from snapcheck.spark_validation.synthetic import write_parquet
 
     path = tmp_path / "t.parquet"
     write_parquet(range(30), str(path))

@@ -2,9 +2,9 @@
 
 import pytest
 
-from spark_validation.campaign import read_results, run_campaign
-from spark_validation.configs import Selection
-from spark_validation.main_job import run_validation
+from snapcheck.spark_validation.campaign import read_results, run_campaign
+from snapcheck.spark_validation.configs import Selection
+from snapcheck.spark_validation.main_job import run_validation
 
 pytestmark = pytest.mark.spark
 

@@ -5,12 +5,12 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
-from reference import MUTANTS, simulate
+from snapcheck.reference import MUTANTS, simulate
 from snapcheck.cli import cli
 from snapcheck.errors import UsageError
-from spark_validation.campaign import chunk_plan
-from spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
-from spark_validation.runner import COLUMN_NAMES, run_one
+from snapcheck.spark_validation.campaign import chunk_plan
+from snapcheck.spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
+from snapcheck.spark_validation.runner import COLUMN_NAMES, run_one
 
 
 def test_configs_are_a_function_of_run_and_seed():
@@ -78,7 +78,7 @@ def test_chunk_plan_covers_every_run_once(n, cores):
 
 
 def test_every_protocol_is_validated_by_default_and_its_runs_are_clean():
-    from reference import PROTOCOLS
+    from snapcheck.reference import PROTOCOLS
 
     sel = Selection.of()
     assert set(sel.protocols) == set(PROTOCOLS)
@@ -97,7 +97,7 @@ def test_useless_checkpoints_of_coordinated_protocols_belong_to_rounds_that_neve
     campaign run (declined rounds, crashes in mid-round) belongs to a round that never
     completed. Searched over the default campaign until three runs with useless checkpoints
     are seen (run ids 416, 535, 627 when this was written)."""
-    from checker import CheckOptions, check_trace
+    from snapcheck.checker import CheckOptions, check_trace
 
     coordinated = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
     seen = 0

@@ -8,12 +8,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from checker import CheckOptions, check_trace
-from spark_validation.synthetic import random_trace, to_jsonl
-from spark_validation.trace_udf import ROUND_KINDS
-from traces import read_trace
-from traces.jsonl import parse_trace
-from traces.parquet import SCHEMA, row_of
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.spark_validation.synthetic import random_trace, to_jsonl
+from snapcheck.spark_validation.trace_udf import ROUND_KINDS
+from snapcheck.traces import read_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.parquet import SCHEMA, row_of
 
 pytestmark = pytest.mark.spark
 
@@ -65,7 +65,7 @@ def _corrupted(base_header, base_events):
 
 @pytest.fixture(scope="module")
 def checked(spark, tmp_path_factory):
-    from spark_validation.input_job import validate_input
+    from snapcheck.spark_validation.input_job import validate_input
 
     d = tmp_path_factory.mktemp("input")
     traces, rows = {}, []

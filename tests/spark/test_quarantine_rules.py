@@ -1,7 +1,7 @@
 """The quarantine computes a rule's name on every row and its reason only where a name was found
 (``parquet_input._problems``): that is exact only if every rule has a name iff it has a reason."""
 
-from spark_validation.parquet_input import REF_RULES, ROW_RULES, SEQ_RULES, _case
+from snapcheck.spark_validation.parquet_input import REF_RULES, ROW_RULES, SEQ_RULES, _case
 
 
 def test_a_rule_has_a_name_iff_it_has_a_reason():

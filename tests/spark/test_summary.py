@@ -2,8 +2,8 @@
 
 import pyarrow.parquet as pq
 
-from spark_validation.runner import COLUMN_NAMES, arrow_schema
-from spark_validation.summary import markdown, summarize
+from snapcheck.spark_validation.runner import COLUMN_NAMES, arrow_schema
+from snapcheck.spark_validation.summary import markdown, summarize
 
 
 def _row(run_id, protocol, verdict="clean", mutant=None, kinds="", **kw):

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from checker.tla.apalache import parse_apalache
-from checker.tla.manifest import specs_dir
+from snapcheck.checker.tla.apalache import parse_apalache
+from snapcheck.checker.tla.manifest import specs_dir
 from tests.tla.test_tla_conform import two_messages
 
 

@@ -4,10 +4,10 @@ specifications' scope are errors. The mapping itself is tested without TLC."""
 
 import pytest
 
-from checker.tla.conform import (ACCEPT, ERROR, REJECT, causal_order, conform, prepare, tla,
+from snapcheck.checker.tla.conform import (ACCEPT, ERROR, REJECT, causal_order, conform, prepare, tla,
                                  tla_function, tracelog_module)
-from traces import TraceRecorder
-from traces.jsonl import parse_trace
+from snapcheck.traces import TraceRecorder
+from snapcheck.traces.jsonl import parse_trace
 
 
 def write(rec: TraceRecorder, path) -> str:

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from checker.tla.manifest import load_manifest, run_entries, specs_dir
+from snapcheck.checker.tla.manifest import load_manifest, run_entries, specs_dir
 from snapcheck.errors import UsageError
 
 MANIFEST = load_manifest()

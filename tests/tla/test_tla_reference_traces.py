@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from checker.tla.conform import ACCEPT, ERROR, REJECT, conform
-from reference.mutants import MUTANTS
-from reference.protocols.unc import UNC
-from reference.simulation import SimConfig, simulate
+from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform
+from snapcheck.reference.mutants import MUTANTS
+from snapcheck.reference.protocols.unc import UNC
+from snapcheck.reference.simulation import SimConfig, simulate
 
 pytestmark = pytest.mark.tlc
 
@@ -140,7 +140,7 @@ def test_plain_round_robin_is_accepted_as_a_finite_prefix(tmp_path):
 @pytest.mark.parametrize("protocol", ["unc", "liverobin"])
 def test_many_drawn_configurations_are_accepted(tmp_path, protocol):
     """Configurations as the Spark validation campaign draws them (half with failures)."""
-    from spark_validation.configs import Selection, draw_config
+    from snapcheck.spark_validation.configs import Selection, draw_config
 
     sel = Selection.of(protocols=[protocol], mutants=())
     paths = [run(tmp_path, f"{protocol}-{s}", draw_config(s, 700 + s, sel)) for s in range(12)]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.tla.tlc import (TlcJob, find_jar, find_java, parse_java_major, parse_output, run_tlc)
+from snapcheck.checker.tla.tlc import (TlcJob, find_jar, find_java, parse_java_major, parse_output, run_tlc)
 from snapcheck.errors import UsageError
 
 

@@ -2,7 +2,7 @@
 
 from hypothesis import strategies as st
 
-from traces import TraceRecorder
+from snapcheck.traces import TraceRecorder
 
 
 @st.composite

@@ -3,8 +3,8 @@
 import re
 from pathlib import Path
 
-from traces import EVENT_TYPES
-from traces.jsonl import parse_trace
+from snapcheck.traces import EVENT_TYPES
+from snapcheck.traces.jsonl import parse_trace
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "trace-format.md"
 
@@ -23,7 +23,7 @@ def test_every_event_type_example_is_valid_and_complete():
 def test_every_event_type_example_is_clean_and_its_perturbations_are_caught():
     """What the document says about the example: clean; an emptied recording is a drop;
     processing the log's second delivery is a duplicate."""
-    from checker import CheckOptions, check_trace
+    from snapcheck.checker import CheckOptions, check_trace
 
     block = example_block()
     assert check_trace(parse_trace(block), CheckOptions()).ok

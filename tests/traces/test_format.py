@@ -9,10 +9,10 @@ import orjson
 import pytest
 from hypothesis import given, settings, HealthCheck
 
-from traces import TraceRecorder, iter_events, read_trace
-from traces.jsonl import dumps_trace, parse_trace
-from traces.parquet import jsonl_to_parquet, parquet_to_jsonl, trace_ids
-from traces.schema import schema
+from snapcheck.traces import TraceRecorder, iter_events, read_trace
+from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl, trace_ids
+from snapcheck.traces.schema import schema
 from tests.traces.strategies import recorded_traces
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

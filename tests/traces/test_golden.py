@@ -29,7 +29,7 @@ import pytest
 from click.testing import CliRunner
 
 from snapcheck.cli import cli
-from traces import read_trace
+from snapcheck.traces import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "traces" / "examples"

@@ -6,8 +6,8 @@ import sys
 import orjson
 import pytest
 
-from traces import TraceErrors
-from traces.jsonl import parse_trace
+from snapcheck.traces import TraceErrors
+from snapcheck.traces.jsonl import parse_trace
 
 HEADER = {"format": "snapcheck-trace", "version": 1,
           "processes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
@@ -202,7 +202,7 @@ def test_cli_usage_error_exits_2():
 def test_fast_schema_path_agrees_with_the_full_schema_validator():
     """The fast per-type check never accepts what the JSON Schema rejects."""
     import fastjsonschema
-    from traces.schema import event_validator, fast_event_check
+    from snapcheck.traces.schema import event_validator, fast_event_check
     samples = [
         send("A", 0, "ab", "m", 1), send("A", 0, "ab", "m", 0), send("A", 0, "ab", "", 1),
         send("A", 0, "ab", "m", True), send("A", -1, "ab", "m", 1), send("A", 0, "ab", "m", 1, kind="barrier"),
