@@ -11,26 +11,29 @@ the R-graph and its SCCs are built once per check and shared.
 
 Applicability when ``properties`` is None: consistency and channel-state for an
 explicit cut and every complete round; termination when the trace has rounds;
-z-cycles as violations only where the protocol promises Z-cycle freedom (BCS,
-HMNR and the RDT protocols; params {"zcf": true}), otherwise the useless
-checkpoints are only listed in ``report.useless``; recovery-line when a failure
+z-cycles as violations only where the protocol promises Z-cycle freedom (the
+header's ``params.guarantees`` holds ``z-cycles`` or ``rdt``; see
+``snapcheck.traces.protocol_facts``), otherwise the useless checkpoints are only
+listed in ``report.useless``; recovery-line when a failure
 set is given (the restart-all line "all" is always computed, as information);
-observed-recovery and exactly-once when the trace has restores; rdt for RDT
-protocols (FDAS, FDI, NRAS, CBR, CAS, BHMR, RDT-Partner; params {"rdt": true});
-cic-conformance, cic-efficiency and timestamps for BCS/HMNR traces that carry
-protocol data (``checker.cic``); log-retention for unc/hmnr/bcs traces that truncate
-logs (``checker.log_retention``).
+observed-recovery and exactly-once when the trace has restores; rdt where the
+protocol promises rollback-dependency trackability (``guarantees`` holds ``rdt``);
+cic-conformance, cic-efficiency and timestamps for traces whose header names the
+communication-induced rules they follow (``params.cic``: ``bcs`` or ``hmnr``) and
+that carry protocol data (``checker.cic``); log-retention for traces that truncate
+logs (``checker.log_retention``). Nothing is decided from the protocol's name:
+``CheckOptions.facts`` completes what the header declares (the command line fills
+it from the protocol catalogue for protocols it knows by name).
 A property named explicitly is checked even where the protocol promises nothing.
 """
 
 from __future__ import annotations
 
 import gc
-import re
 
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
-from snapcheck.checker.cuts import CutAnalysis, fmt_cut, is_aligned
+from snapcheck.checker.cuts import CutAnalysis, fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import History
 from snapcheck.checker.log_retention import check_log_retention
@@ -45,31 +48,7 @@ from snapcheck.checker.rgraph import Graph, scc_labels
 from snapcheck.checker.rounds import find_rounds, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
-
-RDT_PROTOCOLS = {"fdas", "fdi", "nras", "cbr", "cas", "casbr", "bhmr", "rdtpartner"}
-ZCF_PROTOCOLS = {"bcs", "hmnr", "lazybcs", "lazyfi", "fi"} | RDT_PROTOCOLS
-
-
-def _tokens(protocol: dict) -> set[str]:
-    name = str(protocol.get("name", "")).lower()
-    toks = set(re.split(r"[^a-z0-9]+", name))
-    toks.add(re.sub(r"[^a-z0-9]+", "", name))
-    return toks
-
-
-def promises_zcf(protocol: dict) -> bool:
-    params = protocol.get("params") or {}
-    if "zcf" in params:
-        return bool(params["zcf"])
-    return bool(_tokens(protocol) & ZCF_PROTOCOLS) or promises_rdt(protocol)
-
-
-def promises_rdt(protocol: dict) -> bool:
-    params = protocol.get("params") or {}
-    if "rdt" in params:
-        return bool(params["rdt"])
-    return bool(_tokens(protocol) & RDT_PROTOCOLS)
-
+from snapcheck.traces.protocol_facts import DeclaredFacts
 
 class _Run:
     """State shared by the analyses of one ``check_trace`` call."""
@@ -86,7 +65,8 @@ class _Run:
         self._prefix: dict[int, History] = {}
         self._prefix_dur: dict[int, Durability] = {}
         self._groups: list[list] | None = None
-        self.aligned = is_aligned(trace.header.protocol or {})
+        self.facts = DeclaredFacts.of(trace.header.protocol, opts.facts)
+        self.aligned = self.facts.aligned
 
     @property
     def dur(self) -> Durability:
@@ -166,7 +146,7 @@ def _check(trace, opts: CheckOptions) -> Report:
     _recovery_lines(run)
     if run.h.restores:
         _observed(run)
-    if run.want("rdt") and (promises_rdt(trace.header.protocol or {}) or run.explicit("rdt")):
+    if run.want("rdt") and (run.facts.promises("rdt") or run.explicit("rdt")):
         from snapcheck.checker.rdt import rdt_violations
 
         vs, omitted = rdt_violations(run.h, run.graph, opts.max_witnesses)
@@ -183,7 +163,7 @@ def _useless(run: _Run) -> None:
     useless = useless_positions(graph, run.scc)
     report.useless = [(h.procs[i], h.label(i, x)) for i, x in useless]
     report.stably_unusable = [(h.procs[i], h.label(i, x)) for i, x in stably_unusable_positions(graph, useless)]
-    if run.want("z-cycles") and (promises_zcf(run.trace.header.protocol or {}) or run.explicit("z-cycles")):
+    if run.want("z-cycles") and (run.facts.promises("z-cycles") or run.explicit("z-cycles")):
         vs = useless_violations(h, graph, useless, run.opts.max_witnesses)
         run.add("z-cycles", "trace", vs, len(useless) - len(vs))
 

@@ -50,23 +50,12 @@ Z-path with ``is_zpath``. Timestamps are the re-simulated ones.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
 
 INF = float("inf")
-
-
-def cic_protocol(protocol: dict) -> str | None:
-    """"hmnr", "bcs" or None, from the protocol name's tokens (as the z-cycles check)."""
-    name = str(protocol.get("name", "")).lower()
-    toks = set(re.split(r"[^a-z0-9]+", name)) | {re.sub(r"[^a-z0-9]+", "", name)}
-    for kind in ("hmnr", "bcs"):
-        if kind in toks:
-            return kind
-    return None
 
 
 # -- the protocols' variables (an implementation independent of reference/) ------------
@@ -560,12 +549,13 @@ def check_cic(run) -> None:
     from snapcheck.checker.options import CheckerUsageError
 
     props = ("cic-conformance", "cic-efficiency", "timestamps")
-    kind = cic_protocol(run.trace.header.protocol or {})
+    kind = run.facts.cic
     explicit = [p for p in props if run.explicit(p)]
     if kind is None:
         if explicit:
             raise CheckerUsageError(f"{', '.join(explicit)}: the trace's protocol "
-                                    f"{run.trace.header.protocol.get('name')!r} is neither bcs nor hmnr")
+                                    f"{run.trace.header.protocol.get('name')!r} declares no CIC rules "
+                                    "(params.cic: bcs or hmnr)")
         return
     applies = run.opts.properties is None and zcf_applies(run.ix)
     wanted = [p for p in props if run.explicit(p) or applies]

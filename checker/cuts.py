@@ -38,22 +38,9 @@ from math import inf
 
 from snapcheck.checker.intervals import EXTERNAL
 from snapcheck.checker.report import Violation
+from snapcheck.traces.protocol_facts import DeclaredFacts
 
 
-def is_aligned(protocol: dict) -> bool:
-    """Aligned protocols promise empty channel state: a protocol name containing
-    "aligned" but neither "unaligned" nor "timeout" (aligned-with-timeout switches to
-    unaligned), or params {"aligned": true}. params {"aligned": false} overrides."""
-    params = protocol.get("params") or {}
-    if "aligned" in params:
-        return bool(params["aligned"])
-    name = str(protocol.get("name", "")).lower()
-    return "aligned" in name and "unaligned" not in name and "timeout" not in name
-
-
-def channel_state_observed_at_restore(protocol: dict) -> bool:
-    """Does the trace show recorded channel state only where a restore observed it?"""
-    return (protocol.get("params") or {}).get("channel_state") == "observed-at-restore"
 
 
 def orphans(h, g: list[int]) -> list:
@@ -137,7 +124,7 @@ class CutAnalysis:
                 recorded.setdefault(rec.ch, []).append((mid, part, rec))
         seen: dict[str, tuple] = {}
         accepted: set[str] = set()
-        shown = {rec.ch for rec in recs} if channel_state_observed_at_restore(h.protocol) else None
+        shown = {rec.ch for rec in recs} if DeclaredFacts.of(h.protocol).observed_at_restore else None
         for ch, entries in recorded.items():
             chan = h.channels.get(ch)
             aligned_ch = aligned and chan is not None and not chan.back_edge

@@ -22,7 +22,6 @@ segment's history cut at ``ℓ``), so one ``History`` is used per segment (the
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 
 from snapcheck.checker.intervals import EXTERNAL
@@ -131,16 +130,11 @@ def _violation(h, e, m, r, R) -> Violation:
         {"messages": [m.mid], "cut": line})
 
 
-UNCOORDINATED = ("unc", "hmnr", "bcs")
-
-
 def check_log_retention(run) -> None:
     """Add the ``log-retention`` result to a ``check_trace`` run: by default for
-    uncoordinated protocols (``unc``, ``hmnr``, ``bcs``) whose trace truncates logs."""
-    name = str((run.trace.header.protocol or {}).get("name", "")).lower()
-    family = bool(set(re.split(r"[^a-z0-9]+", name)) & set(UNCOORDINATED))
+    every trace that truncates sender logs (``log_truncate`` events)."""
     if not run.explicit("log-retention"):
-        if run.opts.properties is not None or not family:
+        if run.opts.properties is not None:
             return
         if not run.ix.has("log_truncate"):
             return

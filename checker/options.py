@@ -44,6 +44,7 @@ class CheckOptions:
     crosscheck: bool = True              # cross-check RL-FIX with R-MARK and rollback propagation
     max_witnesses: int = 20              # Z-cycle witnesses computed (each is a graph search)
     max_per_result: int = 20             # violations listed per property result (all are counted)
+    facts: dict | None = None            # protocol facts completing the header's params (header wins)
 
     def validate(self) -> None:
         if self.semantics not in SEMANTICS:

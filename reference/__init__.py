@@ -1,14 +1,15 @@
-"""Reference implementations: a deterministic dataflow simulator and the coordinated
-checkpointing protocols (Chandy-Lamport, aligned ABS, cyclic ABS, unaligned,
-aligned-with-timeout), their mutants, and hypothesis strategies for testing
-protocols against the checker. See docs/protocols.md.
+"""Reference implementations: a deterministic dataflow simulator (``sim``), the
+protocols by family (``coordinated``, ``uncoordinated``, ``cic``, ``commit``,
+``changelog``, ``replication``; each with its mutants), the protocol catalogue
+(``catalogue``), workloads, and hypothesis strategies for testing a protocol
+against the checker (``testing``). See docs/protocols.md.
 
-Dependency direction: this package uses ``traces``; it never imports ``checker``.
+Dependency direction: this package uses ``snapcheck.traces``; it never imports
+the checker.
 """
 
-from snapcheck.reference.mutants import MUTANTS
+from snapcheck.reference.catalogue import MUTANTS, PROTOCOLS
 from snapcheck.reference.protocol import Protocol, TaskProtocol
-from snapcheck.reference.protocols import PROTOCOLS
 from snapcheck.reference.simulation import SimConfig, SimResult, simulate
 from snapcheck.reference.workloads import RANDOM_WORKLOADS, WORKLOADS, make_workload
 

@@ -65,6 +65,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol as _Typing
 
+from snapcheck.traces.protocol_facts import TlaMapping
+
 
 class TaskContext(_Typing):
     """What a task offers its protocol handler (implemented by ``reference.engine.Task``).
@@ -145,38 +147,131 @@ class TaskProtocol:
 
 
 class Protocol:
-    """A protocol: its trace name and the switches the simulator needs.
+    """A protocol: its catalogue facts and the switches the simulator needs.
 
-    * ``name`` goes into the trace header (``protocol.name``); the checker reads it.
-    * ``aligned``: the protocol promises empty channel state except on back-edges
-      (written as ``params.aligned``; the checker then reports any in-flight message).
+    Everything the kit knows about a protocol is declared here, once, as class
+    attributes; the catalogue (``snapcheck.reference.catalogue``), the campaigns,
+    the CLI listings and the checker (through the trace header) read them.
+    A protocol written in the user's own module declares the same attributes.
+
+    Identity:
+
+    * ``name``: the catalogue name (``--protocol NAME``); ``trace_name`` the name
+      written into the trace header (default: ``name``; a mutant writes its
+      base's name, with ``params.mutant``). ``family``, ``summary``: for listings.
+
+    What the simulator does with it:
+
+    * ``aligned``: snapshots promise empty channel state except on back-edges
+      (the header says ``params.aligned``; the checker reports any in-flight message).
     * ``observe_arrivals`` / ``observe_processing``: call ``on_arrival`` / ``on_process``
       (``observe_arrivals`` also records ``arrive`` events).
     * ``dedup``: discard records of a previous epoch that arrive after a restore.
     * ``fifo``: False makes every data channel non-FIFO (to show what breaks).
-    * ``failure_free_oracle``: the exactly-once oracle (``reference.oracle``) applies —
-      final states and outputs of a run with failures must equal the failure-free run's.
-      False where the results legitimately depend on timing that a failure changes
-      (active replication: the merge order follows heartbeats and leader orders).
+    * ``simulator``: the simulator class (None: the shared dataflow simulator).
+
+    Where it can run (campaigns and hypothesis strategies read these):
+
+    * ``topologies``: ``"any"`` (cyclic dataflows too), ``"acyclic"``, or ``"own"``
+      (the protocol builds its own processes and ignores the workload; its crash
+      schedules name its own processes: ``crash_targets``).
+    * ``max_rounds_in_flight``: at most this many rounds at once (None: any).
+    * ``recovery_modes``: the recoveries it implements (``SimConfig.recovery``).
+    * ``failure_free_oracle``: the end-to-end exactly-once oracle applies: final
+      states and outputs of a run with failures or declines equal the failure-free
+      run's (False where results legitimately depend on timing a failure changes).
+
+    What the checker holds it to (written into the header, ``traces.protocol_facts``):
+
+    * ``guarantees``: promised properties beyond the universal ones
+      (``"z-cycles"``, ``"rdt"``); ``cic``: ``"bcs"`` or ``"hmnr"`` when the trace's
+      piggybacks follow that protocol's rules.
+    * ``tla``: its TLA+ trace specification (a ``TlaMapping``), or None.
+    * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
+
+    A mutant (a protocol with a known bug) is a subclass that also sets
+    ``mutant_of`` (the correct protocol's catalogue name), ``bug`` (the real bug
+    or printed algorithm it reproduces), ``expect`` (violation kinds the checker
+    must report, any of them) and ``prop`` (the property of the main kind); it may
+    override ``adjust`` to force a configuration change (e.g. a cyclic workload).
     """
 
     name = "custom"
+    trace_name: str | None = None
+    family = "user"
     summary = "a user-defined protocol"
     task_class: type[TaskProtocol] = TaskProtocol
+    simulator: Any = None
     aligned = False
     observe_arrivals = False
     observe_processing = False
     dedup = True
     fifo = True
+    topologies = "any"
+    max_rounds_in_flight: int | None = None
+    recovery_modes: tuple[str, ...] = ("restart-all",)
     failure_free_oracle = True
-    mutant: str | None = None
+    guarantees: tuple[str, ...] = ()
+    cic: str | None = None
+    tla: TlaMapping | None = None
+    demo: dict = {}
+    crash_targets: str | None = None
+    mutant_of: str | None = None
+    bug = ""
+    expect: tuple[str, ...] = ()
+    prop = ""
 
     def __init__(self, **params: Any) -> None:
         self.params = params
 
+    @property
+    def mutant(self) -> str | None:
+        """This protocol's name if it is a mutant, else None."""
+        return self.name if self.mutant_of else None
+
+    @classmethod
+    def header_name(cls) -> str:
+        """The protocol name written into the trace header."""
+        if cls.trace_name:
+            return cls.trace_name
+        if cls.mutant_of:
+            for base in cls.__mro__[1:]:      # the correct protocol it subclasses, if it does
+                if issubclass(base, Protocol) and base.name == cls.mutant_of and not base.mutant_of:
+                    return base.header_name()
+            return cls.mutant_of
+        return cls.name
+
+    @classmethod
+    def adjust(cls, cfg):
+        """A mutant's forced configuration change (default: none)."""
+        return cfg
+
+    @classmethod
+    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+        """A random ``SimConfig`` for a protocol with its own topology (``topologies =
+        "own"``), drawn from ``rnd``: the campaign cannot name its processes. The
+        default runs it with the seed alone; protocols with crash targets override it."""
+        from snapcheck.reference.simulation import SimConfig
+
+        return SimConfig(protocol=spec, seed=seed)
+
+    @classmethod
+    def from_config(cls, cfg) -> "Protocol":
+        """The protocol object for a ``SimConfig``: checks ``cfg.recovery`` against
+        ``recovery_modes`` and passes it on when there is a choice; protocols with
+        parameters taken from the config override this."""
+        if cfg.recovery not in cls.recovery_modes:
+            raise ValueError(f"recovery {cfg.recovery!r} is not implemented by {cls.name} "
+                             f"(it implements {', '.join(cls.recovery_modes)})")
+        return cls(recovery=cfg.recovery) if len(cls.recovery_modes) > 1 else cls()
+
     def header_params(self) -> dict:
         out = dict(self.params)
         out["aligned"] = self.aligned
+        if self.guarantees:
+            out["guarantees"] = list(self.guarantees)
+        if self.cic:
+            out["cic"] = self.cic
         if self.mutant:
             out["mutant"] = self.mutant
         return out

@@ -18,10 +18,11 @@ import gc
 from dataclasses import dataclass, fields
 from typing import Any
 
-from snapcheck.reference.engine import Simulator
+from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.protocol import Protocol
-from snapcheck.reference.recording import EventLog, NullLog
+from snapcheck.reference.sim.recording import EventLog, NullLog
 from snapcheck.reference.topology import Workload
+from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Header, Trace
 
 
@@ -70,8 +71,10 @@ class SimConfig:
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
         d = {name: getattr(self, name) for name in _FIELDS}
-        if isinstance(self.protocol, Protocol):
-            d["protocol"] = self.protocol.name
+        if not isinstance(self.protocol, str):
+            from snapcheck.reference.catalogue import resolve, spec_of
+
+            d["protocol"] = spec_of(resolve(self.protocol))
         if isinstance(self.workload, Workload):
             d["workload"] = self.workload.name
         d["failures"] = [list(f) for f in self.failures]
@@ -106,32 +109,30 @@ class SimResult:
 
 
 def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
-    """Apply the mutant and build the workload and protocol objects of a config."""
-    from snapcheck.reference.mutants import MUTANTS
-    from snapcheck.reference.protocols import PROTOCOLS
+    """Apply the mutant and build the workload and protocol objects of a config.
+
+    ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
+    references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
+    declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``."""
+    from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
 
     protocol = cfg.protocol
     if cfg.mutant is not None:
-        if cfg.mutant not in MUTANTS:
-            raise ValueError(f"unknown mutant {cfg.mutant!r} (known: {', '.join(MUTANTS)})")
-        mut = MUTANTS[cfg.mutant]
-        if isinstance(protocol, str) and protocol != mut.base:
-            raise ValueError(f"mutant {mut.name!r} mutates protocol {mut.base!r}, not {protocol!r}")
-        cfg = mut.apply(cfg)
-        protocol = mut.make(**_recovery_params(mut.protocol, cfg))
-    elif isinstance(protocol, str):
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
-        cls = PROTOCOLS[protocol]
-        params = _recovery_params(cls, cfg)
-        if protocol == "aligned-timeout":
-            params["timeout"] = cfg.aligned_timeout
-        protocol = cls(**params)
-    elif cfg.recovery != "restart-all":
-        raise ValueError("recovery applies to a protocol given by name; pass it to your Protocol's constructor")
-    if not isinstance(protocol, Protocol):
-        raise TypeError(f"protocol must be a name or a reference.protocol.Protocol, not {type(protocol).__name__}")
+        mut = lookup(cfg.mutant, "mutant")
+        if not mut.mutant_of:
+            raise UsageError(f"{cfg.mutant} is not a mutant: its class declares no mutant_of")
+        base = protocol if isinstance(protocol, str) else lookup(protocol).name
+        if base != mut.mutant_of:
+            raise UsageError(f"mutant {mut.name!r} mutates protocol {mut.mutant_of!r}, not {base!r}")
+        cfg = mut.adjust(cfg)
+        protocol = mut.from_config(cfg)
+    elif isinstance(protocol, Protocol):
+        if cfg.recovery != "restart-all":
+            raise UsageError("recovery applies to a protocol given by name or class; "
+                             "pass it to your Protocol's constructor")
+    else:
+        protocol = lookup(protocol).from_config(cfg)
     workload = cfg.workload
     if isinstance(workload, str):
         try:
@@ -139,24 +140,10 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         except KeyError:
             from snapcheck.reference.workloads import RANDOM_WORKLOADS, WORKLOADS
             known = ", ".join(list(WORKLOADS) + list(RANDOM_WORKLOADS))
-            raise ValueError(f"unknown workload {workload!r} (known: {known})") from None
+            raise UsageError(f"unknown workload {workload!r} (known: {known})") from None
     if cfg.parallelism < 1:
-        raise ValueError("parallelism must be at least 1")
+        raise UsageError("parallelism must be at least 1")
     return cfg, workload, protocol
-
-
-def _recovery_params(cls: type[Protocol], cfg: SimConfig) -> dict:
-    """``cfg.recovery`` as the constructor parameter of the uncoordinated family
-    (``UNC(recovery=...)``, also HMNR and BCS); any other protocol has only restart-all."""
-    from snapcheck.reference.protocols import RECOVERY_CHOICE
-    from snapcheck.reference.protocols.unc import UncoordinatedProtocol
-
-    if issubclass(cls, UncoordinatedProtocol):
-        return {"recovery": cfg.recovery}
-    if cfg.recovery != "restart-all":
-        raise ValueError(f"recovery {cfg.recovery!r} applies to the uncoordinated protocols "
-                         f"({', '.join(RECOVERY_CHOICE)}), not to {cls.name}")
-    return {}
 
 
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
@@ -171,7 +158,7 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     gc.disable()
     try:
         cfg, workload, protocol = resolve(cfg)
-        sim = getattr(protocol, "simulator", Simulator)(cfg, workload, protocol, EventLog if record else NullLog)
+        sim = (protocol.simulator or Simulator)(cfg, workload, protocol, EventLog if record else NullLog)
         sim.run()
         return SimResult(cfg, sim.header, sim.log.events, sim.metrics(), sim.final_states(), sim.outputs, sim.log)
     finally:

@@ -37,13 +37,12 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from snapcheck.reference.protocol import Protocol
-from snapcheck.reference.protocols import RECOVERY_CHOICE
-from snapcheck.reference.protocols.unc import RECOVERY_MODES
+from snapcheck.reference.catalogue import PROTOCOLS, resolve
 from snapcheck.reference.simulation import SimConfig
 from snapcheck.reference.topology import Workload, expand
 from snapcheck.reference.workloads import WORKLOADS, random_graph
 
-COORDINATED = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout")
+COORDINATED = tuple(name for name, cls in PROTOCOLS.items() if cls.family == "coordinated")
 ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12")
 CYCLIC_WORKLOADS = ("reachability",)
 
@@ -71,9 +70,9 @@ def workloads(cyclic: bool | None = False, max_parallelism: int = 3):
 def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
     """Timing and flow-control fields of a ``SimConfig`` (and, for the uncoordinated family
     named by ``protocol``, its recovery mode)."""
-    name = protocol if isinstance(protocol, str) else protocol.name
-    concurrent = 1 if name in ("unaligned", "aligned-timeout") else draw(st.integers(1, 2))
-    recovery = draw(st.sampled_from(RECOVERY_MODES)) if isinstance(protocol, str) and name in RECOVERY_CHOICE \
+    cls = resolve(protocol)
+    concurrent = 1 if cls.max_rounds_in_flight == 1 else draw(st.integers(1, 2))
+    recovery = draw(st.sampled_from(cls.recovery_modes)) if not isinstance(protocol, Protocol) \
         else "restart-all"
     return {
         "seed": draw(st.integers(0, 2**31 - 1)),
@@ -111,11 +110,10 @@ def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]
 def sim_configs(draw, protocols=None, cyclic: bool | None = None, with_failures: bool = True,
                 max_parallelism: int = 3) -> SimConfig:
     """A complete simulation config. ``protocols``: names or ``Protocol`` instances
-    (default: the coordinated family ``COORDINATED``; ``abs-aligned`` only gets
-    acyclic workloads)."""
+    (default: the coordinated family ``COORDINATED``; a protocol whose ``topologies``
+    is ``"acyclic"`` only gets acyclic workloads)."""
     protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(COORDINATED)))
-    name = protocol if isinstance(protocol, str) else protocol.name
-    workload = draw(workloads(False if name == "abs-aligned" else cyclic, max_parallelism))
+    workload = draw(workloads(False if resolve(protocol).topologies == "acyclic" else cyclic, max_parallelism))
     fields = draw(schedules(protocol))
     parallelism = draw(st.integers(1, max_parallelism))
     if isinstance(workload, str) and workload in WORKLOADS:

@@ -49,9 +49,9 @@ from snapcheck.checker.recovery_line import rl_fix  # noqa: E402
 from snapcheck.checker.rgraph import Graph  # noqa: E402
 from snapcheck.checker.zcycles import useless_positions  # noqa: E402
 from snapcheck.reference import SimConfig, simulate  # noqa: E402
-from snapcheck.reference.protocols.bcs import BCS  # noqa: E402
-from snapcheck.reference.protocols.hmnr import HMNR  # noqa: E402
-from snapcheck.reference.protocols.unc import UNC  # noqa: E402
+from snapcheck.reference.cic.bcs import BCS  # noqa: E402
+from snapcheck.reference.cic.hmnr import HMNR  # noqa: E402
+from snapcheck.reference.uncoordinated.protocol import UNC  # noqa: E402
 from snapcheck.reference.testing import task_ids  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "docs", "results.md")

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from snapcheck import __version__
-from snapcheck.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
 
 # Each module defines click commands and a ``register(group)`` function.
 COMMAND_MODULES = [

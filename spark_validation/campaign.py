@@ -81,7 +81,7 @@ def run_campaign(n: int, sel: Selection, out_dir: str, *, base_seed: int = 0, en
     elif engine == "spark":
         tasks = _run_spark(n, sel, results, base_seed, master, progress)
     else:
-        from snapcheck.errors import UsageError
+        from snapcheck.traces.errors import UsageError
 
         raise UsageError(f"unknown engine {engine!r} (use spark or python)")
     seconds = time.perf_counter() - start

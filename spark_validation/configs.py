@@ -22,22 +22,9 @@ import random
 import shlex
 from dataclasses import dataclass, fields, replace
 
-# The protocols validated by default: every protocol of the reference implementations
-# (coordinated family, uncoordinated checkpointing with logging, CIC, two-phase-commit sinks,
-# GIC changelog checkpoints, active replication).
-DEFAULT_PROTOCOLS = ("chandy-lamport", "abs-aligned", "abs-cyclic", "unaligned", "aligned-timeout",
-                     "unc", "hmnr", "hmnr-clock", "bcs", "abs-aligned-2pc", "gic-changelog", "liverobin", "kazoo")
 ACYCLIC = ("q1", "q3", "q8", "q12", "random-dag")
 CYCLIC = ("reachability", "random-cyclic")
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
-# Protocols that only run acyclic dataflows (a cycle deadlocks aligned ABS: its mutant shows it).
-ACYCLIC_ONLY = {"abs-aligned", "abs-aligned-2pc"}
-# Protocols with one round in flight at a time (unaligned checkpoints, FLIP-76).
-SINGLE_ROUND = {"unaligned", "aligned-timeout"}
-# Protocols that build their own process topology (replicas, changelog tasks): no workload;
-# their crash schedules name their own processes, in their own clocks.
-REPLICATION = {"liverobin", "kazoo"}
-OWN_TOPOLOGY = REPLICATION | {"gic-changelog"}
 MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
@@ -54,7 +41,7 @@ _OPTIONS = {
 class Selection:
     """What a campaign draws from."""
 
-    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
+    protocols: tuple[str, ...] = ()
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     mutants: tuple[str, ...] = ()
     failures: bool = True
@@ -65,52 +52,61 @@ class Selection:
            oracle: bool = True) -> "Selection":
         """A selection from option values; ``mutants=None`` means every mutant of a selected
         protocol (``()`` for none)."""
-        from snapcheck.reference import MUTANTS
+        from snapcheck.reference.catalogue import PROTOCOLS, mutants_of
 
-        protocols = tuple(protocols) if protocols else DEFAULT_PROTOCOLS
+        protocols = tuple(protocols) if protocols else tuple(PROTOCOLS)
         if mutants is None:
-            mutants = tuple(n for n, m in MUTANTS.items() if m.base in protocols)
+            mutants = tuple(m.name for p in protocols for m in mutants_of(p))
         return cls(protocols, tuple(workloads) if workloads else DEFAULT_WORKLOADS, tuple(mutants), failures,
                    oracle)
 
     def check(self) -> None:
-        """Unknown names are usage errors (exit 2)."""
-        from snapcheck.reference import MUTANTS, PROTOCOLS, RANDOM_WORKLOADS, WORKLOADS
-        from snapcheck.errors import UsageError
+        """Unknown names, modules that fail to import and impossible combinations are
+        usage errors (exit 2)."""
+        from snapcheck.reference import RANDOM_WORKLOADS, WORKLOADS
+        from snapcheck.reference.catalogue import resolve
+        from snapcheck.traces.errors import UsageError
 
-        for kind, names, known in (("protocol", self.protocols, PROTOCOLS),
-                                   ("workload", self.workloads, list(WORKLOADS) + list(RANDOM_WORKLOADS)),
-                                   ("mutant", self.mutants, MUTANTS)):
-            bad = [n for n in names if n not in known]
-            if bad:
-                raise UsageError(f"unknown {kind}(s) {', '.join(bad)} (known: {', '.join(known)}; "
-                                 "see snapcheck simulate --list)")
+        known = list(WORKLOADS) + list(RANDOM_WORKLOADS)
+        bad = [w for w in self.workloads if w not in known]
+        if bad:
+            raise UsageError(f"unknown workload(s) {', '.join(bad)} (known: {', '.join(known)})")
+        for p in self.protocols:
+            resolve(p)
+        for m in self.mutants:
+            if not resolve(m, "mutant").mutant_of:
+                raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")
         for p in self.protocols:
-            if not self.workloads_for(p):
+            if resolve(p).topologies != "own" and not self.workloads_for(p):
                 raise UsageError(f"protocol {p} runs only on acyclic workloads ({', '.join(ACYCLIC)}); "
                                  "none is selected")
 
     def workloads_for(self, protocol: str) -> tuple[str, ...]:
-        return tuple(w for w in self.workloads if protocol not in ACYCLIC_ONLY or w in ACYCLIC)
+        """The selected workloads ``protocol`` can run (its ``topologies`` fact)."""
+        from snapcheck.reference.catalogue import resolve
+
+        acyclic_only = resolve(protocol).topologies == "acyclic"
+        return tuple(w for w in self.workloads if not acyclic_only or w in ACYCLIC)
 
 
 def draw_config(run_id: int, seed: int, sel: Selection):
     """The ``SimConfig`` of run ``run_id`` with this seed (deterministic)."""
-    from snapcheck.reference import MUTANTS, SimConfig
-    from snapcheck.reference.protocols import RECOVERY_CHOICE
-    from snapcheck.reference.protocols.unc import RECOVERY_MODES
+    from snapcheck.reference import SimConfig
+    from snapcheck.reference.catalogue import resolve
     from snapcheck.reference.testing import task_ids
 
     rnd = random.Random(seed)
     if sel.mutants and (not sel.protocols or run_id % MUTANT_EVERY == MUTANT_EVERY - 1):
         turn = run_id if not sel.protocols else run_id // MUTANT_EVERY
-        m = MUTANTS[sel.mutants[turn % len(sel.mutants)]]
-        return replace(SimConfig(protocol=m.base, mutant=m.name, seed=seed), **m.demo)
+        spec = sel.mutants[turn % len(sel.mutants)]
+        m = resolve(spec, "mutant")
+        return replace(SimConfig(protocol=m.mutant_of, mutant=spec, seed=seed), **m.demo)
     protocol = rnd.choice(sel.protocols)
-    if protocol in OWN_TOPOLOGY:
-        return _own_topology_config(protocol, seed, rnd, sel.failures)
+    cls = resolve(protocol)
+    if cls.topologies == "own":
+        return cls.random_config(protocol, seed, rnd, sel.failures)
     workload = rnd.choice(sel.workloads_for(protocol))
     parallelism = rnd.randint(1, 3)
     records = rnd.randint(2, 8 if workload == "reachability" else 12)
@@ -119,7 +115,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     cfg = SimConfig(
         protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
         hot_ratio=rnd.choice((0.0, 0.0, 0.8)), interval=interval,
-        max_concurrent=1 if protocol in SINGLE_ROUND else rnd.randint(1, 2),
+        max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
         checkpoint_timeout=rnd.choice((None, None, 1500)), aligned_timeout=rnd.choice((50, 200, 400)),
         latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
         out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.05)))
@@ -128,27 +124,9 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         horizon = records * gap + 4 * interval
         crashes = sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2)))
         cfg = replace(cfg, failures=tuple(crashes))
-    if protocol in RECOVERY_CHOICE:        # restart every task, or only those rollback propagation reaches;
-        cfg = replace(cfg, recovery=rnd.choice(RECOVERY_MODES))     # drawn last: the other draws stay as they were
+    if len(cls.recovery_modes) > 1:        # e.g. restart every task, or only those rollback propagation reaches;
+        cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))     # drawn last: the other draws stay as they were
     return cfg
-
-
-def _own_topology_config(protocol: str, seed: int, rnd: random.Random, failures: bool):
-    """Active replication (one task ``U[0]`` with replicas ``U[0]#0``/``U[0]#1``; records per
-    source, 20 ticks apart): half the runs crash one replica. GIC (``task[i]``; one record per
-    task per step): half the runs crash one or two tasks."""
-    from snapcheck.reference import SimConfig
-
-    if protocol in REPLICATION:
-        records = rnd.randint(5, 40)
-        crashes = ((f"U[0]#{rnd.randint(0, 1)}", rnd.randrange(records * 20)),)
-        return SimConfig(protocol=protocol, seed=seed, records=records,
-                         failures=crashes if failures and rnd.random() < 0.5 else ())
-    parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)
-    crashes = tuple(sorted((f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
-                           for _ in range(rnd.randint(1, 2))))
-    return SimConfig(protocol=protocol, seed=seed, parallelism=parallelism, records=records,
-                     failures=crashes if failures and rnd.random() < 0.5 else ())
 
 
 def command(cfg, output: str = "run.jsonl") -> str:

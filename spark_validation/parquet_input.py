@@ -192,13 +192,11 @@ def quarantine(parsed) -> Quarantine:
         F.coalesce(F.col("c.kind"), F.lit("data")).alias("ch_kind"),
         F.coalesce(F.col("c.back_edge"), F.lit(False)).alias("back_edge"),
         F.coalesce(F.col("c.logged"), F.lit(False)).alias("ch_logged"))
-    # Aligned protocols promise empty channel state (same rule as checker.cuts.is_aligned).
+    # Aligned protocols promise empty channel state: the header's params.aligned, as for the checker
+    # (snapcheck.traces.protocol_facts; never decided from the protocol's name).
     protocols = ok_headers.select(
         "trace_id", F.col("hdr.protocol.name").alias("protocol"),
-        F.expr("""coalesce(get_json_object(extra, '$.protocol.params.aligned') = 'true',
-                  lower(coalesce(hdr.protocol.name, '')) LIKE '%aligned%'
-                  AND lower(coalesce(hdr.protocol.name, '')) NOT LIKE '%unaligned%'
-                  AND lower(coalesce(hdr.protocol.name, '')) NOT LIKE '%timeout%')""").alias("aligned"))
+        F.expr("coalesce(get_json_object(extra, '$.protocol.params.aligned') = 'true', false)").alias("aligned"))
 
     ev = rows.where("type <> 'header' AND trace_id IS NOT NULL AND row_rule IS NULL")
     # Referential rules against the header: known process and channel, the right channel end.

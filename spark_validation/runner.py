@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import orjson
 
-from snapcheck.spark_validation.configs import OWN_TOPOLOGY, command, describe
+from snapcheck.reference.catalogue import resolve, spec_of
+from snapcheck.spark_validation.configs import command, describe
 
 # Result schema: (column, Arrow type, Spark type). One row per run.
 COLUMNS = (
@@ -70,8 +71,9 @@ def arrow_schema():
 
 def _row(run_id: int, seed: int, cfg) -> dict:
     row = dict.fromkeys(COLUMN_NAMES)
-    row.update(run_id=run_id, seed=seed, protocol=cfg.protocol if isinstance(cfg.protocol, str) else cfg.protocol.name,
-               mutant=cfg.mutant, workload="-" if cfg.protocol in OWN_TOPOLOGY else
+    cls = resolve(cfg.protocol)
+    row.update(run_id=run_id, seed=seed, protocol=cfg.protocol if isinstance(cfg.protocol, str) else spec_of(cls),
+               mutant=cfg.mutant, workload="-" if cls.topologies == "own" else
                cfg.workload if isinstance(cfg.workload, str) else cfg.workload.name,
                parallelism=cfg.parallelism, failures=",".join(f"{t}@{at}" for t, at in cfg.failures),
                config=orjson.dumps(describe(cfg), option=orjson.OPT_SORT_KEYS).decode(),
@@ -83,14 +85,14 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign)."""
     from snapcheck.checker import CheckOptions, check_trace
-    from snapcheck.reference import PROTOCOLS, simulate
+    from snapcheck.reference import simulate
     from snapcheck.reference.oracle import exactly_once
 
     row = _row(run_id, seed, cfg)
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        needs_oracle = oracle and PROTOCOLS[cfg.protocol].failure_free_oracle and (
+        needs_oracle = oracle and resolve(cfg.protocol).failure_free_oracle and (
             bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None)
         diffs = exactly_once(cfg, res) if needs_oracle else None
     except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause

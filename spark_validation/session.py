@@ -79,7 +79,7 @@ def get_session(master: str | None = None, driver_memory: str = "2g", app_name: 
     global _session, _master
     if _session is not None:
         if master is not None and master != _master:
-            from snapcheck.errors import UsageError
+            from snapcheck.traces.errors import UsageError
 
             raise UsageError(f"a Spark session with master {_master!r} is already running in this process; "
                              f"cannot switch to {master!r}")

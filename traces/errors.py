@@ -1,8 +1,24 @@
-"""Errors raised for malformed traces: always ``FILE:LINE: reason``, never a traceback."""
+"""The errors every layer raises for a user's mistake, and the exit codes.
+
+Exit codes everywhere: 0 clean, 1 a violation was found, 2 bad input or usage
+(3: an internal error, a bug in snapcheck, which is never confused with a
+verdict). A user mistake never shows a Python traceback: code raises
+``UsageError`` (bad options, an unknown name, a protocol module that fails to
+import) or ``TraceErrors`` (a malformed trace, always ``FILE:LINE: reason``), and
+the command line prints the message and exits 2."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+EXIT_CLEAN = 0
+EXIT_VIOLATION = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3   # a bug in snapcheck itself (prints a traceback), never a verdict
+
+
+class UsageError(ValueError):
+    """Bad input or usage that is not a trace-format problem (exit 2)."""
 
 
 @dataclass(frozen=True)

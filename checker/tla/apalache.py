@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 APALACHE_ENV = "SNAPCHECK_APALACHE"
 EXIT_RESULTS = {0: "pass", 12: "violation", 75: "eval-error", 120: "type-error", 150: "parse-error",

@@ -6,12 +6,12 @@ For each trace:
 1. ``traces.read_trace`` checks the schema and the format's semantic rules;
    a trace that fails is an ERROR (``FILE:LINE: reason``), never given to TLC.
 2. The protocol (``header.protocol.name``) selects the specification and its
-   trace module in ``specs/``: ``chandy-lamport`` -> ChandyLamport,
-   ``abs-aligned`` -> ABS without back-edges (Algorithm 1), ``abs-cyclic`` ->
-   ABS with the header's back-edges (Algorithm 2), ``unaligned`` /
-   ``aligned-timeout`` -> Unaligned, ``bcs`` -> CIC_BCS, ``hmnr`` -> CIC_HMNR,
-   ``unc`` -> UncoordinatedTrace (mapping in ``checker.tla.map_unc``),
-   ``liverobin`` -> LiveRobinTrace (``checker.tla.map_replication``).
+   trace module in ``specs/`` through the ``TlaMapping`` its catalogue entry
+   declares (``Protocol.tla``; ``snapcheck protocols`` lists them): e.g. aligned
+   ABS maps to ABSTrace without back-edges (Algorithm 1), cyclic ABS to ABSTrace
+   with the header's back-edges (Algorithm 2), unc to UncoordinatedTrace
+   (mapping in ``checker.tla.map_unc``), liverobin to LiveRobinTrace
+   (``checker.tla.map_replication``).
    The snapshot and CIC specifications model failure-free runs in which every
    round runs to the end: such a trace with ``fail``, ``restore``, ``replay``,
    ``discard`` or ``round_abort`` events is an ERROR ("outside the
@@ -39,7 +39,7 @@ For each trace:
    longest matched prefix; a trace is ACCEPTed iff some behaviour matches all
    of its events, otherwise REJECTed with the longest matched prefix and the
    first event no behaviour matches (``FILE:LINE``). The family's invariants
-   and refinement property (``Family.invariants``, ``Family.refinement``) are
+   and refinement property (``TlaMapping.invariants``, ``TlaMapping.refinement``) are
    checked along the way; if one fails, the specification itself is wrong for
    that trace (an ERROR).
 """
@@ -51,6 +51,7 @@ import tempfile
 import threading
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,11 +59,12 @@ from snapcheck.checker.tla.manifest import specs_dir
 from snapcheck.checker.tla.map_replication import prepare_replication
 from snapcheck.checker.tla.map_unc import prepare_unc
 from snapcheck.checker.tla.tlc import TlcJob, run_tlc
-from snapcheck.checker.tla.trace_events import (Family, OutOfScope, Prepared, causal_order, task_topology, tla,
+from snapcheck.checker.tla.trace_events import (OutOfScope, Prepared, causal_order, task_topology, tla,
                                       tla_function)
 from snapcheck.traces import read_trace
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.model import Trace
+from snapcheck.traces.protocol_facts import TlaMapping
 
 ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
 OUT_OF_SCOPE = ("fail", "restore", "replay", "discard", "round_abort")
@@ -71,19 +73,6 @@ MAX_EVENTS_PER_RUN = 20000
 CHUNK = 40                  # events per generated TLA+ definition
 
 
-FAMILIES = {
-    "chandy-lamport": Family("ChandyLamportTrace"),
-    "abs-aligned": Family("ABSTrace"),          # Algorithm 1: no back-edges, whatever the header says
-    "abs-cyclic": Family("ABSTrace", back_edges=True),
-    "unaligned": Family("UnalignedTrace", mode="unaligned", models_arrival=True),
-    "aligned-timeout": Family("UnalignedTrace", mode="aligned_timeout", models_arrival=True),
-    # Z-cycle freedom is a property of whole histories: model checked, not checked here.
-    "bcs": Family("BCSTrace", kind="cic", invariants=(), refinement=None),
-    "hmnr": Family("HMNRTrace", kind="cic", invariants=(), refinement=None),
-    "unc": Family("UncoordinatedTrace", kind="unc", invariants=("RecoveryLineConsistent",), refinement=None),
-    "liverobin": Family("LiveRobinTrace", kind="replication", invariants=("ReplicaAgreement",),
-                        refinement="MergeSpec"),
-}
 PREPARE = {"unc": prepare_unc, "replication": prepare_replication}
 
 
@@ -119,14 +108,15 @@ class Verdict:
 
 # -- mapping -------------------------------------------------------------------
 
-def prepare(trace: Trace) -> Prepared:
-    """Map a validated trace to spec events (raises ``OutOfScope``)."""
+def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
+    """Map a validated trace to spec events (raises ``OutOfScope``). ``mappings``:
+    trace protocol name -> its ``TlaMapping`` (``reference.catalogue.tla_mappings()``)."""
     h = trace.header
     protocol = str(h.protocol.get("name", "unknown"))
-    family = FAMILIES.get(protocol)
+    family = mappings.get(protocol)
     if family is None:
         raise OutOfScope(f"no TLA+ trace specification for protocol {protocol!r} "
-                         f"(supported: {', '.join(sorted(FAMILIES))})")
+                         f"(supported: {', '.join(sorted(mappings))})")
     if family.kind in PREPARE:
         return PREPARE[family.kind](trace, protocol, family)
     for e in trace.events:
@@ -278,7 +268,7 @@ def prepare(trace: Trace) -> Prepared:
                     events, lines, descr, ignored, notes)
 
 
-def _prepare_cic(trace: Trace, protocol: str, family: Family) -> Prepared:
+def _prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
     """CIC traces: basic checkpoints, sends and receives; a forced checkpoint is folded
     into the receive that follows it on its process (x = 1)."""
     roles, procs, data_chans = task_topology(trace)
@@ -465,16 +455,18 @@ def _verdict(p: Prepared, matched: int) -> Verdict:
                    ignored=dict(p.ignored), notes=list(p.notes))
 
 
-def conform(paths: list[str], timeout: float = 600.0, refinement: bool = True,
+def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float = 600.0, refinement: bool = True,
             on_verdict=None, parallel: int = 1) -> list[Verdict]:
-    """Validate trace files; one ``Verdict`` per path, in order. Batches of traces
-    with different topologies run in up to ``parallel`` TLC processes at once."""
+    """Validate trace files; one ``Verdict`` per path, in order. ``mappings``: trace
+    protocol name -> ``TlaMapping`` (the protocol catalogue's ``tla_mappings()``).
+    Batches of traces with different topologies run in up to ``parallel`` TLC
+    processes at once."""
     verdicts: dict[int, Verdict] = {}
     groups: dict[tuple, list[tuple[int, Prepared]]] = defaultdict(list)
     for n, path in enumerate(paths):
         try:
             trace = read_trace(path)
-            p = prepare(trace)
+            p = prepare(trace, mappings)
         except TraceErrors as exc:
             verdicts[n] = Verdict(path, ERROR, message="invalid trace:\n" + exc.render())
             _notify(on_verdict, verdicts[n])

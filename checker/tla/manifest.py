@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 from snapcheck.checker.tla.tlc import TlcJob, TlcResult, run_many
 
 KINDS = ("check", "liveness", "mutant", "trap")

@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from snapcheck.checker.tla.trace_events import Family, OutOfScope, Prepared, SpecEvents, causal_order, tla
+from snapcheck.checker.tla.trace_events import TlaMapping, OutOfScope, Prepared, SpecEvents, causal_order, tla
 from snapcheck.traces.model import Trace
 
 
-def prepare_replication(trace: Trace, protocol: str, family: Family) -> Prepared:
+def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
     h = trace.header
     params = h.protocol.get("params", {})
     replicated = params.get("replicas") or {}

@@ -31,14 +31,14 @@ rounds and replays from recorded channel state are not UNC: an ERROR.
 
 from __future__ import annotations
 
-from snapcheck.checker.tla.trace_events import (Family, OutOfScope, Prepared, SpecEvents, causal_order, task_topology,
+from snapcheck.checker.tla.trace_events import (TlaMapping, OutOfScope, Prepared, SpecEvents, causal_order, task_topology,
                                       tla, tla_function)
 from snapcheck.traces.model import Trace
 
 RECOVERY_MODES = ("restart-all", "partial")
 
 
-def prepare_unc(trace: Trace, protocol: str, family: Family) -> Prepared:
+def prepare_unc(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
     h = trace.header
     mode = str(h.protocol.get("params", {}).get("recovery", "restart-all"))
     if mode not in RECOVERY_MODES:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 JAR_ENV = "SNAPCHECK_TLA2TOOLS"
 JAVA_ENV = "SNAPCHECK_JAVA"

@@ -11,19 +11,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from snapcheck.traces.model import Event, Trace
-
-
-@dataclass(frozen=True)
-class Family:
-    """A trace specification in ``specs/`` and how TLC checks it."""
-
-    module: str                     # the trace specification in specs/
-    kind: str = "snapshot"          # snapshot | cic | unc | replication: which mapping
-    mode: str | None = None         # Unaligned's Mode
-    models_arrival: bool = False
-    back_edges: bool = False
-    invariants: tuple = ("Consistent", "ChannelStateExact")   # checked along the way (after Progress)
-    refinement: str | None = "AbsSpec"                         # PROPERTY checked unless --no-refinement
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class OutOfScope(Exception):
@@ -40,7 +28,7 @@ class Prepared:
 
     path: str
     protocol: str
-    family: Family
+    family: TlaMapping
     topology: tuple           # everything that must be equal to share one TLC run
     consts: list              # (name, TLA+ expression): the topology definitions of TraceLog
     bounds: dict              # TLA+ constant -> the value this trace needs (a batch takes the max)

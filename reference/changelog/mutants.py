@@ -14,19 +14,27 @@ gic-gc-race                 FLINK-7268: a subsumed checkpoint's discard pending 
 
 from __future__ import annotations
 
-from snapcheck.reference.changelog.protocol import GicGcRace, GicInclusiveBoundary
-from snapcheck.reference.mutants import Mutant
+from snapcheck.reference.changelog.model import GcRaceModel, InclusiveBoundaryModel
+from snapcheck.reference.changelog.protocol import GicChangelog
 
-BASE = "gic-changelog"
 
-CHANGELOG_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
-    Mutant("gic-inclusive-boundary", GicInclusiveBoundary, BASE,
-           "the changelog tail starts after the materialization boundary instead of at it",
-           "FLINK-25492 (apache/flink#18555)", ("changelog-gap",), "changelog-restore",
-           {"parallelism": 2, "records": 120}),
-    Mutant("gic-gc-race", GicGcRace, BASE,
-           "asynchronous discard of a subsumed checkpoint decrements the registry re-created by recovery",
-           "FLINK-7268 (apache/flink#4410)", ("artifact-deleted-referenced", "restore-missing-artifact"),
-           "artifact-retention",
-           {"parallelism": 2, "records": 120, "failures": (("task[0]", 51), ("task[1]", 58))}),
-)}
+class GicInclusiveBoundary(GicChangelog):
+    name = "gic-inclusive-boundary"
+    mutant_of = "gic-changelog"
+    summary = "the changelog tail starts after the materialization boundary instead of at it"
+    bug = "FLINK-25492 (apache/flink#18555)"
+    expect = ("changelog-gap",)
+    prop = "changelog-restore"
+    demo = {"parallelism": 2, "records": 120}
+    model_class = InclusiveBoundaryModel
+
+
+class GicGcRace(GicChangelog):
+    name = "gic-gc-race"
+    mutant_of = "gic-changelog"
+    summary = "asynchronous discard of a subsumed checkpoint decrements the registry re-created by recovery"
+    bug = "FLINK-7268 (apache/flink#4410)"
+    expect = ("artifact-deleted-referenced", "restore-missing-artifact")
+    prop = "artifact-retention"
+    demo = {"parallelism": 2, "records": 120, "failures": (("task[0]", 51), ("task[1]", 58))}
+    model_class = GcRaceModel

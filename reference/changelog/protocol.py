@@ -8,8 +8,8 @@ are ``reference.changelog.model.DEFAULTS``.
 
 from __future__ import annotations
 
-from snapcheck.reference.changelog.model import GcRaceModel, GicModel, InclusiveBoundaryModel
-from snapcheck.reference.changelog.standalone import StandaloneSimulator
+from snapcheck.reference.changelog.model import GicModel
+from snapcheck.reference.sim.standalone import StandaloneSimulator
 from snapcheck.reference.protocol import Protocol
 
 RECORDS = 200
@@ -28,16 +28,23 @@ class GicSimulator(StandaloneSimulator):
 
 class GicChangelog(Protocol):
     name = "gic-changelog"
+    family = "changelog"
+    topologies = "own"
+    crash_targets = "task[i]: one of its parallel tasks, at a step (one record per task per step)"
     summary = ("generic log-based incremental checkpoints: dual writes, continuous changelog upload, "
                "periodic materialization, checkpoint = snapshot + changelog range, truncation")
-    aligned = True
+    aligned = False                  # its checkpoints are snapshot + changelog ranges, judged by changelog-restore
     simulator = GicSimulator
     model_class = GicModel
 
+    @classmethod
+    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+        """1–3 tasks ``task[i]``, 20–200 records each (one record per task per step);
+        half the runs crash one or two tasks."""
+        from snapcheck.reference.simulation import SimConfig
 
-class GicInclusiveBoundary(GicChangelog):
-    model_class = InclusiveBoundaryModel
-
-
-class GicGcRace(GicChangelog):
-    model_class = GcRaceModel
+        parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)
+        crashes = tuple(sorted((f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
+                               for _ in range(rnd.randint(1, 2))))
+        return SimConfig(protocol=spec, seed=seed, parallelism=parallelism, records=records,
+                         failures=crashes if failures and rnd.random() < 0.5 else ())

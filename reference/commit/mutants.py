@@ -22,36 +22,104 @@ mutant                         what is broken                                   
 
 from __future__ import annotations
 
-from snapcheck.reference.commit.protocol import (CommitOnCheckpoint, CoordEventUnacked, EosBeforeFinalCommit,
-                                       RestoreAborted, RestoreEmpty, StrictNotify, UnreliableFinalNotify)
-from snapcheck.reference.mutants import Mutant
+from snapcheck.reference.commit.protocol import TwoPhaseCommitABS
+from snapcheck.reference.commit.sink import StrictTxnSink
 
-BASE = "abs-aligned-2pc"
 _DEMO = {"workload": "q1", "parallelism": 2, "records": 20}
 
-COMMIT_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
-    Mutant("2pc-strict-notify", StrictNotify, BASE,
-           "a completion notification commits only its own checkpoint's transaction",
-           "FLINK-10377 (apache/flink#6723, #895)", ("uncommitted", "eos-before-commit"), "output-commit",
-           dict(_DEMO)),
-    Mutant("2pc-commit-on-checkpoint", CommitOnCheckpoint, BASE,
-           "the sink publishes at its checkpoint instead of on global completion",
-           "volga-project/volga#300", ("premature-commit",), "output-commit", dict(_DEMO)),
-    Mutant("2pc-unreliable-final-notify", UnreliableFinalNotify, BASE,
-           "the final completion notification is sent at most once",
-           "FLINK-21080 (apache/flink#16633)", ("uncommitted",), "output-commit", {**_DEMO, "parallelism": 4}),
-    Mutant("2pc-eos-before-final-commit", EosBeforeFinalCommit, BASE,
-           "end of stream is sent before the final transaction is committed",
-           "FLINK-38614 (apache/flink#28476)", ("eos-before-commit",), "output-commit", dict(_DEMO)),
-    Mutant("2pc-coord-event-unacked", CoordEventUnacked, BASE,
-           "rounds complete although operator events were lost on the control channel",
-           "FLINK-21996 (apache/flink#15557)", ("control-dropped",), "control-delivery", dict(_DEMO)),
-    Mutant("2pc-restore-aborted", RestoreAborted, BASE,
-           "recovery rolls back to an aborted round that every task had checkpointed",
-           "WallarooLabs/wally#3032", ("restore-aborted",), "recovery-lineage",
-           {**_DEMO, "checkpoint_timeout": 200, "interval": 300, "failures": (("sink[0]", 2500),)}),
-    Mutant("2pc-restore-empty", RestoreEmpty, BASE,
-           "recovery restarts from the empty initial state although rounds completed",
-           "FLINK-34518 (apache/flink#24382)", ("restore-stale",), "recovery-lineage",
-           {**_DEMO, "failures": (("sink[0]", 2500),)}),
-)}
+
+class StrictNotify(TwoPhaseCommitABS):
+    """FLINK-10377 / apache/flink#895: the commit handler commits only the notified
+    checkpoint's transaction, so a lost notification is never subsumed."""
+    name = "2pc-strict-notify"
+    mutant_of = "abs-aligned-2pc"
+    summary = "a completion notification commits only its own checkpoint's transaction"
+    bug = "FLINK-10377 (apache/flink#6723, #895)"
+    expect = ("uncommitted", "eos-before-commit")
+    prop = "output-commit"
+    demo = dict(_DEMO)
+
+    sink_class = StrictTxnSink
+
+
+class CommitOnCheckpoint(TwoPhaseCommitABS):
+    """volga#300 (bug-zoo §1.3): publish at the barrier instead of on global completion."""
+    name = "2pc-commit-on-checkpoint"
+    mutant_of = "abs-aligned-2pc"
+    summary = "the sink publishes at its checkpoint instead of on global completion"
+    bug = "volga-project/volga#300"
+    expect = ("premature-commit",)
+    prop = "output-commit"
+    demo = dict(_DEMO)
+
+    commit_on_checkpoint = True
+
+
+class UnreliableFinalNotify(TwoPhaseCommitABS):
+    """FLINK-21080: the final notification is sent at most once; a sink that misses it
+    waits forever with its last transaction uncommitted."""
+    name = "2pc-unreliable-final-notify"
+    mutant_of = "abs-aligned-2pc"
+    summary = "the final completion notification is sent at most once"
+    bug = "FLINK-21080 (apache/flink#16633)"
+    expect = ("uncommitted",)
+    prop = "output-commit"
+    demo = {**_DEMO, "parallelism": 4}
+
+    final_resend = False
+
+
+class EosBeforeFinalCommit(TwoPhaseCommitABS):
+    """FLINK-38614: end of stream is sent as soon as the final round completes, before
+    the final transaction is committed; the closed sink drops the late notification."""
+    name = "2pc-eos-before-final-commit"
+    mutant_of = "abs-aligned-2pc"
+    summary = "end of stream is sent before the final transaction is committed"
+    bug = "FLINK-38614 (apache/flink#28476)"
+    expect = ("eos-before-commit",)
+    prop = "output-commit"
+    demo = dict(_DEMO)
+
+    eos_early = True
+
+
+class CoordEventUnacked(TwoPhaseCommitABS):
+    """FLINK-21996: rounds complete without waiting for operator-event
+    acknowledgements, and lost events are never re-sent."""
+    name = "2pc-coord-event-unacked"
+    mutant_of = "abs-aligned-2pc"
+    summary = "rounds complete although operator events were lost on the control channel"
+    bug = "FLINK-21996 (apache/flink#15557)"
+    expect = ("control-dropped",)
+    prop = "control-delivery"
+    demo = dict(_DEMO)
+
+    await_event_acks = False
+
+
+class RestoreAborted(TwoPhaseCommitABS):
+    """Wallaroo #3032: recovery rolls back to the latest round every task checkpointed,
+    although the coordinator aborted it."""
+    name = "2pc-restore-aborted"
+    mutant_of = "abs-aligned-2pc"
+    summary = "recovery rolls back to an aborted round that every task had checkpointed"
+    bug = "WallarooLabs/wally#3032"
+    expect = ("restore-aborted",)
+    prop = "recovery-lineage"
+    demo = {**_DEMO, "checkpoint_timeout": 200, "interval": 300, "failures": (("sink[0]", 2500),)}
+
+    restore_policy = "latest-taken"
+
+
+class RestoreEmpty(TwoPhaseCommitABS):
+    """FLINK-34518: the completed-checkpoint store was cleaned up; the job restarts from
+    the empty initial state although rounds had completed."""
+    name = "2pc-restore-empty"
+    mutant_of = "abs-aligned-2pc"
+    summary = "recovery restarts from the empty initial state although rounds completed"
+    bug = "FLINK-34518 (apache/flink#24382)"
+    expect = ("restore-stale",)
+    prop = "recovery-lineage"
+    demo = {**_DEMO, "failures": (("sink[0]", 2500),)}
+
+    restore_policy = "empty"

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import random
 
-from snapcheck.reference.engine import CONTROL, CONTROL_SIZE, Chan, Msg, Simulator, Stored
-from snapcheck.reference.recording import NullLog, _constructor
+from snapcheck.reference.sim.engine import CONTROL, CONTROL_SIZE, Chan, Msg, Simulator, Stored
+from snapcheck.reference.sim.recording import NullLog, _constructor
 from snapcheck.traces.model import Channel
 
 _SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")

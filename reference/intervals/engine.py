@@ -18,9 +18,9 @@ compared with its operator's other subtasks.
 
 from __future__ import annotations
 
-from snapcheck.reference.engine import Simulator
+from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.intervals.policies import Observation, Policy, slow_tasks
-from snapcheck.reference.protocols.abs_aligned import AlignedABS
+from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 
 
 class IntervalSimulator(Simulator):

@@ -14,22 +14,46 @@ replication-mixed-merge-config   Materialize #38196: replicas rendered with     
 
 from __future__ import annotations
 
-from snapcheck.reference.mutants import Mutant
-from snapcheck.reference.replication.protocol import MixedMergeConfig, NoOrdering, PlainRoundRobin
+from snapcheck.reference.replication.model import MixedMergeConfigModel, NoOrderingModel, PlainRoundRobinModel
+from snapcheck.reference.replication.protocol import LiveRobin
 
-BASE = "liverobin"
 DIVERGE = ("replica-order-divergence", "replica-output-divergence")
 
-REPLICATION_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
-    Mutant("replication-no-ordering", NoOrdering, BASE,
-           "replicas consume their deduplicated inputs in arrival order",
-           "active-replication seed §VII, configuration 3 (No ordering)", DIVERGE, "replica-agreement",
-           {"records": 30}),
-    Mutant("replication-plain-round-robin", PlainRoundRobin, BASE,
-           "round-robin merge without heartbeats stalls when a source goes quiet",
-           "active-replication seed §V.A (RR has no liveness)", ("replica-stalled",), "replica-liveness",
-           {"records": 30}),
-    Mutant("replication-mixed-merge-config", MixedMergeConfig, BASE,
-           "the two replicas use different merge (round-robin order) configurations",
-           "MaterializeInc/materialize#38196", DIVERGE, "replica-agreement", {"records": 30}),
-)}
+
+class NoOrdering(LiveRobin):
+    name = "replication-no-ordering"
+    mutant_of = "liverobin"
+    summary = "replicas consume their deduplicated inputs in arrival order"
+    bug = "active-replication seed §VII, configuration 3 (No ordering)"
+    expect = DIVERGE
+    prop = "replica-agreement"
+    demo = {"records": 30}
+    model_class = NoOrderingModel
+
+
+class PlainRoundRobin(LiveRobin):
+    """Its scenario makes source ``S1`` go quiet after 5 records (``quiet=(1, 5)``),
+    which LiveRobin's heartbeats survive (tests run ``LiveRobin(quiet=(1, 5))``)."""
+    name = "replication-plain-round-robin"
+    mutant_of = "liverobin"
+    summary = "round-robin merge without heartbeats stalls when a source goes quiet"
+    bug = "active-replication seed §V.A (RR has no liveness)"
+    expect = ("replica-stalled",)
+    prop = "replica-liveness"
+    demo = {"records": 30}
+
+    model_class = PlainRoundRobinModel
+
+    def __init__(self, **params) -> None:
+        super().__init__(**{"quiet": [1, 5], **params})
+
+
+class MixedMergeConfig(LiveRobin):
+    name = "replication-mixed-merge-config"
+    mutant_of = "liverobin"
+    summary = "the two replicas use different merge (round-robin order) configurations"
+    bug = "MaterializeInc/materialize#38196"
+    expect = DIVERGE
+    prop = "replica-agreement"
+    demo = {"records": 30}
+    model_class = MixedMergeConfigModel

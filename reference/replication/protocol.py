@@ -9,10 +9,10 @@ two sources). Parameters: ``reference.replication.model.DEFAULTS`` (e.g.
 
 from __future__ import annotations
 
-from snapcheck.reference.changelog.standalone import StandaloneSimulator
+from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.reference.sim.standalone import StandaloneSimulator
 from snapcheck.reference.protocol import Protocol
-from snapcheck.reference.replication.model import (MixedMergeConfigModel, NoOrderingModel, PlainRoundRobinModel,
-                                         ReplicationModel)
+from snapcheck.reference.replication.model import ReplicationModel
 
 
 class ReplicationSimulator(StandaloneSimulator):
@@ -23,18 +23,33 @@ class ReplicationSimulator(StandaloneSimulator):
             params["records"] = cfg.records
         if p.mutant:
             params["mutant"] = p.mutant
-        m = p.model_class(params, cfg.seed, cfg.failures, p.name)
+        m = p.model_class(params, cfg.seed, cfg.failures, p.header_name())
         rec = m.run()
         return rec, m.metrics(), m.final_states(), list(m.sink_out)
 
 
 class LiveRobin(Protocol):
     name = "liverobin"
+    family = "replication"
+    topologies = "own"
+    crash_targets = "U[0]#0 or U[0]#1: a replica, at a time in the model's ticks"
+    tla = TlaMapping("LiveRobinTrace", kind="replication", invariants=("ReplicaAgreement",), refinement="MergeSpec")
     summary = ("active replication, leaderless: duplicate sending, dedup by sequence number, "
                "LiveRobin deterministic merge with heartbeat generator and mergers")
     simulator = ReplicationSimulator
     model_class = ReplicationModel
     merge = "liverobin"
+
+    @classmethod
+    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+        """One task ``U[0]`` with replicas ``U[0]#0``/``U[0]#1``, 5–40 records per source
+        (20 ticks apart); half the runs crash one replica."""
+        from snapcheck.reference.simulation import SimConfig
+
+        records = rnd.randint(5, 40)
+        crashes = ((f"U[0]#{rnd.randint(0, 1)}", rnd.randrange(records * 20)),)
+        return SimConfig(protocol=spec, seed=seed, records=records,
+                         failures=crashes if failures and rnd.random() < 0.5 else ())
     # replicas fold a merge whose order follows where heartbeats (KaZoo: leader orders) fall,
     # so a crash legitimately changes states and outputs; judged by the checker instead
     failure_free_oracle = False
@@ -42,24 +57,7 @@ class LiveRobin(Protocol):
 
 class KaZoo(LiveRobin):
     name = "kazoo"
+    tla = None                       # the trace specification models the leaderless merge only
     summary = ("active replication, leader-based: leader election (zk) and an ordered log (Kafka) "
                "decide one consumption order for both replicas")
     merge = "kazoo"
-
-
-class NoOrdering(LiveRobin):
-    model_class = NoOrderingModel
-
-
-class PlainRoundRobin(LiveRobin):
-    """Its scenario makes source ``S1`` go quiet after 5 records (``quiet=(1, 5)``),
-    which LiveRobin's heartbeats survive (tests run ``LiveRobin(quiet=(1, 5))``)."""
-
-    model_class = PlainRoundRobinModel
-
-    def __init__(self, **params) -> None:
-        super().__init__(**{"quiet": [1, 5], **params})
-
-
-class MixedMergeConfig(LiveRobin):
-    model_class = MixedMergeConfigModel

@@ -8,7 +8,7 @@ import sys
 import click
 import orjson
 
-from snapcheck.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
 
 
 def _parse_cut(text: str | None) -> dict | None:
@@ -58,6 +58,7 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
     """
     from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
     from snapcheck.checker.expected import compare_expected, options_from_expected
+    from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces import read_trace
 
     explicit = cut is not None or failures is not None or semantics is not None
@@ -66,7 +67,7 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
         trace = read_trace(path)
         opts = CheckOptions(properties=set(properties) if properties else None, cut=_parse_cut(cut),
                             failures=failures, semantics=semantics or "partial", z3=use_z3 or z3_min_replay,
-                            z3_min_replay=z3_min_replay)
+                            z3_min_replay=z3_min_replay, facts=header_facts(trace.header.protocol))
         if not explicit:
             opts = options_from_expected(trace, opts)
         try:

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 from snapcheck.traces import read_trace
 from snapcheck.traces.model import Trace
 

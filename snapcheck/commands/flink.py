@@ -28,13 +28,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from snapcheck.errors import EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
 console = Console(highlight=False, width=shutil.get_terminal_size((140, 24)).columns)
 
 
 def _build(force: bool = False):
-    from snapcheck.reference.flink.build import FlinkSetupError, build
+    from snapcheck.flink.build import FlinkSetupError, build
 
     try:
         return build(force)
@@ -47,7 +47,7 @@ class Judgement:
 
     def __init__(self, trace):
         from snapcheck.checker import CheckOptions, check_trace
-        from snapcheck.reference.flink.expectations import anomaly_findings, latest_checkpoint_findings
+        from snapcheck.flink.expectations import anomaly_findings, latest_checkpoint_findings
 
         self.trace = trace
         self.report = check_trace(trace, CheckOptions(max_per_result=10 ** 9))
@@ -57,7 +57,7 @@ class Judgement:
         flink = (trace.header.metadata or {}).get("flink") or {}
         self.status = flink.get("status", "?")
         if self.status in ("timeout", "failed"):
-            from snapcheck.reference.flink.expectations import Finding
+            from snapcheck.flink.expectations import Finding
 
             why = flink.get("error") or "no progress before the run's time limit (a hang?)"
             self.findings.append(Finding(f"run-{self.status}", f"the Flink job ended with status {self.status}: "
@@ -175,8 +175,8 @@ def build_cmd(force: bool) -> None:
 def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligned_timeout, buffer_timeout,
             restart_delay, work, conf, timeout, quiet, output, keep_dir, check) -> None:
     """Run a traced Flink job with injected failures and write its trace (then: snapcheck check)."""
-    from snapcheck.reference.flink.build import FlinkSetupError
-    from snapcheck.reference.flink.run import RunConfig, run_job
+    from snapcheck.flink.build import FlinkSetupError
+    from snapcheck.flink.run import RunConfig, run_job
 
     cfg = RunConfig(job=job, mode=mode, parallelism=parallelism, records=records, rate=rate, interval_ms=interval,
                     fails=list(fails), seed=seed, timeout_s=timeout, quiet_ms=quiet,
@@ -225,7 +225,7 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
 @click.option("--jvm-options", is_flag=True, help="Print the JVM options Flink needs on Java 17 instead.")
 def classpath_cmd(jvm_options: bool) -> None:
     """Print the classpath (snapcheck-flink jar + Flink jars) to compile and run your own traced job."""
-    from snapcheck.reference.flink.build import JAVA_OPENS
+    from snapcheck.flink.build import JAVA_OPENS
 
     b = _build()
     click.echo(" ".join([*JAVA_OPENS, f"-Dlog4j2.configurationFile={b.log4j}"]) if jvm_options else b.classpath())
@@ -237,7 +237,7 @@ def classpath_cmd(jvm_options: bool) -> None:
 def merge_cmd(run_dir, output) -> None:
     """Merge the per-subtask trace files and run.json of a traced run (e.g. your own job run with
     TracedJob.run) into one v1 trace."""
-    from snapcheck.reference.flink.merge import merge_run
+    from snapcheck.flink.merge import merge_run
 
     res = merge_run(run_dir)
     res.write(output)
@@ -281,8 +281,8 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
     are expected and counted as detections)."""
     import orjson
 
-    from snapcheck.reference.flink.campaign import run_campaign, sample, summarize
-    from snapcheck.reference.flink.run import JOBS, MODES
+    from snapcheck.flink.campaign import run_campaign, sample, summarize
+    from snapcheck.flink.run import JOBS, MODES
 
     if runs < 1:
         raise UsageError("--runs must be at least 1")

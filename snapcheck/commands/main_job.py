@@ -29,7 +29,7 @@ from rich.table import Table
 
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.checker.expected import compare_expected, options_from_expected
-from snapcheck.errors import EXIT_CLEAN, EXIT_VIOLATION
+from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION
 from snapcheck.traces import read_trace
 
 console = Console(highlight=False, width=shutil.get_terminal_size((120, 24)).columns)

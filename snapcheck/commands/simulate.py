@@ -13,7 +13,7 @@ import orjson
 from click.core import ParameterSource
 from rich.console import Console
 
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 console = Console(highlight=False)
 
@@ -65,12 +65,14 @@ def _print_list() -> None:
             + [(name, f"random {'cyclic graph' if name == 'random-cyclic' else 'DAG'}, structure drawn from --seed")
                for name in RANDOM_WORKLOADS])
     section("mutants (run one with: snapcheck simulate --mutant NAME --demo -o trace.jsonl)",
-            [(m.name, f"[{m.base}] {m.description}; {m.bug}; checker reports {' or '.join(m.expect)}")
+            [(m.name, f"[{m.mutant_of}] {m.summary}; {m.bug}; checker reports {' or '.join(m.expect)}")
              for m in MUTANTS.values()])
 
 
 @click.command("simulate")
-@click.option("--protocol", "-p", default=None, help="Protocol (see --list). Default: abs-aligned, or the mutant's.")
+@click.option("--protocol", "-p", default=None,
+              help="Protocol: a catalogue name (see --list), MODULE:CLASS or path/to/file.py:CLASS. "
+                   "Default: abs-aligned, or the mutant's.")
 @click.option("--workload", "-w", default="q1", show_default=True, help="Workload (see --list).")
 @click.option("--parallelism", "-n", default=2, show_default=True, type=int, help="Parallelism of every operator.")
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Seed: one seed, one trace.")
@@ -81,7 +83,8 @@ def _print_list() -> None:
 @click.option("--fail", multiple=True, metavar="TASK@TIME", help="Crash TASK at TIME ticks (repeatable).")
 @click.option("--straggler", multiple=True, metavar="TASK=FACTOR",
               help="Multiply TASK's processing cost by FACTOR (repeatable).")
-@click.option("--mutant", "-m", default=None, help="Run a mutant (see --list).")
+@click.option("--mutant", "-m", default=None,
+              help="Run a mutant: a catalogue name (see --list) or MODULE:CLASS of a class declaring mutant_of.")
 @click.option("--demo", is_flag=True, help="With --mutant: start from the mutant's demonstration config.")
 @click.option("--interval", type=int, default=600, show_default=True, help="Checkpoint interval (ticks).")
 @click.option("--max-concurrent", type=int, default=1, show_default=True, help="Rounds in progress at once.")
@@ -115,7 +118,8 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         return
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
-    from snapcheck.reference import MUTANTS, SimConfig, simulate
+    from snapcheck.reference import SimConfig, simulate
+    from snapcheck.reference.catalogue import resolve
 
     fields = dict(
         protocol=protocol or "abs-aligned", workload=workload, parallelism=parallelism, seed=seed,
@@ -125,11 +129,11 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         recovery=recovery, latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
         decline_prob=decline_prob)
     if mutant is not None:
-        if mutant not in MUTANTS:
-            raise UsageError(f"unknown mutant {mutant!r} (see snapcheck simulate --list)")
-        m = MUTANTS[mutant]
+        m = resolve(mutant, "mutant")
+        if not m.mutant_of:
+            raise UsageError(f"{mutant} is not a mutant: its class declares no mutant_of (run it with --protocol)")
         if protocol is None:
-            fields["protocol"] = m.base
+            fields["protocol"] = m.mutant_of
         if demo:
             for opt, key in _DEMO_OPTIONS.items():
                 if key in m.demo and ctx.get_parameter_source(opt) != ParameterSource.COMMANDLINE:

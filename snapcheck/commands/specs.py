@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from snapcheck.errors import EXIT_BAD_INPUT, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_VIOLATION, UsageError
 
 console = Console(highlight=False, soft_wrap=True)
 # Tables are read in CI logs too: never squeeze them to an 80-column pipe.
@@ -148,10 +148,11 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, pa
     """
     from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform
     from snapcheck.checker.tla.tlc import find_jar, find_java
+    from snapcheck.reference.catalogue import tla_mappings
 
     find_jar(), find_java()
     start = time.monotonic()
-    verdicts = conform(list(traces), timeout=timeout, refinement=not no_refinement,
+    verdicts = conform(list(traces), tla_mappings(), timeout=timeout, refinement=not no_refinement,
                        on_verdict=lambda v: console.print(v.render(), markup=False),
                        parallel=parallel or _default_parallel())
     count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}

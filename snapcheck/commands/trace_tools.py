@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import click
-from snapcheck.errors import EXIT_BAD_INPUT, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, UsageError
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, validate_file
 

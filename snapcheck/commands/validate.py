@@ -16,7 +16,7 @@ import sys
 import click
 from rich.console import Console
 
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 
 def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:

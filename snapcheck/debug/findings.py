@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from snapcheck.debug.replay import position_of_line
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Trace
 
 # How the diagram and the report colour the kinds (checker_api.md's canonical kinds).
@@ -103,15 +103,18 @@ def findings_from_report(trace: Trace, report) -> Findings:
 def options_dict(trace: Trace, failures=None, semantics: str | None = None, cut: dict | None = None) -> dict:
     """Checker options (``cut``, ``failures``, ``semantics``) as a dict, chosen as
     ``snapcheck check`` chooses them: the explicit ones when any is given, else the
-    trace's ``metadata.expected.check`` (``checker.expected.options_from_expected``)."""
+    trace's ``metadata.expected.check`` (``checker.expected.options_from_expected``); and
+    ``facts``, what the protocol catalogue knows of the trace's protocol."""
     from snapcheck.checker import CheckOptions
     from snapcheck.checker.expected import options_from_expected
+    from snapcheck.reference.catalogue import header_facts
 
-    opts = CheckOptions(cut=cut, failures=failures, semantics=semantics or "partial")
+    opts = CheckOptions(cut=cut, failures=failures, semantics=semantics or "partial",
+                        facts=header_facts(trace.header.protocol))
     if cut is None and failures is None and semantics is None:
         opts = options_from_expected(trace, opts)
-    return {k: v for k, v in (("cut", opts.cut), ("failures", opts.failures), ("semantics", opts.semantics))
-            if v is not None}
+    return {k: v for k, v in (("cut", opts.cut), ("failures", opts.failures), ("semantics", opts.semantics),
+                              ("facts", opts.facts)) if v is not None}
 
 
 def check_options(trace: Trace, properties: set[str] | None = None, **given):

@@ -34,7 +34,7 @@ from matplotlib.patches import FancyArrowPatch
 
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Event, Trace
 
 CKPT_STYLE = {   # kind -> (marker, face colour, edge colour, size)

@@ -10,8 +10,10 @@ import pytest
 
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
-from snapcheck.reference.changelog import GicChangelog
-from snapcheck.reference.changelog.mutants import CHANGELOG_MUTANTS
+from snapcheck.reference.catalogue import mutants_of
+from snapcheck.reference.changelog.protocol import GicChangelog
+
+CHANGELOG_MUTANTS = {m.name: m for m in mutants_of("gic-changelog")}
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.jsonl import parse_trace
 
@@ -23,7 +25,7 @@ FAILS = [(), (("task[0]", 51), ("task[1]", 58)), (("task[1]", 33),), (("task[2]"
 def test_registered():
     assert PROTOCOLS["gic-changelog"] is GicChangelog
     for name in CHANGELOG_MUTANTS:
-        assert MUTANTS[name].base == "gic-changelog"
+        assert MUTANTS[name].mutant_of == "gic-changelog"
 
 
 @pytest.mark.parametrize("seed", range(3))

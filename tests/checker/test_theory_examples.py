@@ -12,13 +12,14 @@ from snapcheck.checker.recovery_line import bound, r_mark, rl_fix
 from snapcheck.checker.rgraph import Graph, scc_labels
 from snapcheck.checker.rollback_propagation import rollback_propagation
 from snapcheck.checker.zcycles import useless_positions, zcycle_witness
+from snapcheck.reference.catalogue import header_facts
 from snapcheck.traces import TraceRecorder
 
 
-def two(protocol="none", logged=False):
+def two(protocol="none", logged=False, params=None):
     return TraceRecorder(["P0", "P1"], [{"id": "a", "src": "P0", "dst": "P1", "logged": logged},
                                         {"id": "b", "src": "P1", "dst": "P0", "logged": logged}],
-                         protocol=protocol)
+                         protocol=protocol, params=params)
 
 
 def example_a():
@@ -46,9 +47,9 @@ def example_b():
     return rec.trace()
 
 
-def example_c(protocol="none"):
+def example_c(protocol="none", params=None):
     """The domino staircase of theory.md §3.5."""
-    rec = two(protocol)
+    rec = two(protocol, params=params)
     rec.checkpoint("P0")
     a = rec.send("P0", "a")
     rec.recv("P1", a)
@@ -127,12 +128,22 @@ def test_example_c_domino_all_methods_and_chain():
     assert [m[k] in s for k, s in zip("dcba", chain_p1)] == [True] * 4
 
 
-@pytest.mark.parametrize("protocol", ["bcs", "hmnr"])
-def test_useless_checkpoint_is_a_violation_where_zcf_is_promised(protocol):
-    t, _ = example_c(protocol)
+@pytest.mark.parametrize("params", [{"guarantees": ["z-cycles"]}, {"guarantees": ["rdt"]}, {"zcf": True}])
+def test_useless_checkpoint_is_a_violation_where_zcf_is_promised(params):
+    t, _ = example_c("my-cic", params)
     rep = check_trace(t)
-    assert not rep.ok and rep.kinds == {"useless-checkpoint"}
+    assert not rep.ok and rep.kinds - {"rdt"} == {"useless-checkpoint"}
     assert len([v for v in rep.violations if v.kind == "useless-checkpoint"]) == 4
+
+
+@pytest.mark.parametrize("protocol", ["bcs", "hmnr"])
+def test_a_protocol_known_by_name_gets_its_catalogue_guarantees_only_when_given(protocol):
+    """The checker decides from declared facts, never from the name: the name alone promises
+    nothing; the catalogue's facts for the name (what ``snapcheck check`` passes) do."""
+    t, _ = example_c(protocol)
+    assert check_trace(t).ok and len(check_trace(t).useless) == 4
+    rep = check_trace(t, CheckOptions(facts=header_facts(t.header.protocol)))
+    assert rep.kinds == {"useless-checkpoint"}
 
 
 @pytest.mark.parametrize("recorded,kinds", [([], {"dropped"}), (["m1"], set()), (["m1", "m2"], {"phantom"}),
@@ -247,13 +258,15 @@ def test_unaligned_input_and_output_parts():
     assert run("b", "a") == {"order"}
 
 
-def test_aligned_protocol_promises_empty_channel_state():
-    rec = TraceRecorder(["U", "D"], [("c", "U", "D")], protocol="abs-aligned")
+@pytest.mark.parametrize("params,catalogue", [({"aligned": True}, False), ({}, True)])
+def test_aligned_protocol_promises_empty_channel_state(params, catalogue):
+    rec = TraceRecorder(["U", "D"], [("c", "U", "D")], protocol="abs-aligned", params=params)
     a = rec.send("U", "c")
     rec.checkpoint("U", kind="coordinated", round=1)
     rec.checkpoint("D", kind="coordinated", round=1)
     rec.recv("D", a)
-    rep = check_trace(rec.trace())
+    t = rec.trace()
+    rep = check_trace(t, CheckOptions(facts=header_facts(t.header.protocol) if catalogue else None))
     assert rep.kinds == {"aligned-in-flight"}
     assert rep.violations[0].subject == "round 1"
 

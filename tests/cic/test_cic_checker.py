@@ -21,12 +21,15 @@ from snapcheck.traces import TraceRecorder
 from snapcheck.traces.model import Trace
 
 TWO = [{"id": "c01", "src": "P0", "dst": "P1"}, {"id": "c10", "src": "P1", "dst": "P0"}]
+# What a BCS / HMNR trace header declares (the catalogue writes the same facts into simulated traces).
+BCS_FACTS = {"cic": "bcs", "guarantees": ["z-cycles"]}
+HMNR_FACTS = {"cic": "hmnr", "guarantees": ["z-cycles"]}
 
 
 def bcs_example_c(forced: bool = True, spurious: bool = False, wrong_sn: bool = False, wrong_vars: bool = False):
     """Worked example C (theory.md §3.5, the domino pattern) under BCS: a forced
     checkpoint before the receipt of a, b, c, d and e."""
-    rec = TraceRecorder(["P0", "P1"], TWO, protocol="bcs")
+    rec = TraceRecorder(["P0", "P1"], TWO, protocol="bcs", params=BCS_FACTS)
     sn = {"P0": 0, "P1": 0}
 
     def basic(p):
@@ -109,7 +112,7 @@ def test_hmnr_c2_breaks_the_z_cycle_of_example_a():
     starts in P1's current interval and crossed C0,1); without the forced checkpoint
     C0,1 is useless."""
     for forced in (True, False):
-        rec = TraceRecorder(["P0", "P1"], TWO, protocol="hmnr")
+        rec = TraceRecorder(["P0", "P1"], TWO, protocol="hmnr", params=HMNR_FACTS)
         m2 = rec.send("P1", "c10", piggyback=hmnr_pb(0, [0, 0], [False, False], [False, False]))
         rec.recv("P0", m2)
         rec.checkpoint("P0", vars=hmnr_pb(1, [1, 0], [False, True], [False, True]))
@@ -133,7 +136,7 @@ def test_hmnr_c1_keeps_timestamps_increasing_along_a_non_causal_z_path():
     procs = ["P0", "P1", "P2"]
     chans = [{"id": "c02", "src": "P0", "dst": "P2"}, {"id": "c10", "src": "P1", "dst": "P0"}]
     for forced in (True, False):
-        rec = TraceRecorder(procs, chans, protocol="hmnr")
+        rec = TraceRecorder(procs, chans, protocol="hmnr", params=HMNR_FACTS)
         m_ = rec.send("P0", "c02")
         rec.checkpoint("P1")
         m = rec.send("P1", "c10")
@@ -159,8 +162,8 @@ def test_cic_properties_need_a_cic_protocol():
     rec.recv("P1", rec.send("P0", "c01"))
     with pytest.raises(CheckerUsageError):
         check_trace(rec.trace(), CheckOptions(properties={"cic-conformance"}))
-    # a bcs-named trace that carries no protocol data is only checked for Z-cycles by default
-    rec = TraceRecorder(["P0", "P1"], TWO, protocol="bcs")
+    # a BCS trace that carries no protocol data is only checked for Z-cycles by default
+    rec = TraceRecorder(["P0", "P1"], TWO, protocol="bcs", params=BCS_FACTS)
     rec.recv("P1", rec.send("P0", "c01"))
     assert {r.property for r in check_trace(rec.trace()).results} == {"z-cycles"}
 

@@ -6,7 +6,9 @@ import pytest
 
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import MUTANTS, SimConfig, simulate
-from snapcheck.reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS
+from snapcheck.reference.catalogue import mutants_of
+
+UNCOORDINATED_MUTANTS = {m.name: m for b in ("hmnr", "unc") for m in mutants_of(b)}
 
 # mutant -> the property whose violation catches it (and the kinds it reports)
 CAUGHT_BY = {
@@ -35,7 +37,7 @@ def caught(name: str, prop: str, kinds: set, seeds=SEEDS):
     """(seed, violation) of the first demo run where ``prop`` reports one of ``kinds``."""
     m = MUTANTS[name]
     for seed in seeds:
-        res = simulate(SimConfig(protocol=m.base, mutant=name, seed=seed, **m.demo))
+        res = simulate(SimConfig(protocol=m.mutant_of, mutant=name, seed=seed, **m.demo))
         assert res.header.protocol["params"]["mutant"] == name
         rep = check_trace(res.trace(), CheckOptions(properties={prop}))
         hits = [v for v in rep.violations if v.kind in kinds]
@@ -67,7 +69,7 @@ def test_min_to_on_every_send_stays_zcf_but_forces_more():
     m = MUTANTS["hmnr-min-to-every-send"]
     forced = {"mutant": 0, "correct": 0}
     for seed in SEEDS:
-        for key, cfg in (("mutant", SimConfig(protocol=m.base, mutant=m.name, seed=seed, **m.demo)),
+        for key, cfg in (("mutant", SimConfig(protocol=m.mutant_of, mutant=m.name, seed=seed, **m.demo)),
                          ("correct", SimConfig(protocol="hmnr-clock", seed=seed, **m.demo))):
             res = simulate(cfg)
             forced[key] += res.metrics["checkpoints_forced"]
@@ -84,6 +86,6 @@ def test_early_truncation_loses_messages_at_recovery():
 def test_correct_protocols_pass_the_mutants_demo_configurations():
     """No false alarm: the base protocols are clean on every demo configuration."""
     for name, m in UNCOORDINATED_MUTANTS.items():
-        base = "hmnr-clock" if name == "hmnr-min-to-every-send" else m.base
+        base = "hmnr-clock" if name == "hmnr-min-to-every-send" else m.mutant_of
         rep = check_trace(simulate(SimConfig(protocol=base, seed=0, **m.demo)).trace())
         assert rep.ok, f"{base} on the demo of {name}:\n{rep.render_text()}"

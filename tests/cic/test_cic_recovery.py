@@ -9,7 +9,7 @@ import pytest
 from cic_cases import protocol, run_and_check
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
-from snapcheck.reference.recovery_uncoordinated import Counts, LineDefects, recovery_line, rollback_steps
+from snapcheck.reference.uncoordinated.recovery import Counts, LineDefects, recovery_line, rollback_steps
 from snapcheck.traces import read_trace
 
 
@@ -152,4 +152,4 @@ def test_cli_recovery_option_selects_partial_recovery(cli, tmp_path):
     assert "persons[1]" in restored["partial"] and len(restored["partial"]) < len(restored["restart-all"])
     code, text = cli("simulate", "-p", "abs-aligned", "--recovery", "partial", "-o", str(tmp_path / "x.jsonl"),
                      stderr=True)
-    assert code == 2 and "uncoordinated protocols" in text
+    assert code == 2 and "is not implemented by abs-aligned" in text

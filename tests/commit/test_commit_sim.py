@@ -8,8 +8,10 @@ import pytest
 
 from snapcheck.checker import check_trace
 from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
-from snapcheck.reference.commit import TwoPhaseCommitABS
-from snapcheck.reference.commit.mutants import COMMIT_MUTANTS
+from snapcheck.reference.catalogue import mutants_of
+from snapcheck.reference.commit.protocol import TwoPhaseCommitABS
+
+COMMIT_MUTANTS = {m.name: m for m in mutants_of("abs-aligned-2pc")}
 from snapcheck.reference.oracle import exactly_once
 from snapcheck.traces.jsonl import parse_trace
 
@@ -20,7 +22,7 @@ NEW_KINDS = {"premature-commit", "duplicate-commit", "uncommitted", "eos-before-
 def test_registered():
     assert PROTOCOLS["abs-aligned-2pc"] is TwoPhaseCommitABS
     for name in COMMIT_MUTANTS:
-        assert MUTANTS[name].base == "abs-aligned-2pc"
+        assert MUTANTS[name].mutant_of == "abs-aligned-2pc"
 
 
 @pytest.mark.parametrize("seed", range(4))

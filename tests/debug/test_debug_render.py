@@ -12,7 +12,7 @@ import debug_samples as S
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import message_table
 from snapcheck.debug.render import RenderOptions, finding_window, render, render_svg
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 
 def ids(svg: str, prefix: str) -> list[str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from snapcheck.reference.flink.build import FlinkSetupError, build
-from snapcheck.reference.flink.run import RunConfig, run_job
+from snapcheck.flink.build import FlinkSetupError, build
+from snapcheck.flink.run import RunConfig, run_job
 from snapcheck.commands.flink import Judgement
 from snapcheck.traces.jsonl import parse_trace
 

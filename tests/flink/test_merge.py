@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from snapcheck.checker import CheckOptions, check_trace
-from snapcheck.reference.flink.expectations import latest_checkpoint_findings
-from snapcheck.reference.flink.merge import merge_run
+from snapcheck.flink.expectations import latest_checkpoint_findings
+from snapcheck.flink.merge import merge_run
 from tests.flink.fake_run import FakeRun, rebalanced
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace

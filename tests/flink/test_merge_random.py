@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from snapcheck.checker import CheckOptions, check_trace
-from snapcheck.reference.flink.expectations import latest_checkpoint_findings
-from snapcheck.reference.flink.merge import merge_run
+from snapcheck.flink.expectations import latest_checkpoint_findings
+from snapcheck.flink.merge import merge_run
 from tests.flink.sim import Sim
 from snapcheck.traces.jsonl import parse_trace
 

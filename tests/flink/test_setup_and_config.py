@@ -9,12 +9,12 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
-from snapcheck.reference.flink import build as build_mod
-from snapcheck.reference.flink.build import FlinkSetupError
-from snapcheck.reference.flink.campaign import CampaignRow, sample, summarize
-from snapcheck.reference.flink.run import OPERATORS, RunConfig
+from snapcheck.flink import build as build_mod
+from snapcheck.flink.build import FlinkSetupError
+from snapcheck.flink.campaign import CampaignRow, sample, summarize
+from snapcheck.flink.run import OPERATORS, RunConfig
 from snapcheck.cli import cli
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 
 def test_missing_flink_package_is_a_clear_error(monkeypatch):
@@ -68,7 +68,7 @@ def test_command_repeats_the_configuration(monkeypatch):
         captured["cfg"] = c
         raise FlinkSetupError("not running a JVM in this test")
 
-    monkeypatch.setattr("snapcheck.reference.flink.run.run_job", fake_run_job)
+    monkeypatch.setattr("snapcheck.flink.run.run_job", fake_run_job)
     monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False: None)
     argv = shlex.split(cfg.command("t.jsonl"))
     assert argv[:3] == ["snapcheck", "flink", "run"]
@@ -105,7 +105,7 @@ def test_summary_counts_per_mode():
 
 
 def test_flink_check_cli_on_a_merged_trace(tmp_path):
-    from snapcheck.reference.flink.merge import merge_run
+    from snapcheck.flink.merge import merge_run
     from tests.flink.fake_run import FakeRun
 
     r = FakeRun(mode="unaligned")
@@ -128,8 +128,8 @@ def test_flink_check_cli_on_a_merged_trace(tmp_path):
 def test_run_reports_anomalies_that_break_the_trace_as_a_violation(monkeypatch, tmp_path):
     """A restore of a checkpoint the subtask never took cannot be a valid trace: `flink run`
     shows the anomaly and exits 1 (a finding about Flink), not 2 (bad input)."""
-    from snapcheck.reference.flink.merge import merge_run
-    from snapcheck.reference.flink.run import RunOutcome
+    from snapcheck.flink.merge import merge_run
+    from snapcheck.flink.run import RunOutcome
     from tests.flink.fake_run import FakeRun
 
     r = FakeRun()
@@ -137,7 +137,7 @@ def test_run_reports_anomalies_that_break_the_trace_as_a_violation(monkeypatch, 
     r.ev("src", 0, 0, "fail", reason="injected")
     r.restore(5, 1)
     merged = merge_run(str(r.write(tmp_path / "run")))
-    monkeypatch.setattr("snapcheck.reference.flink.run.run_job",
+    monkeypatch.setattr("snapcheck.flink.run.run_job",
                         lambda cfg, run_dir, b: RunOutcome(cfg, tmp_path / "run", 1.0, merged))
     monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False: None)
     out = tmp_path / "t.jsonl"

@@ -7,13 +7,15 @@ import pytest
 
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
-from snapcheck.reference.mutants import COORDINATED_MUTANTS as MUTANTS
+from snapcheck.reference.catalogue import MUTANTS as ALL_MUTANTS
+
+MUTANTS = {n: m for n, m in ALL_MUTANTS.items() if m.family == "coordinated"}
 from snapcheck.reference.oracle import exactly_once
 
 
 def _config(name, seed):
     m = MUTANTS[name]
-    return SimConfig(protocol=m.base, seed=seed, mutant=name, **m.demo)
+    return SimConfig(protocol=m.mutant_of, seed=seed, mutant=name, **m.demo)
 
 
 def _kinds(cfg):
@@ -31,7 +33,7 @@ def test_mutant_is_caught_with_its_property(name):
         if any(k in m.expect for k, _ in found):
             caught += 1
             assert (m.expect[0], m.prop) in found or any(k in m.expect and p == m.prop for k, p in found)
-        correct = replace(cfg, mutant=None, protocol="abs-cyclic" if name == "abs-aligned-on-cyclic" else m.base)
+        correct = replace(cfg, mutant=None, protocol="abs-cyclic" if name == "abs-aligned-on-cyclic" else m.mutant_of)
         if name == "abs-aligned-on-cyclic":
             correct = replace(correct, workload="reachability")
         assert _kinds(correct) == set(), f"the correct protocol is not clean on {name}'s demo (seed {seed})"

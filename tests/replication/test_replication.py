@@ -13,7 +13,9 @@ import pytest
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
 from snapcheck.reference.replication.model import MOD
-from snapcheck.reference.replication.mutants import REPLICATION_MUTANTS
+from snapcheck.reference.catalogue import mutants_of
+
+REPLICATION_MUTANTS = {m.name: m for m in mutants_of("liverobin")}
 from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.jsonl import parse_trace
@@ -26,7 +28,7 @@ PROPS = {"replica-agreement", "replica-delivery", "replica-liveness"}
 def test_registered():
     assert PROTOCOLS["liverobin"] is LiveRobin and PROTOCOLS["kazoo"] is KaZoo
     for name in REPLICATION_MUTANTS:
-        assert MUTANTS[name].base == "liverobin"
+        assert MUTANTS[name].mutant_of == "liverobin"
 
 
 def _replay_sink(res) -> list[int]:
@@ -84,7 +86,7 @@ def test_mutant_caught_and_base_clean(name):
         report = check_trace(mres.trace())
         assert report.kinds & set(mut.expect), (name, seed, report.kinds)
         assert report.kinds <= NEW_KINDS
-        base_protocol = LiveRobin(**{k: v for k, v in mut.make().params.items()})
+        base_protocol = LiveRobin(**{k: v for k, v in mut().params.items()})
         assert check_trace(simulate(replace(cfg, mutant=None, protocol=base_protocol)).trace()).ok
     if "stalled" in mut.expect[0]:
         assert mres.metrics["stuck"]

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from snapcheck.reference import MUTANTS, simulate
 from snapcheck.cli import cli
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 from snapcheck.spark_validation.campaign import chunk_plan
 from snapcheck.spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
 from snapcheck.spark_validation.runner import COLUMN_NAMES, run_one
@@ -21,7 +21,7 @@ def test_configs_are_a_function_of_run_and_seed():
 
 def test_every_mutant_runs_in_a_campaign_of_five_runs_per_mutant():
     sel = Selection.of(protocols=["unaligned", "chandy-lamport"])
-    assert set(sel.mutants) == {n for n, m in MUTANTS.items() if m.base in ("unaligned", "chandy-lamport")}
+    assert set(sel.mutants) == {n for n, m in MUTANTS.items() if m.mutant_of in ("unaligned", "chandy-lamport")}
     cfgs = [draw_config(i, i, sel) for i in range(MUTANT_EVERY * len(sel.mutants))]
     assert {c.mutant for c in cfgs if c.mutant} == set(sel.mutants)
     assert sum(c.mutant is not None for c in cfgs) == len(sel.mutants)

@@ -4,10 +4,22 @@ specifications' scope are errors. The mapping itself is tested without TLC."""
 
 import pytest
 
-from snapcheck.checker.tla.conform import (ACCEPT, ERROR, REJECT, causal_order, conform, prepare, tla,
-                                 tla_function, tracelog_module)
+from snapcheck.checker.tla import conform as conformance
+from snapcheck.checker.tla.conform import (ACCEPT, ERROR, REJECT, causal_order, tla, tla_function,
+                                           tracelog_module)
+from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.jsonl import parse_trace
+
+
+def conform(paths, **kw):
+    """``snapcheck.checker.tla.conform.conform`` with the catalogue's specifications."""
+    return conformance.conform(paths, tla_mappings(), **kw)
+
+
+def prepare(trace):
+    return conformance.prepare(trace, tla_mappings())
+
 
 
 def write(rec: TraceRecorder, path) -> str:
@@ -230,7 +242,7 @@ def bcs(forced_first: bool, forced_second: bool) -> TraceRecorder:
     """BCS: p's basic checkpoint raises its clock to 1, so q must take a forced
     checkpoint before processing p's second message (lc 1 > 0) -- but not before
     the first one (lc 0)."""
-    rec = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="bcs")
+    rec = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="bcs", params={"cic": "bcs"})
     m1 = rec.send("p", "p>q", piggyback={"lc": 0})
     rec.checkpoint("p", kind="basic", vars={"lc": 1})
     m2 = rec.send("p", "p>q", piggyback={"lc": 1})

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from snapcheck.checker.tla.manifest import load_manifest, run_entries, specs_dir
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 MANIFEST = load_manifest()
 DEFAULT = [e for e in MANIFEST.entries if not e.heavy]

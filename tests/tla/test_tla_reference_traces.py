@@ -7,9 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform
-from snapcheck.reference.mutants import MUTANTS
-from snapcheck.reference.protocols.unc import UNC
+from snapcheck.checker.tla import conform as conformance
+from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT
+from snapcheck.reference.catalogue import tla_mappings
+from snapcheck.reference.catalogue import MUTANTS
+from snapcheck.reference.uncoordinated.protocol import UNC
 from snapcheck.reference.simulation import SimConfig, simulate
 
 pytestmark = pytest.mark.tlc
@@ -43,6 +45,11 @@ UNC_MUTANTS = [n for n in REJECTED if n.startswith(("unc-", "replication-"))]
 DEFAULT_MUTANTS = ("chandy-lamport-no-channel-state", "abs-aligned-no-block", "abs-cyclic-as-printed",
                    "hmnr-no-c1", *UNC_MUTANTS)
 
+def conform(paths, **kw):
+    """``snapcheck.checker.tla.conform.conform`` with the catalogue's specifications."""
+    return conformance.conform(paths, tla_mappings(), **kw)
+
+
 
 def run(tmp_path, name: str, cfg: SimConfig) -> str:
     path = tmp_path / f"{name}.jsonl"
@@ -52,7 +59,7 @@ def run(tmp_path, name: str, cfg: SimConfig) -> str:
 
 def mutant_trace(tmp_path, name: str) -> str:
     m = MUTANTS[name]
-    return run(tmp_path, name, SimConfig(protocol=m.base, mutant=name, **m.demo))
+    return run(tmp_path, name, SimConfig(protocol=m.mutant_of, mutant=name, **m.demo))
 
 
 def check_rejected(tmp_path, names):

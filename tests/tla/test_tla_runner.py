@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from snapcheck.checker.tla.tlc import (TlcJob, find_jar, find_java, parse_java_major, parse_output, run_tlc)
-from snapcheck.errors import UsageError
+from snapcheck.traces.errors import UsageError
 
 
 def msg(code: int, text: str, severity: int = 0) -> str:

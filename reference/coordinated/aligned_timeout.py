@@ -21,6 +21,7 @@ consistent and complete.
 
 from __future__ import annotations
 
+from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
 
 
@@ -153,9 +154,17 @@ class AlignedTimeoutTask(TaskProtocol):
 
 class AlignedTimeout(Protocol):
     name = "aligned-timeout"
+    family = "coordinated"
+    max_rounds_in_flight = 1
+    tla = TlaMapping("UnalignedTrace", mode="aligned_timeout", models_arrival=True)
     summary = "starts aligned, switches a task to unaligned after the alignment timeout"
     task_class = AlignedTimeoutTask
     observe_arrivals = True
 
     def __init__(self, timeout: int = 300, **params) -> None:
         super().__init__(timeout=timeout, **params)
+
+    @classmethod
+    def from_config(cls, cfg) -> "AlignedTimeout":
+        super().from_config(cfg)            # checks the recovery mode
+        return cls(timeout=cfg.aligned_timeout)

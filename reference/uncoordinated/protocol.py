@@ -27,9 +27,10 @@ Parameters (``UNC(recovery=..., jitter=..., intervals=...)``):
 
 from __future__ import annotations
 
+from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
-from snapcheck.reference.recovery_uncoordinated import LineDefects
-from snapcheck.reference.uncoordinated import UncoordinatedSimulator
+from snapcheck.reference.uncoordinated.recovery import LineDefects
+from snapcheck.reference.uncoordinated.simulator import UncoordinatedSimulator
 
 RECOVERY_MODES = ("restart-all", "partial")
 
@@ -69,6 +70,8 @@ class UncoordinatedTask(TaskProtocol):
 
 class UncoordinatedProtocol(Protocol):
     """Base of UNC, HMNR and BCS: switches of the uncoordinated simulator."""
+    family = "uncoordinated"
+    recovery_modes = RECOVERY_MODES
 
     simulator = UncoordinatedSimulator
     task_class = UncoordinatedTask
@@ -93,4 +96,5 @@ class UncoordinatedProtocol(Protocol):
 
 class UNC(UncoordinatedProtocol):
     name = "unc"
+    tla = TlaMapping("UncoordinatedTrace", kind="unc", invariants=("RecoveryLineConsistent",), refinement=None)
     summary = "uncoordinated: per-task timers, sender-side logging, rollback-propagation recovery"

@@ -50,9 +50,9 @@ from __future__ import annotations
 import random
 from collections import deque
 
-from snapcheck.reference.engine import CONTROL, CONTROL_SIZE, DATA, Msg, Simulator
-from snapcheck.reference.recording import EventLog, NullLog, _constructor
-from snapcheck.reference.recovery_uncoordinated import Counts, LineDefects, depth, recovery_line, rollback_steps
+from snapcheck.reference.sim.engine import CONTROL, CONTROL_SIZE, DATA, Msg, Simulator
+from snapcheck.reference.sim.recording import EventLog, NullLog, _constructor
+from snapcheck.reference.uncoordinated.recovery import Counts, LineDefects, depth, recovery_line, rollback_steps
 
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "logged", "size", "key", "value", "piggyback", "attrs")
 _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "vars", "digest", "size", "attrs")

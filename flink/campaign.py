@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from snapcheck.reference.flink.build import Build, FlinkSetupError
-from snapcheck.reference.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
+from snapcheck.flink.build import Build, FlinkSetupError
+from snapcheck.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
 from snapcheck.traces.errors import TraceErrors
 
 MODE_WEIGHTS = {"aligned": 3, "unaligned": 3, "timeout": 3, "at-least-once": 2}

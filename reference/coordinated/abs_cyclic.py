@@ -22,6 +22,7 @@ accepts state on ``back_edge`` channels only).
 
 from __future__ import annotations
 
+from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
 
 
@@ -101,6 +102,8 @@ class CyclicTask(TaskProtocol):
 
 class CyclicABS(Protocol):
     name = "abs-cyclic"
+    family = "coordinated"
+    tla = TlaMapping("ABSTrace", back_edges=True)
     summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"
     task_class = CyclicTask
     aligned = True

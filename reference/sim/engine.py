@@ -363,7 +363,7 @@ class Simulator:
         proto = self.protocol
         params = proto.header_params()
         params.update(interval=cfg.interval, max_concurrent=cfg.max_concurrent)
-        header = Header(procs, channels, {"name": proto.name, "params": params}, cfg.seed,
+        header = Header(procs, channels, {"name": proto.header_name(), "params": params}, cfg.seed,
                         {"simulator": {"workload": wl.name, "workload_params": wl.params,
                                        "config": cfg.describe()}})
         self.header = header
@@ -948,7 +948,7 @@ class Simulator:
         data_bytes = mm["data_bytes"]
         recs = self.recoveries
         out = {
-            "protocol": self.protocol.name,
+            "protocol": self.protocol.header_name(),
             "workload": self.wl.name,
             "seed": self.cfg.seed,
             "tasks": len(self.tasks),

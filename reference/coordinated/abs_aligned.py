@@ -19,6 +19,7 @@ graph it deadlocks (the ``abs-aligned-on-cyclic`` mutant).
 
 from __future__ import annotations
 
+from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
 
 
@@ -65,6 +66,9 @@ class AlignedTask(TaskProtocol):
 
 class AlignedABS(Protocol):
     name = "abs-aligned"
+    family = "coordinated"
+    topologies = "acyclic"
+    tla = TlaMapping("ABSTrace")          # Algorithm 1: no back-edges, whatever the header says
     summary = "ABS Algorithm 1: block inputs until aligned; no channel state (DAGs only)"
     task_class = AlignedTask
     aligned = True

@@ -18,8 +18,9 @@ own recording.
 
 from __future__ import annotations
 
+from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol
-from snapcheck.reference.protocols.channel_recording import ChannelRecordingTask
+from snapcheck.reference.coordinated.channel_recording import ChannelRecordingTask
 
 
 class ChandyLamportTask(ChannelRecordingTask):
@@ -41,6 +42,8 @@ class ChandyLamportTask(ChannelRecordingTask):
 
 class ChandyLamport(Protocol):
     name = "chandy-lamport"
+    family = "coordinated"
+    tla = TlaMapping("ChandyLamportTrace")
     summary = "markers, no blocking; records channel state on processing (FIFO channels)"
     task_class = ChandyLamportTask
     observe_processing = True

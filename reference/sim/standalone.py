@@ -54,7 +54,7 @@ class StandaloneSimulator(ABC):
         count: dict[str, int] = {}
         for e in self.log.events:
             count[e.type] = count.get(e.type, 0) + 1
-        out = {"protocol": self.protocol.name, "workload": "-", "seed": self.cfg.seed,
+        out = {"protocol": self.protocol.header_name(), "workload": "-", "seed": self.cfg.seed,
                "events": len(self.log.events),
                "tasks": sum(1 for p in self.header.processes if p.role in (None, "task")),
                "rounds_started": count.get("round_start", 0), "rounds_completed": count.get("round_complete", 0),

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from snapcheck.reference.flink.build import Build, FlinkSetupError
-from snapcheck.reference.flink.merge import MergeResult, merge_run
+from snapcheck.flink.build import Build, FlinkSetupError
+from snapcheck.flink.merge import MergeResult, merge_run
 
 JOBS = ("keyed-agg", "q3-join", "chain")
 MODES = ("aligned", "unaligned", "timeout", "at-least-once")

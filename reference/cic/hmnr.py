@@ -33,7 +33,8 @@ Z-path, so no checkpoint is useless (ZCF; theory.md §4.3).
 
 from __future__ import annotations
 
-from snapcheck.reference.protocols.unc import UncoordinatedProtocol, UncoordinatedTask
+from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.reference.uncoordinated.protocol import UncoordinatedProtocol, UncoordinatedTask
 
 INF = float("inf")
 FORMS = ("greater", "clock")
@@ -183,6 +184,11 @@ class HMNRClockTask(HMNRTask):
 
 class HMNR(UncoordinatedProtocol):
     name = "hmnr"
+    family = "cic"
+    guarantees = ("z-cycles",)
+    cic = "hmnr"
+    # Z-cycle freedom is a property of whole histories: model checked, not checked along a trace
+    tla = TlaMapping("HMNRTrace", kind="cic", invariants=(), refinement=None)
     summary = "CIC, HMNR greater[] form (CheckMate): UNC + piggybacked vectors, forced checkpoints (ZCF)"
     task_class = HMNRTask
 
@@ -201,6 +207,8 @@ class HMNR(UncoordinatedProtocol):
 class HMNRClock(HMNR):
     """The same protocol in the ``clock[]``/``min_to[]`` form (registered as ``hmnr-clock``;
     the trace still says ``hmnr``, with ``params.form = "clock"``)."""
+    name = "hmnr-clock"
+    trace_name = "hmnr"
 
     summary = "CIC, HMNR clock[]/min_to[] form (BlackSP): same decisions as hmnr; trace name hmnr"
     task_class = HMNRClockTask

@@ -37,14 +37,23 @@ unaligned-no-dedup                 recovery without deduplication: records of th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Callable
+from dataclasses import replace
 
-from snapcheck.reference.protocol import Protocol
-from snapcheck.reference.protocols.abs_aligned import AlignedABS, AlignedTask
-from snapcheck.reference.protocols.abs_cyclic import CyclicABS, CyclicTask
-from snapcheck.reference.protocols.chandy_lamport import ChandyLamport, ChandyLamportTask
-from snapcheck.reference.protocols.unaligned import Unaligned, UnalignedTask
+from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+from snapcheck.reference.coordinated.abs_cyclic import CyclicABS, CyclicTask
+from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, ChandyLamportTask
+from snapcheck.reference.coordinated.unaligned import Unaligned, UnalignedTask
+
+
+
+def _cyclic(cfg):
+    if isinstance(cfg.workload, str) and cfg.workload not in ("reachability", "random-cyclic"):
+        return replace(cfg, workload="reachability")
+    return cfg
+
+
+def _jittery(cfg):
+    return replace(cfg, jitter=max(cfg.jitter, 400))
 
 
 # -- aligned without blocking ------------------------------------------------------------
@@ -54,6 +63,13 @@ class NoBlockTask(AlignedTask):
 
 
 class AlignedNoBlock(AlignedABS):
+    name = "abs-aligned-no-block"
+    mutant_of = "abs-aligned"
+    summary = "aligned ABS that never blocks an input at its barrier"
+    bug = "ABS Algorithm 1 without line 9 (block)"
+    expect = ("orphan",)
+    prop = "consistency"
+    demo = {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}
     task_class = NoBlockTask
 
 
@@ -101,6 +117,13 @@ class LateSnapshotTask(UnalignedTask):
 
 
 class LateSnapshot(Unaligned):
+    name = "unaligned-late-snapshot"
+    mutant_of = "unaligned"
+    summary = "the task consumes records after the first barrier before snapshotting"
+    bug = "FLINK-17568 (apache/flink#12034)"
+    expect = ("orphan",)
+    prop = "consistency"
+    demo = {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}
     task_class = LateSnapshotTask
     observe_processing = True
 
@@ -112,10 +135,25 @@ class NoChannelStateTask(ChandyLamportTask):
 
 
 class ChandyLamportNoChannelState(ChandyLamport):
+    name = "chandy-lamport-no-channel-state"
+    mutant_of = "chandy-lamport"
+    summary = "Chandy-Lamport without channel-state recording"
+    bug = "Chandy-Lamport 1985 without the channel recording rule"
+    expect = ("dropped",)
+    prop = "channel-state"
+    demo = {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40}
     task_class = NoChannelStateTask
 
 
 class ChandyLamportNonFifo(ChandyLamport):
+    name = "chandy-lamport-non-fifo"
+    mutant_of = "chandy-lamport"
+    summary = "Chandy-Lamport on non-FIFO channels"
+    bug = "Chandy-Lamport 1985 assumes FIFO channels"
+    expect = ("orphan", "dropped", "phantom", "order")
+    prop = "channel-state"
+    demo = {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}
+    adjust = staticmethod(_jittery)
     fifo = False
 
 
@@ -126,6 +164,14 @@ class NoOutputPartTask(UnalignedTask):
 
 
 class UnalignedNoOutputPart(Unaligned):
+    name = "unaligned-no-output-part"
+    mutant_of = "unaligned"
+    summary = "unaligned checkpoints that do not persist the overtaken output buffers"
+    bug = "FLIP-76 output side missing"
+    expect = ("dropped",)
+    prop = "channel-state"
+    demo = {"workload": "q12", "parallelism": 2, "records": 16, "gap": 40, "buffer": 1, "out_buffer": 3,
+            "stragglers": (("window_count[0]", 4), ("window_count[1]", 4))}
     task_class = NoOutputPartTask
 
 
@@ -140,6 +186,14 @@ class DoublePersistTask(UnalignedTask):
 
 
 class UnalignedDoublePersist(Unaligned):
+    name = "unaligned-double-persist"
+    mutant_of = "unaligned"
+    summary = "recovered buffers persisted twice into one checkpoint"
+    bug = "FLINK-40016 (apache/flink#28605)"
+    expect = ("duplicate-recorded",)
+    prop = "channel-state"
+    demo = {"workload": "reachability", "parallelism": 2, "records": 10, "gap": 80, "interval": 200,
+            "failures": (("select[0]", 900),)}
     task_class = DoublePersistTask
     observe_processing = True
 
@@ -165,6 +219,13 @@ class ChannelAliasTask(UnalignedTask):
 
 
 class UnalignedChannelAlias(Unaligned):
+    name = "unaligned-channel-alias"
+    mutant_of = "unaligned"
+    summary = "in-flight recording keyed by channel index without the gate"
+    bug = "FLINK-18139 (apache/flink#12506)"
+    expect = ("dropped",)
+    prop = "channel-state"
+    demo = {"workload": "q8", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}
     task_class = ChannelAliasTask
 
 
@@ -191,6 +252,14 @@ class ObsoleteBarrierTask(UnalignedTask):
 
 
 class UnalignedObsoleteBarrier(Unaligned):
+    name = "unaligned-obsolete-barrier"
+    mutant_of = "unaligned"
+    summary = "a barrier of a declined checkpoint decides what the next checkpoint spills"
+    bug = "FLINK-20654 / FLINK-21104 (apache/flink#14807)"
+    expect = ("dropped",)
+    prop = "channel-state"
+    demo = {"workload": "q12", "parallelism": 3, "records": 40, "gap": 50, "decline_prob": 0.12,
+            "interval": 180}
     task_class = ObsoleteBarrierTask
 
 
@@ -207,112 +276,34 @@ class AsPrintedTask(CyclicTask):
 
 
 class CyclicAsPrinted(CyclicABS):
+    name = "abs-cyclic-as-printed"
+    mutant_of = "abs-cyclic"
+    summary = "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task"
+    bug = "ABS paper Algorithm 2 line 25 (theory.md §6.3)"
+    expect = ("phantom",)
+    prop = "channel-state"
+    demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}
     task_class = AsPrintedTask
 
 
 # -- unaligned without deduplication on recovery ------------------------------------------------
 class UnalignedNoDedup(Unaligned):
+    name = "unaligned-no-dedup"
+    mutant_of = "unaligned"
+    summary = "recovery without deduplication of the failed epoch's in-flight records"
+    bug = "ABS paper §5 (duplicates must be ignored downstream)"
+    expect = ("duplicate-processing",)
+    prop = "exactly-once"
+    demo = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}
     dedup = False
 
 
-@dataclass(frozen=True)
-class Mutant:
-    name: str
-    protocol: type[Protocol]
-    base: str                       # the correct protocol it mutates
-    description: str
-    bug: str                        # the real bug or printed algorithm behind it
-    expect: tuple[str, ...]         # violation kinds the checker must report (any of them)
-    prop: str                       # the checker property of the main kind (checker.PROPERTIES)
-    demo: dict = field(default_factory=dict)     # a config under which it reliably shows
-    adjust: Callable | None = None  # forced config change (e.g. a cyclic workload)
-
-    def make(self, **params) -> Protocol:
-        p = self.protocol(**params)
-        p.mutant = self.name
-        return p
-
-    def apply(self, cfg):
-        return self.adjust(cfg) if self.adjust else cfg
-
-
-def _cyclic(cfg):
-    if isinstance(cfg.workload, str) and cfg.workload not in ("reachability", "random-cyclic"):
-        return replace(cfg, workload="reachability")
-    return cfg
-
-
-def _jittery(cfg):
-    return replace(cfg, jitter=max(cfg.jitter, 400))
-
-
-COORDINATED_MUTANTS: dict[str, Mutant] = {m.name: m for m in (
-    Mutant("abs-aligned-no-block", AlignedNoBlock, "abs-aligned",
-           "aligned ABS that never blocks an input at its barrier",
-           "ABS Algorithm 1 without line 9 (block)", ("orphan",), "consistency",
-           {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}),
-    Mutant("unaligned-late-snapshot", LateSnapshot, "unaligned",
-           "the task consumes records after the first barrier before snapshotting",
-           "FLINK-17568 (apache/flink#12034)", ("orphan",), "consistency",
-           {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}),
-    Mutant("chandy-lamport-no-channel-state", ChandyLamportNoChannelState, "chandy-lamport",
-           "Chandy-Lamport without channel-state recording",
-           "Chandy-Lamport 1985 without the channel recording rule", ("dropped",), "channel-state",
-           {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40}),
-    Mutant("chandy-lamport-non-fifo", ChandyLamportNonFifo, "chandy-lamport",
-           "Chandy-Lamport on non-FIFO channels",
-           "Chandy-Lamport 1985 assumes FIFO channels", ("orphan", "dropped", "phantom", "order"),
-           "channel-state",
-           {"workload": "q12", "parallelism": 3, "records": 12, "gap": 60}, _jittery),
-    Mutant("unaligned-no-output-part", UnalignedNoOutputPart, "unaligned",
-           "unaligned checkpoints that do not persist the overtaken output buffers",
-           "FLIP-76 output side missing", ("dropped",), "channel-state",
-           {"workload": "q12", "parallelism": 2, "records": 16, "gap": 40, "buffer": 1, "out_buffer": 3,
-            "stragglers": (("window_count[0]", 4), ("window_count[1]", 4))}),
-    Mutant("unaligned-double-persist", UnalignedDoublePersist, "unaligned",
-           "recovered buffers persisted twice into one checkpoint",
-           "FLINK-40016 (apache/flink#28605)", ("duplicate-recorded",), "channel-state",
-           {"workload": "reachability", "parallelism": 2, "records": 10, "gap": 80, "interval": 200,
-            "failures": (("select[0]", 900),)}),
-    Mutant("unaligned-channel-alias", UnalignedChannelAlias, "unaligned",
-           "in-flight recording keyed by channel index without the gate",
-           "FLINK-18139 (apache/flink#12506)", ("dropped",), "channel-state",
-           {"workload": "q8", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}),
-    Mutant("unaligned-obsolete-barrier", UnalignedObsoleteBarrier, "unaligned",
-           "a barrier of a declined checkpoint decides what the next checkpoint spills",
-           "FLINK-20654 / FLINK-21104 (apache/flink#14807)", ("dropped",), "channel-state",
-           {"workload": "q12", "parallelism": 3, "records": 40, "gap": 50, "decline_prob": 0.12,
-            "interval": 180}),
-    Mutant("abs-cyclic-as-printed", CyclicAsPrinted, "abs-cyclic",
-           "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task",
-           "ABS paper Algorithm 2 line 25 (theory.md §6.3)", ("phantom",), "channel-state",
-           {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}),
-    Mutant("abs-aligned-on-cyclic", AlignedABS, "abs-aligned",
-           "aligned ABS on a cyclic graph deadlocks: no round completes",
-           "ABS paper §4.3 (Algorithm 1 is for acyclic graphs)", ("incomplete-round",), "termination",
-           {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}, _cyclic),
-    Mutant("unaligned-no-dedup", UnalignedNoDedup, "unaligned",
-           "recovery without deduplication of the failed epoch's in-flight records",
-           "ABS paper §5 (duplicates must be ignored downstream)", ("duplicate-processing",),
-           "exactly-once",
-           {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}),
-)}
-
-# Every mutant of the kit, by name (the other protocol families add theirs below).
-MUTANTS: dict[str, Mutant] = dict(COORDINATED_MUTANTS)
-
-from snapcheck.reference.commit.mutants import COMMIT_MUTANTS  # noqa: E402  (2PC, control channels, lineage: issue 9)
-
-MUTANTS.update(COMMIT_MUTANTS)
-
-from snapcheck.reference.changelog.mutants import CHANGELOG_MUTANTS  # noqa: E402  (GIC changelog checkpoints: issue 9)
-
-MUTANTS.update(CHANGELOG_MUTANTS)
-
-from snapcheck.reference.replication.mutants import REPLICATION_MUTANTS  # noqa: E402  (active replication: issue 9)
-
-MUTANTS.update(REPLICATION_MUTANTS)
-
-from snapcheck.reference.uncoordinated_mutants import UNCOORDINATED_MUTANTS  # noqa: E402  (UNC/HMNR mutants; they import Mutant)
-
-MUTANTS.update(UNCOORDINATED_MUTANTS)
+class AlignedOnCyclic(AlignedABS):
+    name = "abs-aligned-on-cyclic"
+    mutant_of = "abs-aligned"
+    summary = "aligned ABS on a cyclic graph deadlocks: no round completes"
+    bug = "ABS paper §4.3 (Algorithm 1 is for acyclic graphs)"
+    expect = ("incomplete-round",)
+    prop = "termination"
+    demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}
+    adjust = staticmethod(_cyclic)

@@ -16,7 +16,8 @@ along every Z-path, so no checkpoint is useless (ZCF).
 
 from __future__ import annotations
 
-from snapcheck.reference.protocols.unc import UncoordinatedProtocol, UncoordinatedTask
+from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.reference.uncoordinated.protocol import UncoordinatedProtocol, UncoordinatedTask
 
 
 class BCSTask(UncoordinatedTask):
@@ -44,5 +45,9 @@ class BCSTask(UncoordinatedTask):
 
 class BCS(UncoordinatedProtocol):
     name = "bcs"
+    family = "cic"
+    guarantees = ("z-cycles",)
+    cic = "bcs"
+    tla = TlaMapping("BCSTrace", kind="cic", invariants=(), refinement=None)
     summary = "CIC, BCS: UNC + piggybacked sequence number, forced checkpoints (ZCF)"
     task_class = BCSTask

@@ -1,0 +1,214 @@
+"""The protocol catalogue: every protocol and mutant the kit knows, with the facts
+each declares on its class (``snapcheck.reference.protocol.Protocol``), and the
+protocols a user writes in a module of their own.
+
+A protocol is named either by its catalogue name (``abs-aligned``) or by where
+its class lives: ``MODULE:CLASS`` (a module importable from the current
+directory or ``PYTHONPATH``) or ``path/to/file.py:CLASS``. Both kinds get the
+same treatment everywhere: the simulator, the campaigns, the listings and the
+checker read the same class attributes.
+
+>>> resolve("abs-aligned").topologies
+'acyclic'
+>>> resolve("hmnr-clock").header_name()
+'hmnr'
+>>> sorted(m for m in MUTANTS if MUTANTS[m].mutant_of == "abs-cyclic")
+['abs-cyclic-as-printed']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from pathlib import Path
+
+from snapcheck.reference.changelog import mutants as changelog_mutants
+from snapcheck.reference.changelog.protocol import GicChangelog
+from snapcheck.reference.cic import mutants as cic_mutants
+from snapcheck.reference.cic.bcs import BCS
+from snapcheck.reference.cic.hmnr import HMNR, HMNRClock
+from snapcheck.reference.commit import mutants as commit_mutants
+from snapcheck.reference.commit.protocol import TwoPhaseCommitABS
+from snapcheck.reference.coordinated import mutants as coordinated_mutants
+from snapcheck.reference.coordinated.abs_aligned import AlignedABS
+from snapcheck.reference.coordinated.abs_cyclic import CyclicABS
+from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
+from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport
+from snapcheck.reference.coordinated.unaligned import Unaligned
+from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.replication import mutants as replication_mutants
+from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
+from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
+from snapcheck.reference.uncoordinated.protocol import UNC
+from snapcheck.traces.errors import UsageError
+
+PROTOCOLS: dict[str, type[Protocol]] = {cls.name: cls for cls in (
+    ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, HMNRClock, BCS,
+    TwoPhaseCommitABS, GicChangelog, LiveRobin, KaZoo)}
+
+
+def _mutants_of(module) -> list[type[Protocol]]:
+    """The mutants a family module defines, in definition order."""
+    return [cls for cls in vars(module).values()
+            if inspect.isclass(cls) and issubclass(cls, Protocol) and cls.mutant_of
+            and cls.__module__ == module.__name__]
+
+
+MUTANTS: dict[str, type[Protocol]] = {cls.name: cls for module in (
+    coordinated_mutants, uncoordinated_mutants, cic_mutants, commit_mutants, changelog_mutants,
+    replication_mutants) for cls in _mutants_of(module)}
+
+_LOADED: dict[str, type[Protocol]] = {}
+
+
+def is_reference(spec: str) -> bool:
+    """Does ``spec`` name a class in a module (``MODULE:CLASS`` or ``FILE.py:CLASS``)?"""
+    return isinstance(spec, str) and ":" in spec
+
+
+def load(spec: str) -> type[Protocol]:
+    """The ``Protocol`` subclass named by ``MODULE:CLASS`` or ``path/to/file.py:CLASS``.
+
+    A file is imported under a module name derived from its resolved path, so the
+    same file always gives the same class (and Spark executors that receive the
+    file import it the same way). A module that fails to import, a missing class or
+    a class that is not a ``Protocol`` is a ``UsageError`` naming the reason.
+    """
+    if spec in _LOADED:
+        return _LOADED[spec]
+    where, _, clsname = spec.rpartition(":")
+    if not where or not clsname.isidentifier():
+        raise UsageError(f"protocol {spec!r}: expected MODULE:CLASS or path/to/file.py:CLASS")
+    try:
+        module = _import_file(where) if where.endswith(".py") or os.sep in where else _import_module(where)
+    except UsageError:
+        raise
+    except BaseException as exc:      # noqa: BLE001 - a user module may raise anything while importing
+        raise UsageError(f"protocol {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
+    cls = getattr(module, clsname, None)
+    if cls is None:
+        raise UsageError(f"protocol {spec!r}: {where} has no class {clsname}")
+    if not (inspect.isclass(cls) and issubclass(cls, Protocol)):
+        raise UsageError(f"protocol {spec!r}: {clsname} is not a subclass of snapcheck.reference.protocol.Protocol")
+    _LOADED[spec] = cls
+    return cls
+
+
+def _import_module(name: str):
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())      # "importable from the current directory"
+    return importlib.import_module(name)
+
+
+def _import_file(path: str):
+    p = Path(path).resolve()
+    if not p.is_file():
+        raise UsageError(f"protocol module {path}: no such file")
+    name = "snapcheck_user_" + hashlib.sha1(str(p).encode()).hexdigest()[:12] + "_" + p.stem
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, p)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def resolve(spec, kind: str = "protocol") -> type[Protocol]:
+    """The protocol class named by ``spec``: a catalogue name (a protocol or a mutant),
+    ``MODULE:CLASS``, ``FILE.py:CLASS``, a ``Protocol`` subclass or instance. ``kind``
+    ("protocol" or "mutant") words the error for an unknown name."""
+    if inspect.isclass(spec) and issubclass(spec, Protocol):
+        return spec
+    if isinstance(spec, Protocol):
+        return type(spec)
+    if not isinstance(spec, str):
+        raise UsageError(f"a protocol is a name, MODULE:CLASS or a Protocol subclass, not {type(spec).__name__}")
+    if is_reference(spec):
+        return load(spec)
+    cls = PROTOCOLS.get(spec) or MUTANTS.get(spec)
+    if cls is None:
+        known = MUTANTS if kind == "mutant" else PROTOCOLS
+        raise UsageError(f"unknown {kind} {spec!r} (known: {', '.join(known)}; see snapcheck protocols; "
+                         "or give MODULE:CLASS)")
+    return cls
+
+
+def spec_of(cls: type[Protocol]) -> str:
+    """How to name ``cls`` on a command line: its catalogue name, or ``MODULE:CLASS``
+    for a protocol from the user's own module."""
+    if PROTOCOLS.get(cls.name) is cls or MUTANTS.get(cls.name) is cls:
+        return cls.name
+    for spec, loaded in _LOADED.items():
+        if loaded is cls:
+            return spec
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def mutants_of(base: str) -> list[type[Protocol]]:
+    """The catalogue's mutants of the protocol named ``base``."""
+    return [m for m in MUTANTS.values() if m.mutant_of == base]
+
+
+def by_trace_name(name: str) -> type[Protocol] | None:
+    """The correct catalogue protocol whose traces carry ``name`` in their header."""
+    for cls in PROTOCOLS.values():
+        if cls.header_name() == name:
+            return cls
+    return None
+
+
+def header_facts(protocol: dict | None) -> dict | None:
+    """The facts the catalogue knows for a trace header's protocol (``params`` to
+    complete what the header itself declares), or None for an unknown name."""
+    cls = by_trace_name(str((protocol or {}).get("name", "")))
+    if cls is None:
+        return None
+    facts: dict = {"aligned": cls.aligned}
+    if cls.guarantees:
+        facts["guarantees"] = list(cls.guarantees)
+    if cls.cic:
+        facts["cic"] = cls.cic
+    return facts
+
+
+def tla_mappings() -> dict:
+    """Trace protocol name -> ``TlaMapping`` for every catalogue protocol with a TLA+
+    trace specification."""
+    out = {}
+    for cls in PROTOCOLS.values():
+        if cls.tla is not None:
+            out.setdefault(cls.header_name(), cls.tla)
+    return out
+
+
+def entry(cls: type[Protocol]) -> dict:
+    """The catalogue row of a protocol: every fact it declares (JSON-serialisable)."""
+    row = {
+        "name": cls.name, "family": cls.family, "summary": cls.summary, "trace_name": cls.header_name(),
+        "topologies": cls.topologies, "max_rounds_in_flight": cls.max_rounds_in_flight,
+        "recovery_modes": list(cls.recovery_modes), "failure_free_oracle": cls.failure_free_oracle,
+        "aligned": cls.aligned, "guarantees": list(cls.guarantees), "cic": cls.cic,
+        "tla": cls.tla.module if cls.tla else None, "demo": _jsonable(cls.demo),
+    }
+    if cls.mutant_of:
+        row.update(mutant_of=cls.mutant_of, bug=cls.bug, expect=list(cls.expect), prop=cls.prop)
+    else:
+        row["mutants"] = [m.name for m in mutants_of(cls.name)]
+    return row
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
