@@ -41,7 +41,8 @@ from __future__ import annotations
 
 import random
 
-from snapcheck.reference.sim.engine import CONTROL, CONTROL_SIZE, Chan, Msg, Simulator, Stored
+from snapcheck.reference.sim.engine import Simulator
+from snapcheck.reference.sim.messages import CONTROL, CONTROL_SIZE, Chan, Msg, Stored
 from snapcheck.reference.sim.recording import NullLog, _constructor
 from snapcheck.traces.model import Channel
 
@@ -85,7 +86,7 @@ class CommitSimulator(Simulator):
                 self.eos.append(c)
                 chans.append(Channel(c.id, coord.id, t.id, kind="control"))
                 t.op = p.sink_class()
-                t.initial = Stored(None, t.op.snapshot(), t.initial.seq_at)
+                t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
         event = (float(params.get("event_loss", 0.0)), int(params.get("event_jitter", 0)))
         self.event_chans: dict[int, Chan] = {}
         for t in self.tasks:
@@ -111,22 +112,21 @@ class CommitSimulator(Simulator):
             self.log._add(ctor, pid, *fields)
 
     # -- control channels ---------------------------------------------------------------
-    def send_control(self, node, ch: Chan, value) -> None:
+    def send_control(self, node, ch: Chan, value, size: int = CONTROL_SIZE, keep_alive: bool = True) -> None:
         what = value[0]
         attrs = {"notify": value[1]} if what == "commit" else {"event": value[1]} if what == "event" else None
         if attrs is None:
-            super().send_control(node, ch, value)
+            super().send_control(node, ch, value, size, keep_alive)
             return
-        ch.seq += 1
-        mid = f"{ch.id}:{ch.seq}"
-        m = Msg(mid, ch, ch.seq, CONTROL, value, None, CONTROL_SIZE, self.now, self.epoch)
-        self._log(_SEND_ATTRS, node.pid, self.now, ch.id, mid, ch.seq, CONTROL_SIZE, None, value, attrs)
+        seq, mid = self.next_mid(node, ch)
+        m = Msg(mid, ch, seq, CONTROL, value, None, CONTROL_SIZE, self.now, self.epoch)
+        self._log(_SEND_ATTRS, node.pid, self.now, ch.id, mid, seq, CONTROL_SIZE, None, value, attrs)
         self._deliver_control(m)
 
-    def _deliver_control(self, m: Msg) -> None:
+    def _deliver_control(self, m: Msg, keep_alive: bool = True) -> None:
         lossy = self.lossy.get(m.ch)
         if lossy is None:
-            super()._deliver_control(m)
+            super()._deliver_control(m, keep_alive)
             return
         loss, jitter = lossy
         self.m["control_messages"] += 1

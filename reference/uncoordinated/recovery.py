@@ -25,22 +25,14 @@ history (0 = the initial checkpoint, the state before the first event), ``L_i + 
 is its current state ``V_i`` (only a survivor under partial recovery may keep it).
 
 Defects observed in a published testbed's recovery code are available as switches
-(the mutants in ``reference.uncoordinated_mutants`` use them): ignoring channels
+(the mutants in ``reference.uncoordinated.mutants`` use them): ignoring channels
 between tasks on the same worker, and ignoring messages sent after the sender's
 last stable checkpoint.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-
-@dataclass
-class Counts:
-    """Per-channel counters of one checkpoint (or of the current state)."""
-
-    sent: dict = field(default_factory=dict)        # output channel -> messages sent before it
-    processed: dict = field(default_factory=dict)   # input channel -> messages processed before it
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

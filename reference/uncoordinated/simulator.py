@@ -50,20 +50,15 @@ from __future__ import annotations
 import random
 from collections import deque
 
-from snapcheck.reference.sim.engine import CONTROL, CONTROL_SIZE, DATA, Msg, Simulator
+from snapcheck.reference.sim.engine import Simulator
+from snapcheck.reference.sim.messages import CONTROL_SIZE, DATA, Counts, Msg, Stored
 from snapcheck.reference.sim.recording import EventLog, NullLog, _constructor
-from snapcheck.reference.uncoordinated.recovery import Counts, LineDefects, depth, recovery_line, rollback_steps
+from snapcheck.reference.uncoordinated.recovery import depth, recovery_line, rollback_steps
 
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "logged", "size", "key", "value", "piggyback", "attrs")
 _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "vars", "digest", "size", "attrs")
 _TRUNCATE = _constructor("log_truncate", "t", "ch", "through_seq")
 META_ENTRY = 8          # bytes of one channel counter in a checkpoint's metadata message
-
-
-class PMsg(Msg):
-    """A data message with its piggyback (None for UNC)."""
-
-    __slots__ = ("pb",)
 
 
 class UncoordinatedLog(EventLog):
@@ -83,19 +78,6 @@ class UncoordinatedNullLog(NullLog, UncoordinatedLog):
     send_full = local_checkpoint = log_truncate = NullLog._nothing
 
 
-class Stored:
-    """A local checkpoint: number, kind, operator state, protocol variables, counters."""
-
-    __slots__ = ("number", "kind", "state", "vars", "counts")
-
-    def __init__(self, number, kind, state, vars, counts: Counts):
-        self.number = number
-        self.kind = kind
-        self.state = state
-        self.vars = vars
-        self.counts = counts
-
-
 class UncoordinatedSimulator(Simulator):
     def __init__(self, cfg, workload, protocol, log_class):
         if not cfg.fifo:
@@ -103,7 +85,6 @@ class UncoordinatedSimulator(Simulator):
                              "sender logs and needs FIFO channels")
         log_class = UncoordinatedNullLog if issubclass(log_class, NullLog) else UncoordinatedLog
         super().__init__(cfg, workload, protocol, log_class)
-        self.cepoch = {c: 0 for c in self.chans}            # bumped when a channel is purged
         self.msglog = {c: deque() for c in self.chans}      # sender-side logs
         self.trunc = {c: 0 for c in self.chans}             # truncated through seq
         self.line_chans = [(c, c.src.pid, c.dst.pid, c.src.subtask == c.dst.subtask) for c in self.chans]
@@ -115,7 +96,7 @@ class UncoordinatedSimulator(Simulator):
         self.timer_jitter = float(protocol.params.get("jitter", 0.2))
         for v in self.tasks:
             v.processed = {c: 0 for c in v.reads}
-            v.ckpts = [Stored(0, "initial", v.op.snapshot(), v.proto.vars(),
+            v.ckpts = [Stored(0, "initial", None, v.op.snapshot(), v.proto.vars(),
                               Counts({c: 0 for c in v.outputs}, dict(v.processed)))]
             v.ckpt_interval = max(1, int(intervals.get(v.spec.name, cfg.interval)))
             v.ckpt_rng = random.Random(f"{cfg.seed}/checkpoint/{v.id}")
@@ -150,7 +131,7 @@ class UncoordinatedSimulator(Simulator):
         proto = v.proto
         proto.checkpoint_taken(kind, pb)
         vars_ = proto.vars()
-        v.ckpts.append(Stored(n, kind, state, vars_, Counts({c: c.seq for c in v.outputs}, dict(v.processed))))
+        v.ckpts.append(Stored(n, kind, None, state, vars_, Counts({c: c.seq for c in v.outputs}, dict(v.processed))))
         digest, size = self.state_digest(op)
         self.log.local_checkpoint(v.pid, now, n, kind, vars_ if self.protocol.log_vars else None, digest, size,
                                   {"final": True} if final else None)
@@ -168,31 +149,20 @@ class UncoordinatedSimulator(Simulator):
         the next recovery line, and it is sent after the checkpoint's events."""
         if inc != v.incarnation or not v.alive:
             return
-        ch = v.ack
         size = CONTROL_SIZE + META_ENTRY * (len(v.outputs) + len(v.reads))
-        ch.seq += 1
-        mid = f"{ch.id}:{ch.seq}" if not v.restores else f"{ch.id}:{ch.seq}@{v.restores}"
-        m = Msg(mid, ch, ch.seq, CONTROL, ["checkpoint", n], None, size, self.now, self.epoch)
-        self.log_send(v.pid, self.now, ch.id, mid, ch.seq, size, None, m.value)
-        mm = self.m
-        mm["metadata_bytes"] += size
-        mm["control_messages"] += 1
-        mm["protocol_bytes"] += size
-        t = max(self.now + self.cfg.control_latency, ch.last_arrival)
-        ch.last_arrival = t
-        self.clock(t, self.on_ack, m)
+        self.m["metadata_bytes"] += size
+        self.send_control(v, v.ack, ["checkpoint", n], size, keep_alive=False)
 
     def on_ack(self, m) -> None:
         self.log_recv(self.coord.pid, self.now, m.ch.id, m.mid)
 
     # -- the data path -----------------------------------------------------------------
-    def send_data(self, v, ch, value, key, born: int, size: int) -> None:
-        ch.seq += 1
-        seq = ch.seq
-        mid = f"{ch.id}:{seq}" if not v.restores else f"{ch.id}:{seq}@{v.restores}"
+    def emit_record(self, v, ch, value, key, born: int, size: int) -> Msg:
+        """A data record with the protocol's piggyback, logged by its sender (``send.logged``)."""
+        seq, mid = self.next_mid(v, ch)
         proto = self.protocol
         pb = v.proto.piggyback(ch)
-        m = PMsg(mid, ch, seq, DATA, value, key, size, born, self.cepoch[ch])
+        m = Msg(mid, ch, seq, DATA, value, key, size, born, ch.epoch)
         m.pb = pb
         mm = self.m
         pbsize = v.proto.piggyback_size if pb is not None else 0
@@ -208,66 +178,19 @@ class UncoordinatedSimulator(Simulator):
         mm["data_bytes"] += size
         mm["piggyback_bytes"] += pbsize
         mm["protocol_bytes"] += pbsize
-        if ch.outbuf or ch.occupancy >= ch.capacity:
-            ch.outbuf.append(m)
-        else:
-            self.transmit(m)
+        return m
 
-    def arrive(self, m) -> None:
-        ch = m.ch
-        v = ch.dst
-        if not v.alive:
-            return
-        if m.epoch != self.cepoch[ch]:
-            self.log.discard(v.pid, self.now, ch.id, m.mid, "stale epoch")
-            self.m["discarded"] += 1
-            return
-        m.arr = self.now
-        ch.inq.append(m)
-        if not v.wake:
-            self.step(v)
-
-    def step(self, v) -> None:
-        """Process the next record; a forced checkpoint, if the protocol's condition on
-        the record's piggyback holds, comes right before the ``recv``."""
-        best = self.next_input(v)
-        if best is None:
-            return
-        now = self.now
-        cap = self.out_cap
-        for c in v.outputs:
-            if len(c.outbuf) >= cap:
-                v.waiting = True               # backpressure: resumed by pump()
-                return
-        m = best.inq.popleft()
-        best.occupancy -= 1
-        if best.outbuf:
-            self.pump(best)
-        pb = getattr(m, "pb", None)
+    def consume(self, v, ch, m, now: int) -> None:
+        """A forced checkpoint first, if the protocol's condition on the record's
+        piggyback holds (the trace shows it right before the ``recv``)."""
+        pb = m.pb
         proto = v.proto
-        if pb is not None and proto.must_force(best, pb):
+        if pb is not None and proto.must_force(ch, pb):
             self.local_checkpoint(v, "forced", pb)
-        self.log_recv(v.pid, now, best.id, m.mid)
-        v.processed[best] += 1
+        v.processed[ch] += 1
         if pb is not None:
-            proto.delivered(best, pb)
-        self.progress += 1
-        outs = v.op.process(best.port, m.value)
-        if outs:
-            self.route(v, outs, m.born, m.size)
-        if v.is_sink:
-            self.latencies.append(now - m.born)
-        if m.recovered:
-            self.outstanding -= 1
-            if not self.outstanding and self.recoveries:
-                self.recoveries[-1].setdefault("caught_up", now)
-        bu = v.busy_until                      # (a forced checkpoint added snapshot time)
-        v.busy_until = bu = (bu if bu > now else now) + v.cost
-        for ch in v.reads:
-            if ch.inq:
-                v.wake = True
-                self.at(bu, self.wakeup, v, v.incarnation)
-                break
+            proto.delivered(ch, pb)
+        super().consume(v, ch, m, now)
 
     # -- the coordinator: garbage collection, output commit, end of input ---------------
     def tick(self) -> None:
@@ -320,12 +243,8 @@ class UncoordinatedSimulator(Simulator):
         return acted
 
     def on_commit(self, m) -> None:
-        v = m.ch.dst
-        self.commit_inflight.discard(v.pid)
-        if self._stale_control(v, m):
-            return
-        self.log_recv(v.pid, self.now, m.ch.id, m.mid)
-        self._publish(v, v.op.commit(m.value[1], self.committed[v.pid]))
+        self.commit_inflight.discard(m.ch.dst.pid)
+        super().on_commit(m)
 
     # -- recovery ----------------------------------------------------------------------
     def restore_all(self) -> None:
@@ -397,7 +316,7 @@ class UncoordinatedSimulator(Simulator):
 
     def purge(self, c) -> None:
         """Forget what is in flight on ``c``: later arrivals of it are stale."""
-        self.cepoch[c] += 1
+        c.epoch += 1
         c.inq.clear()
         c.outbuf.clear()
         c.occupancy = 0
@@ -419,17 +338,10 @@ class UncoordinatedSimulator(Simulator):
                 if m.seq > sent:
                     break
                 found += 1
-                k = self.replays.get(m.mid, 0) + 1
-                self.replays[m.mid] = k
-                nm = PMsg(f"{m.mid}/r{k}", c, m.seq, DATA, m.value, m.key, m.size, m.born, self.cepoch[c])
-                nm.pb = m.pb
-                nm.recovered = True
+                nm = self._replay(c.src, m, "log")
                 nm.arr = self.now
-                self.log.replay(c.src.pid, self.now, c.id, nm.mid, m.mid, "log")
-                self.outstanding += 1
                 c.inq.append(nm)
                 c.occupancy += 1
-        self.m["replayed_log"] += found
         self.m["unreplayable"] += sent - processed - found
 
     # -- results -----------------------------------------------------------------------

@@ -9,7 +9,8 @@ import pytest
 from cic_cases import protocol, run_and_check
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
-from snapcheck.reference.uncoordinated.recovery import Counts, LineDefects, recovery_line, rollback_steps
+from snapcheck.reference.sim.messages import Counts
+from snapcheck.reference.uncoordinated.recovery import LineDefects, recovery_line, rollback_steps
 from snapcheck.traces import read_trace
 
 
