@@ -39,6 +39,7 @@ already deleted (``restore-missing-artifact``).
 
 from __future__ import annotations
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.report import Violation
 
 
@@ -64,7 +65,7 @@ class _Artifacts:
         key_of: dict[str, tuple] = {}
         barriers: set[str] = set()
         for e in ix.of_type("send"):
-            if e.kind == "barrier":
+            if e.kind in MARKERS:
                 barriers.add(e.mid)
             else:
                 key_of[e.mid] = (e.ch, e.seq)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
 
@@ -258,7 +259,7 @@ class Resimulation:
         data = self.data_ch
         # the protocol events: stable checkpoints, data sends and receives between participants, restores
         self.rel = [[e for e in by_proc[p]
-                     if (e.type == "send" and e.kind != "barrier" and e.ch in data)
+                     if (e.type == "send" and e.kind not in MARKERS and e.ch in data)
                      or (e.type == "recv" and e.ch in data)
                      or (e.type == "checkpoint" and e.ckpt) or e.type == "restore"] for p in procs]
         self.state = [make(n, i) for i in range(n)]

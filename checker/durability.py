@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 from math import inf
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.traces.model import Event
 
 
@@ -36,7 +37,7 @@ class Durability:
         for e in h.events:
             t = e.type
             if t == "send":
-                if e.kind == "barrier":
+                if e.kind in MARKERS:
                     continue
                 seq_of[e.mid] = e.seq
                 c = chans.get(e.ch)

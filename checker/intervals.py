@@ -18,7 +18,7 @@ A replayed incarnation (``replay``, ``replay_of``) stands for its original messa
 its send position is the original send, its receive counts as the original's.
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
-or from them are not analysed; barriers are protocol messages, not data, and are
+or from them are not analysed; barriers and cancellation markers are protocol messages, not data, and are
 excluded too. An ``external`` process (a replayable input log) never fails and
 never rolls back: it has no checkpoints here, its messages have ``src = EXTERNAL``
 (always reflected as sent) and are always durable; messages *to* an external
@@ -27,6 +27,7 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import Event, Trace
@@ -163,7 +164,7 @@ class History:
             if p.role != "external":
                 continue
             for e in self.raw[p.id]:
-                if e.type == "send" and e.kind != "barrier":
+                if e.type == "send" and e.kind not in MARKERS:
                     d = dst_of.get(e.ch)
                     if d is not None:
                         m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
@@ -179,7 +180,7 @@ class History:
             for j, e in enumerate(eff):
                 t = e.type
                 if t == "send":
-                    if e.kind == "barrier":
+                    if e.kind in MARKERS:
                         barriers.add(e.mid)
                     else:
                         d = get_dst(e.ch)
@@ -230,7 +231,7 @@ class History:
             return self._barrier_mids
         except AttributeError:
             self._barrier_mids = {e.mid for evs in self.raw.values() for e in evs
-                                  if e.type == "send" and e.kind == "barrier"}
+                                  if e.type == "send" and e.kind in MARKERS}
             return self._barrier_mids
 
     # -- helpers ------------------------------------------------------------------

@@ -35,6 +35,7 @@ not judged here (they are judged by the recovery in which it restores).
 
 from __future__ import annotations
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.cuts import fmt_cut, in_transit, orphans
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import EXTERNAL, History
@@ -294,7 +295,7 @@ def duplicate_violations(h: History) -> list[Violation]:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
             else:
                 sent = h.sent_ever(o)
-                if sent is None or sent.kind == "barrier":
+                if sent is None or sent.kind in MARKERS:
                     continue
                 key = (sent.ch, sent.seq)
                 if key not in effective:

@@ -56,6 +56,10 @@ Which handler runs when:
 * ``on_process(ch, msg)`` — a data record is about to be processed (only if
   ``observe_processing``).
 * ``on_timer(key)`` — a timer set with ``ctx.set_timer`` fired.
+* ``on_cancel(ch, marker)`` — a cancellation marker of ``marker.round`` reached its
+  FIFO position on ``ch`` (an upstream task declined or gave up that round).
+* ``on_abort(round)`` — the coordinator aborted ``round`` after a decline or a
+  timeout (only for protocols with ``abort_notices``).
 * ``on_restore(ckpt, round)`` — called on the fresh handler after a restore.
 
 The ``ctx`` (``TaskContext``) a handler gets is documented below.
@@ -103,6 +107,10 @@ class TaskContext(_Typing):
     def queued(self, ch) -> list:
         """Records that arrived on ``ch`` and are not processed yet (in arrival order)."""
 
+    def send_cancel(self, round: int) -> None:
+        """Send a cancellation marker of ``round`` on every output (FIFO, like a barrier
+        without priority): downstream tasks must not wait for this task's barrier of it."""
+
     def take_barrier(self, ch, round: int) -> list | None:
         """If the barrier of ``round`` is queued on ``ch``, remove it (it is received
         now) and return the records queued before it; else None."""
@@ -142,6 +150,12 @@ class TaskProtocol:
     def on_timer(self, key: Any) -> None:
         pass
 
+    def on_cancel(self, ch, marker) -> None:
+        pass
+
+    def on_abort(self, round: int) -> None:
+        pass
+
     def on_restore(self, ckpt: int, round: int | None) -> None:
         pass
 
@@ -168,6 +182,8 @@ class Protocol:
       (``observe_arrivals`` also records ``arrive`` events).
     * ``dedup``: discard records of a previous epoch that arrive after a restore.
     * ``fifo``: False makes every data channel non-FIFO (to show what breaks).
+    * ``abort_notices``: the coordinator tells every task of a round aborted by a
+      decline or a timeout (``on_abort``; a ``coordinator->TASK/notices`` channel each).
     * ``simulator``: the simulator class (None: the shared dataflow simulator).
 
     Where it can run (campaigns and hypothesis strategies read these):
@@ -207,6 +223,7 @@ class Protocol:
     observe_processing = False
     dedup = True
     fifo = True
+    abort_notices = False
     topologies = "any"
     max_rounds_in_flight: int | None = None
     recovery_modes: tuple[str, ...] = ("restart-all",)

@@ -43,7 +43,7 @@ from snapcheck.reference.topology import Workload, expand
 from snapcheck.reference.workloads import WORKLOADS, random_graph
 
 COORDINATED = tuple(name for name, cls in PROTOCOLS.items() if cls.family == "coordinated")
-ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12")
+ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12", "diamond")
 CYCLIC_WORKLOADS = ("reachability",)
 
 

@@ -22,7 +22,7 @@ import random
 import shlex
 from dataclasses import dataclass, fields, replace
 
-ACYCLIC = ("q1", "q3", "q8", "q12", "random-dag")
+ACYCLIC = ("q1", "q3", "q8", "q12", "diamond", "random-dag")
 CYCLIC = ("reachability", "random-cyclic")
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
 MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected

@@ -22,6 +22,12 @@ CHECKPOINT_KINDS = ("initial", "basic", "forced", "coordinated")
 ROLES = ("task", "source", "sink", "external", "coordinator")
 
 
+# Message kinds that are protocol markers, not data: a barrier of round n, and a
+# cancellation marker of round n (a task that declined or abandoned round n tells its
+# downstream, like Flink's CancelCheckpointMarker). Both need field ``round``.
+MARKERS = frozenset(("barrier", "cancel"))
+
+
 @dataclass(frozen=True, slots=True)
 class Process:
     id: str
@@ -140,8 +146,9 @@ class Event:
         return out
 
     @property
-    def is_barrier(self) -> bool:
-        return self.kind == "barrier"
+    def is_marker(self) -> bool:
+        """A protocol marker (a barrier or a cancellation marker), not a data message."""
+        return self.kind in MARKERS
 
 
 _EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))

@@ -16,7 +16,7 @@ from array import array
 import fastjsonschema
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.model import EVENT_TYPES, Event, Header
+from snapcheck.traces.model import EVENT_TYPES, MARKERS, Event, Header
 from snapcheck.traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
 
 DEFAULT_MAX_ERRORS = 20
@@ -202,9 +202,9 @@ class TraceValidator:
             self.error(line, f"send on the wrong channel: {ev.proc} sends on {ev.ch!r}, whose source is "
                              f"{self.header_obj.channels[c].src}")
             return False
-        if ev.kind == "barrier":
+        if ev.kind in MARKERS:
             if ev.round is None:
-                self.error(line, "send: a barrier needs field 'round'")
+                self.error(line, f"send: a {ev.kind} marker needs field 'round'")
                 return False
         elif ev.seq is None:
             self.error(line, "send: a data message needs field 'seq' (per-channel sequence number)")

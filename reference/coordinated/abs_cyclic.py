@@ -67,9 +67,10 @@ class CyclicTask(TaskProtocol):
 
     def copy_state(self, r: int, st: _Round) -> None:
         st.ckpt = self.ctx.checkpoint(r)
-        if st.ckpt is None:                  # declined
+        if st.ckpt is None:                  # declined: downstream must not wait for our barrier
             del self.rounds[r]
             self.ctx.unblock_all()
+            self.ctx.send_cancel(r)
             return
         self.ctx.send_barrier(r)
         self.ctx.unblock_all()
@@ -93,6 +94,24 @@ class CyclicTask(TaskProtocol):
         """Per-back-edge condition (theory.md §6.3): log ch until its own barrier."""
         return ch not in st.marked
 
+    def on_cancel(self, ch, marker) -> None:
+        if self.cancel(marker.round):
+            self.ctx.send_cancel(marker.round)     # tell downstream (and around the loop) once
+
+    def on_abort(self, round: int) -> None:
+        self.cancel(round)
+
+    def cancel(self, r: int) -> bool:
+        """Round ``r`` was declined or aborted: abandon it (its alignment or its back-edge
+        log) and treat its later barriers as obsolete. False if it is already over here."""
+        st = self.rounds.pop(r, None)
+        if st is None and r <= self.latest:
+            return False
+        if st is not None and st.ckpt is None:
+            self.ctx.unblock_all()
+        self.latest = max(self.latest, r)
+        return True
+
     def forget_older(self, ch, r: int) -> None:
         for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:
             if self.rounds[old].ckpt is None:
@@ -107,4 +126,5 @@ class CyclicABS(Protocol):
     summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"
     task_class = CyclicTask
     aligned = True
+    abort_notices = True
     observe_processing = True

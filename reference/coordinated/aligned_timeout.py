@@ -96,6 +96,8 @@ class AlignedTimeoutTask(TaskProtocol):
         if self.ctx.checkpoint(r) is not None:
             self.ctx.send_barrier(r)
             self.ctx.complete(r)
+        else:
+            self.ctx.send_cancel(r)          # declined: downstream must not wait for our barrier
 
     def switch(self, r: int, st: _Round, trigger) -> None:
         ctx = self.ctx
@@ -105,6 +107,7 @@ class AlignedTimeoutTask(TaskProtocol):
             del self.rounds[r]
             self.latest = max(self.latest, r)
             ctx.unblock_all()
+            ctx.send_cancel(r)
             return
         for c, records in ctx.send_barrier(r, priority=True, unaligned=True).items():
             if records:
@@ -144,6 +147,25 @@ class AlignedTimeoutTask(TaskProtocol):
             self.latest = max(self.latest, r)
             self.ctx.complete(r)
 
+    def on_cancel(self, ch, marker) -> None:
+        if self.cancel(marker.round):
+            self.ctx.send_cancel(marker.round)     # tell downstream once
+
+    def on_abort(self, round: int) -> None:
+        self.cancel(round)
+
+    def cancel(self, r: int) -> bool:
+        """Round ``r`` was declined or aborted: abandon its alignment (or its recording),
+        and that of any older round, as a newer barrier would; treat later barriers of
+        ``r`` as obsolete. False if ``r`` is already over here."""
+        if r <= self.latest or any(r < o for o in self.rounds):
+            return False
+        abandoned = [self.rounds.pop(o) for o in [o for o in self.rounds if o <= r]]
+        if any(not st.unaligned for st in abandoned):
+            self.ctx.unblock_all()
+        self.latest = r
+        return True
+
     def forget_older(self, ch, r: int) -> None:
         for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:
             st = self.rounds.pop(old)
@@ -160,6 +182,7 @@ class AlignedTimeout(Protocol):
     summary = "starts aligned, switches a task to unaligned after the alignment timeout"
     task_class = AlignedTimeoutTask
     observe_arrivals = True
+    abort_notices = True
 
     def __init__(self, timeout: int = 300, **params) -> None:
         super().__init__(timeout=timeout, **params)

@@ -4,7 +4,9 @@ checkpoint) and its control channels.
 It triggers rounds over control channels (at most ``max_concurrent`` in
 progress, one every ``interval`` ticks while the dataflow makes progress),
 collects acknowledgements and declines, completes or aborts rounds (a decline,
-a timeout, a failure), and notifies the sinks of completed rounds. **Sinks**
+a timeout, a failure), notifies the sinks of completed rounds and, for
+protocols with ``abort_notices``, every task of a round aborted by a decline or
+a timeout. **Sinks**
 commit their output in two phases: staged until the round whose checkpoint
 sealed it completes, then published (``output`` events).
 """
@@ -105,7 +107,7 @@ class Coordinator:
             b = Msg(mid, ch, None, BARRIER, None, None, BARRIER_SIZE, now, self.epoch)
             b.round = r
             b.started = now
-            self.log.barrier(coord.pid, now, ch.id, mid, r, BARRIER_SIZE)
+            self.log.marker(coord.pid, now, ch.id, mid, "barrier", r, BARRIER_SIZE)
             self._deliver_control(b)
         if self.cfg.checkpoint_timeout:
             self.clock(now + self.cfg.checkpoint_timeout, self.round_timeout, r)
@@ -118,7 +120,7 @@ class Coordinator:
         if st is None:
             return                             # aborted or subsumed round
         if what == "decline":
-            self.abort(r, f"declined by {m.ch.src.id}")
+            self.abort(r, f"declined by {m.ch.src.id}", notify=True)
             return
         st[1][m.ch.src.pid] = True
         if len(st[1]) == len(self.tasks):
@@ -137,10 +139,26 @@ class Coordinator:
         for ch in self.commits:
             self.send_control(self.coord, ch, ["commit", r])
 
-    def abort(self, r: int, reason: str) -> None:
+    def abort(self, r: int, reason: str, notify: bool = False) -> None:
+        """Abort round ``r``; with ``notify`` (a decline or a timeout) tell every task, over
+        its notice channel, so that a task still aligning ``r`` gives it up (Flink's
+        notifyCheckpointAborted). Rounds subsumed by a completed one need no notice (every
+        task is past them), nor rounds aborted by a failure (every task restarts)."""
         del self.rounds[r]
         self.log.round_event("round_abort", self.coord.pid, self.now, r, reason)
+        if notify:
+            for ch in self.notices:
+                self.send_control(self.coord, ch, ["abort", r])
+
+    def on_notice(self, m: Msg) -> None:
+        v = m.ch.dst
+        if self._stale_control(v, m):
+            return
+        self.log_recv(v.pid, self.now, m.ch.id, m.mid)
+        v.proto.on_abort(m.value[1])
+        if not v.wake:
+            self.step(v)
 
     def round_timeout(self, r: int) -> None:
         if r in self.rounds:
-            self.abort(r, "timeout")
+            self.abort(r, "timeout", notify=True)

@@ -28,7 +28,7 @@ import orjson
 
 from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.sim.coordinator import Coordinator
-from snapcheck.reference.sim.messages import (BARRIER, BARRIER_SIZE, BROADCAST, DATA, FORWARD, HASH, UNBOUNDED,
+from snapcheck.reference.sim.messages import (BARRIER, BARRIER_SIZE, BROADCAST, CANCEL, DATA, FORWARD, HASH, UNBOUNDED,
                                               Chan, Counts, External, Msg, Node, Stored)
 from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
@@ -84,6 +84,9 @@ class Task:
 
     def queued(self, ch: Chan) -> list:
         return [m for m in ch.inq if m.kind == DATA]
+
+    def send_cancel(self, round: int) -> None:
+        self.sim.send_barrier(self, round, False, False, CANCEL)
 
     def take_barrier(self, ch: Chan, round: int) -> list | None:
         q = ch.inq
@@ -148,7 +151,7 @@ class Simulator(Network, Coordinator, Recovery):
         self.log_send = self.log.send
         self.log_arrive = self.log.arrive
         # metrics
-        self.m = {"data_messages": 0, "data_bytes": 0, "barrier_messages": 0, "control_messages": 0,
+        self.m = {"data_messages": 0, "data_bytes": 0, "barrier_messages": 0, "cancel_messages": 0, "control_messages": 0,
                   "protocol_bytes": 0, "checkpoints": 0, "persisted_messages": 0, "persisted_bytes": 0,
                   "replayed_channel_state": 0, "replayed_source": 0, "discarded": 0, "declines": 0}
         self.m_blocked = 0
@@ -242,6 +245,13 @@ class Simulator(Network, Coordinator, Recovery):
                 c.handler = self.on_commit
                 self.commits.append(c)
                 self.committed[t.pid] = set()
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        self.notices: list[Chan] = []
+        if self.protocol.abort_notices:
+            for t in self.tasks:
+                c = Chan(f"coordinator->{t.id}/notices", coord, t)
+                c.handler = self.on_notice
+                self.notices.append(c)
                 channels.append(Channel(c.id, coord.id, t.id, kind="control"))
         proto = self.protocol
         params = proto.header_params()
@@ -340,19 +350,23 @@ class Simulator(Network, Coordinator, Recovery):
         blob = orjson.dumps(op.canonical(), option=orjson.OPT_SORT_KEYS)
         return hashlib.blake2b(blob, digest_size=8).hexdigest(), len(blob)
 
-    def send_barrier(self, v: Task, round: int, priority: bool, unaligned: bool) -> dict:
+    def send_barrier(self, v: Task, round: int, priority: bool, unaligned: bool, kind: int = BARRIER) -> dict:
+        """Send a marker of ``round`` on every output of ``v``: a barrier, or with ``kind``
+        CANCEL a cancellation marker (FIFO, like a barrier sent without priority)."""
         now = self.now
         started = self.round_started.get(round, now)
         overtaken: dict = {}
         mm = self.m
+        tag, name, metric = ("b", "barrier", "barrier_messages") if kind == BARRIER else \
+            ("c", "cancel", "cancel_messages")
         for c in v.outputs:
-            mid = f"{c.id}:b{round}" if not v.restores else f"{c.id}:b{round}@{v.restores}"
-            b = Msg(mid, c, None, BARRIER, None, None, BARRIER_SIZE, now, c.epoch)
+            mid = f"{c.id}:{tag}{round}" if not v.restores else f"{c.id}:{tag}{round}@{v.restores}"
+            b = Msg(mid, c, None, kind, None, None, BARRIER_SIZE, now, c.epoch)
             b.round = round
             b.started = started
             b.unaligned = unaligned
-            self.log.barrier(v.pid, now, c.id, mid, round, BARRIER_SIZE)
-            mm["barrier_messages"] += 1
+            self.log.marker(v.pid, now, c.id, mid, name, round, BARRIER_SIZE)
+            mm[metric] += 1
             mm["protocol_bytes"] += BARRIER_SIZE
             q = c.outbuf
             if not priority:
@@ -368,10 +382,10 @@ class Simulator(Network, Coordinator, Recovery):
                     last = i
                     break
             if last < 0:
-                overtaken[c] = list(q)
+                overtaken[c] = [x for x in q if x.kind == DATA]
                 self.transmit(b)
             else:
-                overtaken[c] = list(q)[last + 1:]
+                overtaken[c] = [x for x in list(q)[last + 1:] if x.kind == DATA]
                 q.insert(last + 1, b)
         return overtaken
 

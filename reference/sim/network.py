@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from heapq import heappush
 
-from snapcheck.reference.sim.messages import BARRIER, DATA, FORWARD, HASH, Chan, External, Msg
+from snapcheck.reference.sim.messages import BARRIER, CANCEL, DATA, FORWARD, HASH, Chan, External, Msg
 from snapcheck.reference.topology import partition
 
 
@@ -127,7 +127,7 @@ class Network:
                 v.proto.on_arrival(ch, m)
             else:
                 ch.inq.append(m)
-        elif v.proto.barrier_priority(ch, m):
+        elif m.kind == BARRIER and v.proto.barrier_priority(ch, m):
             self.barrier_received(v, ch, m)
             v.proto.on_barrier(ch, m, True)
         else:
@@ -175,6 +175,11 @@ class Network:
             q.popleft()
             self.barrier_received(v, best, m)
             v.proto.on_barrier(best, m, False)
+            cost = self.cfg.barrier_cost
+        elif m.kind == CANCEL:
+            q.popleft()
+            self.log_recv(v.pid, now, best.id, m.mid)
+            v.proto.on_cancel(best, m)
             cost = self.cfg.barrier_cost
         else:
             cap = self.out_cap

@@ -31,7 +31,7 @@ def _constructor(etype: str, *names: str):
 
 
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value")
-_BARRIER = _constructor("send", "t", "ch", "mid", "kind", "round", "size")
+_MARKER = _constructor("send", "t", "ch", "mid", "kind", "round", "size")
 _ARRIVE = _constructor("arrive", "t", "ch", "mid")
 _RECV = _constructor("recv", "t", "ch", "mid")
 _DISCARD = _constructor("discard", "t", "ch", "mid", "reason")
@@ -81,8 +81,9 @@ class EventLog:
         ev = self.events
         ev.append(_ARRIVE(self.names[pid], i, len(ev) + 2, t, ch, mid))
 
-    def barrier(self, pid, t, ch, mid, round, size) -> None:
-        self._add(_BARRIER, pid, t, ch, mid, "barrier", round, size)
+    def marker(self, pid, t, ch, mid, kind, round, size) -> None:
+        """A barrier (``kind`` "barrier") or a cancellation marker ("cancel") of ``round``."""
+        self._add(_MARKER, pid, t, ch, mid, kind, round, size)
 
     def discard(self, pid, t, ch, mid, reason) -> None:
         self._add(_DISCARD, pid, t, ch, mid, reason)
@@ -128,5 +129,5 @@ class NullLog(EventLog):
     def _nothing(self, *args, **kw) -> None:
         pass
 
-    send = barrier = arrive = recv = discard = replay = checkpoint = record = _nothing
+    send = marker = arrive = recv = discard = replay = checkpoint = record = _nothing
     fail = restore = round_event = output = _nothing
