@@ -33,7 +33,8 @@ import gc
 
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
-from snapcheck.checker.cuts import CutAnalysis, fmt_cut
+from snapcheck.checker.cuts import CutAnalysis
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import History
 from snapcheck.checker.log_retention import check_log_retention

@@ -37,6 +37,7 @@ from __future__ import annotations
 from math import inf
 
 from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.report import Violation
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
@@ -237,7 +238,3 @@ class CutAnalysis:
                 f"but {why}.")
         return Violation("phantom", "channel-state", self.subject, text, [rec.line],
                          {"messages": [mid], "cut": self.cut})
-
-
-def fmt_cut(cut: dict) -> str:
-    return "{" + ", ".join(f"{p}: {v}" for p, v in cut.items()) + "}"

@@ -36,7 +36,8 @@ not judged here (they are judged by the recovery in which it restores).
 from __future__ import annotations
 
 from snapcheck.traces.model import MARKERS
-from snapcheck.checker.cuts import fmt_cut, in_transit, orphans
+from snapcheck.checker.cuts import in_transit, orphans
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.recovery_line import bound, rl_fix

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from snapcheck.checker.cuts import fmt_cut
+from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
 
 
 def render_text(report, verbose: bool = False) -> str:
@@ -21,11 +21,11 @@ def render_text(report, verbose: bool = False) -> str:
         if passed:
             out.append("\nPassed: " + "; ".join(f"{r.property} ({r.subject})" for r in passed))
     if report.useless:
-        out.append(f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(f'{p}:{c}' for p, c in report.useless)}")
+        out.append(f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(fmt_checkpoint(p, c) for p, c in report.useless)}")
     extra = report.may_become_useless
     if extra and verbose:
         out.append(f"Not usable with stable checkpoints only, and may become useless as the trace continues: "
-                   f"{', '.join(f'{p}:{c}' for p, c in extra)}")
+                   f"{', '.join(fmt_checkpoint(p, c) for p, c in extra)}")
     for label, d in report.recovery.items():
         out.append(f"\nRecovery line for failures {label} ({d['semantics']}): {fmt_cut(d['line'])}"
                    f"{' — domino effect' if d['domino'] else ''}")

@@ -264,13 +264,12 @@ class Protocol:
         return cfg
 
     @classmethod
-    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
-        """A random ``SimConfig`` for a protocol with its own topology (``topologies =
-        "own"``), drawn from ``rnd``: the campaign cannot name its processes. The
-        default runs it with the seed alone; protocols with crash targets override it."""
-        from snapcheck.reference.simulation import SimConfig
-
-        return SimConfig(protocol=spec, seed=seed)
+    def random_config(cls, rnd, failures: bool) -> dict:
+        """``SimConfig`` fields drawn from ``rnd`` for a protocol with its own topology
+        (``topologies = "own"``), whose processes the campaign cannot name: the default
+        draws nothing; protocols with crash targets override it (``failures``: the
+        campaign wants crashes)."""
+        return {}
 
     @classmethod
     def from_config(cls, cfg) -> "Protocol":

@@ -7,7 +7,8 @@ import importlib
 import sys
 
 import click
-from rich.console import Console
+
+from snapcheck.console import make_console
 
 from snapcheck import __version__
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
@@ -19,12 +20,13 @@ COMMAND_MODULES = [
     "snapcheck.commands.check",
     "snapcheck.commands.debug",
     "snapcheck.commands.simulate",
+    "snapcheck.commands.protocols",
     "snapcheck.commands.flink",
     "snapcheck.commands.specs",
     "snapcheck.commands.validate",
 ]
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+err_console = make_console(stderr=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -106,7 +106,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     protocol = rnd.choice(sel.protocols)
     cls = resolve(protocol)
     if cls.topologies == "own":
-        return cls.random_config(protocol, seed, rnd, sel.failures)
+        return SimConfig(protocol=protocol, seed=seed, **cls.random_config(rnd, sel.failures))
     workload = rnd.choice(sel.workloads_for(protocol))
     parallelism = rnd.randint(1, 3)
     records = rnd.randint(2, 8 if workload == "reachability" else 12)

@@ -38,13 +38,11 @@ class GicChangelog(Protocol):
     model_class = GicModel
 
     @classmethod
-    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+    def random_config(cls, rnd, failures: bool) -> dict:
         """1–3 tasks ``task[i]``, 20–200 records each (one record per task per step);
         half the runs crash one or two tasks."""
-        from snapcheck.reference.simulation import SimConfig
-
         parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)
         crashes = tuple(sorted((f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
                                for _ in range(rnd.randint(1, 2))))
-        return SimConfig(protocol=spec, seed=seed, parallelism=parallelism, records=records,
-                         failures=crashes if failures and rnd.random() < 0.5 else ())
+        return {"parallelism": parallelism, "records": records,
+                "failures": crashes if failures and rnd.random() < 0.5 else ()}

@@ -41,15 +41,12 @@ class LiveRobin(Protocol):
     merge = "liverobin"
 
     @classmethod
-    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+    def random_config(cls, rnd, failures: bool) -> dict:
         """One task ``U[0]`` with replicas ``U[0]#0``/``U[0]#1``, 5–40 records per source
         (20 ticks apart); half the runs crash one replica."""
-        from snapcheck.reference.simulation import SimConfig
-
         records = rnd.randint(5, 40)
         crashes = ((f"U[0]#{rnd.randint(0, 1)}", rnd.randrange(records * 20)),)
-        return SimConfig(protocol=spec, seed=seed, records=records,
-                         failures=crashes if failures and rnd.random() < 0.5 else ())
+        return {"records": records, "failures": crashes if failures and rnd.random() < 0.5 else ()}
     # replicas fold a merge whose order follows where heartbeats (KaZoo: leader orders) fall,
     # so a crash legitimately changes states and outputs; judged by the checker instead
     failure_free_oracle = False

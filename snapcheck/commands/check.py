@@ -8,25 +8,8 @@ import sys
 import click
 import orjson
 
+from snapcheck.options import cut_option
 from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
-
-
-def _parse_cut(text: str | None) -> dict | None:
-    if text is None:
-        return None
-    cut = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise UsageError(f"--cut: expected PROC=CKPT pairs like P0=1,P1=V, got {part!r}")
-        p, v = part.split("=", 1)
-        v = v.strip()
-        cut[p.strip()] = "V" if v.upper() == "V" else v
-    if not cut:
-        raise UsageError("--cut: empty cut")
-    return cut
 
 
 @click.command("check")
@@ -37,7 +20,7 @@ def _parse_cut(text: str | None) -> dict | None:
 @click.option("--property", "-p", "properties", multiple=True,
               help="Check only this property (repeatable): consistency, channel-state, termination, z-cycles, "
                    "recovery-line, observed-recovery, exactly-once, rdt.")
-@click.option("--cut", "cut", default=None, help="Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")
+@cut_option("Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")
 @click.option("--failures", default=None, help="Failure set for the recovery line: P0,P1 or all.")
 @click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
               help="partial: survivors may keep their current state (default); restart-all: CheckMate.")
@@ -65,7 +48,7 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
     reports, mismatches, exit_code = [], {}, EXIT_CLEAN
     for path in traces:
         trace = read_trace(path)
-        opts = CheckOptions(properties=set(properties) if properties else None, cut=_parse_cut(cut),
+        opts = CheckOptions(properties=set(properties) if properties else None, cut=cut,
                             failures=failures, semantics=semantics or "partial", z3=use_z3 or z3_min_replay,
                             z3_min_replay=z3_min_replay, facts=header_facts(trace.header.protocol))
         if not explicit:

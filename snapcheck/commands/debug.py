@@ -7,10 +7,11 @@ the checker where violations are needed, and print or write the results.
 from __future__ import annotations
 
 import json
-import sys
 
 import click
-from rich.console import Console
+
+from snapcheck.options import cut_option
+from snapcheck.console import make_console
 
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
 from snapcheck.traces.errors import UsageError
@@ -26,19 +27,6 @@ def _failures(value: str | None):
     return "all" if value == "all" else [p for p in value.split(",") if p]
 
 
-def _cut(value: str | None) -> dict | None:
-    """``P0=1,P1=V`` -> ``{"P0": 1, "P1": "V"}``."""
-    if value is None:
-        return None
-    out = {}
-    for item in value.split(","):
-        proc, sep, c = item.partition("=")
-        if not sep or not proc or not (c == "V" or c.isdigit()):
-            raise UsageError(f"bad --cut item {item!r}: use PROC=CKPT or PROC=V, comma-separated")
-        out[proc] = c if c == "V" else int(c)
-    return out
-
-
 def _properties_opt(f):
     return click.option("--property", "properties", multiple=True,
                         help="Check only this property (repeatable); selecting z-cycles makes useless "
@@ -46,7 +34,7 @@ def _properties_opt(f):
 
 
 def _check_opts(f):
-    f = click.option("--cut", default=None, help="Global checkpoint to analyse, e.g. P0=1,P1=V.")(f)
+    f = cut_option()(f)
     f = click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
                      help="Recovery semantics (default: the trace's expected.check, else partial).")(f)
     f = click.option("--failures", default=None, help="Failed processes (comma-separated) or 'all'.")(f)
@@ -56,7 +44,7 @@ def _check_opts(f):
 def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
     """Run the checker with the command's options; bad options are usage errors."""
     opts = check_options(trace, properties=set(properties) or None, failures=_failures(failures),
-                         semantics=semantics, cut=_cut(cut))
+                         semantics=semantics, cut=cut)
     return findings_from_report(trace, run_checker(trace, opts))
 
 
@@ -91,7 +79,7 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
 
     trace = read_trace(trace_path)
     findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    console = make_console()
     stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels)
     targets = [x is not None for x in (until, until_line, at_violation)]
     if sum(targets) > 1:
@@ -175,7 +163,7 @@ def render(trace_path, output, layout, window, procs, line, only, labels, no_che
     trace = read_trace(trace_path)
     findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
     checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
-                                                 cut=_cut(cut)).get("cut")
+                                                 cut=cut).get("cut")
     opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
                          recovery_line=None if line == "off" else line, only=list(only) or None,
                          labels=labels, title=title, cut=checked)
@@ -217,7 +205,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     if trace_path is None and config is None:
         raise UsageError("give a TRACE or --simulate CONFIG")
     trace = simulate_config(config) if trace_path is None else read_trace(trace_path)
-    base = options_dict(trace, failures=_failures(failures), semantics=semantics, cut=_cut(cut))
+    base = options_dict(trace, failures=_failures(failures), semantics=semantics, cut=cut)
     prop, kind = _target(trace, prop, kind, base)
 
     def options(d: dict):

@@ -25,12 +25,13 @@ import time
 from pathlib import Path
 
 import click
-from rich.console import Console
+
+from snapcheck.console import make_console
 from rich.table import Table
 
 from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
-console = Console(highlight=False, width=shutil.get_terminal_size((140, 24)).columns)
+console = make_console()
 
 
 def _build(force: bool = False):

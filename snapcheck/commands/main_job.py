@@ -16,7 +16,6 @@ when every stage passes, 1 otherwise.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +23,8 @@ from importlib import resources
 from pathlib import Path
 
 import click
-from rich.console import Console
+
+from snapcheck.console import make_console
 from rich.table import Table
 
 from snapcheck.checker import CheckOptions, check_trace
@@ -32,7 +32,7 @@ from snapcheck.checker.expected import compare_expected, options_from_expected
 from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION
 from snapcheck.traces import read_trace
 
-console = Console(highlight=False, width=shutil.get_terminal_size((120, 24)).columns)
+console = make_console()
 
 
 def golden_dir() -> Path:

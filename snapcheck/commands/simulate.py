@@ -9,13 +9,14 @@
 from __future__ import annotations
 
 import click
+
+from snapcheck.console import make_console
 import orjson
 from click.core import ParameterSource
-from rich.console import Console
 
 from snapcheck.traces.errors import UsageError
 
-console = Console(highlight=False)
+console = make_console()
 
 # Command-line option name -> SimConfig field, for options a mutant's --demo may set.
 _DEMO_OPTIONS = {

@@ -10,11 +10,12 @@ See docs/spark.md.
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import click
-from rich.console import Console
+
+from snapcheck.options import cut_option
+from snapcheck.console import make_console
 
 from snapcheck.traces.errors import UsageError
 
@@ -22,18 +23,6 @@ from snapcheck.traces.errors import UsageError
 def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
     out = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
     return out or None
-
-
-def _parse_cut(spec: str) -> dict:
-    cut = {}
-    for part in spec.split(","):
-        proc, sep, value = part.strip().rpartition("=")
-        if not sep or not proc or not value:
-            raise UsageError(f"--cut {spec!r}: expected PROC=CKPT[,PROC=CKPT...] with CKPT a number or V")
-        if value.upper() != "V" and not value.isdigit():
-            raise UsageError(f"--cut {spec!r}: {proc}={value!r} is neither a checkpoint number nor V")
-        cut[proc] = "V" if value.upper() == "V" else int(value)
-    return cut
 
 
 @click.command("validate")
@@ -54,7 +43,7 @@ def _parse_cut(spec: str) -> dict:
               help="python: the same work in a plain single-process loop.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
               show_default=True, help="Output directory (results, summary.md, summary.json).")
-@click.option("--cut", default=None, help="--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
+@cut_option("--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
 @click.option("--failures", "failure_set", default=None,
               help="--input: failure set for the recovery line (comma-separated processes or 'all').")
 @click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default="partial", show_default=True,
@@ -68,7 +57,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
     Exit codes: 0 clean; 1 a correct protocol failed, a mutant escaped, or an input trace
     has a violation; 2 bad input or usage (also: input rows were quarantined).
     """
-    console = Console(highlight=False, width=max(100, shutil.get_terminal_size((160, 24)).columns))
+    console = make_console()
     if (traces is None) == (input_path is None):
         raise UsageError("validate: give either --traces N or --input FILE")
     if input_path is not None:
@@ -79,7 +68,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
         failures = None
         if failure_set:
             failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
-        res = validate_input(input_path, out_dir, master=master, cut=_parse_cut(cut) if cut else None,
+        res = validate_input(input_path, out_dir, master=master, cut=cut,
                              failures=failures, semantics=semantics, native_only=native_only)
         console.print(markdown(res.summary), markup=False)
         console.print(f"written: {out_dir}/summary.md, summary.json, violations.parquet, quarantine.parquet"

@@ -14,6 +14,7 @@ import html
 import json
 from pathlib import Path
 
+from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck import __version__
 from snapcheck.debug.findings import Findings, findings_from_report
 from snapcheck.debug.render import RenderOptions, finding_window, render_svg
@@ -115,7 +116,7 @@ def _violation(trace: Trace, f: Findings, fi) -> str:
 def _checkpoints_and_lines(trace: Trace, f: Findings) -> str:
     out = []
     if f.useless:
-        items = ", ".join(f"C{c}@{p}" for p, c in sorted(f.useless))
+        items = ", ".join(fmt_checkpoint(p, c) for p, c in sorted(f.useless))
         out.append(f"<h2>Useless checkpoints (on a Z-cycle)</h2><p>{_e(items)}</p>")
     if f.recovery_lines:
         procs = [p.id for p in trace.processes if p.checkpoints]

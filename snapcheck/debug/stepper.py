@@ -20,6 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck.debug.findings import Findings
 from snapcheck.debug.history import describe_event
 from snapcheck.debug.replay import Breakpoint, ProcessView, Replay, ReplayState
@@ -276,7 +277,7 @@ class Stepper:
                     flight.append(" ")
                 label = (f"[b{m.round}]" if m.kind == "barrier" else _short(m.mid, c.id)) + ("*" if m.arrived else "")
                 flight.append(label, style="bold red" if m.mid in hot else ("dim" if m.kind == "barrier" else None))
-            rec = "; ".join(f"{r.part} C{r.ckpt}@{r.proc}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
+            rec = "; ".join(f"{r.part} {fmt_checkpoint(r.proc, r.ckpt)}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
                             for r in c.recorded.values()) or "-"
             name = c.id if c.id in (f"{c.src}->{c.dst}", f"{c.src}>{c.dst}") else f"{c.id} {c.src}→{c.dst}"
             tab.add_row(name, flight if c.in_flight else "-", rec, ", ".join(_short(m, c.id) for m in c.log) or "-")
@@ -289,7 +290,7 @@ class Stepper:
             if f.messages:
                 body.append("\nwitness messages: " + " → ".join(f.messages))
             if f.checkpoints:
-                body.append("\nwitness checkpoints: " + ", ".join(f"C{c}@{p}" for p, c in f.checkpoints))
+                body.append("\nwitness checkpoints: " + ", ".join(fmt_checkpoint(p, c) for p, c in f.checkpoints))
             if f.cut:
                 body.append("\ncut: " + ", ".join(f"{p}:{c}" for p, c in f.cut.items()))
             body.append(f"\ntrace lines: {', '.join(map(str, f.lines))}")

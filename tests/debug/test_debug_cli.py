@@ -148,7 +148,7 @@ def test_html_report_for_a_clean_trace_with_useless_checkpoints():
     report = check_trace(t, check_options(t))
     text = html_report(t, report)
     assert "CLEAN" in text and "Useless checkpoints" in text
-    assert "C2@O1, C2@O2, C2@O3" in text
+    assert "O1:2, O2:2, O3:2" in text
     assert text.count("<svg") == 1 and 'id="recovery-line"' in text
 
 
