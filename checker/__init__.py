@@ -1,5 +1,5 @@
 """snapcheck's checker: verdicts on checkpointing traces, each cross-checked by an
-independent method (see docs/checker.md and theory.md).
+independent method (see docs/checker.md and docs/theory.md).
 
     from snapcheck.checker import check_trace, CheckOptions
     report = check_trace(trace, CheckOptions(failures=["P0"]))

@@ -1,7 +1,8 @@
 """Changelog (GIC) checkpoints: the restored state is the state at the checkpoint, and
-no artifact a retained checkpoint references is deleted (bug-zoo.md P8, pattern 5).
+no artifact a retained checkpoint references is deleted (class P8 of docs/bug-zoo.md,
+"Property classes").
 
-Definitions after "Generic Log-based Incremental Checkpoint" (the changelog seed):
+Definitions after "Generic Log-based Incremental Checkpoint" (docs/theory.md, "Changelog checkpoints"):
 a checkpoint of a task is a *handle* — a materialized snapshot holding the changes
 ``sqn < upto`` plus changelog ranges — and restoring it applies the snapshot, then
 each range. Trace vocabulary (v1 events with ``attrs``; docs/checker.md):

@@ -1,5 +1,5 @@
 """Communication-induced checkpointing: conformance by re-simulation and timestamps
-along Z-paths (theory.md §4.2, §4.3, §4.5).
+along Z-paths (docs/theory.md, "Communication-induced checkpointing").
 
 **Conformance (differential) oracle.** BCS and HMNR are deterministic functions of
 the event order, so their variables can be re-simulated from the trace: every
@@ -19,12 +19,12 @@ visited in a causal order (a receive after its send), whatever the file order.
 * ``spurious-forced-checkpoint`` (property ``cic-efficiency``, an efficiency bug):
   a forced checkpoint that is not immediately followed by a receive, or before a
   receive where the condition does not hold (e.g. BlackSP's HMNR variant that
-  updates ``min_to`` on every send, theory.md §4.3).
+  updates ``min_to`` on every send; docs/theory.md, "The clock form of HMNR").
 * ``piggyback-mismatch`` / ``vars-mismatch`` (``cic-conformance``): a logged
   piggyback (``send.piggyback``) or checkpoint variables (``checkpoint.vars``)
   differ from the re-simulated values (the keys present are compared).
 
-The rules, per theory.md (vectors are indexed by the participants — processes
+The rules, per docs/theory.md, "BCS" and "HMNR" (vectors are indexed by the participants — processes
 other than coordinators and external inputs — in header order):
 
 * BCS (Briatico, Ciuffoletti, Simoncini 1984): ``sn``; basic checkpoint ``sn += 1``;
@@ -38,11 +38,11 @@ other than coordinators and external inputs — in header order):
   (``clock`` → clock form), else ``greater``. Timestamp: ``lc`` (``clock[i]``).
 
 **Timestamps** (property ``timestamps``, kind ``timestamp-order``): under BCS and
-HMNR checkpoint timestamps strictly increase along every Z-path (theory.md §4.3,
-HMNR's theorem; validated on 110k instances), which implies Z-cycle freedom. With
+HMNR checkpoint timestamps strictly increase along every Z-path (docs/theory.md,
+"Timestamps along Z-paths"; HMNR's theorem), which implies Z-cycle freedom. With
 ``a(i, x+1) = ts(C_{i,x})`` and ``M[v] = max{a(u) : u ⇝ v}`` over the R-graph (a DP
 over its SCC condensation in topological order; Z-path from ``C_{i,x}`` to
-``C_{j,y}`` ⟺ ``(i,x+1) ⇝ (j,y)``, theory.md §3.2), the property holds iff
+``C_{j,y}`` ⟺ ``(i,x+1) ⇝ (j,y)``, docs/theory.md, "R-paths are Z-paths"), the property holds iff
 ``M[(j,y)] < ts(C_{j,y})`` for every stable checkpoint and timestamps increase on
 every process. Each violation's witness is a shortest R-path, re-checked as a
 Z-path with ``is_zpath``. Timestamps are the re-simulated ones.

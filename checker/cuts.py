@@ -1,4 +1,5 @@
-"""Analysis of one global checkpoint ``G`` (theory.md §1.2–1.3, §6).
+"""Analysis of one global checkpoint ``G`` (docs/theory.md, "Orphans, in-transit messages and
+consistency" and "Complete snapshots: channel state and logs").
 
 For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed):
 
@@ -6,10 +7,10 @@ For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed):
 * in_transit(m, G) ⟺ s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)         (CheckMate Def. 5)
 * consistent(G)    ⟺ no orphan
 
-Completeness of a snapshot ``(G, CS)`` (theory.md §1.3, §6.4): ``CS(c)`` is the
-input part recorded with ``C_{dst,g_dst}`` followed by the output part recorded with
-``C_{src,g_src}`` (unaligned checkpoints, recovery order: input part, then output
-part). Reported separately:
+Completeness of a snapshot ``(G, CS)`` (docs/theory.md, "Violation kinds of a snapshot"):
+``CS(c)`` is the input part recorded with ``C_{dst,g_dst}`` followed by the output part
+recorded with ``C_{src,g_src}`` (unaligned checkpoints, recovery order: input part, then
+output part). Reported separately:
 
 * ``dropped``: in transit, not in ``CS(c)``, not in a durable log;
 * ``phantom``: recorded, but not in transit (would be processed twice, or is

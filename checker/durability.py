@@ -1,6 +1,7 @@
 """Where an in-transit message can be recovered from: recorded channel state and durable logs.
 
-Theory.md §1.3: a snapshot is complete when every message in transit with respect
+docs/theory.md, "Complete snapshots: channel state and logs": a snapshot is complete
+when every message in transit with respect
 to it is in the recorded channel state ``CS(c)`` or in a durable sender-side log
 that recovery will replay.
 

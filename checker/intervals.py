@@ -1,6 +1,7 @@
-"""Interval indices and message tuples of the *effective history* (theory.md §0, §8).
+"""Interval indices and message tuples of the *effective history* (docs/theory.md,
+"Conventions"; docs/trace-format.md).
 
-Conventions (theory.md §0, binding for the whole checker):
+Conventions (docs/theory.md, "Conventions"; binding for the whole checker):
 
 * ``C_{i,0}`` is the initial checkpoint of every process; it is inserted when the
   trace does not record it.

@@ -1,11 +1,11 @@
 """Log retention: a sender-side log entry must not be truncated while a recovery
-line may still need it (bug-zoo P9; SPARK-6222, where the write-ahead log was
-cleaned on a checkpoint that did not yet cover the data).
+line may still need it (class P9 of docs/bug-zoo.md, "Property classes"; SPARK-6222,
+where the write-ahead log was cleaned on a checkpoint that did not yet cover the data).
 
 Definition. Let a ``log_truncate`` at line ``ℓ`` remove message ``m`` from its
 channel's log, and let ``R`` be the recovery line if *every* process failed just
 before ``ℓ`` (the maximum consistent global checkpoint of stable checkpoints of the
-trace prefix, theory.md §3.5 with ``U = L``). Every later recovery line lies at or
+trace prefix, docs/theory.md, "Log retention", with ``U = L``). Every later recovery line lies at or
 above ``R`` (a consistent line of stable checkpoints stays consistent as the
 execution grows). If ``m`` is in transit with respect to ``R`` —
 ``s ≤ R_src ∧ (r = ⊥ ∨ r > R_dst)`` at ``ℓ`` — then a failure of every process at
@@ -73,7 +73,7 @@ class PrefixLines:
     """Recovery lines for "every process fails before line ℓ" on the prefixes of one
     trace segment without restores (``h`` is the segment's history).
 
-    RL-FIX (theory.md §3.5) with the bound ``U = L(ℓ)`` (stable checkpoints before
+    RL-FIX (docs/theory.md, "RL-FIX") with the bound ``U = L(ℓ)`` (stable checkpoints before
     ℓ) and the orphan constraints of the messages processed before ℓ. The
     constraints of a sender are kept sorted once; a query starts each sender's scan
     at the messages that can have been sent before ℓ (``s ≤ L(ℓ)+1``), so it visits only

@@ -1,4 +1,5 @@
-"""Observed recoveries and exactly-once at trace level (theory.md §1.3, §3.7 item 10, §4.5.3).
+"""Observed recoveries and exactly-once at trace level (docs/theory.md, "Exactly-once after
+recovery" and "Replayed messages keep their identity").
 
 A *recovery* is a group of ``restore`` events: those sharing a ``recovery`` id, or
 else a maximal run of restores that ends when a restored process does anything
@@ -15,7 +16,8 @@ not judged here (they are judged by the recovery in which it restores).
 * Compared with the maximal line for the failed processes (RL-FIX with the same
   semantics; restart-all when every process restored), a lower component is an
   *extra rollback*: reported in
-  ``report.notes``, not a violation (theory.md §1.5: the maximum minimises every
+  ``report.notes``, not a violation (docs/theory.md, "The lattice of consistent global
+  checkpoints": the maximum minimises every
   monotone rollback cost, so a lower line is correct but wasteful).
 * exactly-once, in the final effective history (rolled-back segments removed,
   replays mapped to their originals):

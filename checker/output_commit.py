@@ -1,5 +1,6 @@
-"""Output commit, control-channel delivery and recovery lineage (bug-zoo.md P4, P5,
-P2 on control channels; patterns 3 and 4).
+"""Output commit, control-channel delivery and recovery lineage (classes P4, P5 and P2 on
+control channels of docs/bug-zoo.md, "Property classes"; docs/theory.md, "Output commit and
+two-phase commit").
 
 Trace vocabulary (trace format v1, carried in ``attrs``; docs/checker.md):
 

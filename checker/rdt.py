@@ -1,5 +1,5 @@
 """Rollback-dependency trackability (Wang, "Consistent Global Checkpoints that Contain
-a Given Set of Local Checkpoints", 1997; theory.md §3.8).
+a Given Set of Local Checkpoints", 1997; docs/theory.md, "Rollback-dependency trackability").
 
 TDV (transitive dependency vector), computed by replaying the effective history
 in a causal order: ``D_i = 0⃗`` then ``D_i[i] := 1``; ``TDV(C_{i,0}) = 0⃗``; on

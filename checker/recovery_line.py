@@ -1,4 +1,4 @@
-"""Recovery line after the failure of a set F (theory.md §1.5, §3.5).
+"""Recovery line after the failure of a set F (docs/theory.md, "Recovery lines").
 
 The recovery line is the maximum consistent global checkpoint ``G ≤ U`` where
 ``U_f = L_f`` for failed processes (volatile state lost) and ``U_i = L_i + 1`` for
@@ -138,7 +138,7 @@ def one_step(h, U: list[int]) -> list[int]:
 
 def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> list[str]:
     """The "why did P roll back" explanation: the cascade of rollbacks that ends at P,
-    starting from a process at its bound (theory.md §3.5). Long (domino) cascades keep
+    starting from a process at its bound (docs/theory.md, "RL-FIX"). Long (domino) cascades keep
     their first and last ``limit // 2`` steps."""
     idx = []
     k = last[proc]

@@ -2,7 +2,7 @@
 
 ``analyse_failure_set`` computes the line with RL-FIX (primary), cross-checks it
 against R-MARK and rollback propagation on the checkpoint graph (three
-independent algorithms that must agree, theory.md §3.5–3.6), and adds:
+independent algorithms that must agree, docs/theory.md, "Recovery lines"), and adds:
 
 * the "why did P roll back" chain of every process below its bound;
 * the domino flag: some process ends at least two stable checkpoints behind its

@@ -1,6 +1,6 @@
 """The rollback-dependency graph (R-graph, Wang 1997 "Consistent Global Checkpoints
 that Contain a Given Set of Local Checkpoints") and the checkpoint graph
-(Wang et al. 1995, as used by CheckMate), theory.md §3.1 and §3.6.
+(Wang et al. 1995, as used by CheckMate): docs/theory.md, "The R-graph and the checkpoint graph".
 
 Nodes ``(i, x)`` for ``0 ≤ x ≤ L_i + 1`` (``V_i = (i, L_i+1)``) are numbered
 ``base[i] + x``. Edges:

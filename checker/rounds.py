@@ -10,9 +10,9 @@ Distributed Systems", 1985: "every channel delivered its marker, or the snapshot
 is incomplete"). A round *terminates* when it is complete, when a
 ``round_abort`` ends it, or when a failure (``fail``) occurs after it started —
 recovery aborts pending rounds. A round that never terminates is an
-``incomplete-round`` violation (termination, bug-zoo P6), and the report says who
-waits for which barrier. A ``round_complete`` for a round that is not complete
-is reported too.
+``incomplete-round`` violation (termination, class P6 of docs/bug-zoo.md, "Property
+classes"), and the report says who waits for which barrier. A ``round_complete`` for a
+round that is not complete is reported too.
 """
 
 from __future__ import annotations

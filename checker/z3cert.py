@@ -1,6 +1,6 @@
-"""z3 certificates for recovery lines (theory.md §5).
+"""z3 certificates for recovery lines (docs/theory.md, "z3 certificates").
 
-Constraints (§5.1): per delivered message the orphan constraint
+Constraints (docs/theory.md, "The encoding"): per delivered message the orphan constraint
 ``(g_dst ≥ r) ⇒ (g_src ≥ s)`` over ``0 ≤ g_i ≤ U_i``. Per ordered process pair only
 the Pareto front of the ``(r, s)`` thresholds matters.
 
@@ -9,13 +9,15 @@ the Pareto front of the ``(r, s)`` thresholds matters.
   any component, i.e. every consistent line is ``≤ G*``, so ``G*`` minimises every
   monotone rollback cost. The encoding is restricted to the processes the rollback
   touches (``G*_i < U_i``); the others are fixed at ``U_i = G*_i``. By the lattice
-  property (§1.5) this loses nothing: if some consistent ``G'`` exceeded ``G*``
+  property (docs/theory.md, "The lattice of consistent global checkpoints") this loses
+  nothing: if some consistent ``G'`` exceeded ``G*``
   somewhere, ``max(G', G*)`` would too, and it agrees with ``G*`` on the untouched
   processes. Constraints are simplified against the constants and deduplicated
   (for each ``(dst, r, src)`` only the largest ``s`` matters).
 * **Fewest messages to replay** (optional): among all consistent ``G ≤ U`` (every
   process a variable), minimise the number of in-transit messages. This objective
-  is not monotone, so its optimum need not be the maximal line nor unique (§1.5.4).
+  is not monotone, so its optimum need not be the maximal line nor unique
+  (docs/theory.md, "Fewest messages to replay").
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _orphan_constraints(h, procs_var: set[int]) -> dict[tuple[int, int], list[tu
 def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
     """Prove with z3 that no consistent G ≤ U exceeds ``g`` in any component.
 
-    Order encoding of the integer constraints of §5.1 (equivalent, and a pure
+    Order encoding of the integer orphan constraints (equivalent, and a pure
     propositional problem): a Boolean atom ``a(i,x) ≡ g_i ≥ x`` per threshold used,
     ``a(i,x') ⇒ a(i,x)`` for ``x < x'``, ``¬a(i,x)`` for ``x > U_i``, one clause
     ``a(dst,r) ⇒ a(src,s)`` per (reduced) orphan constraint, and the goal

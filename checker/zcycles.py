@@ -1,10 +1,12 @@
 """Z-paths, Z-cycles and useless checkpoints (Netzer & Xu, "Necessary and Sufficient
-Conditions for Consistent Global Snapshots", 1995; theory.md §2, §3.2–3.3).
+Conditions for Consistent Global Snapshots", 1995; docs/theory.md, "Z-paths and Z-cycles" and
+"Useless checkpoints in linear time").
 
 * ``C_{i,x}`` is **useless** (on a Z-cycle, in no consistent global checkpoint) ⟺
   ``(i,x+1) ⇝ (i,x)`` in the R-graph ⟺ the two nodes share a strongly connected
   component. (Not "lies on some cycle": a request/response inside one interval is
-  an R-graph cycle without any useless checkpoint — theory.md §3.3, example B.)
+  an R-graph cycle without any useless checkpoint — docs/theory.md, "Worked example B: an
+  R-graph cycle that is not a Z-cycle".)
 * ``C_{i,x}`` is **stably unusable** ⟺ useless, or some ``V_j`` reaches ``(i,x)``:
   it is in no consistent global checkpoint made of *stable* checkpoints only (it
   may become usable once the other processes checkpoint).
@@ -16,8 +18,8 @@ Conditions for Consistent Global Snapshots", 1995; theory.md §2, §3.2–3.3).
   a future message from ``P_i`` received in ``P_k``'s open interval closes one.
 
 A witness is a shortest Z-cycle (fewest messages, 0-1 BFS on the R-graph from
-``(i,x+1)`` to ``(i,x)``), re-checked with ``is_zpath`` against the definition of
-§2.1, which does not use the graph.
+``(i,x+1)`` to ``(i,x)``), re-checked with ``is_zpath`` against the definition
+(docs/theory.md, "Definition of a Z-path"), which does not use the graph.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ def stably_unusable_positions(g: Graph, useless: list[tuple[int, int]]) -> list[
 
 
 def is_zpath(msgs: list, a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Netzer–Xu Z-path from C_{a} to C_{b} along ``msgs`` (theory.md §2.1), checked
-    literally: first sent after C_a, each next sent by the previous receiver in the
+    """Netzer–Xu Z-path from C_{a} to C_{b} along ``msgs`` (docs/theory.md, "Definition of a
+    Z-path"), checked literally: first sent after C_a, each next sent by the previous receiver in the
     same or a later interval, last received before C_b. All must be delivered."""
     if not msgs:
         return False
@@ -81,7 +83,8 @@ def zcycle_witness(g: Graph, i: int, x: int) -> list:
 
 
 def explain_zcycle(h, i: int, x: int, msgs: list) -> str:
-    """Elle-style explanation of a Z-cycle (theory.md §2.3)."""
+    """Elle-style explanation of a Z-cycle (docs/theory.md, "Worked example A: a Z-cycle
+    without a causal cycle")."""
     name = h.ckpt_name(i, x)
     line = h.ckpt_line(i, x)
     at = f" (line {line})" if line else " (initial)"

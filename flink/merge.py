@@ -10,8 +10,8 @@ started. Event kinds: ``recv`` {from, src, att, n} (processing of the record wit
 that identity), ``send`` {n, to?, key?}, ``ckpt`` {id}, ``restore`` {id, state},
 ``notify`` {id}, ``abort`` {id}, ``fail`` {reason}, ``close``.
 
-The mapping onto the trace format (docs/trace-format.md, theory.md §0, §3.7 item
-10-11, §6):
+The mapping onto the trace format (docs/trace-format.md; docs/theory.md, "Conventions",
+"Replayed messages keep their identity", "Inputs and outputs" and "Coordinated snapshots"):
 
 * processes: ``op[i]`` per traced operator subtask, one process across all its
   attempts (attempt k+1 starts with ``restore``); ``op.input[i]`` (role

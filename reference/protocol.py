@@ -29,7 +29,7 @@ What the simulator does for every protocol (so a protocol need not):
 
 * runs the dataflow: FIFO (or non-FIFO) channels with seeded latency, credit-based
   bounded buffers, per-task processing cost; records ``send``/``recv`` (``recv`` is
-  *processing*, theory.md §0) and, if ``observe_arrivals``, ``arrive``;
+  *processing*: docs/theory.md, "Receive means processing") and, if ``observe_arrivals``, ``arrive``;
 * the coordinator: starts round ``n`` every ``interval`` ticks (at most
   ``max_concurrent`` in progress) by sending a trigger barrier to each source
   (``on_trigger``), completes it when every task called ``complete(n)``, aborts it

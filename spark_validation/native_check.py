@@ -1,7 +1,8 @@
 """Spark-native checks of global checkpoints: orphans, drops and duplicates, with no per-event Python.
 
-Definitions (theory.md §0, §1.2–1.3; CheckMate, "Evaluating Checkpointing
-Protocols for Streaming Dataflows", Defs. 4–5), in the conventions of the
+Definitions (docs/theory.md, "Conventions" to "Complete snapshots: channel state and
+logs"; CheckMate, "Evaluating Checkpointing Protocols for Streaming Dataflows", Defs.
+4–5), in the conventions of the
 checker (``checker.intervals``, ``checker.cuts``, ``checker.rounds``,
 ``checker.durability``), so the two give the same verdicts:
 

@@ -1,4 +1,4 @@
-"""One shared, quiet Spark session per process (settings measured in design/spark.md).
+"""One shared, quiet Spark session per process (docs/spark.md, "Spark settings").
 
 ``get_session(master)`` starts the session on first use and returns the same one
 afterwards; start-up costs about 8 s before useful work, so every caller in a

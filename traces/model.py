@@ -1,6 +1,6 @@
 """In-memory model of a v1 trace: header (processes, channels, protocol) and events.
 
-Conventions (theory.md §0): ``recv`` is *processing* (the point where the
+Conventions (docs/theory.md, "Conventions"): ``recv`` is *processing* (the point where the
 operator's state changes), ``arrive`` only buffering. Checkpoint ``ckpt`` is the
 process-local checkpoint number: 0 is the initial checkpoint ``C_{i,0}``, which
 is implied when the trace does not record it; later checkpoints are numbered

@@ -1,5 +1,6 @@
 """The simulator with explicit control channels, two-phase-commit sinks and a
-recovery policy: the ground of bug-zoo.md patterns 3 and 4 (properties P4–P6).
+recovery policy: the ground of docs/bug-zoo.md, "Output commit, control channels and lineage"
+(property classes P4–P6).
 
 ``CommitSimulator`` extends ``reference.engine.Simulator`` (it is selected by the
 protocol's ``simulator`` attribute); the data path and the aligned barrier

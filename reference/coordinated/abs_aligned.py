@@ -1,6 +1,6 @@
 """Asynchronous Barrier Snapshotting for acyclic graphs: Algorithm 1 of Carbone et
 al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015);
-theory.md §6.2. The coordinated aligned protocol of CheckMate §III-A.
+docs/theory.md, "Aligned ABS". The coordinated aligned protocol of CheckMate §III-A.
 
 Per task (comments give the algorithm's line numbers):
 

@@ -1,6 +1,6 @@
 """Asynchronous Barrier Snapshotting for cyclic graphs: Algorithm 2 of Carbone et
 al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015), with
-the per-back-edge logging fix of theory.md §6.3.
+the per-back-edge logging fix of docs/theory.md, "Pitfall: Algorithm 2 as printed".
 
 Back-edges (``Chan.back_edge``, found by DFS) are never blocked. Per task and
 round n (line numbers of Algorithm 2):
@@ -91,7 +91,7 @@ class CyclicTask(TaskProtocol):
                     st.log[ch].append(msg)
 
     def logging(self, st: _Round, ch) -> bool:
-        """Per-back-edge condition (theory.md §6.3): log ch until its own barrier."""
+        """Per-back-edge condition (docs/theory.md, "Cyclic ABS"): log ch until its own barrier."""
         return ch not in st.marked
 
     def on_cancel(self, ch, marker) -> None:

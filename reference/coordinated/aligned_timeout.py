@@ -1,11 +1,12 @@
 """Aligned checkpoints with a timeout that switches to unaligned (Flink's
-``execution.checkpointing.aligned-checkpoint-timeout``), as in theory.md §6.5.
+``execution.checkpointing.aligned-checkpoint-timeout``), as in docs/theory.md, "Aligned
+checkpoints with a timeout".
 
 Every round starts aligned (ABS Algorithm 1: block each input at its barrier).
 A task switches the round to unaligned when the round has run for ``timeout``
 ticks (from the coordinator's trigger, carried by the barrier) and its
 alignment is not finished, or when a barrier arrives flagged unaligned (its
-sender already switched). At the switch, per theory.md §6.5:
+sender already switched). At the switch:
 
 * inputs that already delivered the barrier hold post-barrier records: not
   persisted (they stay behind the checkpoint);

@@ -1,5 +1,5 @@
 """Chandy–Lamport distributed snapshots (Chandy & Lamport, "Distributed Snapshots:
-Determining Global States of Distributed Systems", 1985), as in theory.md §6.1.
+Determining Global States of Distributed Systems", 1985), as in docs/theory.md, "Chandy-Lamport".
 
 Per task:
 

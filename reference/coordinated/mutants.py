@@ -4,7 +4,7 @@ A mutant is a subclass of a correct protocol's state machine that overrides the
 one method implementing the broken mechanism (or a protocol switch). Every
 mutant names the violation kinds the checker must report for it (``expect``)
 and a ``demo`` configuration under which it reliably shows (tests run it over
-several seeds). Background: ``bug-zoo.md`` of the design notes.
+several seeds). The real bugs behind them: docs/bug-zoo.md.
 
 =================================  ======================================================  ====================
 mutant                             what is broken                                          checker reports
@@ -312,7 +312,8 @@ class CyclicAsPrinted(CyclicABS):
     name = "abs-cyclic-as-printed"
     mutant_of = "abs-cyclic"
     summary = "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task"
-    bug = "ABS paper Algorithm 2 line 25 (theory.md §6.3)"
+    bug = ('Algorithm 2 line 25 as printed in "Lightweight Asynchronous Snapshots for Distributed Dataflows"; '
+           'docs/theory.md "Pitfall: Algorithm 2 as printed"')
     expect = ("phantom",)
     prop = "channel-state"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}
@@ -324,7 +325,8 @@ class UnalignedNoDedup(Unaligned):
     name = "unaligned-no-dedup"
     mutant_of = "unaligned"
     summary = "recovery without deduplication of the failed epoch's in-flight records"
-    bug = "ABS paper §5 (duplicates must be ignored downstream)"
+    bug = ('recovery in "Lightweight Asynchronous Snapshots for Distributed Dataflows": '
+           'duplicate records must be ignored downstream')
     expect = ("duplicate-processing",)
     prop = "exactly-once"
     demo = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}
@@ -335,7 +337,8 @@ class AlignedOnCyclic(AlignedABS):
     name = "abs-aligned-on-cyclic"
     mutant_of = "abs-aligned"
     summary = "aligned ABS on a cyclic graph deadlocks: no round completes"
-    bug = "ABS paper §4.3 (Algorithm 1 is for acyclic graphs)"
+    bug = ('Algorithm 1 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" '
+           'is for acyclic graphs: on a cycle it deadlocks')
     expect = ("incomplete-round",)
     prop = "termination"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}

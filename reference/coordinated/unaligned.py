@@ -1,4 +1,4 @@
-"""Unaligned checkpoints (Flink ≥ 1.11, FLIP-76), as in theory.md §6.4.
+"""Unaligned checkpoints (Flink ≥ 1.11, FLIP-76), as in docs/theory.md, "Unaligned checkpoints".
 
 The first barrier of round n is a priority event: it overtakes the records
 queued in the input buffers, and the task checkpoints at once. Per task:

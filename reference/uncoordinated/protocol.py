@@ -1,6 +1,6 @@
 """Uncoordinated checkpointing with sender-side message logging (UNC): CheckMate
 ("CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows", §III-B);
-theory.md §3.5–3.7.
+docs/theory.md, "Recovery lines".
 
 Every task checkpoints on its own timer, without markers; every message between
 tasks is logged by its sender when sent (upstream backup), and the logs are

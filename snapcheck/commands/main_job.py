@@ -4,7 +4,7 @@ End-to-end validation on the embedded default, in stages:
 
 1. **golden traces**: every trace in ``traces/examples/`` is checked and its
    verdict compared with the one it states in ``metadata.expected`` (CheckMate's
-   Figures 2, 4 and 5 and theory.md's worked examples);
+   Figures 2, 4 and 5 and the worked examples of docs/theory.md);
 2. **specs**: every TLA+ specification's default configurations are model
    checked with TLC and compared with the manifest (``snapcheck specs check``);
 3. **spark**: randomized validation of every protocol and mutant, simulated

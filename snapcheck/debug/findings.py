@@ -16,7 +16,7 @@ from snapcheck.debug.replay import position_of_line
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Trace
 
-# How the diagram and the report colour the kinds (checker_api.md's canonical kinds).
+# How the diagram and the report colour the kinds (the violation kinds of docs/checker.md, "Properties").
 KIND_STYLE = {
     "orphan": "orphan",
     "inconsistent-restore": "orphan",

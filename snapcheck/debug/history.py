@@ -1,6 +1,6 @@
 """The message table and checkpoint intervals of a trace, and a causal layout.
 
-Conventions follow theory.md §0: ``recv`` is processing; the interval index of
+Conventions follow docs/theory.md, "Conventions": ``recv`` is processing; the interval index of
 an event of process ``P_i`` is ``ι = x + 1`` where ``C_{i,x}`` is the latest
 checkpoint of ``P_i`` taken (or restored) before it, ``C_{i,0}`` being implied.
 A message is ``(src, s, dst, r)`` with ``s`` the interval of its send and ``r``

@@ -4,7 +4,7 @@ The state at *position* ``n`` is the result of applying the first ``n`` events
 of the trace in file order (position 0: nothing happened; position ``N``: the
 whole trace). It is computed from the trace alone:
 
-* per process: the current checkpoint interval ``ι`` (theory.md §0: ``x+1``
+* per process: the current checkpoint interval ``ι`` (docs/theory.md, "Interval indices": ``x+1``
   after ``C_{i,x}``), the last checkpoint (taken or restored), its epoch
   (restores so far), whether it has failed, its **blocked** channels, the
   channels it is **recording**, and its protocol variables (the ``vars`` of its
@@ -15,7 +15,7 @@ whole trace). It is computed from the trace alone:
   each part) and the sender's durable **log**.
 
 Blocked and recording channels follow the barrier protocols (ABS,
-Chandy–Lamport, unaligned checkpoints; theory.md §6): a channel ``c`` into
+Chandy–Lamport, unaligned checkpoints; docs/theory.md, "Coordinated snapshots"): a channel ``c`` into
 ``P`` is *blocked* from the arrival of the barrier of round ``r`` on ``c``
 (its ``arrive`` event, or its ``recv`` if no arrival was traced) until ``P``
 takes its checkpoint of round ``r`` (or the round is aborted, or ``P``

@@ -187,7 +187,8 @@ def test_networkx_and_tarjan_give_the_same_components_on_larger_traces(seed):
 @given(seed=SEEDS, data=st.data())
 def test_useless_so_far_grows_only_within_may_become_useless(seed, data):
     """On a prefix of a trace, useless checkpoints stay useless in the whole trace, and the
-    ones that become useless later were all flagged "may become useless" (theory.md §2.2)."""
+    ones that become useless later were all flagged "may become useless" (docs/theory.md,
+    "Useless, stably unusable and not yet usable checkpoints")."""
     full = valid_trace(seed, records=False, logs=False)
     k = data.draw(st.integers(0, len(full.events)))
     prefix = type(full)(full.header, full.events[:k], "prefix")

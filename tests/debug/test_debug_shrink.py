@@ -148,7 +148,8 @@ def test_shrink_z_cycle_with_the_checker(seed):
     assert res.invalid == 0 and violates(res.trace, res.options)
     report = check_trace(res.trace, CheckOptions(properties={"z-cycles"}))
     assert "useless-checkpoint" in report.kinds
-    # theory.md §2.3: the smallest Z-cycle needs two messages and two checkpoints of one process
+    # worked example A of docs/theory.md: the smallest Z-cycle needs two messages and two
+    # checkpoints of one process
     assert sum(e.type == "send" for e in res.trace.events) == 2
     _assert_one_minimal(res, violates)
 

@@ -18,7 +18,7 @@ from snapcheck.traces.parquet import SCHEMA, row_of
 pytestmark = pytest.mark.spark
 
 GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
-CUT = {"P0": 1, "P1": 1}          # the cut of theory.md's example D (also fits 2-process synthetic traces)
+CUT = {"P0": 1, "P1": 1}          # the cut of worked example D of docs/theory.md (also fits 2-process synthetic traces)
 SEEDS = range(24)
 
 
