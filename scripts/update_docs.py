@@ -4,7 +4,9 @@ and ``<!-- /generated:NAME -->`` markers) from the code they describe.
     python scripts/update_docs.py           # rewrite the sections in place
     python scripts/update_docs.py --check   # exit 1 and name the sections that drifted
 
-Sections: ``catalogue`` in docs/protocols.md (``snapcheck protocols --markdown``).
+Sections: ``catalogue`` in docs/protocols.md (``snapcheck protocols --markdown``); the
+mutant table of docs/bug-zoo.md (``scripts/make_bug_zoo.py``, which links each bug to its
+public report).
 """
 
 from __future__ import annotations
@@ -34,9 +36,17 @@ def replace_section(text: str, name: str, body: str) -> str:
     return pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1)
 
 
+def bug_zoo_table(check: bool) -> list[str]:
+    """Regenerate (or, with ``check``, compare) the mutant table of docs/bug-zoo.md."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_bug_zoo
+
+    return [] if make_bug_zoo.main(["--check"] if check else []) == 0 else ["docs/bug-zoo.md [mutants]"]
+
+
 def main(argv: list[str]) -> int:
     check = "--check" in argv
-    drifted = []
+    drifted = bug_zoo_table(check)
     for (path, name), make in SECTIONS.items():
         f = ROOT / path
         old = f.read_text()
