@@ -44,9 +44,9 @@ from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
 from snapcheck.checker.replication import check_replication
-from snapcheck.checker.report import Report
+from snapcheck.checker.report import Report, Violation
 from snapcheck.checker.rgraph import Graph, scc_labels
-from snapcheck.checker.rounds import find_rounds, round_status, round_violations
+from snapcheck.checker.rounds import completion_violations, find_rounds, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.protocol_facts import DeclaredFacts
@@ -135,6 +135,7 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
 
 def _check(trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
+    _protocol_errors(run)
     _useless(run)
     check_cic(run)                  # CIC conformance, timestamps along Z-paths (checker/cic.py)
     check_log_retention(run)        # no log truncated while a recovery line needs it (checker/log_retention.py)
@@ -156,6 +157,19 @@ def _check(trace, opts: CheckOptions) -> Report:
     run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
                              "checkpoints": sum(h.L), "events": len(trace.events)})
     return run.report
+
+
+def _protocol_errors(run: _Run) -> None:
+    """``protocol-error``: the trace records that its protocol raised in a handler or broke
+    an invariant the recording system relies on (``protocol_error`` events); the rest of
+    the run is missing, so every property is judged on the events before it."""
+    if not run.want("protocol-error") or not run.ix.has("protocol_error"):
+        return
+    vs = [Violation("protocol-error", "protocol-error", e.proc,
+                    f"The protocol broke at line {e.line} on {e.proc}: {e.reason}. The run ended there; the "
+                    f"checker judged the trace up to that line.", [e.line], dict(e.attrs or {}))
+          for e in run.ix.of_type("protocol_error")]
+    run.add("protocol-error", "trace", vs)
 
 
 def _useless(run: _Run) -> None:
@@ -203,6 +217,8 @@ def _rounds(run: _Run) -> None:
         run.report.rounds[str(r)] = entry
         if run.want("termination"):
             run.add("termination", f"round {r}", round_violations(info, h.procs, trace))
+        if run.want("completion") and info.declared_complete:
+            run.add("completion", f"round {r}", completion_violations(info))
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
             continue
         undone = [h.rolled_back[id(e)] for e in info.ckpts.values() if id(e) in h.rolled_back]

@@ -8,6 +8,8 @@ PROPERTIES = (
     "consistency",        # orphans of explicit cuts and coordinated rounds
     "channel-state",      # dropped / phantom / order / duplicate-recorded / wrong-channel / aligned-in-flight
     "termination",        # every started round completes
+    "completion",         # a round is declared complete only after every participant's checkpoint of it
+    "protocol-error",     # the protocol raised in a handler or broke an invariant of the simulator (trace event)
     "z-cycles",           # useless checkpoints (violation where the protocol promises Z-cycle freedom)
     "recovery-line",      # recovery line for a failure set (RL-FIX, R-MARK, rollback propagation; z3)
     "observed-recovery",  # the restored line of each observed recovery is consistent

@@ -9,10 +9,18 @@ round ``n`` sent on a data channel between participants must be received
 Distributed Systems", 1985: "every channel delivered its marker, or the snapshot
 is incomplete"). A round *terminates* when it is complete, when a
 ``round_abort`` ends it, or when a failure (``fail``) occurs after it started —
-recovery aborts pending rounds. A round that never terminates is an
+recovery aborts pending rounds — or the protocol broke (``protocol_error``: the run
+ends there). A round that never terminates is an
 ``incomplete-round`` violation (termination, class P6 of docs/bug-zoo.md, "Property
 classes"), and the report says who waits for which barrier. A ``round_complete`` for a
 round that is not complete is reported too.
+
+A round may be declared complete only once every participant's checkpoint of it is
+taken: a ``round_complete`` that precedes some participant's checkpoint of the round
+in the trace is a ``premature-completion`` (property ``completion``) at the
+``round_complete`` line, even when the checkpoint follows — the coordinator
+acknowledged a state that was not durable yet, and a failure in between restores a
+round without it (the bug class "acknowledged before durable").
 """
 
 from __future__ import annotations
@@ -76,7 +84,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
         elif t == "round_abort":
             info = get(e.round, e.line)
             info.abort_line = info.abort_line or e.line
-        elif t == "fail":
+        elif t == "fail" or t == "protocol_error":     # the run was cut: pending rounds are not judged
             fails.append(e.line)
     for info in rounds.values():
         after = [ln for ln in fails if ln > info.start_line]
@@ -133,6 +141,23 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
            f"ends: " + "; ".join(waits) + ".")
     return [Violation("incomplete-round", "termination", subject, msg, lines,
                       {"round": info.round, "waiting": waits})]
+
+
+def completion_violations(info: RoundInfo) -> list[Violation]:
+    """``premature-completion``: round ``info`` declared complete before some
+    participant's checkpoint of it (see the module docstring)."""
+    if not info.declared_complete:
+        return []
+    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line)
+    if not late:
+        return []
+    who = ", ".join(f"{p} (line {ln})" for ln, p in late)
+    msg = (f"Round {info.round} is declared complete at line {info.complete_line}, before the checkpoint of "
+           f"round {info.round} of {who}: the round was acknowledged while that state was not durable yet. A "
+           f"failure between line {info.complete_line} and line {late[0][0]} recovers to a round that has no "
+           f"checkpoint of {late[0][1]}.")
+    return [Violation("premature-completion", "completion", f"round {info.round}", msg,
+                      [info.complete_line] + [ln for ln, _ in late], {"round": info.round, "late": [p for _, p in late]})]
 
 
 def round_status(info: RoundInfo, participants: list[str]) -> str:

@@ -107,7 +107,11 @@ def _import_module(name: str):
 def _import_file(path: str):
     p = Path(path).resolve()
     if not p.is_file():
-        raise UsageError(f"protocol module {path}: no such file")
+        # Not here: on a Spark executor the job shipped a copy (source_files), importable by its name.
+        try:
+            return importlib.import_module(p.stem)
+        except ImportError:
+            raise UsageError(f"protocol module {path}: no such file") from None
     name = "snapcheck_user_" + hashlib.sha1(str(p).encode()).hexdigest()[:12] + "_" + p.stem
     if name in sys.modules:
         return sys.modules[name]
@@ -142,20 +146,78 @@ def resolve(spec, kind: str = "protocol") -> type[Protocol]:
     return cls
 
 
+def is_builtin(cls: type[Protocol]) -> bool:
+    """Is ``cls`` one of the kit's own protocols or mutants (not a user's)?"""
+    return PROTOCOLS.get(cls.name) is cls or MUTANTS.get(cls.name) is cls
+
+
 def spec_of(cls: type[Protocol]) -> str:
-    """How to name ``cls`` on a command line: its catalogue name, or ``MODULE:CLASS``
-    for a protocol from the user's own module."""
-    if PROTOCOLS.get(cls.name) is cls or MUTANTS.get(cls.name) is cls:
+    """How to name ``cls`` on a command line: its catalogue name, the ``MODULE:CLASS`` it
+    was loaded by, or ``path/to/file.py:CLASS`` for a class defined in a file (which a
+    Spark executor can load from the shipped copy)."""
+    if is_builtin(cls):
         return cls.name
     for spec, loaded in _LOADED.items():
         if loaded is cls:
             return spec
-    return f"{cls.__module__}:{cls.__qualname__}"
+    try:
+        path = inspect.getfile(cls)
+    except (TypeError, OSError):
+        path = None
+    if path and path.endswith(".py") and "." not in cls.__qualname__:
+        spec = f"{path}:{cls.__qualname__}"
+        _LOADED[spec] = cls
+        return spec
+    raise UsageError(f"protocol class {cls.__qualname__} is not importable by name (define it at the top level "
+                     "of a module or file)")
+
+
+def as_spec(protocol) -> str:
+    """A catalogue name or ``MODULE:CLASS`` string for ``protocol`` (a name, a spec, a
+    ``Protocol`` subclass, or an instance made without constructor parameters)."""
+    if isinstance(protocol, str):
+        resolve(protocol)
+        return protocol
+    if isinstance(protocol, Protocol):
+        if protocol.params:
+            raise UsageError(f"protocol {type(protocol).__name__}({protocol.params}): a campaign names protocols by "
+                             "class; give constructor parameters defaults in a subclass")
+        protocol = type(protocol)
+    return spec_of(resolve(protocol))
+
+
+def source_files(specs) -> list[Path]:
+    """What a Spark job must ship so that executors can load the protocols ``specs`` name:
+    the file of a ``FILE.py:CLASS``, the file of a top-level module, or the directory of a
+    package (the caller zips it). Built-in protocols need nothing."""
+    out: list[Path] = []
+    for spec in specs:
+        if not is_reference(spec):
+            continue
+        where = spec.rpartition(":")[0]
+        if where.endswith(".py") or os.sep in where:
+            p = Path(where).resolve()
+        else:
+            top = importlib.util.find_spec(where.split(".")[0])
+            if top is None or top.origin is None:
+                continue
+            p = Path(top.origin)
+            if p.name == "__init__.py":
+                p = p.parent
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def base_of(mutant: type[Protocol]) -> str:
+    """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``)."""
+    base = mutant.mutant_of
+    return spec_of(base) if isinstance(base, type) else base
 
 
 def mutants_of(base: str) -> list[type[Protocol]]:
     """The catalogue's mutants of the protocol named ``base``."""
-    return [m for m in MUTANTS.values() if m.mutant_of == base]
+    return [m for m in MUTANTS.values() if base_of(m) == base]
 
 
 def by_trace_name(name: str) -> type[Protocol] | None:
@@ -200,7 +262,7 @@ def entry(cls: type[Protocol]) -> dict:
         "tla": cls.tla.module if cls.tla else None, "demo": _jsonable(cls.demo),
     }
     if cls.mutant_of:
-        row.update(mutant_of=cls.mutant_of, bug=cls.bug, expect=list(cls.expect), prop=cls.prop)
+        row.update(mutant_of=base_of(cls), bug=cls.bug, expect=list(cls.expect), prop=cls.prop)
     else:
         row["mutants"] = [m.name for m in mutants_of(cls.name)]
     return row

@@ -36,21 +36,43 @@ def compare(reference: SimResult, run: SimResult) -> list[str]:
     return problems
 
 
-def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
-    """Run ``cfg`` (unless ``run`` is given) and compare it with the same config
-    without failures, declines or mutant.
+REFERENCE_PROTOCOL = "chandy-lamport"    # the dataflow's results, for protocols the kit does not know
 
-    A run without failures or mutant that reports no declined snapshot (metric
-    ``declines`` = 0) is its own failure-free run: declines draw from their own
-    random stream, which nothing else reads, so the same config with
-    ``decline_prob = 0`` takes exactly the same steps. It is then compared with
-    itself instead of being simulated again."""
+
+def baseline(cfg: SimConfig) -> SimConfig | None:
+    """The configuration whose results ``cfg``'s run must equal, or None when the run is
+    its own baseline.
+
+    * A run of a catalogue protocol with failures or declines: the same configuration
+      without them; a mutant's run: its base protocol's (``mutant_of``) run.
+    * A protocol from outside the catalogue that runs on the shared simulator: the same
+      dataflow under ``chandy-lamport`` without failures, declines or mutant — even a
+      failure-free run of it must publish exactly the dataflow's results (a lost or
+      duplicated final transaction shows here).
+
+    A run without failures or mutant that reports no declined snapshot is its own
+    failure-free run (declines draw from their own random stream, which nothing else
+    reads, so the same config with ``decline_prob = 0`` takes exactly the same steps)."""
+    from snapcheck.reference.catalogue import is_builtin, resolve
+
+    cls = resolve(cfg.protocol)
+    clean = replace(cfg, failures=(), decline_prob=0.0, mutant=None)
+    if not is_builtin(cls) and cls.simulator is None and cls.topologies != "own":
+        return replace(clean, protocol=REFERENCE_PROTOCOL, recovery="restart-all")
+    if not cfg.failures and cfg.mutant is None and not cfg.decline_prob:
+        return None
+    return clean
+
+
+def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
+    """Run ``cfg`` (unless ``run`` is given) and compare its results with those of its
+    ``baseline``."""
     if run is None:
         run = simulate(cfg, record=False)
-    if not cfg.failures and cfg.mutant is None and run.metrics.get("declines") == 0:
+    base = baseline(cfg)
+    if base is None or (base == replace(cfg, decline_prob=0.0) and run.metrics.get("declines") == 0):
         return compare(run, run)
-    base = simulate(replace(cfg, failures=(), decline_prob=0.0, mutant=None), record=False)
-    return compare(base, run)
+    return compare(simulate(base, record=False), run)
 
 
 def _short(x, n: int = 160) -> str:

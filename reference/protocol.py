@@ -73,7 +73,7 @@ from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class TaskContext(_Typing):
-    """What a task offers its protocol handler (implemented by ``reference.engine.Task``).
+    """What a task offers its protocol handler (implemented by ``reference.sim.engine.Task``).
 
     Channels (``Chan``) have ``id``, ``gate``, ``index`` (position in the gate),
     ``back_edge`` and ``fifo``; messages (``Msg``) have ``mid``, ``round``
@@ -188,7 +188,8 @@ class Protocol:
 
     Where it can run (campaigns and hypothesis strategies read these):
 
-    * ``topologies``: ``"any"`` (cyclic dataflows too), ``"acyclic"``, or ``"own"``
+    * ``topologies``: ``"any"`` (cyclic dataflows too), ``"acyclic"``, ``"cyclic"`` (cyclic
+      dataflows only, e.g. a mutant that shows only on a cycle), or ``"own"``
       (the protocol builds its own processes and ignores the workload; its crash
       schedules name its own processes: ``crash_targets``).
     * ``max_rounds_in_flight``: at most this many rounds at once (None: any).
@@ -196,6 +197,9 @@ class Protocol:
     * ``failure_free_oracle``: the end-to-end exactly-once oracle applies: final
       states and outputs of a run with failures or declines equal the failure-free
       run's (False where results legitimately depend on timing a failure changes).
+    * ``situations``: the protocol-relevant moments (``reference.sim.exploration``) a
+      campaign should reach and place crashes at; its coverage report lists those no
+      run reached. A protocol marks its own with ``ctx.situation(name)``.
 
     What the checker holds it to (written into the header, ``traces.protocol_facts``):
 
@@ -206,7 +210,8 @@ class Protocol:
     * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
 
     A mutant (a protocol with a known bug) is a subclass that also sets
-    ``mutant_of`` (the correct protocol's catalogue name), ``bug`` (the real bug
+    ``mutant_of`` (the correct protocol: its catalogue name, ``MODULE:CLASS``, or the
+    class itself), ``bug`` (the real bug
     or printed algorithm it reproduces), ``expect`` (violation kinds the checker
     must report, any of them) and ``prop`` (the property of the main kind); it may
     override ``adjust`` to force a configuration change (e.g. a cyclic workload).
@@ -229,11 +234,13 @@ class Protocol:
     recovery_modes: tuple[str, ...] = ("restart-all",)
     failure_free_oracle = True
     guarantees: tuple[str, ...] = ()
+    situations: tuple[str, ...] = ("snapshot", "decline", "completed-unnotified", "recovery", "replay",
+                                   "crash-in-recovery", "stale")
     cic: str | None = None
     tla: TlaMapping | None = None
     demo: dict = {}
     crash_targets: str | None = None
-    mutant_of: str | None = None
+    mutant_of: Any = None
     bug = ""
     expect: tuple[str, ...] = ()
     prop = ""
@@ -251,11 +258,15 @@ class Protocol:
         """The protocol name written into the trace header."""
         if cls.trace_name:
             return cls.trace_name
-        if cls.mutant_of:
-            for base in cls.__mro__[1:]:      # the correct protocol it subclasses, if it does
-                if issubclass(base, Protocol) and base.name == cls.mutant_of and not base.mutant_of:
-                    return base.header_name()
-            return cls.mutant_of
+        base = cls.mutant_of
+        if isinstance(base, type):
+            return base.header_name()
+        if base:
+            for parent in cls.__mro__[1:]:    # the correct protocol it subclasses, if it does
+                if (issubclass(parent, Protocol) and not parent.mutant_of
+                        and (parent.name == base or base.endswith(":" + parent.__qualname__))):
+                    return parent.header_name()
+            return base
         return cls.name
 
     @classmethod

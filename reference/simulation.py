@@ -33,7 +33,10 @@ class SimConfig:
     protocol / workload: a registered name (``reference.PROTOCOLS``,
     ``reference.WORKLOADS``) or an object (your own ``Protocol`` instance, a
     ``Workload``). ``records``: input records per source partition (None: the
-    workload's default). ``failures``: ``(task id, time)`` crashes. ``mutant``: a
+    workload's default). ``failures``: crashes, ``(task id, time)`` or ``(task id,
+    situation, k)`` — right after the k-th occurrence of a situation, see
+    ``reference.sim.exploration``. ``pauses``: ``(k, ticks)`` schedule perturbations
+    (the task of the k-th step is held back). ``mutant``: a
     name from ``reference.MUTANTS`` (it fixes the protocol and may adjust the
     config, see ``mutants.py``).
     """
@@ -63,6 +66,7 @@ class SimConfig:
     detect_delay: int = 100
     restart_delay: int = 200
     stragglers: tuple = ()           # (task id, cost factor)
+    pauses: tuple = ()               # (step number, extra busy ticks): bounded schedule perturbation
     decline_prob: float = 0.0        # probability that a task's snapshot fails (round declined)
     digests: bool = True             # hash operator state into checkpoint events
     values: bool = True              # record values in send events
@@ -79,6 +83,7 @@ class SimConfig:
             d["workload"] = self.workload.name
         d["failures"] = [list(f) for f in self.failures]
         d["stragglers"] = [list(s) for s in self.stragglers]
+        d["pauses"] = [list(p) for p in self.pauses]
         return d
 
 
@@ -114,6 +119,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
     references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
     declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``."""
+    from snapcheck.reference.catalogue import base_of
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
 
@@ -122,9 +128,8 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         mut = lookup(cfg.mutant, "mutant")
         if not mut.mutant_of:
             raise UsageError(f"{cfg.mutant} is not a mutant: its class declares no mutant_of")
-        base = protocol if isinstance(protocol, str) else lookup(protocol).name
-        if base != mut.mutant_of:
-            raise UsageError(f"mutant {mut.name!r} mutates protocol {mut.mutant_of!r}, not {base!r}")
+        if lookup(protocol) is not lookup(base_of(mut)):
+            raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
         cfg = mut.adjust(cfg)
         protocol = mut.from_config(cfg)
     elif isinstance(protocol, Protocol):

@@ -113,7 +113,8 @@ def sim_configs(draw, protocols=None, cyclic: bool | None = None, with_failures:
     (default: the coordinated family ``COORDINATED``; a protocol whose ``topologies``
     is ``"acyclic"`` only gets acyclic workloads)."""
     protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(COORDINATED)))
-    workload = draw(workloads(False if resolve(protocol).topologies == "acyclic" else cyclic, max_parallelism))
+    only = resolve(protocol).topologies
+    workload = draw(workloads(False if only == "acyclic" else True if only == "cyclic" else cyclic, max_parallelism))
     fields = draw(schedules(protocol))
     parallelism = draw(st.integers(1, max_parallelism))
     if isinstance(workload, str) and workload in WORKLOADS:

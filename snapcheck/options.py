@@ -28,3 +28,30 @@ CUT = CutType()
 
 def cut_option(help: str = "Global checkpoint to analyse: a checkpoint number or V per process, e.g. P0=1,P1=V."):
     return click.option("--cut", type=CUT, default=None, metavar="P0=1,P1=V", help=help)
+
+
+class DefaultsFromCode(click.Option):
+    """An option whose help text ends with defaults read from the code when help is shown
+    (``defaults``: a function returning the text), so help never retypes them."""
+
+    def __init__(self, *args, defaults=None, **kw):
+        self.defaults = defaults
+        super().__init__(*args, **kw)
+
+    def get_help_record(self, ctx):
+        if self.defaults is not None and "{defaults}" in (self.help or ""):
+            self.help = self.help.replace("{defaults}", self.defaults())
+        return super().get_help_record(ctx)
+
+
+def catalogue_protocols() -> str:
+    from snapcheck.reference.catalogue import PROTOCOLS
+
+    return ", ".join(PROTOCOLS)
+
+
+def exploration_strategies() -> str:
+    from snapcheck.spark_validation.configs import DEFAULT_STRATEGY
+    from snapcheck.spark_validation.strategies import STRATEGIES
+
+    return ", ".join(f"{s} (default)" if s == DEFAULT_STRATEGY else s for s in STRATEGIES)

@@ -128,10 +128,36 @@ def _run_python(n: int, sel: Selection, results: str, base_seed: int, progress: 
             bar.stop()
 
 
+def ship_user_modules(spark, specs) -> list[str]:
+    """Ship the user's protocol modules named by ``specs`` (``MODULE:CLASS``,
+    ``FILE.py:CLASS``) with the job (``SparkContext.addPyFile``: a module file as it is,
+    a package as a zip), so that executors that never saw them load the same classes."""
+    import tempfile
+    import zipfile
+
+    from snapcheck.reference.catalogue import source_files
+
+    shipped = []
+    for p in source_files(specs):
+        if p.is_dir():
+            fd, tmp = tempfile.mkstemp(prefix=f"snapcheck-{p.name}-", suffix=".zip")
+            os.close(fd)
+            with zipfile.ZipFile(tmp, "w") as z:
+                for f in sorted(p.rglob("*.py")):
+                    z.write(f, f.relative_to(p.parent))
+            path = tmp
+        else:
+            path = str(p)
+        spark.sparkContext.addPyFile(path)
+        shipped.append(path)
+    return shipped
+
+
 def _run_spark(n: int, sel: Selection, results: str, base_seed: int, master: str | None, progress: bool) -> int:
     from snapcheck.spark_validation.session import default_parallelism, get_session
 
     spark = get_session(master)
+    ship_user_modules(spark, sel.protocols + sel.mutants)
     plan = chunk_plan(n, default_parallelism())
     bounds = [a for a, _ in plan] + [n]
 

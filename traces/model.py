@@ -17,6 +17,7 @@ from typing import Any, Iterator
 EVENT_TYPES = (
     "send", "arrive", "recv", "discard", "replay", "checkpoint", "record", "log",
     "log_truncate", "fail", "restore", "round_start", "round_complete", "round_abort", "output",
+    "protocol_error",
 )
 CHECKPOINT_KINDS = ("initial", "basic", "forced", "coordinated")
 ROLES = ("task", "source", "sink", "external", "coordinator")

@@ -316,7 +316,7 @@ class TraceValidator:
     def _on_round(self, ev: Event, p: int, line: int) -> bool:
         return True
 
-    _on_round_start = _on_round_complete = _on_round_abort = _on_output = _on_round
+    _on_round_start = _on_round_complete = _on_round_abort = _on_output = _on_protocol_error = _on_round
 
     # -- whole-trace checks -----------------------------------------------------
     def finish(self) -> list[TraceError]:

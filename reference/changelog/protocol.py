@@ -28,6 +28,7 @@ class GicSimulator(StandaloneSimulator):
 
 class GicChangelog(Protocol):
     name = "gic-changelog"
+    situations = ()                  # its own model: no simulator situations
     family = "changelog"
     topologies = "own"
     crash_targets = "task[i]: one of its parallel tasks, at a step (one record per task per step)"

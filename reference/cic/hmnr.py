@@ -2,7 +2,7 @@
 "Communication-based prevention of useless checkpoints in distributed
 computations", Distributed Computing 13(1), 2000), as CheckMate implements it
 ("CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows", §III-C),
-exactly as docs/theory.md, "HMNR", states it, on top of UNC (``reference.protocols.unc``).
+exactly as docs/theory.md, "HMNR", states it, on top of UNC (``reference.uncoordinated.protocol``).
 
 Vectors are indexed by task (``n`` = number of tasks, in trace-header order).
 
@@ -184,6 +184,7 @@ class HMNRClockTask(HMNRTask):
 
 class HMNR(UncoordinatedProtocol):
     name = "hmnr"
+    situations = UncoordinatedProtocol.situations + ("forced-checkpoint",)
     family = "cic"
     guarantees = ("z-cycles",)
     cic = "hmnr"

@@ -1,4 +1,4 @@
-"""Mutants of ``abs-aligned-2pc`` (registered in ``reference.mutants.MUTANTS``).
+"""Mutants of ``abs-aligned-2pc`` (declared to the protocol catalogue, ``reference.catalogue``).
 
 =============================  ===================================================  ==========================
 mutant                         what is broken                                       checker reports

@@ -2,7 +2,7 @@
 recovery policy: the ground of docs/bug-zoo.md, "Output commit, control channels and lineage"
 (property classes P4–P6).
 
-``CommitSimulator`` extends ``reference.engine.Simulator`` (it is selected by the
+``CommitSimulator`` extends ``reference.sim.engine.Simulator`` (it is selected by the
 protocol's ``simulator`` attribute); the data path and the aligned barrier
 protocol are unchanged. What it adds, and how it shows in the trace:
 

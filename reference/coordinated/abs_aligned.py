@@ -97,6 +97,7 @@ class AlignedTask(TaskProtocol):
 
 class AlignedABS(Protocol):
     name = "abs-aligned"
+    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "rounds-overlap")
     abort_notices = True
     family = "coordinated"
     topologies = "acyclic"

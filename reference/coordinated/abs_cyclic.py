@@ -121,6 +121,7 @@ class CyclicTask(TaskProtocol):
 
 class CyclicABS(Protocol):
     name = "abs-cyclic"
+    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "rounds-overlap")
     family = "coordinated"
     tla = TlaMapping("ABSTrace", back_edges=True)
     summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"

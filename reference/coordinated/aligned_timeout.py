@@ -177,6 +177,7 @@ class AlignedTimeoutTask(TaskProtocol):
 
 class AlignedTimeout(Protocol):
     name = "aligned-timeout"
+    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "overtake")
     family = "coordinated"
     max_rounds_in_flight = 1
     tla = TlaMapping("UnalignedTrace", mode="aligned_timeout", models_arrival=True)

@@ -42,6 +42,7 @@ class ChandyLamportTask(ChannelRecordingTask):
 
 class ChandyLamport(Protocol):
     name = "chandy-lamport"
+    situations = Protocol.situations + ("rounds-overlap",)
     family = "coordinated"
     tla = TlaMapping("ChandyLamportTrace")
     summary = "markers, no blocking; records channel state on processing (FIFO channels)"

@@ -335,6 +335,7 @@ class UnalignedNoDedup(Unaligned):
 
 class AlignedOnCyclic(AlignedABS):
     name = "abs-aligned-on-cyclic"
+    topologies = "cyclic"
     mutant_of = "abs-aligned"
     summary = "aligned ABS on a cyclic graph deadlocks: no round completes"
     bug = ('Algorithm 1 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" '

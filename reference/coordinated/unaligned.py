@@ -64,6 +64,7 @@ class UnalignedTask(ChannelRecordingTask):
 
 class Unaligned(Protocol):
     name = "unaligned"
+    situations = Protocol.situations + ("overtake", "backpressured-barrier")
     family = "coordinated"
     max_rounds_in_flight = 1            # FLIP-76: no concurrent unaligned checkpoints
     tla = TlaMapping("UnalignedTrace", mode="unaligned", models_arrival=True)

@@ -1,4 +1,4 @@
-"""Mutants of ``liverobin`` (registered in ``reference.mutants.MUTANTS``).
+"""Mutants of ``liverobin`` (declared to the protocol catalogue, ``reference.catalogue``).
 
 ===============================  ==================================================  ==========================
 mutant                           what is broken                                      checker reports

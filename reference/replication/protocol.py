@@ -30,6 +30,7 @@ class ReplicationSimulator(StandaloneSimulator):
 
 class LiveRobin(Protocol):
     name = "liverobin"
+    situations = ()                  # its own model: no simulator situations
     family = "replication"
     topologies = "own"
     crash_targets = "U[0]#0 or U[0]#1: a replica, at a time in the model's ticks"

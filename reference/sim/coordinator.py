@@ -94,6 +94,8 @@ class Coordinator:
         self.clock(self.now + self.cfg.interval, self.tick)
 
     def trigger(self) -> None:
+        if self.rounds:
+            self.situation("rounds-overlap")
         r = self.next_round
         self.next_round += 1
         now = self.now
@@ -136,6 +138,7 @@ class Coordinator:
         self.final_attempts = 0
         for old in [o for o in self.rounds if o < r]:
             self.abort(old, f"subsumed by round {r}")
+        self.situation("completed-unnotified")
         for ch in self.commits:
             self.send_control(self.coord, ch, ["commit", r])
 

@@ -26,14 +26,36 @@ from heapq import heappop, heappush
 
 import orjson
 
-from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.sim.coordinator import Coordinator
+from snapcheck.reference.sim.exploration import Exploration
 from snapcheck.reference.sim.messages import (BARRIER, BARRIER_SIZE, BROADCAST, CANCEL, DATA, FORWARD, HASH, UNBOUNDED,
                                               Chan, Counts, External, Msg, Node, Stored)
 from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
 from snapcheck.traces.model import Channel, Header, Process
+
+class ProtocolBroke(Exception):
+    """A protocol broke an invariant the simulator relies on (``Simulator.protocol_error``)."""
+
+    def __init__(self, task, handler: str, reason: str) -> None:
+        super().__init__(reason)
+        self.task = task
+        self.handler = handler
+        self.reason = reason
+
+
+def _handler_frame(tb) -> tuple:
+    """The task and the handler of the outermost protocol handler (a method of a
+    ``TaskProtocol``) on the traceback, or ``(None, None)``."""
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(obj, TaskProtocol):
+            return obj.ctx, tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    return None, None
+
 
 class Task:
     """A task: one parallel instance of an operator. Implements ``reference.protocol.TaskContext``."""
@@ -100,6 +122,8 @@ class Task:
 
     def block(self, ch: Chan) -> None:
         if not ch.blocked:
+            if not any(c.blocked for c in self.inputs):
+                self.sim.situation("aligning", self)
             ch.blocked = True
             ch.blocked_since = self.sim.now
 
@@ -113,12 +137,15 @@ class Task:
     def complete(self, round: int) -> None:
         self.sim.acknowledge(self, round, "ack")
 
+    def situation(self, name: str) -> None:
+        self.sim.situation(name, self)
+
     def set_timer(self, at: int, key) -> None:
         self.sim.at(max(at, self.sim.now), self.sim.fire_timer, self, self.incarnation, key)
 
 
 
-class Simulator(Network, Coordinator, Recovery):
+class Simulator(Network, Coordinator, Recovery, Exploration):
     def __init__(self, cfg, workload: Workload, protocol: Protocol, log_class):
         self.cfg = cfg
         self.wl = workload
@@ -163,6 +190,9 @@ class Simulator(Network, Coordinator, Recovery):
         self.outstanding = 0
         self.stuck = False
         self.truncated = False
+        self.crashes = 0
+        self.broken: str | None = None            # a protocol error ended the run
+        self.init_exploration(cfg)
 
     def _build(self, log_class) -> None:
         cfg, wl = self.cfg, self.wl
@@ -261,8 +291,13 @@ class Simulator(Network, Coordinator, Recovery):
                                        "config": cfg.describe()}})
         self.header = header
         self.log = log_class(header)
+        self.failed_to_start = None                # (task, reason): a handler could not be made
         for t in self.tasks:
-            t.proto = proto.make(t)
+            try:
+                t.proto = proto.make(t)
+            except Exception as exc:       # noqa: BLE001 - a protocol's constructor may raise anything
+                self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
+                t.proto = TaskProtocol(t, proto)
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
         self.next_round = 1
         self.rounds: dict[int, list] = {}         # round -> [start, acks, progress at start]
@@ -292,16 +327,29 @@ class Simulator(Network, Coordinator, Recovery):
 
     def run(self) -> None:
         cfg = self.cfg
+        if self.failed_to_start:
+            self.protocol_error(self.failed_to_start[0], "__init__", self.failed_to_start[1])
+            return
         for ext in self.externals:
             if ext.records:
                 self.at(ext.records[0][0], self.ext_send, ext, 0)
-        for tid, when in cfg.failures:
-            if tid not in self.by_id:
-                raise ValueError(f"--fail names no task: {tid!r} (tasks: {', '.join(t.id for t in self.tasks)})")
+        self.check_fault_targets(self.by_id)
+        for tid, when in self.timed_faults:
             self.at(when, self.fail, self.by_id[tid])
         self.clock(cfg.interval, self.tick)
+        try:
+            self._loop()
+        except ProtocolBroke as exc:
+            self.protocol_error(exc.task, exc.handler, exc.reason)
+        except Exception as exc:       # noqa: BLE001 - a protocol may raise anything; see protocol_error
+            task, handler = _handler_frame(exc.__traceback__)
+            if task is None and type(self.protocol).__module__.startswith("snapcheck."):
+                raise                  # the kit's own code failed outside a protocol handler: a bug of ours
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}")
+
+    def _loop(self) -> None:
         heap = self.heap
-        max_time = cfg.max_time
+        max_time = self.cfg.max_time
         pop = heappop
         while heap:
             t, _, work, fn, args = pop(heap)
@@ -313,6 +361,17 @@ class Simulator(Network, Coordinator, Recovery):
             self.now = t
             fn(*args)
 
+    def protocol_error(self, task, handler: str | None, reason: str) -> None:
+        """End the run: the protocol raised in ``handler`` of ``task`` (or broke an invariant
+        of the simulator). The trace keeps every event so far and ends with a
+        ``protocol_error`` event, which the checker reports as a violation."""
+        where = f"{handler} of {task.id}" if task is not None and handler else task.id if task is not None else None
+        text = f"{'in ' + where + ': ' if where else ''}{reason}"
+        pid = task.pid if task is not None else self.coord.pid
+        self.log.protocol_error(pid, self.now, text[:1000], {"handler": handler} if handler else None)
+        self.broken = text[:1000]
+        self.finished = True
+
     def barrier_received(self, v: Task, ch: Chan, m: Msg) -> None:
         self.log_recv(v.pid, self.now, ch.id, m.mid)
         v.first_barrier.setdefault(m.round, self.now)
@@ -323,6 +382,9 @@ class Simulator(Network, Coordinator, Recovery):
         if cfg.decline_prob and self.decline_rng.random() < cfg.decline_prob:
             self.m["declines"] += 1
             self.acknowledge(v, round, "decline")
+            self.situation("decline", v)
+            if any(c.blocked for c in self.chans):
+                self.situation("decline-while-aligning", v)
             return None
         op = v.op
         if v.is_sink:
@@ -340,6 +402,7 @@ class Simulator(Network, Coordinator, Recovery):
         self.alignment.append(now - v.first_barrier.get(round, now))
         bu = v.busy_until
         v.busy_until = (bu if bu > now else now) + cfg.snapshot_cost
+        self.situation("snapshot", v)
         return n
 
     def state_digest(self, op) -> tuple:
@@ -369,6 +432,8 @@ class Simulator(Network, Coordinator, Recovery):
             mm[metric] += 1
             mm["protocol_bytes"] += BARRIER_SIZE
             q = c.outbuf
+            if len(q) >= self.out_cap:
+                self.situation("backpressured-barrier", v)
             if not priority:
                 if q:
                     q.append(b)
@@ -387,10 +452,15 @@ class Simulator(Network, Coordinator, Recovery):
             else:
                 overtaken[c] = [x for x in list(q)[last + 1:] if x.kind == DATA]
                 q.insert(last + 1, b)
+            if overtaken[c]:
+                self.situation("overtake", v)
         return overtaken
 
     def record(self, v: Task, ckpt: int, ch: Chan, msgs: list, part: str) -> None:
-        st = self.store[(v.pid, ckpt)]
+        st = self.store.get((v.pid, ckpt))
+        if st is None:
+            raise ProtocolBroke(v, "record", f"task {v.id} recorded channel state of {ch.id} with checkpoint "
+                                             f"{ckpt}, which it never took")
         (st.inputs if part == "input" else st.outputs).setdefault(ch, []).extend(msgs)
         self.log.record(v.pid, self.now, ckpt, ch.id, part, [m.mid for m in msgs])
         mm = self.m
@@ -398,7 +468,11 @@ class Simulator(Network, Coordinator, Recovery):
         mm["persisted_bytes"] += sum(m.size for m in msgs)
 
     def acknowledge(self, v: Task, round: int, what: str) -> None:
-        """Send an acknowledgement (or a decline) of ``round`` to the coordinator."""
+        """Send an acknowledgement (or a decline) of ``round`` to the coordinator. A task
+        acknowledges only a round it took its checkpoint of: recovery restores it."""
+        if what == "ack" and round not in v.round_ckpt:
+            raise ProtocolBroke(v, "complete", f"task {v.id} acknowledged round {round} without taking its "
+                                               f"checkpoint of that round (ctx.checkpoint)")
         if what == "ack":
             self.task_ckpt_time.append(self.now - v.first_barrier.get(round, self.now))
         self.send_control(v, v.ack, [what, round])
@@ -448,7 +522,9 @@ class Simulator(Network, Coordinator, Recovery):
             "recovery_time_mean": mean([r["caught_up"] - r["failed"] for r in recs if "caught_up" in r]),
             "stuck": self.stuck,
             "truncated": self.truncated,
+            "protocol_error": self.broken,
         }
+        out.update(self.exploration_metrics())
         out.update(mm)
         out["replayed_messages"] = mm["replayed_channel_state"] + mm["replayed_source"]
         out["rounds_aborted"] = out["rounds_started"] - out["rounds_completed"] - len(self.rounds)

@@ -118,6 +118,7 @@ class Network:
         if m.epoch != ch.epoch and (self.dedup or m.kind != DATA):
             self.log.discard(v.pid, now, ch.id, m.mid, "stale epoch")
             self.m["discarded"] += 1
+            self.situation("stale", v)
             return
         m.arr = now
         if m.kind == DATA:
@@ -179,6 +180,7 @@ class Network:
         elif m.kind == CANCEL:
             q.popleft()
             self.log_recv(v.pid, now, best.id, m.mid)
+            self.situation("cancel", v)
             v.proto.on_cancel(best, m)
             cost = self.cfg.barrier_cost
         else:
@@ -196,6 +198,9 @@ class Network:
             cost = v.cost
         bu = v.busy_until                      # (the handlers may have added snapshot time)
         v.busy_until = bu = (bu if bu > now else now) + cost
+        if self.pauses:
+            self.pause(v)
+            bu = v.busy_until
         # Wake up when done only if input is waiting; a later arrival wakes the task itself.
         for ch in v.reads:
             if ch.inq and not ch.blocked:

@@ -43,6 +43,7 @@ _RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round")
 _ROUND = {etype: _constructor(etype, "t", "round", "reason")
           for etype in ("round_start", "round_complete", "round_abort")}
 _OUTPUT = _constructor("output", "t", "value")
+_PROTOCOL_ERROR = _constructor("protocol_error", "t", "reason", "attrs")
 
 
 class EventLog:
@@ -97,6 +98,9 @@ class EventLog:
     def record(self, pid, t, ckpt, ch, part, mids) -> None:
         self._add(_RECORD, pid, t, ckpt, ch, part, mids)
 
+    def protocol_error(self, pid, t, reason, attrs) -> None:
+        self._add(_PROTOCOL_ERROR, pid, t, reason, attrs)
+
     def fail(self, pid, t, reason) -> None:
         self._add(_FAIL, pid, t, reason)
 
@@ -130,4 +134,4 @@ class NullLog(EventLog):
         pass
 
     send = marker = arrive = recv = discard = replay = checkpoint = record = _nothing
-    fail = restore = round_event = output = _nothing
+    fail = restore = round_event = output = protocol_error = _nothing

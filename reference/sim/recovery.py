@@ -19,11 +19,14 @@ from snapcheck.reference.sim.messages import DATA, Msg, Stored
 class Recovery:
     """Mixin of ``Simulator``: crashes, global rollback and replay."""
 
-    def fail(self, v) -> None:
+    def fail(self, v, reason: str = "injected crash") -> None:
         if not v.alive:
             return
         now = self.now
-        self.log.fail(v.pid, now, "injected crash")
+        self.crashes += 1
+        if self.recovering or self.outstanding:
+            self.situation("crash-in-recovery", v)
+        self.log.fail(v.pid, now, reason)
         v.alive = False
         v.incarnation += 1
         v.wake = False
@@ -41,6 +44,7 @@ class Recovery:
 
     def detect(self) -> None:
         self.recoveries[-1]["detected"] = self.now
+        self.situation("recovery")
         for r in list(self.rounds):
             self.abort(r, "failure")
         self.at(self.now + self.cfg.restart_delay, self.restore_all)
@@ -106,7 +110,9 @@ class Recovery:
         rec = self.recoveries[-1]
         rec["restored"] = now
         rec["line"] = line
-        if not self.outstanding:
+        if self.outstanding:
+            self.situation("replay")
+        else:
             rec["caught_up"] = now
         for v in self.tasks:                           # recoverAndCommit
             if v.is_sink:

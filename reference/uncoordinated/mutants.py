@@ -1,5 +1,5 @@
 """Mutants of uncoordinated checkpointing with message logging (UNC), each after a real bug or a
-published deviation; registered in ``reference.mutants.MUTANTS``.
+published deviation; declared to the protocol catalogue, ``reference.catalogue``.
 
 =================================  ======================================================  ==========================
 mutant                             what is broken                                          checker reports

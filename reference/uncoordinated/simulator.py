@@ -1,6 +1,6 @@
 """The simulator for uncoordinated and communication-induced checkpointing.
 
-``UncoordinatedSimulator`` runs the same dataflow as ``reference.engine.Simulator``
+``UncoordinatedSimulator`` runs the same dataflow as ``reference.sim.engine.Simulator``
 (tasks, credit-based FIFO channels, external input logs, two-phase-commit sinks)
 but replaces the coordinated machinery with the one of CheckMate's UNC and CIC
 protocols ("CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows",
@@ -19,7 +19,7 @@ protocols ("CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflow
 * **Sender-side message logging**: every message between tasks is durably logged
   by its sender when it is sent (``send.logged: true``). The coordinator
   periodically computes the recovery line for the failure of *every* task
-  (``reference.recovery_uncoordinated``); every future recovery line lies at or
+  (``reference.uncoordinated.recovery``); every future recovery line lies at or
   above it (adding events never invalidates a consistent line of stable
   checkpoints; docs/theory.md, "Log retention"), so a log entry whose processing that line's
   receiver checkpoint reflects can never be in transit again: the sender truncates
@@ -141,6 +141,7 @@ class UncoordinatedSimulator(Simulator):
         bu = v.busy_until
         v.busy_until = (bu if bu > now else now) + self.cfg.snapshot_cost
         self.clock(now, self.send_metadata, v, v.incarnation, n)
+        self.situation("snapshot", v)
         return n
 
     def send_metadata(self, v, inc: int, n: int) -> None:
@@ -187,6 +188,7 @@ class UncoordinatedSimulator(Simulator):
         proto = v.proto
         if pb is not None and proto.must_force(ch, pb):
             self.local_checkpoint(v, "forced", pb)
+            self.situation("forced-checkpoint", v)
         v.processed[ch] += 1
         if pb is not None:
             proto.delivered(ch, pb)
@@ -229,6 +231,7 @@ class UncoordinatedSimulator(Simulator):
             if through > self.trunc[c] and u.alive:
                 self.trunc[c] = through
                 self.log.log_truncate(u.pid, now, c.id, through)
+                self.situation("log-truncate", u)
                 self.m["log_truncations"] += 1
                 log = self.msglog[c]
                 while log and log[0].seq <= through:
@@ -288,7 +291,9 @@ class UncoordinatedSimulator(Simulator):
                     nm = self._replay(ext, m, "source")
                     nm.arr = now
                     ch.inq.append(nm)
-        if not self.outstanding:
+        if self.outstanding:
+            self.situation("replay")
+        else:
             rec["caught_up"] = now
         for v in tasks:
             if v.alive:

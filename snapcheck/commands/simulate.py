@@ -27,17 +27,20 @@ _DEMO_OPTIONS = {
 }
 
 
-def _parse_fail(spec: str) -> tuple[str, int]:
-    task, sep, when = spec.rpartition("@")
-    if not sep or not task:
-        raise UsageError(f"--fail {spec!r}: expected TASK@TIME, e.g. join[0]@1500")
+def _parse_fail(spec: str) -> tuple:
+    from snapcheck.reference.sim.exploration import parse_fault
+
     try:
-        t = int(when)
-    except ValueError:
-        raise UsageError(f"--fail {spec!r}: TIME must be an integer number of ticks") from None
-    if t < 0:
-        raise UsageError(f"--fail {spec!r}: TIME must not be negative")
-    return task, t
+        return parse_fault(spec)
+    except ValueError as exc:
+        raise UsageError(f"--fail: {exc}") from None
+
+
+def _parse_pause(spec: str) -> tuple[int, int]:
+    step, sep, ticks = spec.partition(":")
+    if not sep or not step.isdigit() or not ticks.isdigit() or int(step) < 1:
+        raise UsageError(f"--pause {spec!r}: expected STEP:TICKS (positive integers), e.g. 120:400")
+    return int(step), int(ticks)
 
 
 def _parse_straggler(spec: str) -> tuple[str, float]:
@@ -81,7 +84,12 @@ def _print_list() -> None:
 @click.option("--gap", type=int, default=None, help="Mean ticks between input records of a partition.")
 @click.option("--hot-ratio", type=float, default=0.0, show_default=True,
               help="Fraction of records on hot keys (skew).")
-@click.option("--fail", multiple=True, metavar="TASK@TIME", help="Crash TASK at TIME ticks (repeatable).")
+@click.option("--fail", multiple=True, metavar="TASK@TIME|TASK@SITUATION#K",
+              help="Crash TASK at TIME ticks, or right after the K-th occurrence of SITUATION (TASK may be "
+                   "'self': the task where it occurred; situations: see docs/protocols.md). Repeatable.")
+@click.option("--pause", multiple=True, metavar="STEP:TICKS",
+              help="Hold back the task that makes the STEP-th step of the run for TICKS more (a schedule "
+                   "perturbation). Repeatable.")
 @click.option("--straggler", multiple=True, metavar="TASK=FACTOR",
               help="Multiply TASK's processing cost by FACTOR (repeatable).")
 @click.option("--mutant", "-m", default=None,
@@ -106,7 +114,7 @@ def _print_list() -> None:
 @click.option("--metrics-json", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @click.option("--list", "list_", is_flag=True, help="List protocols, workloads and mutants.")
 @click.pass_context
-def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, straggler, mutant,
+def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, pause, straggler, mutant,
                  demo, interval, max_concurrent, checkpoint_timeout, aligned_timeout, recovery, latency, jitter,
                  non_fifo, buffer, out_buffer, decline_prob, output, metrics_json, list_) -> None:
     """Simulate a streaming dataflow under a checkpointing protocol and write its trace.
@@ -120,12 +128,13 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
     from snapcheck.reference import SimConfig, simulate
-    from snapcheck.reference.catalogue import resolve
+    from snapcheck.reference.catalogue import base_of, resolve
 
     fields = dict(
         protocol=protocol or "abs-aligned", workload=workload, parallelism=parallelism, seed=seed,
         records=records, gap=gap, hot_ratio=hot_ratio, failures=tuple(_parse_fail(f) for f in fail),
-        stragglers=tuple(_parse_straggler(s) for s in straggler), mutant=mutant, interval=interval,
+        stragglers=tuple(_parse_straggler(s) for s in straggler), pauses=tuple(_parse_pause(p) for p in pause),
+        mutant=mutant, interval=interval,
         max_concurrent=max_concurrent, checkpoint_timeout=checkpoint_timeout, aligned_timeout=aligned_timeout,
         recovery=recovery, latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
         decline_prob=decline_prob)
@@ -134,7 +143,7 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         if not m.mutant_of:
             raise UsageError(f"{mutant} is not a mutant: its class declares no mutant_of (run it with --protocol)")
         if protocol is None:
-            fields["protocol"] = m.mutant_of
+            fields["protocol"] = base_of(m)
         if demo:
             for opt, key in _DEMO_OPTIONS.items():
                 if key in m.demo and ctx.get_parameter_source(opt) != ParameterSource.COMMANDLINE:

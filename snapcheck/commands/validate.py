@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from snapcheck.options import cut_option
+from snapcheck.options import DefaultsFromCode, catalogue_protocols, cut_option, exploration_strategies
 from snapcheck.console import make_console
 
 from snapcheck.traces.errors import UsageError
@@ -29,11 +29,15 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
 @click.option("--traces", "-n", type=int, default=None, help="Simulate and check this many random runs.")
 @click.option("--input", "input_path", type=click.Path(exists=True), default=None,
               help="Check the traces of a v1 Parquet file (or directory) instead.")
-@click.option("--protocols", multiple=True, help="Protocols to validate (comma-separated; default: "
-              "chandy-lamport, abs-aligned, abs-cyclic, unaligned, aligned-timeout, unc, hmnr, bcs).")
+@click.option("--protocols", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
+              help="Protocols to validate, comma-separated: catalogue names, MODULE:CLASS or path/to/file.py:CLASS "
+                   "(your own protocols; shipped to the executors). Default: every protocol of the catalogue: "
+                   "{defaults}.")
 @click.option("--workloads", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
-@click.option("--mutants", multiple=True, help="Mutants to run (comma-separated; default: every mutant of a "
-              "selected protocol; 'none' for none).")
+@click.option("--mutants", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
+              "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).")
+@click.option("--explore", cls=DefaultsFromCode, defaults=exploration_strategies, default=None,
+              help="Exploration strategy: {defaults}.")
 @click.option("--no-failures", is_flag=True, help="Do not inject crashes into correct-protocol runs.")
 @click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
               "without failures; about a quarter of the cost).")
@@ -50,7 +54,7 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
               help="--input: recovery semantics.")
 @click.option("--native-only", is_flag=True, help="--input: only the Spark-native checks (no per-trace checker).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures, no_oracle, seed, master, engine,
+def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_failures, no_oracle, seed, master, engine,
                  out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
     """Validate protocols on many random simulated runs, or check Parquet traces, on Spark.
 
@@ -84,7 +88,8 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
     sel_mutants = () if names == ("none",) else names
     summary = run_validation(traces, out_dir, protocols=_names(protocols), workloads=_names(workloads),
                              mutants=sel_mutants, failures=not no_failures, oracle=not no_oracle, seed=seed,
-                             master=master, engine=engine, progress=not no_progress, console=console)
+                             master=master, engine=engine, progress=not no_progress, console=console,
+                             explore=explore)
     sys.exit(0 if summary["ok"] else 1)
 
 
