@@ -218,7 +218,11 @@ class Sink(Operator):
     (at the checkpoint, before the snapshot) seals them into the round's transaction,
     ``commit(round, committed)`` publishes every sealed transaction up to ``round``
     that the external system has not committed yet (``committed`` is the external
-    system's durable set of transaction ids; it survives failures)."""
+    system's durable set of transaction ids; it survives failures) and returns them as
+    ``[(txn, records), ...]`` in transaction order. Subsumption (Flink's
+    ``TwoPhaseCommitSinkFunction`` after FLINK-10377): a notification of round ``n``
+    commits every sealed transaction ``<= n``, so late, reordered or lost notifications
+    are harmless as long as a later one arrives."""
 
     kind = "sink"
 
@@ -242,7 +246,7 @@ class Sink(Operator):
                 break
             if r not in committed:
                 committed.add(r)
-                out.extend(self.staged[r])
+                out.append((r, self.staged[r]))
             del self.staged[r]
         return out
 

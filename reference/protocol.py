@@ -275,11 +275,11 @@ class Protocol:
         return cfg
 
     @classmethod
-    def random_config(cls, rnd, failures: bool) -> dict:
+    def random_config(cls, rnd, failures: bool, hard: bool = False) -> dict:
         """``SimConfig`` fields drawn from ``rnd`` for a protocol with its own topology
         (``topologies = "own"``), whose processes the campaign cannot name: the default
         draws nothing; protocols with crash targets override it (``failures``: the
-        campaign wants crashes)."""
+        campaign wants crashes; ``hard``: the stress strategy wants more of them)."""
         return {}
 
     @classmethod

@@ -109,7 +109,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     ``snapcheck simulate --demo`` and the docs only."""
     from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import base_of, resolve
-    from snapcheck.spark_validation.strategies import draw
+    from snapcheck.spark_validation.strategies import draw, pick
 
     rnd = random.Random(seed)
     mutant = None
@@ -121,10 +121,12 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     else:
         protocol = rnd.choice(sel.protocols)
         cls = resolve(protocol)
+    strategy = pick(sel.explore, rnd)
     if cls.topologies == "own":
-        cfg = SimConfig(protocol=protocol, seed=seed, **cls.random_config(rnd, sel.failures))
+        cfg = SimConfig(protocol=protocol, seed=seed,
+                        **cls.random_config(rnd, sel.failures, hard=strategy == "stress"))
     else:
-        cfg = draw(sel.explore, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
+        cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
     if mutant is None:
         return cfg
     adjusted = cls.adjust(replace(cfg, mutant=mutant))

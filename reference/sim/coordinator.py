@@ -23,10 +23,17 @@ class Coordinator:
 
     def send_control(self, node, ch: Chan, value, size: int = CONTROL_SIZE, keep_alive: bool = True) -> None:
         """Send ``value`` on control channel ``ch`` (``keep_alive=False``: its delivery does
-        not keep the run going, like the coordinator's clock)."""
+        not keep the run going, like the coordinator's clock). A completion notification
+        (``["commit", n]``) is recorded with ``attrs {"notify": n}``, an operator event
+        with ``attrs {"event": id}`` (the vocabulary of the output-commit checks)."""
         seq, mid = self.next_mid(node, ch)
         m = Msg(mid, ch, seq, CONTROL, value, None, size, self.now, self.epoch)
-        self.log_send(node.pid, self.now, ch.id, mid, seq, size, None, value)
+        what = value[0]
+        if what == "commit" and self.txn_outputs or what == "event":
+            self.log.send_attrs(node.pid, self.now, ch.id, mid, seq, size, None, value,
+                                {"notify" if what == "commit" else "event": value[1]})
+        else:
+            self.log_send(node.pid, self.now, ch.id, mid, seq, size, None, value)
         self._deliver_control(m, keep_alive)
 
     def _deliver_control(self, m: Msg, keep_alive: bool = True) -> None:
@@ -65,11 +72,19 @@ class Coordinator:
         self.log_recv(v.pid, self.now, m.ch.id, m.mid)
         self._publish(v, v.op.commit(m.value[1], self.committed[v.pid]))
 
-    def _publish(self, v, values: list) -> None:
+    def _publish(self, v, batches: list) -> None:
+        """Publish committed transactions ``[(txn, records)]``: one ``output`` per transaction
+        with ``attrs {"txn", "phase": "commit"}`` (its value the records, or their number
+        without recorded values) where transactions are rounds (``txn_outputs``), else one
+        plain ``output`` per record."""
         out = self.log.output
-        for val in values:
-            out(v.pid, self.now, val)
-        self.outputs.extend(values)
+        for txn, records in batches:
+            if self.txn_outputs:
+                out(v.pid, self.now, list(records) if self.values else len(records), {"txn": txn, "phase": "commit"})
+            else:
+                for val in records:
+                    out(v.pid, self.now, val)
+            self.outputs.extend(records)
 
     def tick(self) -> None:
         if self.finished:

@@ -168,6 +168,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.out_cap = cfg.out_buffer
         self.values = cfg.values
         self.digests = cfg.digests and log_class.records
+        self.txn_outputs = True          # sink transactions are rounds: outputs carry txn/phase attrs
         self.store: dict[tuple[int, int], Stored] = {}
         self.round_started: dict[int, int] = {}
         self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
@@ -398,6 +399,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         v.round_ckpt[round] = n
         digest, size = self.state_digest(op)
         self.log.checkpoint(v.pid, now, n, round, digest, size)
+        if v.is_sink and round in op.staged:     # the transaction this checkpoint seals
+            self.log.output(v.pid, now, len(op.staged[round]), {"txn": round, "phase": "pre-commit"})
         self.m["checkpoints"] += 1
         self.alignment.append(now - v.first_barrier.get(round, now))
         bu = v.busy_until

@@ -52,6 +52,8 @@ SITUATIONS = (
 # Situations that occur at a task (a fault there may crash "self": that task).
 AT_A_TASK = frozenset(("aligning", "snapshot", "decline", "decline-while-aligning", "cancel", "overtake",
                        "backpressured-barrier", "stale", "forced-checkpoint", "log-truncate"))
+# Situations that occur only once something crashed: a fault there is a second fault.
+AFTER_A_CRASH = frozenset(("recovery", "replay", "crash-in-recovery", "stale"))
 SELF = "self"
 
 

@@ -42,7 +42,8 @@ _FAIL = _constructor("fail", "t", "reason")
 _RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round")
 _ROUND = {etype: _constructor(etype, "t", "round", "reason")
           for etype in ("round_start", "round_complete", "round_abort")}
-_OUTPUT = _constructor("output", "t", "value")
+_OUTPUT = _constructor("output", "t", "value", "attrs")
+_SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")
 _PROTOCOL_ERROR = _constructor("protocol_error", "t", "reason", "attrs")
 
 
@@ -110,8 +111,12 @@ class EventLog:
     def round_event(self, etype, pid, t, round, reason=None) -> None:
         self._add(_ROUND[etype], pid, t, round, reason)
 
-    def output(self, pid, t, value) -> None:
-        self._add(_OUTPUT, pid, t, value)
+    def output(self, pid, t, value, attrs=None) -> None:
+        self._add(_OUTPUT, pid, t, value, attrs)
+
+    def send_attrs(self, pid, t, ch, mid, seq, size, key, value, attrs) -> None:
+        """A ``send`` with ``attrs`` (a completion notification, an operator event)."""
+        self._add(_SEND_ATTRS, pid, t, ch, mid, seq, size, key, value, attrs)
 
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:
@@ -134,4 +139,4 @@ class NullLog(EventLog):
         pass
 
     send = marker = arrive = recv = discard = replay = checkpoint = record = _nothing
-    fail = restore = round_event = output = protocol_error = _nothing
+    fail = restore = round_event = output = protocol_error = send_attrs = _nothing

@@ -85,6 +85,7 @@ class UncoordinatedSimulator(Simulator):
                              "sender logs and needs FIFO channels")
         log_class = UncoordinatedNullLog if issubclass(log_class, NullLog) else UncoordinatedLog
         super().__init__(cfg, workload, protocol, log_class)
+        self.txn_outputs = False         # transactions are checkpoint numbers, not rounds: plain outputs
         self.msglog = {c: deque() for c in self.chans}      # sender-side logs
         self.trunc = {c: 0 for c in self.chans}             # truncated through seq
         self.line_chans = [(c, c.src.pid, c.dst.pid, c.src.subtask == c.dst.subtask) for c in self.chans]

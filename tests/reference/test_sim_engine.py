@@ -144,7 +144,9 @@ def _inputs(res):
 
 
 def _outputs(res):
-    return Counter(tuple(_tuple(x) for x in e.value) for e in res.events if e.type == "output")
+    """The records the sinks published: the value of every committed transaction."""
+    return Counter(tuple(_tuple(x) for x in record) for e in res.events
+                   if e.type == "output" and (e.attrs or {}).get("phase") == "commit" for record in e.value)
 
 
 def _tuple(x):
