@@ -1,5 +1,6 @@
-"""``validate --input``: quarantine accounting on corrupted Parquet input, and the Spark-native
-analysis cross-checked against ``checker.check_trace`` on the same traces (one Spark run)."""
+"""``validate --input``: quarantine accounting on corrupted Parquet input, and the SQL analysis
+cross-checked against ``checker.check_trace`` on the same traces, on DuckDB and on Spark (one run
+each): both engines must write the same rows."""
 
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,6 @@ from snapcheck.traces import read_trace
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.parquet import SCHEMA, row_of
 
-pytestmark = pytest.mark.spark
 
 GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
 CUT = {"P0": 1, "P1": 1}          # the cut of theory.md's example D (also fits 2-process synthetic traces)
@@ -64,9 +64,8 @@ def _corrupted(base_header, base_events):
 
 
 @pytest.fixture(scope="module")
-def checked(spark, tmp_path_factory):
-    from snapcheck.spark_validation.input_job import validate_input
-
+def input_file(tmp_path_factory):
+    """(path, traces by id, corrupted traces, row count) of one Parquet file with every kind of damage."""
     d = tmp_path_factory.mktemp("input")
     traces, rows = {}, []
     for s in SEEDS:
@@ -85,8 +84,20 @@ def checked(spark, tmp_path_factory):
     rows.append(orphan_row)
     path = d / "traces.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
-    res = validate_input(str(path), str(d / "out"), master="local[2]", cut=CUT)
-    return res, traces, bad, len(rows), d / "out"
+    return path, traces, bad, len(rows)
+
+
+@pytest.fixture(scope="module", params=["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def checked(request, input_file):
+    from snapcheck.spark_validation.input_job import validate_input
+
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    path, traces, bad, n_rows = input_file
+    out = path.parent / f"out-{request.param}"
+    res = validate_input(str(path), str(out), master="local[2]", engine=request.param, cut=CUT)
+    assert res.summary["engine"] == request.param
+    return res, traces, bad, n_rows, out
 
 
 def test_every_row_is_checked_or_quarantined_with_its_reason(checked):
@@ -141,3 +152,24 @@ def test_per_trace_checker_results(checked):
     assert a["n_useless"] == len(check_trace(traces["theory_a_zcycle"]).useless) > 0
     assert per["theory_d_recorded"]["native_violations"] == 0
     assert res.summary["useless_checkpoints"] >= a["n_useless"]
+
+
+def _table(path: Path) -> list[tuple]:
+    """Rows of a Parquet file or directory, in a canonical order (engines write in any order)."""
+    rows = pq.read_table(path).to_pylist()
+    return sorted((tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows))
+
+
+@pytest.mark.spark
+def test_duckdb_and_spark_write_the_same_results(spark, input_file):
+    """The same statements on both engines: same summary, same rows in every output file."""
+    from snapcheck.spark_validation.input_job import validate_input
+
+    path = input_file[0]
+    runs = {e: validate_input(str(path), str(path.parent / f"same-{e}"), master="local[2]", engine=e, cut=CUT)
+            for e in ("duckdb", "spark")}
+    drop = ("engine", "seconds")
+    assert ({k: v for k, v in runs["duckdb"].summary.items() if k not in drop}
+            == {k: v for k, v in runs["spark"].summary.items() if k not in drop})
+    for name in ("violations.parquet", "quarantine.parquet", "traces.parquet"):
+        assert _table(path.parent / "same-duckdb" / name) == _table(path.parent / "same-spark" / name), name
