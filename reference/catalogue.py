@@ -98,6 +98,19 @@ def load(spec: str) -> type[Protocol]:
     return cls
 
 
+def register(spec: str, cls: type[Protocol]) -> None:
+    """Make ``load(spec)`` return ``cls`` in this process without importing ``spec``'s module
+    or file: for a process that got the class another way, e.g. a Spark executor to which the
+    driver sent the module (a ``FILE.py`` path of the driver need not exist there).
+
+    >>> register("elsewhere/mine.py:Mine", resolve("unaligned")); load("elsewhere/mine.py:Mine").name
+    'unaligned'
+    """
+    if not (is_reference(spec) and inspect.isclass(cls) and issubclass(cls, Protocol)):
+        raise UsageError(f"cannot register {spec!r}: expected MODULE:CLASS or FILE.py:CLASS and a Protocol class")
+    _LOADED[spec] = cls
+
+
 def _import_module(name: str):
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())      # "importable from the current directory"

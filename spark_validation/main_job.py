@@ -21,12 +21,13 @@ DEFAULT_TRACES = 2000
 
 def run_validation(n: int, out_dir: str, *, protocols=None, workloads=None, mutants=None, failures: bool = True,
                    oracle: bool = True, seed: int = 0, master: str | None = None, engine: str = "spark",
-                   progress: bool = True, console=None) -> dict:
+                   progress: bool = True, console=None, session_options: dict | None = None) -> dict:
     from rich.console import Console
 
     console = console or Console(highlight=False)
     sel = Selection.of(protocols, workloads, mutants, failures, oracle)
-    res = run_campaign(n, sel, out_dir, base_seed=seed, engine=engine, master=master, progress=progress)
+    res = run_campaign(n, sel, out_dir, base_seed=seed, engine=engine, master=master, progress=progress,
+                       session_options=session_options)
     meta = {"engine": res.engine, "master": res.master if engine == "spark" else None, "tasks": res.tasks,
             "seconds": round(res.seconds, 2), "base_seed": seed, "protocols_selected": list(sel.protocols),
             "workloads_selected": list(sel.workloads), "mutants_selected": list(sel.mutants), "oracle": sel.oracle,
