@@ -116,7 +116,7 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     load(eng, path)
     q = quarantine(eng)
     rows_in = eng.value("SELECT count(*) AS n FROM q_input")
-    traces_in = eng.value("SELECT count(DISTINCT trace_id) AS n FROM q_rows WHERE trace_id IS NOT NULL")
+    traces_in = eng.value(f"SELECT count(DISTINCT trace_id) AS n FROM {q.rows} WHERE trace_id IS NOT NULL")
 
     if native_only:
         eng.view("i_invalid", "SELECT trace_id, problem FROM (SELECT CAST(NULL AS STRING) AS trace_id, "
@@ -152,12 +152,12 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     by_kind = {r["kind"]: r["n"] for r in eng.rows("SELECT kind, count(*) AS n FROM i_violations GROUP BY kind")}
     native_traces = eng.value("SELECT count(DISTINCT trace_id) AS n FROM i_violations")
     n_subjects = eng.value("SELECT count(*) AS n FROM i_subjects")
-    rules = {r["rule"]: r["n"] for r in eng.rows("SELECT rule, count(*) AS n FROM q_problems GROUP BY rule")}
+    rules = {r["rule"]: r["n"] for r in eng.rows(f"SELECT rule, count(*) AS n FROM {q.problems} GROUP BY rule")}
     rejected_n = eng.value("SELECT count(*) AS n FROM i_invalid")
     if rejected_n:
         rules["rejected-by-validator"] = rejected_n
     examples = [f"{r['trace_id']}:{r['line']}: {r['reason']}" for r in eng.rows(
-        f"SELECT trace_id, line, reason FROM q_problems ORDER BY trace_id NULLS FIRST, line NULLS FIRST, "
+        f"SELECT trace_id, line, reason FROM {q.problems} ORDER BY trace_id NULLS FIRST, line NULLS FIRST, "
         f"reason NULLS FIRST LIMIT {EXAMPLES}")]
     examples += [f"{r['trace_id']}: {r['problem']}" for r in eng.rows(
         f"SELECT trace_id, problem FROM i_invalid ORDER BY trace_id LIMIT {EXAMPLES}")]

@@ -100,7 +100,8 @@ def _parse_cut(spec: str) -> dict:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures, no_oracle, seed, master, engine,
                  confs, ship, out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
-    """Validate protocols on many random simulated runs, or check Parquet traces, on Spark.
+    """Validate protocols on many random simulated runs on Spark, or check Parquet traces (DuckDB
+    in this process on a local master, Spark on a cluster).
 
     Exit codes: 0 clean; 1 a correct protocol failed, a mutant escaped, or an input trace
     has a violation; 2 bad input or usage (also: input rows were quarantined).

@@ -7,6 +7,7 @@ is stopped by its PID."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,4 +101,5 @@ def test_without_shipping_the_bare_workers_cannot_run_it(cluster, tmp_path):
                     "--conf", "spark.task.maxFailures=1", "--no-ship", "--out", "cl", cwd=tmp_path)
     assert run.returncode == 2, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Traceback" not in run.stderr
-    assert "pyarrow" in run.stderr
+    assert re.search(r"executors of spark://\S+ cannot import '(snapcheck|pyarrow)", run.stderr)
+    assert len([line for line in run.stderr.splitlines() if line.startswith("snapcheck:")]) == 1
