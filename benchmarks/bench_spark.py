@@ -170,7 +170,7 @@ def staged_counts(engine) -> tuple:
     try:
         for name, body in defs:
             (engine.table if name in MATERIALIZED else engine.view)(name, body)
-        return tuple(engine.rows(final)[0].values())
+        return engine.first(final)
     finally:
         engine.forget([name for name, _ in defs])
 
@@ -384,7 +384,7 @@ def parquet_checking(rows: int, tmp: str) -> dict:
                 fn = (lambda e=engine: staged_counts(e))
             else:
                 sql = CORE_SQL.format(explode_mids=EXPLODE_MIDS[label]) + FINAL_SQL[name]
-                fn = (lambda e=engine, q=sql: tuple(e.rows(q)[0].values()))
+                fn = (lambda e=engine, q=sql: e.first(q))
             out[f"{label} {name}"] = best(lambda f=fn: tuple(int(x or 0) for x in f()), 1)
             counts.append(out[f"{label} {name}"][2])
         print(name, {k: v for k, v in out.items() if k.endswith(name)}, flush=True)

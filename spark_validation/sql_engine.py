@@ -187,9 +187,12 @@ class Engine:
     def close(self) -> None:
         self.forget()
 
+    def first(self, sql: str) -> tuple:
+        """The first row of ``sql`` as a tuple (columns may share a name)."""
+        raise NotImplementedError
+
     def value(self, sql: str):
-        row = self.rows(sql)[0]
-        return next(iter(row.values()))
+        return self.first(sql)[0]
 
 
 class DuckEngine(Engine):
@@ -227,6 +230,9 @@ class DuckEngine(Engine):
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, r)) for r in cur.fetchall()]
 
+    def first(self, sql):
+        return tuple(self.con.execute(sql).fetchall()[0])      # fetched to the end: the connection is free again
+
     def write_parquet(self, sql, path):
         _replace_path(path)
         self.con.execute(f"COPY ({sql}) TO '{_sql_str(path)}' (FORMAT parquet)")
@@ -251,10 +257,11 @@ class DuckEngine(Engine):
 
         from snapcheck.spark_validation.trace_udf import arrow_result_schema
 
+        traces = self.value(f"SELECT count(DISTINCT trace_id) FROM {source}")
         cols = ", ".join(INPUT_COLUMNS)
         rel = self.con.sql(f"SELECT {cols} FROM {source} ORDER BY trace_id, line")
         reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(10_000)   # DuckDB 2 / 1
-        results = _check_grouped(reader, check, self.threads)
+        results = _check_grouped(reader, check, min(self.threads, -(-traces // CHUNK)))
         table = pa.Table.from_pylist(results, schema=arrow_result_schema())
         self.con.register("_checked_arrow", table)
         try:
@@ -307,6 +314,9 @@ class SparkEngine(Engine):
 
     def rows(self, sql):
         return [r.asDict() for r in self.spark.sql(sql).collect()]
+
+    def first(self, sql):
+        return tuple(self.spark.sql(sql).collect()[0])
 
     def write_parquet(self, sql, path):
         from snapcheck.spark_validation.session import check_visible

@@ -34,7 +34,7 @@ def test_staged_formulation_gives_the_same_counts(tmp_path):
     write_parquet(range(40), str(path))
     engine = _duck(path)
     core = bench_spark.CORE_SQL.format(explode_mids=bench_spark.EXPLODE_MIDS["duckdb"])
-    single = [tuple(engine.rows(core + final)[0].values()) for final in bench_spark.FINAL_SQL.values()]
+    single = [engine.first(core + final) for final in bench_spark.FINAL_SQL.values()]
     staged = bench_spark.staged_counts(engine)
     assert single[0] == single[1] == staged
     assert staged[0] > 0 and staged[1] > 0 and staged[2] > 0          # orphans, in transit, recorded exist
