@@ -37,7 +37,8 @@ the 1,000,000-run validation, and Parquet trace checking on Spark vs DuckDB.
    default Python, everything shipped by the kit, against local mode on the
    same 2 cores: campaign runs/s and ``validate --input`` rows/s.
 
-Usage: ``python benchmarks/bench_spark.py [--runs N] [--rounds R] [--rows R] [--large N] [--cluster] [--no-write] [--parquet-only | --campaign-only]``
+Usage: ``python benchmarks/bench_spark.py [--runs N] [--rounds R] [--rows R] [--large N] [--cluster]
+[--cluster-runs N] [--no-write] [--parquet-only | --campaign-only]``
 (``--parquet-only``: only parts 3–4, rewriting only their subsections of the spark section).
 """
 

@@ -194,7 +194,8 @@ def _checker_part(eng, out_dir: str) -> dict:
                      for r in eng.rows(f"SELECT * FROM i_diff ORDER BY trace_id, key LIMIT {EXAMPLES}")]
     eng.write_parquet("""
         SELECT v.*, coalesce(nv.n, 0) AS native_violations FROM i_valid v
-        LEFT JOIN (SELECT trace_id, count(*) AS n FROM i_violations GROUP BY trace_id) nv ON nv.trace_id = v.trace_id""",
+        LEFT JOIN (SELECT trace_id, count(*) AS n FROM i_violations GROUP BY trace_id) nv
+               ON nv.trace_id = v.trace_id""",
                       os.path.join(out_dir, "traces.parquet"))
     agg = eng.rows("""
         SELECT count(*) AS traces, CAST(sum(CASE WHEN ok THEN 0 ELSE 1 END) AS BIGINT) AS bad,

@@ -3,7 +3,7 @@ workers bound to 127.0.0.1, for the cluster tests and the cluster benchmark.
 
 ``LocalCluster(workers=2, cores=1, python=PATH)`` starts the master and the workers
 (``spark-class org.apache.spark.deploy.{master.Master,worker.Worker}``, each in its own
-process group, logs in ``workdir``), waits until every worker is registered, and stops
+process group, logs in ``workdir``, a new temporary directory unless given), waits until every worker is registered, and stops
 them by their process-group ids on exit. ``python`` becomes the workers' default Python
 (first on their ``PATH`` and their ``PYSPARK_PYTHON``), e.g. a bare virtual environment to
 show that the executors need nothing pre-installed.
@@ -35,7 +35,7 @@ class LocalCluster:
     def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1500m", python: str | None = None,
                  workdir: str | None = None, timeout: float = 180):
         self.workers, self.cores, self.memory, self.python = workers, cores, memory, python
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="snapcheck-cluster-"))
+        self.workdir = Path(workdir) if workdir else None      # made by start() when not given
         self.timeout = timeout
         self.port, self.ui_port = free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
@@ -66,6 +66,9 @@ class LocalCluster:
         return path.read_text()[-3000:] if path.exists() else ""
 
     def start(self) -> "LocalCluster":
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="snapcheck-cluster-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
         try:
             self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                         "--port", str(self.port), "--webui-port", str(self.ui_port))

@@ -219,8 +219,8 @@ def analyse(engine, q, cut: dict | None = None) -> NativeResult:
         "FROM n_candidates WHERE aligned AND NOT back_edge",
         f"SELECT trace_id, lim, subject, kind, o AS mid, rch AS ch, {d.compact('rline', 'mline')} AS lines "
         "FROM n_judged WHERE kind IS NOT NULL",
-        f"SELECT trace_id, lim, subject, 'duplicate-recorded' AS kind, o AS mid, rch AS ch, {d.array('rline')} AS lines "
-        "FROM n_entries WHERE occ > 1",
+        f"SELECT trace_id, lim, subject, 'duplicate-recorded' AS kind, o AS mid, rch AS ch, "
+        f"{d.array('rline')} AS lines FROM n_entries WHERE occ > 1",
         order_bad]
     engine.view("n_violations", "\nUNION ALL\n".join(
         f"SELECT trace_id, subject, kind, mid, ch, lines FROM ({p})" for p in parts))

@@ -8,9 +8,9 @@ A trace is quarantined as a whole, because checking the rest of a trace whose
 rows are damaged would silently change verdicts (a lost ``recv`` row hides an
 orphan).
 
-The checks here are SQL statements run by either engine (``sql_engine``: DuckDB or
-Spark; joins, window functions)
-and mirror the row-level and referential rules of ``traces.validate``: event
+The checks here are SQL statements that either engine runs (``sql_engine``:
+DuckDB or Spark; joins and window functions). They mirror the row-level and
+referential rules of ``traces.validate``: event
 type, required typed columns per type, JSON in ``extra``, known process and
 channel, the right end of the channel, per-process ``idx`` = 0, 1, 2, …,
 increasing checkpoint numbers, a restore or record of a checkpoint that was

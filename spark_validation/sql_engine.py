@@ -112,7 +112,8 @@ class Dialect:
 
     def version_is_1(self, hdr: str) -> str:
         return (f"{hdr}.version IS NOT DISTINCT FROM 1" if self.spark
-                else f"coalesce(json_type({hdr}.version) IN ('BIGINT', 'UBIGINT') AND CAST({hdr}.version AS BIGINT) = 1, false)")
+                else f"coalesce(json_type({hdr}.version) IN ('BIGINT', 'UBIGINT') "
+                     f"AND CAST({hdr}.version AS BIGINT) = 1, false)")
 
     def explode(self, arr: str, alias: str) -> str:
         """Select-list item: one row per element of ``arr`` (none for NULL or empty)."""

@@ -8,7 +8,7 @@ where pandas would turn nullable columns into floats; on DuckDB the rows sorted
 by trace and cut into chunks of whole traces for a pool of processes), put back
 in line order, validated
 with ``traces.TraceValidator`` (every rule of the format, including
-happened-before cycles, which the Spark-native quarantine cannot see) and
+happened-before cycles, which the SQL quarantine cannot see) and
 checked with the protocol facts of the trace header completed by the
 catalogue's (``header_facts``), exactly as ``snapcheck check`` does. One result
 row per trace; a trace the validator rejects is reported with its first problem

@@ -96,7 +96,7 @@ def _parse_cut(spec: str) -> dict:
               help="--input: failure set for the recovery line (comma-separated processes or 'all').")
 @click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default="partial", show_default=True,
               help="--input: recovery semantics.")
-@click.option("--native-only", is_flag=True, help="--input: only the Spark-native checks (no per-trace checker).")
+@click.option("--native-only", is_flag=True, help="--input: only the SQL checks (no per-trace checker).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures, no_oracle, seed, master, engine,
                  confs, ship, out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
