@@ -39,7 +39,8 @@ the 1,000,000-run validation, and Parquet trace checking on Spark vs DuckDB.
 
 Usage: ``python benchmarks/bench_spark.py [--runs N] [--rounds R] [--rows R] [--large N] [--cluster]
 [--cluster-runs N] [--no-write] [--parquet-only | --campaign-only]``
-(``--parquet-only``: only parts 3–4, rewriting only their subsections of the spark section).
+(``--parquet-only``: only parts 3–4, ``--cluster-only``: only part 4, ``--campaign-only``: only parts
+1–2, each rewriting only its subsections of the spark section).
 """
 
 from __future__ import annotations
@@ -603,22 +604,30 @@ def cluster_report(c: dict) -> str:
         "`--input` summaries identical on both: yes (asserted).", ""])
 
 
-def write_part(md: str, parquet: bool) -> None:
-    """Replace only one part of the spark section: the "### Parquet checking" subsection
-    (``--parquet-only``) or everything before it (``--campaign-only``)."""
+def write_subsections(md: str) -> None:
+    """Replace, in the spark section of docs/benchmarks.md, each "### " subsection of ``md`` (matched
+    by its title up to the first " (") and add those the section does not have yet at its end; text
+    of ``md`` before its first subsection replaces the section's own."""
+    import re
+
     from benchdoc import DOC
 
     text = DOC.read_text()
-    begin = text.find("<!-- bench:spark -->")
-    start, end = text.find("### Parquet checking", begin), text.find("<!-- /bench:spark -->")
-    if begin < 0 or start < 0 or end < start:
+    begin, end = text.find("<!-- bench:spark -->"), text.find("<!-- /bench:spark -->")
+    if begin < 0 or end < begin:
         write_section("spark", md)
         return
-    if parquet:
-        DOC.write_text(text[:start] + md.strip() + "\n" + text[end:])
-    else:
-        head = begin + len("<!-- bench:spark -->")
-        DOC.write_text(text[:head] + "\n" + md.strip() + "\n\n" + text[start:])
+    body = text[begin + len("<!-- bench:spark -->"):end]
+    for part in re.split(r"(?m)^(?=### )", md.strip()):
+        if not part.startswith("### "):              # the section's heading and preamble
+            first = re.search(r"(?m)^### ", body)
+            body = "\n" + part.strip() + "\n\n" + (body[first.start():] if first else "")
+            continue
+        key = part.split("\n", 1)[0].split(" (")[0]
+        m = re.search(rf"(?ms)^{re.escape(key)}\b.*?(?=^### |\Z)", body)
+        new = part.strip() + "\n\n"
+        body = body[:m.start()] + new + body[m.end():] if m else body.rstrip("\n") + "\n\n" + new
+    DOC.write_text(text[:begin] + "<!-- bench:spark -->" + "\n" + body.strip("\n") + "\n" + text[end:])
 
 
 def main() -> None:
@@ -636,17 +645,22 @@ def main() -> None:
     ap.add_argument("--cluster", action="store_true",
                     help="also compare a standalone cluster on this machine with local mode (in the Parquet part)")
     ap.add_argument("--cluster-runs", type=int, default=400)
+    ap.add_argument("--cluster-only", action="store_true", help="run only the cluster comparison, rewrite only it")
     args = ap.parse_args()
-    if args.parquet_only and args.campaign_only:
-        ap.error("--parquet-only and --campaign-only exclude each other")
+    if args.parquet_only + args.campaign_only + args.cluster_only > 1:
+        ap.error("--parquet-only, --campaign-only and --cluster-only exclude each other")
     tmp = tempfile.mkdtemp(prefix="bench-spark-")
     try:
         parts = []
-        if not args.parquet_only:
+        if args.cluster_only:
+            cl = cluster_bench(args.cluster_runs, args.rows, tmp)
+            print(cl, flush=True)
+            parts.append(cluster_report(cl))
+        elif not args.parquet_only:
             tp = throughput(args.runs, args.rounds, tmp)
             print(tp, flush=True)
             parts.append(campaign_report(tp, large(args.large, tmp) if args.large else None))
-        if not args.campaign_only:
+        if not (args.campaign_only or args.cluster_only):
             pq_ = parquet_checking(args.rows, tmp)
             print(pq_, flush=True)
             parts.append(parquet_report(pq_))
@@ -658,8 +672,8 @@ def main() -> None:
         print(md)
         if args.no_write:
             return
-        if args.parquet_only or args.campaign_only:
-            write_part(md, parquet=args.parquet_only)
+        if args.parquet_only or args.campaign_only or args.cluster_only:
+            write_subsections(md)
         else:
             write_section("spark", md)
     finally:

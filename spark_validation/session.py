@@ -125,11 +125,12 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
     if not local:
         _check_reachable(master)
     python = conf.get("spark.pyspark.python")
+    kit = None
     if ship:
         from snapcheck.spark_validation.shipping import ENV_DIR, ENV_PYTHON, build_kit, pack_environment
 
-        _append(conf, "spark.submit.pyFiles", build_kit())
-        if python is None:
+        kit = build_kit()         # added to the context below: spark.submit.pyFiles is read only by the
+        if python is None:        # spark-submit that starts the process's JVM, not by a later context
             _append(conf, "spark.archives", f"{pack_environment()}#{ENV_DIR}")
             python = ENV_PYTHON
     if python is None and local:
@@ -167,6 +168,8 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
         if master.startswith("spark://"):
             _wait_for_executors(session, master)
     session.sparkContext.setLogLevel("ERROR")
+    if kit is not None:
+        session.sparkContext.addPyFile(kit)
     return session
 
 

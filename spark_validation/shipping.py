@@ -1,6 +1,6 @@
 """What a Spark cluster's executors need, sent with the job, so nothing has to be installed on them.
 
-* **The kit**: the ``snapcheck`` packages as one zip for ``spark.submit.pyFiles``,
+* **The kit**: the ``snapcheck`` packages as one zip (``SparkContext.addPyFile``),
   built from the installation the driver runs (an editable checkout: the
   packages and package data its ``pyproject.toml`` declares; an installed wheel:
   the files its record lists), so executors run exactly the driver's code.
