@@ -98,6 +98,19 @@ def load(spec: str) -> type[Protocol]:
     return cls
 
 
+def register(spec: str, cls: type[Protocol]) -> None:
+    """Make ``load(spec)`` return ``cls`` in this process without importing ``spec``'s module
+    or file: for a process that got the class another way, e.g. a Spark executor to which the
+    driver sent the module (a ``FILE.py`` path of the driver need not exist there).
+
+    >>> register("elsewhere/mine.py:Mine", resolve("unaligned")); load("elsewhere/mine.py:Mine").name
+    'unaligned'
+    """
+    if not (is_reference(spec) and inspect.isclass(cls) and issubclass(cls, Protocol)):
+        raise UsageError(f"cannot register {spec!r}: expected MODULE:CLASS or FILE.py:CLASS and a Protocol class")
+    _LOADED[spec] = cls
+
+
 def _import_module(name: str):
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())      # "importable from the current directory"
@@ -107,11 +120,7 @@ def _import_module(name: str):
 def _import_file(path: str):
     p = Path(path).resolve()
     if not p.is_file():
-        # Not here: on a Spark executor the job shipped a copy (source_files), importable by its name.
-        try:
-            return importlib.import_module(p.stem)
-        except ImportError:
-            raise UsageError(f"protocol module {path}: no such file") from None
+        raise UsageError(f"protocol module {path}: no such file")
     name = "snapcheck_user_" + hashlib.sha1(str(p).encode()).hexdigest()[:12] + "_" + p.stem
     if name in sys.modules:
         return sys.modules[name]
@@ -168,8 +177,7 @@ def spec_of(cls: type[Protocol]) -> str:
         spec = f"{path}:{cls.__qualname__}"
         _LOADED[spec] = cls
         return spec
-    raise UsageError(f"protocol class {cls.__qualname__} is not importable by name (define it at the top level "
-                     "of a module or file)")
+    return f"{cls.__module__}:{cls.__qualname__}"        # a name for the record; not loadable (a local class)
 
 
 def as_spec(protocol) -> str:
@@ -183,30 +191,13 @@ def as_spec(protocol) -> str:
             raise UsageError(f"protocol {type(protocol).__name__}({protocol.params}): a campaign names protocols by "
                              "class; give constructor parameters defaults in a subclass")
         protocol = type(protocol)
-    return spec_of(resolve(protocol))
+    cls = resolve(protocol)
+    spec = spec_of(cls)
+    if not is_builtin(cls) and _LOADED.get(spec) is not cls:
+        raise UsageError(f"protocol class {cls.__qualname__} cannot be loaded by name in another process (define "
+                         "it at the top level of a module or file)")
+    return spec
 
-
-def source_files(specs) -> list[Path]:
-    """What a Spark job must ship so that executors can load the protocols ``specs`` name:
-    the file of a ``FILE.py:CLASS``, the file of a top-level module, or the directory of a
-    package (the caller zips it). Built-in protocols need nothing."""
-    out: list[Path] = []
-    for spec in specs:
-        if not is_reference(spec):
-            continue
-        where = spec.rpartition(":")[0]
-        if where.endswith(".py") or os.sep in where:
-            p = Path(where).resolve()
-        else:
-            top = importlib.util.find_spec(where.split(".")[0])
-            if top is None or top.origin is None:
-                continue
-            p = Path(top.origin)
-            if p.name == "__init__.py":
-                p = p.parent
-        if p not in out:
-            out.append(p)
-    return out
 
 
 def base_of(mutant: type[Protocol]) -> str:

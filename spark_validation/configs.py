@@ -117,7 +117,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         turn = run_id if not sel.protocols else run_id // MUTANT_EVERY
         mutant = sel.mutants[turn % len(sel.mutants)]
         cls = resolve(mutant, "mutant")
-        protocol = base_of(cls)
+        protocol = rnd.choice((base_of(cls),))     # the draw a campaign of the base alone makes: same stream
     else:
         protocol = rnd.choice(sel.protocols)
         cls = resolve(protocol)
@@ -138,9 +138,21 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     return adjusted
 
 
+def _named(cfg):
+    """``cfg`` with its protocol and mutant as the strings that name them (catalogue names,
+    ``MODULE:CLASS`` or ``FILE.py:CLASS``), not classes or instances."""
+    from snapcheck.reference.catalogue import resolve, spec_of
+
+    named = {k: spec_of(resolve(v)) for k in ("protocol", "mutant")
+             if (v := getattr(cfg, k)) is not None and not isinstance(v, str)}
+    return replace(cfg, **named) if named else cfg
+
+
 def command(cfg, output: str = "run.jsonl") -> str:
     """The ``snapcheck simulate`` command that reproduces ``cfg``'s trace byte for byte."""
     from snapcheck.reference import SimConfig
+
+    cfg = _named(cfg)
     from snapcheck.reference.sim.exploration import format_fault
 
     default = SimConfig()
@@ -170,6 +182,7 @@ def describe(cfg) -> dict:
     """The fields of ``cfg`` that differ from ``SimConfig``'s defaults (JSON-serialisable)."""
     from snapcheck.reference import SimConfig
 
+    cfg = _named(cfg)
     default = SimConfig()
     out = {}
     for f in fields(SimConfig):

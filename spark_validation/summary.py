@@ -160,7 +160,7 @@ def rich_tables(s: dict):
 
 
 def markdown(s: dict) -> str:
-    out = [f"# Validation summary", "",
+    out = ["# Validation summary", "",
            f"{s['runs']:,} runs (seeds {s.get('base_seed', 0)}…{s.get('base_seed', 0) + s['runs'] - 1}), "
            f"{s['events']:,} events, engine {s.get('engine')}"
            + (f" (master {s['master']})" if s.get("master") else "") + f", {s.get('seconds', 0):.1f} s. "
@@ -192,7 +192,7 @@ def markdown(s: dict) -> str:
         for f in s["failing_runs"]:
             why = f["error"] or f["violation_kinds"] or f["oracle"]
             out += [f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}", "",
-                    f"  ```", f"  {f['command']}", f"  ```"]
+                    "  ```", f"  {f['command']}", "  ```"]
     else:
         out.append("None.")
     examples = [(x["mutant"], c) for x in s["mutants"] for c in (x["escaped_runs"] or x["examples"])]

@@ -1,16 +1,19 @@
 """``snapcheck validate``: randomized validation at scale on Spark, and Parquet trace checking.
 
     snapcheck validate --traces 5000 --out val/                       # local[*], default protocols + mutants
-    snapcheck validate --traces 1000000 --master spark://host:7077 --out val/
+    snapcheck validate --traces 1000000 --master spark://host:7077 --out /shared/val/   # ships the kit
     snapcheck validate --traces 200 --engine python --protocols unaligned --mutants none
-    snapcheck validate --input traces.parquet --out checked/ [--cut P0=1,P1=V] [--failures all]
+    snapcheck validate --input traces.parquet --out checked/ [--cut P0=1,P1=V] [--failures all]   # DuckDB
+    snapcheck validate --input /shared/t.parquet --master spark://host:7077 --conf spark.executor.memory=4g
 
 See docs/spark.md.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 
 import click
 
@@ -23,6 +26,26 @@ from snapcheck.traces.errors import UsageError
 def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
     out = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
     return out or None
+
+
+def _parse_conf(values: tuple[str, ...]) -> dict:
+    conf = {}
+    for v in values:
+        key, sep, value = v.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {v!r}: expected KEY=VALUE, e.g. spark.executor.memory=4g")
+        conf[key.strip()] = value
+    return conf
+
+
+def _writable(out_dir: str) -> None:
+    """``--out`` must be a directory this process can create and write in (exit 2, not a traceback)."""
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".snapcheck-write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {out_dir}: cannot write there ({exc.strerror or exc})") from None
 
 
 @click.command("validate")
@@ -42,9 +65,17 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
 @click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
               "without failures; about a quarter of the cost).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
-@click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077).")
-@click.option("--engine", type=click.Choice(["spark", "python"]), default="spark", show_default=True,
-              help="python: the same work in a plain single-process loop.")
+@click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077, "
+              "yarn, k8s://https://host:443).")
+@click.option("--engine", type=click.Choice(["spark", "python", "duckdb"]), default=None,
+              help="--traces: spark (default) or python (the same work in a plain single-process loop). "
+              "--input: duckdb (default on a local master: in this process) or spark (default on a cluster).")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
+              help="Spark setting, repeatable (e.g. --conf spark.executor.memory=4g); wins over snapcheck's own.")
+@click.option("--ship/--no-ship", default=None,
+              help="Send the kit, its Python environment (venv-pack) and user protocol modules to the executors "
+              "(default: on for cluster masters). --no-ship: the executors have them already (e.g. an image), or "
+              "give --conf spark.archives=... --conf spark.pyspark.python=... yourself. See docs/spark.md.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
               show_default=True, help="Output directory (results, summary.md, summary.json).")
 @cut_option("--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
@@ -52,11 +83,12 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
               help="--input: failure set for the recovery line (comma-separated processes or 'all').")
 @click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default="partial", show_default=True,
               help="--input: recovery semantics.")
-@click.option("--native-only", is_flag=True, help="--input: only the Spark-native checks (no per-trace checker).")
+@click.option("--native-only", is_flag=True, help="--input: only the SQL checks (no per-trace checker).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_failures, no_oracle, seed, master, engine,
-                 out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
-    """Validate protocols on many random simulated runs, or check Parquet traces, on Spark.
+def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_failures, no_oracle, seed, master,
+                 engine, confs, ship, out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
+    """Validate protocols on many random simulated runs on Spark, or check Parquet traces (DuckDB
+    in this process on a local master, Spark on a cluster).
 
     Exit codes: 0 clean; 1 a correct protocol failed, a mutant escaped, or an input trace
     has a violation; 2 bad input or usage (also: input rows were quarantined).
@@ -64,16 +96,22 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
     console = make_console()
     if (traces is None) == (input_path is None):
         raise UsageError("validate: give either --traces N or --input FILE")
+    session_options = {"conf": _parse_conf(confs), "ship": ship}
     if input_path is not None:
-        if engine != "spark":
-            raise UsageError("validate --input runs on Spark only")
-        from snapcheck.spark_validation.input_job import markdown, validate_input
+        if engine == "python":
+            raise UsageError("validate --input runs on duckdb or spark, not python")
+        from snapcheck.spark_validation.input_job import input_engine, markdown, validate_input
 
+        if input_engine(master, engine) == "duckdb" and (confs or ship):
+            raise UsageError("--conf and --ship configure Spark; --input on a local master runs on DuckDB "
+                             "(give --engine spark to use Spark)")
         failures = None
         if failure_set:
             failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
-        res = validate_input(input_path, out_dir, master=master, cut=cut,
-                             failures=failures, semantics=semantics, native_only=native_only)
+        _writable(out_dir)
+        res = validate_input(input_path, out_dir, master=master, engine=engine, cut=cut,
+                             failures=failures, semantics=semantics, native_only=native_only,
+                             session_options=session_options)
         console.print(markdown(res.summary), markup=False)
         console.print(f"written: {out_dir}/summary.md, summary.json, violations.parquet, quarantine.parquet"
                       + ("" if native_only else ", traces.parquet"), markup=False)
@@ -82,6 +120,12 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
         raise UsageError("--cut, --failures and --native-only apply to --input only")
     if traces < 1:
         raise UsageError("--traces must be at least 1")
+    if engine == "duckdb":
+        raise UsageError("--engine duckdb applies to --input; --traces runs on spark or python")
+    engine = engine or "spark"
+    if engine == "python" and (confs or ship or master):
+        raise UsageError("--master, --conf and --ship configure Spark; --engine python runs in this process")
+    _writable(out_dir)
     from snapcheck.spark_validation.main_job import run_validation
 
     names = _names(mutants)
@@ -89,7 +133,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
     summary = run_validation(traces, out_dir, protocols=_names(protocols), workloads=_names(workloads),
                              mutants=sel_mutants, failures=not no_failures, oracle=not no_oracle, seed=seed,
                              master=master, engine=engine, progress=not no_progress, console=console,
-                             explore=explore)
+                             explore=explore, session_options=session_options)
     sys.exit(0 if summary["ok"] else 1)
 
 
