@@ -1,6 +1,6 @@
 """The consoles the commands print through (rich): at a terminal they use its width;
-piped to a file or a CI log they never wrap lines at 80 columns (``$COLUMNS`` if set,
-else 240 — wide enough for every table snapcheck prints)."""
+piped to a file or a CI log they never wrap lines at 80 columns (at least 240 columns —
+wide enough for every table snapcheck prints — or ``$COLUMNS`` if it asks for more)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def make_console(stderr: bool = False) -> Console:
     width = None
     if not stream.isatty():
         try:
-            width = int(os.environ.get("COLUMNS", PIPED_WIDTH))
+            width = max(PIPED_WIDTH, int(os.environ.get("COLUMNS", PIPED_WIDTH)))
         except ValueError:
             width = PIPED_WIDTH
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)

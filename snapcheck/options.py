@@ -50,6 +50,12 @@ def catalogue_protocols() -> str:
     return ", ".join(PROTOCOLS)
 
 
+def recovery_choices() -> str:
+    from snapcheck.reference.catalogue import PROTOCOLS
+
+    return ", ".join(name for name, cls in PROTOCOLS.items() if len(cls.recovery_modes) > 1)
+
+
 def exploration_strategies() -> str:
     from snapcheck.spark_validation.configs import DEFAULT_STRATEGY
     from snapcheck.spark_validation.strategies import STRATEGIES

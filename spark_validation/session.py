@@ -100,6 +100,8 @@ def get_session(master: str | None = None, driver_memory: str = "2g", app_name: 
     global _session, _master
     from snapcheck.traces.errors import UsageError
 
+    if master is not None and master != _master:
+        _check_reachable(master)              # an unreachable cluster is the error to report, whatever runs
     if _session is not None:
         if master is not None and master != _master:
             raise UsageError(f"a Spark session with master {_master!r} is already running in this process; "
@@ -122,8 +124,6 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
         raise UsageError(f"--ship sends the kit to a cluster's executors; master {master!r} runs them in this "
                          "process's machine already")
     ship = not local if ship is None else ship
-    if not local:
-        _check_reachable(master)
     python = conf.get("spark.pyspark.python")
     kit = None
     if ship:
@@ -159,9 +159,11 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
     for key, value in settings.items():
         b = b.config(key, value)
     if local:
+        _launch_jvm(master, app_name, settings)
         session = b.getOrCreate()
     else:
         try:
+            _launch_jvm(master, app_name, settings)
             session = b.getOrCreate()
         except Exception as exc:          # py4j / JVM start-up errors: the cluster or its settings
             raise UsageError(f"cannot start a Spark session on {master}: {_first_line(exc)}") from None
@@ -171,6 +173,38 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
     if kit is not None:
         session.sparkContext.addPyFile(kit)
     return session
+
+
+# What the JVM prints on every start that is noise to a snapcheck user: Spark's launcher adds the
+# incubating vector module, and Java 17 warns that it is used.
+JVM_NOISE = ("WARNING: Using incubator modules",)
+
+
+def _launch_jvm(master: str, app_name: str, settings: dict) -> None:
+    """Start the process's Spark JVM (py4j gateway) with its standard error read by a thread
+    that passes every line on to ours except ``JVM_NOISE`` (pyspark would otherwise let the
+    JVM write to our standard error directly). The session built next uses this gateway."""
+    import subprocess
+    import threading
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf().setMaster(master).setAppName(app_name).setAll(list(settings.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+
+    def forward(stream) -> None:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode(errors="replace")
+            if not line.startswith(JVM_NOISE):
+                sys.stderr.write(line)
+                sys.stderr.flush()
+
+    threading.Thread(target=forward, args=(gateway.proc.stderr,), name="spark-jvm-stderr", daemon=True).start()
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
 
 
 def _append(conf: dict, key: str, value: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import click
 
 from snapcheck.console import make_console
+from snapcheck.options import DefaultsFromCode, recovery_choices
 import orjson
 from click.core import ParameterSource
 
@@ -101,7 +102,8 @@ def _print_list() -> None:
 @click.option("--aligned-timeout", type=int, default=300, show_default=True,
               help="Alignment timeout of aligned-timeout (ticks).")
 @click.option("--recovery", type=click.Choice(["restart-all", "partial"]), default="restart-all", show_default=True,
-              help="Recovery of the uncoordinated protocols (unc, hmnr, hmnr-clock, bcs): every task restarts from "
+              cls=DefaultsFromCode, defaults=recovery_choices,
+              help="Recovery of the protocols that implement a choice ({defaults}): every task restarts from "
                    "the recovery line, or only the failed tasks and those rollback propagation reaches.")
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
