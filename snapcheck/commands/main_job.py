@@ -19,12 +19,12 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 import click
 
 from snapcheck.console import make_console
+from snapcheck.traces.golden import golden_dir
 from rich.table import Table
 
 from snapcheck.checker import CheckOptions, check_trace
@@ -33,10 +33,6 @@ from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION
 from snapcheck.traces import read_trace
 
 console = make_console()
-
-
-def golden_dir() -> Path:
-    return Path(str(resources.files("snapcheck.traces").joinpath("examples")))
 
 
 def check_golden(directory: Path) -> tuple[Table, int]:
