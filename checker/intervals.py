@@ -13,9 +13,14 @@ Conventions (theory.md §0, binding for the whole checker):
   (``None`` = not processed in the effective history). "recv" means processing.
 
 Effective history: a ``restore`` of checkpoint ``k`` removes the process's events
-after ``C_k`` (the rolled-back segment); a ``fail`` is not an event of the history.
+after ``C_k`` (the rolled-back segment), and so does a ``retire`` naming checkpoint
+``k`` (the process leaves the job and its state at ``C_k`` lives on in the processes
+restored from it at another parallelism); a ``fail`` is not an event of the history.
 A replayed incarnation (``replay``, ``replay_of``) stands for its original message:
-its send position is the original send, its receive counts as the original's.
+its send position is the original send, its receive counts as the original's —
+unless another process receives it (a record recovered after a restore at another
+parallelism, on the new channel its old channel was mapped onto): that receive is
+listed in ``recvs`` but is not the original's receive (``checker.rescale`` judges it).
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
 or from them are not analysed; barriers are protocol messages, not data, and are
@@ -98,7 +103,7 @@ class History:
             if c.dst in self.index and (c.src in self.index or c.src in self.external):
                 self.ch_ends[c.id] = (self.index.get(c.src, EXTERNAL), self.index[c.dst])
         replays = ix.of_type("replay")
-        rollers = ix.of_type("restore") + ix.of_type("fail")
+        rollers = ix.of_type("restore") + ix.of_type("fail") + ix.of_type("retire")
         if limit is None and per_proc_limit is None:
             events = trace.events
             raw = ix.by_proc
@@ -136,7 +141,7 @@ class History:
         pos = {0: -1}
         for e in evs:
             t = e.type
-            if t == "restore":
+            if t == "restore" or (t == "retire" and e.ckpt is not None):
                 k = pos.get(e.ckpt)
                 if k is None:
                     raise TraceErrors([TraceError(self.trace.path, e.line,
@@ -147,8 +152,9 @@ class History:
                     if ev.type == "checkpoint":
                         del pos[ev.ckpt]
                 del eff[k + 1:]
-                self.restores.append(e)
-            elif t != "fail":
+                if t == "restore":
+                    self.restores.append(e)
+            elif t != "fail" and t != "retire":
                 if t == "checkpoint":
                     pos[e.ckpt] = len(eff)
                 eff.append(e)
@@ -214,10 +220,11 @@ class History:
                 if o not in barriers:
                     ghosts.append(e)
                 continue
-            m.nrecv += 1
-            if m.r is None:
-                m.r = c
-                m.recv_line = e.line
+            if m.dst == i:
+                m.nrecv += 1
+                if m.r is None:
+                    m.r = c
+                    m.recv_line = e.line
             recvs.setdefault(o, []).append(e)
         self.msgs = msgs
         self.by_mid = by_mid

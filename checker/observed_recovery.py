@@ -175,7 +175,7 @@ class ObservedRecovery:
         """Extra rollback w.r.t. the maximal line; when the restored line is exactly the
         maximal *loss-free* line (no in-transit message that nothing can replay), say so."""
         hp = self.hp
-        extra = [i for i in range(hp.n) if self.g[i] < self.gmax[i]]
+        extra = self._extra()
         if not extra or self.orphans:
             return []
         from snapcheck.checker.recovery_report import never_recoverable
@@ -190,6 +190,13 @@ class ObservedRecovery:
         return [f"{self.subject}: extra rollback beyond the maximal recovery line "
                 f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}."]
 
+    def _extra(self) -> list[int]:
+        """Processes restored below the maximal line (not those restored at another
+        parallelism: their restored state is built from others' checkpoints)."""
+        hp = self.hp
+        rescaled = {e.proc for e in self.restores if e.sources}
+        return [i for i in range(hp.n) if self.g[i] < self.gmax[i] and hp.procs[i] not in rescaled]
+
     def summary(self) -> dict:
         hp = self.hp
         return {"subject": self.subject, "restored_line": self.line,
@@ -197,7 +204,7 @@ class ObservedRecovery:
                 "down": [hp.procs[i] for i in self.down],
                 "semantics": self.semantics,
                 "maximal_line": hp.line_to_dict(self.gmax),
-                "extra_rollback": any(self.g[i] < self.gmax[i] for i in range(hp.n)),
+                "extra_rollback": bool(self._extra()),
                 "consistent": not self.orphans,
                 "in_transit": [m.mid for m in self.in_transit]}
 
