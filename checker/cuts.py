@@ -136,6 +136,9 @@ class CutAnalysis:
             for mid, part, rec in inputs + outputs:
                 o = h.resolve(mid)
                 m = h.by_mid.get(o)
+                mv = h.moved_of(mid) if h.moved else None
+                if mv is not None:                   # recovered on a new channel after a rescale
+                    o, m = mv.mid, mv
                 if o in seen:
                     first = seen[o]
                     out.append(Violation(

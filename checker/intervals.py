@@ -18,9 +18,10 @@ after ``C_k`` (the rolled-back segment), and so does a ``retire`` naming checkpo
 restored from it at another parallelism); a ``fail`` is not an event of the history.
 A replayed incarnation (``replay``, ``replay_of``) stands for its original message:
 its send position is the original send, its receive counts as the original's —
-unless another process receives it (a record recovered after a restore at another
-parallelism, on the new channel its old channel was mapped onto): that receive is
-listed in ``recvs`` but is not the original's receive (``checker.rescale`` judges it).
+except a record recovered after a restore at another parallelism, replayed on the
+new channel a restore mapped its old channel onto (``moved``): that incarnation is a
+message of its own on the new channel, sent at the replay, and its receive is not
+the original's (both are listed in ``recvs``; ``checker.rescale`` judges the remap).
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
 or from them are not analysed; barriers are protocol messages, not data, and are
@@ -117,6 +118,9 @@ class History:
             replays = [e for e in replays if e.line < bound[e.proc]]
             rollers = [e for e in rollers if e.line < bound[e.proc]]
         orig: dict[str, str] = {e.mid: e.replay_of for e in replays}
+        self.parent = dict(orig)                  # replayed incarnation -> the incarnation it replays
+        self.remapped = {m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels
+                         if m["new"] != m["old"]}
         self._rolls = {e.proc for e in rollers}
         for m in list(orig):                      # resolve chains of replays
             o = orig[m]
@@ -165,14 +169,18 @@ class History:
         dst_of = {ch: dst for ch, (_, dst) in self.ch_ends.items()}
         msgs: list[Msg] = []
         by_mid: dict[str, Msg] = {}
+        remapped = self.remapped
+        moved: dict[str, Msg] = {}
+        self.moved = moved
         for p in self.trace.header.processes:
             if p.role != "external":
                 continue
             for e in self.raw[p.id]:
-                if e.type == "send" and e.kind != "barrier":
+                if (e.type == "send" and e.kind != "barrier") or (e.type == "replay" and e.ch in remapped):
                     d = dst_of.get(e.ch)
                     if d is not None:
-                        m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        (by_mid if e.type == "send" else moved)[e.mid] = m
                         msgs.append(m)
         self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
         recv_at: list[tuple[Event, int, int]] = []
@@ -195,6 +203,11 @@ class History:
                 elif t == "recv":
                     if e.ch in dst_of:
                         add_recv((e, i, c))
+                elif t == "replay" and remapped and e.ch in remapped:
+                    d = get_dst(e.ch)
+                    if d is not None:
+                        m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))
+                        add_msg(m)
                 elif t == "checkpoint":
                     if e.ckpt:
                         c += 1
@@ -220,7 +233,9 @@ class History:
                 if o not in barriers:
                     ghosts.append(e)
                 continue
-            if m.dst == i:
+            if m.dst != i:
+                m = self.moved_of(e.mid) if moved else None
+            if m is not None and m.dst == i:
                 m.nrecv += 1
                 if m.r is None:
                     m.r = c
@@ -241,6 +256,17 @@ class History:
             return self._barrier_mids
 
     # -- helpers ------------------------------------------------------------------
+    def moved_of(self, mid: str) -> Msg | None:
+        """The remapped incarnation ``mid`` is (or replays), if any: a record recovered
+        on the new channel a restore at another parallelism mapped its channel onto."""
+        moved, parent = self.moved, self.parent
+        while mid is not None:
+            m = moved.get(mid)
+            if m is not None:
+                return m
+            mid = parent.get(mid)
+        return None
+
     def resolve(self, mid: str) -> str:
         """The original mid of a (possibly replayed) incarnation."""
         return self.orig.get(mid, mid)

@@ -287,7 +287,9 @@ def duplicate_violations(h: History) -> list[Violation]:
     """``duplicate-processing`` and ``phantom`` in the final effective history.
 
     A data message's logical identity is its ``(channel, seq)``: the original, its
-    replayed incarnations and a copy regenerated after a restore are one message."""
+    replayed incarnations and a copy regenerated after a restore are one message; a
+    record recovered after a restore at another parallelism is one message per new
+    channel it is recovered on (``rescale-in-flight`` judges which channels own it)."""
     effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
     seen: dict[tuple, object] = {}
     out = []
@@ -299,6 +301,10 @@ def duplicate_violations(h: History) -> list[Violation]:
             m = h.by_mid.get(o)
             if m is not None:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
+                if m.dst != i and h.moved:           # recovered on a new channel after a rescale:
+                    mv = h.moved_of(e.mid)          # once per new channel (each copy of broadcast state)
+                    if mv is not None:
+                        key = (mv.ch, o)
             else:
                 sent = h.sent_ever(o)
                 if sent is None or sent.kind == "barrier":

@@ -292,7 +292,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     if rs.round is None:
         return []
     chans = ix.channels
-    send_of = {e.mid: e for e in ix.of_type("send")}
+    send_of = {e.mid: e for e in ix.of_type("send") if e.kind != "barrier"}
     dv = _Deliveries(h, rs, send_of)
     mapping: dict[str, list[tuple[str, set[int] | None, object]]] = {}
     for e in rs.group:

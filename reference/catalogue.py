@@ -34,6 +34,7 @@ from snapcheck.reference.cic.hmnr import HMNR, HMNRClock
 from snapcheck.reference.commit import mutants as commit_mutants
 from snapcheck.reference.commit.protocol import TwoPhaseCommitABS
 from snapcheck.reference.coordinated import mutants as coordinated_mutants
+from snapcheck.reference.coordinated import rescale_mutants
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.abs_cyclic import CyclicABS
 from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
@@ -60,7 +61,7 @@ def _mutants_of(module) -> list[type[Protocol]]:
 
 MUTANTS: dict[str, type[Protocol]] = {cls.name: cls for module in (
     coordinated_mutants, uncoordinated_mutants, cic_mutants, commit_mutants, changelog_mutants,
-    replication_mutants) for cls in _mutants_of(module)}
+    replication_mutants, rescale_mutants) for cls in _mutants_of(module)}
 
 _LOADED: dict[str, type[Protocol]] = {}
 

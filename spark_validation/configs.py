@@ -34,7 +34,10 @@ _OPTIONS = {
     "max_concurrent": "--max-concurrent", "checkpoint_timeout": "--checkpoint-timeout",
     "aligned_timeout": "--aligned-timeout", "latency": "--latency", "jitter": "--jitter", "buffer": "--buffer",
     "out_buffer": "--out-buffer", "decline_prob": "--decline-prob", "recovery": "--recovery",
+    "max_parallelism": "--max-parallelism",
 }
+RESCALE_PROB = 0.25         # correct runs that restore at another parallelism (coordinated dataflow simulator)
+FINISH_PROB = 0.15          # of the others: sources finish early (FLIP-147)
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,23 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         cfg = replace(cfg, failures=tuple(crashes))
     if len(cls.recovery_modes) > 1:        # e.g. restart every task, or only those rollback propagation reaches;
         cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))     # drawn last: the other draws stay as they were
+    if cls.simulator is None and cls.family == "coordinated":
+        cfg = _draw_rescale(cfg, rnd)      # drawn after everything else: earlier draws stay as they were
+    return cfg
+
+
+def _draw_rescale(cfg, rnd: random.Random):
+    """A restore at another parallelism (stop-with-savepoint or a failure, up or down) in
+    ``RESCALE_PROB`` of the runs; else sources that finish early in ``FINISH_PROB``."""
+    x = rnd.random()
+    if x < RESCALE_PROB:
+        horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
+        kind = rnd.choice(("savepoint", "failure"))
+        new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
+        return replace(cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),),
+                       max_parallelism=rnd.choice((4, 16, 128)))
+    if x < RESCALE_PROB + FINISH_PROB:
+        return replace(cfg, finish_sources=True)
     return cfg
 
 
@@ -146,6 +166,11 @@ def command(cfg, output: str = "run.jsonl") -> str:
                     args += ["--straggler", f"{task}={factor}"]
             elif f.name == "fifo":
                 args.append("--non-fifo")
+            elif f.name == "rescale":
+                for kind, t, p in v:
+                    args += ["--rescale", f"{kind}@{t}:{p}"]
+            elif f.name == "finish_sources":
+                args.append("--finish-sources")
             elif f.name in _OPTIONS:
                 args += [_OPTIONS[f.name], str(v)]
             else:
@@ -162,5 +187,5 @@ def describe(cfg) -> dict:
     for f in fields(SimConfig):
         v = getattr(cfg, f.name)
         if v != getattr(default, f.name) or f.name in ("protocol", "seed"):
-            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers") else v
+            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers", "rescale") else v
     return out

@@ -93,7 +93,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
         needs_oracle = oracle and resolve(cfg.protocol).failure_free_oracle and (
-            bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None)
+            bool(cfg.failures) or bool(cfg.rescale) or cfg.decline_prob > 0 or cfg.mutant is not None)
         diffs = exactly_once(cfg, res) if needs_oracle else None
     except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")

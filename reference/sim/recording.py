@@ -43,6 +43,10 @@ _RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round")
 _ROUND = {etype: _constructor(etype, "t", "round", "reason")
           for etype in ("round_start", "round_complete", "round_abort")}
 _OUTPUT = _constructor("output", "t", "value")
+_FINISH = _constructor("finish", "t", "reason")
+_RETIRE = _constructor("retire", "t", "ckpt", "reason")
+_RESTORE_FROM = _constructor("restore", "t", "ckpt", "recovery", "round", "sources", "channels")
+_NOTIFY = _constructor("send", "t", "ch", "mid", "seq", "size", "value", "attrs")
 
 
 class EventLog:
@@ -108,6 +112,31 @@ class EventLog:
     def output(self, pid, t, value) -> None:
         self._add(_OUTPUT, pid, t, value)
 
+    # -- rescaling and finished tasks ----------------------------------------------
+    def add_processes(self, procs: list, channels: list) -> None:
+        """Processes and channels that join the run (a job restored at another parallelism)."""
+        self.header.processes.extend(procs)
+        self.header.channels.extend(channels)
+        self.names.extend(p.id for p in procs)
+        self.next_idx.extend(0 for _ in procs)
+
+    def key_group(self, kg) -> None:
+        """Tag the last event (a keyed send) with its key group."""
+        self.events[-1].key_group = kg
+
+    def finish(self, pid, t, reason) -> None:
+        self._add(_FINISH, pid, t, reason)
+
+    def retire(self, pid, t, ckpt, reason) -> None:
+        self._add(_RETIRE, pid, t, ckpt, reason)
+
+    def restore_from(self, pid, t, recovery, round, sources, channels) -> None:
+        self._add(_RESTORE_FROM, pid, t, 0, recovery, round, sources, channels or None)
+
+    def notify(self, pid, t, ch, mid, seq, size, value, round) -> None:
+        """A completion notification (control send with ``attrs.notify``)."""
+        self._add(_NOTIFY, pid, t, ch, mid, seq, size, value, {"notify": round})
+
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:
         return Trace(self.header, self.events, path)
@@ -130,3 +159,4 @@ class NullLog(EventLog):
 
     send = barrier = arrive = recv = discard = replay = checkpoint = record = _nothing
     fail = restore = round_event = output = _nothing
+    key_group = finish = retire = restore_from = notify = _nothing
