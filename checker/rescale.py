@@ -31,7 +31,9 @@ new channel carried after the restore (recovered data first). Kinds:
 restore mapped ``c``, or it was mapped and not replayed, or replayed and dropped),
 ``in-flight-duplicated``, ``in-flight-misrouted`` (processed by a process that
 does not own its key group, or on a channel ``c`` is not mapped onto),
-``in-flight-after-live``. A partition named after an ``external`` process is that
+``in-flight-after-live``. A record without a key group that every mapping of ``c``
+filters out (an empty ``key_groups``) is discarded on purpose: Flink drops the extra
+copies of broadcast channel state on a downscale. A partition named after an ``external`` process is that
 input log's split: each record the log sent to the old holder and the old holder
 had not processed at its checkpoint must be processed exactly once by the new
 holder (``input-lost``). Witnesses name the key group and the old channel.
@@ -323,7 +325,10 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                               f"the new owner of key group {kg} (no new process of {op} owns it)",
                               mapping.get(c, []), dv, target[0] if target else None)
             else:
-                targets = [new for new, keep, _ in mapping.get(c, []) if keep is None or kg is None or kg in keep]
+                maps = mapping.get(c, [])
+                targets = [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
+                if not targets and maps and kg is None:
+                    continue                    # every mapping filters it out: discarded on purpose
                 if not targets:
                     out += _judge(rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})",
                                   [], dv, None)

@@ -199,6 +199,7 @@ def entry(cls: type[Protocol]) -> dict:
         "recovery_modes": list(cls.recovery_modes), "failure_free_oracle": cls.failure_free_oracle,
         "aligned": cls.aligned, "guarantees": list(cls.guarantees), "cic": cls.cic,
         "tla": cls.tla.module if cls.tla else None, "demo": _jsonable(cls.demo),
+        "finished_inputs": cls.finished_inputs,
     }
     if cls.mutant_of:
         row.update(mutant_of=cls.mutant_of, bug=cls.bug, expect=list(cls.expect), prop=cls.prop)

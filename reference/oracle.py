@@ -62,12 +62,15 @@ def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
 
 
 def partition_invariant(cfg: SimConfig) -> bool:
-    """Whether the workload's sink output is the same at every parallelism: every
+    """Whether the workload's sink output is the same at every parallelism: no edge
+    broadcasts (a broadcast copies each record once per receiving task) and every
     operator with state of its own (other than sources and sinks) reads hash edges
     only, so a key's records meet in one task whatever the parallelism."""
     from snapcheck.reference.simulation import resolve
 
     _, wl, _ = resolve(cfg)
+    if any(e.partitioning == "broadcast" for e in wl.edges):
+        return False
     for op in wl.operators:
         if op.source or op.sink or op.make(0).snapshot() is None:
             continue

@@ -188,6 +188,9 @@ class Protocol:
       piggybacks follow that protocol's rules.
     * ``tla``: its TLA+ trace specification (a ``TlaMapping``), or None.
     * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
+    * ``finished_inputs``: its task state machines read their inputs anew for each
+      round, so an input whose sender finished can leave (runs with finishing
+      sources, FLIP-147, need it).
 
     A mutant (a protocol with a known bug) is a subclass that also sets
     ``mutant_of`` (the correct protocol's catalogue name), ``bug`` (the real bug
@@ -216,6 +219,7 @@ class Protocol:
     tla: TlaMapping | None = None
     demo: dict = {}
     crash_targets: str | None = None
+    finished_inputs = True
     mutant_of: str | None = None
     bug = ""
     expect: tuple[str, ...] = ()

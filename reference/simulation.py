@@ -155,6 +155,13 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     return cfg, workload, protocol
 
 
+def _cyclic(workload: Workload) -> bool:
+    from snapcheck.reference.topology import find_back_edges
+
+    find_back_edges(workload.operators, workload.edges)
+    return workload.cyclic
+
+
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     """Run one simulation. ``record=False`` skips building the trace (to time the
     simulation alone); metrics, final states and outputs are the same.
@@ -168,6 +175,11 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     try:
         cfg, workload, protocol = resolve(cfg)
         sim_class = protocol.simulator or Simulator
+        if (cfg.rescale or cfg.finish_sources) and _cyclic(workload):
+            raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
+        if cfg.finish_sources and not protocol.finished_inputs:
+            raise UsageError(f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
+                             "inputs when they start (protocol fact finished_inputs)")
         if cfg.rescale or cfg.finish_sources:
             if protocol.simulator is not None:
                 raise UsageError(f"rescaling and finished sources are modelled for the coordinated dataflow "

@@ -129,14 +129,15 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         cfg = replace(cfg, failures=tuple(crashes))
     if len(cls.recovery_modes) > 1:        # e.g. restart every task, or only those rollback propagation reaches;
         cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))     # drawn last: the other draws stay as they were
-    if cls.simulator is None and cls.family == "coordinated":
-        cfg = _draw_rescale(cfg, rnd)      # drawn after everything else: earlier draws stay as they were
+    if cls.simulator is None and cls.family == "coordinated" and workload in ACYCLIC:
+        cfg = _draw_rescale(cfg, rnd, cls.finished_inputs)   # drawn last: earlier draws stay as they were
     return cfg
 
 
-def _draw_rescale(cfg, rnd: random.Random):
+def _draw_rescale(cfg, rnd: random.Random, finish: bool):
     """A restore at another parallelism (stop-with-savepoint or a failure, up or down) in
-    ``RESCALE_PROB`` of the runs; else sources that finish early in ``FINISH_PROB``."""
+    ``RESCALE_PROB`` of the runs; else sources that finish early in ``FINISH_PROB`` (for
+    protocols whose tasks let a finished input leave)."""
     x = rnd.random()
     if x < RESCALE_PROB:
         horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
@@ -144,7 +145,7 @@ def _draw_rescale(cfg, rnd: random.Random):
         new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
         return replace(cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),),
                        max_parallelism=rnd.choice((4, 16, 128)))
-    if x < RESCALE_PROB + FINISH_PROB:
+    if x < RESCALE_PROB + FINISH_PROB and finish:
         return replace(cfg, finish_sources=True)
     return cfg
 

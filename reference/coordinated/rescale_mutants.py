@@ -40,6 +40,8 @@ def default_rescale(cfg, downscale: bool = False):
     with ``downscale``, which needs a parallelism of at least 2)."""
     if cfg.finish_sources:
         cfg = replace(cfg, finish_sources=False)
+    if isinstance(cfg.workload, str) and cfg.workload not in ("q1", "q3", "q8", "q12", "random-dag"):
+        cfg = replace(cfg, workload="random-dag")        # rescaling is modelled for acyclic dataflows
     if cfg.rescale:
         if not downscale or any(p < cfg.parallelism for _, _, p in cfg.rescale):
             return cfg
@@ -118,6 +120,8 @@ class FinalNotifyLost(AlignedABS):
 
     @classmethod
     def adjust(cls, cfg):
+        if isinstance(cfg.workload, str) and cfg.workload not in ("q1", "q3", "q8", "q12", "random-dag"):
+            cfg = replace(cfg, workload="random-dag")    # finished sources: acyclic dataflows
         return replace(cfg, finish_sources=True, rescale=())
 
     def final_notification(self, task, round):

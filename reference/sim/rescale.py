@@ -45,8 +45,9 @@ round is running: its output channels leave their receivers' inputs (Flink's
 end-of-partition counts as aligned for every later checkpoint), and a task whose
 inputs have all finished is triggered by the coordinator directly.
 
-Where the model stops: every operator gets the same new parallelism; sources
-and sinks are rescaled like the rest; savepoints use the protocol's own rounds
+Where the model stops: acyclic dataflows only (Flink rescales no iterations);
+every operator gets the same new parallelism; sources and sinks are rescaled like
+the rest; savepoints use the protocol's own rounds
 (an unaligned protocol's savepoint has channel state, like Flink's unaligned
 checkpoints retained and restored with another parallelism; Flink's savepoints
 proper are aligned); a run does not both rescale and finish its sources.
@@ -246,10 +247,12 @@ class Rescaling:
     def restore_all(self) -> None:
         if self._pending_rescale is None:
             line = self.last_completed
-            super().restore_all()
             for v, before in list(self.waiting_final.items()):   # restored to before it finished
                 if (v.round_ckpt.get(line, 0) if line else 0) <= before:
                     del self.waiting_final[v]
+            super().restore_all()
+            if line and self.waiting_final:       # restored finished: the restored round is final for it
+                self._notify_finished(line)
             return
         p = self._pending_rescale
         self.recovering = False
@@ -391,12 +394,15 @@ class Rescaling:
         self._try_retire(v, v.incarnation)
 
     def _try_retire(self, v, inc: int) -> None:
-        """Retire a notified finished task once no round is running and its output channels
-        are drained (its receivers processed everything up to its end of partition)."""
-        if v not in self.waiting_final or inc != v.incarnation or not v.alive:
+        """Retire a notified finished task once no round is running, its output channels
+        are drained (its receivers processed everything up to its end of partition) and
+        no receiver holds an input blocked (aligning a round that was aborted: a newer
+        barrier, possibly its own, must still reach it)."""
+        if v not in self.waiting_final or inc != v.incarnation or not v.alive or self.finished:
             return
-        if self.recovering or self.rounds or any(c.outbuf or c.inq or c.occupancy for c in v.outputs):
-            self.at(self.now + max(1, self.cfg.interval // 4), self._try_retire, v, inc)
+        busy = any(c.outbuf or c.inq or c.occupancy or any(i.blocked for i in c.dst.inputs) for c in v.outputs)
+        if self.recovering or self.rounds or busy:      # (a receiver still aligning an aborted round)
+            self.clock(self.now + max(1, self.cfg.interval // 4), self._try_retire, v, inc)   # keeps no run alive
             return
         if not self._recorded_on(v, self.last_completed):
             self._retire_finished(v)
