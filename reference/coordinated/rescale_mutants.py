@@ -34,14 +34,22 @@ from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.unaligned import Unaligned
 
 
+def _acyclic(cfg):
+    """``cfg`` on an acyclic workload (rescaling and finishing sources are modelled for
+    acyclic dataflows): a cyclic one becomes a random DAG, without the crashes that
+    named its tasks."""
+    if isinstance(cfg.workload, str) and cfg.workload not in ("q1", "q3", "q8", "q12", "random-dag"):
+        return replace(cfg, workload="random-dag", failures=())
+    return cfg
+
+
 def default_rescale(cfg, downscale: bool = False):
     """``cfg`` with a rescale drawn from its seed when it has none: stop-with-savepoint
     or a failure, two to four checkpoint intervals in, to another parallelism (lower
     with ``downscale``, which needs a parallelism of at least 2)."""
     if cfg.finish_sources:
         cfg = replace(cfg, finish_sources=False)
-    if isinstance(cfg.workload, str) and cfg.workload not in ("q1", "q3", "q8", "q12", "random-dag"):
-        cfg = replace(cfg, workload="random-dag")        # rescaling is modelled for acyclic dataflows
+    cfg = _acyclic(cfg)
     if cfg.rescale:
         if not downscale or any(p < cfg.parallelism for _, _, p in cfg.rescale):
             return cfg
@@ -120,9 +128,7 @@ class FinalNotifyLost(AlignedABS):
 
     @classmethod
     def adjust(cls, cfg):
-        if isinstance(cfg.workload, str) and cfg.workload not in ("q1", "q3", "q8", "q12", "random-dag"):
-            cfg = replace(cfg, workload="random-dag")    # finished sources: acyclic dataflows
-        return replace(cfg, finish_sources=True, rescale=())
+        return replace(_acyclic(cfg), finish_sources=True, rescale=())
 
     def final_notification(self, task, round):
         """At most once per task, and the first one of the run is lost."""
