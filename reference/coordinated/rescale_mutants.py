@@ -61,7 +61,16 @@ def default_rescale(cfg, downscale: bool = False):
     return replace(cfg, parallelism=p, rescale=((kind, when, new),))
 
 
-class RescaleRace(Unaligned):
+class _Downscaled(Unaligned):
+    """Unaligned checkpoints restored at a lower parallelism (a rescale is added to a
+    configuration that has no downscale)."""
+
+    @classmethod
+    def adjust(cls, cfg):
+        return default_rescale(cfg, downscale=True)
+
+
+class RescaleRace(_Downscaled):
     name = "rescale-race"
     mutant_of = "unaligned"
     summary = "recovered channel state of merged old channels delivered after live data, then dropped"
@@ -69,10 +78,6 @@ class RescaleRace(Unaligned):
     expect = ("in-flight-lost",)
     prop = "rescale-in-flight"
     demo = {"workload": "q12", "parallelism": 3, "records": 40, "gap": 30, "rescale": (("failure", 1500, 1),)}
-
-    @classmethod
-    def adjust(cls, cfg):
-        return default_rescale(cfg, downscale=True)
 
     def rescale_deliver(self, groups, parallelism):
         first = list(groups[0][1]) if groups else []
@@ -96,7 +101,7 @@ class RescaleSkipStateless(Unaligned):
         return has_state
 
 
-class RescaleUndispatched(Unaligned):
+class RescaleUndispatched(_Downscaled):
     name = "rescale-undispatched"
     mutant_of = "unaligned"
     summary = "on a downscale, recovered records of the removed subtasks are never dispatched"
@@ -104,10 +109,6 @@ class RescaleUndispatched(Unaligned):
     expect = ("in-flight-lost",)
     prop = "rescale-in-flight"
     demo = {"workload": "q12", "parallelism": 3, "records": 40, "gap": 30, "rescale": (("savepoint", 1500, 1),)}
-
-    @classmethod
-    def adjust(cls, cfg):
-        return default_rescale(cfg, downscale=True)
 
     def rescale_deliver(self, groups, parallelism):
         return [m for c, msgs in groups if c.dst.subtask < parallelism for m in msgs], []
