@@ -7,11 +7,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.checker import check_trace
 from snapcheck.traces import read_trace
 from tests.rescale.gen import DATA_FAULTS, FAULTS, build, data_violation_kinds, oracle
 
-RESCALE_PROPS = {"rescale-state", "rescale-in-flight", "exactly-once"}
 
 
 def _check(tmp_path, rec, name="t.jsonl"):
