@@ -36,7 +36,9 @@ from snapcheck.checker.cic import check_cic
 from snapcheck.checker.cuts import CutAnalysis
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
+from snapcheck.checker.finished import check_finished
 from snapcheck.checker.intervals import History
+from snapcheck.checker.lifetimes import Lifetimes
 from snapcheck.checker.log_retention import check_log_retention
 from snapcheck.checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
                                        recovery_groups)
@@ -45,6 +47,7 @@ from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
 from snapcheck.checker.replication import check_replication
 from snapcheck.checker.report import Report, Violation
+from snapcheck.checker.rescale import check_rescale
 from snapcheck.checker.rgraph import Graph, scc_labels
 from snapcheck.checker.rounds import completion_violations, find_rounds, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
@@ -66,6 +69,7 @@ class _Run:
         self._prefix: dict[int, History] = {}
         self._prefix_dur: dict[int, Durability] = {}
         self._groups: list[list] | None = None
+        self._life: Lifetimes | None = None
         self.facts = DeclaredFacts.of(trace.header.protocol, opts.facts)
         self.aligned = self.facts.aligned
 
@@ -106,6 +110,13 @@ class _Run:
             h = self._prefix[limit] = History(self.trace, limit=limit, index=self.ix)
         return h
 
+    @property
+    def lifetimes(self) -> Lifetimes:
+        """When each process belongs to the job (``checker.lifetimes``), computed once."""
+        if self._life is None:
+            self._life = Lifetimes(self.trace, self.ix)
+        return self._life
+
     def recovery_groups(self) -> list[list]:
         """The trace's observed recoveries (groups of restores), computed once."""
         if self._groups is None:
@@ -142,6 +153,8 @@ def _check(trace, opts: CheckOptions) -> Report:
     check_output_properties(run)    # output commit, control delivery, recovery lineage (checker/output_commit.py)
     check_changelog(run)            # changelog handles restore the checkpoint's state; artifact retention (checker/changelog.py)
     check_replication(run)          # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
+    check_rescale(run)              # key groups and in-flight records redistributed at another parallelism (checker/rescale.py)
+    check_finished(run)             # finished tasks: final checkpoint and its notification (checker/finished.py)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)
@@ -183,9 +196,9 @@ def _useless(run: _Run) -> None:
         run.add("z-cycles", "trace", vs, len(useless) - len(vs))
 
 
-def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf")) -> CutAnalysis:
+def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf"), gone=frozenset()) -> CutAnalysis:
     ca = CutAnalysis(h, dur, g, subject, aligned=run.aligned, channel_state=run.want("channel-state"),
-                     at_line=at_line)
+                     at_line=at_line, gone=gone)
     if run.want("consistency"):
         run.add("consistency", subject, ca.consistency)
     if run.want("channel-state"):
@@ -209,14 +222,16 @@ def _explicit_cut(run: _Run) -> None:
 def _rounds(run: _Run) -> None:
     h, trace = run.h, run.trace
     rounds = find_rounds(trace, set(h.procs))
+    life = run.lifetimes
     for r in sorted(rounds):
         info = rounds[r]
-        status = round_status(info, h.procs)
+        members = life.members(h.procs, info.start_line)
+        status = round_status(info, members)
         entry = {"status": status, "start_line": info.start_line,
                  "checkpoints": {p: e.ckpt for p, e in info.ckpts.items()}}
         run.report.rounds[str(r)] = entry
         if run.want("termination"):
-            run.add("termination", f"round {r}", round_violations(info, h.procs, trace))
+            run.add("termination", f"round {r}", round_violations(info, members, trace))
         if run.want("completion") and info.declared_complete:
             run.add("completion", f"round {r}", completion_violations(info))
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
@@ -228,8 +243,10 @@ def _rounds(run: _Run) -> None:
             entry["analysed_before_line"] = limit
         else:
             hist, dur, limit = h, run.dur, float("inf")
-        g = [hist.pos_of[i][info.ckpts[p].ckpt] for i, p in enumerate(hist.procs)]
-        ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit)
+        g = [hist.pos_of[i][info.ckpts[p].ckpt] if p in info.ckpts else life.position(hist, i, info.start_line)
+             for i, p in enumerate(hist.procs)]
+        gone = frozenset(i for i, p in enumerate(hist.procs) if life.handed_over(p, info.start_line))
+        ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit, gone=gone)
         entry["in_transit"] = len(ca.in_transit)
 
 

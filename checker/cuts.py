@@ -74,13 +74,15 @@ class CutAnalysis:
     """Violations of consistency and channel-state completeness for one ``G``."""
 
     def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
-                 channel_state: bool = True, at_line: float = inf):
+                 channel_state: bool = True, at_line: float = inf, gone: frozenset = frozenset()):
+        """``gone``: processes that left the job before ``G``, handing their state to others
+        (a rescale); messages to them are outside ``G`` (``checker.rescale`` judges them)."""
         self.h = h
         self.g = g
         self.subject = subject
         self.cut = h.line_to_dict(g)
         self.orphans = orphans(h, g)
-        self.in_transit = in_transit(h, g)
+        self.in_transit = [m for m in in_transit(h, g) if m.dst not in gone] if gone else in_transit(h, g)
         self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
         self.channel_state: list[Violation] = []
         self.unobservable: list = []       # in transit on a channel whose recorded state is not shown
@@ -136,6 +138,9 @@ class CutAnalysis:
             for mid, part, rec in inputs + outputs:
                 o = h.resolve(mid)
                 m = h.by_mid.get(o)
+                mv = h.moved_of(mid) if h.moved else None
+                if mv is not None:                   # recovered on a new channel after a rescale
+                    o, m = mv.mid, mv
                 if o in seen:
                     first = seen[o]
                     out.append(Violation(

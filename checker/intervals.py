@@ -14,9 +14,15 @@ Conventions (docs/theory.md, "Conventions"; binding for the whole checker):
   (``None`` = not processed in the effective history). "recv" means processing.
 
 Effective history: a ``restore`` of checkpoint ``k`` removes the process's events
-after ``C_k`` (the rolled-back segment); a ``fail`` is not an event of the history.
+after ``C_k`` (the rolled-back segment), and so does a ``retire`` naming checkpoint
+``k`` (the process leaves the job and its state at ``C_k`` lives on in the processes
+restored from it at another parallelism); a ``fail`` is not an event of the history.
 A replayed incarnation (``replay``, ``replay_of``) stands for its original message:
-its send position is the original send, its receive counts as the original's.
+its send position is the original send, its receive counts as the original's —
+except a record recovered after a restore at another parallelism, replayed on the
+new channel a restore mapped its old channel onto (``moved``): that incarnation is a
+message of its own on the new channel, sent at the replay, and its receive is not
+the original's (both are listed in ``recvs``; ``checker.rescale`` judges the remap).
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
 or from them are not analysed; barriers and cancellation markers are protocol messages, not data, and are
@@ -100,7 +106,7 @@ class History:
             if c.dst in self.index and (c.src in self.index or c.src in self.external):
                 self.ch_ends[c.id] = (self.index.get(c.src, EXTERNAL), self.index[c.dst])
         replays = ix.of_type("replay")
-        rollers = ix.of_type("restore") + ix.of_type("fail")
+        rollers = ix.of_type("restore") + ix.of_type("fail") + ix.of_type("retire")
         if limit is None and per_proc_limit is None:
             events = trace.events
             raw = ix.by_proc
@@ -114,6 +120,9 @@ class History:
             replays = [e for e in replays if e.line < bound[e.proc]]
             rollers = [e for e in rollers if e.line < bound[e.proc]]
         orig: dict[str, str] = {e.mid: e.replay_of for e in replays}
+        self.parent = dict(orig)                  # replayed incarnation -> the incarnation it replays
+        self.remapped = {m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels
+                         if m["new"] != m["old"]}
         self._rolls = {e.proc for e in rollers}
         for m in list(orig):                      # resolve chains of replays
             o = orig[m]
@@ -138,7 +147,7 @@ class History:
         pos = {0: -1}
         for e in evs:
             t = e.type
-            if t == "restore":
+            if t == "restore" or (t == "retire" and e.ckpt is not None):
                 k = pos.get(e.ckpt)
                 if k is None:
                     raise TraceErrors([TraceError(self.trace.path, e.line,
@@ -149,8 +158,9 @@ class History:
                     if ev.type == "checkpoint":
                         del pos[ev.ckpt]
                 del eff[k + 1:]
-                self.restores.append(e)
-            elif t != "fail":
+                if t == "restore":
+                    self.restores.append(e)
+            elif t != "fail" and t != "retire":
                 if t == "checkpoint":
                     pos[e.ckpt] = len(eff)
                 eff.append(e)
@@ -161,14 +171,18 @@ class History:
         dst_of = {ch: dst for ch, (_, dst) in self.ch_ends.items()}
         msgs: list[Msg] = []
         by_mid: dict[str, Msg] = {}
+        remapped = self.remapped
+        moved: dict[str, Msg] = {}
+        self.moved = moved
         for p in self.trace.header.processes:
             if p.role != "external":
                 continue
             for e in self.raw[p.id]:
-                if e.type == "send" and e.kind not in MARKERS:
+                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and e.ch in remapped):
                     d = dst_of.get(e.ch)
                     if d is not None:
-                        m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        (by_mid if e.type == "send" else moved)[e.mid] = m
                         msgs.append(m)
         self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
         recv_at: list[tuple[Event, int, int]] = []
@@ -191,6 +205,11 @@ class History:
                 elif t == "recv":
                     if e.ch in dst_of:
                         add_recv((e, i, c))
+                elif t == "replay" and remapped and e.ch in remapped:
+                    d = get_dst(e.ch)
+                    if d is not None:
+                        m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))
+                        add_msg(m)
                 elif t == "checkpoint":
                     if e.ckpt:
                         c += 1
@@ -216,10 +235,13 @@ class History:
                 if o not in barriers:
                     ghosts.append(e)
                 continue
-            m.nrecv += 1
-            if m.r is None:
-                m.r = c
-                m.recv_line = e.line
+            if m.dst != i:
+                m = self.moved_of(e.mid) if moved else None
+            if m is not None and m.dst == i:
+                m.nrecv += 1
+                if m.r is None:
+                    m.r = c
+                    m.recv_line = e.line
             recvs.setdefault(o, []).append(e)
         self.msgs = msgs
         self.by_mid = by_mid
@@ -236,6 +258,17 @@ class History:
             return self._barrier_mids
 
     # -- helpers ------------------------------------------------------------------
+    def moved_of(self, mid: str) -> Msg | None:
+        """The remapped incarnation ``mid`` is (or replays), if any: a record recovered
+        on the new channel a restore at another parallelism mapped its channel onto."""
+        moved, parent = self.moved, self.parent
+        while mid is not None:
+            m = moved.get(mid)
+            if m is not None:
+                return m
+            mid = parent.get(mid)
+        return None
+
     def resolve(self, mid: str) -> str:
         """The original mid of a (possibly replayed) incarnation."""
         return self.orig.get(mid, mid)

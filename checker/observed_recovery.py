@@ -179,7 +179,7 @@ class ObservedRecovery:
         """Extra rollback w.r.t. the maximal line; when the restored line is exactly the
         maximal *loss-free* line (no in-transit message that nothing can replay), say so."""
         hp = self.hp
-        extra = [i for i in range(hp.n) if self.g[i] < self.gmax[i]]
+        extra = self._extra()
         if not extra or self.orphans:
             return []
         from snapcheck.checker.recovery_report import never_recoverable
@@ -194,6 +194,13 @@ class ObservedRecovery:
         return [f"{self.subject}: extra rollback beyond the maximal recovery line "
                 f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}."]
 
+    def _extra(self) -> list[int]:
+        """Processes restored below the maximal line (not those restored at another
+        parallelism: their restored state is built from others' checkpoints)."""
+        hp = self.hp
+        rescaled = {e.proc for e in self.restores if e.sources}
+        return [i for i in range(hp.n) if self.g[i] < self.gmax[i] and hp.procs[i] not in rescaled]
+
     def summary(self) -> dict:
         hp = self.hp
         return {"subject": self.subject, "restored_line": self.line,
@@ -201,7 +208,7 @@ class ObservedRecovery:
                 "down": [hp.procs[i] for i in self.down],
                 "semantics": self.semantics,
                 "maximal_line": hp.line_to_dict(self.gmax),
-                "extra_rollback": any(self.g[i] < self.gmax[i] for i in range(hp.n)),
+                "extra_rollback": bool(self._extra()),
                 "consistent": not self.orphans,
                 "in_transit": [m.mid for m in self.in_transit]}
 
@@ -284,7 +291,9 @@ def duplicate_violations(h: History) -> list[Violation]:
     """``duplicate-processing`` and ``phantom`` in the final effective history.
 
     A data message's logical identity is its ``(channel, seq)``: the original, its
-    replayed incarnations and a copy regenerated after a restore are one message."""
+    replayed incarnations and a copy regenerated after a restore are one message; a
+    record recovered after a restore at another parallelism is one message per new
+    channel it is recovered on (``rescale-in-flight`` judges which channels own it)."""
     effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
     seen: dict[tuple, object] = {}
     out = []
@@ -296,6 +305,10 @@ def duplicate_violations(h: History) -> list[Violation]:
             m = h.by_mid.get(o)
             if m is not None:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
+                if m.dst != i and h.moved:           # recovered on a new channel after a rescale:
+                    mv = h.moved_of(e.mid)          # once per new channel (each copy of broadcast state)
+                    if mv is not None:
+                        key = (mv.ch, o)
             else:
                 sent = h.sent_ever(o)
                 if sent is None or sent.kind in MARKERS:

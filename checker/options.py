@@ -27,6 +27,9 @@ PROPERTIES = (
     "replica-agreement",  # active replication: replicas consume the same sequence and emit the same outputs
     "replica-delivery",   # active replication: after deduplication, every output picked exactly once
     "replica-liveness",   # active replication: no live process ends blocked with unconsumed input
+    "rescale-state",      # rescaling: every key group / partition restored once, from its owner, of the round
+    "rescale-in-flight",  # rescaling: recovered in-flight records reach their new owner once, before live data
+    "finished-tasks",     # FLIP-147: finished tasks send nothing, get their final checkpoint and its notification
 )
 SEMANTICS = ("partial", "restart-all")
 

@@ -29,6 +29,11 @@ two-phase commit; FLINK-10377, FLINK-21080, FLINK-38614):
 * ``eos-before-commit`` — the sink ended its stream while such a transaction was
   still unpublished.
 
+A sink that ``retire``s at a checkpoint (restored at another parallelism) hands that
+checkpoint's unpublished transactions to its successors; a successor publishes one with
+``attrs {"txn": n, "phase": "commit", "of": OLD_SINK}``, and each handed transaction must
+be published exactly once (else ``uncommitted`` or ``duplicate-commit``).
+
 ``control-delivery`` (P2 for control channels; FLINK-21996): for every completed
 round ``n`` and every operator event first sent before ``round_start n``, the
 destination task's effective history at its checkpoint of round ``n`` contains
@@ -79,17 +84,47 @@ class _Coordination:
 
 
 def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
-    """``ix``: the trace's ``TraceIndex``."""
+    """``ix``: the trace's ``TraceIndex``.
+
+    A sink that retires at a checkpoint (a job restored at another parallelism) hands
+    the unpublished transactions of that checkpoint to its successors, which publish
+    them with ``attrs {"of": OLD_SINK}`` (recover-and-commit); each must be published
+    exactly once, by one of them."""
     last_round = max(coord.complete_line, default=0)
     sinks = {e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"]}
     out: list[Violation] = []
+    handed: dict[str, dict[int, int]] = {}                   # retired sink -> txn -> pre-commit line
+    inherited: dict[tuple[str, int], list[int]] = {}          # (retired sink, txn) -> commit lines
     for proc, events in ix.by_proc.items():
         if proc in sinks:
-            out.extend(_sink(proc, events, coord, last_round))
+            out.extend(_sink(proc, events, coord, last_round, handed, inherited))
+    for (old, n), lines in sorted(inherited.items()):
+        if n not in handed.get(old, {}):
+            out.append(Violation(
+                "duplicate-commit", "output-commit", f"sink {old}",
+                f"transaction {n} of {old} is published again at line {lines[0]} after {old} retired "
+                f"without it pending (already published, or never pre-committed).", lines, {"txn": n}))
+        elif len(lines) > 1:
+            out.append(Violation(
+                "duplicate-commit", "output-commit", f"sink {old}",
+                f"transaction {n} of {old}, handed over when it retired, is published {len(lines)} times "
+                f"(lines {', '.join(map(str, lines))}).", [handed[old][n], *lines], {"txn": n}))
+    for old, txns in sorted(handed.items()):
+        for n, ln in sorted(txns.items()):
+            if n <= last_round and (old, n) not in inherited:
+                out.append(_uncommitted(old, n, ln, coord, " when it retired, and none of its successors published it"))
     return out
 
 
-def _sink(proc, events, coord, last_round) -> list[Violation]:
+def _uncommitted(proc, n, ln, coord, how="") -> Violation:
+    return Violation(
+        "uncommitted", "output-commit", f"sink {proc}",
+        f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
+        f"{_covering(coord, n)} but never published{how}: a lost notification was not subsumed by a "
+        f"later one, or the final notification never arrived.", [ln], {"txn": n})
+
+
+def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]:
     out: list[Violation] = []
     staged: dict[int, int] = {}              # effective, unpublished txn -> pre-commit line
     snaps: dict[int, dict] = {0: {}}
@@ -106,6 +141,9 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
             staged = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
             if e.round is not None and coord.complete_line.get(e.round, e.line) < e.line:
                 known = max(known, e.round)
+        elif t == "retire" and e.ckpt is not None:      # its state lives on in its successors
+            handed[proc] = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
+            staged = {}
         elif t == "recv":
             m = coord.valid_notify.get(e.mid)
             if m is not None:
@@ -116,6 +154,10 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
             if phase == "pre-commit":
                 staged[n] = e.line
                 snaps.setdefault(last_ckpt, {})[n] = e.line
+            elif phase == "commit" and _attr(e, "of") is not None and _attr(e, "of") != proc:
+                inherited.setdefault((_attr(e, "of"), n), []).append(e.line)
+                if n > known:
+                    out.append(_premature(proc, n, e.line, known, None))
             elif phase == "commit":
                 if n in published:
                     out.append(Violation(
@@ -124,11 +166,7 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
                         f"{published[n]}: a repeated or late notification was applied twice.",
                         [published[n], e.line], {"txn": n}))
                 elif n > known:
-                    out.append(Violation(
-                        "premature-commit", "output-commit", f"sink {proc}",
-                        f"{proc} publishes transaction {n} at line {e.line} before it knows that a round "
-                        f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
-                        f"that may still abort becomes visible.", [staged.get(n), e.line], {"txn": n}))
+                    out.append(_premature(proc, n, e.line, known, staged.get(n)))
                 published.setdefault(n, e.line)
                 staged.pop(n, None)
             elif phase == "end" and ended is None:
@@ -143,12 +181,16 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
     if ended is None:
         for n, ln in sorted(staged.items()):
             if n <= last_round:
-                out.append(Violation(
-                    "uncommitted", "output-commit", f"sink {proc}",
-                    f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
-                    f"{_covering(coord, n)} but never published: a lost notification was not subsumed by a "
-                    f"later one, or the final notification never arrived.", [ln], {"txn": n}))
+                out.append(_uncommitted(proc, n, ln, coord))
     return out
+
+
+def _premature(proc, n, line, known, staged_line) -> Violation:
+    return Violation(
+        "premature-commit", "output-commit", f"sink {proc}",
+        f"{proc} publishes transaction {n} at line {line} before it knows that a round "
+        f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
+        f"that may still abort becomes visible.", [staged_line, line], {"txn": n})
 
 
 def _covering(coord, n: int) -> int:

@@ -50,6 +50,23 @@ KIND_PROPERTY = {
     "dedup-lost": "replica-delivery",
     "dedup-duplicate": "replica-delivery",
     "replica-stalled": "replica-liveness",
+    "key-group-lost": "rescale-state",
+    "key-group-duplicated": "rescale-state",
+    "key-group-wrong-owner": "rescale-state",
+    "key-group-mismatch": "rescale-state",
+    "state-wrong-round": "rescale-state",
+    "partition-lost": "rescale-state",
+    "partition-duplicated": "rescale-state",
+    "partition-wrong-owner": "rescale-state",
+    "in-flight-lost": "rescale-in-flight",
+    "in-flight-duplicated": "rescale-in-flight",
+    "in-flight-misrouted": "rescale-in-flight",
+    "in-flight-after-live": "rescale-in-flight",
+    "input-lost": "rescale-in-flight",
+    "send-after-finish": "finished-tasks",
+    "retired-before-final-checkpoint": "finished-tasks",
+    "final-checkpoint-unnotified": "finished-tasks",
+    "final-checkpoint-missing": "finished-tasks",
 }
 
 

@@ -7,7 +7,9 @@ round ``n`` sent on a data channel between participants must be received
 (``arrive`` or ``recv``): only then are the recorded channel states final
 (Chandy & Lamport, "Distributed Snapshots: Determining Global States of
 Distributed Systems", 1985: "every channel delivered its marker, or the snapshot
-is incomplete"). A round *terminates* when it is complete, when a
+is incomplete"), all of it before the round's ``round_abort`` if there is one (a
+barrier arriving after the abort finds its receiver no longer recording, so the
+round is aborted, not complete). A round *terminates* when it is complete, when a
 ``round_abort`` ends it, or when a failure (``fail``) occurs after it started —
 recovery aborts pending rounds — or the protocol broke (``protocol_error``: the run
 ends there). A round that never terminates is an
@@ -93,7 +95,16 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
 
 
 def is_complete(info: RoundInfo, participants: list[str]) -> bool:
-    return all(p in info.ckpts for p in participants) and all(rcv is not None for _, rcv in info.barriers.values())
+    """Every participant checkpointed and every barrier of the round was received —
+    all of it before the round's ``round_abort``, if any: a barrier that arrives after
+    the abort finds its receiver no longer recording (the abort cancelled the channel
+    state), so the cut it would close is not a snapshot anyone kept."""
+    if not all(p in info.ckpts for p in participants) or any(rcv is None for _, rcv in info.barriers.values()):
+        return False
+    if info.abort_line is None:
+        return True
+    last = max([e.line for e in info.ckpts.values()] + [rcv.line for _, rcv in info.barriers.values()])
+    return last < info.abort_line
 
 
 def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:

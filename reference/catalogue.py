@@ -34,6 +34,7 @@ from snapcheck.reference.cic.hmnr import HMNR, HMNRClock
 from snapcheck.reference.commit import mutants as commit_mutants
 from snapcheck.reference.commit.protocol import TwoPhaseCommitABS
 from snapcheck.reference.coordinated import mutants as coordinated_mutants
+from snapcheck.reference.coordinated import rescale_mutants
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.abs_cyclic import CyclicABS
 from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
@@ -60,7 +61,7 @@ def _mutants_of(module) -> list[type[Protocol]]:
 
 MUTANTS: dict[str, type[Protocol]] = {cls.name: cls for module in (
     coordinated_mutants, uncoordinated_mutants, cic_mutants, commit_mutants, changelog_mutants,
-    replication_mutants) for cls in _mutants_of(module)}
+    replication_mutants, rescale_mutants) for cls in _mutants_of(module)}
 
 _LOADED: dict[str, type[Protocol]] = {}
 
@@ -251,6 +252,7 @@ def entry(cls: type[Protocol]) -> dict:
         "recovery_modes": list(cls.recovery_modes), "failure_free_oracle": cls.failure_free_oracle,
         "aligned": cls.aligned, "guarantees": list(cls.guarantees), "cic": cls.cic,
         "tla": cls.tla.module if cls.tla else None, "demo": _jsonable(cls.demo),
+        "finished_inputs": cls.finished_inputs,
     }
     if cls.mutant_of:
         row.update(mutant_of=base_of(cls), bug=cls.bug, expect=list(cls.expect), prop=cls.prop)

@@ -208,6 +208,9 @@ class Protocol:
       piggybacks follow that protocol's rules.
     * ``tla``: its TLA+ trace specification (a ``TlaMapping``), or None.
     * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
+    * ``finished_inputs``: its task state machines read their inputs anew for each
+      round, so an input whose sender finished can leave (runs with finishing
+      sources, FLIP-147, need it).
 
     A mutant (a protocol with a known bug) is a subclass that also sets
     ``mutant_of`` (the correct protocol: its catalogue name, ``MODULE:CLASS``, or the
@@ -240,6 +243,7 @@ class Protocol:
     tla: TlaMapping | None = None
     demo: dict = {}
     crash_targets: str | None = None
+    finished_inputs = True
     mutant_of: Any = None
     bug = ""
     expect: tuple[str, ...] = ()
@@ -305,3 +309,23 @@ class Protocol:
 
     def make(self, ctx: TaskContext) -> TaskProtocol:
         return self.task_class(ctx, self)
+
+    # -- restoring at another parallelism and finished tasks (reference/sim/rescale.py) ----
+    def rescale_channel_state(self, has_state: bool) -> bool:
+        """Whether the recorded channel state on the inputs of an operator is redistributed
+        when the job is restored at another parallelism (``has_state``: the operator has
+        state of its own). Always, in a correct protocol."""
+        return True
+
+    def rescale_deliver(self, groups: list, parallelism: int) -> tuple[list, list]:
+        """The recovered records a new task re-injects on one new channel, from ``groups``
+        (``(old channel, records)`` in recorded order): ``(first, late)``, ``first`` ahead of
+        any live record, ``late`` after a delay (dropped if live data of the channel was
+        processed meanwhile); records in neither are never delivered. Correct: all first."""
+        return [m for _, msgs in groups for m in msgs], []
+
+    def final_notification(self, task, round: int) -> str:
+        """What becomes of the completion notification of ``round`` to a finished task
+        waiting for its final checkpoint: ``"deliver"``, ``"lose"`` (sent, never
+        received) or ``"skip"`` (not sent). Correct: delivered, for every such round."""
+        return "deliver"

@@ -21,6 +21,7 @@ from typing import Any
 from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.sim.recording import EventLog, NullLog
+from snapcheck.reference.sim.rescale import rescaling_class
 from snapcheck.reference.topology import Workload
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Header, Trace
@@ -71,10 +72,14 @@ class SimConfig:
     digests: bool = True             # hash operator state into checkpoint events
     values: bool = True              # record values in send events
     max_time: int = 50_000_000
+    rescale: tuple = ()              # ("savepoint" | "failure", time, new parallelism): restore at another parallelism
+    max_parallelism: int = 16        # key groups of keyed operators (runs that rescale)
+    finish_sources: bool = False     # sources finish at the end of their input (FLIP-147); the rest goes on
 
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
-        d = {name: getattr(self, name) for name in _FIELDS}
+        d = {name: getattr(self, name) for name in _FIELDS
+             if name not in _EXTENSIONS or getattr(self, name) != _DEFAULTS[name]}
         if not isinstance(self.protocol, str):
             from snapcheck.reference.catalogue import resolve, spec_of
 
@@ -84,10 +89,14 @@ class SimConfig:
         d["failures"] = [list(f) for f in self.failures]
         d["stragglers"] = [list(s) for s in self.stragglers]
         d["pauses"] = [list(p) for p in self.pauses]
+        if self.rescale:
+            d["rescale"] = [list(x) for x in self.rescale]
         return d
 
 
 _FIELDS = tuple(f.name for f in fields(SimConfig))
+_DEFAULTS = {f.name: f.default for f in fields(SimConfig)}
+_EXTENSIONS = ("rescale", "max_parallelism", "finish_sources")   # described only when set
 
 
 @dataclass
@@ -151,6 +160,13 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     return cfg, workload, protocol
 
 
+def _cyclic(workload: Workload) -> bool:
+    from snapcheck.reference.topology import find_back_edges
+
+    find_back_edges(workload.operators, workload.edges)
+    return workload.cyclic
+
+
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     """Run one simulation. ``record=False`` skips building the trace (to time the
     simulation alone); metrics, final states and outputs are the same.
@@ -163,7 +179,18 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     gc.disable()
     try:
         cfg, workload, protocol = resolve(cfg)
-        sim = (protocol.simulator or Simulator)(cfg, workload, protocol, EventLog if record else NullLog)
+        sim_class = protocol.simulator or Simulator
+        if (cfg.rescale or cfg.finish_sources) and _cyclic(workload):
+            raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
+        if cfg.finish_sources and not protocol.finished_inputs:
+            raise UsageError(f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
+                             "inputs when they start (protocol fact finished_inputs)")
+        if cfg.rescale or cfg.finish_sources:
+            if protocol.simulator is not None:
+                raise UsageError(f"rescaling and finished sources are modelled for the coordinated dataflow "
+                                 f"simulator, not for {type(protocol).name}'s own")
+            sim_class = rescaling_class(sim_class)
+        sim = sim_class(cfg, workload, protocol, EventLog if record else NullLog)
         sim.run()
         return SimResult(cfg, sim.header, sim.log.events, sim.metrics(), sim.final_states(), sim.outputs, sim.log)
     finally:

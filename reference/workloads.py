@@ -343,6 +343,8 @@ WORKLOADS = {
     "q1": q1, "q3": q3, "q8": q8, "q12": q12, "diamond": diamond, "reachability": reachability,
 }
 RANDOM_WORKLOADS = ("random-dag", "random-cyclic")
+ACYCLIC = ("q1", "q3", "q8", "q12", "diamond", "random-dag")     # every workload, by whether it has cycles
+CYCLIC = ("reachability", "random-cyclic")
 
 
 def make_workload(name: str, parallelism: int = 2, seed: int = 0, records: int | None = None,

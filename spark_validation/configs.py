@@ -22,10 +22,9 @@ import random
 import shlex
 from dataclasses import dataclass, fields, replace
 
+from snapcheck.reference.workloads import ACYCLIC, CYCLIC
 from snapcheck.spark_validation.strategies import STRATEGIES
 
-ACYCLIC = ("q1", "q3", "q8", "q12", "diamond", "random-dag")
-CYCLIC = ("reachability", "random-cyclic")
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
 MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
 DEFAULT_STRATEGY = "targeted"   # the strategy that found every mutant fastest (benchmarks/bench_hunt.py)
@@ -37,7 +36,10 @@ _OPTIONS = {
     "max_concurrent": "--max-concurrent", "checkpoint_timeout": "--checkpoint-timeout",
     "aligned_timeout": "--aligned-timeout", "latency": "--latency", "jitter": "--jitter", "buffer": "--buffer",
     "out_buffer": "--out-buffer", "decline_prob": "--decline-prob", "recovery": "--recovery",
+    "max_parallelism": "--max-parallelism",
 }
+RESCALE_PROB = 0.25         # correct runs that restore at another parallelism (coordinated dataflow simulator)
+FINISH_PROB = 0.15          # of the others: sources finish early (FLIP-147)
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ def draw_config(run_id: int, seed: int, sel: Selection):
                         **cls.random_config(rnd, sel.failures, hard=strategy == "stress"))
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
+        if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
+            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs)   # drawn last: earlier draws stay as they were
     if mutant is None:
         return cfg
     adjusted = cls.adjust(replace(cfg, mutant=mutant))
@@ -146,6 +150,22 @@ def _named(cfg):
     named = {k: spec_of(resolve(v)) for k in ("protocol", "mutant")
              if (v := getattr(cfg, k)) is not None and not isinstance(v, str)}
     return replace(cfg, **named) if named else cfg
+
+
+def _draw_rescale(cfg, rnd: random.Random, finish: bool):
+    """A restore at another parallelism (stop-with-savepoint or a failure, up or down) in
+    ``RESCALE_PROB`` of the runs; else sources that finish early in ``FINISH_PROB`` (for
+    protocols whose tasks let a finished input leave)."""
+    x = rnd.random()
+    if x < RESCALE_PROB:
+        horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
+        kind = rnd.choice(("savepoint", "failure"))
+        new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
+        return replace(cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),),
+                       max_parallelism=rnd.choice((4, 16, 128)))
+    if x < RESCALE_PROB + FINISH_PROB and finish:
+        return replace(cfg, finish_sources=True)
+    return cfg
 
 
 def command(cfg, output: str = "run.jsonl") -> str:
@@ -171,6 +191,11 @@ def command(cfg, output: str = "run.jsonl") -> str:
                     args += ["--straggler", f"{task}={factor}"]
             elif f.name == "fifo":
                 args.append("--non-fifo")
+            elif f.name == "rescale":
+                for kind, t, p in v:
+                    args += ["--rescale", f"{kind}@{t}:{p}"]
+            elif f.name == "finish_sources":
+                args.append("--finish-sources")
             elif f.name in _OPTIONS:
                 args += [_OPTIONS[f.name], str(v)]
             else:
@@ -188,5 +213,5 @@ def describe(cfg) -> dict:
     for f in fields(SimConfig):
         v = getattr(cfg, f.name)
         if v != getattr(default, f.name) or f.name in ("protocol", "seed"):
-            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers", "pauses") else v
+            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers", "pauses", "rescale") else v
     return out

@@ -18,6 +18,7 @@ EVENT_TYPES = (
     "send", "arrive", "recv", "discard", "replay", "checkpoint", "record", "log",
     "log_truncate", "fail", "restore", "round_start", "round_complete", "round_abort", "output",
     "protocol_error",
+    "finish", "retire",
 )
 CHECKPOINT_KINDS = ("initial", "basic", "forced", "coordinated")
 ROLES = ("task", "source", "sink", "external", "coordinator")
@@ -37,6 +38,10 @@ class Process:
     subtask: int | None = None
     worker: str | None = None
     attrs: dict | None = None
+    appears: bool = False                      # joins later: its first event is a restore naming its sources
+    key_groups: list | None = None             # the key groups of its operator it owns: [[lo, hi], ...]
+    max_parallelism: int | None = None         # the number of key groups of its operator
+    partitions: list | None = None             # operator list-state partitions it holds at its start
 
     @property
     def checkpoints(self) -> bool:
@@ -130,6 +135,9 @@ class Event:
     recovery: int | None = None
     t: float | None = None
     attrs: dict | None = None
+    key_group: int | None = None        # send: the key group of the record's key (keyed edges)
+    sources: list | None = None         # restore: [{proc, ckpt, key_groups?, partitions?}]
+    channels: list | None = None        # restore: [{old, new, key_groups?}] onto the restoring process's inputs
 
     @classmethod
     def from_dict(cls, d: dict, line: int = 0) -> "Event":

@@ -88,14 +88,15 @@ class TraceRecorder:
     # -- messages ---------------------------------------------------------------
     def send(self, proc: str, ch: str, *, value: Any = None, key: Any = None, size: int | None = None,
              logged: bool | None = None, piggyback: dict | None = None, t: float | None = None,
-             attrs: dict | None = None) -> str:
+             attrs: dict | None = None, key_group: int | None = None) -> str:
         """Record a data message sent by ``proc`` on ``ch``; returns its mid."""
         self._seq[ch] += 1
         seq = self._seq[ch]
         mid = self._mid(f"{ch}:{seq}", proc)
         self._mid_ch[mid] = ch
         self._emit("send", proc, {"ch": ch, "mid": mid, "seq": seq, "logged": logged, "size": size,
-                                  "key": key, "value": value, "piggyback": piggyback, "t": t, "attrs": attrs})
+                                  "key": key, "value": value, "piggyback": piggyback, "t": t, "attrs": attrs,
+                                  "key_group": key_group})
         return mid
 
     def barrier(self, proc: str, ch: str, round: int, t: float | None = None) -> str:
@@ -115,13 +116,14 @@ class TraceRecorder:
     def discard(self, proc: str, mid: str, reason: str = "duplicate", t: float | None = None) -> None:
         self._emit("discard", proc, {"ch": self._mid_ch[mid], "mid": mid, "reason": reason, "t": t})
 
-    def replay(self, proc: str, of: str, source: str = "log", t: float | None = None) -> str:
+    def replay(self, proc: str, of: str, source: str = "log", t: float | None = None, ch: str | None = None) -> str:
         """Record that ``proc`` re-injects message ``of`` (from a log or recorded channel
-        state); returns the new incarnation's mid."""
+        state); returns the new incarnation's mid. ``ch``: the new channel a restore
+        at another parallelism mapped the original's channel onto (default: the original's)."""
         k = self._replays.get(of, 0) + 1
         self._replays[of] = k
         mid = f"{of}/r{k}"
-        ch = self._mid_ch[of]
+        ch = ch or self._mid_ch[of]
         self._mid_ch[mid] = ch
         self._emit("replay", proc, {"ch": ch, "mid": mid, "replay_of": of, "from": source, "t": t})
         return mid
@@ -153,13 +155,23 @@ class TraceRecorder:
         self._emit("fail", proc, {"reason": reason, "t": t})
 
     def restore(self, proc: str, ckpt: int, recovery: int | None = None, round: int | None = None,
-                t: float | None = None) -> None:
+                t: float | None = None, sources: list | None = None, channels: list | None = None) -> None:
         """Record that ``proc`` resumed from its checkpoint ``ckpt``; its output sequence
-        numbers return to their values at that checkpoint."""
-        self._emit("restore", proc, {"round": round, "ckpt": ckpt, "recovery": recovery, "t": t})
+        numbers return to their values at that checkpoint. A process restored at another
+        parallelism names its ``sources`` and ``channels`` (docs/trace-format.md)."""
+        self._emit("restore", proc, {"round": round, "ckpt": ckpt, "recovery": recovery, "t": t,
+                                     "sources": sources, "channels": channels})
         self._epoch[proc] += 1
         for c, s in self._seq_at[(proc, ckpt)].items():
             self._seq[c] = s
+
+    def finish(self, proc: str, reason: str | None = None, t: float | None = None) -> None:
+        """Record that ``proc`` reached the end of its input: it sends no more data."""
+        self._emit("finish", proc, {"reason": reason, "t": t})
+
+    def retire(self, proc: str, ckpt: int | None = None, reason: str | None = None, t: float | None = None) -> None:
+        """Record that ``proc`` leaves the job (``ckpt``: the checkpoint whose state lives on)."""
+        self._emit("retire", proc, {"ckpt": ckpt, "reason": reason, "t": t})
 
     # -- coordination and output ------------------------------------------------
     def round_start(self, proc: str, round: int, t: float | None = None) -> None:

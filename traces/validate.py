@@ -5,7 +5,8 @@ type, missing or mistyped field (JSON Schema), unknown process or channel, an
 event on the wrong end of its channel, a receive of a message never sent, a
 duplicate message identity, an out-of-order per-process sequence, a checkpoint
 number that goes backwards, a restore of a checkpoint never taken, and a
-causally impossible history (a cycle in happened-before). Memory is
+causally impossible history (a cycle in happened-before); the rules of rescaling
+and finished tasks are in ``validate_rescale``. Memory is
 O(processes + messages): events are checked and passed on, never kept.
 """
 
@@ -18,13 +19,14 @@ import fastjsonschema
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import EVENT_TYPES, MARKERS, Event, Header
 from snapcheck.traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
+from snapcheck.traces.validate_rescale import RescaleRules
 
 DEFAULT_MAX_ERRORS = 20
 
 _RECEIVE_LIKE = ("recv", "arrive", "discard")
 
 
-class TraceValidator:
+class TraceValidator(RescaleRules):
     """Feed the header, then every event in file order; ``finish()`` runs the
     whole-trace checks and returns the errors (first ``max_errors`` kept, all counted)."""
 
@@ -114,6 +116,7 @@ class TraceValidator:
         self._comm = [array("q") for _ in range(n)]
         self._comm_line = [array("q") for _ in range(n)]
         self.header_obj = h
+        self._rescale_header(h)
         return h
 
     # -- events -----------------------------------------------------------------
@@ -150,8 +153,10 @@ class TraceValidator:
         else:
             self._alt_idx.pop(p, None)
         self._next_idx[p] = idx + 1
+        if not self._rescale_event(d, p, line):
+            return None
         ev = Event.from_dict(d, line)
-        if self._failed[p] and etype != "restore":
+        if self._failed[p] and etype not in ("restore", "retire"):
             self.error(line, f"{ev.proc} has failed and records {etype!r} before a 'restore'")
             return None
         return ev if self._handlers[etype](self, ev, p, line) else None
@@ -189,7 +194,7 @@ class TraceValidator:
 
     def _check_ref_channel(self, mid: str, n: int, c: int, line: int, what: str) -> None:
         sent_on = self._msg_ch[n]
-        if c >= 0 and sent_on != c:
+        if c >= 0 and sent_on != c and not (what == "replay" and self._replay_mapped(sent_on, c)):
             verb = {"record": "recorded", "replay": "replayed"}.get(what, "received")
             self.error(line, f"{what} on the wrong channel: {mid!r} {verb} on {self._ch_ids[c]!r} "
                              f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})")
@@ -267,6 +272,7 @@ class TraceValidator:
             return False
         self._last_ckpt[p] = ev.ckpt
         self._ckpts[p].add(ev.ckpt)
+        self._note_checkpoint(ev, p)
         return True
 
     def _known_ckpt(self, ev: Event, p: int, line: int) -> bool:
@@ -308,6 +314,8 @@ class TraceValidator:
 
     def _on_restore(self, ev: Event, p: int, line: int) -> bool:
         if not self._known_ckpt(ev, p, line):
+            return False
+        if (ev.sources or ev.channels) and not self._restore_sources(ev, p, line):
             return False
         self._failed[p] = False
         self._epoch[p] += 1

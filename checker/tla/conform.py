@@ -57,6 +57,7 @@ from pathlib import Path
 
 from snapcheck.checker.tla.manifest import specs_dir
 from snapcheck.checker.tla.map_replication import prepare_replication
+from snapcheck.checker.tla.map_rescale import has_recovery, prepare_recovery
 from snapcheck.checker.tla.map_unc import prepare_unc
 from snapcheck.checker.tla.tlc import TlcJob, run_tlc
 from snapcheck.checker.tla.trace_events import (OutOfScope, Prepared, causal_order, task_topology, tla,
@@ -119,6 +120,10 @@ def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
                          f"(supported: {', '.join(sorted(mappings))})")
     if family.kind in PREPARE:
         return PREPARE[family.kind](trace, protocol, family)
+    if family.kind == "snapshot" and has_recovery(trace):      # failures, restores, rescales
+        return prepare_recovery(trace, protocol, family)
+    if family.kind == "cic" and "unc" in mappings and has_recovery(trace):   # CIC with failures: its
+        return prepare_unc(trace, protocol, mappings["unc"], forced=True)   # recovery lines, as unc's
     for e in trace.events:
         if e.type in OUT_OF_SCOPE:
             raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models "

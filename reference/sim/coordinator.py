@@ -72,15 +72,17 @@ class Coordinator:
         self.log_recv(v.pid, self.now, m.ch.id, m.mid)
         self._publish(v, v.op.commit(m.value[1], self.committed[v.pid]))
 
-    def _publish(self, v, batches: list) -> None:
+    def _publish(self, v, batches: list, of: str | None = None) -> None:
         """Publish committed transactions ``[(txn, records)]``: one ``output`` per transaction
         with ``attrs {"txn", "phase": "commit"}`` (its value the records, or their number
         without recorded values) where transactions are rounds (``txn_outputs``), else one
-        plain ``output`` per record."""
+        plain ``output`` per record. ``of``: the retired sink whose transactions ``v``
+        inherited (a restore at another parallelism), recorded as ``attrs.of``."""
         out = self.log.output
         for txn, records in batches:
             if self.txn_outputs:
-                out(v.pid, self.now, list(records) if self.values else len(records), {"txn": txn, "phase": "commit"})
+                attrs = {"txn": txn, "phase": "commit"} if of is None else {"txn": txn, "phase": "commit", "of": of}
+                out(v.pid, self.now, list(records) if self.values else len(records), attrs)
             else:
                 for val in records:
                     out(v.pid, self.now, val)

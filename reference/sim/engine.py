@@ -57,6 +57,18 @@ def _handler_frame(tb) -> tuple:
     return None, None
 
 
+def _raised_in_kit(tb) -> str:
+    """Where the simulator itself raised, when the innermost frame of ``tb`` is the kit's
+    simulation code (a protocol's call it could not serve, or a bug of the kit, which the
+    user then can report); empty when the protocol's own code raised."""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    if not module.startswith(("snapcheck.reference.sim", "snapcheck.reference.simulation", "snapcheck.traces")):
+        return ""
+    return f" (raised in the simulator, {module}:{tb.tb_lineno}, {tb.tb_frame.f_code.co_name})"
+
+
 class Task:
     """A task: one parallel instance of an operator. Implements ``reference.protocol.TaskContext``."""
 
@@ -171,7 +183,6 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.txn_outputs = True          # sink transactions are rounds: outputs carry txn/phase attrs
         self.store: dict[tuple[int, int], Stored] = {}
         self.round_started: dict[int, int] = {}
-        self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
         self.outputs: list = []
         self.replays: dict[str, int] = {}        # mid -> number of replays so far
         self._build(log_class)
@@ -198,48 +209,12 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
     def _build(self, log_class) -> None:
         cfg, wl = self.cfg, self.wl
         graph = expand(wl)
-        fifo = cfg.fifo and self.protocol.fifo
-        stragglers = dict(cfg.stragglers)
-        procs: list[Process] = []
-        self.tasks: list[Task] = []
-        by_id: dict[str, Task] = {}
-        for tid, spec, i in graph.tasks:
-            role = "source" if spec.source else "sink" if spec.sink else "task"
-            procs.append(Process(tid, role, spec.name, i, f"w{i}"))
-            cost = int(spec.cost * stragglers.get(tid, 1))
-            t = Task(self, len(self.tasks), tid, spec, i, cost)
-            self.tasks.append(t)
-            by_id[tid] = t
-        unknown = [t for t in stragglers if t not in by_id]
+        procs, self.tasks = self._make_tasks(graph, "", 0)
+        self.by_id = {t.id: t for t in self.tasks}
+        unknown = [t for t in dict(cfg.stragglers) if t not in self.by_id]
         if unknown:
             raise ValueError(f"straggler names no task: {', '.join(unknown)}")
-        self.by_id = by_id
-        channels: list[Channel] = []
-        self.chans: list[Chan] = []
-        edges = wl.edges
-        for spec in graph.channels:
-            e = edges[spec.edge]
-            a, b = by_id[spec.src], by_id[spec.dst]
-            c = Chan(spec.id, a, b, spec.gate, spec.index, e.port, spec.back_edge, fifo,
-                     UNBOUNDED if spec.back_edge else cfg.buffer)
-            c.handler = self.arrive
-            a.outputs.append(c)
-            b.inputs.append(c)
-            self.chans.append(c)
-            channels.append(self._header_channel(spec, fifo))
-        for t in self.tasks:               # inputs in gate order, then subtask order
-            t.inputs.sort(key=lambda c: (c.gate, c.index))
-            t.reads = list(t.inputs)
-        chan_of = {c.id: c for c in self.chans}
-        for ei, e in enumerate(edges):
-            kind = {"forward": FORWARD, "hash": HASH, "broadcast": BROADCAST}[e.partitioning]
-            size = wl.operator(e.src).out_size
-            per_src: dict[str, list[Chan]] = {}
-            for spec in graph.edge_channels[ei]:
-                per_src.setdefault(spec.src, []).append(chan_of[spec.id])
-            for src_id, chans in per_src.items():
-                chans.sort(key=lambda c: c.dst.subtask)
-                by_id[src_id].routes.append((e.select, kind, e.key, chans, size))
+        self.chans, channels = self._make_data_channels(graph, self.by_id, "")
         # external input logs, one per source task
         self.externals: list[External] = []
         for t in self.tasks:
@@ -257,33 +232,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         coord = Node(len(procs), "coordinator")
         procs.append(Process(coord.id, "coordinator"))
         self.coord = coord
-        self.triggers: list[Chan] = []
-        self.commits: list[Chan] = []
-        for t in self.tasks:
-            if t.is_source:
-                c = Chan(f"coordinator->{t.id}", coord, t)
-                c.handler = self.on_trigger
-                self.triggers.append(c)
-                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
-        for t in self.tasks:
-            c = Chan(f"{t.id}->coordinator", t, coord)
-            c.handler = self.on_ack
-            t.ack = c
-            channels.append(Channel(c.id, t.id, coord.id, kind="control"))
-        for t in self.tasks:
-            if t.is_sink:
-                c = Chan(f"coordinator->{t.id}", coord, t)
-                c.handler = self.on_commit
-                self.commits.append(c)
-                self.committed[t.pid] = set()
-                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
-        self.notices: list[Chan] = []
-        if self.protocol.abort_notices:
-            for t in self.tasks:
-                c = Chan(f"coordinator->{t.id}/notices", coord, t)
-                c.handler = self.on_notice
-                self.notices.append(c)
-                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
+        channels += self._make_control_channels(self.tasks)
         proto = self.protocol
         params = proto.header_params()
         params.update(interval=cfg.interval, max_concurrent=cfg.max_concurrent)
@@ -292,14 +242,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
                                        "config": cfg.describe()}})
         self.header = header
         self.log = log_class(header)
-        self.failed_to_start = None                # (task, reason): a handler could not be made
-        for t in self.tasks:
-            try:
-                t.proto = proto.make(t)
-            except Exception as exc:       # noqa: BLE001 - a protocol's constructor may raise anything
-                self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
-                t.proto = TaskProtocol(t, proto)
-            t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
+        self.failed_to_start: tuple | None = None
+        self._start_tasks(self.tasks)
         self.next_round = 1
         self.rounds: dict[int, list] = {}         # round -> [start, acks, progress at start]
         self.last_completed = 0
@@ -310,9 +254,106 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.recovering = False
         self.n_recoveries = 0
 
+    def _make_tasks(self, graph, prefix: str, pid0: int) -> tuple[list[Process], list[Task]]:
+        """The tasks of a physical graph (ids ``prefix + op[i]``, pids from ``pid0``) and
+        their header processes."""
+        stragglers = dict(self.cfg.stragglers)
+        procs: list[Process] = []
+        tasks: list[Task] = []
+        for tid, spec, i in graph.tasks:
+            tid = prefix + tid
+            role = "source" if spec.source else "sink" if spec.sink else "task"
+            procs.append(Process(tid, role, spec.name, i, f"w{i}"))
+            cost = int(spec.cost * stragglers.get(tid, 1))
+            tasks.append(Task(self, pid0 + len(tasks), tid, spec, i, cost))
+        return procs, tasks
+
+    def _make_data_channels(self, graph, by_id: dict, prefix: str) -> tuple[list[Chan], list[Channel]]:
+        """The data channels of a physical graph between ``by_id``'s tasks, with each
+        sender's routes and each receiver's inputs (gate order, then subtask order)."""
+        fifo = self.cfg.fifo and self.protocol.fifo
+        chans: list[Chan] = []
+        channels: list[Channel] = []
+        edges = self.wl.edges
+        tasks = []
+        for spec in graph.channels:
+            e = edges[spec.edge]
+            a, b = by_id[prefix + spec.src], by_id[prefix + spec.dst]
+            c = Chan(f"{prefix}{spec.src}->{prefix}{spec.dst}", a, b, spec.gate, spec.index, e.port,
+                     spec.back_edge, fifo, UNBOUNDED if spec.back_edge else self.cfg.buffer)
+            c.handler = self.arrive
+            a.outputs.append(c)
+            b.inputs.append(c)
+            chans.append(c)
+            channels.append(self._header_channel(c, spec, fifo))
+        for tid, _, _ in graph.tasks:      # inputs in gate order, then subtask order
+            t = by_id[prefix + tid]
+            t.inputs.sort(key=lambda c: (c.gate, c.index))
+            t.reads = list(t.inputs)
+            tasks.append(t)
+        chan_of = {c.id: c for c in chans}
+        for ei, e in enumerate(edges):
+            kind = {"forward": FORWARD, "hash": HASH, "broadcast": BROADCAST}[e.partitioning]
+            size = self.wl.operator(e.src).out_size
+            per_src: dict[str, list[Chan]] = {}
+            for spec in graph.edge_channels[ei]:
+                per_src.setdefault(prefix + spec.src, []).append(chan_of[f"{prefix}{spec.src}->{prefix}{spec.dst}"])
+            for src_id, cs in per_src.items():
+                cs.sort(key=lambda c: c.dst.subtask)
+                by_id[src_id].routes.append((e.select, kind, e.key, cs, size))
+        return chans, channels
+
+    def _make_control_channels(self, tasks: list[Task]) -> list[Channel]:
+        """Trigger channels to the sources, acknowledgement channels from every task,
+        commit channels to the sinks and, for protocols with ``abort_notices``, a notice
+        channel to every task (``self.triggers``, ``self.commits``, ``self.notices``)."""
+        coord = self.coord
+        channels: list[Channel] = []
+        self.triggers: list[Chan] = []
+        self.commits: list[Chan] = []
+        for t in tasks:
+            if t.is_source:
+                c = Chan(f"coordinator->{t.id}", coord, t)
+                c.handler = self.on_trigger
+                self.triggers.append(c)
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        for t in tasks:
+            c = Chan(f"{t.id}->coordinator", t, coord)
+            c.handler = self.on_ack
+            t.ack = c
+            channels.append(Channel(c.id, t.id, coord.id, kind="control"))
+        for t in tasks:
+            if t.is_sink:
+                c = Chan(f"coordinator->{t.id}", coord, t)
+                c.handler = self.on_commit
+                self.commits.append(c)
+                self.committed[t.pid] = set()
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        self.notices: list[Chan] = []
+        if self.protocol.abort_notices:
+            for t in tasks:
+                c = Chan(f"coordinator->{t.id}/notices", coord, t)
+                c.handler = self.on_notice
+                self.notices.append(c)
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        return channels
+
+    def _start_tasks(self, tasks: list[Task]) -> None:
+        """Protocol state machines and initial checkpoints ``C_{i,0}``. A protocol whose
+        constructor raises gets an inert state machine, and the first failure is kept in
+        ``self.failed_to_start`` (task, reason) to end the run with a protocol error."""
+        proto = self.protocol
+        for t in tasks:
+            try:
+                t.proto = proto.make(t)
+            except Exception as exc:       # noqa: BLE001 - a protocol's constructor may raise anything
+                self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
+                t.proto = TaskProtocol(t, proto)
+            t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
+
     @staticmethod
-    def _header_channel(spec: ChannelSpec, fifo: bool) -> Channel:
-        return Channel(spec.id, spec.src, spec.dst, fifo=fifo, back_edge=spec.back_edge,
+    def _header_channel(c: Chan, spec: ChannelSpec, fifo: bool) -> Channel:
+        return Channel(c.id, c.src.id, c.dst.id, fifo=fifo, back_edge=spec.back_edge,
                        attrs={"gate": spec.gate, "index": spec.index})
 
     def at(self, t: int, fn, *args) -> None:
@@ -346,7 +387,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             task, handler = _handler_frame(exc.__traceback__)
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
                 raise                  # the kit's own code failed outside a protocol handler: a bug of ours
-            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}")
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_raised_in_kit(exc.__traceback__)}")
 
     def _loop(self) -> None:
         heap = self.heap

@@ -32,6 +32,8 @@ from snapcheck.reference.topology import partition
 class Network:
     """Mixin of ``Simulator``: moving records through channels and tasks."""
 
+    partition = staticmethod(partition)       # the receiving subtask of a keyed record
+
     def ext_send(self, ext: External, i: int) -> None:
         records = ext.records
         t, value, size = records[i]
@@ -227,6 +229,7 @@ class Network:
 
     def route(self, v, outs: list, born: int, in_size: int) -> None:
         send = self.send_data
+        part = self.partition
         for select, kind, keyf, chans, size in v.routes:
             size = size or in_size
             for val in outs:
@@ -238,7 +241,7 @@ class Network:
                     send(v, chans[0], val, None, born, size)
                 elif kind == HASH:
                     k = keyf(val)
-                    send(v, chans[partition(k, len(chans))], val, k, born, size)
+                    send(v, chans[part(k, len(chans))], val, k, born, size)
                 else:
                     for c in chans:
                         send(v, c, val, None, born, size)

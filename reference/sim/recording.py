@@ -45,6 +45,9 @@ _ROUND = {etype: _constructor(etype, "t", "round", "reason")
 _OUTPUT = _constructor("output", "t", "value", "attrs")
 _SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")
 _PROTOCOL_ERROR = _constructor("protocol_error", "t", "reason", "attrs")
+_FINISH = _constructor("finish", "t", "reason")
+_RETIRE = _constructor("retire", "t", "ckpt", "reason")
+_RESTORE_FROM = _constructor("restore", "t", "ckpt", "recovery", "round", "sources", "channels")
 
 
 class EventLog:
@@ -118,6 +121,27 @@ class EventLog:
         """A ``send`` with ``attrs`` (a completion notification, an operator event)."""
         self._add(_SEND_ATTRS, pid, t, ch, mid, seq, size, key, value, attrs)
 
+    # -- rescaling and finished tasks ----------------------------------------------
+    def add_processes(self, procs: list, channels: list) -> None:
+        """Processes and channels that join the run (a job restored at another parallelism)."""
+        self.header.processes.extend(procs)
+        self.header.channels.extend(channels)
+        self.names.extend(p.id for p in procs)
+        self.next_idx.extend(0 for _ in procs)
+
+    def key_group(self, kg) -> None:
+        """Tag the last event (a keyed send) with its key group."""
+        self.events[-1].key_group = kg
+
+    def finish(self, pid, t, reason) -> None:
+        self._add(_FINISH, pid, t, reason)
+
+    def retire(self, pid, t, ckpt, reason) -> None:
+        self._add(_RETIRE, pid, t, ckpt, reason)
+
+    def restore_from(self, pid, t, recovery, round, sources, channels) -> None:
+        self._add(_RESTORE_FROM, pid, t, 0, recovery, round, sources, channels or None)
+
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:
         return Trace(self.header, self.events, path)
@@ -140,3 +164,4 @@ class NullLog(EventLog):
 
     send = marker = arrive = recv = discard = replay = checkpoint = record = _nothing
     fail = restore = round_event = output = protocol_error = send_attrs = _nothing
+    key_group = finish = retire = restore_from = _nothing

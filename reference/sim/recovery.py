@@ -72,7 +72,7 @@ class Recovery:
         log = self.log
         proto = self.protocol
         for v in self.tasks:
-            ckpt = v.round_ckpt[line] if line else 0
+            ckpt = v.round_ckpt.get(line, 0) if line else 0     # 0: a task started after the round
             st = self.store[(v.pid, ckpt)] if ckpt else v.initial
             stored.append(st)
             log.restore(v.pid, now, ckpt, k, line or None)
@@ -103,8 +103,8 @@ class Recovery:
                 self.pump(ch)
         for ext in self.externals:                     # sources re-read from their offsets
             src = ext.chan.dst
-            for m in ext.sent[src.op.offset:]:
-                nm = self._replay(ext, m, "source")
+            for m in ext.sent[src.op.position(ext.chan.port):]:
+                nm = self._replay(ext, m, "source", ext.chan)
                 nm.arr = now
                 ext.chan.inq.append(nm)
         rec = self.recoveries[-1]
@@ -120,14 +120,17 @@ class Recovery:
         for v in self.tasks:
             self.step(v)
 
-    def _replay(self, node, m: Msg, source: str) -> Msg:
+    def _replay(self, node, m: Msg, source: str, ch=None) -> Msg:
+        """A new incarnation of ``m`` on its channel, or on ``ch`` (the channel a restore
+        at another parallelism mapped ``m``'s channel onto)."""
         k = self.replays.get(m.mid, 0) + 1
         self.replays[m.mid] = k
         mid = f"{m.mid}/r{k}"
-        nm = Msg(mid, m.ch, m.seq, DATA, m.value, m.key, m.size, m.born, m.ch.epoch)
+        ch = ch or m.ch
+        nm = Msg(mid, ch, m.seq, DATA, m.value, m.key, m.size, m.born, ch.epoch)
         nm.pb = m.pb
         nm.recovered = True
-        self.log.replay(node.pid, self.now, m.ch.id, mid, m.mid, source)
+        self.log.replay(node.pid, self.now, ch.id, mid, m.mid, source)
         self.m["replayed_" + source] += 1
         self.outstanding += 1
         return nm

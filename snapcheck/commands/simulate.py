@@ -24,7 +24,7 @@ _DEMO_OPTIONS = {
     "workload": "workload", "parallelism": "parallelism", "records": "records", "gap": "gap",
     "interval": "interval", "jitter": "jitter", "buffer": "buffer", "out_buffer": "out_buffer",
     "decline_prob": "decline_prob", "fail": "failures", "straggler": "stragglers",
-    "checkpoint_timeout": "checkpoint_timeout",
+    "checkpoint_timeout": "checkpoint_timeout", "rescale": "rescale", "finish_sources": "finish_sources",
 }
 
 
@@ -42,6 +42,24 @@ def _parse_pause(spec: str) -> tuple[int, int]:
     if not sep or not step.isdigit() or not ticks.isdigit() or int(step) < 1:
         raise UsageError(f"--pause {spec!r}: expected STEP:TICKS (positive integers), e.g. 120:400")
     return int(step), int(ticks)
+
+
+def _parse_rescale(spec: str) -> tuple[str, int, int]:
+    """``KIND@TIME:P`` (KIND ``savepoint`` or ``failure``) as a ``SimConfig.rescale`` entry.
+
+    >>> _parse_rescale("savepoint@1500:3")
+    ('savepoint', 1500, 3)
+    """
+    kind, sep, rest = spec.partition("@")
+    when, sep2, p = rest.partition(":")
+    try:
+        t, n = int(when), int(p)
+    except ValueError:
+        t = n = -1
+    if not sep or not sep2 or kind not in ("savepoint", "failure") or t < 0 or n < 1:
+        raise UsageError(f"--rescale {spec!r}: expected KIND@TIME:PARALLELISM with KIND savepoint or failure, "
+                         "e.g. savepoint@1500:3")
+    return kind, t, n
 
 
 def _parse_straggler(spec: str) -> tuple[str, float]:
@@ -112,13 +130,21 @@ def _print_list() -> None:
 @click.option("--out-buffer", type=int, default=2, show_default=True, help="Output buffer per channel (records).")
 @click.option("--decline-prob", type=float, default=0.0, show_default=True,
               help="Probability that a task's snapshot fails (the round is declined).")
+@click.option("--rescale", multiple=True, metavar="KIND@TIME:P",
+              help="Restore the job at parallelism P: KIND savepoint (stop-with-savepoint at TIME, then restore) or "
+                   "failure (a task crashes at TIME; the recovery restores at P). Repeatable.")
+@click.option("--max-parallelism", type=int, default=16, show_default=True,
+              help="Key groups of keyed operators (runs that rescale).")
+@click.option("--finish-sources", is_flag=True,
+              help="Sources finish at the end of their input (FLIP-147) while the rest of the job goes on.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Trace file to write (.jsonl).")
 @click.option("--metrics-json", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @click.option("--list", "list_", is_flag=True, help="List protocols, workloads and mutants.")
 @click.pass_context
 def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, pause, straggler, mutant,
                  demo, interval, max_concurrent, checkpoint_timeout, aligned_timeout, recovery, latency, jitter,
-                 non_fifo, buffer, out_buffer, decline_prob, output, metrics_json, list_) -> None:
+                 non_fifo, buffer, out_buffer, decline_prob, rescale, max_parallelism, finish_sources, output,
+                 metrics_json, list_) -> None:
     """Simulate a streaming dataflow under a checkpointing protocol and write its trace.
 
     Deterministic: the same options give a byte-identical trace. Times are in ticks
@@ -139,7 +165,8 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         mutant=mutant, interval=interval,
         max_concurrent=max_concurrent, checkpoint_timeout=checkpoint_timeout, aligned_timeout=aligned_timeout,
         recovery=recovery, latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
-        decline_prob=decline_prob)
+        decline_prob=decline_prob, rescale=tuple(_parse_rescale(r) for r in rescale), max_parallelism=max_parallelism,
+        finish_sources=finish_sources)
     if mutant is not None:
         m = resolve(mutant, "mutant")
         if not m.mutant_of:
@@ -153,7 +180,7 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
     elif demo:
         raise UsageError("--demo needs --mutant")
     for name, value in (("parallelism", parallelism), ("interval", interval), ("max-concurrent", max_concurrent),
-                        ("buffer", buffer), ("out-buffer", out_buffer)):
+                        ("buffer", buffer), ("out-buffer", out_buffer), ("max-parallelism", max_parallelism)):
         if value < 1:
             raise UsageError(f"--{name} must be at least 1")
     try:
