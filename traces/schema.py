@@ -61,8 +61,8 @@ def _value_check(prop: dict, defs: dict):
         lo, hi = prop.get("minLength", 0), prop.get("maxLength", 10**9)
         return lambda v: type(v) is str and lo <= len(v) <= hi
     if t == "integer":
-        lo = prop.get("minimum", -10**18)
-        return lambda v: type(v) is int and v >= lo
+        lo, hi = prop.get("minimum", -2**63), prop.get("maximum", 2**63 - 1)
+        return lambda v: type(v) is int and lo <= v <= hi
     if t == "number":
         return lambda v: type(v) in (int, float)
     if t == "boolean":

@@ -3,9 +3,11 @@
 Each problem is reported as ``FILE:LINE: reason``: malformed JSON, unknown event
 type, missing or mistyped field (JSON Schema), unknown process or channel, an
 event on the wrong end of its channel, a receive of a message never sent, a
-duplicate message identity, an out-of-order per-process sequence, a checkpoint
-number that goes backwards, a restore of a checkpoint never taken, and a
-causally impossible history (a cycle in happened-before). Memory is
+message received twice (processed or discarded twice, or arriving twice: each
+message incarnation is delivered once; a redelivery is a ``replay`` with its own
+mid), a duplicate message identity, an out-of-order per-process sequence, a
+checkpoint number that goes backwards, a restore of a checkpoint never taken,
+and a causally impossible history (a cycle in happened-before). Memory is
 O(processes + messages): events are checked and passed on, never kept.
 """
 
@@ -28,10 +30,14 @@ class TraceValidator:
     """Feed the header, then every event in file order; ``finish()`` runs the
     whole-trace checks and returns the errors (first ``max_errors`` kept, all counted)."""
 
-    def __init__(self, file: str = "<memory>", max_errors: int = DEFAULT_MAX_ERRORS):
+    def __init__(self, file: str = "<memory>", max_errors: int = DEFAULT_MAX_ERRORS, strict: bool = False):
+        """``strict``: a rejected event changes nothing (for writers, which refuse it and
+        go on); otherwise the reader resynchronises on it so one slip does not cascade."""
         self.file = file
         self.max_errors = max_errors
+        self.strict = strict
         self.errors: list[TraceError] = []
+        self.last_error: TraceError | None = None
         self.total_errors = 0
         self.header_obj: Header | None = None
         self._procs: dict[str, int] = {}
@@ -50,6 +56,9 @@ class TraceValidator:
         self._mid_num: dict[str, int] = {}
         self._msg_ch = array("i")
         self._msg_line = array("q")
+        self._used_line = array("q")      # per message: line of its recv or discard (0: none yet)
+        self._arrived_line = array("q")   # per message: line of its arrive (0: none yet)
+        self._early: dict[tuple[str, bool], int] = {}   # (mid, is arrive) -> line, before its send
         self._pending: list[tuple[str, int, int, str]] = []   # (mid, line, channel or -1, what)
         self._comm: list[array] = []          # per process: encoded comm events (see _hb_check)
         self._comm_line: list[array] = []
@@ -59,8 +68,9 @@ class TraceValidator:
     # -- reporting --------------------------------------------------------------
     def error(self, line: int, reason: str) -> None:
         self.total_errors += 1
+        self.last_error = TraceError(self.file, line, reason)
         if len(self.errors) < self.max_errors:
-            self.errors.append(TraceError(self.file, line, reason))
+            self.errors.append(self.last_error)
 
     @property
     def ok(self) -> bool:
@@ -143,18 +153,25 @@ class TraceValidator:
         idx = d["idx"]
         want = self._next_idx[p]
         if idx != want and idx != self._alt_idx.get(p):
-            # Report, then resynchronise on either reading (a typo'd idx or a missing line),
-            # and go on checking the event so one slip does not cascade.
             self.error(line, f"out-of-order per-process sequence: {d['proc']} event idx {idx}, expected {want}")
+            if self.strict:
+                self.events_seen -= 1
+                return None
+            # Resynchronise on either reading (a typo'd idx or a missing line), and go on
+            # checking the event so one slip does not cascade.
             self._alt_idx[p] = want + 1
-        else:
+        elif self._alt_idx:
             self._alt_idx.pop(p, None)
         self._next_idx[p] = idx + 1
         ev = Event.from_dict(d, line)
         if self._failed[p] and etype != "restore":
             self.error(line, f"{ev.proc} has failed and records {etype!r} before a 'restore'")
-            return None
-        return ev if self._handlers[etype](self, ev, p, line) else None
+        elif self._handlers[etype](self, ev, p, line):
+            return ev
+        if self.strict:
+            self._next_idx[p] = want
+            self.events_seen -= 1
+        return None
 
     def _channel(self, ev: Event, line: int) -> int | None:
         c = self._chans.get(ev.ch)
@@ -162,14 +179,42 @@ class TraceValidator:
             self.error(line, f"unknown channel {ev.ch!r}")
         return c
 
-    def _new_mid(self, mid: str, c: int, line: int) -> bool:
+    def _fresh_mid(self, mid: str, line: int) -> bool:
         if mid in self._mid_num:
             first = self._msg_line[self._mid_num[mid]]
             self.error(line, f"duplicate message identity: mid {mid!r} was already sent at line {first}")
             return False
+        return True
+
+    def _new_mid(self, mid: str, c: int, line: int) -> None:
+        """Number a new message (``_fresh_mid`` said it is new)."""
         self._mid_num[mid] = len(self._msg_ch)
         self._msg_ch.append(c)
         self._msg_line.append(line)
+        early = self._early
+        self._used_line.append(early.pop((mid, False), 0) if early else 0)
+        self._arrived_line.append(early.pop((mid, True), 0) if early else 0)
+
+    _VERB = {"recv": "processed", "discard": "discarded", "arrive": "arrived"}
+
+    def _once(self, mid: str, n: int | None, line: int, what: str) -> bool:
+        """A message arrives at most once and is processed or discarded at most once.
+        (Lines are stored negated for a discard, to name the first fate in the error.)"""
+        arrive = what == "arrive"
+        lines = self._arrived_line if arrive else self._used_line
+        first = lines[n] if n is not None else self._early.get((mid, arrive), 0)
+        if first:
+            earlier = "had already arrived" if arrive else \
+                f"was already {'discarded' if first < 0 else 'processed'}"
+            self.error(line, f"message received twice: {mid!r} {self._VERB[what]} at line {line}, but it {earlier} "
+                             f"at line {abs(first)} (a message is delivered once; a redelivery is a 'replay' with "
+                             f"its own mid)")
+            return False
+        mark = -line if what == "discard" else line
+        if n is not None:
+            lines[n] = mark
+        else:
+            self._early[(mid, arrive)] = mark
         return True
 
     def _ref_mid(self, mid: str, c: int, line: int, what: str, p: int) -> None:
@@ -216,9 +261,11 @@ class TraceValidator:
                 self.error(line, f"duplicate message identity: seq {ev.seq} on {ev.ch!r} does not follow "
                                  f"seq {last} (sequence numbers increase per channel between restores)")
                 return False
-            self._last_seq[key] = ev.seq
-        if not self._new_mid(ev.mid, c, line):
+        if not self._fresh_mid(ev.mid, line):
             return False
+        if ev.seq is not None:
+            self._last_seq[key] = ev.seq
+        self._new_mid(ev.mid, c, line)
         self._comm[p].append(2 * self._mid_num[ev.mid])
         self._comm_line[p].append(line)
         return True
@@ -230,6 +277,8 @@ class TraceValidator:
         if self._ch_dst[c] != p:
             self.error(line, f"{ev.type} on the wrong channel: {ev.proc} is not the destination of {ev.ch!r} "
                              f"(destination {self.header_obj.channels[c].dst})")
+            return False
+        if not self._once(ev.mid, self._mid_num.get(ev.mid), line, ev.type):
             return False
         self._ref_mid(ev.mid, c, line, ev.type, p)
         return True
@@ -243,9 +292,10 @@ class TraceValidator:
         if p not in (self._ch_src[c], self._ch_dst[c]):
             self.error(line, f"replay on {ev.ch!r} by {ev.proc}, which is neither its source nor its destination")
             return False
-        self._ref_mid(ev.replay_of, c, line, "replay", p)
-        if not self._new_mid(ev.mid, c, line):
+        if not self._fresh_mid(ev.mid, line):
             return False
+        self._ref_mid(ev.replay_of, c, line, "replay", p)
+        self._new_mid(ev.mid, c, line)
         self._comm[p].append(2 * self._mid_num[ev.mid])
         self._comm_line[p].append(line)
         return True

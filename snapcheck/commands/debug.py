@@ -211,7 +211,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
 
     from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config, simulate_config
-    from snapcheck.traces.jsonl import dumps_trace
+    from snapcheck.traces.writer import dumps_trace
 
     config = _sim_config(trace_path, simulation, simulate)
     if trace_path is None and config is None:
