@@ -18,7 +18,7 @@ from typing import Iterator
 import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.lines import Unreadable, integer_problem, split_lines
+from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
 from snapcheck.traces.model import Event, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
@@ -27,41 +27,96 @@ def _is_parquet(path: str) -> bool:
     return str(path).endswith((".parquet", ".pq"))
 
 
-def _open_lines(path, max_line_bytes: int | None) -> Iterator[tuple[int, bytes]]:
+def _open_batches(path, max_line_bytes: int | None) -> Iterator[tuple[int, list[bytes], bool]]:
     try:
         f = open(path, "rb")
     except OSError as exc:
         raise TraceErrors([TraceError(str(path), 0, f"cannot open: {exc.strerror}")]) from None
     with f:
-        yield from split_lines(f, str(path), max_line_bytes)
+        yield from line_batches(f, str(path), max_line_bytes)
 
 
-def _text_lines(source) -> Iterator[tuple[int, bytes]]:
-    for n, raw in enumerate(source, 1):
-        yield n, raw.encode() if isinstance(raw, str) else raw
+def _text_batches(source) -> Iterator[tuple[int, list[bytes], bool]]:
+    lines = [raw.encode() if isinstance(raw, str) else raw for raw in source]
+    yield 1, lines, True
+
+
+class _JsonLines:
+    """The parsed lines of a JSON Lines source, read in batches (``traces.lines``).
+
+    ``rows()`` yields (line number, parsed object or None, parse error or None), blank
+    lines skipped; ``checked(check, error)`` goes on after the last line ``rows()``
+    yielded and yields, per batch, the (line, object) pairs ``check(object, line)``
+    accepts, parsing and checking in one loop (the hot path of every reader); the
+    problems of the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
+    reading cannot go on (a line over the length limit)."""
+
+    def __init__(self, source, max_line_bytes: int | None = None):
+        if isinstance(source, (str, os.PathLike)):
+            self._batches = _open_batches(source, max_line_bytes)
+        else:
+            self._batches = _text_batches(source)
+        self._batch: tuple[int, list[bytes], bool] | None = None   # the batch rows() is in
+        self._next = 0                                              # its next line
+
+    def rows(self) -> Iterator[tuple[int, dict | None, str | None]]:
+        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        for batch in self._batches:
+            self._batch = batch
+            n, lines, long_digits = batch
+            for k, raw in enumerate(lines):
+                self._next = k + 1
+                try:
+                    obj = loads(raw)
+                except JSONDecodeError as exc:
+                    if raw and not raw.isspace():
+                        yield n + k, None, f"malformed JSON: {exc}"
+                    continue
+                problem = integer_problem(raw) if long_digits else None
+                if problem is not None:
+                    yield n + k, None, problem
+                    continue
+                yield n + k, obj, None
+        self._batch = None
+
+    def _remaining(self):
+        if self._batch is not None:
+            n, lines, long_digits = self._batch
+            yield n + self._next, lines[self._next:], long_digits
+        yield from self._batches
+
+    def checked(self, check, error, keep: bool = True) -> Iterator[list[tuple[int, dict]]]:
+        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        for n, lines, long_digits in self._remaining():
+            valid: list = []
+            keep_valid = valid.append if keep else _discard
+            for raw in lines:
+                try:
+                    obj = loads(raw)
+                except JSONDecodeError as exc:
+                    if raw and not raw.isspace():
+                        error(n, f"malformed JSON: {exc}")
+                    n += 1
+                    continue
+                if long_digits:
+                    problem = integer_problem(raw)
+                    if problem is not None:
+                        error(n, problem)
+                        n += 1
+                        continue
+                if check(obj, n):
+                    keep_valid((n, obj))
+                n += 1
+            yield valid
+
+
+def _discard(_pair) -> None:
+    """Where ``_JsonLines.checked`` puts the valid events nobody keeps."""
 
 
 def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
-    """(line number, parsed object or None, parse error or None); blank lines skipped.
-    Raises ``Unreadable`` when reading cannot go on (a line over the length limit)."""
-    if isinstance(source, (str, os.PathLike)):
-        lines = _open_lines(source, max_line_bytes)
-    else:
-        lines = _text_lines(source)
-    loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
-    for n, raw in lines:
-        try:
-            obj = loads(raw)
-        except JSONDecodeError as exc:
-            if raw.isspace() or not raw:
-                continue
-            yield n, None, f"malformed JSON: {exc}"
-            continue
-        problem = integer_problem(raw)
-        if problem is not None:
-            yield n, None, problem
-            continue
-        yield n, obj, None
+    """(line number, parsed object or None, parse error or None); blank lines skipped."""
+    return _JsonLines(source, max_line_bytes).rows()
 
 
 def iter_events(path, validator: TraceValidator | None = None, raise_errors: bool = True,
@@ -73,39 +128,65 @@ def iter_events(path, validator: TraceValidator | None = None, raise_errors: boo
     raised if any problem was found (so a consumer never accepts a bad trace).
     ``trace_id`` picks one trace of a multi-trace Parquet file; ``max_line_bytes``
     bounds the length of a JSONL line (default: ``traces.lines.max_line_bytes()``).
+    Memory: the events of one read batch (``traces.lines.CHUNK`` bytes) at a time.
     """
-    name = str(path)
-    v = validator or TraceValidator(name, max_errors)
-    rows = _rows(path, trace_id, max_line_bytes)
+    v = validator or TraceValidator(str(path), max_errors)
+    from_dict = Event.from_dict
+    for batch in _valid_batches(path, v, trace_id, max_line_bytes, keep=True):
+        for line, obj in batch:
+            yield from_dict(obj, line)
+    if raise_errors:
+        v.raise_if_errors()
+
+
+def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_bytes: int | None = None) -> None:
+    """Validate a whole trace file into ``validator`` without building events."""
+    for _ in _valid_batches(path, validator, trace_id, max_line_bytes, keep=False):
+        pass
+
+
+def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool):
+    """Lists of (line, event object) of the valid event lines (empty lists unless ``keep``),
+    recording every problem in ``v``; the whole-trace checks run at the end when the file
+    could be read to its end."""
+    source = _source(path, trace_id, max_line_bytes)
+    rows = source.rows() if isinstance(source, _JsonLines) else source
     got_header = complete = False
     try:
-        for line, obj, err in rows:
+        for line, obj, err in rows:             # up to the header
             if err is not None:
                 v.error(line, err)
-                if not got_header:
-                    break
-                continue
-            if not got_header:
-                got_header = True
-                if v.header(obj, line) is None:
-                    break
-                continue
-            ev = v.event(obj, line)
-            if ev is not None:
-                yield ev
+                break
+            got_header = v.header(obj, line) is not None
+            break
         else:
+            complete = True
+        if got_header:
+            if isinstance(source, _JsonLines):
+                yield from source.checked(v.check_event, v.error, keep)
+            else:
+                check = v.check_event
+                valid = []
+                for line, obj, err in rows:
+                    if err is not None:
+                        v.error(line, err)
+                    elif check(obj, line) and keep:
+                        valid.append((line, obj))
+                        if len(valid) >= 4096:
+                            yield valid
+                            valid = []
+                yield valid
             complete = True
     except Unreadable as exc:
         v.error(exc.line, exc.reason)
     if complete and not got_header and v.ok:
         v.error(0, "empty trace: no header line")
-    if complete and v.header_obj is not None:
+    if complete and got_header:
         v.finish()
-    if raise_errors:
-        v.raise_if_errors()
 
 
-def _rows(path, trace_id: str | None, max_line_bytes: int | None):
+def _source(path, trace_id: str | None, max_line_bytes: int | None):
+    """A ``_JsonLines`` reader, or the (line, object, error) rows of a Parquet trace."""
     name = str(path)
     if isinstance(path, (str, os.PathLike)) and _is_parquet(name):
         from snapcheck.traces.parquet import iter_parquet_dicts
@@ -113,7 +194,12 @@ def _rows(path, trace_id: str | None, max_line_bytes: int | None):
     if trace_id is not None:
         raise TraceErrors([TraceError(name, 0, "--trace-id applies to Parquet files only (one JSONL file "
                                                "holds one trace)")])
-    return _raw_lines(path, max_line_bytes)
+    return _JsonLines(path, max_line_bytes)
+
+
+def _rows(path, trace_id: str | None, max_line_bytes: int | None):
+    source = _source(path, trace_id, max_line_bytes)
+    return source.rows() if isinstance(source, _JsonLines) else source
 
 
 def read_header(path, trace_id: str | None = None) -> Header:

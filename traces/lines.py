@@ -25,15 +25,15 @@ True
 from __future__ import annotations
 
 import json
-import re
 from typing import BinaryIO, Iterator
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
-CHUNK = 1 << 20
+CHUNK = 1 << 18
 
 _max_line_bytes = DEFAULT_MAX_LINE_BYTES
-_LONG_DIGITS = re.compile(rb"\d{19}")
+_ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_DIGITS = b"0" * 19
 
 
 class Unreadable(Exception):
@@ -63,18 +63,21 @@ def _too_long(line: int, limit: int) -> Unreadable:
                             f"raise it with 'snapcheck --max-line-bytes N' if the line is real)")
 
 
-def split_lines(f: BinaryIO, name: str = "<stream>", limit: int | None = None) -> Iterator[tuple[int, bytes]]:
-    """(line number, line without its newline) for every line of ``f``, blank ones included.
-    Raises ``Unreadable`` for a line longer than ``limit`` bytes or a read error."""
+def line_batches(f: BinaryIO, name: str = "<stream>", limit: int | None = None
+                 ) -> Iterator[tuple[int, list[bytes], bool]]:
+    """The lines of ``f`` in batches, one per chunk read: (number of the batch's first line,
+    its lines without newlines, whether a line of the batch may hold a run of 19 digits,
+    i.e. an integer that ``integer_problem`` must look at). Raises ``Unreadable`` for a line
+    longer than ``limit`` bytes or a read error."""
     limit = _max_line_bytes if limit is None else limit
-    n = 0
+    n = 1                            # number of the next line
     pending: list[bytes] = []        # pieces of a line not finished yet
     pending_len = 0
     while True:
         try:
             chunk = f.read(CHUNK)
         except OSError as exc:
-            raise Unreadable(n + 1, f"cannot read: {exc.strerror or exc}") from None
+            raise Unreadable(n, f"cannot read: {exc.strerror or exc}") from None
         if not chunk:
             break
         cut = chunk.find(b"\n")
@@ -82,31 +85,41 @@ def split_lines(f: BinaryIO, name: str = "<stream>", limit: int | None = None) -
             pending.append(chunk)
             pending_len += len(chunk)
             if pending_len > limit:
-                raise _too_long(n + 1, limit)
+                raise _too_long(n, limit)
             continue
         if pending:
             pending.append(chunk[:cut])
             first = b"".join(pending)
             pending, pending_len = [], 0
             chunk = chunk[cut + 1:]
-            n += 1
             if len(first) > limit:
                 raise _too_long(n, limit)
-            yield n, first
+            yield n, [first], _NINETEEN_DIGITS in first.translate(_ZERO_DIGITS)
+            n += 1
         lines = chunk.split(b"\n")
         tail = lines.pop()
-        for raw in lines:
-            n += 1
-            if len(raw) > limit:
-                raise _too_long(n, limit)
-            yield n, raw
+        if len(chunk) > limit:
+            for k, raw in enumerate(lines):
+                if len(raw) > limit:
+                    raise _too_long(n + k, limit)
+        if lines:
+            yield n, lines, _NINETEEN_DIGITS in chunk.translate(_ZERO_DIGITS)
+            n += len(lines)
         if tail:
             pending.append(tail)
             pending_len = len(tail)
             if pending_len > limit:
-                raise _too_long(n + 1, limit)
+                raise _too_long(n, limit)
     if pending:
-        yield n + 1, b"".join(pending)
+        last = b"".join(pending)
+        yield n, [last], _NINETEEN_DIGITS in last.translate(_ZERO_DIGITS)
+
+
+def split_lines(f: BinaryIO, name: str = "<stream>", limit: int | None = None) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its newline) for every line of ``f``, blank ones included.
+    Raises ``Unreadable`` for a line longer than ``limit`` bytes or a read error."""
+    for first, lines, _ in line_batches(f, name, limit):
+        yield from enumerate(lines, first)
 
 
 class _Big:
@@ -150,7 +163,7 @@ def integer_problem(raw: bytes | str) -> str | None:
     else a reason naming the first field that does not."""
     if isinstance(raw, str):
         raw = raw.encode()
-    if _LONG_DIGITS.search(raw) is None:
+    if _NINETEEN_DIGITS not in raw.translate(_ZERO_DIGITS):      # no run of 19 digits: all fit
         return None
     try:
         obj = json.loads(raw, parse_int=_parse_int)
