@@ -25,6 +25,9 @@ logs (``checker.log_retention``). Nothing is decided from the protocol's name:
 ``CheckOptions.facts`` completes what the header declares (the command line fills
 it from the protocol catalogue for protocols it knows by name).
 A property named explicitly is checked even where the protocol promises nothing.
+Every property without a result is listed in ``report.not_judged`` with the
+reason (``checker.coverage``), and the faults the trace's producer was asked to
+inject are listed in ``report.faults`` with whether each happened.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import gc
 
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
+from snapcheck.checker.coverage import not_judged, requested_faults
 from snapcheck.checker.cuts import CutAnalysis, fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import History
@@ -154,6 +158,8 @@ def _check(trace, opts: CheckOptions) -> Report:
     h = run.h
     run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
                              "checkpoints": sum(h.L), "events": len(trace.events)})
+    run.report.not_judged = not_judged(run)
+    run.report.faults = [f.to_json() for f in requested_faults(trace)]
     return run.report
 
 

@@ -647,4 +647,17 @@ def _header(run: dict, topo: Topology, anomalies: list[str], notes: list[str], o
     return {"format": "snapcheck-trace", "version": 1, "processes": topo.processes, "channels": topo.channels,
             "protocol": {"name": protocol_name(mode), "params": params}, "seed": run.get("seed"),
             "metadata": {"source": "snapcheck flink run (Apache Flink MiniCluster, traced operators)",
-                         "flink": flink}}
+                         "faults": requested_faults(run), "flink": flink}}
+
+
+def requested_faults(run: dict) -> list[dict]:
+    """The injected faults of a run in the trace format's ``metadata.faults`` form: each
+    ``--fail OP:SUBTASK:WHEN`` with the subtask's process and whether it fired."""
+    fired = run.get("fired") if isinstance(run.get("fired"), dict) else {}
+    out = []
+    for spec in run.get("faults") or ():
+        op, _, rest = str(spec).partition(":")
+        subtask = rest.partition(":")[0]
+        out.append({"fault": f"Flink --fail {spec}", "proc": proc_id(op, int(subtask)) if subtask.isdigit() else None,
+                    "fired": spec in fired})
+    return out

@@ -60,6 +60,12 @@ def refuse_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]
             raise UsageError(f"{out}: the output is the input {src}; write to another file")
 
 
+def ensure_writable(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Fail fast, before any work: ``path`` is not one of ``inputs`` and its directory exists."""
+    refuse_inputs(path, inputs)
+    _check_directory(os.fspath(path))
+
+
 def _check_directory(path: str) -> str:
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):

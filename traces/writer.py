@@ -144,7 +144,7 @@ class TraceWriter:
         Raises ``RecorderError`` (and writes nothing) if the event is not valid here."""
         line = self._encode(d, f"{d.get('type', 'event')} by {d.get('proc', '?')}")
         v = self._v
-        if v.event(d, v.events_seen + 2) is None:
+        if not v.check_event(d, v.events_seen + 2):
             raise RecorderError(v.last_error.reason)
         self._emit(line)
         return line

@@ -34,6 +34,7 @@ from matplotlib.patches import FancyArrowPatch
 
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
+from snapcheck.traces.atomic import atomic_open
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Event, Trace
 
@@ -400,13 +401,21 @@ def render_figure(trace: Trace, findings: Findings | None = None, options: Rende
 
 
 def render(trace: Trace, path: str, findings: Findings | None = None, options: RenderOptions | None = None) -> None:
-    """Write the diagram to ``path``; the format follows the extension (.svg, .png, .pdf)."""
+    """Write the diagram to ``path`` (atomically, never onto the trace); the format follows
+    the extension (.svg, .png, .pdf)."""
+    ext = image_format(path)
+    fig = render_figure(trace, findings, options)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}), \
+            atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f:
+        fig.savefig(f, format=ext, metadata={"Date": None} if ext == "svg" else None)
+
+
+def image_format(path: str) -> str:
+    """The image format of an output path (svg, png or pdf), or a usage error."""
     ext = str(path).rsplit(".", 1)[-1].lower()
     if ext not in ("svg", "png", "pdf"):
         raise UsageError(f"cannot tell the image format of {path!r}: use .svg, .png or .pdf")
-    fig = render_figure(trace, findings, options)
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}):
-        fig.savefig(path, format=ext, metadata={"Date": None} if ext == "svg" else None)
+    return ext
 
 
 def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None) -> str:
