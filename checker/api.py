@@ -219,7 +219,7 @@ def _rounds(run: _Run) -> None:
             hist, dur, limit = h, run.dur, float("inf")
         g = [hist.pos_of[i][info.ckpts[p].ckpt] for i, p in enumerate(hist.procs)]
         ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit)
-        entry["in_transit"] = len(ca.in_transit)
+        entry["in_transit"] = len(ca.internal_in_transit) + ca.external_in_transit
 
 
 def _recovery_lines(run: _Run) -> None:
