@@ -11,6 +11,7 @@ Lines are read with a length limit and integers must fit 64 bits
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 from typing import Iterator
@@ -19,7 +20,7 @@ import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
-from snapcheck.traces.model import Event, Header, Trace
+from snapcheck.traces.model import EVENT_TYPES, Event, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
 
@@ -27,13 +28,13 @@ def _is_parquet(path: str) -> bool:
     return str(path).endswith((".parquet", ".pq"))
 
 
-def _open_batches(path, max_line_bytes: int | None) -> Iterator[tuple[int, list[bytes], bool]]:
+def _open_batches(path, max_line_bytes: int | None, progress=None) -> Iterator[tuple[int, list[bytes], bool]]:
     try:
         f = open(path, "rb")
     except OSError as exc:
         raise TraceErrors([TraceError(str(path), 0, f"cannot open: {exc.strerror}")]) from None
     with f:
-        yield from line_batches(f, str(path), max_line_bytes)
+        yield from line_batches(f, str(path), max_line_bytes, progress)
 
 
 def _text_batches(source) -> Iterator[tuple[int, list[bytes], bool]]:
@@ -51,9 +52,9 @@ class _JsonLines:
     problems of the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
     reading cannot go on (a line over the length limit)."""
 
-    def __init__(self, source, max_line_bytes: int | None = None):
+    def __init__(self, source, max_line_bytes: int | None = None, progress=None):
         if isinstance(source, (str, os.PathLike)):
-            self._batches = _open_batches(source, max_line_bytes)
+            self._batches = _open_batches(source, max_line_bytes, progress)
         else:
             self._batches = _text_batches(source)
         self._batch: tuple[int, list[bytes], bool] | None = None   # the batch rows() is in
@@ -121,22 +122,55 @@ def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int,
 
 def iter_events(path, validator: TraceValidator | None = None, raise_errors: bool = True,
                 max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None,
-                max_line_bytes: int | None = None) -> Iterator[Event]:
+                max_line_bytes: int | None = None, progress=None) -> Iterator[Event]:
     """Stream the validated events of a trace file (the header is ``validator.header_obj``).
 
     Invalid lines are not yielded; when the file is exhausted, ``TraceErrors`` is
     raised if any problem was found (so a consumer never accepts a bad trace).
     ``trace_id`` picks one trace of a multi-trace Parquet file; ``max_line_bytes``
-    bounds the length of a JSONL line (default: ``traces.lines.max_line_bytes()``).
-    Memory: the events of one read batch (``traces.lines.CHUNK`` bytes) at a time.
+    bounds the length of a JSONL line (default: ``traces.lines.max_line_bytes()``);
+    ``progress(bytes read)`` is called as a JSONL file is read. Memory: the events of
+    one read batch (``traces.lines.CHUNK`` bytes) at a time.
     """
     v = validator or TraceValidator(str(path), max_errors)
     from_dict = Event.from_dict
-    for batch in _valid_batches(path, v, trace_id, max_line_bytes, keep=True):
+    share = _Strings(v)
+    for batch in _valid_batches(path, v, trace_id, max_line_bytes, keep=True, progress=progress):
+        share.apply(batch)
         for line, obj in batch:
             yield from_dict(obj, line)
     if raise_errors:
         v.raise_if_errors()
+
+
+class _Strings:
+    """One string object per process, channel, event type and message id of a trace: the
+    events read share them (the parser makes a new string for every value; on a trace of
+    millions of events the copies would cost hundreds of megabytes)."""
+
+    def __init__(self, v: TraceValidator):
+        self.v = v
+        self.names: dict[str, str] | None = None
+        self.mids: dict[str, str] = {}
+
+    def apply(self, batch: list[tuple[int, dict]]) -> None:
+        if self.names is None:
+            if v_header := self.v.header_obj:
+                self.names = {t: t for t in EVENT_TYPES}
+                self.names.update((p.id, p.id) for p in v_header.processes)
+                self.names.update((c.id, c.id) for c in v_header.channels)
+            else:
+                return
+        names, mids = self.names, self.mids
+        for _, obj in batch:
+            obj["type"] = names[obj["type"]]
+            obj["proc"] = names[obj["proc"]]
+            ch = obj.get("ch")
+            if ch is not None:
+                obj["ch"] = names.get(ch, ch)
+            mid = obj.get("mid")
+            if mid is not None:
+                obj["mid"] = mids.setdefault(mid, mid)
 
 
 def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_bytes: int | None = None) -> None:
@@ -145,11 +179,12 @@ def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_
         pass
 
 
-def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool):
+def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool,
+                   progress=None):
     """Lists of (line, event object) of the valid event lines (empty lists unless ``keep``),
     recording every problem in ``v``; the whole-trace checks run at the end when the file
     could be read to its end."""
-    source = _source(path, trace_id, max_line_bytes)
+    source = _source(path, trace_id, max_line_bytes, progress)
     rows = source.rows() if isinstance(source, _JsonLines) else source
     got_header = complete = False
     try:
@@ -185,7 +220,7 @@ def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes
         v.finish()
 
 
-def _source(path, trace_id: str | None, max_line_bytes: int | None):
+def _source(path, trace_id: str | None, max_line_bytes: int | None, progress=None):
     """A ``_JsonLines`` reader, or the (line, object, error) rows of a Parquet trace."""
     name = str(path)
     if isinstance(path, (str, os.PathLike)) and _is_parquet(name):
@@ -194,7 +229,7 @@ def _source(path, trace_id: str | None, max_line_bytes: int | None):
     if trace_id is not None:
         raise TraceErrors([TraceError(name, 0, "--trace-id applies to Parquet files only (one JSONL file "
                                                "holds one trace)")])
-    return _JsonLines(path, max_line_bytes)
+    return _JsonLines(path, max_line_bytes, progress)
 
 
 def _rows(path, trace_id: str | None, max_line_bytes: int | None):
@@ -222,11 +257,21 @@ def read_header(path, trace_id: str | None = None) -> Header:
     raise AssertionError("unreachable")
 
 
-def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None) -> Trace:
+def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None, progress=None) -> Trace:
     """Read, validate and return a whole trace (``trace_id``: one trace of a multi-trace
-    Parquet file). Raises ``TraceErrors``."""
+    Parquet file; ``progress(bytes read)`` as a JSONL file is read). Raises ``TraceErrors``.
+
+    The cyclic garbage collector is paused while the events are built: they form no
+    reference cycles, and collecting while millions of them are allocated would only
+    scan them again and again (a fifth of the reading time)."""
     v = TraceValidator(str(path), max_errors)
-    events = list(iter_events(path, validator=v, trace_id=trace_id))
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return Trace(v.header_obj, events, str(path))
 
 

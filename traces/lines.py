@@ -63,14 +63,16 @@ def _too_long(line: int, limit: int) -> Unreadable:
                             f"raise it with 'snapcheck --max-line-bytes N' if the line is real)")
 
 
-def line_batches(f: BinaryIO, name: str = "<stream>", limit: int | None = None
+def line_batches(f: BinaryIO, name: str = "<stream>", limit: int | None = None, progress=None
                  ) -> Iterator[tuple[int, list[bytes], bool]]:
     """The lines of ``f`` in batches, one per chunk read: (number of the batch's first line,
     its lines without newlines, whether a line of the batch may hold a run of 19 digits,
     i.e. an integer that ``integer_problem`` must look at). Raises ``Unreadable`` for a line
-    longer than ``limit`` bytes or a read error."""
+    longer than ``limit`` bytes or a read error. ``progress(bytes read so far)`` is called
+    after every chunk."""
     limit = _max_line_bytes if limit is None else limit
     n = 1                            # number of the next line
+    done = 0
     pending: list[bytes] = []        # pieces of a line not finished yet
     pending_len = 0
     while True:
@@ -80,6 +82,9 @@ def line_batches(f: BinaryIO, name: str = "<stream>", limit: int | None = None
             raise Unreadable(n, f"cannot read: {exc.strerror or exc}") from None
         if not chunk:
             break
+        if progress is not None:
+            done += len(chunk)
+            progress(done)
         cut = chunk.find(b"\n")
         if cut < 0:
             pending.append(chunk)

@@ -174,21 +174,64 @@ def render(trace_path, output, layout, window, procs, line, only, labels, no_che
     recovery line, the orphan / dropped / phantom messages, and Z-cycle witnesses with
     their useless checkpoints are highlighted.
     """
-    from snapcheck.debug.render import RenderOptions, image_format, render as draw
+    from snapcheck.debug.render import RenderOptions, image_format, plan_view, render as draw
     from snapcheck.traces.atomic import ensure_writable
 
     image_format(output)
     ensure_writable(output, [trace_path])
-    trace = read_trace(trace_path, trace_id=trace_id)
-    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-    checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
-                                                 cut=_cut(cut)).get("cut")
-    opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
-                         recovery_line=None if line == "off" else line, only=list(only) or None,
-                         labels=labels, title=title, cut=checked)
-    draw(trace, output, findings, opts)
+    with _Phases() as phases:
+        trace = phases.read(trace_path, trace_id)
+        phases.step("checking")
+        findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
+        checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
+                                                     cut=_cut(cut)).get("cut")
+        opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
+                             recovery_line=None if line == "off" else line, only=list(only) or None,
+                             labels=labels, title=title, cut=checked)
+        view = plan_view(trace, findings, opts)
+        phases.step("drawing")
+        draw(trace, output, findings, opts)
+    for note in view.notes:
+        click.echo(f"note: {note}")
     click.echo(f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
                + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "") + ")")
+
+
+class _Phases:
+    """A progress display on stderr (on a terminal): a bar while the trace is read, then
+    the name of each later phase with the time elapsed."""
+
+    def __init__(self):
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+        console = Console(stderr=True)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                 TimeElapsedColumn(), console=console, transient=True,
+                                 disable=not console.is_terminal)
+        self.task = None
+
+    def __enter__(self) -> "_Phases":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def read(self, path: str, trace_id: str | None) -> Trace:
+        import os
+
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = None
+        self.task = self.progress.add_task("reading", total=size)
+        trace = read_trace(path, trace_id=trace_id,
+                           progress=lambda done: self.progress.update(self.task, completed=done))
+        self.progress.update(self.task, completed=size)
+        return trace
+
+    def step(self, name: str) -> None:
+        self.progress.update(self.task, description=name, total=None)
 
 
 # -- shrink ------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from snapcheck.debug.history import describe_event, message_table
 from snapcheck.traces.model import Event, Trace
 
 SNAPSHOT_EVERY = 128
+MAX_SNAPSHOTS = 512
 
 
 @dataclass(slots=True)
@@ -316,7 +317,7 @@ class Replay:
         self.trace = trace
         self.events = trace.events
         self._m = _Machine(trace)
-        self._every = max(1, snapshot_every)
+        self._every = max(1, snapshot_every, -(-len(self.events) // MAX_SNAPSHOTS))
         self._snapshots: dict[int, ReplayState] = {0: self._m.initial()}
         self._state = copy.deepcopy(self._snapshots[0])
         self.breakpoints: list[Breakpoint] = []
