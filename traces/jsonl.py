@@ -71,7 +71,7 @@ class _JsonLines:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
                     if raw and not raw.isspace():
-                        yield n + k, None, f"malformed JSON: {exc}"
+                        yield n + k, None, _not_json(raw, exc)
                     continue
                 problem = integer_problem(raw) if long_digits else None
                 if problem is not None:
@@ -96,7 +96,7 @@ class _JsonLines:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
                     if raw and not raw.isspace():
-                        error(n, f"malformed JSON: {exc}")
+                        error(n, _not_json(raw, exc))
                     n += 1
                     continue
                 if long_digits:
@@ -109,6 +109,12 @@ class _JsonLines:
                     keep_valid((n, obj))
                 n += 1
             yield valid
+
+
+def _not_json(raw: bytes, exc: Exception) -> str:
+    """Why a line is not parsed: an integer too long for any number type (orjson calls it
+    infinity), else the parser's message."""
+    return integer_problem(raw) or f"malformed JSON: {exc}"
 
 
 def _discard(_pair) -> None:

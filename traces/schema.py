@@ -126,6 +126,30 @@ def fast_event_check(event_type: str, trusted: frozenset = frozenset()):
     return scope["check"]
 
 
+@cache
+def _field_checks(event_type: str) -> dict:
+    defs = schema()["$defs"]
+    out = {}
+    for k, p in defs[f"event_{event_type}"]["properties"].items():
+        e = _expr(p, defs, "v")
+        if e not in (None, "True"):
+            out[k] = eval(f"lambda v: {e}", {"NUMBER": frozenset((int, float))})
+    return out
+
+
+def stricter_than_schema(event_type: str, d: dict) -> str | None:
+    """Why the generated check rejects an event the JSON Schema accepts: the format
+    wants integers written as integers, where JSON Schema also takes ``1.0``.
+
+    >>> stricter_than_schema("fail", {"type": "fail", "proc": "A", "idx": 1.0})
+    "field 'idx' must be an integer written without a fraction, found 1.0"
+    """
+    for k, check in _field_checks(event_type).items():
+        if k in d and not check(d[k]):
+            return f"field {k!r} must be an integer written without a fraction, found {d[k]!r}"
+    return None
+
+
 def event_types() -> tuple[str, ...]:
     return tuple(k[len("event_"):] for k in schema()["$defs"] if k.startswith("event_"))
 
@@ -136,7 +160,7 @@ _FIELD = re.compile(r"^data(?:\.|\[)?(.*)$")
 def describe_schema_error(exc: fastjsonschema.JsonSchemaException) -> str:
     """Rewrite a fastjsonschema message ("data.seq must be integer") to name the field."""
     name = getattr(exc, "name", "data") or "data"
-    path = _FIELD.match(name).group(1).rstrip("]") if _FIELD.match(name) else name
+    path = _FIELD.match(name).group(1) if _FIELD.match(name) else name
     msg = exc.message
     if msg.startswith(name + " "):
         msg = msg[len(name) + 1:]

@@ -19,7 +19,8 @@ import fastjsonschema
 
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import EVENT_TYPES, Event, Header
-from snapcheck.traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
+from snapcheck.traces.schema import (describe_schema_error, event_validator, fast_event_check, header_validator,
+                                     stricter_than_schema)
 
 DEFAULT_MAX_ERRORS = 20
 MAX_ID = 200              # the longest id or mid (the schema's maxLength)
@@ -148,12 +149,8 @@ class TraceValidator:
             check, handler = _DISPATCH[etype]
         except (KeyError, TypeError, IndexError):
             return self._bad_type(d, line)
-        if not check(d):
-            try:
-                event_validator(etype)(d)
-            except fastjsonschema.JsonSchemaException as exc:
-                self.error(line, f"{etype}: {describe_schema_error(exc)}")
-                return False
+        if not check(d) and self._schema_failed(d, line):
+            return False
         proc = d["proc"]
         try:
             p = self._procs[proc]
@@ -197,12 +194,17 @@ class TraceValidator:
         return False
 
     def _schema_failed(self, d: dict, line: int) -> bool:
-        """Run the full schema validator on an event whose trusted fields (``_TRUSTED``)
-        did not pass the stateful checks; record its error if it has one."""
+        """Run the full schema validator on an event the generated check refused or whose
+        trusted fields (``_TRUSTED``) did not pass the stateful checks; record its error if
+        it has one (an integer written with a fraction, ``1.0``, is one)."""
         try:
             event_validator(d["type"])(d)
         except fastjsonschema.JsonSchemaException as exc:
             self.error(line, f"{d['type']}: {describe_schema_error(exc)}")
+            return True
+        stricter = stricter_than_schema(d["type"], d)
+        if stricter is not None:
+            self.error(line, f"{d['type']}: {stricter}")
             return True
         return False
 
