@@ -93,28 +93,14 @@ class _Pair:
             self.min_r[node] = min(self.min_r[2 * node], self.min_r[2 * node + 1])
             self.max_r[node] = max(self.max_r[2 * node], self.max_r[2 * node + 1])
 
-    def at_most(self, lo: int, hi: int, bound: int, out: list) -> None:
-        """Append the messages at positions [lo, hi) whose r <= bound (tree descent)."""
-        tree, size, msgs = self.min_r, self.size, self.msgs
+    def select(self, lo: int, hi: int, bound: int, above: bool, out: list) -> None:
+        """Append the messages at positions [lo, hi) whose r > bound (``above``; r = ⊥
+        included) or r <= bound, descending only into subtrees that can hold one."""
+        tree, size, msgs = (self.max_r if above else self.min_r), self.size, self.msgs
         stack = [(1, 0, size)]
         while stack:
             node, a, b = stack.pop()
-            if b <= lo or a >= hi or tree[node] > bound:
-                continue
-            if b - a == 1:
-                out.append(msgs[a])
-                continue
-            mid = (a + b) // 2
-            stack.append((2 * node + 1, mid, b))
-            stack.append((2 * node, a, mid))
-
-    def above(self, lo: int, hi: int, bound: int, out: list) -> None:
-        """Append the messages at positions [lo, hi) whose r > bound (r = ⊥ included)."""
-        tree, size, msgs = self.max_r, self.size, self.msgs
-        stack = [(1, 0, size)]
-        while stack:
-            node, a, b = stack.pop()
-            if b <= lo or a >= hi or tree[node] <= bound:
+            if b <= lo or a >= hi or (tree[node] <= bound if above else tree[node] > bound):
                 continue
             if b - a == 1:
                 out.append(msgs[a])
@@ -159,7 +145,7 @@ class CutIndex:
         for pair in self.pairs:
             k = bisect_right(pair.s, g[pair.src])
             if k < len(pair.msgs):
-                pair.at_most(k, len(pair.msgs), g[pair.dst], out)
+                pair.select(k, len(pair.msgs), g[pair.dst], False, out)
         out.sort(key=lambda m: m.k)
         return out
 
@@ -169,7 +155,7 @@ class CutIndex:
         for pair in self.pairs:
             k = bisect_right(pair.s, g[pair.src])
             if k:
-                pair.above(0, k, g[pair.dst], out)
+                pair.select(0, k, g[pair.dst], True, out)
         out.sort(key=lambda m: m.k)
         return out
 

@@ -94,8 +94,8 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
     trace = read_trace(trace_path, trace_id=trace_id)
     findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
-    stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels)
     targets = [x is not None for x in (until, until_line, at_violation)]
+    stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels, navigable=not any(targets))
     if sum(targets) > 1:
         raise UsageError("give at most one of --until, --until-line, --at-violation")
     if any(targets):

@@ -55,9 +55,10 @@ def _compact(value) -> str:
 
 class Stepper:
     def __init__(self, trace: Trace, findings: Findings | None = None, console: Console | None = None,
-                 show_all_channels: bool = False):
+                 show_all_channels: bool = False, navigable: bool = True):
+        """``navigable=False``: the state is shown at one position only (no snapshots kept)."""
         self.trace = trace
-        self.replay = Replay(trace)
+        self.replay = Replay(trace, navigable=navigable)
         self.findings = findings or Findings()
         self.console = console or Console(highlight=False)
         self.show_all_channels = show_all_channels
