@@ -32,8 +32,6 @@ inject are listed in ``report.faults`` with whether each happened.
 
 from __future__ import annotations
 
-import gc
-
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
 from snapcheck.checker.coverage import not_judged, requested_faults
@@ -52,6 +50,7 @@ from snapcheck.checker.rgraph import Graph, scc_labels
 from snapcheck.checker.rounds import find_rounds, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
 class _Run:
@@ -127,13 +126,8 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
     """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
     opts = opts or CheckOptions()
     opts.validate()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()          # the analyses build many small objects and no garbage cycles
-    try:
+    with paused_gc():     # the analyses build many small objects and no garbage cycles
         return _check(trace, opts)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _check(trace, opts: CheckOptions) -> Report:

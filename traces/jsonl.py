@@ -11,7 +11,6 @@ Lines are read with a length limit and integers must fit 64 bits
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 from typing import Iterator
@@ -19,6 +18,7 @@ from typing import Iterator
 import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
 from snapcheck.traces.model import EVENT_TYPES, Event, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
@@ -267,17 +267,10 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
     """Read, validate and return a whole trace (``trace_id``: one trace of a multi-trace
     Parquet file; ``progress(bytes read)`` as a JSONL file is read). Raises ``TraceErrors``.
 
-    The cyclic garbage collector is paused while the events are built: they form no
-    reference cycles, and collecting while millions of them are allocated would only
-    scan them again and again (a fifth of the reading time)."""
+    The cyclic garbage collector is paused while the events are built (``traces.gc_pause``)."""
     v = TraceValidator(str(path), max_errors)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     return Trace(v.header_obj, events, str(path))
 
 

@@ -124,10 +124,10 @@ class Judgement:
         return "\n".join(lines)
 
 
-def judge_file(path: str) -> Judgement:
+def judge_file(path: str, trace_id: str | None = None) -> Judgement:
     from snapcheck.traces import read_trace
 
-    return Judgement(read_trace(path))
+    return Judgement(read_trace(path, trace_id=trace_id))
 
 
 def _kv(items, what: str, conv=str) -> dict:
@@ -271,13 +271,14 @@ def merge_cmd(run_dir, output) -> None:
 @flink.command("check")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @_REQUIRE_FAULTS
-def check_cmd(traces, require_faults) -> None:
+@click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to judge.")
+def check_cmd(traces, require_faults, trace_id) -> None:
     """Judge Flink traces written by 'snapcheck flink run': the checker's verdict plus Flink's
     expectations (latest completed checkpoint restored, no merge anomaly), without judging the
     channel state of unaligned checkpoints that were never restored. Exit 1 on a violation."""
     bad = False
     for path in traces:
-        j = judge_file(path)
+        j = judge_file(path, trace_id)
         click.echo(f"{path}:")
         click.echo(j.render())
         bad = bad or not j.ok or bool(require_faults and j.faults_not_exercised)

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from snapcheck.debug.history import describe_event, message_table
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.model import Event, Trace
 
 SNAPSHOT_EVERY = 128
@@ -320,7 +321,8 @@ class Replay:
         """``navigable=False``: a cursor that only moves forward once (no snapshots kept)."""
         self.trace = trace
         self.events = trace.events
-        self._m = _Machine(trace)
+        with paused_gc():
+            self._m = _Machine(trace)
         self._every = max(1, snapshot_every, -(-len(self.events) // MAX_SNAPSHOTS)) if navigable \
             else len(self.events) + 1
         self._snapshots: dict[int, ReplayState] = {0: self._m.initial()}
@@ -345,6 +347,10 @@ class Replay:
     # -- moving -----------------------------------------------------------------
     def goto(self, n: int) -> ReplayState:
         """Move to position ``n`` (clamped to ``0..len``)."""
+        with paused_gc():
+            return self._goto(n)
+
+    def _goto(self, n: int) -> ReplayState:
         n = max(0, min(n, len(self.events)))
         cur = self._state.position
         if n < cur or (n - cur) > self._every:

@@ -8,16 +8,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from snapcheck.traces import RecorderError, TraceRecorder
-from snapcheck.traces import atomic, lines, recorder, writer
+from snapcheck.checker import report
+from snapcheck.traces import atomic, gc_pause, lines, model, recorder, schema, writer
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import TraceWriter, dumps_trace, write_trace
 from tests.traces.strategies import recorded_traces
 
 
-@pytest.mark.parametrize("module", [atomic, lines, recorder, writer])
+@pytest.mark.parametrize("module", [atomic, gc_pause, lines, model, recorder, schema, writer, report])
 def test_doctests(module):
-    assert doctest.testmod(module).failed == 0
+    result = doctest.testmod(module)
+    assert result.failed == 0 and result.attempted > 0
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
