@@ -3,7 +3,7 @@
 Each problem is reported as ``FILE:LINE: reason``: malformed JSON, unknown event
 type, missing or mistyped field (JSON Schema), unknown process or channel, an
 event on the wrong end of its channel, a receive of a message never sent, a
-message received twice (processed or discarded twice, or arriving twice: each
+message received twice (processed, or discarded after being processed: each
 message incarnation is delivered once; a redelivery is a ``replay`` with its own
 mid), a duplicate message identity, an out-of-order per-process sequence, a
 checkpoint number that goes backwards, a restore of a checkpoint never taken,
@@ -58,9 +58,8 @@ class TraceValidator:
         self._mid_num: dict[str, int] = {}
         self._msg_ch = array("i")
         self._msg_line = array("q")
-        self._used_line = array("q")      # per message: line of its recv or discard (0: none yet)
-        self._arrived_line = array("q")   # per message: line of its arrive (0: none yet)
-        self._early: dict[tuple[str, bool], int] = {}   # (mid, is arrive) -> line, before its send
+        self._used_line = array("q")      # per message: line of its recv (-line: discard; 0: none yet)
+        self._early: dict[str, int] = {}  # mid -> its recv or discard line, when that comes before its send
         self._pending: list[tuple[str, int, int, str]] = []   # (mid, line, channel or -1, what)
         self._comm: list[array] = []          # per process: encoded comm events (see _hb_check)
         self._comm_line: list[array] = []
@@ -225,31 +224,27 @@ class TraceValidator:
             return False
         self._msg_ch.append(c)
         self._msg_line.append(line)
-        early = self._early
-        self._used_line.append(early.pop((mid, False), 0) if early else 0)
-        self._arrived_line.append(early.pop((mid, True), 0) if early else 0)
+        self._used_line.append(self._early.pop(mid, 0) if self._early else 0)
         return True
 
-    _VERB = {"recv": "processed", "discard": "discarded", "arrive": "arrived"}
-
     def _once(self, mid: str, n: int | None, line: int, what: str) -> bool:
-        """A message arrives at most once and is processed or discarded at most once.
-        (Lines are stored negated for a discard, to name the first fate in the error.)"""
-        arrive = what == "arrive"
-        lines = self._arrived_line if arrive else self._used_line
-        first = lines[n] if n is not None else self._early.get((mid, arrive), 0)
+        """A message is processed or discarded at most once (an ``arrive``, buffering only,
+        is not checked). Lines are stored negated for a discard, to name the first fate."""
+        if what == "arrive":
+            return True
+        first = self._used_line[n] if n is not None else self._early.get(mid, 0)
         if first:
-            earlier = "had already arrived" if arrive else \
-                f"was already {'discarded' if first < 0 else 'processed'}"
-            self.error(line, f"message received twice: {mid!r} {self._VERB[what]} at line {line}, but it {earlier} "
+            verb = "processed" if what == "recv" else "discarded"
+            earlier = "discarded" if first < 0 else "processed"
+            self.error(line, f"message received twice: {mid!r} {verb} at line {line}, but it was already {earlier} "
                              f"at line {abs(first)} (a message is delivered once; a redelivery is a 'replay' with "
                              f"its own mid)")
             return False
         mark = -line if what == "discard" else line
         if n is not None:
-            lines[n] = mark
+            self._used_line[n] = mark
         else:
-            self._early[(mid, arrive)] = mark
+            self._early[mid] = mark
         return True
 
     def _ref_mid(self, mid: str, c: int, line: int, what: str, p: int) -> None:
@@ -314,7 +309,7 @@ class TraceValidator:
         return True
 
     def _on_receive(self, d: dict, p: int, line: int) -> bool:
-        """A recv, discard (its line stored negated in the fates) or arrive of a message."""
+        """A recv, discard or arrive of a message (only the first two are a message's fate)."""
         try:
             c = self._chans[d["ch"]]
         except (KeyError, TypeError):
@@ -336,10 +331,11 @@ class TraceValidator:
             self._ref_mid(mid, c, line, d["type"], p)
             return True
         what = d["type"]
-        fates = self._used_line if what != "arrive" else self._arrived_line
-        if fates[n]:
-            return self._once(mid, n, line, what)
-        fates[n] = line if what != "discard" else -line
+        if what != "arrive":
+            fates = self._used_line
+            if fates[n]:
+                return self._once(mid, n, line, what)
+            fates[n] = line if what == "recv" else -line
         if self._hb:
             self._comm[p].append(2 * n + 1)
             self._comm_line[p].append(line)
