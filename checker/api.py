@@ -25,14 +25,16 @@ logs (``checker.log_retention``). Nothing is decided from the protocol's name:
 ``CheckOptions.facts`` completes what the header declares (the command line fills
 it from the protocol catalogue for protocols it knows by name).
 A property named explicitly is checked even where the protocol promises nothing.
+Every property without a result is listed in ``report.not_judged`` with the
+reason (``checker.coverage``), and the faults the trace's producer was asked to
+inject are listed in ``report.faults`` with whether each happened.
 """
 
 from __future__ import annotations
 
-import gc
-
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
+from snapcheck.checker.coverage import not_judged, requested_faults
 from snapcheck.checker.cuts import CutAnalysis
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
@@ -52,6 +54,7 @@ from snapcheck.checker.rgraph import Graph, scc_labels
 from snapcheck.checker.rounds import completion_violations, find_rounds, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
 class _Run:
@@ -135,13 +138,8 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
     """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
     opts = opts or CheckOptions()
     opts.validate()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()          # the analyses build many small objects and no garbage cycles
-    try:
+    with paused_gc():     # the analyses build many small objects and no garbage cycles
         return _check(trace, opts)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _check(trace, opts: CheckOptions) -> Report:
@@ -169,6 +167,8 @@ def _check(trace, opts: CheckOptions) -> Report:
     h = run.h
     run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
                              "checkpoints": sum(h.L), "events": len(trace.events)})
+    run.report.not_judged = not_judged(run)
+    run.report.faults = [f.to_json() for f in requested_faults(trace)]
     return run.report
 
 
@@ -247,7 +247,7 @@ def _rounds(run: _Run) -> None:
              for i, p in enumerate(hist.procs)]
         gone = frozenset(i for i, p in enumerate(hist.procs) if life.handed_over(p, info.start_line))
         ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit, gone=gone)
-        entry["in_transit"] = len(ca.in_transit)
+        entry["in_transit"] = len(ca.internal_in_transit) + ca.external_in_transit
 
 
 def _recovery_lines(run: _Run) -> None:

@@ -35,6 +35,8 @@ output part). Reported separately:
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from math import inf
 
 from snapcheck.checker.intervals import EXTERNAL
@@ -42,7 +44,7 @@ from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.report import Violation
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
-
+_NEVER = 2**62          # the receive interval of a message never processed (r = ⊥), as a number
 
 
 def orphans(h, g: list[int]) -> list:
@@ -70,8 +72,110 @@ def is_consistent(h, g: list[int]) -> bool:
     return True
 
 
+class _Pair:
+    """The messages from one process to another, sorted by send interval ``s``, with
+    segment trees of the minimum and the maximum receive interval ``r`` over them."""
+
+    __slots__ = ("src", "dst", "msgs", "s", "size", "min_r", "max_r")
+
+    def __init__(self, src: int, dst: int, msgs: list):
+        self.src, self.dst = src, dst
+        self.msgs = sorted(msgs, key=lambda m: m.s)
+        self.s = [m.s for m in self.msgs]
+        size = 1
+        while size < len(self.msgs):
+            size *= 2
+        self.size = size
+        rs = [_NEVER if m.r is None else m.r for m in self.msgs]
+        self.min_r = array("q", [_NEVER]) * (2 * size)
+        self.max_r = array("q", [-1]) * (2 * size)
+        self.min_r[size:size + len(rs)] = array("q", rs)
+        self.max_r[size:size + len(rs)] = array("q", rs)
+        for node in range(size - 1, 0, -1):
+            self.min_r[node] = min(self.min_r[2 * node], self.min_r[2 * node + 1])
+            self.max_r[node] = max(self.max_r[2 * node], self.max_r[2 * node + 1])
+
+    def select(self, lo: int, hi: int, bound: int, above: bool, out: list) -> None:
+        """Append the messages at positions [lo, hi) whose r > bound (``above``; r = ⊥
+        included) or r <= bound, descending only into subtrees that can hold one."""
+        tree, size, msgs = (self.max_r if above else self.min_r), self.size, self.msgs
+        stack = [(1, 0, size)]
+        while stack:
+            node, a, b = stack.pop()
+            if b <= lo or a >= hi or (tree[node] <= bound if above else tree[node] > bound):
+                continue
+            if b - a == 1:
+                out.append(msgs[a])
+                continue
+            mid = (a + b) // 2
+            stack.append((2 * node + 1, mid, b))
+            stack.append((2 * node, a, mid))
+
+
+class CutIndex:
+    """``orphans`` and ``in_transit`` for many cuts of one history, each cut in time
+    proportional to the number of process pairs times log(messages), plus its answer
+    (a trace with thousands of rounds is analysed in linear, not quadratic, time).
+
+    Per pair of processes the messages are sorted by ``s``: those with ``s > g_src`` are
+    a suffix, the others a prefix. An orphan is in the suffix with ``r <= g_dst`` (a
+    search in the minimum tree), an in-transit message in the prefix with ``r > g_dst``
+    (the maximum tree). Messages from ``external`` inputs are sent before every cut: only
+    their number in transit is computed (``external_in_transit``), from their sorted ``r``.
+    The results are the definitions' (``orphans``, ``in_transit``), in ``h.msgs`` order.
+    """
+
+    def __init__(self, h):
+        groups: dict[tuple[int, int], list] = {}
+        for m in h.msgs:
+            groups.setdefault((m.src, m.dst), []).append(m)
+        self.pairs = [_Pair(src, dst, ms) for (src, dst), ms in groups.items() if src != EXTERNAL]
+        self.external_msgs = [ms for (src, _), ms in groups.items() if src == EXTERNAL]
+        self.external = {dst: sorted(_NEVER if m.r is None else m.r for m in ms)
+                         for (src, dst), ms in groups.items() if src == EXTERNAL}
+
+    @staticmethod
+    def of(h) -> "CutIndex":
+        """The index of history ``h``, built on first use."""
+        index = getattr(h, "_cut_index", None)
+        if index is None:
+            index = h._cut_index = CutIndex(h)
+        return index
+
+    def orphans(self, g: list[int]) -> list:
+        out: list = []
+        for pair in self.pairs:
+            k = bisect_right(pair.s, g[pair.src])
+            if k < len(pair.msgs):
+                pair.select(k, len(pair.msgs), g[pair.dst], False, out)
+        out.sort(key=lambda m: m.k)
+        return out
+
+    def in_transit(self, g: list[int]) -> list:
+        """The in-transit messages that do not come from an external input."""
+        out: list = []
+        for pair in self.pairs:
+            k = bisect_right(pair.s, g[pair.src])
+            if k:
+                pair.select(0, k, g[pair.dst], True, out)
+        out.sort(key=lambda m: m.k)
+        return out
+
+    def external_in_transit(self, g: list[int], gone: frozenset = frozenset()) -> int:
+        return sum(len(rs) - bisect_right(rs, g[dst]) for dst, rs in self.external.items() if dst not in gone)
+
+    def external_in_transit_msgs(self, g: list[int], gone: frozenset = frozenset()) -> list:
+        return [m for ms in self.external_msgs for m in ms
+                if (m.r is None or m.r > g[m.dst]) and m.dst not in gone]
+
+
 class CutAnalysis:
-    """Violations of consistency and channel-state completeness for one ``G``."""
+    """Violations of consistency and channel-state completeness for one ``G``.
+
+    ``internal_in_transit``: the in-transit messages that do not come from an external
+    input (those are replayed by offset, never channel state); ``external_in_transit``:
+    how many from external inputs are in transit; ``in_transit``: all of them (listed
+    on demand: on a long trace every later input record is in transit)."""
 
     def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
                  channel_state: bool = True, at_line: float = inf, gone: frozenset = frozenset()):
@@ -81,13 +185,23 @@ class CutAnalysis:
         self.g = g
         self.subject = subject
         self.cut = h.line_to_dict(g)
-        self.orphans = orphans(h, g)
-        self.in_transit = [m for m in in_transit(h, g) if m.dst not in gone] if gone else in_transit(h, g)
+        index = CutIndex.of(h)
+        self.orphans = index.orphans(g)
+        self._index = index
+        self._gone = gone
+        internal = index.in_transit(g)
+        self.internal_in_transit = [m for m in internal if m.dst not in gone] if gone else internal
+        self.external_in_transit = index.external_in_transit(g, gone)
         self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
         self.channel_state: list[Violation] = []
         self.unobservable: list = []       # in transit on a channel whose recorded state is not shown
         if channel_state:
             self._channel_state(dur, aligned, at_line)
+
+    @property
+    def in_transit(self) -> list:
+        both = self.internal_in_transit + self._index.external_in_transit_msgs(self.g, self._gone)
+        return sorted(both, key=lambda m: m.k)
 
     # -- consistency --------------------------------------------------------------
     def _where(self, i: int) -> str:
@@ -112,7 +226,7 @@ class CutAnalysis:
     def _channel_state(self, dur, aligned: bool, at_line: float) -> None:
         h, g = self.h, self.g
         out = self.channel_state
-        transit = {m.mid for m in self.in_transit}
+        transit = {m.mid for m in self.internal_in_transit}
         # Recorded state of this snapshot (the records of every stable component), examined
         # channel by channel in the order of their first record, input part before output
         # part (the recovery order), each in file order: a repeat is the later occurrence.
@@ -168,7 +282,7 @@ class CutAnalysis:
                         f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
                         f"channel.", [rec.line, m.send_line], {"messages": [o], "cut": self.cut}))
                     continue
-                if o not in transit:
+                if o not in transit and not (m.src == EXTERNAL and (m.r is None or m.r > g[m.dst])):
                     out.append(self._phantom(m, ch, rec))
                     continue
                 accepted.add(o)
@@ -182,8 +296,8 @@ class CutAnalysis:
                             f"recorded at line {l1}) before {m2} (seq {s2}, line {l2}): recovery would deliver "
                             f"them out of send order.", sorted({l1, l2}), {"messages": [m1, m2], "cut": self.cut}))
                         break
-        for m in self.in_transit:
-            if m.mid in accepted or m.src == EXTERNAL:
+        for m in self.internal_in_transit:
+            if m.mid in accepted:
                 continue
             chan = h.channels.get(m.ch)
             if aligned and chan is not None and not chan.back_edge:

@@ -141,10 +141,20 @@ class Event:
 
     @classmethod
     def from_dict(cls, d: dict, line: int = 0) -> "Event":
-        if "from" in d:
-            d = dict(d)
-            d["source"] = d.pop("from")
-        return cls(line=line, **d)
+        """The event of a JSON object of the trace format (``from`` is ``source`` here).
+
+        Objects with the same keys in the same order (most of a trace's events) are built
+        by one positional constructor generated for that key order.
+
+        >>> e = Event.from_dict({"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m"}, 3)
+        >>> e.type, e.proc, e.mid, e.line, e.seq
+        ('recv', 'B', 'm', 3, None)
+        """
+        keys = tuple(d)
+        make = _FROM_KEYS.get(keys)
+        if make is None:
+            make = _from_keys(keys)
+        return make(line, *d.values())
 
     def to_dict(self) -> dict:
         out: dict = {"type": self.type, "proc": self.proc, "idx": self.idx}
@@ -161,6 +171,27 @@ class Event:
 
 
 _EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))
+_FROM_KEYS: dict[tuple, object] = {}
+
+
+def _from_keys(keys: tuple):
+    """A constructor ``make(line, *values)`` of ``Event`` for JSON objects with exactly these
+    keys in this order (an unknown or repeated key raises ``TypeError``, as a keyword would)."""
+    names = ["source" if k == "from" else k for k in keys]
+    order = [f.name for f in fields(Event)]
+    if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) \
+            or "line" in names:
+        def make(line, *values):
+            return Event(line=line, **dict(zip(names, values)))
+    else:
+        params = [f"v{i}" for i in range(len(names))]
+        arg = dict(zip(names, params)) | {"line": "line"}
+        last = max(order.index(n) for n in arg)
+        call = ", ".join(arg.get(n, "None") for n in order[:last + 1])
+        make = eval(f"lambda line, {', '.join(params)}: Event({call})", {"Event": Event})
+    if len(_FROM_KEYS) < 4096:
+        _FROM_KEYS[keys] = make
+    return make
 
 
 @dataclass(slots=True)

@@ -34,8 +34,6 @@ own it, in-flight records delivered to the wrong owner, lost or twice.
 
 from __future__ import annotations
 
-from snapcheck.traces.model import Event
-
 
 def ranges_overlap(a: list, b: list) -> tuple[int, int] | None:
     """The first key group shared by two lists of inclusive ranges, as ``(lo, hi)`` of
@@ -103,19 +101,19 @@ class RescaleRules:
             return False
         return True
 
-    def _note_checkpoint(self, ev: Event, p: int) -> None:
-        self._ckpt_round[(p, ev.ckpt)] = ev.round
+    def _note_checkpoint(self, d: dict, p: int) -> None:
+        self._ckpt_round[(p, d["ckpt"])] = d.get("round")
 
-    def _restore_sources(self, ev: Event, p: int, line: int) -> bool:
-        """The ``sources`` and ``channels`` of a restore (module docstring)."""
+    def _restore_sources(self, d: dict, p: int, line: int) -> bool:
+        """The ``sources`` and ``channels`` of a restore event ``d`` (module docstring)."""
         ok = True
         rounds: dict[object, str] = {}
-        if ev.round is not None:
-            rounds[ev.round] = "the restore's round"
+        if d.get("round") is not None:
+            rounds[d["round"]] = "the restore's round"
         seen_kg: list[tuple[str, list]] = []
         seen_part: dict[str, str] = {}
         whole: dict[tuple[int, int], str] = {}
-        for s in ev.sources or ():
+        for s in d.get("sources") or ():
             name = f"source {s['proc']}:{s['ckpt']}"
             q = self._procs.get(s["proc"])
             if q is None:
@@ -161,12 +159,12 @@ class RescaleRules:
                     self.error(line, f"restore: {name} is named twice (overlapping sources)")
                     ok = False
                 whole[key] = name
-        return self._restore_channels(ev, p, line) and ok
+        return self._restore_channels(d, p, line) and ok
 
-    def _restore_channels(self, ev: Event, p: int, line: int) -> bool:
+    def _restore_channels(self, d: dict, p: int, line: int) -> bool:
         ok = True
         given: dict[tuple[int, int], list | None] = {}     # None: every key group
-        for m in ev.channels or ():
+        for m in d.get("channels") or ():
             old, new = self._chans.get(m["old"]), self._chans.get(m["new"])
             if old is None or new is None:
                 which = m["old"] if old is None else m["new"]
@@ -174,7 +172,7 @@ class RescaleRules:
                 ok = False
                 continue
             if self._ch_dst[new] != p:
-                self.error(line, f"restore: channel mapping {m['old']} -> {m['new']}: {ev.proc} is not the "
+                self.error(line, f"restore: channel mapping {m['old']} -> {m['new']}: {d['proc']} is not the "
                                  f"destination of {m['new']!r} (a restore maps old channels onto its own inputs)")
                 ok = False
                 continue
@@ -200,12 +198,13 @@ class RescaleRules:
         """Whether a restore mapped channel ``sent_on`` onto channel ``c``."""
         return (sent_on, c) in self._mapped
 
-    def _on_finish(self, ev: Event, p: int, line: int) -> bool:
+    def _on_finish(self, d: dict, p: int, line: int) -> bool:
         return True
 
-    def _on_retire(self, ev: Event, p: int, line: int) -> bool:
-        if ev.ckpt is not None and ev.ckpt not in self._ckpts[p]:
-            self.error(line, f"retire refers to checkpoint {ev.ckpt} of {ev.proc}, which it has not taken")
+    def _on_retire(self, d: dict, p: int, line: int) -> bool:
+        ckpt = d.get("ckpt")
+        if ckpt is not None and ckpt not in self._ckpts[p]:
+            self.error(line, f"retire refers to checkpoint {ckpt} of {d['proc']}, which it has not taken")
             return False
         self._retired[p] = line
         self._failed[p] = False

@@ -7,17 +7,18 @@ millions of times. ``EventLog`` builds ``traces.Event`` objects directly (so a
 ``idx`` and file ``line``. Message ids, sequence numbers and checkpoint numbers
 are assigned by the simulator with the recorder's conventions (``ch:seq``,
 ``ch:b<round>`` for barriers, ``@<epoch>`` after a restore, ``<mid>/r<k>`` for
-the k-th replay of a message). ``NullLog`` records nothing: it measures the
-simulation alone.
+the k-th replay of a message). ``dumps`` serializes through the traces layer's
+writer on its fast path (``traces.writer.dumps_trace``: the events are valid by
+construction, so no per-event check). ``NullLog`` records nothing: it measures
+the simulation alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-import orjson
-
 from snapcheck.traces.model import Event, Header, Trace
+from snapcheck.traces.writer import dumps_trace
 
 
 def _constructor(etype: str, *names: str):
@@ -147,11 +148,7 @@ class EventLog:
         return Trace(self.header, self.events, path)
 
     def dumps(self) -> bytes:
-        dumps = orjson.dumps
-        parts = [dumps(self.header.to_dict())]
-        parts.extend(dumps(e.to_dict()) for e in self.events)
-        parts.append(b"")
-        return b"\n".join(parts)
+        return dumps_trace(self.header, self.events)
 
 
 class NullLog(EventLog):

@@ -155,6 +155,11 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         return
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
+    from snapcheck.traces.atomic import ensure_writable, write_atomic
+
+    ensure_writable(output)
+    if metrics_json:
+        ensure_writable(metrics_json, [output])
     from snapcheck.reference import SimConfig, simulate
     from snapcheck.reference.catalogue import base_of, resolve
 
@@ -187,7 +192,7 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         res = simulate(SimConfig(**fields))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    res.write(output)
+    write_atomic(output, res.dumps())
     m = res.metrics
     console.print(f"{output}: {m['events']} events, {m['tasks']} tasks, protocol {res.header.protocol['name']}"
                   f"{' (mutant ' + mutant + ')' if mutant else ''}, workload {m['workload']}, seed {seed}",
@@ -196,9 +201,14 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
                   f"failures {m['failures']}, replayed {m['replayed_messages']}, outputs {m['outputs']}, "
                   f"simulated time {m['sim_time']} ticks" + (", STUCK (a round never completed)" if m["stuck"] else ""),
                   markup=False)
+    from snapcheck.checker.coverage import requested_faults
+
+    for f in requested_faults(res.trace()):
+        if not f.exercised:
+            console.print(f"  NOT EXERCISED: {f.fault} never happened ({f.detail}); this run tests no recovery from "
+                          "it", markup=False)
     if metrics_json:
-        with open(metrics_json, "wb") as f:
-            f.write(orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        write_atomic(metrics_json, orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
 
 def register(group) -> None:

@@ -36,9 +36,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from snapcheck.debug.history import describe_event, message_table
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.model import Event, Trace
 
 SNAPSHOT_EVERY = 128
+MAX_SNAPSHOTS = 512
 
 
 @dataclass(slots=True)
@@ -159,6 +161,9 @@ class _Machine:
             if m.is_barrier and first is not None:
                 self.barrier_arrivals.setdefault((m.ch, m.round), []).append(first.line)
         self.ckpt_kind = {(e.proc, e.ckpt): e.kind for e in trace.events if e.type == "checkpoint"}
+        self._handlers = {t: getattr(self, "_on_" + t) for t in ("send", "replay", "arrive", "recv", "discard",
+                                                                 "checkpoint", "record", "log", "log_truncate",
+                                                                 "fail", "restore", "round_abort")}
 
     def initial(self) -> ReplayState:
         return ReplayState(
@@ -172,7 +177,7 @@ class _Machine:
         st.event = e
         pv = st.processes[e.proc]
         pv.events += 1
-        getattr(self, "_on_" + e.type, self._on_other)(st, pv, e)
+        self._handlers.get(e.type, self._on_other)(st, pv, e)
 
     # -- messages ---------------------------------------------------------------
     def _on_send(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
@@ -312,11 +317,14 @@ class Breakpoint:
 class Replay:
     """A cursor over the positions ``0..len(trace)`` of a trace."""
 
-    def __init__(self, trace: Trace, snapshot_every: int = SNAPSHOT_EVERY):
+    def __init__(self, trace: Trace, snapshot_every: int = SNAPSHOT_EVERY, navigable: bool = True):
+        """``navigable=False``: a cursor that only moves forward once (no snapshots kept)."""
         self.trace = trace
         self.events = trace.events
-        self._m = _Machine(trace)
-        self._every = max(1, snapshot_every)
+        with paused_gc():
+            self._m = _Machine(trace)
+        self._every = max(1, snapshot_every, -(-len(self.events) // MAX_SNAPSHOTS)) if navigable \
+            else len(self.events) + 1
         self._snapshots: dict[int, ReplayState] = {0: self._m.initial()}
         self._state = copy.deepcopy(self._snapshots[0])
         self.breakpoints: list[Breakpoint] = []
@@ -339,6 +347,10 @@ class Replay:
     # -- moving -----------------------------------------------------------------
     def goto(self, n: int) -> ReplayState:
         """Move to position ``n`` (clamped to ``0..len``)."""
+        with paused_gc():
+            return self._goto(n)
+
+    def _goto(self, n: int) -> ReplayState:
         n = max(0, min(n, len(self.events)))
         cur = self._state.position
         if n < cur or (n - cur) > self._every:

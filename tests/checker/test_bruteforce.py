@@ -23,7 +23,8 @@ from snapcheck.checker.z3cert import certify, min_replay_line
 from snapcheck.checker.zcycles import is_zpath, stably_unusable_positions, useless_positions, zcycle_witness
 from checker_oracle import Oracle, effective_events
 from checker_random import random_failure_trace, random_trace
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 SEEDS = st.integers(0, 2**32 - 1)
 # SNAPCHECK_CHECKER_EXAMPLES=2000 for a soak run (default 150 per property)

@@ -7,7 +7,8 @@ import random
 
 from snapcheck.debug.history import message_table
 from snapcheck.traces import TraceRecorder
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 
 def _finish(rec: TraceRecorder, name: str):

@@ -17,7 +17,8 @@ from snapcheck.cli import cli, main
 from snapcheck.debug.shrink import ShrinkError, TraceShrinker, checker_predicate, ddmin, shrink_trace
 from snapcheck.traces import read_trace
 from snapcheck.traces.errors import TraceErrors
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
 
@@ -249,7 +250,7 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
     assert check_trace(small, CheckOptions(properties={"consistency"})).kinds == {"orphan"}
     # the same through --simulation on the simulator's own trace
     from snapcheck.debug.shrink_sim import simulate_config
-    from snapcheck.traces.jsonl import write_trace
+    from snapcheck.traces.writer import write_trace
 
     full = tmp_path / "full.jsonl"
     write_trace(str(full), simulate_config(config))

@@ -50,9 +50,10 @@ def test_checker_agrees_with_oracle(tmp_path_factory, seed, p_old, p_new, M, sou
     found = _kinds(report) & data_violation_kinds()
     if wrong:
         assert found, (sorted(faults), wrong)
-    # a record-level finding always names data the job ends with wrongly; a key group lost or
-    # duplicated may hold no state at all (then nothing changes in the data)
-    if found - {"key-group-lost", "key-group-duplicated", "key-group-wrong-owner"}:
+    # a record-level finding of one fault always names data the job ends with wrongly; a key
+    # group lost or duplicated may hold no state at all (then nothing changes in the data);
+    # two faults may compensate in the final state (a record of a key lost, another duplicated)
+    if len(faults) == 1 and found - {"key-group-lost", "key-group-duplicated", "key-group-wrong-owner"}:
         assert wrong, (sorted(faults), found)
 
 
