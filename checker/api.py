@@ -121,7 +121,28 @@ class _Run:
 
 
 def check_trace(trace, opts: CheckOptions | None = None) -> Report:
-    """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
+    """Check one ``traces.Trace``: every property that applies to it (module docstring) or
+    those ``opts.properties`` names, the useless checkpoints (Netzer and Xu, "Necessary
+    and Sufficient Conditions for Consistent Global Snapshots", 1995), the restart-all
+    recovery line and the one of ``opts.failures``; see ``CheckOptions`` and
+    docs/checker.md. Returns a ``Report``; options that do not fit the trace raise
+    ``CheckerUsageError``.
+
+    Worked example C of docs/theory.md, the domino effect: four useless checkpoints, and
+    after the failure of both processes the line falls back to ``(1, 0)``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_c_domino"), CheckOptions(failures="all"))
+    >>> report.ok, report.useless
+    (True, [('P0', 2), ('P0', 3), ('P1', 1), ('P1', 2)])
+    >>> report.recovery_lines["all"], report.recovery["all"]["domino"]
+    ({'P0': 1, 'P1': 0}, True)
+
+    CheckMate's Figure 2(b), an inconsistent cut:
+
+    >>> check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1})).kinds
+    {'orphan'}
+    """
     opts = opts or CheckOptions()
     opts.validate()
     gc_was_enabled = gc.isenabled()

@@ -46,6 +46,20 @@ from snapcheck.traces.protocol_facts import DeclaredFacts
 
 
 def orphans(h, g: list[int]) -> list:
+    """The orphan messages of the global checkpoint ``g`` (positions, ``V_i = L_i+1``
+    allowed) in the effective history ``h``: ``r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src``, the
+    receive is reflected and the send is not ("CheckMate: Evaluating Checkpointing
+    Protocols for Streaming Dataflows", 2024, Definition 4). Messages from an external
+    input are never orphans: their send is always reflected.
+
+    CheckMate's Figure 2(b): ``O2`` sends to ``O3`` after its checkpoint 1, and ``O3``
+    processes the message before its checkpoint 1.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> orphans(History(golden("checkmate_fig2b_orphan")), [1, 1, 1])
+    [Msg(O2>O3:1: 1,2 -> 2,1)]
+    """
     out = []
     for m in h.msgs:
         r = m.r
@@ -55,6 +69,19 @@ def orphans(h, g: list[int]) -> list:
 
 
 def in_transit(h, g: list[int]) -> list:
+    """The messages in transit with respect to ``g``: ``s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)``,
+    the send is reflected and the receive is not (CheckMate, Definition 5, "no
+    dropping"). They must be in the recorded channel state or in a durable log. A
+    message from an external input counts as sent.
+
+    CheckMate's Figure 2(c): ``O2`` sends before its checkpoint 1 and ``O3`` processes
+    after its checkpoint 1.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> in_transit(History(golden("checkmate_fig2c_dropped")), [1, 1, 1])
+    [Msg(O2>O3:1: 1,1 -> 2,2)]
+    """
     out = []
     for m in h.msgs:
         if (m.src == EXTERNAL or m.s <= g[m.src]) and (m.r is None or m.r > g[m.dst]):
@@ -63,6 +90,17 @@ def in_transit(h, g: list[int]) -> list:
 
 
 def is_consistent(h, g: list[int]) -> bool:
+    """Is the global checkpoint ``g`` consistent, i.e. without orphan (``orphans``)?
+    Equivalently, the cut is closed to the left under happened-before (Chandy and
+    Lamport, "Distributed Snapshots: Determining Global States of Distributed Systems",
+    1985; docs/theory.md, "Orphans, in-transit messages and consistency").
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> [is_consistent(History(golden(name)), [1, 1, 1])
+    ...  for name in ("checkmate_fig2a_consistent", "checkmate_fig2b_orphan")]
+    [True, False]
+    """
     for m in h.msgs:
         r = m.r
         if r is not None and m.src != EXTERNAL and r <= g[m.dst] and m.s > g[m.src]:
@@ -71,7 +109,32 @@ def is_consistent(h, g: list[int]) -> bool:
 
 
 class CutAnalysis:
-    """Violations of consistency and channel-state completeness for one ``G``."""
+    """The verdict on one global checkpoint ``g`` of the effective history ``h``: its
+    consistency and the completeness of its snapshot ``(g, CS)`` (module docstring).
+
+    ``dur`` (a ``Durability``) gives the recorded channel state and the durable logs;
+    ``subject`` names the cut in the violations (``"round 3"``, ``"cut {P0: 1, P1: 1}"``).
+    ``aligned``: the protocol's snapshots have no channel state except on back-edges
+    (ABS, Carbone et al., "Lightweight Asynchronous Snapshots for Distributed Dataflows",
+    2015, Algorithm 1), so anything in flight is ``aligned-in-flight``. ``at_line``:
+    durability is judged at that line (a round later rolled back is judged before its
+    rollback). Results: ``orphans``, ``in_transit``, ``consistency`` and
+    ``channel_state`` (violations), ``unobservable``.
+
+    Worked example D of docs/theory.md: with ``G = (1, 1)`` message ``m1`` is in transit;
+    ``P1`` records nothing, ``[m1]`` or ``[m1, m2]`` as the channel state of ``P0→P1``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.durability import Durability
+    >>> for name in ("theory_d_dropped", "theory_d_recorded", "theory_d_phantom"):
+    ...     h = History(golden(name))
+    ...     cut = CutAnalysis(h, Durability(h), [1, 1], "cut")
+    ...     print(name, [m.mid for m in cut.in_transit], [v.kind for v in cut.channel_state])
+    theory_d_dropped ['P0>P1:1'] ['dropped']
+    theory_d_recorded ['P0>P1:1'] []
+    theory_d_phantom ['P0>P1:1'] ['phantom']
+    """
 
     def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
                  channel_state: bool = True, at_line: float = inf):

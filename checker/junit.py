@@ -8,8 +8,19 @@ import xml.etree.ElementTree as ET
 
 
 def junit_xml(reports: list, mismatches: dict | None = None) -> bytes:
-    """``reports``: Report objects (one per trace); ``mismatches``: trace -> list of
-    expected-verdict mismatches (an extra "expected" test case per trace when given)."""
+    """JUnit XML for ``reports`` (``Report`` objects, one test suite per trace): one test
+    case per property result, a failing one carrying every violation with its witness.
+    ``mismatches``: trace -> list of expected-verdict mismatches (``compare_expected``);
+    when given, each suite has an extra ``metadata.expected`` test case.
+
+    >>> import xml.etree.ElementTree as ET
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_d_dropped"), CheckOptions(cut={"P0": 1, "P1": 1}))
+    >>> root = ET.fromstring(junit_xml([report]))
+    >>> [(case.get("classname"), case.find("failure") is not None) for case in root.iter("testcase")]
+    [('snapcheck.consistency', False), ('snapcheck.channel-state', True)]
+    """
     root = ET.Element("testsuites", name="snapcheck check")
     total = failures = 0
     for rep in reports:
