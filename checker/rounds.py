@@ -29,6 +29,20 @@ from snapcheck.checker.report import Violation
 
 
 class RoundInfo:
+    """What the trace shows of coordinated round ``round``: where it starts, each
+    participant's (first) checkpoint of it, the barriers sent on data channels between
+    participants with their receipt (``channel -> [send, receive or None]``), and the
+    lines of its declared completion, abort and of a failure after its start.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> send, receive = info.barriers["a2b"]
+    >>> info.start_line, sorted(info.ckpts), send.line, receive
+    (2, ['A'], 3, None)
+    """
+
     __slots__ = ("round", "start_line", "ckpts", "complete_line", "abort_line", "fail_line",
                  "barriers", "declared_complete")
 
@@ -44,6 +58,17 @@ class RoundInfo:
 
 
 def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
+    """Every coordinated round of ``trace`` (module docstring), by number. A round starts
+    with a ``round_start`` or with any checkpoint, barrier or completion that names it.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rounds = find_rounds(rec.trace(), {"A", "B"})
+    >>> sorted(rounds), {p: e.line for p, e in rounds[1].ckpts.items()}
+    ([1], {'A': 2, 'B': 5})
+    """
     rounds: dict[int, RoundInfo] = {}
     barrier_of: dict[str, tuple[int, str]] = {}
     chans = trace.channel_map()
@@ -93,11 +118,35 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
 
 
 def is_complete(info: RoundInfo, participants: list[str]) -> bool:
+    """Is the round complete: every participant checkpointed for it, and every barrier of
+    it sent on a data channel between participants was received? Only then is its
+    recorded channel state final (Chandy and Lamport, "Distributed Snapshots:
+    Determining Global States of Distributed Systems", 1985).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> is_complete(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])   # the barrier is in flight
+    False
+    >>> rec.recv("B", b)
+    >>> is_complete(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])
+    True
+    """
     return all(p in info.ckpts for p in participants) and all(rcv is not None for _, rcv in info.barriers.values())
 
 
 def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
-    """Who waits for which barrier of this round (human-readable lines)."""
+    """Who waits for which barrier of this round, one sentence per participant that
+    misses a barrier or its checkpoint of the round.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> trace = rec.trace()
+    >>> waiting_for(find_rounds(trace, {"A", "B"})[1], ["A", "B"], trace)
+    ['B (no checkpoint of round 1) waits for the barrier on a2b from A: sent at line 3, never received']
+    """
     out = []
     inputs: dict[str, list] = {p: [] for p in participants}
     for c in trace.channels:
@@ -123,6 +172,18 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
 
 
 def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Violation]:
+    """``incomplete-round`` (property ``termination``): the round is declared complete and
+    is not, or it never completes, aborts or meets a failure before the trace ends. The
+    witness says who waits for which barrier (``waiting_for``).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> trace = rec.trace()
+    >>> info = find_rounds(trace, {"A", "B"})[1]
+    >>> [(v.kind, v.subject, v.lines) for v in round_violations(info, ["A", "B"], trace)]
+    [('incomplete-round', 'round 1', [2, 3])]
+    """
     complete = is_complete(info, participants)
     subject = f"round {info.round}"
     if complete:
@@ -144,8 +205,18 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
 
 
 def completion_violations(info: RoundInfo) -> list[Violation]:
-    """``premature-completion``: round ``info`` declared complete before some
-    participant's checkpoint of it (see the module docstring)."""
+    """``premature-completion`` (property ``completion``): round ``info`` is declared
+    complete before some participant's checkpoint of it (module docstring).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("B", "coordinated", round=1)          # after the round was declared complete
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> [(v.kind, v.lines, v.witness["late"]) for v in completion_violations(info)]
+    [('premature-completion', [3, 4], ['B'])]
+    """
     if not info.declared_complete:
         return []
     late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line)
@@ -161,6 +232,16 @@ def completion_violations(info: RoundInfo) -> list[Violation]:
 
 
 def round_status(info: RoundInfo, participants: list[str]) -> str:
+    """``complete`` (``is_complete``), ``aborted``, ``interrupted by failure`` or
+    ``incomplete``. Only complete rounds are judged for consistency and channel state.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.fail("B")
+    >>> round_status(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])
+    'interrupted by failure'
+    """
     if is_complete(info, participants):
         return "complete"
     if info.abort_line is not None:
