@@ -27,10 +27,12 @@ visited in a causal order (a receive after its send), whatever the file order.
 The rules, per docs/theory.md, "BCS" and "HMNR" (vectors are indexed by the participants — processes
 other than coordinators and external inputs — in header order):
 
-* BCS (Briatico, Ciuffoletti, Simoncini 1984): ``sn``; basic checkpoint ``sn += 1``;
+* BCS (Briatico, Ciuffoletti and Simoncini, "A distributed domino-effect free recovery
+  algorithm", 1984): ``sn``; basic checkpoint ``sn += 1``;
   piggyback ``sn``; force iff ``m.sn > sn``, then ``sn := m.sn`` (the forced
   checkpoint's timestamp).
-* HMNR (Hélary, Mostéfaoui, Netzer, Raynal 2000, as implemented by CheckMate),
+* HMNR (Hélary, Mostéfaoui, Netzer and Raynal, "Communication-Based Prevention of
+  Useless Checkpoints in Distributed Computations", 2000, as CheckMate implements it),
   ``greater[]`` form: ``C1 = (∃k: sent_to[k] ∧ m.greater[k]) ∧ m.lc > lc``,
   ``C2 = m.ckpt[i] = ckpt[i] ∧ m.taken[i]``; ``clock[]``/``min_to[]`` form:
   ``C1' = ∃k: sent_to[k] ∧ m.clock[j] > min_to[k] ∧ m.clock[j] > max(clock[k], m.clock[k])``.
@@ -81,26 +83,34 @@ class BCSVars:
         self.sn = 0
 
     def copy(self):
+        """A copy (the variables saved with a checkpoint, restored by a ``restore``)."""
         c = BCSVars.__new__(BCSVars)
         c.i, c.sn = self.i, self.sn
         return c
 
     def piggyback(self, k: int, line: int) -> dict:
+        """The piggyback of a send to participant ``k`` at trace line ``line``."""
         return {"sn": self.sn}
 
     def condition(self, j: int, pb: dict) -> str | None:
+        """Why a receive from participant ``j`` carrying ``pb`` forces a checkpoint first (None:
+        it does not)."""
         return f"m.sn = {pb['sn']} > sn = {self.sn}" if pb["sn"] > self.sn else None
 
     def checkpoint(self, pb: dict | None) -> None:
+        """Apply the checkpoint procedure; ``pb``: the piggyback of the receive that forced it (None: a basic
+        checkpoint)."""
         self.sn = pb["sn"] if pb is not None else self.sn + 1
 
     def deliver(self, j: int, pb: dict) -> None:
-        pass
+        """Merge the piggyback ``pb`` of a message from participant ``j`` when it is processed."""
 
     def vars(self) -> dict:
+        """The variables as a trace's ``checkpoint.vars`` logs them."""
         return {"sn": self.sn}
 
     def timestamp(self) -> int:
+        """The timestamp of the checkpoint just taken (``sn``)."""
         return self.sn
 
 
@@ -111,7 +121,7 @@ class HMNRGreaterVars:
     ``ckpt[]``, ``taken[]``, ``greater[]`` (piggybacked) and ``sent_to[]`` (kept as the
     line of the first send to each process in the interval). A receive forces a
     checkpoint when ``C1 = (∃k: sent_to[k] ∧ m.greater[k]) ∧ m.lc > lc`` or
-    ``C2 = m.ckpt[i] = ckpt[i] ∧ m.taken[i]``.
+    ``C2 = m.ckpt[i] = ckpt[i] ∧ m.taken[i]``. The methods are those of ``BCSVars``.
 
     C2: ``P0`` sends to ``P1``, ``P1`` checkpoints and answers; processing the answer in
     the same interval would put ``C_{1,1}`` on a Z-cycle.
@@ -150,6 +160,7 @@ class HMNRGreaterVars:
         return {"lc": self.lc, "ckpt": list(self.ckpt), "taken": list(self.taken), "greater": list(self.greater)}
 
     def c1(self, j: int, pb: dict) -> str | None:
+        """Condition C1 for a message from participant ``j`` (None: it does not hold)."""
         if pb["lc"] <= self.lc:
             return None
         for k, (s, g) in enumerate(zip(self.sent_line, pb["greater"])):
@@ -159,6 +170,7 @@ class HMNRGreaterVars:
         return None
 
     def c2(self, pb: dict) -> str | None:
+        """Condition C2: ``m.ckpt[i] = ckpt[i] ∧ m.taken[i]`` (None: it does not hold)."""
         i = self.i
         if pb["ckpt"][i] == self.ckpt[i] and pb["taken"][i]:
             return (f"C2: m.ckpt[{i}] = ckpt[{i}] = {self.ckpt[i]} and m.taken[{i}]: m's causal past starts in the "
@@ -176,6 +188,7 @@ class HMNRGreaterVars:
         self.ckpt[i] += 1
 
     def advance(self) -> None:
+        """The clock part of the checkpoint procedure: ``lc += 1``, ``greater[k] := true`` for ``k ≠ i``."""
         self.greater = [k != self.i for k in range(self.n)]
         self.lc += 1
 
@@ -189,6 +202,8 @@ class HMNRGreaterVars:
         self.merge_ckpt(pb)
 
     def merge_ckpt(self, pb: dict) -> None:
+        """Merge ``ckpt[]`` and ``taken[]`` of a piggyback: the larger ``ckpt[k]`` with its ``taken[k]``, on a
+        tie ``taken[k] ∨ m.taken[k]``."""
         i = self.i
         for k in range(self.n):
             if k == i:
@@ -203,6 +218,7 @@ class HMNRGreaterVars:
         return {"lc": self.lc, "ckpt": list(self.ckpt), "taken": list(self.taken), "greater": list(self.greater)}
 
     def timestamp(self) -> int:
+        """The timestamp of the checkpoint just taken (``lc``)."""
         return self.lc
 
 
@@ -236,6 +252,7 @@ class HMNRClockVars(HMNRGreaterVars):
         return {"clock": list(self.clock), "ckpt": list(self.ckpt), "taken": list(self.taken)}
 
     def c1(self, j: int, pb: dict) -> str | None:
+        """Condition C1' for a message from participant ``j`` (None: it does not hold)."""
         mj = pb["clock"][j]
         for k, s in enumerate(self.sent_line):
             if s and mj > self.min_to[k] and mj > max(self.clock[k], pb["clock"][k]):
@@ -245,6 +262,7 @@ class HMNRClockVars(HMNRGreaterVars):
         return None
 
     def advance(self) -> None:
+        """The clock part of the checkpoint procedure: ``clock[i] += 1``, ``min_to := ∞``."""
         self.min_to = [INF] * self.n
         self.clock[self.i] += 1
 
@@ -261,6 +279,7 @@ class HMNRClockVars(HMNRGreaterVars):
         return {"clock": list(self.clock), "ckpt": list(self.ckpt), "taken": list(self.taken)}
 
     def timestamp(self) -> int:
+        """The timestamp of the checkpoint just taken (``clock[i]``)."""
         return self.clock[self.i]
 
 

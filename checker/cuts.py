@@ -1,7 +1,9 @@
 """Analysis of one global checkpoint ``G`` (docs/theory.md, "Orphans, in-transit messages and
 consistency" and "Complete snapshots: channel state and logs").
 
-For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed):
+For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed), with the definitions of
+Siachamis et al., "CheckMate: Evaluating Checkpointing Protocols for Streaming
+Dataflows" (2024):
 
 * orphan(m, G)     ⟺ r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src          (CheckMate Def. 4)
 * in_transit(m, G) ⟺ s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)         (CheckMate Def. 5)
@@ -26,10 +28,10 @@ output part). Reported separately:
   it. An in-transit message on a channel with no ``record`` for this snapshot is
   then not judged ``dropped``: it is listed in ``CutAnalysis.unobservable``
   (reported as a note). Channels that do have a record are judged in full.
-* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1, "Lightweight
-  Asynchronous Snapshots for Distributed Dataflows") the snapshot has no channel
-  state, so any in-transit message or recorded state on a non-back-edge channel
-  is a violation. Messages from ``external`` input logs are replayed by offset and
+* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1: Carbone et al.,
+  "Lightweight Asynchronous Snapshots for Distributed Dataflows", 2015) the
+  snapshot has no channel state, so any in-transit message or recorded state on a
+  non-back-edge channel is a violation. Messages from ``external`` input logs are replayed by offset and
   are never in-flight state.
 """
 

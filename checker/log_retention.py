@@ -125,6 +125,7 @@ class PrefixLines:
         self.neg_s = [[-c[0] for c in w] for w in watch]
 
     def line(self, ell: int) -> list[int]:
+        """The restart-all recovery line (positions) of the trace before line ``ell``."""
         watch = self.watch
         g = [bisect_left(cl, ell) for cl in self.ck_lines]
         ptr = [bisect_left(self.neg_s[y], -(g[y] + 1)) for y in range(len(g))]

@@ -3,7 +3,8 @@
 The recovery line is the maximum consistent global checkpoint ``G ≤ U`` where
 ``U_f = L_f`` for failed processes (volatile state lost) and ``U_i = L_i + 1`` for
 survivors under *partial* semantics (they may keep their current state), or
-``U_i = L_i`` for everyone under *restart-all* semantics (CheckMate restarts every
+``U_i = L_i`` for everyone under *restart-all* semantics (CheckMate, "CheckMate:
+Evaluating Checkpointing Protocols for Streaming Dataflows", 2024, restarts every
 operator). It is unique by the lattice property (every constraint is an
 implication between threshold atoms), so it simultaneously minimises every
 monotone rollback cost.
@@ -18,9 +19,10 @@ checkpoint graph, is in ``rollback_propagation.py``):
   ``(g_src ≥ s) ⇒ (g_dst ≥ r)`` (``g_src ≤ s−1`` when undelivered). The ``steps``
   it records give the "why did P roll back" chain.
 * **R-MARK** (Wang, "Consistent Global Checkpoints that Contain a Given Set of Local
-  Checkpoints", 1997; survey-style marking): mark everything the R-graph reaches
-  from ``(i, U_i+1)`` for every bounded process; the line is the last unmarked node
-  of each process.
+  Checkpoints", 1997; the marking of Elnozahy, Alvisi, Wang and Johnson, "A Survey
+  of Rollback-Recovery Protocols in Message-Passing Systems", 2002): mark everything
+  the R-graph reaches from ``(i, U_i+1)`` for every bounded process; the line is the
+  last unmarked node of each process.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Active replication: replica agreement, delivery after deduplication, liveness
-(classes P7 and P6 of docs/bug-zoo.md, "Property classes"; "Active Replication for
-Latency-Sensitive Stream Processing in Apache Flink"; Materialize #38196).
+(classes P7 and P6 of docs/bug-zoo.md, "Property classes"; Rosinosky et al., "Active
+Replication for Latency-Sensitive Stream Processing in Apache Flink"; Materialize #38196).
 
 Trace vocabulary (v1 events; docs/checker.md "Active replication"): the header's
 ``protocol.params.replicas`` maps a logical task to its replica processes, e.g.

@@ -1,13 +1,14 @@
 """Coordinated rounds: discovery, termination, and the global checkpoint of each round.
 
-A round ``n`` is *started* by a ``round_start`` event or by any checkpoint with
-``round = n``. Every participant (a process that is neither a coordinator nor an
-external input log) must take a checkpoint of round ``n`` and every barrier of
+A round ``n`` *starts* at the first event that names it: a ``round_start``, a
+participant's checkpoint, a barrier between participants, a ``round_complete`` or a
+``round_abort`` with ``round = n``. Every participant (a process that is neither a
+coordinator nor an external input log) must take a checkpoint of round ``n`` and every barrier of
 round ``n`` sent on a data channel between participants must be received
-(``arrive`` or ``recv``): only then are the recorded channel states final
-(Chandy & Lamport, "Distributed Snapshots: Determining Global States of
-Distributed Systems", 1985: "every channel delivered its marker, or the snapshot
-is incomplete"). A round *terminates* when it is complete, when a
+(``arrive`` or ``recv``): only then are the recorded channel states final (in
+Chandy and Lamport, "Distributed Snapshots: Determining Global States of
+Distributed Systems", 1985, a snapshot is complete once every channel has
+delivered its marker). A round *terminates* when it is complete, when a
 ``round_abort`` ends it, or when a failure (``fail``) occurs after it started —
 recovery aborts pending rounds — or the protocol broke (``protocol_error``: the run
 ends there). A round that never terminates is an
@@ -58,8 +59,9 @@ class RoundInfo:
 
 
 def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
-    """Every coordinated round of ``trace`` (module docstring), by number. A round starts
-    with a ``round_start`` or with any checkpoint, barrier or completion that names it.
+    """Every coordinated round of ``trace``, by number: its start (the first event that
+    names it), checkpoints, barriers, completion, abort and failure (module docstring).
+    ``participants``: the processes that take part in global checkpoints.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import inspect
 import pkgutil
-import types
 
 import pytest
-
 import snapcheck.checker
 
 EXCLUDED = ("snapcheck.checker.tla",)
@@ -51,9 +50,9 @@ def test_the_tla_package_is_left_out_and_the_rest_is_walked():
     assert {"snapcheck.checker", "snapcheck.checker.api", "snapcheck.checker.zcycles"} <= set(names)
 
 
-def test_undocumented_names_are_found():
-    module = types.ModuleType("fake_checker_module")
-    source = '''
+def test_undocumented_names_are_found(tmp_path):
+    source = tmp_path / "fake_checker_module.py"
+    source.write_text('''
 from inspect import getdoc            # imported: not this module's to document
 
 def bare(): pass
@@ -84,6 +83,8 @@ class Taught:
     1
     """
     x = 1
-'''
-    exec(compile(source, "fake_checker_module", "exec"), module.__dict__)
+''')
+    spec = importlib.util.spec_from_file_location("fake_checker_module", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     assert undocumented(module) == ["bare", "prose", "Plain", "Sub"]
