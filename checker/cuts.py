@@ -31,8 +31,8 @@ output part). Reported separately:
 * ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1: Carbone et al.,
   "Lightweight Asynchronous Snapshots for Distributed Dataflows", 2015) the
   snapshot has no channel state, so any in-transit message or recorded state on a
-  non-back-edge channel is a violation. Messages from ``external`` input logs are replayed by offset and
-  are never in-flight state.
+  non-back-edge channel is a violation. Messages from ``external`` input logs are
+  replayed by offset and are never in-flight state.
 """
 
 from __future__ import annotations

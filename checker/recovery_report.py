@@ -104,9 +104,9 @@ def parse_cut(h, cut: dict) -> list[int]:
 
 def never_recoverable(h, dur) -> list:
     """The delivered messages that nothing can replay after any recovery: not from an
-    external input, never recorded in any channel state, never in a durable log (``dur``
-    a ``Durability``). Their no-drop constraints give the loss-free line (``rl_fix`` with
-    ``nodrop``).
+    external input, never recorded in any channel state, not in a durable log at the end
+    of the trace (``dur``: a ``Durability``). Their no-drop constraints give the
+    loss-free line (``rl_fix`` with ``nodrop``).
 
     Worked example D: ``P1`` records ``m1`` with its checkpoint, ``m2`` nowhere.
 
@@ -125,14 +125,15 @@ def never_recoverable(h, dur) -> list:
 def unrecoverable_in_transit(h, dur, g: list[int], transit: list) -> list:
     """The messages of ``transit`` (in transit with respect to line ``g``) that recovery to
     ``g`` cannot replay: not from an external input, not in the channel state recorded
-    with ``g``'s checkpoints, not in a durable log.
+    with ``g``'s checkpoints, not in a durable log at the end of the trace.
 
     >>> from snapcheck.traces.golden import golden
     >>> from snapcheck.checker.intervals import History
     >>> from snapcheck.checker.durability import Durability
     >>> for name in ("theory_d_dropped", "theory_d_recorded"):
     ...     h = History(golden(name))
-    ...     print(name, [m.mid for m in unrecoverable_in_transit(h, Durability(h), [1, 1], in_transit(h, [1, 1]))])
+    ...     lost = unrecoverable_in_transit(h, Durability(h), [1, 1], in_transit(h, [1, 1]))
+    ...     print(name, [m.mid for m in lost])
     theory_d_dropped ['P0>P1:1']
     theory_d_recorded []
     """
@@ -151,8 +152,9 @@ def analyse_failure_set(h, dur, failed: list[int], label: str, semantics: str, *
 
     RL-FIX computes the line; with ``crosscheck``, R-MARK and (up to
     ``CROSSCHECK_RP_MAX_NODES`` graph nodes) CheckMate's rollback propagation must agree
-    (an ``AssertionError``, a checker bug, otherwise). The failure set ``all`` is always
-    judged under restart-all semantics. Returns a dict with the ``bound``, the ``line``,
+    (an ``AssertionError``, a checker bug, otherwise). When every process failed the
+    bound is the restart-all one under either semantics, and the set labelled ``all``
+    reports ``restart-all``. Returns a dict with the ``bound``, the ``line``,
     each algorithm's line, the ``chain`` of every process that rolled back, the
     ``domino`` flag, the ``distance``, the messages ``in_transit`` and those
     ``unrecoverable_in_transit`` (then also the ``loss_free_line``); the keys ``_g`` and

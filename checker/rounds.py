@@ -3,18 +3,17 @@
 A round ``n`` *starts* at the first event that names it: a ``round_start``, a
 participant's checkpoint, a barrier between participants, a ``round_complete`` or a
 ``round_abort`` with ``round = n``. Every participant (a process that is neither a
-coordinator nor an external input log) must take a checkpoint of round ``n`` and every barrier of
-round ``n`` sent on a data channel between participants must be received
-(``arrive`` or ``recv``): only then are the recorded channel states final (in
-Chandy and Lamport, "Distributed Snapshots: Determining Global States of
-Distributed Systems", 1985, a snapshot is complete once every channel has
-delivered its marker). A round *terminates* when it is complete, when a
-``round_abort`` ends it, or when a failure (``fail``) occurs after it started —
-recovery aborts pending rounds — or the protocol broke (``protocol_error``: the run
-ends there). A round that never terminates is an
-``incomplete-round`` violation (termination, class P6 of docs/bug-zoo.md, "Property
-classes"), and the report says who waits for which barrier. A ``round_complete`` for a
-round that is not complete is reported too.
+coordinator nor an external input log) must take a checkpoint of round ``n`` and
+every barrier of round ``n`` sent on a data channel between participants must be
+received (``arrive`` or ``recv``): only then are the recorded channel states final
+(in Chandy and Lamport, "Distributed Snapshots: Determining Global States of
+Distributed Systems", 1985, a snapshot is complete once every channel has delivered
+its marker). A round *terminates* when it is complete, when a ``round_abort`` ends
+it, or when a failure (``fail``) occurs after it started — recovery aborts pending
+rounds — or the protocol broke (``protocol_error``: the run ends there). A round
+that never terminates is an ``incomplete-round`` violation (termination, class P6 of
+docs/bug-zoo.md, "Property classes"), and the report says who waits for which
+barrier. A ``round_complete`` for a round that is not complete is reported too.
 
 A round may be declared complete only once every participant's checkpoint of it is
 taken: a ``round_complete`` that precedes some participant's checkpoint of the round
