@@ -2,15 +2,18 @@
 
 Order of work: one pass over the events (``trace_index``: by process, by type,
 shared by every analysis and by each property's "does it apply?" test); effective
-history and message tuples (``intervals``); R-graph, SCC and useless checkpoints
-(``rgraph``, ``zcycles``); the explicit cut; every coordinated round (``rounds``,
-``cuts``); recovery lines (``recovery_report``; z3 certificates in ``z3cert``);
-observed recoveries and exactly-once (``observed_recovery``); RDT (``rdt``). The
-histories of trace prefixes (rounds rolled back later, log-retention segments),
-the R-graph and its SCCs are built once per check and shared.
+history and message tuples (``intervals``); protocol errors recorded in the trace;
+R-graph, SCC and useless checkpoints (``rgraph``, ``zcycles``); the properties with
+a vocabulary of their own (``cic``, ``log_retention``, ``output_commit``,
+``changelog``, ``replication``); the explicit cut; every coordinated round
+(``rounds``, ``cuts``); recovery lines (``recovery_report``; z3 certificates in
+``z3cert``); observed recoveries and exactly-once (``observed_recovery``); RDT
+(``rdt``). The histories of trace prefixes (rounds rolled back later, log-retention
+segments), the R-graph and its SCCs are built once per check and shared.
 
-Applicability when ``properties`` is None: consistency and channel-state for an
-explicit cut and every complete round; termination when the trace has rounds;
+Applicability when ``properties`` is None: protocol-error when the trace records
+one; consistency and channel-state for an explicit cut and every complete round;
+termination for every round, completion for every round declared complete;
 z-cycles as violations only where the protocol promises Z-cycle freedom (the
 header's ``params.guarantees`` holds ``z-cycles`` or ``rdt``; see
 ``snapcheck.traces.protocol_facts``), otherwise the useless checkpoints are only
@@ -21,7 +24,12 @@ protocol promises rollback-dependency trackability (``guarantees`` holds ``rdt``
 cic-conformance, cic-efficiency and timestamps for traces whose header names the
 communication-induced rules they follow (``params.cic``: ``bcs`` or ``hmnr``) and
 that carry protocol data (``checker.cic``); log-retention for traces that truncate
-logs (``checker.log_retention``). Nothing is decided from the protocol's name:
+logs (``checker.log_retention``); output-commit, control-delivery and
+recovery-lineage where the trace has two-phase-commit outputs, operator events, or
+rounds with recoveries (``checker.output_commit``); changelog-restore and
+artifact-retention for changelog checkpoints (``checker.changelog``); the replica
+properties where the header declares replicas (``checker.replication``). Nothing is
+decided from the protocol's name:
 ``CheckOptions.facts`` completes what the header declares (the command line fills
 it from the protocol catalogue for protocols it knows by name).
 A property named explicitly is checked even where the protocol promises nothing.
@@ -135,7 +143,28 @@ class _Run:
 
 
 def check_trace(trace, opts: CheckOptions | None = None) -> Report:
-    """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
+    """Check one ``traces.Trace``: every property that applies to it (module docstring) or
+    those ``opts.properties`` names, the useless checkpoints (Netzer and Xu, "Necessary
+    and Sufficient Conditions for Consistent Global Snapshots", 1995), the restart-all
+    recovery line and the one of ``opts.failures``; see ``CheckOptions`` and
+    docs/checker.md. Returns a ``Report``; options that do not fit the trace raise
+    ``CheckerUsageError``.
+
+    Worked example C of docs/theory.md, the domino effect: four useless checkpoints, and
+    after the failure of both processes the line falls back to ``(1, 0)``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_c_domino"), CheckOptions(failures="all"))
+    >>> report.ok, report.useless
+    (True, [('P0', 2), ('P0', 3), ('P1', 1), ('P1', 2)])
+    >>> report.recovery_lines["all"], report.recovery["all"]["domino"]
+    ({'P0': 1, 'P1': 0}, True)
+
+    CheckMate's Figure 2(b), an inconsistent cut:
+
+    >>> check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1})).kinds
+    {'orphan'}
+    """
     opts = opts or CheckOptions()
     opts.validate()
     with paused_gc():     # the analyses build many small objects and no garbage cycles

@@ -1,7 +1,9 @@
 """Analysis of one global checkpoint ``G`` (docs/theory.md, "Orphans, in-transit messages and
 consistency" and "Complete snapshots: channel state and logs").
 
-For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed):
+For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed), with the definitions of
+Siachamis et al., "CheckMate: Evaluating Checkpointing Protocols for Streaming
+Dataflows" (2024):
 
 * orphan(m, G)     ⟺ r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src          (CheckMate Def. 4)
 * in_transit(m, G) ⟺ s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)         (CheckMate Def. 5)
@@ -26,11 +28,11 @@ output part). Reported separately:
   it. An in-transit message on a channel with no ``record`` for this snapshot is
   then not judged ``dropped``: it is listed in ``CutAnalysis.unobservable``
   (reported as a note). Channels that do have a record are judged in full.
-* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1, "Lightweight
-  Asynchronous Snapshots for Distributed Dataflows") the snapshot has no channel
-  state, so any in-transit message or recorded state on a non-back-edge channel
-  is a violation. Messages from ``external`` input logs are replayed by offset and
-  are never in-flight state.
+* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1: Carbone et al.,
+  "Lightweight Asynchronous Snapshots for Distributed Dataflows", 2015) the
+  snapshot has no channel state, so any in-transit message or recorded state on a
+  non-back-edge channel is a violation. Messages from ``external`` input logs are
+  replayed by offset and are never in-flight state.
 """
 
 from __future__ import annotations
@@ -48,6 +50,20 @@ _NEVER = 2**62          # the receive interval of a message never processed (r =
 
 
 def orphans(h, g: list[int]) -> list:
+    """The orphan messages of the global checkpoint ``g`` (positions, ``V_i = L_i+1``
+    allowed) in the effective history ``h``: ``r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src``, the
+    receive is reflected and the send is not ("CheckMate: Evaluating Checkpointing
+    Protocols for Streaming Dataflows", 2024, Definition 4). Messages from an external
+    input are never orphans: their send is always reflected.
+
+    CheckMate's Figure 2(b): ``O2`` sends to ``O3`` after its checkpoint 1, and ``O3``
+    processes the message before its checkpoint 1.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> orphans(History(golden("checkmate_fig2b_orphan")), [1, 1, 1])
+    [Msg(O2>O3:1: 1,2 -> 2,1)]
+    """
     out = []
     for m in h.msgs:
         r = m.r
@@ -57,6 +73,19 @@ def orphans(h, g: list[int]) -> list:
 
 
 def in_transit(h, g: list[int]) -> list:
+    """The messages in transit with respect to ``g``: ``s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)``,
+    the send is reflected and the receive is not (CheckMate, Definition 5, "no
+    dropping"). They must be in the recorded channel state or in a durable log. A
+    message from an external input counts as sent.
+
+    CheckMate's Figure 2(c): ``O2`` sends before its checkpoint 1 and ``O3`` processes
+    after its checkpoint 1.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> in_transit(History(golden("checkmate_fig2c_dropped")), [1, 1, 1])
+    [Msg(O2>O3:1: 1,1 -> 2,2)]
+    """
     out = []
     for m in h.msgs:
         if (m.src == EXTERNAL or m.s <= g[m.src]) and (m.r is None or m.r > g[m.dst]):
@@ -65,6 +94,17 @@ def in_transit(h, g: list[int]) -> list:
 
 
 def is_consistent(h, g: list[int]) -> bool:
+    """Is the global checkpoint ``g`` consistent, i.e. without orphan (``orphans``)?
+    Equivalently, the cut is closed to the left under happened-before (Chandy and
+    Lamport, "Distributed Snapshots: Determining Global States of Distributed Systems",
+    1985; docs/theory.md, "Orphans, in-transit messages and consistency").
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> [is_consistent(History(golden(name)), [1, 1, 1])
+    ...  for name in ("checkmate_fig2a_consistent", "checkmate_fig2b_orphan")]
+    [True, False]
+    """
     for m in h.msgs:
         r = m.r
         if r is not None and m.src != EXTERNAL and r <= g[m.dst] and m.s > g[m.src]:
@@ -170,12 +210,36 @@ class CutIndex:
 
 
 class CutAnalysis:
-    """Violations of consistency and channel-state completeness for one ``G``.
+    """The verdict on one global checkpoint ``g`` of the effective history ``h``: its
+    consistency and the completeness of its snapshot ``(g, CS)`` (module docstring).
 
-    ``internal_in_transit``: the in-transit messages that do not come from an external
-    input (those are replayed by offset, never channel state); ``external_in_transit``:
-    how many from external inputs are in transit; ``in_transit``: all of them (listed
-    on demand: on a long trace every later input record is in transit)."""
+    ``dur`` (a ``Durability``) gives the recorded channel state and the durable logs;
+    ``subject`` names the cut in the violations (``"round 3"``, ``"cut {P0: 1, P1: 1}"``).
+    ``aligned``: the protocol's snapshots have no channel state except on back-edges
+    (ABS, Carbone et al., "Lightweight Asynchronous Snapshots for Distributed Dataflows",
+    2015, Algorithm 1), so anything in flight is ``aligned-in-flight``. ``at_line``:
+    durability is judged at that line (a round later rolled back is judged before its
+    rollback). Results: ``orphans``, ``internal_in_transit`` (the in-transit messages that
+    do not come from an external input: those are replayed by offset, never channel
+    state), ``external_in_transit`` (how many from external inputs are in transit),
+    ``in_transit`` (all of them, listed on demand: on a long trace every later input
+    record is in transit), ``consistency`` and ``channel_state`` (violations),
+    ``unobservable``.
+
+    Worked example D of docs/theory.md: with ``G = (1, 1)`` message ``m1`` is in transit;
+    ``P1`` records nothing, ``[m1]`` or ``[m1, m2]`` as the channel state of ``P0→P1``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.durability import Durability
+    >>> for name in ("theory_d_dropped", "theory_d_recorded", "theory_d_phantom"):
+    ...     h = History(golden(name))
+    ...     cut = CutAnalysis(h, Durability(h), [1, 1], "cut")
+    ...     print(name, [m.mid for m in cut.in_transit], [v.kind for v in cut.channel_state])
+    theory_d_dropped ['P0>P1:1'] ['dropped']
+    theory_d_recorded ['P0>P1:1'] []
+    theory_d_phantom ['P0>P1:1'] ['phantom']
+    """
 
     def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
                  channel_state: bool = True, at_line: float = inf, gone: frozenset = frozenset()):

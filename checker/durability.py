@@ -26,6 +26,28 @@ from snapcheck.traces.model import Event
 
 
 class Durability:
+    """Where the messages of the effective history ``history`` can be recovered from
+    (module docstring).
+
+    ``records[(proc, ckpt)]``: the ``record`` events of the channel state persisted with
+    checkpoint ``ckpt`` of ``proc``; ``start[mid]`` / ``end[mid]``: the line from which an
+    (original) message is in a durable log, and the line of the ``log_truncate`` that
+    removed it. A truncation by an external input does not end durability: the input
+    can always be re-read.
+
+    A message logged at line 3 and truncated at line 4:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b")
+    >>> rec.log("A", "a2b", [m])
+    >>> rec.log_truncate("A", "a2b", through_seq=1)
+    >>> dur = Durability(History(rec.trace()))
+    >>> dur.durable(m, at_line=3), dur.durable(m), dur.truncated_line(m)
+    (True, False, 4)
+    """
+
     def __init__(self, history):
         h = history
         self.records: dict[tuple[str, int], list[Event]] = {}
@@ -72,6 +94,7 @@ class Durability:
         return e is None or e > at_line
 
     def ever_recorded(self) -> set[str]:
+        """The mids recorded as channel state of any checkpoint (as recorded, not resolved)."""
         out: set[str] = set()
         for evs in self.records.values():
             for e in evs:
@@ -79,4 +102,5 @@ class Durability:
         return out
 
     def truncated_line(self, mid: str) -> int | None:
+        """The line of the ``log_truncate`` that removed (original) ``mid`` from its log, if any."""
         return self.end.get(mid)

@@ -44,7 +44,20 @@ _NOT_ANALYSED = ("coordinator", "external")
 
 
 class Msg:
-    """One logical data message of the effective history."""
+    """One logical data message of the effective history: the tuple ``(src, s, dst, r)``
+    of docs/theory.md, "Messages", with ``s = ι(send)``, ``r = ι(recv)`` (``None``: not
+    processed in the effective history) and ``src = EXTERNAL`` for an external input.
+    Also its ``mid``, channel ``ch``, ``seq``, the lines of its send and (first effective)
+    receive, ``nrecv`` (effective receives of any incarnation) and ``k``, its index in
+    ``History.msgs``.
+
+    Worked example A: ``m2 = (P1, 1, P0, 1)`` (``P1`` is process 1, ``P0`` process 0).
+
+    >>> from snapcheck.traces.golden import golden
+    >>> m2 = History(golden("theory_a_zcycle")).by_mid["P1>P0:1"]
+    >>> m2, (m2.src, m2.s, m2.dst, m2.r), (m2.send_line, m2.recv_line)
+    (Msg(P1>P0:1: 1,1 -> 0,1), (1, 1, 0, 1), (2, 3))
+    """
 
     __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line",
                  "nrecv", "k")
@@ -67,7 +80,28 @@ class Msg:
 
 
 class History:
-    """The effective history of a trace (optionally of the prefix of lines < ``limit``).
+    """The effective history of a trace (optionally of the prefix of lines < ``limit``, or
+    of each process's lines before ``per_proc_limit[proc]``), in the conventions of the
+    module docstring: interval indices, checkpoint positions and message tuples.
+
+    A ``restore`` of checkpoint ``k`` removes the process's events after ``C_k``; a
+    replayed incarnation stands for its original message.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> h = History(golden("theory_a_zcycle"))
+    >>> h.procs, h.L, h.msgs
+    (['P0', 'P1'], [2, 1], [Msg(P0>P1:1: 0,2 -> 1,1), Msg(P1>P0:1: 1,1 -> 0,1)])
+    >>> h.line_to_dict([1, h.V(1)]), h.position(0, 2)
+    ({'P0': 1, 'P1': 'V'}, 2)
+
+    A receive that a restore rolls back leaves the message undelivered (``r = None``):
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b")
+    >>> _ = rec.checkpoint("B"); rec.recv("B", m); rec.fail("B"); rec.restore("B", 1)
+    >>> History(rec.trace()).msgs
+    [Msg(a2b:1: 0,1 -> 1,None)]
 
     Attributes (process index ``i`` follows header order over participants):
       procs            participant ids (roles other than coordinator/external)
@@ -250,6 +284,7 @@ class History:
 
     @property
     def barrier_mids(self) -> set[str]:
+        """The mids of every barrier and cancellation marker the trace sends (rolled back or not)."""
         try:
             return self._barrier_mids
         except AttributeError:
@@ -283,6 +318,7 @@ class History:
         return idx.get(mid)
 
     def V(self, i: int) -> int:
+        """The position of ``V_i``, ``P_i``'s current (volatile) state: ``L_i + 1``."""
         return self.L[i] + 1
 
     def ckpt_name(self, i: int, x: int) -> str:
@@ -294,6 +330,7 @@ class History:
         return "V" if x > self.L[i] else self.ckpt_num[i][x]
 
     def ckpt_line(self, i: int, x: int) -> int | None:
+        """The trace line of checkpoint position ``x`` of ``P_i`` (None for ``V_i`` or an implied ``C_{i,0}``)."""
         if x > self.L[i]:
             return None
         ev = self.ckpt_ev[i][x]
@@ -306,6 +343,7 @@ class History:
         return self.pos_of[i][int(value)]
 
     def line_to_dict(self, g: list[int]) -> dict:
+        """The global checkpoint of positions ``g`` as ``{process: checkpoint number or "V"}``."""
         return {p: self.label(i, g[i]) for i, p in enumerate(self.procs)}
 
     def events_after(self, i: int, x: int) -> int:

@@ -34,9 +34,23 @@ def _violations_case(suite, r) -> bool:
 
 
 def junit_xml(reports: list, mismatches: dict | None = None, require_faults: bool = False) -> bytes:
-    """``reports``: a ``Report`` or ``UnreadTrace`` per trace; ``mismatches``: trace -> list
-    of expected-verdict mismatches (an extra "expected" test case per trace when given);
-    ``require_faults``: a requested fault that never happened is a failure, not a skip."""
+    """JUnit XML for ``reports`` (a ``Report`` or ``UnreadTrace`` per trace, one test
+    suite each): one test case per property result, a failing one carrying every
+    violation with its witness; a skipped case per property not judged, with the
+    reason; an error case for an unreadable trace; a case per requested fault (a
+    failure when it never happened and ``require_faults``, else skipped).
+    ``mismatches``: trace -> list of expected-verdict mismatches (``compare_expected``);
+    when given, each suite has an extra ``metadata.expected`` test case.
+
+    >>> import xml.etree.ElementTree as ET
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_d_dropped"), CheckOptions(cut={"P0": 1, "P1": 1}))
+    >>> root = ET.fromstring(junit_xml([report]))
+    >>> [(case.get("classname"), case.find("failure") is not None) for case in root.iter("testcase")
+    ...  if case.get("name") != "not judged"]
+    [('snapcheck.consistency', False), ('snapcheck.channel-state', True)]
+    """
     root = ET.Element("testsuites", name="snapcheck check")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for rep in reports:

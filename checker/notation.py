@@ -5,13 +5,6 @@ notes and the debugging tools.
   initial state, ``V`` its current state at the end of the trace).
 * A cut (a global checkpoint, one checkpoint per process) is ``{P0: 1, P1: V}``;
   on a command line it is given as ``P0=1,P1=V`` (the printed form is read too).
-
->>> fmt_checkpoint("O1", 2)
-'O1:2'
->>> fmt_cut({"P0": 1, "P1": "V"})
-'{P0: 1, P1: V}'
->>> parse_cut("P0=1, P1=v") == parse_cut("{P0: 1, P1: V}") == {"P0": 1, "P1": "V"}
-True
 """
 
 from __future__ import annotations
@@ -20,19 +13,34 @@ from snapcheck.traces.errors import UsageError
 
 
 def fmt_checkpoint(proc: str, ckpt) -> str:
-    """Process ``proc``'s checkpoint ``ckpt`` (a number, or ``V`` for its current state)."""
+    """Process ``proc``'s checkpoint ``ckpt`` (a number, or ``V`` for its current state).
+
+    >>> fmt_checkpoint("O1", 2), fmt_checkpoint("P1", "V")
+    ('O1:2', 'P1:V')
+    """
     return f"{proc}:{ckpt}"
 
 
 def fmt_cut(cut: dict) -> str:
-    """A cut ``{process: checkpoint}`` in the order given."""
+    """A cut ``{process: checkpoint}`` in the order given.
+
+    >>> fmt_cut({"P0": 1, "P1": "V"})
+    '{P0: 1, P1: V}'
+    """
     return "{" + ", ".join(f"{p}: {v}" for p, v in cut.items()) + "}"
 
 
 def parse_cut(text: str) -> dict:
     """A cut written ``P0=1,P1=V`` (or as ``fmt_cut`` prints it) as ``{process: checkpoint}``
     with checkpoint numbers as ints and ``V`` for a current state; a ``UsageError`` names
-    the item that is neither."""
+    the item that is neither.
+
+    >>> parse_cut("P0=1, P1=v") == parse_cut("{P0: 1, P1: V}") == {"P0": 1, "P1": "V"}
+    True
+    >>> parse_cut("P0=last")
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: cut 'P0=last': 'P0=last' is not PROC=CKPT ...
+    """
     items = [item.strip() for item in text.strip().strip("{}").split(",") if item.strip()]
     if not items:
         raise UsageError(f"cut {text!r}: empty (write PROC=CKPT pairs, e.g. P0=1,P1=V)")

@@ -35,11 +35,37 @@ SEMANTICS = ("partial", "restart-all")
 
 
 class CheckerUsageError(ValueError):
-    """Options that do not fit the trace (unknown process, checkpoint never taken, ...)."""
+    """Options that do not fit the trace (unknown process, checkpoint never taken, ...) or
+    that name no known property or semantics. The command line reports it as a usage
+    error (exit 2).
+
+    >>> CheckOptions(semantics="eager").validate()
+    Traceback (most recent call last):
+    snapcheck.checker.options.CheckerUsageError: unknown semantics 'eager' (use partial or restart-all)
+    """
 
 
 @dataclass
 class CheckOptions:
+    """What ``check_trace`` analyses and how (docs/checker.md): the properties to check
+    (None: every property that applies to the trace, see ``checker.api``), an explicit
+    cut to judge, the failure set whose recovery line to compute (``None``, ``"all"``, a
+    list of process ids or ``"P0,P1"``) under ``partial`` semantics (survivors may keep
+    their current state) or ``restart-all`` (every process restarts from a stable
+    checkpoint, as in CheckMate), z3 certificates, the cross-checks of the recovery line
+    and the caps on witnesses and listed violations.
+
+    The domino effect of docs/theory.md, worked example C, after the failure of both
+    processes:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> check_trace(golden("theory_c_domino"), CheckOptions(failures="all")).recovery_lines["all"]
+    {'P0': 1, 'P1': 0}
+    >>> check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1})).kinds
+    {'orphan'}
+    """
+
     properties: set[str] | None = None   # None = every property applicable to the trace
     cut: dict | None = None              # explicit global checkpoint {proc: ckpt number or "V"}
     failures: object = None              # None, a list of process ids, or "all"
@@ -52,6 +78,7 @@ class CheckOptions:
     facts: dict | None = None            # protocol facts completing the header's params (header wins)
 
     def validate(self) -> None:
+        """Raise ``CheckerUsageError`` for an unknown semantics or property name."""
         if self.semantics not in SEMANTICS:
             raise CheckerUsageError(f"unknown semantics {self.semantics!r} (use {' or '.join(SEMANTICS)})")
         if self.properties is not None:

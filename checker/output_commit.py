@@ -84,12 +84,28 @@ class _Coordination:
 
 
 def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
-    """``ix``: the trace's ``TraceIndex``.
+    """``output-commit`` violations of every two-phase-commit sink (a process with
+    ``output`` events that carry a ``phase``; module docstring): ``premature-commit``,
+    ``duplicate-commit``, ``uncommitted``, ``eos-before-commit``. ``ix``: the trace's
+    ``TraceIndex``; ``coord``: its round completions and notifications.
 
     A sink that retires at a checkpoint (a job restored at another parallelism) hands
     the unpublished transactions of that checkpoint to its successors, which publish
     them with ``attrs {"of": OLD_SINK}`` (recover-and-commit); each must be published
-    exactly once, by one of them."""
+    exactly once, by one of them.
+
+    A sink that publishes its transaction without waiting for the round to complete:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder([{"id": "S", "role": "sink"}], [])
+    >>> _ = rec.checkpoint("S", round=1)
+    >>> rec.output("S", [], attrs={"txn": 1, "phase": "pre-commit"})
+    >>> rec.output("S", [], attrs={"txn": 1, "phase": "commit"})
+    >>> ix = TraceIndex(rec.trace())
+    >>> [(v.kind, v.subject) for v in output_commit_violations(ix, _Coordination(ix))]
+    [('premature-commit', 'sink S')]
+    """
     last_round = max(coord.complete_line, default=0)
     sinks = {e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"]}
     out: list[Violation] = []
@@ -198,7 +214,21 @@ def _covering(coord, n: int) -> int:
 
 
 def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
-    """``ix``: the trace's ``TraceIndex``."""
+    """``control-dropped`` (property ``control-delivery``): an operator event
+    (``attrs.event``) sent to a task before round ``n`` started, which the task's
+    checkpoint of the completed round ``n`` does not reflect, so that it is in neither
+    snapshot (FLINK-21996). ``ix``: the trace's ``TraceIndex``; ``coord``: its rounds.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["T", {"id": "C", "role": "coordinator"}],
+    ...                     [{"id": "c2t", "src": "C", "dst": "T", "kind": "control"}])
+    >>> _ = rec.send("C", "c2t", attrs={"event": "split-1"})          # never received by T
+    >>> rec.round_start("C", 1); _ = rec.checkpoint("T", round=1); rec.round_complete("C", 1)
+    >>> ix = TraceIndex(rec.trace())
+    >>> [(v.kind, v.subject, v.witness["event"]) for v in control_delivery_violations(ix, _Coordination(ix))]
+    [('control-dropped', 'round 1', 'split-1')]
+    """
     first_send: dict[tuple[str, str], int] = {}     # (destination, event id) -> line
     event_of: dict[str, str] = {}                   # mid -> event id
     chans = ix.channels
@@ -240,6 +270,24 @@ def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
 
 
 def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]:
+    """``recovery-lineage`` violations of the observed recoveries ``groups`` (groups of
+    ``restore`` events, ``observed_recovery.recovery_groups``): each must restore the
+    latest round completed before it, the same on every process (``restore-aborted``,
+    ``restore-stale``, ``restore-mixed``; module docstring).
+
+    A task that restores its initial state after round 1 completed:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.observed_recovery import recovery_groups
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["T", {"id": "C", "role": "coordinator"}], [])
+    >>> rec.round_start("C", 1); _ = rec.checkpoint("T", round=1); rec.round_complete("C", 1)
+    >>> rec.fail("T"); rec.restore("T", 0)
+    >>> t = rec.trace()
+    >>> vs = recovery_lineage_violations(recovery_groups(t), _Coordination(TraceIndex(t)))
+    >>> [(v.kind, v.witness) for v in vs]
+    [('restore-stale', {'round': 0, 'latest': 1})]
+    """
     out: list[Violation] = []
     for i, group in enumerate(groups, 1):
         first = min(e.line for e in group)
@@ -273,7 +321,21 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
 
 def check_output_properties(run) -> None:
     """Add ``output-commit``, ``control-delivery`` and ``recovery-lineage`` to a
-    ``check_trace`` run, each where the trace has its vocabulary (or when selected)."""
+    ``check_trace`` run, each where the trace has its vocabulary (or when selected):
+    sink outputs with a ``phase``, operator events (``attrs.event``), and rounds
+    (``round_start``) with recoveries.
+
+    Round 1 completes, but the sink is never notified and never publishes its transaction:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder([{"id": "S", "role": "sink"}, {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("S", round=1)
+    >>> rec.output("S", [], attrs={"txn": 1, "phase": "pre-commit"})
+    >>> rec.round_complete("C", 1)
+    >>> check_trace(rec.trace()).kinds
+    {'uncommitted'}
+    """
     ix = run.ix
     coord = None
     has_phase = any(e.attrs["phase"] for e in ix.with_attr("output", "phase"))

@@ -128,6 +128,22 @@ class UnreadTrace:
 
 @dataclass
 class Violation:
+    """One violation of a property: its ``kind`` (``KIND_PROPERTY`` maps each kind to its
+    property), the ``property``, the ``subject`` judged (a round, a cut, a recovery, a
+    checkpoint, the trace), a ``message`` that explains it in the style of Elle ("Let …
+    Then … : a contradiction"), the trace ``lines`` involved and a machine-readable
+    ``witness`` (messages, cut, checkpoints).
+
+    CheckMate's Figure 2(b), the cut ``{O1: 1, O2: 1, O3: 1}`` with an orphan:
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1}))
+    >>> v = report.violations[0]
+    >>> v.kind, v.property, v.subject, v.lines, v.witness["messages"]
+    ('orphan', 'consistency', 'cut {O1: 1, O2: 1, O3: 1}', [5, 6, 7, 8], ['O2>O3:1'])
+    """
+
     kind: str
     property: str
     subject: str
@@ -145,7 +161,15 @@ class Violation:
 
 @dataclass
 class PropertyResult:
-    """One property checked on one subject (a round, a cut, a recovery, the trace)."""
+    """One property checked on one subject (a round, a cut, a recovery, the trace): ``ok``,
+    the violations listed and the number ``omitted`` beyond the cap per result.
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_d_dropped"), CheckOptions(cut={"P0": 1, "P1": 1}))
+    >>> [(r.property, r.subject, r.ok, [v.kind for v in r.violations]) for r in report.results]
+    [('consistency', 'cut {P0: 1, P1: 1}', True, []), ('channel-state', 'cut {P0: 1, P1: 1}', False, ['dropped'])]
+    """
 
     property: str
     subject: str
@@ -160,6 +184,24 @@ class PropertyResult:
 
 @dataclass
 class Report:
+    """Everything ``check_trace`` found in one trace: the property ``results`` (``ok`` when
+    every result is), the ``useless`` and ``stably_unusable`` checkpoints (as
+    ``(process, checkpoint number)``), the ``recovery_lines`` and their details
+    (``recovery``), z3 ``certificates``, the coordinated ``rounds``, the ``observed``
+    recoveries, ``notes`` on what was not judged, and ``stats``. ``to_json()`` is the
+    documented JSON report (docs/checker.md, "JSON report"), ``render_text()`` the
+    human one.
+
+    Worked example A of docs/theory.md: no property is violated (the trace promises no
+    Z-cycle freedom), and ``C_{0,1}`` is useless.
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_a_zcycle"))
+    >>> report.ok, report.useless, report.recovery_lines["all"]
+    (True, [('P0', 1)], {'P0': 2, 'P1': 1})
+    """
+
     trace: str = "<memory>"
     protocol: str = "unknown"
     results: list[PropertyResult] = field(default_factory=list)

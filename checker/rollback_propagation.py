@@ -23,6 +23,19 @@ from snapcheck.checker.rgraph import Graph
 
 
 def rollback_propagation(h, U: list[int], graph: Graph | None = None) -> list[int]:
+    """The recovery line below ``U`` by rollback propagation on the checkpoint graph
+    (CheckMate, "CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows",
+    2024, Algorithm 1): while a root member is reachable by at least one edge from a root
+    member, replace it by its previous checkpoint. ``graph``: the checkpoint graph
+    (``Graph(h, "ckpt")``) when the caller has it; an R-graph here would roll back too far.
+
+    CheckMate's Figure 4 under its restart-all semantics (``U = L = (2, 2, 2)``):
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> rollback_propagation(History(golden("checkmate_fig4_rollback_propagation")), [2, 2, 2])
+    [2, 1, 1]
+    """
     graph = graph or Graph(h, "ckpt")
     root = list(U)
     while True:

@@ -49,6 +49,26 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
 
 
 def render_text(report, verbose: bool = False) -> str:
+    """The human-readable report of ``report`` (a ``Report``): the verdict, each failed
+    property result with its violations explained in the style of Elle (Kingsbury and
+    Alvaro, "Elle: Inferring Isolation Anomalies from Experimental Observations", 2020),
+    the useless checkpoints, every recovery line with its rollback distance and the chain
+    of why each process rolls back (for the restart-all line ``all`` only after a domino
+    effect), z3 certificates, observed recoveries and notes. ``verbose`` adds the passed
+    results, every chain and the checkpoints that may still become useless.
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_a_zcycle"))
+    >>> report.trace = "theory_a_zcycle.jsonl"        # the report names the trace by its path
+    >>> print("\n".join(render_text(report).splitlines()[:6]))   # then what was not judged, and why
+    theory_a_zcycle.jsonl: protocol none: NOTHING JUDGED (no property applied to this trace; see below) — 0 properties judged, 25 not judged
+    <BLANKLINE>
+    Useless checkpoints (on a Z-cycle, so far): P0:1
+    <BLANKLINE>
+    Recovery line for failures all (restart-all): {P0: 2, P1: 1}
+      rollback: 0 checkpoint(s), 0 event(s) undone, 0 message(s) to replay
+    """
     out = [f"{report.trace}: protocol {report.protocol}: {_verdict(report)}"]
     failed = [r for r in report.results if not r.ok]
     for r in failed:
