@@ -24,13 +24,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
-from snapcheck.checker.options import PROPERTIES
-
-NOT_SELECTED = "not selected (only the properties named with --property were checked)"
-# Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
-VOCABULARY = ("protocol-error", "log-retention", "output-commit", "control-delivery", "changelog-restore",
-              "artifact-retention", "replica-agreement", "replica-delivery", "replica-liveness", "rescale-state",
-              "rescale-in-flight", "finished-tasks")
+from snapcheck.checker.options import NOT_SELECTED, PROPERTIES
 
 
 def _cut(run) -> str:

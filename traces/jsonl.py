@@ -279,3 +279,15 @@ def parse_trace(text: str, name: str = "<memory>") -> Trace:
     v = TraceValidator(name)
     events = list(iter_events(io.StringIO(text), validator=v))
     return Trace(v.header_obj, events, name)
+
+
+def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None) -> TraceValidator:
+    """Validate a JSONL or Parquet trace file completely (``trace_id``: one trace of a
+    multi-trace Parquet file); return the validator (see ``.errors``)."""
+    v = TraceValidator(path, max_errors)
+    try:
+        scan(path, v, trace_id)
+    except TraceErrors as exc:       # the file itself could not be read
+        for e in exc.errors:
+            v.error(e.line, e.reason)
+    return v

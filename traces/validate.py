@@ -505,17 +505,3 @@ class TraceValidator(RescaleRules):
 _TRUSTED = {t: frozenset({"proc", "ch", "mid"} if t in ("send", "arrive", "recv", "discard", "replay") else {"proc"})
             for t in EVENT_TYPES}
 _DISPATCH = {t: (fast_event_check(t, _TRUSTED[t]), getattr(TraceValidator, "_on_" + t)) for t in EVENT_TYPES}
-
-
-def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None) -> TraceValidator:
-    """Validate a JSONL or Parquet trace file completely (``trace_id``: one trace of a
-    multi-trace Parquet file); return the validator (see ``.errors``)."""
-    from snapcheck.traces.jsonl import scan
-
-    v = TraceValidator(path, max_errors)
-    try:
-        scan(path, v, trace_id)
-    except TraceErrors as exc:       # the file itself could not be read
-        for e in exc.errors:
-            v.error(e.line, e.reason)
-    return v
