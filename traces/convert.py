@@ -27,7 +27,8 @@ def _objects(source: str, trace_id: str | None) -> Iterator[tuple[int, dict]]:
     """(line, object) of a trace already validated, in file order (blank lines skipped)."""
     rows = iter_parquet_dicts(source, trace_id) if _is_parquet(source) else _raw_lines(source)
     for line, obj, _err in rows:
-        yield line, obj
+        if obj is not None:
+            yield line, obj
 
 
 def write_parquet(items: list[tuple[str, str | None, str]], dest: str) -> int:

@@ -271,6 +271,7 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
     v = TraceValidator(str(path), max_errors)
     with paused_gc():
         events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
+    assert v.header_obj is not None           # iter_events raised otherwise
     return Trace(v.header_obj, events, str(path))
 
 
@@ -278,6 +279,7 @@ def parse_trace(text: str, name: str = "<memory>") -> Trace:
     """Parse and validate a trace given as JSONL text."""
     v = TraceValidator(name)
     events = list(iter_events(io.StringIO(text), validator=v))
+    assert v.header_obj is not None           # iter_events raised otherwise
     return Trace(v.header_obj, events, name)
 
 
