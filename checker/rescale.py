@@ -7,7 +7,7 @@ parallelism from round ``r`` (the round of the sources' checkpoints). Its *old
 processes* are the processes outside the group that took a checkpoint of round
 ``r``; its *new processes* the restoring ones. A process *owns* the key groups
 (and list-state partitions) the header declares for it, or else those its own
-restore took. Key groups belong to an operator (the header's ``operator``).
+restore took (all of a source's when the restore names neither). Key groups belong to an operator (the header's ``operator``).
 
 ``rescale-state`` (each rescale; Flink's key-group assignment, "StateAssignment"):
 every key group an old process of operator ``X`` owned at round ``r`` is taken
@@ -72,9 +72,10 @@ def _fmt(ranges: list[list[int]]) -> str:
 class Ownership:
     """Key groups and partitions owned by each process (module docstring): ``kg`` and
     ``parts`` map a process to what it owns, its header declaration if it has one, else
-    what its restore took by name from its sources (``restores_with_sources``: the
-    restores that name sources); ``restored_kg`` keeps what the restores took, to
-    compare with the declarations; ``operator`` maps each process to its operator (its
+    what its restore took from its sources (``restores_with_sources``: the restores
+    that name sources, in trace order); a source that names neither key groups nor
+    partitions gives all of its process's. ``restored_kg`` keeps what the restores
+    took, to compare with the declarations; ``operator`` maps each process to its operator (its
     own id when the header names none).
 
     ``A0`` and ``A1`` own key groups 0..1 and 2..3 of operator ``agg``; the job is
@@ -101,12 +102,21 @@ class Ownership:
         declared_kg = {p.id: p.key_groups for p in trace.header.processes if p.key_groups is not None}
         declared_parts = {p.id: p.partitions for p in trace.header.processes if p.partitions is not None}
         for e in restores_with_sources:
-            kgs = [s["key_groups"] for s in e.sources if s.get("key_groups") is not None]
+            kgs: set[int] = set()
+            parts: set[str] = set()
+            for s in e.sources:
+                if s.get("key_groups") is not None:
+                    kgs |= _expand(s["key_groups"])
+                if s.get("partitions") is not None:
+                    parts |= set(s["partitions"])
+                if s.get("key_groups") is None and s.get("partitions") is None:   # all of that state
+                    q = s["proc"]
+                    kgs |= _expand(declared_kg[q]) if q in declared_kg else self.kg.get(q, set())
+                    parts |= set(declared_parts[q]) if q in declared_parts else self.parts.get(q, set())
             if kgs:
-                self.kg[e.proc] = set().union(*(_expand(r) for r in kgs))
-            parts = [p for s in e.sources for p in s.get("partitions") or ()]
+                self.kg[e.proc] = kgs
             if parts:
-                self.parts[e.proc] = set(parts)
+                self.parts[e.proc] = parts
         self.restored_kg = dict(self.kg)
         for p, r in declared_kg.items():
             self.kg[p] = _expand(r)
