@@ -78,7 +78,7 @@ def render_text(report, verbose: bool = False) -> str:
     >>> from snapcheck.traces.golden import golden
     >>> report = check_trace(golden("theory_a_zcycle"))
     >>> report.trace = "theory_a_zcycle.jsonl"        # the report names the trace by its path
-    >>> print("\\n".join(render_text(report).splitlines()[:6]))   # then what was not judged, and why
+    >>> print("\n".join(render_text(report).splitlines()[:6]))   # then what was not judged, and why
     theory_a_zcycle.jsonl: protocol none: NOTHING JUDGED (no property applied to this trace; see below) — 0 properties judged, 25 not judged
     <BLANKLINE>
     Useless checkpoints (on a Z-cycle, so far): P0:1
