@@ -55,6 +55,8 @@ KIND_PROPERTY = {
     "wrong-channel": "channel-state",
     "aligned-in-flight": "channel-state",
     "incomplete-round": "termination",
+    "premature-completion": "completion",
+    "protocol-error": "protocol-error",
     "useless-checkpoint": "z-cycles",
     "inconsistent-restore": "observed-recovery",
     "lost": "exactly-once",
