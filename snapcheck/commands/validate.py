@@ -39,13 +39,31 @@ def _parse_conf(values: tuple[str, ...]) -> dict:
 
 
 def _writable(out_dir: str) -> None:
-    """``--out`` must be a directory this process can create and write in (exit 2, not a traceback)."""
+    """``--output`` must be a directory this process can create and write in (exit 2, not a traceback)."""
     try:
         os.makedirs(out_dir, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".snapcheck-write-test-"):
             pass
     except OSError as exc:
         raise UsageError(f"--output {out_dir}: cannot write there ({exc.strerror or exc})") from None
+
+
+# the files ``validate --input`` writes under ``--output``
+INPUT_OUTPUTS = ("summary.md", "summary.json", "violations.parquet", "quarantine.parquet", "traces.parquet")
+
+
+def _outside_input(out_dir: str, input_path: str) -> None:
+    """``validate --input`` never writes over its input, nor into an input directory (whose
+    Parquet files it reads: its own results would become input of the next run)."""
+    from snapcheck.traces.atomic import refuse_inputs
+
+    for name in INPUT_OUTPUTS:
+        refuse_inputs(os.path.join(out_dir, name), [input_path])
+    if os.path.isdir(input_path):
+        out, inp = os.path.realpath(out_dir), os.path.realpath(input_path)
+        if out == inp or out.startswith(inp + os.sep):
+            raise UsageError(f"--output {out_dir} is inside the input directory {input_path}: the results would "
+                             "be read as traces next time; write them elsewhere")
 
 
 @click.command("validate")
@@ -109,6 +127,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
         if failure_set:
             failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
         _writable(out_dir)
+        _outside_input(out_dir, input_path)
         res = validate_input(input_path, out_dir, master=master, engine=engine, cut=cut,
                              failures=failures, semantics=semantics, native_only=native_only,
                              session_options=session_options)
