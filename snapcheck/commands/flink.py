@@ -34,11 +34,11 @@ from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 console = make_console()
 
 
-def _build(force: bool = False):
+def _build(force: bool = False, home: str | None = None):
     from snapcheck.flink.build import FlinkSetupError, build
 
     try:
-        return build(force)
+        return build(force, home)
     except FlinkSetupError as exc:
         raise UsageError(str(exc)) from None
 
@@ -144,6 +144,11 @@ def _kv(items, what: str, conv=str) -> dict:
     return out
 
 
+_FLINK_HOME = click.option(
+    "--flink-home", type=click.Path(file_okay=False, exists=True), default=None,
+    help="A pyflink directory (with lib/) of another apache-flink-libraries install, e.g. Flink 1.17 in its own "
+         "environment (default: $SNAPCHECK_FLINK_HOME, else the installed package).")
+
 _REQUIRE_FAULTS = click.option(
     "--require-faults", is_flag=True,
     help="Exit 1 when a requested failure (--fail) never fired: the run exercised no recovery from it.")
@@ -156,16 +161,18 @@ def flink() -> None:
 
 @flink.command("build")
 @click.option("--force", is_flag=True, help="Recompile even if the cached jar is up to date.")
-def build_cmd(force: bool) -> None:
+@_FLINK_HOME
+def build_cmd(force: bool, flink_home: str | None) -> None:
     """Compile the instrumentation library and jobs against the installed Flink jars (cached)."""
     t0 = time.monotonic()
-    b = _build(force)
+    b = _build(force, flink_home)
     how = "cached" if b.cached else f"compiled in {time.monotonic() - t0:.1f} s"
     click.echo(f"snapcheck-flink jar: {b.jar} (Flink {b.flink_version}, {how})")
 
 
 @flink.command("run")
-@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain"]), default="keyed-agg", show_default=True)
+@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid"]), default="keyed-agg",
+              show_default=True)
 @click.option("--mode", type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]), default="aligned",
               show_default=True, help="Checkpointing: aligned, unaligned, aligned with timeout, AT_LEAST_ONCE.")
 @click.option("--parallelism", "-p", type=int, default=2, show_default=True)
@@ -190,9 +197,15 @@ def build_cmd(force: bool) -> None:
               help="Keep the raw per-subtask files and run.json here (default: a temporary directory).")
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Judge the trace (exit 1 on a violation) or only write it.")
+@click.option("--rescale", default=None, metavar="KIND:P[@MS]",
+              help="Restore the job at parallelism P: 'savepoint:P@MS' stops it with a savepoint MS ms after the "
+                   "first source record (default: half the sources' time); 'failure:P' lets the first --fail fail it "
+                   "for good and restores its latest retained checkpoint.")
+@_FLINK_HOME
 @_REQUIRE_FAULTS
 def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligned_timeout, buffer_timeout,
-            restart_delay, work, conf, timeout, quiet, output, keep_dir, check, require_faults) -> None:
+            restart_delay, work, conf, timeout, quiet, output, keep_dir, check, rescale, flink_home,
+            require_faults) -> None:
     """Run a traced Flink job with injected failures and write its trace (then: snapcheck check)."""
     from snapcheck.flink.build import FlinkSetupError
     from snapcheck.flink.run import RunConfig, run_job
@@ -200,7 +213,7 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
     cfg = RunConfig(job=job, mode=mode, parallelism=parallelism, records=records, rate=rate, interval_ms=interval,
                     fails=list(fails), seed=seed, timeout_s=timeout, quiet_ms=quiet,
                     work=_kv(work, "--work", int), buffer_timeout_ms=buffer_timeout, restart_delay_ms=restart_delay,
-                    aligned_timeout_ms=aligned_timeout, conf=_kv(conf, "--conf"))
+                    aligned_timeout_ms=aligned_timeout, conf=_kv(conf, "--conf"), rescale=rescale)
     try:
         cfg.validate()
     except ValueError as exc:
@@ -208,7 +221,7 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
     from snapcheck.traces.atomic import ensure_writable
 
     ensure_writable(output)
-    b = _build()
+    b = _build(home=flink_home)
     tmp = None
     if keep_dir is None:
         tmp = tempfile.mkdtemp(prefix="snapcheck-flink-")
