@@ -501,7 +501,8 @@ class _Merger:
             ckpt = max(kept, default=0)
         elif (a.attempt > 0 or a.gen > 0) and kept - {ckpt}:
             self.anomalies.append(f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
-                                  f"operator state restored is that of checkpoint(s) {sorted(kept)} ({self.where})")
+                                  f"operator state restored is that of checkpoint {', '.join(map(str, sorted(kept)))} "
+                                  f"({self.where})")
         if a.gen > 0 and ckpt == self.rescaled_from.get(a.gen) and ckpt not in st.seq_at:
             self._rescale_restore(g, proc, a, ckpt, parts or [])
             return

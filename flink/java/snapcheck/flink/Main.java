@@ -35,7 +35,18 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 public final class Main {
     private Main() {}
 
-    public static void main(String[] argv) throws Exception {
+    public static void main(String[] argv) {
+        try {
+            run(argv);
+        } catch (Throwable e) {
+            // Flink's threads are not daemons: without the halt a failed start would hang the JVM.
+            e.printStackTrace();
+            System.err.flush();
+            Runtime.getRuntime().halt(1);
+        }
+    }
+
+    private static void run(String[] argv) throws Exception {
         Map<String, String> opt = new LinkedHashMap<>();
         List<String> fails = new ArrayList<>();
         Map<String, Long> work = new LinkedHashMap<>();
