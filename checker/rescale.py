@@ -170,8 +170,9 @@ class Rescale:
                     self.old_ckpt[e.proc] = e.ckpt
 
     def sources(self, e) -> list[dict]:
-        """A restore's sources; a restore without sources takes all of its own checkpoint."""
-        if e.sources:
+        """A restore's sources; a restore without a ``sources`` field takes all of its own
+        checkpoint, one with an empty list (a new subtask given no state) takes nothing."""
+        if e.sources is not None:
             return e.sources
         return [{"proc": e.proc, "ckpt": e.ckpt}]
 

@@ -1,11 +1,15 @@
-"""Compile the Java instrumentation library and jobs (``reference/flink/java``) with ``javac``
-against the jars of the installed PyPI package ``apache-flink-libraries`` (module ``pyflink``),
-into a cached jar.
+"""Compile the Java instrumentation library and jobs (``flink/java``) with ``javac`` against the
+jars of a PyPI package ``apache-flink-libraries`` (module ``pyflink``), into a cached jar.
 
 No Maven and no downloads: the classpath is ``pyflink/lib/*.jar`` (flink-dist and its
-dependencies). The jar is cached under ``$SNAPCHECK_CACHE/flink/<key>/`` (default
-``~/.cache/snapcheck``), where ``key`` hashes the Java sources, the Flink version and the
-``javac`` version, so a second ``build()`` with nothing changed only hashes a few files.
+dependencies), from the installed package or from the ``pyflink`` directory given as ``home``
+(``--flink-home``, or ``SNAPCHECK_FLINK_HOME``), e.g. a second environment holding another
+release. The adapter supports two lines of Flink; what differs between them is confined to one
+class, ``Compat``: ``flink/java/compat/flink-2`` for Flink 2.x and ``flink/java/compat/flink-1.17``
+for 1.17, and the build compiles the one that matches the Flink version (``compat_line``). The jar
+is cached under ``$SNAPCHECK_CACHE/flink/<key>/`` (default ``~/.cache/snapcheck``), where ``key``
+hashes the Java sources, the Flink version and the ``javac`` version, so a second ``build()`` with
+nothing changed only hashes a few files.
 """
 
 from __future__ import annotations
@@ -59,13 +63,20 @@ class Build:
                 f"-Dlog4j2.configurationFile={self.log4j}", "-cp", self.classpath(), main, *args]
 
 
-def flink_home() -> tuple[Path, str]:
-    """The installed pyflink directory and its Flink version (without importing pyflink)."""
-    spec = importlib.util.find_spec("pyflink")
-    if spec is None or not spec.submodule_search_locations:
-        raise FlinkSetupError("the Flink jars are missing: the PyPI package apache-flink-libraries is not installed "
-                              "(install the project's 'flink' extra: pip install -e '.[flink]')")
-    home = Path(list(spec.submodule_search_locations)[0])
+def flink_home(home: str | Path | None = None) -> tuple[Path, str]:
+    """The pyflink directory (``home``, else ``$SNAPCHECK_FLINK_HOME``, else the installed package)
+    and its Flink version (without importing pyflink)."""
+    home = home or os.environ.get("SNAPCHECK_FLINK_HOME")
+    if home:
+        home = Path(home)
+        if not home.is_dir():
+            raise FlinkSetupError(f"Flink home {home} is not a directory (expected a pyflink directory with lib/)")
+    else:
+        spec = importlib.util.find_spec("pyflink")
+        if spec is None or not spec.submodule_search_locations:
+            raise FlinkSetupError("the Flink jars are missing: the PyPI package apache-flink-libraries is not "
+                                  "installed (install the project's 'flink' extra: pip install -e '.[flink]')")
+        home = Path(list(spec.submodule_search_locations)[0])
     lib = home / "lib"
     if not any(lib.glob("flink-dist-*.jar")):
         raise FlinkSetupError(f"{lib} has no flink-dist jar: apache-flink-libraries looks incomplete; reinstall it")
@@ -111,19 +122,35 @@ def jdk() -> tuple[str, str, str]:
     return javac, java, text
 
 
-def sources() -> list[Path]:
-    return sorted(JAVA_SRC.rglob("*.java"))
+def compat_line(version: str) -> str:
+    """The adapter's source line for a Flink version: ``flink-2`` or ``flink-1.17``.
+
+    >>> compat_line("2.3.0"), compat_line("1.17.1")
+    ('flink-2', 'flink-1.17')
+    """
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m and int(m.group(1)) >= 2:
+        return "flink-2"
+    if m and (int(m.group(1)), int(m.group(2))) == (1, 17):
+        return "flink-1.17"
+    raise FlinkSetupError(f"Flink {version} is not supported: the adapter supports Flink 2.x and 1.17")
+
+
+def sources(line: str = "flink-2") -> list[Path]:
+    """The Java sources of the adapter for one line (the shared ones and that line's ``Compat``)."""
+    return sorted(JAVA_SRC.glob("snapcheck/**/*.java")) + sorted((JAVA_SRC / "compat" / line).rglob("*.java"))
 
 
 def cache_root() -> Path:
     return Path(os.environ.get("SNAPCHECK_CACHE") or Path.home() / ".cache" / "snapcheck") / "flink"
 
 
-def build(force: bool = False) -> Build:
-    """The cached jar, compiled first if the sources, Flink or javac changed (or ``force``)."""
-    home, version = flink_home()
+def build(force: bool = False, home: str | Path | None = None) -> Build:
+    """The cached jar for the Flink of ``home`` (see ``flink_home``), compiled first if the
+    sources, Flink or javac changed (or ``force``)."""
+    home, version = flink_home(home)
     javac, java, jv = jdk()
-    srcs = sources()
+    srcs = sources(compat_line(version))
     if not srcs:
         raise FlinkSetupError(f"no Java sources under {JAVA_SRC}")
     h = hashlib.sha256()

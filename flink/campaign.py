@@ -7,6 +7,10 @@ in one operator (backpressure, so that unaligned checkpoints have in-flight data
 buffer timeout, aligned-checkpoint timeout, and some of Flink 2.x's recovery
 options (recover output on downstream, checkpointing during recovery, network
 buffer size and debloating), where the recent bugs of docs/bug-zoo.md live.
+A share of the runs (``rescale_share``) is restored at another parallelism
+(``--rescale``): stop-with-savepoint at a random time, or a failure that fails the job for good
+and a restore of its latest retained checkpoint; that draw comes from its own generator seeded by
+the run's seed, so the other draws of a campaign do not depend on the share.
 ``run_campaign`` runs the configurations one after another and judges each trace
 with the function it is given (the CLI passes the checker).
 """
@@ -21,16 +25,17 @@ from pathlib import Path
 from typing import Callable
 
 from snapcheck.flink.build import Build, FlinkSetupError
-from snapcheck.flink.run import JOBS, MODES, OPERATORS, RunConfig, run_job
+from snapcheck.flink.run import MODES, OPERATORS, RunConfig, run_job
 from snapcheck.traces.errors import TraceErrors
 
+CAMPAIGN_JOBS = ("keyed-agg", "q3-join", "chain")
 MODE_WEIGHTS = {"aligned": 3, "unaligned": 3, "timeout": 3, "at-least-once": 2}
 # Roughly how many records one subtask of each operator processes per source record of a
 # subtask (filters pass 1/2 of the persons and 1/4 of the auctions), to place count failures.
 VOLUME = {"join": 0.75, "sink@q3-join": 0.3}
 
 
-def sample(rng: random.Random, jobs=JOBS, modes=MODES) -> RunConfig:
+def sample(rng: random.Random, jobs=CAMPAIGN_JOBS, modes=MODES, rescale_share: float = 0.0) -> RunConfig:
     job = rng.choice(list(jobs))
     mode = rng.choices(list(modes), weights=[MODE_WEIGHTS[m] for m in modes])[0]
     p = rng.choice([1, 2, 2, 2, 3, 3, 4])
@@ -62,10 +67,29 @@ def sample(rng: random.Random, jobs=JOBS, modes=MODES) -> RunConfig:
         conf["taskmanager.memory.segment-size"] = rng.choice(["4kb", "8kb"])
     if rng.random() < 0.2:
         conf["taskmanager.network.memory.buffer-debloat.enabled"] = "true"
-    return RunConfig(job=job, mode=mode, parallelism=p, records=records, rate=rate,
-                     interval_ms=rng.choice([20, 50, 100, 200]), fails=fails, seed=rng.randrange(1 << 31),
-                     work=work, buffer_timeout_ms=rng.choice([1, 10, 100]),
-                     aligned_timeout_ms=rng.choice([1, 5, 20, 100]), timeout_s=90, conf=conf)
+    cfg = RunConfig(job=job, mode=mode, parallelism=p, records=records, rate=rate,
+                    interval_ms=rng.choice([20, 50, 100, 200]), fails=fails, seed=rng.randrange(1 << 31),
+                    work=work, buffer_timeout_ms=rng.choice([1, 10, 100]),
+                    aligned_timeout_ms=rng.choice([1, 5, 20, 100]), timeout_s=90, conf=conf)
+    draw_rescale(cfg, random.Random(cfg.seed), rescale_share)
+    return cfg
+
+
+def draw_rescale(cfg: RunConfig, rng: random.Random, share: float) -> None:
+    """With probability ``share``, restore ``cfg`` at another parallelism: by stop-with-savepoint
+    at 30–70 % of the sources' time, or (half the time) by a failure at such a time that fails the
+    job for good (it replaces the run's failures) and a restore of its latest retained checkpoint."""
+    if rng.random() >= share:
+        return
+    p2 = rng.choice([q for q in (1, 2, 3, 4) if q != cfg.parallelism])
+    span = int(1000 * cfg.records / cfg.rate) if cfg.rate else 500
+    at = max(300, int(span * rng.uniform(0.3, 0.7)))
+    if rng.random() < 0.5:
+        cfg.rescale = f"savepoint:{p2}@{at}"
+    else:
+        op = rng.choice(OPERATORS[cfg.job])
+        cfg.fails = [f"{op}:{rng.randrange(cfg.parallelism)}:@{at}"]
+        cfg.rescale = f"failure:{p2}"
 
 
 @dataclass
@@ -128,11 +152,11 @@ def summarize(rows: list[CampaignRow]) -> dict:
     for r in rows:
         d = by_mode.setdefault(r.config.mode, {"runs": 0, "clean": 0, "violations": 0, "kinds": {},
                                                "with_failure": 0, "seconds": 0.0, "rounds": 0, "replayed": 0,
-                                               "hidden": 0})
+                                               "hidden": 0, "rescaled": 0})
         d["runs"] += 1
         d["seconds"] += r.seconds
         d["with_failure"] += bool(r.stats.get("restores"))
-        for k in ("rounds", "replayed", "hidden"):
+        for k in ("rounds", "replayed", "hidden", "rescaled"):
             d[k] += r.stats.get(k, 0)
         if r.ok:
             d["clean"] += 1

@@ -53,10 +53,10 @@ def latest_checkpoint_findings(trace) -> list[Finding]:
         first = min(e.line for e in restores)
         trigger = next((f for f in fails if prev_end < f.line < first), None)
         prev_end = max(e.line for e in restores)
-        ckpts = {e.ckpt for e in restores}
+        ckpts = {_restored_round(e) for e in restores}
         name = f"recovery {key}" if key >= 0 else "a recovery"
         if len(ckpts) > 1:
-            detail = ", ".join(f"{e.proc}: {e.ckpt} (line {e.line})" for e in restores)
+            detail = ", ".join(f"{e.proc}: {_restored_round(e)} (line {e.line})" for e in restores)
             out.append(Finding("restore-disagreement", f"The subtasks of {name} restore different checkpoints: "
                                f"{detail}; Flink restores one checkpoint for the whole job.",
                                sorted(e.line for e in restores)))
@@ -73,6 +73,12 @@ def latest_checkpoint_findings(trace) -> list[Finding]:
                                f"checkpoint {latest} was completed at line {line}, before {why}: Flink must restore "
                                f"the latest completed checkpoint.", [line, first] + ([trigger.line] if trigger else [])))
     return out
+
+
+def _restored_round(e) -> int:
+    """The round a restore goes back to (0: from scratch); after a rescale the new processes
+    restore their own checkpoint 0 with the round of the old processes' checkpoint."""
+    return e.round if e.round is not None else e.ckpt
 
 
 def anomaly_findings(trace) -> list[Finding]:

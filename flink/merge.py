@@ -66,11 +66,12 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from snapcheck.flink.rescale import VirtualChannels, intersect, round_offsets
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.lines import Unreadable, integer_problem, split_lines
 from snapcheck.traces.writer import dumps_trace, write_trace
 
-_FILE = re.compile(r"^(?P<op>.+)-(?P<subtask>\d+)-(?P<attempt>\d+)\.jsonl$")
+_FILE = re.compile(r"^(?:g(?P<gen>\d+)\.)?(?P<op>.+)-(?P<subtask>\d+)-(?P<attempt>\d+)\.jsonl$")
 COORDINATOR = "coordinator"
 INPUT = "@input"
 SPLIT = "source split"
@@ -85,10 +86,11 @@ class Attempt:
     header: dict
     events: list[dict]
     path: str
+    gen: int = 0
 
     @property
     def proc(self) -> str:
-        return proc_id(self.op, self.subtask)
+        return proc_id(self.op, self.subtask, self.gen)
 
 
 @dataclass
@@ -106,8 +108,19 @@ class MergeResult:
         write_trace(path, self.header, self.events)
 
 
-def proc_id(op: str, subtask: int) -> str:
-    return f"{op}[{subtask}]"
+def proc_id(op: str, subtask: int, gen: int = 0) -> str:
+    """The trace's process of a subtask: ``op[i]``, and ``g<gen>.op[i]`` in a later job generation
+    (the job restored at another parallelism).
+
+    >>> proc_id("agg", 1), proc_id("agg", 0, 1)
+    ('agg[1]', 'g1.agg[0]')
+    """
+    return f"{op}[{subtask}]" if gen == 0 else f"g{gen}.{op}[{subtask}]"
+
+
+def recovery_id(gen: int, attempt: int) -> int:
+    """The trace's ``recovery`` of Flink attempt ``attempt`` in job generation ``gen``."""
+    return gen * 1000 + attempt
 
 
 def input_id(op: str, split: int) -> str:
@@ -192,16 +205,22 @@ def load_run(run_dir: str) -> tuple[dict, list[Attempt]]:
                 raise TraceErrors([TraceError(path, line, "an event needs fields 'g' and 'e'")])
             ev["_line"] = line
             events.append(ev)
-        attempts.append(Attempt(header["op"], int(header["subtask"]), int(header["attempt"]), header, events, path))
+        attempts.append(Attempt(header["op"], int(header["subtask"]), int(header["attempt"]), header, events, path,
+                                int(header.get("gen", 0))))
     return run, attempts
 
 
 # -- topology -----------------------------------------------------------------------
 class Topology:
-    """Processes and channels of the run, from ``run.json``'s topology."""
+    """Processes and channels of the run, from ``run.json``'s topology of each job generation
+    (``generations``; a run without a rescale has one). The processes of a later generation
+    ``appear``; its source subtasks may read any split of the first generation (the splits are
+    redistributed), so every split is connected to each of them."""
 
     def __init__(self, run: dict):
-        self.ops = {o["op"]: o for o in run["topology"]}
+        gens = run.get("generations") or [{"gen": 0, "topology": run["topology"]}]
+        self.by_gen: dict[int, dict[str, dict]] = {g["gen"]: {o["op"]: o for o in g["topology"]} for g in gens}
+        self.ops = self.by_gen[0]
         self.processes: list[dict] = []
         self.channels: list[dict] = []
         for o in run["topology"]:
@@ -209,24 +228,28 @@ class Topology:
                 for i in range(o["parallelism"]):
                     self.processes.append({"id": input_id(o["op"], i), "role": "external",
                                            "operator": f"{o['op']}.input", "subtask": i})
-        for o in run["topology"]:
-            for i in range(o["parallelism"]):
-                self.processes.append({"id": proc_id(o["op"], i), "role": o["role"], "operator": o["op"],
-                                       "subtask": i, "worker": "minicluster"})
+        for gen, ops in self.by_gen.items():
+            for o in ops.values():
+                for i in range(o["parallelism"]):
+                    self.processes.append({"id": proc_id(o["op"], i, gen), "role": o["role"], "operator": o["op"],
+                                           "subtask": i, "worker": "minicluster", **({"appears": True} if gen else {})})
         self.processes.append({"id": COORDINATOR, "role": "coordinator"})
         self.dst: dict[str, str] = {}
-        for o in run["topology"]:
-            if INPUT in o.get("inputs", ()):
-                for i in range(o["parallelism"]):
-                    self._channel(input_id(o["op"], i), proc_id(o["op"], i), SPLIT)
-            out = o.get("out")
-            if not out:
-                continue
-            p, q = o["parallelism"], out["parallelism"]
-            for i in range(p):
-                targets = [i] if out["mode"] == "forward" else range(q)
-                for j in targets:
-                    self._channel(proc_id(o["op"], i), proc_id(out["to"], j), out["mode"])
+        for gen, ops in self.by_gen.items():
+            for o in ops.values():
+                if INPUT in o.get("inputs", ()):
+                    splits = self.ops[o["op"]]["parallelism"]
+                    for i in range(o["parallelism"]):
+                        for k in (range(splits) if gen else [i]):
+                            self._channel(input_id(o["op"], k), proc_id(o["op"], i, gen), SPLIT)
+                out = o.get("out")
+                if not out:
+                    continue
+                p, q = o["parallelism"], out["parallelism"]
+                for i in range(p):
+                    targets = [i] if out["mode"] == "forward" else range(q)
+                    for j in targets:
+                        self._channel(proc_id(o["op"], i, gen), proc_id(out["to"], j, gen), out["mode"])
 
     def _channel(self, src: str, dst: str, partitioner: str) -> None:
         cid = f"{src}>{dst}"
@@ -248,6 +271,8 @@ class _Proc:
         self.seq_at: dict[int, dict[str, int]] = {0: {}}
         self.last_ckpt = 0
         self.restore: _RestoreObs | None = None
+        self.rescaled: dict | None = None      # the restore event of an appearing process (patched by splits)
+        self.ckpt_g: dict[int, int] = {}       # checkpoint -> g of its event
 
 
 class _RestoreObs:
@@ -284,12 +309,14 @@ class _Merger:
         self.notes: list[str] = []
         self.by_proc: dict[str, list[Attempt]] = defaultdict(list)
         for a in attempts:
-            if a.op not in self.topo.ops:
-                raise TraceErrors([TraceError(a.path, 1, f"operator {a.op!r} is not in run.json's topology")])
+            if a.op not in self.topo.by_gen.get(a.gen, {}):
+                raise TraceErrors([TraceError(a.path, 1, f"operator {a.op!r} of generation {a.gen} is not in "
+                                                          "run.json's topology")])
             self.by_proc[a.proc].append(a)
         for lst in self.by_proc.values():
             lst.sort(key=lambda a: a.attempt)
         self.stream = self._stream()
+        self._generations()
         self.rebalance_start = _rebalance_starts(self.topo, self.stream, self.anomalies)
         self.out: list[tuple[tuple, dict]] = []
         self._lifecycle()
@@ -304,13 +331,25 @@ class _Merger:
         self.round_first: dict[int, int] = {}
         self.fail_gs: list[int] = []
         self.unknown_start: set = set()
+        self.holder: dict[str, str] = {}                    # state partition / split -> process holding it
+        for proc, lst in self.by_proc.items():
+            a = lst[0]
+            if a.gen == 0 and a.header.get("keeps_state", True):
+                self.holder[f"{proc}.state"] = proc
+            if a.gen == 0 and INPUT in self.topo.ops[a.op].get("inputs", ()):
+                self.holder[input_id(a.op, a.subtask)] = proc
+        self.carried: dict[str, list[tuple[int, str]]] = defaultdict(list)   # old channel -> (seq, mid) replayed
         handlers = {"restore": self._restore, "ckpt": self._ckpt, "send": self._send, "recv": self._recv,
-                    "notify": self._notify, "abort": self._abort, "fail": self._fail}
+                    "notify": self._notify, "abort": self._abort, "fail": self._fail, "splits": self._splits}
         for g, proc, k, a, ev in self.stream:
             kind = ev["e"]
             t = ev.get("t")
             self.base = {"t": round(t / 1000.0, 3)} if t is not None else {}
             self.where = f"{a.path} line {ev['_line']}"
+            if a.gen > 0 and k == 0 and ev is a.events[0] and kind != "restore" and a.gen in self.rescaled_from:
+                # Flink gave this new subtask no state at all, so it reports no restore; it was
+                # deployed as part of the restore all the same.
+                self._rescale_restore(g, proc, a, self.rescaled_from[a.gen], [], inferred=True)
             h = handlers.get(kind)
             if h is not None:
                 h(g, proc, k, a, ev)
@@ -339,6 +378,25 @@ class _Merger:
                                                     "files do not come from one run")])
         return stream
 
+    def _generations(self) -> None:
+        """Rounds per job generation (``round_offsets``), the checkpoint each later generation was
+        restored from, where it starts, and the virtual channels of the rescale."""
+        max_id: dict[int, int] = defaultdict(int)
+        self.rescaled_from: dict[int, int] = {}
+        self.gen_start: dict[int, int] = {}
+        for g, proc, _, a, ev in self.stream:
+            self.gen_start.setdefault(a.gen, g)
+            if ev["e"] in ("ckpt", "notify", "abort"):
+                max_id[a.gen] = max(max_id[a.gen], int(ev["id"]))
+            elif ev["e"] == "restore" and a.gen > 0 and a.attempt == 0:
+                self.rescaled_from.setdefault(a.gen, int(ev.get("id", 0)))
+        self.offset = round_offsets(dict(max_id), self.rescaled_from)
+        self.vchannels = VirtualChannels(self.run.get("rescale"))
+        self.rescale_note = None
+
+    def _round(self, gen: int, ckpt: int) -> int:
+        return ckpt + self.offset.get(gen, 0)
+
     def _lifecycle(self) -> None:
         """``fail`` / ``restore`` events that no subtask logged, implied by Flink's failover:
 
@@ -357,8 +415,8 @@ class _Merger:
         taken: dict[str, set[int]] = defaultdict(lambda: {0})
         for g, proc, _, a, ev in self.stream:
             if ev["e"] == "restore":
-                restored[a.attempt].add(int(ev.get("id", -1)))
-                first_restore.setdefault(a.attempt, g)
+                restored[(a.gen, a.attempt)].add(int(ev.get("id", -1)))
+                first_restore.setdefault((a.gen, a.attempt), g)
             elif ev["e"] == "ckpt":
                 taken[proc].add(int(ev["id"]))
 
@@ -379,23 +437,55 @@ class _Merger:
                     self.out.append(((own, 1, proc, 0), {"type": "fail", "proc": proc, "reason": (
                         f"cancelled by the failover (attempt {a.attempt} ended)")}))
                 for r in range(a.attempt + 1, nxt.attempt):
-                    ids = restored.get(r, set())
-                    g_r = max(first_restore.get(r, 0), own)
+                    ids = restored.get((a.gen, r), set())
+                    g_r = max(first_restore.get((a.gen, r), 0), own)
                     if len(ids) != 1 or next(iter(ids)) not in taken[proc] or g_r >= next_g:
                         self.notes.append(f"{proc}: attempt {r} never reached initializeState and the checkpoint "
                                           f"it was restored from is unknown")
                         continue
                     ckpt = next(iter(ids))
-                    e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": r,
+                    e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": recovery_id(a.gen, r),
                          "attrs": {"inferred": f"attempt {r} was cancelled before initializeState; Flink "
                                                f"restores every task of a failover from checkpoint {ckpt}"}}
                     if ckpt > 0:
-                        e["round"] = ckpt
+                        e["round"] = self._round(a.gen, ckpt)
                     self.out.append(((g_r, 1, proc, 1), e))
                     f = failover(g_r, next_g)
                     own = max(f if f is not None else 0, g_r)
                     self.out.append(((own, 1, proc, 2), {"type": "fail", "proc": proc, "reason": (
                         f"cancelled by the failover (attempt {r} ended before initializeState)")}))
+
+    def _retire_rescaled(self, quiescent: bool) -> None:
+        """Each process of a generation that a later one was restored from retires at the restored
+        checkpoint, just before the later generation starts; in unaligned modes, once the run ended
+        quiescent, each of its input channels first gets the ``record`` of that checkpoint: the
+        records of the old channel that the new generation processed, in send order."""
+        unaligned = self.run.get("mode") not in ALIGNED_MODES
+        for gen, ckpt in sorted(self.rescaled_from.items()):
+            start = self.gen_start[gen]
+            n = 0
+            for proc, lst in sorted(self.by_proc.items()):
+                if lst[0].gen != gen - 1:
+                    continue
+                at = self.procs[proc].ckpt_g.get(ckpt)
+                if unaligned and quiescent and at is not None:
+                    for ch in self.topo.inputs_of(proc):
+                        n += 1
+                        mids = [m for _, m in sorted(self.carried.get(ch, ()))]
+                        self.out.append(((at, 0, 1 + n), {"type": "record", "proc": proc, "ckpt": ckpt, "ch": ch,
+                                                          "part": "input", "mids": mids}))
+                n += 1
+                e = {"type": "retire", "proc": proc, "reason": f"rescaled: generation {gen} restores checkpoint "
+                                                               f"{ckpt} at parallelism "
+                                                               f"{max(o['parallelism'] for o in self.topo.by_gen[gen].values())}"}
+                if ckpt in self.procs[proc].seq_at:
+                    e["ckpt"] = ckpt
+                else:
+                    self.anomalies.append(f"{proc} never took checkpoint {ckpt}, which generation {gen} restores")
+                self.out.append(((start, -2, n), e))
+            if unaligned and not quiescent:
+                self.notes.append(f"the run did not end quiescent: the channel state of checkpoint {ckpt} restored by "
+                                  f"generation {gen} is not recorded (not judged)")
 
     def _emit(self, key: tuple, ev: dict) -> None:
         self.out.append((key, {**ev, **self.base}))
@@ -404,24 +494,92 @@ class _Merger:
     def _restore(self, g, proc, k, a, ev) -> None:
         st = self.procs[proc]
         ckpt = int(ev.get("id", -1))
-        kept = int(ev.get("state", 0))
+        parts = ev.get("parts")
+        kept = {int(x[2]) for x in parts} if parts is not None else {int(ev.get("state", ckpt))}
         if ckpt < 0:
             self.anomalies.append(f"{proc} attempt {a.attempt} was restored without a checkpoint id ({self.where})")
-            ckpt = kept
-        elif ckpt != kept and a.attempt > 0:
+            ckpt = max(kept, default=0)
+        elif (a.attempt > 0 or a.gen > 0) and kept - {ckpt}:
             self.anomalies.append(f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
-                                  f"operator state restored is that of checkpoint {kept} ({self.where})")
+                                  f"operator state restored is that of checkpoint {', '.join(map(str, sorted(kept)))} "
+                                  f"({self.where})")
+        if a.gen > 0 and ckpt == self.rescaled_from.get(a.gen) and ckpt not in st.seq_at:
+            self._rescale_restore(g, proc, a, ckpt, parts or [])
+            return
         if ckpt not in st.seq_at:
             self.anomalies.append(f"{proc} attempt {a.attempt} restores checkpoint {ckpt}, which it never took "
                                   f"({self.where})")
-        e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": a.attempt}
+        e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": recovery_id(a.gen, a.attempt)}
         if ckpt > 0:
-            e["round"] = ckpt
+            e["round"] = self._round(a.gen, ckpt)
         self._emit((g, 0, 0), e)
         st.epoch += 1
         st.counters = dict(st.seq_at.get(ckpt, {}))
         st.restore = _RestoreObs(proc, ckpt, (g, 2), k == len(self.by_proc[proc]) - 1)
         self.observations.append(st.restore)
+
+    def _rescale_restore(self, g, proc, a, ckpt: int, parts: list, inferred: bool = False) -> None:
+        """The restore of a process of a later generation from checkpoint ``ckpt`` of the previous
+        one, with its sources (key groups, state partitions; splits follow in ``_splits``) and
+        the old channels whose recovered records it receives (see ``snapcheck.flink.rescale``)."""
+        prev = a.gen - 1
+        sources: dict[str, dict] = {}
+
+        def source(old: str) -> dict:
+            return sources.setdefault(old, {"proc": old, "ckpt": ckpt})
+
+        own = a.header.get("key_groups")
+        if own:
+            for old, lst in self.by_proc.items():
+                o = lst[0]
+                if o.gen == prev and o.op == a.op and o.header.get("key_groups"):
+                    r = intersect(own, o.header["key_groups"])
+                    if r:
+                        source(old).setdefault("key_groups", []).append(r)
+        for pg, ps, _ in parts:
+            name = f"{proc_id(a.op, int(ps), int(pg))}.state"
+            old = self.holder.get(name)
+            if old is None:
+                self.anomalies.append(f"{proc} restored state partition {name}, which no process held ({self.where})")
+                continue
+            source(old).setdefault("partitions", []).append(name)
+            self.holder[name] = proc
+        channels = []
+        mine = a.header.get("key_groups")
+        for frm, u, i, u2, mode in self.vchannels.into(a.op, a.subtask):
+            c = {"old": f"{proc_id(frm, u, prev)}>{proc_id(a.op, i, prev)}",
+                 "new": f"{proc_id(frm, u2, a.gen)}>{proc}"}
+            if mode == "keyed" and mine:
+                c["key_groups"] = [mine]
+            channels.append(c)
+        e = {"type": "restore", "proc": proc, "ckpt": 0, "round": self._round(prev, ckpt),
+             "recovery": recovery_id(a.gen, 0), "sources": list(sources.values()), "channels": channels}
+        if inferred:
+            e["attrs"] = {"inferred": "Flink assigned this subtask no state, so it reports no restore"}
+        self._emit((g, -2 if inferred else 0, 0), e)
+        st = self.procs[proc]
+        st.epoch += 1
+        st.counters = {}
+        st.rescaled = e
+
+    def _splits(self, g, proc, k, a, ev) -> None:
+        """A reader's split assignment: for an appearing process, the input logs it took over."""
+        e = self.procs[proc].rescaled
+        if e is None or k > 0:
+            return
+        for split, _offset in ev.get("splits", ()):
+            name = input_id(a.op, int(split))
+            old = self.holder.get(name)
+            if old is None:
+                self.anomalies.append(f"{proc} was given split {split}, which no process held ({self.where})")
+                continue
+            src = next((s for s in e["sources"] if s["proc"] == old), None)
+            if src is None:
+                src = {"proc": old, "ckpt": e["sources"][0]["ckpt"] if e["sources"] else self.rescaled_from[a.gen]}
+                e["sources"].append(src)
+            src.setdefault("partitions", []).append(name)
+            e["channels"].append({"old": f"{name}>{old}", "new": f"{name}>{proc}"})
+            self.holder[name] = proc
 
     def _ckpt(self, g, proc, k, a, ev) -> None:
         st = self.procs[proc]
@@ -432,13 +590,15 @@ class _Merger:
             return
         st.last_ckpt = ckpt
         st.seq_at[ckpt] = dict(st.counters)
-        self.round_first.setdefault(ckpt, g)
+        st.ckpt_g[ckpt] = g
+        rnd = self._round(a.gen, ckpt)
+        self.round_first.setdefault(rnd, g)
         self._emit((g, 0, 0), {"type": "checkpoint", "proc": proc, "ckpt": ckpt, "kind": "coordinated",
-                               "round": ckpt})
+                               "round": rnd})
 
     def _send(self, g, proc, k, a, ev) -> None:
         st = self.procs[proc]
-        spec = self.topo.ops[a.op].get("out")
+        spec = self.topo.by_gen[a.gen][a.op].get("out")
         if not spec:
             self.anomalies.append(f"{proc} sends although {a.op} has no traced downstream ({self.where})")
             return
@@ -446,13 +606,13 @@ class _Merger:
         to = ev.get("to")
         e: dict = {}
         if to is None:
-            start = self.rebalance_start.get((a.op, a.subtask, a.attempt))
+            start = self.rebalance_start.get((a.gen, a.op, a.subtask, a.attempt))
             if start is None:
                 start = 0
-                self.unknown_start.add((a.op, a.subtask, a.attempt))
+                self.unknown_start.add((a.gen, a.op, a.subtask, a.attempt))
                 e["attrs"] = {"target": "unknown: no record of this sender attempt was processed; assumed"}
             to = (start + n) % spec["parallelism"]
-        ch = f"{proc}>{proc_id(spec['to'], int(to))}"
+        ch = f"{proc}>{proc_id(spec['to'], int(to), a.gen)}"
         if ch not in self.topo.dst:
             self.anomalies.append(f"{proc} sends to subtask {to} of {spec['to']}, which its {spec['mode']} "
                                   f"partitioning cannot reach ({self.where})")
@@ -460,9 +620,11 @@ class _Merger:
         seq = st.counters.get(ch, 0) + 1
         st.counters[ch] = seq
         mid = f"{ch}:{seq}" if st.epoch == 0 else f"{ch}:{seq}@{st.epoch}"
-        self.msgs[(a.op, a.subtask, a.attempt, n)] = (mid, ch)
+        self.msgs[(a.gen, a.op, a.subtask, a.attempt, n)] = (mid, ch)
         if "key" in ev:
             e["key"] = ev["key"]
+        if "kg" in ev:
+            e["key_group"] = int(ev["kg"])
         self._emit((g, 0, 0), {"type": "send", "proc": proc, "ch": ch, "mid": mid, "seq": seq, **e})
 
     def _recv(self, g, proc, k, a, ev) -> None:
@@ -496,14 +658,17 @@ class _Merger:
     def _recv_record(self, g, proc, a, ev, frm, src, n):
         """A record of a traced sender; one of an earlier sender attempt comes from channel state."""
         att = int(ev.get("att", -1))
-        found = self.msgs.get((frm, src, att, n))
+        gen = int(ev.get("gen", 0))
+        found = self.msgs.get((gen, frm, src, att, n))
         if found is None:
-            self.anomalies.append(f"{proc} processes a record {frm}[{src}] attempt {att} #{n} whose send was never "
-                                  f"traced ({self.where})")
+            self.anomalies.append(f"{proc} processes a record {proc_id(frm, src, gen)} attempt {att} #{n} whose send "
+                                  f"was never traced ({self.where})")
             return None
         orig, ch = found
+        if gen < a.gen:
+            return self._recv_rescaled(g, proc, a, frm, src, orig, ch)
         if self.topo.dst[ch] != proc:
-            self.anomalies.append(f"{proc} processes {orig}, which the {self.topo.ops[frm]['out']['mode']} "
+            self.anomalies.append(f"{proc} processes {orig}, which the {self.topo.by_gen[a.gen][frm]['out']['mode']} "
                                   f"partitioner model routes to {self.topo.dst[ch]} ({self.where})")
             return None
         obs = self.procs[proc].restore
@@ -518,6 +683,19 @@ class _Merger:
         obs.replayed[ch].append(orig)
         return ch, self._replay(g, proc, ch, orig, "channel_state")
 
+    def _recv_rescaled(self, g, proc, a, frm, src, orig, ch):
+        """A record of the previous generation, recovered from the restored checkpoint's channel
+        state after the rescale: a replay on the new channel its old channel is mapped onto."""
+        old_i = int(self.topo.dst[ch].rsplit("[", 1)[1][:-1])
+        u2 = self.vchannels.new_upstream(frm, src, a.op, old_i, a.subtask)
+        if u2 is None:
+            self.anomalies.append(f"{proc} processes {orig} of old channel {ch}, which no virtual channel of the "
+                                  f"rescale maps onto {proc} ({self.where})")
+            return None
+        new = f"{proc_id(frm, u2, a.gen)}>{proc}"
+        self.carried[ch].append((int(orig.split(":")[-1].split("@")[0]), orig))
+        return new, self._replay(g, proc, new, orig, "channel_state")
+
     def _replay(self, g, proc: str, ch: str, orig: str, source: str) -> str:
         self.replays[orig] += 1
         mid = f"{orig}/r{self.replays[orig]}"
@@ -526,13 +704,13 @@ class _Merger:
         return mid
 
     def _notify(self, g, proc, k, a, ev) -> None:
-        rnd = int(ev["id"])
+        rnd = self._round(a.gen, int(ev["id"]))
         if rnd not in self.completed:
             self.completed[rnd] = g
             self._emit((g, 0, 0), {"type": "round_complete", "proc": COORDINATOR, "round": rnd})
 
     def _abort(self, g, proc, k, a, ev) -> None:
-        rnd = int(ev["id"])
+        rnd = self._round(a.gen, int(ev["id"]))
         if rnd not in self.completed and rnd not in self.aborted:
             self.aborted[rnd] = g
             self._emit((g, 0, 0), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
@@ -544,10 +722,11 @@ class _Merger:
 
     # -- the result ----------------------------------------------------------------------
     def result(self) -> MergeResult:
-        for op, sub, att in sorted(self.unknown_start):
-            self.notes.append(f"{proc_id(op, sub)} attempt {att}: no rebalanced record of it was processed, so the "
-                              "round-robin start is unknown (its sends are attributed from subtask 0)")
+        for gen, op, sub, att in sorted(self.unknown_start):
+            self.notes.append(f"{proc_id(op, sub, gen)} attempt {att}: no rebalanced record of it was processed, so "
+                              "the round-robin start is unknown (its sends are attributed from subtask 0)")
         quiescent = self.run.get("status") == "completed"
+        self._retire_rescaled(quiescent)
         observed = _records(self.topo, self.observations, quiescent, self.out, self.anomalies)
         if quiescent:
             end_g = (self.stream[-1][0] + 1) if self.stream else 0
@@ -565,11 +744,37 @@ class _Merger:
             idx[e["proc"]] += 1
             events.append(_ordered(e))
         header = _header(self.run, self.topo, self.anomalies, self.notes, observed)
+        self._ownership(header["processes"])
+        if self.run.get("rescale"):
+            header["metadata"]["flink"]["rescale"] = {
+                **self.run["rescale"], "exchanges": len(self.run["rescale"].get("exchanges") or ()),
+                "restored_checkpoint": self.rescaled_from.get(1),
+                "generations": [{k: g.get(k) for k in ("gen", "parallelism", "status", "restore_path")}
+                                for g in self.run.get("generations", ())]}
         return MergeResult(header, events, self.anomalies, self.notes)
+
+    def _ownership(self, processes: list[dict]) -> None:
+        """Key groups (from the subtasks' headers) and, for the first generation, the state
+        partitions and source splits each process holds from its start."""
+        for pr in processes:
+            lst = self.by_proc.get(pr["id"])
+            if not lst:
+                continue
+            h = lst[0].header
+            if h.get("key_groups"):
+                pr["key_groups"] = [h["key_groups"]]
+                pr["max_parallelism"] = h["max_parallelism"]
+            if not self.rescaled_from or lst[0].gen > 0:
+                continue
+            parts = [f"{pr['id']}.state"] if h.get("keeps_state", True) else []
+            if INPUT in self.topo.ops[lst[0].op].get("inputs", ()):
+                parts.append(input_id(lst[0].op, lst[0].subtask))
+            if parts:
+                pr["partitions"] = parts
 
 
 _KEY_ORDER = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt", "part", "mids", "replay_of",
-              "from", "key", "reason", "recovery", "t", "attrs")
+              "from", "key", "key_group", "reason", "recovery", "sources", "channels", "t", "attrs")
 
 
 def _ordered(e: dict) -> dict:
@@ -581,18 +786,18 @@ def _rebalance_starts(topo: Topology, stream, anomalies: list[str]) -> dict:
     from the subtasks that processed its records: target(n) = (start + n) mod parallelism."""
     seen: dict[tuple, Counter] = defaultdict(Counter)
     for _, proc, _, a, ev in stream:
-        if ev["e"] != "recv" or ev.get("from") == INPUT:
+        if ev["e"] != "recv" or ev.get("from") == INPUT or int(ev.get("gen", 0)) != a.gen:
             continue
-        spec = topo.ops.get(ev.get("from"), {}).get("out")
+        spec = topo.by_gen[a.gen].get(ev.get("from"), {}).get("out")
         if not spec or spec["mode"] != "rebalance":
             continue
         q = spec["parallelism"]
-        seen[(ev["from"], int(ev["src"]), int(ev["att"]))][(a.subtask - int(ev["n"])) % q] += 1
+        seen[(a.gen, ev["from"], int(ev["src"]), int(ev["att"]))][(a.subtask - int(ev["n"])) % q] += 1
     starts = {}
     for key, counts in seen.items():
         start, _ = counts.most_common(1)[0]
         if len(counts) > 1:
-            anomalies.append(f"the records of {proc_id(key[0], key[1])} attempt {key[2]} were not distributed "
+            anomalies.append(f"the records of {proc_id(key[1], key[2], key[0])} attempt {key[3]} were not distributed "
                              f"round robin: starts {dict(counts)} (RebalancePartitioner model violated)")
         starts[key] = start
     return starts

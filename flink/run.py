@@ -17,7 +17,7 @@ from pathlib import Path
 from snapcheck.flink.build import Build, FlinkSetupError
 from snapcheck.flink.merge import MergeResult, merge_run
 
-JOBS = ("keyed-agg", "q3-join", "chain")
+JOBS = ("keyed-agg", "q3-join", "chain", "stateless-mid")
 MODES = ("aligned", "unaligned", "timeout", "at-least-once")
 EXACTLY_ONCE_MODES = ("aligned", "unaligned", "timeout")
 # Traced operators of each job (failure injection targets) and which read a source.
@@ -25,7 +25,24 @@ OPERATORS = {
     "keyed-agg": ("src", "agg", "sink"),
     "q3-join": ("persons", "pfilter", "auctions", "afilter", "join", "sink"),
     "chain": ("src", "parse", "enrich", "score", "sink"),
+    "stateless-mid": ("src", "agg", "relay", "sink"),
 }
+RESCALE_KINDS = ("savepoint", "failure")
+
+
+def parse_rescale(spec: str) -> tuple[str, int, int | None]:
+    """``KIND:P[@MS]`` -> (kind, new parallelism, stop time in ms or None).
+
+    >>> parse_rescale("savepoint:3@800"), parse_rescale("failure:1")
+    (('savepoint', 3, 800), ('failure', 1, None))
+    """
+    kind, _, rest = spec.partition(":")
+    par, _, at = rest.partition("@")
+    if kind not in RESCALE_KINDS or not par.isdigit() or (at and not at.isdigit()) or (at and kind != "savepoint"):
+        raise ValueError(f"bad --rescale {spec!r}: expected savepoint:P[@MS] or failure:P")
+    if not 1 <= int(par) <= 16:
+        raise ValueError(f"bad --rescale {spec!r}: parallelism {par} out of range 1..16")
+    return kind, int(par), int(at) if at else None
 
 
 @dataclass
@@ -46,6 +63,7 @@ class RunConfig:
     aligned_timeout_ms: int = 10
     conf: dict[str, str] = field(default_factory=dict)   # extra Flink configuration
     heap_mb: int = 1024
+    rescale: str | None = None   # KIND:P[@MS]: restore the job at parallelism P (see parse_rescale)
 
     def validate(self) -> None:
         if self.job not in JOBS:
@@ -67,6 +85,11 @@ class RunConfig:
         for op in self.work:
             if op not in OPERATORS[self.job]:
                 raise ValueError(f"--work names {op!r}, not an operator of {self.job}")
+        if self.rescale is not None:
+            kind, _, _ = parse_rescale(self.rescale)
+            if kind == "failure" and not self.fails:
+                raise ValueError("--rescale failure:P needs a --fail: the job fails for good at the first injected "
+                                 "failure and is restored at parallelism P from its latest retained checkpoint")
 
     def java_args(self, out_dir: str) -> list[str]:
         args = ["--job", self.job, "--mode", self.mode, "--parallelism", str(self.parallelism),
@@ -80,6 +103,8 @@ class RunConfig:
             args += ["--work", f"{op}={us}"]
         for k, v in self.conf.items():
             args += ["--conf", f"{k}={v}"]
+        if self.rescale:
+            args += ["--rescale", self.rescale]
         return args
 
     def command(self, out: str = "trace.jsonl") -> str:
@@ -102,6 +127,8 @@ class RunConfig:
             parts += ["--work", f"{op}={us}"]
         for k, v in self.conf.items():
             parts += ["--conf", f"{k}={v}"]
+        if self.rescale:
+            parts += ["--rescale", self.rescale]
         parts += ["-o", out]
         return shlex.join(parts)
 

@@ -22,7 +22,8 @@ judged):
 * a channel mapping whose ``new`` is not an input channel of the restoring
   process, or whose ``old`` is unknown;
 * a key-group range ``[lo, hi]`` with ``lo > hi`` or outside ``max_parallelism``;
-* an appearing process whose first event is not a restore naming its sources;
+* an appearing process whose first event is not a restore naming its sources (possibly none:
+  ``sources: []``, a new subtask that takes no state);
 * any event of a process after its ``retire``; ``retire`` of a checkpoint not taken;
 * a replay on a channel other than its original's, unless a restore mapped the
   original's channel onto it.
@@ -104,7 +105,7 @@ class RescaleRules:
         if p in self._started:
             return True
         self._started.add(p)
-        if p in self._appears and not (d["type"] == "restore" and d.get("sources")):
+        if p in self._appears and not (d["type"] == "restore" and d.get("sources") is not None):
             what = "a restore without sources" if d["type"] == "restore" else repr(d["type"])
             self.error(line, f"{d['proc']} appears later (header 'appears') but its first event is "
                              f"{what}, not a restore naming its sources")

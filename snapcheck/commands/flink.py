@@ -34,11 +34,11 @@ from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 console = make_console()
 
 
-def _build(force: bool = False):
+def _build(force: bool = False, home: str | None = None):
     from snapcheck.flink.build import FlinkSetupError, build
 
     try:
-        return build(force)
+        return build(force, home)
     except FlinkSetupError as exc:
         raise UsageError(str(exc)) from None
 
@@ -58,6 +58,7 @@ class Judgement:
         self.faults = self.report.faults
         flink = (trace.header.metadata or {}).get("flink") or {}
         self.status = flink.get("status", "?")
+        self.rescale = flink.get("rescale")
         if self.status in ("timeout", "failed"):
             from snapcheck.flink.expectations import Finding
 
@@ -85,7 +86,8 @@ class Judgement:
                 "restores": len({e.recovery for e in ev if e.type == "restore"}),
                 "replayed": sum(1 for e in ev if e.type == "replay" and e.source == "channel_state"),
                 "reread": sum(1 for e in ev if e.type == "replay" and e.source == "source"),
-                "hidden": self.hidden, "faults_not_exercised": len(self.faults_not_exercised)}
+                "hidden": self.hidden, "faults_not_exercised": len(self.faults_not_exercised),
+                "rescaled": int(bool(self.rescale) and not self.rescale.get("skipped"))}
 
     def detail(self, limit: int = 3) -> str:
         msgs = [f"[{v.kind}] {v.message}" for v in self.violations[:limit]]
@@ -117,6 +119,14 @@ class Judgement:
                          "unaligned channel state is internal to Flink (not judged).")
         for f in self.faults_not_exercised:
             lines.append(f"NOT EXERCISED: {f['fault']} ({f['detail']}): this run tested no recovery from it.")
+        if self.rescale and self.rescale.get("skipped"):
+            lines.append(f"NOT EXERCISED: rescale {self.rescale.get('kind')} ({self.rescale['skipped']}): the job was "
+                         "not restored at another parallelism.")
+        elif self.rescale:
+            gens = self.rescale.get("generations") or []
+            lines.append(f"rescale ({self.rescale.get('kind')}): parallelism "
+                         f"{' -> '.join(str(g.get('parallelism')) for g in gens)}, restored checkpoint "
+                         f"{self.rescale.get('restored_checkpoint')}.")
         verdict = "clean" if self.ok else "VIOLATION (" + ", ".join(self.kinds) + ")"
         if self.ok and self.faults_not_exercised:
             verdict += (f", but {len(self.faults_not_exercised)} requested failure(s) never fired: recovery not "
@@ -144,6 +154,11 @@ def _kv(items, what: str, conv=str) -> dict:
     return out
 
 
+_FLINK_HOME = click.option(
+    "--flink-home", type=click.Path(file_okay=False, exists=True), default=None,
+    help="A pyflink directory (with lib/) of another apache-flink-libraries install, e.g. Flink 1.17 in its own "
+         "environment (default: $SNAPCHECK_FLINK_HOME, else the installed package).")
+
 _REQUIRE_FAULTS = click.option(
     "--require-faults", is_flag=True,
     help="Exit 1 when a requested failure (--fail) never fired: the run exercised no recovery from it.")
@@ -156,16 +171,18 @@ def flink() -> None:
 
 @flink.command("build")
 @click.option("--force", is_flag=True, help="Recompile even if the cached jar is up to date.")
-def build_cmd(force: bool) -> None:
+@_FLINK_HOME
+def build_cmd(force: bool, flink_home: str | None) -> None:
     """Compile the instrumentation library and jobs against the installed Flink jars (cached)."""
     t0 = time.monotonic()
-    b = _build(force)
+    b = _build(force, flink_home)
     how = "cached" if b.cached else f"compiled in {time.monotonic() - t0:.1f} s"
     click.echo(f"snapcheck-flink jar: {b.jar} (Flink {b.flink_version}, {how})")
 
 
 @flink.command("run")
-@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain"]), default="keyed-agg", show_default=True)
+@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid"]), default="keyed-agg",
+              show_default=True)
 @click.option("--mode", type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]), default="aligned",
               show_default=True, help="Checkpointing: aligned, unaligned, aligned with timeout, AT_LEAST_ONCE.")
 @click.option("--parallelism", "-P", type=int, default=2, show_default=True)
@@ -190,9 +207,15 @@ def build_cmd(force: bool) -> None:
               help="Keep the raw per-subtask files and run.json here (default: a temporary directory).")
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Judge the trace (exit 1 on a violation) or only write it.")
+@click.option("--rescale", default=None, metavar="KIND:P[@MS]",
+              help="Restore the job at parallelism P: 'savepoint:P@MS' stops it with a savepoint MS ms after the "
+                   "first source record (default: half the sources' time); 'failure:P' lets the first --fail fail it "
+                   "for good and restores its latest retained checkpoint.")
+@_FLINK_HOME
 @_REQUIRE_FAULTS
 def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligned_timeout, buffer_timeout,
-            restart_delay, work, conf, timeout, quiet, output, keep_dir, check, require_faults) -> None:
+            restart_delay, work, conf, timeout, quiet, output, keep_dir, check, rescale, flink_home,
+            require_faults) -> None:
     """Run a traced Flink job with injected failures and write its trace (then: snapcheck check)."""
     from snapcheck.flink.build import FlinkSetupError
     from snapcheck.flink.run import RunConfig, run_job
@@ -200,7 +223,7 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
     cfg = RunConfig(job=job, mode=mode, parallelism=parallelism, records=records, rate=rate, interval_ms=interval,
                     fails=list(fails), seed=seed, timeout_s=timeout, quiet_ms=quiet,
                     work=_kv(work, "--work", int), buffer_timeout_ms=buffer_timeout, restart_delay_ms=restart_delay,
-                    aligned_timeout_ms=aligned_timeout, conf=_kv(conf, "--conf"))
+                    aligned_timeout_ms=aligned_timeout, conf=_kv(conf, "--conf"), rescale=rescale)
     try:
         cfg.validate()
     except ValueError as exc:
@@ -208,7 +231,7 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
     from snapcheck.traces.atomic import ensure_writable
 
     ensure_writable(output)
-    b = _build()
+    b = _build(home=flink_home)
     tmp = None
     if keep_dir is None:
         tmp = tempfile.mkdtemp(prefix="snapcheck-flink-")
@@ -290,8 +313,8 @@ def check_cmd(traces, require_faults, trace_id) -> None:
 @flink.command("campaign")
 @click.option("--traces", "-n", "runs", type=int, default=20, show_default=True, help="Number of randomized runs.")
 @click.option("--seed", "-s", type=int, default=1, show_default=True, help="Seed of the randomized configurations.")
-@click.option("--job", "jobs", multiple=True, type=click.Choice(["keyed-agg", "q3-join", "chain"]),
-              help="Restrict to these jobs (repeatable).")
+@click.option("--job", "jobs", multiple=True, type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid"]),
+              help="Restrict to these jobs (repeatable; default: keyed-agg, q3-join, chain).")
 @click.option("--mode", "modes", multiple=True,
               type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]),
               help="Restrict to these modes (repeatable).")
@@ -300,21 +323,23 @@ def check_cmd(traces, require_faults, trace_id) -> None:
 @click.option("--keep-clean", is_flag=True, help="Also keep the traces of clean runs.")
 @click.option("--conf", "conf", multiple=True,
               help="KEY=VALUE: Flink configuration forced on every run (a focused campaign). Repeatable.")
-def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
+@click.option("--rescale-share", type=click.FloatRange(0, 1), default=0.25, show_default=True,
+              help="Share of the runs restored at another parallelism (stop-with-savepoint or failure).")
+def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf, rescale_share) -> None:
     """Randomize job, mode, parallelism, failures and seed; run, check and tabulate.
 
     Exit 1 if a run in an exactly-once mode violates a property (AT_LEAST_ONCE violations
     are expected and counted as detections)."""
     import orjson
 
-    from snapcheck.flink.campaign import run_campaign, sample, summarize
-    from snapcheck.flink.run import JOBS, MODES
+    from snapcheck.flink.campaign import CAMPAIGN_JOBS, run_campaign, sample, summarize
+    from snapcheck.flink.run import MODES
 
     if runs < 1:
         raise UsageError("--traces must be at least 1")
     b = _build()
     rng = random.Random(seed)
-    configs = [sample(rng, jobs or JOBS, modes or MODES) for _ in range(runs)]
+    configs = [sample(rng, jobs or CAMPAIGN_JOBS, modes or MODES, rescale_share) for _ in range(runs)]
     forced = _kv(conf, "--conf")
     for c in configs:
         c.conf.update(forced)
@@ -334,20 +359,22 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
         verdict = "clean" if r.ok else "[red]" + ", ".join(r.kinds) + "[/]"
         if r.stats.get("faults_not_exercised"):
             verdict += f" [yellow](failure not fired: {r.stats['faults_not_exercised']})[/]"
-        console.print(f"{r.index + 1:>4}/{runs} {c.job:<9} {c.mode:<13} p={c.parallelism} "
+        console.print(f"{r.index + 1:>4}/{runs} {c.job:<9} {c.mode:<13} p={c.parallelism}"
+                      f"{'→' + c.rescale if c.rescale else ''} "
                       f"fail={','.join(c.fails) or '-':<24} {r.seconds:5.1f}s {r.status:<9} {verdict}")
 
     t0 = time.monotonic()
     rows = run_campaign(configs, b, out, judge, keep_clean, progress)
     table = Table(title=f"Flink campaign: {runs} runs, seed {seed}, {time.monotonic() - t0:.0f} s",
                   title_justify="left")
-    for col in ("mode", "runs", "with recovery", "clean", "violating", "kinds (runs)", "checkpoints",
+    for col in ("mode", "runs", "with recovery", "rescaled", "clean", "violating", "kinds (runs)", "checkpoints",
                 "replayed from channel state", "mean s"):
         table.add_column(col)
     summary = summarize(rows)
     for mode, d in sorted(summary.items()):
         kinds = ", ".join(f"{k} ({n})" for k, n in sorted(d["kinds"].items())) or "-"
-        table.add_row(mode, str(d["runs"]), str(d["with_failure"]), str(d["clean"]), str(d["violations"]), kinds,
+        table.add_row(mode, str(d["runs"]), str(d["with_failure"]), str(d["rescaled"]), str(d["clean"]),
+                      str(d["violations"]), kinds,
                       str(d["rounds"]), str(d["replayed"]), f"{d['seconds'] / d['runs']:.1f}")
     console.print(table)
     bad = [r for r in rows if not r.ok and r.exactly_once]
@@ -362,7 +389,7 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
                       f"({sum(1 for r in alo if r.stats.get('restores'))} with a recovery).")
     doc = {"runs": runs, "seed": seed, "jobs": list(jobs), "modes": list(modes), "conf": forced, "summary": summary,
            "rows": [{"index": r.index, "job": r.config.job, "mode": r.config.mode, "parallelism": r.config.parallelism,
-                     "fails": r.config.fails, "status": r.status, "ok": r.ok, "kinds": r.kinds,
+                     "fails": r.config.fails, "rescale": r.config.rescale, "status": r.status, "ok": r.ok, "kinds": r.kinds,
                      "seconds": round(r.seconds, 2), "stats": r.stats, "trace": r.trace,
                      "command": r.config.command(), "detail": r.detail} for r in rows]}
     from snapcheck.traces.atomic import write_atomic

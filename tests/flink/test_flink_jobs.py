@@ -6,20 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from snapcheck.flink.build import FlinkSetupError, build
 from snapcheck.flink.run import RunConfig, run_job
 from snapcheck.commands.flink import Judgement
 from snapcheck.traces.jsonl import parse_trace
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
-
-
-@pytest.fixture(scope="module")
-def jar():
-    try:
-        return build()
-    except FlinkSetupError as exc:
-        pytest.skip(f"Flink or the JDK is not available: {exc}")
 
 
 def run(jar, tmp_path, **kw) -> Judgement:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from snapcheck.flink import build as build_mod
 from snapcheck.flink.build import FlinkSetupError
-from snapcheck.flink.campaign import CampaignRow, sample, summarize
+from snapcheck.flink.campaign import CAMPAIGN_JOBS, CampaignRow, sample, summarize
 from snapcheck.flink.run import OPERATORS, RunConfig
 from snapcheck.cli import cli
 from snapcheck.traces.errors import UsageError
@@ -69,7 +69,7 @@ def test_command_repeats_the_configuration(monkeypatch):
         raise FlinkSetupError("not running a JVM in this test")
 
     monkeypatch.setattr("snapcheck.flink.run.run_job", fake_run_job)
-    monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False: None)
+    monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False, home=None: None)
     argv = shlex.split(cfg.command("t.jsonl"))
     assert argv[:3] == ["snapcheck", "flink", "run"]
     res = CliRunner().invoke(cli, argv[1:])
@@ -87,7 +87,7 @@ def test_campaign_sampling_is_deterministic_and_valid():
         c.validate()
         assert all(f.split(":")[0] in OPERATORS[c.job] for f in c.fails)
     assert {c.mode for c in configs} == {"aligned", "unaligned", "timeout", "at-least-once"}
-    assert {c.job for c in configs} == {"keyed-agg", "q3-join", "chain"}
+    assert {c.job for c in configs} == set(CAMPAIGN_JOBS)
     assert sum(1 for c in configs if c.fails) > 200
 
 
@@ -100,7 +100,7 @@ def test_summary_counts_per_mode():
     assert s["aligned"]["clean"] == 1 and s["aligned"]["rounds"] == 3
     assert s["at-least-once"] == {"runs": 2, "clean": 0, "violations": 2,
                                   "kinds": {"duplicate-processing": 1, "orphan": 2}, "with_failure": 1,
-                                  "seconds": 10.0, "rounds": 0, "replayed": 0, "hidden": 0}
+                                  "seconds": 10.0, "rounds": 0, "replayed": 0, "hidden": 0, "rescaled": 0}
     assert not rows[1].exactly_once and rows[0].exactly_once
 
 
@@ -139,7 +139,7 @@ def test_run_reports_anomalies_that_break_the_trace_as_a_violation(monkeypatch, 
     merged = merge_run(str(r.write(tmp_path / "run")))
     monkeypatch.setattr("snapcheck.flink.run.run_job",
                         lambda cfg, run_dir, b: RunOutcome(cfg, tmp_path / "run", 1.0, merged))
-    monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False: None)
+    monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False, home=None: None)
     out = tmp_path / "t.jsonl"
     res = CliRunner().invoke(cli, ["flink", "run", "-o", str(out)])
     assert res.exit_code == 1, res.output

@@ -6,7 +6,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -27,11 +26,15 @@ import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
- * A replayable FLIP-27 source: split {@code i} (one per source subtask, always assigned to reader
- * {@code i}) is the sequence {@code generator.generate(i, 0), generate(i, 1), ...} of
- * {@code count} records, read at {@code rate} records per second (0 = as fast as possible). The
- * reader's checkpointed state is its offset, as for a Kafka partition. After the last record the
- * reader stays idle (it does not finish), so checkpoints continue until the driver ends the run.
+ * A replayable FLIP-27 source: split {@code i} (one per source subtask of the first job
+ * generation, first assigned to reader {@code i}) is the sequence {@code generator.generate(i, 0),
+ * generate(i, 1), ...} of {@code count} records, read at {@code rate} records per second per split
+ * (0 = as fast as possible). The reader's checkpointed state is its splits with their offsets, as
+ * for Kafka partitions; when the job is restored at another parallelism Flink redistributes those
+ * splits over the new readers (round robin, as any operator list state), so a reader may hold
+ * several splits (read in turn) or none. Every assignment is logged ({@code splits}) in the trace
+ * of the traced operator chained to the reader. After its last record a reader stays idle (it
+ * does not finish), so checkpoints continue until the driver ends the run.
  */
 public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSource.Split, List<GeneratorSource.Split>> {
     private static final long serialVersionUID = 1L;
@@ -42,12 +45,14 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
     });
 
     final String op;
+    final int gen;
     final long count;
     final double rate;
     final Generator<T> generator;
 
-    GeneratorSource(String op, long count, double rate, Generator<T> generator) {
+    GeneratorSource(String op, int gen, long count, double rate, Generator<T> generator) {
         this.op = op;
+        this.gen = gen;
         this.count = count;
         this.rate = rate;
         this.generator = generator;
@@ -105,8 +110,10 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
 
     private final class Reader implements SourceReader<Envelope<T>, Split> {
         private final int subtask;
-        private Split split;
-        private long offset;
+        /** Held splits: {split index, next offset}. */
+        private final List<long[]> splits = new ArrayList<>();
+        private boolean noMoreSplits;
+        private int next;
         private long started;
         private long emittedSinceStart;
         private CompletableFuture<Void> available = new CompletableFuture<>();
@@ -119,18 +126,28 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
         @Override
         public void start() {}
 
+        private boolean exhausted() {
+            for (long[] sp : splits) {
+                if (sp[1] < count) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private void publish() {
+            Registry.reader(op, subtask, (!splits.isEmpty() || noMoreSplits) && exhausted() ? 1 : 0);
+        }
+
         @Override
         public InputStatus pollNext(ReaderOutput<Envelope<T>> output) {
-            if (split == null) {
-                return InputStatus.NOTHING_AVAILABLE;
-            }
-            if (offset >= count) {
-                Registry.reader(op, subtask, 1);
+            if (splits.isEmpty() || exhausted()) {
+                publish();
                 return InputStatus.NOTHING_AVAILABLE;
             }
             long now = System.nanoTime();
             if (rate > 0) {
-                long due = started + (long) (emittedSinceStart * 1e9 / rate);
+                long due = started + (long) (emittedSinceStart * 1e9 / (rate * splits.size()));
                 if (now < due) {
                     CompletableFuture<Void> f = new CompletableFuture<>();
                     available = f;
@@ -141,40 +158,60 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
             if (Registry.firstRead == 0) {
                 Registry.firstRead = now;
             }
-            output.collect(new Envelope<>("@input", split.index, -1, offset, generator.generate(split.index, offset)));
-            offset++;
+            long[] sp = splits.get(next % splits.size());
+            while (sp[1] >= count) {
+                next++;
+                sp = splits.get(next % splits.size());
+            }
+            next++;
+            int index = (int) sp[0];
+            long offset = sp[1]++;
+            output.collect(new Envelope<>(gen, "@input", index, -1, offset, generator.generate(index, offset)));
             emittedSinceStart++;
             return InputStatus.MORE_AVAILABLE;
         }
 
         @Override
         public List<Split> snapshotState(long checkpointId) {
-            return split == null ? Collections.emptyList() : Collections.singletonList(new Split(split.index, offset));
+            List<Split> out = new ArrayList<>(splits.size());
+            for (long[] sp : splits) {
+                out.add(new Split((int) sp[0], sp[1]));
+            }
+            return out;
         }
 
         @Override
         public CompletableFuture<Void> isAvailable() {
-            if (split != null && offset >= count) {
+            if ((!splits.isEmpty() || noMoreSplits) && exhausted()) {
                 return new CompletableFuture<>();   // idle for good: the driver ends the run
             }
             return available;
         }
 
         @Override
-        public void addSplits(List<Split> splits) {
-            if (splits.size() != 1 || split != null) {
-                throw new IllegalStateException("reader " + subtask + " got splits " + splits + " (has " + split + ")");
+        public void addSplits(List<Split> added) {
+            List<long[]> got = new ArrayList<>();
+            for (Split s : added) {
+                long[] sp = {s.index, s.offset};
+                splits.add(sp);
+                got.add(sp.clone());
             }
-            split = splits.get(0);
-            offset = split.offset;
+            TracedCore<?> core = Registry.core(gen, op, subtask);
+            if (core != null) {
+                core.splits(got);
+            }
             started = System.nanoTime();
             emittedSinceStart = 0;
-            Registry.reader(op, subtask, offset >= count ? 1 : 0);
+            publish();
             available.complete(null);
         }
 
         @Override
-        public void notifyNoMoreSplits() {}
+        public void notifyNoMoreSplits() {
+            noMoreSplits = true;
+            publish();
+            available.complete(null);
+        }
 
         @Override
         public void close() {
@@ -182,14 +219,21 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
         }
     }
 
+    /**
+     * Hands split {@code i} to reader {@code i mod parallelism}, a split given back (its reader
+     * failed before a checkpoint took it) to the reader that had it; a reader with nothing
+     * pending is told that no more splits come.
+     */
     private static final class Enumerator implements SplitEnumerator<Split, List<Split>> {
         private final SplitEnumeratorContext<Split> ctx;
         private final Map<Integer, Split> pending = new TreeMap<>();
+        private final Map<Integer, Integer> owner = new TreeMap<>();
 
         Enumerator(SplitEnumeratorContext<Split> ctx, List<Split> splits) {
             this.ctx = ctx;
             for (Split s : splits) {
                 pending.put(s.index, s);
+                owner.put(s.index, s.index % ctx.currentParallelism());
             }
         }
 
@@ -205,6 +249,7 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
         public void addSplitsBack(List<Split> splits, int subtaskId) {
             for (Split s : splits) {
                 pending.put(s.index, s);
+                owner.put(s.index, subtaskId);
             }
             if (ctx.registeredReaders().containsKey(subtaskId)) {
                 addReader(subtaskId);
@@ -213,9 +258,17 @@ public final class GeneratorSource<T> implements Source<Envelope<T>, GeneratorSo
 
         @Override
         public void addReader(int subtaskId) {
-            Split s = pending.remove(subtaskId);
-            if (s != null) {
-                ctx.assignSplit(s, subtaskId);
+            List<Integer> mine = new ArrayList<>();
+            for (Map.Entry<Integer, Integer> e : owner.entrySet()) {
+                if (e.getValue() == subtaskId && pending.containsKey(e.getKey())) {
+                    mine.add(e.getKey());
+                }
+            }
+            for (int i : mine) {
+                ctx.assignSplit(pending.remove(i), subtaskId);
+            }
+            if (mine.isEmpty()) {
+                ctx.signalNoMoreSplits(subtaskId);
             }
         }
 

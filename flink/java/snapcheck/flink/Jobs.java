@@ -1,6 +1,5 @@
 package snapcheck.flink;
 
-import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.state.ValueState;
@@ -8,8 +7,6 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
-import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
-import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
 import org.apache.flink.util.Collector;
 
 /**
@@ -22,13 +19,16 @@ import org.apache.flink.util.Collector;
  *       OR/ID/CA) and auctions --forward--> afilter (category 10), both --keyBy(person id /
  *       seller)--> join (keyed two-input join with state) --keyBy(auction id)--> sink;
  *   <li>{@code chain}: src --forward--> parse --forward--> enrich --rebalance--> score
- *       --forward--> sink (forward edges are chained into one task).
+ *       --forward--> sink (forward edges are chained into one task);
+ *   <li>{@code stateless-mid}: src --keyBy--> agg (running sum per key) --rebalance--> relay (a
+ *       map without any state of its own, its own task) --keyBy--> sink: the shape of FLINK-31963,
+ *       a stateless task between exchanges that carry channel state in unaligned checkpoints.
  * </ul>
  */
 public final class Jobs {
     private Jobs() {}
 
-    static final String[] NAMES = {"keyed-agg", "q3-join", "chain"};
+    static final String[] NAMES = {"keyed-agg", "q3-join", "chain", "stateless-mid"};
 
     static void build(String name, TracedJob job, int p, long records, double rate, long seed) {
         switch (name) {
@@ -40,6 +40,9 @@ public final class Jobs {
                 break;
             case "chain":
                 chain(job, p, records, rate, seed);
+                break;
+            case "stateless-mid":
+                statelessMid(job, p, records, rate, seed);
                 break;
             default:
                 throw new IllegalArgumentException("unknown job '" + name + "' (known: " + String.join(", ", NAMES) + ")");
@@ -78,6 +81,16 @@ public final class Jobs {
                 .sink("sink", p);
     }
 
+    static void statelessMid(TracedJob job, int p, long records, double rate, long seed) {
+        job.source("src", p, records, rate, new Numbers(seed), Types.LONG)
+                .keyBy(v -> v % 32, Types.LONG)
+                .process("agg", p, new SumPerKey(), Types.TUPLE(Types.LONG, Types.LONG))
+                .rebalance()
+                .statelessMap("relay", p, t -> t.f1 % 1000, Types.LONG)
+                .keyBy(v -> v % 16, Types.LONG)
+                .sink("sink", p);
+    }
+
     /** Pseudo-random non-negative numbers below one million. */
     static final class Numbers implements Generator<Long> {
         private static final long serialVersionUID = 1L;
@@ -94,12 +107,12 @@ public final class Jobs {
     }
 
     /** Running sum per key; emits (key, sum) for every record. */
-    static final class SumPerKey extends KeyedProcessFunction<Long, Long, Tuple2<Long, Long>> {
+    static final class SumPerKey extends Compat.KeyedProcess<Long, Long, Tuple2<Long, Long>> {
         private static final long serialVersionUID = 1L;
         private transient ValueState<Long> sum;
 
         @Override
-        public void open(OpenContext ctx) {
+        protected void setUp() {
             sum = getRuntimeContext().getState(new ValueStateDescriptor<>("sum", Types.LONG));
         }
 
@@ -192,13 +205,13 @@ public final class Jobs {
      * The join of Query 3 on person id = auction seller: keeps the person, buffers auctions whose
      * seller has not been seen yet, and emits one result per matching (person, auction).
      */
-    static final class Q3Join extends KeyedCoProcessFunction<Long, Person, Auction, Q3Result> {
+    static final class Q3Join extends Compat.KeyedCoProcess<Long, Person, Auction, Q3Result> {
         private static final long serialVersionUID = 1L;
         private transient ValueState<Person> seller;
         private transient ListState<Long> waiting;
 
         @Override
-        public void open(OpenContext ctx) {
+        protected void setUp() {
             seller = getRuntimeContext().getState(new ValueStateDescriptor<>("person", Types.POJO(Person.class)));
             waiting = getRuntimeContext().getListState(new ListStateDescriptor<>("auctions", Types.LONG));
         }

@@ -55,6 +55,11 @@ public final class OutSpec<T> implements Serializable {
         }
     }
 
+    /** The key group of a key ({@link KeyGroupRangeAssignment#assignToKeyGroup}). */
+    int keyGroup(Object keyValue) {
+        return KeyGroupRangeAssignment.assignToKeyGroup(keyValue, maxParallelism);
+    }
+
     String json() {
         return "{\"to\":" + Json.str(to) + ",\"mode\":\"" + mode.name().toLowerCase() + "\",\"parallelism\":"
                 + parallelism + ",\"max_parallelism\":" + maxParallelism + "}";

@@ -19,6 +19,23 @@ final class Registry {
     /** When (nanoTime) the first source record of the run was read; 0 before. */
     static volatile long firstRead = 0;
 
+    /** "gen/op/subtask" -> the traced core of the current attempt (a source reader logs its splits there). */
+    static final Map<String, TracedCore<?>> CORES = new ConcurrentHashMap<>();
+
+    static void core(int gen, String op, int subtask, TracedCore<?> core) {
+        CORES.put(gen + "/" + op + "/" + subtask, core);
+    }
+
+    static TracedCore<?> core(int gen, String op, int subtask) {
+        return CORES.get(gen + "/" + op + "/" + subtask);
+    }
+
+    /** Forget the readers of the previous job generation (the JVM runs the next one). */
+    static void nextGeneration() {
+        READERS.clear();
+        lastCompletion = 0;
+    }
+
     static void reader(String op, int subtask, int state) {
         READERS.put(op + "/" + subtask, state);
     }

@@ -8,7 +8,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The trace file of one traced operator subtask attempt: {@code <dir>/<op>-<subtask>-<attempt>.jsonl}.
+ * The trace file of one traced operator subtask attempt: {@code <dir>/<op>-<subtask>-<attempt>.jsonl}
+ * in generation 0, {@code <dir>/g<gen>.<op>-<subtask>-<attempt>.jsonl} in a later generation.
  *
  * <p>Line 1 describes the subtask; every further line is one event
  * {@code {"g": G, "t": T, "e": TYPE, ...}}. {@code g} comes from one JVM-wide counter, so the
@@ -26,13 +27,14 @@ final class TraceLog {
 
     private final FileOutputStream out;
 
-    TraceLog(String dir, String op, int subtask, int attempt, String header) {
+    TraceLog(String dir, int gen, String op, int subtask, int attempt, String header) {
         File d = new File(dir);
         if (!d.isDirectory() && !d.mkdirs() && !d.isDirectory()) {
             throw new UncheckedIOException(new IOException("cannot create trace directory " + dir));
         }
         try {
-            out = new FileOutputStream(new File(d, op + "-" + subtask + "-" + attempt + ".jsonl"));
+            out = new FileOutputStream(new File(d, (gen > 0 ? "g" + gen + "." : "") + op + "-" + subtask + "-" + attempt
+                    + ".jsonl"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -41,8 +41,15 @@ public final class TracedJob {
     final Map<String, Long> workMicros;
     final Map<String, TracedCore<?>> ops = new LinkedHashMap<>();
     final Map<String, Integer> parallelism = new HashMap<>();
+    /** The job generation: 0, then 1 for the job restored at another parallelism (see {@link Main}). */
+    final int gen;
 
     public TracedJob(StreamExecutionEnvironment env, String dir, Faults faults, Map<String, Long> workMicros) {
+        this(env, dir, faults, workMicros, 0);
+    }
+
+    TracedJob(StreamExecutionEnvironment env, String dir, Faults faults, Map<String, Long> workMicros, int gen) {
+        this.gen = gen;
         this.env = env;
         this.dir = dir;
         this.faults = faults;
@@ -54,7 +61,7 @@ public final class TracedJob {
         if (ops.containsKey(name) || name.contains("[") || name.contains(">") || name.startsWith("@")) {
             throw new IllegalArgumentException("operator name '" + name + "' is taken or contains [, > or a leading @");
         }
-        TracedCore<T> c = new TracedCore<>(name, role, dir, faults, workMicros.getOrDefault(name, 0L));
+        TracedCore<T> c = new TracedCore<>(name, role, dir, faults, workMicros.getOrDefault(name, 0L), gen);
         ops.put(name, c);
         parallelism.put(name, par);
         return c;
@@ -63,6 +70,7 @@ public final class TracedJob {
     @SuppressWarnings({"unchecked", "rawtypes"})
     static <T> TypeInformation<Envelope<T>> envelopeType(TypeInformation<T> payload) {
         Map<String, TypeInformation<?>> fields = new HashMap<>();
+        fields.put("gen", Types.INT);
         fields.put("op", Types.STRING);
         fields.put("src", Types.INT);
         fields.put("att", Types.INT);
@@ -76,7 +84,7 @@ public final class TracedJob {
                                       TypeInformation<T> type) {
         TracedCore<T> core = core(name, "source", par);
         core.inputs.add("@input");
-        DataStream<Envelope<T>> raw = env.fromSource(new GeneratorSource<>(name, count, rate, generator),
+        DataStream<Envelope<T>> raw = env.fromSource(new GeneratorSource<>(name, gen, count, rate, generator),
                         WatermarkStrategy.noWatermarks(), name + ".input", envelopeType(type))
                 .setParallelism(par).uid(name + ".input");
         DataStream<Envelope<T>> s = raw.forward().process(new TracedProcess<>(core, new Identity<T>()), envelopeType(type))
@@ -103,7 +111,9 @@ public final class TracedJob {
      * {@code snapcheck flink merge DIR -o trace.jsonl}.
      */
     public String run(String name, Duration timeout, Duration quiet) throws Exception {
-        return Driver.run(this, name, timeout, quiet, new LinkedHashMap<>());
+        Driver.Phase phase = Driver.run(this, name, timeout, quiet, null);
+        Driver.writeRunJson(this, name, List.of(phase), new LinkedHashMap<>(), null);
+        return phase.status;
     }
 
     /** The topology as JSON (for run.json): one entry per traced operator. */

@@ -1,7 +1,5 @@
 package snapcheck.flink;
 
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.functions.util.FunctionUtils;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -14,7 +12,7 @@ import org.apache.flink.util.OutputTag;
 
 /** Traced wrapper of a two-input {@link KeyedCoProcessFunction} (e.g. a keyed join). */
 public class TracedKeyedCoProcess<K, IN1, IN2, OUT>
-        extends KeyedCoProcessFunction<K, Envelope<IN1>, Envelope<IN2>, Envelope<OUT>>
+        extends Compat.KeyedCoProcess<K, Envelope<IN1>, Envelope<IN2>, Envelope<OUT>>
         implements CheckpointedFunction, CheckpointListener {
     private static final long serialVersionUID = 1L;
 
@@ -28,6 +26,7 @@ public class TracedKeyedCoProcess<K, IN1, IN2, OUT>
 
     TracedKeyedCoProcess(TracedCore<OUT> core, KeyedCoProcessFunction<K, IN1, IN2, OUT> inner) {
         this.core = core;
+        core.keyed = true;
         this.inner = inner;
     }
 
@@ -38,9 +37,9 @@ public class TracedKeyedCoProcess<K, IN1, IN2, OUT>
     }
 
     @Override
-    public void open(OpenContext openContext) throws Exception {
+    protected void setUp() throws Exception {
         sender = new TracedCore.Sender<>(core);
-        FunctionUtils.openFunction(inner, openContext);
+        Compat.open(inner);
         adapter = inner.new Context() {
             @Override
             public Long timestamp() {
@@ -134,7 +133,7 @@ public class TracedKeyedCoProcess<K, IN1, IN2, OUT>
     @Override
     public void close() throws Exception {
         try {
-            FunctionUtils.closeFunction(inner);
+            inner.close();
         } finally {
             core.close();
         }

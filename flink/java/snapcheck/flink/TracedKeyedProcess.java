@@ -1,7 +1,5 @@
 package snapcheck.flink;
 
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.functions.util.FunctionUtils;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -17,7 +15,7 @@ import org.apache.flink.util.OutputTag;
  * work as usual (it runs with the wrapper's runtime context); records emitted from timers are
  * traced sends that follow no receive.
  */
-public class TracedKeyedProcess<K, IN, OUT> extends KeyedProcessFunction<K, Envelope<IN>, Envelope<OUT>>
+public class TracedKeyedProcess<K, IN, OUT> extends Compat.KeyedProcess<K, Envelope<IN>, Envelope<OUT>>
         implements CheckpointedFunction, CheckpointListener {
     private static final long serialVersionUID = 1L;
 
@@ -31,6 +29,7 @@ public class TracedKeyedProcess<K, IN, OUT> extends KeyedProcessFunction<K, Enve
 
     TracedKeyedProcess(TracedCore<OUT> core, KeyedProcessFunction<K, IN, OUT> inner) {
         this.core = core;
+        core.keyed = true;
         this.inner = inner;
     }
 
@@ -41,9 +40,9 @@ public class TracedKeyedProcess<K, IN, OUT> extends KeyedProcessFunction<K, Enve
     }
 
     @Override
-    public void open(OpenContext openContext) throws Exception {
+    protected void setUp() throws Exception {
         sender = new TracedCore.Sender<>(core);
-        FunctionUtils.openFunction(inner, openContext);
+        Compat.open(inner);
         adapter = inner.new Context() {
             @Override
             public Long timestamp() {
@@ -129,7 +128,7 @@ public class TracedKeyedProcess<K, IN, OUT> extends KeyedProcessFunction<K, Enve
     @Override
     public void close() throws Exception {
         try {
-            FunctionUtils.closeFunction(inner);
+            inner.close();
         } finally {
             core.close();
         }

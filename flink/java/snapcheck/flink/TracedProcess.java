@@ -1,7 +1,5 @@
 package snapcheck.flink;
 
-import org.apache.flink.api.common.functions.OpenContext;
-import org.apache.flink.api.common.functions.util.FunctionUtils;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
@@ -16,7 +14,7 @@ import org.apache.flink.util.OutputTag;
  * the wrapper traces every record it processes and emits (see {@link TracedCore}). With
  * {@code inner == null} the wrapper is a pure traced sink.
  */
-public class TracedProcess<IN, OUT> extends ProcessFunction<Envelope<IN>, Envelope<OUT>>
+public class TracedProcess<IN, OUT> extends Compat.Process<Envelope<IN>, Envelope<OUT>>
         implements CheckpointedFunction, CheckpointListener {
     private static final long serialVersionUID = 1L;
 
@@ -38,10 +36,10 @@ public class TracedProcess<IN, OUT> extends ProcessFunction<Envelope<IN>, Envelo
     }
 
     @Override
-    public void open(OpenContext openContext) throws Exception {
+    protected void setUp() throws Exception {
         sender = new TracedCore.Sender<>(core);
         if (inner != null) {
-            FunctionUtils.openFunction(inner, openContext);
+            Compat.open(inner);
             adapter = inner.new Context() {
                 @Override
                 public Long timestamp() {
@@ -93,7 +91,7 @@ public class TracedProcess<IN, OUT> extends ProcessFunction<Envelope<IN>, Envelo
     public void close() throws Exception {
         try {
             if (inner != null) {
-                FunctionUtils.closeFunction(inner);
+                inner.close();
             }
         } finally {
             core.close();

@@ -11,7 +11,6 @@ import org.apache.flink.streaming.api.datastream.KeyedStream;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
-import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.apache.flink.util.Collector;
 
 /**
@@ -82,6 +81,16 @@ public final class TracedStream<T> {
         return process(name, par, new MapAdapter<>(fn), outType);
     }
 
+    /**
+     * A traced map whose wrapper keeps no operator state either: an operator without state of its
+     * own (its checkpoint holds at most channel state).
+     */
+    public <R> TracedStream<R> statelessMap(String name, int par, MapFunction<T, R> fn, TypeInformation<R> outType) {
+        TracedStream<R> s = process(name, par, new MapAdapter<>(fn), outType);
+        s.producer.keepsState = false;
+        return s;
+    }
+
     public TracedStream<T> filter(String name, int par, FilterFunction<T> fn) {
         return process(name, par, new FilterAdapter<>(fn), type);
     }
@@ -90,9 +99,8 @@ public final class TracedStream<T> {
     public void sink(String name, int par) {
         TracedCore<Void> core = job.core(name, "sink", par);
         attach(core, par);
-        partitioned().process(new TracedProcess<T, Void>(core, null), TracedJob.envelopeType(Types.VOID))
-                .name(name).uid(name).setParallelism(par)
-                .sinkTo(new DiscardingSink<>()).name(name + ".discard").uid(name + ".discard").setParallelism(par);
+        Compat.discard(partitioned().process(new TracedProcess<T, Void>(core, null), TracedJob.envelopeType(Types.VOID))
+                .name(name).uid(name).setParallelism(par), name + ".discard", par);
     }
 
     /** A keyed traced stream. */
@@ -123,9 +131,9 @@ public final class TracedStream<T> {
         public void sink(String name, int par) {
             TracedCore<Void> core = up.job.core(name, "sink", par);
             up.attach(core, par);
-            keyed().process(new TracedKeyedProcess<K, T, Void>(core, new Consume<>()), TracedJob.envelopeType(Types.VOID))
-                    .name(name).uid(name).setParallelism(par)
-                    .sinkTo(new DiscardingSink<>()).name(name + ".discard").uid(name + ".discard").setParallelism(par);
+            Compat.discard(keyed().process(new TracedKeyedProcess<K, T, Void>(core, new Consume<>()),
+                            TracedJob.envelopeType(Types.VOID)).name(name).uid(name).setParallelism(par),
+                    name + ".discard", par);
         }
 
         public <U> Connected<K, T, U> connect(Keyed<K, U> other) {
