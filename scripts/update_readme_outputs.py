@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-COMMANDS = {"verify-all": ["./quickstart.sh"], "test": ["./quickstart.sh", "test"]}
+COMMANDS = {"verify-all": ["./quickstart.sh"], "test": ["./quickstart.sh", "test", "--runslow"]}
 TABLE_LINE = re.compile(r"^[┏┃┡│└┗┣┠┯┷━─]")
 
 
