@@ -25,6 +25,12 @@ PROPERTIES = (
     "replica-agreement",  # active replication: replicas consume the same sequence and emit the same outputs
     "replica-delivery",   # active replication: after deduplication, every output picked exactly once
     "replica-liveness",   # active replication: no live process ends blocked with unconsumed input
+    "regional-restore",   # regional checkpoints: a region restores the state the checkpoint's metadata names
+    "regional-cut",       # regional checkpoints: fallbacks resolve, are not stale, never span an edge between regions
+    "regional-commit",    # regional checkpoints: a sink publishes only what a completed checkpoint holds for it
+    "split-assignment",   # source splits: coordinator and readers agree at every checkpoint; each record read once
+    "agreement",          # values all subtasks must agree on are equal in every completed checkpoint
+    "regional-drift",     # at most max_consecutive regional completions before a global checkpoint is forced
 )
 SEMANTICS = ("partial", "restart-all")
 

@@ -50,6 +50,18 @@ KIND_PROPERTY = {
     "dedup-lost": "replica-delivery",
     "dedup-duplicate": "replica-delivery",
     "replica-stalled": "replica-liveness",
+    "restore-unnamed": "regional-restore",
+    "restored-state": "regional-restore",
+    "fallback-unresolved": "regional-cut",
+    "stale-fallback": "regional-cut",
+    "dependent-regions": "regional-cut",
+    "fallback-commit": "regional-commit",
+    "split-dropped": "split-assignment",
+    "split-doubled": "split-assignment",
+    "split-duplicate": "split-assignment",
+    "split-lost": "split-assignment",
+    "agreement-broken": "agreement",
+    "unbounded-drift": "regional-drift",
 }
 
 

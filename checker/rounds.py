@@ -13,6 +13,13 @@ recovery aborts pending rounds. A round that never terminates is an
 ``incomplete-round`` violation (termination, bug-zoo P6), and the report says who
 waits for which barrier. A ``round_complete`` for a round that is not complete
 is reported too.
+
+Regional checkpoints (FLIP-600): a ``round_complete`` whose ``attrs.fallback`` maps
+participants to older rounds completes although those participants did not
+checkpoint the round: each keeps its state of the round it names (following the
+chain when that round's completion names an older one in turn; round 0 is the
+initial checkpoint). The round's global checkpoint is then the *cut* of those
+states (``round_cut``), and barriers sent to those participants need not arrive.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from snapcheck.checker.report import Violation
 
 class RoundInfo:
     __slots__ = ("round", "start_line", "ckpts", "complete_line", "abort_line", "fail_line",
-                 "barriers", "declared_complete")
+                 "barriers", "barrier_dst", "declared_complete", "fallback", "complete_attrs")
 
     def __init__(self, rnd: int):
         self.round = rnd
@@ -32,7 +39,10 @@ class RoundInfo:
         self.abort_line = None
         self.fail_line = None
         self.barriers: dict[str, list] = {}         # channel -> [send Event, receive Event or None]
+        self.barrier_dst: dict[str, str] = {}        # channel -> its destination
         self.declared_complete = False
+        self.fallback: dict[str, int] = {}          # participant -> round it keeps (regional completion)
+        self.complete_attrs: dict = {}              # attrs of the (first) round_complete
 
 
 def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
@@ -56,6 +66,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
                 if c is not None and c.src in participants and c.dst in participants and c.kind != "control":
                     info = get(e.round, e.line)
                     info.barriers.setdefault(e.ch, [e, None])
+                    info.barrier_dst[e.ch] = c.dst
                     barrier_of[e.mid] = (e.round, e.ch)
         elif t == "recv" or t == "arrive":
             if e.mid in barrier_of:
@@ -71,6 +82,11 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
             get(e.round, e.line)
         elif t == "round_complete":
             info = get(e.round, e.line)
+            if not info.declared_complete:
+                info.complete_attrs = dict(e.attrs or {})
+                fallback = info.complete_attrs.get("fallback")
+                if isinstance(fallback, dict):
+                    info.fallback = {p: r for p, r in fallback.items() if p in participants and isinstance(r, int)}
             info.declared_complete = True
             info.complete_line = info.complete_line or e.line
         elif t == "round_abort":
@@ -85,7 +101,35 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
 
 
 def is_complete(info: RoundInfo, participants: list[str]) -> bool:
-    return all(p in info.ckpts for p in participants) and all(rcv is not None for _, rcv in info.barriers.values())
+    fb = info.fallback
+    return (all(p in info.ckpts or p in fb for p in participants)
+            and all(rcv is not None for ch, (_, rcv) in info.barriers.items() if info.barrier_dst[ch] not in fb))
+
+
+def resolve(rounds: dict[int, RoundInfo], r: int, proc: str) -> tuple[object, list[int]]:
+    """The checkpoint of ``proc`` in completed round ``r``'s global checkpoint: its
+    checkpoint of ``r``, or of the round the completion's fallback names (followed
+    through further fallbacks). Returns ``(checkpoint, chain)``: the checkpoint Event,
+    0 for the initial checkpoint, or None when the chain names no checkpoint of
+    ``proc`` (or loops); ``chain`` the rounds visited."""
+    chain = [r]
+    m = r
+    while True:
+        info = rounds.get(m)
+        nxt = info.fallback.get(proc) if info is not None else None
+        if nxt is None or nxt == m:
+            if m == 0:
+                return 0, chain
+            return (info.ckpts.get(proc) if info is not None else None), chain
+        if nxt in chain:
+            return None, chain + [nxt]
+        chain.append(nxt)
+        m = nxt
+
+
+def round_cut(rounds: dict[int, RoundInfo], r: int, participants) -> dict[str, tuple[object, list[int]]]:
+    """Participant -> ``resolve(rounds, r, participant)`` for round ``r``."""
+    return {p: resolve(rounds, r, p) for p in participants}
 
 
 def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
@@ -96,6 +140,8 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
         if c.dst in inputs and c.src in inputs and c.kind != "control":
             inputs[c.dst].append(c)
     for p in participants:
+        if p in info.fallback:
+            continue
         missing_ckpt = p not in info.ckpts
         pending = []
         for c in inputs[p]:

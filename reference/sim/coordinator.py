@@ -134,6 +134,10 @@ class Coordinator:
         self.final_attempts = 0
         for old in [o for o in self.rounds if o < r]:
             self.abort(old, f"subsumed by round {r}")
+        self.notify_completion(r)
+
+    def notify_completion(self, r: int) -> None:
+        """Tell the sinks that round ``r`` completed (they commit what it sealed)."""
         for ch in self.commits:
             self.send_control(self.coord, ch, ["commit", r])
 

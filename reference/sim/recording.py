@@ -108,6 +108,16 @@ class EventLog:
     def output(self, pid, t, value) -> None:
         self._add(_OUTPUT, pid, t, value)
 
+    def annotate(self, pid: int, etype: str, attrs: dict) -> None:
+        """Set ``attrs`` on the latest ``etype`` event of process ``pid`` (a protocol family
+        completing an event the shared simulator recorded)."""
+        name = self.names[pid]
+        for e in reversed(self.events):
+            if e.proc == name and e.type == etype:
+                e.attrs = attrs
+                return
+        raise ValueError(f"no {etype} event of {name} to annotate")
+
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:
         return Trace(self.header, self.events, path)
@@ -129,4 +139,4 @@ class NullLog(EventLog):
         pass
 
     send = barrier = arrive = recv = discard = replay = checkpoint = record = _nothing
-    fail = restore = round_event = output = _nothing
+    fail = restore = round_event = output = annotate = _nothing

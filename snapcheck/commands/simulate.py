@@ -91,9 +91,12 @@ def _print_list() -> None:
 @click.option("--checkpoint-timeout", type=int, default=None, help="Abort rounds running longer (ticks).")
 @click.option("--aligned-timeout", type=int, default=300, show_default=True,
               help="Alignment timeout of aligned-timeout (ticks).")
-@click.option("--recovery", type=click.Choice(["restart-all", "partial"]), default="restart-all", show_default=True,
-              help="Recovery of the uncoordinated protocols (unc, hmnr, hmnr-clock, bcs): every task restarts from "
-                   "the recovery line, or only the failed tasks and those rollback propagation reaches.")
+@click.option("--recovery", default="restart-all", show_default=True,
+              help="Recovery mode of a protocol that implements several (its recovery_modes, see `snapcheck "
+                   "protocols`): the uncoordinated family restarts every task from the recovery line (restart-all) "
+                   "or only the failed tasks and those rollback propagation reaches (partial); regional checkpoints "
+                   "restart a region that fell back (region-restart, the FLIP's text; the default) or keep it "
+                   "running (region-continue, the pull requests).")
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
 @click.option("--non-fifo", is_flag=True, help="Make data channels non-FIFO.")
