@@ -63,7 +63,7 @@ class JobShape:
         True"""
         rng = random.Random(f"{seed}/regional-job")
         middle = tuple(MIDDLE_KINDS[int(rng.random() * 3)] for _ in range(1 + int(rng.random() * 2)))
-        return cls(middle, 1 + int(rng.random() * 3))
+        return cls(middle, 2 + int(rng.random() * 3))
 
     def operator_names(self) -> list[str]:
         """Operator names in pipeline order: ``src``, ``op0``…, ``sink``."""

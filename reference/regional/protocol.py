@@ -64,6 +64,7 @@ class RegionalCheckpoints:
     corrects_coordinator = True      # the enumerator's checkpointed state is corrected before notification
     live_correction = False          # the correction also takes the splits back from running readers
     fallback_commit = False          # a failed region's sink commits on the round it fell back from
+    fails_acked_regions = True       # a region that fails over fails every pending round, acknowledged or not
 
     def __init__(self, **params) -> None:
         super().__init__(**{**DEFAULTS, **params})
@@ -81,26 +82,29 @@ class RegionalCheckpoints:
 
     @classmethod
     def random_config(cls, spec: str, seed: int, rnd, failures: bool):
-        """2–4 slices, 3–8 records per split, declines on every run (so that regions
-        fail), a checkpoint timeout on two runs in three, either reading; half the
-        runs crash one or two tasks."""
+        """2–4 slices, 3–8 records per split, a checkpoint interval of a sixth to a twelfth
+        of the input span, declines on every run (0.2–0.6 expected per round, so that
+        regions fail and final rounds still succeed), a checkpoint timeout on two runs
+        in three, either reading; half the runs crash one or two tasks."""
         from snapcheck.reference.simulation import SimConfig
 
+        shape = JobShape.draw(seed)
         regions = rnd.randint(2, 4)
         records = rnd.randint(3, 8)
         gap = rnd.choice((40, 80, 150))
-        interval = rnd.choice((150, 300, 600))
+        span = records * gap * shape.splits_per_reader
+        interval = max(100, span // rnd.randint(6, 12))
+        tasks = regions * len(shape.operator_names())
         cfg = SimConfig(
             protocol=spec, seed=seed, parallelism=regions, records=records, gap=gap, interval=interval,
             max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
-            checkpoint_timeout=rnd.choice((None, 800, 1500)), decline_prob=rnd.choice((0.02, 0.05, 0.1)),
+            checkpoint_timeout=rnd.choice((None, 4 * interval, 8 * interval)),
+            decline_prob=round(rnd.choice((0.1, 0.2, 0.3)) / tasks, 4),
             latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60)), buffer=rnd.randint(1, 6),
             out_buffer=rnd.randint(1, 4), recovery=rnd.choice(READINGS))
         if failures and rnd.random() < 0.5:
-            shape = JobShape.draw(seed)
             names = shape.operator_names()
-            horizon = records * gap * shape.splits_per_reader + 4 * interval
-            crashes = sorted((f"{rnd.choice(names)}[{rnd.randrange(regions)}]", rnd.randrange(horizon))
+            crashes = sorted((f"{rnd.choice(names)}[{rnd.randrange(regions)}]", rnd.randrange(span + 4 * interval))
                              for _ in range(rnd.randint(1, 2)))
             cfg = replace(cfg, failures=tuple(crashes))
         return cfg

@@ -17,6 +17,11 @@ protocol's task handler) are unchanged. What it adds:
   the coordinator hands out its next owned split (``["assign", s]``, send
   ``attrs {"split": s}``) on the FIFO channel that carries the round triggers,
   and checkpoints its assignment at every trigger.
+* **Declines** (``decline_prob``): a snapshot fails before it is taken (the
+  engine's synchronous decline: no checkpoint, no barrier forwarded) or, with the
+  same probability, its asynchronous part fails after it was taken (the
+  checkpoint event and a sink's pre-commit exist, the barrier went on, the task
+  declines).
 * **Regional rounds.** A region is *healthy* in round ``n`` when all its tasks
   acknowledged it, *failed* when one declined, when the round timed out before
   all acknowledged, or when the region failed over while ``n`` was pending (an
@@ -46,6 +51,9 @@ protocol's task handler) are unchanged. What it adds:
   the checkpoint does not give them, its sinks commit what the restored state
   sealed. Reading ``region-restart`` (the FLIP's text) restarts every region
   that fell back in a regional completion the same way.
+* **Livelock guard**: a run still going after ``LIVELOCK_SPANS`` times its input
+  span (plus an interval) stops, reported ``truncated`` (a split handed out again
+  and again, a region restarted at every round).
 * **Agreed state** (mutant jobs): readers with union state record it at every
   checkpoint (``attrs {"agreed": {key: value}}``) and restore the largest value
   of the union over the restored checkpoint.
@@ -53,6 +61,7 @@ protocol's task handler) are unchanged. What it adds:
 
 from __future__ import annotations
 
+import random
 from snapcheck.reference.commit.simulator import CommitSimulator
 from snapcheck.reference.regional.job import JobShape, build_workload, draw_splits
 from snapcheck.reference.regional.splits import SplitEnumerator
@@ -62,6 +71,7 @@ from snapcheck.traces.model import Channel, Process
 
 _RESTORE_ATTRS = _constructor("restore", "t", "ckpt", "recovery", "round", "attrs")
 CONFIG_EVERY = 2             # agreed = "config-epoch": a new epoch before every second round
+LIVELOCK_SPANS = 100         # a run still busy after 100 input spans is given up (600 random runs: at most 17)
 
 
 class SplitLog(External):
@@ -99,7 +109,11 @@ class RegionalSimulator(CommitSimulator):
         self.refs: dict[int, dict[int, int]] = {0: {}}   # completed round -> {task pid: round of its state}
         self.rinfo: dict[int, _Round] = {}
         self.down: dict[int, dict] = {}                  # region -> its recovery record while it restarts
+        self.async_rng = random.Random(f"{cfg.seed}/async-decline")
+        self.async_failed: set[tuple[int, int]] = set()
         self.m.update(regional_completions=0, fallback_restarts=0, forced_aborts=0, splits_given_back=0)
+        span = max((log.records[-1][0] for log in self.logs.values() if log.records), default=0)
+        self.horizon = min(cfg.max_time, LIVELOCK_SPANS * (span + cfg.interval))
         for reader in self.readers:
             self.at(0, self.request_split, reader)
 
@@ -255,9 +269,19 @@ class RegionalSimulator(CommitSimulator):
         if agreed == "checkpoint-id" and v.is_source:
             v.op.agreed = round                     # snapshotState writes the checkpoint id into the state
         n = super().take_checkpoint(v, round)
-        if n is not None and agreed and v.is_source:
+        if n is None:
+            return None
+        if agreed and v.is_source:
             self.log.annotate(v.pid, "checkpoint", {"agreed": {agreed: v.op.agreed}})
+        if self.cfg.decline_prob and self.async_rng.random() < self.cfg.decline_prob:
+            self.async_failed.add((v.pid, round))   # the asynchronous part fails: declined after the snapshot
         return n
+
+    def acknowledge(self, v, round: int, what: str) -> None:
+        if what == "ack" and (v.pid, round) in self.async_failed:
+            what = "decline"
+            self.m["declines"] += 1
+        super().acknowledge(v, round, what)
 
     def on_ack(self, m: Msg) -> None:
         what = m.value[0]
@@ -399,8 +423,10 @@ class RegionalSimulator(CommitSimulator):
             if t.alive:
                 self.stop(t)                        # the rest of the region is cancelled
             self.enum.idle.discard(t.pid)           # a restarting reader has not finished
-        for r in sorted(self.rounds):
-            self.rinfo[r].decided[reg] = False      # its acknowledgements count for nothing now
+        for r in sorted(self.rounds):               # its acknowledgements count for nothing now
+            info = self.rinfo[r]
+            if self.protocol.fails_acked_regions or not info.decided.get(reg):
+                info.decided[reg] = False
         for r in sorted(self.rounds):
             if r in self.rounds and len(self.rinfo[r].decided) == len(self.regions):
                 self.evaluate(r, f"region {reg} failed over")
@@ -460,6 +486,13 @@ class RegionalSimulator(CommitSimulator):
         return (self.store[(reader.pid, ckpt)] if ckpt else reader.initial).state[1]
 
     # -- the end of the run ------------------------------------------------------------------------
+    def tick(self) -> None:
+        if not self.finished and self.now > self.horizon:
+            self.truncated = True                   # a livelock: give up (reported as truncated)
+            self.heap.clear()
+            return
+        super().tick()
+
     def _input_done(self) -> bool:
         return self.enum.exhausted([t.pid for t in self.readers])
 
