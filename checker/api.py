@@ -222,7 +222,7 @@ def _rounds(run: _Run) -> None:
             entry["fallback"] = dict(info.fallback)
             if any(e is None for e in cut.values()):
                 continue             # a fallback that names no checkpoint (checker.regional reports it)
-        undone = [h.rolled_back[id(e)] for e in cut.values() if e and id(e) in h.rolled_back]
+        undone = [x for x in (h.first_rollback(e) for e in cut.values() if e) if x is not None]
         if undone:
             limit = min(undone)
             if any(e and e.line >= limit for e in cut.values()):

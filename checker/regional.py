@@ -143,7 +143,7 @@ def cut_violations(h, comp: Completions, data_channels: list) -> list[Violation]
                     f"{named}, but {p} has no checkpoint of that round (or the chain of fallbacks loops).",
                     [info.complete_line], {"round": n, "process": p, "named": named}))
         for p, (ev, k) in sorted(cut.items()):
-            undone = h.rolled_back.get(id(ev)) if ev else None
+            undone = h.first_rollback(ev) if ev else None
             if undone is not None and undone < info.complete_line:
                 out.append(Violation(
                     "stale-fallback", "regional-cut", subject,

@@ -14,7 +14,8 @@ regional-notify-before-correction  the coordinator is notified before it is corr
                                    its checkpointed assignment keeps the fallback          split-lost
                                    readers' new splits
 regional-live-correction           the correction also takes the splits back from the      split-duplicate,
-                                   running enumerator while the failed region keeps        duplicate-processing
+                                   running enumerator while the failed region keeps        split-doubled,
+                                                                                           duplicate-processing
                                    reading them (the PRs' SourceCoordinator, read with
                                    the PRs' "a failed region keeps running")
 regional-no-forced-global          the consecutive-regional limit never forces a global    unbounded-drift
@@ -33,7 +34,7 @@ from dataclasses import replace
 
 from snapcheck.reference.regional.protocol import RegionalAligned
 
-_DEMO = {"parallelism": 3, "records": 6, "gap": 80, "interval": 300, "decline_prob": 0.1}
+_DEMO = {"parallelism": 4, "records": 12, "gap": 80, "interval": 150, "decline_prob": 0.05}
 _DISCUSSION = "FLIP-600 discussion (dev@flink.apache.org, June–July 2026)"
 
 
@@ -97,7 +98,7 @@ class NotifyBeforeCorrection(RegionalAligned):
     bug = f"{_DISCUSSION}: checkpointCoordinatorForRegionFallback must run before notification"
     expect = ("split-dropped", "split-lost")
     prop = "split-assignment"
-    demo = {**_DEMO, "records": 4, "decline_prob": 0.15}
+    demo = dict(_DEMO)
 
     corrects_coordinator = False
 
@@ -110,9 +111,9 @@ class LiveCorrection(RegionalAligned):
     mutant_of = "regional-aligned"
     summary = "the correction returns splits to the live enumerator while the failed region still reads them"
     bug = "apache/flink #28963–#28966 (SourceCoordinator region fallback adds the splits back at once)"
-    expect = ("split-duplicate", "duplicate-processing")
+    expect = ("split-duplicate", "split-doubled", "duplicate-processing")
     prop = "split-assignment"
-    demo = {**_DEMO, "records": 4, "decline_prob": 0.15, "recovery": "region-continue"}
+    demo = {**_DEMO, "recovery": "region-continue"}
 
     live_correction = True
 
@@ -130,7 +131,7 @@ class NoForcedGlobal(RegionalAligned):
     bug = f"{_DISCUSSION}: two-tier max-consecutive-failures (Tier 1 never fires)"
     expect = ("unbounded-drift",)
     prop = "regional-drift"
-    demo = {**_DEMO, "records": 8, "interval": 150, "decline_prob": 0.15}
+    demo = dict(_DEMO)
 
     forces_global = False
 
@@ -162,6 +163,7 @@ class StaleAck(RegionalAligned):
     bug = "not raised in the FLIP-600 discussion (found by the kit)"
     expect = ("stale-fallback",)
     prop = "regional-cut"
-    demo = {**_DEMO, "failures": (("sink[1]", 700), ("op0[0]", 1500), ("sink[2]", 2300))}
+    demo = {**_DEMO, "failures": (("sink[0]", 600), ("sink[1]", 1400), ("sink[3]", 2200), ("sink[0]", 3000)),
+            "stragglers": (("op0[2]", 10.0),)}       # a slow region keeps rounds pending across failovers
 
     fails_acked_regions = False

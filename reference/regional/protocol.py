@@ -34,6 +34,7 @@ from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.unaligned import Unaligned
 from snapcheck.reference.regional.job import JobShape
 from snapcheck.reference.regional.simulator import RegionalSimulator
+from snapcheck.traces.protocol_facts import TlaMapping
 
 READINGS = ("region-restart", "region-continue")
 DEFAULTS = {"notify_loss": 0.0, "notify_jitter": 0, "event_loss": 0.0, "event_jitter": 0, "events": 0}
@@ -117,12 +118,14 @@ class RegionalAligned(RegionalCheckpoints, AlignedABS):
     name = "regional-aligned"
     summary = ("FLIP-600 regional checkpoints on aligned barriers: a failed region keeps an older state, "
                "the rest completes; split enumerator, 2PC sinks, forced global checkpoints")
-    tla = None
+    tla = TlaMapping("RegionalTrace", kind="regional", refinement=None,
+                     invariants=("ComposedConsistent", "ComposedChannelStateExact", "NoFallbackCommit",
+                                 "SplitsAgree", "NoSplitReadTwice", "NoStaleState", "BoundedDrift"))
     demo = dict(_DEMO)
 
 
 class RegionalUnaligned(RegionalCheckpoints, Unaligned):
     name = "regional-unaligned"
     summary = ("FLIP-600 regional checkpoints on unaligned barriers (channel state persisted per region)")
-    tla = None
+    tla = None                       # RegionalTrace models aligned snapshots (no channel state)
     demo = dict(_DEMO)

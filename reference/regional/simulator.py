@@ -35,7 +35,8 @@ protocol's task handler) are unchanged. What it adds:
   yet; else it completes *regionally*: every task of a failed region keeps its
   state of the latest completed checkpoint ``C`` (or, if it kept an older
   state in ``C``, that one: chains are resolved). ``round_complete attrs``:
-  ``{"fallback": {task: round}, "assignment": {split: reader}}``; the
+  ``{"fallback": {task: round}, "assignment": {split: reader}}`` (and
+  ``"timeout": true`` when the timeout failed the undecided regions); the
   fallback names the resolved round (reading ``region-restart``) or ``C``
   itself (reading ``region-continue``, as the PRs record ``refCheckpointId``).
 * **Coordinator correction, then notification**: the enumerator's
@@ -87,11 +88,12 @@ class SplitLog(External):
 class _Round:
     """A pending round's regional state: per region, healthy (True) or failed (False)."""
 
-    __slots__ = ("decided", "acked")
+    __slots__ = ("decided", "acked", "timed_out")
 
     def __init__(self) -> None:
         self.decided: dict[int, bool] = {}
         self.acked: set[int] = set()
+        self.timed_out = False
 
 
 class RegionalSimulator(CommitSimulator):
@@ -313,6 +315,7 @@ class RegionalSimulator(CommitSimulator):
     def round_timeout(self, r: int) -> None:
         if r in self.rounds:
             info = self.rinfo[r]
+            info.timed_out = True
             for reg in self.regions:
                 info.decided.setdefault(reg, False)
             self.evaluate(r, "timeout")
@@ -355,6 +358,8 @@ class RegionalSimulator(CommitSimulator):
         attrs = {"assignment": {str(s): self.tasks[pid].id for s, pid in assignment.items()}}
         if fallback:
             attrs["fallback"] = {self.tasks[pid].id: k if self.resolve_refs else before for pid, k in fallback.items()}
+        if self.rinfo[r].timed_out:
+            attrs["timeout"] = True
         self.log.annotate(self.coord.pid, "round_complete", attrs)
         if not fallback:
             self.consecutive = 0
@@ -413,9 +418,11 @@ class RegionalSimulator(CommitSimulator):
         rec = self.down[reg] = {"tasks": [task.id] if task else [], "failed": self.now, "region": reg,
                                 "cause": cause}
         self.recoveries.append(rec)
-        if cause == "fallback":
+        if task is None:
             self.m["fallback_restarts"] += 1
-        self.at(self.now + (self.cfg.detect_delay if task is not None else 0), self.region_detected, reg)
+            self.region_detected(reg)               # the coordinator itself restarts it: no detection delay
+        else:
+            self.at(self.now + self.cfg.detect_delay, self.region_detected, reg)
 
     def region_detected(self, reg: int) -> None:
         self.down[reg]["detected"] = self.now
