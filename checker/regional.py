@@ -18,9 +18,10 @@ Properties (each where the trace has its vocabulary, or when selected):
 
 ``regional-restore`` — a region's restored state is a state it had at the
 checkpoint the metadata names: a restore of completed round ``n`` restores, for
-each process, its checkpoint in ``n``'s cut (``restore-unnamed`` otherwise),
-and the digest of the restored state equals the digest recorded at that
-checkpoint (``restored-state``).
+each process, its checkpoint in ``n``'s cut, and list-state elements
+redistributed by a rescale (``restore attrs.elements``) come from those
+checkpoints (``restore-unnamed`` otherwise); the digest of the restored state
+equals the digest recorded at that checkpoint (``restored-state``).
 
 ``regional-cut`` — the composition is a global checkpoint given the regions'
 independence: every fallback names a checkpoint (``fallback-unresolved``); no
@@ -116,6 +117,16 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
                     f"whose metadata names {_name(ev, k)} for it: the region is restored to a state the "
                     f"checkpoint does not hold.", [e.line, complete_line[n]] + ([ev.line] if ev else []),
                     {"round": n, "restored": [e.proc, e.ckpt], "named": [e.proc, want]}))
+        for proc, ck in _attr(e, "elements") or ():
+            named = comp.cut[n].get(proc) if n in comp.cut else (0, 0) if n is None else None
+            want = None if named is None or named[0] is None else _ck(named[0])
+            if want is not None and ck != want:
+                out.append(Violation(
+                    "restore-unnamed", "regional-restore", f"restore of {e.proc}",
+                    f"{e.proc}'s restore at line {e.line} (a rescale of completed round {n}) receives list-state "
+                    f"elements of {proc}'s checkpoint {ck}, but round {n}'s metadata names {_name(*named)} for "
+                    f"{proc}: the redistributed state mixes a state the checkpoint does not hold.",
+                    [e.line], {"round": n, "element_of": [proc, ck], "named": [proc, want]}))
         got = _attr(e, "digest")
         want_digest = digests.get((e.proc, e.ckpt))
         if got is not None and want_digest is not None and got != want_digest:
@@ -250,7 +261,8 @@ def _held(h, readers, assign: dict) -> dict[str, dict[int, frozenset]]:
             if e.type == "recv" and e.mid in assign:
                 held.add(assign[e.mid])
             elif e.type == "restore":
-                held = set(snaps.get(e.ckpt, ()))
+                moved = _attr(e, "splits")          # a rescale dealt it these splits
+                held = set(moved) if moved is not None else set(snaps.get(e.ckpt, ()))
             elif e.type == "checkpoint":
                 snaps[e.ckpt] = frozenset(held)
         out[p] = snaps

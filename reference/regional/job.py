@@ -6,8 +6,9 @@ other (FLIP-600's scope: "each parallelism maps to an independent region"). Its
 shape is drawn from the run's seed: one or two operators between the source
 and the sink, each a map, a filter or a per-key running count (all
 deterministic functions of the records they consume, the proposal's safety
-condition; a count emits ``("c", 0, 0, key, n)``, so every record keeps the
-shape of the input and its multiset does not depend on the order). The sink is a two-phase-commit sink (``reference.commit.sink``).
+condition; a count is kept per split and key and emits ``("c", split, 0, key,
+n)``, so every record keeps the shape of the input, its multiset does not depend
+on the order, and a split's state can move with it when the job is rescaled). The sink is a two-phase-commit sink (``reference.commit.sink``).
 
 Input comes in *splits* (FLIP-27): split ``s`` is a bounded, replayable log of
 ``records`` records whose availability times are spread ``gap`` ticks apart;
@@ -112,8 +113,8 @@ def _middle(kind: str, name: str) -> OperatorSpec:
     if kind == "filter":
         return OperatorSpec(name, "filter", 0, lambda i: Filter(lambda r: r[4] % 3 != 0), cost=40)
     return OperatorSpec(name, "keyed-aggregate", 0,
-                        lambda i: KeyedAggregate(lambda r: r[3], lambda r: r[4],
-                                                 lambda k, c, r: ("c", 0, 0, k, c) + r[5:]), cost=80)
+                        lambda i: KeyedAggregate(lambda r: (r[1], r[3]), lambda r: r[4],
+                                                 lambda k, c, r: ("c", k[0], 0, k[1], c) + r[5:]), cost=80)
 
 
 def build_workload(shape: JobShape, regions: int, cross_edge: bool = False, agreed: str | None = None) -> Workload:

@@ -25,6 +25,9 @@ regional-dependent-regions         a job with an edge between slices, its region
 regional-stale-ack                 a region that acknowledged and then failed over         stale-fallback
                                    counts as healthy: the checkpoint holds a state its
                                    restarted incarnation no longer has
+regional-rescale-by-id             a rescale after a regional checkpoint reads every       restore-unnamed
+                                   subtask's state of the restored round, ignoring the
+                                   fallback metadata
 =================================  ======================================================  ==========================
 """
 
@@ -167,3 +170,20 @@ class StaleAck(RegionalAligned):
             "stragglers": (("op0[2]", 10.0),)}       # a slow region keeps rounds pending across failovers
 
     fails_acked_regions = False
+
+
+class RescaleById(RegionalAligned):
+    """Rescaling after a regional checkpoint reads every subtask's state of the round being
+    restored (the state handles of that checkpoint id), ignoring the fallback metadata:
+    a task whose region fell back but that had acknowledged the round brings its newer
+    state, which the rest of its region does not match. Rescaling is modelled inside the
+    family (``reference.regional.rescale``)."""
+    name = "regional-rescale-by-id"
+    mutant_of = "regional-aligned"
+    summary = "a rescale after a regional checkpoint ignores the fallback and reads the restored round's states"
+    bug = f"{_DISCUSSION}: \"how do we find the right OperatorSubtaskState, especially in case of rescaling?\""
+    expect = ("restore-unnamed",)
+    prop = "regional-restore"
+    demo = {**_DEMO, "failures": (("rescale", 1800),), "recovery": "region-continue"}
+
+    rescale_by_id = True

@@ -33,6 +33,7 @@ from snapcheck.reference.commit.sink import TxnSink
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.unaligned import Unaligned
 from snapcheck.reference.regional.job import JobShape
+from snapcheck.reference.regional.rescale import RESCALE
 from snapcheck.reference.regional.simulator import RegionalSimulator
 from snapcheck.traces.protocol_facts import TlaMapping
 
@@ -66,6 +67,7 @@ class RegionalCheckpoints:
     live_correction = False          # the correction also takes the splits back from running readers
     fallback_commit = False          # a failed region's sink commits on the round it fell back from
     fails_acked_regions = True       # a region that fails over fails every pending round, acknowledged or not
+    rescale_by_id = False            # a rescale reads each subtask's state of the restored round, ignoring fallbacks
 
     def __init__(self, **params) -> None:
         super().__init__(**{**DEFAULTS, **params})
@@ -86,7 +88,8 @@ class RegionalCheckpoints:
         """2–4 slices, 3–8 records per split, a checkpoint interval of a sixth to a twelfth
         of the input span, declines on every run (0.2–0.6 expected per round, so that
         regions fail and final rounds still succeed), a checkpoint timeout on two runs
-        in three, either reading; half the runs crash one or two tasks."""
+        in three, either reading; half the runs crash one or two tasks, a quarter of the
+        aligned ones are rescaled in the middle of the input (``reference.regional.rescale``)."""
         from snapcheck.reference.simulation import SimConfig
 
         shape = JobShape.draw(seed)
@@ -108,6 +111,8 @@ class RegionalCheckpoints:
             crashes = sorted((f"{rnd.choice(names)}[{rnd.randrange(regions)}]", rnd.randrange(span + 4 * interval))
                              for _ in range(rnd.randint(1, 2)))
             cfg = replace(cfg, failures=tuple(crashes))
+        if failures and cls.aligned and rnd.random() < 0.25:     # rescaled once, in the middle of the input
+            cfg = replace(cfg, failures=cfg.failures + ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),))
         return cfg
 
 

@@ -52,6 +52,8 @@ protocol's task handler) are unchanged. What it adds:
   the checkpoint does not give them, its sinks commit what the restored state
   sealed. Reading ``region-restart`` (the FLIP's text) restarts every region
   that fell back in a regional completion the same way.
+* **Rescaling** (``reference.regional.rescale``): ``--fail rescale@t`` stops the
+  job and restores it with its list state redistributed.
 * **Livelock guard**: a run still going after ``LIVELOCK_SPANS`` times its input
   span (plus an interval) stops, reported ``truncated`` (a split handed out again
   and again, a region restarted at every round).
@@ -65,6 +67,7 @@ from __future__ import annotations
 import random
 from snapcheck.reference.commit.simulator import CommitSimulator
 from snapcheck.reference.regional.job import JobShape, build_workload, draw_splits
+from snapcheck.reference.regional.rescale import RESCALE, Rescale
 from snapcheck.reference.regional.splits import SplitEnumerator
 from snapcheck.reference.sim.messages import CONTROL, DATA, Chan, External, Msg
 from snapcheck.reference.sim.recording import _constructor
@@ -76,13 +79,22 @@ LIVELOCK_SPANS = 100         # a run still busy after 100 input spans is given u
 
 
 class SplitLog(External):
-    """An external split log: never fails, every record durable. ``reading`` numbers the
-    readings started by assignments, so that a superseded one stops."""
+    """An external split log: never fails, every record durable. It has a channel to its
+    reader (to every reader when the job may be rescaled: ``chans``), the records sent on
+    each (``sent``), and ``reading`` numbers the readings started by assignments, so that
+    a superseded one stops."""
 
     def __init__(self, pid: int, split) -> None:
         super().__init__(pid, f"split[{split.index}]", list(split.records))
         self.split = split.index
         self.reading = 0
+        self.reader = -1                         # the task pid reading it (its owner)
+        self.chans: dict[int, Chan] = {}
+        self.sent: dict[int, dict[int, Msg]] = {}   # reader pid -> record index -> its first send
+
+    def channel(self) -> Chan:
+        """The channel to the split's current reader."""
+        return self.chans[self.reader]
 
 
 class _Round:
@@ -96,9 +108,13 @@ class _Round:
         self.timed_out = False
 
 
-class RegionalSimulator(CommitSimulator):
+class RegionalSimulator(Rescale, CommitSimulator):
     def __init__(self, cfg, workload, protocol, log_class):
         self.shape = JobShape.draw(cfg.seed)
+        self.rescales = tuple(t for what, t in cfg.failures if what == RESCALE)
+        self.rescale_base: int | None = None             # the checkpoint a rescale restored, until a global one
+        self.rescaling = False                           # a rescale is under way (the job is stopped)
+        self.redistributed: dict[int, tuple] = {}
         workload = build_workload(self.shape, cfg.parallelism, protocol.cross_edge, protocol.agreed)
         super().__init__(cfg, workload, protocol, log_class)
         params = protocol.params
@@ -137,12 +153,14 @@ class RegionalSimulator(CommitSimulator):
         self.logs: dict[int, SplitLog] = {}
         for sp in draw_splits(cfg.seed, cfg.parallelism, self.shape.splits_per_reader, cfg.records or 6,
                               cfg.gap or 150):
-            reader = self.readers[sp.owner]
             log = SplitLog(len(procs), sp)
+            log.reader = self.readers[sp.owner].pid
             procs.append(Process(log.id, "external", "splits", attrs={"split": sp.index, "records": len(sp.records)}))
-            log.chan = Chan(f"{log.id}->{reader.id}", log, reader, port=sp.index)
-            reader.reads.append(log.chan)
-            channels.append(Channel(log.chan.id, log.id, reader.id, logged=True, attrs={"split": sp.index}))
+            for reader in self.readers if self.rescales else [self.readers[sp.owner]]:
+                c = log.chans[reader.pid] = Chan(f"{log.id}->{reader.id}", log, reader, port=sp.index)
+                log.sent[reader.pid] = {}
+                reader.reads.append(c)
+                channels.append(Channel(c.id, log.id, reader.id, logged=True, attrs={"split": sp.index}))
             self.logs[sp.index] = log
         self.coord.pid = len(procs)
         procs.append(Process(self.coord.id, "coordinator"))
@@ -189,11 +207,12 @@ class RegionalSimulator(CommitSimulator):
 
     def read_split(self, reader, log: SplitLog, start: int) -> None:
         """``reader`` reads ``log`` from record ``start`` on (a new reading supersedes the last)."""
+        log.reader = reader.pid
         log.reading += 1
         self._read_from(log, start, log.reading, reader.incarnation)
 
     def _read_from(self, log: SplitLog, j: int, reading: int, inc: int) -> None:
-        reader = log.chan.dst
+        reader = log.channel().dst
         if reading != log.reading or inc != reader.incarnation or not reader.alive:
             return
         n = len(log.records)
@@ -208,14 +227,14 @@ class RegionalSimulator(CommitSimulator):
     def _emit(self, log: SplitLog, j: int) -> None:
         """Record ``j`` of a split enters its reader's input: sent the first time, replayed
         (from the durable log) when read again."""
-        ch = log.chan
-        if j < len(log.sent):
-            m = self._replay(log, log.sent[j], "source")
+        ch = log.channel()
+        sent = log.sent[log.reader]
+        if j in sent:
+            m = self._replay(log, sent[j], "source")
         else:
             _, value, size = log.records[j]
-            m = Msg(f"{ch.id}:{j + 1}", ch, j + 1, DATA, value, None, size, self.now, ch.epoch)
+            m = sent[j] = Msg(f"{ch.id}:{j + 1}", ch, j + 1, DATA, value, None, size, self.now, ch.epoch)
             self.log_send(log.pid, self.now, ch.id, m.mid, j + 1, size, None, value if self.values else None)
-            log.sent.append(m)
         m.arr = self.now
         ch.inq.append(m)
 
@@ -334,8 +353,8 @@ class RegionalSimulator(CommitSimulator):
         elif len(failed) > self.max_failure_ratio * len(self.regions):
             self.abort(r, f"{cause}: {len(failed)} of {len(self.regions)} regions failed "
                           f"(more than {self.max_failure_ratio:g})")
-        elif self.force_next is not None:
-            forced = self.force_next
+        elif self.force_next is not None or self.rescale_base is not None:
+            forced = self.force_next or RESCALE
             self.force_next = None
             self.consecutive = 0
             self.m["forced_aborts"] += 1
@@ -364,6 +383,7 @@ class RegionalSimulator(CommitSimulator):
         if not fallback:
             self.consecutive = 0
             self.force_next = None
+            self.rescale_base = None
             return
         self.last_completed_progress = keep         # the failed regions' progress is not covered
         self.m["regional_completions"] += 1
@@ -437,10 +457,15 @@ class RegionalSimulator(CommitSimulator):
         for r in sorted(self.rounds):
             if r in self.rounds and len(self.rinfo[r].decided) == len(self.regions):
                 self.evaluate(r, f"region {reg} failed over")
-        self.at(self.now + self.cfg.restart_delay, self.restore_region, reg)
+        if self.rescale_base is not None:
+            self.rescale()                          # before a global checkpoint after a rescale: all again
+        else:
+            self.at(self.now + self.cfg.restart_delay, self.restore_region, reg)
 
     def restore_region(self, reg: int) -> None:
         """Restore every task of ``reg`` from the latest completed checkpoint, then replay."""
+        if self.rescaling or reg not in self.down:
+            return                                  # a rescale took over: the whole job restores
         rec = self.down.pop(reg)
         now = self.now
         self.n_recoveries += 1
@@ -451,7 +476,7 @@ class RegionalSimulator(CommitSimulator):
         tasks = self.members[reg]
         pids = {t.pid for t in tasks}
         chans = [c for c in self.chans if c.src.pid in pids or c.dst.pid in pids]
-        chans += [log.chan for log in self.logs.values() if log.chan.dst.pid in pids]
+        chans += [c for log in self.logs.values() for pid, c in log.chans.items() if pid in pids]
         self.reset_channels(chans, self.epoch)
         stored = []
         for v in tasks:
@@ -478,8 +503,17 @@ class RegionalSimulator(CommitSimulator):
             self.step(v)
 
     def restored(self, v, ckpt: int, recovery: int, round) -> None:
-        """Complete the restored state (union state: the largest value of the union) and
-        record the restore with the digest of the state actually restored."""
+        """Complete the restored state (redistributed list state of a rescale; union state:
+        the largest value of the union) and record the restore with the digest of the state
+        actually restored, or with the checkpoints its redistributed elements come from."""
+        redistributed = self.redistributed.get(v.pid)
+        if redistributed is not None:
+            v.op.restore(redistributed[0])
+            attrs = {"elements": [list(x) for x in redistributed[1]]}
+            if v.is_source:
+                attrs["splits"] = sorted(v.op.pos)
+            self._log(_RESTORE_ATTRS, v.pid, self.now, ckpt, recovery, round, attrs)
+            return
         if self.protocol.agreed and v.is_source:
             v.op.agreed = max(self._agreed_in(u, round or 0) for u in self.readers)
         digest, _ = self.state_digest(v.op)
@@ -503,9 +537,32 @@ class RegionalSimulator(CommitSimulator):
     def _input_done(self) -> bool:
         return self.enum.exhausted([t.pid for t in self.readers])
 
+    def final_states(self) -> dict:
+        """Per operator, the union of its subtasks' states: a rescale moves a split's state to
+        another slice, so only the job's state, not a slice's, is comparable across runs."""
+        out: dict = {}
+        for t in self.tasks:
+            out.setdefault(t.spec.name, []).append(t.op.canonical())
+        return {name: _union(states) for name, states in out.items()}
+
     def metrics(self) -> dict:
         out = super().metrics()
         out["input_records"] = sum(len(log.records) for log in self.logs.values())
         out["regions"] = len(self.regions)
         out["splits"] = len(self.logs)
         return out
+
+
+def _union(states: list):
+    """The union of canonical states: lists concatenated (in a canonical order), dicts
+    merged key by key, scalars collected.
+
+    >>> _union([{"splits": [[1, 2]]}, {"splits": [[0, 4]]}])
+    {'splits': [[0, 4], [1, 2]]}
+    """
+    if all(isinstance(x, dict) for x in states):
+        keys = sorted({k for x in states for k in x})
+        return {k: _union([x[k] for x in states if k in x]) for k in keys}
+    if all(isinstance(x, list) for x in states):
+        return sorted((y for x in states for y in x), key=repr)
+    return sorted(states, key=repr)

@@ -41,6 +41,7 @@ class SplitEnumerator:
     snapshots and the checkpointed assignment of every completed round."""
 
     def __init__(self, owners: dict[int, int]) -> None:
+        self.owner = dict(owners)
         self.pending: dict[int, list[int]] = {}
         for s, reader in sorted(owners.items()):
             self.pending.setdefault(reader, []).append(s)
@@ -100,3 +101,14 @@ class SplitEnumerator:
         if splits:
             self.pending[reader] = sorted(splits) + self.pending.get(reader, [])
             self.idle.discard(reader)
+
+    def redistribute(self, held: dict[int, int], n: int, readers: list[int]) -> None:
+        """After a rescale: the readers hold ``held`` (split -> reader); every other split is
+        owned by ``readers[split mod n]`` and waits to be handed out."""
+        self.owner = {s: held.get(s, readers[s % n]) for s in self.owner}
+        self.assigned = dict(held)
+        self.pending = {}
+        for s in sorted(self.owner):
+            if s not in held:
+                self.pending.setdefault(self.owner[s], []).append(s)
+        self.idle = set()
