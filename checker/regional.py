@@ -61,7 +61,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from snapcheck.checker.report import Violation
-from snapcheck.checker.rounds import resolve
+from snapcheck.checker.rounds import is_complete, resolve
 
 PROPERTIES = ("regional-restore", "regional-cut", "regional-commit", "split-assignment", "agreement",
               "regional-drift")
@@ -72,13 +72,16 @@ def _attr(e, key):
 
 
 class Completions:
-    """The completed rounds of a trace in completion order, each with its cut:
+    """The completed rounds of a trace in completion order (declared complete, and
+    complete: one declared complete without its checkpoints is ``termination``'s
+    ``incomplete-round``), each with its cut:
     participant -> (checkpoint Event, 0 for the initial checkpoint, or None; the round
     of that state)."""
 
     def __init__(self, rounds: dict, participants: list[str]):
         self.rounds = rounds
-        self.done = sorted((info for info in rounds.values() if info.declared_complete),
+        self.done = sorted((info for info in rounds.values()
+                            if info.declared_complete and is_complete(info, participants)),
                            key=lambda info: info.complete_line)
         self.cut: dict[int, dict[str, tuple]] = {}
         for info in self.done:
@@ -87,6 +90,9 @@ class Completions:
                 ev, chain = resolve(rounds, info.round, p)
                 cut[p] = (ev, chain[-1] if ev is not None else None)
             self.cut[info.round] = cut
+        # the completed rounds whose every fallback names a checkpoint (the others are
+        # ``fallback-unresolved``, and judged no further)
+        self.whole = [info for info in self.done if all(ev is not None for ev, _ in self.cut[info.round].values())]
 
     @property
     def regional(self) -> bool:
@@ -94,6 +100,8 @@ class Completions:
 
 
 def _name(ev, state_round) -> str:
+    if ev is None:
+        return "no checkpoint"
     if ev == 0:
         return "its initial state"
     return f"checkpoint {ev.ckpt} (round {state_round}, line {ev.line})"
@@ -116,7 +124,8 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
                     f"{e.proc} restores checkpoint {e.ckpt} at line {e.line} as part of completed round {n}, "
                     f"whose metadata names {_name(ev, k)} for it: the region is restored to a state the "
                     f"checkpoint does not hold.", [e.line, complete_line[n]] + ([ev.line] if ev else []),
-                    {"round": n, "restored": [e.proc, e.ckpt], "named": [e.proc, want]}))
+                    {"round": n, "restored": [e.proc, e.ckpt], "named": [e.proc, want],
+                     "checkpoints": [[e.proc, e.ckpt]] + ([[e.proc, want]] if want else [])}))
         for proc, ck in _attr(e, "elements") or ():
             named = comp.cut[n].get(proc) if n in comp.cut else (0, 0) if n is None else None
             want = None if named is None or named[0] is None else _ck(named[0])
@@ -135,7 +144,7 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
                 f"{e.proc} restores checkpoint {e.ckpt} at line {e.line}, but the state it restores (digest "
                 f"{got}) is not the state it had at that checkpoint (digest {want_digest}): the restore "
                 f"changed it (e.g. union state redistributed from other checkpoints).",
-                [e.line], {"checkpoint": [e.proc, e.ckpt], "restored_digest": got, "checkpoint_digest": want_digest}))
+                [e.line], {"checkpoints": [[e.proc, e.ckpt]], "restored_digest": got, "checkpoint_digest": want_digest}))
     return out
 
 
@@ -161,8 +170,9 @@ def cut_violations(h, comp: Completions, data_channels: list) -> list[Violation]
                     f"round {n} completes at line {info.complete_line} with {p}'s {_name(ev, k)}, which the "
                     f"restore at line {undone} had rolled back: the checkpoint holds a state of an incarnation "
                     f"that restarted since (its region failed over after acknowledging).",
-                    [ev.line, undone, info.complete_line], {"round": n, "checkpoint": [p, ev.ckpt, k]}))
-        if not info.fallback:
+                    [ev.line, undone, info.complete_line],
+                    {"round": n, "checkpoints": [[p, ev.ckpt]], "rounds": {p: k}}))
+        if not info.fallback or info not in comp.whole:
             continue
         for c in data_channels:
             a, b = cut.get(c.src), cut.get(c.dst)
@@ -173,7 +183,8 @@ def cut_violations(h, comp: Completions, data_channels: list) -> list[Violation]
                     f"{_name(*b)}, but channel {c.id} joins them: their regions are not independent, so mixing "
                     f"rounds {a[1]} and {b[1]} is not a state of any execution.",
                     [info.complete_line] + [x[0].line for x in (a, b) if x[0]],
-                    {"round": n, "channel": c.id, "checkpoints": [[c.src, _ck(a[0]), a[1]], [c.dst, _ck(b[0]), b[1]]]}))
+                    {"round": n, "channel": c.id, "checkpoints": [[c.src, _ck(a[0])], [c.dst, _ck(b[0])]],
+                     "rounds": {c.src: a[1], c.dst: b[1]}}))
     return out
 
 
@@ -185,13 +196,13 @@ def _ck(ev) -> int:
 
 def commit_violations(ix, comp: Completions) -> list[Violation]:
     """``fallback-commit``: a published transaction no completed checkpoint holds for its sink."""
-    lines = [info.complete_line for info in comp.done]
+    lines = [info.complete_line for info in comp.whole]
     out: list[Violation] = []
     for e in ix.with_attr("output", "phase"):
         if e.attrs["phase"] != "commit" or not isinstance(e.attrs.get("txn"), int) or e.proc not in _cut_procs(comp):
             continue
         m = e.attrs["txn"]
-        done = comp.done[:bisect_left(lines, e.line)]
+        done = comp.whole[:bisect_left(lines, e.line)]
         held = [info for info in done if (comp.cut[info.round][e.proc][1] or 0) >= m]
         covering = [info for info in done if info.round >= m]
         if held or not covering:
@@ -203,7 +214,8 @@ def commit_violations(ix, comp: Completions) -> list[Violation]:
             f"{e.proc} publishes transaction {m} at line {e.line} on the completion of round {info.round} "
             f"(line {info.complete_line}), in which it kept {_name(ev, k)}: no completed checkpoint holds "
             f"its state of round {m}, so its region re-processes that data after a restore and publishes it "
-            f"again.", [e.line, info.complete_line], {"txn": m, "round": info.round, "fallback_round": k}))
+            f"again.", [e.line, info.complete_line],
+            {"txn": m, "round": info.round, "fallback_round": k, "checkpoints": [[e.proc, _ck(ev)]] if ev else []}))
     return out
 
 
@@ -216,7 +228,7 @@ def _cut_procs(comp: Completions) -> set:
 def agreement_violations(h, comp: Completions) -> list[Violation]:
     operator = {p.id: p.operator or p.id for p in h.trace.header.processes}
     out: list[Violation] = []
-    for info in comp.done:
+    for info in comp.whole:
         groups: dict[tuple, list] = {}
         for p, (ev, k) in sorted(comp.cut[info.round].items()):
             agreed = _attr(ev, "agreed") if ev else None
@@ -236,7 +248,7 @@ def agreement_violations(h, comp: Completions) -> list[Violation]:
                 f"({sorted(values)} on restore, a combination no execution produces).",
                 [info.complete_line, a[2].line, b[2].line],
                 {"round": info.round, "key": key, "values": {p: v for p, v, _, _ in vals},
-                 "checkpoints": [[a[0], a[2].ckpt, a[3]], [b[0], b[2].ckpt, b[3]]]}))
+                 "checkpoints": [[a[0], a[2].ckpt], [b[0], b[2].ckpt]], "rounds": {a[0]: a[3], b[0]: b[3]}}))
     return out
 
 
@@ -274,7 +286,7 @@ def split_violations(h, ix, comp: Completions) -> list[Violation]:
     readers = sorted({ix.channels[c].dst for c in sp.channel})
     held = _held(h, readers, sp.assign)
     out: list[Violation] = []
-    for info in comp.done:
+    for info in comp.whole:
         state = info.complete_attrs.get("assignment")
         if not isinstance(state, dict):
             continue
@@ -283,15 +295,15 @@ def split_violations(h, ix, comp: Completions) -> list[Violation]:
             owner = state.get(str(s), state.get(s))
             holders = [p for p in readers if cut.get(p, (None,))[0] is not None
                        and s in held[p].get(_ck(cut[p][0]), ())]
-            if owner is not None and owner not in holders:
+            if owner in readers and cut.get(owner, (None,))[0] is not None and owner not in holders:
                 ev, k = cut.get(owner, (None, None))
                 out.append(Violation(
                     "split-dropped", "split-assignment", f"round {info.round}",
                     f"round {info.round} (line {info.complete_line}): the coordinator's checkpointed state assigns "
                     f"split {s} to {owner}, but {owner}'s state in it ({_name(ev, k) if ev is not None else 'none'}) "
-                    f"does not hold it: restored from this checkpoint, nobody reads split {s} (the coordinator "
-                    f"was not corrected for the fallback).", [info.complete_line] + ([ev.line] if ev else []),
-                    {"round": info.round, "split": s, "reader": owner}))
+                    f"does not hold it: restored from this checkpoint, nobody reads split {s}.", [info.complete_line] + ([ev.line] if ev else []),
+                    {"round": info.round, "split": s, "reader": owner,
+                     "checkpoints": [[owner, _ck(ev)]] if ev is not None else []}))
             for p in holders:
                 if p != owner:
                     ev, k = cut[p]
@@ -302,7 +314,8 @@ def split_violations(h, ix, comp: Completions) -> list[Violation]:
                                                                        "has it unassigned")
                         + f": restored from this checkpoint, split {s} is read twice.",
                         [info.complete_line] + ([ev.line] if ev else []),
-                        {"round": info.round, "split": s, "reader": p, "coordinator": owner}))
+                        {"round": info.round, "split": s, "reader": p, "coordinator": owner,
+                         "checkpoints": [[p, _ck(ev)]]}))
     out += _split_records(h, ix, sp)
     return out
 

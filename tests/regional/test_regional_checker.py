@@ -78,7 +78,7 @@ def test_a_restored_state_that_differs_from_the_checkpoints_is_restored_state(ru
     restore["attrs"]["digest"] = "0" * 16
     report = _check(tmp_path, lines)
     assert _kinds(report) == {"restored-state"}
-    assert report.violations[0].witness["checkpoint"] == [restore["proc"], restore["ckpt"]]
+    assert report.violations[0].witness["checkpoints"] == [[restore["proc"], restore["ckpt"]]]
 
 
 def test_a_fallback_to_a_round_without_a_checkpoint_is_unresolved(run, tmp_path):
@@ -112,8 +112,9 @@ def test_agreed_values_mixed_by_a_fallback_are_agreement_broken_and_name_both_ro
     assert agreed(lambda x: 7).ok
     report = agreed(lambda x: x["round"])        # the checkpoint id written in snapshotState
     v = next(v for v in report.violations if v.kind == "agreement-broken")
-    rounds = {c[2] for c in v.witness["checkpoints"]}
+    rounds = set(v.witness["rounds"].values())
     assert len(rounds) == 2 and max(rounds) == int(v.subject.split()[1])
+    assert {p for p, _ in v.witness["checkpoints"]} == set(v.witness["rounds"])
 
 
 def test_more_regional_completions_in_a_row_than_declared_is_unbounded_drift(run, tmp_path):
@@ -156,3 +157,24 @@ def test_every_mutant_is_caught_with_its_kind_and_the_correct_protocol_is_clean(
         correct = check_trace(simulate(replace(cfg, mutant=None)).trace(), CheckOptions(crosscheck=False))
         assert correct.ok, (seed, [v.message for v in correct.violations][:2])
     assert caught >= 5, f"{mutant}: caught on {caught}/8 demo seeds"
+
+
+def test_a_round_declared_complete_without_a_checkpoint_is_incomplete_and_not_judged_as_a_cut(run, tmp_path):
+    """A regional completion lacking a healthy task's checkpoint is ``incomplete-round``
+    (termination) and is judged no further: no cut, commit or agreement finding on a cut
+    that does not exist, even when a channel joins the two regions it would mix."""
+    lines = _lines(run)
+    done = _regional(run)[0]
+    region = {p["id"]: p["attrs"]["region"] for p in lines[0]["processes"] if p.get("attrs", {}).get("region") is not None}
+    fell = next(p for p in done.attrs["fallback"] if p.startswith("src"))
+    gone = next(x for x in lines[1:] if x["type"] == "checkpoint" and x.get("round") == done.round
+                and x["proc"].startswith("sink") and x["proc"] not in done.attrs["fallback"])
+    lines[0]["channels"].append({"id": f"{fell}->{gone['proc']}", "src": fell, "dst": gone["proc"]})
+    lines = [x for x in lines if x is not gone]
+    for x in lines[1:]:
+        if x["proc"] == gone["proc"] and x["idx"] > gone["idx"]:
+            x["idx"] -= 1
+    report = _check(tmp_path, lines)
+    assert "incomplete-round" in _kinds(report)
+    about = [v.kind for v in report.violations if v.witness.get("round") == done.round]
+    assert about == ["incomplete-round"], about
