@@ -76,7 +76,19 @@ class Completions:
     complete: one declared complete without its checkpoints is ``termination``'s
     ``incomplete-round``), each with its cut:
     participant -> (checkpoint Event, 0 for the initial checkpoint, or None; the round
-    of that state)."""
+    of that state).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("A", "coordinated", round=2)
+    >>> rec.round_complete("C", 2, attrs={"fallback": {"B": 1}})     # B's region failed round 2
+    >>> comp = Completions(find_rounds(rec.trace(), {"A", "B"}), ["A", "B"])
+    >>> comp.regional, {p: (ev.ckpt, k) for p, (ev, k) in comp.cut[2].items()}
+    (True, {'A': (2, 2), 'B': (1, 1)})
+    """
 
     def __init__(self, rounds: dict, participants: list[str]):
         self.rounds = rounds
@@ -110,6 +122,23 @@ def _name(ev, state_round) -> str:
 # -- regional-restore ----------------------------------------------------------------------
 
 def restore_violations(ix, comp: Completions) -> list[Violation]:
+    """``restore-unnamed`` and ``restored-state`` (property ``regional-restore``, module
+    docstring) of the trace indexed by ``ix``.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("A", "coordinated", round=2)
+    >>> rec.round_complete("C", 2, attrs={"fallback": {"B": 1}})
+    >>> rec.restore("B", 0, recovery=1, round=2)          # round 2 names B's checkpoint 1
+    >>> trace = rec.trace()
+    >>> comp = Completions(find_rounds(trace, {"A", "B"}), ["A", "B"])
+    >>> [(v.kind, v.witness["named"]) for v in restore_violations(TraceIndex(trace), comp)]
+    [('restore-unnamed', ['B', 1])]
+    """
     out: list[Violation] = []
     digests = {(e.proc, e.ckpt): e.digest for e in ix.of_type("checkpoint") if e.digest}
     complete_line = {info.round: info.complete_line for info in comp.done}
@@ -151,6 +180,23 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
 # -- regional-cut ---------------------------------------------------------------------------
 
 def cut_violations(h, comp: Completions, data_channels: list) -> list[Violation]:
+    """``fallback-unresolved``, ``stale-fallback`` and ``dependent-regions`` (property
+    ``regional-cut``, module docstring); ``h``: the trace's ``History``,
+    ``data_channels``: the header's data channels between participants.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("A", "coordinated", round=2)
+    >>> rec.round_complete("C", 2, attrs={"fallback": {"B": 1}})     # but a2b joins A and B
+    >>> trace = rec.trace()
+    >>> comp = Completions(find_rounds(trace, {"A", "B"}), ["A", "B"])
+    >>> [(v.kind, v.witness["rounds"]) for v in cut_violations(History(trace), comp, trace.channels)]
+    [('dependent-regions', {'A': 2, 'B': 1})]
+    """
     out: list[Violation] = []
     for info in comp.done:
         n, cut = info.round, comp.cut[info.round]
@@ -195,7 +241,23 @@ def _ck(ev) -> int:
 # -- regional-commit ------------------------------------------------------------------------
 
 def commit_violations(ix, comp: Completions) -> list[Violation]:
-    """``fallback-commit``: a published transaction no completed checkpoint holds for its sink."""
+    """``fallback-commit`` (property ``regional-commit``): a published transaction no
+    completed checkpoint holds for its sink.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["A", {"id": "K", "role": "sink"}, {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); _ = rec.checkpoint("K", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("A", "coordinated", round=2)
+    >>> rec.round_complete("C", 2, attrs={"fallback": {"K": 1}})
+    >>> rec.output("K", 3, attrs={"txn": 2, "phase": "commit"})    # the sink fell back from round 2
+    >>> trace = rec.trace()
+    >>> comp = Completions(find_rounds(trace, {"A", "K"}), ["A", "K"])
+    >>> [(v.kind, v.witness["fallback_round"]) for v in commit_violations(TraceIndex(trace), comp)]
+    [('fallback-commit', 1)]
+    """
     lines = [info.complete_line for info in comp.whole]
     out: list[Violation] = []
     for e in ix.with_attr("output", "phase"):
@@ -226,6 +288,23 @@ def _cut_procs(comp: Completions) -> set:
 # -- agreement -------------------------------------------------------------------------------
 
 def agreement_violations(h, comp: Completions) -> list[Violation]:
+    """``agreement-broken`` (property ``agreement``): the subtasks of one operator hold
+    different agreed values in a completed checkpoint.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> rec = TraceRecorder([{"id": "A", "operator": "src"}, {"id": "B", "operator": "src"},
+    ...                      {"id": "C", "role": "coordinator"}], [])
+    >>> for n, procs in ((1, "AB"), (2, "A")):
+    ...     for p in procs:
+    ...         _ = rec.checkpoint(p, "coordinated", round=n, attrs={"agreed": {"epoch": 100 + n}})
+    ...     rec.round_complete("C", n, attrs={"fallback": {"B": 1}} if n == 2 else None)
+    >>> trace = rec.trace()
+    >>> comp = Completions(find_rounds(trace, {"A", "B"}), ["A", "B"])
+    >>> [(v.kind, v.witness["values"]) for v in agreement_violations(History(trace), comp)]
+    [('agreement-broken', {'A': 102, 'B': 101})]
+    """
     operator = {p.id: p.operator or p.id for p in h.trace.header.processes}
     out: list[Violation] = []
     for info in comp.whole:
@@ -282,6 +361,26 @@ def _held(h, readers, assign: dict) -> dict[str, dict[int, frozenset]]:
 
 
 def split_violations(h, ix, comp: Completions) -> list[Violation]:
+    """``split-dropped``, ``split-doubled``, ``split-duplicate`` and ``split-lost``
+    (property ``split-assignment``, module docstring).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"},
+    ...                      {"id": "log", "role": "external", "attrs": {"split": 0, "records": 1}}],
+    ...                     [{"id": "log>A", "src": "log", "dst": "A", "attrs": {"split": 0}},
+    ...                      {"id": "log>B", "src": "log", "dst": "B", "attrs": {"split": 0}},
+    ...                      {"id": "C>A", "src": "C", "dst": "A", "kind": "control"}])
+    >>> rec.recv("A", rec.send("C", "C>A", attrs={"split": 0}))          # split 0 goes to A
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_complete("C", 1, attrs={"assignment": {"0": "B"}})     # the coordinator says B
+    >>> trace = rec.trace(); ix = TraceIndex(trace)
+    >>> comp = Completions(find_rounds(trace, {"A", "B"}), ["A", "B"])
+    >>> sorted((v.kind, v.witness["reader"]) for v in split_violations(History(trace, index=ix), ix, comp))
+    [('split-doubled', 'A'), ('split-dropped', 'B')]
+    """
     sp = _Splits(h, ix)
     readers = sorted({ix.channels[c].dst for c in sp.channel})
     held = _held(h, readers, sp.assign)
@@ -357,6 +456,21 @@ def _split_records(h, ix, sp: _Splits) -> list[Violation]:
 # -- regional-drift ----------------------------------------------------------------------------
 
 def drift_violations(ix, comp: Completions, limit: int) -> list[Violation]:
+    """``unbounded-drift`` (property ``regional-drift``): more than ``limit`` regional
+    completions in a row, with no global completion or forced global abort between.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.rounds import find_rounds
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> for n in (1, 2, 3):
+    ...     _ = rec.checkpoint("A", "coordinated", round=n)
+    ...     rec.round_complete("C", n, attrs={"fallback": {"B": 0}})    # B never checkpoints
+    >>> trace = rec.trace()
+    >>> comp = Completions(find_rounds(trace, {"A", "B"}), ["A", "B"])
+    >>> [(v.kind, v.witness["rounds"]) for v in drift_violations(TraceIndex(trace), comp, 2)]
+    [('unbounded-drift', [1, 2, 3])]
+    """
     events = sorted([(info.complete_line, "complete", info) for info in comp.done]
                     + [(e.line, "forced", e) for e in ix.with_attr("round_abort", "forced_global")])
     streak: list = []
@@ -380,7 +494,17 @@ def drift_violations(ix, comp: Completions, limit: int) -> list[Violation]:
 
 def check_regional(run) -> None:
     """Add the regional properties to a ``check_trace`` run, each where the trace has its
-    vocabulary (or when selected explicitly)."""
+    vocabulary (or when selected explicitly).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker import check_trace
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [], params={"max_consecutive": 1})
+    >>> _ = rec.checkpoint("A", "coordinated", round=1)
+    >>> rec.round_complete("C", 1, attrs={"fallback": {"B": 0}})
+    >>> report = check_trace(rec.trace())
+    >>> report.ok, sorted(r.property for r in report.results if r.property.startswith("regional"))
+    (True, ['regional-cut', 'regional-drift', 'regional-restore'])
+    """
     h, ix = run.h, run.ix
     comp = Completions(run.rounds, h.procs)
     regional = comp.regional

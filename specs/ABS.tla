@@ -5,7 +5,7 @@
 (*                                                                         *)
 (* Source: P. Carbone, G. Fora, S. Ewen, S. Haridi, K. Tzoumas,            *)
 (* "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015),  *)
-(* Algorithms 1 and 2; theory.md sections 6.2 and 6.3.                     *)
+(* Algorithms 1 and 2; docs/theory.md, "Aligned ABS" and "Cyclic ABS".     *)
 (*                                                                         *)
 (* A task that processes barrier r on input c blocks c: records behind the *)
 (* barrier wait.  When barrier r was processed on every regular input (all *)
@@ -28,7 +28,8 @@
 (*   "log_as_printed"   Algorithm 2 as printed: logging continues on every *)
 (*                      back-edge until the barrier arrived on all of them *)
 (*                      (fails ChannelStateExact with two back-edges into  *)
-(*                      one task: theory.md 6.3).                          *)
+(*                      one task; docs/theory.md, "Pitfall: Algorithm 2    *)
+(*                      as printed").                                      *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 

@@ -1,5 +1,5 @@
 """Trace validation: is a recorded v1 trace a behaviour of its protocol's TLA+
-specification? (``snapcheck conform``; tla.md section 3.)
+specification? (``snapcheck conform``; docs/specs.md, "Trace validation".)
 
 For each trace:
 
@@ -19,7 +19,7 @@ For each trace:
    replays from the logs and discards, liverobin traces replica crashes. For
    bcs and hmnr a forced checkpoint is folded into the receive that follows
    it, and the specification decides whether it was due.
-3. The events are put in a causal order (a receive after its send; tla.md 2.5)
+3. The events are put in a causal order (a receive after its send)
    and mapped to spec events (unc and liverobin: see their mapping modules;
    the others here) ``[op, p, c, k, n, x, s, part]``: data messages
    are known by their per-channel sequence number, barriers by their round,
@@ -34,7 +34,7 @@ For each trace:
    channel state was reported by a ``record`` event.
 4. The traces with the same specification and topology go to TLC together,
    as ``Traces == <<...>>`` in a generated ``TraceLog.tla`` (a plain
-   definition, never a CONSTANT override: tla.md 3.3 pitfall 1). TLC explores
+   definition, never a CONSTANT override). TLC explores
    the trace specification (cursor variable, ``-deadlock``) and prints every new
    longest matched prefix; a trace is ACCEPTed iff some behaviour matches all
    of its events, otherwise REJECTed with the longest matched prefix and the
@@ -58,6 +58,7 @@ from pathlib import Path
 from snapcheck.checker.tla.manifest import specs_dir
 from snapcheck.checker.tla.map_regional import prepare_regional
 from snapcheck.checker.tla.map_replication import prepare_replication
+from snapcheck.checker.tla.map_rescale import has_recovery, prepare_recovery
 from snapcheck.checker.tla.map_unc import prepare_unc
 from snapcheck.checker.tla.tlc import TlcJob, run_tlc
 from snapcheck.checker.tla.trace_events import (OutOfScope, Prepared, causal_order, task_topology, tla,
@@ -120,6 +121,10 @@ def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
                          f"(supported: {', '.join(sorted(mappings))})")
     if family.kind in PREPARE:
         return PREPARE[family.kind](trace, protocol, family)
+    if family.kind == "snapshot" and has_recovery(trace):      # failures, restores, rescales
+        return prepare_recovery(trace, protocol, family)
+    if family.kind == "cic" and "unc" in mappings and has_recovery(trace):   # CIC with failures: its
+        return prepare_unc(trace, protocol, mappings["unc"], forced=True)   # recovery lines, as unc's
     for e in trace.events:
         if e.type in OUT_OF_SCOPE:
             raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models "

@@ -34,7 +34,7 @@ sink ``output`` ``attrs.phase: commit``    ``publish``: ``p`` commits its transa
 (end of the trace)                         ``end``
 =========================================  ===============================================
 
-Not mapped, and counted: barriers, acknowledgements and other control messages
+Not mapped, and counted: barriers and cancellation markers, acknowledgements and other control messages
 (split requests, notifications), the split logs' records and their re-reads
 (external input), stale messages discarded after a restore, pre-commits and end
 of stream.
@@ -46,7 +46,7 @@ from collections import Counter
 
 from snapcheck.checker.rounds import find_rounds, resolve
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, causal_order, tla, tla_function
-from snapcheck.traces.model import Trace
+from snapcheck.traces.model import MARKERS, Trace
 from snapcheck.traces.protocol_facts import TlaMapping
 
 READING = {"region-restart": "restart", "region-continue": "continue"}
@@ -79,12 +79,12 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     regions = sorted(set(region.values()))
     max_failed = int(float(params.get("max_failure_ratio", 1.0)) * len(regions) + 1e-9)
 
-    barriers = {e.mid for e in trace.events if e.type == "send" and e.kind == "barrier"}
+    markers = {e.mid for e in trace.events if e.type == "send" and e.kind in MARKERS}     # barriers, cancellations
     seq_of: dict[str, tuple[str, int]] = {}
     assign_of: dict[str, int] = {}
     round_of_ckpt: dict[tuple[str, int], int] = {}
     for e in trace.events:
-        if e.type == "send" and e.kind != "barrier" and e.ch in data:
+        if e.type == "send" and e.kind not in MARKERS and e.ch in data:
             seq_of[e.mid] = (e.ch, e.seq)
         elif e.type == "send" and e.attrs and "split" in e.attrs:
             assign_of[e.mid] = e.attrs["split"]
@@ -105,8 +105,8 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         c = chans.get(e.ch) if e.ch else None
         if t in ("send", "recv"):
             if e.ch in data:
-                if e.kind == "barrier" or e.mid in barriers:
-                    out.ignored["barrier"] += 1
+                if e.kind in MARKERS or e.mid in markers:
+                    out.ignored["barrier or cancellation marker"] += 1
                     continue
                 if e.mid not in seq_of:
                     raise OutOfScope(f"{t} of {e.mid!r} on {e.ch!r}, a message the specification does not know "

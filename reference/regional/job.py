@@ -8,7 +8,7 @@ and the sink, each a map, a filter or a per-key running count (all
 deterministic functions of the records they consume, the proposal's safety
 condition; a count is kept per split and key and emits ``("c", split, 0, key,
 n)``, so every record keeps the shape of the input, its multiset does not depend
-on the order, and a split's state can move with it when the job is rescaled). The sink is a two-phase-commit sink (``reference.commit.sink``).
+on the order, and a split's state can move with it when the job is rescaled). The sink is a two-phase-commit sink (``reference.operators.Sink``).
 
 Input comes in *splits* (FLIP-27): split ``s`` is a bounded, replayable log of
 ``records`` records whose availability times are spread ``gap`` ticks apart;

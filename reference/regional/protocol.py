@@ -27,11 +27,10 @@ above; plus the commit simulator's notification loss and delay.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 
-from snapcheck.reference.commit.sink import TxnSink
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.unaligned import Unaligned
+from snapcheck.reference.operators import Sink
 from snapcheck.reference.regional.job import JobShape
 from snapcheck.reference.regional.rescale import RESCALE
 from snapcheck.reference.regional.simulator import RegionalSimulator
@@ -52,7 +51,7 @@ class RegionalCheckpoints:
     simulator = RegionalSimulator
     guarantees = ()
     # the commit simulator's switches (two-phase-commit sinks, reliable final commit)
-    sink_class = TxnSink
+    sink_class = Sink
     commit_on_checkpoint = False
     final_resend = True
     eos_early = False
@@ -84,14 +83,14 @@ class RegionalCheckpoints:
                    max_consecutive=1 + int(rng.random() * 3), max_failure_ratio=(0.5, 1.0)[int(rng.random() * 2)])
 
     @classmethod
-    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+    def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
         """2–4 slices, 3–8 records per split, a checkpoint interval of a sixth to a twelfth
         of the input span, declines on every run (0.2–0.6 expected per round, so that
         regions fail and final rounds still succeed), a checkpoint timeout on two runs
-        in three, either reading; half the runs crash one or two tasks, a quarter of the
-        aligned ones are rescaled in the middle of the input (``reference.regional.rescale``)."""
-        from snapcheck.reference.simulation import SimConfig
-
+        in three, either reading; half the runs crash one or two tasks (``hard``: nine in
+        ten, one to three), a quarter of the aligned ones are rescaled in the middle of
+        the input (``reference.regional.rescale``). The job's shape comes from ``seed``
+        (``JobShape.draw``), so crash targets and times fit it."""
         shape = JobShape.draw(seed)
         regions = rnd.randint(2, 4)
         records = rnd.randint(3, 8)
@@ -99,21 +98,21 @@ class RegionalCheckpoints:
         span = records * gap * shape.splits_per_reader
         interval = max(100, span // rnd.randint(6, 12))
         tasks = regions * len(shape.operator_names())
-        cfg = SimConfig(
-            protocol=spec, seed=seed, parallelism=regions, records=records, gap=gap, interval=interval,
+        fields = dict(
+            parallelism=regions, records=records, gap=gap, interval=interval,
             max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
             checkpoint_timeout=rnd.choice((None, 4 * interval, 8 * interval)),
             decline_prob=round(rnd.choice((0.1, 0.2, 0.3)) / tasks, 4),
             latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60)), buffer=rnd.randint(1, 6),
-            out_buffer=rnd.randint(1, 4), recovery=rnd.choice(READINGS))
-        if failures and rnd.random() < 0.5:
+            out_buffer=rnd.randint(1, 4), recovery=rnd.choice(READINGS), failures=())
+        if failures and rnd.random() < (0.9 if hard else 0.5):
             names = shape.operator_names()
             crashes = sorted((f"{rnd.choice(names)}[{rnd.randrange(regions)}]", rnd.randrange(span + 4 * interval))
-                             for _ in range(rnd.randint(1, 2)))
-            cfg = replace(cfg, failures=tuple(crashes))
+                             for _ in range(rnd.randint(1, 3) if hard else rnd.randint(1, 2)))
+            fields["failures"] = tuple(crashes)
         if failures and cls.aligned and rnd.random() < 0.25:     # rescaled once, in the middle of the input
-            cfg = replace(cfg, failures=cfg.failures + ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),))
-        return cfg
+            fields["failures"] += ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),)
+        return fields
 
 
 _DEMO = {"parallelism": 3, "records": 6, "gap": 80, "interval": 300, "decline_prob": 0.1}

@@ -54,6 +54,7 @@ class Rescale:
         for t in self.rescales:
             self.at(t, self.rescale)
         self.cfg = replace(cfg, failures=tuple(f for f in cfg.failures if f[0] != RESCALE))
+        self.timed_faults = [f for f in self.timed_faults if f[0] != RESCALE]     # not a crash of a task
         try:
             super().run()
         finally:

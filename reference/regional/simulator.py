@@ -70,10 +70,8 @@ from snapcheck.reference.regional.job import JobShape, build_workload, draw_spli
 from snapcheck.reference.regional.rescale import RESCALE, Rescale
 from snapcheck.reference.regional.splits import SplitEnumerator
 from snapcheck.reference.sim.messages import CONTROL, DATA, Chan, External, Msg
-from snapcheck.reference.sim.recording import _constructor
 from snapcheck.traces.model import Channel, Process
 
-_RESTORE_ATTRS = _constructor("restore", "t", "ckpt", "recovery", "round", "attrs")
 CONFIG_EVERY = 2             # agreed = "config-epoch": a new epoch before every second round
 LIVELOCK_SPANS = 100         # a run still busy after 100 input spans is given up (600 random runs: at most 17)
 
@@ -420,10 +418,13 @@ class RegionalSimulator(Rescale, CommitSimulator):
             self._publish(v, v.op.commit(m.value[1], self.committed[v.pid]))
 
     # -- region failover -------------------------------------------------------------------------
-    def fail(self, v) -> None:
+    def fail(self, v, reason: str = "injected crash") -> None:
         if not v.alive:
             return
-        self.log.fail(v.pid, self.now, "injected crash")
+        self.crashes += 1
+        if self.down:
+            self.situation("crash-in-recovery", v)
+        self.log.fail(v.pid, self.now, reason)
         self.stop(v)
         self.region_down(self.region_of[v.pid], "failure", v)
 
@@ -446,6 +447,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
 
     def region_detected(self, reg: int) -> None:
         self.down[reg]["detected"] = self.now
+        self.situation("recovery")
         for t in self.members[reg]:
             if t.alive:
                 self.stop(t)                        # the rest of the region is cancelled
@@ -512,13 +514,12 @@ class RegionalSimulator(Rescale, CommitSimulator):
             attrs = {"elements": [list(x) for x in redistributed[1]]}
             if v.is_source:
                 attrs["splits"] = sorted(v.op.pos)
-            self._log(_RESTORE_ATTRS, v.pid, self.now, ckpt, recovery, round, attrs)
+            self.log.restore(v.pid, self.now, ckpt, recovery, round, attrs)
             return
         if self.protocol.agreed and v.is_source:
             v.op.agreed = max(self._agreed_in(u, round or 0) for u in self.readers)
         digest, _ = self.state_digest(v.op)
-        self._log(_RESTORE_ATTRS, v.pid, self.now, ckpt, recovery, round,
-                  {"digest": digest} if digest is not None else None)
+        self.log.restore(v.pid, self.now, ckpt, recovery, round, {"digest": digest} if digest is not None else None)
 
     def _agreed_in(self, reader, line: int):
         """The agreed value in ``reader``'s state of completed checkpoint ``line``."""

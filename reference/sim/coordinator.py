@@ -4,7 +4,9 @@ checkpoint) and its control channels.
 It triggers rounds over control channels (at most ``max_concurrent`` in
 progress, one every ``interval`` ticks while the dataflow makes progress),
 collects acknowledgements and declines, completes or aborts rounds (a decline,
-a timeout, a failure), and notifies the sinks of completed rounds. **Sinks**
+a timeout, a failure), notifies the sinks of completed rounds and, for
+protocols with ``abort_notices``, every task of a round aborted by a decline or
+a timeout. **Sinks**
 commit their output in two phases: staged until the round whose checkpoint
 sealed it completes, then published (``output`` events).
 """
@@ -21,11 +23,26 @@ class Coordinator:
 
     def send_control(self, node, ch: Chan, value, size: int = CONTROL_SIZE, keep_alive: bool = True) -> None:
         """Send ``value`` on control channel ``ch`` (``keep_alive=False``: its delivery does
-        not keep the run going, like the coordinator's clock)."""
+        not keep the run going, like the coordinator's clock). A completion notification
+        (``["commit", n]``) is recorded with ``attrs {"notify": n}``, an operator event
+        with ``attrs {"event": id}`` (the vocabulary of the output-commit checks)."""
         seq, mid = self.next_mid(node, ch)
         m = Msg(mid, ch, seq, CONTROL, value, None, size, self.now, self.epoch)
-        self.log_send(node.pid, self.now, ch.id, mid, seq, size, None, value)
+        attrs = self.control_attrs(value)
+        if attrs is not None:
+            self.log.send_attrs(node.pid, self.now, ch.id, mid, seq, size, None, value, attrs)
+        else:
+            self.log_send(node.pid, self.now, ch.id, mid, seq, size, None, value)
         self._deliver_control(m, keep_alive)
+
+    def control_attrs(self, value) -> dict | None:
+        """The ``attrs`` of a control message's ``send`` event (None: a plain control
+        message): ``{"notify": n}`` for a completion notification where sink transactions
+        are rounds, ``{"event": id}`` for an operator event."""
+        what = value[0]
+        if what == "commit" and self.txn_outputs:
+            return {"notify": value[1]}
+        return {"event": value[1]} if what == "event" else None
 
     def _deliver_control(self, m: Msg, keep_alive: bool = True) -> None:
         ch = m.ch
@@ -63,11 +80,21 @@ class Coordinator:
         self.log_recv(v.pid, self.now, m.ch.id, m.mid)
         self._publish(v, v.op.commit(m.value[1], self.committed[v.pid]))
 
-    def _publish(self, v, values: list) -> None:
+    def _publish(self, v, batches: list, of: str | None = None) -> None:
+        """Publish committed transactions ``[(txn, records)]``: one ``output`` per transaction
+        with ``attrs {"txn", "phase": "commit"}`` (its value the records, or their number
+        without recorded values) where transactions are rounds (``txn_outputs``), else one
+        plain ``output`` per record. ``of``: the retired sink whose transactions ``v``
+        inherited (a restore at another parallelism), recorded as ``attrs.of``."""
         out = self.log.output
-        for val in values:
-            out(v.pid, self.now, val)
-        self.outputs.extend(values)
+        for txn, records in batches:
+            if self.txn_outputs:
+                attrs = {"txn": txn, "phase": "commit"} if of is None else {"txn": txn, "phase": "commit", "of": of}
+                out(v.pid, self.now, list(records) if self.values else len(records), attrs)
+            else:
+                for val in records:
+                    out(v.pid, self.now, val)
+            self.outputs.extend(records)
 
     def tick(self) -> None:
         if self.finished:
@@ -92,6 +119,8 @@ class Coordinator:
         self.clock(self.now + self.cfg.interval, self.tick)
 
     def trigger(self) -> None:
+        if self.rounds:
+            self.situation("rounds-overlap")
         r = self.next_round
         self.next_round += 1
         now = self.now
@@ -105,7 +134,7 @@ class Coordinator:
             b = Msg(mid, ch, None, BARRIER, None, None, BARRIER_SIZE, now, self.epoch)
             b.round = r
             b.started = now
-            self.log.barrier(coord.pid, now, ch.id, mid, r, BARRIER_SIZE)
+            self.log.marker(coord.pid, now, ch.id, mid, "barrier", r, BARRIER_SIZE)
             self._deliver_control(b)
         if self.cfg.checkpoint_timeout:
             self.clock(now + self.cfg.checkpoint_timeout, self.round_timeout, r)
@@ -118,7 +147,7 @@ class Coordinator:
         if st is None:
             return                             # aborted or subsumed round
         if what == "decline":
-            self.abort(r, f"declined by {m.ch.src.id}")
+            self.abort(r, f"declined by {m.ch.src.id}", notify=True)
             return
         st[1][m.ch.src.pid] = True
         if len(st[1]) == len(self.tasks):
@@ -134,6 +163,7 @@ class Coordinator:
         self.final_attempts = 0
         for old in [o for o in self.rounds if o < r]:
             self.abort(old, f"subsumed by round {r}")
+        self.situation("completed-unnotified")
         self.notify_completion(r)
 
     def notify_completion(self, r: int) -> None:
@@ -141,10 +171,26 @@ class Coordinator:
         for ch in self.commits:
             self.send_control(self.coord, ch, ["commit", r])
 
-    def abort(self, r: int, reason: str) -> None:
+    def abort(self, r: int, reason: str, notify: bool = False) -> None:
+        """Abort round ``r``; with ``notify`` (a decline or a timeout) tell every task, over
+        its notice channel, so that a task still aligning ``r`` gives it up (Flink's
+        notifyCheckpointAborted). Rounds subsumed by a completed one need no notice (every
+        task is past them), nor rounds aborted by a failure (every task restarts)."""
         del self.rounds[r]
         self.log.round_event("round_abort", self.coord.pid, self.now, r, reason)
+        if notify:
+            for ch in self.notices:
+                self.send_control(self.coord, ch, ["abort", r])
+
+    def on_notice(self, m: Msg) -> None:
+        v = m.ch.dst
+        if self._stale_control(v, m):
+            return
+        self.log_recv(v.pid, self.now, m.ch.id, m.mid)
+        v.proto.on_abort(m.value[1])
+        if not v.wake:
+            self.step(v)
 
     def round_timeout(self, r: int) -> None:
         if r in self.rounds:
-            self.abort(r, "timeout")
+            self.abort(r, "timeout", notify=True)

@@ -26,14 +26,48 @@ from heapq import heappop, heappush
 
 import orjson
 
-from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.sim.coordinator import Coordinator
-from snapcheck.reference.sim.messages import (BARRIER, BARRIER_SIZE, BROADCAST, DATA, FORWARD, HASH, UNBOUNDED,
+from snapcheck.reference.sim.exploration import Exploration
+from snapcheck.reference.sim.messages import (BARRIER, BARRIER_SIZE, BROADCAST, CANCEL, DATA, FORWARD, HASH, UNBOUNDED,
                                               Chan, Counts, External, Msg, Node, Stored)
 from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
 from snapcheck.traces.model import Channel, Header, Process
+
+class ProtocolBroke(Exception):
+    """A protocol broke an invariant the simulator relies on (``Simulator.protocol_error``)."""
+
+    def __init__(self, task, handler: str, reason: str) -> None:
+        super().__init__(reason)
+        self.task = task
+        self.handler = handler
+        self.reason = reason
+
+
+def _handler_frame(tb) -> tuple:
+    """The task and the handler of the outermost protocol handler (a method of a
+    ``TaskProtocol``) on the traceback, or ``(None, None)``."""
+    while tb is not None:
+        obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(obj, TaskProtocol):
+            return obj.ctx, tb.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    return None, None
+
+
+def _raised_in_kit(tb) -> str:
+    """Where the simulator itself raised, when the innermost frame of ``tb`` is the kit's
+    simulation code (a protocol's call it could not serve, or a bug of the kit, which the
+    user then can report); empty when the protocol's own code raised."""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    module = tb.tb_frame.f_globals.get("__name__", "")
+    if not module.startswith(("snapcheck.reference.sim", "snapcheck.reference.simulation", "snapcheck.traces")):
+        return ""
+    return f" (raised in the simulator, {module}:{tb.tb_lineno}, {tb.tb_frame.f_code.co_name})"
+
 
 class Task:
     """A task: one parallel instance of an operator. Implements ``reference.protocol.TaskContext``."""
@@ -85,6 +119,9 @@ class Task:
     def queued(self, ch: Chan) -> list:
         return [m for m in ch.inq if m.kind == DATA]
 
+    def send_cancel(self, round: int) -> None:
+        self.sim.send_barrier(self, round, False, False, CANCEL)
+
     def take_barrier(self, ch: Chan, round: int) -> list | None:
         q = ch.inq
         for i, m in enumerate(q):
@@ -97,6 +134,8 @@ class Task:
 
     def block(self, ch: Chan) -> None:
         if not ch.blocked:
+            if not any(c.blocked for c in self.inputs):
+                self.sim.situation("aligning", self)
             ch.blocked = True
             ch.blocked_since = self.sim.now
 
@@ -110,12 +149,15 @@ class Task:
     def complete(self, round: int) -> None:
         self.sim.acknowledge(self, round, "ack")
 
+    def situation(self, name: str) -> None:
+        self.sim.situation(name, self)
+
     def set_timer(self, at: int, key) -> None:
         self.sim.at(max(at, self.sim.now), self.sim.fire_timer, self, self.incarnation, key)
 
 
 
-class Simulator(Network, Coordinator, Recovery):
+class Simulator(Network, Coordinator, Recovery, Exploration):
     def __init__(self, cfg, workload: Workload, protocol: Protocol, log_class):
         self.cfg = cfg
         self.wl = workload
@@ -138,9 +180,9 @@ class Simulator(Network, Coordinator, Recovery):
         self.out_cap = cfg.out_buffer
         self.values = cfg.values
         self.digests = cfg.digests and log_class.records
+        self.txn_outputs = True          # sink transactions are rounds: outputs carry txn/phase attrs
         self.store: dict[tuple[int, int], Stored] = {}
         self.round_started: dict[int, int] = {}
-        self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
         self.outputs: list = []
         self.replays: dict[str, int] = {}        # mid -> number of replays so far
         self._build(log_class)
@@ -148,7 +190,7 @@ class Simulator(Network, Coordinator, Recovery):
         self.log_send = self.log.send
         self.log_arrive = self.log.arrive
         # metrics
-        self.m = {"data_messages": 0, "data_bytes": 0, "barrier_messages": 0, "control_messages": 0,
+        self.m = {"data_messages": 0, "data_bytes": 0, "barrier_messages": 0, "cancel_messages": 0, "control_messages": 0,
                   "protocol_bytes": 0, "checkpoints": 0, "persisted_messages": 0, "persisted_bytes": 0,
                   "replayed_channel_state": 0, "replayed_source": 0, "discarded": 0, "declines": 0}
         self.m_blocked = 0
@@ -160,52 +202,19 @@ class Simulator(Network, Coordinator, Recovery):
         self.outstanding = 0
         self.stuck = False
         self.truncated = False
+        self.crashes = 0
+        self.broken: str | None = None            # a protocol error ended the run
+        self.init_exploration(cfg)
 
     def _build(self, log_class) -> None:
         cfg, wl = self.cfg, self.wl
         graph = expand(wl)
-        fifo = cfg.fifo and self.protocol.fifo
-        stragglers = dict(cfg.stragglers)
-        procs: list[Process] = []
-        self.tasks: list[Task] = []
-        by_id: dict[str, Task] = {}
-        for tid, spec, i in graph.tasks:
-            role = "source" if spec.source else "sink" if spec.sink else "task"
-            procs.append(Process(tid, role, spec.name, i, f"w{i}"))
-            cost = int(spec.cost * stragglers.get(tid, 1))
-            t = Task(self, len(self.tasks), tid, spec, i, cost)
-            self.tasks.append(t)
-            by_id[tid] = t
-        unknown = [t for t in stragglers if t not in by_id]
+        procs, self.tasks = self._make_tasks(graph, "", 0)
+        self.by_id = {t.id: t for t in self.tasks}
+        unknown = [t for t in dict(cfg.stragglers) if t not in self.by_id]
         if unknown:
             raise ValueError(f"straggler names no task: {', '.join(unknown)}")
-        self.by_id = by_id
-        channels: list[Channel] = []
-        self.chans: list[Chan] = []
-        edges = wl.edges
-        for spec in graph.channels:
-            e = edges[spec.edge]
-            a, b = by_id[spec.src], by_id[spec.dst]
-            c = Chan(spec.id, a, b, spec.gate, spec.index, e.port, spec.back_edge, fifo,
-                     UNBOUNDED if spec.back_edge else cfg.buffer)
-            c.handler = self.arrive
-            a.outputs.append(c)
-            b.inputs.append(c)
-            self.chans.append(c)
-            channels.append(self._header_channel(spec, fifo))
-        for t in self.tasks:               # inputs in gate order, then subtask order
-            t.inputs.sort(key=lambda c: (c.gate, c.index))
-            t.reads = list(t.inputs)
-        chan_of = {c.id: c for c in self.chans}
-        for ei, e in enumerate(edges):
-            kind = {"forward": FORWARD, "hash": HASH, "broadcast": BROADCAST}[e.partitioning]
-            size = wl.operator(e.src).out_size
-            per_src: dict[str, list[Chan]] = {}
-            for spec in graph.edge_channels[ei]:
-                per_src.setdefault(spec.src, []).append(chan_of[spec.id])
-            for src_id, chans in per_src.items():
-                chans.sort(key=lambda c: c.dst.subtask)
-                by_id[src_id].routes.append((e.select, kind, e.key, chans, size))
+        self.chans, channels = self._make_data_channels(graph, self.by_id, "")
         # external input logs, one per source task
         self.externals: list[External] = []
         for t in self.tasks:
@@ -223,26 +232,8 @@ class Simulator(Network, Coordinator, Recovery):
         coord = Node(len(procs), "coordinator")
         procs.append(Process(coord.id, "coordinator"))
         self.coord = coord
-        self.triggers: list[Chan] = []
-        self.commits: list[Chan] = []
-        for t in self.tasks:
-            if t.is_source:
-                c = Chan(f"coordinator->{t.id}", coord, t)
-                c.handler = self.on_trigger
-                self.triggers.append(c)
-                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
-        for t in self.tasks:
-            c = Chan(f"{t.id}->coordinator", t, coord)
-            c.handler = self.on_ack
-            t.ack = c
-            channels.append(Channel(c.id, t.id, coord.id, kind="control"))
-        for t in self.tasks:
-            if t.is_sink:
-                c = Chan(f"coordinator->{t.id}", coord, t)
-                c.handler = self.on_commit
-                self.commits.append(c)
-                self.committed[t.pid] = set()
-                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
+        channels += self._make_control_channels(self.tasks)
         proto = self.protocol
         params = proto.header_params()
         params.update(interval=cfg.interval, max_concurrent=cfg.max_concurrent)
@@ -251,9 +242,8 @@ class Simulator(Network, Coordinator, Recovery):
                                        "config": cfg.describe()}})
         self.header = header
         self.log = log_class(header)
-        for t in self.tasks:
-            t.proto = proto.make(t)
-            t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
+        self.failed_to_start: tuple | None = None
+        self._start_tasks(self.tasks)
         self.next_round = 1
         self.rounds: dict[int, list] = {}         # round -> [start, acks, progress at start]
         self.last_completed = 0
@@ -264,9 +254,106 @@ class Simulator(Network, Coordinator, Recovery):
         self.recovering = False
         self.n_recoveries = 0
 
+    def _make_tasks(self, graph, prefix: str, pid0: int) -> tuple[list[Process], list[Task]]:
+        """The tasks of a physical graph (ids ``prefix + op[i]``, pids from ``pid0``) and
+        their header processes."""
+        stragglers = dict(self.cfg.stragglers)
+        procs: list[Process] = []
+        tasks: list[Task] = []
+        for tid, spec, i in graph.tasks:
+            tid = prefix + tid
+            role = "source" if spec.source else "sink" if spec.sink else "task"
+            procs.append(Process(tid, role, spec.name, i, f"w{i}"))
+            cost = int(spec.cost * stragglers.get(tid, 1))
+            tasks.append(Task(self, pid0 + len(tasks), tid, spec, i, cost))
+        return procs, tasks
+
+    def _make_data_channels(self, graph, by_id: dict, prefix: str) -> tuple[list[Chan], list[Channel]]:
+        """The data channels of a physical graph between ``by_id``'s tasks, with each
+        sender's routes and each receiver's inputs (gate order, then subtask order)."""
+        fifo = self.cfg.fifo and self.protocol.fifo
+        chans: list[Chan] = []
+        channels: list[Channel] = []
+        edges = self.wl.edges
+        tasks = []
+        for spec in graph.channels:
+            e = edges[spec.edge]
+            a, b = by_id[prefix + spec.src], by_id[prefix + spec.dst]
+            c = Chan(f"{prefix}{spec.src}->{prefix}{spec.dst}", a, b, spec.gate, spec.index, e.port,
+                     spec.back_edge, fifo, UNBOUNDED if spec.back_edge else self.cfg.buffer)
+            c.handler = self.arrive
+            a.outputs.append(c)
+            b.inputs.append(c)
+            chans.append(c)
+            channels.append(self._header_channel(c, spec, fifo))
+        for tid, _, _ in graph.tasks:      # inputs in gate order, then subtask order
+            t = by_id[prefix + tid]
+            t.inputs.sort(key=lambda c: (c.gate, c.index))
+            t.reads = list(t.inputs)
+            tasks.append(t)
+        chan_of = {c.id: c for c in chans}
+        for ei, e in enumerate(edges):
+            kind = {"forward": FORWARD, "hash": HASH, "broadcast": BROADCAST}[e.partitioning]
+            size = self.wl.operator(e.src).out_size
+            per_src: dict[str, list[Chan]] = {}
+            for spec in graph.edge_channels[ei]:
+                per_src.setdefault(prefix + spec.src, []).append(chan_of[f"{prefix}{spec.src}->{prefix}{spec.dst}"])
+            for src_id, cs in per_src.items():
+                cs.sort(key=lambda c: c.dst.subtask)
+                by_id[src_id].routes.append((e.select, kind, e.key, cs, size))
+        return chans, channels
+
+    def _make_control_channels(self, tasks: list[Task]) -> list[Channel]:
+        """Trigger channels to the sources, acknowledgement channels from every task,
+        commit channels to the sinks and, for protocols with ``abort_notices``, a notice
+        channel to every task (``self.triggers``, ``self.commits``, ``self.notices``)."""
+        coord = self.coord
+        channels: list[Channel] = []
+        self.triggers: list[Chan] = []
+        self.commits: list[Chan] = []
+        for t in tasks:
+            if t.is_source:
+                c = Chan(f"coordinator->{t.id}", coord, t)
+                c.handler = self.on_trigger
+                self.triggers.append(c)
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        for t in tasks:
+            c = Chan(f"{t.id}->coordinator", t, coord)
+            c.handler = self.on_ack
+            t.ack = c
+            channels.append(Channel(c.id, t.id, coord.id, kind="control"))
+        for t in tasks:
+            if t.is_sink:
+                c = Chan(f"coordinator->{t.id}", coord, t)
+                c.handler = self.on_commit
+                self.commits.append(c)
+                self.committed[t.pid] = set()
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        self.notices: list[Chan] = []
+        if self.protocol.abort_notices:
+            for t in tasks:
+                c = Chan(f"coordinator->{t.id}/notices", coord, t)
+                c.handler = self.on_notice
+                self.notices.append(c)
+                channels.append(Channel(c.id, coord.id, t.id, kind="control"))
+        return channels
+
+    def _start_tasks(self, tasks: list[Task]) -> None:
+        """Protocol state machines and initial checkpoints ``C_{i,0}``. A protocol whose
+        constructor raises gets an inert state machine, and the first failure is kept in
+        ``self.failed_to_start`` (task, reason) to end the run with a protocol error."""
+        proto = self.protocol
+        for t in tasks:
+            try:
+                t.proto = proto.make(t)
+            except Exception as exc:       # noqa: BLE001 - a protocol's constructor may raise anything
+                self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
+                t.proto = TaskProtocol(t, proto)
+            t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
+
     @staticmethod
-    def _header_channel(spec: ChannelSpec, fifo: bool) -> Channel:
-        return Channel(spec.id, spec.src, spec.dst, fifo=fifo, back_edge=spec.back_edge,
+    def _header_channel(c: Chan, spec: ChannelSpec, fifo: bool) -> Channel:
+        return Channel(c.id, c.src.id, c.dst.id, fifo=fifo, back_edge=spec.back_edge,
                        attrs={"gate": spec.gate, "index": spec.index})
 
     def at(self, t: int, fn, *args) -> None:
@@ -282,16 +369,29 @@ class Simulator(Network, Coordinator, Recovery):
 
     def run(self) -> None:
         cfg = self.cfg
+        if self.failed_to_start:
+            self.protocol_error(self.failed_to_start[0], "__init__", self.failed_to_start[1])
+            return
         for ext in self.externals:
             if ext.records:
                 self.at(ext.records[0][0], self.ext_send, ext, 0)
-        for tid, when in cfg.failures:
-            if tid not in self.by_id:
-                raise ValueError(f"--fail names no task: {tid!r} (tasks: {', '.join(t.id for t in self.tasks)})")
+        self.check_fault_targets(self.by_id)
+        for tid, when in self.timed_faults:
             self.at(when, self.fail, self.by_id[tid])
         self.clock(cfg.interval, self.tick)
+        try:
+            self._loop()
+        except ProtocolBroke as exc:
+            self.protocol_error(exc.task, exc.handler, exc.reason)
+        except Exception as exc:       # noqa: BLE001 - a protocol may raise anything; see protocol_error
+            task, handler = _handler_frame(exc.__traceback__)
+            if task is None and type(self.protocol).__module__.startswith("snapcheck."):
+                raise                  # the kit's own code failed outside a protocol handler: a bug of ours
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_raised_in_kit(exc.__traceback__)}")
+
+    def _loop(self) -> None:
         heap = self.heap
-        max_time = cfg.max_time
+        max_time = self.cfg.max_time
         pop = heappop
         while heap:
             t, _, work, fn, args = pop(heap)
@@ -303,6 +403,17 @@ class Simulator(Network, Coordinator, Recovery):
             self.now = t
             fn(*args)
 
+    def protocol_error(self, task, handler: str | None, reason: str) -> None:
+        """End the run: the protocol raised in ``handler`` of ``task`` (or broke an invariant
+        of the simulator). The trace keeps every event so far and ends with a
+        ``protocol_error`` event, which the checker reports as a violation."""
+        where = f"{handler} of {task.id}" if task is not None and handler else task.id if task is not None else None
+        text = f"{'in ' + where + ': ' if where else ''}{reason}"
+        pid = task.pid if task is not None else self.coord.pid
+        self.log.protocol_error(pid, self.now, text[:1000], {"handler": handler} if handler else None)
+        self.broken = text[:1000]
+        self.finished = True
+
     def barrier_received(self, v: Task, ch: Chan, m: Msg) -> None:
         self.log_recv(v.pid, self.now, ch.id, m.mid)
         v.first_barrier.setdefault(m.round, self.now)
@@ -313,6 +424,9 @@ class Simulator(Network, Coordinator, Recovery):
         if cfg.decline_prob and self.decline_rng.random() < cfg.decline_prob:
             self.m["declines"] += 1
             self.acknowledge(v, round, "decline")
+            self.situation("decline", v)
+            if any(c.blocked for c in self.chans):
+                self.situation("decline-while-aligning", v)
             return None
         op = v.op
         if v.is_sink:
@@ -326,10 +440,13 @@ class Simulator(Network, Coordinator, Recovery):
         v.round_ckpt[round] = n
         digest, size = self.state_digest(op)
         self.log.checkpoint(v.pid, now, n, round, digest, size)
+        if v.is_sink and round in op.staged:     # the transaction this checkpoint seals
+            self.log.output(v.pid, now, len(op.staged[round]), {"txn": round, "phase": "pre-commit"})
         self.m["checkpoints"] += 1
         self.alignment.append(now - v.first_barrier.get(round, now))
         bu = v.busy_until
         v.busy_until = (bu if bu > now else now) + cfg.snapshot_cost
+        self.situation("snapshot", v)
         return n
 
     def state_digest(self, op) -> tuple:
@@ -340,21 +457,27 @@ class Simulator(Network, Coordinator, Recovery):
         blob = orjson.dumps(op.canonical(), option=orjson.OPT_SORT_KEYS)
         return hashlib.blake2b(blob, digest_size=8).hexdigest(), len(blob)
 
-    def send_barrier(self, v: Task, round: int, priority: bool, unaligned: bool) -> dict:
+    def send_barrier(self, v: Task, round: int, priority: bool, unaligned: bool, kind: int = BARRIER) -> dict:
+        """Send a marker of ``round`` on every output of ``v``: a barrier, or with ``kind``
+        CANCEL a cancellation marker (FIFO, like a barrier sent without priority)."""
         now = self.now
         started = self.round_started.get(round, now)
         overtaken: dict = {}
         mm = self.m
+        tag, name, metric = ("b", "barrier", "barrier_messages") if kind == BARRIER else \
+            ("c", "cancel", "cancel_messages")
         for c in v.outputs:
-            mid = f"{c.id}:b{round}" if not v.restores else f"{c.id}:b{round}@{v.restores}"
-            b = Msg(mid, c, None, BARRIER, None, None, BARRIER_SIZE, now, c.epoch)
+            mid = f"{c.id}:{tag}{round}" if not v.restores else f"{c.id}:{tag}{round}@{v.restores}"
+            b = Msg(mid, c, None, kind, None, None, BARRIER_SIZE, now, c.epoch)
             b.round = round
             b.started = started
             b.unaligned = unaligned
-            self.log.barrier(v.pid, now, c.id, mid, round, BARRIER_SIZE)
-            mm["barrier_messages"] += 1
+            self.log.marker(v.pid, now, c.id, mid, name, round, BARRIER_SIZE)
+            mm[metric] += 1
             mm["protocol_bytes"] += BARRIER_SIZE
             q = c.outbuf
+            if len(q) >= self.out_cap:
+                self.situation("backpressured-barrier", v)
             if not priority:
                 if q:
                     q.append(b)
@@ -368,15 +491,20 @@ class Simulator(Network, Coordinator, Recovery):
                     last = i
                     break
             if last < 0:
-                overtaken[c] = list(q)
+                overtaken[c] = [x for x in q if x.kind == DATA]
                 self.transmit(b)
             else:
-                overtaken[c] = list(q)[last + 1:]
+                overtaken[c] = [x for x in list(q)[last + 1:] if x.kind == DATA]
                 q.insert(last + 1, b)
+            if overtaken[c]:
+                self.situation("overtake", v)
         return overtaken
 
     def record(self, v: Task, ckpt: int, ch: Chan, msgs: list, part: str) -> None:
-        st = self.store[(v.pid, ckpt)]
+        st = self.store.get((v.pid, ckpt))
+        if st is None:
+            raise ProtocolBroke(v, "record", f"task {v.id} recorded channel state of {ch.id} with checkpoint "
+                                             f"{ckpt}, which it never took")
         (st.inputs if part == "input" else st.outputs).setdefault(ch, []).extend(msgs)
         self.log.record(v.pid, self.now, ckpt, ch.id, part, [m.mid for m in msgs])
         mm = self.m
@@ -384,7 +512,11 @@ class Simulator(Network, Coordinator, Recovery):
         mm["persisted_bytes"] += sum(m.size for m in msgs)
 
     def acknowledge(self, v: Task, round: int, what: str) -> None:
-        """Send an acknowledgement (or a decline) of ``round`` to the coordinator."""
+        """Send an acknowledgement (or a decline) of ``round`` to the coordinator. A task
+        acknowledges only a round it took its checkpoint of: recovery restores it."""
+        if what == "ack" and round not in v.round_ckpt:
+            raise ProtocolBroke(v, "complete", f"task {v.id} acknowledged round {round} without taking its "
+                                               f"checkpoint of that round (ctx.checkpoint)")
         if what == "ack":
             self.task_ckpt_time.append(self.now - v.first_barrier.get(round, self.now))
         self.send_control(v, v.ack, [what, round])
@@ -434,7 +566,9 @@ class Simulator(Network, Coordinator, Recovery):
             "recovery_time_mean": mean([r["caught_up"] - r["failed"] for r in recs if "caught_up" in r]),
             "stuck": self.stuck,
             "truncated": self.truncated,
+            "protocol_error": self.broken,
         }
+        out.update(self.exploration_metrics())
         out.update(mm)
         out["replayed_messages"] = mm["replayed_channel_state"] + mm["replayed_source"]
         out["rounds_aborted"] = out["rounds_started"] - out["rounds_completed"] - len(self.rounds)

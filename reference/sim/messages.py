@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-DATA, BARRIER, CONTROL = 0, 1, 2
+DATA, BARRIER, CONTROL, CANCEL = 0, 1, 2, 3      # CANCEL: a cancellation marker of a round
 FORWARD, HASH, BROADCAST = 0, 1, 2
 BARRIER_SIZE = 16
 CONTROL_SIZE = 16

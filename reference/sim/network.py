@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from heapq import heappush
 
-from snapcheck.reference.sim.messages import BARRIER, DATA, FORWARD, HASH, Chan, External, Msg
+from snapcheck.reference.sim.messages import BARRIER, CANCEL, DATA, FORWARD, HASH, Chan, External, Msg
 from snapcheck.reference.topology import partition
 
 
 class Network:
     """Mixin of ``Simulator``: moving records through channels and tasks."""
+
+    partition = staticmethod(partition)       # the receiving subtask of a keyed record
 
     def ext_send(self, ext: External, i: int) -> None:
         records = ext.records
@@ -118,6 +120,7 @@ class Network:
         if m.epoch != ch.epoch and (self.dedup or m.kind != DATA):
             self.log.discard(v.pid, now, ch.id, m.mid, "stale epoch")
             self.m["discarded"] += 1
+            self.situation("stale", v)
             return
         m.arr = now
         if m.kind == DATA:
@@ -127,7 +130,7 @@ class Network:
                 v.proto.on_arrival(ch, m)
             else:
                 ch.inq.append(m)
-        elif v.proto.barrier_priority(ch, m):
+        elif m.kind == BARRIER and v.proto.barrier_priority(ch, m):
             self.barrier_received(v, ch, m)
             v.proto.on_barrier(ch, m, True)
         else:
@@ -176,6 +179,12 @@ class Network:
             self.barrier_received(v, best, m)
             v.proto.on_barrier(best, m, False)
             cost = self.cfg.barrier_cost
+        elif m.kind == CANCEL:
+            q.popleft()
+            self.log_recv(v.pid, now, best.id, m.mid)
+            self.situation("cancel", v)
+            v.proto.on_cancel(best, m)
+            cost = self.cfg.barrier_cost
         else:
             cap = self.out_cap
             for c in v.outputs:
@@ -191,6 +200,9 @@ class Network:
             cost = v.cost
         bu = v.busy_until                      # (the handlers may have added snapshot time)
         v.busy_until = bu = (bu if bu > now else now) + cost
+        if self.pauses:
+            self.pause(v)
+            bu = v.busy_until
         # Wake up when done only if input is waiting; a later arrival wakes the task itself.
         for ch in v.reads:
             if ch.inq and not ch.blocked:
@@ -217,6 +229,7 @@ class Network:
 
     def route(self, v, outs: list, born: int, in_size: int) -> None:
         send = self.send_data
+        part = self.partition
         for select, kind, keyf, chans, size in v.routes:
             size = size or in_size
             for val in outs:
@@ -228,7 +241,7 @@ class Network:
                     send(v, chans[0], val, None, born, size)
                 elif kind == HASH:
                     k = keyf(val)
-                    send(v, chans[partition(k, len(chans))], val, k, born, size)
+                    send(v, chans[part(k, len(chans))], val, k, born, size)
                 else:
                     for c in chans:
                         send(v, c, val, None, born, size)

@@ -19,11 +19,14 @@ from snapcheck.reference.sim.messages import DATA, Msg, Stored
 class Recovery:
     """Mixin of ``Simulator``: crashes, global rollback and replay."""
 
-    def fail(self, v) -> None:
+    def fail(self, v, reason: str = "injected crash") -> None:
         if not v.alive:
             return
         now = self.now
-        self.log.fail(v.pid, now, "injected crash")
+        self.crashes += 1
+        if self.recovering or self.outstanding:
+            self.situation("crash-in-recovery", v)
+        self.log.fail(v.pid, now, reason)
         self.stop(v)
         if self.recovering:
             self.recoveries[-1]["tasks"].append(v.id)
@@ -45,6 +48,7 @@ class Recovery:
 
     def detect(self) -> None:
         self.recoveries[-1]["detected"] = self.now
+        self.situation("recovery")
         for r in list(self.rounds):
             self.abort(r, "failure")
         self.at(self.now + self.cfg.restart_delay, self.restore_all)
@@ -60,19 +64,23 @@ class Recovery:
         self.reset_channels(self.chans, self.epoch)
         for ext in self.externals:
             ext.chan.inq.clear()
-        stored = [self.restore_task(v, v.round_ckpt[line] if line else 0, k, line or None) for v in self.tasks]
+        # checkpoint 0: the initial state, also of a task started after the round
+        stored = [self.restore_task(v, v.round_ckpt.get(line, 0) if line else 0, k, line or None)
+                  for v in self.tasks]
         self.outstanding = 0
         self.replay_channel_state(self.tasks, stored)
         for ext in self.externals:                     # sources re-read from their offsets
             src = ext.chan.dst
-            for m in ext.sent[src.op.offset:]:
-                nm = self._replay(ext, m, "source")
+            for m in ext.sent[src.op.position(ext.chan.port):]:
+                nm = self._replay(ext, m, "source", ext.chan)
                 nm.arr = now
                 ext.chan.inq.append(nm)
         rec = self.recoveries[-1]
         rec["restored"] = now
         rec["line"] = line
-        if not self.outstanding:
+        if self.outstanding:
+            self.situation("replay")
+        else:
             rec["caught_up"] = now
         for v in self.tasks:                           # recoverAndCommit
             if v.is_sink:
@@ -116,7 +124,8 @@ class Recovery:
         return st
 
     def restored(self, v, ckpt: int, recovery: int, round) -> None:
-        """``v``'s operator state is restored from ``ckpt``: record the ``restore`` event."""
+        """``v``'s operator state is restored from ``ckpt``: record the ``restore`` event (a
+        protocol family may complete the restored state and the event here)."""
         self.log.restore(v.pid, self.now, ckpt, recovery, round)
 
     def replay_channel_state(self, tasks, stored: list[Stored]) -> None:
@@ -137,14 +146,17 @@ class Recovery:
                     ch.outbuf.append(self._replay(v, m, "channel_state"))
                 self.pump(ch)
 
-    def _replay(self, node, m: Msg, source: str) -> Msg:
+    def _replay(self, node, m: Msg, source: str, ch=None) -> Msg:
+        """A new incarnation of ``m`` on its channel, or on ``ch`` (the channel a restore
+        at another parallelism mapped ``m``'s channel onto)."""
         k = self.replays.get(m.mid, 0) + 1
         self.replays[m.mid] = k
         mid = f"{m.mid}/r{k}"
-        nm = Msg(mid, m.ch, m.seq, DATA, m.value, m.key, m.size, m.born, m.ch.epoch)
+        ch = ch or m.ch
+        nm = Msg(mid, ch, m.seq, DATA, m.value, m.key, m.size, m.born, ch.epoch)
         nm.pb = m.pb
         nm.recovered = True
-        self.log.replay(node.pid, self.now, m.ch.id, mid, m.mid, source)
+        self.log.replay(node.pid, self.now, ch.id, mid, m.mid, source)
         self.m["replayed_" + source] += 1
         self.outstanding += 1
         return nm

@@ -15,7 +15,7 @@ from snapcheck.traces import read_trace
 
 
 def example_c():
-    """Worked example C (theory.md §3.5, the domino effect) as per-checkpoint counters:
+    """Worked example C of docs/theory.md (the domino effect) as per-checkpoint counters:
     channel x = P0→P1 carries a, c, e; channel y = P1→P0 carries b, d."""
     p0 = [Counts({"x": 0}, {"y": 0}), Counts({"x": 0}, {"y": 0}), Counts({"x": 1}, {"y": 1}),
           Counts({"x": 2}, {"y": 2})]

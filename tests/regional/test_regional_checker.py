@@ -19,8 +19,8 @@ REGIONAL = {"regional-restore", "regional-cut", "regional-commit", "split-assign
 
 def _run_with(predicate, reading="region-restart"):
     for seed in range(80):
-        cfg = PROTOCOLS["regional-aligned"].random_config("regional-aligned", seed, random.Random(seed), True)
-        res = simulate(replace(cfg, recovery=reading))
+        fields = PROTOCOLS["regional-aligned"].random_config(random.Random(seed), True, seed=seed)
+        res = simulate(SimConfig(protocol="regional-aligned", seed=seed, **{**fields, "recovery": reading}))
         if predicate(res):
             return res
     raise AssertionError("no such run")
@@ -165,7 +165,6 @@ def test_a_round_declared_complete_without_a_checkpoint_is_incomplete_and_not_ju
     that does not exist, even when a channel joins the two regions it would mix."""
     lines = _lines(run)
     done = _regional(run)[0]
-    region = {p["id"]: p["attrs"]["region"] for p in lines[0]["processes"] if p.get("attrs", {}).get("region") is not None}
     fell = next(p for p in done.attrs["fallback"] if p.startswith("src"))
     gone = next(x for x in lines[1:] if x["type"] == "checkpoint" and x.get("round") == done.round
                 and x["proc"].startswith("sink") and x["proc"] not in done.attrs["fallback"])

@@ -18,8 +18,8 @@ from snapcheck.traces.jsonl import parse_trace
 
 
 def random_cfg(spec: str, seed: int, **changes):
-    cfg = PROTOCOLS[spec].random_config(spec, seed, random.Random(seed), True)
-    return replace(cfg, **changes) if changes else cfg
+    fields = PROTOCOLS[spec].random_config(random.Random(seed), True, seed=seed)
+    return SimConfig(**{"protocol": spec, "seed": seed, **fields, **changes})
 
 
 def test_declared_in_the_catalogue():
