@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.parquet import SCHEMA
 
 EXAMPLES = 20
@@ -254,7 +255,4 @@ def _write(s: dict, out_dir: str) -> None:
     """summary.json and summary.md, each written whole or not at all."""
     for name, data in (("summary.json", orjson.dumps(s, option=orjson.OPT_INDENT_2)),
                        ("summary.md", markdown(s).encode())):
-        path = os.path.join(out_dir, name)
-        with open(path + ".tmp", "wb") as f:
-            f.write(data)
-        os.replace(path + ".tmp", path)
+        write_atomic(os.path.join(out_dir, name), data)

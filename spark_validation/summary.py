@@ -204,12 +204,13 @@ def markdown(s: dict) -> str:
 
 
 def write(s: dict, out_dir: str) -> tuple[str, str]:
+    """summary.md and summary.json under ``out_dir``, each written whole or not at all."""
+    from snapcheck.traces.atomic import write_atomic
+
     md = os.path.join(out_dir, "summary.md")
     js = os.path.join(out_dir, "summary.json")
-    with open(md, "w") as f:
-        f.write(markdown(s))
-    with open(js, "wb") as f:
-        f.write(orjson.dumps(s, option=orjson.OPT_INDENT_2))
+    write_atomic(md, markdown(s))
+    write_atomic(js, orjson.dumps(s, option=orjson.OPT_INDENT_2))
     return md, js
 
 

@@ -35,7 +35,7 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False), default=None,
               help="Write JUnit XML: a test case per property per round/cut/recovery; skipped cases for what was "
                    "not judged; an error case per unreadable trace.")
-@click.option("--property", "-p", "properties", multiple=True,
+@click.option("--property", "properties", multiple=True,
               help="Check only this property (repeatable): consistency, channel-state, termination, z-cycles, "
                    "recovery-line, observed-recovery, exactly-once, rdt, ... (docs/checker.md).")
 @cut_option("Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")
@@ -52,7 +52,8 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to check.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list passed checks, every rollback chain and every reason.")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False), default=None,
-              help="Write a self-contained HTML report (verdicts, witnesses, diagrams); one file per trace.")
+              help="Write a self-contained HTML report (verdicts, witnesses, diagrams); with several traces, one "
+                   "file per trace and an index page at this path.")
 def check(traces, as_json, junit_file, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,
           require_faults, trace_id, verbose, html_file) -> None:
     """Check TRACE files (JSONL or Parquet) and report violations with their witnesses.
@@ -105,8 +106,27 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
         from snapcheck.traces.atomic import write_atomic
 
         write_atomic(junit_file, junit_xml(reports, mismatches if expect else None, require_faults), inputs=traces)
+    if html_file and len(traces) > 1:
+        _write_html_index(html_file, traces, reports)
     if exit_code:
         sys.exit(exit_code)
+
+
+def _write_html_index(html_file: str, traces, reports) -> None:
+    """The index page of a multi-trace ``--html``: every trace, its verdict, a link to its report."""
+    import os
+
+    from snapcheck.debug.html_report import html_index, html_target
+    from snapcheck.traces.atomic import write_atomic
+
+    rows = []
+    for path, r in zip(traces, reports):
+        if isinstance(r, UnreadTrace):
+            rows.append((path, "bad input", "; ".join(r.errors[:3]), None))
+        else:
+            rows.append((path, r.verdict, ", ".join(sorted(r.kinds)),
+                         os.path.basename(html_target(html_file, path, len(traces)))))
+    write_atomic(html_file, html_index(rows), inputs=traces)
 
 
 def _check_one(path, trace_id, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,

@@ -1,9 +1,9 @@
 """``snapcheck validate``: randomized validation at scale on Spark, and Parquet trace checking.
 
-    snapcheck validate --traces 5000 --out val/                       # local[*], default protocols + mutants
-    snapcheck validate --traces 1000000 --master spark://host:7077 --out /shared/val/   # ships the kit
+    snapcheck validate --traces 5000 --output val/                       # local[*], default protocols + mutants
+    snapcheck validate --traces 1000000 --master spark://host:7077 --output /shared/val/   # ships the kit
     snapcheck validate --traces 200 --engine python --protocols unaligned --mutants none
-    snapcheck validate --input traces.parquet --out checked/ [--cut P0=1,P1=V] [--failures all]   # DuckDB
+    snapcheck validate --input traces.parquet --output checked/ [--cut P0=1,P1=V] [--failures all]   # DuckDB
     snapcheck validate --input /shared/t.parquet --master spark://host:7077 --conf spark.executor.memory=4g
 
 See docs/spark.md.
@@ -39,32 +39,50 @@ def _parse_conf(values: tuple[str, ...]) -> dict:
 
 
 def _writable(out_dir: str) -> None:
-    """``--out`` must be a directory this process can create and write in (exit 2, not a traceback)."""
+    """``--output`` must be a directory this process can create and write in (exit 2, not a traceback)."""
     try:
         os.makedirs(out_dir, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".snapcheck-write-test-"):
             pass
     except OSError as exc:
-        raise UsageError(f"--out {out_dir}: cannot write there ({exc.strerror or exc})") from None
+        raise UsageError(f"--output {out_dir}: cannot write there ({exc.strerror or exc})") from None
+
+
+# the files ``validate --input`` writes under ``--output``
+INPUT_OUTPUTS = ("summary.md", "summary.json", "violations.parquet", "quarantine.parquet", "traces.parquet")
+
+
+def _outside_input(out_dir: str, input_path: str) -> None:
+    """``validate --input`` never writes over its input, nor into an input directory (whose
+    Parquet files it reads: its own results would become input of the next run)."""
+    from snapcheck.traces.atomic import refuse_inputs
+
+    for name in INPUT_OUTPUTS:
+        refuse_inputs(os.path.join(out_dir, name), [input_path])
+    if os.path.isdir(input_path):
+        out, inp = os.path.realpath(out_dir), os.path.realpath(input_path)
+        if out == inp or out.startswith(inp + os.sep):
+            raise UsageError(f"--output {out_dir} is inside the input directory {input_path}: the results would "
+                             "be read as traces next time; write them elsewhere")
 
 
 @click.command("validate")
 @click.option("--traces", "-n", type=int, default=None, help="Simulate and check this many random runs.")
 @click.option("--input", "input_path", type=click.Path(exists=True), default=None,
               help="Check the traces of a v1 Parquet file (or directory) instead.")
-@click.option("--protocols", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
+@click.option("--protocols", "-p", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
               help="Protocols to validate, comma-separated: catalogue names, MODULE:CLASS or path/to/file.py:CLASS "
                    "(your own protocols; shipped to the executors). Default: every protocol of the catalogue: "
                    "{defaults}.")
-@click.option("--workloads", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
-@click.option("--mutants", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
+@click.option("--workloads", "-w", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
+@click.option("--mutants", "-m", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
               "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).")
 @click.option("--explore", cls=DefaultsFromCode, defaults=exploration_strategies, default=None,
               help="Exploration strategy: {defaults}.")
 @click.option("--no-failures", is_flag=True, help="Do not inject crashes into correct-protocol runs.")
 @click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
               "without failures; about a quarter of the cost).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
 @click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077, "
               "yarn, k8s://https://host:443).")
 @click.option("--engine", type=click.Choice(["spark", "python", "duckdb"]), default=None,
@@ -76,7 +94,7 @@ def _writable(out_dir: str) -> None:
               help="Send the kit, its Python environment (venv-pack) and user protocol modules to the executors "
               "(default: on for cluster masters). --no-ship: the executors have them already (e.g. an image), or "
               "give --conf spark.archives=... --conf spark.pyspark.python=... yourself. See docs/spark.md.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
               show_default=True, help="Output directory (results, summary.md, summary.json).")
 @cut_option("--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
 @click.option("--failures", "failure_set", default=None,
@@ -109,6 +127,7 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
         if failure_set:
             failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
         _writable(out_dir)
+        _outside_input(out_dir, input_path)
         res = validate_input(input_path, out_dir, master=master, engine=engine, cut=cut,
                              failures=failures, semantics=semantics, native_only=native_only,
                              session_options=session_options)

@@ -159,9 +159,36 @@ def write_html_report(trace: Trace, report, path: str) -> None:
 def html_target(html_path: str, trace_path: str, n_traces: int) -> str:
     """Where ``snapcheck check --html PATH`` writes the report of ``trace_path``: PATH
     itself for one trace, else ``PATH`` with the trace's file stem inserted
-    (``report.html`` -> ``report-fig2b.html``)."""
+    (``report.html`` -> ``report-fig2b.html``; PATH is then the index, ``html_index``).
+
+    >>> html_target("report.html", "traces/fig2b.jsonl", 2)
+    'report-fig2b.html'
+    """
     if n_traces == 1:
         return html_path
     stem = Path(trace_path).name.split(".")[0]
     base, dot, ext = html_path.rpartition(".")
     return f"{base}-{stem}.{ext}" if dot else f"{html_path}-{stem}.html"
+
+
+def html_index(rows: list[tuple[str, str, str, str | None]]) -> str:
+    """The index page of a multi-trace ``check --html``: one row per trace given, in the
+    order given — ``(trace path, verdict, violation kinds or the reason it was not read,
+    its report's file name or None when it has none)``.
+
+    >>> page = html_index([("a.jsonl", "clean", "", "r-a.html"), ("b.jsonl", "bad input", "b.jsonl:3: ...", None)])
+    >>> "<a href='r-a.html'>a.jsonl</a>" in page and "bad input" in page
+    True
+    """
+    bad = sum(1 for _, verdict, _, _ in rows if verdict != "clean")
+    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>snapcheck: {len(rows)} traces</title>"
+           f"<style>{_CSS}</style></head><body>",
+           f"<h1>snapcheck: {len(rows)} traces</h1>",
+           f"<p><span class='verdict {'bad' if bad else 'ok'}'>{bad} not clean</span> snapcheck {__version__}</p>",
+           "<table><tr><th>trace</th><th>verdict</th><th>details</th></tr>"]
+    for path, verdict, detail, href in rows:
+        name = f"<a href='{_e(href)}'>{_e(path)}</a>" if href else _e(path)
+        cls = "" if verdict == "clean" else " class='fail'"
+        out.append(f"<tr{cls}><td>{name}</td><td>{_e(verdict)}</td><td>{_e(detail)}</td></tr>")
+    out.append("</table></body></html>\n")
+    return "\n".join(out)

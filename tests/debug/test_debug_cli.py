@@ -183,3 +183,19 @@ def test_html_target_names():
     assert html_target("out/report.html", "traces/a.jsonl", 1) == "out/report.html"
     assert html_target("out/report.html", "traces/fig2b.jsonl", 3) == "out/report-fig2b.html"
     assert html_target("report", "x/y.parquet", 2) == "report-y.html"
+
+
+def test_html_with_several_traces_writes_an_index_linking_each_report(tmp_path):
+    from snapcheck.cli import cli
+
+    ex = Path(__file__).resolve().parents[2] / "traces" / "examples"
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text('{"format": "snapcheck-trace", "version": 1}\n')
+    traces = [str(ex / "checkmate_fig2a_consistent.jsonl"), str(ex / "theory_d_dropped.jsonl"), str(bad)]
+    res = CliRunner().invoke(cli, ["check", *traces, "--html", str(tmp_path / "r.html")])
+    assert res.exit_code == 2, res.output                  # the worst over the files: bad input
+    index = (tmp_path / "r.html").read_text()
+    assert "3 traces" in index and "2 not clean" in index
+    for stem in ("checkmate_fig2a_consistent", "theory_d_dropped"):
+        assert f"href='r-{stem}.html'" in index and (tmp_path / f"r-{stem}.html").exists()
+    assert "bad input" in index and not (tmp_path / "r-broken.html").exists()
