@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from snapcheck.reference.operators import KeyedAggregate
+from snapcheck.reference.sim.exploration import SELF, parse_fault
 
 RESCALE = "rescale"
 
@@ -53,12 +54,34 @@ class Rescale:
                              "which the model does not do: rescale runs need aligned barriers")
         for t in self.rescales:
             self.at(t, self.rescale)
-        self.cfg = replace(cfg, failures=tuple(f for f in cfg.failures if f[0] != RESCALE))
+        self.cfg = replace(cfg, failures=tuple(f for f in map(parse_fault, cfg.failures) if f[0] != RESCALE))
         self.timed_faults = [f for f in self.timed_faults if f[0] != RESCALE]     # not a crash of a task
         try:
             super().run()
         finally:
             self.cfg = cfg
+        if self.rescales:
+            self.header.metadata["faults"] = self.requested_faults()
+
+    def requested_faults(self) -> list[dict]:
+        """The header's ``metadata.faults`` of a run with rescales (docs/trace-format.md,
+        "Requested faults"): a rescale is no crash of a task named ``rescale``, so the run
+        says whether it happened, as it does for a crash at a situation; a crash at a time
+        is judged by the trace's ``fail`` events."""
+        done = sum(1 for r in self.recoveries if r.get("cause") == RESCALE)
+        out = []
+        for entry in map(parse_fault, self.cfg.failures):
+            if entry[0] == RESCALE:
+                out.append({"fault": f"rescale at tick {entry[1]}", "proc": None, "fired": done > 0})
+                done -= 1
+            elif len(entry) == 2:
+                out.append({"fault": f"crash of {entry[0]} at tick {entry[1]}", "proc": entry[0]})
+            else:                                   # a crash at a situation: the simulator knows if it fired
+                task, name, k = entry
+                fired = any(t[2] for t in self.fault_triggers.get(name, ()) if t[0] == task and t[1] == k)
+                out.append({"fault": f"crash of {task} at {name}#{k}", "proc": None if task == SELF else task,
+                            "fired": fired})
+        return out
 
     def rescale(self) -> None:
         """Stop the whole job; restore it redistributed after ``restart_delay``."""

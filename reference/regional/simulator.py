@@ -69,6 +69,7 @@ from snapcheck.reference.commit.simulator import CommitSimulator
 from snapcheck.reference.regional.job import JobShape, build_workload, draw_splits
 from snapcheck.reference.regional.rescale import RESCALE, Rescale
 from snapcheck.reference.regional.splits import SplitEnumerator
+from snapcheck.reference.sim.exploration import parse_fault
 from snapcheck.reference.sim.messages import CONTROL, DATA, Chan, External, Msg
 from snapcheck.traces.model import Channel, Process
 
@@ -109,7 +110,7 @@ class _Round:
 class RegionalSimulator(Rescale, CommitSimulator):
     def __init__(self, cfg, workload, protocol, log_class):
         self.shape = JobShape.draw(cfg.seed)
-        self.rescales = tuple(t for what, t in cfg.failures if what == RESCALE)
+        self.rescales = tuple(f[1] for f in map(parse_fault, cfg.failures) if f[0] == RESCALE and len(f) == 2)
         self.rescale_base: int | None = None             # the checkpoint a rescale restored, until a global one
         self.rescaling = False                           # a rescale is under way (the job is stopped)
         self.redistributed: dict[int, tuple] = {}

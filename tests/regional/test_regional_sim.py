@@ -153,3 +153,13 @@ def test_the_enumerator_gives_back_exactly_what_the_restored_checkpoint_does_not
 def test_an_unknown_reading_is_refused():
     with pytest.raises(ValueError, match="not a reading"):
         simulate(SimConfig(protocol="regional-aligned", recovery="partial"))
+
+
+def test_a_rescale_is_a_requested_fault_the_run_reports_not_a_crash_of_a_task_named_rescale():
+    from snapcheck.checker.coverage import requested_faults
+
+    cfg = SimConfig(protocol="regional-aligned", seed=3, failures=(("self", "snapshot", 4), ("rescale", 1500),
+                                                                   ("src[0]", 900), ("rescale", 10 ** 6)))
+    faults = {f.fault: f.exercised for f in requested_faults(simulate(cfg).trace())}
+    assert faults == {"crash of self at snapshot#4": True, "rescale at tick 1500": True,
+                      "crash of src[0] at tick 900": True, "rescale at tick 1000000": False}
