@@ -35,10 +35,9 @@ MARK = "regional-validation"
 
 def correct_runs(spec: str, n: int, seed: int) -> dict:
     """Verdict counts of ``n`` campaign runs of ``spec`` and the first failing commands."""
+    from snapcheck.reference import simulate
     from snapcheck.spark_validation.configs import Selection, draw_config
     from snapcheck.spark_validation.runner import run_one
-
-    from snapcheck.reference import simulate
 
     sel = Selection.of(protocols=(spec,), mutants=())
     verdicts: Counter = Counter()
@@ -110,7 +109,7 @@ def tables(correct: list[dict], mutants: list[dict], strategies: tuple[str, ...]
 def write(table: str, path: Path = DOC) -> None:
     text = path.read_text()
     block = f"<!-- {MARK} -->\n{table}\n<!-- /{MARK} -->"
-    text, n = re.subn(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda _: block, text, flags=re.S)
+    text, n = re.subn(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda _: block, text, flags=re.DOTALL)
     if n != 1:
         raise SystemExit(f"{path}: no {MARK} markers")
     tmp = path.with_suffix(".md.tmp")

@@ -164,7 +164,8 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
                     f"{e.proc}'s restore at line {e.line} (a rescale of completed round {n}) receives list-state "
                     f"elements of {proc}'s checkpoint {ck}, but round {n}'s metadata names {_name(*named)} for "
                     f"{proc}: the redistributed state mixes a state the checkpoint does not hold.",
-                    [e.line], {"round": n, "element_of": [proc, ck], "named": [proc, want]}))
+                    [e.line], {"round": n, "element_of": [proc, ck], "named": [proc, want],
+                               "checkpoints": [[proc, ck]] + ([[proc, want]] if want else [])}))
         got = _attr(e, "digest")
         want_digest = digests.get((e.proc, e.ckpt))
         if got is not None and want_digest is not None and got != want_digest:
