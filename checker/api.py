@@ -28,8 +28,9 @@ logs (``checker.log_retention``); output-commit, control-delivery and
 recovery-lineage where the trace has two-phase-commit outputs, operator events, or
 rounds with recoveries (``checker.output_commit``); changelog-restore and
 artifact-retention for changelog checkpoints (``checker.changelog``); the replica
-properties where the header declares replicas (``checker.replication``). Nothing is
-decided from the protocol's name:
+properties where the header declares replicas (``checker.replication``); the
+regional properties for traces with regional completions, split logs or agreed
+values (``checker.regional``). Nothing is decided from the protocol's name:
 ``CheckOptions.facts`` completes what the header declares (the command line fills
 it from the protocol catalogue for protocols it knows by name).
 A property named explicitly is checked even where the protocol promises nothing.
@@ -55,11 +56,12 @@ from snapcheck.checker.observed_recovery import (ObservedRecovery, delivery_viol
 from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
+from snapcheck.checker.regional import check_regional
 from snapcheck.checker.replication import check_replication
 from snapcheck.checker.report import Report, Violation
 from snapcheck.checker.rescale import check_rescale
 from snapcheck.checker.rgraph import Graph, scc_labels
-from snapcheck.checker.rounds import completion_violations, find_rounds, round_status, round_violations
+from snapcheck.checker.rounds import completion_violations, find_rounds, round_cut, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.gc_pause import paused_gc
@@ -80,6 +82,7 @@ class _Run:
         self._prefix: dict[int, History] = {}
         self._prefix_dur: dict[int, Durability] = {}
         self._groups: list[list] | None = None
+        self._rounds: dict | None = None
         self._life: Lifetimes | None = None
         self.facts = DeclaredFacts.of(trace.header.protocol, opts.facts)
         self.aligned = self.facts.aligned
@@ -102,6 +105,13 @@ class _Run:
         if self._scc is None:
             self._scc = scc_labels(self.graph)
         return self._scc
+
+    @property
+    def rounds(self) -> dict:
+        """The trace's coordinated rounds (``checker.rounds.find_rounds``), found once."""
+        if self._rounds is None:
+            self._rounds = find_rounds(self.trace, set(self.h.procs))
+        return self._rounds
 
     def want(self, prop: str) -> bool:
         return self.opts.properties is None or prop in self.opts.properties
@@ -182,6 +192,7 @@ def _check(trace, opts: CheckOptions) -> Report:
     check_replication(run)          # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
     check_rescale(run)              # key groups and in-flight records redistributed at another parallelism (checker/rescale.py)
     check_finished(run)             # finished tasks: final checkpoint and its notification (checker/finished.py)
+    check_regional(run)             # regional checkpoints: fallback cuts, restores, commits, splits, agreement (checker/regional.py)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)
@@ -250,7 +261,7 @@ def _explicit_cut(run: _Run) -> None:
 
 def _rounds(run: _Run) -> None:
     h, trace = run.h, run.trace
-    rounds = find_rounds(trace, set(h.procs))
+    rounds = run.rounds
     life = run.lifetimes
     for r in sorted(rounds):
         info = rounds[r]
@@ -265,14 +276,26 @@ def _rounds(run: _Run) -> None:
             run.add("completion", f"round {r}", completion_violations(info))
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
             continue
-        undone = [h.rolled_back[id(e)] for e in info.ckpts.values() if id(e) in h.rolled_back]
+        cut = dict(info.ckpts)
+        if info.fallback:            # a regional completion: each participant's state of the round named
+            cut.update((p, e) for p, (e, _) in round_cut(rounds, r, info.fallback).items())
+            entry["checkpoints"] = {p: e.ckpt if e else 0 for p, e in cut.items() if e is not None}
+            entry["fallback"] = dict(info.fallback)
+            if any(e is None for e in cut.values()):
+                continue             # a fallback that names no checkpoint (checker.regional reports it)
+        undone = [x for x in (h.first_rollback(e) for e in cut.values() if e) if x is not None]
         if undone:
             limit = min(undone)
+            if any(e and e.line >= limit for e in cut.values()):
+                # its checkpoints straddle a rollback (a region failed over while others went on):
+                # no prefix of the trace holds them all (a completed one is judged by checker.regional)
+                entry["not_analysed"] = f"a checkpoint of the round is rolled back at line {limit} before others are taken"
+                continue
             hist, dur = run.history(limit), run.durability(limit)
             entry["analysed_before_line"] = limit
         else:
             hist, dur, limit = h, run.dur, float("inf")
-        g = [hist.pos_of[i][info.ckpts[p].ckpt] if p in info.ckpts else life.position(hist, i, info.start_line)
+        g = [hist.pos_of[i][cut[p].ckpt if cut[p] else 0] if p in cut else life.position(hist, i, info.start_line)
              for i, p in enumerate(hist.procs)]
         gone = frozenset(i for i, p in enumerate(hist.procs) if life.handed_over(p, info.start_line))
         ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit, gone=gone)

@@ -73,6 +73,29 @@ def _lineage(run) -> str:
     return _no_restore(run)
 
 
+def _regional(run) -> bool:
+    return any(info.declared_complete and info.fallback for info in run.rounds.values())
+
+
+_NOT_REGIONAL = "no round completes regionally (no round_complete names a fallback in attrs.fallback)"
+
+
+def _regional_restore(run) -> str:
+    return _NOT_REGIONAL + " and no restore carries the digest of the state it restores (attrs.digest)"
+
+
+def _regional_commit(run) -> str:
+    if not _regional(run):
+        return _NOT_REGIONAL
+    return "no output of the trace is a two-phase-commit transaction (attrs.phase)"
+
+
+def _regional_drift(run) -> str:
+    if not _regional(run):
+        return _NOT_REGIONAL
+    return "the protocol declares no limit of consecutive regional completions (params.max_consecutive)"
+
+
 REASONS = {
     "consistency": _cut,
     "channel-state": _cut,
@@ -101,6 +124,12 @@ REASONS = {
     "rescale-state": lambda run: "the trace has no restore at another parallelism (no restore names its sources)",
     "rescale-in-flight": lambda run: "the trace has no restore at another parallelism (no restore names its sources)",
     "finished-tasks": lambda run: "no task of the trace finishes (no finish event)",
+    "regional-restore": _regional_restore,
+    "regional-cut": lambda run: _NOT_REGIONAL,
+    "regional-commit": _regional_commit,
+    "split-assignment": lambda run: "the trace has no input split logs (external processes with attrs.split)",
+    "agreement": lambda run: "no checkpoint declares values its subtasks must agree on (checkpoint attrs.agreed)",
+    "regional-drift": _regional_drift,
 }
 
 

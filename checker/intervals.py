@@ -115,7 +115,9 @@ class History:
       orig             replayed incarnation mid -> original mid (transitively resolved)
       recvs            effective recv events per original mid, in per-process order
       ghost_recvs      effective recv events whose message's send is not in the effective history
-      rolled_back      Event -> line of the restore that rolled it back
+      rolled_back      Event -> line of the restore that rolled it back (not effective in the end)
+      resurrected      Event -> line of its first rollback, for events a restore of a rolled-back
+                       checkpoint made effective again (``first_rollback``)
       trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
     """
 
@@ -167,31 +169,63 @@ class History:
         self.raw = raw                                 # every process's events (shared lists: read only)
         self.orig = orig
         self.rolled_back: dict[int, int] = {}          # id(Event) -> restore line
+        self.resurrected: dict[int, int] = {}          # id(Event) -> first restore line, for events effective again
         self.restores: list[Event] = []
         self._build()
 
     # -- construction -------------------------------------------------------------
     def _effective(self, p: str) -> list[Event]:
-        """P's events with rolled-back segments (and fail events) removed."""
+        """P's events with rolled-back segments (and fail events) removed.
+
+        A restore of a checkpoint that an earlier restore rolled back (a protocol that
+        kept the checkpoint of an incarnation that has restarted since) brings back the
+        history that checkpoint held: the events it reflects are effective again, the
+        current ones after it are rolled back."""
         evs = self.raw[p]
         if p not in self._rolls:
             return evs
         rolled = self.rolled_back
         eff: list[Event] = []
         pos = {0: -1}
+        gone: dict[int, tuple[int, list]] = {}      # rolled-back ckpt -> (ckpt before it, events up to it)
+
+        def roll_back(base: int, line: int) -> None:
+            """Roll back eff after checkpoint ``base`` (its position in ``pos``)."""
+            seg = eff[pos[base] + 1:]
+            for j, ev in enumerate(seg):
+                rolled[id(ev)] = line
+                if ev.type == "checkpoint":
+                    del pos[ev.ckpt]
+                    gone[ev.ckpt] = (base, seg[:j + 1])
+            del eff[pos[base] + 1:]
+
+        def held(c: int) -> list[Event]:
+            if c in pos:
+                return eff[:pos[c] + 1]
+            base, seg = gone[c]
+            return held(base) + seg
+
         for e in evs:
             t = e.type
             if t == "restore" or (t == "retire" and e.ckpt is not None):
-                k = pos.get(e.ckpt)
-                if k is None:
+                if e.ckpt in pos:
+                    roll_back(e.ckpt, e.line)
+                elif e.ckpt in gone:
+                    back = held(e.ckpt)
+                    common = 0
+                    while common < min(len(eff), len(back)) and eff[common] is back[common]:
+                        common += 1
+                    base = max((c for c, i in pos.items() if i < common), key=pos.get)
+                    roll_back(base, e.line)
+                    for ev in back[len(eff):]:
+                        self.resurrected.setdefault(id(ev), rolled.pop(id(ev)))
+                        eff.append(ev)
+                        if ev.type == "checkpoint":
+                            pos[ev.ckpt] = len(eff) - 1
+                            gone.pop(ev.ckpt, None)
+                else:
                     raise TraceErrors([TraceError(self.trace.path, e.line,
-                                                  f"{p} restores checkpoint {e.ckpt}, which an earlier "
-                                                  "restore already rolled back")])
-                for ev in eff[k + 1:]:
-                    rolled[id(ev)] = e.line
-                    if ev.type == "checkpoint":
-                        del pos[ev.ckpt]
-                del eff[k + 1:]
+                                                  f"{p} restores checkpoint {e.ckpt}, which it has not taken")])
                 if t == "restore":
                     self.restores.append(e)
             elif t != "fail" and t != "retire":
@@ -293,6 +327,12 @@ class History:
             return self._barrier_mids
 
     # -- helpers ------------------------------------------------------------------
+    def first_rollback(self, ev) -> int | None:
+        """The line of the first restore that rolled ``ev`` back (also if a later restore of a
+        rolled-back checkpoint brought it back), or None."""
+        k = id(ev)
+        return self.resurrected.get(k, self.rolled_back.get(k))
+
     def moved_of(self, mid: str) -> Msg | None:
         """The remapped incarnation ``mid`` is (or replays), if any: a record recovered
         on the new channel a restore at another parallelism mapped its channel onto."""

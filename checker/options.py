@@ -27,6 +27,12 @@ PROPERTIES = (
     "replica-agreement",  # active replication: replicas consume the same sequence and emit the same outputs
     "replica-delivery",   # active replication: after deduplication, every output picked exactly once
     "replica-liveness",   # active replication: no live process ends blocked with unconsumed input
+    "regional-restore",   # regional checkpoints: a region restores the state the checkpoint's metadata names
+    "regional-cut",       # regional checkpoints: fallbacks resolve, are not stale, never span an edge between regions
+    "regional-commit",    # regional checkpoints: a sink publishes only what a completed checkpoint holds for it
+    "split-assignment",   # source splits: coordinator and readers agree at every checkpoint; each record read once
+    "agreement",          # values all subtasks must agree on are equal in every completed checkpoint
+    "regional-drift",     # at most max_consecutive regional completions before a global checkpoint is forced
     "rescale-state",      # rescaling: every key group / partition restored once, from its owner, of the round
     "rescale-in-flight",  # rescaling: recovered in-flight records reach their new owner once, before live data
     "finished-tasks",     # FLIP-147: finished tasks send nothing, get their final checkpoint and its notification
@@ -37,7 +43,8 @@ NOT_SELECTED = "not selected (only the properties named with --property were che
 # Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
 VOCABULARY = ("protocol-error", "log-retention", "output-commit", "control-delivery", "changelog-restore",
               "artifact-retention", "replica-agreement", "replica-delivery", "replica-liveness", "rescale-state",
-              "rescale-in-flight", "finished-tasks")
+              "rescale-in-flight", "finished-tasks", "regional-restore", "regional-cut", "regional-commit",
+              "split-assignment", "agreement", "regional-drift")
 
 
 class CheckerUsageError(ValueError):

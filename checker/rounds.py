@@ -23,6 +23,13 @@ in the trace is a ``premature-completion`` (property ``completion``) at the
 ``round_complete`` line, even when the checkpoint follows — the coordinator
 acknowledged a state that was not durable yet, and a failure in between restores a
 round without it (the bug class "acknowledged before durable").
+
+Regional checkpoints (FLIP-600): a ``round_complete`` whose ``attrs.fallback`` maps
+participants to older rounds completes although those participants did not
+checkpoint the round: each keeps its state of the round it names (following the
+chain when that round's completion names an older one in turn; round 0 is the
+initial checkpoint). The round's global checkpoint is then the *cut* of those
+states (``round_cut``), and barriers sent to those participants need not arrive.
 """
 
 from __future__ import annotations
@@ -33,8 +40,10 @@ from snapcheck.checker.report import Violation
 class RoundInfo:
     """What the trace shows of coordinated round ``round``: where it starts, each
     participant's (first) checkpoint of it, the barriers sent on data channels between
-    participants with their receipt (``channel -> [send, receive or None]``), and the
-    lines of its declared completion, abort and of a failure after its start.
+    participants with their receipt (``channel -> [send, receive or None]``) and
+    destination (``barrier_dst``), the lines of its declared completion, abort and of a
+    failure after its start, and what its (first) ``round_complete`` declares: its attrs
+    and the regional ``fallback`` (participant -> the older round whose state it keeps).
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -46,7 +55,7 @@ class RoundInfo:
     """
 
     __slots__ = ("round", "start_line", "ckpts", "complete_line", "abort_line", "fail_line",
-                 "barriers", "declared_complete")
+                 "barriers", "barrier_dst", "declared_complete", "fallback", "complete_attrs")
 
     def __init__(self, rnd: int):
         self.round = rnd
@@ -56,7 +65,10 @@ class RoundInfo:
         self.abort_line = None
         self.fail_line = None
         self.barriers: dict[str, list] = {}         # channel -> [send Event, receive Event or None]
+        self.barrier_dst: dict[str, str] = {}        # channel -> its destination
         self.declared_complete = False
+        self.fallback: dict[str, int] = {}          # participant -> round it keeps (regional completion)
+        self.complete_attrs: dict = {}              # attrs of the (first) round_complete
 
 
 def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
@@ -92,6 +104,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
                 if c is not None and c.src in participants and c.dst in participants and c.kind != "control":
                     info = get(e.round, e.line)
                     info.barriers.setdefault(e.ch, [e, None])
+                    info.barrier_dst[e.ch] = c.dst
                     barrier_of[e.mid] = (e.round, e.ch)
         elif t == "recv" or t == "arrive":
             if e.mid in barrier_of:
@@ -107,6 +120,11 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
             get(e.round, e.line)
         elif t == "round_complete":
             info = get(e.round, e.line)
+            if not info.declared_complete:
+                info.complete_attrs = dict(e.attrs or {})
+                fallback = info.complete_attrs.get("fallback")
+                if isinstance(fallback, dict):
+                    info.fallback = {p: r for p, r in fallback.items() if p in participants and isinstance(r, int)}
             info.declared_complete = True
             info.complete_line = info.complete_line or e.line
         elif t == "round_abort":
@@ -121,8 +139,10 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
 
 
 def is_complete(info: RoundInfo, participants: list[str]) -> bool:
-    """Is the round complete: every participant checkpointed for it, and every barrier of
-    it sent on a data channel between participants was received? Only then is its
+    """Is the round complete: every participant checkpointed for it (or, in a regional
+    completion, keeps the state of the older round its ``fallback`` names), and every
+    barrier of it sent on a data channel between participants was received (except those
+    sent to a participant that fell back)? Only then is its
     recorded channel state final (Chandy and Lamport, "Distributed Snapshots:
     Determining Global States of Distributed Systems", 1985). All of it must happen
     before the round's ``round_abort``, if any: a barrier that arrives after the abort
@@ -139,12 +159,63 @@ def is_complete(info: RoundInfo, participants: list[str]) -> bool:
     >>> is_complete(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])
     True
     """
-    if not all(p in info.ckpts for p in participants) or any(rcv is None for _, rcv in info.barriers.values()):
+    fb = info.fallback
+    received = [rcv for ch, (_, rcv) in info.barriers.items() if info.barrier_dst[ch] not in fb]
+    if not all(p in info.ckpts or p in fb for p in participants) or any(rcv is None for rcv in received):
         return False
     if info.abort_line is None:
         return True
-    last = max([e.line for e in info.ckpts.values()] + [rcv.line for _, rcv in info.barriers.values()])
+    last = max([e.line for p, e in info.ckpts.items() if p not in fb] + [rcv.line for rcv in received], default=0)
     return last < info.abort_line
+
+
+def resolve(rounds: dict[int, RoundInfo], r: int, proc: str) -> tuple[object, list[int]]:
+    """The checkpoint of ``proc`` in completed round ``r``'s global checkpoint: its
+    checkpoint of ``r``, or of the round the completion's fallback names (followed
+    through further fallbacks). Returns ``(checkpoint, chain)``: the checkpoint Event,
+    0 for the initial checkpoint, or None when the chain names no checkpoint of
+    ``proc`` (or loops); ``chain`` the rounds visited.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> for n in (1, 2):
+    ...     _ = rec.checkpoint("A", "coordinated", round=n)
+    >>> _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> rec.round_complete("C", 2, attrs={"fallback": {"B": 1}})    # B keeps its state of round 1
+    >>> rounds = find_rounds(rec.trace(), {"A", "B"})
+    >>> ev, chain = resolve(rounds, 2, "B")
+    >>> ev.ckpt, ev.round, chain
+    (1, 1, [2, 1])
+    """
+    chain = [r]
+    m = r
+    while True:
+        info = rounds.get(m)
+        nxt = info.fallback.get(proc) if info is not None else None
+        if nxt is None or nxt == m:
+            if m == 0:
+                return 0, chain
+            return (info.ckpts.get(proc) if info is not None else None), chain
+        if nxt in chain:
+            return None, chain + [nxt]
+        chain.append(nxt)
+        m = nxt
+
+
+def round_cut(rounds: dict[int, RoundInfo], r: int, participants) -> dict[str, tuple[object, list[int]]]:
+    """Participant -> ``resolve(rounds, r, participant)`` for round ``r``: the states
+    the (possibly regional) completion of ``r`` is made of.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1)
+    >>> rec.round_complete("C", 1, attrs={"fallback": {"B": 0}})     # B keeps its initial state
+    >>> cut = round_cut(find_rounds(rec.trace(), {"A", "B"}), 1, ["A", "B"])
+    >>> {p: (ev if ev == 0 else ev.ckpt, chain) for p, (ev, chain) in cut.items()}
+    {'A': (1, [1]), 'B': (0, [1, 0])}
+    """
+    return {p: resolve(rounds, r, p) for p in participants}
 
 
 def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
@@ -164,6 +235,8 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
         if c.dst in inputs and c.src in inputs and c.kind != "control":
             inputs[c.dst].append(c)
     for p in participants:
+        if p in info.fallback:
+            continue
         missing_ckpt = p not in info.ckpts
         pending = []
         for c in inputs[p]:
@@ -217,7 +290,9 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
 
 def completion_violations(info: RoundInfo) -> list[Violation]:
     """``premature-completion`` (property ``completion``): round ``info`` is declared
-    complete before some participant's checkpoint of it (module docstring).
+    complete before some participant's checkpoint of it (module docstring); a
+    participant the completion's fallback names keeps an older state, so its late
+    checkpoint of the round is not part of it.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
@@ -230,7 +305,7 @@ def completion_violations(info: RoundInfo) -> list[Violation]:
     """
     if not info.declared_complete:
         return []
-    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line)
+    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line and p not in info.fallback)
     if not late:
         return []
     who = ", ".join(f"{p} (line {ln})" for ln, p in late)

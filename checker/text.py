@@ -54,7 +54,7 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
     if unused:
         out.append(f"  - {', '.join(unused)}: the trace has none of what they judge (sender-log truncation, "
                    "two-phase-commit outputs, operator events, changelogs, replicas, rescales, finished tasks, "
-                   "protocol errors; -v gives each reason)")
+                   "regional completions, input splits, agreed values, protocol errors; -v gives each reason)")
     for reason, props in by_reason.items():
         if reason == NOT_SELECTED:
             out.append(f"  - not selected: {', '.join(props)}")
@@ -79,7 +79,7 @@ def render_text(report, verbose: bool = False) -> str:
     >>> report = check_trace(golden("theory_a_zcycle"))
     >>> report.trace = "theory_a_zcycle.jsonl"        # the report names the trace by its path
     >>> print("\n".join(render_text(report).splitlines()[:6]))   # then what was not judged, and why
-    theory_a_zcycle.jsonl: protocol none: NOTHING JUDGED (no property applied to this trace; see below) — 0 properties judged, 25 not judged
+    theory_a_zcycle.jsonl: protocol none: NOTHING JUDGED (no property applied to this trace; see below) — 0 properties judged, 31 not judged
     <BLANKLINE>
     Useless checkpoints (on a Z-cycle, so far): P0:1
     <BLANKLINE>

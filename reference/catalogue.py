@@ -41,6 +41,8 @@ from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
 from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport
 from snapcheck.reference.coordinated.unaligned import Unaligned
 from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.regional import mutants as regional_mutants
+from snapcheck.reference.regional.protocol import RegionalAligned, RegionalUnaligned
 from snapcheck.reference.replication import mutants as replication_mutants
 from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
@@ -49,7 +51,7 @@ from snapcheck.traces.errors import UsageError
 
 PROTOCOLS: dict[str, type[Protocol]] = {cls.name: cls for cls in (
     ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, HMNRClock, BCS,
-    TwoPhaseCommitABS, GicChangelog, LiveRobin, KaZoo)}
+    TwoPhaseCommitABS, GicChangelog, LiveRobin, KaZoo, RegionalAligned, RegionalUnaligned)}
 
 
 def _mutants_of(module) -> list[type[Protocol]]:
@@ -61,7 +63,7 @@ def _mutants_of(module) -> list[type[Protocol]]:
 
 MUTANTS: dict[str, type[Protocol]] = {cls.name: cls for module in (
     coordinated_mutants, uncoordinated_mutants, cic_mutants, commit_mutants, changelog_mutants,
-    replication_mutants, rescale_mutants) for cls in _mutants_of(module)}
+    replication_mutants, rescale_mutants, regional_mutants) for cls in _mutants_of(module)}
 
 _LOADED: dict[str, type[Protocol]] = {}
 

@@ -279,11 +279,12 @@ class Protocol:
         return cfg
 
     @classmethod
-    def random_config(cls, rnd, failures: bool, hard: bool = False) -> dict:
+    def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
         """``SimConfig`` fields drawn from ``rnd`` for a protocol with its own topology
         (``topologies = "own"``), whose processes the campaign cannot name: the default
         draws nothing; protocols with crash targets override it (``failures``: the
-        campaign wants crashes; ``hard``: the stress strategy wants more of them)."""
+        campaign wants crashes; ``hard``: the stress strategy wants more of them;
+        ``seed``: the run's seed, for protocols whose dataflow the seed shapes)."""
         return {}
 
     @classmethod

@@ -126,7 +126,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     strategy = pick(sel.explore, rnd)
     if cls.topologies == "own":
         cfg = SimConfig(protocol=protocol, seed=seed,
-                        **cls.random_config(rnd, sel.failures, hard=strategy == "stress"))
+                        **cls.random_config(rnd, sel.failures, hard=strategy == "stress", seed=seed))
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:

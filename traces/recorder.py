@@ -175,11 +175,13 @@ class TraceRecorder:
 
     # -- checkpoints and logs ---------------------------------------------------
     def checkpoint(self, proc: str, kind: str = "basic", round: int | None = None, vars: dict | None = None,
-                   digest: str | None = None, size: int | None = None, t: float | None = None) -> int:
-        """Record a local checkpoint; returns its number ``ckpt`` (1, 2, ...)."""
+                   digest: str | None = None, size: int | None = None, t: float | None = None,
+                   attrs: dict | None = None) -> int:
+        """Record a local checkpoint; returns its number ``ckpt`` (1, 2, ...). ``attrs``: e.g.
+        ``{"agreed": {key: value}}``, values every subtask of its operator must agree on."""
         n = self._ckpt[self._proc(proc)] + 1
         self._emit("checkpoint", proc, {"kind": kind, "round": round, "ckpt": n, "size": size, "vars": vars,
-                                        "digest": digest, "t": t})
+                                        "digest": digest, "t": t, "attrs": attrs})
         self._ckpt[proc] = n
         self._seq_at[(proc, n)] = {c: self._seq[c] for c in self._out_chans[proc]}
         return n
@@ -207,12 +209,13 @@ class TraceRecorder:
         self._emit("fail", proc, {"reason": reason, "t": t})
 
     def restore(self, proc: str, ckpt: int, recovery: int | None = None, round: int | None = None,
-                t: float | None = None, sources: list | None = None, channels: list | None = None) -> None:
+                t: float | None = None, sources: list | None = None, channels: list | None = None,
+                attrs: dict | None = None) -> None:
         """Record that ``proc`` resumed from its checkpoint ``ckpt``; its output sequence
         numbers return to their values at that checkpoint. A process restored at another
         parallelism names its ``sources`` and ``channels`` (docs/trace-format.md)."""
         self._emit("restore", proc, {"round": round, "ckpt": ckpt, "recovery": recovery, "t": t,
-                                     "sources": sources, "channels": channels})
+                                     "sources": sources, "channels": channels, "attrs": attrs})
         self._epoch[proc] += 1
         for c, s in self._seq_at[(proc, ckpt)].items():
             self._seq[c] = s
@@ -230,13 +233,15 @@ class TraceRecorder:
         """Record that ``proc`` (usually the coordinator) started snapshot ``round``."""
         self._emit("round_start", proc, {"round": round, "t": t})
 
-    def round_complete(self, proc: str, round: int, t: float | None = None) -> None:
-        """Record that snapshot ``round`` completed (every checkpoint of it is durable)."""
-        self._emit("round_complete", proc, {"round": round, "t": t})
+    def round_complete(self, proc: str, round: int, t: float | None = None, attrs: dict | None = None) -> None:
+        """Record that snapshot ``round`` completed (every checkpoint of it is durable, or, with
+        ``attrs {"fallback": {proc: k}}``, a regional completion: docs/trace-format.md)."""
+        self._emit("round_complete", proc, {"round": round, "t": t, "attrs": attrs})
 
-    def round_abort(self, proc: str, round: int, reason: str | None = None, t: float | None = None) -> None:
+    def round_abort(self, proc: str, round: int, reason: str | None = None, t: float | None = None,
+                    attrs: dict | None = None) -> None:
         """Record that snapshot ``round`` was aborted (it will never complete)."""
-        self._emit("round_abort", proc, {"round": round, "reason": reason, "t": t})
+        self._emit("round_abort", proc, {"round": round, "reason": reason, "t": t, "attrs": attrs})
 
     def output(self, proc: str, value: Any, key: Any = None, mid: str | None = None, t: float | None = None,
                attrs: dict | None = None) -> None:

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from snapcheck.checker.tla.manifest import specs_dir
+from snapcheck.checker.tla.map_regional import prepare_regional
 from snapcheck.checker.tla.map_replication import prepare_replication
 from snapcheck.checker.tla.map_rescale import has_recovery, prepare_recovery
 from snapcheck.checker.tla.map_unc import prepare_unc
@@ -74,7 +75,7 @@ MAX_EVENTS_PER_RUN = 20000
 CHUNK = 40                  # events per generated TLA+ definition
 
 
-PREPARE = {"unc": prepare_unc, "replication": prepare_replication}
+PREPARE = {"unc": prepare_unc, "replication": prepare_replication, "regional": prepare_regional}
 
 
 @dataclass

@@ -39,7 +39,7 @@ class GicChangelog(Protocol):
     model_class = GicModel
 
     @classmethod
-    def random_config(cls, rnd, failures: bool, hard: bool = False) -> dict:
+    def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
         """1–3 tasks ``task[i]``, 20–200 records each (one record per task per step);
         half the runs crash one or two tasks (``hard``: nine in ten, two or three)."""
         parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)

@@ -28,7 +28,8 @@ protocol are unchanged. What it adds, and how it shows in the trace:
   ``attrs {"phase": "end"}`` and closes (later notifications are discarded,
   reason ``sink finished``).
 * **Operator events with acknowledgements** (the fix of FLINK-21996 and
-  FLINK-23233): a source acknowledges each event (``["event-ack", id]``) on its
+  FLINK-23233; none, and no event channels, when the protocol's ``events``
+  parameter is 0): a source acknowledges each event (``["event-ack", id]``) on its
   FIFO control channel; when a task's checkpoint acknowledgement of round ``n``
   arrives while an event sent to it before round ``n`` started is still
   unacknowledged, round ``n`` is aborted; unacknowledged events are re-sent every
@@ -87,7 +88,7 @@ class CommitSimulator(Simulator):
                 t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
         event = (float(params.get("event_loss", 0.0)), int(params.get("event_jitter", 0)))
         self.event_chans: dict[int, Chan] = {}
-        for t in self.tasks:
+        for t in self.tasks if int(params.get("events", 0)) else ():     # (no events: no event channels)
             if t.is_source:
                 c = Chan(f"coordinator->{t.id}/events", coord, t, fifo=False)
                 c.handler = self.on_event

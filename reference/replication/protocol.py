@@ -42,7 +42,7 @@ class LiveRobin(Protocol):
     merge = "liverobin"
 
     @classmethod
-    def random_config(cls, rnd, failures: bool, hard: bool = False) -> dict:
+    def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
         """One task ``U[0]`` with replicas ``U[0]#0``/``U[0]#1``, 5–40 records per source
         (20 ticks apart); half the runs crash one replica (``hard``: nine in ten)."""
         records = rnd.randint(5, 40)

@@ -28,13 +28,21 @@ class Coordinator:
         with ``attrs {"event": id}`` (the vocabulary of the output-commit checks)."""
         seq, mid = self.next_mid(node, ch)
         m = Msg(mid, ch, seq, CONTROL, value, None, size, self.now, self.epoch)
-        what = value[0]
-        if what == "commit" and self.txn_outputs or what == "event":
-            self.log.send_attrs(node.pid, self.now, ch.id, mid, seq, size, None, value,
-                                {"notify" if what == "commit" else "event": value[1]})
+        attrs = self.control_attrs(value)
+        if attrs is not None:
+            self.log.send_attrs(node.pid, self.now, ch.id, mid, seq, size, None, value, attrs)
         else:
             self.log_send(node.pid, self.now, ch.id, mid, seq, size, None, value)
         self._deliver_control(m, keep_alive)
+
+    def control_attrs(self, value) -> dict | None:
+        """The ``attrs`` of a control message's ``send`` event (None: a plain control
+        message): ``{"notify": n}`` for a completion notification where sink transactions
+        are rounds, ``{"event": id}`` for an operator event."""
+        what = value[0]
+        if what == "commit" and self.txn_outputs:
+            return {"notify": value[1]}
+        return {"event": value[1]} if what == "event" else None
 
     def _deliver_control(self, m: Msg, keep_alive: bool = True) -> None:
         ch = m.ch
@@ -156,6 +164,10 @@ class Coordinator:
         for old in [o for o in self.rounds if o < r]:
             self.abort(old, f"subsumed by round {r}")
         self.situation("completed-unnotified")
+        self.notify_completion(r)
+
+    def notify_completion(self, r: int) -> None:
+        """Tell the sinks that round ``r`` completed (they commit what it sealed)."""
         for ch in self.commits:
             self.send_control(self.coord, ch, ["commit", r])
 

@@ -40,7 +40,7 @@ _REPLAY = _constructor("replay", "t", "ch", "mid", "replay_of", "source")
 _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "round", "digest", "size")
 _RECORD = _constructor("record", "t", "ckpt", "ch", "part", "mids")
 _FAIL = _constructor("fail", "t", "reason")
-_RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round")
+_RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round", "attrs")
 _ROUND = {etype: _constructor(etype, "t", "round", "reason")
           for etype in ("round_start", "round_complete", "round_abort")}
 _OUTPUT = _constructor("output", "t", "value", "attrs")
@@ -109,8 +109,8 @@ class EventLog:
     def fail(self, pid, t, reason) -> None:
         self._add(_FAIL, pid, t, reason)
 
-    def restore(self, pid, t, ckpt, recovery, round) -> None:
-        self._add(_RESTORE, pid, t, ckpt, recovery, round)
+    def restore(self, pid, t, ckpt, recovery, round, attrs=None) -> None:
+        self._add(_RESTORE, pid, t, ckpt, recovery, round, attrs)
 
     def round_event(self, etype, pid, t, round, reason=None) -> None:
         self._add(_ROUND[etype], pid, t, round, reason)
@@ -143,6 +143,16 @@ class EventLog:
     def restore_from(self, pid, t, recovery, round, sources, channels) -> None:
         self._add(_RESTORE_FROM, pid, t, 0, recovery, round, sources, channels or None)
 
+    def annotate(self, pid: int, etype: str, attrs: dict) -> None:
+        """Set ``attrs`` on the latest ``etype`` event of process ``pid`` (a protocol family
+        completing an event the shared simulator recorded)."""
+        name = self.names[pid]
+        for e in reversed(self.events):
+            if e.proc == name and e.type == etype:
+                e.attrs = attrs
+                return
+        raise ValueError(f"no {etype} event of {name} to annotate")
+
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:
         return Trace(self.header, self.events, path)
@@ -160,5 +170,5 @@ class NullLog(EventLog):
         pass
 
     send = marker = arrive = recv = discard = replay = checkpoint = record = _nothing
-    fail = restore = round_event = output = protocol_error = send_attrs = _nothing
+    fail = restore = round_event = output = protocol_error = send_attrs = annotate = _nothing
     key_group = finish = retire = restore_from = _nothing

@@ -27,6 +27,16 @@ class Recovery:
         if self.recovering or self.outstanding:
             self.situation("crash-in-recovery", v)
         self.log.fail(v.pid, now, reason)
+        self.stop(v)
+        if self.recovering:
+            self.recoveries[-1]["tasks"].append(v.id)
+        else:
+            self.recoveries.append({"tasks": [v.id], "failed": now})
+            self.recovering = True
+            self.at(now + self.cfg.detect_delay, self.detect)
+
+    def stop(self, v) -> None:
+        """``v`` stops (crashed or cancelled): its volatile state and buffers are lost."""
         v.alive = False
         v.incarnation += 1
         v.wake = False
@@ -35,12 +45,6 @@ class Recovery:
             c.inq.clear()
         for c in v.outputs:
             c.outbuf.clear()
-        if self.recovering:
-            self.recoveries[-1]["tasks"].append(v.id)
-        else:
-            self.recoveries.append({"tasks": [v.id], "failed": now})
-            self.recovering = True
-            self.at(now + self.cfg.detect_delay, self.detect)
 
     def detect(self) -> None:
         self.recoveries[-1]["detected"] = self.now
@@ -57,50 +61,14 @@ class Recovery:
         k = self.n_recoveries
         line = self.last_completed
         self.epoch += 1
-        for c in self.chans:
-            if c.blocked:
-                self.m_blocked += now - c.blocked_since
-            c.inq.clear()
-            c.outbuf.clear()
-            c.occupancy = 0
-            c.blocked = False
-            c.last_arrival = now
-            c.epoch = self.epoch
+        self.reset_channels(self.chans, self.epoch)
         for ext in self.externals:
             ext.chan.inq.clear()
-        stored: list[Stored] = []
-        log = self.log
-        proto = self.protocol
-        for v in self.tasks:
-            ckpt = v.round_ckpt.get(line, 0) if line else 0     # 0: a task started after the round
-            st = self.store[(v.pid, ckpt)] if ckpt else v.initial
-            stored.append(st)
-            log.restore(v.pid, now, ckpt, k, line or None)
-            v.op.restore(st.state)
-            for c, s in st.counts.sent.items():
-                c.seq = s
-            v.restores += 1
-            v.alive = True
-            v.incarnation += 1
-            v.busy_until = now
-            v.wake = False
-            v.waiting = False
-            v.first_barrier = {}
-            v.proto = proto.make(v)
-            v.proto.on_restore(ckpt, line or None)
+        # checkpoint 0: the initial state, also of a task started after the round
+        stored = [self.restore_task(v, v.round_ckpt.get(line, 0) if line else 0, k, line or None)
+                  for v in self.tasks]
         self.outstanding = 0
-        for v, st in zip(self.tasks, stored):          # input parts, by the receiver
-            for ch, msgs in st.inputs.items():
-                for m in msgs:
-                    nm = self._replay(v, m, "channel_state")
-                    nm.arr = now
-                    ch.inq.append(nm)
-                    ch.occupancy += 1
-        for v, st in zip(self.tasks, stored):          # output parts, by the sender
-            for ch, msgs in st.outputs.items():
-                for m in msgs:
-                    ch.outbuf.append(self._replay(v, m, "channel_state"))
-                self.pump(ch)
+        self.replay_channel_state(self.tasks, stored)
         for ext in self.externals:                     # sources re-read from their offsets
             src = ext.chan.dst
             for m in ext.sent[src.op.position(ext.chan.port):]:
@@ -119,6 +87,64 @@ class Recovery:
                 self._publish(v, v.op.commit(line, self.committed[v.pid]))
         for v in self.tasks:
             self.step(v)
+
+    def reset_channels(self, chans, epoch: int) -> None:
+        """Empty ``chans`` (buffers, credits, blocking) and move them to ``epoch``: what is
+        still in flight on them arrives stale and is discarded."""
+        now = self.now
+        for c in chans:
+            if c.blocked:
+                self.m_blocked += now - c.blocked_since
+            c.inq.clear()
+            c.outbuf.clear()
+            c.occupancy = 0
+            c.blocked = False
+            c.last_arrival = now
+            c.epoch = epoch
+
+    def restore_task(self, v, ckpt: int, recovery: int, round) -> Stored:
+        """Restore task ``v`` to its checkpoint ``ckpt`` (0: the initial state) as part of
+        recovery ``recovery`` of ``round``; a fresh protocol handler starts. Returns the
+        stored checkpoint (its recorded channel state is replayed by the caller)."""
+        now = self.now
+        st = self.store[(v.pid, ckpt)] if ckpt else v.initial
+        v.op.restore(st.state)
+        self.restored(v, ckpt, recovery, round)
+        for c, s in st.counts.sent.items():
+            c.seq = s
+        v.restores += 1
+        v.alive = True
+        v.incarnation += 1
+        v.busy_until = now
+        v.wake = False
+        v.waiting = False
+        v.first_barrier = {}
+        v.proto = self.protocol.make(v)
+        v.proto.on_restore(ckpt, round)
+        return st
+
+    def restored(self, v, ckpt: int, recovery: int, round) -> None:
+        """``v``'s operator state is restored from ``ckpt``: record the ``restore`` event (a
+        protocol family may complete the restored state and the event here)."""
+        self.log.restore(v.pid, self.now, ckpt, recovery, round)
+
+    def replay_channel_state(self, tasks, stored: list[Stored]) -> None:
+        """Replay the channel state recorded with the restored checkpoints ``stored`` of
+        ``tasks``: input parts by the receiver (queued first), then output parts by the
+        sender (ahead of new output)."""
+        now = self.now
+        for v, st in zip(tasks, stored):
+            for ch, msgs in st.inputs.items():
+                for m in msgs:
+                    nm = self._replay(v, m, "channel_state")
+                    nm.arr = now
+                    ch.inq.append(nm)
+                    ch.occupancy += 1
+        for v, st in zip(tasks, stored):
+            for ch, msgs in st.outputs.items():
+                for m in msgs:
+                    ch.outbuf.append(self._replay(v, m, "channel_state"))
+                self.pump(ch)
 
     def _replay(self, node, m: Msg, source: str, ch=None) -> Msg:
         """A new incarnation of ``m`` on its channel, or on ``ch`` (the channel a restore

@@ -119,10 +119,13 @@ def _print_list() -> None:
 @click.option("--checkpoint-timeout", type=int, default=None, help="Abort rounds running longer (ticks).")
 @click.option("--aligned-timeout", type=int, default=300, show_default=True,
               help="Alignment timeout of aligned-timeout (ticks).")
-@click.option("--recovery", type=click.Choice(["restart-all", "partial"]), default="restart-all", show_default=True,
-              cls=DefaultsFromCode, defaults=recovery_choices,
-              help="Recovery of the protocols that implement a choice ({defaults}): every task restarts from "
-                   "the recovery line, or only the failed tasks and those rollback propagation reaches.")
+@click.option("--recovery", type=click.Choice(["restart-all", "partial", "region-restart", "region-continue"]),
+              default="restart-all", show_default=True, cls=DefaultsFromCode, defaults=recovery_choices,
+              help="Recovery of the protocols that implement a choice ({defaults}): the uncoordinated family "
+                   "restarts every task from the recovery line (restart-all) or only the failed tasks and those "
+                   "rollback propagation reaches (partial); regional checkpoints restart a region that fell back "
+                   "(region-restart, the FLIP's text; what restart-all means for them) or keep it running "
+                   "(region-continue, the pull requests).")
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
 @click.option("--non-fifo", is_flag=True, help="Make data channels non-FIFO.")

@@ -44,7 +44,7 @@ from typing import Callable, Hashable, Sequence
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import dumps_trace
-from snapcheck.traces.model import Channel, Event, Header, Process, Trace
+from snapcheck.traces.model import MARKERS, Channel, Event, Header, Process, Trace
 
 Element = tuple[str, Hashable]
 
@@ -233,7 +233,7 @@ def _fields(obj) -> dict:
     return {k: getattr(obj, k) for k in obj.__slots__}
 
 
-_DATA_MID = re.compile(r"^(?P<ch>.+):(?P<n>b?\d+)(?:@(?P<epoch>\d+))?$")
+_DATA_MID = re.compile(r"^(?P<ch>.+):(?P<n>[bc]?\d+)(?:@(?P<epoch>\d+))?$")
 
 
 def _renumber(events: list[dict], channels: list[Channel]) -> dict:
@@ -271,9 +271,10 @@ def _renumber(events: list[dict], channels: list[Channel]) -> dict:
         elif t == "send":
             ch, e = d["ch"], epoch.get(p, 0)
             m = _DATA_MID.match(d["mid"])
-            if d.get("kind") == "barrier":
-                new = f"{ch}:b{d['round']}"
-                conventional &= bool(m) and m["ch"] == ch and m["n"] == f"b{d['round']}"
+            if d.get("kind") in MARKERS:               # a barrier ("b") or cancellation marker ("c") of a round
+                n = f"{d['kind'][0]}{d['round']}"
+                new = f"{ch}:{n}"
+                conventional &= bool(m) and m["ch"] == ch and m["n"] == n
             else:
                 seq[ch] = seq.get(ch, 0) + 1
                 seq_map[(ch, d["seq"])] = seq[ch]

@@ -7,8 +7,9 @@ size parameters (``parallelism``, ``records``: the smallest value, tried from
 the lower bound upwards along halvings, that still fails). The seed and every
 other field stay fixed: they are part of the failing input. The result is
 1-minimal per element: dropping any remaining list entry, or lowering any size
-parameter by one, makes the run pass. Its trace can then be shrunk with
-``shrink.shrink_trace``.
+parameter by one, makes the run pass (a configuration the simulator refuses, such as
+a crash of a task that a smaller parallelism removes, counts as passing). Its trace
+can then be shrunk with ``shrink.shrink_trace``.
 """
 
 from __future__ import annotations
@@ -51,7 +52,10 @@ def shrink_config(config: dict, fails: Callable[[Trace], bool],
         key = repr(sorted(cfg.items()))
         if key not in cache:
             runs[0] += 1
-            cache[key] = fails(run(cfg))
+            try:
+                cache[key] = fails(run(cfg))
+            except ValueError:              # e.g. a failure or straggler names a task the smaller job lacks
+                cache[key] = False
         return cache[key]
 
     if not test(config):

@@ -230,6 +230,21 @@ def test_shrink_config_with_a_model_run():
         shrink_config(start, lambda c: False, run)
 
 
+def test_shrink_config_treats_a_refused_configuration_as_passing():
+    """A run the simulator refuses (here: a failure naming a task that a parallelism below 3
+    does not have) is not a failing run: the shrunk parallelism stays where the task exists."""
+    from snapcheck.debug.shrink_sim import shrink_config
+
+    def run(cfg):
+        if any(int(t[1:]) >= cfg["parallelism"] for t, _ in cfg["failures"]):
+            raise ValueError("--fail names no task")
+        return cfg
+
+    start = {"parallelism": 6, "records": 9, "failures": [["t2", 4]], "stragglers": [], "seed": 1}
+    res = shrink_config(start, lambda cfg: bool(cfg["failures"]), run)
+    assert res.config == {"parallelism": 3, "records": 1, "failures": [["t2", 4]], "stragglers": [], "seed": 1}
+
+
 def test_cli_shrink_a_failing_simulation(tmp_path):
     """The 'abs-aligned-no-block' mutant (ABS without blocking) fails with seed 3; the
     shrunk trace is the orphan itself: a send after the sender's round-1 checkpoint,

@@ -47,12 +47,19 @@ def test_the_reproduction_command_recreates_the_trace_byte_for_byte(tmp_path, ru
     assert out.read_bytes() == simulate(cfg).dumps()
 
 
-def test_uncoordinated_runs_draw_both_recovery_modes_and_only_they_do():
+def test_protocols_with_several_recovery_modes_draw_each_and_only_theirs():
+    from snapcheck.reference.catalogue import resolve
+
     sel = Selection.of()
     cfgs = [draw_config(i, i, sel) for i in range(400)]
-    family = {"unc", "hmnr", "hmnr-clock", "bcs"}
-    modes = {(c.protocol in family, c.recovery) for c in cfgs if c.mutant is None}
-    assert modes == {(True, "restart-all"), (True, "partial"), (False, "restart-all")}
+    drawn: dict[str, set] = {}
+    for c in cfgs:
+        if c.mutant is None:
+            drawn.setdefault(c.protocol, set()).add(c.recovery)
+    assert {"unc", "hmnr", "hmnr-clock", "bcs", "regional-aligned"} <= set(drawn)
+    for protocol, modes in drawn.items():
+        declared = resolve(protocol).recovery_modes
+        assert modes == (set(declared) if len(declared) > 1 else {"restart-all"}), protocol
     partial = [c for c in cfgs if c.recovery == "partial" and c.failures]
     assert partial and all("--recovery partial" in command(c) for c in partial)
 

@@ -22,7 +22,7 @@ def test_manifest_covers_every_config_file_and_every_protocol():
     assert cfgs == {e.name for e in MANIFEST.entries}
     specs = {e.spec for e in MANIFEST.entries}
     assert specs == {"ConsistentSnapshot", "ChandyLamport", "ABS", "Unaligned", "Uncoordinated",
-                     "CIC_BCS", "CIC_HMNR", "LiveRobin", "Rescale"}
+                     "CIC_BCS", "CIC_HMNR", "LiveRobin", "Rescale", "RegionalCheckpoint"}
 
 
 def test_every_protocol_has_a_check_a_mutant_and_a_trap():

@@ -1,0 +1,78 @@
+"""Trace validation of regional checkpoints (RegionalTrace): the kit's reference traces are
+behaviours of RegionalCheckpoint, in both readings and with failovers, and the traces of
+the protocol's mutants are not."""
+
+import random
+from dataclasses import replace
+
+import orjson
+import pytest
+
+from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform, prepare
+from snapcheck.checker.tla.trace_events import OutOfScope
+from snapcheck.reference import PROTOCOLS, SimConfig, simulate
+from snapcheck.reference.catalogue import resolve, tla_mappings
+from snapcheck.traces import read_trace
+
+
+def _write(tmp_path, cfg, name):
+    path = tmp_path / name
+    simulate(cfg).write(str(path))
+    return str(path)
+
+
+def _random(seed, **changes):
+    fields = PROTOCOLS["regional-aligned"].random_config(random.Random(seed), True, seed=seed)
+    return SimConfig(**{"protocol": "regional-aligned", "seed": seed, **fields, **changes})
+
+
+def test_the_mapping_covers_every_event_of_a_reference_trace(tmp_path):
+    path = _write(tmp_path, _random(9), "r.jsonl")
+    p = prepare(read_trace(path), tla_mappings())
+    ops = {e["op"] for e in p.events}
+    assert {"send", "recv", "take", "trigger", "complete", "assign", "assigned", "publish", "end"} <= ops
+    assert {"crash", "restart"} & ops
+    consts = dict(p.consts)
+    assert consts["TReading"] == '"restart"' and "src[0]" in consts["TReaders"]
+    assert set(p.ignored) <= {"barrier or cancellation marker", "output (pre-commit, end of stream)", "recv (control message or external input)",
+                              "send (control message or external input)", "replay", "discard", "restore (same recovery)"}
+
+
+def test_traces_without_declared_regions_or_of_unaligned_barriers_are_outside_the_specification(tmp_path):
+    path = _write(tmp_path, _random(9), "r.jsonl")
+    lines = [orjson.loads(x) for x in open(path, "rb").read().splitlines()]
+    for p in lines[0]["processes"]:
+        if p.get("attrs", {}).get("region") is not None:
+            del p["attrs"]
+    bad = tmp_path / "noregion.jsonl"
+    bad.write_bytes(b"\n".join(orjson.dumps(x) for x in lines) + b"\n")
+    with pytest.raises(OutOfScope, match="no attrs.region"):
+        prepare(read_trace(str(bad)), tla_mappings())
+    assert "regional-unaligned" not in tla_mappings() or resolve("regional-unaligned").tla is None
+    [v] = conform([_write(tmp_path, _random(9, protocol="regional-unaligned", max_concurrent=1), "u.jsonl")],
+                  tla_mappings())
+    assert v.verdict == ERROR and "no TLA+ trace specification" in v.message
+
+
+def test_reference_traces_conform_in_both_readings(tmp_path):
+    paths = [_write(tmp_path, _random(1, recovery="region-restart"), "restart.jsonl"),
+             _write(tmp_path, _random(3, recovery="region-continue"), "continue.jsonl")]
+    for v in conform(paths, tla_mappings()):
+        assert v.verdict == ACCEPT, v.render()
+
+
+@pytest.mark.slow
+def test_more_reference_traces_conform(tmp_path):
+    paths = [_write(tmp_path, _random(seed), f"r{seed}.jsonl") for seed in range(4, 12)]
+    for v in conform(paths, tla_mappings()):
+        assert v.verdict == ACCEPT, v.render()
+
+
+@pytest.mark.parametrize("mutant", ["regional-fallback-commit", "regional-notify-before-correction"])
+def test_traces_of_protocol_mutants_are_rejected(tmp_path, mutant):
+    m = resolve(mutant, "mutant")
+    path = _write(tmp_path, replace(SimConfig(protocol=m.mutant_of, mutant=mutant, seed=0), **m.demo), "m.jsonl")
+    [v] = conform([path], tla_mappings())
+    assert v.verdict == REJECT, v.render()
+    what = "commits transaction" if mutant == "regional-fallback-commit" else "round_complete"
+    assert what in v.message
