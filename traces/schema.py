@@ -85,15 +85,21 @@ def _expr(prop: dict, defs: dict, v: str) -> str | None:
 
 
 def _object_expr(prop: dict, defs: dict, v: str) -> str | None:
-    """``_expr`` of an object schema: its type, its required keys, no other keys when
-    ``additionalProperties`` is false, and each present property's own schema."""
+    """``_expr`` of an object schema: its type, its required keys, each present
+    property's own schema, and for the other keys none (``additionalProperties``
+    false) or the schema ``additionalProperties`` gives."""
     props = prop.get("properties", {})
     extra = prop.get("additionalProperties", True)
-    if extra not in (True, False):
-        return None
     parts = [f"type({v}) is dict"]
     if extra is False:
         parts.append(f"{frozenset(props)!r}.issuperset({v})")
+    elif extra is not True:                   # a schema every other property's value must satisfy
+        k = f"k{len(v)}"
+        e = _expr(extra, defs, f"{v}[{k}]")
+        if e is None:
+            return None
+        if e != "True":
+            parts.append(f"all({e} for {k} in {v} if {k} not in {frozenset(props)!r})")
     parts += [f"{k!r} in {v}" for k in prop.get("required", ())]
     for k, sub in props.items():
         e = _expr(sub, defs, f"{v}[{k!r}]")
