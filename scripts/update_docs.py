@@ -4,9 +4,10 @@ and ``<!-- /generated:NAME -->`` markers) from the code they describe.
     python scripts/update_docs.py           # rewrite the sections in place
     python scripts/update_docs.py --check   # exit 1 and name the sections that drifted
 
-Sections: ``catalogue`` in docs/protocols.md (``snapcheck protocols --markdown``); the
-mutant table of docs/bug-zoo.md (``scripts/make_bug_zoo.py``, which links each bug to its
-public report).
+Sections: ``catalogue`` in docs/protocols.md (``snapcheck protocols --markdown``);
+``manifest`` in docs/specs.md (every TLC configuration of ``specs/manifest.json``: expected
+result, states, depth, measured CPU time, and the totals); the mutant table of
+docs/bug-zoo.md (``scripts/make_bug_zoo.py``, which links each bug to its public report).
 """
 
 from __future__ import annotations
@@ -24,7 +25,29 @@ def catalogue() -> str:
     return markdown_tables(catalogue_rows())
 
 
-SECTIONS = {("docs/protocols.md", "catalogue"): catalogue}
+def manifest() -> str:
+    import json
+
+    configs = json.loads((ROOT / "specs" / "manifest.json").read_text())["configs"]
+    default = [c for c in configs if not c.get("heavy")]
+    heavy = [c for c in configs if c.get("heavy")]
+
+    def cpu(cs) -> str:
+        return f"{sum(c.get('cpu_seconds') or 0 for c in cs):.0f}"
+
+    out = [f"{len(default)} default configurations, {cpu(default)} s of CPU in total; {len(heavy)} heavy ones "
+           f"(`--heavy`), {cpu(heavy)} s.", "",
+           "| spec | configuration | kind | expected | distinct states | depth | CPU s | what it shows |",
+           "|---|---|---|---|---:|---:|---:|---|"]
+    for c in configs:
+        t = c.get("cpu_seconds")
+        kind = c["kind"] + (" (heavy)" if c.get("heavy") else "")
+        out.append(f"| {c['spec']} | `{c['name']}` | {kind} | `{c['expected']}` | {c['distinct']} | {c['depth']} "
+                   f"| {'' if t is None else t} | {c['description']} |")
+    return "\n".join(out) + "\n"
+
+
+SECTIONS = {("docs/protocols.md", "catalogue"): catalogue, ("docs/specs.md", "manifest"): manifest}
 
 
 def replace_section(text: str, name: str, body: str) -> str:
