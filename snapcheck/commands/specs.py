@@ -153,7 +153,7 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, pa
     find_jar(), find_java()
     start = time.monotonic()
     verdicts = conform(list(traces), tla_mappings(), timeout=timeout, refinement=not no_refinement,
-                       on_verdict=lambda v: console.print(v.render(), markup=False),
+                       on_verdict=lambda v: console.print(v.render(), markup=False, emoji=False),
                        parallel=parallel or _default_parallel())
     count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
     console.print(f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
