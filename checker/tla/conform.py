@@ -266,6 +266,7 @@ def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float
     units: dict[int, tuple[Prepared, list[Segment]]] = {}
     groups: dict[tuple, list[tuple[int, int, Prepared]]] = defaultdict(list)
     for n, path in enumerate(paths):
+        trace = None
         try:
             trace = read_trace(path)
             p = prepare(trace, mappings)
@@ -279,6 +280,7 @@ def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float
                                   location=loc, message=str(exc))
             _notify(on_verdict, verdicts[n])
             continue
+        del trace                      # the mapped events are all that is needed from here on
         segs = _units(p, segment)
         units[n] = (p, segs)
         for j, seg in enumerate(segs):
