@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # snapcheck quickstart, for a fresh Debian/Ubuntu machine with Python 3.11+.
 #
-#   ./quickstart.sh         set everything up, then run the main job on the embedded default
-#   ./quickstart.sh test    set everything up, then run the whole test suite
+#   ./quickstart.sh [ARGS]       set everything up, then run the main job (snapcheck verify-all ARGS)
+#   ./quickstart.sh test [ARGS]  set everything up, then run the test suite (pytest ARGS)
 #
 # Setup (scripts/bootstrap.sh) creates .venv, installs snapcheck with its
 # dependencies, and checks for Java 17+ (installing it with apt-get when run as
-# root, otherwise printing the exact command). Extra arguments are passed on
-# (to `snapcheck verify-all`, or to pytest).
+# root, otherwise printing the exact command). Arguments after the mode go to
+# the main job or to pytest; `run` may be left out (./quickstart.sh --skip-specs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
-mode="${1:-run}"
-[ $# -gt 0 ] && shift
+mode=run
+if [ $# -gt 0 ] && { [ "$1" = run ] || [ "$1" = test ]; }; then
+    mode="$1"
+    shift
+fi
 bash scripts/bootstrap.sh
 case "$mode" in
     run)
@@ -27,9 +30,5 @@ case "$mode" in
             exit 1
         fi
         exit "$rc"
-        ;;
-    *)
-        echo "usage: ./quickstart.sh [run|test] [ARGS...]" >&2
-        exit 2
         ;;
 esac

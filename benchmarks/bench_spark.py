@@ -25,13 +25,22 @@ the 1,000,000-run validation, and Parquet trace checking on Spark vs DuckDB.
    rounds, orphans, in-transit messages, recorded channel state and unrecorded
    in-transit messages; three formulations (two single statements differing in
    the final step, and the statements run one by one with the shared
-   intermediates materialized: "staged"), each engine judged by its best one —
-   and (b) by the full Spark-native
-   pipeline of ``snapcheck validate --input --native-only`` (quarantine included).
-   Rows/s = input rows / wall time (warm: the run after a first one).
+   intermediates materialized: "staged", run by the product's engines of
+   ``spark_validation.sql_engine``), each engine judged by its best one — and
+   (b) by the product pipeline ``snapcheck validate --input`` on both engines
+   (``--native-only``: quarantine and SQL analysis; and with the per-trace
+   checker), which must write the same summaries. Rows/s = input rows / wall
+   time (warm: the run after a first one; the pipeline: one run).
 
-Usage: ``python benchmarks/bench_spark.py [--runs N] [--rounds R] [--rows R] [--large N] [--no-write] [--parquet-only | --campaign-only]``
-(``--parquet-only``: only part 3, rewriting only its subsection of the spark section).
+4. **Cluster vs local** (``--cluster``): a standalone cluster of two 1-core
+   workers on this machine (``spark_validation.local_cluster``) with a bare
+   default Python, everything shipped by the kit, against local mode on the
+   same 2 cores: campaign runs/s and ``validate --input`` rows/s.
+
+Usage: ``python benchmarks/bench_spark.py [--runs N] [--rounds R] [--rows R] [--large N] [--cluster]
+[--cluster-runs N] [--no-write] [--parquet-only | --campaign-only]``
+(``--parquet-only``: only parts 3–4, ``--cluster-only``: only part 4, ``--campaign-only``: only parts
+1–2, each rewriting only its subsections of the spark section).
 """
 
 from __future__ import annotations
@@ -155,35 +164,17 @@ def staged(dialect: str) -> tuple[list[tuple[str, str]], str]:
     return split_with(CORE_SQL.format(explode_mids=EXPLODE_MIDS[dialect]) + FINAL_SQL["single aggregation"])
 
 
-def duckdb_staged(con) -> tuple:
-    defs, final = staged("duckdb")
-    kinds = {name: "TABLE" if name in MATERIALIZED else "VIEW" for name, _ in defs}
+def staged_counts(engine) -> tuple:
+    """The staged formulation on a ``sql_engine`` engine (the product's runner of named statements:
+    DuckDB temporary tables / Spark checkpointed DataFrames for ``MATERIALIZED``, views for the rest);
+    its statements are dropped afterwards."""
+    defs, final = staged(engine.dialect.name)
     try:
         for name, body in defs:
-            con.execute(f"CREATE OR REPLACE TEMP {kinds[name]} {name} AS {body}")
-        return con.execute(final).fetchone()
+            (engine.table if name in MATERIALIZED else engine.view)(name, body)
+        return engine.first(final)
     finally:
-        for name, _ in reversed(defs):
-            con.execute(f"DROP {kinds[name]} IF EXISTS {name}")
-
-
-def spark_staged(spark) -> tuple:
-    defs, final = staged("spark")
-    cached = []
-    try:
-        for name, body in defs:
-            df = spark.sql(body)
-            if name in MATERIALIZED:
-                df = df.cache()
-                df.count()
-                cached.append(df)
-            df.createOrReplaceTempView(name)
-        return tuple(spark.sql(final).collect()[0])
-    finally:
-        for name, _ in defs:
-            spark.catalog.dropTempView(name)
-        for df in cached:
-            df.unpersist()
+        engine.forget([name for name, _ in defs])
 
 
 FORMULATIONS = (*FINAL_SQL, "staged")
@@ -374,46 +365,111 @@ def best(fn, repeats: int) -> tuple[float, float, object]:
 
 
 def parquet_checking(rows: int, tmp: str) -> dict:
-    import duckdb
-
-    from snapcheck.spark_validation.input_job import validate_input
+    """The core SQL in each formulation, its building blocks, and the product pipeline
+    (``validate --input``: SQL only, and with the per-trace checker) on both engines."""
     from snapcheck.spark_validation.session import get_session, stop_session
+    from snapcheck.spark_validation.sql_engine import DuckEngine, SparkEngine
 
     path = os.path.join(tmp, "traces.parquet")
     n = parquet_data(path, rows)
     out = {"rows": n}
-    con = duckdb.connect()
-    con.execute("SET threads TO 2")
-    con.execute("SET enable_progress_bar = false")
-    con.execute(f"CREATE VIEW t AS SELECT * FROM read_parquet('{path}')")
-    cols = ("orphan", "in_transit", "recorded", "unrecorded_in_transit")
+    duck = DuckEngine(2, "local[2]")
     stop_session()
-    spark = get_session("local[2]")
-    spark.read.parquet(path).createOrReplaceTempView("t")
+    spark = SparkEngine(get_session("local[2]"), "local[2]")
+    for engine in (duck, spark):
+        engine.read_parquet("t", path)
+    cols = ("orphan", "in_transit", "recorded", "unrecorded_in_transit")
     counts = []
     for name in FORMULATIONS:
-        if name == "staged":
-            duck, spk = (lambda: duckdb_staged(con)), (lambda: spark_staged(spark))
-        else:
-            dq = CORE_SQL.format(explode_mids=EXPLODE_MIDS["duckdb"]) + FINAL_SQL[name]
-            sq = CORE_SQL.format(explode_mids=EXPLODE_MIDS["spark"]) + FINAL_SQL[name]
-            duck, spk = (lambda: con.execute(dq).fetchone()), (lambda: spark.sql(sq).collect()[0])
-        out[f"duckdb {name}"] = best(lambda: tuple(int(x or 0) for x in duck()), 1)
-        out[f"spark {name}"] = best(lambda: tuple(int(x or 0) for x in spk()), 1)
+        for label, engine in (("duckdb", duck), ("spark", spark)):
+            if name == "staged":
+                fn = (lambda e=engine: staged_counts(e))
+            else:
+                sql = CORE_SQL.format(explode_mids=EXPLODE_MIDS[label]) + FINAL_SQL[name]
+                fn = (lambda e=engine, q=sql: e.first(q))
+            out[f"{label} {name}"] = best(lambda f=fn: tuple(int(x or 0) for x in f()), 1)
+            counts.append(out[f"{label} {name}"][2])
         print(name, {k: v for k, v in out.items() if k.endswith(name)}, flush=True)
-        counts += [out[f"duckdb {name}"][2], out[f"spark {name}"][2]]
     for name, sql in BLOCK_SQL.items():
-        out[f"duckdb block {name}"] = best(lambda: con.execute(sql).fetchone()[0], 1)
-        out[f"spark block {name}"] = best(lambda: spark.sql(sql).collect()[0][0], 1)
+        for label, engine in (("duckdb", duck), ("spark", spark)):
+            out[f"{label} block {name}"] = best(lambda e=engine, q=sql: e.value(q), 1)
         assert out[f"duckdb block {name}"][2] == out[f"spark block {name}"][2], name
+    duck.close()
+    spark.close()
     out["same_counts"] = len(set(counts)) == 1
     out["counts"] = dict(zip(cols, counts[0]))
     out["load_sql"] = load()
-    t = time.perf_counter()
-    res = validate_input(path, os.path.join(tmp, "checked"), master="local[2]", native_only=True)
-    out["pipeline_s"] = time.perf_counter() - t
-    out["pipeline_violations"] = sum(res.summary["native_violations"].values())
+    out["pipeline"] = pipeline(path, tmp, {"duckdb": "local[2]", "spark": "local[2]"})
     out["load_end"] = load()
+    return out
+
+
+def pipeline(path: str, tmp: str, masters: dict[str, str], session_options: dict | None = None) -> dict:
+    """``validate --input`` on each engine of ``masters`` (engine -> master): SQL only
+    (``--native-only``) and with the per-trace checker; wall seconds (the Spark session started
+    before: not included) and the summaries, which must agree."""
+    from snapcheck.spark_validation.input_job import validate_input
+    from snapcheck.spark_validation.session import get_session
+
+    res: dict = {}
+    for engine, master in masters.items():
+        if engine == "spark":
+            get_session(master, **(session_options or {}))
+        for native_only in (True, False):
+            t = time.perf_counter()
+            r = validate_input(path, os.path.join(tmp, f"pipe-{engine}-{native_only}"), master=master,
+                               engine=engine, native_only=native_only)
+            res[(engine, native_only)] = (time.perf_counter() - t, r.summary)
+            print("pipeline", engine, master, native_only, round(res[(engine, native_only)][0], 2), flush=True)
+    for native_only in (True, False):
+        sums = [{k: v for k, v in s.items() if k not in ("engine", "seconds", "master")}
+                for (e, n), (_, s) in res.items() if n == native_only]
+        assert all(x == sums[0] for x in sums), f"engines disagree (native_only={native_only})"
+    return {f"{e} {'sql' if n else 'full'}": secs for (e, n), (secs, _) in res.items()} | {
+        "violations": sum(res[next(iter(res))][1]["native_violations"].values())}
+
+
+def cluster_bench(runs: int, rows: int, tmp: str) -> dict:
+    """A standalone cluster of two 1-core workers on this machine whose default Python is bare (the
+    kit and its environment shipped), against local[2] on the same machine: the campaign (runs/s)
+    and ``validate --input`` (rows/s); same results required."""
+    import subprocess
+
+    from snapcheck.spark_validation.campaign import read_results
+    from snapcheck.spark_validation.local_cluster import LocalCluster
+    from snapcheck.spark_validation.session import stop_session
+
+    bare = os.path.join(tmp, "bare")
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", bare],
+                   check=True)
+    path = os.path.join(tmp, "cluster-traces.parquet")
+    n_rows = parquet_data(path, rows)
+    conf = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+            "spark.executor.memory": "1g"}
+    out: dict = {"runs": runs, "rows": n_rows}
+    session("local[2]")                                                # started and warm, as the cluster's
+    campaign(min(runs, 40), "spark", "local[2]", os.path.join(tmp, "c-warm-local"))
+    out["local_campaign_s"] = campaign(runs, "spark", "local[2]", os.path.join(tmp, "c-local"))
+    stop_session()
+    with LocalCluster(workers=2, cores=1, python=os.path.join(bare, "bin", "python"),
+                      workdir=os.path.join(tmp, "cluster")) as cluster:
+        t = time.perf_counter()
+        from snapcheck.spark_validation.session import get_session
+
+        get_session(cluster.url, conf=conf)
+        out["cluster_session_s"] = time.perf_counter() - t
+        from snapcheck.spark_validation.campaign import run_campaign
+        from snapcheck.spark_validation.configs import Selection
+
+        run_campaign(min(runs, 40), Selection.of(), os.path.join(tmp, "c-warm"), master=cluster.url,
+                     progress=False)                                   # executors unpack the environment
+        out["cluster_campaign_s"] = run_campaign(runs, Selection.of(), os.path.join(tmp, "c-cluster"),
+                                                 master=cluster.url, progress=False).seconds
+        a = read_results(os.path.join(tmp, "c-local", "results"))
+        b = read_results(os.path.join(tmp, "c-cluster", "results"))
+        out["identical"] = a.to_pylist() == b.to_pylist()
+        out["pipeline"] = pipeline(path, tmp, {"duckdb": "local[2]", "spark": cluster.url}, {"conf": conf})
+        stop_session()
     return out
 
 
@@ -494,8 +550,14 @@ def parquet_report(pq_: dict) -> str:
             first, warm, _ = pq_[f"{engine} {name}"]
             label = "DuckDB (2 threads)" if engine == "duckdb" else "Spark SQL local[2]"
             lines.append(f"| {label} | core SQL, {name} | {first:.2f} | {warm:.2f} | {r / warm:,.0f} |")
-    lines.append(f"| Spark-native pipeline (`validate --input --native-only`: quarantine + every round, prefix "
-                 f"histories, durability) | – | {pq_['pipeline_s']:.2f} | – | {r / pq_['pipeline_s']:,.0f} |")
+    pipe = pq_["pipeline"]
+    for key, what in (("sql", "`validate --input --native-only` (quarantine + every round, prefix histories, "
+                              "durability)"),
+                      ("full", "`validate --input` (the above + per-trace validation and checker)")):
+        for engine in ("duckdb", "spark"):
+            label = "DuckDB (2 threads / processes)" if engine == "duckdb" else "Spark local[2]"
+            secs = pipe[f"{engine} {key}"]
+            lines.append(f"| {label} | {what} | {secs:.2f} | – | {r / secs:,.0f} |")
     duck = min(pq_[f"duckdb {n}"][1] for n in FORMULATIONS)
     spark = min(pq_[f"spark {n}"][1] for n in FORMULATIONS)
     lines += ["", f"* Spark / DuckDB, each engine's best formulation of the same check: **{duck / spark:.2f}** "
@@ -504,7 +566,10 @@ def parquet_report(pq_: dict) -> str:
               "* \"staged\": the same statements run one by one, the shared intermediates "
               f"({', '.join(MATERIALIZED)}) materialized first on both engines (DuckDB does that by itself for CTEs "
               "referenced twice; Spark inlines every CTE reference), materialization included in the time.",
-              f"* The pipeline found {pq_['pipeline_violations']:,} violations."]
+              f"* The pipeline found {pipe['violations']:,} violations; both engines wrote the same summaries. "
+              f"`validate --input` on the same rows: DuckDB **{pipe['spark sql'] / pipe['duckdb sql']:.1f}×** "
+              f"Spark local[2]'s rows/s (SQL only), **{pipe['spark full'] / pipe['duckdb full']:.1f}×** with "
+              "the checker (session start-up of Spark not included)."]
     blocks = []
     for name in BLOCK_SQL:
         d, sp = pq_[f"duckdb block {name}"][1], pq_[f"spark block {name}"][1]
@@ -515,22 +580,59 @@ def parquet_report(pq_: dict) -> str:
     return "\n".join(lines)
 
 
-def write_part(md: str, parquet: bool) -> None:
-    """Replace only one part of the spark section: the "### Parquet checking" subsection
-    (``--parquet-only``) or everything before it (``--campaign-only``)."""
+def cluster_report(c: dict) -> str:
+    p = c["pipeline"]
+    r = c["rows"]
+    return "\n".join([
+        "### Standalone cluster vs local mode (same machine; `--cluster`)", "",
+        "A standalone master and two 1-core workers on 127.0.0.1 started from the installed pyspark "
+        "(`spark_validation/local_cluster.py`), whose default Python is a bare virtual environment: the kit "
+        "(zip) and its environment (venv-pack) are shipped by `snapcheck validate`; the same 2 cores as local[2].",
+        "",
+        "| run | local | cluster |", "|---|---:|---:|",
+        f"| campaign, {c['runs']:,} runs (runs/s) | {c['runs'] / c['local_campaign_s']:.1f} | "
+        f"{c['runs'] / c['cluster_campaign_s']:.1f} |",
+        f"| `validate --input --native-only`, {r:,} rows (rows/s; local = DuckDB) | {r / p['duckdb sql']:,.0f} | "
+        f"{r / p['spark sql']:,.0f} |",
+        f"| `validate --input`, {r:,} rows (rows/s; local = DuckDB) | {r / p['duckdb full']:,.0f} | "
+        f"{r / p['spark full']:,.0f} |", "",
+        f"* Cluster session start with shipping (kit zip, cached environment archive, executors registered): "
+        f"{c['cluster_session_s']:.1f} s; the first campaign on it (executors unpack the environment) is not in "
+        f"the figures, nor are session starts (both sessions ran a 40-run campaign first). Campaign results "
+        f"identical to local mode: {'yes' if c['identical'] else 'NO'}; "
+        "`--input` summaries identical on both: yes (asserted).",
+        "* A shared machine: other jobs compete for the 2 cores and the local and cluster runs are minutes "
+        "apart, so the campaign rates differ by the load as much as by the deployment: in this run the "
+        f"shipped executors (nothing installed) ran at {c['local_campaign_s'] / c['cluster_campaign_s']:.2f}× "
+        f"local mode's rate. On `--input`, DuckDB in the driver had {p['spark sql'] / p['duckdb sql']:.0f}× "
+        f"(SQL only) and {p['spark full'] / p['duckdb full']:.0f}× (with the checker) this cluster's rows/s.",
+        ""])
+
+
+def write_subsections(md: str) -> None:
+    """Replace, in the spark section of docs/benchmarks.md, each "### " subsection of ``md`` (matched
+    by its title up to the first " (") and add those the section does not have yet at its end; text
+    of ``md`` before its first subsection replaces the section's own."""
+    import re
+
     from benchdoc import DOC
 
     text = DOC.read_text()
-    begin = text.find("<!-- bench:spark -->")
-    start, end = text.find("### Parquet checking", begin), text.find("<!-- /bench:spark -->")
-    if begin < 0 or start < 0 or end < start:
+    begin, end = text.find("<!-- bench:spark -->"), text.find("<!-- /bench:spark -->")
+    if begin < 0 or end < begin:
         write_section("spark", md)
         return
-    if parquet:
-        DOC.write_text(text[:start] + md.strip() + "\n" + text[end:])
-    else:
-        head = begin + len("<!-- bench:spark -->")
-        DOC.write_text(text[:head] + "\n" + md.strip() + "\n\n" + text[start:])
+    body = text[begin + len("<!-- bench:spark -->"):end]
+    for part in re.split(r"(?m)^(?=### )", md.strip()):
+        if not part.startswith("### "):              # the section's heading and preamble
+            first = re.search(r"(?m)^### ", body)
+            body = "\n" + part.strip() + "\n\n" + (body[first.start():] if first else "")
+            continue
+        key = part.split("\n", 1)[0].split(" (")[0]
+        m = re.search(rf"(?ms)^{re.escape(key)}\b.*?(?=^### |\Z)", body)
+        new = part.strip() + "\n\n"
+        body = body[:m.start()] + new + body[m.end():] if m else body.rstrip("\n") + "\n\n" + new
+    DOC.write_text(text[:begin] + "<!-- bench:spark -->" + "\n" + body.strip("\n") + "\n" + text[end:])
 
 
 def main() -> None:
@@ -545,26 +647,38 @@ def main() -> None:
                     help="run only the Parquet-checking part and rewrite only its subsection")
     ap.add_argument("--campaign-only", action="store_true",
                     help="run only the campaign part (throughput, 1,000,000 runs) and rewrite only it")
+    ap.add_argument("--cluster", action="store_true",
+                    help="also compare a standalone cluster on this machine with local mode (in the Parquet part)")
+    ap.add_argument("--cluster-runs", type=int, default=400)
+    ap.add_argument("--cluster-only", action="store_true", help="run only the cluster comparison, rewrite only it")
     args = ap.parse_args()
-    if args.parquet_only and args.campaign_only:
-        ap.error("--parquet-only and --campaign-only exclude each other")
+    if args.parquet_only + args.campaign_only + args.cluster_only > 1:
+        ap.error("--parquet-only, --campaign-only and --cluster-only exclude each other")
     tmp = tempfile.mkdtemp(prefix="bench-spark-")
     try:
         parts = []
-        if not args.parquet_only:
+        if args.cluster_only:
+            cl = cluster_bench(args.cluster_runs, args.rows, tmp)
+            print(cl, flush=True)
+            parts.append(cluster_report(cl))
+        elif not args.parquet_only:
             tp = throughput(args.runs, args.rounds, tmp)
             print(tp, flush=True)
             parts.append(campaign_report(tp, large(args.large, tmp) if args.large else None))
-        if not args.campaign_only:
+        if not (args.campaign_only or args.cluster_only):
             pq_ = parquet_checking(args.rows, tmp)
             print(pq_, flush=True)
             parts.append(parquet_report(pq_))
+            if args.cluster:
+                cl = cluster_bench(args.cluster_runs, args.rows, tmp)
+                print(cl, flush=True)
+                parts.append(cluster_report(cl))
         md = "\n".join(parts)
         print(md)
         if args.no_write:
             return
-        if args.parquet_only or args.campaign_only:
-            write_part(md, parquet=args.parquet_only)
+        if args.parquet_only or args.campaign_only or args.cluster_only:
+            write_subsections(md)
         else:
             write_section("spark", md)
     finally:

@@ -2,15 +2,18 @@
 
 Order of work: one pass over the events (``trace_index``: by process, by type,
 shared by every analysis and by each property's "does it apply?" test); effective
-history and message tuples (``intervals``); R-graph, SCC and useless checkpoints
-(``rgraph``, ``zcycles``); the explicit cut; every coordinated round (``rounds``,
-``cuts``); recovery lines (``recovery_report``; z3 certificates in ``z3cert``);
-observed recoveries and exactly-once (``observed_recovery``); RDT (``rdt``). The
-histories of trace prefixes (rounds rolled back later, log-retention segments),
-the R-graph and its SCCs are built once per check and shared.
+history and message tuples (``intervals``); protocol errors recorded in the trace;
+R-graph, SCC and useless checkpoints (``rgraph``, ``zcycles``); the properties with
+a vocabulary of their own (``cic``, ``log_retention``, ``output_commit``,
+``changelog``, ``replication``); the explicit cut; every coordinated round
+(``rounds``, ``cuts``); recovery lines (``recovery_report``; z3 certificates in
+``z3cert``); observed recoveries and exactly-once (``observed_recovery``); RDT
+(``rdt``). The histories of trace prefixes (rounds rolled back later, log-retention
+segments), the R-graph and its SCCs are built once per check and shared.
 
-Applicability when ``properties`` is None: consistency and channel-state for an
-explicit cut and every complete round; termination when the trace has rounds;
+Applicability when ``properties`` is None: protocol-error when the trace records
+one; consistency and channel-state for an explicit cut and every complete round;
+termination for every round, completion for every round declared complete;
 z-cycles as violations only where the protocol promises Z-cycle freedom (the
 header's ``params.guarantees`` holds ``z-cycles`` or ``rdt``; see
 ``snapcheck.traces.protocol_facts``), otherwise the useless checkpoints are only
@@ -21,21 +24,31 @@ protocol promises rollback-dependency trackability (``guarantees`` holds ``rdt``
 cic-conformance, cic-efficiency and timestamps for traces whose header names the
 communication-induced rules they follow (``params.cic``: ``bcs`` or ``hmnr``) and
 that carry protocol data (``checker.cic``); log-retention for traces that truncate
-logs (``checker.log_retention``). Nothing is decided from the protocol's name:
+logs (``checker.log_retention``); output-commit, control-delivery and
+recovery-lineage where the trace has two-phase-commit outputs, operator events, or
+rounds with recoveries (``checker.output_commit``); changelog-restore and
+artifact-retention for changelog checkpoints (``checker.changelog``); the replica
+properties where the header declares replicas (``checker.replication``). Nothing is
+decided from the protocol's name:
 ``CheckOptions.facts`` completes what the header declares (the command line fills
 it from the protocol catalogue for protocols it knows by name).
 A property named explicitly is checked even where the protocol promises nothing.
+Every property without a result is listed in ``report.not_judged`` with the
+reason (``checker.coverage``), and the faults the trace's producer was asked to
+inject are listed in ``report.faults`` with whether each happened.
 """
 
 from __future__ import annotations
 
-import gc
-
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
-from snapcheck.checker.cuts import CutAnalysis, fmt_cut
+from snapcheck.checker.coverage import not_judged, requested_faults
+from snapcheck.checker.cuts import CutAnalysis
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
+from snapcheck.checker.finished import check_finished
 from snapcheck.checker.intervals import History
+from snapcheck.checker.lifetimes import Lifetimes
 from snapcheck.checker.log_retention import check_log_retention
 from snapcheck.checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
                                        recovery_groups)
@@ -43,11 +56,13 @@ from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
 from snapcheck.checker.replication import check_replication
-from snapcheck.checker.report import Report
+from snapcheck.checker.report import Report, Violation
+from snapcheck.checker.rescale import check_rescale
 from snapcheck.checker.rgraph import Graph, scc_labels
-from snapcheck.checker.rounds import find_rounds, round_status, round_violations
+from snapcheck.checker.rounds import completion_violations, find_rounds, round_status, round_violations
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
 class _Run:
@@ -65,6 +80,7 @@ class _Run:
         self._prefix: dict[int, History] = {}
         self._prefix_dur: dict[int, Durability] = {}
         self._groups: list[list] | None = None
+        self._life: Lifetimes | None = None
         self.facts = DeclaredFacts.of(trace.header.protocol, opts.facts)
         self.aligned = self.facts.aligned
 
@@ -105,6 +121,13 @@ class _Run:
             h = self._prefix[limit] = History(self.trace, limit=limit, index=self.ix)
         return h
 
+    @property
+    def lifetimes(self) -> Lifetimes:
+        """When each process belongs to the job (``checker.lifetimes``), computed once."""
+        if self._life is None:
+            self._life = Lifetimes(self.trace, self.ix)
+        return self._life
+
     def recovery_groups(self) -> list[list]:
         """The trace's observed recoveries (groups of restores), computed once."""
         if self._groups is None:
@@ -120,26 +143,45 @@ class _Run:
 
 
 def check_trace(trace, opts: CheckOptions | None = None) -> Report:
-    """Check one ``traces.Trace``; see ``CheckOptions`` and docs/checker.md."""
+    """Check one ``traces.Trace``: every property that applies to it (module docstring) or
+    those ``opts.properties`` names, the useless checkpoints (Netzer and Xu, "Necessary
+    and Sufficient Conditions for Consistent Global Snapshots", 1995), the restart-all
+    recovery line and the one of ``opts.failures``; see ``CheckOptions`` and
+    docs/checker.md. Returns a ``Report``; options that do not fit the trace raise
+    ``CheckerUsageError``.
+
+    Worked example C of docs/theory.md, the domino effect: four useless checkpoints, and
+    after the failure of both processes the line falls back to ``(1, 0)``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_c_domino"), CheckOptions(failures="all"))
+    >>> report.ok, report.useless
+    (True, [('P0', 2), ('P0', 3), ('P1', 1), ('P1', 2)])
+    >>> report.recovery_lines["all"], report.recovery["all"]["domino"]
+    ({'P0': 1, 'P1': 0}, True)
+
+    CheckMate's Figure 2(b), an inconsistent cut:
+
+    >>> check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1})).kinds
+    {'orphan'}
+    """
     opts = opts or CheckOptions()
     opts.validate()
-    gc_was_enabled = gc.isenabled()
-    gc.disable()          # the analyses build many small objects and no garbage cycles
-    try:
+    with paused_gc():     # the analyses build many small objects and no garbage cycles
         return _check(trace, opts)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
 
 def _check(trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
+    _protocol_errors(run)
     _useless(run)
     check_cic(run)                  # CIC conformance, timestamps along Z-paths (checker/cic.py)
     check_log_retention(run)        # no log truncated while a recovery line needs it (checker/log_retention.py)
     check_output_properties(run)    # output commit, control delivery, recovery lineage (checker/output_commit.py)
     check_changelog(run)            # changelog handles restore the checkpoint's state; artifact retention (checker/changelog.py)
     check_replication(run)          # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
+    check_rescale(run)              # key groups and in-flight records redistributed at another parallelism (checker/rescale.py)
+    check_finished(run)             # finished tasks: final checkpoint and its notification (checker/finished.py)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)
@@ -154,7 +196,22 @@ def _check(trace, opts: CheckOptions) -> Report:
     h = run.h
     run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
                              "checkpoints": sum(h.L), "events": len(trace.events)})
+    run.report.not_judged = not_judged(run)
+    run.report.faults = [f.to_json() for f in requested_faults(trace)]
     return run.report
+
+
+def _protocol_errors(run: _Run) -> None:
+    """``protocol-error``: the trace records that its protocol raised in a handler or broke
+    an invariant the recording system relies on (``protocol_error`` events); the rest of
+    the run is missing, so every property is judged on the events before it."""
+    if not run.want("protocol-error") or not run.ix.has("protocol_error"):
+        return
+    vs = [Violation("protocol-error", "protocol-error", e.proc,
+                    f"The protocol broke at line {e.line} on {e.proc}: {e.reason}. The run ended there; the "
+                    f"checker judged the trace up to that line.", [e.line], dict(e.attrs or {}))
+          for e in run.ix.of_type("protocol_error")]
+    run.add("protocol-error", "trace", vs)
 
 
 def _useless(run: _Run) -> None:
@@ -168,9 +225,9 @@ def _useless(run: _Run) -> None:
         run.add("z-cycles", "trace", vs, len(useless) - len(vs))
 
 
-def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf")) -> CutAnalysis:
+def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf"), gone=frozenset()) -> CutAnalysis:
     ca = CutAnalysis(h, dur, g, subject, aligned=run.aligned, channel_state=run.want("channel-state"),
-                     at_line=at_line)
+                     at_line=at_line, gone=gone)
     if run.want("consistency"):
         run.add("consistency", subject, ca.consistency)
     if run.want("channel-state"):
@@ -194,14 +251,18 @@ def _explicit_cut(run: _Run) -> None:
 def _rounds(run: _Run) -> None:
     h, trace = run.h, run.trace
     rounds = find_rounds(trace, set(h.procs))
+    life = run.lifetimes
     for r in sorted(rounds):
         info = rounds[r]
-        status = round_status(info, h.procs)
+        members = life.members(h.procs, info.start_line)
+        status = round_status(info, members)
         entry = {"status": status, "start_line": info.start_line,
                  "checkpoints": {p: e.ckpt for p, e in info.ckpts.items()}}
         run.report.rounds[str(r)] = entry
         if run.want("termination"):
-            run.add("termination", f"round {r}", round_violations(info, h.procs, trace))
+            run.add("termination", f"round {r}", round_violations(info, members, trace))
+        if run.want("completion") and info.declared_complete:
+            run.add("completion", f"round {r}", completion_violations(info))
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
             continue
         undone = [h.rolled_back[id(e)] for e in info.ckpts.values() if id(e) in h.rolled_back]
@@ -211,9 +272,11 @@ def _rounds(run: _Run) -> None:
             entry["analysed_before_line"] = limit
         else:
             hist, dur, limit = h, run.dur, float("inf")
-        g = [hist.pos_of[i][info.ckpts[p].ckpt] for i, p in enumerate(hist.procs)]
-        ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit)
-        entry["in_transit"] = len(ca.in_transit)
+        g = [hist.pos_of[i][info.ckpts[p].ckpt] if p in info.ckpts else life.position(hist, i, info.start_line)
+             for i, p in enumerate(hist.procs)]
+        gone = frozenset(i for i, p in enumerate(hist.procs) if life.handed_over(p, info.start_line))
+        ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit, gone=gone)
+        entry["in_transit"] = len(ca.internal_in_transit) + ca.external_in_transit
 
 
 def _recovery_lines(run: _Run) -> None:

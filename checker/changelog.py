@@ -1,7 +1,8 @@
 """Changelog (GIC) checkpoints: the restored state is the state at the checkpoint, and
-no artifact a retained checkpoint references is deleted (bug-zoo.md P8, pattern 5).
+no artifact a retained checkpoint references is deleted (class P8 of docs/bug-zoo.md,
+"Property classes").
 
-Definitions after "Generic Log-based Incremental Checkpoint" (the changelog seed):
+Definitions after "Generic Log-based Incremental Checkpoint" (docs/theory.md, "Changelog checkpoints"):
 a checkpoint of a task is a *handle* — a materialized snapshot holding the changes
 ``sqn < upto`` plus changelog ranges — and restoring it applies the snapshot, then
 each range. Trace vocabulary (v1 events with ``attrs``; docs/checker.md):
@@ -39,6 +40,7 @@ already deleted (``restore-missing-artifact``).
 
 from __future__ import annotations
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.report import Violation
 
 
@@ -47,7 +49,14 @@ def _attr(e, name):
 
 
 def has_changelog(ix) -> bool:
-    """Does the trace (its ``TraceIndex``) have the changelog vocabulary?"""
+    """Does the trace (its ``TraceIndex``) have the changelog vocabulary: an artifact
+    ``output`` or a checkpoint whose ``vars`` hold a ``changelog`` handle?
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> has_changelog(TraceIndex(golden("theory_a_zcycle")))
+    False
+    """
     for e in ix.with_attr("output", "artifact"):
         if e.attrs["artifact"] is not None:
             return True
@@ -64,7 +73,7 @@ class _Artifacts:
         key_of: dict[str, tuple] = {}
         barriers: set[str] = set()
         for e in ix.of_type("send"):
-            if e.kind == "barrier":
+            if e.kind in MARKERS:
                 barriers.add(e.mid)
             else:
                 key_of[e.mid] = (e.ch, e.seq)
@@ -102,6 +111,24 @@ def _fmt(key) -> str:
 
 
 def restore_violations(arts: _Artifacts) -> list[Violation]:
+    """``changelog-restore`` violations: checkpoints whose handle (materialized snapshot
+    plus changelog ranges) does not restore exactly the task's changes at the checkpoint
+    (``changelog-gap``, ``changelog-overlap``, ``changelog-mismatch``,
+    ``artifact-unknown``; module docstring). ``arts``: the trace's artifacts.
+
+    A task processes two changes (sqn 0 and 1) and checkpoints a materialization that
+    holds only ``0 ≤ sqn < 1``, with no changelog range for the rest:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["S", "T"], [("s2t", "S", "T")])
+    >>> rec.recv("T", rec.send("S", "s2t")); rec.recv("T", rec.send("S", "s2t"))
+    >>> rec.output("T", [], attrs={"artifact": "M", "op": "create", "type": "materialization",
+    ...                              "from": 0, "to": 1})
+    >>> _ = rec.checkpoint("T", vars={"materialization": "M", "changelog": []})
+    >>> [(v.kind, v.witness["sqn"]) for v in restore_violations(_Artifacts(TraceIndex(rec.trace())))]
+    [('changelog-gap', [1])]
+    """
     out = []
     for (proc, ckpt), (line, h, state) in sorted(arts.handles.items(), key=lambda kv: kv[1][0]):
         subject = f"checkpoint {proc}:{ckpt}"
@@ -162,6 +189,25 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
 
 
 def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
+    """``artifact-retention`` violations: an artifact deleted while a checkpoint of one of
+    the latest ``retained`` completed rounds references it
+    (``artifact-deleted-referenced``), a restore of a handle whose artifact is already
+    deleted (``restore-missing-artifact``). ``ix``: the trace's ``TraceIndex``; ``arts``:
+    its artifacts.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["S", "T", {"id": "C", "role": "coordinator"}], [("s2t", "S", "T")])
+    >>> rec.recv("T", rec.send("S", "s2t"))
+    >>> rec.output("T", [], attrs={"artifact": "M", "op": "create", "type": "materialization",
+    ...                              "from": 0, "to": 1})
+    >>> _ = rec.checkpoint("T", round=1, vars={"materialization": "M", "changelog": []})
+    >>> rec.round_complete("C", 1)
+    >>> rec.output("C", [], attrs={"artifact": "M", "op": "delete"})    # round 1 is still retained
+    >>> ix = TraceIndex(rec.trace())
+    >>> [(v.kind, v.subject) for v in retention_violations(ix, _Artifacts(ix))]
+    [('artifact-deleted-referenced', 'artifact M')]
+    """
     params = (ix.trace.header.protocol or {}).get("params") or {}
     keep = int(params.get("retained", 1))
     completed = [(e.line, e.round) for e in ix.of_type("round_complete")]
@@ -198,7 +244,24 @@ def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
 
 def check_changelog(run) -> None:
     """Add ``changelog-restore`` and ``artifact-retention`` to a ``check_trace`` run
-    where the trace has the changelog vocabulary (or when selected)."""
+    where the trace has the changelog vocabulary (``has_changelog``) or when selected.
+
+    A handle whose materialization holds change 0 and whose changelog range holds
+    change 1 restores the task's state exactly:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["S", "T"], [("s2t", "S", "T")])
+    >>> rec.recv("T", rec.send("S", "s2t"))
+    >>> rec.output("T", [], attrs={"artifact": "M", "op": "create", "type": "materialization",
+    ...                              "from": 0, "to": 1})
+    >>> rec.recv("T", rec.send("S", "s2t"))
+    >>> rec.output("T", [], attrs={"artifact": "L", "op": "create", "type": "changelog",
+    ...                              "from": 0, "to": 2})
+    >>> _ = rec.checkpoint("T", vars={"materialization": "M", "changelog": [["L", 1, 2]]})
+    >>> [(r.property, r.ok) for r in check_trace(rec.trace()).results]
+    [('changelog-restore', True), ('artifact-retention', True)]
+    """
     present = has_changelog(run.ix)
     want_restore = run.want("changelog-restore") and (present or run.explicit("changelog-restore"))
     want_retention = run.want("artifact-retention") and (present or run.explicit("artifact-retention"))

@@ -1,5 +1,5 @@
 """Communication-induced checkpointing: conformance by re-simulation and timestamps
-along Z-paths (theory.md §4.2, §4.3, §4.5).
+along Z-paths (docs/theory.md, "Communication-induced checkpointing").
 
 **Conformance (differential) oracle.** BCS and HMNR are deterministic functions of
 the event order, so their variables can be re-simulated from the trace: every
@@ -19,18 +19,20 @@ visited in a causal order (a receive after its send), whatever the file order.
 * ``spurious-forced-checkpoint`` (property ``cic-efficiency``, an efficiency bug):
   a forced checkpoint that is not immediately followed by a receive, or before a
   receive where the condition does not hold (e.g. BlackSP's HMNR variant that
-  updates ``min_to`` on every send, theory.md §4.3).
+  updates ``min_to`` on every send; docs/theory.md, "The clock form of HMNR").
 * ``piggyback-mismatch`` / ``vars-mismatch`` (``cic-conformance``): a logged
   piggyback (``send.piggyback``) or checkpoint variables (``checkpoint.vars``)
   differ from the re-simulated values (the keys present are compared).
 
-The rules, per theory.md (vectors are indexed by the participants — processes
+The rules, per docs/theory.md, "BCS" and "HMNR" (vectors are indexed by the participants — processes
 other than coordinators and external inputs — in header order):
 
-* BCS (Briatico, Ciuffoletti, Simoncini 1984): ``sn``; basic checkpoint ``sn += 1``;
+* BCS (Briatico, Ciuffoletti and Simoncini, "A distributed domino-effect free recovery
+  algorithm", 1984): ``sn``; basic checkpoint ``sn += 1``;
   piggyback ``sn``; force iff ``m.sn > sn``, then ``sn := m.sn`` (the forced
   checkpoint's timestamp).
-* HMNR (Hélary, Mostéfaoui, Netzer, Raynal 2000, as implemented by CheckMate),
+* HMNR (Hélary, Mostéfaoui, Netzer and Raynal, "Communication-Based Prevention of
+  Useless Checkpoints in Distributed Computations", 2000, as CheckMate implements it),
   ``greater[]`` form: ``C1 = (∃k: sent_to[k] ∧ m.greater[k]) ∧ m.lc > lc``,
   ``C2 = m.ckpt[i] = ckpt[i] ∧ m.taken[i]``; ``clock[]``/``min_to[]`` form:
   ``C1' = ∃k: sent_to[k] ∧ m.clock[j] > min_to[k] ∧ m.clock[j] > max(clock[k], m.clock[k])``.
@@ -38,11 +40,11 @@ other than coordinators and external inputs — in header order):
   (``clock`` → clock form), else ``greater``. Timestamp: ``lc`` (``clock[i]``).
 
 **Timestamps** (property ``timestamps``, kind ``timestamp-order``): under BCS and
-HMNR checkpoint timestamps strictly increase along every Z-path (theory.md §4.3,
-HMNR's theorem; validated on 110k instances), which implies Z-cycle freedom. With
+HMNR checkpoint timestamps strictly increase along every Z-path (docs/theory.md,
+"Timestamps along Z-paths"; HMNR's theorem), which implies Z-cycle freedom. With
 ``a(i, x+1) = ts(C_{i,x})`` and ``M[v] = max{a(u) : u ⇝ v}`` over the R-graph (a DP
 over its SCC condensation in topological order; Z-path from ``C_{i,x}`` to
-``C_{j,y}`` ⟺ ``(i,x+1) ⇝ (j,y)``, theory.md §3.2), the property holds iff
+``C_{j,y}`` ⟺ ``(i,x+1) ⇝ (j,y)``, docs/theory.md, "R-paths are Z-paths"), the property holds iff
 ``M[(j,y)] < ts(C_{j,y})`` for every stable checkpoint and timestamps increase on
 every process. Each violation's witness is a shortest R-path, re-checked as a
 Z-path with ``is_zpath``. Timestamps are the re-simulated ones.
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
 
@@ -60,6 +63,19 @@ INF = float("inf")
 
 # -- the protocols' variables (an implementation independent of reference/) ------------
 class BCSVars:
+    """The variables of BCS at process ``i`` of ``n`` (Briatico, Ciuffoletti and Simoncini,
+    "A distributed domino-effect free recovery algorithm", 1984): a sequence number
+    ``sn``, 0 at ``C_{i,0}``. A basic checkpoint increments it; every message piggybacks
+    it; a receive of ``m.sn > sn`` forces a checkpoint first, timestamped ``m.sn``.
+
+    >>> v = BCSVars(2, 0)
+    >>> v.checkpoint(None)                      # a basic checkpoint
+    >>> v.piggyback(1, line=5), v.condition(1, {"sn": 3}), v.condition(1, {"sn": 1})
+    ({'sn': 1}, 'm.sn = 3 > sn = 1', None)
+    >>> v.checkpoint({"sn": 3}); v.timestamp()  # the forced checkpoint before that receive
+    3
+    """
+
     form = "bcs"
 
     def __init__(self, n: int, i: int):
@@ -67,30 +83,62 @@ class BCSVars:
         self.sn = 0
 
     def copy(self):
+        """A copy (the variables saved with a checkpoint, restored by a ``restore``)."""
         c = BCSVars.__new__(BCSVars)
         c.i, c.sn = self.i, self.sn
         return c
 
     def piggyback(self, k: int, line: int) -> dict:
+        """The piggyback of a send to participant ``k`` at trace line ``line``."""
         return {"sn": self.sn}
 
     def condition(self, j: int, pb: dict) -> str | None:
+        """Why a receive from participant ``j`` carrying ``pb`` forces a checkpoint first (None:
+        it does not)."""
         return f"m.sn = {pb['sn']} > sn = {self.sn}" if pb["sn"] > self.sn else None
 
     def checkpoint(self, pb: dict | None) -> None:
+        """Apply the checkpoint procedure; ``pb``: the piggyback of the receive that forced it (None: a basic
+        checkpoint)."""
         self.sn = pb["sn"] if pb is not None else self.sn + 1
 
     def deliver(self, j: int, pb: dict) -> None:
-        pass
+        """Merge the piggyback ``pb`` of a message from participant ``j`` when it is processed."""
 
     def vars(self) -> dict:
+        """The variables as a trace's ``checkpoint.vars`` logs them."""
         return {"sn": self.sn}
 
     def timestamp(self) -> int:
+        """The timestamp of the checkpoint just taken (``sn``)."""
         return self.sn
 
 
 class HMNRGreaterVars:
+    """The variables of HMNR at process ``i`` of ``n`` in the form CheckMate implements
+    (Hélary, Mostéfaoui, Netzer and Raynal, "Communication-Based Prevention of Useless
+    Checkpoints in Distributed Computations", 2000; docs/theory.md, "HMNR"): ``lc``,
+    ``ckpt[]``, ``taken[]``, ``greater[]`` (piggybacked) and ``sent_to[]`` (kept as the
+    line of the first send to each process in the interval). A receive forces a
+    checkpoint when ``C1 = (∃k: sent_to[k] ∧ m.greater[k]) ∧ m.lc > lc`` or
+    ``C2 = m.ckpt[i] = ckpt[i] ∧ m.taken[i]``. The methods are those of ``BCSVars``.
+
+    C2: ``P0`` sends to ``P1``, ``P1`` checkpoints and answers; processing the answer in
+    the same interval would put ``C_{1,1}`` on a Z-cycle.
+
+    >>> p0, p1 = HMNRGreaterVars(2, 0), HMNRGreaterVars(2, 1)
+    >>> p1.deliver(0, p0.piggyback(1, line=2)); p1.checkpoint(None)
+    >>> p0.condition(1, p1.piggyback(0, line=4))
+    "C2: m.ckpt[0] = ckpt[0] = 0 and m.taken[0]: m's causal past starts in the receiver's current interval ..."
+
+    C1: ``P0`` sent to ``P2``, then receives from ``P1`` a larger clock that ``P2`` may not know:
+
+    >>> p0, p1 = HMNRGreaterVars(3, 0), HMNRGreaterVars(3, 1)
+    >>> _ = p0.piggyback(2, line=2); p1.checkpoint(None)
+    >>> p0.condition(1, p1.piggyback(0, line=4))
+    'C1: m.lc = 1 > lc = 0, and the receiver sent to participant #2 in this interval (line 2) ...'
+    """
+
     form = "greater"
 
     def __init__(self, n: int, i: int):
@@ -112,6 +160,7 @@ class HMNRGreaterVars:
         return {"lc": self.lc, "ckpt": list(self.ckpt), "taken": list(self.taken), "greater": list(self.greater)}
 
     def c1(self, j: int, pb: dict) -> str | None:
+        """Condition C1 for a message from participant ``j`` (None: it does not hold)."""
         if pb["lc"] <= self.lc:
             return None
         for k, (s, g) in enumerate(zip(self.sent_line, pb["greater"])):
@@ -121,6 +170,7 @@ class HMNRGreaterVars:
         return None
 
     def c2(self, pb: dict) -> str | None:
+        """Condition C2: ``m.ckpt[i] = ckpt[i] ∧ m.taken[i]`` (None: it does not hold)."""
         i = self.i
         if pb["ckpt"][i] == self.ckpt[i] and pb["taken"][i]:
             return (f"C2: m.ckpt[{i}] = ckpt[{i}] = {self.ckpt[i]} and m.taken[{i}]: m's causal past starts in the "
@@ -138,6 +188,7 @@ class HMNRGreaterVars:
         self.ckpt[i] += 1
 
     def advance(self) -> None:
+        """The clock part of the checkpoint procedure: ``lc += 1``, ``greater[k] := true`` for ``k ≠ i``."""
         self.greater = [k != self.i for k in range(self.n)]
         self.lc += 1
 
@@ -151,6 +202,8 @@ class HMNRGreaterVars:
         self.merge_ckpt(pb)
 
     def merge_ckpt(self, pb: dict) -> None:
+        """Merge ``ckpt[]`` and ``taken[]`` of a piggyback: the larger ``ckpt[k]`` with its ``taken[k]``, on a
+        tie ``taken[k] ∨ m.taken[k]``."""
         i = self.i
         for k in range(self.n):
             if k == i:
@@ -165,10 +218,25 @@ class HMNRGreaterVars:
         return {"lc": self.lc, "ckpt": list(self.ckpt), "taken": list(self.taken), "greater": list(self.greater)}
 
     def timestamp(self) -> int:
+        """The timestamp of the checkpoint just taken (``lc``)."""
         return self.lc
 
 
 class HMNRClockVars(HMNRGreaterVars):
+    """HMNR in its clock form (docs/theory.md, "The clock form of HMNR"): ``clock[]``
+    (``clock[i] = lc``) and ``min_to[]`` (``clock[i]`` at the first send to each process
+    in the interval) replace ``lc`` and ``greater[]``, and C1 becomes
+    ``C1' = ∃k: sent_to[k] ∧ m.clock[j] > min_to[k] ∧ m.clock[j] > max(clock[k], m.clock[k])``.
+    It forces checkpoints on exactly the receives ``HMNRGreaterVars`` does.
+
+    The C1 situation of ``HMNRGreaterVars``:
+
+    >>> p0, p1 = HMNRClockVars(3, 0), HMNRClockVars(3, 1)
+    >>> _ = p0.piggyback(2, line=2); p1.checkpoint(None)
+    >>> p0.condition(1, p1.piggyback(0, line=4))
+    "C1': m.clock[1] = 1 exceeds min_to[2] = 0 (first send to participant #2 in this interval, line 2) and ..."
+    """
+
     form = "clock"
 
     def __init__(self, n: int, i: int):
@@ -184,6 +252,7 @@ class HMNRClockVars(HMNRGreaterVars):
         return {"clock": list(self.clock), "ckpt": list(self.ckpt), "taken": list(self.taken)}
 
     def c1(self, j: int, pb: dict) -> str | None:
+        """Condition C1' for a message from participant ``j`` (None: it does not hold)."""
         mj = pb["clock"][j]
         for k, s in enumerate(self.sent_line):
             if s and mj > self.min_to[k] and mj > max(self.clock[k], pb["clock"][k]):
@@ -193,6 +262,7 @@ class HMNRClockVars(HMNRGreaterVars):
         return None
 
     def advance(self) -> None:
+        """The clock part of the checkpoint procedure: ``clock[i] += 1``, ``min_to := ∞``."""
         self.min_to = [INF] * self.n
         self.clock[self.i] += 1
 
@@ -209,6 +279,7 @@ class HMNRClockVars(HMNRGreaterVars):
         return {"clock": list(self.clock), "ckpt": list(self.ckpt), "taken": list(self.taken)}
 
     def timestamp(self) -> int:
+        """The timestamp of the checkpoint just taken (``clock[i]``)."""
         return self.clock[self.i]
 
 
@@ -216,6 +287,14 @@ FORMS = {"bcs": BCSVars, "greater": HMNRGreaterVars, "clock": HMNRClockVars}
 
 
 def detect_form(trace, kind: str) -> str:
+    """The form of the CIC rules of ``trace`` (``kind``: the header's ``params.cic``):
+    ``bcs``; for HMNR ``params.form``, else ``clock`` when the logged piggybacks or
+    checkpoint variables have a ``clock`` key, else ``greater``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> detect_form(golden("theory_a_zcycle"), "hmnr"), detect_form(golden("theory_a_zcycle"), "bcs")
+    ('greater', 'bcs')
+    """
     if kind == "bcs":
         return "bcs"
     form = (trace.header.protocol.get("params") or {}).get("form")
@@ -230,8 +309,19 @@ def detect_form(trace, kind: str) -> str:
 
 # -- re-simulation ------------------------------------------------------------------------
 class Decision:
-    """The protocol's decision at one receive: ``reason`` (None: no checkpoint needed)
-    and whether the trace has a forced checkpoint right before it."""
+    """The protocol's decision at one receive ``recv`` of process ``proc``: ``reason``, the
+    forcing condition that holds (None: no checkpoint needed), and ``forced``, whether the
+    trace has a forced checkpoint right before it.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["P0", "P1"], [("a", "P0", "P1")], params={"cic": "bcs"})
+    >>> _ = rec.checkpoint("P0"); m = rec.send("P0", "a", piggyback={"sn": 1})
+    >>> _ = rec.checkpoint("P1", "forced"); rec.recv("P1", m)
+    >>> t = rec.trace()
+    >>> [(d.proc, d.recv.mid, d.reason, d.forced) for d in Resimulation(t, History(t), "bcs").decisions]
+    [('P1', 'a:1', 'm.sn = 1 > sn = 0', True)]
+    """
 
     __slots__ = ("proc", "recv", "reason", "forced")
 
@@ -243,7 +333,22 @@ class Resimulation:
     """Re-simulate a BCS/HMNR trace (module docstring). Results: ``decisions`` (one per
     receive from another participant, in visiting order), ``timestamps``
     ({(proc, ckpt): ts}), ``conformance`` / ``efficiency`` violations, ``stuck``
-    (processes the causal order could not finish: a trace that is not causal)."""
+    (processes the causal order could not finish: a trace that is not causal).
+
+    ``h``: the trace's effective history; ``form``: ``bcs``, ``greater`` or ``clock``
+    (``detect_form``). ``P1`` processes a message with a larger ``sn`` without the forced
+    checkpoint BCS requires:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["P0", "P1"], [("a", "P0", "P1")], params={"cic": "bcs"})
+    >>> _ = rec.checkpoint("P0"); m = rec.send("P0", "a", piggyback={"sn": 1})
+    >>> rec.recv("P1", m)
+    >>> t = rec.trace()
+    >>> sim = Resimulation(t, History(t), "bcs")
+    >>> [v.kind for v in sim.conformance], sim.efficiency, sim.timestamps[("P0", 1)]
+    (['missing-forced-checkpoint'], [], 1)
+    """
 
     def __init__(self, trace, h, form: str):
         self.trace = trace
@@ -258,7 +363,7 @@ class Resimulation:
         data = self.data_ch
         # the protocol events: stable checkpoints, data sends and receives between participants, restores
         self.rel = [[e for e in by_proc[p]
-                     if (e.type == "send" and e.kind != "barrier" and e.ch in data)
+                     if (e.type == "send" and e.kind not in MARKERS and e.ch in data)
                      or (e.type == "recv" and e.ch in data)
                      or (e.type == "checkpoint" and e.ckpt) or e.type == "restore"] for p in procs]
         self.state = [make(n, i) for i in range(n)]
@@ -432,8 +537,24 @@ class Resimulation:
 
 # -- timestamps along Z-paths ---------------------------------------------------------------
 def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int) -> tuple[list[Violation], int]:
-    """``timestamp-order`` violations (module docstring); ``comp``: the SCC labels of ``graph``
-    (``scc_labels``); returns (violations, omitted)."""
+    """``timestamp-order`` violations (property ``timestamps``, module docstring):
+    checkpoint timestamps ``ts`` (``{(proc, ckpt): ts}``) must strictly increase on every
+    process and along every Z-path, the certificate of Z-cycle freedom of BCS and HMNR.
+    ``graph``: the R-graph; ``comp``: its SCC labels (``scc_labels``). Returns the first
+    ``max_witnesses`` violations, each with a Z-path witness, and the number of further
+    ones.
+
+    The Z-cycle of worked example A breaks any timestamps, e.g. the checkpoint numbers:
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.rgraph import Graph, scc_labels
+    >>> h = History(golden("theory_a_zcycle")); g = Graph(h)
+    >>> ts = {("P0", 0): 0, ("P0", 1): 1, ("P0", 2): 2, ("P1", 0): 0, ("P1", 1): 1}
+    >>> vs, omitted = timestamp_violations(h, g, scc_labels(g), ts, max_witnesses=20)
+    >>> [(v.subject, v.witness["checkpoints"]) for v in vs]
+    [('checkpoint P0:1', [['P0', 1], ['P0', 1]]), ('checkpoint P1:1', [['P0', 1], ['P1', 1]])]
+    """
     def ts_at(i, x):
         return ts.get((h.procs[i], h.ckpt_num[i][x]))
 
@@ -533,7 +654,18 @@ def _zpath_witness(h, graph, radj, ts_at, j: int, y: int):
 def zcf_applies(ix) -> bool:
     """Conformance and timestamps apply by default to BCS/HMNR traces that carry the
     protocol's data: a forced checkpoint, logged piggybacks or checkpoint variables
-    (``ix``: the trace's ``TraceIndex``)."""
+    (``ix``: the trace's ``TraceIndex``).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> zcf_applies(TraceIndex(golden("theory_a_zcycle")))
+    False
+    >>> rec = TraceRecorder(["P0", "P1"], [("a", "P0", "P1")], params={"cic": "bcs"})
+    >>> _ = rec.send("P0", "a", piggyback={"sn": 0})
+    >>> zcf_applies(TraceIndex(rec.trace()))
+    True
+    """
     for e in ix.of_type("checkpoint"):
         if e.kind == "forced" or e.vars is not None:
             return True
@@ -545,7 +677,19 @@ def zcf_applies(ix) -> bool:
 
 def check_cic(run) -> None:
     """Add the ``cic-conformance``, ``cic-efficiency`` and ``timestamps`` results to a
-    ``check_trace`` run (see ``checker.api``)."""
+    ``check_trace`` run (see ``checker.api``) for a trace whose header declares CIC rules
+    (``params.cic``), by re-simulating them (``Resimulation``); selecting one of these
+    properties for a trace without CIC rules is a ``CheckerUsageError``.
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["P0", "P1"], [("a", "P0", "P1")], params={"cic": "bcs"})
+    >>> _ = rec.checkpoint("P0"); m = rec.send("P0", "a", piggyback={"sn": 1})
+    >>> _ = rec.checkpoint("P1", "forced"); rec.recv("P1", m)
+    >>> report = check_trace(rec.trace())
+    >>> report.ok, report.stats["cic"]
+    (True, {'protocol': 'bcs', 'form': 'bcs', 'receives': 1, 'forced': 1, 'required': 1})
+    """
     from snapcheck.checker.options import CheckerUsageError
 
     props = ("cic-conformance", "cic-efficiency", "timestamps")

@@ -1,15 +1,18 @@
-"""Analysis of one global checkpoint ``G`` (theory.md §1.2–1.3, §6).
+"""Analysis of one global checkpoint ``G`` (docs/theory.md, "Orphans, in-transit messages and
+consistency" and "Complete snapshots: channel state and logs").
 
-For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed):
+For ``G = (g_0..g_{n-1})`` (positions, ``V_i = L_i+1`` allowed), with the definitions of
+Siachamis et al., "CheckMate: Evaluating Checkpointing Protocols for Streaming
+Dataflows" (2024):
 
 * orphan(m, G)     ⟺ r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src          (CheckMate Def. 4)
 * in_transit(m, G) ⟺ s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)         (CheckMate Def. 5)
 * consistent(G)    ⟺ no orphan
 
-Completeness of a snapshot ``(G, CS)`` (theory.md §1.3, §6.4): ``CS(c)`` is the
-input part recorded with ``C_{dst,g_dst}`` followed by the output part recorded with
-``C_{src,g_src}`` (unaligned checkpoints, recovery order: input part, then output
-part). Reported separately:
+Completeness of a snapshot ``(G, CS)`` (docs/theory.md, "Violation kinds of a snapshot"):
+``CS(c)`` is the input part recorded with ``C_{dst,g_dst}`` followed by the output part
+recorded with ``C_{src,g_src}`` (unaligned checkpoints, recovery order: input part, then
+output part). Reported separately:
 
 * ``dropped``: in transit, not in ``CS(c)``, not in a durable log;
 * ``phantom``: recorded, but not in transit (would be processed twice, or is
@@ -25,25 +28,42 @@ part). Reported separately:
   it. An in-transit message on a channel with no ``record`` for this snapshot is
   then not judged ``dropped``: it is listed in ``CutAnalysis.unobservable``
   (reported as a note). Channels that do have a record are judged in full.
-* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1, "Lightweight
-  Asynchronous Snapshots for Distributed Dataflows") the snapshot has no channel
-  state, so any in-transit message or recorded state on a non-back-edge channel
-  is a violation. Messages from ``external`` input logs are replayed by offset and
-  are never in-flight state.
+* ``aligned-in-flight``: for aligned protocols (ABS Algorithm 1: Carbone et al.,
+  "Lightweight Asynchronous Snapshots for Distributed Dataflows", 2015) the
+  snapshot has no channel state, so any in-transit message or recorded state on a
+  non-back-edge channel is a violation. Messages from ``external`` input logs are
+  replayed by offset and are never in-flight state.
 """
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from math import inf
 
 from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.report import Violation
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
-
+_NEVER = 2**62          # the receive interval of a message never processed (r = ⊥), as a number
 
 
 def orphans(h, g: list[int]) -> list:
+    """The orphan messages of the global checkpoint ``g`` (positions, ``V_i = L_i+1``
+    allowed) in the effective history ``h``: ``r ≠ ⊥ ∧ r ≤ g_dst ∧ s > g_src``, the
+    receive is reflected and the send is not ("CheckMate: Evaluating Checkpointing
+    Protocols for Streaming Dataflows", 2024, Definition 4). Messages from an external
+    input are never orphans: their send is always reflected.
+
+    CheckMate's Figure 2(b): ``O2`` sends to ``O3`` after its checkpoint 1, and ``O3``
+    processes the message before its checkpoint 1.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> orphans(History(golden("checkmate_fig2b_orphan")), [1, 1, 1])
+    [Msg(O2>O3:1: 1,2 -> 2,1)]
+    """
     out = []
     for m in h.msgs:
         r = m.r
@@ -53,6 +73,19 @@ def orphans(h, g: list[int]) -> list:
 
 
 def in_transit(h, g: list[int]) -> list:
+    """The messages in transit with respect to ``g``: ``s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)``,
+    the send is reflected and the receive is not (CheckMate, Definition 5, "no
+    dropping"). They must be in the recorded channel state or in a durable log. A
+    message from an external input counts as sent.
+
+    CheckMate's Figure 2(c): ``O2`` sends before its checkpoint 1 and ``O3`` processes
+    after its checkpoint 1.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> in_transit(History(golden("checkmate_fig2c_dropped")), [1, 1, 1])
+    [Msg(O2>O3:1: 1,1 -> 2,2)]
+    """
     out = []
     for m in h.msgs:
         if (m.src == EXTERNAL or m.s <= g[m.src]) and (m.r is None or m.r > g[m.dst]):
@@ -61,6 +94,17 @@ def in_transit(h, g: list[int]) -> list:
 
 
 def is_consistent(h, g: list[int]) -> bool:
+    """Is the global checkpoint ``g`` consistent, i.e. without orphan (``orphans``)?
+    Equivalently, the cut is closed to the left under happened-before (Chandy and
+    Lamport, "Distributed Snapshots: Determining Global States of Distributed Systems",
+    1985; docs/theory.md, "Orphans, in-transit messages and consistency").
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> [is_consistent(History(golden(name)), [1, 1, 1])
+    ...  for name in ("checkmate_fig2a_consistent", "checkmate_fig2b_orphan")]
+    [True, False]
+    """
     for m in h.msgs:
         r = m.r
         if r is not None and m.src != EXTERNAL and r <= g[m.dst] and m.s > g[m.src]:
@@ -68,22 +112,160 @@ def is_consistent(h, g: list[int]) -> bool:
     return True
 
 
+class _Pair:
+    """The messages from one process to another, sorted by send interval ``s``, with
+    segment trees of the minimum and the maximum receive interval ``r`` over them."""
+
+    __slots__ = ("src", "dst", "msgs", "s", "size", "min_r", "max_r")
+
+    def __init__(self, src: int, dst: int, msgs: list):
+        self.src, self.dst = src, dst
+        self.msgs = sorted(msgs, key=lambda m: m.s)
+        self.s = [m.s for m in self.msgs]
+        size = 1
+        while size < len(self.msgs):
+            size *= 2
+        self.size = size
+        rs = [_NEVER if m.r is None else m.r for m in self.msgs]
+        self.min_r = array("q", [_NEVER]) * (2 * size)
+        self.max_r = array("q", [-1]) * (2 * size)
+        self.min_r[size:size + len(rs)] = array("q", rs)
+        self.max_r[size:size + len(rs)] = array("q", rs)
+        for node in range(size - 1, 0, -1):
+            self.min_r[node] = min(self.min_r[2 * node], self.min_r[2 * node + 1])
+            self.max_r[node] = max(self.max_r[2 * node], self.max_r[2 * node + 1])
+
+    def select(self, lo: int, hi: int, bound: int, above: bool, out: list) -> None:
+        """Append the messages at positions [lo, hi) whose r > bound (``above``; r = ⊥
+        included) or r <= bound, descending only into subtrees that can hold one."""
+        tree, size, msgs = (self.max_r if above else self.min_r), self.size, self.msgs
+        stack = [(1, 0, size)]
+        while stack:
+            node, a, b = stack.pop()
+            if b <= lo or a >= hi or (tree[node] <= bound if above else tree[node] > bound):
+                continue
+            if b - a == 1:
+                out.append(msgs[a])
+                continue
+            mid = (a + b) // 2
+            stack.append((2 * node + 1, mid, b))
+            stack.append((2 * node, a, mid))
+
+
+class CutIndex:
+    """``orphans`` and ``in_transit`` for many cuts of one history, each cut in time
+    proportional to the number of process pairs times log(messages), plus its answer
+    (a trace with thousands of rounds is analysed in linear, not quadratic, time).
+
+    Per pair of processes the messages are sorted by ``s``: those with ``s > g_src`` are
+    a suffix, the others a prefix. An orphan is in the suffix with ``r <= g_dst`` (a
+    search in the minimum tree), an in-transit message in the prefix with ``r > g_dst``
+    (the maximum tree). Messages from ``external`` inputs are sent before every cut: only
+    their number in transit is computed (``external_in_transit``), from their sorted ``r``.
+    The results are the definitions' (``orphans``, ``in_transit``), in ``h.msgs`` order.
+    """
+
+    def __init__(self, h):
+        groups: dict[tuple[int, int], list] = {}
+        for m in h.msgs:
+            groups.setdefault((m.src, m.dst), []).append(m)
+        self.pairs = [_Pair(src, dst, ms) for (src, dst), ms in groups.items() if src != EXTERNAL]
+        self.external_msgs = [ms for (src, _), ms in groups.items() if src == EXTERNAL]
+        self.external = {dst: sorted(_NEVER if m.r is None else m.r for m in ms)
+                         for (src, dst), ms in groups.items() if src == EXTERNAL}
+
+    @staticmethod
+    def of(h) -> "CutIndex":
+        """The index of history ``h``, built on first use."""
+        index = getattr(h, "_cut_index", None)
+        if index is None:
+            index = h._cut_index = CutIndex(h)
+        return index
+
+    def orphans(self, g: list[int]) -> list:
+        out: list = []
+        for pair in self.pairs:
+            k = bisect_right(pair.s, g[pair.src])
+            if k < len(pair.msgs):
+                pair.select(k, len(pair.msgs), g[pair.dst], False, out)
+        out.sort(key=lambda m: m.k)
+        return out
+
+    def in_transit(self, g: list[int]) -> list:
+        """The in-transit messages that do not come from an external input."""
+        out: list = []
+        for pair in self.pairs:
+            k = bisect_right(pair.s, g[pair.src])
+            if k:
+                pair.select(0, k, g[pair.dst], True, out)
+        out.sort(key=lambda m: m.k)
+        return out
+
+    def external_in_transit(self, g: list[int], gone: frozenset = frozenset()) -> int:
+        return sum(len(rs) - bisect_right(rs, g[dst]) for dst, rs in self.external.items() if dst not in gone)
+
+    def external_in_transit_msgs(self, g: list[int], gone: frozenset = frozenset()) -> list:
+        return [m for ms in self.external_msgs for m in ms
+                if (m.r is None or m.r > g[m.dst]) and m.dst not in gone]
+
+
 class CutAnalysis:
-    """Violations of consistency and channel-state completeness for one ``G``."""
+    """The verdict on one global checkpoint ``g`` of the effective history ``h``: its
+    consistency and the completeness of its snapshot ``(g, CS)`` (module docstring).
+
+    ``dur`` (a ``Durability``) gives the recorded channel state and the durable logs;
+    ``subject`` names the cut in the violations (``"round 3"``, ``"cut {P0: 1, P1: 1}"``).
+    ``aligned``: the protocol's snapshots have no channel state except on back-edges
+    (ABS, Carbone et al., "Lightweight Asynchronous Snapshots for Distributed Dataflows",
+    2015, Algorithm 1), so anything in flight is ``aligned-in-flight``. ``at_line``:
+    durability is judged at that line (a round later rolled back is judged before its
+    rollback). Results: ``orphans``, ``internal_in_transit`` (the in-transit messages that
+    do not come from an external input: those are replayed by offset, never channel
+    state), ``external_in_transit`` (how many from external inputs are in transit),
+    ``in_transit`` (all of them, listed on demand: on a long trace every later input
+    record is in transit), ``consistency`` and ``channel_state`` (violations),
+    ``unobservable``.
+
+    Worked example D of docs/theory.md: with ``G = (1, 1)`` message ``m1`` is in transit;
+    ``P1`` records nothing, ``[m1]`` or ``[m1, m2]`` as the channel state of ``P0→P1``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.durability import Durability
+    >>> for name in ("theory_d_dropped", "theory_d_recorded", "theory_d_phantom"):
+    ...     h = History(golden(name))
+    ...     cut = CutAnalysis(h, Durability(h), [1, 1], "cut")
+    ...     print(name, [m.mid for m in cut.in_transit], [v.kind for v in cut.channel_state])
+    theory_d_dropped ['P0>P1:1'] ['dropped']
+    theory_d_recorded ['P0>P1:1'] []
+    theory_d_phantom ['P0>P1:1'] ['phantom']
+    """
 
     def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
-                 channel_state: bool = True, at_line: float = inf):
+                 channel_state: bool = True, at_line: float = inf, gone: frozenset = frozenset()):
+        """``gone``: processes that left the job before ``G``, handing their state to others
+        (a rescale); messages to them are outside ``G`` (``checker.rescale`` judges them)."""
         self.h = h
         self.g = g
         self.subject = subject
         self.cut = h.line_to_dict(g)
-        self.orphans = orphans(h, g)
-        self.in_transit = in_transit(h, g)
+        index = CutIndex.of(h)
+        self.orphans = index.orphans(g)
+        self._index = index
+        self._gone = gone
+        internal = index.in_transit(g)
+        self.internal_in_transit = [m for m in internal if m.dst not in gone] if gone else internal
+        self.external_in_transit = index.external_in_transit(g, gone)
         self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
         self.channel_state: list[Violation] = []
         self.unobservable: list = []       # in transit on a channel whose recorded state is not shown
         if channel_state:
             self._channel_state(dur, aligned, at_line)
+
+    @property
+    def in_transit(self) -> list:
+        both = self.internal_in_transit + self._index.external_in_transit_msgs(self.g, self._gone)
+        return sorted(both, key=lambda m: m.k)
 
     # -- consistency --------------------------------------------------------------
     def _where(self, i: int) -> str:
@@ -108,7 +290,7 @@ class CutAnalysis:
     def _channel_state(self, dur, aligned: bool, at_line: float) -> None:
         h, g = self.h, self.g
         out = self.channel_state
-        transit = {m.mid for m in self.in_transit}
+        transit = {m.mid for m in self.internal_in_transit}
         # Recorded state of this snapshot (the records of every stable component), examined
         # channel by channel in the order of their first record, input part before output
         # part (the recovery order), each in file order: a repeat is the later occurrence.
@@ -134,6 +316,9 @@ class CutAnalysis:
             for mid, part, rec in inputs + outputs:
                 o = h.resolve(mid)
                 m = h.by_mid.get(o)
+                mv = h.moved_of(mid) if h.moved else None
+                if mv is not None:                   # recovered on a new channel after a rescale
+                    o, m = mv.mid, mv
                 if o in seen:
                     first = seen[o]
                     out.append(Violation(
@@ -161,7 +346,7 @@ class CutAnalysis:
                         f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
                         f"channel.", [rec.line, m.send_line], {"messages": [o], "cut": self.cut}))
                     continue
-                if o not in transit:
+                if o not in transit and not (m.src == EXTERNAL and (m.r is None or m.r > g[m.dst])):
                     out.append(self._phantom(m, ch, rec))
                     continue
                 accepted.add(o)
@@ -175,8 +360,8 @@ class CutAnalysis:
                             f"recorded at line {l1}) before {m2} (seq {s2}, line {l2}): recovery would deliver "
                             f"them out of send order.", sorted({l1, l2}), {"messages": [m1, m2], "cut": self.cut}))
                         break
-        for m in self.in_transit:
-            if m.mid in accepted or m.src == EXTERNAL:
+        for m in self.internal_in_transit:
+            if m.mid in accepted:
                 continue
             chan = h.channels.get(m.ch)
             if aligned and chan is not None and not chan.back_edge:
@@ -237,7 +422,3 @@ class CutAnalysis:
                 f"but {why}.")
         return Violation("phantom", "channel-state", self.subject, text, [rec.line],
                          {"messages": [mid], "cut": self.cut})
-
-
-def fmt_cut(cut: dict) -> str:
-    return "{" + ", ".join(f"{p}: {v}" for p, v in cut.items()) + "}"

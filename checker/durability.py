@@ -1,6 +1,7 @@
 """Where an in-transit message can be recovered from: recorded channel state and durable logs.
 
-Theory.md §1.3: a snapshot is complete when every message in transit with respect
+docs/theory.md, "Complete snapshots: channel state and logs": a snapshot is complete
+when every message in transit with respect
 to it is in the recorded channel state ``CS(c)`` or in a durable sender-side log
 that recovery will replay.
 
@@ -20,10 +21,33 @@ from __future__ import annotations
 import heapq
 from math import inf
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.traces.model import Event
 
 
 class Durability:
+    """Where the messages of the effective history ``history`` can be recovered from
+    (module docstring).
+
+    ``records[(proc, ckpt)]``: the ``record`` events of the channel state persisted with
+    checkpoint ``ckpt`` of ``proc``; ``start[mid]`` / ``end[mid]``: the line from which an
+    (original) message is in a durable log, and the line of the ``log_truncate`` that
+    removed it. A truncation by an external input does not end durability: the input
+    can always be re-read.
+
+    A message logged at line 3 and truncated at line 4:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b")
+    >>> rec.log("A", "a2b", [m])
+    >>> rec.log_truncate("A", "a2b", through_seq=1)
+    >>> dur = Durability(History(rec.trace()))
+    >>> dur.durable(m, at_line=3), dur.durable(m), dur.truncated_line(m)
+    (True, False, 4)
+    """
+
     def __init__(self, history):
         h = history
         self.records: dict[tuple[str, int], list[Event]] = {}
@@ -36,7 +60,7 @@ class Durability:
         for e in h.events:
             t = e.type
             if t == "send":
-                if e.kind == "barrier":
+                if e.kind in MARKERS:
                     continue
                 seq_of[e.mid] = e.seq
                 c = chans.get(e.ch)
@@ -70,6 +94,7 @@ class Durability:
         return e is None or e > at_line
 
     def ever_recorded(self) -> set[str]:
+        """The mids recorded as channel state of any checkpoint (as recorded, not resolved)."""
         out: set[str] = set()
         for evs in self.records.values():
             for e in evs:
@@ -77,4 +102,5 @@ class Durability:
         return out
 
     def truncated_line(self, mid: str) -> int | None:
+        """The line of the ``log_truncate`` that removed (original) ``mid`` from its log, if any."""
         return self.end.get(mid)

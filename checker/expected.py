@@ -16,7 +16,15 @@ from snapcheck.checker.options import CheckOptions
 
 
 def options_from_expected(trace, base: CheckOptions | None = None) -> CheckOptions:
-    """CheckOptions with ``metadata.expected.check`` applied (explicit ``base`` fields win)."""
+    """``CheckOptions`` with the trace's ``metadata.expected.check`` applied (cut, failures,
+    semantics); fields ``base`` sets explicitly win.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> options_from_expected(golden("theory_c_domino")).failures
+    'all'
+    >>> options_from_expected(golden("theory_d_dropped")).cut
+    {'P0': 1, 'P1': 1}
+    """
     chk = ((trace.header.expected or {}).get("check")) or {}
     opts = base or CheckOptions()
     if opts.cut is None and "cut" in chk:
@@ -33,7 +41,22 @@ def _norm_line(line: dict) -> dict:
 
 
 def compare_expected(trace, report) -> list[str]:
-    """Human-readable mismatches between ``report`` and the trace's expectation ([] = it holds)."""
+    """The mismatches between ``report`` and the trace's ``metadata.expected``, one sentence
+    each (``[]``: the expectation holds). Recovery lines and the domino flag of failure
+    sets the report did not compute are computed here.
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> trace = golden("theory_c_domino")
+    >>> compare_expected(trace, check_trace(trace, options_from_expected(trace)))
+    []
+
+    Checked without the cut its expectation names, CheckMate's Figure 2(b) shows no orphan:
+
+    >>> trace = golden("checkmate_fig2b_orphan")
+    >>> [m.split(": ", 1)[1] for m in compare_expected(trace, check_trace(trace))]
+    ['expected verdict violation, got clean', "expected violation kinds ['orphan'], got []; missing ['orphan']"]
+    """
     exp = trace.header.expected
     if not exp:
         return []

@@ -1,6 +1,7 @@
-"""Interval indices and message tuples of the *effective history* (theory.md §0, §8).
+"""Interval indices and message tuples of the *effective history* (docs/theory.md,
+"Conventions"; docs/trace-format.md).
 
-Conventions (theory.md §0, binding for the whole checker):
+Conventions (docs/theory.md, "Conventions"; binding for the whole checker):
 
 * ``C_{i,0}`` is the initial checkpoint of every process; it is inserted when the
   trace does not record it.
@@ -13,12 +14,18 @@ Conventions (theory.md §0, binding for the whole checker):
   (``None`` = not processed in the effective history). "recv" means processing.
 
 Effective history: a ``restore`` of checkpoint ``k`` removes the process's events
-after ``C_k`` (the rolled-back segment); a ``fail`` is not an event of the history.
+after ``C_k`` (the rolled-back segment), and so does a ``retire`` naming checkpoint
+``k`` (the process leaves the job and its state at ``C_k`` lives on in the processes
+restored from it at another parallelism); a ``fail`` is not an event of the history.
 A replayed incarnation (``replay``, ``replay_of``) stands for its original message:
-its send position is the original send, its receive counts as the original's.
+its send position is the original send, its receive counts as the original's —
+except a record recovered after a restore at another parallelism, replayed on the
+new channel a restore mapped its old channel onto (``moved``): that incarnation is a
+message of its own on the new channel, sent at the replay, and its receive is not
+the original's (both are listed in ``recvs``; ``checker.rescale`` judges the remap).
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
-or from them are not analysed; barriers are protocol messages, not data, and are
+or from them are not analysed; barriers and cancellation markers are protocol messages, not data, and are
 excluded too. An ``external`` process (a replayable input log) never fails and
 never rolls back: it has no checkpoints here, its messages have ``src = EXTERNAL``
 (always reflected as sent) and are always durable; messages *to* an external
@@ -27,6 +34,7 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
+from snapcheck.traces.model import MARKERS
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import Event, Trace
@@ -36,7 +44,20 @@ _NOT_ANALYSED = ("coordinator", "external")
 
 
 class Msg:
-    """One logical data message of the effective history."""
+    """One logical data message of the effective history: the tuple ``(src, s, dst, r)``
+    of docs/theory.md, "Messages", with ``s = ι(send)``, ``r = ι(recv)`` (``None``: not
+    processed in the effective history) and ``src = EXTERNAL`` for an external input.
+    Also its ``mid``, channel ``ch``, ``seq``, the lines of its send and (first effective)
+    receive, ``nrecv`` (effective receives of any incarnation) and ``k``, its index in
+    ``History.msgs``.
+
+    Worked example A: ``m2 = (P1, 1, P0, 1)`` (``P1`` is process 1, ``P0`` process 0).
+
+    >>> from snapcheck.traces.golden import golden
+    >>> m2 = History(golden("theory_a_zcycle")).by_mid["P1>P0:1"]
+    >>> m2, (m2.src, m2.s, m2.dst, m2.r), (m2.send_line, m2.recv_line)
+    (Msg(P1>P0:1: 1,1 -> 0,1), (1, 1, 0, 1), (2, 3))
+    """
 
     __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line",
                  "nrecv", "k")
@@ -59,7 +80,28 @@ class Msg:
 
 
 class History:
-    """The effective history of a trace (optionally of the prefix of lines < ``limit``).
+    """The effective history of a trace (optionally of the prefix of lines < ``limit``, or
+    of each process's lines before ``per_proc_limit[proc]``), in the conventions of the
+    module docstring: interval indices, checkpoint positions and message tuples.
+
+    A ``restore`` of checkpoint ``k`` removes the process's events after ``C_k``; a
+    replayed incarnation stands for its original message.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> h = History(golden("theory_a_zcycle"))
+    >>> h.procs, h.L, h.msgs
+    (['P0', 'P1'], [2, 1], [Msg(P0>P1:1: 0,2 -> 1,1), Msg(P1>P0:1: 1,1 -> 0,1)])
+    >>> h.line_to_dict([1, h.V(1)]), h.position(0, 2)
+    ({'P0': 1, 'P1': 'V'}, 2)
+
+    A receive that a restore rolls back leaves the message undelivered (``r = None``):
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b")
+    >>> _ = rec.checkpoint("B"); rec.recv("B", m); rec.fail("B"); rec.restore("B", 1)
+    >>> History(rec.trace()).msgs
+    [Msg(a2b:1: 0,1 -> 1,None)]
 
     Attributes (process index ``i`` follows header order over participants):
       procs            participant ids (roles other than coordinator/external)
@@ -98,7 +140,7 @@ class History:
             if c.dst in self.index and (c.src in self.index or c.src in self.external):
                 self.ch_ends[c.id] = (self.index.get(c.src, EXTERNAL), self.index[c.dst])
         replays = ix.of_type("replay")
-        rollers = ix.of_type("restore") + ix.of_type("fail")
+        rollers = ix.of_type("restore") + ix.of_type("fail") + ix.of_type("retire")
         if limit is None and per_proc_limit is None:
             events = trace.events
             raw = ix.by_proc
@@ -112,6 +154,9 @@ class History:
             replays = [e for e in replays if e.line < bound[e.proc]]
             rollers = [e for e in rollers if e.line < bound[e.proc]]
         orig: dict[str, str] = {e.mid: e.replay_of for e in replays}
+        self.parent = dict(orig)                  # replayed incarnation -> the incarnation it replays
+        self.remapped = {m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels
+                         if m["new"] != m["old"]}
         self._rolls = {e.proc for e in rollers}
         for m in list(orig):                      # resolve chains of replays
             o = orig[m]
@@ -136,7 +181,7 @@ class History:
         pos = {0: -1}
         for e in evs:
             t = e.type
-            if t == "restore":
+            if t == "restore" or (t == "retire" and e.ckpt is not None):
                 k = pos.get(e.ckpt)
                 if k is None:
                     raise TraceErrors([TraceError(self.trace.path, e.line,
@@ -147,8 +192,9 @@ class History:
                     if ev.type == "checkpoint":
                         del pos[ev.ckpt]
                 del eff[k + 1:]
-                self.restores.append(e)
-            elif t != "fail":
+                if t == "restore":
+                    self.restores.append(e)
+            elif t != "fail" and t != "retire":
                 if t == "checkpoint":
                     pos[e.ckpt] = len(eff)
                 eff.append(e)
@@ -159,14 +205,18 @@ class History:
         dst_of = {ch: dst for ch, (_, dst) in self.ch_ends.items()}
         msgs: list[Msg] = []
         by_mid: dict[str, Msg] = {}
+        remapped = self.remapped
+        moved: dict[str, Msg] = {}
+        self.moved = moved
         for p in self.trace.header.processes:
             if p.role != "external":
                 continue
             for e in self.raw[p.id]:
-                if e.type == "send" and e.kind != "barrier":
+                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and e.ch in remapped):
                     d = dst_of.get(e.ch)
                     if d is not None:
-                        m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
+                        (by_mid if e.type == "send" else moved)[e.mid] = m
                         msgs.append(m)
         self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
         recv_at: list[tuple[Event, int, int]] = []
@@ -179,7 +229,7 @@ class History:
             for j, e in enumerate(eff):
                 t = e.type
                 if t == "send":
-                    if e.kind == "barrier":
+                    if e.kind in MARKERS:
                         barriers.add(e.mid)
                     else:
                         d = get_dst(e.ch)
@@ -189,6 +239,11 @@ class History:
                 elif t == "recv":
                     if e.ch in dst_of:
                         add_recv((e, i, c))
+                elif t == "replay" and remapped and e.ch in remapped:
+                    d = get_dst(e.ch)
+                    if d is not None:
+                        m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))
+                        add_msg(m)
                 elif t == "checkpoint":
                     if e.ckpt:
                         c += 1
@@ -214,10 +269,13 @@ class History:
                 if o not in barriers:
                     ghosts.append(e)
                 continue
-            m.nrecv += 1
-            if m.r is None:
-                m.r = c
-                m.recv_line = e.line
+            if m.dst != i:
+                m = self.moved_of(e.mid) if moved else None
+            if m is not None and m.dst == i:
+                m.nrecv += 1
+                if m.r is None:
+                    m.r = c
+                    m.recv_line = e.line
             recvs.setdefault(o, []).append(e)
         self.msgs = msgs
         self.by_mid = by_mid
@@ -226,14 +284,26 @@ class History:
 
     @property
     def barrier_mids(self) -> set[str]:
+        """The mids of every barrier and cancellation marker the trace sends (rolled back or not)."""
         try:
             return self._barrier_mids
         except AttributeError:
             self._barrier_mids = {e.mid for evs in self.raw.values() for e in evs
-                                  if e.type == "send" and e.kind == "barrier"}
+                                  if e.type == "send" and e.kind in MARKERS}
             return self._barrier_mids
 
     # -- helpers ------------------------------------------------------------------
+    def moved_of(self, mid: str) -> Msg | None:
+        """The remapped incarnation ``mid`` is (or replays), if any: a record recovered
+        on the new channel a restore at another parallelism mapped its channel onto."""
+        moved, parent = self.moved, self.parent
+        while mid is not None:
+            m = moved.get(mid)
+            if m is not None:
+                return m
+            mid = parent.get(mid)
+        return None
+
     def resolve(self, mid: str) -> str:
         """The original mid of a (possibly replayed) incarnation."""
         return self.orig.get(mid, mid)
@@ -248,6 +318,7 @@ class History:
         return idx.get(mid)
 
     def V(self, i: int) -> int:
+        """The position of ``V_i``, ``P_i``'s current (volatile) state: ``L_i + 1``."""
         return self.L[i] + 1
 
     def ckpt_name(self, i: int, x: int) -> str:
@@ -259,6 +330,7 @@ class History:
         return "V" if x > self.L[i] else self.ckpt_num[i][x]
 
     def ckpt_line(self, i: int, x: int) -> int | None:
+        """The trace line of checkpoint position ``x`` of ``P_i`` (None for ``V_i`` or an implied ``C_{i,0}``)."""
         if x > self.L[i]:
             return None
         ev = self.ckpt_ev[i][x]
@@ -271,6 +343,7 @@ class History:
         return self.pos_of[i][int(value)]
 
     def line_to_dict(self, g: list[int]) -> dict:
+        """The global checkpoint of positions ``g`` as ``{process: checkpoint number or "V"}``."""
         return {p: self.label(i, g[i]) for i, p in enumerate(self.procs)}
 
     def events_after(self, i: int, x: int) -> int:

@@ -1,50 +1,101 @@
 """JUnit XML for CI: one test case per property per subject (round, cut, recovery,
-failure set, trace); a failing case carries every violation with its witness."""
+failure set, trace); a failing case carries every violation with its witness.
+
+Nothing judged reads as passed: every property without a result is a *skipped*
+test case whose message says why; every requested fault is a test case,
+skipped when it never happened (a *failure* with ``require_faults``); a trace
+that could not be read is an *error* test case with its ``FILE:LINE`` reasons.
+The report's notes go to the suite's ``system-out``.
+"""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 
+from snapcheck.checker.report import UnreadTrace
 
-def junit_xml(reports: list, mismatches: dict | None = None) -> bytes:
-    """``reports``: Report objects (one per trace); ``mismatches``: trace -> list of
-    expected-verdict mismatches (an extra "expected" test case per trace when given)."""
+
+def _violations_case(suite, r) -> bool:
+    case = ET.SubElement(suite, "testcase", classname=f"snapcheck.{r.property}", name=r.subject)
+    if r.ok:
+        return False
+    kinds = sorted({v.kind for v in r.violations})
+    fail = ET.SubElement(case, "failure", message=", ".join(kinds) or r.property,
+                         type=kinds[0] if kinds else r.property)
+    parts = []
+    for v in r.violations:
+        parts.append(f"{v.kind} (lines {', '.join(map(str, v.lines))}): {v.message}\n"
+                     f"witness: {json.dumps(v.witness, sort_keys=True)}")
+    if r.omitted:
+        parts.append(f"... and {r.omitted} more")
+    fail.text = "\n\n".join(parts)
+    return True
+
+
+def junit_xml(reports: list, mismatches: dict | None = None, require_faults: bool = False) -> bytes:
+    """JUnit XML for ``reports`` (a ``Report`` or ``UnreadTrace`` per trace, one test
+    suite each): one test case per property result, a failing one carrying every
+    violation with its witness; a skipped case per property not judged, with the
+    reason; an error case for an unreadable trace; a case per requested fault (a
+    failure when it never happened and ``require_faults``, else skipped).
+    ``mismatches``: trace -> list of expected-verdict mismatches (``compare_expected``);
+    when given, each suite has an extra ``metadata.expected`` test case.
+
+    >>> import xml.etree.ElementTree as ET
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_d_dropped"), CheckOptions(cut={"P0": 1, "P1": 1}))
+    >>> root = ET.fromstring(junit_xml([report]))
+    >>> [(case.get("classname"), case.find("failure") is not None) for case in root.iter("testcase")
+    ...  if case.get("name") != "not judged"]
+    [('snapcheck.consistency', False), ('snapcheck.channel-state', True)]
+    """
     root = ET.Element("testsuites", name="snapcheck check")
-    total = failures = 0
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for rep in reports:
         suite = ET.SubElement(root, "testsuite", name=rep.trace)
-        n = f = 0
-        for r in rep.results:
-            case = ET.SubElement(suite, "testcase", classname=f"snapcheck.{r.property}", name=r.subject)
-            n += 1
-            if not r.ok:
-                f += 1
-                kinds = sorted({v.kind for v in r.violations})
-                fail = ET.SubElement(case, "failure", message=", ".join(kinds) or r.property,
-                                     type=kinds[0] if kinds else r.property)
-                parts = []
-                for v in r.violations:
-                    parts.append(f"{v.kind} (lines {', '.join(map(str, v.lines))}): {v.message}\n"
-                                 f"witness: {json.dumps(v.witness, sort_keys=True)}")
-                if r.omitted:
-                    parts.append(f"... and {r.omitted} more")
-                fail.text = "\n\n".join(parts)
-        if mismatches is not None:
-            case = ET.SubElement(suite, "testcase", classname="snapcheck.expected", name="metadata.expected")
-            n += 1
-            mm = mismatches.get(rep.trace) or []
-            if mm:
-                f += 1
-                fail = ET.SubElement(case, "failure", message="expected verdict does not hold", type="expected")
-                fail.text = "\n".join(mm)
-        suite.set("tests", str(n))
-        suite.set("failures", str(f))
-        suite.set("errors", "0")
-        total += n
-        failures += f
-    root.set("tests", str(total))
-    root.set("failures", str(failures))
-    root.set("errors", "0")
+        count = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        if isinstance(rep, UnreadTrace):
+            case = ET.SubElement(suite, "testcase", classname="snapcheck.input", name="read and validate")
+            err = ET.SubElement(case, "error", message="not checked: bad input", type="bad-input")
+            err.text = "\n".join(rep.errors)
+            count["tests"] += 1
+            count["errors"] += 1
+        else:
+            for r in rep.results:
+                count["tests"] += 1
+                count["failures"] += _violations_case(suite, r)
+            for prop, reason in rep.not_judged.items():
+                case = ET.SubElement(suite, "testcase", classname=f"snapcheck.{prop}", name="not judged")
+                ET.SubElement(case, "skipped", message=reason)
+                count["tests"] += 1
+                count["skipped"] += 1
+            for f in rep.faults:
+                case = ET.SubElement(suite, "testcase", classname="snapcheck.fault-injection", name=f["fault"])
+                count["tests"] += 1
+                if not f["exercised"]:
+                    text = f"not exercised: {f['detail']}"
+                    if require_faults:
+                        ET.SubElement(case, "failure", message=text, type="fault-not-exercised")
+                        count["failures"] += 1
+                    else:
+                        ET.SubElement(case, "skipped", message=text)
+                        count["skipped"] += 1
+            if mismatches is not None:
+                case = ET.SubElement(suite, "testcase", classname="snapcheck.expected", name="metadata.expected")
+                count["tests"] += 1
+                mm = mismatches.get(rep.trace) or []
+                if mm:
+                    count["failures"] += 1
+                    fail = ET.SubElement(case, "failure", message="expected verdict does not hold", type="expected")
+                    fail.text = "\n".join(mm)
+            if rep.notes:
+                ET.SubElement(suite, "system-out").text = "\n".join(rep.notes)
+        for k, v in count.items():
+            suite.set(k, str(v))
+            totals[k] += v
+    for k, v in totals.items():
+        root.set(k, str(v))
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)

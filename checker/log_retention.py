@@ -1,11 +1,11 @@
 """Log retention: a sender-side log entry must not be truncated while a recovery
-line may still need it (bug-zoo P9; SPARK-6222, where the write-ahead log was
-cleaned on a checkpoint that did not yet cover the data).
+line may still need it (class P9 of docs/bug-zoo.md, "Property classes"; SPARK-6222,
+where the write-ahead log was cleaned on a checkpoint that did not yet cover the data).
 
 Definition. Let a ``log_truncate`` at line ``ℓ`` remove message ``m`` from its
 channel's log, and let ``R`` be the recovery line if *every* process failed just
 before ``ℓ`` (the maximum consistent global checkpoint of stable checkpoints of the
-trace prefix, theory.md §3.5 with ``U = L``). Every later recovery line lies at or
+trace prefix, docs/theory.md, "Log retention", with ``U = L``). Every later recovery line lies at or
 above ``R`` (a consistent line of stable checkpoints stays consistent as the
 execution grows). If ``m`` is in transit with respect to ``R`` —
 ``s ≤ R_src ∧ (r = ⊥ ∨ r > R_dst)`` at ``ℓ`` — then a failure of every process at
@@ -29,8 +29,31 @@ from snapcheck.checker.report import Violation
 
 
 def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
-    """``ix``: the trace's ``TraceIndex``; ``history(limit)``: the effective history of the
-    prefix before line ``limit`` (``None``: the whole trace)."""
+    """``premature-truncation`` violations (property ``log-retention``, module docstring):
+    a ``log_truncate`` removes a message that is in transit with respect to ``R``, the
+    restart-all recovery line of the trace before the truncation. Returns the first
+    ``max_witnesses`` violations and the number of further ones.
+
+    ``ix``: the trace's ``TraceIndex``; ``history(limit)``: the effective history of the
+    prefix before line ``limit`` (``None``: the whole trace); ``dur``: the ``Durability``
+    of the whole trace.
+
+    ``A`` sends ``m`` before its checkpoint and truncates its log while ``B`` has not yet
+    checkpointed after processing ``m``: a failure of both needs ``m`` again.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.durability import Durability
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["A", "B"], [{"id": "a2b", "src": "A", "dst": "B", "logged": True}])
+    >>> m = rec.send("A", "a2b"); _ = rec.checkpoint("A"); rec.recv("B", m)
+    >>> rec.log_truncate("A", "a2b", through_seq=1)
+    >>> t = rec.trace()
+    >>> vs, omitted = premature_truncations(t, TraceIndex(t), lambda limit: History(t, limit=limit),
+    ...                                     Durability(History(t)), max_witnesses=20)
+    >>> [(v.kind, v.subject, v.witness) for v in vs]
+    [('premature-truncation', 'log_truncate at line 5', {'messages': ['a2b:1'], 'cut': {'A': 1, 'B': 0}})]
+    """
     events = trace.events
     restores = [e.line for e in ix.of_type("restore")]
     removed: dict[int, list[str]] = {}              # truncation line -> mids it removed
@@ -73,12 +96,21 @@ class PrefixLines:
     """Recovery lines for "every process fails before line ℓ" on the prefixes of one
     trace segment without restores (``h`` is the segment's history).
 
-    RL-FIX (theory.md §3.5) with the bound ``U = L(ℓ)`` (stable checkpoints before
+    RL-FIX (docs/theory.md, "RL-FIX") with the bound ``U = L(ℓ)`` (stable checkpoints before
     ℓ) and the orphan constraints of the messages processed before ℓ. The
     constraints of a sender are kept sorted once; a query starts each sender's scan
     at the messages that can have been sent before ℓ (``s ≤ L(ℓ)+1``), so it visits only
     the constraints armed below that bound — each at most once — instead of
-    re-sorting the whole history per query."""
+    re-sorting the whole history per query.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b"); _ = rec.checkpoint("A"); rec.recv("B", m); _ = rec.checkpoint("B")
+    >>> lines = PrefixLines(History(rec.trace()))
+    >>> lines.line(4), lines.line(6)      # before B's checkpoint (line 5), and after it
+    ([1, 0], [1, 1])
+    """
 
     def __init__(self, h):
         self.h = h
@@ -93,6 +125,7 @@ class PrefixLines:
         self.neg_s = [[-c[0] for c in w] for w in watch]
 
     def line(self, ell: int) -> list[int]:
+        """The restart-all recovery line (positions) of the trace before line ``ell``."""
         watch = self.watch
         g = [bisect_left(cl, ell) for cl in self.ck_lines]
         ptr = [bisect_left(self.neg_s[y], -(g[y] + 1)) for y in range(len(g))]
@@ -131,8 +164,19 @@ def _violation(h, e, m, r, R) -> Violation:
 
 
 def check_log_retention(run) -> None:
-    """Add the ``log-retention`` result to a ``check_trace`` run: by default for
-    every trace that truncates sender logs (``log_truncate`` events)."""
+    """Add the ``log-retention`` result to a ``check_trace`` run (``premature_truncations``):
+    by default for every trace that truncates sender logs (``log_truncate`` events).
+
+    Truncating once the receiver's checkpoint reflects the message is safe:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [{"id": "a2b", "src": "A", "dst": "B", "logged": True}])
+    >>> m = rec.send("A", "a2b"); _ = rec.checkpoint("A"); rec.recv("B", m); _ = rec.checkpoint("B")
+    >>> rec.log_truncate("A", "a2b", through_seq=1)
+    >>> [(r.property, r.ok) for r in check_trace(rec.trace()).results]
+    [('log-retention', True)]
+    """
     if not run.explicit("log-retention"):
         if run.opts.properties is not None:
             return

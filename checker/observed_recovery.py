@@ -1,4 +1,5 @@
-"""Observed recoveries and exactly-once at trace level (theory.md §1.3, §3.7 item 10, §4.5.3).
+"""Observed recoveries and exactly-once at trace level (docs/theory.md, "Exactly-once after
+recovery" and "Replayed messages keep their identity").
 
 A *recovery* is a group of ``restore`` events: those sharing a ``recovery`` id, or
 else a maximal run of restores that ends when a restored process does anything
@@ -15,7 +16,8 @@ not judged here (they are judged by the recovery in which it restores).
 * Compared with the maximal line for the failed processes (RL-FIX with the same
   semantics; restart-all when every process restored), a lower component is an
   *extra rollback*: reported in
-  ``report.notes``, not a violation (theory.md §1.5: the maximum minimises every
+  ``report.notes``, not a violation (docs/theory.md, "The lattice of consistent global
+  checkpoints": the maximum minimises every
   monotone rollback cost, so a lower line is correct but wasteful).
 * exactly-once, in the final effective history (rolled-back segments removed,
   replays mapped to their originals):
@@ -35,7 +37,9 @@ not judged here (they are judged by the recovery in which it restores).
 
 from __future__ import annotations
 
-from snapcheck.checker.cuts import fmt_cut, in_transit, orphans
+from snapcheck.traces.model import MARKERS
+from snapcheck.checker.cuts import in_transit, orphans
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.recovery_line import bound, rl_fix
@@ -43,6 +47,17 @@ from snapcheck.checker.report import Violation
 
 
 def recovery_groups(trace) -> list[list]:
+    """The observed recoveries of ``trace``: its ``restore`` events grouped by their
+    ``recovery`` id, or else into maximal runs that end when a restored process does
+    anything but restore (or fail), in file order.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> rec.fail("A"); rec.fail("B"); rec.restore("A", 0); rec.restore("B", 0)
+    >>> _ = rec.send("A", "a2b"); rec.fail("A"); rec.restore("A", 0)
+    >>> [[(e.proc, e.line) for e in group] for group in recovery_groups(rec.trace())]
+    [[('A', 4), ('B', 5)], [('A', 8)]]
+    """
     groups: list[list] = []
     by_id: dict = {}
     current: list = []
@@ -70,6 +85,25 @@ def recovery_groups(trace) -> list[list]:
 
 
 class ObservedRecovery:
+    """Recovery number ``number`` of ``trace``, the group ``restores`` (module docstring):
+    its restored line ``g`` (``line`` with trace checkpoint numbers), the ``failed`` and
+    ``down`` processes, the maximal line ``gmax`` for them (RL-FIX under ``semantics``,
+    restart-all when every process restored), its ``orphans`` and the messages
+    ``in_transit``, all in ``hp``, the effective history at that moment.
+
+    ``A`` restores a checkpoint taken before it sent ``m``, which ``B`` keeps as processed:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A"); m = rec.send("A", "a2b"); rec.recv("B", m)
+    >>> rec.fail("A"); rec.restore("A", 1)
+    >>> t = rec.trace()
+    >>> recovery = ObservedRecovery(t, History(t), 1, recovery_groups(t)[0], "partial")
+    >>> recovery.line, recovery.summary()["maximal_line"], [v.kind for v in recovery.violations()]
+    ({'A': 1, 'B': 'V'}, {'A': 1, 'B': 0}, ['inconsistent-restore'])
+    """
+
     def __init__(self, trace, h: History, number: int, restores: list, semantics: str):
         self.number = number
         self.subject = f"recovery {restores[0].recovery if restores[0].recovery is not None else number}"
@@ -124,6 +158,8 @@ class ObservedRecovery:
             return self._durability
 
     def violations(self) -> list[Violation]:
+        """``inconsistent-restore``: the orphans of the restored line, and the restored
+        checkpoints that reflect a receive whose send an earlier restore undid."""
         hp = self.hp
         out = []
         for m in self.orphans:
@@ -175,7 +211,7 @@ class ObservedRecovery:
         """Extra rollback w.r.t. the maximal line; when the restored line is exactly the
         maximal *loss-free* line (no in-transit message that nothing can replay), say so."""
         hp = self.hp
-        extra = [i for i in range(hp.n) if self.g[i] < self.gmax[i]]
+        extra = self._extra()
         if not extra or self.orphans:
             return []
         from snapcheck.checker.recovery_report import never_recoverable
@@ -190,14 +226,22 @@ class ObservedRecovery:
         return [f"{self.subject}: extra rollback beyond the maximal recovery line "
                 f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}."]
 
+    def _extra(self) -> list[int]:
+        """Processes restored below the maximal line (not those restored at another
+        parallelism: their restored state is built from others' checkpoints)."""
+        hp = self.hp
+        rescaled = {e.proc for e in self.restores if e.sources}
+        return [i for i in range(hp.n) if self.g[i] < self.gmax[i] and hp.procs[i] not in rescaled]
+
     def summary(self) -> dict:
+        """The recovery as it appears in the report's ``observed_recoveries``."""
         hp = self.hp
         return {"subject": self.subject, "restored_line": self.line,
                 "failed": [hp.procs[i] for i in self.failed],
                 "down": [hp.procs[i] for i in self.down],
                 "semantics": self.semantics,
                 "maximal_line": hp.line_to_dict(self.gmax),
-                "extra_rollback": any(self.g[i] < self.gmax[i] for i in range(hp.n)),
+                "extra_rollback": bool(self._extra()),
                 "consistent": not self.orphans,
                 "in_transit": [m.mid for m in self.in_transit]}
 
@@ -210,12 +254,27 @@ def _where(h, g, i) -> str:
 
 
 def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[str]) -> list[Violation]:
-    """``lost``: in-transit messages of the restored line never processed afterwards.
+    """``lost`` (property ``exactly-once``): messages in transit with respect to the line
+    restored by ``rec`` that are never processed after it, in the final effective history
+    ``h`` of ``trace``. Replayable messages not yet processed when the trace ends are
+    added to ``notes``.
 
     A message that had reached the receiver (arrived or processed) before the
     receiver's restore must be replayed; one still in the network is pending, not
     lost — unless, on a FIFO channel, a later message is processed after the
-    recovery while it never is."""
+    recovery while it never is.
+
+    ``B`` processed ``m``, then restores its initial checkpoint; nothing logged ``m``:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b"); _ = rec.checkpoint("A"); rec.recv("B", m)
+    >>> rec.fail("B"); rec.restore("B", 0)
+    >>> t = rec.trace(); h = History(t)
+    >>> recovery = ObservedRecovery(t, h, 1, recovery_groups(t)[0], "partial")
+    >>> [(v.kind, v.witness) for v in delivery_violations(recovery, h, t, notes=[])]
+    [('lost', {'messages': ['a2b:1'], 'cut': {'A': 'V', 'B': 0}})]
+    """
     hp = rec.hp
     dur = rec.durability
     recorded: set[str] = set()
@@ -280,7 +339,30 @@ def duplicate_violations(h: History) -> list[Violation]:
     """``duplicate-processing`` and ``phantom`` in the final effective history.
 
     A data message's logical identity is its ``(channel, seq)``: the original, its
-    replayed incarnations and a copy regenerated after a restore are one message."""
+    replayed incarnations and a copy regenerated after a restore are one message; a
+    record recovered after a restore at another parallelism is one message per new
+    channel it is recovered on (``rescale-in-flight`` judges which channels own it).
+
+    >>> from snapcheck.traces import TraceRecorder
+
+    A sender rolled back and sent the message again (the same ``seq``), after the
+    receiver had processed it; the receiver processes the copy too:
+
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b"); rec.recv("B", m); rec.fail("A"); rec.restore("A", 0)
+    >>> rec.recv("B", rec.send("A", "a2b"))
+    >>> [(v.kind, v.lines) for v in duplicate_violations(History(rec.trace()))]
+    [('duplicate-processing', [3, 7])]
+
+    A replay from the sender's log after the receiver's rollback is the same message,
+    processed once in the effective history:
+
+    >>> rec = TraceRecorder(["A", "B"], [{"id": "a2b", "src": "A", "dst": "B", "logged": True}])
+    >>> m = rec.send("A", "a2b"); rec.recv("B", m); rec.fail("B"); rec.restore("B", 0)
+    >>> rec.recv("B", rec.replay("A", m))
+    >>> duplicate_violations(History(rec.trace()))
+    []
+    """
     effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
     seen: dict[tuple, object] = {}
     out = []
@@ -292,9 +374,13 @@ def duplicate_violations(h: History) -> list[Violation]:
             m = h.by_mid.get(o)
             if m is not None:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
+                if m.dst != i and h.moved:           # recovered on a new channel after a rescale:
+                    mv = h.moved_of(e.mid)          # once per new channel (each copy of broadcast state)
+                    if mv is not None:
+                        key = (mv.ch, o)
             else:
                 sent = h.sent_ever(o)
-                if sent is None or sent.kind == "barrier":
+                if sent is None or sent.kind in MARKERS:
                     continue
                 key = (sent.ch, sent.seq)
                 if key not in effective:

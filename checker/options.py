@@ -8,6 +8,8 @@ PROPERTIES = (
     "consistency",        # orphans of explicit cuts and coordinated rounds
     "channel-state",      # dropped / phantom / order / duplicate-recorded / wrong-channel / aligned-in-flight
     "termination",        # every started round completes
+    "completion",         # a round is declared complete only after every participant's checkpoint of it
+    "protocol-error",     # the protocol raised in a handler or broke an invariant of the simulator (trace event)
     "z-cycles",           # useless checkpoints (violation where the protocol promises Z-cycle freedom)
     "recovery-line",      # recovery line for a failure set (RL-FIX, R-MARK, rollback propagation; z3)
     "observed-recovery",  # the restored line of each observed recovery is consistent
@@ -25,16 +27,45 @@ PROPERTIES = (
     "replica-agreement",  # active replication: replicas consume the same sequence and emit the same outputs
     "replica-delivery",   # active replication: after deduplication, every output picked exactly once
     "replica-liveness",   # active replication: no live process ends blocked with unconsumed input
+    "rescale-state",      # rescaling: every key group / partition restored once, from its owner, of the round
+    "rescale-in-flight",  # rescaling: recovered in-flight records reach their new owner once, before live data
+    "finished-tasks",     # FLIP-147: finished tasks send nothing, get their final checkpoint and its notification
 )
 SEMANTICS = ("partial", "restart-all")
 
 
 class CheckerUsageError(ValueError):
-    """Options that do not fit the trace (unknown process, checkpoint never taken, ...)."""
+    """Options that do not fit the trace (unknown process, checkpoint never taken, ...) or
+    that name no known property or semantics. The command line reports it as a usage
+    error (exit 2).
+
+    >>> CheckOptions(semantics="eager").validate()
+    Traceback (most recent call last):
+    snapcheck.checker.options.CheckerUsageError: unknown semantics 'eager' (use partial or restart-all)
+    """
 
 
 @dataclass
 class CheckOptions:
+    """What ``check_trace`` analyses and how (docs/checker.md): the properties to check
+    (None: every property that applies to the trace, see ``checker.api``), an explicit
+    cut to judge, the failure set whose recovery line to compute (``None``, ``"all"``, a
+    list of process ids or ``"P0,P1"``) under ``partial`` semantics (survivors may keep
+    their current state) or ``restart-all`` (every process restarts from a stable
+    checkpoint, as in CheckMate), z3 certificates, the cross-checks of the recovery line
+    and the caps on witnesses and listed violations.
+
+    The domino effect of docs/theory.md, worked example C, after the failure of both
+    processes:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> check_trace(golden("theory_c_domino"), CheckOptions(failures="all")).recovery_lines["all"]
+    {'P0': 1, 'P1': 0}
+    >>> check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1})).kinds
+    {'orphan'}
+    """
+
     properties: set[str] | None = None   # None = every property applicable to the trace
     cut: dict | None = None              # explicit global checkpoint {proc: ckpt number or "V"}
     failures: object = None              # None, a list of process ids, or "all"
@@ -47,6 +78,7 @@ class CheckOptions:
     facts: dict | None = None            # protocol facts completing the header's params (header wins)
 
     def validate(self) -> None:
+        """Raise ``CheckerUsageError`` for an unknown semantics or property name."""
         if self.semantics not in SEMANTICS:
             raise CheckerUsageError(f"unknown semantics {self.semantics!r} (use {' or '.join(SEMANTICS)})")
         if self.properties is not None:

@@ -1,5 +1,6 @@
-"""Output commit, control-channel delivery and recovery lineage (bug-zoo.md P4, P5,
-P2 on control channels; patterns 3 and 4).
+"""Output commit, control-channel delivery and recovery lineage (classes P4, P5 and P2 on
+control channels of docs/bug-zoo.md, "Property classes"; docs/theory.md, "Output commit and
+two-phase commit").
 
 Trace vocabulary (trace format v1, carried in ``attrs``; docs/checker.md):
 
@@ -27,6 +28,11 @@ two-phase commit; FLINK-10377, FLINK-21080, FLINK-38614):
   subsumed, or the final notification never arrived (the sink waits forever);
 * ``eos-before-commit`` — the sink ended its stream while such a transaction was
   still unpublished.
+
+A sink that ``retire``s at a checkpoint (restored at another parallelism) hands that
+checkpoint's unpublished transactions to its successors; a successor publishes one with
+``attrs {"txn": n, "phase": "commit", "of": OLD_SINK}``, and each handed transaction must
+be published exactly once (else ``uncommitted`` or ``duplicate-commit``).
 
 ``control-delivery`` (P2 for control channels; FLINK-21996): for every completed
 round ``n`` and every operator event first sent before ``round_start n``, the
@@ -78,17 +84,63 @@ class _Coordination:
 
 
 def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
-    """``ix``: the trace's ``TraceIndex``."""
+    """``output-commit`` violations of every two-phase-commit sink (a process with
+    ``output`` events that carry a ``phase``; module docstring): ``premature-commit``,
+    ``duplicate-commit``, ``uncommitted``, ``eos-before-commit``. ``ix``: the trace's
+    ``TraceIndex``; ``coord``: its round completions and notifications.
+
+    A sink that retires at a checkpoint (a job restored at another parallelism) hands
+    the unpublished transactions of that checkpoint to its successors, which publish
+    them with ``attrs {"of": OLD_SINK}`` (recover-and-commit); each must be published
+    exactly once, by one of them.
+
+    A sink that publishes its transaction without waiting for the round to complete:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder([{"id": "S", "role": "sink"}], [])
+    >>> _ = rec.checkpoint("S", round=1)
+    >>> rec.output("S", [], attrs={"txn": 1, "phase": "pre-commit"})
+    >>> rec.output("S", [], attrs={"txn": 1, "phase": "commit"})
+    >>> ix = TraceIndex(rec.trace())
+    >>> [(v.kind, v.subject) for v in output_commit_violations(ix, _Coordination(ix))]
+    [('premature-commit', 'sink S')]
+    """
     last_round = max(coord.complete_line, default=0)
     sinks = {e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"]}
     out: list[Violation] = []
+    handed: dict[str, dict[int, int]] = {}                   # retired sink -> txn -> pre-commit line
+    inherited: dict[tuple[str, int], list[int]] = {}          # (retired sink, txn) -> commit lines
     for proc, events in ix.by_proc.items():
         if proc in sinks:
-            out.extend(_sink(proc, events, coord, last_round))
+            out.extend(_sink(proc, events, coord, last_round, handed, inherited))
+    for (old, n), lines in sorted(inherited.items()):
+        if n not in handed.get(old, {}):
+            out.append(Violation(
+                "duplicate-commit", "output-commit", f"sink {old}",
+                f"transaction {n} of {old} is published again at line {lines[0]} after {old} retired "
+                f"without it pending (already published, or never pre-committed).", lines, {"txn": n}))
+        elif len(lines) > 1:
+            out.append(Violation(
+                "duplicate-commit", "output-commit", f"sink {old}",
+                f"transaction {n} of {old}, handed over when it retired, is published {len(lines)} times "
+                f"(lines {', '.join(map(str, lines))}).", [handed[old][n], *lines], {"txn": n}))
+    for old, txns in sorted(handed.items()):
+        for n, ln in sorted(txns.items()):
+            if n <= last_round and (old, n) not in inherited:
+                out.append(_uncommitted(old, n, ln, coord, " when it retired, and none of its successors published it"))
     return out
 
 
-def _sink(proc, events, coord, last_round) -> list[Violation]:
+def _uncommitted(proc, n, ln, coord, how="") -> Violation:
+    return Violation(
+        "uncommitted", "output-commit", f"sink {proc}",
+        f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
+        f"{_covering(coord, n)} but never published{how}: a lost notification was not subsumed by a "
+        f"later one, or the final notification never arrived.", [ln], {"txn": n})
+
+
+def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]:
     out: list[Violation] = []
     staged: dict[int, int] = {}              # effective, unpublished txn -> pre-commit line
     snaps: dict[int, dict] = {0: {}}
@@ -105,6 +157,9 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
             staged = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
             if e.round is not None and coord.complete_line.get(e.round, e.line) < e.line:
                 known = max(known, e.round)
+        elif t == "retire" and e.ckpt is not None:      # its state lives on in its successors
+            handed[proc] = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
+            staged = {}
         elif t == "recv":
             m = coord.valid_notify.get(e.mid)
             if m is not None:
@@ -115,6 +170,10 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
             if phase == "pre-commit":
                 staged[n] = e.line
                 snaps.setdefault(last_ckpt, {})[n] = e.line
+            elif phase == "commit" and _attr(e, "of") is not None and _attr(e, "of") != proc:
+                inherited.setdefault((_attr(e, "of"), n), []).append(e.line)
+                if n > known:
+                    out.append(_premature(proc, n, e.line, known, None))
             elif phase == "commit":
                 if n in published:
                     out.append(Violation(
@@ -123,11 +182,7 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
                         f"{published[n]}: a repeated or late notification was applied twice.",
                         [published[n], e.line], {"txn": n}))
                 elif n > known:
-                    out.append(Violation(
-                        "premature-commit", "output-commit", f"sink {proc}",
-                        f"{proc} publishes transaction {n} at line {e.line} before it knows that a round "
-                        f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
-                        f"that may still abort becomes visible.", [staged.get(n), e.line], {"txn": n}))
+                    out.append(_premature(proc, n, e.line, known, staged.get(n)))
                 published.setdefault(n, e.line)
                 staged.pop(n, None)
             elif phase == "end" and ended is None:
@@ -142,12 +197,16 @@ def _sink(proc, events, coord, last_round) -> list[Violation]:
     if ended is None:
         for n, ln in sorted(staged.items()):
             if n <= last_round:
-                out.append(Violation(
-                    "uncommitted", "output-commit", f"sink {proc}",
-                    f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
-                    f"{_covering(coord, n)} but never published: a lost notification was not subsumed by a "
-                    f"later one, or the final notification never arrived.", [ln], {"txn": n}))
+                out.append(_uncommitted(proc, n, ln, coord))
     return out
+
+
+def _premature(proc, n, line, known, staged_line) -> Violation:
+    return Violation(
+        "premature-commit", "output-commit", f"sink {proc}",
+        f"{proc} publishes transaction {n} at line {line} before it knows that a round "
+        f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
+        f"that may still abort becomes visible.", [staged_line, line], {"txn": n})
 
 
 def _covering(coord, n: int) -> int:
@@ -155,7 +214,21 @@ def _covering(coord, n: int) -> int:
 
 
 def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
-    """``ix``: the trace's ``TraceIndex``."""
+    """``control-dropped`` (property ``control-delivery``): an operator event
+    (``attrs.event``) sent to a task before round ``n`` started, which the task's
+    checkpoint of the completed round ``n`` does not reflect, so that it is in neither
+    snapshot (FLINK-21996). ``ix``: the trace's ``TraceIndex``; ``coord``: its rounds.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["T", {"id": "C", "role": "coordinator"}],
+    ...                     [{"id": "c2t", "src": "C", "dst": "T", "kind": "control"}])
+    >>> _ = rec.send("C", "c2t", attrs={"event": "split-1"})          # never received by T
+    >>> rec.round_start("C", 1); _ = rec.checkpoint("T", round=1); rec.round_complete("C", 1)
+    >>> ix = TraceIndex(rec.trace())
+    >>> [(v.kind, v.subject, v.witness["event"]) for v in control_delivery_violations(ix, _Coordination(ix))]
+    [('control-dropped', 'round 1', 'split-1')]
+    """
     first_send: dict[tuple[str, str], int] = {}     # (destination, event id) -> line
     event_of: dict[str, str] = {}                   # mid -> event id
     chans = ix.channels
@@ -197,6 +270,24 @@ def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
 
 
 def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]:
+    """``recovery-lineage`` violations of the observed recoveries ``groups`` (groups of
+    ``restore`` events, ``observed_recovery.recovery_groups``): each must restore the
+    latest round completed before it, the same on every process (``restore-aborted``,
+    ``restore-stale``, ``restore-mixed``; module docstring).
+
+    A task that restores its initial state after round 1 completed:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.observed_recovery import recovery_groups
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["T", {"id": "C", "role": "coordinator"}], [])
+    >>> rec.round_start("C", 1); _ = rec.checkpoint("T", round=1); rec.round_complete("C", 1)
+    >>> rec.fail("T"); rec.restore("T", 0)
+    >>> t = rec.trace()
+    >>> vs = recovery_lineage_violations(recovery_groups(t), _Coordination(TraceIndex(t)))
+    >>> [(v.kind, v.witness) for v in vs]
+    [('restore-stale', {'round': 0, 'latest': 1})]
+    """
     out: list[Violation] = []
     for i, group in enumerate(groups, 1):
         first = min(e.line for e in group)
@@ -230,7 +321,21 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
 
 def check_output_properties(run) -> None:
     """Add ``output-commit``, ``control-delivery`` and ``recovery-lineage`` to a
-    ``check_trace`` run, each where the trace has its vocabulary (or when selected)."""
+    ``check_trace`` run, each where the trace has its vocabulary (or when selected):
+    sink outputs with a ``phase``, operator events (``attrs.event``), and rounds
+    (``round_start``) with recoveries.
+
+    Round 1 completes, but the sink is never notified and never publishes its transaction:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder([{"id": "S", "role": "sink"}, {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("S", round=1)
+    >>> rec.output("S", [], attrs={"txn": 1, "phase": "pre-commit"})
+    >>> rec.round_complete("C", 1)
+    >>> check_trace(rec.trace()).kinds
+    {'uncommitted'}
+    """
     ix = run.ix
     coord = None
     has_phase = any(e.attrs["phase"] for e in ix.with_attr("output", "phase"))

@@ -1,5 +1,5 @@
 """Rollback-dependency trackability (Wang, "Consistent Global Checkpoints that Contain
-a Given Set of Local Checkpoints", 1997; theory.md §3.8).
+a Given Set of Local Checkpoints", 1997; docs/theory.md, "Rollback-dependency trackability").
 
 TDV (transitive dependency vector), computed by replaying the effective history
 in a causal order: ``D_i = 0⃗`` then ``D_i[i] := 1``; ``TDV(C_{i,0}) = 0⃗``; on
@@ -22,7 +22,24 @@ from snapcheck.checker.rgraph import Graph, scc_labels
 
 
 def tdv(h) -> list[list[list[int]]]:
-    """TDV of every stable checkpoint: ``out[i][x]`` (x = 0..L_i)."""
+    """The transitive dependency vector of every stable checkpoint: ``out[i][x]`` is
+    ``TDV(C_{i,x})`` for ``x = 0..L_i`` (Wang, "Consistent Global Checkpoints that Contain a
+    Given Set of Local Checkpoints", 1997).
+
+    Computed by replaying the effective history ``h`` in a causal order (a receive after
+    its send): ``D_i = 0⃗`` then ``D_i[i] := 1``; ``TDV(C_{i,0}) = 0⃗``; at checkpoint
+    ``C_{i,x}``, ``TDV(C_{i,x}) := D_i`` (``D_i[i] = x``), then ``D_i[i] += 1``; a send
+    piggybacks ``D_i``; a receive sets ``D_i := max(D_i, m.D)``. ``TDV(C_{i,x})[j]`` is the
+    largest interval of ``P_j`` with an event that causally precedes ``C_{i,x}``.
+
+    Worked example A: ``C_{0,2}`` depends causally on ``P1``'s interval 1 (through ``m2``),
+    and so does ``C_{1,1}`` on ``P0``'s interval 2 (through ``m1``).
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> tdv(History(golden("theory_a_zcycle")))
+    [[[0, 0], [1, 1], [2, 1]], [[0, 0], [2, 1]]]
+    """
     n = h.n
     out = [[[0] * n] for _ in range(n)]
     D = []
@@ -73,7 +90,20 @@ def tdv(h) -> list[list[list[int]]]:
 
 
 def rmax(g: Graph) -> list[list[int]]:
-    """Rmax[v][j] = max{y : (j,y) ⇝ v} (-1 if none), per node."""
+    """``Rmax[v][j] = max{y : (j, y) ⇝ v}`` in the R-graph ``g`` for every node ``v`` (``-1``
+    when no node of ``P_j`` reaches ``v``): the rollback dependencies of ``v``, causal or
+    not. One dynamic program over the SCC condensation in topological order, cost
+    O((V+E)·n). Since causal paths are R-paths, ``Rmax ≥ TDV`` on every stable checkpoint.
+
+    In worked example A, ``C_{0,1}`` (node ``(0, 1)``) depends on ``(P0, 2)`` through the
+    Z-cycle, while its TDV shows only ``P0``'s interval 1 (``tdv``):
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> g = Graph(History(golden("theory_a_zcycle")))
+    >>> rmax(g)[g.node(0, 1)]
+    [2, 1]
+    """
     h = g.h
     n = h.n
     comp = scc_labels(g)
@@ -105,8 +135,24 @@ def rmax(g: Graph) -> list[list[int]]:
 
 
 def rdt_violations(h, g: Graph, max_witnesses: int) -> tuple[list[Violation], int]:
-    """Violations with witnesses for the first ``max_witnesses`` untracked checkpoints,
-    and the number of further ones."""
+    """``rdt`` violations: stable checkpoints with a rollback dependency that is not
+    causally tracked (Wang, "Consistent Global Checkpoints that Contain a Given Set of
+    Local Checkpoints", 1997).
+
+    RDT holds iff ``(j, y) ⇝ (i, x)`` in the R-graph implies ``TDV(C_{i,x})[j] ≥ y``, i.e.
+    iff ``max(Rmax, 0) = TDV`` on every stable checkpoint (``rmax``, ``tdv``). Returns the
+    violations of the first ``max_witnesses`` untracked checkpoints, each with a Z-path
+    that no causal path doubles, and the number of further ones.
+
+    RDT implies Z-cycle freedom, so the useless ``C_{0,1}`` of worked example A breaks it:
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> h = History(golden("theory_a_zcycle"))
+    >>> vs, omitted = rdt_violations(h, Graph(h), max_witnesses=20)
+    >>> [(v.kind, v.subject, v.witness["messages"]) for v in vs], omitted
+    ([('rdt', 'checkpoint P0:1', ['P0>P1:1', 'P1>P0:1'])], 0)
+    """
     T = tdv(h)
     R = rmax(g)
     out = []

@@ -2,7 +2,7 @@
 
 ``analyse_failure_set`` computes the line with RL-FIX (primary), cross-checks it
 against R-MARK and rollback propagation on the checkpoint graph (three
-independent algorithms that must agree, theory.md §3.5–3.6), and adds:
+independent algorithms that must agree, docs/theory.md, "Recovery lines"), and adds:
 
 * the "why did P roll back" chain of every process below its bound;
 * the domino flag: some process ends at least two stable checkpoints behind its
@@ -29,7 +29,20 @@ CROSSCHECK_RP_MAX_NODES = 4000
 
 
 def parse_failures(h, failures) -> tuple[list[int], str]:
-    """(failed process indices, label) for ``None`` / "all" / list / "P0,P1"."""
+    """``(failed process indices, label)`` for a failure set given as ``None``, ``"all"``,
+    ``"none"``, a list of process ids or ``"P0,P1"``. A process that is unknown or outside
+    every global checkpoint (a coordinator, an external input) is a
+    ``CheckerUsageError``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> h = History(golden("theory_c_domino"))
+    >>> parse_failures(h, "P1,P0"), parse_failures(h, "all"), parse_failures(h, None)
+    (([0, 1], 'P0,P1'), ([0, 1], 'all'), ([], 'none'))
+    >>> parse_failures(h, ["P9"])
+    Traceback (most recent call last):
+    snapcheck.checker.options.CheckerUsageError: unknown process 'P9' in the failure set (processes: P0, P1)
+    """
     if failures is None:
         return [], "none"
     if isinstance(failures, str):
@@ -54,7 +67,15 @@ def parse_failures(h, failures) -> tuple[list[int], str]:
 
 
 def parse_cut(h, cut: dict) -> list[int]:
-    """Positions of an explicit cut {proc: ckpt number or "V"}; every participant must be given."""
+    """The positions of an explicit cut ``{process: checkpoint number or "V"}`` (trace
+    checkpoint numbers, as ``notation.parse_cut`` reads them); every participant must be
+    given, and a checkpoint outside the effective history is a ``CheckerUsageError``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> parse_cut(History(golden("theory_c_domino")), {"P0": 1, "P1": "V"})
+    [1, 3]
+    """
     g = []
     unknown = [p for p in cut if p not in h.index]
     if unknown:
@@ -82,12 +103,40 @@ def parse_cut(h, cut: dict) -> list[int]:
 
 
 def never_recoverable(h, dur) -> list:
+    """The delivered messages that nothing can replay after any recovery: not from an
+    external input, never recorded in any channel state, not in a durable log at the end
+    of the trace (``dur``: a ``Durability``). Their no-drop constraints give the
+    loss-free line (``rl_fix`` with ``nodrop``).
+
+    Worked example D: ``P1`` records ``m1`` with its checkpoint, ``m2`` nowhere.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.durability import Durability
+    >>> h = History(golden("theory_d_recorded"))
+    >>> [m.mid for m in never_recoverable(h, Durability(h))]
+    ['P0>P1:2']
+    """
     recorded = {h.resolve(mid) for mid in dur.ever_recorded()}
     return [m for m in h.msgs
             if m.r is not None and m.src != EXTERNAL and m.mid not in recorded and not dur.durable(m.mid)]
 
 
 def unrecoverable_in_transit(h, dur, g: list[int], transit: list) -> list:
+    """The messages of ``transit`` (in transit with respect to line ``g``) that recovery to
+    ``g`` cannot replay: not from an external input, not in the channel state recorded
+    with ``g``'s checkpoints, not in a durable log at the end of the trace.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.durability import Durability
+    >>> for name in ("theory_d_dropped", "theory_d_recorded"):
+    ...     h = History(golden(name))
+    ...     lost = unrecoverable_in_transit(h, Durability(h), [1, 1], in_transit(h, [1, 1]))
+    ...     print(name, [m.mid for m in lost])
+    theory_d_dropped ['P0>P1:1']
+    theory_d_recorded []
+    """
     recorded: set[str] = set()
     for i, p in enumerate(h.procs):
         if g[i] <= h.L[i]:
@@ -98,6 +147,29 @@ def unrecoverable_in_transit(h, dur, g: list[int], transit: list) -> list:
 
 def analyse_failure_set(h, dur, failed: list[int], label: str, semantics: str, *,
                         graph: Graph | None = None, crosscheck: bool = True) -> dict:
+    """The recovery line of the failed processes ``failed`` (indices; ``label`` names the
+    set) under ``semantics``, with its explanation and metrics (module docstring).
+
+    RL-FIX computes the line; with ``crosscheck``, R-MARK and (up to
+    ``CROSSCHECK_RP_MAX_NODES`` graph nodes) CheckMate's rollback propagation must agree
+    (an ``AssertionError``, a checker bug, otherwise). When every process failed the
+    bound is the restart-all one under either semantics, and the set labelled ``all``
+    reports ``restart-all``. Returns a dict with the ``bound``, the ``line``,
+    each algorithm's line, the ``chain`` of every process that rolled back, the
+    ``domino`` flag, the ``distance``, the messages ``in_transit`` and those
+    ``unrecoverable_in_transit`` (then also the ``loss_free_line``); the keys ``_g`` and
+    ``_U`` hold the line and the bound as positions.
+
+    Worked example C after the failure of both processes:
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> from snapcheck.checker.durability import Durability
+    >>> h = History(golden("theory_c_domino"))
+    >>> d = analyse_failure_set(h, Durability(h), [0, 1], "all", "partial")
+    >>> d["bound"], d["line"], d["domino"], sorted(d["algorithms"])
+    ({'P0': 3, 'P1': 2}, {'P0': 1, 'P1': 0}, True, ['r-mark', 'rl-fix', 'rollback-propagation'])
+    """
     U = bound(h, failed, semantics)
     g, steps, last = rl_fix(h, U)
     algos = {"rl-fix": h.line_to_dict(g)}

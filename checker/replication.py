@@ -1,5 +1,6 @@
 """Active replication: replica agreement, delivery after deduplication, liveness
-(bug-zoo.md P7 and P6; the active-replication seed; Materialize #38196).
+(classes P7 and P6 of docs/bug-zoo.md, "Property classes"; Rosinosky et al., "Active
+Replication for Latency-Sensitive Stream Processing in Apache Flink"; Materialize #38196).
 
 Trace vocabulary (v1 events; docs/checker.md "Active replication"): the header's
 ``protocol.params.replicas`` maps a logical task to its replica processes, e.g.
@@ -36,6 +37,14 @@ from snapcheck.checker.report import Violation
 
 
 def replicas_of(trace) -> dict[str, list[str]]:
+    """The replicated tasks the trace header declares (``protocol.params.replicas``): task
+    -> its replica processes; ``{}`` when there are none.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["U#0", "U#1"], [], params={"replicas": {"U": ["U#0", "U#1"]}})
+    >>> replicas_of(rec.trace())
+    {'U': ['U#0', 'U#1']}
+    """
     params = (trace.header.protocol or {}).get("params") or {}
     reps = params.get("replicas")
     return {str(k): [str(x) for x in v] for k, v in reps.items()} if isinstance(reps, dict) else {}
@@ -78,6 +87,23 @@ def _hb(e):
 
 
 def agreement_violations(trace, rp: _Replication) -> list[Violation]:
+    """``replica-agreement`` violations (module docstring): replicas of one task whose
+    consumed sequences differ on their common prefix (``replica-order-divergence``), or
+    that emit different values under one logical identity
+    (``replica-output-divergence``). ``rp``: the trace's replication structure.
+
+    A source sends two records to both replicas of ``U``, which consume them in
+    different orders:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["S", "U#0", "U#1"], [("s0", "S", "U#0"), ("s1", "S", "U#1")],
+    ...                     params={"replicas": {"U": ["U#0", "U#1"]}})
+    >>> a0, a1, b0, b1 = (rec.send("S", ch) for ch in ("s0", "s1", "s0", "s1"))
+    >>> rec.recv("U#0", a0); rec.recv("U#0", b0); rec.recv("U#1", b1); rec.recv("U#1", a1)
+    >>> t = rec.trace()
+    >>> [(v.kind, v.witness["position"]) for v in agreement_violations(t, _Replication(t, replicas_of(t)))]
+    [('replica-order-divergence', 0)]
+    """
     out = []
     by_proc = trace.by_process()
     for task, reps in rp.replicas.items():
@@ -121,6 +147,20 @@ def agreement_violations(trace, rp: _Replication) -> list[Violation]:
 
 
 def delivery_violations(trace, rp: _Replication) -> list[Violation]:
+    """``replica-delivery`` violations (module docstring): a receiver of a replicated
+    task's output that picks one logical identity twice (``dedup-duplicate``) or never,
+    although it did not fail (``dedup-lost``). ``rp``: the trace's replication structure.
+
+    Both replicas of ``U`` send record 1 to ``K``, which processes both copies:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["U#0", "U#1", "K"], [("u0", "U#0", "K"), ("u1", "U#1", "K")],
+    ...                     params={"replicas": {"U": ["U#0", "U#1"]}})
+    >>> rec.recv("K", rec.send("U#0", "u0", value=1)); rec.recv("K", rec.send("U#1", "u1", value=1))
+    >>> t = rec.trace()
+    >>> [(v.kind, v.witness) for v in delivery_violations(t, _Replication(t, replicas_of(t)))]
+    [('dedup-duplicate', {'identity': ['U', 'K', 1]})]
+    """
     out = []
     picked: dict[tuple, list] = {}
     dropped: dict[tuple, int] = {}
@@ -156,6 +196,19 @@ def delivery_violations(trace, rp: _Replication) -> list[Violation]:
 
 
 def liveness_violations(trace, rp: _Replication) -> list[Violation]:
+    """``replica-stalled`` (property ``replica-liveness``): a process that did not fail
+    ends the trace with data messages that arrived and were neither consumed nor
+    discarded, e.g. a round-robin merge that waits for a quiet input. ``rp``: the
+    trace's replication structure.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["U#0", "U#1", "K"], [("u0", "U#0", "K"), ("u1", "U#1", "K")],
+    ...                     params={"replicas": {"U": ["U#0", "U#1"]}})
+    >>> rec.arrive("K", rec.send("U#0", "u0"))             # K waits for U#1's copy
+    >>> t = rec.trace()
+    >>> [(v.kind, v.subject) for v in liveness_violations(t, _Replication(t, replicas_of(t)))]
+    [('replica-stalled', 'process K')]
+    """
     out = []
     for proc, events in trace.by_process().items():
         if proc in rp.failed:
@@ -183,7 +236,19 @@ def liveness_violations(trace, rp: _Replication) -> list[Violation]:
 
 def check_replication(run) -> None:
     """Add ``replica-agreement``, ``replica-delivery`` and ``replica-liveness`` to a
-    ``check_trace`` run for traces that declare replicas (or when selected)."""
+    ``check_trace`` run for traces that declare replicas (``replicas_of``) or when
+    selected.
+
+    The sink ``K`` picks the first copy of record 1 and discards the second:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["U#0", "U#1", "K"], [("u0", "U#0", "K"), ("u1", "U#1", "K")],
+    ...                     params={"replicas": {"U": ["U#0", "U#1"]}})
+    >>> rec.recv("K", rec.send("U#0", "u0", value=1)); rec.discard("K", rec.send("U#1", "u1", value=1))
+    >>> [(r.property, r.ok) for r in check_trace(rec.trace()).results]
+    [('replica-agreement', True), ('replica-delivery', True), ('replica-liveness', True)]
+    """
     trace = run.trace
     replicas = replicas_of(trace)
     wanted = [p for p in ("replica-agreement", "replica-delivery", "replica-liveness")

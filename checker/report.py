@@ -1,14 +1,47 @@
 """The checker's result objects: ``Violation``, ``PropertyResult``, ``Report``.
 
-``Report.to_json()`` produces the documented JSON schema (docs/checker.md,
-"JSON report"); ``Report.render_text()`` the Elle-style human report.
+``Report.to_json()`` produces the report of the JSON Schema shipped as
+``checker/schema/check-report.schema.json`` (docs/checker.md, "JSON report");
+``Report.render_text()`` the Elle-style human report. A report says what was
+judged and what was not: every property has either results or a reason in
+``not_judged``, and ``verdict`` is ``"violation"``, ``"clean"`` or, when not one
+property was judged, ``"not-judged"`` (never "clean").
+
+A violation's ``lines`` hold every trace line its explanation cites: the lines
+named in the message (``line 7``, ``lines 5, 8``) are added to the witness's
+lines, so a viewer that shows the witness shows what the explanation talks about.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-JSON_SCHEMA_VERSION = 1
+JSON_SCHEMA_VERSION = 2
+_CITED = re.compile(r"\blines? (\d+(?:(?:, | and )\d+)*)")
+
+
+def json_schema(name: str = "check-report") -> dict:
+    """A JSON Schema shipped with the package: ``check-report`` (``snapcheck check --json``)
+    or ``validate-summary`` (the ``summary.json`` of ``snapcheck validate``).
+
+    >>> json_schema()["properties"]["schema"]
+    {'const': 'snapcheck-check'}
+    """
+    from importlib import resources
+    import json
+
+    text = resources.files("snapcheck.checker").joinpath(f"schema/{name}.schema.json").read_text()
+    return json.loads(text)
+
+
+def cited_lines(message: str) -> set[int]:
+    """The trace lines a message cites.
+
+    >>> sorted(cited_lines("sent at line 6, after checkpoint O2:1 (line 5); lines 7, 8 and 9"))
+    [5, 6, 7, 8, 9]
+    """
+    return {int(n) for m in _CITED.finditer(message) for n in re.findall(r"\d+", m.group(1))}
 
 # Canonical violation kinds (checker API contract) and the property each belongs to.
 KIND_PROPERTY = {
@@ -50,11 +83,67 @@ KIND_PROPERTY = {
     "dedup-lost": "replica-delivery",
     "dedup-duplicate": "replica-delivery",
     "replica-stalled": "replica-liveness",
+    "key-group-lost": "rescale-state",
+    "key-group-duplicated": "rescale-state",
+    "key-group-wrong-owner": "rescale-state",
+    "key-group-mismatch": "rescale-state",
+    "state-wrong-round": "rescale-state",
+    "partition-lost": "rescale-state",
+    "partition-duplicated": "rescale-state",
+    "partition-wrong-owner": "rescale-state",
+    "in-flight-lost": "rescale-in-flight",
+    "in-flight-duplicated": "rescale-in-flight",
+    "in-flight-misrouted": "rescale-in-flight",
+    "in-flight-after-live": "rescale-in-flight",
+    "input-lost": "rescale-in-flight",
+    "send-after-finish": "finished-tasks",
+    "retired-before-final-checkpoint": "finished-tasks",
+    "final-checkpoint-unnotified": "finished-tasks",
+    "final-checkpoint-missing": "finished-tasks",
 }
 
 
 @dataclass
+class UnreadTrace:
+    """A trace that was not checked because it could not be read or is not valid:
+    ``errors`` are ``FILE:LINE: reason`` texts (the first ones; ``total`` counts all)."""
+
+    trace: str
+    errors: list[str]
+    total: int = 0
+
+    ok = False
+    verdict = "error"
+
+    def to_json(self) -> dict:
+        return {"schema": "snapcheck-check-report", "version": JSON_SCHEMA_VERSION, "trace": self.trace,
+                "ok": False, "verdict": "error", "error": {"messages": list(self.errors),
+                                                         "total": max(self.total, len(self.errors))}}
+
+    def render_text(self, verbose: bool = False) -> str:
+        more = self.total - len(self.errors)
+        return "\n".join([f"{self.trace}: NOT CHECKED (bad input: exit 2)"] + [f"  {e}" for e in self.errors]
+                         + ([f"  ... and {more} more error(s)"] if more > 0 else []))
+
+
+@dataclass
 class Violation:
+    """One violation of a property: its ``kind`` (``KIND_PROPERTY`` maps each kind to its
+    property), the ``property``, the ``subject`` judged (a round, a cut, a recovery, a
+    checkpoint, the trace), a ``message`` that explains it in the style of Elle ("Let …
+    Then … : a contradiction"), the trace ``lines`` involved and a machine-readable
+    ``witness`` (messages, cut, checkpoints).
+
+    CheckMate's Figure 2(b), the cut ``{O1: 1, O2: 1, O3: 1}`` with an orphan:
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1}))
+    >>> v = report.violations[0]
+    >>> v.kind, v.property, v.subject, v.lines, v.witness["messages"]
+    ('orphan', 'consistency', 'cut {O1: 1, O2: 1, O3: 1}', [5, 6, 7, 8], ['O2>O3:1'])
+    """
+
     kind: str
     property: str
     subject: str
@@ -63,7 +152,7 @@ class Violation:
     witness: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.lines = sorted({ln for ln in self.lines if ln})
+        self.lines = sorted({ln for ln in self.lines if ln} | cited_lines(self.message))
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "property": self.property, "subject": self.subject,
@@ -72,7 +161,15 @@ class Violation:
 
 @dataclass
 class PropertyResult:
-    """One property checked on one subject (a round, a cut, a recovery, the trace)."""
+    """One property checked on one subject (a round, a cut, a recovery, the trace): ``ok``,
+    the violations listed and the number ``omitted`` beyond the cap per result.
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_d_dropped"), CheckOptions(cut={"P0": 1, "P1": 1}))
+    >>> [(r.property, r.subject, r.ok, [v.kind for v in r.violations]) for r in report.results]
+    [('consistency', 'cut {P0: 1, P1: 1}', True, []), ('channel-state', 'cut {P0: 1, P1: 1}', False, ['dropped'])]
+    """
 
     property: str
     subject: str
@@ -87,6 +184,24 @@ class PropertyResult:
 
 @dataclass
 class Report:
+    """Everything ``check_trace`` found in one trace: the property ``results`` (``ok`` when
+    every result is), the ``useless`` and ``stably_unusable`` checkpoints (as
+    ``(process, checkpoint number)``), the ``recovery_lines`` and their details
+    (``recovery``), z3 ``certificates``, the coordinated ``rounds``, the ``observed``
+    recoveries, ``notes`` on what was not judged, and ``stats``. ``to_json()`` is the
+    documented JSON report (docs/checker.md, "JSON report"), ``render_text()`` the
+    human one.
+
+    Worked example A of docs/theory.md: no property is violated (the trace promises no
+    Z-cycle freedom), and ``C_{0,1}`` is useless.
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_a_zcycle"))
+    >>> report.ok, report.useless, report.recovery_lines["all"]
+    (True, [('P0', 1)], {'P0': 2, 'P1': 1})
+    """
+
     trace: str = "<memory>"
     protocol: str = "unknown"
     results: list[PropertyResult] = field(default_factory=list)
@@ -99,6 +214,24 @@ class Report:
     observed: list[dict] = field(default_factory=list)          # observed recoveries
     notes: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
+    not_judged: dict[str, str] = field(default_factory=dict)   # property -> why it has no result
+    faults: list[dict] = field(default_factory=list)           # requested faults (checker.coverage)
+
+    @property
+    def judged(self) -> list[str]:
+        """The properties with at least one result, in first-result order."""
+        return list(dict.fromkeys(r.property for r in self.results))
+
+    @property
+    def verdict(self) -> str:
+        """``violation``, ``clean``, or ``not-judged`` when no property was judged at all."""
+        if not self.ok:
+            return "violation"
+        return "clean" if self.results else "not-judged"
+
+    @property
+    def faults_not_exercised(self) -> list[dict]:
+        return [f for f in self.faults if not f["exercised"]]
 
     @property
     def may_become_useless(self) -> list[tuple[str, int]]:
@@ -137,6 +270,10 @@ class Report:
             "trace": self.trace,
             "protocol": self.protocol,
             "ok": self.ok,
+            "verdict": self.verdict,
+            "judged": self.judged,
+            "not_judged": [{"property": p, "reason": r} for p, r in self.not_judged.items()],
+            "faults": list(self.faults),
             "violation_kinds": sorted(self.kinds),
             "violations": [v.to_json() for v in self.violations],
             "results": [r.to_json() for r in self.results],

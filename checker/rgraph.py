@@ -1,6 +1,6 @@
 """The rollback-dependency graph (R-graph, Wang 1997 "Consistent Global Checkpoints
 that Contain a Given Set of Local Checkpoints") and the checkpoint graph
-(Wang et al. 1995, as used by CheckMate), theory.md §3.1 and §3.6.
+(Wang et al. 1995, as used by CheckMate): docs/theory.md, "The R-graph and the checkpoint graph".
 
 Nodes ``(i, x)`` for ``0 ≤ x ≤ L_i + 1`` (``V_i = (i, L_i+1)``) are numbered
 ``base[i] + x``. Edges:
@@ -25,6 +25,39 @@ from snapcheck.checker.intervals import EXTERNAL
 
 
 class Graph:
+    """The R-graph (``kind="r"``) or the checkpoint graph (``kind="ckpt"``) of the effective
+    history ``h`` (a ``History``).
+
+    R-graph: the rollback-dependency graph of Wang, "Consistent Global Checkpoints that
+    Contain a Given Set of Local Checkpoints" (1997). A node ``(i, x)`` for every
+    ``0 ≤ x ≤ L_i + 1`` (``V_i = (i, L_i+1)``), numbered ``base[i] + x``; successor edges
+    ``(i, x) → (i, x+1)``; for every delivered message, not from an external input, the
+    edge ``(src, s) → (dst, r)``: "if ``C_{src,s}`` is discarded, ``C_{dst,r}`` must be".
+    A Z-path from ``C_{i,x}`` to ``C_{j,y}`` is exactly an R-path from ``(i, x+1)`` to
+    ``(j, y)`` (docs/theory.md, "R-paths are Z-paths").
+
+    Checkpoint graph (as CheckMate's rollback propagation uses it): the same nodes and
+    successor edges, and the message edge ``(src, s−1) → (dst, r)`` ("sent after
+    ``C_{src,s−1}``, processed before ``C_{dst,r}``"). It is acyclic and answers no
+    Z-path question.
+
+    ``adj[u]`` lists the targets of ``u`` and ``adjm[u]`` the parallel message indices into
+    ``h.msgs`` (``-1`` for a successor edge), so that paths turn into message chains.
+
+    Worked example B of docs/theory.md, a request ``q`` and its response ``a`` inside
+    one interval: an R-graph cycle ``(P0,1) → (P1,1) → (P0,1)``, while the checkpoint
+    graph's message edges leave the initial checkpoints.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> h = History(golden("theory_b_request_response"))
+    >>> def message_edges(g):
+    ...     return [(g.split(u), g.split(v))
+    ...             for u in range(g.nodes) for v, k in zip(g.adj[u], g.adjm[u]) if k >= 0]
+    >>> message_edges(Graph(h, "r")), message_edges(Graph(h, "ckpt"))
+    ([((0, 1), (1, 1)), ((1, 1), (0, 1))], [((0, 0), (1, 1)), ((1, 0), (0, 1))])
+    """
+
     __slots__ = ("h", "base", "nodes", "adj", "adjm", "owner", "kind")
 
     def __init__(self, h, kind: str = "r"):
@@ -59,9 +92,11 @@ class Graph:
         self.adjm = adjm
 
     def node(self, i: int, x: int) -> int:
+        """The number of node ``(i, x)``."""
         return self.base[i] + x
 
     def split(self, v: int) -> tuple[int, int]:
+        """The ``(i, x)`` of node number ``v``."""
         i = self.owner[v]
         return i, v - self.base[i]
 
@@ -149,7 +184,21 @@ class Graph:
 
 
 def scc_labels(g: Graph) -> list[int]:
-    """Strongly connected component id of every node (iterative Tarjan, O(V+E))."""
+    """The strongly connected component id of every node of ``g`` (Tarjan's algorithm,
+    iterative, O(V+E)). Components are numbered in reverse topological order of the
+    condensation: an edge between two components goes from a higher id to a lower one.
+
+    ``C_{i,x}`` is useless iff ``(i, x)`` and ``(i, x+1)`` share a component
+    (``zcycles.useless_positions``). In worked example A the Z-cycle through ``C_{0,1}``
+    makes one component of ``(P0,1)``, ``(P0,2)`` and ``(P1,1)``, nodes 1, 2 and 5:
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> g = Graph(History(golden("theory_a_zcycle")))
+    >>> comp = scc_labels(g)
+    >>> [v for v in range(g.nodes) if comp[v] == comp[g.node(0, 1)]], [g.split(v) for v in (1, 2, 5)]
+    ([1, 2, 5], [(0, 1), (0, 2), (1, 1)])
+    """
     n = g.nodes
     adj = g.adj
     index = [-1] * n
@@ -201,7 +250,18 @@ def scc_labels(g: Graph) -> list[int]:
 
 
 def scc_labels_networkx(g: Graph) -> list[int]:
-    """The same labelling computed with networkx (independent implementation)."""
+    """The strongly connected components of ``g`` computed with networkx, an implementation
+    independent of ``scc_labels`` that the tests use as its oracle. The ids differ; the
+    partition into components is the same.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> g = Graph(History(golden("theory_c_domino")))
+    >>> def partition(comp):
+    ...     return sorted(sorted(v for v in range(g.nodes) if comp[v] == c) for c in set(comp))
+    >>> partition(scc_labels_networkx(g)) == partition(scc_labels(g))
+    True
+    """
     import networkx as nx
 
     G = nx.DiGraph()

@@ -1,18 +1,28 @@
 """Coordinated rounds: discovery, termination, and the global checkpoint of each round.
 
-A round ``n`` is *started* by a ``round_start`` event or by any checkpoint with
-``round = n``. Every participant (a process that is neither a coordinator nor an
-external input log) must take a checkpoint of round ``n`` and every barrier of
-round ``n`` sent on a data channel between participants must be received
-(``arrive`` or ``recv``): only then are the recorded channel states final
-(Chandy & Lamport, "Distributed Snapshots: Determining Global States of
-Distributed Systems", 1985: "every channel delivered its marker, or the snapshot
-is incomplete"). A round *terminates* when it is complete, when a
-``round_abort`` ends it, or when a failure (``fail``) occurs after it started —
-recovery aborts pending rounds. A round that never terminates is an
-``incomplete-round`` violation (termination, bug-zoo P6), and the report says who
-waits for which barrier. A ``round_complete`` for a round that is not complete
-is reported too.
+A round ``n`` *starts* at the first event that names it: a ``round_start``, a
+participant's checkpoint, a barrier between participants, a ``round_complete`` or a
+``round_abort`` with ``round = n``. Every participant (a process that is neither a
+coordinator nor an external input log) must take a checkpoint of round ``n`` and
+every barrier of round ``n`` sent on a data channel between participants must be
+received (``arrive`` or ``recv``): only then are the recorded channel states final
+(in Chandy and Lamport, "Distributed Snapshots: Determining Global States of
+Distributed Systems", 1985, a snapshot is complete once every channel has delivered
+its marker), all of it before the round's ``round_abort`` if there is one (a
+barrier arriving after the abort finds its receiver no longer recording, so the
+round is aborted, not complete). A round *terminates* when it is complete, when a ``round_abort`` ends
+it, or when a failure (``fail``) occurs after it started — recovery aborts pending
+rounds — or the protocol broke (``protocol_error``: the run ends there). A round
+that never terminates is an ``incomplete-round`` violation (termination, class P6 of
+docs/bug-zoo.md, "Property classes"), and the report says who waits for which
+barrier. A ``round_complete`` for a round that is not complete is reported too.
+
+A round may be declared complete only once every participant's checkpoint of it is
+taken: a ``round_complete`` that precedes some participant's checkpoint of the round
+in the trace is a ``premature-completion`` (property ``completion``) at the
+``round_complete`` line, even when the checkpoint follows — the coordinator
+acknowledged a state that was not durable yet, and a failure in between restores a
+round without it (the bug class "acknowledged before durable").
 """
 
 from __future__ import annotations
@@ -21,6 +31,20 @@ from snapcheck.checker.report import Violation
 
 
 class RoundInfo:
+    """What the trace shows of coordinated round ``round``: where it starts, each
+    participant's (first) checkpoint of it, the barriers sent on data channels between
+    participants with their receipt (``channel -> [send, receive or None]``), and the
+    lines of its declared completion, abort and of a failure after its start.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> send, receive = info.barriers["a2b"]
+    >>> info.start_line, sorted(info.ckpts), send.line, receive
+    (2, ['A'], 3, None)
+    """
+
     __slots__ = ("round", "start_line", "ckpts", "complete_line", "abort_line", "fail_line",
                  "barriers", "declared_complete")
 
@@ -36,6 +60,18 @@ class RoundInfo:
 
 
 def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
+    """Every coordinated round of ``trace``, by number: its start (the first event that
+    names it), checkpoints, barriers, completion, abort and failure (module docstring).
+    ``participants``: the processes that take part in global checkpoints.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rounds = find_rounds(rec.trace(), {"A", "B"})
+    >>> sorted(rounds), {p: e.line for p, e in rounds[1].ckpts.items()}
+    ([1], {'A': 2, 'B': 5})
+    """
     rounds: dict[int, RoundInfo] = {}
     barrier_of: dict[str, tuple[int, str]] = {}
     chans = trace.channel_map()
@@ -76,7 +112,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
         elif t == "round_abort":
             info = get(e.round, e.line)
             info.abort_line = info.abort_line or e.line
-        elif t == "fail":
+        elif t == "fail" or t == "protocol_error":     # the run was cut: pending rounds are not judged
             fails.append(e.line)
     for info in rounds.values():
         after = [ln for ln in fails if ln > info.start_line]
@@ -85,11 +121,43 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
 
 
 def is_complete(info: RoundInfo, participants: list[str]) -> bool:
-    return all(p in info.ckpts for p in participants) and all(rcv is not None for _, rcv in info.barriers.values())
+    """Is the round complete: every participant checkpointed for it, and every barrier of
+    it sent on a data channel between participants was received? Only then is its
+    recorded channel state final (Chandy and Lamport, "Distributed Snapshots:
+    Determining Global States of Distributed Systems", 1985). All of it must happen
+    before the round's ``round_abort``, if any: a barrier that arrives after the abort
+    finds its receiver no longer recording (the abort cancelled the channel state), so
+    the cut it would close is not a snapshot anyone kept.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> is_complete(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])   # the barrier is in flight
+    False
+    >>> rec.recv("B", b)
+    >>> is_complete(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])
+    True
+    """
+    if not all(p in info.ckpts for p in participants) or any(rcv is None for _, rcv in info.barriers.values()):
+        return False
+    if info.abort_line is None:
+        return True
+    last = max([e.line for e in info.ckpts.values()] + [rcv.line for _, rcv in info.barriers.values()])
+    return last < info.abort_line
 
 
 def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
-    """Who waits for which barrier of this round (human-readable lines)."""
+    """Who waits for which barrier of this round, one sentence per participant that
+    misses a barrier or its checkpoint of the round.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> trace = rec.trace()
+    >>> waiting_for(find_rounds(trace, {"A", "B"})[1], ["A", "B"], trace)
+    ['B (no checkpoint of round 1) waits for the barrier on a2b from A: sent at line 3, never received']
+    """
     out = []
     inputs: dict[str, list] = {p: [] for p in participants}
     for c in trace.channels:
@@ -115,6 +183,18 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
 
 
 def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Violation]:
+    """``incomplete-round`` (property ``termination``): the round is declared complete and
+    is not, or it never completes, aborts or meets a failure before the trace ends. The
+    witness says who waits for which barrier (``waiting_for``).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> trace = rec.trace()
+    >>> info = find_rounds(trace, {"A", "B"})[1]
+    >>> [(v.kind, v.subject, v.lines) for v in round_violations(info, ["A", "B"], trace)]
+    [('incomplete-round', 'round 1', [2, 3])]
+    """
     complete = is_complete(info, participants)
     subject = f"round {info.round}"
     if complete:
@@ -135,7 +215,44 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
                       {"round": info.round, "waiting": waits})]
 
 
+def completion_violations(info: RoundInfo) -> list[Violation]:
+    """``premature-completion`` (property ``completion``): round ``info`` is declared
+    complete before some participant's checkpoint of it (module docstring).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1)
+    >>> rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("B", "coordinated", round=1)          # after the round was declared complete
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> [(v.kind, v.lines, v.witness["late"]) for v in completion_violations(info)]
+    [('premature-completion', [3, 4], ['B'])]
+    """
+    if not info.declared_complete:
+        return []
+    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line)
+    if not late:
+        return []
+    who = ", ".join(f"{p} (line {ln})" for ln, p in late)
+    msg = (f"Round {info.round} is declared complete at line {info.complete_line}, before the checkpoint of "
+           f"round {info.round} of {who}: the round was acknowledged while that state was not durable yet. A "
+           f"failure between line {info.complete_line} and line {late[0][0]} recovers to a round that has no "
+           f"checkpoint of {late[0][1]}.")
+    return [Violation("premature-completion", "completion", f"round {info.round}", msg,
+                      [info.complete_line] + [ln for ln, _ in late], {"round": info.round, "late": [p for _, p in late]})]
+
+
 def round_status(info: RoundInfo, participants: list[str]) -> str:
+    """``complete`` (``is_complete``), ``aborted``, ``interrupted by failure`` or
+    ``incomplete``. Only complete rounds are judged for consistency and channel state.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.fail("B")
+    >>> round_status(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])
+    'interrupted by failure'
+    """
     if is_complete(info, participants):
         return "complete"
     if info.abort_line is not None:

@@ -1,13 +1,75 @@
-"""Human-readable (Elle-style) rendering of a ``Report``."""
+"""Human-readable (Elle-style) rendering of a ``Report``.
+
+The first line is the verdict: ``VIOLATION (kinds)``, ``OK`` or, when not one
+property was judged, ``NOTHING JUDGED``, followed by how many properties were
+judged. Then the violations with their explanations, the recovery lines, the
+faults that were requested and never happened, the properties that were not
+judged grouped by reason (always shown, so that "not judged" never reads as
+"clean"), and the notes.
+"""
 
 from __future__ import annotations
 
-from snapcheck.checker.cuts import fmt_cut
+from snapcheck.checker.coverage import NOT_SELECTED, VOCABULARY
+from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
+
+
+def _verdict(report) -> str:
+    if not report.ok:
+        head = f"VIOLATION ({', '.join(sorted(report.kinds))})"
+    elif report.results:
+        head = "OK"
+    else:
+        head = "NOTHING JUDGED (no property applied to this trace; see below)"
+    n = len(report.judged)
+    return f"{head} — {n} propert{'y' if n == 1 else 'ies'} judged, {len(report.not_judged)} not judged"
+
+
+def not_judged_lines(report, verbose: bool = True) -> list[str]:
+    """The properties without a result, grouped by reason (not-selected ones in one line;
+    unless ``verbose``, also those whose vocabulary the trace does not use)."""
+    by_reason: dict[str, list[str]] = {}
+    unused = []
+    for prop, reason in report.not_judged.items():
+        if not verbose and prop in VOCABULARY and reason != NOT_SELECTED:
+            unused.append(prop)
+        else:
+            by_reason.setdefault(reason, []).append(prop)
+    out = []
+    if unused:
+        out.append(f"  - {', '.join(unused)}: the trace has none of what they judge (sender-log truncation, "
+                   "two-phase-commit outputs, operator events, changelogs, replicas, rescales, finished tasks, "
+                   "protocol errors; -v gives each reason)")
+    for reason, props in by_reason.items():
+        if reason == NOT_SELECTED:
+            out.append(f"  - not selected: {', '.join(props)}")
+        else:
+            out.append(f"  - {', '.join(props)}: {reason}")
+    return out
 
 
 def render_text(report, verbose: bool = False) -> str:
-    out = [f"{report.trace}: protocol {report.protocol}: "
-           + ("OK" if report.ok else f"VIOLATION ({', '.join(sorted(report.kinds))})")]
+    """The human-readable report of ``report`` (a ``Report``): the verdict, each failed
+    property result with its violations explained in the style of Elle (Kingsbury and
+    Alvaro, "Elle: Inferring Isolation Anomalies from Experimental Observations", 2020),
+    the useless checkpoints, every recovery line with its rollback distance and the chain
+    of why each process rolls back (for the restart-all line ``all`` only after a domino
+    effect), z3 certificates, observed recoveries and notes. ``verbose`` adds the passed
+    results, every chain and the checkpoints that may still become useless.
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_a_zcycle"))
+    >>> report.trace = "theory_a_zcycle.jsonl"        # the report names the trace by its path
+    >>> print("\n".join(render_text(report).splitlines()[:6]))   # then what was not judged, and why
+    theory_a_zcycle.jsonl: protocol none: NOTHING JUDGED (no property applied to this trace; see below) — 0 properties judged, 25 not judged
+    <BLANKLINE>
+    Useless checkpoints (on a Z-cycle, so far): P0:1
+    <BLANKLINE>
+    Recovery line for failures all (restart-all): {P0: 2, P1: 1}
+      rollback: 0 checkpoint(s), 0 event(s) undone, 0 message(s) to replay
+    """
+    out = [f"{report.trace}: protocol {report.protocol}: {_verdict(report)}"]
     failed = [r for r in report.results if not r.ok]
     for r in failed:
         out.append(f"\n[{r.property}] {r.subject}: {len(r.violations) + r.omitted} violation(s)")
@@ -16,16 +78,22 @@ def render_text(report, verbose: bool = False) -> str:
             out.extend("      " + line for line in v.message.splitlines())
         if r.omitted:
             out.append(f"  ... and {r.omitted} more")
-    if verbose:
-        passed = [r for r in report.results if r.ok]
-        if passed:
+    passed = [r for r in report.results if r.ok]
+    if passed:
+        subjects: dict[str, list[str]] = {}
+        for r in passed:
+            subjects.setdefault(r.property, []).append(r.subject)
+        if verbose:
             out.append("\nPassed: " + "; ".join(f"{r.property} ({r.subject})" for r in passed))
+        else:
+            out.append("\nPassed: " + "; ".join(f"{p} ({len(s)} subject{'s' if len(s) > 1 else ''})"
+                                                if len(s) > 1 else f"{p} ({s[0]})" for p, s in subjects.items()))
     if report.useless:
-        out.append(f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(f'{p}:{c}' for p, c in report.useless)}")
+        out.append(f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(fmt_checkpoint(p, c) for p, c in report.useless)}")
     extra = report.may_become_useless
     if extra and verbose:
         out.append(f"Not usable with stable checkpoints only, and may become useless as the trace continues: "
-                   f"{', '.join(f'{p}:{c}' for p, c in extra)}")
+                   f"{', '.join(fmt_checkpoint(p, c) for p, c in extra)}")
     for label, d in report.recovery.items():
         out.append(f"\nRecovery line for failures {label} ({d['semantics']}): {fmt_cut(d['line'])}"
                    f"{' — domino effect' if d['domino'] else ''}")
@@ -46,6 +114,16 @@ def render_text(report, verbose: bool = False) -> str:
     for o in report.observed:
         out.append(f"\nObserved {o['subject']}: restored {fmt_cut(o['restored_line'])}, maximal "
                    f"{fmt_cut(o['maximal_line'])}" + (" (extra rollback)" if o["extra_rollback"] else ""))
+    if report.faults:
+        missed = report.faults_not_exercised
+        out.append(f"\nRequested faults: {len(report.faults)}, exercised {len(report.faults) - len(missed)}"
+                   + (f", NOT EXERCISED {len(missed)} (the recovery they were meant to test did not happen: "
+                      "no verdict on it)" if missed else ""))
+        for f in report.faults:
+            out.append(f"  - {f['fault']}: {'exercised' if f['exercised'] else 'NOT EXERCISED'} ({f['detail']})")
+    if report.not_judged:
+        out.append("\nNot judged (no verdict on these properties):")
+        out.extend(not_judged_lines(report, verbose))
     if report.notes:
         out.append("\nNotes:")
         out.extend(f"  - {n}" for n in report.notes)

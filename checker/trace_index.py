@@ -24,6 +24,13 @@ class TraceIndex:
       trace        the trace
       channels     channel id -> ``Channel``
       by_proc      process id -> its events (every header process, header order)
+
+    >>> from snapcheck.traces.golden import golden
+    >>> ix = TraceIndex(golden("theory_a_zcycle"))
+    >>> [e.type for e in ix.by_proc["P0"]], len(ix.of_type("send")), ix.has("restore")
+    (['recv', 'checkpoint', 'send', 'checkpoint'], 2, False)
+    >>> [e.line for e in ix.proc_prefix("P0", 5)]
+    [3, 4]
     """
 
     __slots__ = ("trace", "channels", "by_proc", "_by_type", "_attr_cache", "_lines")

@@ -1,6 +1,6 @@
-"""z3 certificates for recovery lines (theory.md §5).
+"""z3 certificates for recovery lines (docs/theory.md, "z3 certificates").
 
-Constraints (§5.1): per delivered message the orphan constraint
+Constraints (docs/theory.md, "The encoding"): per delivered message the orphan constraint
 ``(g_dst ≥ r) ⇒ (g_src ≥ s)`` over ``0 ≤ g_i ≤ U_i``. Per ordered process pair only
 the Pareto front of the ``(r, s)`` thresholds matters.
 
@@ -9,13 +9,15 @@ the Pareto front of the ``(r, s)`` thresholds matters.
   any component, i.e. every consistent line is ``≤ G*``, so ``G*`` minimises every
   monotone rollback cost. The encoding is restricted to the processes the rollback
   touches (``G*_i < U_i``); the others are fixed at ``U_i = G*_i``. By the lattice
-  property (§1.5) this loses nothing: if some consistent ``G'`` exceeded ``G*``
+  property (docs/theory.md, "The lattice of consistent global checkpoints") this loses
+  nothing: if some consistent ``G'`` exceeded ``G*``
   somewhere, ``max(G', G*)`` would too, and it agrees with ``G*`` on the untouched
   processes. Constraints are simplified against the constants and deduplicated
   (for each ``(dst, r, src)`` only the largest ``s`` matters).
 * **Fewest messages to replay** (optional): among all consistent ``G ≤ U`` (every
   process a variable), minimise the number of in-transit messages. This objective
-  is not monotone, so its optimum need not be the maximal line nor unique (§1.5.4).
+  is not monotone, so its optimum need not be the maximal line nor unique
+  (docs/theory.md, "Fewest messages to replay").
 """
 
 from __future__ import annotations
@@ -47,13 +49,27 @@ def _orphan_constraints(h, procs_var: set[int]) -> dict[tuple[int, int], list[tu
 
 
 def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
-    """Prove with z3 that no consistent G ≤ U exceeds ``g`` in any component.
+    """Prove with z3 that no consistent ``G ≤ U`` exceeds the line ``g`` in any component,
+    so that ``g`` is the maximum and minimises every monotone rollback cost (module
+    docstring; docs/theory.md, "The maximality certificate"). ``g`` is first re-checked
+    for consistency without a solver. A refutation is a checker bug (``AssertionError``).
+    Returns the result (``maximality``: ``proved``), the encoding's size and its time;
+    with ``min_replay`` also ``min_replay_line``.
 
-    Order encoding of the integer constraints of §5.1 (equivalent, and a pure
+    Order encoding of the integer orphan constraints (equivalent, and a pure
     propositional problem): a Boolean atom ``a(i,x) ≡ g_i ≥ x`` per threshold used,
     ``a(i,x') ⇒ a(i,x)`` for ``x < x'``, ``¬a(i,x)`` for ``x > U_i``, one clause
     ``a(dst,r) ⇒ a(src,s)`` per (reduced) orphan constraint, and the goal
-    ``⋁_i a(i, g_i+1)``, which must be unsat."""
+    ``⋁_i a(i, g_i+1)``, which must be unsat.
+
+    Worked example C: nothing above ``(1, 0)`` is consistent below ``U = (3, 2)``.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> cert = certify(History(golden("theory_c_domino")), [3, 2], [1, 0])
+    >>> cert["maximality"], cert["variables"], cert["constraints"]
+    ('proved', 2, 4)
+    """
     import z3
 
     t0 = time.perf_counter()
@@ -119,7 +135,20 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
 
 
 def min_replay_line(h, U: list[int]) -> dict:
-    """z3 Optimize: a consistent G ≤ U with the fewest in-transit messages."""
+    """A consistent ``G ≤ U`` with the fewest messages in transit, the highest among those
+    (z3's optimiser; docs/theory.md, "Fewest messages to replay"). The objective is not
+    monotone in ``G``: the answer need not be the recovery line, nor unique. Returns its
+    ``line``, the number of ``messages`` and the time taken.
+
+    Worked example D under restart-all (``U = (1, 1)``): the recovery line ``(1, 1)``
+    must replay ``m1``; rolling ``P0`` back to ``C_{0,0}`` replays nothing.
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> best = min_replay_line(History(golden("theory_d_dropped")), [1, 1])
+    >>> best["line"], best["messages"]
+    ({'P0': 0, 'P1': 1}, 0)
+    """
     import z3
 
     t0 = time.perf_counter()

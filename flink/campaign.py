@@ -6,7 +6,7 @@ record count or a time, in a random operator subtask), simulated per-record work
 in one operator (backpressure, so that unaligned checkpoints have in-flight data),
 buffer timeout, aligned-checkpoint timeout, and some of Flink 2.x's recovery
 options (recover output on downstream, checkpointing during recovery, network
-buffer size and debloating), where the recent bugs of bug-zoo.md live.
+buffer size and debloating), where the recent bugs of docs/bug-zoo.md live.
 ``run_campaign`` runs the configurations one after another and judges each trace
 with the function it is given (the CLI passes the checker).
 """

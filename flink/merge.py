@@ -10,8 +10,8 @@ started. Event kinds: ``recv`` {from, src, att, n} (processing of the record wit
 that identity), ``send`` {n, to?, key?}, ``ckpt`` {id}, ``restore`` {id, state},
 ``notify`` {id}, ``abort`` {id}, ``fail`` {reason}, ``close``.
 
-The mapping onto the trace format (docs/trace-format.md, theory.md §0, §3.7 item
-10-11, §6):
+The mapping onto the trace format (docs/trace-format.md; docs/theory.md, "Conventions",
+"Replayed messages keep their identity", "Inputs and outputs" and "Coordinated snapshots"):
 
 * processes: ``op[i]`` per traced operator subtask, one process across all its
   attempts (attempt k+1 starts with ``restore``); ``op.input[i]`` (role
@@ -67,6 +67,8 @@ from dataclasses import dataclass, field
 import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.lines import Unreadable, integer_problem, split_lines
+from snapcheck.traces.writer import dumps_trace, write_trace
 
 _FILE = re.compile(r"^(?P<op>.+)-(?P<subtask>\d+)-(?P<attempt>\d+)\.jsonl$")
 COORDINATOR = "coordinator"
@@ -97,13 +99,11 @@ class MergeResult:
     notes: list[str] = field(default_factory=list)
 
     def dumps(self) -> bytes:
-        out = [orjson.dumps(self.header)]
-        out.extend(orjson.dumps(e) for e in self.events)
-        return b"\n".join(out) + b"\n"
+        return dumps_trace(self.header, self.events)
 
     def write(self, path: str) -> None:
-        with open(path, "wb") as f:
-            f.write(self.dumps())
+        """Write the merged trace to ``path`` atomically."""
+        write_trace(path, self.header, self.events)
 
 
 def proc_id(op: str, subtask: int) -> str:
@@ -119,21 +119,43 @@ def protocol_name(mode: str) -> str:
 
 
 # -- loading ------------------------------------------------------------------------
+def _ends_with_newline(f) -> bool:
+    size = f.seek(0, os.SEEK_END)
+    if size == 0:
+        return False
+    f.seek(size - 1)
+    return f.read(1) == b"\n"
+
+
 def _read_jsonl(path: str) -> list[tuple[int, dict]]:
+    """The JSON objects of a per-subtask file (lines of bounded length, integers within
+    64 bits); a malformed last line without its newline was cut off mid-write and is dropped."""
     rows = []
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                if not raw.endswith(b"\n"):      # the last line of a file cut off mid-write
-                    break
-                raise TraceErrors([TraceError(path, n, f"malformed JSON: {exc}")]) from None
-            if not isinstance(obj, dict):
-                raise TraceErrors([TraceError(path, n, "expected a JSON object")])
-            rows.append((n, obj))
+    broken: TraceError | None = None
+    try:
+        with open(path, "rb") as f:
+            for n, raw in split_lines(f, path):
+                if broken is not None:
+                    raise TraceErrors([broken])
+                if not raw.strip():
+                    continue
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    broken = TraceError(path, n, f"malformed JSON: {exc}")
+                    continue
+                problem = integer_problem(raw)
+                if problem is not None:
+                    raise TraceErrors([TraceError(path, n, problem)])
+                if not isinstance(obj, dict):
+                    raise TraceErrors([TraceError(path, n, "expected a JSON object")])
+                rows.append((n, obj))
+            if broken is not None and _ends_with_newline(f):
+                raise TraceErrors([broken])
+    except OSError as exc:
+        raise TraceErrors([TraceError(path, 0, f"cannot read: {exc.strerror}")]) from None
+    except Unreadable as exc:
+        raise TraceErrors([TraceError(path, exc.line, exc.reason)]) from None
     return rows
 
 
@@ -625,4 +647,17 @@ def _header(run: dict, topo: Topology, anomalies: list[str], notes: list[str], o
     return {"format": "snapcheck-trace", "version": 1, "processes": topo.processes, "channels": topo.channels,
             "protocol": {"name": protocol_name(mode), "params": params}, "seed": run.get("seed"),
             "metadata": {"source": "snapcheck flink run (Apache Flink MiniCluster, traced operators)",
-                         "flink": flink}}
+                         "faults": requested_faults(run), "flink": flink}}
+
+
+def requested_faults(run: dict) -> list[dict]:
+    """The injected faults of a run in the trace format's ``metadata.faults`` form: each
+    ``--fail OP:SUBTASK:WHEN`` with the subtask's process and whether it fired."""
+    fired = run.get("fired") if isinstance(run.get("fired"), dict) else {}
+    out = []
+    for spec in run.get("faults") or ():
+        op, _, rest = str(spec).partition(":")
+        subtask = rest.partition(":")[0]
+        out.append({"fault": f"Flink --fail {spec}", "proc": proc_id(op, int(subtask)) if subtask.isdigit() else None,
+                    "fired": spec in fired})
+    return out

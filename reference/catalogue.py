@@ -34,6 +34,7 @@ from snapcheck.reference.cic.hmnr import HMNR, HMNRClock
 from snapcheck.reference.commit import mutants as commit_mutants
 from snapcheck.reference.commit.protocol import TwoPhaseCommitABS
 from snapcheck.reference.coordinated import mutants as coordinated_mutants
+from snapcheck.reference.coordinated import rescale_mutants
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.abs_cyclic import CyclicABS
 from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
@@ -60,7 +61,7 @@ def _mutants_of(module) -> list[type[Protocol]]:
 
 MUTANTS: dict[str, type[Protocol]] = {cls.name: cls for module in (
     coordinated_mutants, uncoordinated_mutants, cic_mutants, commit_mutants, changelog_mutants,
-    replication_mutants) for cls in _mutants_of(module)}
+    replication_mutants, rescale_mutants) for cls in _mutants_of(module)}
 
 _LOADED: dict[str, type[Protocol]] = {}
 
@@ -96,6 +97,19 @@ def load(spec: str) -> type[Protocol]:
         raise UsageError(f"protocol {spec!r}: {clsname} is not a subclass of snapcheck.reference.protocol.Protocol")
     _LOADED[spec] = cls
     return cls
+
+
+def register(spec: str, cls: type[Protocol]) -> None:
+    """Make ``load(spec)`` return ``cls`` in this process without importing ``spec``'s module
+    or file: for a process that got the class another way, e.g. a Spark executor to which the
+    driver sent the module (a ``FILE.py`` path of the driver need not exist there).
+
+    >>> register("elsewhere/mine.py:Mine", resolve("unaligned")); load("elsewhere/mine.py:Mine").name
+    'unaligned'
+    """
+    if not (is_reference(spec) and inspect.isclass(cls) and issubclass(cls, Protocol)):
+        raise UsageError(f"cannot register {spec!r}: expected MODULE:CLASS or FILE.py:CLASS and a Protocol class")
+    _LOADED[spec] = cls
 
 
 def _import_module(name: str):
@@ -142,20 +156,60 @@ def resolve(spec, kind: str = "protocol") -> type[Protocol]:
     return cls
 
 
+def is_builtin(cls: type[Protocol]) -> bool:
+    """Is ``cls`` one of the kit's own protocols or mutants (not a user's)?"""
+    return PROTOCOLS.get(cls.name) is cls or MUTANTS.get(cls.name) is cls
+
+
 def spec_of(cls: type[Protocol]) -> str:
-    """How to name ``cls`` on a command line: its catalogue name, or ``MODULE:CLASS``
-    for a protocol from the user's own module."""
-    if PROTOCOLS.get(cls.name) is cls or MUTANTS.get(cls.name) is cls:
+    """How to name ``cls`` on a command line: its catalogue name, the ``MODULE:CLASS`` it
+    was loaded by, or ``path/to/file.py:CLASS`` for a class defined in a file (which a
+    Spark executor can load from the shipped copy)."""
+    if is_builtin(cls):
         return cls.name
     for spec, loaded in _LOADED.items():
         if loaded is cls:
             return spec
-    return f"{cls.__module__}:{cls.__qualname__}"
+    try:
+        path = inspect.getfile(cls)
+    except (TypeError, OSError):
+        path = None
+    if path and path.endswith(".py") and "." not in cls.__qualname__:
+        spec = f"{path}:{cls.__qualname__}"
+        _LOADED[spec] = cls
+        return spec
+    return f"{cls.__module__}:{cls.__qualname__}"        # a name for the record; not loadable (a local class)
+
+
+def as_spec(protocol) -> str:
+    """A catalogue name or ``MODULE:CLASS`` string for ``protocol`` (a name, a spec, a
+    ``Protocol`` subclass, or an instance made without constructor parameters)."""
+    if isinstance(protocol, str):
+        resolve(protocol)
+        return protocol
+    if isinstance(protocol, Protocol):
+        if protocol.params:
+            raise UsageError(f"protocol {type(protocol).__name__}({protocol.params}): a campaign names protocols by "
+                             "class; give constructor parameters defaults in a subclass")
+        protocol = type(protocol)
+    cls = resolve(protocol)
+    spec = spec_of(cls)
+    if not is_builtin(cls) and _LOADED.get(spec) is not cls:
+        raise UsageError(f"protocol class {cls.__qualname__} cannot be loaded by name in another process (define "
+                         "it at the top level of a module or file)")
+    return spec
+
+
+
+def base_of(mutant: type[Protocol]) -> str:
+    """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``)."""
+    base = mutant.mutant_of
+    return spec_of(base) if isinstance(base, type) else base
 
 
 def mutants_of(base: str) -> list[type[Protocol]]:
     """The catalogue's mutants of the protocol named ``base``."""
-    return [m for m in MUTANTS.values() if m.mutant_of == base]
+    return [m for m in MUTANTS.values() if base_of(m) == base]
 
 
 def by_trace_name(name: str) -> type[Protocol] | None:
@@ -198,9 +252,10 @@ def entry(cls: type[Protocol]) -> dict:
         "recovery_modes": list(cls.recovery_modes), "failure_free_oracle": cls.failure_free_oracle,
         "aligned": cls.aligned, "guarantees": list(cls.guarantees), "cic": cls.cic,
         "tla": cls.tla.module if cls.tla else None, "demo": _jsonable(cls.demo),
+        "finished_inputs": cls.finished_inputs,
     }
     if cls.mutant_of:
-        row.update(mutant_of=cls.mutant_of, bug=cls.bug, expect=list(cls.expect), prop=cls.prop)
+        row.update(mutant_of=base_of(cls), bug=cls.bug, expect=list(cls.expect), prop=cls.prop)
     else:
         row["mutants"] = [m.name for m in mutants_of(cls.name)]
     return row

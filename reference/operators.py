@@ -70,6 +70,37 @@ class Source(Operator):
     def canonical(self):
         return {"offset": self.offset}
 
+    def position(self, partition: int) -> int:
+        """The consumed offset of input partition ``partition`` (its only one)."""
+        return self.offset
+
+
+class SplitSource(Operator):
+    """Reads several partitions of a replayable input (a source restored at another
+    parallelism takes the partitions of several old subtasks: Flink's list state of
+    splits); ``port`` names the partition, the state is an offset per partition."""
+
+    kind = "source"
+
+    def __init__(self, offsets: dict[int, int]) -> None:
+        self.offsets = dict(offsets)
+
+    def process(self, port, value):
+        self.offsets[port] += 1
+        return [value]
+
+    def snapshot(self):
+        return dict(self.offsets)
+
+    def restore(self, snap):
+        self.offsets = dict(snap)
+
+    def canonical(self):
+        return {"offsets": {str(p): o for p, o in sorted(self.offsets.items())}}
+
+    def position(self, partition: int) -> int:
+        return self.offsets[partition]
+
 
 class Map(Operator):
     kind = "map"
@@ -218,7 +249,11 @@ class Sink(Operator):
     (at the checkpoint, before the snapshot) seals them into the round's transaction,
     ``commit(round, committed)`` publishes every sealed transaction up to ``round``
     that the external system has not committed yet (``committed`` is the external
-    system's durable set of transaction ids; it survives failures)."""
+    system's durable set of transaction ids; it survives failures) and returns them as
+    ``[(txn, records), ...]`` in transaction order. Subsumption (Flink's
+    ``TwoPhaseCommitSinkFunction`` after FLINK-10377): a notification of round ``n``
+    commits every sealed transaction ``<= n``, so late, reordered or lost notifications
+    are harmless as long as a later one arrives."""
 
     kind = "sink"
 
@@ -242,7 +277,7 @@ class Sink(Operator):
                 break
             if r not in committed:
                 committed.add(r)
-                out.extend(self.staged[r])
+                out.append((r, self.staged[r]))
             del self.staged[r]
         return out
 

@@ -29,7 +29,7 @@ What the simulator does for every protocol (so a protocol need not):
 
 * runs the dataflow: FIFO (or non-FIFO) channels with seeded latency, credit-based
   bounded buffers, per-task processing cost; records ``send``/``recv`` (``recv`` is
-  *processing*, theory.md §0) and, if ``observe_arrivals``, ``arrive``;
+  *processing*: docs/theory.md, "Receive means processing") and, if ``observe_arrivals``, ``arrive``;
 * the coordinator: starts round ``n`` every ``interval`` ticks (at most
   ``max_concurrent`` in progress) by sending a trigger barrier to each source
   (``on_trigger``), completes it when every task called ``complete(n)``, aborts it
@@ -56,6 +56,10 @@ Which handler runs when:
 * ``on_process(ch, msg)`` — a data record is about to be processed (only if
   ``observe_processing``).
 * ``on_timer(key)`` — a timer set with ``ctx.set_timer`` fired.
+* ``on_cancel(ch, marker)`` — a cancellation marker of ``marker.round`` reached its
+  FIFO position on ``ch`` (an upstream task declined or gave up that round).
+* ``on_abort(round)`` — the coordinator aborted ``round`` after a decline or a
+  timeout (only for protocols with ``abort_notices``).
 * ``on_restore(ckpt, round)`` — called on the fresh handler after a restore.
 
 The ``ctx`` (``TaskContext``) a handler gets is documented below.
@@ -69,7 +73,7 @@ from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class TaskContext(_Typing):
-    """What a task offers its protocol handler (implemented by ``reference.engine.Task``).
+    """What a task offers its protocol handler (implemented by ``reference.sim.engine.Task``).
 
     Channels (``Chan``) have ``id``, ``gate``, ``index`` (position in the gate),
     ``back_edge`` and ``fifo``; messages (``Msg``) have ``mid``, ``round``
@@ -102,6 +106,10 @@ class TaskContext(_Typing):
 
     def queued(self, ch) -> list:
         """Records that arrived on ``ch`` and are not processed yet (in arrival order)."""
+
+    def send_cancel(self, round: int) -> None:
+        """Send a cancellation marker of ``round`` on every output (FIFO, like a barrier
+        without priority): downstream tasks must not wait for this task's barrier of it."""
 
     def take_barrier(self, ch, round: int) -> list | None:
         """If the barrier of ``round`` is queued on ``ch``, remove it (it is received
@@ -142,6 +150,12 @@ class TaskProtocol:
     def on_timer(self, key: Any) -> None:
         pass
 
+    def on_cancel(self, ch, marker) -> None:
+        pass
+
+    def on_abort(self, round: int) -> None:
+        pass
+
     def on_restore(self, ckpt: int, round: int | None) -> None:
         pass
 
@@ -168,11 +182,14 @@ class Protocol:
       (``observe_arrivals`` also records ``arrive`` events).
     * ``dedup``: discard records of a previous epoch that arrive after a restore.
     * ``fifo``: False makes every data channel non-FIFO (to show what breaks).
+    * ``abort_notices``: the coordinator tells every task of a round aborted by a
+      decline or a timeout (``on_abort``; a ``coordinator->TASK/notices`` channel each).
     * ``simulator``: the simulator class (None: the shared dataflow simulator).
 
     Where it can run (campaigns and hypothesis strategies read these):
 
-    * ``topologies``: ``"any"`` (cyclic dataflows too), ``"acyclic"``, or ``"own"``
+    * ``topologies``: ``"any"`` (cyclic dataflows too), ``"acyclic"``, ``"cyclic"`` (cyclic
+      dataflows only, e.g. a mutant that shows only on a cycle), or ``"own"``
       (the protocol builds its own processes and ignores the workload; its crash
       schedules name its own processes: ``crash_targets``).
     * ``max_rounds_in_flight``: at most this many rounds at once (None: any).
@@ -180,6 +197,9 @@ class Protocol:
     * ``failure_free_oracle``: the end-to-end exactly-once oracle applies: final
       states and outputs of a run with failures or declines equal the failure-free
       run's (False where results legitimately depend on timing a failure changes).
+    * ``situations``: the protocol-relevant moments (``reference.sim.exploration``) a
+      campaign should reach and place crashes at; its coverage report lists those no
+      run reached. A protocol marks its own with ``ctx.situation(name)``.
 
     What the checker holds it to (written into the header, ``traces.protocol_facts``):
 
@@ -188,9 +208,13 @@ class Protocol:
       piggybacks follow that protocol's rules.
     * ``tla``: its TLA+ trace specification (a ``TlaMapping``), or None.
     * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
+    * ``finished_inputs``: its task state machines read their inputs anew for each
+      round, so an input whose sender finished can leave (runs with finishing
+      sources, FLIP-147, need it).
 
     A mutant (a protocol with a known bug) is a subclass that also sets
-    ``mutant_of`` (the correct protocol's catalogue name), ``bug`` (the real bug
+    ``mutant_of`` (the correct protocol: its catalogue name, ``MODULE:CLASS``, or the
+    class itself), ``bug`` (the real bug
     or printed algorithm it reproduces), ``expect`` (violation kinds the checker
     must report, any of them) and ``prop`` (the property of the main kind); it may
     override ``adjust`` to force a configuration change (e.g. a cyclic workload).
@@ -207,16 +231,20 @@ class Protocol:
     observe_processing = False
     dedup = True
     fifo = True
+    abort_notices = False
     topologies = "any"
     max_rounds_in_flight: int | None = None
     recovery_modes: tuple[str, ...] = ("restart-all",)
     failure_free_oracle = True
     guarantees: tuple[str, ...] = ()
+    situations: tuple[str, ...] = ("snapshot", "decline", "completed-unnotified", "recovery", "replay",
+                                   "crash-in-recovery", "stale")
     cic: str | None = None
     tla: TlaMapping | None = None
     demo: dict = {}
     crash_targets: str | None = None
-    mutant_of: str | None = None
+    finished_inputs = True
+    mutant_of: Any = None
     bug = ""
     expect: tuple[str, ...] = ()
     prop = ""
@@ -234,11 +262,15 @@ class Protocol:
         """The protocol name written into the trace header."""
         if cls.trace_name:
             return cls.trace_name
-        if cls.mutant_of:
-            for base in cls.__mro__[1:]:      # the correct protocol it subclasses, if it does
-                if issubclass(base, Protocol) and base.name == cls.mutant_of and not base.mutant_of:
-                    return base.header_name()
-            return cls.mutant_of
+        base = cls.mutant_of
+        if isinstance(base, type):
+            return base.header_name()
+        if base:
+            for parent in cls.__mro__[1:]:    # the correct protocol it subclasses, if it does
+                if (issubclass(parent, Protocol) and not parent.mutant_of
+                        and (parent.name == base or base.endswith(":" + parent.__qualname__))):
+                    return parent.header_name()
+            return base
         return cls.name
 
     @classmethod
@@ -247,13 +279,12 @@ class Protocol:
         return cfg
 
     @classmethod
-    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
-        """A random ``SimConfig`` for a protocol with its own topology (``topologies =
-        "own"``), drawn from ``rnd``: the campaign cannot name its processes. The
-        default runs it with the seed alone; protocols with crash targets override it."""
-        from snapcheck.reference.simulation import SimConfig
-
-        return SimConfig(protocol=spec, seed=seed)
+    def random_config(cls, rnd, failures: bool, hard: bool = False) -> dict:
+        """``SimConfig`` fields drawn from ``rnd`` for a protocol with its own topology
+        (``topologies = "own"``), whose processes the campaign cannot name: the default
+        draws nothing; protocols with crash targets override it (``failures``: the
+        campaign wants crashes; ``hard``: the stress strategy wants more of them)."""
+        return {}
 
     @classmethod
     def from_config(cls, cfg) -> "Protocol":
@@ -278,3 +309,23 @@ class Protocol:
 
     def make(self, ctx: TaskContext) -> TaskProtocol:
         return self.task_class(ctx, self)
+
+    # -- restoring at another parallelism and finished tasks (reference/sim/rescale.py) ----
+    def rescale_channel_state(self, has_state: bool) -> bool:
+        """Whether the recorded channel state on the inputs of an operator is redistributed
+        when the job is restored at another parallelism (``has_state``: the operator has
+        state of its own). Always, in a correct protocol."""
+        return True
+
+    def rescale_deliver(self, groups: list, parallelism: int) -> tuple[list, list]:
+        """The recovered records a new task re-injects on one new channel, from ``groups``
+        (``(old channel, records)`` in recorded order): ``(first, late)``, ``first`` ahead of
+        any live record, ``late`` after a delay (dropped if live data of the channel was
+        processed meanwhile); records in neither are never delivered. Correct: all first."""
+        return [m for _, msgs in groups for m in msgs], []
+
+    def final_notification(self, task, round: int) -> str:
+        """What becomes of the completion notification of ``round`` to a finished task
+        waiting for its final checkpoint: ``"deliver"``, ``"lose"`` (sent, never
+        received) or ``"skip"`` (not sent). Correct: delivered, for every such round."""
+        return "deliver"

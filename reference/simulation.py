@@ -21,6 +21,7 @@ from typing import Any
 from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.sim.recording import EventLog, NullLog
+from snapcheck.reference.sim.rescale import rescaling_class
 from snapcheck.reference.topology import Workload
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Header, Trace
@@ -33,7 +34,10 @@ class SimConfig:
     protocol / workload: a registered name (``reference.PROTOCOLS``,
     ``reference.WORKLOADS``) or an object (your own ``Protocol`` instance, a
     ``Workload``). ``records``: input records per source partition (None: the
-    workload's default). ``failures``: ``(task id, time)`` crashes. ``mutant``: a
+    workload's default). ``failures``: crashes, ``(task id, time)`` or ``(task id,
+    situation, k)`` — right after the k-th occurrence of a situation, see
+    ``reference.sim.exploration``. ``pauses``: ``(k, ticks)`` schedule perturbations
+    (the task of the k-th step is held back). ``mutant``: a
     name from ``reference.MUTANTS`` (it fixes the protocol and may adjust the
     config, see ``mutants.py``).
     """
@@ -63,14 +67,19 @@ class SimConfig:
     detect_delay: int = 100
     restart_delay: int = 200
     stragglers: tuple = ()           # (task id, cost factor)
+    pauses: tuple = ()               # (step number, extra busy ticks): bounded schedule perturbation
     decline_prob: float = 0.0        # probability that a task's snapshot fails (round declined)
     digests: bool = True             # hash operator state into checkpoint events
     values: bool = True              # record values in send events
     max_time: int = 50_000_000
+    rescale: tuple = ()              # ("savepoint" | "failure", time, new parallelism): restore at another parallelism
+    max_parallelism: int = 16        # key groups of keyed operators (runs that rescale)
+    finish_sources: bool = False     # sources finish at the end of their input (FLIP-147); the rest goes on
 
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
-        d = {name: getattr(self, name) for name in _FIELDS}
+        d = {name: getattr(self, name) for name in _FIELDS
+             if name not in _EXTENSIONS or getattr(self, name) != _DEFAULTS[name]}
         if not isinstance(self.protocol, str):
             from snapcheck.reference.catalogue import resolve, spec_of
 
@@ -79,10 +88,15 @@ class SimConfig:
             d["workload"] = self.workload.name
         d["failures"] = [list(f) for f in self.failures]
         d["stragglers"] = [list(s) for s in self.stragglers]
+        d["pauses"] = [list(p) for p in self.pauses]
+        if self.rescale:
+            d["rescale"] = [list(x) for x in self.rescale]
         return d
 
 
 _FIELDS = tuple(f.name for f in fields(SimConfig))
+_DEFAULTS = {f.name: f.default for f in fields(SimConfig)}
+_EXTENSIONS = ("rescale", "max_parallelism", "finish_sources")   # described only when set
 
 
 @dataclass
@@ -114,6 +128,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
     references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
     declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``."""
+    from snapcheck.reference.catalogue import base_of
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
 
@@ -122,9 +137,8 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         mut = lookup(cfg.mutant, "mutant")
         if not mut.mutant_of:
             raise UsageError(f"{cfg.mutant} is not a mutant: its class declares no mutant_of")
-        base = protocol if isinstance(protocol, str) else lookup(protocol).name
-        if base != mut.mutant_of:
-            raise UsageError(f"mutant {mut.name!r} mutates protocol {mut.mutant_of!r}, not {base!r}")
+        if lookup(protocol) is not lookup(base_of(mut)):
+            raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
         cfg = mut.adjust(cfg)
         protocol = mut.from_config(cfg)
     elif isinstance(protocol, Protocol):
@@ -146,6 +160,13 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     return cfg, workload, protocol
 
 
+def _cyclic(workload: Workload) -> bool:
+    from snapcheck.reference.topology import find_back_edges
+
+    find_back_edges(workload.operators, workload.edges)
+    return workload.cyclic
+
+
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     """Run one simulation. ``record=False`` skips building the trace (to time the
     simulation alone); metrics, final states and outputs are the same.
@@ -158,7 +179,18 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     gc.disable()
     try:
         cfg, workload, protocol = resolve(cfg)
-        sim = (protocol.simulator or Simulator)(cfg, workload, protocol, EventLog if record else NullLog)
+        sim_class = protocol.simulator or Simulator
+        if (cfg.rescale or cfg.finish_sources) and _cyclic(workload):
+            raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
+        if cfg.finish_sources and not protocol.finished_inputs:
+            raise UsageError(f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
+                             "inputs when they start (protocol fact finished_inputs)")
+        if cfg.rescale or cfg.finish_sources:
+            if protocol.simulator is not None:
+                raise UsageError(f"rescaling and finished sources are modelled for the coordinated dataflow "
+                                 f"simulator, not for {type(protocol).name}'s own")
+            sim_class = rescaling_class(sim_class)
+        sim = sim_class(cfg, workload, protocol, EventLog if record else NullLog)
         sim.run()
         return SimResult(cfg, sim.header, sim.log.events, sim.metrics(), sim.final_states(), sim.outputs, sim.log)
     finally:

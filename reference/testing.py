@@ -43,7 +43,7 @@ from snapcheck.reference.topology import Workload, expand
 from snapcheck.reference.workloads import WORKLOADS, random_graph
 
 COORDINATED = tuple(name for name, cls in PROTOCOLS.items() if cls.family == "coordinated")
-ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12")
+ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12", "diamond")
 CYCLIC_WORKLOADS = ("reachability",)
 
 
@@ -113,7 +113,8 @@ def sim_configs(draw, protocols=None, cyclic: bool | None = None, with_failures:
     (default: the coordinated family ``COORDINATED``; a protocol whose ``topologies``
     is ``"acyclic"`` only gets acyclic workloads)."""
     protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(COORDINATED)))
-    workload = draw(workloads(False if resolve(protocol).topologies == "acyclic" else cyclic, max_parallelism))
+    only = resolve(protocol).topologies
+    workload = draw(workloads(False if only == "acyclic" else True if only == "cyclic" else cyclic, max_parallelism))
     fields = draw(schedules(protocol))
     parallelism = draw(st.integers(1, max_parallelism))
     if isinstance(workload, str) and workload in WORKLOADS:

@@ -157,6 +157,27 @@ def q12(parallelism: int = 2, records: int = 10, gap: int = 150, hot_ratio: floa
     )
 
 
+# -- the diamond: a task reading a source directly and through a sibling -------------------
+def diamond(parallelism: int = 2, records: int = 6, gap: int = 150, hot_ratio: float = 0.0) -> Workload:
+    """``src0 -> op0, op1, op2 -> sink; op1 -> op0``: op0 reads the source both directly
+    and through its sibling op1, at different parallelisms (``p + 1``, ``p``, 1) over hash
+    edges. Under aligned barriers op0 waits for barriers from both paths; if op1 gives a
+    round up and op0 is not told, op0 keeps its source inputs blocked, backpressure stops
+    the source, and no newer barrier ever reaches op1 (the ``aligned-no-cancel`` mutant)."""
+    p = parallelism
+    m = lambda i: Map(lambda r: (r[0], (r[1] * 7 + 3) % 100, r[2], r[3]))
+    key = lambda r: r[0]
+    ops = [_src("src0", p + 1), OperatorSpec("op0", "map", p + 1, m, cost=40),
+           OperatorSpec("op1", "map", p, m, cost=40), OperatorSpec("op2", "map", 1, m, cost=40), _sink(1)]
+    edges = [EdgeSpec("src0", "op0", "hash", key=key), EdgeSpec("src0", "op1", "hash", key=key),
+             EdgeSpec("src0", "op2", "hash", key=key), EdgeSpec("op0", "sink", "hash", key=key),
+             EdgeSpec("op1", "sink", "hash", key=key), EdgeSpec("op2", "sink", "hash", key=key),
+             EdgeSpec("op1", "op0", "hash", key=key, select=_hop(1))]
+    return Workload("diamond", ops, edges, _random_inputs(records, gap, hot_ratio),
+                    "src0 -> op0, op1, op2 -> sink; op1 -> op0: a task reading a source and a sibling of it",
+                    {"parallelism": p, "records": records, "hot_ratio": hot_ratio})
+
+
 # -- the cyclic reachability query (CheckMate Figure 6) --------------------------------
 def reachability(parallelism: int = 2, records: int = 6, gap: int = 150, nodes: int = 5,
                  hot_ratio: float = 0.0) -> Workload:
@@ -238,9 +259,11 @@ def _hop(max_hops: int) -> Callable:
 def random_graph(rng: random.Random, cyclic: bool = False, max_ops: int = 4, max_parallelism: int = 3,
                  records: int = 6, gap: int = 150, hot_ratio: float = 0.0, max_hops: int = 1) -> Workload:
     """A random connected graph: 1–2 sources, 1..max_ops inner operators, one sink;
-    every inner operator reads from 1–2 earlier operators; operators without a
-    consumer feed the sink. ``cyclic`` adds 1–2 back-edges between inner operators
-    (a later one feeding an earlier one, hash-partitioned by key)."""
+    every inner operator reads from 1–2 earlier operators; half the graphs add an
+    edge between two consumers of one source (``_sibling_edge``); operators without a
+    consumer feed the sink. ``cyclic`` adds 1–2 edges from a later inner operator to
+    an earlier one (hash-partitioned by key); such an edge is a back-edge only if it
+    closes a cycle (``topology.expand``), otherwise the graph gains a cross edge."""
     ops: list[OperatorSpec] = []
     edges: list[EdgeSpec] = []
     n_src = 1 + int(rng.random() * 2)
@@ -269,6 +292,7 @@ def random_graph(rng: random.Random, cyclic: bool = False, max_ops: int = 4, max
             inner = [o for o in ops if not o.source]
             edges.append(_random_edge(rng, src, inner[int(rng.random() * len(inner))]))
             consumed[src.name] = True
+    _sibling_edge(rng, ops, edges, consumed)
     sink = _sink(1 + int(rng.random() * max_parallelism))
     for op in ops:
         if not consumed[op.name]:
@@ -289,6 +313,26 @@ def random_graph(rng: random.Random, cyclic: bool = False, max_ops: int = 4, max
     return wl
 
 
+def _sibling_edge(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeSpec], consumed: dict) -> None:
+    """With probability 1/2, a hash edge between two consumers of the same source: the
+    later one then reads the source directly and through its sibling (the "diamond"). With
+    blocking alignment, a task there waits for barriers from both paths, so a round given
+    up on one path must be cancelled on the other, or the blocked inputs and backpressure
+    stop the dataflow. Without this step such a shape arises only by chance."""
+    if rng.random() >= 0.5:
+        return
+    inner = [o for o in ops if not o.source]
+    sources = {o.name for o in ops if o.source}
+    pairs = [(a, b) for i, a in enumerate(inner) for b in inner[i + 1:]
+             if any(e.dst == a.name and e2.dst == b.name and e.src == e2.src and e.src in sources
+                    for e in edges for e2 in edges)
+             and not any(e.src == a.name and e.dst == b.name for e in edges)]
+    if pairs:
+        a, b = pairs[int(rng.random() * len(pairs))]
+        edges.append(EdgeSpec(a.name, b.name, "hash", key=lambda r: r[0]))
+        consumed[a.name] = True
+
+
 def _random_edge(rng: random.Random, a: OperatorSpec, b: OperatorSpec) -> EdgeSpec:
     choices = ["hash", "hash", "broadcast"] + (["forward", "forward"] if a.parallelism == b.parallelism else [])
     part = choices[int(rng.random() * len(choices))]
@@ -296,9 +340,11 @@ def _random_edge(rng: random.Random, a: OperatorSpec, b: OperatorSpec) -> EdgeSp
 
 
 WORKLOADS = {
-    "q1": q1, "q3": q3, "q8": q8, "q12": q12, "reachability": reachability,
+    "q1": q1, "q3": q3, "q8": q8, "q12": q12, "diamond": diamond, "reachability": reachability,
 }
 RANDOM_WORKLOADS = ("random-dag", "random-cyclic")
+ACYCLIC = ("q1", "q3", "q8", "q12", "diamond", "random-dag")     # every workload, by whether it has cycles
+CYCLIC = ("reachability", "random-cyclic")
 
 
 def make_workload(name: str, parallelism: int = 2, seed: int = 0, records: int | None = None,

@@ -3,15 +3,15 @@
 Each golden trace is a hand transcription of a figure of *CheckMate: Evaluating
 Checkpointing Protocols for Streaming Dataflows* (arXiv 2403.13629, §II-III:
 Figure 2 (a)-(d), Figure 4, Figure 5) or of a worked example of
-``theory.md`` (examples A-D of §1.4, §2.3, §3.3, §3.5 and the "stably
-unusable" edge case of §2.2). Every trace is built here with
+docs/theory.md (worked examples A-D and the example of a stably unusable
+checkpoint). Every trace is built here with
 ``traces.TraceRecorder``, so it is a valid v1 trace by construction, and
 carries in its header ``metadata``:
 
-* ``source``: the paper figure or theory.md example it transcribes;
+* ``source``: the paper figure or docs/theory.md example it transcribes;
 * ``notes``: how it was transcribed, the choices made where the text leaves
   something open, and the hand derivation of every expected value
-  (theory.md §0 conventions: ``C_{i,0}`` is the implied initial checkpoint,
+  (docs/theory.md, "Conventions": ``C_{i,0}`` is the implied initial checkpoint,
   ``ι`` the interval index, a message is ``(src, s, dst, r)``, R-graph edges
   ``(src, s) -> (dst, r)``);
 * ``expected``: the verdict a checker must reach (``docs/trace-format.md``,
@@ -43,13 +43,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "traces" / "examples"
 CHECKMATE = "CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows (arXiv 2403.13629)"
 
 CONVENTIONS = (
-    "Conventions (theory.md §0): C_{i,0} is the implied initial checkpoint; the interval index ι of an "
+    "Conventions (docs/theory.md, \"Conventions\"): C_{i,0} is the implied initial checkpoint; the interval index ι of an "
     "event is the number of checkpoints of its process before it, counting C_{i,0}; a message is "
     "(src, s, dst, r) with s = ι(send), r = ι(recv); orphan(m, G) iff r <= g_dst and s > g_src; "
     "in_transit(m, G) iff s <= g_src and r > g_dst; R-graph edges (i,x)->(i,x+1) and (src,s)->(dst,r); "
     "C_{i,x} is useless iff (i,x+1) reaches (i,x); the recovery line for failure set F is "
     "line_i = max{x <= U_i : (i,x) not in Reach({V_f : f in F})} with U_f = L_f, U_i = L_i+1 = V_i "
-    "for survivors (R-MARK, theory.md §3.5)."
+    "for survivors (docs/theory.md, \"R-MARK\")."
 )
 
 DOMINO = (
@@ -197,7 +197,8 @@ FIG2C = Golden(
         "this is 'dropped'. Derivation: m1 = (O1, 1, O2, 1), m2 = (O2, s=1, O3, r=2). For "
         "G = (1,1,1): m2 has s = 1 <= 1 and r = 2 > 1, in transit, neither recorded nor in a durable "
         "log: dropped; there is no orphan. The exact set of violations is {dropped}: the cut is "
-        "consistent in the orphan sense (theory.md §1.2) but not complete (§1.3). No R-graph cycle: "
+        "consistent in the orphan sense but not complete (docs/theory.md, \"Complete snapshots: channel "
+        "state and logs\"). No R-graph cycle: "
         "no useless checkpoint."
     ),
     expected=_expected("violation", ["dropped"], check={"cut": FIG2_CUT}, useless=[]),
@@ -381,7 +382,7 @@ FIG5 = Golden(
 
 
 # ---------------------------------------------------------------------------
-# theory.md worked examples
+# the worked examples of docs/theory.md
 # ---------------------------------------------------------------------------
 
 P01 = ["P0", "P1"]
@@ -400,7 +401,7 @@ def _theory_a(rec: TraceRecorder) -> None:
 
 THEORY_A = Golden(
     name="theory_a_zcycle",
-    source="theory.md example A (§2.3: a Z-cycle with no causal cycle)",
+    source='docs/theory.md, "Worked example A: a Z-cycle without a causal cycle"',
     notes=(
         "Verbatim transcription of example A: P0: C0,0 | r(m2) | C0,1 | s(m1->P1) | C0,2 and "
         "P1: C1,0 | s(m2->P0) | r(m1) | C1,1, so m2 = (P1,1,P0,1), m1 = (P0,2,P1,1). R-graph edges "
@@ -438,7 +439,7 @@ def _theory_b(rec: TraceRecorder) -> None:
 
 THEORY_B = Golden(
     name="theory_b_request_response",
-    source="theory.md example B (§3.3: an R-graph cycle that is not a Z-cycle)",
+    source='docs/theory.md, "Worked example B: an R-graph cycle that is not a Z-cycle"',
     notes=(
         "Verbatim transcription of example B: P0: C0,0 | s(q->P1) | r(a) | C0,1 and "
         "P1: C1,0 | r(q) | s(a->P0) | C1,1, so q = (P0,1,P1,1), a = (P1,1,P0,1). The R-graph has "
@@ -482,7 +483,7 @@ def _theory_c(rec: TraceRecorder) -> None:
 
 THEORY_C = Golden(
     name="theory_c_domino",
-    source="theory.md example C (§3.5: domino effect)",
+    source='docs/theory.md, "Worked example C: the domino effect"',
     notes=(
         "Verbatim transcription of example C: P0: C0,0 | C0,1 | s(a) | r(b) | C0,2 | s(c) | r(d) | "
         "C0,3 | s(e) and P1: C1,0 | r(a) | C1,1 | s(b) | r(c) | C1,2 | s(d) | r(e); a = (P0,2,P1,1), "
@@ -542,7 +543,7 @@ THEORY_D_COMMON = (
 
 THEORY_D_DROPPED = Golden(
     name="theory_d_dropped",
-    source="theory.md example D (§1.4: channel state), CS = {}",
+    source='docs/theory.md, "Worked example D: channel state", CS = {}',
     notes=THEORY_D_COMMON + (
         "Variant CS = {}: P1 records an empty channel state, so the in-transit m1 is neither "
         "recorded nor logged: violations {dropped}."
@@ -553,7 +554,7 @@ THEORY_D_DROPPED = Golden(
 
 THEORY_D_RECORDED = Golden(
     name="theory_d_recorded",
-    source="theory.md example D (§1.4: channel state), CS = [m1]",
+    source='docs/theory.md, "Worked example D: channel state", CS = [m1]',
     notes=THEORY_D_COMMON + (
         "Variant CS = [m1]: the recorded channel state equals the in-transit set {m1}: clean."
     ),
@@ -563,7 +564,7 @@ THEORY_D_RECORDED = Golden(
 
 THEORY_D_PHANTOM = Golden(
     name="theory_d_phantom",
-    source="theory.md example D (§1.4: channel state), CS = [m1, m2]",
+    source='docs/theory.md, "Worked example D: channel state", CS = [m1, m2]',
     notes=THEORY_D_COMMON + (
         "Variant CS = [m1, m2]: m1 is correctly recorded, m2 is recorded but not in transit "
         "(P0 re-sends m2 after recovery, so replaying the recorded copy would duplicate it): "
@@ -582,9 +583,10 @@ def _theory_stably_unusable(rec: TraceRecorder) -> None:
 
 THEORY_STABLY_UNUSABLE = Golden(
     name="theory_stably_unusable",
-    source="theory.md §2.2 edge case: a checkpoint that is not useless but stably unusable",
+    source=('docs/theory.md, "Useless, stably unusable and not yet usable checkpoints": a checkpoint '
+            'that is not useless but stably unusable'),
     notes=(
-        "Verbatim transcription of the §2.2 edge case: P0: C0,0 | r(m1) | C0,1 and "
+        "Verbatim transcription of the example: P0: C0,0 | r(m1) | C0,1 and "
         "P1: C1,0 | s(m1->P0), P1 never checkpoints again; m1 = (P1,1,P0,1). R-graph edge m1 "
         "(P1,1)->(P0,1), with V0 = (P0,2), V1 = (P1,1). C0,1 is on no Z-cycle ((P0,2) has no "
         "out-edge), and (C0,1, V1) is consistent, so useless = {} even though C0,1 is in no "
@@ -646,7 +648,7 @@ def readme() -> str:
         "# Golden traces",
         "",
         f"Hand transcriptions of the figures of *{CHECKMATE}* (\"CheckMate\" below: Figures 2(a)-(d), 4, 5)",
-        "and of theory.md's worked examples (A-D and the §2.2 \"stably unusable\" edge case). Each file's",
+        "and of the worked examples of `docs/theory.md` (A-D and a stably unusable checkpoint). Each file's",
         "header carries `metadata.source`, `metadata.notes` (how it was transcribed, the choices made where",
         "the paper leaves something open, and the hand derivation of every expected value) and",
         "`metadata.expected` (see `docs/trace-format.md`, \"Golden traces and metadata.expected\").",

@@ -21,9 +21,9 @@ Metrics per run, averaged over seeds:
 * checkpoints: taken until the last data record is processed (basic + forced, or
   coordinated), the end-of-input checkpoints excluded;
 * useless %: checkpoints on a Z-cycle in the final history (Netzer–Xu; the checker's
-  SCC test, theory.md §3.3) over all checkpoints;
+  SCC test, docs/theory.md, "Useless checkpoints in linear time") over all checkpoints;
 * invalid %: CheckMate's "invalid checkpoints", the rollback steps its recovery took
-  (checkpoints skipped below the latest ones, theory.md §3.7 item 5) over all
+  (checkpoints skipped below the latest ones, docs/theory.md, "Invalid checkpoints are not useless checkpoints") over all
   checkpoints;
 * overhead: (data bytes + protocol bytes) / data bytes — protocol bytes are
   barriers and coordinator messages (COOR), checkpoint metadata sent to the
@@ -352,7 +352,7 @@ the simulator's traces; useless checkpoints by the checker's SCC test.
 
 Columns: **checkpoints** until the end of processing (end-of-input checkpoints excluded); **forced**: of
 them; **useless**: on a Z-cycle in the final history (Netzer–Xu; in no consistent global checkpoint);
-**invalid**: CheckMate's metric, the rollback steps its recovery took (theory.md §3.7 item 5), as % of all
+**invalid**: CheckMate's metric, the rollback steps its recovery took (docs/theory.md, "Invalid checkpoints are not useless checkpoints"), as % of all
 checkpoints; **overhead**: (data + protocol bytes) / data bytes, split into **control/data** (barriers and
 coordinator messages for COOR; checkpoint metadata and commit notifications for UNC/CIC/BCS) and
 **piggyback/data**; **domino**: recoveries in which a task rolled back ≥ 2 checkpoints below its latest (the
@@ -397,10 +397,10 @@ same for the recovery line if every task failed at the end of processing.
 ### Where we differ, and why
 
 * **"Invalid" is not "useless".** CheckMate counts rollback steps at the failure; Netzer–Xu uselessness (a
-  checkpoint on a Z-cycle, in no consistent global checkpoint) is a different set (theory.md §3.7 item 5). On the
+  checkpoint on a Z-cycle, in no consistent global checkpoint) is a different set (docs/theory.md, "Invalid checkpoints are not useless checkpoints"). On the
   acyclic queries no checkpoint can be on a Z-cycle (every Z-path follows the dataflow downstream): useless is
   {max(useless_acyc):.1f}% for every protocol, yet recovery skips {_range(inv['UNC'])}% of UNC's checkpoints.
-  Those are *not yet usable* checkpoints (theory.md §2.2): a task's latest checkpoint reflects a message its
+  Those are *not yet usable* checkpoints (docs/theory.md, "Useless, stably unusable and not yet usable checkpoints"): a task's latest checkpoint reflects a message its
   sender sent after *its* latest checkpoint. Restart-all makes even ZCF protocols pay them (depth up to
   {depth_acyc['CIC']} for CIC and BCS, {depth_acyc['UNC']} for UNC), which is why the paper found no difference.
 * **Z-cycle freedom is what differs on cycles.** On the cyclic query UNC leaves
@@ -424,7 +424,7 @@ same for the recovery line if every task failed at the end of processing.
   its testbed piggybacks once per network batch or compresses the vectors. The shape — CIC far above UNC and
   COOR and growing with parallelism — is the same.
 * **Forced checkpoints.** HMNR forces fewer checkpoints than BCS ({forced['CIC']:.0f} against {forced['BCS']:.0f}
-  summed over the NexMark configurations; theory.md §4.1 found the same on random patterns). On acyclic queries
+  summed over the NexMark configurations; the same holds on random communication patterns, docs/theory.md, "ZCF and RDT"). On acyclic queries
   HMNR still forces some (its C1 guards non-causal Z-paths along which timestamps would decrease) although no
   Z-cycle is possible there.
 * **Not reproduced:** latency, throughput, checkpointing and recovery times — simulated time is not wall time,

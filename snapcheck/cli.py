@@ -7,10 +7,12 @@ import importlib
 import sys
 
 import click
-from rich.console import Console
+
+from snapcheck.console import make_console
 
 from snapcheck import __version__
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
+from snapcheck.traces.lines import DEFAULT_MAX_LINE_BYTES, set_max_line_bytes
 
 # Each module defines click commands and a ``register(group)`` function.
 COMMAND_MODULES = [
@@ -19,21 +21,25 @@ COMMAND_MODULES = [
     "snapcheck.commands.check",
     "snapcheck.commands.debug",
     "snapcheck.commands.simulate",
+    "snapcheck.commands.protocols",
     "snapcheck.commands.flink",
     "snapcheck.commands.specs",
     "snapcheck.commands.validate",
 ]
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+err_console = make_console(stderr=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="snapcheck")
-def cli() -> None:
+@click.option("--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
+              metavar="N", help="Longest trace line any command reads; a longer one is bad input (exit 2).")
+def cli(max_line_bytes: int) -> None:
     """Verify checkpointing protocols of streaming dataflows from their traces.
 
     Exit codes: 0 clean, 1 violation found, 2 bad input or usage.
     """
+    set_max_line_bytes(max_line_bytes)
 
 
 for _name in COMMAND_MODULES:

@@ -70,16 +70,18 @@ def _fresh_dir(path: str) -> None:
 
 
 def run_campaign(n: int, sel: Selection, out_dir: str, *, base_seed: int = 0, engine: str = "spark",
-                 master: str | None = None, progress: bool = True) -> CampaignResult:
+                 master: str | None = None, progress: bool = True,
+                 session_options: dict | None = None) -> CampaignResult:
+    """Run the campaign; ``session_options`` go to ``session.get_session`` (``conf``, ``ship``)."""
     sel.check()
-    results = os.path.join(out_dir, "results")
+    results = os.path.join(os.path.abspath(out_dir), "results")      # executors resolve no relative path
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     if engine == "python":
         _run_python(n, sel, results, base_seed, progress)
         tasks = 1
     elif engine == "spark":
-        tasks = _run_spark(n, sel, results, base_seed, master, progress)
+        tasks = _run_spark(n, sel, results, base_seed, master, progress, session_options or {})
     else:
         from snapcheck.traces.errors import UsageError
 
@@ -128,14 +130,20 @@ def _run_python(n: int, sel: Selection, results: str, base_seed: int, progress: 
             bar.stop()
 
 
-def _run_spark(n: int, sel: Selection, results: str, base_seed: int, master: str | None, progress: bool) -> int:
-    from snapcheck.spark_validation.session import default_parallelism, get_session
+def _run_spark(n: int, sel: Selection, results: str, base_seed: int, master: str | None, progress: bool,
+               session_options: dict) -> int:
+    from snapcheck.spark_validation.session import (check_visible, default_parallelism, executor_environment_error,
+                                                    get_session)
+    from snapcheck.spark_validation.shipping import user_protocols
 
-    spark = get_session(master)
+    specs = sel.protocols + sel.mutants
+    spark = get_session(master, protocols=specs, **session_options)
     plan = chunk_plan(n, default_parallelism())
     bounds = [a for a, _ in plan] + [n]
+    user = user_protocols(specs)          # user classes: sent by reference, their modules shipped
 
     def compute(batches):
+        user.register()
         for batch in batches:
             for k in batch.column(0).to_pylist():
                 yield _batch(_rows(bounds[k], bounds[k + 1], base_seed, sel))
@@ -148,7 +156,15 @@ def _run_spark(n: int, sel: Selection, results: str, base_seed: int, master: str
     try:
         if watcher:
             watcher.start()
-        df.write.mode("overwrite").parquet(results)
+        try:
+            df.write.mode("overwrite").parquet(results)
+        except Exception as exc:
+            err = executor_environment_error(exc, master)
+            if err is None:
+                raise
+            raise err from None
+        if n:
+            check_visible(results)
     finally:
         if watcher:
             watcher.stop()

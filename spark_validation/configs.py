@@ -2,14 +2,14 @@
 
 A validation run ``i`` of a campaign with base seed ``S`` uses seed ``S + i``;
 its configuration is a pure function of ``i``, that seed and the campaign's
-selection (protocols, workloads, mutants), so any partitioning of the runs
-over Spark tasks gives the same runs. A run is either a correct protocol
-under a random topology, schedule and failure schedule, or a mutant
-(``reference.MUTANTS``) under its demonstration configuration with the
-run's seed (its ``demo`` shows the bug reliably; the seed varies timing and
-inputs). Every fifth run is a mutant run when mutants are selected (all runs
-when no protocol is), the mutants taking turns, so a campaign of
-``5 × #mutants`` runs runs every mutant at least once.
+selection (protocols, workloads, mutants, exploration strategy), so any
+partitioning of the runs over Spark tasks gives the same runs. A run is a correct
+protocol or a mutant (a protocol class declaring ``mutant_of``), drawn blind: a
+mutant gets exactly the random configurations its base protocol gets
+(``spark_validation.strategies``), never its hand-tuned ``demo``. Every fifth run
+is a mutant run when mutants are selected (all runs when no protocol is), the
+mutants taking turns, so a campaign of ``5 × #mutants`` runs runs every mutant at
+least once.
 
 ``command(cfg)`` is the ``snapcheck simulate …`` command line that re-creates
 exactly the same trace (every field that differs from ``SimConfig``'s default,
@@ -22,10 +22,12 @@ import random
 import shlex
 from dataclasses import dataclass, fields, replace
 
-ACYCLIC = ("q1", "q3", "q8", "q12", "random-dag")
-CYCLIC = ("reachability", "random-cyclic")
+from snapcheck.reference.workloads import ACYCLIC, CYCLIC
+from snapcheck.spark_validation.strategies import STRATEGIES
+
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
 MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
+DEFAULT_STRATEGY = "targeted"   # the strategy that found every mutant fastest (benchmarks/bench_hunt.py)
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
 _OPTIONS = {
@@ -34,7 +36,10 @@ _OPTIONS = {
     "max_concurrent": "--max-concurrent", "checkpoint_timeout": "--checkpoint-timeout",
     "aligned_timeout": "--aligned-timeout", "latency": "--latency", "jitter": "--jitter", "buffer": "--buffer",
     "out_buffer": "--out-buffer", "decline_prob": "--decline-prob", "recovery": "--recovery",
+    "max_parallelism": "--max-parallelism",
 }
+RESCALE_PROB = 0.25         # correct runs that restore at another parallelism (coordinated dataflow simulator)
+FINISH_PROB = 0.15          # of the others: sources finish early (FLIP-147)
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,11 @@ class Selection:
     mutants: tuple[str, ...] = ()
     failures: bool = True
     oracle: bool = True             # also run the end-to-end exactly-once oracle (runner.run_one)
+    explore: str = "uniform"        # exploration strategy (spark_validation.strategies.STRATEGIES)
 
     @classmethod
     def of(cls, protocols=None, workloads=None, mutants=None, failures: bool = True,
-           oracle: bool = True) -> "Selection":
+           oracle: bool = True, explore: str | None = None) -> "Selection":
         """A selection from option values; ``mutants=None`` means every mutant of a selected
         protocol (``()`` for none)."""
         from snapcheck.reference.catalogue import PROTOCOLS, mutants_of
@@ -58,7 +64,7 @@ class Selection:
         if mutants is None:
             mutants = tuple(m.name for p in protocols for m in mutants_of(p))
         return cls(protocols, tuple(workloads) if workloads else DEFAULT_WORKLOADS, tuple(mutants), failures,
-                   oracle)
+                   oracle, explore or DEFAULT_STRATEGY)
 
     def check(self) -> None:
         """Unknown names, modules that fail to import and impossible combinations are
@@ -78,54 +84,87 @@ class Selection:
                 raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")
-        for p in self.protocols:
-            if resolve(p).topologies != "own" and not self.workloads_for(p):
-                raise UsageError(f"protocol {p} runs only on acyclic workloads ({', '.join(ACYCLIC)}); "
-                                 "none is selected")
+        if self.explore not in STRATEGIES:
+            raise UsageError(f"unknown exploration strategy {self.explore!r} (known: {', '.join(STRATEGIES)})")
+        for p in self.protocols + self.mutants:
+            cls = resolve(p)
+            if cls.topologies != "own" and not self.workloads_for(cls):
+                raise UsageError(f"{p} runs only on {cls.topologies} workloads "
+                                 f"({', '.join(ACYCLIC if cls.topologies == 'acyclic' else CYCLIC)}); none is selected")
 
-    def workloads_for(self, protocol: str) -> tuple[str, ...]:
-        """The selected workloads ``protocol`` can run (its ``topologies`` fact)."""
+    def workloads_for(self, protocol) -> tuple[str, ...]:
+        """The selected workloads ``protocol`` (a spec or class) can run: its ``topologies``
+        fact, ``acyclic`` or ``cyclic`` graphs only, or ``any``."""
         from snapcheck.reference.catalogue import resolve
 
-        acyclic_only = resolve(protocol).topologies == "acyclic"
-        return tuple(w for w in self.workloads if not acyclic_only or w in ACYCLIC)
+        only = resolve(protocol).topologies
+        return tuple(w for w in self.workloads
+                     if only not in ("acyclic", "cyclic") or w in (ACYCLIC if only == "acyclic" else CYCLIC))
 
 
 def draw_config(run_id: int, seed: int, sel: Selection):
-    """The ``SimConfig`` of run ``run_id`` with this seed (deterministic)."""
+    """The ``SimConfig`` of run ``run_id`` with this seed (deterministic): a correct
+    protocol, or a mutant in its turn, under the selection's exploration strategy
+    (``spark_validation.strategies``). A mutant is drawn exactly as its base protocol
+    would be — blind, the way a hunted bug meets a campaign — and then gets its forced
+    adjustments (``Protocol.adjust``); its ``demo`` configuration is for
+    ``snapcheck simulate --demo`` and the docs only."""
     from snapcheck.reference import SimConfig
-    from snapcheck.reference.catalogue import resolve
-    from snapcheck.reference.testing import task_ids
+    from snapcheck.reference.catalogue import base_of, resolve
+    from snapcheck.spark_validation.strategies import draw, pick
 
     rnd = random.Random(seed)
+    mutant = None
     if sel.mutants and (not sel.protocols or run_id % MUTANT_EVERY == MUTANT_EVERY - 1):
         turn = run_id if not sel.protocols else run_id // MUTANT_EVERY
-        spec = sel.mutants[turn % len(sel.mutants)]
-        m = resolve(spec, "mutant")
-        return replace(SimConfig(protocol=m.mutant_of, mutant=spec, seed=seed), **m.demo)
-    protocol = rnd.choice(sel.protocols)
-    cls = resolve(protocol)
+        mutant = sel.mutants[turn % len(sel.mutants)]
+        cls = resolve(mutant, "mutant")
+        protocol = rnd.choice((base_of(cls),))     # the draw a campaign of the base alone makes: same stream
+    else:
+        protocol = rnd.choice(sel.protocols)
+        cls = resolve(protocol)
+    strategy = pick(sel.explore, rnd)
     if cls.topologies == "own":
-        return cls.random_config(protocol, seed, rnd, sel.failures)
-    workload = rnd.choice(sel.workloads_for(protocol))
-    parallelism = rnd.randint(1, 3)
-    records = rnd.randint(2, 8 if workload == "reachability" else 12)
-    gap = rnd.choice((30, 80, 150))
-    interval = rnd.choice((150, 300, 600))
-    cfg = SimConfig(
-        protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
-        hot_ratio=rnd.choice((0.0, 0.0, 0.8)), interval=interval,
-        max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
-        checkpoint_timeout=rnd.choice((None, None, 1500)), aligned_timeout=rnd.choice((50, 200, 400)),
-        latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
-        out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.05)))
-    if sel.failures and rnd.random() < 0.5:
-        tasks = task_ids(workload, parallelism, seed)
-        horizon = records * gap + 4 * interval
-        crashes = sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2)))
-        cfg = replace(cfg, failures=tuple(crashes))
-    if len(cls.recovery_modes) > 1:        # e.g. restart every task, or only those rollback propagation reaches;
-        cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))     # drawn last: the other draws stay as they were
+        cfg = SimConfig(protocol=protocol, seed=seed,
+                        **cls.random_config(rnd, sel.failures, hard=strategy == "stress"))
+    else:
+        cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
+        if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
+            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs)   # drawn last: earlier draws stay as they were
+    if mutant is None:
+        return cfg
+    adjusted = cls.adjust(replace(cfg, mutant=mutant))
+    if adjusted.workload != cfg.workload:          # crashes were drawn for the other workload's tasks
+        from snapcheck.reference.testing import task_ids
+
+        known = set(task_ids(adjusted.workload, adjusted.parallelism, seed)) | {"self"}
+        adjusted = replace(adjusted, failures=tuple(f for f in adjusted.failures if f[0] in known))
+    return adjusted
+
+
+def _named(cfg):
+    """``cfg`` with its protocol and mutant as the strings that name them (catalogue names,
+    ``MODULE:CLASS`` or ``FILE.py:CLASS``), not classes or instances."""
+    from snapcheck.reference.catalogue import resolve, spec_of
+
+    named = {k: spec_of(resolve(v)) for k in ("protocol", "mutant")
+             if (v := getattr(cfg, k)) is not None and not isinstance(v, str)}
+    return replace(cfg, **named) if named else cfg
+
+
+def _draw_rescale(cfg, rnd: random.Random, finish: bool):
+    """A restore at another parallelism (stop-with-savepoint or a failure, up or down) in
+    ``RESCALE_PROB`` of the runs; else sources that finish early in ``FINISH_PROB`` (for
+    protocols whose tasks let a finished input leave)."""
+    x = rnd.random()
+    if x < RESCALE_PROB:
+        horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
+        kind = rnd.choice(("savepoint", "failure"))
+        new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
+        return replace(cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),),
+                       max_parallelism=rnd.choice((4, 16, 128)))
+    if x < RESCALE_PROB + FINISH_PROB and finish:
+        return replace(cfg, finish_sources=True)
     return cfg
 
 
@@ -133,19 +172,30 @@ def command(cfg, output: str = "run.jsonl") -> str:
     """The ``snapcheck simulate`` command that reproduces ``cfg``'s trace byte for byte."""
     from snapcheck.reference import SimConfig
 
+    cfg = _named(cfg)
+    from snapcheck.reference.sim.exploration import format_fault
+
     default = SimConfig()
     args = ["snapcheck", "simulate"]
     for f in fields(SimConfig):
         v = getattr(cfg, f.name)
         if f.name in ("protocol", "seed", "workload", "parallelism") or v != getattr(default, f.name):
             if f.name == "failures":
-                for task, t in v:
-                    args += ["--fail", f"{task}@{t}"]
+                for entry in v:
+                    args += ["--fail", format_fault(entry)]
+            elif f.name == "pauses":
+                for step, ticks in v:
+                    args += ["--pause", f"{step}:{ticks}"]
             elif f.name == "stragglers":
                 for task, factor in v:
                     args += ["--straggler", f"{task}={factor}"]
             elif f.name == "fifo":
                 args.append("--non-fifo")
+            elif f.name == "rescale":
+                for kind, t, p in v:
+                    args += ["--rescale", f"{kind}@{t}:{p}"]
+            elif f.name == "finish_sources":
+                args.append("--finish-sources")
             elif f.name in _OPTIONS:
                 args += [_OPTIONS[f.name], str(v)]
             else:
@@ -157,10 +207,11 @@ def describe(cfg) -> dict:
     """The fields of ``cfg`` that differ from ``SimConfig``'s defaults (JSON-serialisable)."""
     from snapcheck.reference import SimConfig
 
+    cfg = _named(cfg)
     default = SimConfig()
     out = {}
     for f in fields(SimConfig):
         v = getattr(cfg, f.name)
         if v != getattr(default, f.name) or f.name in ("protocol", "seed"):
-            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers") else v
+            out[f.name] = [list(x) for x in v] if f.name in ("failures", "stragglers", "pauses", "rescale") else v
     return out

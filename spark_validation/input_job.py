@@ -1,19 +1,20 @@
-"""``snapcheck validate --input traces.parquet``: check external traces in the v1 Parquet form on Spark.
+"""``snapcheck validate --input traces.parquet``: check external traces in the v1 Parquet form,
+on DuckDB in this process (local runs) or on Spark (clusters): the same SQL on both (``sql_engine``).
 
 Stages (every row of the input is accounted for: rows in = rows checked + rows
 quarantined, verified and reported):
 
-1. **Quarantine** (``parquet_input``, Spark-native): malformed rows and the
-   rest of their traces.
-2. **Per-trace validation and checker** (``trace_udf``, grouped Arrow UDF):
-   each remaining trace is validated completely and checked by
-   ``checker.check_trace`` — Z-cycles (useless checkpoints), the recovery line
-   for the failure set (and for "all"), observed recoveries, termination. A
-   trace the validator rejects is quarantined too. ``native_only`` skips this
-   stage (fast, but then only the Spark-native rules guard the input).
-3. **Spark-native cut analysis** (``native_check``): orphans, drops,
-   duplicates, phantoms, order, wrong channel and aligned-in-flight for every
-   complete round and the given cut, with joins and window functions.
+1. **Quarantine** (``parquet_input``, SQL): malformed rows and the rest of
+   their traces.
+2. **Per-trace validation and checker** (``trace_udf``): each remaining trace
+   is validated completely and checked by ``checker.check_trace`` — Z-cycles
+   (useless checkpoints), the recovery line for the failure set (and for
+   "all"), observed recoveries, termination. A trace the validator rejects is
+   quarantined too. ``native_only`` skips this stage (fast, but then only the
+   SQL rules guard the input).
+3. **SQL cut analysis** (``native_check``): orphans, drops, duplicates,
+   phantoms, order, wrong channel and aligned-in-flight for every complete
+   round and the given cut, with joins and window functions.
 4. The native results are compared with the checker's on every checked trace
    (same subjects, same kinds, same counts); a disagreement is reported (it
    would be a bug in one of them).
@@ -22,14 +23,18 @@ Written under ``OUT``: ``violations.parquet`` (one row per native violation),
 ``traces.parquet`` (one row per checked trace: checker verdict, useless
 checkpoints, recovery line, native counts), ``quarantine.parquet`` (every
 quarantined row with its reason and its trace's first problem),
-``summary.md`` and ``summary.json``. Exit code: 1 when a checked trace has a
-violation, else 2 when rows were quarantined, else 0.
+``summary.md`` and ``summary.json``. DuckDB writes each ``.parquet`` as one
+file, Spark as a directory of part files; both read back the same. Exit code:
+1 when a checked trace has a violation, else 2 when rows were quarantined,
+else 0.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 import orjson
@@ -37,6 +42,7 @@ import orjson
 from snapcheck.traces.parquet import SCHEMA
 
 EXAMPLES = 20
+ENGINES = ("duckdb", "spark")
 
 
 @dataclass
@@ -45,103 +51,162 @@ class InputResult:
     exit_code: int
 
 
-def validate_input(path: str, out_dir: str, *, master: str | None = None, cut: dict | None = None,
-                   failures=None, semantics: str = "partial", native_only: bool = False) -> InputResult:
-    from pyspark.sql import functions as F
+def input_engine(master: str | None, engine: str | None = None) -> str:
+    """The engine of ``validate --input``: DuckDB for a local master (or none), Spark for a cluster.
 
-    from snapcheck.spark_validation.native_check import analyse
-    from snapcheck.spark_validation.parquet_input import load, materialize, quarantine
+    >>> input_engine(None), input_engine("local[2]"), input_engine("spark://h:7077")
+    ('duckdb', 'duckdb', 'spark')
+    """
+    from snapcheck.spark_validation.session import is_local
+
+    if engine in ENGINES:
+        return engine
+    return "duckdb" if master is None or is_local(master) else "spark"
+
+
+def open_engine(name: str, master: str | None, **session_options):
+    """A ``sql_engine.Engine``: DuckDB with the local master's cores, or Spark on ``master``."""
+    from snapcheck.spark_validation.session import DEFAULT_MASTER, is_local, local_cores
+
+    master = master or DEFAULT_MASTER
+    if name == "duckdb":
+        from snapcheck.spark_validation.sql_engine import DuckEngine
+
+        if not is_local(master):
+            from snapcheck.traces.errors import UsageError
+
+            raise UsageError(f"the DuckDB engine runs in this process: it needs a local master, not {master!r}")
+        return DuckEngine(local_cores(master), master)
     from snapcheck.spark_validation.session import get_session
-    from snapcheck.spark_validation.trace_udf import per_trace
+    from snapcheck.spark_validation.sql_engine import SparkEngine
 
+    return SparkEngine(get_session(master, **session_options), master)
+
+
+def validate_input(path: str, out_dir: str, *, master: str | None = None, engine: str | None = None,
+                   cut: dict | None = None, failures=None, semantics: str = "partial",
+                   native_only: bool = False, session_options: dict | None = None) -> InputResult:
+    """Check the traces of a v1 Parquet file or directory; results under ``out_dir``. ``engine``:
+    "duckdb" or "spark" (default: ``input_engine(master)``)."""
+    name = input_engine(master, engine)
     start = time.perf_counter()
-    spark = get_session(master)
-    parsed = load(spark, path)
-    q = quarantine(parsed)
-    rows_in = parsed.count()
-    traces_in = parsed.where("trace_id IS NOT NULL").select("trace_id").distinct().count()
+    eng = open_engine(name, master, **(session_options or {}))
+    try:
+        summary = _run(eng, path, out_dir, cut, failures, semantics, native_only)
+    except Exception as exc:
+        from snapcheck.spark_validation.session import executor_environment_error
+
+        err = executor_environment_error(exc, master) if name == "spark" else None
+        if err is None:
+            raise
+        raise err from None
+    finally:
+        eng.close()
+    summary.update(engine=name, seconds=round(time.perf_counter() - start, 2))
+    _write(summary, out_dir)
+    return InputResult(summary, summary["exit_code"])
+
+
+def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
+    from snapcheck.spark_validation.native_check import analyse
+    from snapcheck.spark_validation.parquet_input import load, quarantine
+    from snapcheck.spark_validation.trace_udf import check_rows
+
+    cols = ", ".join(f.name for f in SCHEMA)
+    load(eng, path)
+    q = quarantine(eng)
+    rows_in = eng.value("SELECT count(*) AS n FROM q_input")
+    traces_in = eng.value(f"SELECT count(DISTINCT trace_id) AS n FROM {q.rows} WHERE trace_id IS NOT NULL")
 
     if native_only:
-        checked = None
-        invalid = spark.createDataFrame([], "trace_id string, problem string")
+        eng.view("i_invalid", "SELECT trace_id, problem FROM (SELECT CAST(NULL AS STRING) AS trace_id, "
+                              "CAST(NULL AS STRING) AS problem) WHERE false")
     else:
-        checked = materialize(per_trace(q.clean, cut, failures, semantics))
-        invalid = checked.where("NOT valid").select("trace_id", "problem")
-    rejected = (q.clean.join(invalid, "trace_id")
-                .select(*[f.name for f in SCHEMA], F.lit(None).cast("string").alias("reason"),
-                        F.concat(F.lit("trace rejected by validation: "), F.col("problem")).alias("trace_reason")))
-    quarantined = q.quarantined.unionByName(rejected)
-    clean = q.clean.join(invalid, "trace_id", "left_anti")
+        eng.checked("i_checked", q.clean, functools.partial(check_rows, cut=cut, failures=failures,
+                                                            semantics=semantics))
+        eng.view("i_invalid", "SELECT trace_id, problem FROM i_checked WHERE NOT valid")
+    eng.view("i_quarantined", f"""
+        SELECT * FROM {q.quarantined}
+        UNION ALL
+        SELECT {cols}, CAST(NULL AS STRING) AS reason, 'trace rejected by validation: ' || problem AS trace_reason
+        FROM {q.clean} JOIN i_invalid USING (trace_id)""")
+    eng.view("i_clean", f"SELECT * FROM {q.clean} ANTI JOIN i_invalid USING (trace_id)")
 
-    native = analyse(q, cut=cut)
-    violations = materialize(native.violations.join(invalid, "trace_id", "left_anti"))
-    subjects = native.subjects.join(invalid, "trace_id", "left_anti")
+    native = analyse(eng, q, cut=cut)
+    eng.table("i_violations", f"SELECT * FROM {native.violations} ANTI JOIN i_invalid USING (trace_id)")
+    eng.view("i_subjects", f"SELECT * FROM {native.subjects} ANTI JOIN i_invalid USING (trace_id)")
 
     os.makedirs(out_dir, exist_ok=True)
-    quarantined.write.mode("overwrite").parquet(os.path.join(out_dir, "quarantine.parquet"))
-    violations.write.mode("overwrite").parquet(os.path.join(out_dir, "violations.parquet"))
+    q_path = os.path.join(out_dir, "quarantine.parquet")
+    eng.write_parquet("SELECT * FROM i_quarantined", q_path)
+    eng.write_parquet("SELECT * FROM i_violations", os.path.join(out_dir, "violations.parquet"))
 
-    rows_checked = clean.count()
-    rows_quarantined = spark.read.parquet(os.path.join(out_dir, "quarantine.parquet")).count()
+    rows_checked = eng.value("SELECT count(*) AS n FROM i_clean")
+    eng.read_parquet("i_quarantine_back", q_path)
+    rows_quarantined = eng.value("SELECT count(*) AS n FROM i_quarantine_back")
     if rows_in != rows_checked + rows_quarantined:
         raise RuntimeError(f"row accounting broken: {rows_in} in, {rows_checked} checked, "
                            f"{rows_quarantined} quarantined")
-    traces_checked = clean.select("trace_id").distinct().count()
+    traces_checked = eng.value("SELECT count(DISTINCT trace_id) AS n FROM i_clean")
 
-    by_kind = {r["kind"]: r["n"] for r in violations.groupBy("kind").agg(F.count("*").alias("n")).collect()}
-    native_traces = violations.select("trace_id").distinct().count()
-    n_subjects = subjects.count()
-    rules = {r["rule"]: r["n"] for r in q.problems.groupBy("rule").agg(F.count("*").alias("n")).collect()}
-    rejected_n = invalid.count()
+    by_kind = {r["kind"]: r["n"] for r in eng.rows("SELECT kind, count(*) AS n FROM i_violations GROUP BY kind")}
+    native_traces = eng.value("SELECT count(DISTINCT trace_id) AS n FROM i_violations")
+    n_subjects = eng.value("SELECT count(*) AS n FROM i_subjects")
+    rules = {r["rule"]: r["n"] for r in eng.rows(f"SELECT rule, count(*) AS n FROM {q.problems} GROUP BY rule")}
+    rejected_n = eng.value("SELECT count(*) AS n FROM i_invalid")
     if rejected_n:
         rules["rejected-by-validator"] = rejected_n
-    examples = [f"{r['trace_id']}:{r['line']}: {r['reason']}" for r in
-                q.problems.orderBy("trace_id", "line").limit(EXAMPLES).collect()]
-    examples += [f"{r['trace_id']}: {r['problem']}" for r in invalid.orderBy("trace_id").limit(EXAMPLES).collect()]
+    examples = [f"{r['trace_id']}:{r['line']}: {r['reason']}" for r in eng.rows(
+        f"SELECT trace_id, line, reason FROM {q.problems} ORDER BY trace_id NULLS FIRST, line NULLS FIRST, "
+        f"reason NULLS FIRST LIMIT {EXAMPLES}")]
+    examples += [f"{r['trace_id']}: {r['problem']}" for r in eng.rows(
+        f"SELECT trace_id, problem FROM i_invalid ORDER BY trace_id LIMIT {EXAMPLES}")]
 
     summary = {
-        "schema": "snapcheck-input-validation", "version": 1, "input": path, "master": master or "local[*]",
+        "schema": "snapcheck-input-validation", "version": 1, "input": path, "master": eng.master,
         "rows_in": rows_in, "rows_checked": rows_checked, "rows_quarantined": rows_quarantined,
         "traces_in": traces_in, "traces_checked": traces_checked, "traces_quarantined": traces_in - traces_checked,
         "quarantine_rules": dict(sorted(rules.items())), "quarantine_examples": examples[:EXAMPLES],
         "subjects_analysed": n_subjects, "native_violations": dict(sorted(by_kind.items())),
         "native_traces_with_violations": native_traces,
     }
-    if checked is not None:
-        summary.update(_checker_part(checked, violations, out_dir))
-    summary["seconds"] = round(time.perf_counter() - start, 2)
+    if not native_only:
+        summary.update(_checker_part(eng, out_dir))
     violating = native_traces or summary.get("checker_traces_with_violations", 0)
     summary["ok"] = not violating and rows_quarantined == 0
-    code = 1 if violating else 2 if rows_quarantined else 0
-    summary["exit_code"] = code
-    _write(summary, out_dir)
-    return InputResult(summary, code)
+    summary["exit_code"] = 1 if violating else 2 if rows_quarantined else 0
+    return summary
 
 
-def _checker_part(checked, violations, out_dir: str) -> dict:
+def _checker_part(eng, out_dir: str) -> dict:
     """Checker results per trace, written with the native counts; and the native-vs-checker comparison."""
-    from pyspark.sql import functions as F
-
-    valid = checked.where("valid")
-    native_counts = (violations.groupBy("trace_id", F.concat_ws("|", "subject", "kind").alias("key"))
-                     .agg(F.count("*").cast("bigint").alias("native")))
-    checker_counts = (valid.select("trace_id", F.explode(F.from_json("subject_counts", "map<string,bigint>"))
-                                   .alias("key", "checker")))
-    diff = (native_counts.join(checker_counts, ["trace_id", "key"], "full")
-            .where("native IS DISTINCT FROM checker"))
-    mismatches = diff.select("trace_id").distinct().count()
+    d = eng.dialect
+    eng.view("i_valid", "SELECT * FROM i_checked WHERE valid")
+    eng.table("i_diff", f"""
+        SELECT trace_id, key, native, checker FROM (
+          SELECT trace_id, key, count(*) AS native
+          FROM (SELECT trace_id, subject || '|' || kind AS key FROM i_violations) GROUP BY trace_id, key)
+        FULL OUTER JOIN (SELECT trace_id, {d.explode_counts('subject_counts', 'key', 'checker')} FROM i_valid)
+             USING (trace_id, key)
+        WHERE native IS DISTINCT FROM checker""")
+    mismatches = eng.value("SELECT count(DISTINCT trace_id) AS n FROM i_diff")
     diff_examples = [f"{r['trace_id']} {r['key']}: native {r['native'] or 0}, checker {r['checker'] or 0}"
-                     for r in diff.orderBy("trace_id", "key").limit(EXAMPLES).collect()]
-    per = (valid.join(violations.groupBy("trace_id").agg(F.count("*").alias("native_violations")), "trace_id", "left")
-           .fillna(0, ["native_violations"]))
-    per.write.mode("overwrite").parquet(os.path.join(out_dir, "traces.parquet"))
-    agg = valid.agg(F.count("*").alias("traces"), F.sum(F.when(~F.col("ok"), 1).otherwise(0)).alias("bad"),
-                    F.sum("n_useless").alias("useless"), F.sum("checkpoints").alias("checkpoints"),
-                    F.sum(F.col("domino").cast("int")).alias("domino")).collect()[0]
-    kinds = {}
-    for r in valid.where("violation_kinds <> ''").select(
-            F.explode(F.split("violation_kinds", ",")).alias("k")).groupBy("k").count().collect():
-        kinds[r["k"]] = r["count"]
+                     for r in eng.rows(f"SELECT * FROM i_diff ORDER BY trace_id, key LIMIT {EXAMPLES}")]
+    eng.write_parquet("""
+        SELECT v.*, coalesce(nv.n, 0) AS native_violations FROM i_valid v
+        LEFT JOIN (SELECT trace_id, count(*) AS n FROM i_violations GROUP BY trace_id) nv
+               ON nv.trace_id = v.trace_id""",
+                      os.path.join(out_dir, "traces.parquet"))
+    agg = eng.rows("""
+        SELECT count(*) AS traces, CAST(sum(CASE WHEN ok THEN 0 ELSE 1 END) AS BIGINT) AS bad,
+               CAST(sum(n_useless) AS BIGINT) AS useless, CAST(sum(checkpoints) AS BIGINT) AS checkpoints,
+               CAST(sum(CASE WHEN domino THEN 1 ELSE 0 END) AS BIGINT) AS domino
+        FROM i_valid""")[0]
+    kinds: Counter = Counter()
+    for r in eng.rows("SELECT violation_kinds, count(*) AS n FROM i_valid WHERE violation_kinds <> '' "
+                      "GROUP BY violation_kinds"):
+        for k in r["violation_kinds"].split(","):
+            kinds[k] += r["n"]
     ck = agg["checkpoints"] or 0
     return {
         "checker_traces_with_violations": agg["bad"] or 0,
@@ -155,7 +220,7 @@ def _checker_part(checked, violations, out_dir: str) -> dict:
 
 
 def markdown(s: dict) -> str:
-    out = ["# Parquet trace validation", "", f"Input `{s['input']}` on `{s['master']}`, {s['seconds']} s.", "",
+    out = ["# Parquet trace validation", "", f"Input `{s['input']}` on {_engine_label(s)}, {s['seconds']} s.", "",
            "| | rows | traces |", "|---|---:|---:|",
            f"| in | {s['rows_in']:,} | {s['traces_in']:,} |",
            f"| checked | {s['rows_checked']:,} | {s['traces_checked']:,} |",
@@ -163,7 +228,7 @@ def markdown(s: dict) -> str:
     if s["quarantine_rules"]:
         out += ["Quarantine (problems by rule):", ""] + [f"- {k}: {v:,}" for k, v in s["quarantine_rules"].items()]
         out += ["", "First problems:", ""] + [f"- `{e}`" for e in s["quarantine_examples"]] + [""]
-    out += [f"Spark-native analysis of {s['subjects_analysed']:,} rounds/cuts: "
+    out += [f"SQL analysis of {s['subjects_analysed']:,} rounds/cuts: "
             f"{sum(s['native_violations'].values()):,} violations in {s['native_traces_with_violations']:,} traces.",
             ""]
     out += [f"- {k}: {v:,}" for k, v in s["native_violations"].items()]
@@ -181,8 +246,15 @@ def markdown(s: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _engine_label(s: dict) -> str:
+    return f"DuckDB (`{s['master']}`)" if s.get("engine") == "duckdb" else f"Spark `{s['master']}`"
+
+
 def _write(s: dict, out_dir: str) -> None:
-    with open(os.path.join(out_dir, "summary.json"), "wb") as f:
-        f.write(orjson.dumps(s, option=orjson.OPT_INDENT_2))
-    with open(os.path.join(out_dir, "summary.md"), "w") as f:
-        f.write(markdown(s))
+    """summary.json and summary.md, each written whole or not at all."""
+    for name, data in (("summary.json", orjson.dumps(s, option=orjson.OPT_INDENT_2)),
+                       ("summary.md", markdown(s).encode())):
+        path = os.path.join(out_dir, name)
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)

@@ -1,7 +1,9 @@
-"""Spark-native checks of global checkpoints: orphans, drops and duplicates, with no per-event Python.
+"""SQL checks of global checkpoints: orphans, drops and duplicates, with no per-event Python
+(the same statements on DuckDB and on Spark, ``sql_engine``).
 
-Definitions (theory.md §0, §1.2–1.3; CheckMate, "Evaluating Checkpointing
-Protocols for Streaming Dataflows", Defs. 4–5), in the conventions of the
+Definitions (docs/theory.md, "Conventions" to "Complete snapshots: channel state and
+logs"; CheckMate, "Evaluating Checkpointing Protocols for Streaming Dataflows", Defs.
+4–5), in the conventions of the
 checker (``checker.intervals``, ``checker.cuts``, ``checker.rounds``,
 ``checker.durability``), so the two give the same verdicts:
 
@@ -43,9 +45,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from snapcheck.spark_validation.parquet_input import materialize
-
 FULL = 2 ** 62          # history key ("lim") of the whole trace: no line limit
+MAX_REPLAY_DEPTH = 64   # replay chains longer than this are not resolved further
 
 _EV_COLS = ("trace_id", "line", "type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt",
             "replay_of", "part", "mids", "logged", "through_seq")
@@ -53,272 +54,288 @@ _EV_COLS = ("trace_id", "line", "type", "proc", "idx", "ch", "mid", "seq", "kind
 
 @dataclass
 class NativeResult:
-    violations: object     # DataFrame (trace_id, subject, kind, mid, ch, lines)
-    subjects: object       # DataFrame (trace_id, subject, messages, in_transit, recorded)
+    violations: str = "n_violations"    # (trace_id, subject, kind, mid, ch, lines)
+    subjects: str = "n_subjects"        # (trace_id, subject, in_transit, recorded)
 
 
-def _F():
-    from pyspark.sql import functions as F
-    return F
-
-
-def _resolve_replays(ev):
-    """(trace_id, mid, orig): every replayed incarnation mapped to its original message.
+def _resolve_replays(engine) -> None:
+    """``n_orig`` (trace_id, mid, orig): every replayed incarnation mapped to its original message.
     Chains (a replay of a replay) are followed by repeated self-joins until none is left."""
-    F = _F()
-    orig = materialize(ev.where("type = 'replay'").select("trace_id", "mid", F.col("replay_of").alias("orig")))
-    for _ in range(64):
-        step = orig.alias("a").join(orig.alias("b"), (F.col("a.trace_id") == F.col("b.trace_id"))
-                                    & (F.col("a.orig") == F.col("b.mid")), "left")
-        nxt = step.select(F.col("a.trace_id").alias("trace_id"), F.col("a.mid").alias("mid"),
-                          F.coalesce(F.col("b.orig"), F.col("a.orig")).alias("orig"),
-                          F.col("b.mid").isNotNull().alias("moved"))
-        nxt = materialize(nxt)
-        if nxt.where("moved").limit(1).count() == 0:
-            return nxt.drop("moved")
-        orig = nxt.drop("moved")
-    return orig
+    engine.table("n_orig_0", "SELECT trace_id, mid, replay_of AS orig FROM n_ev WHERE type = 'replay'")
+    k = 0
+    while k < MAX_REPLAY_DEPTH:
+        engine.table(f"n_orig_{k + 1}", f"""
+            SELECT a.trace_id AS trace_id, a.mid AS mid, coalesce(b.orig, a.orig) AS orig, b.mid IS NOT NULL AS moved
+            FROM n_orig_{k} a LEFT JOIN n_orig_{k} b ON a.trace_id = b.trace_id AND a.orig = b.mid""")
+        k += 1
+        if engine.value(f"SELECT count(*) AS n FROM n_orig_{k} WHERE moved") == 0:
+            break
+    engine.view("n_orig", f"SELECT trace_id, mid, orig FROM n_orig_{k}")
 
 
-def _effective(core):
-    """Effective events (send, recv, checkpoint) of each history ``(trace_id, lim)`` with ι."""
-    from pyspark.sql import Window
-    F = _F()
-    part = ("trace_id", "lim", "proc")
-    w = Window.partitionBy(*part).orderBy("idx")
-    before = w.rowsBetween(Window.unboundedPreceding, -1)
-    later = Window.partitionBy(*part).orderBy(F.desc("idx")).rowsBetween(Window.unboundedPreceding, -1)
-    is_ck = F.col("type") == "checkpoint"
-    flagged = (core
-               .withColumn("lastck", F.coalesce(F.max(F.when(is_ck, F.col("ckpt"))).over(before),
-                                                F.when(is_ck & (F.col("ckpt") == 0), F.lit(-1)).otherwise(F.lit(0))))
-               .withColumn("minrt", F.min(F.when(F.col("type") == "restore", F.col("ckpt"))).over(later)))
-    eff = flagged.where("type IN ('send', 'recv', 'checkpoint') AND (minrt IS NULL OR lastck < minrt)")
-    n_before = F.sum(F.when(is_ck & (F.col("ckpt") > 0), 1).otherwise(0)).over(before)
-    return eff.withColumn("iota", 1 + F.coalesce(n_before, F.lit(0))).drop("lastck", "minrt")
+def _effective(source: str) -> str:
+    """SQL: effective events (send, recv, checkpoint) of each history ``(trace_id, lim)`` of
+    ``source`` with ι."""
+    before = "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
+    return f"""
+        SELECT trace_id, lim, line, type, proc, idx, ch, mid, seq, kind, ckpt, logged,
+               1 + coalesce(CAST(sum(CASE WHEN type = 'checkpoint' AND ckpt > 0 THEN 1 ELSE 0 END) OVER (
+                   PARTITION BY trace_id, lim, proc ORDER BY idx {before}) AS BIGINT), 0) AS iota
+        FROM (SELECT *,
+                coalesce(max(CASE WHEN type = 'checkpoint' THEN ckpt END) OVER (
+                           PARTITION BY trace_id, lim, proc ORDER BY idx {before}),
+                         CASE WHEN type = 'checkpoint' AND ckpt = 0 THEN -1 ELSE 0 END) AS lastck,
+                min(CASE WHEN type = 'restore' THEN ckpt END) OVER (
+                           PARTITION BY trace_id, lim, proc ORDER BY idx DESC {before}) AS minrt
+              FROM {source})
+        WHERE type IN ('send', 'recv', 'checkpoint') AND (minrt IS NULL OR lastck < minrt)"""
 
 
-def analyse(q, cut: dict | None = None) -> NativeResult:
+def analyse(engine, q, cut: dict | None = None) -> NativeResult:
     """Violations of every complete round (and of ``cut``, if given) of the clean traces of ``q``."""
-    from pyspark.sql import Window
-    F = _F()
-
-    ev = materialize(q.clean.where("type <> 'header'").select(*_EV_COLS))
-    procs, chans = q.processes, q.channels
-    participants = procs.where("role NOT IN ('coordinator', 'external')").select("trace_id", "proc")
-    externals = procs.where("role = 'external'").select("trace_id", "proc")
-    n_part = participants.groupBy("trace_id").agg(F.count("*").alias("n_part"))
+    d = engine.dialect
+    engine.table("n_ev", f"SELECT {', '.join(_EV_COLS)} FROM {q.clean} WHERE type <> 'header'")
+    engine.view("n_participants",
+                f"SELECT trace_id, proc FROM {q.processes} WHERE role NOT IN ('coordinator', 'external')")
+    engine.view("n_externals", f"SELECT trace_id, proc FROM {q.processes} WHERE role = 'external'")
+    engine.view("n_part", "SELECT trace_id, count(*) AS n_part FROM n_participants GROUP BY trace_id")
     # Analysed channels: destination a participant, source a participant or an external input log.
-    achans = materialize(chans.join(participants.select("trace_id", F.col("proc").alias("dst")), ["trace_id", "dst"])
-              .join(procs.select("trace_id", F.col("proc").alias("src"), F.col("role").alias("src_role")),
-                    ["trace_id", "src"])
-              .where("src_role <> 'coordinator'")
-              .select("trace_id", "ch", "src", "dst", (F.col("src_role") == "external").alias("ext"),
-                      "fifo", "back_edge", "ch_logged"))
-    orig = _resolve_replays(ev)
+    engine.table("n_achans", f"""
+        SELECT c.trace_id AS trace_id, c.ch AS ch, c.src AS src, c.dst AS dst, s.role = 'external' AS ext,
+               c.fifo AS fifo, c.back_edge AS back_edge, c.ch_logged AS ch_logged
+        FROM {q.channels} c
+        JOIN n_participants p ON p.trace_id = c.trace_id AND p.proc = c.dst
+        JOIN {q.processes} s ON s.trace_id = c.trace_id AND s.proc = c.src
+        WHERE s.role <> 'coordinator'""")
+    _resolve_replays(engine)
 
     # -- histories: the whole trace, plus one prefix per line limit needed by a rolled-back round ----
-    core = ev.where("type IN ('send', 'recv', 'checkpoint', 'restore')").select(
-        "trace_id", "line", "type", "proc", "idx", "ch", "mid", "seq", "kind", "ckpt", "logged")
-    full = _effective(core.withColumn("lim", F.lit(FULL)))
-    rnd_ck, complete, limits = _rounds(ev, core, participants, n_part, chans)
-    core_pre = core.join(F.broadcast(limits), "trace_id").where("line < lim")
-    eff = materialize(full.unionByName(_effective(core_pre)))
+    engine.view("n_core", "SELECT trace_id, line, type, proc, idx, ch, mid, seq, kind, ckpt, logged FROM n_ev "
+                          "WHERE type IN ('send', 'recv', 'checkpoint', 'restore')")
+    _rounds(engine, q)
+    engine.table("n_eff", _effective(f"""(
+        SELECT *, CAST({FULL} AS BIGINT) AS lim FROM n_core
+        UNION ALL
+        SELECT n_core.*, l.lim AS lim FROM n_core JOIN n_limits l ON n_core.trace_id = l.trace_id
+        WHERE n_core.line < l.lim)"""))
 
-    ckpts = eff.where("type = 'checkpoint'").select(
-        "trace_id", "lim", "proc", "ckpt", F.when(F.col("ckpt") == 0, 0).otherwise(F.col("iota")).alias("x"))
-    L = (eff.where("type = 'checkpoint' AND ckpt > 0").groupBy("trace_id", "lim", "proc")
-         .agg(F.count("*").alias("L")))
-    hists = eff.select("trace_id", "lim").distinct()
-    plen = (hists.join(participants, "trace_id").join(L, ["trace_id", "lim", "proc"], "left")
-            .select("trace_id", "lim", "proc", F.coalesce("L", F.lit(0)).alias("L")))
+    engine.view("n_ckpts", "SELECT trace_id, lim, proc, ckpt, CASE WHEN ckpt = 0 THEN 0 ELSE iota END AS x "
+                           "FROM n_eff WHERE type = 'checkpoint'")
+    engine.view("n_plen", """
+        SELECT trace_id, lim, proc, coalesce(n_ck, 0) AS n_ck
+        FROM (SELECT DISTINCT trace_id, lim FROM n_eff) JOIN n_participants USING (trace_id)
+        LEFT JOIN (SELECT trace_id, lim, proc, count(*) AS n_ck FROM n_eff WHERE type = 'checkpoint' AND ckpt > 0
+                   GROUP BY trace_id, lim, proc) USING (trace_id, lim, proc)""")
 
     # g of each complete round: positions of its checkpoints in the history it is judged on.
-    G = (complete.join(rnd_ck, ["trace_id", "round"])
-         .join(ckpts, ["trace_id", "lim", "proc", "ckpt"])
-         .select("trace_id", "lim", F.concat(F.lit("round "), F.col("round")).alias("subject"),
-                 "proc", "x", F.col("ckpt").alias("gck")))
+    subjects = ["""
+        SELECT trace_id, lim, 'round ' || CAST(round AS STRING) AS subject, proc, x, ckpt AS gck
+        FROM n_complete JOIN n_rnd_ck USING (trace_id, round) JOIN n_ckpts USING (trace_id, lim, proc, ckpt)"""]
     if cut is not None:
-        G = G.unionByName(_cut_subject(q.clean.sparkSession, cut, ckpts, plen))
-    G = materialize(G)
+        subjects.append(_cut_subject(cut))
+    engine.table("n_g", "\nUNION ALL\n".join(f"SELECT trace_id, lim, subject, proc, x, gck FROM ({s})"
+                                              for s in subjects))
 
     # -- messages (src, s, dst, r) per history ----------------------------------------------------
-    sends = (eff.where("type = 'send' AND coalesce(kind, 'data') <> 'barrier'")
-             .join(achans, ["trace_id", "ch"])
-             .select("trace_id", "lim", "mid", "ch", "seq", "src", "dst", "ext", "fifo", "back_edge",
-                     F.when(F.col("ext"), 0).otherwise(F.col("iota")).alias("s"),
-                     F.col("line").alias("send_line"),
-                     (F.col("logged") | F.col("ch_logged") | F.col("ext")).alias("logged_at_send")))
-    recvs = (eff.where("type = 'recv'").join(achans.select("trace_id", "ch"), ["trace_id", "ch"])
-             .join(orig, ["trace_id", "mid"], "left")
-             .select("trace_id", "lim", F.coalesce("orig", "mid").alias("mid"), "iota", "line", "idx")
-             .groupBy("trace_id", "lim", "mid")
-             .agg(F.min("iota").alias("r"), F.min_by("line", "idx").alias("recv_line")))
-    sends = materialize(sends)
-    msgs = sends.join(recvs, ["trace_id", "lim", "mid"], "left")
+    engine.table("n_sends", """
+        SELECT trace_id, lim, mid, ch, seq, src, dst, ext, fifo, back_edge,
+               CASE WHEN ext THEN 0 ELSE iota END AS s, line AS send_line,
+               (logged OR ch_logged OR ext) AS logged_at_send
+        FROM (SELECT * FROM n_eff WHERE type = 'send' AND coalesce(kind, 'data') <> 'barrier')
+        JOIN n_achans USING (trace_id, ch)""")
+    engine.view("n_recvs", """
+        SELECT trace_id, lim, mid, min(iota) AS r, min_by(line, idx) AS recv_line
+        FROM (SELECT e.trace_id AS trace_id, e.lim AS lim, coalesce(o.orig, e.mid) AS mid, e.iota AS iota,
+                     e.line AS line, e.idx AS idx
+              FROM n_eff e JOIN n_achans a ON a.trace_id = e.trace_id AND a.ch = e.ch
+              LEFT JOIN n_orig o ON o.trace_id = e.trace_id AND o.mid = e.mid
+              WHERE e.type = 'recv')
+        GROUP BY trace_id, lim, mid""")
 
     # -- orphans and in-transit messages of every subject ----------------------------------------
-    gs = G.select("trace_id", "lim", "subject", F.col("proc").alias("src"), F.col("x").alias("g_src"))
-    gd = G.select("trace_id", "lim", "subject", F.col("proc").alias("dst"), F.col("x").alias("g_dst"))
-    per = (msgs.join(gd, ["trace_id", "lim", "dst"])
-           .join(gs, ["trace_id", "lim", "subject", "src"], "left"))   # external sources have no g
-    per = materialize(per)
-    orphan = per.where("NOT ext AND r IS NOT NULL AND r <= g_dst AND s > g_src")
-    transit = per.where("(ext OR s <= g_src) AND (r IS NULL OR r > g_dst)")
+    engine.table("n_per", """
+        SELECT * FROM n_sends LEFT JOIN n_recvs USING (trace_id, lim, mid)
+        JOIN (SELECT trace_id, lim, subject, proc AS dst, x AS g_dst FROM n_g) USING (trace_id, lim, dst)
+        LEFT JOIN (SELECT trace_id, lim, subject, proc AS src, x AS g_src FROM n_g)
+             USING (trace_id, lim, subject, src)""")        # external sources have no g
+    engine.view("n_transit", "SELECT * FROM n_per WHERE (ext OR s <= g_src) AND (r IS NULL OR r > g_dst)")
 
     # -- recorded channel state of every subject (recovery order; first occurrence wins) ----------
-    records = (ev.where("type = 'record'")
-               .select("trace_id", "proc", "ckpt", F.col("ch").alias("rch"), "part", F.col("line").alias("rline"),
-                       F.posexplode("mids").alias("pos", "rmid"))
-               .join(orig.withColumnRenamed("mid", "rmid"), ["trace_id", "rmid"], "left")
-               .withColumn("o", F.coalesce("orig", "rmid")).drop("orig"))
-    stable = (G.join(plen, ["trace_id", "lim", "proc"]).where("x <= L")
-              .select("trace_id", "lim", "subject", "proc", F.col("gck").alias("ckpt")))
-    entries = (stable.join(records, ["trace_id", "proc", "ckpt"]).where("rline < lim")
-               .withColumn("part_rank", F.when(F.col("part") == "input", 0).otherwise(1)))
-    per_channel = Window.partitionBy("trace_id", "lim", "subject", "rch")
-    entries = entries.withColumn("ch_first", F.min("rline").over(per_channel))
-    by_mid = Window.partitionBy("trace_id", "lim", "subject", "o").orderBy("ch_first", "part_rank", "rline", "pos")
-    entries = materialize(entries.withColumn("occ", F.row_number().over(by_mid)))
-    dup_rec = entries.where("occ > 1").select("trace_id", "lim", "subject", F.lit("duplicate-recorded").alias("kind"),
-                                              F.col("o").alias("mid"), F.col("rch").alias("ch"),
-                                              F.array("rline").alias("lines"))
-    firsts = entries.where("occ = 1")
-    aligned = q.protocols.select("trace_id", "aligned")
-    transit_ids = transit.select("trace_id", "lim", "subject", F.col("mid").alias("o"), F.lit(True).alias("in_transit"))
-    judged = (firsts.join(aligned, "trace_id")
-              .join(chans.select("trace_id", F.col("ch").alias("rch"), F.col("back_edge").alias("rch_back"),
-                                 F.col("fifo").alias("rch_fifo")), ["trace_id", "rch"], "left")
-              .join(sends.select("trace_id", "lim", F.col("mid").alias("o"), F.col("ch").alias("mch"),
-                                 F.col("seq").alias("mseq"), F.col("send_line").alias("mline")),
-                    ["trace_id", "lim", "o"], "left")
-              .join(transit_ids, ["trace_id", "lim", "subject", "o"], "left")
-              .withColumn("kind", F.expr("""
-                  CASE WHEN aligned AND NOT coalesce(rch_back, false) THEN 'aligned-in-flight'
+    engine.table("n_entries", f"""
+        SELECT *, row_number() OVER (PARTITION BY trace_id, lim, subject, o
+                                     ORDER BY ch_first, part_rank, rline, pos) AS occ
+        FROM (SELECT *, min(rline) OVER (PARTITION BY trace_id, lim, subject, rch) AS ch_first
+              FROM (SELECT st.trace_id AS trace_id, st.lim AS lim, st.subject AS subject, st.proc AS proc,
+                           st.ckpt AS ckpt, rc.rch AS rch, rc.part AS part, rc.rline AS rline, rc.pos AS pos,
+                           coalesce(og.orig, rc.rmid) AS o,
+                           CASE WHEN rc.part = 'input' THEN 0 ELSE 1 END AS part_rank
+                    FROM (SELECT trace_id, lim, subject, proc, gck AS ckpt
+                          FROM n_g JOIN n_plen USING (trace_id, lim, proc) WHERE x <= n_ck) st
+                    JOIN (SELECT trace_id, proc, ckpt, ch AS rch, part, line AS rline,
+                                 {d.posexplode('mids', 'pos', 'rmid')}
+                          FROM n_ev WHERE type = 'record') rc
+                      ON rc.trace_id = st.trace_id AND rc.proc = st.proc AND rc.ckpt = st.ckpt
+                    LEFT JOIN n_orig og ON og.trace_id = rc.trace_id AND og.mid = rc.rmid
+                    WHERE rc.rline < st.lim))""")
+    engine.view("n_judged", f"""
+        SELECT *, CASE WHEN aligned AND NOT coalesce(rch_back, false) THEN 'aligned-in-flight'
                        WHEN mch IS NULL THEN 'phantom'
                        WHEN mch <> rch THEN 'wrong-channel'
                        WHEN in_transit IS NULL THEN 'phantom'
-                  END""")))
-    rec_bad = judged.where("kind IS NOT NULL").select(
-        "trace_id", "lim", "subject", "kind", F.col("o").alias("mid"), F.col("rch").alias("ch"),
-        F.expr("array_compact(array(rline, mline))").alias("lines"))
-    in_order = judged.where("kind IS NULL")
-    ch_order = Window.partitionBy("trace_id", "lim", "subject", "rch").orderBy("part_rank", "rline", "pos")
-    order_bad = (in_order.where("rch_fifo").withColumn("prev_seq", F.lag("mseq").over(ch_order))
-                 .withColumn("prev_mid", F.lag("o").over(ch_order))
-                 .withColumn("prev_line", F.lag("rline").over(ch_order))
-                 .where("mseq < prev_seq")
-                 .withColumn("k", F.row_number().over(ch_order)).where("k = 1")
-                 .select("trace_id", "lim", "subject", F.lit("order").alias("kind"), F.col("prev_mid").alias("mid"),
-                         F.col("rch").alias("ch"),
-                         F.array_sort(F.array_distinct(F.array("prev_line", "rline"))).alias("lines")))
+                  END AS kind
+        FROM (SELECT * FROM n_entries WHERE occ = 1)
+        JOIN (SELECT trace_id, aligned FROM {q.protocols}) USING (trace_id)
+        LEFT JOIN (SELECT trace_id, ch AS rch, back_edge AS rch_back, fifo AS rch_fifo FROM {q.channels})
+             USING (trace_id, rch)
+        LEFT JOIN (SELECT trace_id, lim, mid AS o, ch AS mch, seq AS mseq, send_line AS mline FROM n_sends)
+             USING (trace_id, lim, o)
+        LEFT JOIN (SELECT trace_id, lim, subject, mid AS o, true AS in_transit FROM n_transit)
+             USING (trace_id, lim, subject, o)""")
+    ch_order = "PARTITION BY trace_id, lim, subject, rch ORDER BY part_rank, rline, pos"
+    order_bad = f"""
+        SELECT trace_id, lim, subject, 'order' AS kind, prev_mid AS mid, rch AS ch,
+               {d.sorted_set('prev_line', 'rline')} AS lines
+        FROM (SELECT *, row_number() OVER ({ch_order}) AS k
+              FROM (SELECT *, lag(mseq) OVER ({ch_order}) AS prev_seq, lag(o) OVER ({ch_order}) AS prev_mid,
+                           lag(rline) OVER ({ch_order}) AS prev_line
+                    FROM n_judged WHERE kind IS NULL AND rch_fifo)
+              WHERE mseq < prev_seq)
+        WHERE k = 1"""
 
     # -- dropped: in transit, not accepted as recorded channel state, not durably logged ----------
-    accepted = in_order.select("trace_id", "lim", "subject", F.col("o").alias("mid"))
-    candidates = (transit.where("NOT ext")
-                  .join(accepted, ["trace_id", "lim", "subject", "mid"], "left_anti")
-                  .join(aligned, "trace_id"))
-    aif = candidates.where("aligned AND NOT back_edge").select(
-        "trace_id", "lim", "subject", F.lit("aligned-in-flight").alias("kind"), "mid", "ch",
-        F.expr("array_compact(array(send_line, recv_line))").alias("lines"))
-    unlogged = candidates.where("NOT (aligned AND NOT back_edge)")
-    durable = _durable(ev, orig, sends, unlogged.select("trace_id", "lim", "mid", "ch", "seq").distinct(), externals)
-    dropped = (unlogged.join(durable, ["trace_id", "lim", "mid"], "left_anti")
-               .select("trace_id", "lim", "subject", F.lit("dropped").alias("kind"), "mid", "ch",
-                       F.expr("array_compact(array(send_line, recv_line))").alias("lines")))
-    orphans = orphan.select("trace_id", "lim", "subject", F.lit("orphan").alias("kind"), "mid", "ch",
-                            F.array("send_line", "recv_line").alias("lines"))
+    engine.view("n_candidates", f"""
+        SELECT * FROM (SELECT * FROM n_transit WHERE NOT ext)
+        ANTI JOIN (SELECT trace_id, lim, subject, o AS mid FROM n_judged WHERE kind IS NULL)
+             USING (trace_id, lim, subject, mid)
+        JOIN (SELECT trace_id, aligned FROM {q.protocols}) USING (trace_id)""")
+    engine.view("n_unlogged", "SELECT * FROM n_candidates WHERE NOT (aligned AND NOT back_edge)")
+    _durable(engine)
+    lines2 = d.compact("send_line", "recv_line")
+    parts = [
+        f"SELECT trace_id, lim, subject, 'orphan' AS kind, mid, ch, {d.array('send_line', 'recv_line')} AS lines "
+        "FROM n_per WHERE NOT ext AND r IS NOT NULL AND r <= g_dst AND s > g_src",
+        f"SELECT trace_id, lim, subject, 'dropped' AS kind, mid, ch, {lines2} AS lines "
+        "FROM n_unlogged ANTI JOIN n_durable USING (trace_id, lim, mid)",
+        f"SELECT trace_id, lim, subject, 'aligned-in-flight' AS kind, mid, ch, {lines2} AS lines "
+        "FROM n_candidates WHERE aligned AND NOT back_edge",
+        f"SELECT trace_id, lim, subject, kind, o AS mid, rch AS ch, {d.compact('rline', 'mline')} AS lines "
+        "FROM n_judged WHERE kind IS NOT NULL",
+        f"SELECT trace_id, lim, subject, 'duplicate-recorded' AS kind, o AS mid, rch AS ch, "
+        f"{d.array('rline')} AS lines FROM n_entries WHERE occ > 1",
+        order_bad]
+    engine.view("n_violations", "\nUNION ALL\n".join(
+        f"SELECT trace_id, subject, kind, mid, ch, lines FROM ({p})" for p in parts))
+    engine.view("n_subjects", """
+        SELECT trace_id, subject, coalesce(in_transit, 0) AS in_transit, coalesce(recorded, 0) AS recorded
+        FROM (SELECT DISTINCT trace_id, subject FROM n_g)
+        LEFT JOIN (SELECT trace_id, subject, CAST(sum(CASE WHEN (ext OR s <= g_src) AND (r IS NULL OR r > g_dst)
+                                                      THEN 1 ELSE 0 END) AS BIGINT) AS in_transit
+                   FROM n_per GROUP BY trace_id, subject) USING (trace_id, subject)
+        LEFT JOIN (SELECT trace_id, subject, count(*) AS recorded FROM n_entries GROUP BY trace_id, subject)
+             USING (trace_id, subject)""")
+    return NativeResult()
 
-    violations = (orphans.unionByName(dropped).unionByName(aif).unionByName(rec_bad)
-                  .unionByName(dup_rec).unionByName(order_bad).drop("lim"))
-    counts = (per.groupBy("trace_id", "subject").agg(
-        F.sum(F.expr("CASE WHEN (ext OR s <= g_src) AND (r IS NULL OR r > g_dst) THEN 1 ELSE 0 END")).alias("in_transit")))
-    rec_counts = entries.groupBy("trace_id", "subject").agg(F.count("*").alias("recorded"))
-    subj = (G.select("trace_id", "subject").distinct()
-            .join(counts, ["trace_id", "subject"], "left").join(rec_counts, ["trace_id", "subject"], "left")
-            .fillna(0, ["in_transit", "recorded"]))
-    return NativeResult(violations=violations, subjects=subj)
 
-
-def _rounds(ev, core, participants, n_part, chans):
-    """Complete rounds (checker.rounds.is_complete), each round's checkpoints, and the line
-    limits of rounds whose checkpoints a later restore rolled back."""
-    from pyspark.sql import Window
-    F = _F()
-    first = Window.partitionBy("trace_id", "round", "proc").orderBy("line")
-    rnd_ck = (ev.where("type = 'checkpoint' AND round IS NOT NULL")
-              .join(participants.select("trace_id", "proc"), ["trace_id", "proc"])
-              .withColumn("k", F.row_number().over(first)).where("k = 1")
-              .select("trace_id", "round", "proc", "ckpt", "idx", F.col("line").alias("ck_line")))
-    pchans = (chans.where("ch_kind <> 'control'")
-              .join(participants.select("trace_id", F.col("proc").alias("src")), ["trace_id", "src"])
-              .join(participants.select("trace_id", F.col("proc").alias("dst")), ["trace_id", "dst"])
-              .select("trace_id", "ch"))
-    bsend = (ev.where("type = 'send' AND kind = 'barrier'").join(pchans, ["trace_id", "ch"])
-             .select("trace_id", "round", "ch", "mid"))
-    brecv = ev.where("type IN ('arrive', 'recv')").select("trace_id", "mid").distinct()
-    pending = (bsend.join(brecv, ["trace_id", "mid"], "left_anti")
-               .join(bsend.join(brecv, ["trace_id", "mid"]).select("trace_id", "round", "ch").distinct(),
-                     ["trace_id", "round", "ch"], "left_anti")
-               .select("trace_id", "round").distinct())
-    complete = (rnd_ck.groupBy("trace_id", "round").agg(F.count("*").alias("n"))
-                .join(n_part, "trace_id").where("n = n_part")
-                .join(pending, ["trace_id", "round"], "left_anti").select("trace_id", "round"))
+def _rounds(engine, q) -> None:
+    """``n_complete`` (trace_id, round, lim): complete rounds (checker.rounds.is_complete) with the
+    line limit of the history each is judged on; ``n_rnd_ck``: each round's checkpoints;
+    ``n_limits``: the line limits of rounds whose checkpoints a later restore rolled back."""
+    engine.view("n_rnd_ck_all", """
+        SELECT trace_id, round, proc, ckpt, idx FROM (
+          SELECT trace_id, round, proc, ckpt, idx,
+                 row_number() OVER (PARTITION BY trace_id, round, proc ORDER BY line) AS k
+          FROM n_ev JOIN n_participants USING (trace_id, proc)
+          WHERE type = 'checkpoint' AND round IS NOT NULL)
+        WHERE k = 1""")
+    engine.view("n_bsend", f"""
+        SELECT e.trace_id AS trace_id, e.round AS round, e.ch AS ch, e.mid AS mid
+        FROM n_ev e JOIN (SELECT c.trace_id AS trace_id, c.ch AS ch FROM {q.channels} c
+                          JOIN n_participants s ON s.trace_id = c.trace_id AND s.proc = c.src
+                          JOIN n_participants t ON t.trace_id = c.trace_id AND t.proc = c.dst
+                          WHERE c.ch_kind <> 'control') p ON p.trace_id = e.trace_id AND p.ch = e.ch
+        WHERE e.type = 'send' AND e.kind = 'barrier'""")
+    engine.view("n_brecv", "SELECT DISTINCT trace_id, mid FROM n_ev WHERE type IN ('arrive', 'recv')")
+    engine.view("n_pending", """
+        SELECT DISTINCT trace_id, round FROM (
+          SELECT trace_id, round, ch FROM n_bsend ANTI JOIN n_brecv USING (trace_id, mid))
+        ANTI JOIN (SELECT DISTINCT trace_id, round, ch FROM n_bsend SEMI JOIN n_brecv USING (trace_id, mid))
+             USING (trace_id, round, ch)""")
+    engine.table("n_complete0", """
+        SELECT trace_id, round FROM (
+          SELECT trace_id, round FROM (SELECT trace_id, round, count(*) AS n FROM n_rnd_ck_all GROUP BY trace_id, round)
+          JOIN n_part USING (trace_id) WHERE n = n_part)
+        ANTI JOIN n_pending USING (trace_id, round)""")
     # A round checkpoint is rolled back by the first later restore (same process) of an earlier checkpoint.
-    restores = core.where("type = 'restore'").select("trace_id", "proc", F.col("idx").alias("r_idx"),
-                                                      F.col("ckpt").alias("target"), F.col("line").alias("r_line"))
-    undone = (rnd_ck.join(complete, ["trace_id", "round"])
-              .join(restores, ["trace_id", "proc"])
-              .where("r_idx > idx AND target < ckpt")
-              .groupBy("trace_id", "round", "proc").agg(F.min_by("r_line", "r_idx").alias("r_line"))
-              .groupBy("trace_id", "round").agg(F.min("r_line").alias("lim")))
-    complete = (complete.join(undone, ["trace_id", "round"], "left")
-                .withColumn("lim", F.coalesce("lim", F.lit(FULL))))
-    limits = undone.select("trace_id", "lim").distinct()
-    return rnd_ck.drop("idx", "ck_line"), complete, limits
+    engine.view("n_undone", """
+        SELECT trace_id, round, min(r_line) AS lim FROM (
+          SELECT trace_id, round, proc, min_by(r_line, r_idx) AS r_line
+          FROM n_rnd_ck_all JOIN n_complete0 USING (trace_id, round)
+          JOIN (SELECT trace_id, proc, idx AS r_idx, ckpt AS target, line AS r_line FROM n_core
+                WHERE type = 'restore') USING (trace_id, proc)
+          WHERE r_idx > idx AND target < ckpt
+          GROUP BY trace_id, round, proc)
+        GROUP BY trace_id, round""")
+    engine.table("n_complete", f"""
+        SELECT trace_id, round, coalesce(lim, CAST({FULL} AS BIGINT)) AS lim
+        FROM n_complete0 LEFT JOIN n_undone USING (trace_id, round)""")
+    engine.table("n_limits", "SELECT DISTINCT trace_id, lim FROM n_undone")
+    engine.view("n_rnd_ck", "SELECT trace_id, round, proc, ckpt FROM n_rnd_ck_all")
 
 
-def _cut_subject(spark, cut: dict, ckpts, plen):
-    """The explicit cut as positions: {proc: ckpt number or "V"} → (proc, x, gck) per trace.
-    Traces whose participants differ from the cut's processes, or lack a named checkpoint,
+def _cut_subject(cut: dict) -> str:
+    """SQL: the explicit cut as positions, {proc: ckpt number or "V"} → (trace_id, lim, subject, proc,
+    x, gck). Traces whose participants differ from the cut's processes, or lack a named checkpoint,
     are not analysed for the cut (they appear without a cut subject)."""
-    F = _F()
-    rows = [(p, None if str(v).upper() == "V" else int(v)) for p, v in cut.items()]
-    want = spark.createDataFrame(rows, "proc string, ckpt bigint")
-    full_len = plen.where(F.col("lim") == FULL)
-    joined = (full_len.join(F.broadcast(want), "proc", "left")
-              .join(ckpts.where(F.col("lim") == FULL), ["trace_id", "lim", "proc", "ckpt"], "left")
-              .select("trace_id", "lim", "proc", "L", "ckpt", "x",
-                      F.col("ckpt").isNull().alias("is_v"), F.col("proc").isin(list(cut)).alias("named")))
-    fits = (joined.groupBy("trace_id").agg(
-        F.count("*").alias("n"), F.sum(F.col("named").cast("int")).alias("n_named"),
-        F.sum(F.expr("CASE WHEN named AND (is_v OR ckpt = 0 OR x IS NOT NULL) THEN 1 ELSE 0 END")).alias("n_ok"))
-        .where(f"n = {len(cut)} AND n_named = n AND n_ok = n").select("trace_id"))
-    return (joined.join(fits, "trace_id")
-            .select("trace_id", "lim", F.lit("cut").alias("subject"), "proc",
-                    F.when(F.col("is_v"), F.col("L") + 1).when(F.col("ckpt") == 0, 0).otherwise(F.col("x")).alias("x"),
-                    F.col("ckpt").alias("gck")))
+    def lit(p: str) -> str:
+        return "'" + str(p).replace("'", "''") + "'"
+
+    values = ", ".join(f"({lit(p)}, CAST({'NULL' if str(v).upper() == 'V' else int(v)} AS BIGINT))"
+                       for p, v in cut.items())
+    named = ", ".join(lit(p) for p in cut)
+    joined = f"""
+        SELECT f.trace_id AS trace_id, f.lim AS lim, f.proc AS proc, f.n_ck AS n_ck, w.ckpt AS ckpt, k.x AS x,
+               w.ckpt IS NULL AS is_v, f.proc IN ({named}) AS named
+        FROM (SELECT * FROM n_plen WHERE lim = {FULL}) f
+        LEFT JOIN (SELECT * FROM (VALUES {values}) AS want(proc, ckpt)) w ON w.proc = f.proc
+        LEFT JOIN (SELECT * FROM n_ckpts WHERE lim = {FULL}) k
+               ON k.trace_id = f.trace_id AND k.proc = f.proc AND k.ckpt = w.ckpt"""
+    return f"""
+        SELECT trace_id, lim, 'cut' AS subject, proc,
+               CASE WHEN is_v THEN n_ck + 1 WHEN ckpt = 0 THEN 0 ELSE x END AS x, ckpt AS gck
+        FROM ({joined}) j
+        SEMI JOIN (SELECT trace_id FROM ({joined}) GROUP BY trace_id
+                   HAVING count(*) = {len(cut)}
+                      AND sum(CASE WHEN named THEN 1 ELSE 0 END) = count(*)
+                      AND sum(CASE WHEN named AND (is_v OR ckpt = 0 OR x IS NOT NULL) THEN 1 ELSE 0 END) = count(*))
+             USING (trace_id)"""
 
 
-def _durable(ev, orig, sends, cand, externals):
-    """(trace_id, lim, mid) of candidate messages in a durable log at the end of their history
-    (``checker.durability``): logged from a send with ``logged``, a logged channel or an external
-    sender, or from a ``log`` row; un-logged by a later ``log_truncate`` (by a non-external
+def _durable(engine) -> None:
+    """``n_durable`` (trace_id, lim, mid): candidate messages in a durable log at the end of their
+    history (``checker.durability``): logged from a send with ``logged``, a logged channel or an
+    external sender, or from a ``log`` row; un-logged by a later ``log_truncate`` (by a non-external
     process) of the channel through the message's seq, unless logged again afterwards."""
-    F = _F()
-    at_send = (sends.where("logged_at_send").select("trace_id", "lim", "mid", F.col("send_line").alias("start")))
-    log_rows = (ev.where("type = 'log' AND mids IS NOT NULL")
-                .select("trace_id", F.col("line").alias("start"), F.explode("mids").alias("lmid"))
-                .join(orig.withColumnRenamed("mid", "lmid"), ["trace_id", "lmid"], "left")
-                .select("trace_id", "start", F.coalesce("orig", "lmid").alias("mid")))
-    starts = (cand.join(at_send, ["trace_id", "lim", "mid"]).select("trace_id", "lim", "mid", "start")
-              .unionByName(cand.join(log_rows, ["trace_id", "mid"]).where("start < lim")
-                           .select("trace_id", "lim", "mid", "start"))
-              .groupBy("trace_id", "lim", "mid").agg(F.max("start").alias("start")))
-    truncs = (ev.where("type = 'log_truncate'").join(externals, ["trace_id", "proc"], "left_anti")
-              .select("trace_id", "ch", "through_seq", F.col("line").alias("t_line")))
-    logged = starts.join(cand, ["trace_id", "lim", "mid"])
-    cut_off = (logged.join(truncs, ["trace_id", "ch"])
-               .where("t_line > start AND t_line < lim AND seq <= through_seq")
-               .select("trace_id", "lim", "mid").distinct())
-    return logged.join(cut_off, ["trace_id", "lim", "mid"], "left_anti").select("trace_id", "lim", "mid")
+    d = engine.dialect
+    engine.view("n_cand", "SELECT DISTINCT trace_id, lim, mid, ch, seq FROM n_unlogged")
+    engine.view("n_log_rows", f"""
+        SELECT lr.trace_id AS trace_id, lr.start AS start, coalesce(og.orig, lr.lmid) AS mid
+        FROM (SELECT trace_id, line AS start, {d.explode('mids', 'lmid')} FROM n_ev
+              WHERE type = 'log' AND mids IS NOT NULL) lr
+        LEFT JOIN n_orig og ON og.trace_id = lr.trace_id AND og.mid = lr.lmid""")
+    engine.view("n_logged", """
+        SELECT * FROM (
+          SELECT trace_id, lim, mid, max(start) AS start FROM (
+            SELECT trace_id, lim, mid, send_line AS start FROM n_cand
+              JOIN (SELECT trace_id, lim, mid, send_line FROM n_sends WHERE logged_at_send) USING (trace_id, lim, mid)
+            UNION ALL
+            SELECT trace_id, lim, mid, start FROM n_cand JOIN n_log_rows USING (trace_id, mid) WHERE start < lim)
+          GROUP BY trace_id, lim, mid)
+        JOIN n_cand USING (trace_id, lim, mid)""")
+    engine.view("n_durable", """
+        SELECT trace_id, lim, mid FROM n_logged
+        ANTI JOIN (SELECT DISTINCT trace_id, lim, mid FROM n_logged
+                   JOIN (SELECT trace_id, ch, through_seq, line AS t_line FROM (
+                           SELECT * FROM n_ev WHERE type = 'log_truncate') ANTI JOIN n_externals USING (trace_id, proc))
+                     USING (trace_id, ch)
+                   WHERE t_line > start AND t_line < lim AND seq <= through_seq)
+             USING (trace_id, lim, mid)""")

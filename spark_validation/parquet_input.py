@@ -1,4 +1,4 @@
-"""Loading v1 Parquet traces into Spark and quarantining malformed rows.
+"""Loading v1 Parquet traces and quarantining malformed rows, in SQL (DuckDB or Spark).
 
 The Parquet form (docs/trace-format.md, ``traces/parquet.py``) has one row per
 event, many traces per file. Every row of the input ends up in exactly one of
@@ -8,8 +8,9 @@ A trace is quarantined as a whole, because checking the rest of a trace whose
 rows are damaged would silently change verdicts (a lost ``recv`` row hides an
 orphan).
 
-The checks here are Spark-native (column expressions, joins, window functions)
-and mirror the row-level and referential rules of ``traces.validate``: event
+The checks here are SQL statements that either engine runs (``sql_engine``:
+DuckDB or Spark; joins and window functions). They mirror the row-level and
+referential rules of ``traces.validate``: event
 type, required typed columns per type, JSON in ``extra``, known process and
 channel, the right end of the channel, per-process ``idx`` = 0, 1, 2, …,
 increasing checkpoint numbers, a restore or record of a checkpoint that was
@@ -26,24 +27,19 @@ from dataclasses import dataclass, field
 from snapcheck.traces.model import EVENT_TYPES
 from snapcheck.traces.parquet import SCHEMA
 
-HEADER_DDL = ("struct<format:string,version:bigint,"
-              "processes:array<struct<id:string,role:string>>,"
-              "channels:array<struct<id:string,src:string,dst:string,fifo:boolean,kind:string,logged:boolean,"
-              "back_edge:boolean>>,"
-              "protocol:struct<name:string>>")
-
 _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
 _MID_TYPES = "('send','recv','arrive','discard','replay')"
 
 # Each rule: (condition, rule name, reason). The first rule whose condition holds decides.
-# Row rules need no other row; ``x`` is ``extra`` parsed as VARIANT, ``hdr`` the header struct.
+# Row rules need no other row; ``json_ok``: ``extra`` is JSON (or NULL), ``hdr`` the header struct,
+# ``hdr_v1`` its version is 1, ``mids_ok`` ``extra.mids`` is a list of strings (NULL when absent).
 ROW_RULES = (
     ("type IS NULL", "missing-type", "'missing type'"),
     (f"type <> 'header' AND type NOT IN ({_TYPES_SQL})", "unknown-event-type", "concat('unknown event type ', type)"),
-    ("extra IS NOT NULL AND x IS NULL", "malformed-json", "'malformed JSON in column extra'"),
+    ("NOT json_ok", "malformed-json", "'malformed JSON in column extra'"),
     ("type = 'header' AND (hdr IS NULL OR hdr.format IS DISTINCT FROM 'snapcheck-trace' "
-     "OR hdr.version IS DISTINCT FROM 1 OR hdr.processes IS NULL OR size(hdr.processes) = 0 OR hdr.channels IS NULL)",
+     "OR NOT hdr_v1 OR hdr.processes IS NULL OR cardinality(hdr.processes) = 0 OR hdr.channels IS NULL)",
      "bad-header", "'bad header: not a snapcheck-trace v1 header with processes and channels'"),
     ("type = 'header'", None, None),
     ("proc IS NULL", "missing-field", "'missing field proc'"),
@@ -59,11 +55,11 @@ ROW_RULES = (
     ("type IN ('checkpoint', 'record', 'restore') AND (ckpt IS NULL OR ckpt < 0)", "missing-field",
      "concat(type, ': missing or negative ckpt')"),
     ("type = 'checkpoint' AND ckpt = 0 AND (kind IS DISTINCT FROM 'initial' OR idx <> 0)", "checkpoint-numbering",
-     "'ckpt 0 is the initial checkpoint: kind initial, the process''s first event'"),
+     "'ckpt 0 is the initial checkpoint: kind initial, the first event of its process'"),
     ("type = 'checkpoint' AND kind = 'initial' AND ckpt <> 0", "checkpoint-numbering",
      "'an initial checkpoint has ckpt 0'"),
     ("type = 'record' AND part NOT IN ('input', 'output')", "bad-field", "'record: part must be input or output'"),
-    ("type IN ('record', 'log') AND NOT coalesce(mids_type IN ('ARRAY<STRING>', 'ARRAY<VOID>'), type = 'log')",
+    ("type IN ('record', 'log') AND NOT coalesce(mids_ok, type = 'log')",
      "bad-field", "concat(type, ': mids must be a list of message ids')"),
     ("type = 'log_truncate' AND through_seq IS NULL", "missing-field", "'log_truncate: missing field through_seq'"),
     ("type IN ('round_start', 'round_complete', 'round_abort') AND round IS NULL", "missing-field",
@@ -111,38 +107,31 @@ def _case(rules, which: int) -> str:
     return f"CASE\n{arms}\n ELSE NULL\nEND"
 
 
-def _problems(df, rules):
-    """(trace_id, line, rule, reason) of the rows of ``df`` that break one of ``rules`` (first rule wins)."""
-    from pyspark.sql import functions as F
-
-    named = df.withColumn("rule", F.expr(_case(rules, 1))).where("rule IS NOT NULL")
-    return named.select("trace_id", "line", "rule", F.expr(_case(rules, 2)).alias("reason"))
+def _problems(source: str, rules) -> str:
+    """SQL: (trace_id, line, rule, reason) of the rows of ``source`` that break one of ``rules``
+    (the first rule that holds decides)."""
+    return (f"SELECT trace_id, line, rule, {_case(rules, 2)} AS reason "
+            f"FROM (SELECT *, {_case(rules, 1)} AS rule FROM {source}) WHERE rule IS NOT NULL")
 
 
 @dataclass
 class Quarantine:
-    """The split of an input into checked and quarantined rows, with the accounting."""
+    """Names of the relations that split an input into checked and quarantined rows."""
 
-    clean: object                 # DataFrame: rows of well-formed traces (columns of ``parsed``)
-    quarantined: object           # DataFrame: rows of quarantined traces + reason, trace_reason
-    problems: object              # DataFrame: (trace_id, line, rule, reason) — every problem found
-    processes: object             # DataFrame: (trace_id, proc, role) of the clean traces
-    channels: object              # DataFrame: (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
-    protocols: object             # DataFrame: (trace_id, protocol, aligned)
-    counts: dict = field(default_factory=dict)
-
-
-def materialize(df):
-    """Compute ``df`` now and cut its lineage: later plans see a leaf, so the optimizer does not
-    re-analyse (and the engine does not recompute) the steps that produced it."""
-    return df.localCheckpoint(eager=True)
+    clean: str = "q_clean"                # rows of well-formed traces (input columns + parsed ``extra`` fields)
+    quarantined: str = "q_quarantined"    # rows of quarantined traces + reason, trace_reason
+    problems: str = "q_problems"          # (trace_id, line, rule, reason): every problem found
+    processes: str = "q_processes"        # (trace_id, proc, role) of the clean traces
+    channels: str = "q_channels"          # (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
+    protocols: str = "q_protocols"        # (trace_id, protocol, aligned)
+    rows: str = "q_rows"                  # every input row with its parsed fields and row rule
+    columns: tuple = field(default=("replay_of", "part", "mids", "logged", "through_seq"))
 
 
-def check_columns(df, path: str) -> None:
+def check_columns(have: dict[str, str], path: str) -> None:
     """The file must have the v1 Parquet columns with their types (else exit 2)."""
     from snapcheck.traces.errors import TraceError, TraceErrors
 
-    have = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     want = {"string": "string", "int64": "bigint"}
     problems = []
     for f in SCHEMA:
@@ -154,121 +143,133 @@ def check_columns(df, path: str) -> None:
         raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace file: " + "; ".join(problems))])
 
 
-def load(spark, path: str):
-    """Read a Parquet trace file (or directory) and parse ``extra``: the ``parsed`` DataFrame."""
-    from pyspark.sql import functions as F
+def load(engine, path: str) -> None:
+    """Read a Parquet trace file (or directory) as ``q_input`` and parse ``extra`` (``q_parsed``)."""
     from snapcheck.traces.errors import TraceError, TraceErrors
 
     try:
-        df = spark.read.parquet(path)
-    except Exception as exc:          # AnalysisException: path missing or not Parquet
-        msg = str(exc).splitlines()[0][:300]
+        engine.read_parquet("q_input", path)
+    except Exception as exc:          # missing path, not Parquet
+        msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {msg}")]) from None
-    check_columns(df, path)
-    x = F.expr("try_parse_json(extra)")
-    return (df.select(*[f.name for f in SCHEMA])
-            .withColumn("x", x)
-            .withColumn("replay_of", F.expr("try_variant_get(x, '$.replay_of', 'string')"))
-            .withColumn("part", F.expr("coalesce(try_variant_get(x, '$.part', 'string'), 'input')"))
-            .withColumn("mids_type", F.expr("schema_of_variant(variant_get(x, '$.mids'))"))
-            .withColumn("mids", F.expr("try_variant_get(x, '$.mids', 'array<string>')"))
-            .withColumn("logged", F.expr("coalesce(try_variant_get(x, '$.logged', 'boolean'), false)"))
-            .withColumn("through_seq", F.expr("try_variant_get(x, '$.through_seq', 'bigint')"))
-            .withColumn("hdr", F.expr(f"CASE WHEN type = 'header' THEN from_json(extra, '{HEADER_DDL}') END")))
+    check_columns(engine.columns("q_input"), path)
+    d = engine.dialect
+    cols = ", ".join(f.name for f in SCHEMA)
+    engine.view("q_parsed", f"""
+        SELECT *, {d.version_is_1('hdr')} AS hdr_v1 FROM (
+          SELECT {cols},
+            {d.jstr('x', 'replay_of')} AS replay_of,
+            coalesce({d.jstr('x', 'part')}, 'input') AS part,
+            {d.jis_str_list('x', 'mids')} AS mids_ok,
+            {d.jstr_list('x', 'mids')} AS mids,
+            coalesce({d.jbool('x', 'logged')}, false) AS logged,
+            {d.jint('x', 'through_seq')} AS through_seq,
+            {d.json_ok('extra', 'x')} AS json_ok,
+            CASE WHEN type = 'header' THEN {d.header('extra')} END AS hdr
+          FROM (SELECT *, {d.parse('extra')} AS x FROM q_input))""")
 
 
-def quarantine(parsed) -> Quarantine:
-    """Split ``parsed`` rows into clean and quarantined ones (see the module docstring)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+def quarantine(engine) -> Quarantine:
+    """Split the loaded rows (``load``) into clean and quarantined ones (see the module docstring)."""
+    d = engine.dialect
+    q = Quarantine()
+    cols = [f.name for f in SCHEMA]
+    parsed_cols = ", ".join(cols + ["replay_of", "part", "mids_ok", "mids", "logged", "through_seq", "json_ok",
+                                    "hdr", "hdr_v1"])
+    engine.table("q_rows", f"SELECT {parsed_cols}, {_case(ROW_RULES, 1)} AS row_rule FROM q_parsed")
+    engine.view("q_ok_headers",
+                "SELECT * FROM q_rows WHERE type = 'header' AND row_rule IS NULL AND trace_id IS NOT NULL")
+    engine.view("q_procs", f"""
+        SELECT trace_id, p.id AS proc, coalesce(p.role, 'task') AS role
+        FROM (SELECT trace_id, {d.explode('hdr.processes', 'p')} FROM q_ok_headers)""")
+    engine.view("q_chans", f"""
+        SELECT trace_id, c.id AS ch, c.src AS src, c.dst AS dst, coalesce(c.fifo, true) AS fifo,
+               coalesce(c.kind, 'data') AS ch_kind, coalesce(c.back_edge, false) AS back_edge,
+               coalesce(c.logged, false) AS ch_logged
+        FROM (SELECT trace_id, {d.explode('hdr.channels', 'c')} FROM q_ok_headers)""")
+    # Aligned protocols promise empty channel state: the header's params.aligned completed by the
+    # catalogue's facts for a protocol it knows by name, as for the checker (never the name alone).
+    engine.table("q_all_protocols", "SELECT trace_id, hdr.protocol.name AS protocol, "
+                                    "coalesce(aligned_of(extra), false) AS aligned FROM q_ok_headers")
 
-    rows = materialize(parsed.withColumn("row_rule", F.expr(_case(ROW_RULES, 1))).drop("x"))
-    ok_headers = rows.where("type = 'header' AND row_rule IS NULL AND trace_id IS NOT NULL")
-    procs = ok_headers.select("trace_id", F.explode("hdr.processes").alias("p")).select(
-        "trace_id", F.col("p.id").alias("proc"), F.coalesce(F.col("p.role"), F.lit("task")).alias("role"))
-    chans = ok_headers.select("trace_id", F.explode("hdr.channels").alias("c")).select(
-        "trace_id", F.col("c.id").alias("ch"), F.col("c.src").alias("src"), F.col("c.dst").alias("dst"),
-        F.coalesce(F.col("c.fifo"), F.lit(True)).alias("fifo"),
-        F.coalesce(F.col("c.kind"), F.lit("data")).alias("ch_kind"),
-        F.coalesce(F.col("c.back_edge"), F.lit(False)).alias("back_edge"),
-        F.coalesce(F.col("c.logged"), F.lit(False)).alias("ch_logged"))
-    # Aligned protocols promise empty channel state: the header's params.aligned, as for the checker
-    # (snapcheck.traces.protocol_facts; never decided from the protocol's name).
-    protocols = ok_headers.select(
-        "trace_id", F.col("hdr.protocol.name").alias("protocol"),
-        F.expr("coalesce(get_json_object(extra, '$.protocol.params.aligned') = 'true', false)").alias("aligned"))
-
-    ev = rows.where("type <> 'header' AND trace_id IS NOT NULL AND row_rule IS NULL")
+    engine.view("q_ev", "SELECT * FROM q_rows WHERE type <> 'header' AND trace_id IS NOT NULL AND row_rule IS NULL")
     # Referential rules against the header: known process and channel, the right channel end.
-    ref = (ev.join(procs.select("trace_id", "proc", "role"), ["trace_id", "proc"], "left")
-           .join(chans.select("trace_id", "ch", "src", "dst"), ["trace_id", "ch"], "left"))
-    ref_problems = _problems(ref, REF_RULES)
-
+    engine.view("q_ref", """
+        SELECT * FROM q_ev LEFT JOIN (SELECT trace_id, proc, role FROM q_procs) USING (trace_id, proc)
+                           LEFT JOIN (SELECT trace_id, ch, src, dst FROM q_chans) USING (trace_id, ch)""")
     # Per-process order: idx = 0, 1, 2, …; checkpoint numbers increase; nothing between fail and restore.
-    w = Window.partitionBy("trace_id", "proc").orderBy("idx")
-    seq = (ev.select("trace_id", "proc", "idx", "line", "type", "ckpt")
-           .withColumn("rn", F.row_number().over(w) - 1)
-           .withColumn("prev_type", F.lag("type").over(w))
-           .withColumn("prev_ckpt", F.max(F.when(F.col("type") == "checkpoint", F.col("ckpt"))).over(
-               w.rowsBetween(Window.unboundedPreceding, -1))))
-    seq_problems = _problems(seq, SEQ_RULES)
-
+    engine.view("q_seq", """
+        SELECT trace_id, proc, idx, line, type, ckpt,
+               row_number() OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) - 1 AS rn,
+               lag(type) OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) AS prev_type,
+               max(CASE WHEN type = 'checkpoint' THEN ckpt END) OVER (
+                   PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ckpt
+        FROM q_ev""")
     # Restores and records refer to checkpoints that were taken (0 = the initial one).
-    taken = ev.where("type = 'checkpoint'").select("trace_id", "proc", "ckpt")
-    ck_refs = ev.where("type IN ('restore', 'record') AND ckpt > 0").select("trace_id", "proc", "ckpt", "line", "type")
-    ck_problems = ck_refs.join(taken, ["trace_id", "proc", "ckpt"], "left_anti").select(
-        "trace_id", "line", F.lit("unknown-checkpoint").alias("rule"),
-        F.expr("concat(type, ' refers to checkpoint ', ckpt, ' of ', proc, ', which it has not taken')").alias("reason"))
-
+    ck_problems = """
+        SELECT trace_id, line, 'unknown-checkpoint' AS rule,
+               type || ' refers to checkpoint ' || CAST(ckpt AS STRING) || ' of ' || proc
+                    || ', which it has not taken' AS reason
+        FROM (SELECT trace_id, proc, ckpt, line, type FROM q_ev WHERE type IN ('restore', 'record') AND ckpt > 0)
+        ANTI JOIN (SELECT trace_id, proc, ckpt FROM q_ev WHERE type = 'checkpoint') USING (trace_id, proc, ckpt)"""
     # Message identity: each mid defined once (send or replay); every reference resolves.
-    defs = ev.where("type IN ('send', 'replay')").select("trace_id", "mid", "line")
-    dup_defs = (defs.withColumn("first", F.min("line").over(Window.partitionBy("trace_id", "mid")))
-                .where("line <> first")
-                .select("trace_id", "line", F.lit("duplicate-identity").alias("rule"),
-                        F.expr("concat('duplicate message identity: mid ', mid, ' was already sent at line ', first)")
-                        .alias("reason")))
-    refs = ev.where("type IN ('recv', 'arrive', 'discard')").select(
-        "trace_id", "line", "mid", F.concat(F.col("type"), F.lit(" of a message never sent: ")).alias("what"))
-    refs = refs.unionByName(ev.where("type = 'replay'").select(
-        "trace_id", "line", F.col("replay_of").alias("mid"), F.lit("replay of a message never sent: ").alias("what")))
-    refs = refs.unionByName(ev.where("type IN ('record', 'log') AND mids IS NOT NULL").select(
-        "trace_id", "line", F.explode("mids").alias("mid"),
-        F.concat(F.col("type"), F.lit(" of a message never sent: ")).alias("what")))
-    ref_mid_problems = (refs.join(defs.select("trace_id", "mid").distinct(), ["trace_id", "mid"], "left_anti")
-                        .select("trace_id", "line", F.lit("message-never-sent").alias("rule"),
-                                F.concat("what", "mid").alias("reason")))
-
+    dup_defs = """
+        SELECT trace_id, line, 'duplicate-identity' AS rule,
+               'duplicate message identity: mid ' || mid || ' was already sent at line '
+                    || CAST(first_line AS STRING) AS reason
+        FROM (SELECT trace_id, mid, line, min(line) OVER (PARTITION BY trace_id, mid) AS first_line
+              FROM q_ev WHERE type IN ('send', 'replay'))
+        WHERE line <> first_line"""
+    engine.view("q_refs", f"""
+        SELECT trace_id, line, mid, type || ' of a message never sent: ' AS what
+          FROM q_ev WHERE type IN ('recv', 'arrive', 'discard')
+        UNION ALL
+        SELECT trace_id, line, replay_of AS mid, 'replay of a message never sent: ' AS what
+          FROM q_ev WHERE type = 'replay'
+        UNION ALL
+        SELECT trace_id, line, mid, type || ' of a message never sent: ' AS what
+          FROM (SELECT trace_id, line, type, {d.explode('mids', 'mid')} FROM q_ev
+                WHERE type IN ('record', 'log') AND mids IS NOT NULL)""")
+    ref_mid_problems = """
+        SELECT trace_id, line, 'message-never-sent' AS rule, what || mid AS reason
+        FROM q_refs ANTI JOIN (SELECT DISTINCT trace_id, mid FROM q_ev WHERE type IN ('send', 'replay'))
+             USING (trace_id, mid)"""
     # Exactly one header per trace.
-    header_problems = (rows.where("trace_id IS NOT NULL").groupBy("trace_id")
-                       .agg(F.sum(F.when(F.col("type") == "header", 1).otherwise(0)).alias("h"),
-                            F.min("line").alias("line"))
-                       .where("h <> 1")
-                       .select("trace_id", "line", F.lit("header-count").alias("rule"), F.expr(
-                           "CASE WHEN h = 0 THEN 'trace has no header row' "
-                           "ELSE concat('trace has ', h, ' header rows') END").alias("reason")))
+    header_problems = """
+        SELECT trace_id, line, 'header-count' AS rule,
+               CASE WHEN h = 0 THEN 'trace has no header row'
+                    ELSE 'trace has ' || CAST(h AS STRING) || ' header rows' END AS reason
+        FROM (SELECT trace_id, CAST(sum(CASE WHEN type = 'header' THEN 1 ELSE 0 END) AS BIGINT) AS h,
+                     min(line) AS line
+              FROM q_rows WHERE trace_id IS NOT NULL GROUP BY trace_id)
+        WHERE h <> 1"""
+    parts = [_problems("(SELECT * FROM q_rows WHERE row_rule IS NOT NULL)", ROW_RULES), _problems("q_ref", REF_RULES),
+             _problems("q_seq", SEQ_RULES), ck_problems, dup_defs, ref_mid_problems, header_problems]
+    engine.table("q_problems", "\nUNION ALL\n".join(f"SELECT trace_id, line, rule, reason FROM ({p})" for p in parts))
 
-    own = _problems(rows.where("row_rule IS NOT NULL").withColumn("x", F.expr("try_parse_json(extra)")), ROW_RULES)
-    problems = materialize(own.unionByName(ref_problems).unionByName(seq_problems).unionByName(ck_problems)
-                           .unionByName(dup_defs).unionByName(ref_mid_problems).unionByName(header_problems))
-
-    first = F.min(F.struct(F.coalesce("line", F.lit(0)).alias("line"), F.col("reason"))).alias("first")
-    bad = materialize(problems.where("trace_id IS NOT NULL").groupBy("trace_id")
-                      .agg(first, F.count("*").alias("n_problems")))
-    row_problem = problems.groupBy("trace_id", "line").agg(F.min("reason").alias("reason"))
-
-    quarantined = (rows.join(bad, "trace_id", "left_semi").unionByName(rows.where("trace_id IS NULL"))
-                   .join(row_problem, ["trace_id", "line"], "left")
-                   .join(bad.select("trace_id", F.expr("concat('line ', first.line, ': ', first.reason, "
-                                                       "CASE WHEN n_problems > 1 THEN concat(' (and ', n_problems - 1, "
-                                                       "' more problem(s))') ELSE '' END)").alias("trace_reason")),
-                         "trace_id", "left")
-                   .select(*[f.name for f in SCHEMA], "reason",
-                           F.coalesce("trace_reason", F.lit("missing trace_id")).alias("trace_reason")))
-    clean = materialize(rows.where("trace_id IS NOT NULL").join(bad, "trace_id", "left_anti")
-                        .drop("row_rule"))
-    good = clean.select("trace_id").distinct()
-    q = Quarantine(clean=clean, quarantined=quarantined, problems=problems,
-                   processes=procs.join(good, "trace_id", "left_semi"),
-                   channels=chans.join(good, "trace_id", "left_semi"),
-                   protocols=protocols.join(good, "trace_id", "left_semi"))
+    engine.table("q_bad", """
+        SELECT trace_id, first_line, first_reason, n_problems FROM (
+          SELECT trace_id, coalesce(line, 0) AS first_line, reason AS first_reason,
+                 count(*) OVER (PARTITION BY trace_id) AS n_problems,
+                 row_number() OVER (PARTITION BY trace_id ORDER BY coalesce(line, 0), reason NULLS FIRST) AS k
+          FROM q_problems WHERE trace_id IS NOT NULL)
+        WHERE k = 1""")
+    listed = ", ".join(f"r.{c}" for c in cols)
+    engine.view("q_quarantined", f"""
+        SELECT {listed}, rp.reason AS reason, coalesce(b.trace_reason, 'missing trace_id') AS trace_reason
+        FROM (SELECT * FROM q_rows SEMI JOIN q_bad USING (trace_id)
+              UNION ALL SELECT * FROM q_rows WHERE trace_id IS NULL) r
+        LEFT JOIN (SELECT trace_id, line, min(reason) AS reason FROM q_problems GROUP BY trace_id, line) rp
+               ON r.trace_id = rp.trace_id AND r.line = rp.line
+        LEFT JOIN (SELECT trace_id, 'line ' || CAST(first_line AS STRING) || ': ' || first_reason
+                          || CASE WHEN n_problems > 1 THEN ' (and ' || CAST(n_problems - 1 AS STRING)
+                                  || ' more problem(s))' ELSE '' END AS trace_reason FROM q_bad) b
+               ON r.trace_id = b.trace_id""")
+    engine.table("q_clean", f"""
+        SELECT * FROM (SELECT {', '.join(cols + list(q.columns))} FROM q_rows WHERE trace_id IS NOT NULL)
+        ANTI JOIN q_bad USING (trace_id)""")
+    engine.view("q_good", "SELECT DISTINCT trace_id FROM q_clean")
+    for name, source in (("q_processes", "q_procs"), ("q_channels", "q_chans"), ("q_protocols", "q_all_protocols")):
+        engine.view(name, f"SELECT * FROM {source} SEMI JOIN q_good USING (trace_id)")
     return q

@@ -24,6 +24,7 @@ from __future__ import annotations
 import orjson
 
 from snapcheck.reference.catalogue import resolve, spec_of
+from snapcheck.reference.sim.exploration import format_fault
 from snapcheck.spark_validation.configs import command, describe
 
 # Result schema: (column, Arrow type, Spark type). One row per run.
@@ -53,6 +54,8 @@ COLUMNS = (
     ("replayed_messages", "int64", "bigint"),
     ("overhead_ratio", "double", "double"),
     ("sim_failures", "int64", "bigint"),
+    ("faults_not_fired", "int64", "bigint"),    # requested crashes that crashed nothing (their moment never came)
+    ("situations", "string", "string"),         # JSON {situation: occurrences} (reference.sim.exploration)
     ("command", "string", "string"),
 )
 COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
@@ -75,7 +78,7 @@ def _row(run_id: int, seed: int, cfg) -> dict:
     row.update(run_id=run_id, seed=seed, protocol=cfg.protocol if isinstance(cfg.protocol, str) else spec_of(cls),
                mutant=cfg.mutant, workload="-" if cls.topologies == "own" else
                cfg.workload if isinstance(cfg.workload, str) else cfg.workload.name,
-               parallelism=cfg.parallelism, failures=",".join(f"{t}@{at}" for t, at in cfg.failures),
+               parallelism=cfg.parallelism, failures=",".join(format_fault(f) for f in cfg.failures),
                config=orjson.dumps(describe(cfg), option=orjson.OPT_SORT_KEYS).decode(),
                command=command(cfg, f"run-{seed}.jsonl"))
     return row
@@ -86,15 +89,14 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     skips the exactly-once oracle (about a quarter of the cost of a campaign)."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
-    from snapcheck.reference.oracle import exactly_once
+    from snapcheck.reference.oracle import baseline, exactly_once
 
     row = _row(run_id, seed, cfg)
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        needs_oracle = oracle and resolve(cfg.protocol).failure_free_oracle and (
-            bool(cfg.failures) or cfg.decline_prob > 0 or cfg.mutant is not None)
-        diffs = exactly_once(cfg, res) if needs_oracle else None
+        diffs = exactly_once(cfg, res) if oracle and resolve(cfg.protocol).failure_free_oracle and (
+            baseline(cfg) is not None) else None
     except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
         return row
@@ -104,6 +106,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     gave_up = stuck and not m.get("truncated") and _final_rounds_aborted(res.events)
     if gave_up:
         diffs = None
+        kinds = [k for k in kinds if k not in GAVE_UP_CONSEQUENCES]
     rec_all = report.recovery.get("all", {})
     dist = rec_all.get("distance", {})
     verdict = "violation" if kinds or diffs or (stuck and not gave_up) else "inconclusive" if gave_up else "clean"
@@ -116,10 +119,17 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
         checkpoints=report.stats.get("checkpoints", 0), rounds_completed=m["rounds_completed"],
         useless=len(report.useless), rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
         rollback_events=dist.get("events_undone", 0), domino=bool(rec_all.get("domino", False)),
-        replayed_messages=m["replayed_messages"], overhead_ratio=m.get("overhead_ratio"), sim_failures=m["failures"])
+        replayed_messages=m["replayed_messages"], overhead_ratio=m.get("overhead_ratio"), sim_failures=m["failures"],
+        faults_not_fired=m.get("faults_not_fired", 0),
+        situations=orjson.dumps(m.get("situations", {}), option=orjson.OPT_SORT_KEYS).decode())
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
     return row
+
+
+# What a run that stopped because every final round aborted shows by construction: a
+# finished task still waiting for a final checkpoint that no round could complete.
+GAVE_UP_CONSEQUENCES = frozenset({"final-checkpoint-missing"})
 
 
 def _final_rounds_aborted(events) -> bool:

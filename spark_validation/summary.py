@@ -7,9 +7,14 @@ the maximal recovery line when every process fails), replayed messages, mean
 protocol message overhead ratio (CheckMate §V: (data + protocol bytes) / data
 bytes), runs with a domino effect (a recovery line two or more checkpoints
 behind) and mutants caught; runs whose every final round was aborted are
-counted as inconclusive (``runner``). Per mutant: runs, runs caught, what the checker
-reported, and CAUGHT or ESCAPED (no run caught). Every failing run of a correct
-protocol is listed with the ``snapcheck simulate`` command that reproduces it.
+counted as inconclusive (``runner``). Per mutant (drawn blind, like its base
+protocol): runs, runs that caught it, catch rate, runs until the first catch (in run
+order), what the checker reported, and CAUGHT or ESCAPED (no run caught). Per
+protocol, the coverage of its situations (``Protocol.situations``: how many runs
+reached each) and the situations no run reached — what the campaign did not explore
+is said, like what a check did not judge — and the runs whose requested crash never
+fired. Every failing run of a correct protocol is listed with the ``snapcheck
+simulate`` command that reproduces it.
 
 The campaign fails (exit 1) when a correct protocol has a failing run or a
 mutant that ran escaped.
@@ -31,7 +36,7 @@ def summarize(results: str, meta: dict) -> dict:
 
     cols = ["run_id", "seed", "protocol", "mutant", "verdict", "violation_kinds", "violations", "oracle", "error",
             "events", "checkpoints", "useless", "rollback_checkpoints", "domino", "replayed_messages",
-            "overhead_ratio", "command", "workload"]
+            "overhead_ratio", "command", "workload", "situations", "faults_not_fired"]
     df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
     df["failing"] = df["verdict"].isin(("violation", "error"))
     correct = df[df["mutant"].isna()]
@@ -39,11 +44,14 @@ def summarize(results: str, meta: dict) -> dict:
 
     mutants = []
     for name, g in mutant.groupby("mutant", sort=True):
+        g = g.sort_values("run_id")
         caught = g[g["failing"]]
         kinds = sorted({k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
                        | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set()))
+        first = int(g["failing"].to_numpy().argmax()) + 1 if len(caught) else None
         mutants.append({"mutant": name, "protocol": g["protocol"].iloc[0], "runs": int(len(g)),
-                        "caught": int(len(caught)), "reported": kinds, "escaped": bool(len(caught) == 0),
+                        "caught": int(len(caught)), "catch_rate": round(len(caught) / len(g), 4),
+                        "runs_to_first_catch": first, "reported": kinds, "escaped": bool(len(caught) == 0),
                         "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
                         "escaped_runs": [] if len(caught) else g.sort_values("run_id")["command"].tolist()})
     by_base: dict[str, list] = {}
@@ -72,6 +80,11 @@ def summarize(results: str, meta: dict) -> dict:
                           "overhead_ratio": None, "domino": 0,
                           "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}"})
 
+    coverage = situation_coverage(correct)
+    for p in protocols:
+        p["situations_unreached"] = coverage.get(p["protocol"], {}).get("unreached", [])
+        p["faults_not_fired"] = int(correct[correct["protocol"] == p["protocol"]]["faults_not_fired"].fillna(0)
+                                    .astype(bool).sum())
     fails = correct[correct["failing"]].sort_values("run_id")
     failing = [{"run_id": int(r.run_id), "seed": int(r.seed), "protocol": r.protocol, "workload": r.workload,
                 "verdict": r.verdict, "violation_kinds": r.violation_kinds, "oracle": r.oracle, "error": r.error,
@@ -81,7 +94,27 @@ def summarize(results: str, meta: dict) -> dict:
     return {"schema": "snapcheck-validation-summary", "version": 1, "ok": ok, **meta,
             "runs": int(len(df)), "events": int(df["events"].fillna(0).sum()),
             "protocols": protocols, "mutants": mutants, "mutants_not_run": not_run,
-            "failing_runs": failing}
+            "coverage": coverage, "failing_runs": failing}
+
+
+def situation_coverage(runs) -> dict:
+    """Per protocol: in how many runs each situation it declares relevant was reached
+    (``reached``), and which no run reached (``unreached``)."""
+    from snapcheck.reference.catalogue import resolve
+
+    out = {}
+    for name, g in runs.groupby("protocol", sort=True):
+        counts: dict[str, int] = {}
+        for js in g["situations"].dropna():
+            for k in orjson.loads(js):
+                counts[k] = counts.get(k, 0) + 1
+        try:
+            relevant = tuple(resolve(name).situations)
+        except ValueError:                   # a protocol the result table names but this process cannot load
+            relevant = ()
+        out[name] = {"runs": int(len(g)), "reached": dict(sorted(counts.items())),
+                     "unreached": [s for s in relevant if s not in counts]}
+    return out
 
 
 def _fmt(v, suffix: str = "") -> str:
@@ -116,16 +149,18 @@ def rich_tables(s: dict):
             cells[3] = f"[red]{cells[3]}[/]"
         t.add_row(*cells)
     m = Table(title="Mutants", title_justify="left")
-    for head in ("mutant", "protocol", "runs", "caught", "checker reports", "verdict"):
-        m.add_column(head, justify="right" if head in ("runs", "caught") else "left", no_wrap=head == "mutant")
+    for head in ("mutant", "protocol", "runs", "caught", "catch rate", "first catch", "checker reports", "verdict"):
+        m.add_column(head, justify="right" if head in ("runs", "caught", "catch rate", "first catch") else "left",
+                     no_wrap=head == "mutant")
     for x in s["mutants"]:
-        m.add_row(escape(x["mutant"]), x["protocol"], _fmt(x["runs"]), _fmt(x["caught"]), ", ".join(x["reported"]) or "-",
+        m.add_row(escape(x["mutant"]), x["protocol"], _fmt(x["runs"]), _fmt(x["caught"]),
+                  f"{100 * x['catch_rate']:.1f} %", _fmt(x["runs_to_first_catch"]), ", ".join(x["reported"]) or "-",
                   "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]")
     return t, m
 
 
 def markdown(s: dict) -> str:
-    out = [f"# Validation summary", "",
+    out = ["# Validation summary", "",
            f"{s['runs']:,} runs (seeds {s.get('base_seed', 0)}…{s.get('base_seed', 0) + s['runs'] - 1}), "
            f"{s['events']:,} events, engine {s.get('engine')}"
            + (f" (master {s['master']})" if s.get("master") else "") + f", {s.get('seconds', 0):.1f} s. "
@@ -135,11 +170,21 @@ def markdown(s: dict) -> str:
     for p in s["protocols"]:
         out.append("| " + " | ".join(_fmt(p[k]) for k, _ in PROTOCOL_COLUMNS) + " |")
     if s["mutants"]:
-        out += ["", "## Mutants", "", "| mutant | protocol | runs | caught | checker reports | verdict |",
-                "|---|---|---:|---:|---|---|"]
+        out += ["", "## Mutants (drawn blind)", "",
+                "| mutant | protocol | runs | caught | catch rate | runs to first catch | checker reports | verdict |",
+                "|---|---|---:|---:|---:|---:|---|---|"]
         for x in s["mutants"]:
             out.append(f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | "
+                       f"{100 * x['catch_rate']:.1f} % | {_fmt(x['runs_to_first_catch'])} | "
                        f"{', '.join(x['reported']) or '-'} | {'ESCAPED' if x['escaped'] else 'caught'} |")
+    cov = s.get("coverage") or {}
+    if cov:
+        out += ["", "## Coverage of situations", "",
+                "Runs that reached each protocol-relevant situation; a situation no run reached was not explored.",
+                "", "| protocol | runs | reached (runs) | never reached |", "|---|---:|---|---|"]
+        for name, c in cov.items():
+            reached = ", ".join(f"{k} {v:,}" for k, v in c["reached"].items()) or "-"
+            out.append(f"| {name} | {c['runs']:,} | {reached} | {', '.join(c['unreached']) or '-'} |")
     if s["mutants_not_run"]:
         out += ["", f"Mutants selected but not run (campaign too small): {', '.join(s['mutants_not_run'])}."]
     out += ["", "## Failing runs of correct protocols", ""]
@@ -147,7 +192,7 @@ def markdown(s: dict) -> str:
         for f in s["failing_runs"]:
             why = f["error"] or f["violation_kinds"] or f["oracle"]
             out += [f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}", "",
-                    f"  ```", f"  {f['command']}", f"  ```"]
+                    "  ```", f"  {f['command']}", "  ```"]
     else:
         out.append("None.")
     examples = [(x["mutant"], c) for x in s["mutants"] for c in (x["escaped_runs"] or x["examples"])]
@@ -187,3 +232,6 @@ def print_summary(s: dict, console) -> None:
         if x["escaped"]:
             console.print(f"[red]ESCAPED[/] mutant {x['mutant']}: {x['runs']} run(s), none caught; e.g.\n  "
                           f"{escape(x['escaped_runs'][0])}", highlight=False)
+    for name, c in (s.get("coverage") or {}).items():
+        if c["unreached"]:
+            console.print(f"[yellow]not explored[/] {name}: no run reached {', '.join(c['unreached'])}")

@@ -9,7 +9,7 @@ failures with restores of a still-effective checkpoint and replay of recorded
 channel state. Checkpoint times are random, so orphans occur naturally; with
 probability ``mistakes`` a recording is damaged (a message left out, a
 processed message added, a duplicate, a swapped pair, a wrong channel), so
-every violation kind the Spark-native check reports is exercised. Traces are
+every violation kind the SQL check (``native_check``) reports is exercised. Traces are
 valid v1 traces by construction; everything flows from ``seed``.
 
 Used by the Spark/checker cross-check test and by the Parquet-checking

@@ -1,21 +1,23 @@
-"""Per-trace analyses that need a graph: a grouped Arrow UDF that rebuilds each trace and calls the checker.
+"""Per-trace analyses that need a graph: each trace rebuilt from its Parquet rows and checked.
 
 Z-cycles (useless checkpoints), recovery lines and every other property of
 ``checker.check_trace`` work on the whole trace, so the rows of each trace are
-grouped (``groupBy("trace_id").applyInArrow``: the grouped-map pandas UDF
-mechanism with Arrow tables, which keep 64-bit integers exact where pandas
-would turn nullable columns into floats), put back in line order, validated
+grouped (``sql_engine``: on Spark ``groupBy("trace_id").applyInArrow``, the
+grouped-map UDF mechanism with Arrow tables, which keep 64-bit integers exact
+where pandas would turn nullable columns into floats; on DuckDB the rows sorted
+by trace and cut into chunks of whole traces for a pool of processes), put back
+in line order, validated
 with ``traces.TraceValidator`` (every rule of the format, including
-happened-before cycles, which the Spark-native quarantine cannot see) and
-checked. One result row per trace; a trace the validator rejects is reported
-with its first problem and quarantined by the caller.
+happened-before cycles, which the SQL quarantine cannot see) and
+checked with the protocol facts of the trace header completed by the
+catalogue's (``header_facts``), exactly as ``snapcheck check`` does. One result
+row per trace; a trace the validator rejects is reported with its first problem
+and quarantined by the caller.
 """
 
 from __future__ import annotations
 
 import orjson
-
-from snapcheck.traces.parquet import SCHEMA
 
 ROUND_KINDS = ("orphan", "dropped", "phantom", "order", "duplicate-recorded", "wrong-channel", "aligned-in-flight")
 
@@ -29,6 +31,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     """Validate and check one trace given as Parquet rows (any order); the result row."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.checker.options import CheckerUsageError
+    from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces.model import Trace
     from snapcheck.traces.parquet import dict_of
     from snapcheck.traces.validate import TraceValidator
@@ -62,15 +65,16 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
                    problems=max(1, v.total_errors))
         return out
     trace = Trace(header, events, trace_id)
+    facts = header_facts(header.protocol)
     opts = CheckOptions(cut=cut, failures=failures, semantics=semantics, crosscheck=False,
-                        max_witnesses=1, max_per_result=10 ** 9)
+                        max_witnesses=1, max_per_result=10 ** 9, facts=facts)
     notes = []
     try:
         report = check_trace(trace, opts)
     except CheckerUsageError as exc:          # the cut or failure set does not fit this trace
         notes.append(f"options not applicable: {exc}")
         report = check_trace(trace, CheckOptions(semantics=semantics, crosscheck=False, max_witnesses=1,
-                                                 max_per_result=10 ** 9))
+                                                 max_per_result=10 ** 9, facts=facts))
     except Exception as exc:                  # a trace the checker cannot analyse is a problem of this trace
         out.update(problem=f"checker: {type(exc).__name__}: {exc}"[:500], problems=1)
         return out
@@ -93,20 +97,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     return out
 
 
-def per_trace(clean, cut: dict | None = None, failures=None, semantics: str = "partial"):
-    """One result row per trace of ``clean`` (rows in the v1 Parquet columns)."""
-
-    def fn(table):
-        import pyarrow as pa
-
-        rows = table.to_pylist()
-        res = check_rows(rows, rows[0]["trace_id"], cut, failures, semantics)
-        return pa.Table.from_pylist([res], schema=_arrow_result_schema())
-
-    return clean.select(*[f.name for f in SCHEMA]).groupBy("trace_id").applyInArrow(fn, RESULT_SCHEMA)
-
-
-def _arrow_result_schema():
+def arrow_result_schema():
     import pyarrow as pa
 
     types = {"string": pa.string(), "bigint": pa.int64(), "boolean": pa.bool_()}

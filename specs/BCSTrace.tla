@@ -1,13 +1,14 @@
 ------------------------------------ MODULE BCSTrace ------------------------------------
 (***************************************************************************)
-(* Trace validation of CIC_BCS (conformance of the forced-checkpoint          *)
-(* decisions, theory.md 4.5): as in ChandyLamportTrace, TraceLog           *)
-(* (generated) holds the topology and the traces.  A recv event carries    *)
-(* x = 1 iff the process took a forced checkpoint right before it; the     *)
-(* protocol decides whether one was due, so a missing forced checkpoint    *)
-(* (a safety bug) and a spurious one (an efficiency bug) are both rejected *)
-(* at that recv.  Per-channel counters (put, got) check that messages are  *)
-(* received in the order they were sent.                                   *)
+(* Trace validation of CIC_BCS (conformance of the forced-checkpoint       *)
+(* decisions; docs/theory.md, "Checking a CIC trace"): as in               *)
+(* ChandyLamportTrace, TraceLog (generated) holds the topology and the     *)
+(* traces.  A recv event carries x = 1 iff the process took a forced       *)
+(* checkpoint right before it; the protocol decides whether one was due,   *)
+(* so a missing forced checkpoint (a safety bug) and a spurious one (an    *)
+(* efficiency bug) are both rejected at that recv.  Per-channel counters   *)
+(* (put, got) check that messages are received in the order they were      *)
+(* sent.                                                                   *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceLog
 

@@ -3,9 +3,9 @@
 (* Communication-induced checkpointing: the BCS protocol (Briatico,        *)
 (* Ciuffoletti, Simoncini 1984), index-based, Z-cycle free.                *)
 (*                                                                         *)
-(* Rules (theory.md 4.2): every process keeps a logical clock lc (0        *)
-(* initially; C_{p,0} has timestamp 0).  A basic checkpoint increments lc  *)
-(* and is timestamped lc.  Every message piggybacks lc.  On receiving m    *)
+(* Rules (docs/theory.md, "BCS"): every process keeps a logical clock lc   *)
+(* (0 initially; C_{p,0} has timestamp 0).  A basic checkpoint increments  *)
+(* lc and is timestamped lc.  Every message piggybacks lc.  On receiving m *)
 (* with m.lc > lc, the process sets lc := m.lc and takes a forced          *)
 (* checkpoint timestamped m.lc before delivering m.                        *)
 (*                                                                         *)
@@ -103,7 +103,7 @@ Spec == Init /\ [][Next]_vars
 
 NoZCycle == ZCycleFree(Procs, ivl, msgs)
 
-\* theory.md 4.2: for every n, take on each process its first checkpoint with
+\* docs/theory.md, "BCS": for every n, take on each process its first checkpoint with
 \* timestamp >= n, or its current state V_p when there is none.
 FirstAtLeast(p, n) ==
     LET xs == {x \in 0..(Len(ts[p]) - 1) : ts[p][x + 1] >= n} IN

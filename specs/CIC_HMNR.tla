@@ -4,7 +4,7 @@
 (* Mostefaoui, Netzer, Raynal, "Communication-Based Prevention of Useless  *)
 (* Checkpoints in Distributed Computations", Distributed Computing 13(1),  *)
 (* 2000), in the greater[] form CheckMate implements                       *)
-(* (cic_checkpointing.py); rules exactly as theory.md section 4.3.         *)
+(* (cic_checkpointing.py); rules exactly as docs/theory.md, "HMNR".        *)
 (*                                                                         *)
 (* Process i keeps lc, ckpt[1..n], taken[1..n], greater[1..n],             *)
 (* sent_to[1..n] and piggybacks lc, ckpt, taken and greater.  Before       *)
@@ -31,7 +31,7 @@ ASSUME Bug \in {"none", "no_c1", "no_c2"}
 
 VARIABLES
     chan,     \* chan[c]: FIFO queue of messages (piggyback and send interval)
-    lc, ckpt, taken, greater, sentTo,   \* per process, as in theory.md 4.3
+    lc, ckpt, taken, greater, sentTo,   \* per process, as in docs/theory.md, "HMNR"
     ivl, msgs,                          \* history (ZPaths)
     nsent, nbasic, nforced
 
@@ -144,7 +144,8 @@ Spec == Init /\ [][Next]_vars
 
 NoZCycle == ZCycleFree(Procs, ivl, msgs)
 
-\* ckpt[i][i] counts i's checkpoints; greater[i][i] is always false (theory.md 4.3).
+\* ckpt[i][i] counts i's checkpoints; greater[i][i] is always false (docs/theory.md,
+\* "HMNR").
 IndexMatchesInterval == \A p \in Procs : ckpt[p][p] + 1 = ivl[p] /\ ~greater[p][p]
 
 \* Trap (must be violated): a forced checkpoint is reachable.

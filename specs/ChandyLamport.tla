@@ -5,7 +5,7 @@
 (*                                                                         *)
 (* Source: K. M. Chandy and L. Lamport, "Distributed Snapshots:            *)
 (* Determining Global States of Distributed Systems" (1985); rules as in   *)
-(* theory.md section 6.1:                                                  *)
+(* docs/theory.md, "Chandy-Lamport":                                       *)
 (*  - initiator: record own state; then, before sending any further        *)
 (*    message, send a marker on every outgoing channel; record every       *)
 (*    incoming channel;                                                    *)

@@ -1,7 +1,8 @@
 ----------------------------- MODULE ChandyLamportTrace -----------------------------
 (***************************************************************************)
-(* Trace validation of Chandy-Lamport (tla.md section 3.1): does some      *)
-(* behaviour of ChandyLamport match a recorded trace, event by event?      *)
+(* Trace validation of Chandy-Lamport (docs/specs.md, "Trace validation"): *)
+(* does some behaviour of ChandyLamport match a recorded trace, event by   *)
+(* event?                                                                  *)
 (*                                                                         *)
 (* TraceLog (generated per run by checker/tla/conform.py) defines the      *)
 (* topology (TProcs, TChans, ...) and Traces, a tuple of traces; each      *)

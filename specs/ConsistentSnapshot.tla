@@ -6,11 +6,12 @@
 (*                                                                         *)
 (* Source: K. M. Chandy and L. Lamport, "Distributed Snapshots:            *)
 (* Determining Global States of Distributed Systems" (1985); definitions   *)
-(* as in theory.md sections 0, 1.2 and 1.3.                                *)
+(* as in docs/theory.md, "Conventions" to "Complete snapshots: channel     *)
+(* state and logs".                                                        *)
 (*                                                                         *)
 (* Data messages on channel c are numbered 1, 2, ... in send order (FIFO   *)
-(* channels).  "Received" means *processed* (theory.md section 0).  For    *)
-(* snapshot round r:                                                       *)
+(* channels).  "Received" means *processed* (docs/theory.md, "Receive      *)
+(* means processing").  For snapshot round r:                              *)
 (*   sentAt[r][c]  messages the source had sent on c when it recorded its  *)
 (*                 local state (its checkpoint of round r),                *)
 (*   rcvdAt[r][c]  messages the destination had processed from c when it   *)
@@ -53,7 +54,8 @@ DataIn(p) == {c \in DataChans : Dst[c] = p}
 \* <<a, a+1, ..., b>> (empty when b < a)
 Seg(a, b) == [k \in 1..(IF b >= a THEN b - a + 1 ELSE 0) |-> a + k - 1]
 
-\* The messages in transit on c with respect to round r (theory.md 1.2).
+\* The messages in transit on c with respect to round r (docs/theory.md,
+\* "Orphans, in-transit messages and consistency").
 InTransit(r, c) == Seg(rcvdAt[r][c] + 1, sentAt[r][c])
 
 BothTaken(r, c) == taken[r][Src[c]] /\ taken[r][Dst[c]]
@@ -62,13 +64,15 @@ BothTaken(r, c) == taken[r][Src[c]] /\ taken[r][Dst[c]]
 (* The properties every concrete protocol must satisfy.                    *)
 (***************************************************************************)
 \* No orphan: every message processed before the receiver's checkpoint was
-\* sent before the sender's checkpoint (theory.md 1.2).
+\* sent before the sender's checkpoint (docs/theory.md, "Orphans, in-transit messages
+\* and consistency").
 Consistent ==
     \A r \in RoundIds, c \in DataChans :
         BothTaken(r, c) => rcvdAt[r][c] <= sentAt[r][c]
 
 \* The recorded channel state equals the in-transit set, in send order
-\* (theory.md 1.3: no drop, no phantom, no duplicate, order).
+\* (docs/theory.md, "Complete snapshots: channel state and logs": no drop, no
+\* phantom, no duplicate, order).
 ChannelStateExact ==
     \A r \in RoundIds, c \in DataChans :
         sealed[r][c] => cs[r][c] = InTransit(r, c)

@@ -1,8 +1,9 @@
 ------------------------------ MODULE DeterministicMerge ------------------------------
 (***************************************************************************)
 (* Abstract deterministic merge ("atomic broadcast through deterministic   *)
-(* merging", seed 001 section V-A): all replicas consume prefixes of one   *)
-(* common sequence.  A replica either consumes the next element of the     *)
+(* merging", section V-A of "Active Replication for Latency-Sensitive      *)
+(* Stream Processing in Apache Flink"): all replicas consume prefixes of   *)
+(* one common sequence.  A replica either consumes the next element of the *)
 (* agreed order or, when it is ahead of every other replica, extends the   *)
 (* order with any element.  LiveRobin refines this module (MergeSpec).     *)
 (***************************************************************************)

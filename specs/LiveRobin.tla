@@ -4,7 +4,7 @@
 (* stream processing.                                                      *)
 (*                                                                         *)
 (* Source: "Active replication for latency-sensitive stream processing in  *)
-(* Apache Flink" (seed 001), section V and its Algorithm 1.                *)
+(* Apache Flink" (Rosinosky et al.), section V and its Algorithm 1.        *)
 (*                                                                         *)
 (* A task has n input queues; queue k is fed by a merger M_k that merges   *)
 (* the events of source S_k with the heartbeats (increasing sequence       *)

@@ -5,7 +5,8 @@
 (*                                                                         *)
 (* Sources: the Flink documentation ("Checkpointing under backpressure",   *)
 (* execution.checkpointing.aligned-checkpoint-timeout) and                 *)
-(* ChannelStatePersister.java; theory.md sections 6.4 and 6.5.             *)
+(* ChannelStatePersister.java; docs/theory.md, "Unaligned checkpoints" and *)
+(* "Aligned checkpoints with a timeout".                                   *)
 (*                                                                         *)
 (* Each channel has two stages: wire[c] (sent by the source: its output    *)
 (* buffer and the network) and ibuf[c] (arrived in the destination's input *)
@@ -495,8 +496,9 @@ Unblocks == \A c \in Chans : Blocked(c) ~> ~Blocked(c)
 TrapOutputPart == ~(\E r \in RoundIds, c \in DataChans : outpart[r][c] # <<>>)
 \* In-flight input data was persisted.
 TrapInputPart == ~(\E r \in RoundIds, c \in DataChans : SealedNow(r, c) /\ inpart[r][c] # <<>>)
-\* A mixed snapshot (theory.md 6.5): a task timed out after one input had
-\* aligned (empty input part) and persisted in-flight data of another input.
+\* A mixed snapshot (docs/theory.md, "Aligned checkpoints with a timeout"): a task
+\* timed out after one input had aligned (empty input part) and persisted in-flight
+\* data of another input.
 TrapTimeoutSwitch ==
     ~(\E p \in Procs :
         LET r == rec[p] IN

@@ -3,10 +3,11 @@
 (* Uncoordinated checkpointing with sender-side message logging and        *)
 (* recovery by rollback propagation.                                       *)
 (*                                                                         *)
-(* Sources: CheckMate (arXiv 2403.13629, seed 000) sections III-B and      *)
-(* Algorithm 1; E. N. Elnozahy, L. Alvisi, Y.-M. Wang, D. B. Johnson, "A   *)
-(* Survey of Rollback-Recovery Protocols in Message-Passing Systems"       *)
-(* (2002); theory.md sections 1.3, 1.5, 3.5-3.7.                           *)
+(* Sources: G. Siachamis et al., "CheckMate: Evaluating Checkpointing      *)
+(* Protocols for Streaming Dataflows" (2024), section III-B and Algorithm  *)
+(* 1; E. N. Elnozahy, L. Alvisi, Y.-M. Wang, D. B. Johnson, "A Survey of   *)
+(* Rollback-Recovery Protocols in Message-Passing Systems" (2002);         *)
+(* docs/theory.md, "Recovery lines".                                       *)
 (*                                                                         *)
 (* Every process checkpoints on its own (at most MaxCkpts times) and logs  *)
 (* every message it sends.  When process f fails (its volatile state is    *)
@@ -21,7 +22,9 @@
 (*   RecoveryLineMaximal     no consistent global checkpoint lies between  *)
 (*                           the line and U (brute force over all cuts);   *)
 (*   NoLostMessage           every in-transit message of the line is still *)
-(*                           in its sender's log (theory.md 1.3: no drop). *)
+(*                           in its sender's log (docs/theory.md,          *)
+(*                           "Complete snapshots: channel state and        *)
+(*                           logs": no drop).                              *)
 (*                                                                         *)
 (* Reference implementation: reference/ (protocol "unc").  Mutants (Bug):  *)
 (*   "no_rollback_propagation"  restore the latest checkpoints (the bound  *)
@@ -165,8 +168,8 @@ NoLostMessage ==
         IN r < s => (lastLogLo[c] <= r /\ s <= lastLogHi[c])
 
 \* Trap (must be violated): the domino effect -- rollbacks cascade back to the
-\* failed process and take it past its own last checkpoint (theory.md 3.5,
-\* worked example C).
+\* failed process and take it past its own last checkpoint (docs/theory.md,
+\* "Worked example C: the domino effect").
 TrapDomino ==
     ~(nfail > 0 /\ \E p \in Procs : lastU[p] = Len(lastHist[p]) /\ lastLine[p] < lastU[p])
 =============================================================================

@@ -6,20 +6,22 @@
 (* Sources: R. H. B. Netzer and J. Xu, "Necessary and Sufficient           *)
 (* Conditions for Consistent Global Snapshots" (1995); Y.-M. Wang,         *)
 (* "Consistent Global Checkpoints that Contain a Given Set of Local        *)
-(* Checkpoints" (1997); theory.md sections 0, 2 and 3.1-3.3.               *)
+(* Checkpoints" (1997); docs/theory.md, "Z-paths and Z-cycles" and "The    *)
+(* R-graph and the checkpoint graph".                                      *)
 (*                                                                         *)
 (* ivl[p] is p's current interval index iota (1 before its first           *)
 (* checkpoint after C_{p,0}; +1 at every checkpoint), so p's stable        *)
 (* checkpoints are C_{p,0} .. C_{p,ivl[p]-1} and node <<p, ivl[p]>> is its *)
-(* virtual checkpoint V_p.  A delivered message is a record                *)
-(* [src, s, dst, r]: sent in interval s of src, processed in interval r of *)
-(* dst.  R-graph edges (theory.md 3.1): <<p, x>> -> <<p, x+1>> and, for    *)
+(* virtual checkpoint V_p.  A delivered message is a record [src, s, dst,  *)
+(* r]: sent in interval s of src, processed in interval r of dst.  R-graph *)
+(* edges (docs/theory.md, "The R-graph"): <<p, x>> -> <<p, x+1>> and, for  *)
 (* every delivered message, <<src, s>> -> <<dst, r>>.  A Z-path from       *)
 (* C_{i,x} to C_{j,y} exists iff <<j, y>> is reachable from <<i, x+1>>     *)
-(* (theory.md 3.2), so C_{p,x} is useless (lies on a Z-cycle) iff <<p, x>> *)
-(* is reachable from <<p, x+1>> (theory.md 3.3).  Reachability is the      *)
-(* least fixpoint of the successor relation: a bounded transitive closure  *)
-(* over the finitely many nodes.                                           *)
+(* (docs/theory.md, "R-paths are Z-paths"), so C_{p,x} is useless (lies on *)
+(* a Z-cycle) iff <<p, x>> is reachable from <<p, x+1>> (docs/theory.md,   *)
+(* "Useless checkpoints in linear time").  Reachability is the least       *)
+(* fixpoint of the successor relation: a bounded transitive closure over   *)
+(* the finitely many nodes.                                                *)
 (***************************************************************************)
 EXTENDS Naturals
 
@@ -47,6 +49,7 @@ UselessSet(Procs, ivl, msgs) ==
 ZCycleFree(Procs, ivl, msgs) == UselessSet(Procs, ivl, msgs) = {}
 
 \* The global checkpoint G (G[p] in 0..ivl[p]; ivl[p] = V_p) is consistent:
-\* no delivered message is an orphan (theory.md 1.2).
+\* no delivered message is an orphan (docs/theory.md, "Orphans, in-transit messages
+\* and consistency").
 ConsistentCut(G, msgs) == \A m \in msgs : m.r <= G[m.dst] => m.s <= G[m.src]
 =============================================================================

@@ -11,14 +11,15 @@ This package is the base of the dependency order: ``reference`` and
 ``checker`` use it, nothing here imports them.
 """
 
-from snapcheck.traces.errors import TraceError, TraceErrors
+from snapcheck.traces.errors import RecorderError, TraceError, TraceErrors
 from snapcheck.traces.model import Channel, Event, Header, Process, Trace, EVENT_TYPES
-from snapcheck.traces.jsonl import read_trace, iter_events, read_header, write_trace, dumps_trace
+from snapcheck.traces.jsonl import read_trace, iter_events, read_header
 from snapcheck.traces.recorder import TraceRecorder
 from snapcheck.traces.validate import TraceValidator, validate_file
+from snapcheck.traces.writer import TraceWriter, dumps_trace, write_trace
 
 __all__ = [
     "Channel", "Event", "Header", "Process", "Trace", "EVENT_TYPES",
-    "TraceError", "TraceErrors", "TraceRecorder", "TraceValidator",
+    "RecorderError", "TraceError", "TraceErrors", "TraceRecorder", "TraceValidator", "TraceWriter",
     "read_trace", "iter_events", "read_header", "write_trace", "dumps_trace", "validate_file",
 ]

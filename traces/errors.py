@@ -21,6 +21,11 @@ class UsageError(ValueError):
     """Bad input or usage that is not a trace-format problem (exit 2)."""
 
 
+class RecorderError(ValueError):
+    """An event given to ``TraceRecorder`` (or a checked ``TraceWriter``) that the trace
+    format does not allow, raised at the call that gave it; nothing was recorded."""
+
+
 @dataclass(frozen=True)
 class TraceError:
     """One problem in a trace, located by file and 1-based line number (0 = whole file)."""

@@ -1,22 +1,26 @@
-"""JSON Lines reading and writing of v1 traces.
+"""Reading v1 traces (JSON Lines, or the Parquet form).
 
 ``iter_events`` streams: it parses, validates and yields one ``Event`` at a
 time, so a 10M-event file is processed in one pass with memory proportional to
 the number of processes and messages, not events. ``read_trace`` builds a whole
-``Trace`` in memory. Both also accept the Parquet form (``.parquet``), see
-``traces.parquet``.
+``Trace`` in memory. Both also accept the Parquet form (``.parquet``, one trace
+chosen by ``trace_id`` when the file holds several), see ``traces.parquet``.
+Lines are read with a length limit and integers must fit 64 bits
+(``traces.lines``). Writing is ``traces.writer``.
 """
 
 from __future__ import annotations
 
 import io
 import os
-from typing import IO, Iterable, Iterator
+from typing import Iterator
 
 import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.model import Event, Header, Trace
+from snapcheck.traces.gc_pause import paused_gc
+from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
+from snapcheck.traces.model import EVENT_TYPES, Event, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
 
@@ -24,93 +28,249 @@ def _is_parquet(path: str) -> bool:
     return str(path).endswith((".parquet", ".pq"))
 
 
-def _open_lines(path: str) -> Iterator[tuple[int, bytes]]:
+def _open_batches(path, max_line_bytes: int | None, progress=None) -> Iterator[tuple[int, list[bytes], bool]]:
     try:
         f = open(path, "rb")
     except OSError as exc:
         raise TraceErrors([TraceError(str(path), 0, f"cannot open: {exc.strerror}")]) from None
     with f:
-        for n, raw in enumerate(f, 1):
-            yield n, raw
+        yield from line_batches(f, str(path), max_line_bytes, progress)
 
 
-def _raw_lines(source) -> Iterator[tuple[int, dict | None, str | None]]:
+def _text_batches(source) -> Iterator[tuple[int, list[bytes], bool]]:
+    lines = [raw.encode() if isinstance(raw, str) else raw for raw in source]
+    yield 1, lines, True
+
+
+class _JsonLines:
+    """The parsed lines of a JSON Lines source, read in batches (``traces.lines``).
+
+    ``rows()`` yields (line number, parsed object or None, parse error or None), blank
+    lines skipped; ``checked(check, error)`` goes on after the last line ``rows()``
+    yielded and yields, per batch, the (line, object) pairs ``check(object, line)``
+    accepts, parsing and checking in one loop (the hot path of every reader); the
+    problems of the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
+    reading cannot go on (a line over the length limit)."""
+
+    def __init__(self, source, max_line_bytes: int | None = None, progress=None):
+        if isinstance(source, (str, os.PathLike)):
+            self._batches = _open_batches(source, max_line_bytes, progress)
+        else:
+            self._batches = _text_batches(source)
+        self._batch: tuple[int, list[bytes], bool] | None = None   # the batch rows() is in
+        self._next = 0                                              # its next line
+
+    def rows(self) -> Iterator[tuple[int, dict | None, str | None]]:
+        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        for batch in self._batches:
+            self._batch = batch
+            n, lines, long_digits = batch
+            for k, raw in enumerate(lines):
+                self._next = k + 1
+                try:
+                    obj = loads(raw)
+                except JSONDecodeError as exc:
+                    if raw and not raw.isspace():
+                        yield n + k, None, _not_json(raw, exc)
+                    continue
+                problem = integer_problem(raw) if long_digits else None
+                if problem is not None:
+                    yield n + k, None, problem
+                    continue
+                yield n + k, obj, None
+        self._batch = None
+
+    def _remaining(self):
+        if self._batch is not None:
+            n, lines, long_digits = self._batch
+            yield n + self._next, lines[self._next:], long_digits
+        yield from self._batches
+
+    def checked(self, check, error, keep: bool = True) -> Iterator[list[tuple[int, dict]]]:
+        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        for n, lines, long_digits in self._remaining():
+            valid: list = []
+            keep_valid = valid.append if keep else _discard
+            for raw in lines:
+                try:
+                    obj = loads(raw)
+                except JSONDecodeError as exc:
+                    if raw and not raw.isspace():
+                        error(n, _not_json(raw, exc))
+                    n += 1
+                    continue
+                if long_digits:
+                    problem = integer_problem(raw)
+                    if problem is not None:
+                        error(n, problem)
+                        n += 1
+                        continue
+                if check(obj, n):
+                    keep_valid((n, obj))
+                n += 1
+            yield valid
+
+
+def _not_json(raw: bytes, exc: Exception) -> str:
+    """Why a line is not parsed: an integer too long for any number type (orjson calls it
+    infinity), else the parser's message."""
+    return integer_problem(raw) or f"malformed JSON: {exc}"
+
+
+def _discard(_pair) -> None:
+    """Where ``_JsonLines.checked`` puts the valid events nobody keeps."""
+
+
+def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, parsed object or None, parse error or None); blank lines skipped."""
-    lines = _open_lines(source) if isinstance(source, (str, os.PathLike)) else enumerate(source, 1)
-    for n, raw in lines:
-        if isinstance(raw, str):
-            raw = raw.encode()
-        if not raw.strip():
-            continue
-        try:
-            yield n, orjson.loads(raw), None
-        except orjson.JSONDecodeError as exc:
-            yield n, None, f"malformed JSON: {exc}"
+    return _JsonLines(source, max_line_bytes).rows()
 
 
 def iter_events(path, validator: TraceValidator | None = None, raise_errors: bool = True,
-                max_errors: int = DEFAULT_MAX_ERRORS) -> Iterator[Event]:
+                max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None,
+                max_line_bytes: int | None = None, progress=None) -> Iterator[Event]:
     """Stream the validated events of a trace file (the header is ``validator.header_obj``).
 
     Invalid lines are not yielded; when the file is exhausted, ``TraceErrors`` is
     raised if any problem was found (so a consumer never accepts a bad trace).
+    ``trace_id`` picks one trace of a multi-trace Parquet file; ``max_line_bytes``
+    bounds the length of a JSONL line (default: ``traces.lines.max_line_bytes()``);
+    ``progress(bytes read)`` is called as a JSONL file is read. Memory: the events of
+    one read batch (``traces.lines.CHUNK`` bytes) at a time.
     """
-    name = str(path)
-    v = validator or TraceValidator(name, max_errors)
-    if _is_parquet(name):
-        from snapcheck.traces.parquet import iter_parquet_dicts
-        rows = iter_parquet_dicts(name)
-    else:
-        rows = _raw_lines(path)
-    got_header = False
-    for line, obj, err in rows:
-        if err is not None:
-            v.error(line, err)
-            if not got_header:
-                break
-            continue
-        if not got_header:
-            got_header = True
-            if v.header(obj, line) is None:
-                break
-            continue
-        ev = v.event(obj, line)
-        if ev is not None:
-            yield ev
-    if not got_header and v.ok:
-        v.error(0, "empty trace: no header line")
-    if v.header_obj is not None:
-        v.finish()
+    v = validator or TraceValidator(str(path), max_errors)
+    from_dict = Event.from_dict
+    share = _Strings(v)
+    for batch in _valid_batches(path, v, trace_id, max_line_bytes, keep=True, progress=progress):
+        share.apply(batch)
+        for line, obj in batch:
+            yield from_dict(obj, line)
     if raise_errors:
         v.raise_if_errors()
 
 
-def read_header(path) -> Header:
+class _Strings:
+    """One string object per process, channel, event type and message id of a trace: the
+    events read share them (the parser makes a new string for every value; on a trace of
+    millions of events the copies would cost hundreds of megabytes)."""
+
+    def __init__(self, v: TraceValidator):
+        self.v = v
+        self.names: dict[str, str] | None = None
+        self.mids: dict[str, str] = {}
+
+    def apply(self, batch: list[tuple[int, dict]]) -> None:
+        if self.names is None:
+            if v_header := self.v.header_obj:
+                self.names = {t: t for t in EVENT_TYPES}
+                self.names.update((p.id, p.id) for p in v_header.processes)
+                self.names.update((c.id, c.id) for c in v_header.channels)
+            else:
+                return
+        names, mids = self.names, self.mids
+        for _, obj in batch:
+            obj["type"] = names[obj["type"]]
+            obj["proc"] = names[obj["proc"]]
+            ch = obj.get("ch")
+            if ch is not None:
+                obj["ch"] = names.get(ch, ch)
+            mid = obj.get("mid")
+            if mid is not None:
+                obj["mid"] = mids.setdefault(mid, mid)
+
+
+def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_bytes: int | None = None) -> None:
+    """Validate a whole trace file into ``validator`` without building events."""
+    for _ in _valid_batches(path, validator, trace_id, max_line_bytes, keep=False):
+        pass
+
+
+def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool,
+                   progress=None):
+    """Lists of (line, event object) of the valid event lines (empty lists unless ``keep``),
+    recording every problem in ``v``; the whole-trace checks run at the end when the file
+    could be read to its end."""
+    source = _source(path, trace_id, max_line_bytes, progress)
+    rows = source.rows() if isinstance(source, _JsonLines) else source
+    got_header = complete = False
+    try:
+        for line, obj, err in rows:             # up to the header
+            if err is not None:
+                v.error(line, err)
+                break
+            got_header = v.header(obj, line) is not None
+            break
+        else:
+            complete = True
+        if got_header:
+            if isinstance(source, _JsonLines):
+                yield from source.checked(v.check_event, v.error, keep)
+            else:
+                check = v.check_event
+                valid = []
+                for line, obj, err in rows:
+                    if err is not None:
+                        v.error(line, err)
+                    elif check(obj, line) and keep:
+                        valid.append((line, obj))
+                        if len(valid) >= 4096:
+                            yield valid
+                            valid = []
+                yield valid
+            complete = True
+    except Unreadable as exc:
+        v.error(exc.line, exc.reason)
+    if complete and not got_header and v.ok:
+        v.error(0, "empty trace: no header line")
+    if complete and got_header:
+        v.finish()
+
+
+def _source(path, trace_id: str | None, max_line_bytes: int | None, progress=None):
+    """A ``_JsonLines`` reader, or the (line, object, error) rows of a Parquet trace."""
+    name = str(path)
+    if isinstance(path, (str, os.PathLike)) and _is_parquet(name):
+        from snapcheck.traces.parquet import iter_parquet_dicts
+        return iter_parquet_dicts(name, trace_id)
+    if trace_id is not None:
+        raise TraceErrors([TraceError(name, 0, "--trace-id applies to Parquet files only (one JSONL file "
+                                               "holds one trace)")])
+    return _JsonLines(path, max_line_bytes, progress)
+
+
+def _rows(path, trace_id: str | None, max_line_bytes: int | None):
+    source = _source(path, trace_id, max_line_bytes)
+    return source.rows() if isinstance(source, _JsonLines) else source
+
+
+def read_header(path, trace_id: str | None = None) -> Header:
     """Read and validate only the header line."""
     v = TraceValidator(str(path))
-    for line, obj, err in (_raw_lines(path) if not _is_parquet(str(path)) else _parquet_first(path)):
-        if err:
-            v.error(line, err)
-        else:
-            h = v.header(obj, line)
-            if h is not None:
-                return h
-        break
+    try:
+        for line, obj, err in _rows(path, trace_id, None):
+            if err:
+                v.error(line, err)
+            else:
+                h = v.header(obj, line)
+                if h is not None:
+                    return h
+            break
+    except Unreadable as exc:
+        v.error(exc.line, exc.reason)
     if v.ok:
         v.error(0, "empty trace: no header line")
     v.raise_if_errors()
     raise AssertionError("unreachable")
 
 
-def _parquet_first(path):
-    from snapcheck.traces.parquet import iter_parquet_dicts
-    yield next(iter(iter_parquet_dicts(str(path))))
+def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None, progress=None) -> Trace:
+    """Read, validate and return a whole trace (``trace_id``: one trace of a multi-trace
+    Parquet file; ``progress(bytes read)`` as a JSONL file is read). Raises ``TraceErrors``.
 
-
-def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS) -> Trace:
-    """Read, validate and return a whole trace. Raises ``TraceErrors``."""
+    The cyclic garbage collector is paused while the events are built (``traces.gc_pause``)."""
     v = TraceValidator(str(path), max_errors)
-    events = list(iter_events(path, validator=v))
+    with paused_gc():
+        events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
     return Trace(v.header_obj, events, str(path))
 
 
@@ -119,30 +279,3 @@ def parse_trace(text: str, name: str = "<memory>") -> Trace:
     v = TraceValidator(name)
     events = list(iter_events(io.StringIO(text), validator=v))
     return Trace(v.header_obj, events, name)
-
-
-def _dump(obj: dict) -> bytes:
-    return orjson.dumps(obj) + b"\n"
-
-
-def dumps_trace(header: Header | dict, events: Iterable[Event | dict]) -> bytes:
-    """Serialize a trace to JSONL bytes (deterministic: same input, same bytes)."""
-    hd = header.to_dict() if isinstance(header, Header) else header
-    parts = [_dump(hd)]
-    parts.extend(_dump(e.to_dict() if isinstance(e, Event) else e) for e in events)
-    return b"".join(parts)
-
-
-def write_trace(path_or_file, trace_or_header, events: Iterable[Event | dict] | None = None) -> None:
-    """Write a ``Trace`` (or a header and events) as JSONL to a path or binary file."""
-    if isinstance(trace_or_header, Trace):
-        header, events = trace_or_header.header, trace_or_header.events
-    else:
-        header = trace_or_header
-    data = dumps_trace(header, events or [])
-    if isinstance(path_or_file, (str, os.PathLike)):
-        with open(path_or_file, "wb") as f:
-            f.write(data)
-    else:
-        f: IO[bytes] = path_or_file
-        f.write(data)

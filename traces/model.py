@@ -1,6 +1,6 @@
 """In-memory model of a v1 trace: header (processes, channels, protocol) and events.
 
-Conventions (theory.md §0): ``recv`` is *processing* (the point where the
+Conventions (docs/theory.md, "Conventions"): ``recv`` is *processing* (the point where the
 operator's state changes), ``arrive`` only buffering. Checkpoint ``ckpt`` is the
 process-local checkpoint number: 0 is the initial checkpoint ``C_{i,0}``, which
 is implied when the trace does not record it; later checkpoints are numbered
@@ -17,9 +17,17 @@ from typing import Any, Iterator
 EVENT_TYPES = (
     "send", "arrive", "recv", "discard", "replay", "checkpoint", "record", "log",
     "log_truncate", "fail", "restore", "round_start", "round_complete", "round_abort", "output",
+    "protocol_error",
+    "finish", "retire",
 )
 CHECKPOINT_KINDS = ("initial", "basic", "forced", "coordinated")
 ROLES = ("task", "source", "sink", "external", "coordinator")
+
+
+# Message kinds that are protocol markers, not data: a barrier of round n, and a
+# cancellation marker of round n (a task that declined or abandoned round n tells its
+# downstream, like Flink's CancelCheckpointMarker). Both need field ``round``.
+MARKERS = frozenset(("barrier", "cancel"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +38,10 @@ class Process:
     subtask: int | None = None
     worker: str | None = None
     attrs: dict | None = None
+    appears: bool = False                      # joins later: its first event is a restore naming its sources
+    key_groups: list | None = None             # the key groups of its operator it owns: [[lo, hi], ...]
+    max_parallelism: int | None = None         # the number of key groups of its operator
+    partitions: list | None = None             # operator list-state partitions it holds at its start
 
     @property
     def checkpoints(self) -> bool:
@@ -123,13 +135,26 @@ class Event:
     recovery: int | None = None
     t: float | None = None
     attrs: dict | None = None
+    key_group: int | None = None        # send: the key group of the record's key (keyed edges)
+    sources: list | None = None         # restore: [{proc, ckpt, key_groups?, partitions?}]
+    channels: list | None = None        # restore: [{old, new, key_groups?}] onto the restoring process's inputs
 
     @classmethod
     def from_dict(cls, d: dict, line: int = 0) -> "Event":
-        if "from" in d:
-            d = dict(d)
-            d["source"] = d.pop("from")
-        return cls(line=line, **d)
+        """The event of a JSON object of the trace format (``from`` is ``source`` here).
+
+        Objects with the same keys in the same order (most of a trace's events) are built
+        by one positional constructor generated for that key order.
+
+        >>> e = Event.from_dict({"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m"}, 3)
+        >>> e.type, e.proc, e.mid, e.line, e.seq
+        ('recv', 'B', 'm', 3, None)
+        """
+        keys = tuple(d)
+        make = _FROM_KEYS.get(keys)
+        if make is None:
+            make = _from_keys(keys)
+        return make(line, *d.values())
 
     def to_dict(self) -> dict:
         out: dict = {"type": self.type, "proc": self.proc, "idx": self.idx}
@@ -140,11 +165,33 @@ class Event:
         return out
 
     @property
-    def is_barrier(self) -> bool:
-        return self.kind == "barrier"
+    def is_marker(self) -> bool:
+        """A protocol marker (a barrier or a cancellation marker), not a data message."""
+        return self.kind in MARKERS
 
 
 _EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))
+_FROM_KEYS: dict[tuple, object] = {}
+
+
+def _from_keys(keys: tuple):
+    """A constructor ``make(line, *values)`` of ``Event`` for JSON objects with exactly these
+    keys in this order (an unknown or repeated key raises ``TypeError``, as a keyword would)."""
+    names = ["source" if k == "from" else k for k in keys]
+    order = [f.name for f in fields(Event)]
+    if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) \
+            or "line" in names:
+        def make(line, *values):
+            return Event(line=line, **dict(zip(names, values)))
+    else:
+        params = [f"v{i}" for i in range(len(names))]
+        arg = dict(zip(names, params)) | {"line": "line"}
+        last = max(order.index(n) for n in arg)
+        call = ", ".join(arg.get(n, "None") for n in order[:last + 1])
+        make = eval(f"lambda line, {', '.join(params)}: Event({call})", {"Event": Event})
+    if len(_FROM_KEYS) < 4096:
+        _FROM_KEYS[keys] = make
+    return make
 
 
 @dataclass(slots=True)

@@ -3,9 +3,12 @@
 Each problem is reported as ``FILE:LINE: reason``: malformed JSON, unknown event
 type, missing or mistyped field (JSON Schema), unknown process or channel, an
 event on the wrong end of its channel, a receive of a message never sent, a
-duplicate message identity, an out-of-order per-process sequence, a checkpoint
-number that goes backwards, a restore of a checkpoint never taken, and a
-causally impossible history (a cycle in happened-before). Memory is
+message received twice (processed, or discarded after being processed: each
+message incarnation is delivered once; a redelivery is a ``replay`` with its own
+mid), a duplicate message identity, an out-of-order per-process sequence, a
+checkpoint number that goes backwards, a restore of a checkpoint never taken,
+and a causally impossible history (a cycle in happened-before); the rules of
+rescaling and finished tasks are in ``validate_rescale``. Memory is
 O(processes + messages): events are checked and passed on, never kept.
 """
 
@@ -16,22 +19,29 @@ from array import array
 import fastjsonschema
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.model import EVENT_TYPES, Event, Header
-from snapcheck.traces.schema import describe_schema_error, event_validator, fast_event_check, header_validator
+from snapcheck.traces.model import EVENT_TYPES, MARKERS, Event, Header
+from snapcheck.traces.schema import (describe_schema_error, event_validator, fast_event_check, header_validator,
+                                     stricter_than_schema)
+from snapcheck.traces.validate_rescale import RescaleRules
 
 DEFAULT_MAX_ERRORS = 20
+MAX_ID = 200              # the longest id or mid (the schema's maxLength)
 
 _RECEIVE_LIKE = ("recv", "arrive", "discard")
 
 
-class TraceValidator:
+class TraceValidator(RescaleRules):
     """Feed the header, then every event in file order; ``finish()`` runs the
     whole-trace checks and returns the errors (first ``max_errors`` kept, all counted)."""
 
-    def __init__(self, file: str = "<memory>", max_errors: int = DEFAULT_MAX_ERRORS):
+    def __init__(self, file: str = "<memory>", max_errors: int = DEFAULT_MAX_ERRORS, strict: bool = False):
+        """``strict``: a rejected event changes nothing (for writers, which refuse it and
+        go on); otherwise the reader resynchronises on it so one slip does not cascade."""
         self.file = file
         self.max_errors = max_errors
+        self.strict = strict
         self.errors: list[TraceError] = []
+        self.last_error: TraceError | None = None
         self.total_errors = 0
         self.header_obj: Header | None = None
         self._procs: dict[str, int] = {}
@@ -45,22 +55,27 @@ class TraceValidator:
         self._last_ckpt: list[int] = []
         self._ckpts: list[set[int]] = []
         self._failed: list[bool] = []
-        self._epoch: list[int] = []
-        self._last_seq: dict[tuple[int, int], int] = {}   # (channel, sender epoch) -> last seq
+        self._last_seq: list[int] = []        # per channel: last seq sent since its sender's last restore
+        self._out_chans: list[list[int]] = []  # per process: the channels it sends on
         self._mid_num: dict[str, int] = {}
         self._msg_ch = array("i")
         self._msg_line = array("q")
+        self._used_line = array("q")      # per message: line of its recv (-line: discard; 0: none yet)
+        self._early: dict[str, int] = {}  # mid -> its recv or discard line, when that comes before its send
         self._pending: list[tuple[str, int, int, str]] = []   # (mid, line, channel or -1, what)
         self._comm: list[array] = []          # per process: encoded comm events (see _hb_check)
         self._comm_line: list[array] = []
+        self._hb = False                      # recording comm events (from the first forward reference)
+        self._hb_base = 0                     # messages numbered when recording started
         self._late: dict[int, list[str]] = {}    # per process: mids of placeholders (-1) in _comm
         self.events_seen = 0
 
     # -- reporting --------------------------------------------------------------
     def error(self, line: int, reason: str) -> None:
         self.total_errors += 1
+        self.last_error = TraceError(self.file, line, reason)
         if len(self.errors) < self.max_errors:
-            self.errors.append(TraceError(self.file, line, reason))
+            self.errors.append(self.last_error)
 
     @property
     def ok(self) -> bool:
@@ -110,66 +125,130 @@ class TraceValidator:
         self._last_ckpt = [0] * n
         self._ckpts = [{0} for _ in range(n)]
         self._failed = [False] * n
-        self._epoch = [0] * n
+        self._last_seq = [0] * len(self._ch_ids)
+        self._out_chans = [[] for _ in range(n)]
+        for c, src in enumerate(self._ch_src):
+            if src >= 0:
+                self._out_chans[src].append(c)
         self._comm = [array("q") for _ in range(n)]
         self._comm_line = [array("q") for _ in range(n)]
         self.header_obj = h
+        self._rescale_header(h)
         return h
 
     # -- events -----------------------------------------------------------------
     def event(self, d: object, line: int) -> Event | None:
-        """Check one event line; return the Event, or None (with an error recorded)."""
-        self.events_seen += 1
-        if not isinstance(d, dict):
-            self.error(line, f"an event must be a JSON object, found {type(d).__name__}")
-            return None
-        etype = d.get("type")
-        if etype not in EVENT_TYPES:
-            if etype is None:
-                self.error(line, "missing field 'type'")
-            else:
-                self.error(line, f"unknown event type {etype!r} (known: {', '.join(EVENT_TYPES)})")
-            return None
-        if not fast_event_check(etype)(d):
-            try:
-                event_validator(etype)(d)
-            except fastjsonschema.JsonSchemaException as exc:
-                self.error(line, f"{etype}: {describe_schema_error(exc)}")
-                return None
-        p = self._procs.get(d["proc"])
-        if p is None:
-            self.error(line, f"unknown process {d['proc']!r}")
-            return None
-        idx = d["idx"]
-        want = self._next_idx[p]
-        if idx != want and idx != self._alt_idx.get(p):
-            # Report, then resynchronise on either reading (a typo'd idx or a missing line),
-            # and go on checking the event so one slip does not cascade.
-            self.error(line, f"out-of-order per-process sequence: {d['proc']} event idx {idx}, expected {want}")
-            self._alt_idx[p] = want + 1
-        else:
-            self._alt_idx.pop(p, None)
-        self._next_idx[p] = idx + 1
-        ev = Event.from_dict(d, line)
-        if self._failed[p] and etype != "restore":
-            self.error(line, f"{ev.proc} has failed and records {etype!r} before a 'restore'")
-            return None
-        return ev if self._handlers[etype](self, ev, p, line) else None
+        """Check one event line (its parsed JSON object); the ``Event``, or None if it is
+        invalid (the error is recorded)."""
+        return Event.from_dict(d, line) if self.check_event(d, line) else None
 
-    def _channel(self, ev: Event, line: int) -> int | None:
-        c = self._chans.get(ev.ch)
-        if c is None:
-            self.error(line, f"unknown channel {ev.ch!r}")
+    def check_event(self, d: object, line: int) -> bool:
+        """Check one event line (its parsed JSON object) without building an ``Event``;
+        False if it is invalid (the error is recorded)."""
+        self.events_seen += 1
+        try:
+            etype = d["type"]
+            check, handler = _DISPATCH[etype]
+        except (KeyError, TypeError, IndexError):
+            return self._bad_type(d, line)
+        if not check(d) and self._schema_failed(d, line):
+            return False
+        proc = d["proc"]
+        try:
+            p = self._procs[proc]
+        except (KeyError, TypeError):
+            if not self._schema_failed(d, line):
+                self.error(line, f"unknown process {proc!r}")
+            return False
+        idx = d["idx"]
+        next_idx = self._next_idx
+        want = next_idx[p]
+        if idx != want:
+            if idx != self._alt_idx.get(p):
+                self.error(line, f"out-of-order per-process sequence: {proc} event idx {idx}, expected {want}")
+                if self.strict:
+                    self.events_seen -= 1
+                    return False
+                # Resynchronise on either reading (a typo'd idx or a missing line), and go on
+                # checking the event so one slip does not cascade.
+                self._alt_idx[p] = want + 1
+            else:
+                del self._alt_idx[p]
+        elif self._alt_idx:
+            self._alt_idx.pop(p, None)
+        next_idx[p] = idx + 1
+        if self._rescale_event(d, p, line):
+            if self._failed[p] and etype not in ("restore", "retire"):
+                self.error(line, f"{proc} has failed and records {etype!r} before a 'restore'")
+            elif handler(self, d, p, line):
+                return True
+        if self.strict:
+            next_idx[p] = want
+            self.events_seen -= 1
+        return False
+
+    def _bad_type(self, d: object, line: int) -> bool:
+        if type(d) is not dict:
+            self.error(line, f"an event must be a JSON object, found {type(d).__name__}")
+        elif "type" not in d:
+            self.error(line, "missing field 'type'")
+        else:
+            self.error(line, f"unknown event type {d['type']!r} (known: {', '.join(EVENT_TYPES)})")
+        return False
+
+    def _schema_failed(self, d: dict, line: int) -> bool:
+        """Run the full schema validator on an event the generated check refused or whose
+        trusted fields (``_TRUSTED``) did not pass the stateful checks; record its error if
+        it has one (an integer written with a fraction, ``1.0``, is one)."""
+        try:
+            event_validator(d["type"])(d)
+        except fastjsonschema.JsonSchemaException as exc:
+            self.error(line, f"{d['type']}: {describe_schema_error(exc)}")
+            return True
+        stricter = stricter_than_schema(d["type"], d)
+        if stricter is not None:
+            self.error(line, f"{d['type']}: {stricter}")
+            return True
+        return False
+
+    def _channel(self, d: dict, line: int) -> int | None:
+        ch = d["ch"]
+        c = self._chans.get(ch) if type(ch) is str else None
+        if c is None and not self._schema_failed(d, line):
+            self.error(line, f"unknown channel {ch!r}")
         return c
 
     def _new_mid(self, mid: str, c: int, line: int) -> bool:
-        if mid in self._mid_num:
-            first = self._msg_line[self._mid_num[mid]]
-            self.error(line, f"duplicate message identity: mid {mid!r} was already sent at line {first}")
+        """Number a new message; False (an error recorded) if its mid was sent before."""
+        n = len(self._msg_ch)
+        first = self._mid_num.setdefault(mid, n)
+        if first != n:
+            self.error(line, f"duplicate message identity: mid {mid!r} was already sent at line "
+                             f"{self._msg_line[first]}")
             return False
-        self._mid_num[mid] = len(self._msg_ch)
         self._msg_ch.append(c)
         self._msg_line.append(line)
+        self._used_line.append(self._early.pop(mid, 0) if self._early else 0)
+        return True
+
+    def _once(self, mid: str, n: int | None, line: int, what: str) -> bool:
+        """A message is processed or discarded at most once (an ``arrive``, buffering only,
+        is not checked). Lines are stored negated for a discard, to name the first fate."""
+        if what == "arrive":
+            return True
+        first = self._used_line[n] if n is not None else self._early.get(mid, 0)
+        if first:
+            verb = "processed" if what == "recv" else "discarded"
+            earlier = "discarded" if first < 0 else "processed"
+            self.error(line, f"message received twice: {mid!r} {verb} at line {line}, but it was already {earlier} "
+                             f"at line {abs(first)} (a message is delivered once; a redelivery is a 'replay' with "
+                             f"its own mid)")
+            return False
+        mark = -line if what == "discard" else line
+        if n is not None:
+            self._used_line[n] = mark
+        else:
+            self._early[mid] = mark
         return True
 
     def _ref_mid(self, mid: str, c: int, line: int, what: str, p: int) -> None:
@@ -178,145 +257,184 @@ class TraceValidator:
         if n is None:
             self._pending.append((mid, line, c, what))
             if what in _RECEIVE_LIKE or what == "replay":
+                if not self._hb:                     # the first receive before its send (file order)
+                    self._hb, self._hb_base = True, len(self._msg_ch)
                 self._comm[p].append(-1)             # resolved in finish()
                 self._comm_line[p].append(line)
                 self._late.setdefault(p, []).append(mid)
             return
         self._check_ref_channel(mid, n, c, line, what)
-        if what in _RECEIVE_LIKE or what == "replay":
+        if self._hb and (what in _RECEIVE_LIKE or what == "replay"):
             self._comm[p].append(2 * n + 1)
             self._comm_line[p].append(line)
 
     def _check_ref_channel(self, mid: str, n: int, c: int, line: int, what: str) -> None:
         sent_on = self._msg_ch[n]
-        if c >= 0 and sent_on != c:
+        if c >= 0 and sent_on != c and not (what == "replay" and self._replay_mapped(sent_on, c)):
             verb = {"record": "recorded", "replay": "replayed"}.get(what, "received")
             self.error(line, f"{what} on the wrong channel: {mid!r} {verb} on {self._ch_ids[c]!r} "
                              f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})")
 
-    def _on_send(self, ev: Event, p: int, line: int) -> bool:
-        c = self._channel(ev, line)
-        if c is None:
-            return False
+    def _on_send(self, d: dict, p: int, line: int) -> bool:
+        ch = d["ch"]
+        try:
+            c = self._chans[ch]
+        except (KeyError, TypeError):
+            return self._channel(d, line) is not None
         if self._ch_src[c] != p:
-            self.error(line, f"send on the wrong channel: {ev.proc} sends on {ev.ch!r}, whose source is "
+            self.error(line, f"send on the wrong channel: {d['proc']} sends on {ch!r}, whose source is "
                              f"{self.header_obj.channels[c].src}")
             return False
-        if ev.kind == "barrier":
-            if ev.round is None:
-                self.error(line, "send: a barrier needs field 'round'")
-                return False
-        elif ev.seq is None:
-            self.error(line, "send: a data message needs field 'seq' (per-channel sequence number)")
+        seq = d.get("seq")
+        kind = d.get("kind")
+        if kind in MARKERS and d.get("round") is None:
+            self.error(line, f"send: a {kind} marker needs field 'round'")
             return False
-        if ev.seq is not None:
-            key = (c, self._epoch[p])
-            last = self._last_seq.get(key, 0)
-            if ev.seq <= last:
-                self.error(line, f"duplicate message identity: seq {ev.seq} on {ev.ch!r} does not follow "
-                                 f"seq {last} (sequence numbers increase per channel between restores)")
+        if seq is None:
+            if kind not in MARKERS:
+                self.error(line, "send: a data message needs field 'seq' (per-channel sequence number)")
                 return False
-            self._last_seq[key] = ev.seq
-        if not self._new_mid(ev.mid, c, line):
+        elif seq <= self._last_seq[c]:
+            self.error(line, f"duplicate message identity: seq {seq} on {ch!r} does not follow "
+                             f"seq {self._last_seq[c]} (sequence numbers increase per channel between restores)")
             return False
-        self._comm[p].append(2 * self._mid_num[ev.mid])
-        self._comm_line[p].append(line)
+        mid = d["mid"]
+        if type(mid) is not str or not 0 < len(mid) <= MAX_ID:
+            return not self._schema_failed(d, line)
+        if not self._new_mid(mid, c, line):
+            return False
+        if seq is not None:
+            self._last_seq[c] = seq
+        if self._hb:
+            self._comm[p].append(2 * len(self._msg_line) - 2)
+            self._comm_line[p].append(line)
         return True
 
-    def _on_receive(self, ev: Event, p: int, line: int) -> bool:
-        c = self._channel(ev, line)
-        if c is None:
-            return False
+    def _on_receive(self, d: dict, p: int, line: int) -> bool:
+        """A recv, discard or arrive of a message (only the first two are a message's fate)."""
+        try:
+            c = self._chans[d["ch"]]
+        except (KeyError, TypeError):
+            return self._channel(d, line) is not None
         if self._ch_dst[c] != p:
-            self.error(line, f"{ev.type} on the wrong channel: {ev.proc} is not the destination of {ev.ch!r} "
+            self.error(line, f"{d['type']} on the wrong channel: {d['proc']} is not the destination of {d['ch']!r} "
                              f"(destination {self.header_obj.channels[c].dst})")
             return False
-        self._ref_mid(ev.mid, c, line, ev.type, p)
+        mid = d["mid"]
+        try:
+            n = self._mid_num[mid]
+        except (KeyError, TypeError):
+            n = None
+        if n is None or self._msg_ch[n] != c:           # sent later in the file, or on another channel
+            if type(mid) is not str or not 0 < len(mid) <= MAX_ID:
+                return not self._schema_failed(d, line)
+            if not self._once(mid, n, line, d["type"]):
+                return False
+            self._ref_mid(mid, c, line, d["type"], p)
+            return True
+        what = d["type"]
+        if what != "arrive":
+            fates = self._used_line
+            if fates[n]:
+                return self._once(mid, n, line, what)
+            fates[n] = line if what == "recv" else -line
+        if self._hb:
+            self._comm[p].append(2 * n + 1)
+            self._comm_line[p].append(line)
         return True
 
     _on_recv = _on_arrive = _on_discard = _on_receive
 
-    def _on_replay(self, ev: Event, p: int, line: int) -> bool:
-        c = self._channel(ev, line)
+    def _on_replay(self, d: dict, p: int, line: int) -> bool:
+        c = self._channel(d, line)
         if c is None:
             return False
+        if type(d["mid"]) is not str or not 0 < len(d["mid"]) <= MAX_ID:
+            return not self._schema_failed(d, line)
         if p not in (self._ch_src[c], self._ch_dst[c]):
-            self.error(line, f"replay on {ev.ch!r} by {ev.proc}, which is neither its source nor its destination")
+            self.error(line, f"replay on {d['ch']!r} by {d['proc']}, which is neither its source nor its destination")
             return False
-        self._ref_mid(ev.replay_of, c, line, "replay", p)
-        if not self._new_mid(ev.mid, c, line):
-            return False
-        self._comm[p].append(2 * self._mid_num[ev.mid])
-        self._comm_line[p].append(line)
+        mid = d["mid"]
+        if mid in self._mid_num:
+            return self._new_mid(mid, c, line)          # records the duplicate identity
+        self._ref_mid(d["replay_of"], c, line, "replay", p)
+        self._new_mid(mid, c, line)
+        if self._hb:
+            self._comm[p].append(2 * self._mid_num[mid])
+            self._comm_line[p].append(line)
         return True
 
-    def _on_checkpoint(self, ev: Event, p: int, line: int) -> bool:
+    def _on_checkpoint(self, d: dict, p: int, line: int) -> bool:
         if self._roles[p] == "coordinator":
-            self.error(line, f"{ev.proc} is a coordinator and takes no checkpoints")
+            self.error(line, f"{d['proc']} is a coordinator and takes no checkpoints")
             return False
-        if ev.kind == "initial" and ev.ckpt != 0:
-            self.error(line, f"an initial checkpoint has ckpt 0, found {ev.ckpt}")
+        if d.get("kind") == "initial" and d["ckpt"] != 0:
+            self.error(line, f"an initial checkpoint has ckpt 0, found {d['ckpt']}")
             return False
-        if ev.ckpt == 0:
-            if ev.kind != "initial" or ev.idx != 0:
+        if d["ckpt"] == 0:
+            if d.get("kind") != "initial" or d["idx"] != 0:
                 self.error(line, "ckpt 0 is the initial checkpoint: kind 'initial', the process's first event")
                 return False
             return True
-        if ev.ckpt <= self._last_ckpt[p]:
-            self.error(line, f"checkpoint numbers must increase: {ev.proc} ckpt {ev.ckpt} after ckpt {self._last_ckpt[p]}")
+        if d["ckpt"] <= self._last_ckpt[p]:
+            self.error(line, f"checkpoint numbers must increase: {d['proc']} ckpt {d['ckpt']} after ckpt {self._last_ckpt[p]}")
             return False
-        self._last_ckpt[p] = ev.ckpt
-        self._ckpts[p].add(ev.ckpt)
+        self._last_ckpt[p] = d["ckpt"]
+        self._ckpts[p].add(d["ckpt"])
+        self._note_checkpoint(d, p)
         return True
 
-    def _known_ckpt(self, ev: Event, p: int, line: int) -> bool:
-        if ev.ckpt not in self._ckpts[p]:
-            self.error(line, f"{ev.type} refers to checkpoint {ev.ckpt} of {ev.proc}, which it has not taken")
+    def _known_ckpt(self, d: dict, p: int, line: int) -> bool:
+        if d["ckpt"] not in self._ckpts[p]:
+            self.error(line, f"{d['type']} refers to checkpoint {d['ckpt']} of {d['proc']}, which it has not taken")
             return False
         return True
 
-    def _on_record(self, ev: Event, p: int, line: int) -> bool:
-        c = self._channel(ev, line)
-        if c is None or not self._known_ckpt(ev, p, line):
+    def _on_record(self, d: dict, p: int, line: int) -> bool:
+        c = self._channel(d, line)
+        if c is None or not self._known_ckpt(d, p, line):
             return False
-        part = ev.part or "input"
+        part = d.get("part") or "input"
         end = self._ch_dst[c] if part == "input" else self._ch_src[c]
         if end != p:
             role = "destination" if part == "input" else "source"
-            self.error(line, f"record: {ev.proc} records the {part} part of {ev.ch!r} but is not its {role}")
+            self.error(line, f"record: {d['proc']} records the {part} part of {d['ch']!r} but is not its {role}")
             return False
-        for mid in ev.mids:
+        for mid in d["mids"]:
             self._ref_mid(mid, -1, line, "record", p)
         return True
 
-    def _on_log(self, ev: Event, p: int, line: int) -> bool:
-        c = self._channel(ev, line)
+    def _on_log(self, d: dict, p: int, line: int) -> bool:
+        c = self._channel(d, line)
         if c is None:
             return False
         if self._ch_src[c] != p:
-            self.error(line, f"{ev.type}: {ev.proc} is not the sender on {ev.ch!r}")
+            self.error(line, f"{d['type']}: {d['proc']} is not the sender on {d['ch']!r}")
             return False
-        for mid in ev.mids or ():
+        for mid in d.get("mids") or ():
             self._ref_mid(mid, c, line, "log", p)
         return True
 
     _on_log_truncate = _on_log
 
-    def _on_fail(self, ev: Event, p: int, line: int) -> bool:
+    def _on_fail(self, d: dict, p: int, line: int) -> bool:
         self._failed[p] = True
         return True
 
-    def _on_restore(self, ev: Event, p: int, line: int) -> bool:
-        if not self._known_ckpt(ev, p, line):
+    def _on_restore(self, d: dict, p: int, line: int) -> bool:
+        if not self._known_ckpt(d, p, line):
+            return False
+        if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):
             return False
         self._failed[p] = False
-        self._epoch[p] += 1
+        for c in self._out_chans[p]:         # a new incarnation numbers its messages afresh
+            self._last_seq[c] = 0
         return True
 
-    def _on_round(self, ev: Event, p: int, line: int) -> bool:
+    def _on_round(self, d: dict, p: int, line: int) -> bool:
         return True
 
-    _on_round_start = _on_round_complete = _on_round_abort = _on_output = _on_round
+    _on_round_start = _on_round_complete = _on_round_abort = _on_output = _on_protocol_error = _on_round
 
     # -- whole-trace checks -----------------------------------------------------
     def finish(self) -> list[TraceError]:
@@ -336,7 +454,15 @@ class TraceValidator:
 
     def _hb_check(self) -> None:
         """Cursor simulation: a process advances past a receive only once the message
-        was sent. If every cursor is stuck, happened-before has a cycle."""
+        was sent. If every cursor is stuck, happened-before has a cycle.
+
+        Only the events from the first receive that precedes its send in file order on
+        are recorded (``_hb``): before it, file order is a linear extension of
+        happened-before, and a cycle, which needs an edge back in file order, can only
+        use edges that land at or after that receive. Messages sent before it count as
+        sent; a trace without such a receive has no cycle."""
+        if not self._hb:
+            return
         comm = []
         for p, seq in enumerate(self._comm):
             if p in self._late:       # fill in references resolved at finish()
@@ -345,6 +471,7 @@ class TraceValidator:
             comm.append(seq)
         n_msgs = len(self._msg_ch)
         sent = bytearray(n_msgs)
+        sent[:self._hb_base] = b"\x01" * self._hb_base
         waiting: dict[int, list[int]] = {}
         pos = [0] * len(comm)
         work = list(range(len(comm)))
@@ -373,17 +500,21 @@ class TraceValidator:
                                     f"(each of these receives waits for a send that comes after it: {where})")
 
 
-TraceValidator._handlers = {t: getattr(TraceValidator, "_on_" + t) for t in EVENT_TYPES}
+# Fields the handlers check themselves (an id found among the header's ids is valid; a new
+# mid is checked where it is numbered); the generated schema check skips them.
+_TRUSTED = {t: frozenset({"proc", "ch", "mid"} if t in ("send", "arrive", "recv", "discard", "replay") else {"proc"})
+            for t in EVENT_TYPES}
+_DISPATCH = {t: (fast_event_check(t, _TRUSTED[t]), getattr(TraceValidator, "_on_" + t)) for t in EVENT_TYPES}
 
 
-def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS) -> TraceValidator:
-    """Validate a JSONL or Parquet trace file completely; return the validator (see ``.errors``)."""
-    from snapcheck.traces.jsonl import iter_events
+def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None) -> TraceValidator:
+    """Validate a JSONL or Parquet trace file completely (``trace_id``: one trace of a
+    multi-trace Parquet file); return the validator (see ``.errors``)."""
+    from snapcheck.traces.jsonl import scan
 
     v = TraceValidator(path, max_errors)
     try:
-        for _ in iter_events(path, validator=v, raise_errors=False):
-            pass
+        scan(path, v, trace_id)
     except TraceErrors as exc:       # the file itself could not be read
         for e in exc.errors:
             v.error(e.line, e.reason)

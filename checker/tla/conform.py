@@ -1,5 +1,5 @@
 """Trace validation: is a recorded v1 trace a behaviour of its protocol's TLA+
-specification? (``snapcheck conform``; tla.md section 3.)
+specification? (``snapcheck conform``; docs/specs.md, "Trace validation".)
 
 For each trace:
 
@@ -9,9 +9,11 @@ For each trace:
    trace module in ``specs/`` through the ``TlaMapping`` its catalogue entry
    declares; the mapping modules turn the trace's events, in a causal order,
    into spec events: ``map_snapshot`` (chandy-lamport, abs-*, unaligned,
-   aligned-timeout; bcs, hmnr), ``map_unc``, ``map_replication``. A trace with
-   events its specification does not model is an ERROR ("outside the
-   specification").
+   aligned-timeout; bcs, hmnr), ``map_unc``, ``map_replication``. A trace of a
+   coordinated protocol that restores a task goes to ``map_rescale`` (its
+   recoveries against RescaleTrace), one of bcs or hmnr with restores to
+   ``map_unc`` (its recovery lines). A trace with events its specification
+   does not model is an ERROR ("outside the specification").
 3. A long trace of a snapshot protocol is cut into segments where every round
    so far is finished (``segments``): each segment starts from the state the
    cut determines, so the per-round state a run carries stays small and the
@@ -43,6 +45,7 @@ from pathlib import Path
 
 from snapcheck.checker.tla.manifest import specs_dir
 from snapcheck.checker.tla.map_replication import prepare_replication
+from snapcheck.checker.tla.map_rescale import has_recovery, prepare_recovery
 from snapcheck.checker.tla.map_snapshot import prepare_snapshot
 from snapcheck.checker.tla.map_unc import prepare_unc
 from snapcheck.checker.tla.segments import Segment, split
@@ -114,6 +117,10 @@ def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
                          f"(supported: {', '.join(sorted(mappings))})")
     if family.kind in PREPARE:
         return PREPARE[family.kind](trace, protocol, family)
+    if family.kind == "snapshot" and has_recovery(trace):      # failures, restores, rescales
+        return prepare_recovery(trace, protocol, family)
+    if family.kind == "cic" and "unc" in mappings and has_recovery(trace):   # CIC with failures: its
+        return prepare_unc(trace, protocol, mappings["unc"], forced=True)   # recovery lines, as unc's
     return prepare_snapshot(trace, protocol, family)
 
 

@@ -1,5 +1,6 @@
-"""Trace events of LiveRobin active replication (protocol ``liverobin``, the
-active-replication seed's Algorithm 1) as events of the trace specification
+"""Trace events of LiveRobin active replication (protocol ``liverobin``, Algorithm 1 of
+"Active Replication for Latency-Sensitive Stream Processing in Apache Flink") as events
+of the trace specification
 ``specs/LiveRobinTrace.tla``.
 
 The header names the replicated task's two replicas

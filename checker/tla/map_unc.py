@@ -38,7 +38,10 @@ from snapcheck.traces.model import Trace
 RECOVERY_MODES = ("restart-all", "partial")
 
 
-def prepare_unc(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
+def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = False) -> Prepared:
+    """``forced``: the trace is a communication-induced protocol's (bcs, hmnr) with
+    failures; its forced checkpoints are checkpoints like the basic ones here (whether
+    each was due is the CIC specifications' business, in failure-free traces)."""
     h = trace.header
     mode = str(h.protocol.get("params", {}).get("recovery", "restart-all"))
     if mode not in RECOVERY_MODES:
@@ -97,12 +100,12 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
         elif t == "checkpoint":
             if e.kind == "initial":
                 out.ignored["checkpoint (initial)"] += 1
-            elif e.kind != "basic":
+            elif e.kind != "basic" and not (forced and e.kind == "forced"):
                 raise OutOfScope(f"{e.kind} checkpoint: {protocol} takes basic checkpoints only", e.line)
             elif e.proc not in procs:
                 raise OutOfScope(f"checkpoint of {e.proc}, a {roles[e.proc]} process", e.line)
             else:
-                add(e, f"basic checkpoint {e.ckpt} of {e.proc}", "ckpt", n=e.ckpt)
+                add(e, f"{e.kind} checkpoint {e.ckpt} of {e.proc}", "ckpt", n=e.ckpt)
         elif t in ("fail", "restore"):
             if e.proc not in procs:
                 raise OutOfScope(f"{t} of {e.proc}, a {roles[e.proc]} process", e.line)

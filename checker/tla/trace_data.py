@@ -14,8 +14,9 @@ by its source and the TLC jar; without a JDK the run falls back to TLA+ text.
 
 The format (big-endian) is described in ``java/TraceLog.java``; ``write_values``
 writes Python values as TLA+ values: ``int`` (32-bit), ``str``, ``bool``,
-``list``/``tuple`` (a sequence), ``dict`` with ``str`` keys that are identifiers
-(a record), and ``Function`` (a function with arbitrary keys).
+``list``/``tuple`` (a sequence), ``set``/``frozenset`` (a finite set), ``dict``
+with ``str`` keys that are identifiers (a record), and ``Function`` (a function
+with arbitrary keys).
 
 >>> import io
 >>> buf = io.BytesIO()
@@ -89,6 +90,10 @@ def write_values(out: BinaryIO, defs: dict) -> None:
                 value(x)
         elif t is bool:
             body.extend(b"b\x01" if v else b"b\x00")
+        elif t is set or t is frozenset:
+            body.extend(b"e" + pack_u(len(v)))
+            for x in v:
+                value(x)
         elif isinstance(v, Function):
             body.extend(b"f" + pack_u(len(v)))
             for k, x in v.items():

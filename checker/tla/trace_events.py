@@ -2,7 +2,7 @@
 per-family mappings ``checker.tla.map_unc`` and ``checker.tla.map_replication``):
 a trace specification family, a trace mapped to spec events, the error for
 traces outside the specifications, and the causal order of a trace's events
-(tla.md section 2.5: a receive after its send, per-process order kept), and
+(a receive after its send, per-process order kept), and
 Python values written as TLA+ expressions."""
 
 from __future__ import annotations

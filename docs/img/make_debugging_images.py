@@ -3,7 +3,7 @@
     .venv/bin/python docs/img/make_debugging_images.py
 
 Writes, next to this script: the space-time diagrams of CheckMate's Figures 2(a)-(d),
-4 and 5 and of theory.md's example A (``golden-*.png``), the diagram of a shrunk
+4 and 5 and of worked example A of docs/theory.md (``golden-*.png``), the diagram of a shrunk
 counterexample, and terminal screenshots of the stepper (``stepper-*.svg``, rich's
 SVG export of exactly what the terminal shows).
 """

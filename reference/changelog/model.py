@@ -1,6 +1,6 @@
 """Generic log-based incremental checkpoints (GIC, Flink's changelog state backend).
 
-After "Generic Log-based Incremental Checkpoint" (the changelog seed): every state
+After "Generic Log-based Incremental Checkpoint" (Apache Flink blog): every state
 update is written twice (*dual write*), into the state backend and appended to a
 changelog (the DSTL) that is uploaded *continuously*; the backend is *materialized*
 (snapshotted and uploaded) on its own, much longer interval; a checkpoint flushes
@@ -14,7 +14,7 @@ records each from ``source`` (one record per task per step; the key of record
 input). Change number ``sqn`` (0, 1, ...) is the position of a change in the task's
 effective history. Coordinated aligned rounds every ``checkpoint_every`` steps;
 materialization of task ``i`` every ``materialize_every`` steps (offset per task, as
-the seed's Figure 4 randomizes them), taking ``materialize_time`` steps; changelog
+the post's Figure 4 randomizes them), taking ``materialize_time`` steps; changelog
 upload every ``upload_every`` steps. The checkpoint store retains the latest
 ``retained`` completed rounds; the shared-state registry counts references of
 retained checkpoints to artifacts and deletes an artifact (after ``gc_delay``
@@ -119,7 +119,7 @@ class GicModel:
         return f"source->task[{i}]"
 
     def phase(self, i: int) -> int:
-        """Materializations of the tasks are spread over the interval (the seed's Figure 4)."""
+        """Materializations of the tasks are spread over the interval (the post's Figure 4)."""
         return (7 + i * 13) % self.p["materialize_every"]
 
     def key(self, i: int, seq: int) -> int:

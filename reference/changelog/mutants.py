@@ -1,4 +1,4 @@
-"""Mutants of ``gic-changelog`` (registered in ``reference.mutants.MUTANTS``).
+"""Mutants of ``gic-changelog`` (declared to the protocol catalogue, ``reference.catalogue``).
 
 ==========================  =====================================================  ============================
 mutant                      what is broken                                         checker reports

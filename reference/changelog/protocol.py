@@ -28,6 +28,7 @@ class GicSimulator(StandaloneSimulator):
 
 class GicChangelog(Protocol):
     name = "gic-changelog"
+    situations = ()                  # its own model: no simulator situations
     family = "changelog"
     topologies = "own"
     crash_targets = "task[i]: one of its parallel tasks, at a step (one record per task per step)"
@@ -38,13 +39,11 @@ class GicChangelog(Protocol):
     model_class = GicModel
 
     @classmethod
-    def random_config(cls, spec: str, seed: int, rnd, failures: bool):
+    def random_config(cls, rnd, failures: bool, hard: bool = False) -> dict:
         """1–3 tasks ``task[i]``, 20–200 records each (one record per task per step);
-        half the runs crash one or two tasks."""
-        from snapcheck.reference.simulation import SimConfig
-
+        half the runs crash one or two tasks (``hard``: nine in ten, two or three)."""
         parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)
         crashes = tuple(sorted((f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
-                               for _ in range(rnd.randint(1, 2))))
-        return SimConfig(protocol=spec, seed=seed, parallelism=parallelism, records=records,
-                         failures=crashes if failures and rnd.random() < 0.5 else ())
+                               for _ in range(rnd.randint(2, 3) if hard else rnd.randint(1, 2))))
+        return {"parallelism": parallelism, "records": records,
+                "failures": crashes if failures and rnd.random() < (0.9 if hard else 0.5) else ()}

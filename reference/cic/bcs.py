@@ -1,6 +1,6 @@
 """BCS communication-induced checkpointing (Briatico, Ciuffoletti, Simoncini, "A
-distributed domino-effect free recovery algorithm", 1984), exactly as theory.md
-§4.2 states it, on top of UNC (``reference.protocols.unc``).
+distributed domino-effect free recovery algorithm", 1984), exactly as docs/theory.md,
+"BCS", states it, on top of UNC (``reference.uncoordinated.protocol``).
 
 Each task keeps a sequence number ``sn`` (0 at the initial checkpoint):
 
@@ -45,6 +45,7 @@ class BCSTask(UncoordinatedTask):
 
 class BCS(UncoordinatedProtocol):
     name = "bcs"
+    situations = UncoordinatedProtocol.situations + ("forced-checkpoint",)
     family = "cic"
     guarantees = ("z-cycles",)
     cic = "bcs"

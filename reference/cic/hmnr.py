@@ -2,7 +2,7 @@
 "Communication-based prevention of useless checkpoints in distributed
 computations", Distributed Computing 13(1), 2000), as CheckMate implements it
 ("CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows", §III-C),
-exactly as theory.md §4.3 states it, on top of UNC (``reference.protocols.unc``).
+exactly as docs/theory.md, "HMNR", states it, on top of UNC (``reference.uncoordinated.protocol``).
 
 Vectors are indexed by task (``n`` = number of tasks, in trace-header order).
 
@@ -28,7 +28,7 @@ The initial checkpoint is not taken through the procedure (CheckMate): ``lc = 0`
 ``ckpt = 0``, ``taken = greater = false``. Piggyback size: 4 bytes per integer, one
 byte per boolean (``4 + 6n`` bytes, resp. ``9n``). A checkpoint's timestamp is
 ``lc`` (resp. ``clock[i]``); under HMNR timestamps strictly increase along every
-Z-path, so no checkpoint is useless (ZCF; theory.md §4.3).
+Z-path, so no checkpoint is useless (ZCF; docs/theory.md, "Timestamps along Z-paths").
 """
 
 from __future__ import annotations
@@ -184,6 +184,7 @@ class HMNRClockTask(HMNRTask):
 
 class HMNR(UncoordinatedProtocol):
     name = "hmnr"
+    situations = UncoordinatedProtocol.situations + ("forced-checkpoint",)
     family = "cic"
     guarantees = ("z-cycles",)
     cic = "hmnr"

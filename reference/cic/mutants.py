@@ -4,7 +4,7 @@ condition or implementation; registered with the protocol catalogue.
 =================================  ======================================================  ==========================
 mutant                             what is broken                                          checker reports
 =================================  ======================================================  ==========================
-hmnr-no-c1                         HMNR without condition C1 (theory.md §4.3)              missing-forced-checkpoint,
+hmnr-no-c1                         HMNR without condition C1                               missing-forced-checkpoint,
                                                                                            useless-checkpoint
 hmnr-no-c2                         HMNR without condition C2                               missing-forced-checkpoint,
                                                                                            useless-checkpoint
@@ -33,7 +33,8 @@ class HMNRNoC1(HMNR):
     name = "hmnr-no-c1"
     mutant_of = "hmnr"
     summary = "HMNR without condition C1"
-    bug = "theory.md §4.3: both conditions are necessary (C1 alone / C2 alone leave useless checkpoints)"
+    bug = ('both HMNR conditions are necessary (C1 alone / C2 alone leave useless checkpoints); '
+           'docs/theory.md "HMNR"')
     expect = ("missing-forced-checkpoint", "useless-checkpoint")
     prop = "cic-conformance"
     demo = dict(_CYCLIC)
@@ -44,7 +45,7 @@ class HMNRNoC2(HMNR):
     name = "hmnr-no-c2"
     mutant_of = "hmnr"
     summary = "HMNR without condition C2"
-    bug = "theory.md §4.3: both conditions are necessary"
+    bug = 'both HMNR conditions are necessary; docs/theory.md "HMNR"'
     expect = ("missing-forced-checkpoint", "useless-checkpoint")
     prop = "cic-conformance"
     demo = dict(_CYCLIC)
@@ -63,7 +64,8 @@ class HMNRMinToEverySend(HMNR):
     name = "hmnr-min-to-every-send"
     mutant_of = "hmnr"
     summary = "HMNR clock[] form updating min_to on every send"
-    bug = "BlackSP HMNRProtocol.cs (theory.md §4.3: 2.8x more forced checkpoints)"
+    bug = ('BlackSP HMNRProtocol.cs: still ZCF, many more forced checkpoints; '
+           'docs/theory.md "The clock form of HMNR"')
     expect = ("spurious-forced-checkpoint",)
     prop = "cic-efficiency"
     demo = dict(_CYCLIC)

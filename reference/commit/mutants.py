@@ -1,4 +1,4 @@
-"""Mutants of ``abs-aligned-2pc`` (registered in ``reference.mutants.MUTANTS``).
+"""Mutants of ``abs-aligned-2pc`` (declared to the protocol catalogue, ``reference.catalogue``).
 
 =============================  ===================================================  ==========================
 mutant                         what is broken                                       checker reports
@@ -43,7 +43,7 @@ class StrictNotify(TwoPhaseCommitABS):
 
 
 class CommitOnCheckpoint(TwoPhaseCommitABS):
-    """volga#300 (bug-zoo §1.3): publish at the barrier instead of on global completion."""
+    """volga#300: publish at the barrier instead of on global completion."""
     name = "2pc-commit-on-checkpoint"
     mutant_of = "abs-aligned-2pc"
     summary = "the sink publishes at its checkpoint instead of on global completion"

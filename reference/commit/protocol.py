@@ -10,7 +10,7 @@ operator events; ``events`` — operator events per source.
 from __future__ import annotations
 
 from snapcheck.reference.commit.simulator import CommitSimulator
-from snapcheck.reference.commit.sink import TxnSink
+from snapcheck.reference.operators import Sink
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 
 DEFAULTS = {"notify_loss": 0.3, "notify_jitter": 300, "event_loss": 0.3, "event_jitter": 300, "events": 3}
@@ -23,7 +23,7 @@ class TwoPhaseCommitABS(AlignedABS):
     summary = ("aligned ABS + two-phase-commit sinks; lossy, reordering notifications and "
                "operator events; reliable final commit and end of stream")
     simulator = CommitSimulator
-    sink_class = TxnSink
+    sink_class = Sink
     commit_on_checkpoint = False     # publish at the checkpoint instead of on global completion
     final_resend = True              # re-send the last notification until acknowledged
     eos_early = False                # end of stream sent when the final round completes

@@ -1,7 +1,8 @@
 """The simulator with explicit control channels, two-phase-commit sinks and a
-recovery policy: the ground of bug-zoo.md patterns 3 and 4 (properties P4–P6).
+recovery policy: the ground of docs/bug-zoo.md, "Output commit, control channels and lineage"
+(property classes P4–P6).
 
-``CommitSimulator`` extends ``reference.engine.Simulator`` (it is selected by the
+``CommitSimulator`` extends ``reference.sim.engine.Simulator`` (it is selected by the
 protocol's ``simulator`` attribute); the data path and the aligned barrier
 protocol are unchanged. What it adds, and how it shows in the trace:
 
@@ -11,7 +12,8 @@ protocol are unchanged. What it adds, and how it shows in the trace:
   assignments) travel on channels of kind ``control`` with ``fifo: false`` and
   ``attrs {"loss": p, "jitter": j}``: each message is lost with probability ``p``
   (a ``send`` without ``recv``) or delivered after ``control_latency + U[0, j)``.
-* **Two-phase-commit sinks** (``TxnSink``): at its checkpoint of round ``n`` a sink
+* **Two-phase-commit sinks** (``reference.operators.Sink``, as in every coordinated run;
+  the notification channels are what this simulator adds): at its checkpoint of round ``n`` a sink
   pre-commits the records staged since its last checkpoint (an ``output`` event
   ``attrs {"txn": n, "phase": "pre-commit"}``, value = number of records, right
   after the checkpoint event); a notification of round ``m`` commits every staged
@@ -41,12 +43,10 @@ from __future__ import annotations
 
 import random
 
-from snapcheck.reference.sim.engine import CONTROL, CONTROL_SIZE, Chan, Msg, Simulator, Stored
-from snapcheck.reference.sim.recording import NullLog, _constructor
+from snapcheck.reference.sim.engine import Simulator
+from snapcheck.reference.sim.messages import Chan, Msg, Stored
 from snapcheck.traces.model import Channel
 
-_SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")
-_OUTPUT_ATTRS = _constructor("output", "t", "value", "attrs")
 
 
 class CommitSimulator(Simulator):
@@ -54,7 +54,6 @@ class CommitSimulator(Simulator):
         super().__init__(cfg, workload, protocol, log_class)
         self.m.update(control_lost=0, notifications_resent=0, events_sent=0, events_resent=0,
                       rounds_aborted_events=0)
-        self.recording = not isinstance(self.log, NullLog)
         horizon = max((e.records[-1][0] for e in self.externals if e.records), default=0)
         n = int(protocol.params.get("events", 0))
         for ch in self.event_chans.values():
@@ -85,7 +84,7 @@ class CommitSimulator(Simulator):
                 self.eos.append(c)
                 chans.append(Channel(c.id, coord.id, t.id, kind="control"))
                 t.op = p.sink_class()
-                t.initial = Stored(None, t.op.snapshot(), t.initial.seq_at)
+                t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
         event = (float(params.get("event_loss", 0.0)), int(params.get("event_jitter", 0)))
         self.event_chans: dict[int, Chan] = {}
         for t in self.tasks:
@@ -106,27 +105,11 @@ class CommitSimulator(Simulator):
         self.ckpt_ack_at: dict[tuple[int, int], int] = {}  # (task pid, round) -> ack arrival counter
         self.round_events: dict[int, dict[int, list[str]]] = {}
 
-    def _log(self, ctor, pid: int, *fields) -> None:
-        if self.recording:
-            self.log._add(ctor, pid, *fields)
-
     # -- control channels ---------------------------------------------------------------
-    def send_control(self, node, ch: Chan, value) -> None:
-        what = value[0]
-        attrs = {"notify": value[1]} if what == "commit" else {"event": value[1]} if what == "event" else None
-        if attrs is None:
-            super().send_control(node, ch, value)
-            return
-        ch.seq += 1
-        mid = f"{ch.id}:{ch.seq}"
-        m = Msg(mid, ch, ch.seq, CONTROL, value, None, CONTROL_SIZE, self.now, self.epoch)
-        self._log(_SEND_ATTRS, node.pid, self.now, ch.id, mid, ch.seq, CONTROL_SIZE, None, value, attrs)
-        self._deliver_control(m)
-
-    def _deliver_control(self, m: Msg) -> None:
+    def _deliver_control(self, m: Msg, keep_alive: bool = True) -> None:
         lossy = self.lossy.get(m.ch)
         if lossy is None:
-            super()._deliver_control(m)
+            super()._deliver_control(m, keep_alive)
             return
         loss, jitter = lossy
         self.m["control_messages"] += 1
@@ -194,12 +177,8 @@ class CommitSimulator(Simulator):
     # -- two-phase-commit sinks -----------------------------------------------------------
     def take_checkpoint(self, v, round: int):
         n = super().take_checkpoint(v, round)
-        if n is not None and v.is_sink:
-            batch = v.op.staged.get(round)
-            if batch:
-                self._log(_OUTPUT_ATTRS, v.pid, self.now, len(batch), {"txn": round, "phase": "pre-commit"})
-            if self.protocol.commit_on_checkpoint:
-                self._publish(v, v.op.commit(round, self.committed[v.pid]))
+        if n is not None and v.is_sink and self.protocol.commit_on_checkpoint:
+            self._publish(v, v.op.commit(round, self.committed[v.pid]))
         return n
 
     def on_commit(self, m: Msg) -> None:
@@ -214,19 +193,13 @@ class CommitSimulator(Simulator):
         self._publish(v, v.op.commit(r, self.committed[v.pid]))
         self.send_control(v, v.ack, ["committed", r])
 
-    def _publish(self, v, batches: list) -> None:
-        for txn, records in batches:
-            value = list(records) if self.values else len(records)
-            self._log(_OUTPUT_ATTRS, v.pid, self.now, value, {"txn": txn, "phase": "commit"})
-            self.outputs.extend(records)
-
     def on_eos(self, m: Msg) -> None:
         v = m.ch.dst
         if self._stale_control(v, m):
             return
         self.log_recv(v.pid, self.now, m.ch.id, m.mid)
         self.closed.add(v.pid)
-        self._log(_OUTPUT_ATTRS, v.pid, self.now, "end-of-stream", {"phase": "end"})
+        self.log.output(v.pid, self.now, "end-of-stream", {"phase": "end"})
 
     def send_end(self) -> None:
         self.end_sent = True

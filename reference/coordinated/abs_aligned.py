@@ -1,6 +1,6 @@
 """Asynchronous Barrier Snapshotting for acyclic graphs: Algorithm 1 of Carbone et
 al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015);
-theory.md §6.2. The coordinated aligned protocol of CheckMate §III-A.
+docs/theory.md, "Aligned ABS". The coordinated aligned protocol of CheckMate §III-A.
 
 Per task (comments give the algorithm's line numbers):
 
@@ -8,7 +8,14 @@ Per task (comments give the algorithm's line numbers):
   broadcasts the barrier;
 * a barrier of round n on input c blocks c (8–9): records behind it stay queued;
 * once every input delivered barrier n (10): snapshot, broadcast the barrier,
-  unblock every input (11–15).
+  unblock every input (11–15);
+* a round that cannot complete is given up, as Flink does: a task whose snapshot
+  of n fails sends a cancellation marker of n downstream instead of the barrier;
+  a task that receives a cancellation marker of n (forwarded once), the
+  coordinator's abort of n, or a barrier of a newer round abandons the pending
+  alignment and unblocks its inputs. Without this, a task keeps inputs blocked
+  for a barrier that never comes, and under backpressure nothing moves again
+  (the ``aligned-no-cancel`` mutant).
 
 The snapshot has no channel state (E* = ∅): the trace header says
 ``params.aligned: true`` and the checker reports any message in flight. The
@@ -56,6 +63,30 @@ class AlignedTask(TaskProtocol):
         if self.ctx.checkpoint(r) is not None:
             self.ctx.send_barrier(r)
             self.ctx.complete(r)
+        else:
+            self.declined(r)
+
+    def declined(self, r: int) -> None:
+        """The snapshot of ``r`` failed (the coordinator was told): downstream tasks must
+        not wait for this task's barrier of ``r``."""
+        self.ctx.send_cancel(r)
+
+    def on_cancel(self, ch, marker) -> None:
+        if self.cancel(marker.round):
+            self.ctx.send_cancel(marker.round)     # tell downstream once, as for a decline
+
+    def on_abort(self, round: int) -> None:
+        self.cancel(round)
+
+    def cancel(self, r: int) -> bool:
+        """Round ``r`` was declined or aborted upstream: give up its alignment (or an older
+        one) and treat its barriers as obsolete. False if ``r`` is already behind this task."""
+        if r <= self.latest or (self.round is not None and r < self.round):
+            return False
+        if self.round is not None:
+            self.give_up()
+        self.latest = r
+        return True
 
     def give_up(self) -> None:
         self.latest = self.round
@@ -66,6 +97,8 @@ class AlignedTask(TaskProtocol):
 
 class AlignedABS(Protocol):
     name = "abs-aligned"
+    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "rounds-overlap")
+    abort_notices = True
     family = "coordinated"
     topologies = "acyclic"
     tla = TlaMapping("ABSTrace")          # Algorithm 1: no back-edges, whatever the header says

@@ -1,6 +1,6 @@
 """Asynchronous Barrier Snapshotting for cyclic graphs: Algorithm 2 of Carbone et
 al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015), with
-the per-back-edge logging fix of theory.md §6.3.
+the per-back-edge logging fix of docs/theory.md, "Pitfall: Algorithm 2 as printed".
 
 Back-edges (``Chan.back_edge``, found by DFS) are never blocked. Per task and
 round n (line numbers of Algorithm 2):
@@ -67,9 +67,10 @@ class CyclicTask(TaskProtocol):
 
     def copy_state(self, r: int, st: _Round) -> None:
         st.ckpt = self.ctx.checkpoint(r)
-        if st.ckpt is None:                  # declined
+        if st.ckpt is None:                  # declined: downstream must not wait for our barrier
             del self.rounds[r]
             self.ctx.unblock_all()
+            self.ctx.send_cancel(r)
             return
         self.ctx.send_barrier(r)
         self.ctx.unblock_all()
@@ -90,8 +91,26 @@ class CyclicTask(TaskProtocol):
                     st.log[ch].append(msg)
 
     def logging(self, st: _Round, ch) -> bool:
-        """Per-back-edge condition (theory.md §6.3): log ch until its own barrier."""
+        """Per-back-edge condition (docs/theory.md, "Cyclic ABS"): log ch until its own barrier."""
         return ch not in st.marked
+
+    def on_cancel(self, ch, marker) -> None:
+        if self.cancel(marker.round):
+            self.ctx.send_cancel(marker.round)     # tell downstream (and around the loop) once
+
+    def on_abort(self, round: int) -> None:
+        self.cancel(round)
+
+    def cancel(self, r: int) -> bool:
+        """Round ``r`` was declined or aborted: abandon it (its alignment or its back-edge
+        log) and treat its later barriers as obsolete. False if it is already over here."""
+        st = self.rounds.pop(r, None)
+        if st is None and r <= self.latest:
+            return False
+        if st is not None and st.ckpt is None:
+            self.ctx.unblock_all()
+        self.latest = max(self.latest, r)
+        return True
 
     def forget_older(self, ch, r: int) -> None:
         for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:
@@ -102,9 +121,12 @@ class CyclicTask(TaskProtocol):
 
 class CyclicABS(Protocol):
     name = "abs-cyclic"
+    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "rounds-overlap")
     family = "coordinated"
     tla = TlaMapping("ABSTrace", back_edges=True)
     summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"
+    finished_inputs = False               # its regular and back-edge inputs are fixed when a task starts
     task_class = CyclicTask
     aligned = True
+    abort_notices = True
     observe_processing = True

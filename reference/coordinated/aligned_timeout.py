@@ -1,11 +1,12 @@
 """Aligned checkpoints with a timeout that switches to unaligned (Flink's
-``execution.checkpointing.aligned-checkpoint-timeout``), as in theory.md §6.5.
+``execution.checkpointing.aligned-checkpoint-timeout``), as in docs/theory.md, "Aligned
+checkpoints with a timeout".
 
 Every round starts aligned (ABS Algorithm 1: block each input at its barrier).
 A task switches the round to unaligned when the round has run for ``timeout``
 ticks (from the coordinator's trigger, carried by the barrier) and its
 alignment is not finished, or when a barrier arrives flagged unaligned (its
-sender already switched). At the switch, per theory.md §6.5:
+sender already switched). At the switch:
 
 * inputs that already delivered the barrier hold post-barrier records: not
   persisted (they stay behind the checkpoint);
@@ -96,6 +97,8 @@ class AlignedTimeoutTask(TaskProtocol):
         if self.ctx.checkpoint(r) is not None:
             self.ctx.send_barrier(r)
             self.ctx.complete(r)
+        else:
+            self.ctx.send_cancel(r)          # declined: downstream must not wait for our barrier
 
     def switch(self, r: int, st: _Round, trigger) -> None:
         ctx = self.ctx
@@ -105,6 +108,7 @@ class AlignedTimeoutTask(TaskProtocol):
             del self.rounds[r]
             self.latest = max(self.latest, r)
             ctx.unblock_all()
+            ctx.send_cancel(r)
             return
         for c, records in ctx.send_barrier(r, priority=True, unaligned=True).items():
             if records:
@@ -144,6 +148,25 @@ class AlignedTimeoutTask(TaskProtocol):
             self.latest = max(self.latest, r)
             self.ctx.complete(r)
 
+    def on_cancel(self, ch, marker) -> None:
+        if self.cancel(marker.round):
+            self.ctx.send_cancel(marker.round)     # tell downstream once
+
+    def on_abort(self, round: int) -> None:
+        self.cancel(round)
+
+    def cancel(self, r: int) -> bool:
+        """Round ``r`` was declined or aborted: abandon its alignment (or its recording),
+        and that of any older round, as a newer barrier would; treat later barriers of
+        ``r`` as obsolete. False if ``r`` is already over here."""
+        if r <= self.latest or any(r < o for o in self.rounds):
+            return False
+        abandoned = [self.rounds.pop(o) for o in [o for o in self.rounds if o <= r]]
+        if any(not st.unaligned for st in abandoned):
+            self.ctx.unblock_all()
+        self.latest = r
+        return True
+
     def forget_older(self, ch, r: int) -> None:
         for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:
             st = self.rounds.pop(old)
@@ -154,12 +177,14 @@ class AlignedTimeoutTask(TaskProtocol):
 
 class AlignedTimeout(Protocol):
     name = "aligned-timeout"
+    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "overtake")
     family = "coordinated"
     max_rounds_in_flight = 1
     tla = TlaMapping("UnalignedTrace", mode="aligned_timeout", models_arrival=True)
     summary = "starts aligned, switches a task to unaligned after the alignment timeout"
     task_class = AlignedTimeoutTask
     observe_arrivals = True
+    abort_notices = True
 
     def __init__(self, timeout: int = 300, **params) -> None:
         super().__init__(timeout=timeout, **params)

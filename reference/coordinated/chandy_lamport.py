@@ -1,5 +1,5 @@
 """Chandy–Lamport distributed snapshots (Chandy & Lamport, "Distributed Snapshots:
-Determining Global States of Distributed Systems", 1985), as in theory.md §6.1.
+Determining Global States of Distributed Systems", 1985), as in docs/theory.md, "Chandy-Lamport".
 
 Per task:
 
@@ -42,6 +42,7 @@ class ChandyLamportTask(ChannelRecordingTask):
 
 class ChandyLamport(Protocol):
     name = "chandy-lamport"
+    situations = Protocol.situations + ("rounds-overlap",)
     family = "coordinated"
     tla = TlaMapping("ChandyLamportTrace")
     summary = "markers, no blocking; records channel state on processing (FIFO channels)"

@@ -1,7 +1,7 @@
 """Rounds that record each input channel's in-flight messages until the round's
 barrier arrives on it: the channel recording of Chandy & Lamport ("Distributed
-Snapshots: Determining Global States of Distributed Systems", theory.md §6.1) and
-the input part of unaligned checkpoints (FLIP-76, theory.md §6.4).
+Snapshots: Determining Global States of Distributed Systems"; docs/theory.md, "Chandy-Lamport")
+and the input part of unaligned checkpoints (FLIP-76; docs/theory.md, "Unaligned checkpoints").
 
 A task keeps, per active round, its checkpoint number and the messages recorded so
 far on each input channel that has not yet delivered the round's barrier. The

@@ -4,7 +4,7 @@ A mutant is a subclass of a correct protocol's state machine that overrides the
 one method implementing the broken mechanism (or a protocol switch). Every
 mutant names the violation kinds the checker must report for it (``expect``)
 and a ``demo`` configuration under which it reliably shows (tests run it over
-several seeds). Background: ``bug-zoo.md`` of the design notes.
+several seeds). The real bugs behind them: docs/bug-zoo.md.
 
 =================================  ======================================================  ====================
 mutant                             what is broken                                          checker reports
@@ -28,6 +28,9 @@ unaligned-obsolete-barrier         FLINK-20654: the persister keeps "barrier rec
                                    declined round decides what the next round spills
 abs-cyclic-as-printed              ABS Algorithm 2 as printed: logging continues on every  phantom
                                    back-edge until all back-edge barriers arrived
+aligned-no-cancel                  aligned ABS that neither cancels a declined round       incomplete-round
+                                   downstream nor abandons alignment on an abort: inputs
+                                   stay blocked for a barrier that never comes
 abs-aligned-on-cyclic              aligned ABS on a cyclic graph: the loop's barrier       incomplete-round
                                    never arrives, no round completes (deadlock)
 unaligned-no-dedup                 recovery without deduplication: records of the failed   duplicate-processing
@@ -71,6 +74,36 @@ class AlignedNoBlock(AlignedABS):
     prop = "consistency"
     demo = {"workload": "q12", "parallelism": 3, "records": 30, "gap": 40, "jitter": 200}
     task_class = NoBlockTask
+
+
+# -- no cancellation of a declined round -------------------------------------------------
+class NoCancelTask(AlignedTask):
+    """A declined snapshot only tells the coordinator; cancellation markers and the
+    coordinator's abort are ignored. A downstream task keeps the inputs that delivered
+    the barrier blocked until a newer barrier arrives, which backpressure may stop."""
+
+    def declined(self, r: int) -> None:
+        pass
+
+    def on_cancel(self, ch, marker) -> None:
+        pass
+
+    def on_abort(self, round: int) -> None:
+        pass
+
+
+class AlignedNoCancel(AlignedABS):
+    name = "aligned-no-cancel"
+    mutant_of = "abs-aligned"
+    summary = "a declined round is neither cancelled downstream nor abandoned on the coordinator's abort"
+    bug = ("Flink's handling of declined checkpoints during alignment: CancelCheckpointMarker and "
+           "notifyCheckpointAborted (FLINK-20654 / FLINK-21104 fixed its races)")
+    expect = ("incomplete-round",)
+    prop = "termination"
+    demo = {"workload": "diamond", "parallelism": 2, "records": 20, "gap": 30, "interval": 150,
+            "latency": 1, "jitter": 1, "buffer": 1, "out_buffer": 1, "decline_prob": 0.1}
+    task_class = NoCancelTask
+    abort_notices = False
 
 
 # -- FLINK-17568: late snapshot ------------------------------------------------------------
@@ -279,7 +312,8 @@ class CyclicAsPrinted(CyclicABS):
     name = "abs-cyclic-as-printed"
     mutant_of = "abs-cyclic"
     summary = "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task"
-    bug = "ABS paper Algorithm 2 line 25 (theory.md §6.3)"
+    bug = ('Algorithm 2 line 25 as printed in "Lightweight Asynchronous Snapshots for Distributed Dataflows"; '
+           'docs/theory.md "Pitfall: Algorithm 2 as printed"')
     expect = ("phantom",)
     prop = "channel-state"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}
@@ -291,7 +325,8 @@ class UnalignedNoDedup(Unaligned):
     name = "unaligned-no-dedup"
     mutant_of = "unaligned"
     summary = "recovery without deduplication of the failed epoch's in-flight records"
-    bug = "ABS paper §5 (duplicates must be ignored downstream)"
+    bug = ('recovery in "Lightweight Asynchronous Snapshots for Distributed Dataflows": '
+           'duplicate records must be ignored downstream')
     expect = ("duplicate-processing",)
     prop = "exactly-once"
     demo = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}
@@ -300,9 +335,11 @@ class UnalignedNoDedup(Unaligned):
 
 class AlignedOnCyclic(AlignedABS):
     name = "abs-aligned-on-cyclic"
+    topologies = "cyclic"
     mutant_of = "abs-aligned"
     summary = "aligned ABS on a cyclic graph deadlocks: no round completes"
-    bug = "ABS paper §4.3 (Algorithm 1 is for acyclic graphs)"
+    bug = ('Algorithm 1 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" '
+           'is for acyclic graphs: on a cycle it deadlocks')
     expect = ("incomplete-round",)
     prop = "termination"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}

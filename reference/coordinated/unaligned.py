@@ -1,4 +1,4 @@
-"""Unaligned checkpoints (Flink ≥ 1.11, FLIP-76), as in theory.md §6.4.
+"""Unaligned checkpoints (Flink ≥ 1.11, FLIP-76), as in docs/theory.md, "Unaligned checkpoints".
 
 The first barrier of round n is a priority event: it overtakes the records
 queued in the input buffers, and the task checkpoints at once. Per task:
@@ -64,6 +64,7 @@ class UnalignedTask(ChannelRecordingTask):
 
 class Unaligned(Protocol):
     name = "unaligned"
+    situations = Protocol.situations + ("overtake", "backpressured-barrier")
     family = "coordinated"
     max_rounds_in_flight = 1            # FLIP-76: no concurrent unaligned checkpoints
     tla = TlaMapping("UnalignedTrace", mode="unaligned", models_arrival=True)

@@ -1,6 +1,6 @@
 """Interval policies in the reference simulator.
 
-``IntervalSimulator`` is the engine (``reference.engine.Simulator``) whose
+``IntervalSimulator`` is the engine (``reference.sim.engine.Simulator``) whose
 coordinator asks a policy (``reference.intervals.policies``) for the time to its
 next trigger instead of using the fixed ``SimConfig.interval``; everything else —
 the protocol (aligned ABS), failures, recovery, the trace — is the engine's. It is

@@ -7,8 +7,8 @@ of the running job (``next_interval``). Formulas:
 * **Daly** (2006, "A higher order estimate of the optimum checkpoint interval for
   restart dumps"): for ``t_chpt < 2·MTBF``,
   ``ci = sqrt(2·t_chpt·M) · (1 + sqrt(t_chpt/(2M))/3 + t_chpt/(18M)) − t_chpt``, else ``M``.
-* **Ca-Stream** ("Ca-Stream: a checkpoint adaptive strategy with high availability
-  for distributed stream computing", the Ca-Stream seed):
+* **Ca-Stream** (Sun et al., "Towards high availability distributed stream computing
+  systems via checkpoint adaptation"; docs/protocols.md, "Checkpoint interval policies"):
   - the optimum of eq. 11 for the next segment with mean input rate ``v̄`` and maximum
     processing rate ``v_m``: ``ci_opt = sqrt(2·v_m·t_chpt·(MTBF + t_rs)/v̄ + t_chpt²)``
     (it maximizes the operator efficiency ``u_k`` of eq. 5 with the recovery time of
@@ -25,10 +25,10 @@ of the running job (``next_interval``). Formulas:
     the number of slow tasks ``N_slow`` exceeds ``M``,
     ``ci_n = ci_{n−1} + ci_{n−1}·(N_slow − M)/M``; otherwise back to ``ci_0``.
 
-Reading of the seed where it is silent or ambiguous (documented in docs/results.md):
+Reading of the paper where it is silent or ambiguous (documented in docs/results.md):
 "triggering time ``t_n = ci_n + ci_{n−1}``" is read as "the next trigger comes
 ``ci_n`` after the previous one"; Algorithm 1's growth is capped at ``ci_max`` (the
-seed bounds only its rate, through ``fr_min``); the combined ``CaStream`` policy uses
+paper bounds only its rate, through ``fr_min``); the combined ``CaStream`` policy uses
 the eq. 11 optimum as ``ci_0`` of Algorithm 1 and applies Algorithms 2 and 4 to its
 result.
 """
@@ -63,7 +63,7 @@ def daly(t_chpt: float, mtbf: float) -> float:
 
 
 def ca_stream_optimum(t_chpt: float, mtbf: float, t_rs: float, v_bar: float, v_m: float) -> float:
-    """Eq. 11 of the Ca-Stream seed."""
+    """Eq. 11 of the Ca-Stream paper."""
     return math.sqrt(2 * v_m * t_chpt * (mtbf + t_rs) / max(v_bar, 1e-9) + t_chpt ** 2)
 
 

@@ -1,5 +1,6 @@
-"""Active replication (issue 9, bug-zoo.md P7): duplicate sending, deduplication by
-sequence number, LiveRobin deterministic merge and KaZoo leader-based ordering. See
+"""Active replication (class P7 of docs/bug-zoo.md, "Property classes"): duplicate
+sending, deduplication by sequence number, LiveRobin deterministic merge and KaZoo
+leader-based ordering. See
 docs/protocols.md ("Active replication")."""
 
 from snapcheck.reference.replication.model import ReplicationModel

@@ -1,7 +1,7 @@
 """Active replication of a stream task: KaZoo and LiveRobin.
 
 After "Active Replication for Latency-Sensitive Stream Processing in Apache Flink"
-(the active-replication seed): every task partition runs as two replicas on
+(Rosinosky et al.): every task partition runs as two replicas on
 different workers; each upstream sends every event to both downstream replicas
 (*duplicate sending*); a receiver deduplicates by sequence number, *first come,
 first picked* ("selects the first event received with a sequence number higher than
@@ -10,7 +10,7 @@ in the same order, by one of:
 
 * **LiveRobin** (§V, Algorithm 1), leaderless deterministic merge: a heartbeat
   generator ``HG`` sends heartbeats with increasing sequence numbers to the mergers
-  (here, as the seed's implementation does, the sources act as mergers and insert
+  (here, as the paper's implementation does, the sources act as mergers and insert
   the heartbeats into their streams); a replica polls its input queues round-robin
   over the *active* set ``A``; a heartbeat seen for the first time is propagated
   downstream; the queue it came on leaves ``A`` for the rest of the cycle; when
@@ -304,7 +304,7 @@ class ReplicationModel:
                 return
             self.rec.recv(r.id, mid, t=self.now)
             for j, s in attrs["order"]:
-                if (j, s) not in r.logged:   # orders are idempotent (the seed's version numbers)
+                if (j, s) not in r.logged:   # orders are idempotent (the paper's version numbers)
                     r.logged.add((j, s))
                     r.orders.append((j, s))
                     r.ordered.add((j, s))

@@ -1,9 +1,9 @@
-"""Mutants of ``liverobin`` (registered in ``reference.mutants.MUTANTS``).
+"""Mutants of ``liverobin`` (declared to the protocol catalogue, ``reference.catalogue``).
 
 ===============================  ==================================================  ==========================
 mutant                           what is broken                                      checker reports
 ===============================  ==================================================  ==========================
-replication-no-ordering          the seed's "No ordering" baseline: each replica     replica-order-divergence,
+replication-no-ordering          the paper's "No ordering" baseline: each replica     replica-order-divergence,
                                  consumes in arrival order                           replica-output-divergence
 replication-plain-round-robin    round-robin merge without heartbeats: a replica     replica-stalled
                                  blocks on the queue of a source that went quiet
@@ -24,7 +24,8 @@ class NoOrdering(LiveRobin):
     name = "replication-no-ordering"
     mutant_of = "liverobin"
     summary = "replicas consume their deduplicated inputs in arrival order"
-    bug = "active-replication seed §VII, configuration 3 (No ordering)"
+    bug = ('"Active Replication for Latency-Sensitive Stream Processing in Apache Flink" '
+           '§VII, configuration 3 (No ordering)')
     expect = DIVERGE
     prop = "replica-agreement"
     demo = {"records": 30}
@@ -37,7 +38,8 @@ class PlainRoundRobin(LiveRobin):
     name = "replication-plain-round-robin"
     mutant_of = "liverobin"
     summary = "round-robin merge without heartbeats stalls when a source goes quiet"
-    bug = "active-replication seed §V.A (RR has no liveness)"
+    bug = ('"Active Replication for Latency-Sensitive Stream Processing in Apache Flink" '
+           '§V.A: round-robin has no liveness')
     expect = ("replica-stalled",)
     prop = "replica-liveness"
     demo = {"records": 30}

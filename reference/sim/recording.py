@@ -7,17 +7,18 @@ millions of times. ``EventLog`` builds ``traces.Event`` objects directly (so a
 ``idx`` and file ``line``. Message ids, sequence numbers and checkpoint numbers
 are assigned by the simulator with the recorder's conventions (``ch:seq``,
 ``ch:b<round>`` for barriers, ``@<epoch>`` after a restore, ``<mid>/r<k>`` for
-the k-th replay of a message). ``NullLog`` records nothing: it measures the
-simulation alone.
+the k-th replay of a message). ``dumps`` serializes through the traces layer's
+writer on its fast path (``traces.writer.dumps_trace``: the events are valid by
+construction, so no per-event check). ``NullLog`` records nothing: it measures
+the simulation alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-import orjson
-
 from snapcheck.traces.model import Event, Header, Trace
+from snapcheck.traces.writer import dumps_trace
 
 
 def _constructor(etype: str, *names: str):
@@ -31,7 +32,7 @@ def _constructor(etype: str, *names: str):
 
 
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value")
-_BARRIER = _constructor("send", "t", "ch", "mid", "kind", "round", "size")
+_MARKER = _constructor("send", "t", "ch", "mid", "kind", "round", "size")
 _ARRIVE = _constructor("arrive", "t", "ch", "mid")
 _RECV = _constructor("recv", "t", "ch", "mid")
 _DISCARD = _constructor("discard", "t", "ch", "mid", "reason")
@@ -42,7 +43,12 @@ _FAIL = _constructor("fail", "t", "reason")
 _RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round")
 _ROUND = {etype: _constructor(etype, "t", "round", "reason")
           for etype in ("round_start", "round_complete", "round_abort")}
-_OUTPUT = _constructor("output", "t", "value")
+_OUTPUT = _constructor("output", "t", "value", "attrs")
+_SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")
+_PROTOCOL_ERROR = _constructor("protocol_error", "t", "reason", "attrs")
+_FINISH = _constructor("finish", "t", "reason")
+_RETIRE = _constructor("retire", "t", "ckpt", "reason")
+_RESTORE_FROM = _constructor("restore", "t", "ckpt", "recovery", "round", "sources", "channels")
 
 
 class EventLog:
@@ -81,8 +87,9 @@ class EventLog:
         ev = self.events
         ev.append(_ARRIVE(self.names[pid], i, len(ev) + 2, t, ch, mid))
 
-    def barrier(self, pid, t, ch, mid, round, size) -> None:
-        self._add(_BARRIER, pid, t, ch, mid, "barrier", round, size)
+    def marker(self, pid, t, ch, mid, kind, round, size) -> None:
+        """A barrier (``kind`` "barrier") or a cancellation marker ("cancel") of ``round``."""
+        self._add(_MARKER, pid, t, ch, mid, kind, round, size)
 
     def discard(self, pid, t, ch, mid, reason) -> None:
         self._add(_DISCARD, pid, t, ch, mid, reason)
@@ -96,6 +103,9 @@ class EventLog:
     def record(self, pid, t, ckpt, ch, part, mids) -> None:
         self._add(_RECORD, pid, t, ckpt, ch, part, mids)
 
+    def protocol_error(self, pid, t, reason, attrs) -> None:
+        self._add(_PROTOCOL_ERROR, pid, t, reason, attrs)
+
     def fail(self, pid, t, reason) -> None:
         self._add(_FAIL, pid, t, reason)
 
@@ -105,19 +115,40 @@ class EventLog:
     def round_event(self, etype, pid, t, round, reason=None) -> None:
         self._add(_ROUND[etype], pid, t, round, reason)
 
-    def output(self, pid, t, value) -> None:
-        self._add(_OUTPUT, pid, t, value)
+    def output(self, pid, t, value, attrs=None) -> None:
+        self._add(_OUTPUT, pid, t, value, attrs)
+
+    def send_attrs(self, pid, t, ch, mid, seq, size, key, value, attrs) -> None:
+        """A ``send`` with ``attrs`` (a completion notification, an operator event)."""
+        self._add(_SEND_ATTRS, pid, t, ch, mid, seq, size, key, value, attrs)
+
+    # -- rescaling and finished tasks ----------------------------------------------
+    def add_processes(self, procs: list, channels: list) -> None:
+        """Processes and channels that join the run (a job restored at another parallelism)."""
+        self.header.processes.extend(procs)
+        self.header.channels.extend(channels)
+        self.names.extend(p.id for p in procs)
+        self.next_idx.extend(0 for _ in procs)
+
+    def key_group(self, kg) -> None:
+        """Tag the last event (a keyed send) with its key group."""
+        self.events[-1].key_group = kg
+
+    def finish(self, pid, t, reason) -> None:
+        self._add(_FINISH, pid, t, reason)
+
+    def retire(self, pid, t, ckpt, reason) -> None:
+        self._add(_RETIRE, pid, t, ckpt, reason)
+
+    def restore_from(self, pid, t, recovery, round, sources, channels) -> None:
+        self._add(_RESTORE_FROM, pid, t, 0, recovery, round, sources, channels or None)
 
     # -- results ----------------------------------------------------------------
     def trace(self, path: str = "<simulation>") -> Trace:
         return Trace(self.header, self.events, path)
 
     def dumps(self) -> bytes:
-        dumps = orjson.dumps
-        parts = [dumps(self.header.to_dict())]
-        parts.extend(dumps(e.to_dict()) for e in self.events)
-        parts.append(b"")
-        return b"\n".join(parts)
+        return dumps_trace(self.header, self.events)
 
 
 class NullLog(EventLog):
@@ -128,5 +159,6 @@ class NullLog(EventLog):
     def _nothing(self, *args, **kw) -> None:
         pass
 
-    send = barrier = arrive = recv = discard = replay = checkpoint = record = _nothing
-    fail = restore = round_event = output = _nothing
+    send = marker = arrive = recv = discard = replay = checkpoint = record = _nothing
+    fail = restore = round_event = output = protocol_error = send_attrs = _nothing
+    key_group = finish = retire = restore_from = _nothing

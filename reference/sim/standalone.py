@@ -1,9 +1,9 @@
 """Run a model that records through ``traces.TraceRecorder`` under ``reference.simulate``.
 
 The changelog (GIC) and active-replication models are small step-driven models of
-their own rather than protocols of the dataflow engine (``reference.engine``):
+their own rather than protocols of the dataflow engine (``reference.sim.engine``):
 what they exercise — artifact lifecycles, replicas and merges — is not a barrier
-protocol. ``StandaloneSimulator`` gives them the engine's simulator interface
+protocol (so they have no simulator situations: their coverage is not tracked). ``StandaloneSimulator`` gives them the engine's simulator interface
 (``Protocol.simulator``), so ``simulate(SimConfig(protocol=..., mutant=...))``, the
 ``snapcheck simulate`` command and the mutant registry treat them like every other
 protocol. A subclass implements ``model(cfg) -> (TraceRecorder, metrics, final_states,
@@ -36,6 +36,11 @@ class RecordedLog:
 
 class StandaloneSimulator(ABC):
     def __init__(self, cfg, workload, protocol, log_class) -> None:
+        if any(len(f) != 2 for f in cfg.failures):
+            raise ValueError(f"{protocol.name} runs its own model: crashes are TASK@TIME only "
+                             "(situation faults and pauses need the dataflow simulator)")
+        if cfg.pauses:
+            raise ValueError(f"{protocol.name} runs its own model: no schedule pauses")
         self.cfg = cfg
         self.protocol = protocol
 
@@ -60,7 +65,8 @@ class StandaloneSimulator(ABC):
                "rounds_started": count.get("round_start", 0), "rounds_completed": count.get("round_complete", 0),
                "checkpoints": count.get("checkpoint", 0), "failures": count.get("fail", 0),
                "replayed_messages": count.get("replay", 0), "outputs": len(self.outputs),
-               "sim_time": 0, "stuck": False, "truncated": False}
+               "sim_time": 0, "stuck": False, "truncated": False,
+               "faults_requested": len(self.cfg.failures), "faults_not_fired": 0, "situations": {}}
         out.update(self._metrics)
         return out
 

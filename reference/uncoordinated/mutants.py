@@ -1,5 +1,5 @@
 """Mutants of uncoordinated checkpointing with message logging (UNC), each after a real bug or a
-published deviation; registered in ``reference.mutants.MUTANTS``.
+published deviation; declared to the protocol catalogue, ``reference.catalogue``.
 
 =================================  ======================================================  ==========================
 mutant                             what is broken                                          checker reports
@@ -19,8 +19,12 @@ unc-open-interval-edges            the recovery graph has no edges for messages 
                                    after the sender's last checkpoint
 =================================  ======================================================  ==========================
 
-The last four are defects observed in a published testbed's recovery code
-(theory.md §3.7 items 3, 7; CheckMate's ``find_last_sent_offset`` bounds replay).
+``unc-replay-skip-single``, ``unc-colocated-channels`` and ``unc-open-interval-edges`` break
+a step of recovery code as a published testbed writes it (CheckMate's:
+its recovery graph skips channels between operators on one worker and adds an edge for
+messages sent after the last checkpoint; ``find_last_sent_offset`` bounds its replay):
+docs/theory.md, "Pitfalls of recovery-line computation"; docs/bug-zoo.md, "Uncoordinated
+checkpointing".
 """
 
 from __future__ import annotations
@@ -81,7 +85,8 @@ class UNCColocated(UNC):
     name = "unc-colocated-channels"
     mutant_of = "unc"
     summary = "recovery graph without the channels between tasks on the same worker"
-    bug = "published testbed's add_edges_between_workers (theory.md §3.7 item 7)"
+    bug = ('published testbed\'s add_edges_between_workers; '
+           'docs/theory.md "Co-located tasks are separate processes"')
     expect = ("inconsistent-restore",)
     prop = "observed-recovery"
     demo = dict(_FAILING)
@@ -92,7 +97,7 @@ class UNCOpenInterval(UNC):
     name = "unc-open-interval-edges"
     mutant_of = "unc"
     summary = "recovery graph without edges for messages sent after the sender's last checkpoint"
-    bug = "published testbed's checkpoint graph (theory.md §3.7 item 3)"
+    bug = 'published testbed\'s checkpoint graph; docs/theory.md "Messages after the last checkpoint"'
     expect = ("inconsistent-restore",)
     prop = "observed-recovery"
     demo = dict(_FAILING)

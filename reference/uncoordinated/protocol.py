@@ -1,6 +1,6 @@
 """Uncoordinated checkpointing with sender-side message logging (UNC): CheckMate
 ("CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows", §III-B);
-theory.md §3.5–3.7.
+docs/theory.md, "Recovery lines".
 
 Every task checkpoints on its own timer, without markers; every message between
 tasks is logged by its sender when sent (upstream backup), and the logs are
@@ -9,7 +9,7 @@ possible recovery line needs those entries). After a failure the coordinator fin
 the recovery line by rollback propagation, the tasks restore it and the senders
 replay exactly the in-transit window of each affected channel; messages of the
 failed epoch still in flight are discarded (deduplication). The machinery is in
-``reference.uncoordinated`` (simulator) and ``reference.recovery_uncoordinated``
+``reference.uncoordinated.simulator`` and ``reference.uncoordinated.recovery``
 (recovery line); CIC protocols (``hmnr``, ``bcs``) are UNC plus piggybacks and
 forced checkpoints.
 
@@ -70,6 +70,7 @@ class UncoordinatedTask(TaskProtocol):
 
 class UncoordinatedProtocol(Protocol):
     """Base of UNC, HMNR and BCS: switches of the uncoordinated simulator."""
+    situations = ("snapshot", "log-truncate", "recovery", "replay", "crash-in-recovery", "stale")
     family = "uncoordinated"
     recovery_modes = RECOVERY_MODES
 

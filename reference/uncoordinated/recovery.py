@@ -5,8 +5,8 @@ Checkpointing Protocols for Streaming Dataflows", §III-B, Algorithm 1): every l
 checkpoint carries, per channel, how many messages the task had *sent* on each
 output and *processed* from each input (CheckMate stores the ids of the last sent
 and last processed message, ``last_messages_sent`` / ``last_messages_processed``).
-With FIFO channels these counters decide consistency exactly (theory.md §1.3,
-counter form): a global checkpoint ``G`` is consistent iff for every channel
+With FIFO channels these counters decide consistency exactly (docs/theory.md,
+"Consistency by counters"): a global checkpoint ``G`` is consistent iff for every channel
 ``c = (u→v)``::
 
     processed_v(c) at g_v  ≤  sent_u(c) at g_u
@@ -17,7 +17,7 @@ more messages than the sender's), move the receiver back one checkpoint at a tim
 Positions only move backwards and a receiver is moved only when its current
 checkpoint can never be part of the answer (every older checkpoint of the sender
 sent even fewer messages), so the fixpoint is the *maximum* consistent line below
-``U`` (theory.md §1.5, §3.6: the same line as RL-FIX, R-MARK and rollback propagation
+``U`` (docs/theory.md, "Rollback propagation": the same line as RL-FIX, R-MARK and rollback propagation
 on the checkpoint graph; the tests cross-check it against the checker's RL-FIX).
 
 Positions: ``0..L_i`` are the stable checkpoints of task ``i`` in its effective
@@ -25,22 +25,14 @@ history (0 = the initial checkpoint, the state before the first event), ``L_i + 
 is its current state ``V_i`` (only a survivor under partial recovery may keep it).
 
 Defects observed in a published testbed's recovery code are available as switches
-(the mutants in ``reference.uncoordinated_mutants`` use them): ignoring channels
+(the mutants in ``reference.uncoordinated.mutants`` use them): ignoring channels
 between tasks on the same worker, and ignoring messages sent after the sender's
 last stable checkpoint.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-
-@dataclass
-class Counts:
-    """Per-channel counters of one checkpoint (or of the current state)."""
-
-    sent: dict = field(default_factory=dict)        # output channel -> messages sent before it
-    processed: dict = field(default_factory=dict)   # input channel -> messages processed before it
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -103,7 +95,8 @@ def recovery_line(channels: list, stable: list, current: list | None, U: list[in
 
 def rollback_steps(stable: list, U: list[int], g: list[int]) -> int:
     """CheckMate's "invalid checkpoints" of one recovery: the stable checkpoints skipped
-    below the bound (one per rollback step of Algorithm 1; theory.md §3.7 item 5)."""
+    below the bound (one per rollback step of Algorithm 1; docs/theory.md, "Invalid
+    checkpoints are not useless checkpoints")."""
     return sum(max(0, min(u, len(s) - 1) - x) for s, u, x in zip(stable, U, g))
 
 

@@ -1,5 +1,7 @@
 """``snapcheck check``: verify traces (consistency, channel state, Z-cycles, recovery
-lines, observed recoveries, exactly-once, rounds, RDT). See docs/checker.md."""
+lines, observed recoveries, exactly-once, rounds, RDT, ...), each file on its own:
+a file that cannot be read is reported (exit 2) and the others are still checked.
+See docs/checker.md."""
 
 from __future__ import annotations
 
@@ -8,36 +10,35 @@ import sys
 import click
 import orjson
 
-from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
+from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
+from snapcheck.options import cut_option
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
 
 
-def _parse_cut(text: str | None) -> dict | None:
-    if text is None:
+def _unknown_protocol_note(protocol: dict) -> str | None:
+    """The note for a protocol the catalogue does not know and whose header declares no facts."""
+    from snapcheck.reference.catalogue import header_facts
+    from snapcheck.traces.protocol_facts import DeclaredFacts
+
+    if header_facts(protocol) is not None or DeclaredFacts.of(protocol).declared:
         return None
-    cut = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if "=" not in part:
-            raise UsageError(f"--cut: expected PROC=CKPT pairs like P0=1,P1=V, got {part!r}")
-        p, v = part.split("=", 1)
-        v = v.strip()
-        cut[p.strip()] = "V" if v.upper() == "V" else v
-    if not cut:
-        raise UsageError("--cut: empty cut")
-    return cut
+    return (f"protocol {str(protocol.get('name', 'unknown'))!r} is not in the protocol catalogue and the trace header "
+            "declares none of its facts (params.aligned, params.guarantees, params.cic): nothing a protocol may "
+            "promise (z-cycles, rdt, cic-conformance, cic-efficiency, timestamps) was judged and rounds were judged "
+            "as unaligned; declare the facts in the header, or name a property with --property to judge it anyway.")
 
 
 @click.command("check")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the JSON report (schema in docs/checker.md).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON document with a report per trace (schema: checker/schema/check-report.schema.json).")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False), default=None,
-              help="Write JUnit XML: one test case per property per round/cut/recovery.")
+              help="Write JUnit XML: a test case per property per round/cut/recovery; skipped cases for what was "
+                   "not judged; an error case per unreadable trace.")
 @click.option("--property", "-p", "properties", multiple=True,
               help="Check only this property (repeatable): consistency, channel-state, termination, z-cycles, "
-                   "recovery-line, observed-recovery, exactly-once, rdt.")
-@click.option("--cut", "cut", default=None, help="Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")
+                   "recovery-line, observed-recovery, exactly-once, rdt, ... (docs/checker.md).")
+@cut_option("Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")
 @click.option("--failures", default=None, help="Failure set for the recovery line: P0,P1 or all.")
 @click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
               help="partial: survivors may keep their current state (default); restart-all: CheckMate.")
@@ -45,71 +46,109 @@ def _parse_cut(text: str | None) -> dict | None:
 @click.option("--z3-min-replay", is_flag=True, help="Also find the line with the fewest messages to replay (z3).")
 @click.option("--expect", is_flag=True,
               help="Compare with each trace's metadata.expected; exit 1 on a mismatch, 0 when all hold.")
-@click.option("--verbose", "-v", is_flag=True, help="Also list passed checks and every rollback chain.")
+@click.option("--require-faults", is_flag=True,
+              help="Exit 1 when a fault the trace's producer was asked to inject (a simulated crash, Flink --fail) "
+                   "never happened: its recovery was not exercised.")
+@click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to check.")
+@click.option("--verbose", "-v", is_flag=True, help="Also list passed checks, every rollback chain and every reason.")
 @click.option("--html", "html_file", type=click.Path(dir_okay=False), default=None,
               help="Write a self-contained HTML report (verdicts, witnesses, diagrams); one file per trace.")
 def check(traces, as_json, junit_file, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,
-          verbose, html_file) -> None:
+          require_faults, trace_id, verbose, html_file) -> None:
     """Check TRACE files (JSONL or Parquet) and report violations with their witnesses.
 
-    When no --cut/--failures/--semantics is given, a trace's metadata.expected.check
-    options apply. Exit codes: 0 clean, 1 violation (or, with --expect, a mismatch with
-    metadata.expected), 2 bad input or usage.
+    Every file is checked and reported, also when another one is unreadable. Every
+    property is either judged or listed as not judged with the reason. When no
+    --cut/--failures/--semantics is given, a trace's metadata.expected.check options
+    apply. Exit codes (the worst over the files): 0 clean, 1 violation (or, with
+    --expect, a mismatch with metadata.expected; with --require-faults, a requested
+    fault that never happened), 2 bad input or usage.
     """
-    from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
-    from snapcheck.checker.expected import compare_expected, options_from_expected
-    from snapcheck.reference.catalogue import header_facts
-    from snapcheck.traces import read_trace
+    from snapcheck.traces.atomic import refuse_inputs
 
-    explicit = cut is not None or failures is not None or semantics is not None
-    reports, mismatches, exit_code = [], {}, EXIT_CLEAN
+    for out in (junit_file, html_file):
+        if out:
+            refuse_inputs(out, traces)
+    if html_file and len(traces) > 1:
+        from snapcheck.debug.html_report import html_target
+
+        for path in traces:
+            refuse_inputs(html_target(html_file, path, len(traces)), traces)
+    reports, mismatches, codes = [], {}, [EXIT_CLEAN]
     for path in traces:
-        trace = read_trace(path)
-        opts = CheckOptions(properties=set(properties) if properties else None, cut=_parse_cut(cut),
-                            failures=failures, semantics=semantics or "partial", z3=use_z3 or z3_min_replay,
-                            z3_min_replay=z3_min_replay, facts=header_facts(trace.header.protocol))
-        if not explicit:
-            opts = options_from_expected(trace, opts)
-        try:
-            report = check_trace(trace, opts)
-        except CheckerUsageError as exc:
-            raise UsageError(f"{path}: {exc}") from None
+        report, code = _check_one(path, trace_id, properties, cut, failures, semantics, use_z3,
+                                  z3_min_replay, expect, require_faults, html_file, len(traces), mismatches)
         reports.append(report)
-        if html_file:
-            from snapcheck.debug.html_report import html_target, write_html_report
-
-            write_html_report(trace, report, html_target(html_file, path, len(traces)))
-        if expect and trace.header.expected:
-            mm = compare_expected(trace, report)
-            mismatches[report.trace] = mm
-            if mm:
-                exit_code = EXIT_VIOLATION
-        elif not report.ok:
-            exit_code = EXIT_VIOLATION
+        codes.append(code)
+    exit_code = max(codes)
     if as_json:
-        doc = {"schema": "snapcheck-check", "version": 1, "ok": exit_code == EXIT_CLEAN,
-               "reports": [r.to_json() for r in reports]}
+        doc = {"schema": "snapcheck-check", "version": JSON_SCHEMA_VERSION, "ok": exit_code == EXIT_CLEAN,
+               "exit_code": exit_code, "reports": [r.to_json() for r in reports]}
         if expect:
             for r in doc["reports"]:
                 r["expected_mismatches"] = mismatches.get(r["trace"])
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
     else:
         for r in reports:
+            if isinstance(r, UnreadTrace):
+                click.echo(r.render_text(), err=True)
+                continue
             click.echo(r.render_text(verbose))
             if expect and r.trace in mismatches:
                 mm = mismatches[r.trace]
                 click.echo("expected verdict: " + ("holds" if not mm else "MISMATCH\n  " + "\n  ".join(mm)))
+            if require_faults and r.faults_not_exercised:
+                click.echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
             click.echo("")
     if junit_file:
         from snapcheck.checker.junit import junit_xml
+        from snapcheck.traces.atomic import write_atomic
 
-        try:
-            with open(junit_file, "wb") as f:
-                f.write(junit_xml(reports, mismatches if expect else None))
-        except OSError as exc:
-            raise UsageError(f"cannot write {junit_file}: {exc.strerror}") from None
+        write_atomic(junit_file, junit_xml(reports, mismatches if expect else None, require_faults), inputs=traces)
     if exit_code:
         sys.exit(exit_code)
+
+
+def _check_one(path, trace_id, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,
+               require_faults, html_file, n_traces, mismatches):
+    """Check one file: (its report or ``UnreadTrace``, its exit code)."""
+    from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
+    from snapcheck.checker.expected import compare_expected, options_from_expected
+    from snapcheck.reference.catalogue import header_facts
+    from snapcheck.traces import read_trace
+    from snapcheck.traces.errors import TraceErrors
+
+    try:
+        trace = read_trace(path, trace_id=trace_id)
+    except TraceErrors as exc:
+        return UnreadTrace(path, [str(e) for e in exc.errors], exc.total), EXIT_BAD_INPUT
+    opts = CheckOptions(properties=set(properties) if properties else None, cut=cut, failures=failures,
+                        semantics=semantics or "partial", z3=use_z3 or z3_min_replay, z3_min_replay=z3_min_replay,
+                        facts=header_facts(trace.header.protocol))
+    if cut is None and failures is None and semantics is None:
+        opts = options_from_expected(trace, opts)
+    try:
+        report = check_trace(trace, opts)
+    except CheckerUsageError as exc:
+        return UnreadTrace(path, [f"{path}: {exc}"], 1), EXIT_BAD_INPUT
+    note = _unknown_protocol_note(trace.header.protocol)
+    if note:
+        report.notes.insert(0, note)
+    if html_file:
+        from snapcheck.debug.html_report import html_target, write_html_report
+
+        write_html_report(trace, report, html_target(html_file, path, n_traces))
+    code = EXIT_CLEAN
+    if expect and trace.header.expected:
+        mm = compare_expected(trace, report)
+        mismatches[report.trace] = mm
+        if mm:
+            code = EXIT_VIOLATION
+    elif not report.ok:
+        code = EXIT_VIOLATION
+    if require_faults and report.faults_not_exercised:
+        code = EXIT_VIOLATION
+    return report, code
 
 
 def register(group: click.Group) -> None:

@@ -7,10 +7,11 @@ the checker where violations are needed, and print or write the results.
 from __future__ import annotations
 
 import json
-import sys
 
 import click
-from rich.console import Console
+
+from snapcheck.options import cut_option
+from snapcheck.console import make_console
 
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
 from snapcheck.traces.errors import UsageError
@@ -18,25 +19,13 @@ from snapcheck.traces import read_trace
 from snapcheck.traces.model import Trace
 
 _TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+_TRACE_ID = click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to use.")
 
 
 def _failures(value: str | None):
     if value is None:
         return None
     return "all" if value == "all" else [p for p in value.split(",") if p]
-
-
-def _cut(value: str | None) -> dict | None:
-    """``P0=1,P1=V`` -> ``{"P0": 1, "P1": "V"}``."""
-    if value is None:
-        return None
-    out = {}
-    for item in value.split(","):
-        proc, sep, c = item.partition("=")
-        if not sep or not proc or not (c == "V" or c.isdigit()):
-            raise UsageError(f"bad --cut item {item!r}: use PROC=CKPT or PROC=V, comma-separated")
-        out[proc] = c if c == "V" else int(c)
-    return out
 
 
 def _properties_opt(f):
@@ -46,7 +35,7 @@ def _properties_opt(f):
 
 
 def _check_opts(f):
-    f = click.option("--cut", default=None, help="Global checkpoint to analyse, e.g. P0=1,P1=V.")(f)
+    f = cut_option()(f)
     f = click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
                      help="Recovery semantics (default: the trace's expected.check, else partial).")(f)
     f = click.option("--failures", default=None, help="Failed processes (comma-separated) or 'all'.")(f)
@@ -56,7 +45,7 @@ def _check_opts(f):
 def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
     """Run the checker with the command's options; bad options are usage errors."""
     opts = check_options(trace, properties=set(properties) or None, failures=_failures(failures),
-                         semantics=semantics, cut=_cut(cut))
+                         semantics=semantics, cut=cut)
     return findings_from_report(trace, run_checker(trace, opts))
 
 
@@ -76,8 +65,9 @@ def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
               help="Run these ';'-separated stepper commands instead of reading the terminal.")
 @_properties_opt
 @_check_opts
+@_TRACE_ID
 def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_channels, commands,
-           properties, failures, semantics, cut) -> None:
+           properties, failures, semantics, cut, trace_id) -> None:
     """Step through TRACE event by event and see every process and channel.
 
     Interactive (default): a prompt takes commands (n, p, g N, v, b proc P, c, h, q, ...;
@@ -89,11 +79,11 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
     """
     from snapcheck.debug.stepper import Stepper
 
-    trace = read_trace(trace_path)
+    trace = read_trace(trace_path, trace_id=trace_id)
     findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 140)
-    stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels)
+    console = make_console()
     targets = [x is not None for x in (until, until_line, at_violation)]
+    stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels, navigable=not any(targets))
     if sum(targets) > 1:
         raise UsageError("give at most one of --until, --until-line, --at-violation")
     if any(targets):
@@ -115,6 +105,7 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
         if as_json:
             out = stepper.replay.state.to_json()
             out["violations_here"] = [_finding_json(f) for f in findings.at(stepper.replay.position)]
+            out["violations_visible"] = [_finding_json(f) for f in findings.visible(stepper.replay.position)]
             if violation is not None:
                 out["violation"] = _finding_json(violation)
             click.echo(json.dumps(out, indent=1, default=str))
@@ -162,26 +153,73 @@ def _window(value: str | None) -> tuple[int, int] | None:
 @click.option("--title", default=None, help="Diagram title.")
 @_properties_opt
 @_check_opts
+@_TRACE_ID
 def render(trace_path, output, layout, window, procs, line, only, labels, no_check, title,
-           properties, failures, semantics, cut) -> None:
+           properties, failures, semantics, cut, trace_id) -> None:
     """Draw TRACE as a space-time diagram (one lane per process, messages as arrows).
 
     Barriers are dashed; checkpoints are marked by kind; with the checker's findings the
     recovery line, the orphan / dropped / phantom messages, and Z-cycle witnesses with
     their useless checkpoints are highlighted.
     """
-    from snapcheck.debug.render import RenderOptions, render as draw
+    from snapcheck.debug.render import RenderOptions, image_format, plan_view, render as draw
+    from snapcheck.traces.atomic import ensure_writable
 
-    trace = read_trace(trace_path)
-    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-    checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
-                                                 cut=_cut(cut)).get("cut")
-    opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
-                         recovery_line=None if line == "off" else line, only=list(only) or None,
-                         labels=labels, title=title, cut=checked)
-    draw(trace, output, findings, opts)
+    image_format(output)
+    ensure_writable(output, [trace_path])
+    with _Phases() as phases:
+        trace = phases.read(trace_path, trace_id)
+        phases.step("checking")
+        findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
+        checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
+                                                     cut=cut).get("cut")
+        opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
+                             recovery_line=None if line == "off" else line, only=list(only) or None,
+                             labels=labels, title=title, cut=checked)
+        view = plan_view(trace, findings, opts)
+        phases.step("drawing")
+        draw(trace, output, findings, opts)
+    for note in view.notes:
+        click.echo(f"note: {note}")
     click.echo(f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
                + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "") + ")")
+
+
+class _Phases:
+    """A progress display on stderr (on a terminal): a bar while the trace is read, then
+    the name of each later phase with the time elapsed."""
+
+    def __init__(self):
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+        console = make_console(stderr=True)
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                                 TimeElapsedColumn(), console=console, transient=True,
+                                 disable=not console.is_terminal)
+        self.task = None
+
+    def __enter__(self) -> "_Phases":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def read(self, path: str, trace_id: str | None) -> Trace:
+        import os
+
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = None
+        self.task = self.progress.add_task("reading", total=size)
+        trace = read_trace(path, trace_id=trace_id,
+                           progress=lambda done: self.progress.update(self.task, completed=done))
+        self.progress.update(self.task, completed=size)
+        return trace
+
+    def step(self, name: str) -> None:
+        self.progress.update(self.task, description=name, total=None)
 
 
 # -- shrink ------------------------------------------------------------------------
@@ -199,7 +237,8 @@ def render(trace_path, output, layout, window, procs, line, only, labels, no_che
 @click.option("--simulate", "simulate", default=None, metavar="CONFIG",
               help="Start from a failing simulation instead of TRACE: a SimConfig as JSON text or @file.json.")
 @_check_opts
-def shrink(trace_path, prop, kind, output, simulation, simulate, failures, semantics, cut) -> None:
+@_TRACE_ID
+def shrink(trace_path, prop, kind, output, simulation, simulate, failures, semantics, cut, trace_id) -> None:
     """Delta-debug a failing trace (ddmin) to a 1-minimal trace with the same violation.
 
     The result still violates the same property with the same kind of witness, and
@@ -211,13 +250,17 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
 
     from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config, simulate_config
-    from snapcheck.traces.jsonl import dumps_trace
+    from snapcheck.traces.atomic import ensure_writable
+    from snapcheck.traces.writer import write_trace
 
-    config = _sim_config(trace_path, simulation, simulate)
+    config = _sim_config(trace_path, simulation, simulate, trace_id)
     if trace_path is None and config is None:
         raise UsageError("give a TRACE or --simulate CONFIG")
-    trace = simulate_config(config) if trace_path is None else read_trace(trace_path)
-    base = options_dict(trace, failures=_failures(failures), semantics=semantics, cut=_cut(cut))
+    out = output or ((trace_path or "simulation").rsplit(".", 1)[0] + ".shrunk.jsonl")
+    inputs = [trace_path] if trace_path else []
+    ensure_writable(out, inputs)
+    trace = simulate_config(config) if trace_path is None else read_trace(trace_path, trace_id=trace_id)
+    base = options_dict(trace, failures=_failures(failures), semantics=semantics, cut=cut)
     prop, kind = _target(trace, prop, kind, base)
 
     def options(d: dict):
@@ -244,9 +287,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         expected["check"] = res.options
     header.metadata["expected"] = expected
     header.metadata["shrunk_from"] = origin
-    out = output or ((trace_path or "simulation").rsplit(".", 1)[0] + ".shrunk.jsonl")
-    with open(out, "wb") as fh:
-        fh.write(dumps_trace(header, res.trace.events))
+    write_trace(out, header, res.trace.events, inputs=inputs)
     click.echo(f"shrunk {origin['events']} events -> {len(res.trace.events)} events "
                f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
                f"1-minimal; wrote {out}")
@@ -256,7 +297,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
             break
 
 
-def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None) -> dict | None:
+def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None, trace_id: str | None) -> dict | None:
     """The simulation configuration to shrink, if any."""
     if simulate is not None:
         text = simulate
@@ -278,7 +319,7 @@ def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None) 
             raise UsageError("--simulation needs a TRACE written by the reference simulator")
         from snapcheck.traces import read_header
 
-        sim = read_header(trace_path).metadata.get("simulator") or {}
+        sim = read_header(trace_path, trace_id).metadata.get("simulator") or {}
         if "config" not in sim:
             raise UsageError(f"{trace_path}: no metadata.simulator.config (not a simulator trace)")
         return dict(sim["config"])
@@ -310,15 +351,18 @@ def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str,
 @click.command("shiviz")
 @_TRACE
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The log file to write.")
-def shiviz(trace_path, output) -> None:
+@_TRACE_ID
+def shiviz(trace_path, output, trace_id) -> None:
     """Export TRACE as a ShiViz log (vector clocks) to view it in ShiViz.
 
     The file's first line is the log-parsing regular expression and its second line
     the (empty) executions delimiter, as ShiViz expects of an uploaded log.
     """
     from snapcheck.debug.shiviz import SHIVIZ_REGEX, write_shiviz
+    from snapcheck.traces.atomic import ensure_writable
 
-    trace = read_trace(trace_path)
+    ensure_writable(output, [trace_path])
+    trace = read_trace(trace_path, trace_id=trace_id)
     n = write_shiviz(trace, output)
     click.echo(f"wrote {output} ({n} events, {len(trace.processes)} hosts)")
     click.echo(f"ShiViz log parsing regular expression: {SHIVIZ_REGEX}")

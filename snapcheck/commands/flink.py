@@ -1,4 +1,4 @@
-"""``snapcheck flink``: check a real, unmodified Apache Flink 2.x (issue 10, docs/flink.md).
+"""``snapcheck flink``: check a real, unmodified Apache Flink 2.x (docs/flink.md).
 
 * ``snapcheck flink build`` — compile the instrumentation library and jobs with javac against
   the installed apache-flink-libraries jars (cached; quick when nothing changed).
@@ -10,7 +10,7 @@
 
 The verdict of a Flink trace is the checker's (consistency of every completed checkpoint,
 no in-flight records in aligned mode, exactly-once after recovery, ...) plus Flink's own
-expectations (``reference.flink.expectations``): the restore of the latest completed
+expectations (``snapcheck.flink.expectations``): the restore of the latest completed
 checkpoint, and no merge anomaly. ``dropped`` on a channel whose unaligned channel state was
 never restored is not a verdict on Flink (that state is internal to Flink) and is shown as a note.
 """
@@ -25,12 +25,13 @@ import time
 from pathlib import Path
 
 import click
-from rich.console import Console
+
+from snapcheck.console import make_console
 from rich.table import Table
 
 from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
-console = Console(highlight=False, width=shutil.get_terminal_size((140, 24)).columns)
+console = make_console()
 
 
 def _build(force: bool = False):
@@ -54,6 +55,7 @@ class Judgement:
         self.violations = self.report.violations
         self.hidden = self.report.stats.get("unobservable_in_transit", 0)
         self.findings = latest_checkpoint_findings(trace) + anomaly_findings(trace)
+        self.faults = self.report.faults
         flink = (trace.header.metadata or {}).get("flink") or {}
         self.status = flink.get("status", "?")
         if self.status in ("timeout", "failed"):
@@ -68,6 +70,11 @@ class Judgement:
         return not self.violations and not self.findings
 
     @property
+    def faults_not_exercised(self) -> list[dict]:
+        """Requested failures (--fail) that never fired: the run tested no recovery from them."""
+        return [f for f in self.faults if not f["exercised"]]
+
+    @property
     def kinds(self) -> list[str]:
         return sorted({v.kind for v in self.violations} | {f.kind for f in self.findings})
 
@@ -78,7 +85,7 @@ class Judgement:
                 "restores": len({e.recovery for e in ev if e.type == "restore"}),
                 "replayed": sum(1 for e in ev if e.type == "replay" and e.source == "channel_state"),
                 "reread": sum(1 for e in ev if e.type == "replay" and e.source == "source"),
-                "hidden": self.hidden}
+                "hidden": self.hidden, "faults_not_exercised": len(self.faults_not_exercised)}
 
     def detail(self, limit: int = 3) -> str:
         msgs = [f"[{v.kind}] {v.message}" for v in self.violations[:limit]]
@@ -108,14 +115,20 @@ class Judgement:
         if self.hidden:
             lines.append(f"note: {self.hidden} in-flight record(s) of checkpoints that were never restored: their "
                          "unaligned channel state is internal to Flink (not judged).")
-        lines.append("verdict: " + ("clean" if self.ok else "VIOLATION (" + ", ".join(self.kinds) + ")"))
+        for f in self.faults_not_exercised:
+            lines.append(f"NOT EXERCISED: {f['fault']} ({f['detail']}): this run tested no recovery from it.")
+        verdict = "clean" if self.ok else "VIOLATION (" + ", ".join(self.kinds) + ")"
+        if self.ok and self.faults_not_exercised:
+            verdict += (f", but {len(self.faults_not_exercised)} requested failure(s) never fired: recovery not "
+                        "exercised")
+        lines.append("verdict: " + verdict)
         return "\n".join(lines)
 
 
-def judge_file(path: str) -> Judgement:
+def judge_file(path: str, trace_id: str | None = None) -> Judgement:
     from snapcheck.traces import read_trace
 
-    return Judgement(read_trace(path))
+    return Judgement(read_trace(path, trace_id=trace_id))
 
 
 def _kv(items, what: str, conv=str) -> dict:
@@ -129,6 +142,11 @@ def _kv(items, what: str, conv=str) -> dict:
         except ValueError:
             raise UsageError(f"{what}: bad value in {it!r}") from None
     return out
+
+
+_REQUIRE_FAULTS = click.option(
+    "--require-faults", is_flag=True,
+    help="Exit 1 when a requested failure (--fail) never fired: the run exercised no recovery from it.")
 
 
 @click.group("flink")
@@ -172,8 +190,9 @@ def build_cmd(force: bool) -> None:
               help="Keep the raw per-subtask files and run.json here (default: a temporary directory).")
 @click.option("--check/--no-check", default=True, show_default=True,
               help="Judge the trace (exit 1 on a violation) or only write it.")
+@_REQUIRE_FAULTS
 def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligned_timeout, buffer_timeout,
-            restart_delay, work, conf, timeout, quiet, output, keep_dir, check) -> None:
+            restart_delay, work, conf, timeout, quiet, output, keep_dir, check, require_faults) -> None:
     """Run a traced Flink job with injected failures and write its trace (then: snapcheck check)."""
     from snapcheck.flink.build import FlinkSetupError
     from snapcheck.flink.run import RunConfig, run_job
@@ -186,6 +205,9 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
         cfg.validate()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    from snapcheck.traces.atomic import ensure_writable
+
+    ensure_writable(output)
     b = _build()
     tmp = None
     if keep_dir is None:
@@ -217,7 +239,7 @@ def run_cmd(job, mode, parallelism, fails, seed, records, rate, interval, aligne
             click.echo("verdict: VIOLATION (flink-anomaly): the anomalies above make the merged trace invalid")
             sys.exit(EXIT_VIOLATION)
         click.echo(j.render())
-        if not j.ok:
+        if not j.ok or (require_faults and j.faults_not_exercised):
             sys.exit(EXIT_VIOLATION)
 
 
@@ -238,7 +260,9 @@ def merge_cmd(run_dir, output) -> None:
     """Merge the per-subtask trace files and run.json of a traced run (e.g. your own job run with
     TracedJob.run) into one v1 trace."""
     from snapcheck.flink.merge import merge_run
+    from snapcheck.traces.atomic import ensure_writable
 
+    ensure_writable(output)
     res = merge_run(run_dir)
     res.write(output)
     click.echo(f"{output}: {len(res.events)} events" + (f"; {len(res.anomalies)} anomalies:\n  "
@@ -247,16 +271,18 @@ def merge_cmd(run_dir, output) -> None:
 
 @flink.command("check")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
-def check_cmd(traces) -> None:
+@_REQUIRE_FAULTS
+@click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to judge.")
+def check_cmd(traces, require_faults, trace_id) -> None:
     """Judge Flink traces written by 'snapcheck flink run': the checker's verdict plus Flink's
     expectations (latest completed checkpoint restored, no merge anomaly), without judging the
     channel state of unaligned checkpoints that were never restored. Exit 1 on a violation."""
     bad = False
     for path in traces:
-        j = judge_file(path)
+        j = judge_file(path, trace_id)
         click.echo(f"{path}:")
         click.echo(j.render())
-        bad = bad or not j.ok
+        bad = bad or not j.ok or bool(require_faults and j.faults_not_exercised)
     if bad:
         sys.exit(EXIT_VIOLATION)
 
@@ -306,6 +332,8 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
     def progress(r) -> None:
         c = r.config
         verdict = "clean" if r.ok else "[red]" + ", ".join(r.kinds) + "[/]"
+        if r.stats.get("faults_not_exercised"):
+            verdict += f" [yellow](failure not fired: {r.stats['faults_not_exercised']})[/]"
         console.print(f"{r.index + 1:>4}/{runs} {c.job:<9} {c.mode:<13} p={c.parallelism} "
                       f"fail={','.join(c.fails) or '-':<24} {r.seconds:5.1f}s {r.status:<9} {verdict}")
 
@@ -337,8 +365,10 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
                      "fails": r.config.fails, "status": r.status, "ok": r.ok, "kinds": r.kinds,
                      "seconds": round(r.seconds, 2), "stats": r.stats, "trace": r.trace,
                      "command": r.config.command(), "detail": r.detail} for r in rows]}
+    from snapcheck.traces.atomic import write_atomic
+
     out.mkdir(parents=True, exist_ok=True)
-    (out / "campaign.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    write_atomic(out / "campaign.json", orjson.dumps(doc, option=orjson.OPT_INDENT_2))
     if bad:
         sys.exit(EXIT_VIOLATION)
 

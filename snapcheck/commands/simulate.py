@@ -9,34 +9,57 @@
 from __future__ import annotations
 
 import click
+
+from snapcheck.console import make_console
+from snapcheck.options import DefaultsFromCode, recovery_choices
 import orjson
 from click.core import ParameterSource
-from rich.console import Console
 
 from snapcheck.traces.errors import UsageError
 
-console = Console(highlight=False)
+console = make_console()
 
 # Command-line option name -> SimConfig field, for options a mutant's --demo may set.
 _DEMO_OPTIONS = {
     "workload": "workload", "parallelism": "parallelism", "records": "records", "gap": "gap",
     "interval": "interval", "jitter": "jitter", "buffer": "buffer", "out_buffer": "out_buffer",
     "decline_prob": "decline_prob", "fail": "failures", "straggler": "stragglers",
-    "checkpoint_timeout": "checkpoint_timeout",
+    "checkpoint_timeout": "checkpoint_timeout", "rescale": "rescale", "finish_sources": "finish_sources",
 }
 
 
-def _parse_fail(spec: str) -> tuple[str, int]:
-    task, sep, when = spec.rpartition("@")
-    if not sep or not task:
-        raise UsageError(f"--fail {spec!r}: expected TASK@TIME, e.g. join[0]@1500")
+def _parse_fail(spec: str) -> tuple:
+    from snapcheck.reference.sim.exploration import parse_fault
+
     try:
-        t = int(when)
+        return parse_fault(spec)
+    except ValueError as exc:
+        raise UsageError(f"--fail: {exc}") from None
+
+
+def _parse_pause(spec: str) -> tuple[int, int]:
+    step, sep, ticks = spec.partition(":")
+    if not sep or not step.isdigit() or not ticks.isdigit() or int(step) < 1:
+        raise UsageError(f"--pause {spec!r}: expected STEP:TICKS (positive integers), e.g. 120:400")
+    return int(step), int(ticks)
+
+
+def _parse_rescale(spec: str) -> tuple[str, int, int]:
+    """``KIND@TIME:P`` (KIND ``savepoint`` or ``failure``) as a ``SimConfig.rescale`` entry.
+
+    >>> _parse_rescale("savepoint@1500:3")
+    ('savepoint', 1500, 3)
+    """
+    kind, sep, rest = spec.partition("@")
+    when, sep2, p = rest.partition(":")
+    try:
+        t, n = int(when), int(p)
     except ValueError:
-        raise UsageError(f"--fail {spec!r}: TIME must be an integer number of ticks") from None
-    if t < 0:
-        raise UsageError(f"--fail {spec!r}: TIME must not be negative")
-    return task, t
+        t = n = -1
+    if not sep or not sep2 or kind not in ("savepoint", "failure") or t < 0 or n < 1:
+        raise UsageError(f"--rescale {spec!r}: expected KIND@TIME:PARALLELISM with KIND savepoint or failure, "
+                         "e.g. savepoint@1500:3")
+    return kind, t, n
 
 
 def _parse_straggler(spec: str) -> tuple[str, float]:
@@ -80,7 +103,12 @@ def _print_list() -> None:
 @click.option("--gap", type=int, default=None, help="Mean ticks between input records of a partition.")
 @click.option("--hot-ratio", type=float, default=0.0, show_default=True,
               help="Fraction of records on hot keys (skew).")
-@click.option("--fail", multiple=True, metavar="TASK@TIME", help="Crash TASK at TIME ticks (repeatable).")
+@click.option("--fail", multiple=True, metavar="TASK@TIME|TASK@SITUATION#K",
+              help="Crash TASK at TIME ticks, or right after the K-th occurrence of SITUATION (TASK may be "
+                   "'self': the task where it occurred; situations: see docs/protocols.md). Repeatable.")
+@click.option("--pause", multiple=True, metavar="STEP:TICKS",
+              help="Hold back the task that makes the STEP-th step of the run for TICKS more (a schedule "
+                   "perturbation). Repeatable.")
 @click.option("--straggler", multiple=True, metavar="TASK=FACTOR",
               help="Multiply TASK's processing cost by FACTOR (repeatable).")
 @click.option("--mutant", "-m", default=None,
@@ -92,7 +120,8 @@ def _print_list() -> None:
 @click.option("--aligned-timeout", type=int, default=300, show_default=True,
               help="Alignment timeout of aligned-timeout (ticks).")
 @click.option("--recovery", type=click.Choice(["restart-all", "partial"]), default="restart-all", show_default=True,
-              help="Recovery of the uncoordinated protocols (unc, hmnr, hmnr-clock, bcs): every task restarts from "
+              cls=DefaultsFromCode, defaults=recovery_choices,
+              help="Recovery of the protocols that implement a choice ({defaults}): every task restarts from "
                    "the recovery line, or only the failed tasks and those rollback propagation reaches.")
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
@@ -101,13 +130,21 @@ def _print_list() -> None:
 @click.option("--out-buffer", type=int, default=2, show_default=True, help="Output buffer per channel (records).")
 @click.option("--decline-prob", type=float, default=0.0, show_default=True,
               help="Probability that a task's snapshot fails (the round is declined).")
+@click.option("--rescale", multiple=True, metavar="KIND@TIME:P",
+              help="Restore the job at parallelism P: KIND savepoint (stop-with-savepoint at TIME, then restore) or "
+                   "failure (a task crashes at TIME; the recovery restores at P). Repeatable.")
+@click.option("--max-parallelism", type=int, default=16, show_default=True,
+              help="Key groups of keyed operators (runs that rescale).")
+@click.option("--finish-sources", is_flag=True,
+              help="Sources finish at the end of their input (FLIP-147) while the rest of the job goes on.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Trace file to write (.jsonl).")
 @click.option("--metrics-json", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @click.option("--list", "list_", is_flag=True, help="List protocols, workloads and mutants.")
 @click.pass_context
-def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, straggler, mutant,
+def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, pause, straggler, mutant,
                  demo, interval, max_concurrent, checkpoint_timeout, aligned_timeout, recovery, latency, jitter,
-                 non_fifo, buffer, out_buffer, decline_prob, output, metrics_json, list_) -> None:
+                 non_fifo, buffer, out_buffer, decline_prob, rescale, max_parallelism, finish_sources, output,
+                 metrics_json, list_) -> None:
     """Simulate a streaming dataflow under a checkpointing protocol and write its trace.
 
     Deterministic: the same options give a byte-identical trace. Times are in ticks
@@ -118,22 +155,29 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         return
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
+    from snapcheck.traces.atomic import ensure_writable, write_atomic
+
+    ensure_writable(output)
+    if metrics_json:
+        ensure_writable(metrics_json, [output])
     from snapcheck.reference import SimConfig, simulate
-    from snapcheck.reference.catalogue import resolve
+    from snapcheck.reference.catalogue import base_of, resolve
 
     fields = dict(
         protocol=protocol or "abs-aligned", workload=workload, parallelism=parallelism, seed=seed,
         records=records, gap=gap, hot_ratio=hot_ratio, failures=tuple(_parse_fail(f) for f in fail),
-        stragglers=tuple(_parse_straggler(s) for s in straggler), mutant=mutant, interval=interval,
+        stragglers=tuple(_parse_straggler(s) for s in straggler), pauses=tuple(_parse_pause(p) for p in pause),
+        mutant=mutant, interval=interval,
         max_concurrent=max_concurrent, checkpoint_timeout=checkpoint_timeout, aligned_timeout=aligned_timeout,
         recovery=recovery, latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
-        decline_prob=decline_prob)
+        decline_prob=decline_prob, rescale=tuple(_parse_rescale(r) for r in rescale), max_parallelism=max_parallelism,
+        finish_sources=finish_sources)
     if mutant is not None:
         m = resolve(mutant, "mutant")
         if not m.mutant_of:
             raise UsageError(f"{mutant} is not a mutant: its class declares no mutant_of (run it with --protocol)")
         if protocol is None:
-            fields["protocol"] = m.mutant_of
+            fields["protocol"] = base_of(m)
         if demo:
             for opt, key in _DEMO_OPTIONS.items():
                 if key in m.demo and ctx.get_parameter_source(opt) != ParameterSource.COMMANDLINE:
@@ -141,14 +185,14 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
     elif demo:
         raise UsageError("--demo needs --mutant")
     for name, value in (("parallelism", parallelism), ("interval", interval), ("max-concurrent", max_concurrent),
-                        ("buffer", buffer), ("out-buffer", out_buffer)):
+                        ("buffer", buffer), ("out-buffer", out_buffer), ("max-parallelism", max_parallelism)):
         if value < 1:
             raise UsageError(f"--{name} must be at least 1")
     try:
         res = simulate(SimConfig(**fields))
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    res.write(output)
+    write_atomic(output, res.dumps())
     m = res.metrics
     console.print(f"{output}: {m['events']} events, {m['tasks']} tasks, protocol {res.header.protocol['name']}"
                   f"{' (mutant ' + mutant + ')' if mutant else ''}, workload {m['workload']}, seed {seed}",
@@ -157,9 +201,14 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
                   f"failures {m['failures']}, replayed {m['replayed_messages']}, outputs {m['outputs']}, "
                   f"simulated time {m['sim_time']} ticks" + (", STUCK (a round never completed)" if m["stuck"] else ""),
                   markup=False)
+    from snapcheck.checker.coverage import requested_faults
+
+    for f in requested_faults(res.trace()):
+        if not f.exercised:
+            console.print(f"  NOT EXERCISED: {f.fault} never happened ({f.detail}); this run tests no recovery from "
+                          "it", markup=False)
     if metrics_json:
-        with open(metrics_json, "wb") as f:
-            f.write(orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        write_atomic(metrics_json, orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
 
 def register(group) -> None:

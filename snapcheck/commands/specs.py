@@ -9,14 +9,12 @@ import sys
 import time
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from snapcheck.console import make_console
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_VIOLATION, UsageError
 
-console = Console(highlight=False, soft_wrap=True)
-# Tables are read in CI logs too: never squeeze them to an 80-column pipe.
-wide_console = Console(highlight=False, width=max(Console().width, 200))
+console = make_console()
 
 
 def _default_parallel() -> int:
@@ -85,7 +83,7 @@ def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: fl
                       "" if r.depth is None else str(r.depth), f"{r.seconds:.1f}s", style=style)
         if not o.matches:
             bad.append(o)
-    wide_console.print(table)
+    console.print(table)
     cpu = sum(o.result.cpu_seconds for o in outcomes)
     console.print(f"{len(outcomes)} configuration(s) in {elapsed:.1f}s wall, {cpu:.1f}s CPU; "
                   f"{len(outcomes) - len(bad)} as expected, {len(bad)} differ", markup=False)
@@ -120,7 +118,7 @@ def _apalache(entries, length: int, timeout: float) -> None:
         bad += 0 if agrees else 1
         table.add_row(e.spec, e.name, e.expected, res.result, f"{res.seconds:.1f}s",
                       style=None if agrees else "bold red")
-    wide_console.print(table)
+    console.print(table)
     if bad:
         sys.exit(EXIT_VIOLATION)
 

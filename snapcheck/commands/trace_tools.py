@@ -14,14 +14,15 @@ from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, validate_file
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--max-errors", default=DEFAULT_MAX_ERRORS, show_default=True,
               help="Report at most this many errors per file (all are counted).")
-def validate_trace(files: tuple[str, ...], max_errors: int) -> None:
+@click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to validate.")
+def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None) -> None:
     """Check that trace FILES (JSONL or Parquet) conform to trace format v1.
 
     Every problem is printed as FILE:LINE: reason. Exit 0 if all are valid, 2 otherwise.
     """
     bad = 0
     for path in files:
-        v = validate_file(path, max_errors)
+        v = validate_file(path, max_errors, trace_id)
         if v.ok:
             h = v.header_obj
             click.echo(f"{path}: OK ({v.events_seen} events, {len(h.processes)} processes, "
@@ -36,25 +37,44 @@ def validate_trace(files: tuple[str, ...], max_errors: int) -> None:
 @click.command("convert")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Destination: .parquet (many JSONL traces in, one file out) or .jsonl (one trace out).")
-@click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to write as JSONL.")
+              help="Destination: .parquet (one or more traces) or .jsonl (exactly one trace).")
+@click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet source to convert.")
 def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None:
-    """Convert traces between JSON Lines and Parquet (lossless, validated on the way)."""
-    from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl
+    """Convert traces between JSON Lines and Parquet (lossless, validated first).
 
-    if output.endswith((".parquet", ".pq")):
-        rows = jsonl_to_parquet(list(sources), output)
-        click.echo(f"wrote {rows} rows ({len(sources)} trace(s)) to {output}")
+    Directions: JSONL -> Parquet (many JSONL traces into one file), Parquet -> JSONL (one
+    trace; --trace-id picks it from a multi-trace file), JSONL -> JSONL and Parquet ->
+    Parquet (a validated, normalizing copy). The output is written atomically: a failed
+    conversion leaves an existing file untouched, and the output may not be an input.
+    """
+    from snapcheck.traces.atomic import refuse_inputs
+    from snapcheck.traces.jsonl import _is_parquet
+    from snapcheck.traces.parquet import trace_ids, write_jsonl, write_parquet
+
+    refuse_inputs(output, sources)
+    if _is_parquet(output):
+        items = []
+        for src in sources:
+            if _is_parquet(src):
+                ids = [trace_id] if trace_id is not None else trace_ids(src)
+                items.extend((src, t if len(ids) > 1 or trace_id else None, t) for t in ids)
+            elif trace_id is not None:
+                raise UsageError(f"--trace-id picks a trace of a Parquet source; {src} is JSONL (one trace)")
+            else:
+                items.append((src, None, src))
+        rows = write_parquet(items, output)
+        click.echo(f"wrote {rows} rows ({len(items)} trace(s)) to {output}")
     elif output.endswith(".jsonl"):
         if len(sources) != 1:
-            raise UsageError("converting to JSONL takes exactly one Parquet source")
-        n = parquet_to_jsonl(sources[0], output, trace_id)
-        v = validate_file(output)
-        if not v.ok:
-            raise TraceErrors(v.errors, v.total_errors)
+            raise UsageError(f"converting to JSONL writes one trace: give exactly one source (got {len(sources)}); "
+                             "to gather several traces, convert to .parquet")
+        if trace_id is not None and not _is_parquet(sources[0]):
+            raise UsageError(f"--trace-id picks a trace of a Parquet source; {sources[0]} is JSONL (one trace)")
+        n = write_jsonl(sources[0], output, trace_id)
         click.echo(f"wrote {n} lines to {output}")
     else:
-        raise UsageError(f"cannot tell the output format of {output!r}: use .parquet or .jsonl")
+        raise UsageError(f"cannot tell the output format of {output!r}: name it .parquet or .jsonl (directions: "
+                         "JSONL or Parquet to .parquet, one trace of either to .jsonl)")
 
 
 def register(group: click.Group) -> None:

@@ -1,20 +1,24 @@
 """``snapcheck validate``: randomized validation at scale on Spark, and Parquet trace checking.
 
     snapcheck validate --traces 5000 --out val/                       # local[*], default protocols + mutants
-    snapcheck validate --traces 1000000 --master spark://host:7077 --out val/
+    snapcheck validate --traces 1000000 --master spark://host:7077 --out /shared/val/   # ships the kit
     snapcheck validate --traces 200 --engine python --protocols unaligned --mutants none
-    snapcheck validate --input traces.parquet --out checked/ [--cut P0=1,P1=V] [--failures all]
+    snapcheck validate --input traces.parquet --out checked/ [--cut P0=1,P1=V] [--failures all]   # DuckDB
+    snapcheck validate --input /shared/t.parquet --master spark://host:7077 --conf spark.executor.memory=4g
 
 See docs/spark.md.
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
+import tempfile
 
 import click
-from rich.console import Console
+
+from snapcheck.options import DefaultsFromCode, catalogue_protocols, cut_option, exploration_strategies
+from snapcheck.console import make_console
 
 from snapcheck.traces.errors import UsageError
 
@@ -24,63 +28,90 @@ def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
     return out or None
 
 
-def _parse_cut(spec: str) -> dict:
-    cut = {}
-    for part in spec.split(","):
-        proc, sep, value = part.strip().rpartition("=")
-        if not sep or not proc or not value:
-            raise UsageError(f"--cut {spec!r}: expected PROC=CKPT[,PROC=CKPT...] with CKPT a number or V")
-        if value.upper() != "V" and not value.isdigit():
-            raise UsageError(f"--cut {spec!r}: {proc}={value!r} is neither a checkpoint number nor V")
-        cut[proc] = "V" if value.upper() == "V" else int(value)
-    return cut
+def _parse_conf(values: tuple[str, ...]) -> dict:
+    conf = {}
+    for v in values:
+        key, sep, value = v.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {v!r}: expected KEY=VALUE, e.g. spark.executor.memory=4g")
+        conf[key.strip()] = value
+    return conf
+
+
+def _writable(out_dir: str) -> None:
+    """``--out`` must be a directory this process can create and write in (exit 2, not a traceback)."""
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".snapcheck-write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {out_dir}: cannot write there ({exc.strerror or exc})") from None
 
 
 @click.command("validate")
 @click.option("--traces", "-n", type=int, default=None, help="Simulate and check this many random runs.")
 @click.option("--input", "input_path", type=click.Path(exists=True), default=None,
               help="Check the traces of a v1 Parquet file (or directory) instead.")
-@click.option("--protocols", multiple=True, help="Protocols to validate (comma-separated; default: "
-              "chandy-lamport, abs-aligned, abs-cyclic, unaligned, aligned-timeout, unc, hmnr, bcs).")
+@click.option("--protocols", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
+              help="Protocols to validate, comma-separated: catalogue names, MODULE:CLASS or path/to/file.py:CLASS "
+                   "(your own protocols; shipped to the executors). Default: every protocol of the catalogue: "
+                   "{defaults}.")
 @click.option("--workloads", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
-@click.option("--mutants", multiple=True, help="Mutants to run (comma-separated; default: every mutant of a "
-              "selected protocol; 'none' for none).")
+@click.option("--mutants", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
+              "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).")
+@click.option("--explore", cls=DefaultsFromCode, defaults=exploration_strategies, default=None,
+              help="Exploration strategy: {defaults}.")
 @click.option("--no-failures", is_flag=True, help="Do not inject crashes into correct-protocol runs.")
 @click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
               "without failures; about a quarter of the cost).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
-@click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077).")
-@click.option("--engine", type=click.Choice(["spark", "python"]), default="spark", show_default=True,
-              help="python: the same work in a plain single-process loop.")
+@click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077, "
+              "yarn, k8s://https://host:443).")
+@click.option("--engine", type=click.Choice(["spark", "python", "duckdb"]), default=None,
+              help="--traces: spark (default) or python (the same work in a plain single-process loop). "
+              "--input: duckdb (default on a local master: in this process) or spark (default on a cluster).")
+@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
+              help="Spark setting, repeatable (e.g. --conf spark.executor.memory=4g); wins over snapcheck's own.")
+@click.option("--ship/--no-ship", default=None,
+              help="Send the kit, its Python environment (venv-pack) and user protocol modules to the executors "
+              "(default: on for cluster masters). --no-ship: the executors have them already (e.g. an image), or "
+              "give --conf spark.archives=... --conf spark.pyspark.python=... yourself. See docs/spark.md.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
               show_default=True, help="Output directory (results, summary.md, summary.json).")
-@click.option("--cut", default=None, help="--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
+@cut_option("--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
 @click.option("--failures", "failure_set", default=None,
               help="--input: failure set for the recovery line (comma-separated processes or 'all').")
 @click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default="partial", show_default=True,
               help="--input: recovery semantics.")
-@click.option("--native-only", is_flag=True, help="--input: only the Spark-native checks (no per-trace checker).")
+@click.option("--native-only", is_flag=True, help="--input: only the SQL checks (no per-trace checker).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures, no_oracle, seed, master, engine,
-                 out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
-    """Validate protocols on many random simulated runs, or check Parquet traces, on Spark.
+def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_failures, no_oracle, seed, master,
+                 engine, confs, ship, out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
+    """Validate protocols on many random simulated runs on Spark, or check Parquet traces (DuckDB
+    in this process on a local master, Spark on a cluster).
 
     Exit codes: 0 clean; 1 a correct protocol failed, a mutant escaped, or an input trace
     has a violation; 2 bad input or usage (also: input rows were quarantined).
     """
-    console = Console(highlight=False, width=max(100, shutil.get_terminal_size((160, 24)).columns))
+    console = make_console()
     if (traces is None) == (input_path is None):
         raise UsageError("validate: give either --traces N or --input FILE")
+    session_options = {"conf": _parse_conf(confs), "ship": ship}
     if input_path is not None:
-        if engine != "spark":
-            raise UsageError("validate --input runs on Spark only")
-        from snapcheck.spark_validation.input_job import markdown, validate_input
+        if engine == "python":
+            raise UsageError("validate --input runs on duckdb or spark, not python")
+        from snapcheck.spark_validation.input_job import input_engine, markdown, validate_input
 
+        if input_engine(master, engine) == "duckdb" and (confs or ship):
+            raise UsageError("--conf and --ship configure Spark; --input on a local master runs on DuckDB "
+                             "(give --engine spark to use Spark)")
         failures = None
         if failure_set:
             failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
-        res = validate_input(input_path, out_dir, master=master, cut=_parse_cut(cut) if cut else None,
-                             failures=failures, semantics=semantics, native_only=native_only)
+        _writable(out_dir)
+        res = validate_input(input_path, out_dir, master=master, engine=engine, cut=cut,
+                             failures=failures, semantics=semantics, native_only=native_only,
+                             session_options=session_options)
         console.print(markdown(res.summary), markup=False)
         console.print(f"written: {out_dir}/summary.md, summary.json, violations.parquet, quarantine.parquet"
                       + ("" if native_only else ", traces.parquet"), markup=False)
@@ -89,13 +120,20 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, no_failures,
         raise UsageError("--cut, --failures and --native-only apply to --input only")
     if traces < 1:
         raise UsageError("--traces must be at least 1")
+    if engine == "duckdb":
+        raise UsageError("--engine duckdb applies to --input; --traces runs on spark or python")
+    engine = engine or "spark"
+    if engine == "python" and (confs or ship or master):
+        raise UsageError("--master, --conf and --ship configure Spark; --engine python runs in this process")
+    _writable(out_dir)
     from snapcheck.spark_validation.main_job import run_validation
 
     names = _names(mutants)
     sel_mutants = () if names == ("none",) else names
     summary = run_validation(traces, out_dir, protocols=_names(protocols), workloads=_names(workloads),
                              mutants=sel_mutants, failures=not no_failures, oracle=not no_oracle, seed=seed,
-                             master=master, engine=engine, progress=not no_progress, console=console)
+                             master=master, engine=engine, progress=not no_progress, console=console,
+                             explore=explore, session_options=session_options)
     sys.exit(0 if summary["ok"] else 1)
 
 

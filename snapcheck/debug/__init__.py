@@ -1,7 +1,7 @@
 """Debugging aids on top of the checker: what an engineer needs to see *why* a
 trace fails.
 
-* ``history``   – the message table and checkpoint intervals of a trace (theory.md §0);
+* ``history``   – the message table and checkpoint intervals of a trace (docs/theory.md, "Conventions");
 * ``replay``    – a pure, position-addressable replay of a trace: per-process and
   per-channel state at any event position (the stepper's model);
 * ``findings``  – the checker's verdict mapped onto trace positions, messages and

@@ -1,11 +1,14 @@
 """The checker's verdict mapped onto a trace: where each violation becomes visible,
 and which messages, checkpoints and cuts to highlight.
 
-A violation names the trace lines involved (``Violation.lines``) and a
-machine-readable witness (``Violation.witness``: ``messages``, ``checkpoints``,
-``cut``; see docs/checker.md). Its *position* is the replay position at which
-all those lines have been applied: the earliest point at which the stepper can
-show the whole witness.
+A violation names the trace lines involved (``Violation.lines``: its witness
+events and every line its explanation cites) and a machine-readable witness
+(``Violation.witness``: ``messages``, ``checkpoints``, ``cut``; see
+docs/checker.md). Its *position* is the replay position at which all those
+lines have been applied: the first point at which the violation exists in the
+trace prefix (before it, one of the events it is made of has not happened).
+A violation of a trace prefix is one of every longer prefix (the events that
+make it stay in the history), so it stays visible from its position to the end.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from snapcheck.debug.replay import position_of_line
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Trace
 
-# How the diagram and the report colour the kinds (checker_api.md's canonical kinds).
+# How the diagram and the report colour the kinds (the violation kinds of docs/checker.md, "Properties").
 KIND_STYLE = {
     "orphan": "orphan",
     "inconsistent-restore": "orphan",
@@ -69,7 +72,12 @@ class Findings:
     ok: bool = True
 
     def at(self, position: int) -> list[Finding]:
+        """The violations that appear at ``position`` (their last event is the one just applied)."""
         return [f for f in self.items if f.position == position]
+
+    def visible(self, position: int) -> list[Finding]:
+        """The violations that exist at ``position``: they appeared there or earlier."""
+        return [f for f in self.items if f.position <= position]
 
     def positions(self) -> list[int]:
         return sorted({f.position for f in self.items})

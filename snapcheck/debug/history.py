@@ -1,6 +1,6 @@
 """The message table and checkpoint intervals of a trace, and a causal layout.
 
-Conventions follow theory.md §0: ``recv`` is processing; the interval index of
+Conventions follow docs/theory.md, "Conventions": ``recv`` is processing; the interval index of
 an event of process ``P_i`` is ``ι = x + 1`` where ``C_{i,x}`` is the latest
 checkpoint of ``P_i`` taken (or restored) before it, ``C_{i,0}`` being implied.
 A message is ``(src, s, dst, r)`` with ``s`` the interval of its send and ``r``
@@ -66,21 +66,23 @@ def event_intervals(trace: Trace) -> list[int]:
 
 def message_table(trace: Trace) -> dict[str, Message]:
     """Every message incarnation of the trace by mid, with its fate and intervals."""
-    chans = trace.channel_map()
+    ends = {c.id: (c.src, c.dst) for c in trace.channels}
     iota = event_intervals(trace)
     msgs: dict[str, Message] = {}
     pending: list[tuple[Event, int]] = []
     for e, ι in zip(trace.events, iota):
-        if e.type == "send" or e.type == "replay":
-            c = chans[e.ch]
-            orig = msgs.get(e.replay_of) if e.type == "replay" else None
-            msgs[e.mid] = Message(
-                mid=e.mid, ch=e.ch, src=c.src, dst=c.dst,
-                kind=(orig.kind if orig else None) or (e.kind or "data"), origin=e,
-                round=e.round if e.type == "send" else (orig.round if orig else None),
-                seq=e.seq if e.type == "send" else (orig.seq if orig else None),
-                replay_of=e.replay_of, s=ι)
-        elif e.type in RECEIVE_LIKE:
+        t = e.type
+        if t == "send":
+            src, dst = ends[e.ch]        # positional: mid ch src dst kind origin round seq replay_of ... s
+            msgs[e.mid] = Message(e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None,
+                                  None, None, None, ι)
+        elif t == "replay":
+            src, dst = ends[e.ch]
+            orig = msgs.get(e.replay_of)
+            msgs[e.mid] = Message(e.mid, e.ch, src, dst, (orig.kind if orig else None) or "data", e,
+                                  orig.round if orig else None, orig.seq if orig else None, e.replay_of,
+                                  None, None, None, ι)
+        elif t in RECEIVE_LIKE:
             pending.append((e, ι))
     for e, ι in pending:         # a receive may precede its send in file order
         m = msgs[e.mid]

@@ -14,9 +14,11 @@ import html
 import json
 from pathlib import Path
 
+from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck import __version__
 from snapcheck.debug.findings import Findings, findings_from_report
 from snapcheck.debug.render import RenderOptions, finding_window, render_svg
+from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.model import Trace
 
 OVERVIEW_LIMIT = 1500        # events: above this the overview diagram is replaced by a note
@@ -56,8 +58,12 @@ def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
            f"<h1>snapcheck report: <code>{_e(name)}</code></h1>",
            f"<p>protocol <b>{_e(proto)}</b> · {len(trace.processes)} processes · {len(trace.channels)} channels · "
            f"{n_ev} events · snapcheck {__version__}</p>"]
-    if f.ok:
-        out.append('<p><span class="verdict ok">CLEAN</span> no violation found</p>')
+    verdict = getattr(report, "verdict", "clean" if f.ok else "violation")
+    if verdict == "not-judged":
+        out.append('<p><span class="verdict bad">NOTHING JUDGED</span> no property applied to this trace '
+                   '(see "not judged" below): this is not a clean verdict</p>')
+    elif f.ok:
+        out.append('<p><span class="verdict ok">CLEAN</span> no violation found in the properties judged</p>')
     else:
         out.append(f'<p><span class="verdict bad">VIOLATION</span> {len(f.items)} violation(s): '
                    f'{_e(", ".join(kinds))}</p>')
@@ -92,10 +98,15 @@ def _results_table(report) -> str:
         n = len(r.violations) + getattr(r, "omitted", 0)
         rows.append(f"<tr class='{'' if r.ok else 'fail'}'><td>{_e(r.property)}</td><td>{_e(r.subject)}</td>"
                     f"<td>{'ok' if r.ok else 'VIOLATED'}</td><td>{n}</td></tr>")
+    for f in getattr(report, "faults", ()):
+        rows.append(f"<tr class='{'' if f['exercised'] else 'fail'}'><td>fault injection</td><td>{_e(f['fault'])}</td>"
+                    f"<td>{'exercised' if f['exercised'] else 'NOT EXERCISED'}</td><td>{_e(f['detail'])}</td></tr>")
+    for prop, reason in getattr(report, "not_judged", {}).items():
+        rows.append(f"<tr class='muted'><td>{_e(prop)}</td><td>-</td><td>not judged</td><td>{_e(reason)}</td></tr>")
     if not rows:
         return ""
     return ("<h2>Properties</h2><table><tr><th>property</th><th>subject</th><th>verdict</th>"
-            "<th>violations</th></tr>" + "".join(rows) + "</table>")
+            "<th>violations / why</th></tr>" + "".join(rows) + "</table>")
 
 
 def _violation(trace: Trace, f: Findings, fi) -> str:
@@ -115,7 +126,7 @@ def _violation(trace: Trace, f: Findings, fi) -> str:
 def _checkpoints_and_lines(trace: Trace, f: Findings) -> str:
     out = []
     if f.useless:
-        items = ", ".join(f"C{c}@{p}" for p, c in sorted(f.useless))
+        items = ", ".join(fmt_checkpoint(p, c) for p, c in sorted(f.useless))
         out.append(f"<h2>Useless checkpoints (on a Z-cycle)</h2><p>{_e(items)}</p>")
     if f.recovery_lines:
         procs = [p.id for p in trace.processes if p.checkpoints]
@@ -140,9 +151,9 @@ def _processes_table(trace: Trace) -> str:
 
 
 def write_html_report(trace: Trace, report, path: str) -> None:
-    """Write the HTML report of ``report`` (a ``checker.Report`` for ``trace``) to ``path``."""
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(html_report(trace, report))
+    """Write the HTML report of ``report`` (a ``checker.Report`` for ``trace``) to ``path``
+    (atomically; never onto the trace itself)."""
+    write_atomic(path, html_report(trace, report), inputs=[trace.path] if trace.path != "<memory>" else [])
 
 
 def html_target(html_path: str, trace_path: str, n_traces: int) -> str:

@@ -20,12 +20,21 @@ Layouts: ``lamport`` (default; compact: each event one column right of its
 predecessor and of the send it receives), ``file`` (one column per event in
 file order) and ``time`` (the events' ``t``, when every event has one). A
 *window* (event numbers, 1-based, inclusive) draws a part of a long trace.
+
+A picture shows at most ``DRAW_LIMIT`` events on at most ``LANE_LIMIT`` lanes.
+``plan_view`` picks the part of a bigger trace to draw when none is given (the
+first highlighted violation's witness region in full detail, else the beginning;
+the lanes with events there, witness processes first) and refuses an explicit
+window or lane list over the limits with options that fit. On a trace of more than
+``DRAW_LIMIT`` events the diagram is laid out from the window's events and the
+other end of each of their messages only (``focus``), so drawing a window of a
+trace of millions of events costs about as much as drawing a small trace.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -34,6 +43,7 @@ from matplotlib.patches import FancyArrowPatch
 
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
+from snapcheck.traces.atomic import atomic_open
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Event, Trace
 
@@ -56,6 +66,10 @@ BARRIER_COLOUR = "#4a7fb5"
 REPLAY_COLOUR = "#17becf"
 LAYOUTS = ("lamport", "file", "time")
 AUTO_LABEL_LIMIT = 40
+DRAW_LIMIT = 2000        # events in one picture
+LANE_LIMIT = 40          # lanes in one picture
+WITNESS_MARGIN = 60      # events drawn on each side of a witness
+_MESSAGE_EVENTS = ("send", "replay", "arrive", "recv", "discard")
 
 
 @dataclass
@@ -83,12 +97,13 @@ def _name(m: Message) -> str:
     return v if isinstance(v, str) and 0 < len(v) <= 6 else m.mid
 
 
-def columns(trace: Trace, layout: str) -> list[float]:
-    """The x coordinate of every event for ``layout``."""
+def columns(trace: Trace, layout: str, numbers: list[int] | None = None) -> list[float]:
+    """The x coordinate of every event for ``layout`` (``numbers``: the events' numbers in
+    the whole trace when ``trace`` is a part of it, for the ``file`` layout)."""
     if layout == "lamport":
         return [float(c) for c in lamport_columns(trace)]
     if layout == "file":
-        return [float(i + 1) for i in range(len(trace.events))]
+        return [float(k) for k in numbers] if numbers else [float(i + 1) for i in range(len(trace.events))]
     if layout == "time":
         ts = [e.t for e in trace.events]
         if any(t is None for t in ts):
@@ -100,9 +115,79 @@ def columns(trace: Trace, layout: str) -> list[float]:
     raise UsageError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
 
 
+def focus(trace: Trace, window: tuple[int, int]) -> tuple[Trace, list[int], tuple[int, int]]:
+    """The events of ``window`` and the other end of every message one of them sends or
+    receives, in trace order: (that part as a trace, each event's number in ``trace``,
+    the window's event numbers within the part)."""
+    a, b = window
+    inside = trace.events[a - 1:b]
+    mids = {e.mid for e in inside if e.type in _MESSAGE_EVENTS}
+    numbers = [k for k, e in enumerate(trace.events, 1)
+               if a <= k <= b or (e.type in _MESSAGE_EVENTS and e.mid in mids)]
+    part = Trace(trace.header, [trace.events[k - 1] for k in numbers], trace.path)
+    first = numbers.index(a)
+    return part, numbers, (first + 1, first + len(inside))
+
+
+@dataclass
+class View:
+    """What ``plan_view`` chose to draw, and why (``notes``, for the user)."""
+
+    window: tuple[int, int] | None
+    procs: list[str] | None
+    notes: list[str]
+
+
+def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> View:
+    """The window and lanes to draw (see the module docstring); ``UsageError`` for a given
+    window or lane list over the limits, naming options that fit."""
+    n, procs = len(trace.events), [p.id for p in trace.processes]
+    notes = []
+    window = opts.window
+    chosen = [fi for fi in (findings.items if findings else []) if opts.only is None or fi.number in opts.only]
+    if window is not None and window[1] - window[0] + 1 > DRAW_LIMIT:
+        a = window[0]
+        raise UsageError(f"--window {a}:{window[1]} has {window[1] - a + 1:,} events; a picture shows at most "
+                         f"{DRAW_LIMIT:,}: use --window {a}:{a + DRAW_LIMIT - 1} (and further windows after it)")
+    if window is None and n > DRAW_LIMIT:
+        if chosen:
+            a, b = finding_window(trace, chosen[0], WITNESS_MARGIN)
+            if b - a + 1 > DRAW_LIMIT:
+                b = a + DRAW_LIMIT - 1
+            why = f"the witness of violation #{chosen[0].number} ({chosen[0].kind})"
+        else:
+            a, b = 1, DRAW_LIMIT
+            why = "the beginning"
+        window = (a, b)
+        notes.append(f"the trace has {n:,} events: drawing events {a:,}-{b:,} ({why}); choose another part with "
+                     f"--window A:B (at most {DRAW_LIMIT:,} events)")
+    lanes = opts.procs
+    if lanes is not None and len(lanes) > LANE_LIMIT:
+        raise UsageError(f"--procs names {len(lanes)} processes; a picture shows at most {LANE_LIMIT}: use --procs "
+                         f"{','.join(lanes[:LANE_LIMIT])} (and the others in further pictures)")
+    if lanes is None and len(procs) > LANE_LIMIT:
+        a, b = window or (1, n)
+        active = dict.fromkeys(p for fi in chosen for p, _ in fi.checkpoints)
+        for fi in chosen:
+            active.update(dict.fromkeys(p for p in (fi.cut or {})))
+        active.update(dict.fromkeys(e.proc for e in trace.events[a - 1:b]))
+        known = set(procs)
+        lanes = [p for p in active if p in known][:LANE_LIMIT] or procs[:LANE_LIMIT]
+        notes.append(f"the trace has {len(procs):,} processes: drawing {len(lanes)} lanes (those with events in the "
+                     f"picture{', witness processes first' if chosen else ''}); choose with --procs P,Q,... (at most "
+                     f"{LANE_LIMIT})")
+    return View(window, lanes, notes)
+
+
 class _Diagram:
     def __init__(self, trace: Trace, findings: Findings | None, opts: RenderOptions):
-        self.trace, self.f, self.o = trace, findings or Findings(), opts
+        self.f, self.o = findings or Findings(), opts
+        numbers = None
+        self.total = len(trace.events)
+        if opts.window and len(trace.events) > DRAW_LIMIT and 1 <= opts.window[0] <= len(trace.events):
+            window = (opts.window[0], min(opts.window[1], len(trace.events)))
+            trace, numbers, local = focus(trace, window)
+        self.trace = trace
         procs = [p.id for p in trace.processes]
         if opts.procs:
             unknown = [p for p in opts.procs if p not in procs]
@@ -110,15 +195,17 @@ class _Diagram:
                 raise UsageError(f"unknown process(es) {', '.join(unknown)} (trace has {', '.join(procs)})")
             procs = [p for p in procs if p in opts.procs]
         self.procs = procs
+        drawn = set(procs)
+        self.roles = {p.id: p.role for p in trace.processes if p.id in drawn}
         self.y = {p: -k for k, p in enumerate(procs)}
-        self.x = columns(trace, opts.layout)
+        self.x = columns(trace, opts.layout, numbers)
         self.msgs = message_table(trace)
         self.ev_x = {id(e): x for e, x in zip(trace.events, self.x)}
         n = len(trace.events)
         if opts.window:
-            a, b = opts.window
+            a, b = local if numbers else opts.window
             if not (1 <= a <= b) or a > max(n, 1):
-                raise UsageError(f"bad window {a}:{b}: the trace has events 1..{n}")
+                raise UsageError(f"bad window {a}:{b}: the trace has events 1..{self.total}")
             sel = range(a - 1, min(b, n))
         else:
             sel = range(n)
@@ -178,7 +265,7 @@ class _Diagram:
         return fig
 
     def _lane_label(self, p: str) -> str:
-        role = self.trace.process_map()[p].role
+        role = self.roles[p]
         return p if role == "task" else f"{p}\n({role})"
 
     def _title(self) -> str:
@@ -186,7 +273,7 @@ class _Diagram:
             return self.o.title
         name = "trace" if self.trace.path == "<memory>" else self.trace.path.rsplit("/", 1)[-1]
         proto = self.trace.header.protocol.get("name", "unknown")
-        t = f"{name} · protocol {proto} · {len(self.trace.events)} events"
+        t = f"{name} · protocol {proto} · {self.total} events"
         if self.o.window:
             t += f" · window {self.o.window[0]}–{self.o.window[1]}"
         if self.f.items:
@@ -395,18 +482,30 @@ class _Diagram:
 
 
 def render_figure(trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None) -> Figure:
-    """The space-time diagram of ``trace`` as a matplotlib ``Figure``."""
-    return _Diagram(trace, findings, options or RenderOptions()).figure()
+    """The space-time diagram of ``trace`` as a matplotlib ``Figure`` (of the part
+    ``plan_view`` chooses when the trace is over the limits)."""
+    opts = options or RenderOptions()
+    view = plan_view(trace, findings, opts)
+    opts = replace(opts, window=view.window, procs=view.procs)
+    return _Diagram(trace, findings, opts).figure()
 
 
 def render(trace: Trace, path: str, findings: Findings | None = None, options: RenderOptions | None = None) -> None:
-    """Write the diagram to ``path``; the format follows the extension (.svg, .png, .pdf)."""
+    """Write the diagram to ``path`` (atomically, never onto the trace); the format follows
+    the extension (.svg, .png, .pdf)."""
+    ext = image_format(path)
+    fig = render_figure(trace, findings, options)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}), \
+            atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f:
+        fig.savefig(f, format=ext, metadata={"Date": None} if ext == "svg" else None)
+
+
+def image_format(path: str) -> str:
+    """The image format of an output path (svg, png or pdf), or a usage error."""
     ext = str(path).rsplit(".", 1)[-1].lower()
     if ext not in ("svg", "png", "pdf"):
         raise UsageError(f"cannot tell the image format of {path!r}: use .svg, .png or .pdf")
-    fig = render_figure(trace, findings, options)
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}):
-        fig.savefig(path, format=ext, metadata={"Date": None} if ext == "svg" else None)
+    return ext
 
 
 def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None) -> str:
@@ -423,8 +522,8 @@ def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOp
 
 def finding_window(trace: Trace, finding: Finding, margin: int = 6) -> tuple[int, int]:
     """Event numbers (1-based, inclusive) around a finding's trace lines."""
-    lines = finding.lines or [trace.events[-1].line if trace.events else 1]
-    nums = [i + 1 for i, e in enumerate(trace.events) if e.line in set(lines)]
+    lines = set(finding.lines or [trace.events[-1].line if trace.events else 1])
+    nums = [i + 1 for i, e in enumerate(trace.events) if e.line in lines]
     if not nums:
         return 1, max(len(trace.events), 1)
     return max(1, min(nums) - margin), min(len(trace.events), max(nums) + margin)

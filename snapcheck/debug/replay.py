@@ -4,7 +4,7 @@ The state at *position* ``n`` is the result of applying the first ``n`` events
 of the trace in file order (position 0: nothing happened; position ``N``: the
 whole trace). It is computed from the trace alone:
 
-* per process: the current checkpoint interval ``ι`` (theory.md §0: ``x+1``
+* per process: the current checkpoint interval ``ι`` (docs/theory.md, "Interval indices": ``x+1``
   after ``C_{i,x}``), the last checkpoint (taken or restored), its epoch
   (restores so far), whether it has failed, its **blocked** channels, the
   channels it is **recording**, and its protocol variables (the ``vars`` of its
@@ -15,7 +15,7 @@ whole trace). It is computed from the trace alone:
   each part) and the sender's durable **log**.
 
 Blocked and recording channels follow the barrier protocols (ABS,
-Chandy–Lamport, unaligned checkpoints; theory.md §6): a channel ``c`` into
+Chandy–Lamport, unaligned checkpoints; docs/theory.md, "Coordinated snapshots"): a channel ``c`` into
 ``P`` is *blocked* from the arrival of the barrier of round ``r`` on ``c``
 (its ``arrive`` event, or its ``recv`` if no arrival was traced) until ``P``
 takes its checkpoint of round ``r`` (or the round is aborted, or ``P``
@@ -36,9 +36,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable
 
 from snapcheck.debug.history import describe_event, message_table
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.model import Event, Trace
 
 SNAPSHOT_EVERY = 128
+MAX_SNAPSHOTS = 512
 
 
 @dataclass(slots=True)
@@ -159,6 +161,9 @@ class _Machine:
             if m.is_barrier and first is not None:
                 self.barrier_arrivals.setdefault((m.ch, m.round), []).append(first.line)
         self.ckpt_kind = {(e.proc, e.ckpt): e.kind for e in trace.events if e.type == "checkpoint"}
+        self._handlers = {t: getattr(self, "_on_" + t) for t in ("send", "replay", "arrive", "recv", "discard",
+                                                                 "checkpoint", "record", "log", "log_truncate",
+                                                                 "fail", "restore", "round_abort")}
 
     def initial(self) -> ReplayState:
         return ReplayState(
@@ -172,7 +177,7 @@ class _Machine:
         st.event = e
         pv = st.processes[e.proc]
         pv.events += 1
-        getattr(self, "_on_" + e.type, self._on_other)(st, pv, e)
+        self._handlers.get(e.type, self._on_other)(st, pv, e)
 
     # -- messages ---------------------------------------------------------------
     def _on_send(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
@@ -312,11 +317,14 @@ class Breakpoint:
 class Replay:
     """A cursor over the positions ``0..len(trace)`` of a trace."""
 
-    def __init__(self, trace: Trace, snapshot_every: int = SNAPSHOT_EVERY):
+    def __init__(self, trace: Trace, snapshot_every: int = SNAPSHOT_EVERY, navigable: bool = True):
+        """``navigable=False``: a cursor that only moves forward once (no snapshots kept)."""
         self.trace = trace
         self.events = trace.events
-        self._m = _Machine(trace)
-        self._every = max(1, snapshot_every)
+        with paused_gc():
+            self._m = _Machine(trace)
+        self._every = max(1, snapshot_every, -(-len(self.events) // MAX_SNAPSHOTS)) if navigable \
+            else len(self.events) + 1
         self._snapshots: dict[int, ReplayState] = {0: self._m.initial()}
         self._state = copy.deepcopy(self._snapshots[0])
         self.breakpoints: list[Breakpoint] = []
@@ -339,6 +347,10 @@ class Replay:
     # -- moving -----------------------------------------------------------------
     def goto(self, n: int) -> ReplayState:
         """Move to position ``n`` (clamped to ``0..len``)."""
+        with paused_gc():
+            return self._goto(n)
+
+    def _goto(self, n: int) -> ReplayState:
         n = max(0, min(n, len(self.events)))
         cur = self._state.position
         if n < cur or (n - cur) > self._every:

@@ -28,6 +28,7 @@ import json
 import re
 
 from snapcheck.debug.history import causal_order, describe_event, message_table, vector_clocks
+from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.model import Trace
 
 SHIVIZ_REGEX = r"(?<host>\S+) (?<clock>\{.*?\}) \| (?<event>.*)"
@@ -54,9 +55,9 @@ def shiviz_log(trace: Trace) -> str:
 
 
 def write_shiviz(trace: Trace, path: str) -> int:
-    """Write the ShiViz log to ``path``; returns the number of event lines."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(shiviz_log(trace))
+    """Write the ShiViz log to ``path`` (atomically, never onto the trace); returns the
+    number of event lines."""
+    write_atomic(path, shiviz_log(trace), inputs=[trace.path] if trace.path != "<memory>" else [])
     return len(trace.events)
 
 

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, Sequence
 
 from snapcheck.traces.errors import TraceErrors
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 from snapcheck.traces.model import Channel, Event, Header, Process, Trace
 
 Element = tuple[str, Hashable]

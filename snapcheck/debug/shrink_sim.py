@@ -1,7 +1,7 @@
 """Shrink a failing *simulation* (a ``reference.SimConfig`` whose run the checker
 rejects) before shrinking its trace.
 
-The configuration's elements are its list-valued fields (``failures``,
+The configuration's elements are its list-valued fields (``failures``, ``pauses``,
 ``stragglers``: ddmin over their entries, Zeller & Hildebrandt 2002) and its
 size parameters (``parallelism``, ``records``: the smallest value, tried from
 the lower bound upwards along halvings, that still fails). The seed and every
@@ -19,7 +19,7 @@ from typing import Callable
 from snapcheck.debug.shrink import ddmin
 from snapcheck.traces.model import Trace
 
-LIST_FIELDS = ("failures", "stragglers")
+LIST_FIELDS = ("failures", "stragglers", "pauses")
 SIZE_FIELDS = {"parallelism": 1, "records": 1}     # field -> lower bound
 
 

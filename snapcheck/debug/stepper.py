@@ -5,8 +5,9 @@ command (``execute``) moves the cursor or changes breakpoints; ``screen()``
 renders the state at the cursor with rich: the events around it, one row per
 process (interval, last checkpoint, blocked and recording channels, protocol
 variables), one row per channel with something in it (in-flight messages,
-recorded channel state, sender log), and the violations that become visible
-at this position. Commands come from any line source (``input()`` on a
+recorded channel state, sender log), and the violations: in full those that
+appear at this position, in one line each those that appeared earlier (a
+violation stays from the event that completes it to the end of the trace). Commands come from any line source (``input()`` on a
 terminal, a pipe, or a list in tests), so the stepper is scriptable.
 """
 
@@ -20,6 +21,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck.debug.findings import Findings
 from snapcheck.debug.history import describe_event
 from snapcheck.debug.replay import Breakpoint, ProcessView, Replay, ReplayState
@@ -39,6 +41,7 @@ commands (a number k repeats or selects; Enter repeats the last command):
 
 _CONTEXT = 3
 _VAR_WIDTH = 60
+_EARLIER_SHOWN = 8
 
 
 def _short(mid: str, ch: str) -> str:
@@ -53,9 +56,10 @@ def _compact(value) -> str:
 
 class Stepper:
     def __init__(self, trace: Trace, findings: Findings | None = None, console: Console | None = None,
-                 show_all_channels: bool = False):
+                 show_all_channels: bool = False, navigable: bool = True):
+        """``navigable=False``: the state is shown at one position only (no snapshots kept)."""
         self.trace = trace
-        self.replay = Replay(trace)
+        self.replay = Replay(trace, navigable=navigable)
         self.findings = findings or Findings()
         self.console = console or Console(highlight=False)
         self.show_all_channels = show_all_channels
@@ -208,7 +212,7 @@ class Stepper:
 
     def _involved(self, st: ReplayState) -> tuple[set[str], set[str]]:
         procs, mids = set(), set()
-        for f in self.findings.at(st.position):
+        for f in self.findings.visible(st.position):
             procs.update(p for p, _ in f.checkpoints)
             mids.update(f.messages)
         msgs = self.replay.messages
@@ -276,20 +280,30 @@ class Stepper:
                     flight.append(" ")
                 label = (f"[b{m.round}]" if m.kind == "barrier" else _short(m.mid, c.id)) + ("*" if m.arrived else "")
                 flight.append(label, style="bold red" if m.mid in hot else ("dim" if m.kind == "barrier" else None))
-            rec = "; ".join(f"{r.part} C{r.ckpt}@{r.proc}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
+            rec = "; ".join(f"{r.part} {fmt_checkpoint(r.proc, r.ckpt)}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
                             for r in c.recorded.values()) or "-"
             name = c.id if c.id in (f"{c.src}->{c.dst}", f"{c.src}>{c.dst}") else f"{c.id} {c.src}→{c.dst}"
             tab.add_row(name, flight if c.in_flight else "-", rec, ", ".join(_short(m, c.id) for m in c.log) or "-")
         return tab
 
     def _violation_panels(self, st: ReplayState) -> list:
+        """A full panel for each violation that appears at this position; one line for each
+        that appeared earlier and still exists."""
         out = []
+        earlier = [f for f in self.findings.visible(st.position) if f.position < st.position]
+        if earlier:
+            body = Text("\n".join(f"{f.title()}: since event {f.position} (lines {', '.join(map(str, f.lines))})"
+                                   for f in earlier[:_EARLIER_SHOWN]))
+            if len(earlier) > _EARLIER_SHOWN:
+                body.append(f"\n... and {len(earlier) - _EARLIER_SHOWN} more")
+            out.append(Panel(body, title=f"{len(earlier)} violation(s) still present", border_style="red",
+                             title_align="left"))
         for f in self.findings.at(st.position):
             body = Text(f.message)
             if f.messages:
                 body.append("\nwitness messages: " + " → ".join(f.messages))
             if f.checkpoints:
-                body.append("\nwitness checkpoints: " + ", ".join(f"C{c}@{p}" for p, c in f.checkpoints))
+                body.append("\nwitness checkpoints: " + ", ".join(fmt_checkpoint(p, c) for p, c in f.checkpoints))
             if f.cut:
                 body.append("\ncut: " + ", ".join(f"{p}:{c}" for p, c in f.cut.items()))
             body.append(f"\ntrace lines: {', '.join(map(str, f.lines))}")

@@ -1,8 +1,9 @@
 """Brute-force oracle for small failure-free traces, written independently of the
-checker: its own interval indices (theory.md Appendix A), enumeration of every
-global checkpoint (volatile states allowed), Z-paths by BFS over messages (the
-definition of theory.md §2.1), happened-before by explicit closure, and the
-channel-state rules of §1.3 evaluated set by set."""
+checker: its own interval indices (docs/theory.md, "Interval indices"), enumeration of
+every global checkpoint (volatile states allowed), Z-paths by BFS over messages (the
+definition of docs/theory.md, "Definition of a Z-path"), happened-before by explicit
+closure, and the channel-state rules (docs/theory.md, "Violation kinds of a snapshot")
+evaluated set by set."""
 
 from __future__ import annotations
 
@@ -134,7 +135,7 @@ class Oracle:
 
     # -- Z-paths --------------------------------------------------------------------
     def zpath_len(self, a, b):
-        """Fewest messages of a Z-path from C_a to C_b (definition §2.1), or None."""
+        """Fewest messages of a Z-path from C_a to C_b (by its definition), or None."""
         (i, x), (j, y) = a, b
         delivered = [m for m in self.msgs if m[4] is not None and m[1] is not None]
         start = [m for m in delivered if m[1] == i and m[2] >= x + 1]
@@ -210,7 +211,7 @@ class Oracle:
                             return False
         return True
 
-    # -- channel state (theory.md §1.3) ----------------------------------------------
+    # -- channel state (docs/theory.md, "Complete snapshots: channel state and logs") --
     def cut_kinds(self, G, aligned=False):
         """Violation kinds expected for cut G (positions)."""
         kinds = set()

@@ -20,7 +20,7 @@ def random_trace(seed: int, *, n: int | None = None, steps: int | None = None, f
                  records: bool = True, logs: bool = True, external: bool | None = None, protocol: str = "none",
                  nras: bool = False):
     """``nras``: take a forced checkpoint before a receive that follows a send in the
-    same interval (No-Receive-After-Send, an RDT protocol: theory.md §4.4)."""
+    same interval (No-Receive-After-Send, an RDT protocol: docs/theory.md, "ZCF and RDT")."""
     rnd = random.Random(seed)
     n = n or rnd.randint(2, 4)
     steps = steps if steps is not None else rnd.randint(6, 48)

@@ -23,7 +23,8 @@ from snapcheck.checker.z3cert import certify, min_replay_line
 from snapcheck.checker.zcycles import is_zpath, stably_unusable_positions, useless_positions, zcycle_witness
 from checker_oracle import Oracle, effective_events
 from checker_random import random_failure_trace, random_trace
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 SEEDS = st.integers(0, 2**32 - 1)
 # SNAPCHECK_CHECKER_EXAMPLES=2000 for a soak run (default 150 per property)
@@ -187,7 +188,8 @@ def test_networkx_and_tarjan_give_the_same_components_on_larger_traces(seed):
 @given(seed=SEEDS, data=st.data())
 def test_useless_so_far_grows_only_within_may_become_useless(seed, data):
     """On a prefix of a trace, useless checkpoints stay useless in the whole trace, and the
-    ones that become useless later were all flagged "may become useless" (theory.md §2.2)."""
+    ones that become useless later were all flagged "may become useless" (docs/theory.md,
+    "Useless, stably unusable and not yet usable checkpoints")."""
     full = valid_trace(seed, records=False, logs=False)
     k = data.draw(st.integers(0, len(full.events)))
     prefix = type(full)(full.header, full.events[:k], "prefix")

@@ -204,6 +204,36 @@ def test_aborted_or_failed_rounds_terminate():
     assert check_trace(rounds_trace(complete=False, fail=True)).ok
 
 
+def _late_barrier_trace(abort_first: bool):
+    """T checkpoints on C's barrier, S's message m is in transit and never recorded;
+    S's barrier reaches T after (or before) the coordinator aborts the round."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S", "T"],
+                        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"},
+                         {"id": "ct", "src": "C", "dst": "T", "kind": "control"}], protocol="unaligned")
+    rec.round_start("C", 1)
+    m = rec.send("S", "st")
+    rec.recv("S", rec.barrier("C", "cs", 1))
+    rec.checkpoint("S", kind="coordinated", round=1)
+    bb = rec.barrier("S", "st", 1)
+    rec.recv("T", rec.barrier("C", "ct", 1))
+    rec.checkpoint("T", kind="coordinated", round=1)
+    rec.recv("T", m)
+    if abort_first:
+        rec.round_abort("C", 1, reason="timeout")
+    rec.recv("T", bb)
+    if not abort_first:
+        rec.round_abort("C", 1, reason="timeout")
+    return rec.trace()
+
+
+def test_round_aborted_before_its_last_barrier_is_not_judged_as_a_cut():
+    rep = check_trace(_late_barrier_trace(abort_first=True))
+    assert rep.ok, rep.render_text()
+    assert rep.rounds["1"]["status"] == "aborted"
+    late = check_trace(_late_barrier_trace(abort_first=False))   # complete, then aborted: the cut was taken
+    assert late.rounds["1"]["status"] == "complete" and late.kinds == {"dropped"}
+
+
 def test_round_rolled_back_later_is_analysed_before_the_restore():
     rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="chandy-lamport")
     for r in (1, 2):

@@ -1,4 +1,4 @@
-"""theory.md's worked examples A–D and its pitfalls, as unit tests."""
+"""The worked examples A–D of docs/theory.md and its pitfalls, as unit tests."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def example_b():
 
 
 def example_c(protocol="none", params=None):
-    """The domino staircase of theory.md §3.5."""
+    """The domino staircase of docs/theory.md, "Worked example C: the domino effect"."""
     rec = two(protocol, params=params)
     rec.checkpoint("P0")
     a = rec.send("P0", "a")
@@ -97,7 +97,8 @@ def test_example_a_zcycle_without_causal_cycle():
 
 
 def test_example_b_rgraph_cycle_is_not_a_zcycle():
-    """Pitfall: "useless ⟺ on some R-graph cycle" is wrong (theory.md §3.3)."""
+    """Pitfall: "useless ⟺ on some R-graph cycle" is wrong (docs/theory.md, "Worked example
+    B: an R-graph cycle that is not a Z-cycle")."""
     h = History(example_b())
     g = Graph(h)
     comp = scc_labels(g)
@@ -123,7 +124,8 @@ def test_example_c_domino_all_methods_and_chain():
     assert d["domino"] and rep.stats["domino"]
     assert rep.certificates["all"]["maximality"] == "proved"
     chain_p1 = d["chain"]["P1"]
-    # theory.md: (3,2) orphan d -> P0 to 2; (2,2) orphan c -> P1 to 1; (2,1) orphan b -> P0 to 1; (1,1) orphan a -> P1 to 0
+    # docs/theory.md, "Worked example C: the domino effect":
+    # (3,2) orphan d -> P0 to 2; (2,2) orphan c -> P1 to 1; (2,1) orphan b -> P0 to 1; (1,1) orphan a -> P1 to 0
     assert [s.split(" because")[0] for s in chain_p1] == ["P0: 3 -> 2", "P1: 2 -> 1", "P0: 2 -> 1", "P1: 1 -> 0"]
     assert [m[k] in s for k, s in zip("dcba", chain_p1)] == [True] * 4
 
@@ -159,9 +161,9 @@ def test_example_d_channel_state(recorded, kinds):
 
 
 def test_mixed_edge_conventions_give_wrong_lines():
-    """Pitfall §3.7.4: R-MARK on checkpoint-graph edges misses messages sent in the
-    failed process's open interval (inconsistent line); rollback propagation on R-graph
-    edges over-rolls back."""
+    """Pitfall "Mixing the two edge conventions" of docs/theory.md: R-MARK on
+    checkpoint-graph edges misses messages sent in the failed process's open interval
+    (inconsistent line); rollback propagation on R-graph edges over-rolls back."""
     rec = two()
     rec.checkpoint("P0")
     m = rec.send("P0", "a")                  # sent in P0's open interval
@@ -180,8 +182,9 @@ def test_mixed_edge_conventions_give_wrong_lines():
 
 
 def test_checkmate_root_set_over_rolls_back_partial_failures():
-    """Pitfall §3.7.2: using every process's latest stable checkpoint as the bound for a
-    single failure rolls survivors back for nothing."""
+    """Pitfall "Survivors may keep their state" of docs/theory.md: using every process's
+    latest stable checkpoint as the bound for a single failure rolls survivors back for
+    nothing."""
     rec = two()
     rec.checkpoint("P1")
     m = rec.send("P1", "b")                # P1 (survivor) sends after its last checkpoint ...
@@ -238,7 +241,7 @@ def test_order_of_recorded_state_on_fifo_channel():
 
 
 def test_unaligned_input_and_output_parts():
-    """Input ∪ output part = in-transit set, disjoint (theory.md §6.4)."""
+    """Input ∪ output part = in-transit set, disjoint (docs/theory.md, "Unaligned checkpoints")."""
     def run(inp, out):
         rec = TraceRecorder(["U", "D"], [("c", "U", "D")], protocol="unaligned")
         a = rec.send("U", "c")

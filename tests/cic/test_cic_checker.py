@@ -27,7 +27,7 @@ HMNR_FACTS = {"cic": "hmnr", "guarantees": ["z-cycles"]}
 
 
 def bcs_example_c(forced: bool = True, spurious: bool = False, wrong_sn: bool = False, wrong_vars: bool = False):
-    """Worked example C (theory.md §3.5, the domino pattern) under BCS: a forced
+    """Worked example C of docs/theory.md (the domino pattern) under BCS: a forced
     checkpoint before the receipt of a, b, c, d and e."""
     rec = TraceRecorder(["P0", "P1"], TWO, protocol="bcs", params=BCS_FACTS)
     sn = {"P0": 0, "P1": 0}
@@ -107,7 +107,7 @@ def hmnr_pb(lc, ckpt, taken, greater):
 
 
 def test_hmnr_c2_breaks_the_z_cycle_of_example_a():
-    """Example A (theory.md §2.3): P1 sends m2, P0 processes it, checkpoints and sends m1,
+    """Worked example A of docs/theory.md: P1 sends m2, P0 processes it, checkpoints and sends m1,
     which P1 processes in the interval where it sent m2: C2 holds (m1's causal past
     starts in P1's current interval and crossed C0,1); without the forced checkpoint
     C0,1 is useless."""

@@ -65,7 +65,8 @@ def test_hmnr_without_a_condition_also_leaves_useless_checkpoints(name):
 
 
 def test_min_to_on_every_send_stays_zcf_but_forces_more():
-    """BlackSP's variant (theory.md §4.3): still no useless checkpoint, more forced ones."""
+    """BlackSP's variant (docs/theory.md, "The clock form of HMNR"): still no useless
+    checkpoint, more forced ones."""
     m = MUTANTS["hmnr-min-to-every-send"]
     forced = {"mutant": 0, "correct": 0}
     for seed in SEEDS:

@@ -143,7 +143,7 @@ def test_the_two_hmnr_forms_agree_on_a_thousand_runs():
 
 
 def test_hmnr_forces_fewer_checkpoints_than_bcs_and_both_keep_timestamps_increasing():
-    """theory.md §4.1: HMNR forces fewer checkpoints than BCS on the same runs; the
+    """docs/theory.md, "ZCF and RDT": HMNR forces fewer checkpoints than BCS on the same runs; the
     timestamp certificate holds for both."""
     forced = {"hmnr": 0, "bcs": 0}
     for seed in range(12):
@@ -159,7 +159,7 @@ def test_hmnr_forces_fewer_checkpoints_than_bcs_and_both_keep_timestamps_increas
 
 @pytest.mark.parametrize("name", ["hmnr", "bcs"])
 def test_a_single_failed_task_restarts_from_its_last_checkpoint_under_zcf(name):
-    """theory.md §3.5 (validated consequence of ZCF): under partial recovery a single
+    """docs/theory.md, "Checking a CIC trace" (a consequence of ZCF): under partial recovery a single
     failed process never rolls back beyond its last checkpoint."""
     for seed in range(12):
         rnd = random.Random(seed)

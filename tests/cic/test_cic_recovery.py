@@ -9,12 +9,13 @@ import pytest
 from cic_cases import protocol, run_and_check
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
-from snapcheck.reference.uncoordinated.recovery import Counts, LineDefects, recovery_line, rollback_steps
+from snapcheck.reference.sim.messages import Counts
+from snapcheck.reference.uncoordinated.recovery import LineDefects, recovery_line, rollback_steps
 from snapcheck.traces import read_trace
 
 
 def example_c():
-    """Worked example C (theory.md §3.5, the domino effect) as per-checkpoint counters:
+    """Worked example C of docs/theory.md (the domino effect) as per-checkpoint counters:
     channel x = P0→P1 carries a, c, e; channel y = P1→P0 carries b, d."""
     p0 = [Counts({"x": 0}, {"y": 0}), Counts({"x": 0}, {"y": 0}), Counts({"x": 1}, {"y": 1}),
           Counts({"x": 2}, {"y": 2})]

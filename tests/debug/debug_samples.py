@@ -1,4 +1,4 @@
-"""Small hand-built traces for the debugging tools (theory.md worked examples and
+"""Small hand-built traces for the debugging tools (worked examples of docs/theory.md and
 barrier protocols), and an independent orphan oracle used as a shrink test."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import random
 
 from snapcheck.debug.history import message_table
 from snapcheck.traces import TraceRecorder
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 
 def _finish(rec: TraceRecorder, name: str):
@@ -16,7 +17,8 @@ def _finish(rec: TraceRecorder, name: str):
 
 
 def example_a():
-    """theory.md §2.3: C0,1 is on a Z-cycle (m1 then m2) without a causal cycle."""
+    """Worked example A of docs/theory.md: C0,1 is on a Z-cycle (m1 then m2) without a
+    causal cycle."""
     rec = TraceRecorder(["P0", "P1"], [("c01", "P0", "P1"), ("c10", "P1", "P0")], protocol="uncoordinated")
     m2 = rec.send("P1", "c10")
     rec.recv("P0", m2)
@@ -29,7 +31,7 @@ def example_a():
 
 
 def example_c():
-    """theory.md §3.5, worked example C: the domino effect."""
+    """docs/theory.md, "Worked example C: the domino effect"."""
     rec = TraceRecorder(["P0", "P1"], [("c01", "P0", "P1"), ("c10", "P1", "P0")], protocol="uncoordinated")
     rec.checkpoint("P0")
     a = rec.send("P0", "c01"); rec.recv("P1", a)
@@ -144,7 +146,8 @@ def random_trace(seed: int, n: int = 4, steps: int = 60, fail: bool = False):
 
 def orphan_wrt_last(trace, options=None) -> bool:
     """Independent oracle: some message is an orphan of the global checkpoint made of
-    every process's last checkpoint (theory.md §1.2: r <= g_dst and s > g_src)."""
+    every process's last checkpoint (r <= g_dst and s > g_src: docs/theory.md, "Orphans,
+    in-transit messages and consistency")."""
     last = {p.id: 0 for p in trace.processes}
     for e in trace.events:
         if e.type == "checkpoint":

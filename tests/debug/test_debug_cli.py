@@ -44,18 +44,23 @@ def test_findings_locate_the_checker_violations():
     assert [x.kind for x in f.items] == ["orphan"]
     v = f.items[0]
     assert v.messages == ["O2>O3:1"] and v.cut == {"O1": 1, "O2": 1, "O3": 1}
-    assert v.lines == [6, 7] and v.position == 6          # the orphan's processing is event 6 (line 7)
+    # the explanation cites both checkpoints of the cut (lines 5, 8): the orphan exists once O3 takes
+    # checkpoint 1 (event 7, line 8), not at its processing (event 6)
+    assert v.lines == [5, 6, 7, 8] and v.position == 7
 
 
 def test_replay_at_violation_json():
     res = run("replay", FIG2B, "--at-violation", "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert out["position"] == 6 and out["event"]["type"] == "recv" and out["event"]["line"] == 7
+    # the orphan of cut (1, 1, 1) exists once O3's checkpoint 1 exists (event 7, line 8)
+    assert out["position"] == 7 and out["event"]["type"] == "checkpoint" and out["event"]["line"] == 8
     assert out["violation"]["kind"] == "orphan"
     assert out["violation"]["witness"]["messages"] == ["O2>O3:1"]
     assert [v["number"] for v in out["violations_here"]] == [1]
+    assert [v["number"] for v in out["violations_visible"]] == [1]
     assert out["processes"]["O2"]["last_checkpoint"]["ckpt"] == 1
+    assert out["processes"]["O3"]["last_checkpoint"]["ckpt"] == 1
 
 
 def test_replay_until_text_and_json():
@@ -148,7 +153,7 @@ def test_html_report_for_a_clean_trace_with_useless_checkpoints():
     report = check_trace(t, check_options(t))
     text = html_report(t, report)
     assert "CLEAN" in text and "Useless checkpoints" in text
-    assert "C2@O1, C2@O2, C2@O3" in text
+    assert "O1:2, O2:2, O3:2" in text
     assert text.count("<svg") == 1 and 'id="recovery-line"' in text
 
 

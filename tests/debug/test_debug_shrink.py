@@ -17,7 +17,8 @@ from snapcheck.cli import cli, main
 from snapcheck.debug.shrink import ShrinkError, TraceShrinker, checker_predicate, ddmin, shrink_trace
 from snapcheck.traces import read_trace
 from snapcheck.traces.errors import TraceErrors
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
 
@@ -148,7 +149,8 @@ def test_shrink_z_cycle_with_the_checker(seed):
     assert res.invalid == 0 and violates(res.trace, res.options)
     report = check_trace(res.trace, CheckOptions(properties={"z-cycles"}))
     assert "useless-checkpoint" in report.kinds
-    # theory.md §2.3: the smallest Z-cycle needs two messages and two checkpoints of one process
+    # worked example A of docs/theory.md: the smallest Z-cycle needs two messages and two
+    # checkpoints of one process
     assert sum(e.type == "send" for e in res.trace.events) == 2
     _assert_one_minimal(res, violates)
 
@@ -248,7 +250,7 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
     assert check_trace(small, CheckOptions(properties={"consistency"})).kinds == {"orphan"}
     # the same through --simulation on the simulator's own trace
     from snapcheck.debug.shrink_sim import simulate_config
-    from snapcheck.traces.jsonl import write_trace
+    from snapcheck.traces.writer import write_trace
 
     full = tmp_path / "full.jsonl"
     write_trace(str(full), simulate_config(config))

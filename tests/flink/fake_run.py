@@ -75,10 +75,10 @@ class FakeRun:
     def procs(self) -> list[tuple[str, int]]:
         return [(o["op"], i) for o in self.topology for i in range(o["parallelism"])]
 
-    def write(self, directory: Path, fired=None) -> Path:
+    def write(self, directory: Path, fired=None, faults=None) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
         run = {"job": "fake", "mode": self.mode, "parallelism": 2, "records": 10, "rate": 0, "interval_ms": 100,
-               "seed": 1, "faults": [], "fired": fired or {}, "status": self.status, "error": None,
+               "seed": 1, "faults": faults or [], "fired": fired or {}, "status": self.status, "error": None,
                "ended_us": self.g * 100, "flink_version": "2.3.0", "config": {}, "topology": self.topology}
         (directory / "run.json").write_bytes(orjson.dumps(run))
         for (op, sub, att), rows in self.files.items():

@@ -54,15 +54,21 @@ def test_identity_channels_and_rounds(tmp_path):
     assert kinds(trace) == set()
 
 
-def _failover(r: FakeRun, restore_ckpt: int = 1):
-    """src reads 0..3 (checkpoint 1 after offset 1), sink[0] fails before offset 3; everybody
-    restores checkpoint 1, src re-reads 2..3 and regenerates its sends."""
+def _two_records_then_checkpoint(r: FakeRun) -> None:
+    """src reads offsets 0 and 1 and sends them to sink[0], which processes them; checkpoint 1
+    completes."""
     for off in range(2):
         r.read(0, off)
         r.send("src", 0, 0, off, 0)
         r.recv("sink", 0, 0, "src", 0, 0, off)
     r.ckpt(1)
     r.notify(1)
+
+
+def _failover(r: FakeRun, restore_ckpt: int = 1):
+    """src reads 0..3 (checkpoint 1 after offset 1), sink[0] fails before offset 3; everybody
+    restores checkpoint 1, src re-reads 2..3 and regenerates its sends."""
+    _two_records_then_checkpoint(r)
     for off in range(2, 4):
         r.read(0, off)
         r.send("src", 0, 0, off, 0)
@@ -346,3 +352,24 @@ def test_a_failure_during_recovery_leaves_no_fake_survivor(tmp_path):
     assert sink == [("fail", None, None, ""), ("restore", 1, 1, "attempt 1 was cancel"), ("fail", None, None, ""),
                     ("restore", 1, 2, "")]
     assert kinds(trace) == set()
+
+
+def test_a_requested_failure_that_never_fired_is_not_exercised(tmp_path, snapcheck_cli):
+    """--fail whose failure point was never reached: the trace says so (metadata.faults), the
+    checker lists it as not exercised, and --require-faults turns that into exit 1."""
+    r = FakeRun()
+    _two_records_then_checkpoint(r)
+    res = merge_run(str(r.write(tmp_path / "run", faults=["sink:0:50", "src:0:1"], fired={"src:0:1": 7})))
+    assert res.header["metadata"]["faults"] == [
+        {"fault": "Flink --fail sink:0:50", "proc": "sink[0]", "fired": False},
+        {"fault": "Flink --fail src:0:1", "proc": "src[0]", "fired": True}]
+    path = tmp_path / "t.jsonl"
+    res.write(str(path))
+    report = check_trace(parse_trace(path.read_text(), str(path)), CheckOptions())
+    assert [(f["proc"], f["exercised"]) for f in report.faults] == [("sink[0]", False), ("src[0]", True)]
+    code, out = snapcheck_cli("flink", "check", str(path))
+    assert code == 0 and "NOT EXERCISED: Flink --fail sink:0:50" in out and "recovery not exercised" in out
+    code, _ = snapcheck_cli("flink", "check", "--require-faults", str(path))
+    assert code == 1
+    code, out = snapcheck_cli("check", "--require-faults", str(path))
+    assert code == 1 and "NOT EXERCISED" in out

@@ -47,7 +47,8 @@ def test_mutant_demo_trace_is_caught_by_check(run, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--fail", "join[0]"], "TASK@TIME"),
-    (["--fail", "join[0]@soon"], "integer"),
+    (["--fail", "join[0]@soon"], "unknown situation"),
+    (["--fail", "join[0]@snapshot#0"], "K >= 1"),
     (["--fail", "nosuch[0]@10"], "names no task"),
     (["--straggler", "join[0]=0"], "FACTOR > 0"),
     (["-p", "no-such-protocol"], "unknown protocol"),

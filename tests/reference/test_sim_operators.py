@@ -79,10 +79,10 @@ def test_sink_publishes_sealed_output_once_per_transaction():
     s.process(0, "b")
     snap = s.snapshot()                   # a checkpoint of round 2 would seal "b" first
     s.prepare(2)
-    assert s.commit(1, committed) == ["a"]
+    assert s.commit(1, committed) == [(1, ("a",))]
     assert s.commit(1, committed) == []   # transaction 1 already committed
     s.restore(snap)                       # restored state still holds transaction 1 and pending "b"
     assert s.commit(1, committed) == []   # recoverAndCommit: already done, not published again
     s.prepare(3)
-    assert s.commit(3, committed) == ["b"]
+    assert s.commit(3, committed) == [(3, ("b",))]
     assert s.canonical() == {"pending": [], "staged": []}

@@ -16,6 +16,7 @@ class MyAlignedTask(TaskProtocol):
     def __init__(self, ctx, protocol):
         super().__init__(ctx, protocol)
         self.seen = {}
+        self.cancelled = set()
 
     def on_trigger(self, round, barrier):
         self.ctx.set_timer(self.ctx.now + 25, round)
@@ -24,6 +25,8 @@ class MyAlignedTask(TaskProtocol):
         self.snapshot(round)
 
     def on_barrier(self, ch, barrier, overtaking):
+        if barrier.round in self.cancelled:
+            return
         self.ctx.block(ch)
         self.seen.setdefault(barrier.round, []).append(ch)
         if len(self.seen[barrier.round]) == len(self.ctx.inputs):
@@ -32,9 +35,19 @@ class MyAlignedTask(TaskProtocol):
             self.ctx.unblock_all()
 
     def snapshot(self, round):
-        self.ctx.checkpoint(round)
+        if self.ctx.checkpoint(round) is None:        # declined: downstream must not wait for our barrier
+            self.ctx.send_cancel(round)
+            return
         self.ctx.send_barrier(round)
         self.ctx.complete(round)
+
+    def on_cancel(self, ch, marker):
+        if marker.round in self.cancelled:
+            return
+        self.cancelled.add(marker.round)
+        if self.seen.pop(marker.round, None) is not None:
+            self.ctx.unblock_all()
+        self.ctx.send_cancel(marker.round)
 
 
 class MyAligned(Protocol):

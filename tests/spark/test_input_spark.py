@@ -1,5 +1,6 @@
-"""``validate --input``: quarantine accounting on corrupted Parquet input, and the Spark-native
-analysis cross-checked against ``checker.check_trace`` on the same traces (one Spark run)."""
+"""``validate --input``: quarantine accounting on corrupted Parquet input, and the SQL analysis
+cross-checked against ``checker.check_trace`` on the same traces, on DuckDB and on Spark (one run
+each): both engines must write the same rows."""
 
 from collections import Counter
 from pathlib import Path
@@ -9,17 +10,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference.catalogue import header_facts
 from snapcheck.spark_validation.synthetic import random_trace, to_jsonl
 from snapcheck.spark_validation.trace_udf import ROUND_KINDS
 from snapcheck.traces import read_trace
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.parquet import SCHEMA, row_of
 
-pytestmark = pytest.mark.spark
 
 GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
-CUT = {"P0": 1, "P1": 1}          # the cut of theory.md's example D (also fits 2-process synthetic traces)
+CUT = {"P0": 1, "P1": 1}          # the cut of worked example D of docs/theory.md (also fits 2-process synthetic traces)
 SEEDS = range(24)
+CATALOGUE_SEEDS = range(100, 106)
 
 
 def _rows(tid, header, events):
@@ -64,15 +66,20 @@ def _corrupted(base_header, base_events):
 
 
 @pytest.fixture(scope="module")
-def checked(spark, tmp_path_factory):
-    from snapcheck.spark_validation.input_job import validate_input
-
+def input_file(tmp_path_factory):
+    """(path, traces by id, corrupted traces, row count) of one Parquet file with every kind of damage."""
     d = tmp_path_factory.mktemp("input")
     traces, rows = {}, []
     for s in SEEDS:
         header, events = random_trace(s, max_procs=3 if s % 2 else 5)
         traces[f"t{s}"] = parse_trace(to_jsonl(header, events), f"t{s}")
         rows += _rows(f"t{s}", header, events)
+    # A protocol the catalogue knows as aligned, named without params: the catalogue's facts decide.
+    for s in CATALOGUE_SEEDS:
+        header, events = random_trace(s, max_procs=3)
+        header = dict(header, protocol={"name": "abs-aligned"})
+        traces[f"cat{s}"] = parse_trace(to_jsonl(header, events), f"cat{s}")
+        rows += _rows(f"cat{s}", header, events)
     for path in sorted(GOLDEN.glob("theory_*.jsonl")) + sorted(GOLDEN.glob("checkmate_fig2*.jsonl")):
         t = read_trace(path)
         traces[path.stem] = t
@@ -85,8 +92,32 @@ def checked(spark, tmp_path_factory):
     rows.append(orphan_row)
     path = d / "traces.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
-    res = validate_input(str(path), str(d / "out"), master="local[2]", cut=CUT)
-    return res, traces, bad, len(rows), d / "out"
+    return path, traces, bad, len(rows)
+
+
+_RUNS: dict = {}
+
+
+def _run(input_file, engine: str):
+    """(result, output directory) of ``validate --input`` on ``engine``, once per module."""
+    from snapcheck.spark_validation.input_job import validate_input
+
+    path = input_file[0]
+    if (path, engine) not in _RUNS:
+        out = path.parent / f"out-{engine}"
+        res = validate_input(str(path), str(out), master="local[2]", engine=engine, cut=CUT)
+        assert res.summary["engine"] == engine
+        _RUNS[(path, engine)] = res, out
+    return _RUNS[(path, engine)]
+
+
+@pytest.fixture(scope="module", params=["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def checked(request, input_file):
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    res, out = _run(input_file, request.param)
+    _, traces, bad, n_rows = input_file
+    return res, traces, bad, n_rows, out
 
 
 def test_every_row_is_checked_or_quarantined_with_its_reason(checked):
@@ -115,12 +146,12 @@ def test_spark_native_results_equal_the_checker_on_the_same_traces(checked):
                      for r in pq.read_table(out / "violations.parquet").to_pylist())
     expected = Counter()
     for tid, t in traces.items():
-        opts = CheckOptions(properties={"consistency", "channel-state"}, cut=CUT, max_per_result=10 ** 9)
+        base = dict(properties={"consistency", "channel-state"}, max_per_result=10 ** 9,
+                    facts=header_facts(t.header.protocol))            # as snapcheck check does
         try:
-            report = check_trace(t, opts)
+            report = check_trace(t, CheckOptions(cut=CUT, **base))
         except ValueError:                        # the cut does not fit this trace
-            report = check_trace(t, CheckOptions(properties={"consistency", "channel-state"},
-                                                 max_per_result=10 ** 9))
+            report = check_trace(t, CheckOptions(**base))
         for v in report.violations:
             if v.kind in ROUND_KINDS:
                 subject = "cut" if v.subject.startswith("cut ") else v.subject
@@ -133,6 +164,25 @@ def test_spark_native_results_equal_the_checker_on_the_same_traces(checked):
     assert res.summary["native_vs_checker"]["traces_disagreeing"] == 0
 
 
+def test_aligned_comes_from_the_catalogue_when_the_header_omits_it(checked):
+    """``abs-aligned`` without params: the checker (with the catalogue's facts, as ``snapcheck check``)
+    and the SQL analysis both hold the traces to empty channel state; without the facts the checker
+    would not (so the facts are what decides)."""
+    res, traces, _, _, out = checked
+    native = Counter(r["trace_id"] for r in pq.read_table(out / "violations.parquet").to_pylist()
+                     if r["kind"] == "aligned-in-flight" and r["subject"].startswith("round "))
+    with_facts = without = 0
+    for s in CATALOGUE_SEEDS:
+        t = traces[f"cat{s}"]
+        opts = dict(properties={"consistency", "channel-state"}, max_per_result=10 ** 9)
+        n = sum(v.kind == "aligned-in-flight" and v.subject.startswith("round ") for v in check_trace(
+            t, CheckOptions(facts=header_facts(t.header.protocol), **opts)).violations)
+        assert native[f"cat{s}"] == n
+        with_facts += n
+        without += sum(v.kind == "aligned-in-flight" for v in check_trace(t, CheckOptions(**opts)).violations)
+    assert with_facts > 0 and without == 0
+
+
 def test_per_trace_checker_results(checked):
     res, traces, _, _, out = checked
     per = {r["trace_id"]: r for r in pq.read_table(out / "traces.parquet").to_pylist()}
@@ -141,3 +191,20 @@ def test_per_trace_checker_results(checked):
     assert a["n_useless"] == len(check_trace(traces["theory_a_zcycle"]).useless) > 0
     assert per["theory_d_recorded"]["native_violations"] == 0
     assert res.summary["useless_checkpoints"] >= a["n_useless"]
+
+
+def _table(path: Path) -> list[tuple]:
+    """Rows of a Parquet file or directory, in a canonical order (engines write in any order)."""
+    rows = pq.read_table(path).to_pylist()
+    return sorted((tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows))
+
+
+@pytest.mark.spark
+def test_duckdb_and_spark_write_the_same_results(spark, input_file):
+    """The same statements on both engines: same summary, same rows in every output file."""
+    (duck, duck_out), (sp, sp_out) = _run(input_file, "duckdb"), _run(input_file, "spark")
+    drop = ("engine", "seconds")
+    assert {k: v for k, v in duck.summary.items() if k not in drop} == {k: v for k, v in sp.summary.items()
+                                                                       if k not in drop}
+    for name in ("violations.parquet", "quarantine.parquet", "traces.parquet"):
+        assert _table(duck_out / name) == _table(sp_out / name), name

@@ -284,8 +284,7 @@ def test_cic_forced_checkpoint_decisions(tmp_path):
 
 def test_out_of_scope_and_invalid_traces_are_errors(tmp_path):
     rec = chandy_lamport()
-    rec.fail("a")
-    rec.restore("a", 1)
+    rec.fail("a")                     # a failure without a restore (with one: RescaleTrace judges it)
     failing = write(rec, tmp_path / "fail.jsonl")
     other = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="kazoo")
     other.recv("q", other.send("p", "p>q"))

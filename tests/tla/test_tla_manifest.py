@@ -22,7 +22,7 @@ def test_manifest_covers_every_config_file_and_every_protocol():
     assert cfgs == {e.name for e in MANIFEST.entries}
     specs = {e.spec for e in MANIFEST.entries}
     assert specs == {"ConsistentSnapshot", "ChandyLamport", "ABS", "Unaligned", "Uncoordinated",
-                     "CIC_BCS", "CIC_HMNR", "LiveRobin"}
+                     "CIC_BCS", "CIC_HMNR", "LiveRobin", "Rescale"}
 
 
 def test_every_protocol_has_a_check_a_mutant_and_a_trap():
@@ -46,6 +46,14 @@ def test_coordinated_protocols_state_refinement_and_termination():
         cfgs = [(specs_dir() / e.config).read_text() for e in DEFAULT if e.spec == spec]
         assert any("PROPERTY AbsSpec" in c for c in cfgs), spec
         assert any("PROPERTY Termination" in c for c in cfgs), spec
+
+
+def test_rescale_refines_the_snapshot_and_its_mutants_lose_in_flight_records():
+    cfgs = {e.name: (specs_dir() / e.config).read_text() for e in DEFAULT if e.spec == "Rescale"}
+    assert all("PROPERTY OldSpec" in cfgs[n] for n in ("MCRescale", "MCRescale_up"))
+    bugs = {e.name: e.expected for e in DEFAULT if e.spec == "Rescale" and e.kind == "mutant"}
+    assert bugs == {f"MCRescale_bug_{b}": "invariant:NoInFlightLost"
+                    for b in ("race", "skip_stateless", "undispatched")}
 
 
 def test_selection_by_name():

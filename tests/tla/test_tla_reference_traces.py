@@ -142,10 +142,17 @@ def test_runs_with_declined_rounds(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["unaligned-double-persist", "unaligned-no-dedup"])
-def test_mutants_with_failures_or_aborts_are_outside_the_specification(tmp_path, name):
-    (v,) = conform([mutant_trace(tmp_path, name)])
+def test_mutants_with_failures_and_no_restore_are_outside_the_specification(tmp_path):
+    (v,) = conform([mutant_trace(tmp_path, "unaligned-double-persist")])
     assert v.verdict == ERROR and "failure-free runs" in v.message
+
+
+@pytest.mark.slow
+def test_recovery_without_deduplication_is_rejected_where_a_stale_record_is_processed(tmp_path):
+    """A trace with restores goes to RescaleTrace (its recoveries): unaligned-no-dedup
+    processes a record of the failed epoch after the restore."""
+    (v,) = conform([mutant_trace(tmp_path, "unaligned-no-dedup")])
+    assert v.verdict == REJECT and "failed epoch" in v.message
 
 
 def unc_configs():

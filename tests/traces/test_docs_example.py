@@ -9,13 +9,18 @@ from snapcheck.traces.jsonl import parse_trace
 DOC = Path(__file__).resolve().parents[2] / "docs" / "trace-format.md"
 
 
-def example_block() -> str:
-    return re.search(r"<!-- example:every-event-type -->\n```jsonl\n(.*?)```", DOC.read_text(), re.S).group(1)
+def example_block(name: str = "every-event-type") -> str:
+    return re.search(rf"<!-- example:{name} -->\n```jsonl\n(.*?)```", DOC.read_text(), re.S).group(1)
 
 
 def test_every_event_type_example_is_valid_and_complete():
+    """The first example uses every event type but those of rescaling and finished tasks,
+    which the rescale example adds; both are valid."""
     trace = parse_trace(example_block(), "docs/trace-format.md")
-    assert {e.type for e in trace.events} == set(EVENT_TYPES)
+    rescale = parse_trace(example_block("rescale"), "docs/trace-format.md")
+    # every event type but protocol_error, which by definition makes a trace a violation
+    assert {e.type for e in trace.events} == set(EVENT_TYPES) - {"finish", "retire", "protocol_error"}
+    assert {e.type for e in trace.events} | {e.type for e in rescale.events} == set(EVENT_TYPES) - {"protocol_error"}
     kinds = {e.kind for e in trace.events if e.type == "checkpoint"}
     assert "coordinated" in kinds
 
@@ -35,3 +40,32 @@ def test_every_event_type_example_is_clean_and_its_perturbations_are_caught():
     assert dup != block
     kinds = {v.kind for v in check_trace(parse_trace(dup), CheckOptions()).violations}
     assert kinds == {"duplicate-processing"}
+
+
+def test_rescale_example_is_clean_and_skipping_its_mapping_is_caught():
+    """What the document says: clean; without the channel mapping of g1.agg[0] (and its
+    replays), both recorded records are in-flight-lost, with the old channel and key group."""
+    import json
+
+    from snapcheck.checker import CheckOptions, check_trace
+
+    block = example_block("rescale")
+    assert check_trace(parse_trace(block), CheckOptions()).ok
+    lines = [json.loads(x) for x in block.splitlines()]
+    out, drop = [], set()
+    for x in lines:
+        if x.get("type") == "restore" and x["proc"] == "g1.agg[0]":
+            x.pop("channels")
+        if x.get("type") == "replay" and x["proc"] == "g1.agg[0]":
+            drop.add(x["mid"])
+            continue
+        if x.get("type") == "recv" and x["mid"] in drop:
+            continue
+        out.append(x)
+    idx: dict = {}
+    for x in out[1:]:
+        x["idx"] = idx[x["proc"]] = idx.get(x["proc"], -1) + 1
+    report = check_trace(parse_trace("\n".join(json.dumps(x) for x in out) + "\n"), CheckOptions())
+    lost = [v for v in report.violations if v.kind == "in-flight-lost"]
+    assert {v.witness["old_channel"] for v in lost} == {"src[0]>agg[0]", "src[0]>agg[1]"}
+    assert {v.witness["key_group"] for v in lost} == {1, 2}

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings, HealthCheck
 
 from snapcheck.traces import TraceRecorder, iter_events, read_trace
-from snapcheck.traces.jsonl import dumps_trace, parse_trace
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl, trace_ids
 from snapcheck.traces.schema import schema
 from tests.traces.strategies import recorded_traces

@@ -3,14 +3,17 @@
 The expected values in each trace's ``metadata.expected`` were derived by hand.
 Here they are re-derived without the checker, by brute force over every global
 checkpoint ``G = (g_0..g_{n-1})`` with ``g_i ∈ {0..L_i+1}`` (the virtual
-checkpoint ``V_i = L_i+1`` allowed, theory.md §1.2 and §2.2):
+checkpoint ``V_i = L_i+1`` allowed; docs/theory.md, "Orphans, in-transit messages and
+consistency"):
 
 * ``useless``: checkpoints ``(i, x)``, ``x <= L_i``, in no consistent ``G`` (Netzer-Xu);
 * recovery line for failure set F: the maximum consistent ``G <= U`` with
-  ``U_f = L_f`` and ``U_i = L_i+1`` for survivors (theory.md §3.5), which must itself
-  be consistent and dominate every other consistent ``G <= U`` (lattice, §1.5);
-* explicit cut: orphans (§1.2), in-transit messages neither recorded nor logged
-  (``dropped``) and recorded messages not in transit (``phantom``) (§1.3);
+  ``U_f = L_f`` and ``U_i = L_i+1`` for survivors (docs/theory.md, "R-MARK"), which must itself
+  be consistent and dominate every other consistent ``G <= U`` (docs/theory.md, "The
+  lattice of consistent global checkpoints");
+* explicit cut: orphans, in-transit messages neither recorded nor logged (``dropped``)
+  and recorded messages not in transit (``phantom``) (docs/theory.md, "Violation kinds
+  of a snapshot");
 * CheckMate's Algorithm 1 (rollback propagation on the checkpoint graph, root set =
   every operator's last checkpoint) as a second recovery oracle, and the sequence of
   candidate lines Figure 5's text states.
@@ -60,12 +63,12 @@ WITH_CUT = _having(lambda e: "cut" in e.get("check", {}))
 WITH_RESTART_ALL = _having(lambda e: "all" in e.get("recovery_lines", {}))
 
 
-# -- the oracle's model of a trace (theory.md §0) ------------------------------------
+# -- the oracle's model of a trace (docs/theory.md, "Conventions") ---------------------
 
 @dataclass(frozen=True)
 class Msg:
     mid: str
-    name: str          # the paper's / theory.md's name, carried in the send's value
+    name: str          # the name in the paper or docs/theory.md, carried in the send's value
     ch: str
     src: str
     s: int             # ι(send)
@@ -225,7 +228,7 @@ def test_generator_covers_every_figure_and_example():
     sources = " ".join(g.source for g in GEN.GOLDEN)
     for fig in ("Figure 2(a)", "Figure 2(b)", "Figure 2(c)", "Figure 2(d)", "Figure 4", "Figure 5"):
         assert fig in sources
-    for ex in ("example A", "example B", "example C", "example D", "§2.2 edge case"):
+    for ex in ("example A", "example B", "example C", "example D", "stably unusable"):
         assert ex in sources
 
 
@@ -277,8 +280,9 @@ def test_recovery_lines_agree_with_brute_force(golden):
 
 
 def test_recovery_lines_leave_no_unlogged_message_in_transit(golden):
-    """The expected lines hold whether or not a checker adds theory.md §1.5's no-drop
-    constraints for unlogged messages: every message in transit w.r.t. them is logged."""
+    """The expected lines hold whether or not a checker adds no-drop constraints for
+    unlogged messages (docs/theory.md, "The lattice of consistent global checkpoints"):
+    every message in transit w.r.t. them is logged."""
     name, trace, M, exp = golden
     for label, line in exp.get("recovery_lines", {}).items():
         G = {p: M.L[p] + 1 if x == "V" else x for p, x in line.items()}
@@ -302,7 +306,7 @@ def test_explicit_cut_verdict_agrees_with_brute_force(name):
 
 @pytest.mark.parametrize("name", WITH_RESTART_ALL)
 def test_checkmate_algorithm1_finds_the_restart_all_line(name):
-    """theory.md §3.6: rollback propagation on the checkpoint graph and R-MARK on the
+    """docs/theory.md, "Rollback propagation": rollback propagation on the checkpoint graph and R-MARK on the
     R-graph give the same line from the same bound (here: everyone restarts)."""
     name, trace, M, exp = _load(name)
     final, orphans = checkmate_algorithm1(M)[-1]

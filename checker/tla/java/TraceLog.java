@@ -15,7 +15,8 @@
  * string index (its name) and a value. A value is a tag byte and its content:
  * 'i' i32; 's' u32 string index; 'b' u8; 't' u32 n and n values (a tuple);
  * 'r' u32 n and n pairs of a u32 field name and a value (a record); 'f' u32 n
- * and n pairs of values (a function: key, value).
+ * and n pairs of values (a function: key, value); 'e' u32 n and n values (a
+ * finite set).
  */
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
@@ -29,6 +30,7 @@ import tlc2.value.impl.BoolValue;
 import tlc2.value.impl.FcnRcdValue;
 import tlc2.value.impl.IntValue;
 import tlc2.value.impl.RecordValue;
+import tlc2.value.impl.SetEnumValue;
 import tlc2.value.impl.StringValue;
 import tlc2.value.impl.TupleValue;
 import tlc2.value.impl.Value;
@@ -151,6 +153,13 @@ public class TraceLog {
                     FcnRcdValue fcn = new FcnRcdValue(dom, vals, false);
                     fcn.normalize();
                     return fcn;
+                }
+                case 'e': {
+                    Value[] elems = new Value[in.readInt()];
+                    for (int k = 0; k < elems.length; k++) elems[k] = value();
+                    SetEnumValue set = new SetEnumValue(elems, false);
+                    set.normalize();             // shared by TLC's workers: sorted once, here
+                    return set;
                 }
                 default:
                     throw new IOException("unknown value tag " + tag);

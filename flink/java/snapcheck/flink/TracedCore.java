@@ -15,8 +15,8 @@ import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.util.Collector;
 
 /**
- * What every traced wrapper does, per subtask attempt (theory.md §0: a receive is the
- * <em>processing</em> of a record):
+ * What every traced wrapper does, per subtask attempt (a receive is the <em>processing</em>
+ * of a record: docs/theory.md, "Receive means processing"):
  *
  * <ul>
  *   <li>{@code initializeState}: open the trace file; on a restored or restarted attempt log

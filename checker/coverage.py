@@ -1,0 +1,179 @@
+"""What a check judged and what it did not, and why; faults that were asked for and never happened.
+
+A report must never let "not judged" read as "clean". After ``check_trace`` has
+run every analysis that applies, ``not_judged`` names each property of
+``checker.options.PROPERTIES`` without a result and the reason, stated from the
+trace and the options: not selected, no global checkpoint to judge (no
+``--cut`` and no completed round), no rounds, no recovery, nothing promised by
+the protocol, none of the property's vocabulary in the trace.
+
+``requested_faults`` lists the faults a trace's producer says it was asked to
+inject, and whether each one happened: a test whose crash never fired did not
+exercise recovery, whatever its verdict. Producers declare them in the header
+(docs/trace-format.md, "Requested faults"): ``metadata.faults`` (any producer:
+a list of ``{"fault", "proc", "fired"}``), the reference simulator's
+``metadata.simulator.config.failures`` (``[task, time]`` crashes) and the Flink
+adapter's ``metadata.flink.faults`` / ``fired``. A fault whose producer does not
+say whether it fired counts as exercised when the trace has a ``fail`` event of
+its process (one per requested crash of that process).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+from snapcheck.checker.cic import zcf_applies
+from snapcheck.checker.options import PROPERTIES
+
+NOT_SELECTED = "not selected (only the properties named with --property were checked)"
+# Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
+VOCABULARY = ("protocol-error", "log-retention", "output-commit", "control-delivery", "changelog-restore",
+              "artifact-retention", "replica-agreement", "replica-delivery", "replica-liveness", "rescale-state",
+              "rescale-in-flight", "finished-tasks")
+
+
+def _cut(run) -> str:
+    rounds = run.report.rounds
+    if rounds:
+        where = f"none of the trace's {len(rounds)} snapshot round(s) completed"
+    else:
+        where = "the trace has no snapshot rounds (its checkpoints are not coordinated)"
+    useless = len(run.report.useless)
+    return (f"no global checkpoint to judge: no --cut was given and {where}; no cut was judged for orphans or "
+            f"channel state (what was computed: the recovery lines, which are consistent by construction, and "
+            f"{useless} useless checkpoint(s) on Z-cycles)")
+
+
+def _promise(what: str, param: str):
+    def reason(run) -> str:
+        return (f"protocol {run.report.protocol!r} does not promise {what} (header params.{param}"
+                f"{'' if run.opts.facts else '; the protocol catalogue adds nothing for this name'})")
+    return reason
+
+
+def _zcycles(run) -> str:
+    return (_promise("Z-cycle freedom", "guarantees")(run)
+            + f"; the {len(run.report.useless)} useless checkpoint(s) found are listed as information")
+
+
+def _cic(run) -> str:
+    if run.facts.cic is None:
+        return f"protocol {run.report.protocol!r} declares no communication-induced rules (params.cic: bcs or hmnr)"
+    if not zcf_applies(run.ix):
+        return "the trace carries none of the CIC protocol's data (forced checkpoints, piggybacks, checkpoint vars)"
+    return "not applicable"
+
+
+def _no_restore(run) -> str:
+    return "the trace has no restore: no recovery happened to judge"
+
+
+def _lineage(run) -> str:
+    if not run.ix.has("round_start"):
+        return "the trace has no coordinated rounds (round_start events)"
+    return _no_restore(run)
+
+
+REASONS = {
+    "consistency": _cut,
+    "channel-state": _cut,
+    "termination": lambda run: "the trace has no snapshot rounds",
+    "completion": lambda run: "no round is declared complete (no round_complete event)",
+    "protocol-error": lambda run: ("the trace has no protocol_error event (its producer reported no exception of "
+                                   "the protocol and no broken invariant of the simulator)"),
+    "z-cycles": _zcycles,
+    "recovery-line": lambda run: ("no failure set given (--failures); the restart-all recovery line is "
+                                  "computed as information"),
+    "observed-recovery": _no_restore,
+    "exactly-once": _no_restore,
+    "rdt": _promise("rollback-dependency trackability", "guarantees"),
+    "cic-conformance": _cic,
+    "cic-efficiency": _cic,
+    "timestamps": _cic,
+    "log-retention": lambda run: "the trace truncates no sender log (no log_truncate events)",
+    "output-commit": lambda run: "no output of the trace is a two-phase-commit transaction (attrs.phase)",
+    "control-delivery": lambda run: "no message of the trace carries an operator event (attrs.event)",
+    "recovery-lineage": _lineage,
+    "changelog-restore": lambda run: "the trace has no changelog data (artifacts, checkpoint vars.changelog)",
+    "artifact-retention": lambda run: "the trace has no changelog data (artifacts, checkpoint vars.changelog)",
+    "replica-agreement": lambda run: "the protocol declares no replicas (params.replicas)",
+    "replica-delivery": lambda run: "the protocol declares no replicas (params.replicas)",
+    "replica-liveness": lambda run: "the protocol declares no replicas (params.replicas)",
+    "rescale-state": lambda run: "the trace has no restore at another parallelism (no restore names its sources)",
+    "rescale-in-flight": lambda run: "the trace has no restore at another parallelism (no restore names its sources)",
+    "finished-tasks": lambda run: "no task of the trace finishes (no finish event)",
+}
+
+
+def not_judged(run) -> dict[str, str]:
+    """Property -> why it has no result in ``run.report`` (``run``: a ``check_trace`` run)."""
+    judged = {r.property for r in run.report.results}
+    out = {}
+    for prop in PROPERTIES:
+        if prop in judged:
+            continue
+        if run.opts.properties is not None and prop not in run.opts.properties:
+            out[prop] = NOT_SELECTED
+        else:
+            out[prop] = REASONS[prop](run)
+    return out
+
+
+@dataclass
+class RequestedFault:
+    """One fault the producer was asked to inject, and whether it happened."""
+
+    fault: str
+    proc: str | None
+    exercised: bool
+    detail: str
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _fail_counts(trace) -> Counter:
+    return Counter(e.proc for e in trace.events if e.type == "fail")
+
+
+def requested_faults(trace) -> list[RequestedFault]:
+    """The faults the trace's header says were requested (see the module docstring)."""
+    meta = trace.header.metadata or {}
+    fails = _fail_counts(trace)
+    used: Counter = Counter()
+    out = []
+
+    def by_fail_event(fault: str, proc: str | None) -> RequestedFault:
+        if proc is None:
+            return RequestedFault(fault, None, False, "the producer names no process and says nothing of "
+                                                      "whether it fired")
+        used[proc] += 1
+        if fails[proc] >= used[proc]:
+            return RequestedFault(fault, proc, True, f"{proc} fails in the trace")
+        return RequestedFault(fault, proc, False, f"the trace has no (further) fail event of {proc}")
+
+    for f in meta.get("faults") or ():
+        if not isinstance(f, dict):
+            continue
+        fault, proc = str(f.get("fault", "fault")), f.get("proc")
+        proc = proc if isinstance(proc, str) else None
+        if isinstance(f.get("fired"), bool):
+            detail = "the producer reports it fired" if f["fired"] else \
+                "the producer reports it never fired (e.g. the run ended first)"
+            out.append(RequestedFault(fault, proc, f["fired"], detail))
+        else:
+            out.append(by_fail_event(fault, proc))
+    if "faults" not in meta:
+        sim = ((meta.get("simulator") or {}).get("config") or {})
+        for item in sim.get("failures") or ():
+            if isinstance(item, (list, tuple)) and len(item) == 2:
+                out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
+        flink = meta.get("flink") or {}
+        fired = flink.get("fired") if isinstance(flink.get("fired"), dict) else {}
+        for spec in flink.get("faults") or ():
+            ok = spec in fired
+            out.append(RequestedFault(f"Flink --fail {spec}", None, ok,
+                                      f"fired at {fired[spec]} µs" if ok else
+                                      "never fired (the job finished before the failure point)"))
+    return out

@@ -1,0 +1,480 @@
+"""Rescaling: state and in-flight records redistributed at another parallelism.
+
+A *rescale* is a recovery (a group of ``restore`` events, ``observed_recovery``)
+in which at least one restore names ``sources``: the job is restored at another
+parallelism from round ``r`` (the round of the sources' checkpoints). Its *old
+processes* are the processes outside the group that took a checkpoint of round
+``r``; its *new processes* the restoring ones. A process *owns* the key groups
+(and list-state partitions) the header declares for it, or else those its own
+restore took. Key groups belong to an operator (the header's ``operator``).
+
+``rescale-state`` (each rescale; Flink's key-group assignment, "StateAssignment"):
+every key group an old process of operator ``X`` owned at round ``r`` is taken
+by exactly one new process of ``X``, from the checkpoint of round ``r`` of the
+old process that owned it. Kinds: ``key-group-lost`` (taken by no restore: its
+state is gone), ``key-group-duplicated`` (taken twice: its state is counted
+twice), ``key-group-wrong-owner`` (taken from a process that did not own it, so
+the state restored for it is not its state), ``state-wrong-round`` (a source
+checkpoint of another round), ``key-group-mismatch`` (a new process declares key
+groups other than those it restored); the same for list-state partitions
+(``partition-lost``, ``partition-duplicated``, ``partition-wrong-owner``).
+
+``rescale-in-flight`` (each rescale; unaligned checkpoints' channel state, and
+the input logs): every record the restored round recorded as channel state of an
+old channel ``c`` (input part by ``c``'s destination, output part by its source)
+is processed after the restore exactly once by each of its new owners: for a
+record with a ``key_group``, the new process of ``c``'s destination operator that
+owns the key group; otherwise each new channel a restore maps ``c`` onto, whose
+key-group filter keeps it. It must be processed before any record that the same
+new channel carried after the restore (recovered data first). Kinds:
+``in-flight-lost`` (never processed by its owner: the explanation says whether no
+restore mapped ``c``, or it was mapped and not replayed, or replayed and dropped),
+``in-flight-duplicated``, ``in-flight-misrouted`` (processed by a process that
+does not own its key group, or on a channel ``c`` is not mapped onto),
+``in-flight-after-live``. A record without a key group that every mapping of ``c``
+filters out (an empty ``key_groups``) is discarded on purpose: Flink drops the extra
+copies of broadcast channel state on a downscale. A partition named after an ``external`` process is that
+input log's split: each record the log sent to the old holder and the old holder
+had not processed at its checkpoint must be processed exactly once by the new
+holder (``input-lost``). Witnesses name the key group and the old channel.
+"""
+
+from __future__ import annotations
+
+from snapcheck.checker.report import Violation
+
+
+def _ranges(values: list[int]) -> list[list[int]]:
+    """Sorted integers as inclusive ranges.
+
+    >>> _ranges([1, 2, 3, 7, 9, 10])
+    [[1, 3], [7, 7], [9, 10]]
+    """
+    out: list[list[int]] = []
+    for v in sorted(set(values)):
+        if out and out[-1][1] == v - 1:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return out
+
+
+def _expand(ranges) -> set[int]:
+    return {k for lo, hi in ranges or () for k in range(lo, hi + 1)}
+
+
+def _fmt(ranges: list[list[int]]) -> str:
+    return ", ".join(str(lo) if lo == hi else f"{lo}..{hi}" for lo, hi in ranges)
+
+
+class Ownership:
+    """Key groups and partitions owned by each process (module docstring)."""
+
+    def __init__(self, trace, restores_with_sources: list) -> None:
+        self.operator = {p.id: p.operator or p.id for p in trace.header.processes}
+        self.kg: dict[str, set[int]] = {}
+        self.parts: dict[str, set[str]] = {}
+        declared_kg = {p.id: p.key_groups for p in trace.header.processes if p.key_groups is not None}
+        declared_parts = {p.id: p.partitions for p in trace.header.processes if p.partitions is not None}
+        for e in restores_with_sources:
+            kgs = [s["key_groups"] for s in e.sources if s.get("key_groups") is not None]
+            if kgs:
+                self.kg[e.proc] = set().union(*(_expand(r) for r in kgs))
+            parts = [p for s in e.sources for p in s.get("partitions") or ()]
+            if parts:
+                self.parts[e.proc] = set(parts)
+        self.restored_kg = dict(self.kg)
+        for p, r in declared_kg.items():
+            self.kg[p] = _expand(r)
+        for p, ps in declared_parts.items():
+            self.parts[p] = set(ps)
+
+
+class Rescale:
+    """One rescale: the restores of a recovery group of which some name sources."""
+
+    def __init__(self, trace, ix, group: list, own: Ownership) -> None:
+        self.group = group
+        self.own = own
+        self.start = min(e.line for e in group)
+        self.new = {e.proc: e for e in group}
+        self.subject = f"rescale at line {self.start}" + (
+            f" (recovery {group[0].recovery})" if group[0].recovery is not None else "")
+        self.ckpt_ev = {(e.proc, e.ckpt): e for e in ix.of_type("checkpoint")}
+        rounds = [e.round for e in group if e.round is not None]
+        if not rounds:
+            rounds = [self.ckpt_ev[(s["proc"], s["ckpt"])].round for e in group for s in e.sources or ()
+                      if (s["proc"], s["ckpt"]) in self.ckpt_ev]
+        self.round = rounds[0] if rounds else None
+        self.old_ckpt: dict[str, int] = {}          # old process -> its checkpoint of the restored round
+        if self.round:
+            for e in ix.of_type("checkpoint"):
+                if e.round == self.round and e.proc not in self.new and e.proc not in self.old_ckpt:
+                    self.old_ckpt[e.proc] = e.ckpt
+
+    def sources(self, e) -> list[dict]:
+        """A restore's sources; a restore without sources takes all of its own checkpoint."""
+        if e.sources:
+            return e.sources
+        return [{"proc": e.proc, "ckpt": e.ckpt}]
+
+
+def rescale_groups(run) -> list[Rescale]:
+    groups = [g for g in run.recovery_groups() if any(e.sources for e in g)]
+    if not groups:
+        return []
+    own = Ownership(run.trace, [e for g in groups for e in g if e.sources])
+    return [Rescale(run.trace, run.ix, g, own) for g in groups]
+
+
+# -- rescale-state ------------------------------------------------------------------------
+def state_violations(rs: Rescale) -> list[Violation]:
+    own = rs.own
+    out: list[Violation] = []
+    if rs.round is None:
+        return out
+    for e in rs.group:
+        for s in rs.sources(e):
+            ck = rs.ckpt_ev.get((s["proc"], s["ckpt"]))
+            r = ck.round if ck is not None else (0 if s["ckpt"] == 0 else None)
+            if r != rs.round:
+                out.append(Violation(
+                    "state-wrong-round", "rescale-state", rs.subject,
+                    f"{e.proc} restores state from checkpoint {s['proc']}:{s['ckpt']} (restore at line {e.line}), "
+                    f"which belongs to round {r}, but {rs.subject} restores round {rs.round}: the restored state "
+                    "mixes two rounds.",
+                    [e.line, ck.line if ck else None], {"checkpoints": [[s["proc"], s["ckpt"]]], "round": rs.round}))
+    ops = sorted({own.operator[p] for p in rs.new})
+    for op in ops:
+        out += _kg_violations(rs, op)
+        out += _partition_violations(rs, op)
+    for p, e in rs.new.items():
+        restored = own.restored_kg.get(p)
+        if restored is not None and own.kg.get(p) != restored:
+            extra, missing = _ranges(list(own.kg[p] - restored)), _ranges(list(restored - own.kg[p]))
+            out.append(Violation(
+                "key-group-mismatch", "rescale-state", rs.subject,
+                f"{p} declares key groups it did not restore (restore at line {e.line}): "
+                + "; ".join(x for x in (f"declared, not restored: {_fmt(extra)}" if extra else "",
+                                        f"restored, not declared: {_fmt(missing)}" if missing else "") if x) + ".",
+                [e.line], {"process": p, "key_groups": extra or missing, "key_group": (extra or missing)[0][0]}))
+    return out
+
+
+def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
+    own = rs.own
+    olds = [q for q in rs.old_ckpt if own.operator.get(q) == op and q in own.kg]
+    universe: dict[int, str] = {}
+    for q in olds:
+        for k in own.kg[q]:
+            universe[k] = q
+    taken: dict[int, list[tuple]] = {}
+    for p, e in rs.new.items():
+        if own.operator[p] != op:
+            continue
+        for s in rs.sources(e):
+            kgs = _expand(s["key_groups"]) if s.get("key_groups") is not None else own.kg.get(s["proc"], set())
+            for k in kgs:
+                taken.setdefault(k, []).append((e, s))
+    if not universe and not taken:
+        return []
+    out = []
+    problems: dict[tuple, list[int]] = {}
+    for k in sorted(set(universe) | set(taken)):
+        got = taken.get(k, [])
+        if k in universe and not got:
+            problems.setdefault(("lost", universe[k]), []).append(k)
+        if len(got) > 1:
+            problems.setdefault(("dup", tuple((e.proc, s["proc"], s["ckpt"]) for e, s in got)), []).append(k)
+        for e, s in got:
+            if universe.get(k) != s["proc"]:
+                problems.setdefault(("wrong", e.proc, s["proc"], s["ckpt"], universe.get(k)), []).append(k)
+    for key, ks in problems.items():
+        rg = _ranges(ks)
+        what = f"key group{'s' if len(ks) > 1 else ''} {_fmt(rg)} of operator {op}"
+        if key[0] == "lost":
+            q = key[1]
+            out.append(Violation(
+                "key-group-lost", "rescale-state", rs.subject,
+                f"{q} owned {what} at round {rs.round} (checkpoint {q}:{rs.old_ckpt[q]}), but no restore of "
+                f"{rs.subject} takes {'them' if len(ks) > 1 else 'it'}: that state is lost.",
+                [_ckpt_line(rs, q)] + [e.line for e in rs.group],
+                {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[q, rs.old_ckpt[q]]]}))
+        elif key[0] == "dup":
+            who = ", ".join(f"{p} (from {sp}:{sc})" for p, sp, sc in key[1])
+            out.append(Violation(
+                "key-group-duplicated", "rescale-state", rs.subject,
+                f"{what} {'are' if len(ks) > 1 else 'is'} restored by more than one process: {who}; "
+                "its state would be counted twice.",
+                [rs.new[p].line for p, _, _ in key[1]],
+                {"operator": op, "key_group": ks[0], "key_groups": rg,
+                 "checkpoints": [[sp, sc] for _, sp, sc in key[1]]}))
+        else:
+            _, p, sp, sc, owner = key
+            by = f"{owner} owned {'them' if len(ks) > 1 else 'it'}" if owner else "no old process owned them"
+            out.append(Violation(
+                "key-group-wrong-owner", "rescale-state", rs.subject,
+                f"{p} takes {what} from {sp}:{sc} (restore at line {rs.new[p].line}), but {by} at round "
+                f"{rs.round}: the state restored for {'them' if len(ks) > 1 else 'it'} is not theirs.",
+                [rs.new[p].line], {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[sp, sc]]}))
+    return out
+
+
+def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
+    own = rs.own
+    universe = {part: q for q in rs.old_ckpt if own.operator.get(q) == op for part in own.parts.get(q, ())}
+    taken: dict[str, list] = {}
+    for p, e in rs.new.items():
+        if own.operator[p] != op:
+            continue
+        for s in rs.sources(e):
+            parts = s.get("partitions")
+            if parts is None and s.get("key_groups") is None:
+                parts = own.parts.get(s["proc"], ())
+            for part in parts or ():
+                taken.setdefault(part, []).append((e, s))
+    out = []
+    for part in sorted(set(universe) | set(taken)):
+        got = taken.get(part, [])
+        q = universe.get(part)
+        if q is not None and not got:
+            out.append(Violation(
+                "partition-lost", "rescale-state", rs.subject,
+                f"{q} held partition {part!r} of operator {op} at round {rs.round}, but no restore of {rs.subject} "
+                "takes it: its state (e.g. an input offset) is lost.",
+                [_ckpt_line(rs, q)], {"operator": op, "partition": part, "checkpoints": [[q, rs.old_ckpt[q]]]}))
+        if len(got) > 1:
+            out.append(Violation(
+                "partition-duplicated", "rescale-state", rs.subject,
+                f"partition {part!r} of operator {op} is restored by "
+                + ", ".join(f"{e.proc} (line {e.line})" for e, _ in got) + ".",
+                [e.line for e, _ in got], {"operator": op, "partition": part}))
+        for e, s in got:
+            if q != s["proc"]:
+                out.append(Violation(
+                    "partition-wrong-owner", "rescale-state", rs.subject,
+                    f"{e.proc} takes partition {part!r} from {s['proc']}:{s['ckpt']} (line {e.line}), but "
+                    f"{q or 'no old process'} held it at round {rs.round}.",
+                    [e.line], {"operator": op, "partition": part, "checkpoints": [[s["proc"], s["ckpt"]]]}))
+    return out
+
+
+def _ckpt_line(rs: Rescale, q: str) -> int | None:
+    ev = rs.ckpt_ev.get((q, rs.old_ckpt.get(q)))
+    return ev.line if ev is not None else None
+
+
+# -- rescale-in-flight ---------------------------------------------------------------------
+class _Deliveries:
+    """Replays and effective receives after a rescale, by original message."""
+
+    def __init__(self, h, rs: Rescale, send_of: dict) -> None:
+        self.recvs: dict[str, list] = {}
+        self.replays: dict[str, list] = {}
+        self.first_live: dict[tuple[str, str], object] = {}   # (process, channel) -> first live recv
+        for p in rs.new:
+            i = h.index.get(p)
+            if i is None:
+                continue
+            for e in h.eff[i]:
+                if e.line <= rs.start:
+                    continue
+                if e.type == "recv":
+                    o = h.resolve(e.mid)
+                    self.recvs.setdefault(o, []).append(e)
+                    s = send_of.get(o)
+                    if s is not None and s.line > rs.start:
+                        self.first_live.setdefault((p, e.ch), e)
+                elif e.type == "replay":
+                    self.replays.setdefault(h.resolve(e.mid), []).append(e)
+
+
+def in_flight_violations(run, rs: Rescale) -> list[Violation]:
+    h, ix, own = run.h, run.ix, rs.own
+    if rs.round is None:
+        return []
+    chans = ix.channels
+    send_of = {e.mid: e for e in ix.of_type("send") if e.kind != "barrier"}
+    dv = _Deliveries(h, rs, send_of)
+    mapping: dict[str, list[tuple[str, set[int] | None, object]]] = {}
+    for e in rs.group:
+        for m in e.channels or ():
+            mapping.setdefault(m["old"], []).append((m["new"], _expand(m["key_groups"]) if m.get("key_groups")
+                                                     is not None else None, e))
+    recorded = _recorded(ix, rs)
+    new_of_op: dict[str, list[str]] = {}
+    for p in rs.new:
+        new_of_op.setdefault(own.operator[p], []).append(p)
+    out: list[Violation] = []
+    for c, mids in recorded.items():
+        ch = chans[c]
+        op = own.operator.get(ch.dst)
+        owners: dict[int, list[str]] = {}
+        for p in new_of_op.get(op, ()):
+            for k in own.kg.get(p, ()):
+                owners.setdefault(k, []).append(p)
+        for mid in mids:
+            o = h.resolve(mid)
+            snd = send_of.get(o)
+            kg = snd.key_group if snd is not None else None
+            got = dv.recvs.get(o, [])
+            if kg is not None and owners:
+                target = owners.get(kg, [])
+                out += _judge(rs, o, c, kg, got, lambda e, t=target: e.proc in t,
+                              f"{' or '.join(target)}, the new owner of key group {kg}" if target else
+                              f"the new owner of key group {kg} (no new process of {op} owns it)",
+                              mapping.get(c, []), dv, target[0] if target else None)
+            else:
+                maps = mapping.get(c, [])
+                targets = [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
+                if not targets and maps and kg is None:
+                    continue                    # every mapping filters it out: discarded on purpose
+                if not targets:
+                    out += _judge(rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})",
+                                  [], dv, None)
+                for t in targets:
+                    out += _judge(rs, o, c, kg, [e for e in got if e.ch == t], lambda e: True,
+                                  f"its new channel {t}", mapping.get(c, []), dv, chans[t].dst)
+                stray = [e for e in got if e.ch not in targets]
+                if stray and targets:
+                    out.append(_misrouted(rs, o, c, kg, stray[0], f"on {stray[0].ch}, which no restore maps {c} onto"))
+            out += _after_live(rs, o, c, kg, got, dv)
+    out += _input_violations(run, rs, dv)
+    return out
+
+
+def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
+    """Old channel -> recorded mids of the restored round (input part, then output part)."""
+    chans = ix.channels
+    parts: dict[str, list[list[str]]] = {}
+    for e in ix.of_type("record"):
+        if rs.old_ckpt.get(e.proc) != e.ckpt or e.proc in rs.new:
+            continue
+        ch = chans.get(e.ch)
+        if ch is None or ch.kind == "control":
+            continue
+        slot = parts.setdefault(e.ch, [[], []])
+        slot[0 if (e.part or "input") == "input" else 1].extend(e.mids)
+    return {c: inp + outp for c, (inp, outp) in parts.items()}
+
+
+def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> list[Violation]:
+    mine = [e for e in got if is_owner(e)]
+    out = []
+    for e in got:
+        if not is_owner(e):
+            out.append(_misrouted(rs, o, c, kg, e, f"by {e.proc}, not by {owner_text}"))
+    wit = {"messages": [o], "old_channel": c}
+    if kg is not None:
+        wit["key_group"] = kg
+    kgt = f" (key group {kg})" if kg is not None else ""
+    if not mine:
+        if owner_proc is None:
+            why = "no restore maps it onto an input of a new owner: its channel state was not redistributed"
+        else:
+            onto = [new for new, _, e in maps if e.proc == owner_proc]
+            reps = dv.replays.get(o, [])
+            if not onto:
+                why = (f"no restore maps {c} onto an input of {owner_proc}: its channel state was not "
+                       "redistributed to the owner")
+            elif not reps:
+                why = f"{c} is mapped onto {', '.join(onto)}, but the record is never replayed there"
+            else:
+                r = reps[0]
+                why = f"it is replayed as {r.mid} on {r.ch} at line {r.line}, but never processed (dropped)"
+        out.append(Violation(
+            "in-flight-lost", "rescale-in-flight", rs.subject,
+            f"Round {rs.round} recorded {o} as in-flight state of old channel {c}{kgt}; after {rs.subject} it must "
+            f"be processed by {owner_text}, but it never is: {why}. It is lost.",
+            [rs.start] + [r.line for r in dv.replays.get(o, [])[:1]], wit))
+    elif len(mine) > 1:
+        out.append(Violation(
+            "in-flight-duplicated", "rescale-in-flight", rs.subject,
+            f"Round {rs.round} recorded {o} as in-flight state of old channel {c}{kgt}; after {rs.subject} it is "
+            f"processed {len(mine)} times by {owner_text} (lines {', '.join(str(e.line) for e in mine)}).",
+            [e.line for e in mine], dict(wit, messages=[o] + [e.mid for e in mine])))
+    return out
+
+
+def _misrouted(rs, o, c, kg, e, how) -> Violation:
+    wit = {"messages": [o, e.mid], "old_channel": c}
+    if kg is not None:
+        wit["key_group"] = kg
+    return Violation(
+        "in-flight-misrouted", "rescale-in-flight", rs.subject,
+        f"Round {rs.round} recorded {o} as in-flight state of old channel {c}"
+        f"{f' (key group {kg})' if kg is not None else ''}; after {rs.subject} it is processed at line {e.line} "
+        f"{how}.", [e.line], wit)
+
+
+def _after_live(rs, o, c, kg, got, dv) -> list[Violation]:
+    """A recovered record processed after a record its new channel carried after the restore."""
+    out = []
+    for e in got:
+        x = dv.first_live.get((e.proc, e.ch))
+        if x is None or x.line > e.line:
+            continue
+        wit = {"messages": [o, x.mid], "old_channel": c}
+        if kg is not None:
+            wit["key_group"] = kg
+        out.append(Violation(
+            "in-flight-after-live", "rescale-in-flight", rs.subject,
+            f"{e.proc} processes {x.mid}, sent after {rs.subject} on {e.ch}, at line {x.line}, before the "
+            f"recovered {o} of old channel {c} (processed at line {e.line}): recovered in-flight data of a "
+            "channel must be delivered before any record sent on it after the restore.",
+            [x.line, e.line], wit))
+    return out
+
+
+def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
+    """Records of an input log (a partition named after an external process) that the old
+    holder had not processed at its checkpoint are processed once by the new holder."""
+    h, own = run.h, rs.own
+    externals = {p.id for p in run.trace.header.processes if p.role == "external"}
+    out = []
+    new_holder = {part: p for p in rs.new for part in own.parts.get(p, ())}
+    into: dict[int, list] = {}
+    for m in h.msgs:
+        if m.src == -1 and m.ch in h.ch_ends:
+            into.setdefault(m.dst, []).append(m)
+    for q in rs.old_ckpt:
+        for part in own.parts.get(q, ()):
+            if part not in externals:
+                continue
+            holder = new_holder.get(part)
+            for m in into.get(h.index.get(q), ()):
+                if h.trace_index.channels[m.ch].src != part:
+                    continue
+                kept = [e for e in h.recvs.get(m.mid, ()) if e.proc == q]
+                if kept:
+                    continue
+                got = [e for e in dv.recvs.get(m.mid, ()) if e.proc == holder]
+                if len(got) == 1:
+                    continue
+                if not got:
+                    out.append(Violation(
+                        "input-lost", "rescale-in-flight", rs.subject,
+                        f"{m.mid} of input log {part} (sent at line {m.send_line}) was not processed by {q} at its "
+                        f"checkpoint of round {rs.round}; after {rs.subject} the new holder of {part}, "
+                        f"{holder or '(none)'}, never processes it. It is lost.",
+                        [m.send_line, rs.start], {"messages": [m.mid], "partition": part}))
+                else:
+                    out.append(Violation(
+                        "in-flight-duplicated", "rescale-in-flight", rs.subject,
+                        f"{m.mid} of input log {part} is processed {len(got)} times by {holder} after {rs.subject} "
+                        f"(lines {', '.join(str(e.line) for e in got)}).",
+                        [e.line for e in got], {"messages": [m.mid] + [e.mid for e in got], "partition": part}))
+    return out
+
+
+def check_rescale(run) -> None:
+    """Add ``rescale-state`` and ``rescale-in-flight`` for every rescale of the trace."""
+    if not (run.want("rescale-state") or run.want("rescale-in-flight")):
+        return
+    if not run.ix.has("restore"):
+        return
+    for rs in rescale_groups(run):
+        if run.want("rescale-state"):
+            run.add("rescale-state", rs.subject, state_violations(rs))
+        if run.want("rescale-in-flight"):
+            run.add("rescale-in-flight", rs.subject, in_flight_violations(run, rs))

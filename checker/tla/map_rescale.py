@@ -1,0 +1,169 @@
+"""Recoveries of coordinated protocols — restores at the same or at another
+parallelism — as events of the trace specification ``specs/RescaleTrace.tla``
+(the restore rules of ``specs/Rescale.tla`` over the trace's own topology).
+
+Spec events are records ``[op, p, c, o, n, k, r, m, g]``:
+
+=======================  ==========================================================
+trace event              spec event
+=======================  ==========================================================
+``round_complete``       ``complete``: ``r`` the round
+``record`` (of a round   one ``rec`` per record listed: ``o`` the channel it is
+a restore restores)      recorded under, ``n`` the identity of its original
+                         message, ``k`` its ``key_group`` plus one (0: none), ``r`` the
+                         round of the checkpoint
+``restore`` (a task)     ``restore``: ``r`` the round (0: the initial state), ``m``
+                         its channel mappings ``<<old, new, key groups, all>>``
+                         (a restore without ``channels`` maps each of its input
+                         channels onto itself, or, restoring the initial state of
+                         a process restored at another parallelism, as that
+                         restore did), ``g`` the key groups it owns
+                         (key groups as ranges ``<<lo, hi>>``, plus one)
+(last restore of a       ``restored``: every record of the round was taken
+recovery)
+``recv`` after the       ``recover`` when it processes a replayed incarnation of a
+process's restore        recorded record (``o``, ``n`` as in its ``rec``), else
+                         ``live``
+(``recv`` of a record    ``stale`` (no behaviour allows it)
+its sender sent before
+its own restore)
+``discard`` of a record  ``drop`` (no behaviour allows it)
+replayed by its current
+recovery
+(end of the trace)       ``end``: no recovered record left unprocessed
+=======================  ==========================================================
+
+Everything else is counted, not mapped: barriers (an unaligned barrier may
+overtake recovered records), the protocol's own steps (
+checkpoints, sends, receives before the process's first restore; they are what
+the protocol's specification validates in failure-free traces), external input,
+control messages, ``output``, ``arrive``, ``fail``, ``retire``, ``finish``.
+"""
+
+from __future__ import annotations
+
+from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, causal_order, task_topology
+from snapcheck.traces.model import Trace
+from snapcheck.traces.protocol_facts import TlaMapping
+
+RECOVERY = TlaMapping("RescaleTrace", kind="recovery", invariants=(), refinement=None)
+MAPPED = ("round_complete", "record", "restore", "recv", "discard")
+
+
+def _ranges(ranges) -> frozenset:
+    """Inclusive key-group ranges as ``<<lo, hi>>`` pairs, each bound plus one (the spec's
+    encoding: 0 = no key group); ranges keep the trace module small (max parallelism
+    128 would list 128 numbers per mapping)."""
+    return frozenset((lo + 1, hi + 1) for lo, hi in ranges or ())
+
+
+def has_recovery(trace: Trace) -> bool:
+    """Whether the trace restores anything (then its recoveries go to RescaleTrace)."""
+    return any(e.type == "restore" for e in trace.events)
+
+
+def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
+    """Map the recoveries of a coordinated protocol's trace (``family`` is the
+    protocol's own mapping; the recoveries are validated against RescaleTrace)."""
+    roles, procs, data_chans = task_topology(trace)
+    data = set(data_chans)
+    chans = {c.id: c for c in trace.header.channels}
+    tasks = set(procs)
+    parent = {e.mid: e.replay_of for e in trace.events if e.type == "replay"}
+
+    def resolve(mid: str) -> str:
+        seen = set()
+        while mid in parent and mid not in seen:
+            seen.add(mid)
+            mid = parent[mid]
+        return mid
+
+    send_of = {e.mid: e for e in trace.events if e.type == "send" and e.kind != "barrier"}
+    replay_line = {e.mid: e.line for e in trace.events if e.type == "replay"}
+    ckpt_round = {(e.proc, e.ckpt): e.round for e in trace.events if e.type == "checkpoint" and e.round}
+    owned = {p.id: _ranges(p.key_groups) for p in trace.header.processes if p.key_groups}
+    for e in trace.events:
+        if e.type == "restore" and e.sources and e.proc not in owned:
+            kgs = [r for s in e.sources if s.get("key_groups") is not None for r in s["key_groups"]]
+            if kgs:
+                owned[e.proc] = _ranges(kgs)
+    last_of_group: dict = {}
+    for e in trace.events:
+        if e.type == "restore" and e.proc in tasks:
+            last_of_group[e.recovery if e.recovery is not None else ("line", e.line)] = e.line
+    group_end = set(last_of_group.values())
+    restored_rounds = {e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
+                       for e in trace.events if e.type == "restore" and e.proc in tasks}
+    ident: dict[str, int] = {}
+    rec_channel: dict[tuple[int, int], str] = {}      # (round, record) -> channel it is recorded under
+    restored_round: dict[str, int] = {}
+    restored_line: dict[str, int] = {}
+    first_maps: dict[str, frozenset] = {}             # process restored at another parallelism -> its mappings
+    out = SpecEvents()
+
+    def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
+        out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g))
+
+    for e in causal_order(trace):
+        t = e.type
+        if t == "round_complete":
+            add(e, f"round {e.round} completes", "complete", r=e.round)
+        elif t == "record" and e.ch in data and ckpt_round.get((e.proc, e.ckpt)) in restored_rounds:
+            r = ckpt_round[(e.proc, e.ckpt)]
+            for mid in e.mids:
+                o = resolve(mid)
+                n = ident.setdefault(o, len(ident) + 1)
+                snd = send_of.get(o)
+                k = snd.key_group + 1 if snd is not None and snd.key_group is not None else 0
+                rec_channel[(r, n)] = e.ch
+                add(e, f"{mid!r} recorded as channel state of {e.ch!r} in round {r}", "rec",
+                    o=e.ch, n=n, k=k, r=r)
+        elif t == "restore" and e.proc in tasks:
+            r = e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
+            if e.channels:
+                maps = frozenset((m["old"], m["new"], _ranges(m.get("key_groups")),
+                                  0 if m.get("key_groups") is not None else 1) for m in e.channels)
+                if e.sources:
+                    first_maps[e.proc] = maps
+            elif e.ckpt == 0 and e.proc in first_maps:     # its initial state is its restore at another
+                maps = first_maps[e.proc]                 # parallelism, recovered records included
+            else:
+                maps = frozenset((c, c, frozenset(), 1) for c in data_chans if chans[c].dst == e.proc)
+            restored_round[e.proc] = r
+            restored_line[e.proc] = e.line
+            add(e, f"restore of {e.proc} from round {r}: it must be the latest completed round; the "
+                   "records of the channels it maps become its pending input, keyed ones only for key "
+                   "groups it owns", "restore", p=e.proc, r=r, m=maps, g=owned.get(e.proc, frozenset()))
+            if e.line in group_end:
+                add(e, f"the restores of round {r} are complete: every record the round recorded must "
+                       "have been taken by one of them", "restored", r=r)
+        elif t == "recv" and e.ch in data and e.proc in restored_round and resolve(e.mid) in send_of:
+            o = resolve(e.mid)
+            n = ident.get(o)
+            r = restored_round[e.proc]
+            snd = send_of.get(e.mid)
+            if e.mid in parent and n is not None and (r, n) in rec_channel:
+                add(e, f"{e.proc} processes the recovered {e.mid!r} on {e.ch!r}", "recover", p=e.proc,
+                    c=e.ch, o=rec_channel[(r, n)], n=n, r=r)
+            elif snd is not None and snd.line < restored_line.get(snd.proc, 0):
+                add(e, f"{e.proc} processes {e.mid!r} on {e.ch!r}, sent by {snd.proc} at line {snd.line}, "
+                       "before its restore undid it: a record of the failed epoch", "stale", p=e.proc, c=e.ch)
+            else:
+                add(e, f"{e.proc} processes {e.mid!r} on {e.ch!r}, sent after its restore: every record "
+                       "recovered on that channel must come first", "live", p=e.proc, c=e.ch)
+        elif (t == "discard" and e.ch in data and e.mid in parent
+              and replay_line[e.mid] > restored_line.get(e.proc, 0) and ident.get(resolve(e.mid))):
+            add(e, f"{e.proc} discards the recovered {e.mid!r} on {e.ch!r}: a recovered record must be "
+                   "processed, not dropped", "drop", p=e.proc, c=e.ch, n=ident[resolve(e.mid)])
+        elif t in ("restore", "recv", "discard", "record"):
+            out.ignored[f"{t} (before any restore, or not between tasks)"] += 1
+        else:
+            out.ignored[t] += 1
+    if not restored_round:
+        raise OutOfScope("the trace restores no task")
+    out.add(0, "end of trace: every recovered record was processed", op="end", p="", c="", o="", n=0, k=0,
+            r=0, m=set(), g=set())
+    return Prepared(trace.path, protocol, RECOVERY, (RECOVERY,), [], {}, out.events, out.lines, out.descr,
+                    out.ignored, [f"recoveries validated against {RECOVERY.module} (the restore rules of "
+                                  "Rescale.tla); the protocol's own steps are not mapped in traces with "
+                                  "restores"])

@@ -1,0 +1,147 @@
+"""Targeted exploration inside the simulator: situations, faults placed at them, and
+bounded schedule perturbations. Every choice is a field of ``SimConfig``, so a run
+and its reproduction command carry it.
+
+**Situations** are protocol-relevant moments the simulator recognises while it runs
+(the "sometimes" assertions of a campaign: what was reached at least once). The
+simulator counts each one (``SimResult.metrics["situations"]``); protocols mark
+their own with ``ctx.situation(name)``. The built-in ones:
+
+=========================  ==============================================================
+situation                  when
+=========================  ==============================================================
+``aligning``               a task blocks its first input for a round (alignment starts)
+``snapshot``               a task took its checkpoint of a round (its ack is not sent yet)
+``decline``                a task's snapshot failed (the round is declined)
+``decline-while-aligning`` a decline while some task has blocked inputs
+``cancel``                 a task handles a cancellation marker
+``rounds-overlap``         a round is triggered while another is in progress
+``completed-unnotified``   a round completed; its notifications have not reached the sinks
+``overtake``               a priority barrier overtakes buffered records
+``backpressured-barrier``  a barrier is sent while an output buffer of its task is full
+``recovery``               a failure was detected; tasks are about to restore
+``replay``                 a restore left recorded or logged messages to replay
+``crash-in-recovery``      a task crashes while a recovery is in progress
+``stale``                  a message of a previous epoch is discarded
+``forced-checkpoint``      a communication-induced protocol forces a checkpoint
+``log-truncate``           a sender truncates its message log
+=========================  ==============================================================
+
+**Faults at situations**: a ``SimConfig.failures`` entry ``(task, situation, k)``
+crashes ``task`` right after the ``k``-th occurrence of ``situation`` (``task`` may be
+``"self"``: the task at which it occurred). It fires in the same tick, after the
+handler that reached the situation returns — e.g. a task that checkpointed dies
+before its acknowledgement is received. A fault whose situation never occurs
+never fires: the run reports it as not exercised (``faults_not_fired``).
+
+**Pauses** (``SimConfig.pauses``): ``(k, ticks)`` makes the task that performs the
+``k``-th step of the run busy for ``ticks`` more — a bounded number of priority
+changes in the spirit of PCT ("A Randomized Scheduler with Probabilistic Guarantees
+of Finding Bugs", Burckhardt, Kothari, Musuvathi and Nagarakatte, ASPLOS 2010): with
+``d`` change points placed uniformly among the run's steps, every bug of depth ``d``
+is found with probability at least ``1 / (n k^(d-1))`` per run.
+"""
+
+from __future__ import annotations
+
+SITUATIONS = (
+    "aligning", "snapshot", "decline", "decline-while-aligning", "cancel", "rounds-overlap",
+    "completed-unnotified", "overtake", "backpressured-barrier", "recovery", "replay",
+    "crash-in-recovery", "stale", "forced-checkpoint", "log-truncate",
+)
+# Situations that occur at a task (a fault there may crash "self": that task).
+AT_A_TASK = frozenset(("aligning", "snapshot", "decline", "decline-while-aligning", "cancel", "overtake",
+                       "backpressured-barrier", "stale", "forced-checkpoint", "log-truncate"))
+# Situations that occur only once something crashed: a fault there is a second fault.
+AFTER_A_CRASH = frozenset(("recovery", "replay", "crash-in-recovery", "stale"))
+SELF = "self"
+
+
+def parse_fault(spec) -> tuple:
+    """A failure entry: ``(task, time)`` or ``(task, situation, k)``; from a command line,
+    ``TASK@TIME`` or ``TASK@SITUATION#K``.
+
+    >>> parse_fault("join[0]@1500")
+    ('join[0]', 1500)
+    >>> parse_fault("self@snapshot#2")
+    ('self', 'snapshot', 2)
+    """
+    if not isinstance(spec, str):
+        return tuple(spec)
+    task, sep, when = spec.rpartition("@")
+    if not sep or not task:
+        raise ValueError(f"fault {spec!r}: expected TASK@TIME or TASK@SITUATION#K, e.g. join[0]@1500")
+    if when.isdigit():
+        return task, int(when)
+    name, sep, k = when.partition("#")
+    if not name or (sep and not k.isdigit()) or (sep and int(k) < 1):
+        raise ValueError(f"fault {spec!r}: expected TASK@TIME or TASK@SITUATION#K with K >= 1")
+    return task, name, int(k) if sep else 1
+
+
+def format_fault(entry: tuple) -> str:
+    """The command-line form of a failure entry (``parse_fault``'s inverse)."""
+    if len(entry) == 2:
+        return f"{entry[0]}@{entry[1]}"
+    return f"{entry[0]}@{entry[1]}#{entry[2]}"
+
+
+class Exploration:
+    """Mixin of ``Simulator``: situation counters, fault triggers and pauses."""
+
+    def init_exploration(self, cfg) -> None:
+        self.situations: dict[str, int] = {}
+        self.fault_triggers: dict[str, list] = {}          # situation -> [[task, k, fired]]
+        self.timed_faults: list[tuple[str, int]] = []
+        for entry in cfg.failures:
+            entry = parse_fault(entry)
+            if len(entry) == 2:
+                self.timed_faults.append(entry)
+            else:
+                task, name, k = entry
+                self.fault_triggers.setdefault(name, []).append([task, k, False])
+        self.pauses = dict(cfg.pauses)
+        self.steps = 0
+
+    def check_fault_targets(self, known: dict) -> None:
+        """Every fault names a task of this dataflow (or ``self`` for a situation) and a
+        situation the simulator or the protocol (``Protocol.situations``) knows."""
+        situations = set(SITUATIONS) | set(self.protocol.situations)
+        bad = sorted(set(self.fault_triggers) - situations)
+        if bad:
+            raise ValueError(f"--fail: unknown situation(s) {', '.join(map(repr, bad))} (known: "
+                             f"{', '.join(sorted(situations))}; a time is an integer number of ticks)")
+        names = [tid for tid, _ in self.timed_faults]
+        names += [t for ts in self.fault_triggers.values() for t, _, _ in ts if t != SELF]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(f"--fail names no task: {', '.join(map(repr, unknown))} "
+                             f"(tasks: {', '.join(known)})")
+
+    def situation(self, name: str, v=None) -> None:
+        """Situation ``name`` occurred (at task ``v``, if any): count it, fire its faults."""
+        n = self.situations.get(name, 0) + 1
+        self.situations[name] = n
+        triggers = self.fault_triggers.get(name)
+        if triggers:
+            for t in triggers:
+                task, k, fired = t
+                if not fired and k == n:
+                    target = v if task == SELF else self.by_id.get(task)
+                    if target is not None:
+                        t[2] = True
+                        self.at(self.now, self.fail, target, f"injected crash at {name}#{k}")
+
+    def pause(self, v) -> None:
+        """Count a step; at a pause point the stepping task is held back."""
+        self.steps += 1
+        extra = self.pauses.get(self.steps)
+        if extra:
+            v.busy_until += extra
+
+    def exploration_metrics(self) -> dict:
+        """Situations reached, faults requested and faults that crashed no task (their
+        situation never occurred, or their task was already down)."""
+        requested = len(self.timed_faults) + sum(len(ts) for ts in self.fault_triggers.values())
+        return {"situations": dict(sorted(self.situations.items())), "faults_requested": requested,
+                "faults_not_fired": max(0, requested - self.crashes)}

@@ -1,0 +1,136 @@
+"""Failures and recovery of the coordinated simulator.
+
+``fail`` loses the task's volatile state and buffers; after ``detect_delay`` the
+coordinator aborts the running rounds and after ``restart_delay`` every task
+restores its checkpoint of the last completed round (``restore``, one
+``recovery`` id). Then each task replays the input channel state recorded with
+its checkpoint (``from: "channel_state"``, queued before anything else), each
+sender replays recorded output parts ahead of new output, sources re-read from
+their offsets, sinks commit what the restored checkpoint sealed. Messages of the
+previous epoch still in flight are discarded on arrival (``discard``, reason
+``stale epoch``): that is the deduplication of this protocol family.
+"""
+
+from __future__ import annotations
+
+from snapcheck.reference.sim.messages import DATA, Msg, Stored
+
+
+class Recovery:
+    """Mixin of ``Simulator``: crashes, global rollback and replay."""
+
+    def fail(self, v, reason: str = "injected crash") -> None:
+        if not v.alive:
+            return
+        now = self.now
+        self.crashes += 1
+        if self.recovering or self.outstanding:
+            self.situation("crash-in-recovery", v)
+        self.log.fail(v.pid, now, reason)
+        v.alive = False
+        v.incarnation += 1
+        v.wake = False
+        v.waiting = False
+        for c in v.reads:
+            c.inq.clear()
+        for c in v.outputs:
+            c.outbuf.clear()
+        if self.recovering:
+            self.recoveries[-1]["tasks"].append(v.id)
+        else:
+            self.recoveries.append({"tasks": [v.id], "failed": now})
+            self.recovering = True
+            self.at(now + self.cfg.detect_delay, self.detect)
+
+    def detect(self) -> None:
+        self.recoveries[-1]["detected"] = self.now
+        self.situation("recovery")
+        for r in list(self.rounds):
+            self.abort(r, "failure")
+        self.at(self.now + self.cfg.restart_delay, self.restore_all)
+
+    def restore_all(self) -> None:
+        """Global rollback to the last completed round, then replay (module docstring)."""
+        now = self.now
+        self.recovering = False
+        self.n_recoveries += 1
+        k = self.n_recoveries
+        line = self.last_completed
+        self.epoch += 1
+        for c in self.chans:
+            if c.blocked:
+                self.m_blocked += now - c.blocked_since
+            c.inq.clear()
+            c.outbuf.clear()
+            c.occupancy = 0
+            c.blocked = False
+            c.last_arrival = now
+            c.epoch = self.epoch
+        for ext in self.externals:
+            ext.chan.inq.clear()
+        stored: list[Stored] = []
+        log = self.log
+        proto = self.protocol
+        for v in self.tasks:
+            ckpt = v.round_ckpt.get(line, 0) if line else 0     # 0: a task started after the round
+            st = self.store[(v.pid, ckpt)] if ckpt else v.initial
+            stored.append(st)
+            log.restore(v.pid, now, ckpt, k, line or None)
+            v.op.restore(st.state)
+            for c, s in st.counts.sent.items():
+                c.seq = s
+            v.restores += 1
+            v.alive = True
+            v.incarnation += 1
+            v.busy_until = now
+            v.wake = False
+            v.waiting = False
+            v.first_barrier = {}
+            v.proto = proto.make(v)
+            v.proto.on_restore(ckpt, line or None)
+        self.outstanding = 0
+        for v, st in zip(self.tasks, stored):          # input parts, by the receiver
+            for ch, msgs in st.inputs.items():
+                for m in msgs:
+                    nm = self._replay(v, m, "channel_state")
+                    nm.arr = now
+                    ch.inq.append(nm)
+                    ch.occupancy += 1
+        for v, st in zip(self.tasks, stored):          # output parts, by the sender
+            for ch, msgs in st.outputs.items():
+                for m in msgs:
+                    ch.outbuf.append(self._replay(v, m, "channel_state"))
+                self.pump(ch)
+        for ext in self.externals:                     # sources re-read from their offsets
+            src = ext.chan.dst
+            for m in ext.sent[src.op.position(ext.chan.port):]:
+                nm = self._replay(ext, m, "source", ext.chan)
+                nm.arr = now
+                ext.chan.inq.append(nm)
+        rec = self.recoveries[-1]
+        rec["restored"] = now
+        rec["line"] = line
+        if self.outstanding:
+            self.situation("replay")
+        else:
+            rec["caught_up"] = now
+        for v in self.tasks:                           # recoverAndCommit
+            if v.is_sink:
+                self._publish(v, v.op.commit(line, self.committed[v.pid]))
+        for v in self.tasks:
+            self.step(v)
+
+    def _replay(self, node, m: Msg, source: str, ch=None) -> Msg:
+        """A new incarnation of ``m`` on its channel, or on ``ch`` (the channel a restore
+        at another parallelism mapped ``m``'s channel onto)."""
+        k = self.replays.get(m.mid, 0) + 1
+        self.replays[m.mid] = k
+        mid = f"{m.mid}/r{k}"
+        ch = ch or m.ch
+        nm = Msg(mid, ch, m.seq, DATA, m.value, m.key, m.size, m.born, ch.epoch)
+        nm.pb = m.pb
+        nm.recovered = True
+        self.log.replay(node.pid, self.now, ch.id, mid, m.mid, source)
+        self.m["replayed_" + source] += 1
+        self.outstanding += 1
+        return nm

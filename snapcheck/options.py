@@ -1,0 +1,63 @@
+"""Command-line options that mean the same thing in every command, defined once: a
+cut (``--cut P0=1,P1=V``, parsed by ``checker.notation.parse_cut``)."""
+
+from __future__ import annotations
+
+import click
+
+from snapcheck.checker.notation import parse_cut
+from snapcheck.traces.errors import UsageError
+
+
+class CutType(click.ParamType):
+    """``P0=1,P1=V`` (or the printed form ``{P0: 1, P1: V}``) -> ``{"P0": 1, "P1": "V"}``."""
+
+    name = "CUT"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, dict):
+            return value
+        try:
+            return parse_cut(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+CUT = CutType()
+
+
+def cut_option(help: str = "Global checkpoint to analyse: a checkpoint number or V per process, e.g. P0=1,P1=V."):
+    return click.option("--cut", type=CUT, default=None, metavar="P0=1,P1=V", help=help)
+
+
+class DefaultsFromCode(click.Option):
+    """An option whose help text ends with defaults read from the code when help is shown
+    (``defaults``: a function returning the text), so help never retypes them."""
+
+    def __init__(self, *args, defaults=None, **kw):
+        self.defaults = defaults
+        super().__init__(*args, **kw)
+
+    def get_help_record(self, ctx):
+        if self.defaults is not None and "{defaults}" in (self.help or ""):
+            self.help = self.help.replace("{defaults}", self.defaults())
+        return super().get_help_record(ctx)
+
+
+def catalogue_protocols() -> str:
+    from snapcheck.reference.catalogue import PROTOCOLS
+
+    return ", ".join(PROTOCOLS)
+
+
+def recovery_choices() -> str:
+    from snapcheck.reference.catalogue import PROTOCOLS
+
+    return ", ".join(name for name, cls in PROTOCOLS.items() if len(cls.recovery_modes) > 1)
+
+
+def exploration_strategies() -> str:
+    from snapcheck.spark_validation.configs import DEFAULT_STRATEGY
+    from snapcheck.spark_validation.strategies import STRATEGIES
+
+    return ", ".join(f"{s} (default)" if s == DEFAULT_STRATEGY else s for s in STRATEGIES)

@@ -1,0 +1,209 @@
+"""How a campaign explores: the random configuration of one run under each exploration
+strategy (``--explore``). Every strategy draws from the run's own ``random.Random(seed)``,
+so a run is a pure function of its seed, and everything it draws is a field of the
+``SimConfig`` that the run's reproduction command carries.
+
+* ``uniform``: topology, schedule and flow control drawn uniformly from their ranges; in
+  half the runs one or two crashes at uniformly random times.
+* ``moments``: the same schedule; crashes placed at protocol-relevant moments — the
+  ``k``-th occurrence of a situation the protocol declares relevant (``Protocol.situations``;
+  see ``reference.sim.exploration``): during alignment, between a snapshot and its
+  acknowledgement, between a round's completion and its notification, during recovery
+  and replay, right after a decline, while two rounds are in flight…
+* ``swarm``: swarm testing ("Swarm Testing", Groce, Zhang, Eide, Chen and Regehr, ISSTA
+  2012): each run enables a random subset of the features — declines, timeouts, skew and
+  stragglers, tiny buffers, non-trivial latency, overlapping rounds — and draws the
+  enabled ones aggressively and the others not at all.
+* ``stress``: everything at once and hard — frequent (overlapping) rounds, a fast input,
+  tiny buffers, declines, timeouts, one to three crashes in most runs, cycles for the
+  protocols made for them.
+* ``backpressure``: checkpointing under backpressure — one credit and one output slot per
+  channel, a fast input, one round at a time, declined snapshots — where aligned
+  barriers wait behind blocked inputs.
+* ``pct``: the uniform schedule plus one to three schedule perturbations at uniformly
+  placed steps (``SimConfig.pauses``), in the spirit of PCT (Burckhardt et al., ASPLOS
+  2010).
+* ``targeted``: a portfolio: each run draws one of ``stress``, ``backpressure`` and
+  ``moments`` (``PORTFOLIO``), so no bug class is left to a single distribution that
+  happens to miss it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+STRATEGIES = ("uniform", "moments", "swarm", "stress", "backpressure", "pct", "targeted")
+FEATURES = ("declines", "timeouts", "skew", "tiny-buffers", "latency", "overlap")
+# What ``targeted`` mixes, and how often: the mixture that found every mutant of the kit
+# fastest in the benchmark (benchmarks/bench_hunt.py; docs/benchmarks.md, "Hunting mutants
+# blind"), keeping calmer runs with crashes at protocol moments in the mix.
+PORTFOLIO = (("stress", 0.45), ("backpressure", 0.45), ("moments", 0.1))
+
+
+def pick(strategy: str, rnd) -> str:
+    """The strategy a run follows: ``targeted`` draws one of its portfolio."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown exploration strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    if strategy != "targeted":
+        return strategy
+    x = rnd.random()
+    for name, weight in PORTFOLIO:
+        x -= weight
+        if x < 0:
+            return name
+    return PORTFOLIO[-1][0]
+
+
+def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, failures: bool):
+    """The ``SimConfig`` of one run of ``protocol`` (class ``cls``) on a dataflow workload,
+    under ``strategy`` (one of ``PORTFOLIO``: see ``pick``)."""
+    from snapcheck.reference.testing import task_ids
+
+    if strategy == "swarm":
+        cfg = _swarm(rnd, protocol, cls, seed, workloads, {f: rnd.random() < 0.5 for f in FEATURES})
+    elif strategy == "stress":
+        cfg = _stress(rnd, protocol, cls, seed, workloads)
+    elif strategy == "backpressure":
+        cfg = _backpressure(rnd, protocol, cls, seed, workloads)
+    else:
+        cfg = _uniform(rnd, protocol, cls, seed, workloads)
+    tasks = task_ids(cfg.workload, cfg.parallelism, seed) if failures else None
+    horizon = cfg.records * cfg.gap + 4 * cfg.interval
+    if strategy == "moments":
+        if failures and rnd.random() < 0.7:
+            cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon))
+    elif strategy == "stress":
+        if failures and rnd.random() < 0.8:
+            cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon) + tuple(
+                (rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(0, 1))))
+    elif failures and rnd.random() < 0.5:
+        cfg = replace(cfg, failures=tuple(sorted((rnd.choice(tasks), rnd.randrange(horizon))
+                                                 for _ in range(rnd.randint(1, 2)))))
+    if strategy == "pct":
+        steps = max(10, 3 * cfg.records * len(tasks or task_ids(cfg.workload, cfg.parallelism, seed)))
+        pauses = sorted({rnd.randint(1, steps): rnd.choice((100, 300, 1000)) for _ in range(rnd.randint(1, 3))}.items())
+        cfg = replace(cfg, pauses=tuple(pauses))
+    if len(cls.recovery_modes) > 1:        # e.g. restart every task, or only those rollback propagation reaches;
+        cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))     # drawn last: the other draws stay as they were
+    return cfg
+
+
+def _uniform(rnd, protocol, cls, seed, workloads):
+    from snapcheck.reference import SimConfig
+
+    workload = rnd.choice(workloads)
+    parallelism = rnd.randint(1, 3)
+    records = rnd.randint(2, 8 if workload == "reachability" else 12)
+    gap = rnd.choice((30, 80, 150))
+    interval = rnd.choice((150, 300, 600))
+    return SimConfig(
+        protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
+        hot_ratio=rnd.choice((0.0, 0.0, 0.8)), interval=interval,
+        max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
+        checkpoint_timeout=rnd.choice((None, None, 1500)), aligned_timeout=rnd.choice((50, 200, 400)),
+        latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
+        out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.05)))
+
+
+def _stress(rnd, protocol, cls, seed, workloads):
+    """Everything at once, hard: frequent rounds (overlapping where allowed), a fast
+    input, tiny buffers half the time, declines and timeouts half the time, and the
+    cycles of a protocol that supports them half the time."""
+    from snapcheck.reference import SimConfig
+
+    workload = _workload(rnd, cls, workloads)
+    records = rnd.randint(8, 12 if workload == "reachability" else 24)
+    tiny = rnd.random() < 0.5
+    return SimConfig(
+        protocol=protocol, workload=workload, parallelism=rnd.randint(1, 3), seed=seed, records=records,
+        gap=rnd.choice((20, 30, 50)), interval=rnd.choice((80, 120, 200)),
+        max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 3),
+        decline_prob=rnd.choice((0.0, 0.05, 0.1)),
+        checkpoint_timeout=rnd.choice((None, 300, 800)), aligned_timeout=rnd.choice((20, 50, 150)),
+        hot_ratio=rnd.choice((0.0, 0.8)), buffer=1 if tiny else rnd.randint(2, 4),
+        out_buffer=1 if tiny else rnd.randint(1, 3), latency=rnd.randint(1, 60),
+        jitter=rnd.choice((1, 30, 150, 400)))
+
+
+def _backpressure(rnd, protocol, cls, seed, workloads):
+    """Checkpointing under backpressure: one credit and one output slot per channel, an
+    input faster than the operators, barely any network delay, one round at a time,
+    declined snapshots in most runs — where aligned barriers wait behind blocked inputs
+    and a round that cannot complete must be given up everywhere."""
+    from snapcheck.reference import SimConfig
+
+    workload = _workload(rnd, cls, workloads)
+    return SimConfig(
+        protocol=protocol, workload=workload, parallelism=rnd.randint(1, 3), seed=seed,
+        records=rnd.randint(6, 10 if workload == "reachability" else 24), gap=rnd.choice((20, 30)),
+        interval=rnd.choice((100, 150, 250)), max_concurrent=1, decline_prob=rnd.choice((0.0, 0.05, 0.1, 0.15)),
+        checkpoint_timeout=None, aligned_timeout=rnd.choice((50, 200)), buffer=1, out_buffer=1,
+        latency=rnd.randint(1, 5), jitter=rnd.choice((1, 5, 20)))
+
+
+def _workload(rnd, cls, workloads: tuple) -> str:
+    """A workload; a protocol made for cyclic dataflows (``topologies`` "any") gets a
+    cyclic one in half its runs, when any is selected."""
+    cyclic = [w for w in workloads if w in ("reachability", "random-cyclic")]
+    if cls.topologies == "any" and cyclic and len(cyclic) < len(workloads) and rnd.random() < 0.5:
+        return rnd.choice(cyclic)
+    return rnd.choice(workloads)
+
+
+def _swarm(rnd, protocol, cls, seed, workloads, on: dict):
+    """A configuration with exactly the features ``on`` enabled, each drawn aggressively."""
+    from snapcheck.reference import SimConfig
+    from snapcheck.reference.testing import task_ids
+
+    workload = _workload(rnd, cls, workloads)
+    parallelism = rnd.randint(1, 3)
+    records = rnd.randint(2, 8 if workload == "reachability" else 16)
+    gap = rnd.choice((30, 80, 150))
+    overlap = on["overlap"] and cls.max_rounds_in_flight != 1
+    cfg = SimConfig(
+        protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
+        interval=rnd.choice((100, 150)) if overlap else rnd.choice((150, 300, 600)),
+        max_concurrent=rnd.randint(2, 3) if overlap else 1,
+        decline_prob=rnd.choice((0.03, 0.06, 0.1)) if on["declines"] else 0.0,
+        checkpoint_timeout=rnd.choice((150, 400, 1000)) if on["timeouts"] else None,
+        aligned_timeout=rnd.choice((20, 50, 100)) if on["timeouts"] else rnd.choice((200, 400)),
+        hot_ratio=rnd.choice((0.5, 0.9)) if on["skew"] else 0.0,
+        buffer=1 if on["tiny-buffers"] else rnd.randint(3, 6),
+        out_buffer=1 if on["tiny-buffers"] else rnd.randint(2, 4),
+        latency=rnd.randint(60, 200) if on["latency"] else rnd.randint(1, 10),
+        jitter=rnd.choice((150, 300, 600)) if on["latency"] else rnd.choice((1, 10)))
+    if on["skew"]:
+        tasks = task_ids(workload, parallelism, seed)
+        cfg = replace(cfg, stragglers=((rnd.choice(tasks), rnd.choice((3.0, 5.0, 8.0))),))
+    return cfg
+
+
+def _moments(rnd, cls, tasks: list, horizon: int) -> tuple:
+    """One or two crashes: the first right after the k-th occurrence of a situation
+    relevant to ``cls`` that needs no earlier crash (two in three) or at a random time;
+    half the runs add a second crash, at a situation of the recovery it caused (during
+    recovery, during replay, a crash in recovery, a stale message) when ``cls`` has any."""
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH
+
+    first = [s for s in cls.situations if s not in AFTER_A_CRASH]
+    later = [s for s in cls.situations if s in AFTER_A_CRASH] or first
+    crashes = [_at(rnd, first, tasks, horizon, 1 / 3)]
+    if rnd.random() < 0.5:
+        crashes.append(_at(rnd, later, tasks, horizon, 1 / 4))
+    return tuple(crashes)
+
+
+def _at(rnd, situations: list, tasks: list, horizon: int, timed: float) -> tuple:
+    """A crash after the k-th occurrence of one of ``situations`` (of the task where it
+    occurs, when it occurs at a task, seven times in ten), or at a random time. A
+    situation of a task recurs about once per task and round, so its k ranges over
+    three rounds' worth; one of the whole job (a round completing, a recovery) over
+    three occurrences."""
+    from snapcheck.reference.sim.exploration import AT_A_TASK, SELF
+
+    if not situations or rnd.random() < timed:
+        return rnd.choice(tasks), rnd.randrange(horizon)
+    name = rnd.choice(situations)
+    per_task = name in AT_A_TASK
+    target = SELF if per_task and rnd.random() < 0.7 else rnd.choice(tasks)
+    return target, name, rnd.randint(1, 3 * len(tasks) if per_task else 3)

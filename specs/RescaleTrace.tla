@@ -1,0 +1,112 @@
+------------------------------- MODULE RescaleTrace -------------------------------
+(***************************************************************************)
+(* Trace validation of recoveries: the restore rules of Rescale.tla        *)
+(* (Restore, Deliver, LiveRecv: NoInFlightLost, RecoveredBeforeLive),      *)
+(* generalised to the topology a trace declares.  A restore at the same    *)
+(* parallelism is the special case in which every process restores its    *)
+(* own checkpoint and maps each input channel onto itself.                 *)
+(*                                                                         *)
+(* The mapping (checker/tla/map_rescale.py) turns a trace into events      *)
+(* [op, p, c, o, n, k, r, m, g]:                                           *)
+(*   complete  round r completed (the coordinator's round_complete);       *)
+(*   rec       record n of old channel o, key group k - 1 (k = 0: none),  *)
+(*             belongs to the recorded channel state of round r (key      *)
+(*             groups are written plus one: no negative numbers);        *)
+(*   restore   process p restores round r, taking the recorded records of *)
+(*             the channels m maps onto its inputs: m is a set of          *)
+(*             <<old channel, new channel, key groups, all>> (all = 1: no  *)
+(*             filter); g the key groups p owns ({} when not keyed); key   *)
+(*             groups are sets of ranges <<lo, hi>>;                       *)
+(*   restored  the last restore of the recovery (round r) was seen;        *)
+(*   recover   p processes record n of old channel o, recovered on c;      *)
+(*   live      p processes, on c, a record sent after the restore;         *)
+(*   drop      p discards recovered record n of o (no action allows it);   *)
+(*   stale     p processes a record its sender sent before its own restore *)
+(*             undid it (no action allows it);                             *)
+(*   end       the trace ends.                                             *)
+(* TLC explores TraceSpec with one behaviour per trace; a trace is         *)
+(* accepted iff all its events are matched (Progress reports the longest   *)
+(* matched prefix).                                                        *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
+
+VARIABLES
+    recorded,      \* <<r, o, n, k>>: recorded in-flight records of round r
+    pending,       \* <<p, c, o, n>>: record n of o, to be processed by p on its input c
+    took,          \* <<o, n>>: records taken by the restores of the current recovery
+    mapped,        \* old channels the restores of the current recovery mapped
+    lastComplete,  \* the latest completed round (0: none)
+    traceNo, cursor
+
+vars == <<recorded, pending, took, mapped, lastComplete>>
+E == Traces[traceNo][cursor + 1]
+
+RecordsOf(r) == {y \in recorded : y[1] = r}
+
+\* Whether a mapping with key groups f (all = 1: every record) keeps a record of key group k.
+\* Key groups are sets of ranges <<lo, hi>>.
+In(k, f) == \E x \in f : x[1] <= k /\ k <= x[2]
+Keeps(f, all, k) == all = 1 \/ (k > 0 /\ In(k, f)) \/ (k = 0 /\ f # {})
+
+TComplete ==
+    /\ lastComplete' = E.r
+    /\ UNCHANGED <<recorded, pending, took, mapped>>
+
+TRec ==
+    /\ recorded' = recorded \cup {<<E.r, E.o, E.n, E.k>>}
+    /\ UNCHANGED <<pending, took, mapped, lastComplete>>
+
+\* Rescale!Restore for one new process: it restores the latest completed round; the
+\* records its mappings keep become pending on the new channel they map onto, and a
+\* keyed record may go only to a process that owns its key group.
+TRestore ==
+    LET sel == {t \in E.m \X RecordsOf(E.r) : t[1][1] = t[2][2] /\ Keeps(t[1][3], t[1][4], t[2][4])}
+    IN /\ E.r = lastComplete
+       /\ \A t \in sel : (t[2][4] > 0 /\ E.g # {}) => In(t[2][4], E.g)
+       /\ pending' = {x \in pending : x[1] # E.p} \cup {<<E.p, t[1][2], t[2][2], t[2][3]>> : t \in sel}
+       /\ took' = took \cup {<<t[2][2], t[2][3]>> : t \in sel}
+       /\ mapped' = mapped \cup {m[1] : m \in E.m}
+       /\ UNCHANGED <<recorded, lastComplete>>
+
+\* Every record of the restored round was taken by a restore (a record without a key
+\* group on a mapped channel that no mapping keeps is discarded on purpose).
+TRestored ==
+    LET missing == {y \in RecordsOf(E.r) : <<y[2], y[3]>> \notin took /\ ~(y[4] = 0 /\ y[2] \in mapped)}
+    IN /\ missing = {}
+       /\ took' = {}
+       /\ mapped' = {}
+       /\ UNCHANGED <<recorded, pending, lastComplete>>
+
+\* Rescale!Deliver.
+TRecover ==
+    /\ <<E.p, E.c, E.o, E.n>> \in pending
+    /\ pending' = pending \ {<<E.p, E.c, E.o, E.n>>}
+    /\ UNCHANGED <<recorded, took, mapped, lastComplete>>
+
+\* Rescale!LiveRecv: live data on an input only once its recovered records are in.
+TLive ==
+    /\ ~\E x \in pending : x[1] = E.p /\ x[2] = E.c
+    /\ UNCHANGED vars
+
+TEnd == pending = {} /\ UNCHANGED vars
+
+Match ==
+    \/ E.op = "complete" /\ TComplete
+    \/ E.op = "rec" /\ TRec
+    \/ E.op = "restore" /\ TRestore
+    \/ E.op = "restored" /\ TRestored
+    \/ E.op = "recover" /\ TRecover
+    \/ E.op = "live" /\ TLive
+    \/ E.op = "end" /\ TEnd
+
+ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
+
+TraceInit ==
+    /\ recorded = {} /\ pending = {} /\ took = {} /\ mapped = {} /\ lastComplete = 0
+    /\ traceNo \in 1..Len(Traces) /\ cursor = 0
+
+TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+TraceSpec == TraceInit /\ [][TraceNext]_<<vars, traceNo, cursor>>
+
+Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
+=============================================================================

@@ -1,0 +1,147 @@
+"""The hostile-input corpus (tests/data/hostile/cases.json) against every trace-reading
+command: the stated exit code, a FILE:LINE message naming the problem, never a traceback,
+and no output file left behind by a failed run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from snapcheck.traces.parquet import SCHEMA
+from tests.hostile.commands import COMMANDS, argv, run
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "hostile"
+CASES = json.loads((DATA / "cases.json").read_text())["cases"]
+
+
+def expected_exit(case: dict, command: str) -> int:
+    return case.get("check_exit", case["exit"]) if command.startswith("check") else case["exit"]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("case", CASES, ids=[c["file"] for c in CASES])
+def test_corpus_case(case, command, tmp_path):
+    trace = str(DATA / case["file"])
+    code, out = run(argv(command, trace, tmp_path, case.get("options", ())))
+    assert "Traceback" not in out and code != 3, out
+    assert code == expected_exit(case, command), out
+    if code == 2:
+        assert f"{trace}" in out and case["message"] in out, out
+        if command == "check-json-junit":         # the JUnit file reports the bad input as an error case
+            assert 'errors="1"' in (tmp_path / "out.xml").read_text()
+        else:
+            assert not any(p.name.startswith("out") for p in tmp_path.iterdir()), "a failed run wrote an output"
+    elif command == "check" and case["message"]:
+        assert case["message"] in out, out
+
+
+def test_the_corpus_covers_the_issue(tmp_path):
+    """At least one case per hostile input class of the issue, each file listed once."""
+    files = [c["file"] for c in CASES]
+    assert len(files) == len(set(files)) == len([p for p in DATA.iterdir() if p.name != "cases.json"])
+    joined = " ".join(c["message"] for c in CASES)
+    for fragment in ("empty trace", "malformed JSON", "outside the signed 64-bit range", "message received twice",
+                     "line longer than", "NOTHING JUDGED", "cannot read Parquet"):
+        assert fragment in joined
+
+
+def _write_parquet(path: Path, rows: list[dict]) -> None:
+    pq.write_table(pa.Table.from_pylist(rows, SCHEMA), path)
+
+
+def _row(**kw) -> dict:
+    row = dict.fromkeys(SCHEMA.names)
+    row.update(trace_id="t", line=1)
+    row.update(kw)
+    return row
+
+
+@pytest.mark.parametrize("name, rows, fragment", [
+    ("header_without_json", [_row(type="header", idx=-1)], "the header row has no JSON in column 'extra'"),
+    ("extra_not_object", [_row(type="header", idx=-1, extra='{"format": "snapcheck-trace", "version": 1, '
+                                                         '"processes": [{"id": "A"}], "channels": []}'),
+                          _row(line=2, type="fail", proc="A", idx=0, extra="[1, 2]")],
+     "column 'extra' must hold a JSON object"),
+    ("extra_big_integer", [_row(type="header", idx=-1, extra='{"format": "snapcheck-trace", "version": 1, '
+                                                          '"processes": [{"id": "A"}], "channels": [], '
+                                                          '"seed": 99999999999999999999}')],
+     "outside the signed 64-bit range"),
+    ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
+])
+def test_hostile_parquet(name, rows, fragment, tmp_path):
+    path = tmp_path / f"{name}.parquet"
+    if rows is None:
+        pq.write_table(pa.table({"x": [1, 2]}), path)
+    else:
+        _write_parquet(path, rows)
+    for command in ("validate-trace", "check", "convert-jsonl", "replay"):
+        code, out = run(argv(command, str(path), tmp_path))
+        assert code == 2 and fragment in out and "Traceback" not in out, (command, out)
+
+
+def test_multi_trace_parquet_needs_a_trace_id_everywhere(tmp_path):
+    one = str(DATA / "crlf.jsonl")
+    two = tmp_path / "two.jsonl"
+    two.write_bytes((DATA / "seq_2_63.jsonl").read_bytes())
+    both = tmp_path / "both.parquet"
+    assert run(["convert", one, str(two), "-o", str(both)])[0] == 0
+    for command in ("validate-trace", "check", "replay", "render", "shiviz", "convert-jsonl"):
+        code, out = run(argv(command, str(both), tmp_path))
+        assert code == 2 and "holds 2 traces; choose one with --trace-id" in out, (command, out)
+        code, out = run(argv(command, str(both), tmp_path) + ["--trace-id", one])
+        assert code == 0, (command, out)
+
+
+def test_outputs_never_destroy_a_file(tmp_path):
+    """convert onto its input (same path, symlink, hard link), into a missing directory,
+    and a failed conversion: every existing file is left as it was."""
+    src = tmp_path / "t.jsonl"
+    src.write_bytes((DATA / "crlf.jsonl").read_bytes())
+    before = src.read_bytes()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(src)
+    hard = tmp_path / "hard.jsonl"
+    hard.hardlink_to(src)
+    for out in (src, link, hard):
+        code, text = run(["convert", str(src), "-o", str(out)])
+        assert code == 2 and "the output is the input" in text
+    pq_out = tmp_path / "t.parquet"
+    assert run(["convert", str(src), "-o", str(pq_out)])[0] == 0
+    code, text = run(["convert", str(pq_out), "-o", str(pq_out)])
+    assert code == 2 and "the output is the input" in text
+    keep = tmp_path / "keep.jsonl"
+    keep.write_text("precious\n")
+    code, _ = run(["convert", str(DATA / "empty.jsonl"), "-o", str(keep)])
+    assert code == 2 and keep.read_text() == "precious\n"
+    for args in (["convert", str(src), "-o", str(tmp_path / "no" / "x.jsonl")],
+                 ["render", str(src), "-o", str(tmp_path / "no" / "x.svg")],
+                 ["check", str(src), "--junit", str(tmp_path / "no" / "x.xml")],
+                 ["check", str(src), "--html", str(tmp_path / "no" / "x.html")],
+                 ["simulate", "-o", str(tmp_path / "no" / "x.jsonl")],
+                 ["shiviz", str(src), "-o", str(tmp_path / "no" / "x.log")]):
+        code, text = run(args)
+        assert code == 2 and "does not exist" in text and "Traceback" not in text, (args, text)
+    assert src.read_bytes() == before
+    for direction in (("t.jsonl", "n.jsonl"), ("t.parquet", "n.parquet"), ("t.parquet", "b.jsonl")):
+        code, text = run(["convert", str(tmp_path / direction[0]), "-o", str(tmp_path / direction[1])])
+        assert code == 0, text
+    assert (tmp_path / "b.jsonl").read_bytes() == (tmp_path / "n.jsonl").read_bytes()
+    code, text = run(["convert", str(src), "-o", str(tmp_path / "x.csv")])
+    assert code == 2 and "name it .parquet or .jsonl" in text
+
+
+def test_many_files_one_run_reports_each(tmp_path):
+    """check A B C: every readable file checked, an unreadable one an error entry; exit = worst."""
+    good, empty, orphan = (str(DATA / f) for f in ("crlf.jsonl", "empty.jsonl", "orphan_cut.jsonl"))
+    junit = tmp_path / "x.xml"
+    code, out = run(["check", good, empty, orphan, "--junit", str(junit)])
+    assert code == 2 and "orphan" in out and f"{empty}: NOT CHECKED" in out
+    xml = junit.read_text()
+    assert 'errors="1"' in xml and "orphan" in xml and "not judged" in xml
+    code, out = run(["check", good, orphan, "--json"])
+    doc = json.loads(out)
+    assert code == 1 and doc["exit_code"] == 1 and [r["verdict"] for r in doc["reports"]] == ["not-judged", "violation"]

@@ -1,0 +1,196 @@
+"""A protocol the user writes in a module of their own runs on every path of the kit:
+``simulate``, ``shrink --simulation``, the Python API, a campaign (tests/spark); a bug of
+theirs never crashes the kit; what the checker adds for such protocols."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from snapcheck.checker import CheckOptions, check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.catalogue import as_spec, resolve
+from snapcheck.reference.coordinated.abs_aligned import AlignedABS
+from snapcheck.reference.oracle import baseline, exactly_once
+from snapcheck.spark_validation.runner import run_one
+from snapcheck.traces import TraceRecorder
+
+MODULE = textwrap.dedent('''
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    class Mine(AlignedABS):
+        name = "mine"
+
+    class NoBlockTask(AlignedTask):
+        def block(self, ch):
+            self.arrived[ch] = True
+
+    class MineNoBlock(Mine):
+        name = "mine-no-block"
+        mutant_of = Mine
+        task_class = NoBlockTask
+        bug = "never blocks"
+        expect = ("orphan",)
+        prop = "consistency"
+
+    class RaisesTask(AlignedTask):
+        def on_barrier(self, ch, barrier, overtaking):
+            if barrier.round == 2:
+                raise ZeroDivisionError("division by zero in round 2")
+            super().on_barrier(ch, barrier, overtaking)
+
+    class Raises(Mine):
+        name = "raises"
+        task_class = RaisesTask
+
+    class NotAProtocol:
+        pass
+''')
+
+
+@pytest.fixture
+def userdir(tmp_path):
+    (tmp_path / "userproto.py").write_text(MODULE)
+    (tmp_path / "broken.py").write_text("import no_such_module_anywhere\n")
+    return tmp_path
+
+
+def cli(cwd, *args):
+    env = dict(os.environ, PYTHONPATH=str(cwd))
+    return subprocess.run([sys.executable, "-m", "snapcheck", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_simulate_takes_module_and_file_specs_and_the_trace_names_the_protocol(userdir):
+    for spec in ("userproto:Mine", "userproto.py:Mine", str(userdir / "userproto.py") + ":Mine"):
+        res = cli(userdir, "simulate", "-p", spec, "-w", "q3", "-s", "3", "-o", "t.jsonl")
+        assert res.returncode == 0, res.stderr
+        header = json.loads((userdir / "t.jsonl").read_text().splitlines()[0])
+        assert header["protocol"]["name"] == "mine" and header["protocol"]["params"]["aligned"] is True
+        assert header["metadata"]["simulator"]["config"]["protocol"] == spec
+        assert cli(userdir, "check", "t.jsonl").returncode == 0
+
+
+@pytest.mark.parametrize("spec,reason", [
+    ("nosuchmodule:X", "ModuleNotFoundError"), ("broken:X", "importing broken failed"),
+    ("userproto:Nope", "has no class Nope"), ("userproto:NotAProtocol", "is not a subclass"),
+    ("nofile.py:X", "no such file"), ("userproto", "unknown protocol"),
+])
+def test_a_module_that_does_not_load_is_exit_2_with_the_reason(userdir, spec, reason):
+    res = cli(userdir, "simulate", "-p", spec, "-o", "t.jsonl")
+    assert res.returncode == 2 and reason in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_user_mutant_is_caught_and_shrinks_to_a_minimal_witness(userdir):
+    args = ["simulate", "-p", "userproto:Mine", "-m", "userproto:MineNoBlock", "-w", "q12", "-n", "3",
+            "--records", "30", "--gap", "40", "--jitter", "200", "-s", "1", "-o", "bad.jsonl"]
+    assert cli(userdir, *args).returncode == 0
+    header = json.loads((userdir / "bad.jsonl").read_text().splitlines()[0])
+    assert header["protocol"]["name"] == "mine" and header["protocol"]["params"]["mutant"] == "mine-no-block"
+    assert cli(userdir, "check", "bad.jsonl").returncode == 1
+    res = cli(userdir, "shrink", "bad.jsonl", "--simulation", "-p", "consistency", "-o", "small.jsonl")
+    assert res.returncode == 0, res.stderr
+    small = (userdir / "small.jsonl").read_text().splitlines()
+    assert 2 <= len(small) - 1 <= 6
+    assert cli(userdir, "check", "small.jsonl").returncode == 1
+
+
+def test_a_protocol_that_raises_gives_a_trace_and_a_protocol_error_never_a_traceback(userdir):
+    res = cli(userdir, "simulate", "-p", "userproto:Raises", "-w", "q1", "-o", "r.jsonl")
+    assert res.returncode == 0 and "Traceback" not in res.stderr
+    lines = [json.loads(x) for x in (userdir / "r.jsonl").read_text().splitlines()]
+    last = lines[-1]
+    assert last["type"] == "protocol_error" and "ZeroDivisionError" in last["reason"]
+    assert last["attrs"]["handler"] == "on_barrier" and len(lines) > 20      # the run up to that point
+    res = cli(userdir, "check", "r.jsonl", "--json")
+    assert res.returncode == 1
+    kinds = set(json.loads(res.stdout)["reports"][0]["violation_kinds"])
+    assert "protocol-error" in kinds and "incomplete-round" not in kinds    # the cut run is not blamed twice
+
+
+def test_acknowledging_a_round_without_its_checkpoint_is_a_protocol_error():
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    class EarlyAckTask(AlignedTask):
+        def snapshot(self, r):
+            self.latest = r
+            self.ctx.complete(r)                     # acknowledged before durable
+            if self.ctx.checkpoint(r) is not None:
+                self.ctx.send_barrier(r)
+
+    class EarlyAck(AlignedABS):
+        name = "early-ack"
+        task_class = EarlyAckTask
+
+    res = simulate(SimConfig(protocol=EarlyAck, workload="q1", seed=2))
+    rep = check_trace(res.trace())
+    (v,) = [v for v in rep.violations if v.kind == "protocol-error"]
+    assert "acknowledged round 1 without taking its checkpoint" in v.message
+    assert res.metrics["protocol_error"]
+
+
+class Inline(AlignedABS):
+    name = "inline"
+
+
+def test_the_python_api_takes_classes_and_specs():
+    class Local(AlignedABS):
+        name = "local"
+
+    assert simulate(SimConfig(protocol=Local, workload="q1")).header.protocol["name"] == "local"
+    with pytest.raises(ValueError, match="cannot be loaded by name"):
+        as_spec(Local)                               # a campaign could not ship it
+    spec = as_spec(Inline)
+    assert spec.endswith("test_user_protocols.py:Inline") and resolve(spec) is Inline
+    row = run_one(0, 7, SimConfig(protocol=Inline, workload="q3", seed=7))
+    assert row["verdict"] == "clean" and row["protocol"] == spec and row["oracle"] == "ok"
+    with pytest.raises(ValueError, match="constructor parameters"):
+        as_spec(Inline(depth=3))
+
+
+def test_failure_free_runs_of_user_protocols_are_held_to_the_dataflows_results():
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    class Forwards(AlignedABS):
+        name = "forwards"
+
+    class NeverForwardsTask(AlignedTask):
+        def snapshot(self, r):
+            self.latest = r
+            if not self.ctx.inputs and self.ctx.checkpoint(r) is not None:
+                self.ctx.complete(r)                  # sources checkpoint; nobody else ever does
+
+    class NeverForwards(AlignedABS):
+        name = "never-forwards"
+        task_class = NeverForwardsTask
+
+    good = SimConfig(protocol=Forwards, workload="q3", seed=4)
+    assert baseline(good).protocol == "chandy-lamport" and not baseline(good).failures
+    assert exactly_once(good) == []
+    bad = SimConfig(protocol=NeverForwards, workload="q3", seed=4)
+    assert exactly_once(bad)                           # no round completes: nothing is ever published
+    assert baseline(SimConfig(protocol="abs-aligned")) is None       # the kit's own: its own failure-free run
+
+
+def test_a_round_declared_complete_before_a_checkpoint_is_premature_even_if_it_comes_later():
+    def trace(late: bool):
+        rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B"], [("a>b", "A", "B")],
+                            params={"aligned": True})
+        rec.round_start("C", 1)
+        rec.checkpoint("A", kind="coordinated", round=1)
+        if not late:
+            rec.checkpoint("B", kind="coordinated", round=1)
+        rec.round_complete("C", 1)
+        if late:
+            rec.checkpoint("B", kind="coordinated", round=1)
+        return rec.trace()
+
+    rep = check_trace(trace(late=True), CheckOptions())
+    (v,) = [v for v in rep.violations if v.kind == "premature-completion"]
+    assert v.property == "completion" and "B (line" in v.message
+    assert check_trace(trace(late=False), CheckOptions()).ok

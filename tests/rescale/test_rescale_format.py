@@ -1,0 +1,135 @@
+"""Trace format of rescaling and finished tasks: validation (FILE:LINE), Parquet round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from snapcheck.traces import read_trace
+from snapcheck.traces.errors import TraceErrors
+from tests.rescale.gen import build
+
+
+def _lines(tmp_path):
+    rec = build(7, 3, 2, 8, 1, 12)
+    path = tmp_path / "ok.jsonl"
+    rec.write(path)
+    read_trace(str(path))                         # valid as generated
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+def _write(tmp_path, lines, name="bad.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def _errors(path):
+    with pytest.raises(TraceErrors) as exc:
+        read_trace(str(path))
+    return [str(e) for e in exc.value.errors]
+
+
+def _restore_of(lines, proc):
+    return next(n for n, x in enumerate(lines) if x.get("type") == "restore" and x["proc"] == proc)
+
+
+def test_unknown_source_process(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["sources"][0]["proc"] = "agg[9]"
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f"bad.jsonl:{n + 1}:" in e and "unknown process 'agg[9]'" in e for e in errs), errs
+
+
+def test_source_checkpoint_not_taken(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["sources"][0]["ckpt"] = 5
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "which it has not taken" in e for e in errs), errs
+
+
+def test_overlapping_sources(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    s = lines[n]["sources"]
+    s.append(dict(s[0]))
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "overlap" in e for e in errs), errs
+
+
+def test_sources_of_different_rounds(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["round"] = 2
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "one round" in e for e in errs), errs
+
+
+def test_mapping_onto_someone_elses_channel(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["channels"][0]["new"] = "g1.src[0]>g1.agg[1]"
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "not the destination" in e for e in errs), errs
+
+
+def test_event_after_retire(tmp_path):
+    lines = _lines(tmp_path)
+    n = next(n for n, x in enumerate(lines) if x.get("type") == "retire" and x["proc"] == "agg[0]")
+    idx = lines[n]["idx"] + 1
+    lines.insert(n + 1, {"type": "checkpoint", "proc": "agg[0]", "idx": idx, "kind": "basic", "ckpt": 7})
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 2}:" in e and "retired at line" in e for e in errs), errs
+
+
+def test_appearing_process_must_start_with_sources(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[1]")
+    del lines[n]["sources"]
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "appears later" in e for e in errs), errs
+
+
+def test_replay_on_unmapped_channel(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["channels"] = [m for m in lines[n]["channels"] if not m["old"].endswith("agg[0]")]
+    errs = _errors(_write(tmp_path, lines))
+    assert any("replay on the wrong channel" in e for e in errs), errs
+
+
+def test_key_group_outside_max_parallelism(tmp_path):
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["sources"][0]["key_groups"] = [[0, 99]]
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "outside max_parallelism" in e for e in errs), errs
+
+
+def test_parquet_round_trip(tmp_path):
+    """The new fields (sources, channels, key_group, appears, retire) survive Parquet byte for byte."""
+    from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl
+
+    rec = build(11, 2, 3, 8, 2, 10)
+    src = tmp_path / "r.jsonl"
+    rec.write(src)
+    jsonl_to_parquet([str(src)], str(tmp_path / "r.parquet"))
+    parquet_to_jsonl(str(tmp_path / "r.parquet"), str(tmp_path / "back.jsonl"))
+    assert (tmp_path / "back.jsonl").read_bytes() == src.read_bytes()
+    trace = read_trace(str(tmp_path / "r.parquet"))
+    assert any(e.sources for e in trace.events) and any(e.key_group is not None for e in trace.events)
+
+
+def test_lines_valid_against_the_json_schema(tmp_path):
+    """Every line of a rescale trace is valid against the published JSON Schema (draft 2020-12)."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from snapcheck.traces.schema import schema
+
+    validator = jsonschema.Draft202012Validator(schema())
+    lines = _lines(tmp_path)
+    lines.append({"type": "finish", "proc": "g1.src[0]", "idx": 999})
+    for x in lines:
+        validator.validate(x)

@@ -1,0 +1,172 @@
+"""The simulator restoring at another parallelism and finishing sources, its mutants, and
+the campaign draws (reference/sim/rescale.py, reference/coordinated/rescale_mutants.py)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from snapcheck.checker import check_trace
+from snapcheck.reference import MUTANTS, SimConfig, simulate
+from snapcheck.reference.oracle import exactly_once, partition_invariant
+from snapcheck.reference.sim.rescale import kg_owner, kg_range
+from snapcheck.traces.jsonl import parse_trace
+
+
+def _checked(cfg):
+    res = simulate(cfg)
+    trace = parse_trace(res.dumps().decode(), "sim")          # validated, as a user's file would be
+    return res, trace, check_trace(trace)
+
+
+def test_key_group_ranges_partition_every_group():
+    for M in (4, 16, 128):
+        for p in range(1, min(M, 9) + 1):
+            owned = [g for i in range(p) for g in range(kg_range(M, p, i)[0], kg_range(M, p, i)[1] + 1)]
+            assert owned == list(range(M))
+            assert all(kg_owner(M, p, g) == i for i in range(p) for g in range(*kg_range(M, p, i)))
+
+
+@pytest.mark.parametrize("protocol", ["unaligned", "abs-aligned", "aligned-timeout", "chandy-lamport"])
+@pytest.mark.parametrize("kind,p0,p1", [("savepoint", 2, 3), ("savepoint", 3, 1), ("failure", 2, 1),
+                                        ("failure", 1, 3)])
+@pytest.mark.parametrize("workload", ["q3", "q12", "random-dag"])
+def test_correct_protocols_rescale_clean(protocol, kind, p0, p1, workload):
+    cfg = SimConfig(protocol=protocol, workload=workload, parallelism=p0, seed=11, records=12, gap=60,
+                    interval=300, rescale=((kind, 900, p1),))
+    res, trace, report = _checked(cfg)
+    assert report.ok, [v.message for v in report.violations][:3]
+    assert not res.metrics["stuck"]
+    restores = [e for e in trace.events if e.sources]
+    assert restores and all(trace.process_map()[e.proc].appears for e in restores)
+    assert {p.id for p in trace.processes if p.appears} == {e.proc for e in restores}
+    assert any(r.property == "rescale-in-flight" for r in report.results)
+    assert exactly_once(cfg, res) == []
+
+
+def test_rescale_moves_in_flight_state():
+    """An unaligned downscale with backpressure records in-flight state and re-routes it."""
+    cfg = SimConfig(protocol="unaligned", workload="q12", parallelism=3, seed=3, records=40, gap=30,
+                    rescale=(("failure", 1500, 1),))
+    res, trace, report = _checked(cfg)
+    assert report.ok
+    moved = [e for e in trace.events if e.type == "replay" and e.source == "channel_state"
+             and e.proc.startswith("g1.")]
+    assert moved
+    assert any(e.key_group is not None for e in trace.events if e.type == "send")
+
+
+def test_oracle_applies_to_partition_invariant_workloads_only():
+    assert partition_invariant(SimConfig(workload="q3"))
+    assert partition_invariant(SimConfig(workload="q12"))
+    broadcast = next(s for s in range(50) if not partition_invariant(SimConfig(workload="random-dag", seed=s)))
+    assert broadcast is not None
+
+
+@pytest.mark.parametrize("protocol", ["unaligned", "abs-aligned", "aligned-timeout", "chandy-lamport"])
+@pytest.mark.parametrize("workload,fail", [("q1", ()), ("q3", ()), ("q12", (("sink[0]", 700),))])
+def test_finishing_sources_clean_and_retired(protocol, workload, fail):
+    cfg = SimConfig(protocol=protocol, workload=workload, parallelism=2, seed=5, records=6, gap=60, interval=300,
+                    finish_sources=True, failures=fail)
+    res, trace, report = _checked(cfg)
+    assert report.ok, [v.message for v in report.violations][:3]
+    finished = {e.proc for e in trace.events if e.type == "finish"}
+    retired = {e.proc for e in trace.events if e.type == "retire"}
+    assert finished == {p.id for p in trace.processes if p.role == "source"}
+    assert retired <= finished and retired
+    assert any(r.property == "finished-tasks" for r in report.results)
+    assert exactly_once(cfg, res) == []
+
+
+def test_cyclic_dataflows_are_refused():
+    from snapcheck.traces.errors import UsageError
+
+    with pytest.raises(UsageError, match="acyclic"):
+        simulate(SimConfig(protocol="abs-cyclic", workload="reachability", rescale=(("savepoint", 900, 3),)))
+    with pytest.raises(UsageError, match="finished_inputs"):
+        simulate(SimConfig(protocol="abs-cyclic", workload="q3", finish_sources=True))
+
+
+@pytest.mark.parametrize("name", ["rescale-race", "rescale-skip-stateless", "rescale-undispatched",
+                                  "final-notify-lost"])
+def test_mutants_caught_on_their_demo(name):
+    m = MUTANTS[name]
+    caught = 0
+    for seed in range(8):
+        cfg = replace(SimConfig(protocol=m.mutant_of, mutant=name, seed=seed), **m.demo)
+        _, _, report = _checked(cfg)
+        kinds = {v.kind for v in report.violations}
+        caught += bool(kinds & set(m.expect))
+    assert caught >= 7, caught
+
+
+def test_mutant_adjust_adds_a_rescale_from_the_seed():
+    m = MUTANTS["rescale-undispatched"]
+    cfg = m.adjust(SimConfig(protocol="unaligned", workload="q3", parallelism=1, seed=4))
+    (kind, when, p), = cfg.rescale
+    assert p < cfg.parallelism and kind in ("savepoint", "failure")
+    assert m.adjust(SimConfig(protocol="unaligned", workload="q3", parallelism=1, seed=4)) == cfg
+
+
+def test_defaults_leave_headers_unchanged():
+    """A run without the features describes no new field (its header is what it was)."""
+    res = simulate(SimConfig(protocol="unaligned", workload="q3", seed=1))
+    described = res.header.metadata["simulator"]["config"]
+    assert not {"rescale", "max_parallelism", "finish_sources"} & set(described)
+    assert all(e.key_group is None for e in res.events)
+    assert not any(p.key_groups or p.partitions for p in res.header.processes)
+
+
+def test_campaign_draws_rescales_last():
+    """Rescales and finishing sources are drawn after every other field: the same run
+    without them is what the draw gave before."""
+    from snapcheck.spark_validation.configs import Selection, command, draw_config
+
+    sel = Selection.of(mutants=())
+    drawn = Counter()
+    for i in range(400):
+        cfg = draw_config(i, 500 + i, sel)
+        drawn["rescale" if cfg.rescale else "finish" if cfg.finish_sources else "none"] += 1
+        if cfg.rescale:
+            assert "--rescale" in command(cfg)
+    assert drawn["rescale"] > 15 and drawn["finish"] > 5
+
+
+def test_cli_rescale_option(snapcheck_cli, tmp_path):
+    out = tmp_path / "t.jsonl"
+    code, _ = snapcheck_cli("simulate", "-p", "unaligned", "-w", "q3", "--rescale", "savepoint@900:3",
+                            "-o", str(out))
+    assert code == 0
+    code, _ = snapcheck_cli("check", str(out))
+    assert code == 0
+    code, text = snapcheck_cli("simulate", "--rescale", "later:3", "-o", str(out), stderr=True)
+    assert code == 2 and "KIND@TIME:PARALLELISM" in text
+
+
+def test_transactions_of_a_retired_sink_are_published_once_by_its_successor():
+    """A downscale merges old sinks: their pending transactions are published by the new
+    sink with ``attrs.of``; dropping that output is ``uncommitted``, repeating it is
+    ``duplicate-commit``."""
+    cfg = SimConfig(protocol="abs-aligned", workload="q12", parallelism=1, seed=0, records=14, gap=30,
+                    interval=150, decline_prob=0.1, buffer=1, out_buffer=1, latency=3, jitter=20,
+                    rescale=(("savepoint", 293, 3),), max_parallelism=4)
+    lines = simulate(cfg).dumps().decode().splitlines()
+    handed = [i for i, line in enumerate(lines) if '"of":' in line and '"commit"' in line]
+    assert handed, "the rescale hands no transaction over"
+    assert check_trace(parse_trace("\n".join(lines), "sim")).ok
+
+    def renumbered(kept):                     # every process's events numbered 0, 1, 2... again
+        header, *events = [json.loads(line) for line in kept]
+        nxt = Counter()
+        for e in events:
+            e["idx"] = nxt[e["proc"]]
+            nxt[e["proc"]] += 1
+        return "\n".join(json.dumps(x) for x in [header, *events])
+
+    dropped = renumbered([line for i, line in enumerate(lines) if i != handed[0]])
+    assert "uncommitted" in check_trace(parse_trace(dropped, "dropped")).kinds
+    repeated = renumbered(lines[:handed[0] + 1] + [lines[handed[0]]] + lines[handed[0] + 1:])
+    assert "duplicate-commit" in check_trace(parse_trace(repeated, "repeated")).kinds

@@ -1,0 +1,48 @@
+"""A cluster that cannot be reached and an output directory that cannot be written are usage
+errors (exit 2) with one line naming them, before any Spark session starts."""
+
+import re
+import socket
+
+import pytest
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_master_is_one_line_exit_2(snapcheck_cli, tmp_path):
+    master = f"spark://127.0.0.1:{_closed_port()}"
+    code, out = snapcheck_cli("validate", "--traces", "4", "--master", master, "--out", str(tmp_path / "o"),
+                              stderr=True)
+    assert code == 2
+    assert f"cannot reach the Spark master {master}" in out and "Traceback" not in out
+    assert len([line for line in out.splitlines() if line.strip()]) == 1
+
+
+@pytest.mark.parametrize("args", [("--traces", "4"), ("--input", "IN")])
+def test_unwritable_out_is_one_line_exit_2(snapcheck_cli, tmp_path, args):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    args = tuple(str(blocker) if a == "IN" else a for a in args)
+    code, out = snapcheck_cli("validate", *args, "--out", str(blocker / "sub"), stderr=True)
+    assert code == 2
+    assert f"--out {blocker / 'sub'}: cannot write there" in out and "Traceback" not in out
+
+
+def test_conf_needs_key_and_value(snapcheck_cli, tmp_path):
+    code, out = snapcheck_cli("validate", "--traces", "4", "--conf", "spark.executor.memory",
+                              "--out", str(tmp_path), stderr=True)
+    assert code == 2 and "expected KEY=VALUE" in out
+
+
+def test_help_lists_the_protocols_the_code_runs(snapcheck_cli):
+    from snapcheck.reference.catalogue import PROTOCOLS
+    from snapcheck.spark_validation.configs import Selection
+
+    code, out = snapcheck_cli("validate", "--help")
+    flat = " ".join(re.sub(r"-\s*\n\s*", "-", out).split())       # help text wraps inside hyphenated names
+    assert code == 0 and Selection.of().protocols == tuple(PROTOCOLS)
+    assert all(name in flat for name in PROTOCOLS)

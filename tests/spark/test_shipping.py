@@ -1,0 +1,84 @@
+"""What ``validate`` ships to a cluster's executors: the kit zip holds every module of the kit, the
+packed environment leaves out pyspark and the kit's own installation, and a user protocol module
+reaches an executor-like process (another interpreter, another directory, where the driver's file
+path does not exist) under the driver's module name, its spec resolving to the same class."""
+
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from snapcheck.spark_validation import shipping
+
+ROOT = Path(__file__).resolve().parents[2]
+PROTOCOL = '''
+from snapcheck.reference.coordinated.unaligned import Unaligned
+
+
+class Shipped(Unaligned):
+    name = "shipped"
+'''
+
+
+def test_kit_zip_holds_every_module_of_the_checkout(tmp_path):
+    """Every .py file under the directories the build maps onto packages is in the kit (a package
+    directory missing from pyproject's list would be missing from a wheel and from the executors)."""
+    import tomllib
+
+    names = set(zipfile.ZipFile(shipping.build_kit(tmp_path)).namelist())
+    dirs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    expected = set()
+    for pkg, d in dirs.items():
+        for f in (ROOT / d).rglob("*.py"):
+            rel = f.relative_to(ROOT / d)
+            if "__pycache__" not in rel.parts:
+                expected.add(f"{pkg.replace('.', '/')}/{rel.as_posix()}")
+    assert expected <= names, sorted(expected - names)[:10]
+    assert "snapcheck/traces/schema/trace-v1.schema.json" in names
+    assert shipping.build_kit(tmp_path) == shipping.build_kit(tmp_path)          # same content, same file
+
+
+def test_environment_leaves_out_pyspark_and_the_kit():
+    prefix = Path(sys.prefix).resolve()
+    patterns = shipping._not_packed_patterns(prefix)
+    assert any(p.endswith("site-packages/pyspark/*") for p in patterns)
+    assert not any("pyarrow" in p or p.endswith("site-packages/*") for p in patterns)
+    kit_files = [p for p in patterns if "snapcheck" in p]
+    assert kit_files, "the kit's own installation must be left out (it ships as the zip)"
+
+
+def test_user_protocol_module_reaches_another_process(tmp_path, monkeypatch):
+    from snapcheck.reference.catalogue import resolve
+
+    src = tmp_path / "driver"
+    src.mkdir()
+    (src / "my_protocol.py").write_text(PROTOCOL)
+    monkeypatch.chdir(src)
+    spec = "my_protocol.py:Shipped"
+    user = shipping.user_protocols(["unaligned", spec])
+    assert list(user.classes) == [spec] and user.classes[spec] is resolve(spec)
+    files = shipping.module_files(user, tmp_path / "cache")
+    assert [Path(f).name for f in files] == [f"{resolve(spec).__module__}.py"]
+    assert Path(files[0]).read_text() == PROTOCOL
+    blob = pickle.dumps(user)
+    executor = tmp_path / "executor"
+    executor.mkdir()
+    code = (f"import sys, pickle; sys.path.insert(0, {str(Path(files[0]).parent)!r}); "
+            f"u = pickle.loads({blob!r}); u.register(); "
+            "from snapcheck.reference.catalogue import resolve; "
+            f"c = resolve({spec!r}); print(c.name, c.__module__, c.mutant_of)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["shipped", resolve(spec).__module__, "None"]
+
+
+def test_packages_are_shipped_as_zips_and_the_kit_is_not(tmp_path, monkeypatch):
+    pkg = tmp_path / "src" / "myprotos"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "proto.py").write_text(PROTOCOL)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    user = shipping.user_protocols(["myprotos.proto:Shipped", "snapcheck.reference.coordinated.unaligned:Unaligned"])
+    files = shipping.module_files(user, tmp_path / "cache")
+    assert [Path(f).name for f in files] == ["myprotos.zip"]
+    assert set(zipfile.ZipFile(files[0]).namelist()) == {"myprotos/__init__.py", "myprotos/proto.py"}

@@ -1,0 +1,96 @@
+"""Exploration: every strategy draws a run from its seed alone and its reproduction command
+carries every choice; mutants are drawn blind; faults at situations and pauses do what
+they say; the summary accounts for mutants and coverage."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+
+import pytest
+from click.testing import CliRunner
+
+from snapcheck.cli import cli
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.catalogue import MUTANTS, base_of
+from snapcheck.spark_validation.configs import Selection, command, draw_config
+from snapcheck.spark_validation.strategies import STRATEGIES
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_each_strategy_is_a_pure_function_of_the_seed_and_reproduces_byte_for_byte(strategy, tmp_path):
+    sel = Selection.of(explore=strategy)
+    cfgs = [draw_config(i, 100 + i, sel) for i in range(40)]
+    assert cfgs == [draw_config(i, 100 + i, sel) for i in range(40)]
+    fancy = [c for c in cfgs if c.pauses or any(len(f) == 3 for f in c.failures)] or cfgs
+    for cfg in fancy[:2]:
+        out = tmp_path / "t.jsonl"
+        args = shlex.split(command(cfg, str(out)))
+        result = CliRunner().invoke(cli, args[1:])
+        assert result.exit_code == 0, result.output
+        assert out.read_bytes() == simulate(cfg).dumps()
+
+
+def test_the_strategies_draw_what_they_promise():
+    def draws(strategy, n=300):
+        return [draw_config(i, i, Selection.of(mutants=(), explore=strategy)) for i in range(n)]
+    moments = draws("moments")
+    assert sum(any(len(f) == 3 for f in c.failures) for c in moments) > 60         # crashes at situations
+    assert all(len(f) == 2 for c in draws("uniform") for f in c.failures)          # only timed crashes
+    assert any(c.pauses for c in draws("pct")) and not any(c.pauses for c in draws("uniform"))
+    bp = [c for c in draws("backpressure") if c.workload != "-" and c.protocol not in ("liverobin", "kazoo",
+                                                                                       "gic-changelog")]
+    assert all(c.buffer == 1 and c.out_buffer == 1 and c.max_concurrent == 1 for c in bp)
+    swarm = draws("swarm")
+    assert any(c.decline_prob == 0 for c in swarm) and any(c.decline_prob > 0 for c in swarm)
+
+
+@pytest.mark.parametrize("name", [m for m, c in MUTANTS.items() if c.topologies != "own"][:12])
+def test_a_mutant_is_drawn_blind_exactly_as_its_base_protocol(name):
+    m = MUTANTS[name]
+    for i in range(20):
+        mine = draw_config(i, 500 + i, Selection(protocols=(), mutants=(name,), explore="targeted"))
+        base = draw_config(i, 500 + i, Selection(protocols=(base_of(m),), mutants=(), explore="targeted"))
+        assert mine == m.adjust(replace(base, mutant=name)) or mine.workload != base.workload
+
+
+def test_a_crash_at_a_situation_hits_the_task_where_it_happened():
+    cfg = SimConfig(protocol="abs-aligned", workload="q3", seed=3, failures=(("self", "snapshot", 5),))
+    res = simulate(cfg)
+    ev = res.trace().events
+    fifth = [e for e in ev if e.type == "checkpoint" and e.kind == "coordinated"][4]
+    (fail,) = [e for e in ev if e.type == "fail"]
+    assert fail.proc == fifth.proc and fail.line > fifth.line and "snapshot#5" in fail.reason
+    assert res.metrics["faults_not_fired"] == 0 and res.metrics["situations"]["snapshot"] >= 5
+
+
+def test_a_fault_whose_moment_never_comes_is_reported_as_not_fired():
+    res = simulate(SimConfig(protocol="abs-aligned", workload="q1", seed=1, failures=(("map[0]", "replay", 1),)))
+    assert res.metrics["failures"] == 0 and res.metrics["faults_not_fired"] == 1
+    assert "replay" not in res.metrics["situations"]
+
+
+def test_pauses_perturb_the_schedule_and_correct_protocols_stay_clean():
+    from snapcheck.checker import check_trace
+
+    base = SimConfig(protocol="unaligned", workload="q8", seed=2, records=12)
+    plain = simulate(base).dumps()
+    for pauses in (((5, 300),), ((3, 1000), (40, 200), (90, 500))):
+        res = simulate(replace(base, pauses=pauses))
+        assert res.dumps() != plain and check_trace(res.trace()).ok
+
+
+def test_the_summary_accounts_for_mutants_blind_and_lists_what_was_not_explored(tmp_path):
+    from snapcheck.spark_validation.campaign import run_campaign
+    from snapcheck.spark_validation.summary import summarize
+
+    sel = Selection.of(protocols=["abs-aligned"], mutants=["abs-aligned-no-block"], explore="targeted")
+    res = run_campaign(40, sel, str(tmp_path), engine="python", progress=False)
+    s = summarize(res.results, {})
+    (m,) = s["mutants"]
+    assert m["runs"] == 8 and 0 < m["caught"] <= 8 and m["catch_rate"] == round(m["caught"] / 8, 4)
+    assert 1 <= m["runs_to_first_catch"] <= 8
+    cov = s["coverage"]["abs-aligned"]
+    assert cov["runs"] == 32 and cov["reached"]["snapshot"] == 32
+    assert set(cov["unreached"]) <= set(MUTANTS["abs-aligned-no-block"].situations)
+    assert "overtake" not in cov["reached"]            # aligned barriers never overtake records

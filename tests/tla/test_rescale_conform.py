@@ -1,0 +1,58 @@
+"""Trace validation of recoveries (checker/tla/map_rescale.py, specs/RescaleTrace.tla):
+restores at the same and at another parallelism are accepted, the rescale mutants are
+rejected at their faulty step; CIC traces with failures go to UncoordinatedTrace."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from snapcheck.checker.tla import conform as conformance
+from snapcheck.checker.tla.conform import ACCEPT, REJECT
+from snapcheck.reference import MUTANTS, SimConfig, simulate
+from snapcheck.reference.catalogue import tla_mappings
+from snapcheck.traces import read_trace
+
+CORRECT = {
+    "savepoint-up": SimConfig(protocol="unaligned", workload="q3", parallelism=2, seed=3,
+                              rescale=(("savepoint", 1500, 3),)),
+    "failure-down": SimConfig(protocol="unaligned", workload="q12", parallelism=3, seed=3, records=40, gap=30,
+                              rescale=(("failure", 1500, 1),)),
+    "aligned-down": SimConfig(protocol="abs-aligned", workload="q3", parallelism=3, seed=4, records=20,
+                              rescale=(("savepoint", 1200, 2),)),
+    "timeout-fail": SimConfig(protocol="aligned-timeout", workload="q12", parallelism=2, seed=5, records=20,
+                              failures=(("window_count[0]", 1300),)),
+    "cl-fail": SimConfig(protocol="chandy-lamport", workload="q3", parallelism=2, seed=6, records=20,
+                         failures=(("join[1]", 1300),)),
+    "hmnr-fail": SimConfig(protocol="hmnr", workload="q3", parallelism=2, seed=7, records=10, interval=300,
+                           failures=(("join[0]", 700),)),
+}
+
+
+def _write(tmp_path, name, cfg):
+    path = tmp_path / f"{name}.jsonl"
+    simulate(cfg).write(path)
+    return str(path)
+
+
+def test_restores_at_the_same_and_another_parallelism_are_accepted(tmp_path):
+    paths = [_write(tmp_path, n, c) for n, c in CORRECT.items()]
+    for name, v in zip(CORRECT, conformance.conform(paths, tla_mappings(), parallel=2)):
+        assert v.verdict == ACCEPT, f"{name}: {v.render()}"
+        assert name.startswith("hmnr") or any("RescaleTrace" in n for n in v.notes)
+
+
+# the event type at which each mutant's trace must be rejected
+FAULTY_STEP = {"rescale-race": "discard", "rescale-skip-stateless": "restore", "rescale-undispatched": "recv"}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTY_STEP))
+def test_rescale_mutants_are_rejected_at_the_faulty_step(tmp_path, name):
+    m = MUTANTS[name]
+    path = _write(tmp_path, name, replace(SimConfig(protocol=m.mutant_of, mutant=name, seed=0), **m.demo))
+    (v,) = conformance.conform([path], tla_mappings())
+    assert v.verdict == REJECT, v.render()
+    line = int(v.location.rsplit(":", 1)[1])
+    event = next(e for e in read_trace(path).events if e.line == line)
+    assert event.type == FAULTY_STEP[name], (v.render(), event)

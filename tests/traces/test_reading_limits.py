@@ -1,0 +1,156 @@
+"""Bounded reading (line length), exact 64-bit integers, and a message received twice."""
+
+import io
+import resource
+import subprocess
+import sys
+import time
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from snapcheck.traces import TraceErrors, read_trace
+from snapcheck.traces.lines import INT64_MAX, INT64_MIN, Unreadable, integer_problem, split_lines
+from tests.traces.test_validation import only_error, recv, send, text
+
+HEADER = ('{"format":"snapcheck-trace","version":1,"processes":[{"id":"A"},{"id":"B"}],'
+          '"channels":[{"id":"ab","src":"A","dst":"B"}]}')
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
+       st.booleans(), st.integers(1, 64))
+def test_split_lines_agrees_with_bytes_splitlines(lines, final_newline, chunk):
+    """Any chunk size gives the same numbered lines as splitting the whole text."""
+    import snapcheck.traces.lines as mod
+
+    data = b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+    old = mod.CHUNK
+    mod.CHUNK = chunk
+    try:
+        got = list(split_lines(io.BytesIO(data), limit=10**6))
+    finally:
+        mod.CHUNK = old
+    want = list(enumerate(data.split(b"\n"), 1))
+    if want and want[-1][1] == b"":
+        want.pop()
+    assert got == want
+
+
+@pytest.mark.parametrize("chunk", [3, 1 << 20])
+def test_a_line_over_the_limit_stops_reading_at_that_line(chunk):
+    import snapcheck.traces.lines as mod
+
+    old, mod.CHUNK = mod.CHUNK, chunk
+    try:
+        data = b"ok\n" + b"x" * 101 + b"\nnever read\n"
+        with pytest.raises(Unreadable) as exc:
+            list(split_lines(io.BytesIO(data), limit=100))
+        assert exc.value.line == 2 and "longer than 100 bytes" in exc.value.reason
+        assert [n for n, _ in split_lines(io.BytesIO(data), limit=101)] == [1, 2, 3]
+    finally:
+        mod.CHUNK = old
+
+
+def test_dev_zero_is_rejected_quickly_in_bounded_memory():
+    code = ("import resource, time; from snapcheck.cli import main\n"
+            "t = time.time()\n"
+            "try:\n    main(['--max-line-bytes', '20000000', 'validate-trace', '/dev/zero'])\n"
+            "except SystemExit as e:\n    code = e.code\n"
+            "print(code, time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    code, seconds, rss_kb = out.stdout.split()
+    assert code == "2" and float(seconds) < 10 and int(rss_kb) < 400_000, out
+    assert "/dev/zero:1: line longer than 20,000,000 bytes" in out.stderr
+
+
+@pytest.mark.parametrize("literal, ok", [
+    (str(INT64_MAX), True), (str(INT64_MIN), True), (str(INT64_MAX + 1), False), (str(INT64_MIN - 1), False),
+    ("18446744073709551615", False), ("18446744073709551616", False), ("1" + "0" * 5000, False),
+    ("0.1234567890123456789012", True), ('"12345678901234567890123"', True), ("1e300", True),
+])
+def test_integer_problem_is_exact(literal, ok):
+    raw = f'{{"type": "send", "vars": {{"P0": [{literal}]}}}}'.encode()
+    problem = integer_problem(raw)
+    assert (problem is None) == ok
+    if not ok:
+        assert problem.startswith("field 'vars.P0[0]': integer ") and "signed 64-bit range" in problem
+
+
+@pytest.mark.parametrize("field, value", [("seq", 2**63), ("seq", 2**64), ("ckpt", 2**64 + 7), ("idx", 2**70)])
+def test_out_of_range_typed_fields_are_rejected_with_file_line_and_field(field, value):
+    ev = ({"type": "checkpoint", "proc": "A", "idx": 0, "kind": "basic", "ckpt": 1} if field == "ckpt"
+          else send("A", 0, "ab", "m1", 1))
+    ev[field] = 123456789
+    raw = orjson.dumps(ev).decode().replace("123456789", str(value))
+    line, reason = only_error(raw)
+    assert line == 2 and f"field {field!r}" in reason and str(value) in reason
+
+
+def test_free_form_integer_above_2_64_is_not_silently_a_float(tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text(HEADER + '\n{"type":"checkpoint","proc":"A","idx":0,"kind":"basic","ckpt":1,'
+                          '"vars":{"P0":18446744073709551616}}\n')
+    with pytest.raises(TraceErrors) as exc:
+        read_trace(p)
+    assert str(exc.value) == (f"{p}:2: field 'vars.P0': integer 18446744073709551616 is outside the signed "
+                              "64-bit range")
+
+
+def test_values_round_trip_exactly_through_parquet(tmp_path):
+    from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl
+
+    src = tmp_path / "t.jsonl"
+    src.write_text(HEADER.replace('"channels"', '"seed":9223372036854775807,"channels"') + "\n"
+                   '{"type":"send","proc":"A","idx":0,"ch":"ab","mid":"m","seq":9223372036854775807,'
+                   '"value":{"a":-9223372036854775808,"f":0.1,"g":1e-300,"s":"\\u00e9"}}\n'
+                   '{"type":"recv","proc":"B","idx":0,"ch":"ab","mid":"m"}\n')
+    jsonl_to_parquet([str(src)], str(tmp_path / "t.parquet"))
+    parquet_to_jsonl(str(tmp_path / "t.parquet"), str(tmp_path / "back.jsonl"))
+    assert read_trace(tmp_path / "back.jsonl").events[0].value == {"a": -2**63, "f": 0.1, "g": 1e-300, "s": "é"}
+    assert (tmp_path / "back.jsonl").read_bytes() == orjson.dumps(orjson.loads(src.read_bytes().splitlines()[0])) \
+        + b"\n" + b"\n".join(orjson.dumps(orjson.loads(x)) for x in src.read_bytes().splitlines()[1:]) + b"\n"
+
+
+# -- a message received twice ---------------------------------------------------------
+def test_a_message_processed_twice_is_a_validation_error_naming_both_lines():
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1"), recv("B", 1, "ab", "m1"))
+    assert line == 4
+    assert "message received twice: 'm1' processed at line 4, but it was already processed at line 3" in reason
+
+
+def test_received_twice_before_its_send_in_file_order_is_caught_too():
+    line, reason = only_error(recv("B", 0, "ab", "m1"), recv("B", 1, "ab", "m1"), send("A", 0, "ab", "m1", 1))
+    assert line == 3 and "already processed at line 2" in reason
+
+
+def test_processed_then_discarded_is_received_twice_but_arrivals_are_not_counted():
+    """A message's fate (processed or discarded) happens once; an arrive only buffers it."""
+    from snapcheck.traces.jsonl import parse_trace
+
+    arrive = {"type": "arrive", "proc": "B", "idx": 1, "ch": "ab", "mid": "m1"}
+    discard = {"type": "discard", "proc": "B", "idx": 2, "ch": "ab", "mid": "m1", "reason": "duplicate"}
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1"), arrive, discard)
+    assert line == 5 and "'m1' discarded at line 5, but it was already processed at line 3" in reason
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), dict(discard, idx=0), recv("B", 1, "ab", "m1"))
+    assert line == 4 and "'m1' processed at line 4, but it was already discarded at line 3" in reason
+    parse_trace(text(send("A", 0, "ab", "m1", 1), dict(arrive, idx=0), arrive, recv("B", 2, "ab", "m1")))
+
+
+def test_a_replay_is_a_new_incarnation_and_may_be_received():
+    replay = {"type": "replay", "proc": "A", "idx": 1, "ch": "ab", "mid": "m1/r1", "replay_of": "m1", "from": "log"}
+    from snapcheck.traces.jsonl import parse_trace
+
+    t = parse_trace(text(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1"), replay, recv("B", 1, "ab", "m1/r1")))
+    assert len(t.events) == 4
+
+
+def test_max_line_bytes_option_reaches_every_reader(tmp_path, snapcheck_cli):
+    p = tmp_path / "t.jsonl"
+    p.write_text(HEADER + "\n")
+    code, out = snapcheck_cli("--max-line-bytes", "50", "check", str(p), stderr=True)
+    assert code == 2 and f"{p}:1: line longer than 50 bytes" in out
+    code, _ = snapcheck_cli("check", str(p))
+    assert code == 0

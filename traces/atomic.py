@@ -1,0 +1,122 @@
+"""Writing output files without ever destroying one: atomically, and never onto an input.
+
+Every file snapcheck writes goes through ``atomic_open``: the content is written
+to a temporary file in the target's directory and renamed over the target only
+when the write succeeded (``os.replace``, atomic on POSIX), so a failed or
+interrupted run leaves an existing file exactly as it was and a reader never
+sees half a file. The new file gets the mode an ordinary ``open`` would give it
+(the existing file's mode, else 0666 minus the umask).
+
+``refuse_inputs`` rejects an output that *is* one of the command's inputs (the
+same path, a symbolic link to it or a hard link: the same device and inode)
+before anything is opened for writing. A missing output directory is a usage
+error naming the directory (it is not created: a typo in a path should not
+silently create directories).
+
+>>> import os, tempfile
+>>> d = tempfile.mkdtemp()
+>>> p = os.path.join(d, "out.txt")
+>>> write_atomic(p, b"one\\n")
+>>> try:
+...     with atomic_open(p) as f:
+...         _ = f.write(b"half")
+...         raise RuntimeError("interrupted")
+... except RuntimeError:
+...     pass
+>>> open(p, "rb").read()
+b'one\\n'
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from typing import IO, Iterable, Iterator
+
+from snapcheck.traces.errors import UsageError
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def refuse_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
+    """Raise ``UsageError`` if ``output`` is one of ``inputs`` (same path, symlink or hard link).
+
+    >>> refuse_inputs("a.jsonl", ["a.jsonl"])
+    Traceback (most recent call last):
+    ...
+    snapcheck.traces.errors.UsageError: a.jsonl: the output is the input a.jsonl; write to another file
+    """
+    out = os.fspath(output)
+    for src in inputs:
+        src = os.fspath(src)
+        if os.path.abspath(out) == os.path.abspath(src) or _same_file(out, src):
+            raise UsageError(f"{out}: the output is the input {src}; write to another file")
+
+
+def ensure_writable(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Fail fast, before any work: ``path`` is not one of ``inputs`` and its directory exists."""
+    refuse_inputs(path, inputs)
+    _check_directory(os.fspath(path))
+
+
+def _check_directory(path: str) -> str:
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {path}: directory {os.path.dirname(path) or directory} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {path}: it is a directory")
+    return directory
+
+
+def _mode_for(path: str) -> int:
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "wb", inputs: Iterable[str | os.PathLike] = (),
+                encoding: str | None = None) -> Iterator[IO]:
+    """Open a temporary file next to ``path`` for writing; on a clean exit of the
+    ``with`` block it replaces ``path``, on an exception it is removed (``path`` untouched).
+
+    ``inputs``: files the command reads, which the output must not be (``refuse_inputs``).
+    Errors opening or renaming are a ``UsageError`` naming the file."""
+    path = os.fspath(path)
+    refuse_inputs(path, inputs)
+    directory = _check_directory(path)
+    if "b" not in mode and encoding is None:
+        encoding = "utf-8"
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, mode, encoding=encoding) as f:
+            yield f
+        os.chmod(tmp, _mode_for(path))
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError) and exc.filename in (None, tmp, path):   # writing, not reading an input
+            raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
+
+
+def write_atomic(path: str | os.PathLike, data: bytes | str, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    """Write ``data`` to ``path`` atomically (see ``atomic_open``)."""
+    with atomic_open(path, "wb" if isinstance(data, bytes) else "w", inputs) as f:
+        f.write(data)
