@@ -19,8 +19,9 @@
 (* Init.  Segments after the first check refinement with AbsSteps.  The    *)
 (* event "cut" ends a segment: every round of the segment is finished and  *)
 (* the state is the one the next segment starts from, TCut[traceNo]; the  *)
-(* event "end" asks that every non-empty recorded channel state was        *)
-(* reported by a record event.                                             *)
+(* event "end" asks that every non-empty recorded channel state of a      *)
+(* round not aborted was reported by a record event (the state of an      *)
+(* aborted round is discarded, reported or not).                          *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
@@ -60,7 +61,7 @@ TStartRound == A!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord == A!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
 
-TEnd == \A r \in 1..TRounds, c \in TDataChans :
+TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
             (A!SealedNow(r, c) /\ crec[r][c] # <<>>) => <<r, c, "input">> \in recorded
 
 \* A segment ends where every round of it is finished -- all started, each completed

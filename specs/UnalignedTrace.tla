@@ -78,7 +78,7 @@ TCutOk ==
     /\ \A c \in TChans : closed[c] = next.rounds
     /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
 
-TEnd == \A r \in 1..TRounds, c \in TDataChans :
+TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
             /\ (U!SealedNow(r, c) /\ inpart[r][c] # <<>>) => <<r, c, "input">> \in recorded
             /\ outpart[r][c] # <<>> => <<r, c, "output">> \in recorded
 

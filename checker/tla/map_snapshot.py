@@ -21,7 +21,7 @@ the specifications that do not model buffering. For unaligned and
 aligned-timeout a message without an ``arrive`` event arrives as late as FIFO
 allows (right before its receipt, or before a later message of its channel
 arrives). A synthetic last event ``end`` asks that every non-empty channel
-state was reported by a ``record`` event.
+state of a round not aborted was reported by a ``record`` event.
 """
 
 from __future__ import annotations
@@ -208,8 +208,8 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             add(where, f"{e.type} {e.round} by {e.proc}", ROUND_EVENTS[e.type], e.proc, n=e.round)
         else:
             raise OutOfScope(f"{e.type!r} events are not mapped", where)
-    add(0, "end of trace: every non-empty recorded channel state must have been reported "
-           "by a record event", "end", "")
+    add(0, "end of trace: every non-empty recorded channel state of a round not aborted must have "
+           "been reported by a record event", "end", "")
 
     started = {e.round for e in trace.events if e.type == "round_start"}
     resolved = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}

@@ -5,11 +5,9 @@ ABS without cancellation deadlocks under backpressure).
 A cancellation marker is a ``send`` with ``kind: "cancel"`` and its round (mid
 ``<ch>:c<round>``), received with a ``recv``; a decline is the task's control
 message ``["decline", r]`` to the coordinator; the declining task takes no
-checkpoint of that round. The traces are built with ``TraceRecorder`` and the
-cancellation markers patched into its events (the recorder writes barriers); the
-TLC tests give the mapped traces to TLC directly (``validate_batch``), and the
-end-to-end test through files runs once the trace format accepts ``kind:
-"cancel"``."""
+checkpoint of that round. The traces are built with ``TraceRecorder``; the TLC
+tests give the mapped traces to TLC directly (``validate_batch``), and one test
+goes end to end through files."""
 
 import pytest
 
@@ -17,8 +15,7 @@ from snapcheck.checker.tla import conform as conformance
 from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, validate_batch
 from snapcheck.checker.tla.trace_events import OutOfScope
 from snapcheck.reference.catalogue import tla_mappings
-from snapcheck.traces import TraceRecorder, read_trace
-from snapcheck.traces.errors import TraceErrors
+from snapcheck.traces import TraceRecorder
 
 
 def prepare(trace):
@@ -34,12 +31,8 @@ def line_of(rec: TraceRecorder, **match) -> int:
 
 
 def cancel(rec: TraceRecorder, sender: str, receiver: str, ch: str, r: int) -> None:
-    """The cancellation marker of round r sent on ch, then received (recorded as a
-    barrier, then turned into a cancellation marker: mid ``<ch>:c<r>``)."""
-    rec.recv(receiver, rec.barrier(sender, ch, r))
-    send, recv = rec.events[-2], rec.events[-1]
-    send.update(kind="cancel", mid=f"{ch}:c{r}")
-    recv.update(mid=f"{ch}:c{r}")
+    """The cancellation marker of round r sent on ch, then received."""
+    rec.recv(receiver, rec.cancel(sender, ch, r))
 
 
 def diamond(protocol="abs-aligned", *, cancels=True, early_recv=False, late_checkpoint=False,
@@ -208,12 +201,13 @@ def test_the_coordinators_abort_ends_an_alignment(tmp_path):
 
 
 def test_files_with_cancellation_markers(tmp_path):
-    """End to end through a file, once the trace format accepts cancellation markers."""
-    path = tmp_path / "cancel.jsonl"
-    diamond().write(path)
-    try:
-        read_trace(path)
-    except TraceErrors as exc:
-        pytest.skip(f"the trace format does not accept cancellation markers yet: {exc.render()[:200]}")
-    (v,) = conformance.conform([str(path)], tla_mappings())
-    assert v.verdict == ACCEPT, v.render()
+    """End to end through files: with cancellation markers accepted, without them
+    rejected at the decliner's first step after its decline."""
+    good, bad = tmp_path / "cancel.jsonl", tmp_path / "no-cancel.jsonl"
+    diamond().write(good)
+    without = diamond(cancels=False)
+    without.write(bad)
+    v_good, v_bad = conformance.conform([str(good), str(bad)], tla_mappings())
+    assert v_good.verdict == ACCEPT, v_good.render()
+    assert v_bad.verdict == REJECT, v_bad.render()
+    assert v_bad.location == f"{bad}:{line_of(without, type='recv', mid='s>b:b2')}"

@@ -142,12 +142,6 @@ def test_runs_with_declined_rounds(tmp_path):
 
 
 @pytest.mark.slow
-def test_mutants_with_failures_and_no_restore_are_outside_the_specification(tmp_path):
-    (v,) = conform([mutant_trace(tmp_path, "unaligned-double-persist")])
-    assert v.verdict == ERROR and "failure-free runs" in v.message
-
-
-@pytest.mark.slow
 def test_recovery_without_deduplication_is_rejected_where_a_stale_record_is_processed(tmp_path):
     """A trace with restores goes to RescaleTrace (its recoveries): unaligned-no-dedup
     processes a record of the failed epoch after the restore."""
