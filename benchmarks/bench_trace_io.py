@@ -4,9 +4,9 @@ Generates the checker benchmark's trace of N events (default 1,000,000) over P
 processes (default 32), then measures
 side by side, each in a fresh subprocess (so peak memory is its own):
 
-* ``stream``: ``traces.iter_events`` — parse + validate, one pass, events not kept
-* ``read``: ``traces.read_trace`` — the same, building the in-memory ``Trace``
-* ``parquet``: ``traces.parquet.jsonl_to_parquet`` (validates, then converts)
+* ``stream``: ``snapcheck.traces.iter_events`` — parse + validate, one pass, events not kept
+* ``read``: ``snapcheck.traces.read_trace`` — the same, building the in-memory ``Trace``
+* ``parquet``: ``snapcheck.traces.convert.jsonl_to_parquet`` (validates, then converts)
 
 Usage: ``python benchmarks/bench_trace_io.py [--events N] [--procs P] [--no-write]``
 """
@@ -28,9 +28,9 @@ from benchdoc import machine, write_section  # noqa: E402
 
 
 TASKS = {
-    "stream": "from traces import iter_events\nn = sum(1 for _ in iter_events(PATH))",
-    "read": "from traces import read_trace\nn = len(read_trace(PATH).events)",
-    "parquet": "from traces.parquet import jsonl_to_parquet\nn = jsonl_to_parquet([PATH], PATH + '.parquet') - 1",
+    "stream": "from snapcheck.traces import iter_events\nn = sum(1 for _ in iter_events(PATH))",
+    "read": "from snapcheck.traces import read_trace\nn = len(read_trace(PATH).events)",
+    "parquet": "from snapcheck.traces.convert import jsonl_to_parquet\nn = jsonl_to_parquet([PATH], PATH + '.parquet') - 1",
 }
 
 

@@ -3,9 +3,10 @@
 A report must never let "not judged" read as "clean". After ``check_trace`` has
 run every analysis that applies, ``not_judged`` names each property of
 ``checker.options.PROPERTIES`` without a result and the reason, stated from the
-trace and the options: not selected, no global checkpoint to judge (no
-``--cut`` and no completed round), no rounds, no recovery, nothing promised by
-the protocol, none of the property's vocabulary in the trace.
+trace and the options (``REASONS``, one function per property): not selected,
+no global checkpoint to judge (no ``--cut`` and no completed round), no rounds,
+no round declared complete, no failure set, no recovery, nothing promised by the
+protocol, none of the property's vocabulary in the trace.
 
 ``requested_faults`` lists the faults a trace's producer says it was asked to
 inject, and whether each one happened: a test whose crash never fired did not
@@ -13,9 +14,12 @@ exercise recovery, whatever its verdict. Producers declare them in the header
 (docs/trace-format.md, "Requested faults"): ``metadata.faults`` (any producer:
 a list of ``{"fault", "proc", "fired"}``), the reference simulator's
 ``metadata.simulator.config.failures`` (``[task, time]`` crashes) and the Flink
-adapter's ``metadata.flink.faults`` / ``fired``. A fault whose producer does not
-say whether it fired counts as exercised when the trace has a ``fail`` event of
-its process (one per requested crash of that process).
+adapter's ``metadata.flink.faults`` / ``fired``; when ``metadata.faults`` is
+present the other two are not read. A fault whose producer does not say whether
+it fired counts as exercised when the trace has a ``fail`` event of its process
+(one per requested crash of that process, in order); one that names no process
+either is listed as not exercised. Entries of ``metadata.faults`` that are not
+objects are skipped.
 """
 
 from __future__ import annotations
@@ -24,13 +28,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
-from snapcheck.checker.options import PROPERTIES
-
-NOT_SELECTED = "not selected (only the properties named with --property were checked)"
-# Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
-VOCABULARY = ("protocol-error", "log-retention", "output-commit", "control-delivery", "changelog-restore",
-              "artifact-retention", "replica-agreement", "replica-delivery", "replica-liveness", "rescale-state",
-              "rescale-in-flight", "finished-tasks")
+from snapcheck.checker.options import NOT_SELECTED, PROPERTIES
 
 
 def _cut(run) -> str:
@@ -107,7 +105,25 @@ REASONS = {
 
 
 def not_judged(run) -> dict[str, str]:
-    """Property -> why it has no result in ``run.report`` (``run``: a ``check_trace`` run)."""
+    """Property -> why it has no result in ``run.report`` (``run``: a ``check_trace`` run),
+    for every property of ``checker.options.PROPERTIES`` without a result: ``NOT_SELECTED``
+    when ``--property`` left it out, else the reason ``REASONS`` states from the trace.
+    ``check_trace`` stores it as ``report.not_judged``, so that a property without a
+    verdict is never read as a clean one.
+
+    Worked example A of docs/theory.md has checkpoints but no coordinated rounds:
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_a_zcycle"))
+    >>> report.judged, report.not_judged["termination"]
+    ([], 'the trace has no snapshot rounds')
+    >>> report.not_judged["consistency"]
+    'no global checkpoint to judge: no --cut was given and the trace has no snapshot rounds ...'
+    >>> report = check_trace(golden("theory_a_zcycle"), CheckOptions(properties=["z-cycles"]))
+    >>> report.judged, report.not_judged["rdt"] == NOT_SELECTED
+    (['z-cycles'], True)
+    """
     judged = {r.property for r in run.report.results}
     out = {}
     for prop in PROPERTIES:
@@ -122,7 +138,15 @@ def not_judged(run) -> dict[str, str]:
 
 @dataclass
 class RequestedFault:
-    """One fault the producer was asked to inject, and whether it happened."""
+    """One fault the producer was asked to inject (``fault``: its description; ``proc``:
+    the process it targets, if the producer names one), whether it was ``exercised``
+    (it happened, so the recovery it was meant to test was tested) and the ``detail``
+    of how that was decided (module docstring). ``to_json()`` is its entry in the
+    report's ``faults``.
+
+    >>> RequestedFault("crash", "P0", True, "P0 fails in the trace").to_json()
+    {'fault': 'crash', 'proc': 'P0', 'exercised': True, 'detail': 'P0 fails in the trace'}
+    """
 
     fault: str
     proc: str | None
@@ -130,6 +154,7 @@ class RequestedFault:
     detail: str
 
     def to_json(self) -> dict:
+        """The fault as a JSON object (the report's ``faults`` entries)."""
         return asdict(self)
 
 
@@ -138,7 +163,28 @@ def _fail_counts(trace) -> Counter:
 
 
 def requested_faults(trace) -> list[RequestedFault]:
-    """The faults the trace's header says were requested (see the module docstring)."""
+    """The faults the trace's header says were requested, in header order, each with
+    whether it happened (module docstring): the producer's own ``fired`` when it gives
+    one, else the ``fail`` events of the targeted process, matched one to one.
+
+    Two crashes were asked for; ``P0``'s happened, and ``P1``'s producer says it never
+    fired:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["P0", "P1"], [], metadata={"faults": [
+    ...     {"fault": "crash", "proc": "P0"}, {"fault": "crash", "proc": "P1", "fired": False}]})
+    >>> rec.fail("P0")
+    >>> [(f.proc, f.exercised, f.detail) for f in requested_faults(rec.trace())]
+    [('P0', True, 'P0 fails in the trace'), ('P1', False, 'the producer reports it never fired (e.g. the run ended first)')]
+
+    The reference simulator's crash times: two crashes of ``P0`` requested, one ``fail``
+    recorded, so only the first counts as exercised:
+
+    >>> rec = TraceRecorder(["P0"], [], metadata={"simulator": {"config": {"failures": [["P0", 5], ["P0", 9]]}}})
+    >>> rec.fail("P0")
+    >>> [(f.fault, f.exercised) for f in requested_faults(rec.trace())]
+    [('crash of P0 at tick 5', True), ('crash of P0 at tick 9', False)]
+    """
     meta = trace.header.metadata or {}
     fails = _fail_counts(trace)
     used: Counter = Counter()

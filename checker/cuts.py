@@ -160,9 +160,34 @@ class CutIndex:
     Per pair of processes the messages are sorted by ``s``: those with ``s > g_src`` are
     a suffix, the others a prefix. An orphan is in the suffix with ``r <= g_dst`` (a
     search in the minimum tree), an in-transit message in the prefix with ``r > g_dst``
-    (the maximum tree). Messages from ``external`` inputs are sent before every cut: only
-    their number in transit is computed (``external_in_transit``), from their sorted ``r``.
-    The results are the definitions' (``orphans``, ``in_transit``), in ``h.msgs`` order.
+    (the maximum tree). Messages from ``external`` inputs are sent before every cut and
+    are never orphans: their number in transit is counted from their sorted ``r``
+    (``external_in_transit``), and they are listed only on demand
+    (``external_in_transit_msgs``, a linear scan). The results are the definitions'
+    (``orphans``, and ``in_transit`` without the external messages), in ``h.msgs`` order.
+
+    CheckMate's Figures 2(b) and 2(c) ("CheckMate: Evaluating Checkpointing Protocols
+    for Streaming Dataflows", 2024), the cut of every process's checkpoint 1:
+
+    >>> from snapcheck.traces.golden import golden
+    >>> from snapcheck.checker.intervals import History
+    >>> CutIndex.of(History(golden("checkmate_fig2b_orphan"))).orphans([1, 1, 1])
+    [Msg(O2>O3:1: 1,2 -> 2,1)]
+    >>> CutIndex.of(History(golden("checkmate_fig2c_dropped"))).in_transit([1, 1, 1])
+    [Msg(O2>O3:1: 1,1 -> 2,2)]
+
+    An input log sends two records; ``P`` processes the first and checkpoints. With
+    respect to that checkpoint the second is in transit, and before it both are:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder([{"id": "In", "role": "external"}, "P"], [("in", "In", "P")])
+    >>> a, b = rec.send("In", "in", value=1), rec.send("In", "in", value=2)
+    >>> rec.recv("P", a); _ = rec.checkpoint("P")
+    >>> index = CutIndex.of(History(rec.trace()))
+    >>> index.in_transit([1]), index.external_in_transit([1]), index.external_in_transit([0])
+    ([], 1, 2)
+    >>> [m.mid for m in index.external_in_transit_msgs([1])]
+    ['in:2']
     """
 
     def __init__(self, h):
@@ -183,6 +208,7 @@ class CutIndex:
         return index
 
     def orphans(self, g: list[int]) -> list:
+        """The orphans of ``g`` (``orphans``), in ``h.msgs`` order."""
         out: list = []
         for pair in self.pairs:
             k = bisect_right(pair.s, g[pair.src])
@@ -192,7 +218,8 @@ class CutIndex:
         return out
 
     def in_transit(self, g: list[int]) -> list:
-        """The in-transit messages that do not come from an external input."""
+        """The in-transit messages of ``g`` (``in_transit``) that do not come from an
+        external input, in ``h.msgs`` order."""
         out: list = []
         for pair in self.pairs:
             k = bisect_right(pair.s, g[pair.src])
@@ -202,9 +229,12 @@ class CutIndex:
         return out
 
     def external_in_transit(self, g: list[int], gone: frozenset = frozenset()) -> int:
+        """How many messages from external inputs are in transit with respect to ``g``
+        (not processed at ``g_dst``), leaving out those to the processes in ``gone``."""
         return sum(len(rs) - bisect_right(rs, g[dst]) for dst, rs in self.external.items() if dst not in gone)
 
     def external_in_transit_msgs(self, g: list[int], gone: frozenset = frozenset()) -> list:
+        """The messages ``external_in_transit`` counts, grouped by destination."""
         return [m for ms in self.external_msgs for m in ms
                 if (m.r is None or m.r > g[m.dst]) and m.dst not in gone]
 

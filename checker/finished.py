@@ -1,11 +1,12 @@
 """Finished tasks (FLIP-147): the final checkpoint and its notification.
 
-A task that reached the end of its input records ``finish``. From then on it sends
-no data; it keeps taking checkpoints until one of them belongs to a completed round
-(its *final checkpoint*) and it has received the completion notification of that
-round or of a later one — a coordinator ``send`` on a control channel whose
-``attrs`` carry ``{"notify": n}`` (later notifications subsume earlier ones) — and
-then it retires. Checkpoints of rounds that start after a task retired hold its
+A task that reached the end of its input records ``finish`` (Flink's FLIP-147,
+"Support Checkpoints After Tasks Finished"). From then on it sends no data; it keeps
+taking checkpoints until one of them belongs to a completed round (its *final
+checkpoint*) and it has received the completion notification of that round or of a
+later one — a ``send`` whose ``attrs`` carry ``{"notify": n}``, in practice the
+coordinator's on a control channel (later notifications subsume earlier ones) — and
+then it retires. A ``finish`` undone by a later restore is not judged. Checkpoints of rounds that start after a task retired hold its
 final state: the round's global checkpoint puts it at its end (``checker.lifetimes``),
 so ``consistency`` and ``channel-state`` judge everything it sent as sent.
 
@@ -43,6 +44,29 @@ def _notifications(ix) -> tuple[dict, dict]:
 
 
 def finished_violations(run) -> list[Violation]:
+    """The ``finished-tasks`` violations of a ``check_trace`` run (the four kinds of the
+    module docstring), at most one of each kind per finished task, in the order of the
+    ``finish`` events. The final checkpoint is the first checkpoint taken after
+    ``finish`` whose round completes (before the task retires, if it does); the
+    notification must be of that round or a later one, received before retiring.
+
+    ``T`` finishes; round 1 completes with a checkpoint of ``T`` taken after that, but
+    nobody tells ``T``, which therefore waits forever. Once the coordinator's
+    notification arrives, ``T`` may retire:
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["T", {"id": "C", "role": "coordinator"}],
+    ...                     [{"id": "c2t", "src": "C", "dst": "T", "kind": "control"}])
+    >>> rec.finish("T")
+    >>> rec.round_start("C", 1); _ = rec.checkpoint("T", round=1); rec.round_complete("C", 1)
+    >>> only = CheckOptions(properties=["finished-tasks"])
+    >>> [(v.kind, v.lines) for v in check_trace(rec.trace(), only).violations]
+    [('final-checkpoint-unnotified', [2, 4, 5])]
+    >>> rec.recv("T", rec.send("C", "c2t", attrs={"notify": 1})); rec.retire("T")
+    >>> check_trace(rec.trace(), only).violations
+    []
+    """
     h, ix = run.h, run.ix
     completed = {e.round: e.line for e in ix.of_type("round_complete")}
     sent, received = _notifications(ix)
@@ -108,6 +132,23 @@ def finished_violations(run) -> list[Violation]:
 
 
 def check_finished(run) -> None:
-    """Add ``finished-tasks`` to a ``check_trace`` run for traces with ``finish`` events."""
+    """Add one ``finished-tasks`` result (subject ``trace``) to a ``check_trace`` run when
+    the trace has ``finish`` events or the property is named explicitly; otherwise the
+    report lists it as not judged.
+
+    A task that keeps sending data after the end of its input, and then takes no final
+    checkpoint (no round completes):
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["T", "U"], [("t2u", "T", "U")])
+    >>> rec.finish("T"); rec.recv("U", rec.send("T", "t2u", value=1))
+    >>> report = check_trace(rec.trace())
+    >>> [(r.property, r.subject, [v.kind for v in r.violations]) for r in report.results]
+    [('finished-tasks', 'trace', ['send-after-finish', 'final-checkpoint-missing'])]
+    >>> from snapcheck.traces.golden import golden
+    >>> check_trace(golden("theory_a_zcycle")).not_judged["finished-tasks"]
+    'no task of the trace finishes (no finish event)'
+    """
     if run.want("finished-tasks") and (run.ix.has("finish") or run.explicit("finished-tasks")):
         run.add("finished-tasks", "trace", finished_violations(run))

@@ -18,9 +18,38 @@ from __future__ import annotations
 
 
 class Lifetimes:
-    """Per process: ``first`` (line of its first event), ``finished`` (line of its
-    ``finish``), ``retired`` (line of its ``retire``); ``dynamic`` is False for traces
-    whose processes all live from the start to the end (then nothing changes)."""
+    """When each process of ``trace`` belongs to the job (module docstring), from its
+    ``index`` (a ``TraceIndex``). Per process: ``first`` (line of its first event),
+    ``finished`` (line of its ``finish``), ``retired`` (line of its ``retire``);
+    ``appears``: the processes the header declares ``appears: true``; ``handed``: those
+    that retire at a checkpoint (their state lives on in the restores that name it);
+    ``dynamic`` is False for traces whose processes all live from the start to the end
+    (then nothing changes).
+
+    ``T`` checkpoints and retires at that checkpoint; ``U`` appears by restoring from it:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["T", {"id": "U", "appears": True}], [])
+    >>> _ = rec.checkpoint("T"); rec.retire("T", 1)
+    >>> rec.restore("U", 0, sources=[{"proc": "T", "ckpt": 1}])
+    >>> trace = rec.trace()
+    >>> life = Lifetimes(trace, TraceIndex(trace))
+    >>> life.first, life.retired, life.dynamic
+    ({'T': 2, 'U': 4}, {'T': 3}, True)
+    >>> [life.members(["T", "U"], line) for line in (2, 3, 4)]
+    [['T'], [], ['U']]
+    >>> life.handed_over("T", 3)
+    True
+
+    In a global checkpoint taken at line 3 the retired ``T`` is at its end (position
+    ``V``, here 2) and the not yet appeared ``U`` at its start:
+
+    >>> from snapcheck.checker.intervals import History
+    >>> h = History(trace)
+    >>> [life.position(h, i, 3) for i in range(h.n)]
+    [2, 0]
+    """
 
     def __init__(self, trace, index) -> None:
         self.appears = {p.id for p in trace.header.processes if p.appears}
@@ -45,6 +74,7 @@ class Lifetimes:
         return p in self.handed and self.retired[p] <= line
 
     def members(self, procs: list[str], line: int) -> list[str]:
+        """The processes of ``procs`` that belong to the job at ``line``, in order."""
         return [p for p in procs if self.member(p, line)] if self.dynamic else procs
 
     def position(self, h, i: int, line: int) -> int:

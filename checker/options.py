@@ -33,6 +33,12 @@ PROPERTIES = (
 )
 SEMANTICS = ("partial", "restart-all")
 
+NOT_SELECTED = "not selected (only the properties named with --property were checked)"
+# Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
+VOCABULARY = ("protocol-error", "log-retention", "output-commit", "control-delivery", "changelog-restore",
+              "artifact-retention", "replica-agreement", "replica-delivery", "replica-liveness", "rescale-state",
+              "rescale-in-flight", "finished-tasks")
+
 
 class CheckerUsageError(ValueError):
     """Options that do not fit the trace (unknown process, checkpoint never taken, ...) or

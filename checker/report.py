@@ -1,8 +1,10 @@
 """The checker's result objects: ``Violation``, ``PropertyResult``, ``Report``.
 
-``Report.to_json()`` produces the report of the JSON Schema shipped as
-``checker/schema/check-report.schema.json`` (docs/checker.md, "JSON report");
-``Report.render_text()`` the Elle-style human report. A report says what was
+``Report.to_json()`` is one entry of the ``reports`` of the document that the JSON
+Schema shipped as ``checker/schema/check-report.schema.json`` describes (its
+``report`` definition; docs/checker.md, "JSON report"); ``UnreadTrace.to_json()``
+is the entry of a trace that could not be read (its ``unread`` definition).
+``Report.render_text()`` is the Elle-style human report. A report says what was
 judged and what was not: every property has either results or a reason in
 ``not_judged``, and ``verdict`` is ``"violation"``, ``"clean"`` or, when not one
 property was judged, ``"not-judged"`` (never "clean").
@@ -105,8 +107,19 @@ KIND_PROPERTY = {
 
 @dataclass
 class UnreadTrace:
-    """A trace that was not checked because it could not be read or is not valid:
-    ``errors`` are ``FILE:LINE: reason`` texts (the first ones; ``total`` counts all)."""
+    """A trace that was not checked because it could not be read or is not valid (the
+    ``check`` command exits 2 for it): ``errors`` are ``FILE:LINE: reason`` texts (the
+    first ones; ``total`` counts all). It stands where a ``Report`` would, with
+    ``ok`` False and ``verdict`` ``"error"``.
+
+    >>> unread = UnreadTrace("run.jsonl", ["run.jsonl:3: unknown channel 'x'"], total=4)
+    >>> unread.ok, unread.verdict, unread.to_json()["error"]
+    (False, 'error', {'messages': ["run.jsonl:3: unknown channel 'x'"], 'total': 4})
+    >>> print(unread.render_text())
+    run.jsonl: NOT CHECKED (bad input: exit 2)
+      run.jsonl:3: unknown channel 'x'
+      ... and 3 more error(s)
+    """
 
     trace: str
     errors: list[str]
@@ -116,11 +129,14 @@ class UnreadTrace:
     verdict = "error"
 
     def to_json(self) -> dict:
+        """The entry of the JSON report for this trace (the schema's ``unread``)."""
         return {"schema": "snapcheck-check-report", "version": JSON_SCHEMA_VERSION, "trace": self.trace,
                 "ok": False, "verdict": "error", "error": {"messages": list(self.errors),
                                                          "total": max(self.total, len(self.errors))}}
 
     def render_text(self, verbose: bool = False) -> str:
+        """The human-readable entry: the trace, ``NOT CHECKED``, its errors (``verbose``
+        changes nothing: there is nothing more to say)."""
         more = self.total - len(self.errors)
         return "\n".join([f"{self.trace}: NOT CHECKED (bad input: exit 2)"] + [f"  {e}" for e in self.errors]
                          + ([f"  ... and {more} more error(s)"] if more > 0 else []))
@@ -152,9 +168,11 @@ class Violation:
     witness: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Sort the lines and add those the message cites (``cited_lines``)."""
         self.lines = sorted({ln for ln in self.lines if ln} | cited_lines(self.message))
 
     def to_json(self) -> dict:
+        """The violation as a JSON object (the schema's ``violation``)."""
         return {"kind": self.kind, "property": self.property, "subject": self.subject,
                 "message": self.message, "lines": list(self.lines), "witness": self.witness}
 
@@ -178,6 +196,7 @@ class PropertyResult:
     omitted: int = 0          # further violations of this result not listed (cap per result)
 
     def to_json(self) -> dict:
+        """The result as a JSON object (the schema's ``result``)."""
         return {"property": self.property, "subject": self.subject, "ok": self.ok,
                 "violations": [v.to_json() for v in self.violations], "omitted": self.omitted}
 
@@ -188,9 +207,11 @@ class Report:
     every result is), the ``useless`` and ``stably_unusable`` checkpoints (as
     ``(process, checkpoint number)``), the ``recovery_lines`` and their details
     (``recovery``), z3 ``certificates``, the coordinated ``rounds``, the ``observed``
-    recoveries, ``notes`` on what was not judged, and ``stats``. ``to_json()`` is the
-    documented JSON report (docs/checker.md, "JSON report"), ``render_text()`` the
-    human one.
+    recoveries, ``notes`` (e.g. messages not judged because their channel state is not
+    shown), ``stats``, ``not_judged`` (each property without a result and why) and the
+    requested ``faults`` with whether each happened (``checker.coverage``). ``verdict``
+    is ``"not-judged"`` when there is no result at all. ``to_json()`` is the documented
+    JSON report (docs/checker.md, "JSON report"), ``render_text()`` the human one.
 
     Worked example A of docs/theory.md: no property is violated (the trace promises no
     Z-cycle freedom), and ``C_{0,1}`` is useless.
@@ -200,6 +221,8 @@ class Report:
     >>> report = check_trace(golden("theory_a_zcycle"))
     >>> report.ok, report.useless, report.recovery_lines["all"]
     (True, [('P0', 1)], {'P0': 2, 'P1': 1})
+    >>> report.verdict, report.judged
+    ('not-judged', [])
     """
 
     trace: str = "<memory>"
@@ -231,6 +254,7 @@ class Report:
 
     @property
     def faults_not_exercised(self) -> list[dict]:
+        """The requested faults that did not happen (``checker.coverage``)."""
         return [f for f in self.faults if not f["exercised"]]
 
     @property
@@ -242,14 +266,17 @@ class Report:
 
     @property
     def violations(self) -> list[Violation]:
+        """Every listed violation, in result order (omitted ones are only counted)."""
         return [v for r in self.results for v in r.violations]
 
     @property
     def ok(self) -> bool:
+        """Whether every result is ``ok`` (True for a report without results: see ``verdict``)."""
         return all(r.ok for r in self.results)
 
     @property
     def kinds(self) -> set[str]:
+        """The kinds of the listed violations."""
         return {v.kind for v in self.violations}
 
     def add(self, prop: str, subject: str, violations: list[Violation], cap: int | None = None,
@@ -264,6 +291,7 @@ class Report:
         return r
 
     def to_json(self) -> dict:
+        """The documented JSON report of this trace (the schema's ``report``)."""
         return {
             "schema": "snapcheck-check-report",
             "version": JSON_SCHEMA_VERSION,
@@ -290,6 +318,7 @@ class Report:
         }
 
     def render_text(self, verbose: bool = False) -> str:
+        """The human-readable report (``checker.text.render_text``)."""
         from snapcheck.checker.text import render_text
 
         return render_text(self, verbose)

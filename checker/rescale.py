@@ -1,12 +1,13 @@
 """Rescaling: state and in-flight records redistributed at another parallelism.
 
 A *rescale* is a recovery (a group of ``restore`` events, ``observed_recovery``)
-in which at least one restore names ``sources``: the job is restored at another
+in which at least one restore names ``sources`` (Flink: a job stopped, or failed,
+and restarted at another parallelism from a checkpoint or savepoint): the job is restored at another
 parallelism from round ``r`` (the round of the sources' checkpoints). Its *old
 processes* are the processes outside the group that took a checkpoint of round
 ``r``; its *new processes* the restoring ones. A process *owns* the key groups
 (and list-state partitions) the header declares for it, or else those its own
-restore took. Key groups belong to an operator (the header's ``operator``).
+restore took (all of a source's when the restore names neither). Key groups belong to an operator (the header's ``operator``).
 
 ``rescale-state`` (each rescale; Flink's key-group assignment, "StateAssignment"):
 every key group an old process of operator ``X`` owned at round ``r`` is taken
@@ -23,9 +24,9 @@ groups other than those it restored); the same for list-state partitions
 the input logs): every record the restored round recorded as channel state of an
 old channel ``c`` (input part by ``c``'s destination, output part by its source)
 is processed after the restore exactly once by each of its new owners: for a
-record with a ``key_group``, the new process of ``c``'s destination operator that
-owns the key group; otherwise each new channel a restore maps ``c`` onto, whose
-key-group filter keeps it. It must be processed before any record that the same
+record with a ``key_group``, when some new process of ``c``'s destination operator
+owns key groups, the one that owns the record's key group; otherwise each new
+channel a restore maps ``c`` onto whose key-group filter keeps it. It must be processed before any record that the same
 new channel carried after the restore (recovered data first). Kinds:
 ``in-flight-lost`` (never processed by its owner: the explanation says whether no
 restore mapped ``c``, or it was mapped and not replayed, or replayed and dropped),
@@ -36,7 +37,8 @@ filters out (an empty ``key_groups``) is discarded on purpose: Flink drops the e
 copies of broadcast channel state on a downscale. A partition named after an ``external`` process is that
 input log's split: each record the log sent to the old holder and the old holder
 had not processed at its checkpoint must be processed exactly once by the new
-holder (``input-lost``). Witnesses name the key group and the old channel.
+holder (``input-lost``; twice is ``in-flight-duplicated``). Witnesses name the key
+group and the old channel.
 """
 
 from __future__ import annotations
@@ -68,7 +70,30 @@ def _fmt(ranges: list[list[int]]) -> str:
 
 
 class Ownership:
-    """Key groups and partitions owned by each process (module docstring)."""
+    """Key groups and partitions owned by each process (module docstring): ``kg`` and
+    ``parts`` map a process to what it owns, its header declaration if it has one, else
+    what its restore took from its sources (``restores_with_sources``: the restores
+    that name sources, in trace order); a source that names neither key groups nor
+    partitions gives all of its process's. ``restored_kg`` keeps what the restores
+    took, to compare with the declarations; ``operator`` maps each process to its operator (its
+    own id when the header names none).
+
+    ``A0`` and ``A1`` own key groups 0..1 and 2..3 of operator ``agg``; the job is
+    restored with one process ``N`` that takes both ranges:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> agg = {"operator": "agg", "max_parallelism": 4}
+    >>> rec = TraceRecorder([dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
+    ...                      dict(agg, id="N", appears=True)], [])
+    >>> _ = rec.checkpoint("A0", round=1); _ = rec.checkpoint("A1", round=1)
+    >>> rec.retire("A0", 1); rec.retire("A1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]},
+    ...                                                  {"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}])
+    >>> trace = rec.trace()
+    >>> own = Ownership(trace, [e for e in trace.events if e.type == "restore"])
+    >>> own.operator["N"], own.kg["A1"], own.kg["N"], own.restored_kg
+    ('agg', {2, 3}, {0, 1, 2, 3}, {'N': {0, 1, 2, 3}})
+    """
 
     def __init__(self, trace, restores_with_sources: list) -> None:
         self.operator = {p.id: p.operator or p.id for p in trace.header.processes}
@@ -77,12 +102,21 @@ class Ownership:
         declared_kg = {p.id: p.key_groups for p in trace.header.processes if p.key_groups is not None}
         declared_parts = {p.id: p.partitions for p in trace.header.processes if p.partitions is not None}
         for e in restores_with_sources:
-            kgs = [s["key_groups"] for s in e.sources if s.get("key_groups") is not None]
+            kgs: set[int] = set()
+            parts: set[str] = set()
+            for s in e.sources:
+                if s.get("key_groups") is not None:
+                    kgs |= _expand(s["key_groups"])
+                if s.get("partitions") is not None:
+                    parts |= set(s["partitions"])
+                if s.get("key_groups") is None and s.get("partitions") is None:   # all of that state
+                    q = s["proc"]
+                    kgs |= _expand(declared_kg[q]) if q in declared_kg else self.kg.get(q, set())
+                    parts |= set(declared_parts[q]) if q in declared_parts else self.parts.get(q, set())
             if kgs:
-                self.kg[e.proc] = set().union(*(_expand(r) for r in kgs))
-            parts = [p for s in e.sources for p in s.get("partitions") or ()]
+                self.kg[e.proc] = kgs
             if parts:
-                self.parts[e.proc] = set(parts)
+                self.parts[e.proc] = parts
         self.restored_kg = dict(self.kg)
         for p, r in declared_kg.items():
             self.kg[p] = _expand(r)
@@ -91,7 +125,30 @@ class Ownership:
 
 
 class Rescale:
-    """One rescale: the restores of a recovery group of which some name sources."""
+    """One rescale: the restores ``group`` of a recovery of which some name sources
+    (``trace`` and its ``TraceIndex`` ``ix``; ``own``: the ``Ownership`` of the trace).
+    ``round`` is the restored round (the restores' ``round``, else the round of their
+    sources' checkpoints; None if neither says), ``new`` maps each restoring process to
+    its restore, ``old_ckpt`` each old process (outside the group, with a checkpoint of
+    ``round``) to that checkpoint, ``start`` is the line of the first restore and
+    ``subject`` names the rescale in the report.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> agg = {"operator": "agg", "max_parallelism": 4}
+    >>> rec = TraceRecorder([dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
+    ...                      dict(agg, id="N", appears=True)], [])
+    >>> _ = rec.checkpoint("A0", round=1); _ = rec.checkpoint("A1", round=1)
+    >>> rec.retire("A0", 1); rec.retire("A1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]},
+    ...                                                  {"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}])
+    >>> trace = rec.trace()
+    >>> from snapcheck.checker.observed_recovery import recovery_groups
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> [group] = recovery_groups(trace)
+    >>> rs = Rescale(trace, TraceIndex(trace), group, Ownership(trace, group))
+    >>> rs.subject, rs.round, list(rs.new), rs.old_ckpt
+    ('rescale at line 6 (recovery 1)', 1, ['N'], {'A0': 1, 'A1': 1})
+    """
 
     def __init__(self, trace, ix, group: list, own: Ownership) -> None:
         self.group = group
@@ -120,6 +177,23 @@ class Rescale:
 
 
 def rescale_groups(run) -> list[Rescale]:
+    """The rescales of a ``check_trace`` run, in recovery order: its recovery groups in
+    which some restore names sources, sharing one ``Ownership``. Each is one subject of
+    ``rescale-state`` and ``rescale-in-flight``:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> agg = {"operator": "agg", "max_parallelism": 4}
+    >>> rec = TraceRecorder([dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
+    ...                      dict(agg, id="N", appears=True)], [])
+    >>> _ = rec.checkpoint("A0", round=1); _ = rec.checkpoint("A1", round=1)
+    >>> rec.retire("A0", 1); rec.retire("A1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]},
+    ...                                                  {"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}])
+    >>> trace = rec.trace()
+    >>> [(r.property, r.subject, r.ok) for r in check_trace(trace).results if r.property.startswith("rescale")]
+    [('rescale-state', 'rescale at line 6 (recovery 1)', True), ('rescale-in-flight', 'rescale at line 6 (recovery 1)', True)]
+    """
     groups = [g for g in run.recovery_groups() if any(e.sources for e in g)]
     if not groups:
         return []
@@ -129,6 +203,30 @@ def rescale_groups(run) -> list[Rescale]:
 
 # -- rescale-state ------------------------------------------------------------------------
 def state_violations(rs: Rescale) -> list[Violation]:
+    """The ``rescale-state`` violations of one rescale (module docstring): sources of
+    another round, then per operator of the new processes its key groups (lost,
+    duplicated, taken from a process that did not own them) and its list-state
+    partitions, then new processes whose declared key groups differ from those they
+    restored. Consecutive key groups with the same problem are one violation. Nothing
+    when the restored round is unknown.
+
+    The job is restored with one process that takes only ``A0``'s key groups:
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> agg = {"operator": "agg", "max_parallelism": 4}
+    >>> rec = TraceRecorder([dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
+    ...                      dict(agg, id="N", appears=True)], [])
+    >>> _ = rec.checkpoint("A0", round=1); _ = rec.checkpoint("A1", round=1)
+    >>> rec.retire("A0", 1); rec.retire("A1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]}])
+    >>> trace = rec.trace()
+    >>> from snapcheck.checker.observed_recovery import recovery_groups
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> [group] = recovery_groups(trace)
+    >>> rs = Rescale(trace, TraceIndex(trace), group, Ownership(trace, group))
+    >>> [(v.kind, v.witness["key_groups"], v.witness["checkpoints"]) for v in state_violations(rs)]
+    [('key-group-lost', [[2, 3]], [['A1', 1]])]
+    """
     own = rs.own
     out: list[Violation] = []
     if rs.round is None:
@@ -290,6 +388,37 @@ class _Deliveries:
 
 
 def in_flight_violations(run, rs: Rescale) -> list[Violation]:
+    """The ``rescale-in-flight`` violations of the rescale ``rs`` in a ``check_trace``
+    run (module docstring): every record the restored round recorded as channel state
+    of an old channel is processed once by its new owner, on a channel its old channel
+    is mapped onto, before the records sent after the restore; and every record of an
+    input log that the old holder had not processed is processed once by the new
+    holder. Nothing when the restored round is unknown.
+
+    ``A`` recorded ``m`` as in-flight state of ``s2a`` in round 1; ``N`` replaces ``A``,
+    and the restore maps ``s2a`` onto ``s2n``. Unless ``N`` replays and processes ``m``,
+    it is lost:
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> def rescaled(replayed):
+    ...     rec = TraceRecorder(["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
+    ...                         [("s2a", "S", "A"), ("s2n", "S", "N")])
+    ...     m = rec.send("S", "s2a", value="x")
+    ...     _ = rec.checkpoint("S", round=1); _ = rec.checkpoint("A", round=1)
+    ...     rec.record("A", 1, "s2a", [m])                   # m is in-flight state of round 1
+    ...     rec.retire("A", 1)
+    ...     rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}],
+    ...                 channels=[{"old": "s2a", "new": "s2n"}])
+    ...     if replayed:
+    ...         rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
+    ...     return rec.trace()
+    >>> only = CheckOptions(properties=["rescale-in-flight"])
+    >>> check_trace(rescaled(True), only).violations
+    []
+    >>> [v.message for v in check_trace(rescaled(False), only).violations]
+    ['Round 1 recorded s2a:1 as in-flight state of old channel s2a; after rescale at line 7 (recovery 1) it must be processed by its new channel s2n, but it never is: s2a is mapped onto s2n, but the record is never replayed there. It is lost.']
+    """
     h, ix, own = run.h, run.ix, rs.own
     if rs.round is None:
         return []
@@ -468,7 +597,28 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
 
 
 def check_rescale(run) -> None:
-    """Add ``rescale-state`` and ``rescale-in-flight`` for every rescale of the trace."""
+    """Add ``rescale-state`` and ``rescale-in-flight`` results to a ``check_trace`` run,
+    one of each per rescale (``rescale_groups``), for the properties selected; a trace
+    without a restore that names sources has none, and the report says so.
+
+    ``A0`` and ``A1`` are restored as ``N``, which takes all four key groups from
+    ``A0``'s checkpoint, though ``A0`` owned only two of them:
+
+    >>> from snapcheck.checker import check_trace
+    >>> from snapcheck.traces import TraceRecorder
+    >>> agg = {"operator": "agg", "max_parallelism": 4}
+    >>> rec = TraceRecorder([dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
+    ...                      dict(agg, id="N", appears=True)], [])
+    >>> _ = rec.checkpoint("A0", round=1); _ = rec.checkpoint("A1", round=1)
+    >>> rec.retire("A0", 1); rec.retire("A1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 3]]}])
+    >>> report = check_trace(rec.trace())
+    >>> [(v.kind, v.property, v.message) for v in report.violations]
+    [('key-group-wrong-owner', 'rescale-state', 'N takes key groups 2..3 of operator agg from A0:1 (restore at line 6), but A1 owned them at round 1: the state restored for them is not theirs.')]
+    >>> from snapcheck.traces.golden import golden
+    >>> check_trace(golden("theory_a_zcycle")).not_judged["rescale-state"]
+    'the trace has no restore at another parallelism (no restore names its sources)'
+    """
     if not (run.want("rescale-state") or run.want("rescale-in-flight")):
         return
     if not run.ix.has("restore"):

@@ -2,15 +2,17 @@
 
 The first line is the verdict: ``VIOLATION (kinds)``, ``OK`` or, when not one
 property was judged, ``NOTHING JUDGED``, followed by how many properties were
-judged. Then the violations with their explanations, the recovery lines, the
-faults that were requested and never happened, the properties that were not
+judged and how many were not. Then the failed results with their violations
+explained, the passed results, the useless checkpoints, the recovery lines with
+their rollback distance and z3 certificates, the observed recoveries, the faults
+that were requested and whether each happened, the properties that were not
 judged grouped by reason (always shown, so that "not judged" never reads as
 "clean"), and the notes.
 """
 
 from __future__ import annotations
 
-from snapcheck.checker.coverage import NOT_SELECTED, VOCABULARY
+from snapcheck.checker.options import NOT_SELECTED, VOCABULARY
 from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
 
 
@@ -26,8 +28,21 @@ def _verdict(report) -> str:
 
 
 def not_judged_lines(report, verbose: bool = True) -> list[str]:
-    """The properties without a result, grouped by reason (not-selected ones in one line;
-    unless ``verbose``, also those whose vocabulary the trace does not use)."""
+    """The lines of the "Not judged" section of ``report``: the properties without a
+    result, grouped by reason, one line per reason in order of first appearance
+    (not-selected ones in one line; unless ``verbose``, also those of
+    ``checker.coverage.VOCABULARY`` whose vocabulary the trace does not use).
+
+    >>> from snapcheck.checker import CheckOptions, check_trace
+    >>> from snapcheck.traces.golden import golden
+    >>> report = check_trace(golden("theory_a_zcycle"), CheckOptions(properties=["termination", "z-cycles"]))
+    >>> for line in not_judged_lines(report):
+    ...     print(line)
+      - not selected: consistency, channel-state, completion, ..., finished-tasks
+      - termination: the trace has no snapshot rounds
+    >>> print(not_judged_lines(check_trace(golden("theory_a_zcycle")), verbose=False)[0])
+      - protocol-error, log-retention, ..., finished-tasks: the trace has none of what they judge (...)
+    """
     by_reason: dict[str, list[str]] = {}
     unused = []
     for prop, reason in report.not_judged.items():
@@ -49,13 +64,15 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
 
 
 def render_text(report, verbose: bool = False) -> str:
-    """The human-readable report of ``report`` (a ``Report``): the verdict, each failed
+    r"""The human-readable report of ``report`` (a ``Report``): the verdict, each failed
     property result with its violations explained in the style of Elle (Kingsbury and
     Alvaro, "Elle: Inferring Isolation Anomalies from Experimental Observations", 2020),
     the useless checkpoints, every recovery line with its rollback distance and the chain
     of why each process rolls back (for the restart-all line ``all`` only after a domino
-    effect), z3 certificates, observed recoveries and notes. ``verbose`` adds the passed
-    results, every chain and the checkpoints that may still become useless.
+    effect), z3 certificates, observed recoveries, the requested faults, what was not
+    judged (``not_judged_lines``) and notes. ``verbose`` lists each passed result
+    (otherwise they are counted per property), every chain, the checkpoints that may
+    still become useless and the reason of each property not judged.
 
     >>> from snapcheck.checker import check_trace
     >>> from snapcheck.traces.golden import golden

@@ -266,7 +266,7 @@ def check_visible(path: str) -> None:
 
     if not any(f.endswith(".parquet") for f in (os.listdir(path) if os.path.isdir(path) else ())):
         raise UsageError(f"{os.path.dirname(path) or path}: the files the Spark executors wrote are not visible "
-                         "on the driver; give --out a directory the driver and every executor share "
+                         "on the driver; give --output a directory the driver and every executor share "
                          "(HDFS, S3, NFS)")
 
 

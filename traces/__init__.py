@@ -13,9 +13,9 @@ This package is the base of the dependency order: ``reference`` and
 
 from snapcheck.traces.errors import RecorderError, TraceError, TraceErrors
 from snapcheck.traces.model import Channel, Event, Header, Process, Trace, EVENT_TYPES
-from snapcheck.traces.jsonl import read_trace, iter_events, read_header
+from snapcheck.traces.jsonl import read_trace, iter_events, read_header, validate_file
 from snapcheck.traces.recorder import TraceRecorder
-from snapcheck.traces.validate import TraceValidator, validate_file
+from snapcheck.traces.validate import TraceValidator
 from snapcheck.traces.writer import TraceWriter, dumps_trace, write_trace
 
 __all__ = [

@@ -271,6 +271,7 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
     v = TraceValidator(str(path), max_errors)
     with paused_gc():
         events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
+    assert v.header_obj is not None           # iter_events raised otherwise
     return Trace(v.header_obj, events, str(path))
 
 
@@ -278,4 +279,17 @@ def parse_trace(text: str, name: str = "<memory>") -> Trace:
     """Parse and validate a trace given as JSONL text."""
     v = TraceValidator(name)
     events = list(iter_events(io.StringIO(text), validator=v))
+    assert v.header_obj is not None           # iter_events raised otherwise
     return Trace(v.header_obj, events, name)
+
+
+def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None) -> TraceValidator:
+    """Validate a JSONL or Parquet trace file completely (``trace_id``: one trace of a
+    multi-trace Parquet file); return the validator (see ``.errors``)."""
+    v = TraceValidator(path, max_errors)
+    try:
+        scan(path, v, trace_id)
+    except TraceErrors as exc:       # the file itself could not be read
+        for e in exc.errors:
+            v.error(e.line, e.reason)
+    return v

@@ -25,7 +25,7 @@ True
 from __future__ import annotations
 
 import json
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
@@ -149,6 +149,7 @@ def _parse_int(text: str):
 def _find_big(obj, path: str) -> tuple[str, str] | None:
     if isinstance(obj, _Big):
         return path, obj.text
+    items: Iterable[tuple[Any, Any]]
     if isinstance(obj, dict):
         items = obj.items()
     elif isinstance(obj, list):

@@ -12,7 +12,7 @@ incarnation), while ``(ch, seq)`` repeats when a restored sender regenerates it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 EVENT_TYPES = (
     "send", "arrive", "recv", "discard", "replay", "checkpoint", "record", "log",
@@ -171,7 +171,7 @@ class Event:
 
 
 _EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))
-_FROM_KEYS: dict[tuple, object] = {}
+_FROM_KEYS: dict[tuple, Callable[..., "Event"]] = {}
 
 
 def _from_keys(keys: tuple):

@@ -184,8 +184,9 @@ _FIELD = re.compile(r"^data(?:\.|\[)?(.*)$")
 def describe_schema_error(exc: fastjsonschema.JsonSchemaException) -> str:
     """Rewrite a fastjsonschema message ("data.seq must be integer") to name the field."""
     name = getattr(exc, "name", "data") or "data"
-    path = _FIELD.match(name).group(1) if _FIELD.match(name) else name
-    msg = exc.message
+    field = _FIELD.match(name)
+    path = field.group(1) if field else name
+    msg: str = getattr(exc, "message", str(exc))
     if msg.startswith(name + " "):
         msg = msg[len(name) + 1:]
     if "must not contain" in msg and "properties" in msg:

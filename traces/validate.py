@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from array import array
 
+from typing import Any
+
 import fastjsonschema
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.model import EVENT_TYPES, MARKERS, Event, Header
+from snapcheck.traces.model import EVENT_TYPES, MARKERS, Channel, Event, Header
 from snapcheck.traces.schema import (describe_schema_error, event_validator, fast_event_check, header_validator,
                                      stricter_than_schema)
 from snapcheck.traces.validate_rescale import RescaleRules
@@ -50,6 +52,7 @@ class TraceValidator(RescaleRules):
         self._ch_src: list[int] = []
         self._ch_dst: list[int] = []
         self._ch_ids: list[str] = []
+        self._channels: list[Channel] = []    # the header's channels by number
         self._next_idx: list[int] = []
         self._alt_idx: dict[int, int] = {}
         self._last_ckpt: list[int] = []
@@ -76,6 +79,11 @@ class TraceValidator(RescaleRules):
         self.last_error = TraceError(self.file, line, reason)
         if len(self.errors) < self.max_errors:
             self.errors.append(self.last_error)
+
+    @property
+    def last_reason(self) -> str:
+        """The reason of the last error recorded ("" when there is none)."""
+        return self.last_error.reason if self.last_error else ""
 
     @property
     def ok(self) -> bool:
@@ -109,17 +117,18 @@ class TraceValidator(RescaleRules):
                 continue
             self._procs[p.id] = len(self._roles)
             self._roles.append(p.role)
-        for c in h.channels:
-            if c.id in self._chans:
-                self.error(line, f"bad header: channel {c.id!r} declared twice")
+        for chan in h.channels:
+            if chan.id in self._chans:
+                self.error(line, f"bad header: channel {chan.id!r} declared twice")
                 continue
-            for end in (c.src, c.dst):
+            for end in (chan.src, chan.dst):
                 if end not in self._procs:
-                    self.error(line, f"bad header: channel {c.id!r} names unknown process {end!r}")
-            self._chans[c.id] = len(self._ch_ids)
-            self._ch_ids.append(c.id)
-            self._ch_src.append(self._procs.get(c.src, -1))
-            self._ch_dst.append(self._procs.get(c.dst, -1))
+                    self.error(line, f"bad header: channel {chan.id!r} names unknown process {end!r}")
+            self._chans[chan.id] = len(self._ch_ids)
+            self._ch_ids.append(chan.id)
+            self._channels.append(chan)
+            self._ch_src.append(self._procs.get(chan.src, -1))
+            self._ch_dst.append(self._procs.get(chan.dst, -1))
         n = len(self._roles)
         self._next_idx = [0] * n
         self._last_ckpt = [0] * n
@@ -137,12 +146,12 @@ class TraceValidator(RescaleRules):
         return h
 
     # -- events -----------------------------------------------------------------
-    def event(self, d: object, line: int) -> Event | None:
+    def event(self, d: Any, line: int) -> Event | None:
         """Check one event line (its parsed JSON object); the ``Event``, or None if it is
         invalid (the error is recorded)."""
         return Event.from_dict(d, line) if self.check_event(d, line) else None
 
-    def check_event(self, d: object, line: int) -> bool:
+    def check_event(self, d: Any, line: int) -> bool:
         """Check one event line (its parsed JSON object) without building an ``Event``;
         False if it is invalid (the error is recorded)."""
         self.events_seen += 1
@@ -187,7 +196,7 @@ class TraceValidator(RescaleRules):
             self.events_seen -= 1
         return False
 
-    def _bad_type(self, d: object, line: int) -> bool:
+    def _bad_type(self, d: Any, line: int) -> bool:
         if type(d) is not dict:
             self.error(line, f"an event must be a JSON object, found {type(d).__name__}")
         elif "type" not in d:
@@ -283,7 +292,7 @@ class TraceValidator(RescaleRules):
             return self._channel(d, line) is not None
         if self._ch_src[c] != p:
             self.error(line, f"send on the wrong channel: {d['proc']} sends on {ch!r}, whose source is "
-                             f"{self.header_obj.channels[c].src}")
+                             f"{self._channels[c].src}")
             return False
         seq = d.get("seq")
         kind = d.get("kind")
@@ -318,7 +327,7 @@ class TraceValidator(RescaleRules):
             return self._channel(d, line) is not None
         if self._ch_dst[c] != p:
             self.error(line, f"{d['type']} on the wrong channel: {d['proc']} is not the destination of {d['ch']!r} "
-                             f"(destination {self.header_obj.channels[c].dst})")
+                             f"(destination {self._channels[c].dst})")
             return False
         mid = d["mid"]
         try:
@@ -505,17 +514,3 @@ class TraceValidator(RescaleRules):
 _TRUSTED = {t: frozenset({"proc", "ch", "mid"} if t in ("send", "arrive", "recv", "discard", "replay") else {"proc"})
             for t in EVENT_TYPES}
 _DISPATCH = {t: (fast_event_check(t, _TRUSTED[t]), getattr(TraceValidator, "_on_" + t)) for t in EVENT_TYPES}
-
-
-def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None) -> TraceValidator:
-    """Validate a JSONL or Parquet trace file completely (``trace_id``: one trace of a
-    multi-trace Parquet file); return the validator (see ``.errors``)."""
-    from snapcheck.traces.jsonl import scan
-
-    v = TraceValidator(path, max_errors)
-    try:
-        scan(path, v, trace_id)
-    except TraceErrors as exc:       # the file itself could not be read
-        for e in exc.errors:
-            v.error(e.line, e.reason)
-    return v

@@ -34,6 +34,8 @@ own it, in-flight records delivered to the wrong owner, lost or twice.
 
 from __future__ import annotations
 
+from typing import Callable
+
 
 def ranges_overlap(a: list, b: list) -> tuple[int, int] | None:
     """The first key group shared by two lists of inclusive ranges, as ``(lo, hi)`` of
@@ -54,7 +56,15 @@ def ranges_overlap(a: list, b: list) -> tuple[int, int] | None:
 
 class RescaleRules:
     """Mixin of ``TraceValidator`` (see the module docstring). Uses the validator's
-    ``_procs``, ``_roles``, ``_chans``, ``_ch_dst``, ``_ckpts`` and ``error``."""
+    ``_procs``, ``_roles``, ``_chans``, ``_ch_dst``, ``_ckpts``, ``_failed`` and ``error``."""
+
+    _procs: dict[str, int]
+    _roles: list[str]
+    _chans: dict[str, int]
+    _ch_dst: list[int]
+    _ckpts: list[set[int]]
+    _failed: list[bool]
+    error: Callable[[int, str], None]
 
     def _rescale_header(self, header) -> None:
         self._appears: set[int] = set()

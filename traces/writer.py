@@ -113,7 +113,7 @@ class TraceWriter:
         hd = header_dict(header)
         line = self._encode(hd, "the header")
         if self._v.header(hd, 1) is None or not self._v.ok:
-            raise RecorderError(self._v.last_error.reason)
+            raise RecorderError(self._v.last_reason)
         self._emit(line)
 
     @property
@@ -145,7 +145,7 @@ class TraceWriter:
         line = self._encode(d, f"{d.get('type', 'event')} by {d.get('proc', '?')}")
         v = self._v
         if not v.check_event(d, v.events_seen + 2):
-            raise RecorderError(v.last_error.reason)
+            raise RecorderError(v.last_reason)
         self._emit(line)
         return line
 
@@ -155,7 +155,7 @@ class TraceWriter:
         before = v.total_errors
         v.finish()
         if v.total_errors > before:
-            raise RecorderError(v.last_error.reason)
+            raise RecorderError(v.last_reason)
 
     def dumps(self) -> bytes:
         """The whole trace as JSONL bytes (a writer without ``stream``)."""

@@ -35,7 +35,7 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False), default=None,
               help="Write JUnit XML: a test case per property per round/cut/recovery; skipped cases for what was "
                    "not judged; an error case per unreadable trace.")
-@click.option("--property", "-p", "properties", multiple=True,
+@click.option("--property", "properties", multiple=True,
               help="Check only this property (repeatable): consistency, channel-state, termination, z-cycles, "
                    "recovery-line, observed-recovery, exactly-once, rdt, ... (docs/checker.md).")
 @cut_option("Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")

@@ -225,7 +225,7 @@ class _Phases:
 # -- shrink ------------------------------------------------------------------------
 @click.command("shrink")
 @click.argument("trace_path", metavar="[TRACE]", required=False, type=click.Path(dir_okay=False))
-@click.option("--property", "-p", "prop", required=True,
+@click.option("--property", "prop", required=True,
               help="The property (e.g. consistency, channel-state, z-cycles) or violation kind (e.g. orphan) "
                    "that must keep failing.")
 @click.option("--kind", default=None, help="The violation kind to keep (default: the first one found).")

@@ -5,7 +5,7 @@
 * ``snapcheck flink run --job J --mode M --parallelism N --fail OP:SUBTASK:COUNT --seed S -o T``
   — run a traced job in a local MiniCluster, merge its per-subtask trace files into the v1
   trace ``T`` and judge it (``--no-check`` to only write the trace).
-* ``snapcheck flink campaign --runs N`` — randomized runs, each judged; a table, and the
+* ``snapcheck flink campaign --traces N`` — randomized runs, each judged; a table, and the
   reproducing command of every violation in an exactly-once mode.
 
 The verdict of a Flink trace is the checker's (consistency of every completed checkpoint,
@@ -168,11 +168,11 @@ def build_cmd(force: bool) -> None:
 @click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain"]), default="keyed-agg", show_default=True)
 @click.option("--mode", type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]), default="aligned",
               show_default=True, help="Checkpointing: aligned, unaligned, aligned with timeout, AT_LEAST_ONCE.")
-@click.option("--parallelism", "-p", type=int, default=2, show_default=True)
+@click.option("--parallelism", "-P", type=int, default=2, show_default=True)
 @click.option("--fail", "fails", multiple=True,
               help="Inject a failure: OP:SUBTASK:COUNT (before that subtask's COUNT-th record) or OP:SUBTASK:@MS "
                    "(first record after MS ms). Repeatable; each fires once.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the generated data.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the generated data.")
 @click.option("--records", type=int, default=1000, show_default=True, help="Records per source subtask.")
 @click.option("--rate", type=float, default=1000.0, show_default=True, help="Records/s per source subtask (0: max).")
 @click.option("--interval", type=int, default=100, show_default=True, help="Checkpoint interval (ms).")
@@ -288,14 +288,14 @@ def check_cmd(traces, require_faults, trace_id) -> None:
 
 
 @flink.command("campaign")
-@click.option("--runs", type=int, default=20, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the randomized configurations.")
+@click.option("--traces", "-n", "runs", type=int, default=20, show_default=True, help="Number of randomized runs.")
+@click.option("--seed", "-s", type=int, default=1, show_default=True, help="Seed of the randomized configurations.")
 @click.option("--job", "jobs", multiple=True, type=click.Choice(["keyed-agg", "q3-join", "chain"]),
               help="Restrict to these jobs (repeatable).")
 @click.option("--mode", "modes", multiple=True,
               type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]),
               help="Restrict to these modes (repeatable).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="flink-campaign", show_default=True,
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), default="flink-campaign", show_default=True,
               help="Where traces of violations (and campaign.json) go.")
 @click.option("--keep-clean", is_flag=True, help="Also keep the traces of clean runs.")
 @click.option("--conf", "conf", multiple=True,
@@ -311,7 +311,7 @@ def campaign_cmd(runs, seed, jobs, modes, out_dir, keep_clean, conf) -> None:
     from snapcheck.flink.run import JOBS, MODES
 
     if runs < 1:
-        raise UsageError("--runs must be at least 1")
+        raise UsageError("--traces must be at least 1")
     b = _build()
     rng = random.Random(seed)
     configs = [sample(rng, jobs or JOBS, modes or MODES) for _ in range(runs)]

@@ -71,7 +71,7 @@ def run_stage(argv: list[str]) -> tuple[int, float]:
               help="Directory of golden traces (default: the ones shipped in traces/examples).")
 @click.option("--skip-specs", is_flag=True, help="Do not model-check the TLA+ specifications.")
 @click.option("--skip-spark", is_flag=True, help="Do not run the randomized Spark validation.")
-@click.option("--traces", "n_traces", type=click.IntRange(1), default=2_000, show_default=True,
+@click.option("--traces", "-n", "n_traces", type=click.IntRange(1), default=2_000, show_default=True,
               help="Number of simulated runs in the Spark validation stage.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for the validation stage.")
 def verify_all(golden: str | None, skip_specs: bool, skip_spark: bool, n_traces: int, master: str) -> None:

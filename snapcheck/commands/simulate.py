@@ -97,7 +97,7 @@ def _print_list() -> None:
               help="Protocol: a catalogue name (see --list), MODULE:CLASS or path/to/file.py:CLASS. "
                    "Default: abs-aligned, or the mutant's.")
 @click.option("--workload", "-w", default="q1", show_default=True, help="Workload (see --list).")
-@click.option("--parallelism", "-n", default=2, show_default=True, type=int, help="Parallelism of every operator.")
+@click.option("--parallelism", "-P", default=2, show_default=True, type=int, help="Parallelism of every operator.")
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Seed: one seed, one trace.")
 @click.option("--records", type=int, default=None, help="Input records per source partition.")
 @click.option("--gap", type=int, default=None, help="Mean ticks between input records of a partition.")

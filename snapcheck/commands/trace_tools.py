@@ -7,7 +7,8 @@ import sys
 import click
 from snapcheck.traces.errors import EXIT_BAD_INPUT, UsageError
 from snapcheck.traces.errors import TraceErrors
-from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, validate_file
+from snapcheck.traces.jsonl import validate_file
+from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 
 
 @click.command("validate-trace")
@@ -49,7 +50,8 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
     """
     from snapcheck.traces.atomic import refuse_inputs
     from snapcheck.traces.jsonl import _is_parquet
-    from snapcheck.traces.parquet import trace_ids, write_jsonl, write_parquet
+    from snapcheck.traces.convert import write_jsonl, write_parquet
+    from snapcheck.traces.parquet import trace_ids
 
     refuse_inputs(output, sources)
     if _is_parquet(output):

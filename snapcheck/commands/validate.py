@@ -1,9 +1,9 @@
 """``snapcheck validate``: randomized validation at scale on Spark, and Parquet trace checking.
 
-    snapcheck validate --traces 5000 --out val/                       # local[*], default protocols + mutants
-    snapcheck validate --traces 1000000 --master spark://host:7077 --out /shared/val/   # ships the kit
+    snapcheck validate --traces 5000 --output val/                       # local[*], default protocols + mutants
+    snapcheck validate --traces 1000000 --master spark://host:7077 --output /shared/val/   # ships the kit
     snapcheck validate --traces 200 --engine python --protocols unaligned --mutants none
-    snapcheck validate --input traces.parquet --out checked/ [--cut P0=1,P1=V] [--failures all]   # DuckDB
+    snapcheck validate --input traces.parquet --output checked/ [--cut P0=1,P1=V] [--failures all]   # DuckDB
     snapcheck validate --input /shared/t.parquet --master spark://host:7077 --conf spark.executor.memory=4g
 
 See docs/spark.md.
@@ -45,26 +45,26 @@ def _writable(out_dir: str) -> None:
         with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".snapcheck-write-test-"):
             pass
     except OSError as exc:
-        raise UsageError(f"--out {out_dir}: cannot write there ({exc.strerror or exc})") from None
+        raise UsageError(f"--output {out_dir}: cannot write there ({exc.strerror or exc})") from None
 
 
 @click.command("validate")
 @click.option("--traces", "-n", type=int, default=None, help="Simulate and check this many random runs.")
 @click.option("--input", "input_path", type=click.Path(exists=True), default=None,
               help="Check the traces of a v1 Parquet file (or directory) instead.")
-@click.option("--protocols", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
+@click.option("--protocols", "-p", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
               help="Protocols to validate, comma-separated: catalogue names, MODULE:CLASS or path/to/file.py:CLASS "
                    "(your own protocols; shipped to the executors). Default: every protocol of the catalogue: "
                    "{defaults}.")
-@click.option("--workloads", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
-@click.option("--mutants", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
+@click.option("--workloads", "-w", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
+@click.option("--mutants", "-m", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
               "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).")
 @click.option("--explore", cls=DefaultsFromCode, defaults=exploration_strategies, default=None,
               help="Exploration strategy: {defaults}.")
 @click.option("--no-failures", is_flag=True, help="Do not inject crashes into correct-protocol runs.")
 @click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
               "without failures; about a quarter of the cost).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
 @click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077, "
               "yarn, k8s://https://host:443).")
 @click.option("--engine", type=click.Choice(["spark", "python", "duckdb"]), default=None,
@@ -76,7 +76,7 @@ def _writable(out_dir: str) -> None:
               help="Send the kit, its Python environment (venv-pack) and user protocol modules to the executors "
               "(default: on for cluster masters). --no-ship: the executors have them already (e.g. an image), or "
               "give --conf spark.archives=... --conf spark.pyspark.python=... yourself. See docs/spark.md.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
+@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
               show_default=True, help="Output directory (results, summary.md, summary.json).")
 @cut_option("--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
 @click.option("--failures", "failure_set", default=None,

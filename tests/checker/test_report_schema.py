@@ -95,7 +95,7 @@ def test_the_schema_is_not_vacuous():
 def test_validate_summary_follows_its_schema(tmp_path):
     out = tmp_path / "val"
     res = subprocess.run([sys.executable, "-m", "snapcheck", "validate", "--traces", "12", "--engine", "python",
-                          "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=600)
+                          "--output", str(out), "--no-progress"], capture_output=True, text=True, timeout=600)
     assert res.returncode in (0, 1), res.stderr
     summary = json.loads((out / "summary.json").read_text())
     v = validator("validate-summary")

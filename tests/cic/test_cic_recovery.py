@@ -123,7 +123,7 @@ def cli(snapcheck_cli):
 
 def test_cli_simulates_and_checks_the_uncoordinated_protocols(cli, tmp_path):
     good = str(tmp_path / "hmnr.jsonl")
-    code, _ = cli("simulate", "--protocol", "hmnr", "--workload", "reachability", "-n", "2", "--records", "4",
+    code, _ = cli("simulate", "--protocol", "hmnr", "--workload", "reachability", "-P", "2", "--records", "4",
                   "--interval", "200", "--fail", "join[0]@900", "-o", good)
     assert code == 0
     code, out = cli("check", good)
@@ -142,7 +142,7 @@ def test_cli_recovery_option_selects_partial_recovery(cli, tmp_path):
     restored = {}
     for mode in ("restart-all", "partial"):
         out = tmp_path / f"{mode}.jsonl"
-        code, text = cli("simulate", "-p", "unc", "-w", "q3", "-n", "2", "-s", "7", "--records", "12", "--gap", "30",
+        code, text = cli("simulate", "-p", "unc", "-w", "q3", "-P", "2", "-s", "7", "--records", "12", "--gap", "30",
                          "--interval", "150", "--fail", "persons[1]@564", "--recovery", mode, "-o", str(out))
         assert code == 0, text
         trace = read_trace(str(out))

@@ -14,7 +14,7 @@ def run(snapcheck_cli):
 
 def test_simulate_writes_a_valid_trace_and_metrics(run, tmp_path):
     out, met = tmp_path / "t.jsonl", tmp_path / "m.json"
-    code, text = run("simulate", "-p", "unaligned", "-w", "q3", "-n", "2", "-s", "7", "--fail", "join[0]@1500",
+    code, text = run("simulate", "-p", "unaligned", "-w", "q3", "-P", "2", "-s", "7", "--fail", "join[0]@1500",
                      "-o", str(out), "--metrics-json", str(met))
     assert code == 0 and "rounds" in text
     t = read_trace(str(out))
@@ -56,7 +56,7 @@ def test_mutant_demo_trace_is_caught_by_check(run, tmp_path):
     (["--mutant", "nope"], "unknown mutant"),
     (["--mutant", "unaligned-no-dedup", "-p", "abs-aligned"], "mutates protocol"),
     (["--demo"], "--demo needs --mutant"),
-    (["-n", "0"], "at least 1"),
+    (["-P", "0"], "at least 1"),
 ])
 def test_bad_input_exits_2_with_a_message(run, tmp_path, args, message):
     code, text = run("simulate", "-w", "q3", *args, "-o", str(tmp_path / "x.jsonl"))

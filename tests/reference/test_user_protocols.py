@@ -87,13 +87,13 @@ def test_a_module_that_does_not_load_is_exit_2_with_the_reason(userdir, spec, re
 
 
 def test_a_user_mutant_is_caught_and_shrinks_to_a_minimal_witness(userdir):
-    args = ["simulate", "-p", "userproto:Mine", "-m", "userproto:MineNoBlock", "-w", "q12", "-n", "3",
+    args = ["simulate", "-p", "userproto:Mine", "-m", "userproto:MineNoBlock", "-w", "q12", "-P", "3",
             "--records", "30", "--gap", "40", "--jitter", "200", "-s", "1", "-o", "bad.jsonl"]
     assert cli(userdir, *args).returncode == 0
     header = json.loads((userdir / "bad.jsonl").read_text().splitlines()[0])
     assert header["protocol"]["name"] == "mine" and header["protocol"]["params"]["mutant"] == "mine-no-block"
     assert cli(userdir, "check", "bad.jsonl").returncode == 1
-    res = cli(userdir, "shrink", "bad.jsonl", "--simulation", "-p", "consistency", "-o", "small.jsonl")
+    res = cli(userdir, "shrink", "bad.jsonl", "--simulation", "--property", "consistency", "-o", "small.jsonl")
     assert res.returncode == 0, res.stderr
     small = (userdir / "small.jsonl").read_text().splitlines()
     assert 2 <= len(small) - 1 <= 6

@@ -96,3 +96,40 @@ def test_after_live_only_on_live_first(tmp_path):
     _, report = _check(tmp_path, build(5, 2, 3, 8, 2, 12))
     assert "in-flight-after-live" not in _kinds(report)
     assert report.ok
+
+
+def _whole_checkpoint_restore(processed: bool):
+    """``A0`` (key groups 0..1) and ``A1`` (2..3) are replaced: ``N0`` restores all of
+    ``A0``'s checkpoint (no key groups named), ``N1`` names ``A1``'s key groups. ``A0``
+    recorded a record of key group 1 as in-flight state; ``N0`` processes it or not."""
+    from snapcheck.traces import TraceRecorder
+
+    agg = {"operator": "agg", "max_parallelism": 4}
+    rec = TraceRecorder(["S", dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
+                         dict(agg, id="N0", appears=True), dict(agg, id="N1", appears=True)],
+                        [("s2a0", "S", "A0"), ("s2a1", "S", "A1"), ("s2n0", "S", "N0"), ("s2n1", "S", "N1")])
+    m = rec.send("S", "s2a0", value="x", key_group=1)
+    for p in ("S", "A0", "A1"):
+        rec.checkpoint(p, round=1)
+    rec.record("A0", 1, "s2a0", [m])
+    rec.retire("A0", 1)
+    rec.retire("A1", 1)
+    rec.restore("N0", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1}],
+                channels=[{"old": "s2a0", "new": "s2n0"}])
+    rec.restore("N1", 0, recovery=1, round=1, sources=[{"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}],
+                channels=[{"old": "s2a1", "new": "s2n1"}])
+    if processed:
+        rec.recv("N0", rec.replay("N0", m, source="channel_state", ch="s2n0"))
+    return rec.trace()
+
+
+def test_a_whole_checkpoint_restore_owns_the_sources_key_groups():
+    """A restore that takes all of a checkpoint's state takes its key groups: the state
+    rule counts them as taken by it, and the in-flight rule makes it their owner (the two
+    rules agree on who owns key group 1)."""
+    report = check_trace(_whole_checkpoint_restore(True))
+    assert report.ok, [v.message for v in report.violations]
+    assert {r.property for r in report.results} >= {"rescale-state", "rescale-in-flight"}
+    lost = check_trace(_whole_checkpoint_restore(False)).violations
+    assert [(v.kind, v.witness["key_group"]) for v in lost] == [("in-flight-lost", 1)]
+    assert "N0, the new owner of key group 1" in lost[0].message

@@ -111,7 +111,7 @@ def test_key_group_outside_max_parallelism(tmp_path):
 
 def test_parquet_round_trip(tmp_path):
     """The new fields (sources, channels, key_group, appears, retire) survive Parquet byte for byte."""
-    from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl
+    from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
 
     rec = build(11, 2, 3, 8, 2, 10)
     src = tmp_path / "r.jsonl"

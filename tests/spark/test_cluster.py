@@ -63,7 +63,7 @@ def test_campaign_on_bare_workers_equals_local_runs(cluster, tmp_path, monkeypat
     (tmp_path / "proto" / "shipped_protocol.py").write_text(PROTOCOL)
     protocols = "abs-aligned,unaligned,proto/shipped_protocol.py:ShippedUnaligned"
     args = ("--traces", "60", "--seed", "7", "--protocols", protocols, "--mutants", "none", "--workloads", "q1,q12")
-    run = _validate(*args, "--master", master, *CONF, "--out", "cl", cwd=tmp_path)
+    run = _validate(*args, "--master", master, *CONF, "--output", "cl", cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Traceback" not in run.stderr
     monkeypatch.chdir(tmp_path)                         # the protocol file's path is relative to here
@@ -82,7 +82,7 @@ def test_input_on_bare_workers_equals_duckdb(cluster, tmp_path):
 
     master, _ = cluster
     write_parquet(range(60), str(tmp_path / "t.parquet"))
-    run = _validate("--input", "t.parquet", "--cut", "P0=1,P1=1", "--master", master, *CONF, "--out", "cl",
+    run = _validate("--input", "t.parquet", "--cut", "P0=1,P1=1", "--master", master, *CONF, "--output", "cl",
                     cwd=tmp_path)
     assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-3000:]
     cl = orjson.loads((tmp_path / "cl" / "summary.json").read_bytes())
@@ -98,7 +98,7 @@ def test_input_on_bare_workers_equals_duckdb(cluster, tmp_path):
 def test_without_shipping_the_bare_workers_cannot_run_it(cluster, tmp_path):
     master, _ = cluster
     run = _validate("--traces", "4", "--protocols", "unaligned", "--mutants", "none", "--master", master, *CONF,
-                    "--conf", "spark.task.maxFailures=1", "--no-ship", "--out", "cl", cwd=tmp_path)
+                    "--conf", "spark.task.maxFailures=1", "--no-ship", "--output", "cl", cwd=tmp_path)
     assert run.returncode == 2, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Traceback" not in run.stderr
     assert re.search(r"executors of spark://\S+ cannot import '(snapcheck|pyarrow)", run.stderr)

@@ -15,7 +15,7 @@ def _closed_port() -> int:
 
 def test_unreachable_master_is_one_line_exit_2(snapcheck_cli, tmp_path):
     master = f"spark://127.0.0.1:{_closed_port()}"
-    code, out = snapcheck_cli("validate", "--traces", "4", "--master", master, "--out", str(tmp_path / "o"),
+    code, out = snapcheck_cli("validate", "--traces", "4", "--master", master, "--output", str(tmp_path / "o"),
                               stderr=True)
     assert code == 2
     assert f"cannot reach the Spark master {master}" in out and "Traceback" not in out
@@ -27,14 +27,14 @@ def test_unwritable_out_is_one_line_exit_2(snapcheck_cli, tmp_path, args):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     args = tuple(str(blocker) if a == "IN" else a for a in args)
-    code, out = snapcheck_cli("validate", *args, "--out", str(blocker / "sub"), stderr=True)
+    code, out = snapcheck_cli("validate", *args, "--output", str(blocker / "sub"), stderr=True)
     assert code == 2
-    assert f"--out {blocker / 'sub'}: cannot write there" in out and "Traceback" not in out
+    assert f"--output {blocker / 'sub'}: cannot write there" in out and "Traceback" not in out
 
 
 def test_conf_needs_key_and_value(snapcheck_cli, tmp_path):
     code, out = snapcheck_cli("validate", "--traces", "4", "--conf", "spark.executor.memory",
-                              "--out", str(tmp_path), stderr=True)
+                              "--output", str(tmp_path), stderr=True)
     assert code == 2 and "expected KEY=VALUE" in out
 
 

@@ -12,7 +12,8 @@ from hypothesis import given, settings, HealthCheck
 from snapcheck.traces import TraceRecorder, iter_events, read_trace
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import dumps_trace
-from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl, trace_ids
+from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
+from snapcheck.traces.parquet import trace_ids
 from snapcheck.traces.schema import schema
 from tests.traces.strategies import recorded_traces
 

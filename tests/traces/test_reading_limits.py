@@ -100,7 +100,7 @@ def test_free_form_integer_above_2_64_is_not_silently_a_float(tmp_path):
 
 
 def test_values_round_trip_exactly_through_parquet(tmp_path):
-    from snapcheck.traces.parquet import jsonl_to_parquet, parquet_to_jsonl
+    from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
 
     src = tmp_path / "t.jsonl"
     src.write_text(HEADER.replace('"channels"', '"seed":9223372036854775807,"channels"') + "\n"
