@@ -59,10 +59,15 @@ from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import TlaMapping
 
 ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
-MAX_EVENTS_PER_RUN = 1_000_000     # events per TLC run (TLC's states of a run grow with them)
+MAX_EVENTS_PER_RUN = 500_000       # events per TLC run (its trace data and states: about 500 MB resident)
 MIN_EVENTS_PER_RUN = 10_000        # below this one more run costs more than it saves
 SEGMENT_EVENTS = 100               # spec events per segment at least (a round or two)
-HEAP_MB = 1536
+HEAP_MB = 1024                     # two runs and the mapped trace of 10^6 events within 2 GB
+# A trace-validation run has about as many distinct states as events (a few per event),
+# a few MB of fingerprints per million: TLC's default of a quarter of the heap for the
+# fingerprint set only adds resident memory (measured at 1,000,000 events: see
+# docs/benchmarks.md).
+FPMEM = 0.05
 TEXT_ENV = "SNAPCHECK_TLC_TEXT"    # set: write the trace data as TLA+ text, never the override
 # refinement properties and their step-only forms (for segments that start mid-run)
 STEP_REFINEMENT = {"AbsSpec": "AbsSteps"}
@@ -203,7 +208,7 @@ def _run_tlc(batch: list[Prepared], members: list[int], report: str, timeout: fl
             cfg.append(f"PROPERTY {STEP_REFINEMENT[family.refinement] if mid_run else family.refinement}")
         Path(tmp, "TVRun.cfg").write_text("\n".join(cfg) + "\n")
         res = run_tlc(TlcJob(directory=Path(tmp), module="TVRun", config="TVRun.cfg", library=[specs_dir()],
-                             timeout=timeout, deadlock=False, heap_mb=HEAP_MB,
+                             timeout=timeout, deadlock=False, heap_mb=HEAP_MB, fpmem=FPMEM,
                              classpath=[classes] if classes else [], properties=props))
     best = defaultdict(int)
     for line in res.printed:
@@ -232,26 +237,23 @@ def _verdict(p: Prepared, matched: int) -> Verdict:
                    ignored=dict(p.ignored), notes=list(p.notes))
 
 
-def combine(p: Prepared, segments: list[Segment], results: list[Verdict]) -> Verdict:
+def combine(p: Prepared, segments: list[Segment], results: list[Verdict]) -> Verdict | None:
     """The verdict on a whole trace from the verdicts on its segments: exactly what a
     run on the whole trace finds (see ``segments``). The first segment whose trace
     events do not all match gives the REJECT (at the whole trace's index); a
-    failed ``cut`` is an error of ours; a failed ``end`` of any segment (a channel
-    state never reported) is the whole trace's REJECT at ``end``."""
+    failed ``end`` of any segment (a channel state never reported) is the whole
+    trace's REJECT at ``end``. None if a segment matched all its trace events but
+    not its ``cut``: no state after them is the one the next segment starts from
+    (e.g. a process that never recorded a channel it should have is still
+    recording there), so only a run on the whole trace can judge it."""
     end_failed = False
     for seg, v in zip(segments, results):
         if v.verdict == ERROR:
             return replace(v, path=p.path, matched=seg.offset + v.matched, total=len(p.events))
         if v.matched < seg.real:
             return _verdict(p, seg.offset + v.matched)
-        has_cut = seg.prepared.cut is not None
-        if has_cut and v.matched == seg.real:
-            return Verdict(p.path, ERROR, p.protocol, matched=seg.offset + seg.real, total=len(p.events),
-                           location=_where(p, seg.offset + seg.real - 1),
-                           message="internal error: the state after this event is not the one the next "
-                                   "segment starts from (a bug of snapcheck's trace segmentation; "
-                                   "run with --no-segments)",
-                           ignored=dict(p.ignored), notes=list(p.notes))
+        if seg.prepared.cut is not None and v.matched == seg.real:
+            return None
         end_failed |= v.matched < len(seg.prepared.events)
     return _verdict(p, len(p.events) - 1 if end_failed else len(p.events))
 
@@ -304,13 +306,26 @@ def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float
                 left[n] -= 1
                 if not left[n]:
                     p, segs = units[n]
-                    verdicts[n] = results[n][0] if len(segs) == 1 and segs[0].prepared is p else \
-                        combine(p, segs, results[n])
-                    _notify(on_verdict, verdicts[n])
+                    v = results[n][0] if len(segs) == 1 and segs[0].prepared is p else combine(p, segs, results[n])
+                    if v is None:          # a cut no state reaches: judged whole, below
+                        whole.append(n)
+                        continue
+                    verdicts[n] = v
+                    _notify(on_verdict, v)
 
+    whole: list[int] = []
     chunks = [c for members in groups.values() for c in _chunks(members, parallel)]
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
         list(pool.map(run, chunks))
+    if whole:
+        regroup: dict[tuple, list[tuple[int, int, Prepared]]] = defaultdict(list)
+        for n in whole:
+            p = units[n][0]
+            units[n] = (p, [Segment(p, 0, len(p.events) - 1)])
+            results[n], left[n] = [None], 1
+            regroup[p.topology].append((n, 0, p))
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            list(pool.map(run, [c for members in regroup.values() for c in _chunks(members, parallel)]))
     return [verdicts[n] for n in range(len(paths))]
 
 

@@ -24,14 +24,14 @@ nothing and aligns nothing, every channel is closed at ``R`` -- except for the
 data records in flight and the channel counters, which the events determine.
 The next segment starts from exactly that state (``TInit``); the segment before
 it ends with a synthetic ``cut`` event whose step requires TLC's state to be
-that state (``TCut``), so a wrong cut is an error of ours, never a silent
-verdict. Per-round state of finished rounds (histories, recorded channel
+that state (``TCut``), so a cut no behaviour reaches is never a silent
+verdict: that trace is validated whole instead (``conform.combine``). Per-round state of finished rounds (histories, recorded channel
 states, ``recorded``) is dropped: the segment's ``end`` event has already
 checked that every non-empty recorded channel state of its rounds was reported.
 
 Verdicts combine so that a segmented run finds exactly what a whole run finds
 (``combine``): the first segment whose real events do not all match gives the
-REJECT and its location; a failed ``cut`` is an ERROR; a failed ``end`` of any
+REJECT and its location; a failed ``cut`` sends the trace to a whole run; a failed ``end`` of any
 segment is the whole trace's REJECT at ``end``, unless a real event of a later
 segment is rejected first.
 """

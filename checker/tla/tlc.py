@@ -227,6 +227,7 @@ class TlcJob:
     timeout: float = DEFAULT_TIMEOUT
     deadlock: bool = True          # False: pass -deadlock (TLC then does not check deadlocks)
     heap_mb: int = 2048
+    fpmem: float | None = None     # fraction of the heap for TLC's fingerprint set (None: TLC's 0.25)
     classpath: list[Path] = field(default_factory=list)    # after tla2tools.jar (operator overrides)
     properties: dict = field(default_factory=dict)          # Java system properties (-Dname=value)
     # Short runs: JIT with C1 only. The C2 compiler's start-up work costs more than it
@@ -249,6 +250,8 @@ def run_tlc(job: TlcJob) -> TlcResult:
         cmd += ["-cp", os.pathsep.join(str(p) for p in [jar, *job.classpath]), "tlc2.TLC", "-tool",
                 "-workers", str(max(1, job.workers)),
                 "-fp", "0", "-metadir", os.path.join(tmp, "meta"), "-config", job.config]
+        if job.fpmem is not None:
+            cmd += ["-fpmem", str(job.fpmem)]
         if not job.deadlock:
             cmd.append("-deadlock")
         cmd.append(job.module)
