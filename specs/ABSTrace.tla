@@ -4,54 +4,98 @@
 (* ChandyLamportTrace: TraceLog (generated) holds the topology and the     *)
 (* traces; cursor counts the matched events of trace traceNo.  A barrier's *)
 (* recv blocks its regular input, the checkpoint event is the snapshot     *)
-(* once aligned, record events report back-edge logs.                      *)
+(* once aligned, record events report back-edge logs.  A decline is the   *)
+(* task's decline message to the coordinator, a cancellation marker is     *)
+(* sent and received like a barrier, round_complete and round_abort are    *)
+(* the coordinator's Complete and Abort (any round in flight may be        *)
+(* aborted: the reference times rounds out).  That the coordinator's abort *)
+(* reached a task is not an event of its own: a task that aligns an        *)
+(* aborted round may give it up between two events (LearnAbort).          *)
+(*                                                                         *)
+(* Every trace starts from TInit[traceNo]: the messages in flight on each *)
+(* channel and the channel counters (nothing and zero for a whole trace;   *)
+(* for a segment of a trace cut where every earlier round was finished,    *)
+(* what the cut leaves in flight: checker/tla/segments.py), the rest as in *)
+(* Init.  Segments after the first check refinement with AbsSteps.  The    *)
+(* event "cut" ends a segment: every round of the segment is finished and  *)
+(* the state is the one the next segment starts from, TCut[traceNo]; the  *)
+(* event "end" asks that every non-empty recorded channel state of a      *)
+(* round not aborted was reported by a record event (the state of an      *)
+(* aborted round is discarded, reported or not).                          *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
-VARIABLES chan, nsent, nrcvd, rec, closed, pending, crec, sentAt, rcvdAt, traceNo, cursor, recorded
+VARIABLES chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, aborted,
+          crec, sentAt, rcvdAt, traceNo, cursor, recorded
+
+TDataChans == TChans \ TCtrlChans
 
 A == INSTANCE ABS WITH
     Procs <- TProcs, Coords <- TCoords, Chans <- TChans, CtrlChans <- TCtrlChans,
     Src <- TSrc, Dst <- TDst, BackEdges <- TBackEdges, Rounds <- TRounds,
-    MaxData <- TMaxData, Bug <- "none"
+    MaxData <- [c \in TDataChans |-> TMaxData], Bug <- "none",
+    Capacity <- TMaxData + 1, DeclineRounds <- 1..TRounds, Timeouts <- TRUE,
+    MaxInFlight <- TRounds
 
-pvars == <<chan, nsent, nrcvd, rec, closed, pending, crec, sentAt, rcvdAt>>
+pvars == <<chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, aborted,
+           crec, sentAt, rcvdAt>>
 E == Traces[traceNo][cursor + 1]
 HeadIs(c, k, n) == chan[c] # <<>> /\ Head(chan[c]) = [k |-> k, n |-> n]
 
 TSend ==
     \/ E.k = "d" /\ nsent[E.c] + 1 = E.n /\ A!Send(E.c)
-    \/ E.k = "b" /\ rec[E.p] = E.n /\ A!SendBarrier(E.p, E.c)
+    \/ E.k # "d" /\ rec[E.p] = E.n /\ owe[E.p] = E.k /\ A!SendMarker(E.p, E.c)
 
 TRecv ==
     /\ HeadIs(E.c, E.k, E.n)
-    /\ IF E.k = "d" THEN A!Recv(E.c) ELSE A!RecvBarrier(E.c)
+    /\ IF E.k = "d" THEN A!Recv(E.c) ELSE A!RecvMarker(E.c)
 
 TCheckpoint == A!Snapshot(E.p) /\ rec'[E.p] = E.n
 
-TStart == A!StartRound(E.p) /\ rec'[E.p] = E.n
+\* The task declines round n now, or reports a round it already gave up.
+TDecline ==
+    \/ A!Decline(E.p) /\ rec'[E.p] = E.n
+    \/ rec[E.p] >= E.n /\ E.n \notin took[E.p] /\ UNCHANGED pvars
+
+TStartRound == A!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord == A!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
 
-TComplete == \A p \in TProcs : rec[p] >= E.n
-
-TEnd == \A r \in 1..TRounds, c \in TChans \ TCtrlChans :
+TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
             (A!SealedNow(r, c) /\ crec[r][c] # <<>>) => <<r, c, "input">> \in recorded
+
+\* A segment ends where every round of it is finished -- all started, each completed
+\* or aborted, every process handled it, every marker handled, none owed -- with
+\* in flight exactly what the next segment starts from.
+TCutOk ==
+    LET next == TCut[traceNo] IN
+    /\ \A p \in TProcs \cup TCoords : rec[p] = next.rounds /\ pending[p] = {}
+    /\ \A r \in 1..next.rounds : r \in completed \cup aborted
+    /\ \A c \in TChans : closed[c] = next.rounds
+    /\ chan = next.chan /\ nsent = next.sent /\ nrcvd = next.rcvd
 
 Match ==
     \/ E.op = "send" /\ TSend /\ UNCHANGED recorded
     \/ E.op = "recv" /\ TRecv /\ UNCHANGED recorded
     \/ E.op = "ckpt" /\ TCheckpoint /\ UNCHANGED recorded
-    \/ E.op = "start" /\ TStart /\ UNCHANGED recorded
+    \/ E.op = "decline" /\ TDecline /\ UNCHANGED recorded
+    \/ E.op = "start" /\ TStartRound /\ UNCHANGED recorded
+    \/ E.op = "complete" /\ A!Complete(E.n) /\ UNCHANGED recorded
+    \/ E.op = "abort" /\ A!Abort(E.n) /\ UNCHANGED recorded
     \/ E.op = "record" /\ TRecord /\ UNCHANGED pvars
        /\ recorded' = recorded \cup {<<E.n, E.c, E.part>>}
-    \/ E.op = "complete" /\ TComplete /\ UNCHANGED <<pvars, recorded>>
+    \/ E.op = "cut" /\ TCutOk /\ UNCHANGED <<pvars, recorded>>
     \/ E.op = "end" /\ TEnd /\ UNCHANGED <<pvars, recorded>>
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
-TraceInit == A!Init /\ traceNo \in 1..Len(Traces) /\ cursor = 0 /\ recorded = {}
-TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+TraceInit ==
+    /\ traceNo \in 1..Len(Traces)
+    /\ A!InitWith(TInit[traceNo].chan, TInit[traceNo].sent, TInit[traceNo].rcvd)
+    /\ cursor = 0 /\ recorded = {}
+TraceNext ==
+    \/ cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+    \/ aborted # {} /\ \E p \in TProcs : A!LearnAbort(p) /\ UNCHANGED <<traceNo, cursor, recorded>>
 TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor, recorded>>
 
 Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
@@ -59,4 +103,5 @@ Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<
 Consistent == A!Consistent
 ChannelStateExact == A!ChannelStateExact
 AbsSpec == A!AbsSpec
+AbsSteps == A!AbsSteps
 =============================================================================

@@ -16,6 +16,13 @@
 (* record event.  Progress prints the longest matched prefix of every      *)
 (* trace; a trace is accepted iff its cursor reaches its length.           *)
 (*                                                                         *)
+(* Every trace starts from TInit[traceNo]: the messages in flight and the  *)
+(* channel counters (nothing and zero for a whole trace; for a segment of  *)
+(* a trace cut where every earlier round was finished, what the cut leaves *)
+(* in flight: checker/tla/segments.py).  The event "cut" ends a segment:   *)
+(* every round of it finished, and the state the one the next segment      *)
+(* starts from, TCut[traceNo].                                             *)
+(*                                                                         *)
 (* The variables are named traceNo and cursor, not t and i: TLC 2.15 lets  *)
 (* a variable of this module capture a bound identifier of the same name   *)
 (* inside an instantiated module (measured: a LET i == ... in Unaligned    *)
@@ -45,7 +52,7 @@ TRecv ==
 
 TCheckpoint == (CL!Snapshot(E.p) \/ CL!Initiate(E.p)) /\ rec'[E.p] = E.n
 
-TStart == CL!StartRound(E.p) /\ rec'[E.p] = E.n
+TStartRound == CL!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord == CL!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
 
@@ -54,19 +61,29 @@ TComplete == \A p \in TProcs : rec[p] >= E.n
 TEnd == \A r \in 1..TRounds, c \in TChans \ TCtrlChans :
             (CL!SealedNow(r, c) /\ crec[r][c] # <<>>) => <<r, c, "input">> \in recorded
 
+TCutOk ==
+    LET next == TCut[traceNo] IN
+    /\ \A p \in TProcs \cup TCoords : rec[p] = next.rounds /\ pending[p] = {} /\ mustSnap[p] = 0
+    /\ \A c \in TChans : closed[c] = next.rounds
+    /\ chan = next.chan /\ nsent = next.sent /\ nrcvd = next.rcvd
+
 Match ==
     \/ E.op = "send" /\ TSend /\ UNCHANGED recorded
     \/ E.op = "recv" /\ TRecv /\ UNCHANGED recorded
     \/ E.op = "ckpt" /\ TCheckpoint /\ UNCHANGED recorded
-    \/ E.op = "start" /\ TStart /\ UNCHANGED recorded
+    \/ E.op = "start" /\ TStartRound /\ UNCHANGED recorded
     \/ E.op = "record" /\ TRecord /\ UNCHANGED pvars
        /\ recorded' = recorded \cup {<<E.n, E.c, E.part>>}
     \/ E.op = "complete" /\ TComplete /\ UNCHANGED <<pvars, recorded>>
+    \/ E.op = "cut" /\ TCutOk /\ UNCHANGED <<pvars, recorded>>
     \/ E.op = "end" /\ TEnd /\ UNCHANGED <<pvars, recorded>>
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
-TraceInit == CL!Init /\ traceNo \in 1..Len(Traces) /\ cursor = 0 /\ recorded = {}
+TraceInit ==
+    /\ traceNo \in 1..Len(Traces)
+    /\ CL!InitWith(TInit[traceNo].chan, TInit[traceNo].sent, TInit[traceNo].rcvd)
+    /\ cursor = 0 /\ recorded = {}
 TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
 TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor, recorded>>
 
@@ -76,4 +93,5 @@ Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<
 Consistent == CL!Consistent
 ChannelStateExact == CL!ChannelStateExact
 AbsSpec == CL!AbsSpec
+AbsSteps == CL!AbsSteps
 =============================================================================

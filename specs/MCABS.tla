@@ -3,11 +3,14 @@
    "dag"    two sources s1, s2 -> a -> sink k (Algorithm 1);
    "cycle"  s -> a -> b -> k with the loop b -> a;
    "cycle2" s -> a -> b -> c with two loops b -> a and c -> a into one task
-            (the case where Algorithm 2 as printed logs duplicates).
+            (the case where Algorithm 2 as printed logs duplicates);
+   "diamond" s -> a, s -> b -> a: a task reading a source and a sibling
+            consumer of it (with backpressure a declined round
+            deadlocks aligned ABS without cancellation).
    Every source is triggered by the coordinator co over a control channel. *)
 EXTENDS ABS
 
-CONSTANT MCTopo, MCBackEdges
+CONSTANT MCTopo, MCBackEdges, MCRecords
 
 \* <<channel, source, destination, control?>>
 MCEdges ==
@@ -23,6 +26,9 @@ MCEdges ==
             {<<"co>s", "co", "s", TRUE>>, <<"s>a", "s", "a", FALSE>>,
              <<"a>b", "a", "b", FALSE>>, <<"b>c", "b", "c", FALSE>>,
              <<"b>a", "b", "a", FALSE>>, <<"c>a", "c", "a", FALSE>>}
+      [] MCTopo = "diamond" ->
+            {<<"co>s", "co", "s", TRUE>>, <<"s>a", "s", "a", FALSE>>,
+             <<"s>b", "s", "b", FALSE>>, <<"b>a", "b", "a", FALSE>>}
 
 MCChans == {e[1] : e \in MCEdges}
 MCCtrlChans == {e[1] : e \in {f \in MCEdges : f[4]}}
@@ -30,4 +36,9 @@ MCSrc == [c \in MCChans |-> (CHOOSE e \in MCEdges : e[1] = c)[2]]
 MCDst == [c \in MCChans |-> (CHOOSE e \in MCEdges : e[1] = c)[3]]
 MCCoords == {"co"}
 MCProcs == ({MCSrc[c] : c \in MCChans} \cup {MCDst[c] : c \in MCChans}) \ MCCoords
+
+\* Records per data channel: MCRecords each; in the "diamond" only s>a carries
+\* records, the sibling's channels carry barriers and cancellation markers.
+MCMaxData == [c \in MCChans \ MCCtrlChans |->
+                IF MCTopo = "diamond" /\ c # "s>a" THEN 0 ELSE MCRecords]
 =============================================================================

@@ -6,54 +6,79 @@
 (* (conform.py inserts the arrival of a message whose trace has none right *)
 (* before its recv).  A barrier's send carries in x the number of output   *)
 (* records it overtook (the size of the output part its source reports),   *)
-(* which fixes where the barrier enters the wire.                          *)
+(* which fixes where the barrier enters the wire.  Declines, cancellation  *)
+(* markers, round_complete and round_abort as in ABSTrace; a task that     *)
+(* aligns an aborted round may give it up between two events (LearnAbort). *)
+(*                                                                         *)
+(* Every trace starts from TInit[traceNo]: the messages on the wires and   *)
+(* in the input buffers and the channel counters (nothing and zero for a   *)
+(* whole trace; for a segment of a trace cut where every earlier round was *)
+(* finished, what the cut leaves: checker/tla/segments.py).  The event     *)
+(* "cut" ends a segment: every round of it finished, and the state the one *)
+(* the next segment starts from, TCut[traceNo].                            *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
-VARIABLES wire, ibuf, nsent, nrcvd, rec, mustSnap, unal, pending, closed, arrivedB,
-          inpart, outpart, sentAt, rcvdAt, traceNo, cursor, recorded
+VARIABLES wire, ibuf, nsent, nrcvd, rec, took, mustSnap, unal, pending, owe, emitting, completed,
+          aborted, closed, arrivedB, inpart, outpart, sentAt, rcvdAt, traceNo, cursor, recorded
+
+TDataChans == TChans \ TCtrlChans
 
 U == INSTANCE Unaligned WITH
     Procs <- TProcs, Coords <- TCoords, Chans <- TChans, CtrlChans <- TCtrlChans,
-    Src <- TSrc, Dst <- TDst, Rounds <- TRounds, MaxData <- TMaxData, Mode <- TMode,
-    Bug <- "none"
+    Src <- TSrc, Dst <- TDst, Rounds <- TRounds, MaxData <- [c \in TDataChans |-> TMaxData],
+    Mode <- TMode, Bug <- "none", Capacity <- 2 * TMaxData + 1, DeclineRounds <- 1..TRounds,
+    Timeouts <- TRUE, MaxInFlight <- TRounds
 
-pvars == <<wire, ibuf, nsent, nrcvd, rec, mustSnap, unal, pending, closed, arrivedB,
-           inpart, outpart, sentAt, rcvdAt>>
+pvars == <<wire, ibuf, nsent, nrcvd, rec, took, mustSnap, unal, pending, owe, emitting, completed,
+           aborted, closed, arrivedB, inpart, outpart, sentAt, rcvdAt>>
 E == Traces[traceNo][cursor + 1]
 Msg(k, n) == [k |-> k, n |-> n]
 
 TSend ==
     \/ E.k = "d" /\ nsent[E.c] + 1 = E.n /\ U!Send(E.c)
     \/ /\ E.k = "b"
-       /\ rec[E.p] = E.n
+       /\ rec[E.p] = E.n /\ owe[E.p] = "b"
        /\ E.x <= Len(wire[E.c])
-       /\ U!SendBarrier(E.p, E.c)
+       /\ U!SendMarker(E.p, E.c)
        /\ wire'[E.c][Len(wire[E.c]) - E.x + 1] = Msg("b", E.n)
+    \/ E.k = "cancel" /\ rec[E.p] = E.n /\ owe[E.p] = "cancel" /\ U!SendMarker(E.p, E.c)
 
 TArrive == wire[E.c] # <<>> /\ Head(wire[E.c]) = Msg(E.k, E.n) /\ U!Arrive(E.c)
 
 TRecv ==
-    IF E.k = "d"
-      THEN ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("d", E.n) /\ U!Recv(E.c)
-      ELSE /\ U!FirstBarrier(ibuf[E.c]) <= Len(ibuf[E.c])
+    CASE E.k = "d" -> ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("d", E.n) /\ U!Recv(E.c)
+      [] E.k = "cancel" -> ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("cancel", E.n) /\ U!RecvCancel(E.c)
+      [] OTHER -> /\ U!FirstBarrier(ibuf[E.c]) <= Len(ibuf[E.c])
            /\ ibuf[E.c][U!FirstBarrier(ibuf[E.c])] = Msg("b", E.n)
            /\ U!RecvBarrier(E.c)
 
-TCheckpoint == U!Snapshot(E.p) /\ rec'[E.p] = E.n
+TCheckpoint == U!Snapshot(E.p) /\ rec'[E.p] = E.n /\ E.n \in took'[E.p]
 
-TStart == U!StartRound(E.p) /\ rec'[E.p] = E.n
+\* The task declines round n now (nothing is at stake here but the decision:
+\* rec'[p] = n), or reports a round it already gave up.
+TDecline ==
+    \/ U!Snapshot(E.p) /\ rec'[E.p] = E.n /\ E.n \notin took'[E.p]
+    \/ rec[E.p] >= E.n /\ E.n \notin took[E.p] /\ mustSnap[E.p] = 0 /\ UNCHANGED pvars
+
+TStartRound == U!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord ==
     IF E.part = "input"
-      THEN U!SealedNow(E.n, E.c) /\ inpart[E.n][E.c] = E.s
+      THEN /\ E.n \in took[TDst[E.c]] /\ arrivedB[E.c] >= E.n     \* the recording of c ended
+           /\ inpart[E.n][E.c] = E.s
       ELSE /\ rec[E.p] >= E.n
            /\ (E.c \notin pending[E.p] \/ rec[E.p] > E.n)
            /\ outpart[E.n][E.c] = E.s
 
-TComplete == \A p \in TProcs : rec[p] >= E.n
+TCutOk ==
+    LET next == TCut[traceNo] IN
+    /\ \A p \in TProcs \cup TCoords : rec[p] = next.rounds /\ ~U!Busy(p)
+    /\ \A r \in 1..next.rounds : r \in completed \cup aborted
+    /\ \A c \in TChans : closed[c] = next.rounds
+    /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
 
-TEnd == \A r \in 1..TRounds, c \in TChans \ TCtrlChans :
+TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
             /\ (U!SealedNow(r, c) /\ inpart[r][c] # <<>>) => <<r, c, "input">> \in recorded
             /\ outpart[r][c] # <<>> => <<r, c, "output">> \in recorded
 
@@ -62,16 +87,24 @@ Match ==
     \/ E.op = "arrive" /\ TArrive /\ UNCHANGED recorded
     \/ E.op = "recv" /\ TRecv /\ UNCHANGED recorded
     \/ E.op = "ckpt" /\ TCheckpoint /\ UNCHANGED recorded
-    \/ E.op = "start" /\ TStart /\ UNCHANGED recorded
+    \/ E.op = "decline" /\ TDecline /\ UNCHANGED recorded
+    \/ E.op = "start" /\ TStartRound /\ UNCHANGED recorded
+    \/ E.op = "complete" /\ U!Complete(E.n) /\ UNCHANGED recorded
+    \/ E.op = "abort" /\ U!Abort(E.n) /\ UNCHANGED recorded
     \/ E.op = "record" /\ TRecord /\ UNCHANGED pvars
        /\ recorded' = recorded \cup {<<E.n, E.c, E.part>>}
-    \/ E.op = "complete" /\ TComplete /\ UNCHANGED <<pvars, recorded>>
+    \/ E.op = "cut" /\ TCutOk /\ UNCHANGED <<pvars, recorded>>
     \/ E.op = "end" /\ TEnd /\ UNCHANGED <<pvars, recorded>>
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
-TraceInit == U!Init /\ traceNo \in 1..Len(Traces) /\ cursor = 0 /\ recorded = {}
-TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+TraceInit ==
+    /\ traceNo \in 1..Len(Traces)
+    /\ U!InitWith(TInit[traceNo].wire, TInit[traceNo].ibuf, TInit[traceNo].sent, TInit[traceNo].rcvd)
+    /\ cursor = 0 /\ recorded = {}
+TraceNext ==
+    \/ cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
+    \/ aborted # {} /\ \E p \in TProcs : U!LearnAbort(p) /\ UNCHANGED <<traceNo, cursor, recorded>>
 TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor, recorded>>
 
 Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
@@ -79,4 +112,5 @@ Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<
 Consistent == U!Consistent
 ChannelStateExact == U!ChannelStateExact
 AbsSpec == U!AbsSpec
+AbsSteps == U!AbsSteps
 =============================================================================

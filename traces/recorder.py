@@ -148,6 +148,19 @@ class TraceRecorder:
         self._mid_ch[mid] = ch
         return mid
 
+    def cancel(self, proc: str, ch: str, round: int, t: float | None = None) -> str:
+        """Record a cancellation marker of ``round`` sent on ``ch`` (``proc`` declined or
+        gave up the round; Flink's ``CancelCheckpointMarker``); returns its mid.
+
+        >>> rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="abs-aligned")
+        >>> rec.cancel("a", "a>b", 1)
+        'a>b:c1'
+        """
+        mid = self._mid(f"{self._channel_of(ch)}:c{round}", self._proc(proc))
+        self._emit("send", proc, {"ch": ch, "mid": mid, "kind": "cancel", "round": round, "t": t})
+        self._mid_ch[mid] = ch
+        return mid
+
     def arrive(self, proc: str, mid: str, t: float | None = None) -> None:
         """Record that ``mid`` arrived in ``proc``'s input buffer (not processed yet)."""
         self._emit("arrive", proc, {"ch": self._message(mid), "mid": mid, "t": t})

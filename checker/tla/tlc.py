@@ -227,6 +227,9 @@ class TlcJob:
     timeout: float = DEFAULT_TIMEOUT
     deadlock: bool = True          # False: pass -deadlock (TLC then does not check deadlocks)
     heap_mb: int = 2048
+    fpmem: float | None = None     # fraction of the heap for TLC's fingerprint set (None: TLC's 0.25)
+    classpath: list[Path] = field(default_factory=list)    # after tla2tools.jar (operator overrides)
+    properties: dict = field(default_factory=dict)          # Java system properties (-Dname=value)
     # Short runs: JIT with C1 only. The C2 compiler's start-up work costs more than it
     # saves below ~10^5 states (measured: 6.6 s -> 3.2 s CPU for 3,503 states), and
     # much less than it saves on long runs (300k states: 74 s with C2, 127 s without).
@@ -243,8 +246,12 @@ def run_tlc(job: TlcJob) -> TlcResult:
             cmd.append("-XX:TieredStopAtLevel=1")
         if job.library:
             cmd.append("-DTLA-Library=" + os.pathsep.join(str(p) for p in job.library))
-        cmd += ["-cp", str(jar), "tlc2.TLC", "-tool", "-workers", str(max(1, job.workers)),
+        cmd += [f"-D{k}={v}" for k, v in job.properties.items()]
+        cmd += ["-cp", os.pathsep.join(str(p) for p in [jar, *job.classpath]), "tlc2.TLC", "-tool",
+                "-workers", str(max(1, job.workers)),
                 "-fp", "0", "-metadir", os.path.join(tmp, "meta"), "-config", job.config]
+        if job.fpmem is not None:
+            cmd += ["-fpmem", str(job.fpmem)]
         if not job.deadlock:
             cmd.append("-deadlock")
         cmd.append(job.module)

@@ -130,13 +130,20 @@ def _apalache(entries, length: int, timeout: float) -> None:
 @click.option("--no-refinement", is_flag=True,
               help="Do not also check that every step refines ConsistentSnapshot (faster).")
 @click.option("--parallel", "-j", type=click.IntRange(1, 64), default=None,
-              help="TLC runs at a time (one per protocol and topology). Default: min(2, CPUs).")
-def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, parallel: int | None) -> None:
+              help="TLC runs at a time (traces and segments of one protocol and topology share runs). "
+                   "Default: min(2, CPUs).")
+@click.option("--no-segments", is_flag=True,
+              help="Validate every trace whole, not in segments cut where every round so far is finished "
+                   "(same verdicts; quadratic in the trace length).")
+def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, parallel: int | None,
+                no_segments: bool) -> None:
     """Validate TRACE files against the TLA+ specification of their protocol with TLC.
 
     Each trace is checked against the trace format first, then mapped event by event to the
     specification's actions (chandy-lamport, abs-aligned, abs-cyclic, unaligned,
-    aligned-timeout, bcs, hmnr); traces with the same protocol and topology share one TLC run.
+    aligned-timeout, bcs, hmnr, unc, liverobin); long traces of the snapshot protocols are validated
+    in segments cut where every round so far is finished, and traces and segments with the same
+    protocol and topology share TLC runs.
     Verdicts:
     ACCEPT (some behaviour of the specification matches the whole trace), REJECT (the longest
     matched prefix and the first event no behaviour matches, as FILE:LINE), ERROR (invalid
@@ -151,8 +158,8 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, pa
     find_jar(), find_java()
     start = time.monotonic()
     verdicts = conform(list(traces), tla_mappings(), timeout=timeout, refinement=not no_refinement,
-                       on_verdict=lambda v: console.print(v.render(), markup=False),
-                       parallel=parallel or _default_parallel())
+                       on_verdict=lambda v: console.print(v.render(), markup=False, emoji=False),
+                       parallel=parallel or _default_parallel(), segment=not no_segments)
     count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
     console.print(f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
                   f"{count[REJECT]} rejected, {count[ERROR]} error(s)", markup=False)

@@ -5,8 +5,9 @@ specifications' scope are errors. The mapping itself is tested without TLC."""
 import pytest
 
 from snapcheck.checker.tla import conform as conformance
-from snapcheck.checker.tla.conform import (ACCEPT, ERROR, REJECT, causal_order, tla, tla_function,
-                                           tracelog_module)
+from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT
+from snapcheck.checker.tla.trace_events import causal_order, tla, tla_function
+from snapcheck.checker.tla.tracelog import tracelog_text
 from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.jsonl import parse_trace
@@ -122,24 +123,32 @@ def unaligned(output_part=True) -> TraceRecorder:
 
 # -- mapping (no TLC) --------------------------------------------------------------
 
+def spec_events(p):
+    """The mapped events with the trace's process and channel names."""
+    return [{**e, "p": p.names.get(e["p"], e["p"]), "c": p.names.get(e["c"], e["c"])} for e in p.events]
+
+
 def test_mapping_of_a_chandy_lamport_trace():
     p = prepare(chandy_lamport().trace())
-    ops = [(e["op"], e["p"], e["c"], e["k"], e["n"]) for e in p.events]
+    ops = [(e["op"], e["p"], e["c"], e["k"], e["n"]) for e in spec_events(p)]
     assert ops[:4] == [("start", "co", "", "", 1), ("send", "co", "co>a", "b", 1),
                        ("send", "b", "b>a", "d", 1), ("recv", "a", "co>a", "b", 1)]
-    record = next(e for e in p.events if e["op"] == "record")
+    record = next(e for e in spec_events(p) if e["op"] == "record")
     assert (record["c"], record["n"], record["s"], record["part"]) == ("b>a", 1, [1], "input")
     assert p.events[-1]["op"] == "end" and p.lines[-1] == 0
     assert p.bounds == {"TRounds": 1, "TMaxData": 2}
     family, procs, coords, data, ctrl, ends, back = p.topology
-    assert procs == ("a", "b") and coords == ("co",) and ctrl == ("co>a",) and data == ("a>b", "b>a")
+    named = lambda xs: tuple(p.names[x] for x in xs)       # noqa: E731
+    assert named(procs) == ("a", "b") and named(coords) == ("co",)
+    assert named(ctrl) == ("co>a",) and named(data) == ("a>b", "b>a")
 
 
 def test_unaligned_mapping_implies_arrivals_and_overtaking():
     p = prepare(unaligned().trace())
-    barrier_send = next(e for e in p.events if e["op"] == "send" and e["c"] == "s>a" and e["k"] == "b")
+    events = spec_events(p)
+    barrier_send = next(e for e in events if e["op"] == "send" and e["c"] == "s>a" and e["k"] == "b")
     assert barrier_send["x"] == 1                  # one record overtaken (the output part)
-    arrivals = [(e["c"], e["k"], e["n"]) for e in p.events if e["op"] == "arrive"]
+    arrivals = [(e["c"], e["k"], e["n"]) for e in events if e["op"] == "arrive"]
     # the control barrier and s's barrier have no arrive event: they arrive just before their recv
     assert arrivals == [("co>s", "b", 1), ("s>a", "d", 1), ("s>a", "b", 1), ("s>a", "d", 2)]
 
@@ -184,7 +193,7 @@ def test_tla_values():
 
 def test_tracelog_splits_long_traces_into_short_definitions():
     p = prepare(chandy_lamport().trace())
-    text = tracelog_module([p, p])
+    text = tracelog_text([p, p])
     assert "Traces == <<T1_0," in text and "T2_0" in text and "TRounds == 1" in text
 
 
