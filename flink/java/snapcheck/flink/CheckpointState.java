@@ -26,7 +26,8 @@ import org.apache.flink.runtime.state.StateObject;
  * <em>output</em> part (records in its result subpartitions), with their numbers of handles. For
  * the traced operators, the channel-state handles are also counted per exchange: {@code
  * input_from} by the upstream operator of the input gate (gate {@code g} is the operator's
- * {@code g}-th input, {@code "?"} for a handle that names no gate), {@code output_to} by the
+ * {@code g}-th input; a handle that names no gate, as Flink 2.x's merged handles, counts for the
+ * only input or as {@code "?"}), {@code output_to} by the
  * downstream operator (a traced operator has one traced output). Flink writes a handle for every
  * subpartition that held a buffer at the barrier, even an empty one, and its state assignment
  * counts a subtask with any handle as one with state. This is the state Flink's {@code
@@ -94,7 +95,7 @@ final class CheckpointState {
     private static String byGate(Collection<? extends StateObject> handles, List<String> inputs) {
         Map<String, Integer> n = new TreeMap<>();
         for (StateObject h : handles) {
-            String from = "?";
+            String from = inputs.size() == 1 ? inputs.get(0) : "?";
             if (h instanceof InputChannelStateHandle) {
                 int gate = ((InputChannelStateHandle) h).getInfo().getGateIdx();
                 from = gate < inputs.size() ? inputs.get(gate) : "?";

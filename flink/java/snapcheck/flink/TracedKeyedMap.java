@@ -2,10 +2,7 @@ package snapcheck.flink;
 
 import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.RichFlatMapFunction;
-import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
-import org.apache.flink.runtime.state.FunctionSnapshotContext;
-import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.util.Collector;
 
 /**
@@ -17,7 +14,7 @@ import org.apache.flink.util.Collector;
  * {@code fn == null} it is a sink: it processes (receives) records and emits nothing.
  */
 public class TracedKeyedMap<IN, OUT> extends RichFlatMapFunction<Envelope<IN>, Envelope<OUT>>
-        implements CheckpointedFunction, CheckpointListener {
+        implements TracedLifecycle {
     private static final long serialVersionUID = 1L;
 
     final TracedCore<OUT> core;
@@ -29,6 +26,11 @@ public class TracedKeyedMap<IN, OUT> extends RichFlatMapFunction<Envelope<IN>, E
         core.keyed = true;
         core.keepsState = false;
         this.fn = fn;
+    }
+
+    @Override
+    public TracedCore<?> core() {
+        return core;
     }
 
     @Override
@@ -44,21 +46,6 @@ public class TracedKeyedMap<IN, OUT> extends RichFlatMapFunction<Envelope<IN>, E
             sender.down = out;
             sender.collect(fn.map(e.payload));
         }
-    }
-
-    @Override
-    public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
-        core.snapshot(ctx.getCheckpointId());
-    }
-
-    @Override
-    public void notifyCheckpointComplete(long id) {
-        core.notifyComplete(id);
-    }
-
-    @Override
-    public void notifyCheckpointAborted(long id) {
-        core.notifyAborted(id);
     }
 
     @Override
