@@ -17,7 +17,7 @@ from pathlib import Path
 from snapcheck.flink.build import Build, FlinkSetupError
 from snapcheck.flink.merge import MergeResult, merge_run
 
-JOBS = ("keyed-agg", "q3-join", "chain", "stateless-mid")
+JOBS = ("keyed-agg", "q3-join", "chain", "stateless-mid", "stateless-sink")
 MODES = ("aligned", "unaligned", "timeout", "at-least-once")
 EXACTLY_ONCE_MODES = ("aligned", "unaligned", "timeout")
 # Traced operators of each job (failure injection targets) and which read a source.
@@ -25,7 +25,8 @@ OPERATORS = {
     "keyed-agg": ("src", "agg", "sink"),
     "q3-join": ("persons", "pfilter", "auctions", "afilter", "join", "sink"),
     "chain": ("src", "parse", "enrich", "score", "sink"),
-    "stateless-mid": ("src", "agg", "relay", "sink"),
+    "stateless-mid": ("src", "relay", "sink"),
+    "stateless-sink": ("src", "agg", "sink"),
 }
 RESCALE_KINDS = ("savepoint", "failure")
 

@@ -25,10 +25,9 @@ import time
 from pathlib import Path
 
 import click
-
-from snapcheck.console import make_console
 from rich.table import Table
 
+from snapcheck.console import make_console
 from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
 console = make_console()
@@ -48,13 +47,18 @@ class Judgement:
 
     def __init__(self, trace):
         from snapcheck.checker import CheckOptions, check_trace
-        from snapcheck.flink.expectations import anomaly_findings, latest_checkpoint_findings
+        from snapcheck.flink.expectations import (
+            anomaly_findings,
+            latest_checkpoint_findings,
+            skipped_reassignment_findings,
+        )
 
         self.trace = trace
         self.report = check_trace(trace, CheckOptions(max_per_result=10 ** 9))
         self.violations = self.report.violations
         self.hidden = self.report.stats.get("unobservable_in_transit", 0)
-        self.findings = latest_checkpoint_findings(trace) + anomaly_findings(trace)
+        self.findings = (latest_checkpoint_findings(trace) + skipped_reassignment_findings(trace)
+                         + anomaly_findings(trace))
         self.faults = self.report.faults
         flink = (trace.header.metadata or {}).get("flink") or {}
         self.status = flink.get("status", "?")
@@ -127,6 +131,11 @@ class Judgement:
             lines.append(f"rescale ({self.rescale.get('kind')}): parallelism "
                          f"{' -> '.join(str(g.get('parallelism')) for g in gens)}, restored checkpoint "
                          f"{self.rescale.get('restored_checkpoint')}.")
+            from snapcheck.flink.expectations import stateless_operators
+
+            ckpt, ops = stateless_operators(self.trace)
+            for s in ops:
+                lines.append(f"checkpoint {ckpt} (_metadata): operator without state of its own: {s.describe()}.")
         verdict = "clean" if self.ok else "VIOLATION (" + ", ".join(self.kinds) + ")"
         if self.ok and self.faults_not_exercised:
             verdict += (f", but {len(self.faults_not_exercised)} requested failure(s) never fired: recovery not "
@@ -181,7 +190,7 @@ def build_cmd(force: bool, flink_home: str | None) -> None:
 
 
 @flink.command("run")
-@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid"]), default="keyed-agg",
+@click.option("--job", type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid", "stateless-sink"]), default="keyed-agg",
               show_default=True)
 @click.option("--mode", type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]), default="aligned",
               show_default=True, help="Checkpointing: aligned, unaligned, aligned with timeout, AT_LEAST_ONCE.")
@@ -313,7 +322,7 @@ def check_cmd(traces, require_faults, trace_id) -> None:
 @flink.command("campaign")
 @click.option("--traces", "-n", "runs", type=int, default=20, show_default=True, help="Number of randomized runs.")
 @click.option("--seed", "-s", type=int, default=1, show_default=True, help="Seed of the randomized configurations.")
-@click.option("--job", "jobs", multiple=True, type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid"]),
+@click.option("--job", "jobs", multiple=True, type=click.Choice(["keyed-agg", "q3-join", "chain", "stateless-mid", "stateless-sink"]),
               help="Restrict to these jobs (repeatable; default: keyed-agg, q3-join, chain).")
 @click.option("--mode", "modes", multiple=True,
               type=click.Choice(["aligned", "unaligned", "timeout", "at-least-once"]),

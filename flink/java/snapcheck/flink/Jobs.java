@@ -20,15 +20,22 @@ import org.apache.flink.util.Collector;
  *       seller)--> join (keyed two-input join with state) --keyBy(auction id)--> sink;
  *   <li>{@code chain}: src --forward--> parse --forward--> enrich --rebalance--> score
  *       --forward--> sink (forward edges are chained into one task);
- *   <li>{@code stateless-mid}: src --keyBy--> agg (running sum per key) --rebalance--> relay (a
- *       map without any state of its own, its own task) --keyBy--> sink: the shape of FLINK-31963,
- *       a stateless task between exchanges that carry channel state in unaligned checkpoints.
+ *   <li>{@code stateless-mid}: src --keyBy--> relay (a keyed map without any state of its own,
+ *       its own task) --keyBy--> sink (keyed); relay and sink each in a slot sharing group of
+ *       their own, so that with one slot per task manager both exchanges are network channels: the shape of
+ *       FLINK-31963, a task without state between exchanges that carry channel state. When the
+ *       sources are done and a slow sink still works through its backlog, the relay's buffers are
+ *       empty while the sink's input buffers hold the relay's records;
+ *   <li>{@code stateless-sink}: src --keyBy--> agg (running sum per key) --keyBy--> sink (a keyed
+ *       sink without any state of its own): FLINK-31963's operator at the end of the job, where
+ *       it has no output buffers, so that in-flight records on its input edge are the only state
+ *       that concerns it.
  * </ul>
  */
 public final class Jobs {
     private Jobs() {}
 
-    static final String[] NAMES = {"keyed-agg", "q3-join", "chain", "stateless-mid"};
+    static final String[] NAMES = {"keyed-agg", "q3-join", "chain", "stateless-mid", "stateless-sink"};
 
     static void build(String name, TracedJob job, int p, long records, double rate, long seed) {
         switch (name) {
@@ -43,6 +50,9 @@ public final class Jobs {
                 break;
             case "stateless-mid":
                 statelessMid(job, p, records, rate, seed);
+                break;
+            case "stateless-sink":
+                statelessSink(job, p, records, rate, seed);
                 break;
             default:
                 throw new IllegalArgumentException("unknown job '" + name + "' (known: " + String.join(", ", NAMES) + ")");
@@ -84,11 +94,18 @@ public final class Jobs {
     static void statelessMid(TracedJob job, int p, long records, double rate, long seed) {
         job.source("src", p, records, rate, new Numbers(seed), Types.LONG)
                 .keyBy(v -> v % 32, Types.LONG)
-                .process("agg", p, new SumPerKey(), Types.TUPLE(Types.LONG, Types.LONG))
-                .rebalance()
-                .statelessMap("relay", p, t -> t.f1 % 1000, Types.LONG)
+                .statelessMap("relay", p, v -> v % 1000, Types.LONG)
+                .slotGroup("relay")
                 .keyBy(v -> v % 16, Types.LONG)
-                .sink("sink", p);
+                .sink("sink", p, "sink");
+    }
+
+    static void statelessSink(TracedJob job, int p, long records, double rate, long seed) {
+        job.source("src", p, records, rate, new Numbers(seed), Types.LONG)
+                .keyBy(v -> v % 32, Types.LONG)
+                .process("agg", p, new SumPerKey(), Types.TUPLE(Types.LONG, Types.LONG))
+                .keyBy(t -> t.f0, Types.LONG)
+                .statelessSink("sink", p);
     }
 
     /** Pseudo-random non-negative numbers below one million. */

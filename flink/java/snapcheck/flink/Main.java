@@ -140,6 +140,7 @@ public final class Main {
                     ? "generation 0 ended " + first.status + ", not " + expected
                     : first.restorePath == null ? "no retained checkpoint to restore" : null;
             if (skipped == null) {
+                String restored = restoredState(first.restorePath, job);
                 Registry.nextGeneration();
                 Configuration conf1 = configure(mode, interval, alignedTimeout, ckptDir, bufferTimeout);
                 Compat.restarts(conf1, fails.size() + 3, Duration.ofMillis(restartDelay));
@@ -149,9 +150,9 @@ public final class Main {
                 TracedJob job1 = new TracedJob(env1, out, faults, work, 1);
                 Jobs.build(jobName, job1, p2, records, rate, seed);
                 phases.add(Driver.run(job1, jobName, Duration.ofSeconds(timeout), quietD, null));
-                rescaleJson = Rescale.json(kind, job, job1, null);
+                rescaleJson = Rescale.json(kind, job, job1, null, restored);
             } else {
-                rescaleJson = Rescale.json(kind, job, null, skipped);
+                rescaleJson = Rescale.json(kind, job, null, skipped, null);
             }
         }
         Driver.writeRunJson(job, jobName, phases, info, rescaleJson);
@@ -182,6 +183,15 @@ public final class Main {
         }
         conf.set(ExecutionOptions.BUFFER_TIMEOUT, Duration.ofMillis(bufferTimeout));
         return conf;
+    }
+
+    /** What the checkpoint to restore holds per operator ({@link CheckpointState}), or why it could not be read. */
+    private static String restoredState(String path, TracedJob job) {
+        try {
+            return CheckpointState.json(path, job);
+        } catch (Exception e) {
+            return "{\"path\":" + Json.str(path) + ",\"error\":" + Json.str(String.valueOf(e)) + "}";
+        }
     }
 
     private static String req(Map<String, String> opt, String key) {

@@ -24,9 +24,12 @@ import org.apache.flink.streaming.runtime.partitioner.StreamPartitioner;
 final class Rescale {
     private Rescale() {}
 
-    static String json(String kind, TracedJob old, TracedJob neu, String skipped) {
+    /** {@code restoredState}: {@link CheckpointState#json} of the restored checkpoint, or null. */
+    static String json(String kind, TracedJob old, TracedJob neu, String skipped, String restoredState) {
         StringBuilder b = new StringBuilder("{\"kind\":").append(Json.str(kind))
-                .append(",\"skipped\":").append(Json.str(skipped)).append(",\"exchanges\":[");
+                .append(",\"skipped\":").append(Json.str(skipped))
+                .append(",\"restored_state\":").append(restoredState == null ? "null" : restoredState)
+                .append(",\"exchanges\":[");
         boolean first = true;
         if (neu != null) {
             for (Map.Entry<String, TracedCore<?>> e : old.ops.entrySet()) {

@@ -1,9 +1,6 @@
 package snapcheck.flink;
 
-import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
-import org.apache.flink.runtime.state.FunctionSnapshotContext;
-import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.util.Collector;
 
@@ -11,13 +8,18 @@ import org.apache.flink.util.Collector;
  * The first traced operator after an arbitrary (untraced) Flink source: each plain record becomes
  * a traced send of an envelope. Failure injection counts its records like any traced operator.
  */
-public class TracedIngest<T> extends ProcessFunction<T, Envelope<T>> implements CheckpointedFunction, CheckpointListener {
+public class TracedIngest<T> extends ProcessFunction<T, Envelope<T>> implements TracedLifecycle {
     private static final long serialVersionUID = 1L;
 
     final TracedCore<T> core;
 
     TracedIngest(TracedCore<T> core) {
         this.core = core;
+    }
+
+    @Override
+    public TracedCore<?> core() {
+        return core;
     }
 
     @Override
@@ -29,21 +31,6 @@ public class TracedIngest<T> extends ProcessFunction<T, Envelope<T>> implements 
     public void processElement(T value, Context ctx, Collector<Envelope<T>> out) throws Exception {
         core.beforeUntracedRecord();
         core.send(value, out);
-    }
-
-    @Override
-    public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
-        core.snapshot(ctx.getCheckpointId());
-    }
-
-    @Override
-    public void notifyCheckpointComplete(long id) {
-        core.notifyComplete(id);
-    }
-
-    @Override
-    public void notifyCheckpointAborted(long id) {
-        core.notifyAborted(id);
     }
 
     @Override

@@ -79,6 +79,17 @@ public final class TracedJob {
         return (TypeInformation) Types.POJO(Envelope.class, fields);
     }
 
+    /** The uids of the job's Flink operators: each traced operator, a source's reader, a sink's discarding tail. */
+    List<String> uids() {
+        List<String> uids = new ArrayList<>();
+        for (String op : ops.keySet()) {
+            uids.add(op);
+            uids.add(op + ".input");
+            uids.add(op + ".discard");
+        }
+        return uids;
+    }
+
     /** A replayable source of {@code count} records per subtask, read by the traced operator {@code name}. */
     public <T> TracedStream<T> source(String name, int par, long count, double rate, Generator<T> generator,
                                       TypeInformation<T> type) {

@@ -8,6 +8,7 @@ import org.apache.flink.api.java.functions.KeySelector;
 import org.apache.flink.streaming.api.datastream.ConnectedStreams;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.KeyedStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.ProcessFunction;
 import org.apache.flink.streaming.api.functions.co.KeyedCoProcessFunction;
@@ -36,6 +37,17 @@ public final class TracedStream<T> {
         this.type = type;
         this.mode = mode;
         this.key = key;
+    }
+
+    /**
+     * Put the operator producing this stream into slot sharing group {@code group}: its subtasks
+     * never share a slot with those of other groups, so on a cluster with one slot per task
+     * manager its input and output channels are network channels (with receiver buffers and
+     * credit-based flow control) rather than local ones.
+     */
+    public TracedStream<T> slotGroup(String group) {
+        ((SingleOutputStreamOperator<Envelope<T>>) stream).slotSharingGroup(group);
+        return this;
     }
 
     public TracedStream<T> rebalance() {
@@ -81,16 +93,6 @@ public final class TracedStream<T> {
         return process(name, par, new MapAdapter<>(fn), outType);
     }
 
-    /**
-     * A traced map whose wrapper keeps no operator state either: an operator without state of its
-     * own (its checkpoint holds at most channel state).
-     */
-    public <R> TracedStream<R> statelessMap(String name, int par, MapFunction<T, R> fn, TypeInformation<R> outType) {
-        TracedStream<R> s = process(name, par, new MapAdapter<>(fn), outType);
-        s.producer.keepsState = false;
-        return s;
-    }
-
     public TracedStream<T> filter(String name, int par, FilterFunction<T> fn) {
         return process(name, par, new FilterAdapter<>(fn), type);
     }
@@ -127,13 +129,45 @@ public final class TracedStream<T> {
             return new TracedStream<>(up.job, s, core, par, outType, OutSpec.Mode.FORWARD, null);
         }
 
-        /** A traced keyed sink. */
-        public void sink(String name, int par) {
+        /**
+         * A traced keyed map without any state of its own (see {@link TracedKeyedMap}): at a
+         * checkpoint it holds at most the channel state of its own input and output buffers.
+         */
+        public <R> TracedStream<R> statelessMap(String name, int par, MapFunction<T, R> fn, TypeInformation<R> outType) {
+            TracedCore<R> core = up.job.core(name, "task", par);
+            up.attach(core, par);
+            DataStream<Envelope<R>> s = keyed().flatMap(new TracedKeyedMap<>(core, fn), TracedJob.envelopeType(outType))
+                    .name(name).uid(name).setParallelism(par);
+            return new TracedStream<>(up.job, s, core, par, outType, OutSpec.Mode.FORWARD, null);
+        }
+
+        /**
+         * A traced keyed sink without any state of its own (see {@link TracedKeyedMap}): it has no
+         * output either, so its checkpoint holds at most the input part of channel state.
+         */
+        public void statelessSink(String name, int par) {
             TracedCore<Void> core = up.job.core(name, "sink", par);
             up.attach(core, par);
-            Compat.discard(keyed().process(new TracedKeyedProcess<K, T, Void>(core, new Consume<>()),
-                            TracedJob.envelopeType(Types.VOID)).name(name).uid(name).setParallelism(par),
-                    name + ".discard", par);
+            Compat.discard(keyed().flatMap(new TracedKeyedMap<T, Void>(core, null), TracedJob.envelopeType(Types.VOID))
+                    .name(name).uid(name).setParallelism(par), name + ".discard", par);
+        }
+
+        /** A traced keyed sink. */
+        public void sink(String name, int par) {
+            sink(name, par, null);
+        }
+
+        /** A traced keyed sink in slot sharing group {@code slotGroup} (null: the default group; see {@link #slotGroup}). */
+        public void sink(String name, int par, String slotGroup) {
+            TracedCore<Void> core = up.job.core(name, "sink", par);
+            up.attach(core, par);
+            SingleOutputStreamOperator<Envelope<Void>> s = keyed()
+                    .process(new TracedKeyedProcess<K, T, Void>(core, new Consume<>()), TracedJob.envelopeType(Types.VOID))
+                    .name(name).uid(name).setParallelism(par);
+            if (slotGroup != null) {
+                s.slotSharingGroup(slotGroup);
+            }
+            Compat.discard(s, name + ".discard", par);
         }
 
         public <U> Connected<K, T, U> connect(Keyed<K, U> other) {

@@ -1,5 +1,6 @@
 package snapcheck.flink;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
 import org.apache.flink.api.common.functions.DefaultOpenContext;
@@ -13,6 +14,8 @@ import org.apache.flink.configuration.ExternalizedCheckpointRetention;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.runtime.jobgraph.OperatorID;
+import org.apache.flink.shaded.guava33.com.google.common.hash.Hashing;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.CheckpointConfig;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -122,5 +125,10 @@ final class Compat {
         }
 
         protected void setUp() throws Exception {}
+    }
+
+    /** The operator id Flink derives from a user-given uid (the murmur3-128 hash of its UTF-8 bytes). */
+    static OperatorID operatorIdOfUid(String uid) {
+        return new OperatorID(Hashing.murmur3_128(0).newHasher().putString(uid, StandardCharsets.UTF_8).hash().asBytes());
     }
 }
