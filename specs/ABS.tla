@@ -11,9 +11,12 @@
 (* barrier wait.  When barrier r was processed on every regular input (all *)
 (* inputs that are not back-edges) the task takes its snapshot, forwards   *)
 (* barrier r on every output and unblocks.  Back-edges (BackEdges, found   *)
-(* by a DFS of the dataflow) are never blocked: from the snapshot until    *)
+(* by a DFS of the dataflow) are not waited for: from the snapshot until   *)
 (* barrier r arrives on a back-edge, the records processed from that       *)
-(* back-edge are logged; the log is that channel's recorded state.  With   *)
+(* back-edge are logged; the log is that channel's recorded state.  A      *)
+(* back-edge whose barrier r arrives before the snapshot is blocked until  *)
+(* it, like a regular input: with parallel subtasks the barrier can come   *)
+(* round the loop through other subtasks first (MCABS_par).  With          *)
 (* BackEdges = {} this is Algorithm 1, whose snapshots have empty channel  *)
 (* state -- and which deadlocks on a cyclic dataflow (MCABS_cycle_aligned).*)
 (*                                                                         *)
@@ -29,7 +32,11 @@
 (*                      back-edge until the barrier arrived on all of them *)
 (*                      (fails ChannelStateExact with two back-edges into  *)
 (*                      one task; docs/theory.md, "Pitfall: Algorithm 2    *)
-(*                      as printed").                                      *)
+(*                      as printed");                                      *)
+(*   "early_back_edge"  a back-edge whose barrier arrives before the       *)
+(*                      snapshot is not blocked (fails Consistent when the *)
+(*                      loop runs in parallel subtasks; docs/theory.md,    *)
+(*                      "Pitfall: an early back-edge barrier").            *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets
 
@@ -38,7 +45,7 @@ CONSTANTS
     BackEdges,   \* back-edges of a cyclic dataflow ({} for Algorithm 1)
     Rounds, MaxData, Bug
 
-ASSUME Bug \in {"none", "no_blocking", "log_as_printed"}
+ASSUME Bug \in {"none", "no_blocking", "log_as_printed", "early_back_edge"}
 ASSUME BackEdges \subseteq Chans \ CtrlChans
 
 VARIABLES
@@ -61,8 +68,9 @@ RegularIn(p) == In(p) \ BackEdges
 Data(n) == [k |-> "d", n |-> n]
 Barrier(r) == [k |-> "b", n |-> r]
 
-\* c is blocked: its barrier of the coming round was processed, the snapshot not taken yet.
-Blocked(c) == c \notin BackEdges /\ closed[c] > rec[Dst[c]]
+\* c is blocked: its barrier of the coming round was processed, the snapshot not taken yet
+\* (on a back-edge: the barrier came round the loop before the snapshot).
+Blocked(c) == (c \notin BackEdges \/ Bug # "early_back_edge") /\ closed[c] > rec[Dst[c]]
 \* p is aligned for its next round: barrier processed on every regular input.
 Aligned(p) == \A c \in RegularIn(p) : closed[c] = rec[p] + 1
 \* Back-edge c is being logged for round r.

@@ -1,8 +1,10 @@
 """Asynchronous Barrier Snapshotting for cyclic graphs: Algorithm 2 of Carbone et
 al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015), with
-the per-back-edge logging fix of docs/theory.md, "Pitfall: Algorithm 2 as printed".
+the per-back-edge logging fix of docs/theory.md, "Pitfall: Algorithm 2 as printed",
+and a back-edge held back when its barrier arrives before the task's snapshot
+(docs/theory.md, "Pitfall: an early back-edge barrier").
 
-Back-edges (``Chan.back_edge``, found by DFS) are never blocked. Per task and
+Back-edges (``Chan.back_edge``, found by DFS) are not waited for. Per task and
 round n (line numbers of Algorithm 2):
 
 * a barrier on a regular input blocks it (11–12); once every regular input
@@ -12,6 +14,15 @@ round n (line numbers of Algorithm 2):
   condition keeps logging on every back-edge until *all* of them delivered, which
   logs post-snapshot records when two back-edges enter one task — the
   ``abs-cyclic-as-printed`` mutant);
+* a barrier on a back-edge that arrives *before* the state copy blocks that
+  back-edge until the copy. The algorithm takes for granted that a round's barrier
+  comes back round the loop only after the task's own snapshot, which holds when
+  each operator runs once; with parallel subtasks and a shuffle on the loop, the
+  barrier can come back through *other* subtasks that aligned sooner, and the
+  records behind it were sent after its sender's snapshot: processed before this
+  task's copy they would be orphans (the ``abs-cyclic-early-back-edge`` mutant).
+  A back-edge is unbounded (``reference.sim.network``), so holding it back never
+  exerts backpressure and cannot close a wait cycle; the records wait in its queue;
 * once every input delivered the barrier, persist the state copy with the
   back-edge logs (19–22) and acknowledge;
 * declined and aborted rounds are given up as in ``abs_aligned``: a cancellation
@@ -71,7 +82,16 @@ class CyclicTask(TaskProtocol):
             self.ctx.block(ch)                                         # 12
             if st.ckpt is None and all(c in st.marked for c in self.regular):   # 13
                 self.copy_state(r, st)                                 # 14-17
+        elif st.ckpt is None:
+            self.hold_back_edge(ch)
         self.maybe_persist(r, st)                                      # 19
+
+    def hold_back_edge(self, ch) -> None:
+        """The barrier came round the loop on back-edge ``ch`` before this task's own
+        snapshot of the round (through other subtasks of the loop): the records behind
+        it were sent after the sender's snapshot, so ``ch`` stays blocked until this
+        task's snapshot, like a regular input."""
+        self.ctx.block(ch)
 
     def copy_state(self, r: int, st: _Round) -> None:
         st.ckpt = self.ctx.checkpoint(r)
