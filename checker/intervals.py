@@ -23,6 +23,8 @@ except a record recovered after a restore at another parallelism, replayed on th
 new channel a restore mapped its old channel onto (``moved``): that incarnation is a
 message of its own on the new channel, sent at the replay, and its receive is not
 the original's (both are listed in ``recvs``; ``checker.rescale`` judges the remap).
+A replay in a later recovery of what was sent (or recovered) on that new channel
+itself is an ordinary incarnation of that message.
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
 or from them are not analysed; barriers and cancellation markers are protocol messages, not data, and are
@@ -246,7 +248,7 @@ class History:
             if p.role != "external":
                 continue
             for e in self.raw[p.id]:
-                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and e.ch in remapped):
+                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and self._moves(e)):
                     d = dst_of.get(e.ch)
                     if d is not None:
                         m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
@@ -273,7 +275,7 @@ class History:
                 elif t == "recv":
                     if e.ch in dst_of:
                         add_recv((e, i, c))
-                elif t == "replay" and remapped and e.ch in remapped:
+                elif t == "replay" and remapped and self._moves(e):
                     d = get_dst(e.ch)
                     if d is not None:
                         m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))
@@ -325,6 +327,17 @@ class History:
             self._barrier_mids = {e.mid for evs in self.raw.values() for e in evs
                                   if e.type == "send" and e.kind in MARKERS}
             return self._barrier_mids
+
+    def _moves(self, e: Event) -> bool:
+        """Is replay ``e`` a record recovered onto a new channel (``moved``): its channel is
+        one a restore mapped an old channel onto, and the incarnation it replays was sent
+        on another channel? A later recovery that replays, on the same channel, what was
+        sent (or recovered) there after the restore replays an incarnation of that
+        channel's own message."""
+        if e.ch not in self.remapped:
+            return False
+        parent = self.sent_ever(e.replay_of)
+        return parent is None or parent.ch != e.ch
 
     # -- helpers ------------------------------------------------------------------
     def first_rollback(self, ev) -> int | None:

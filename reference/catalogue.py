@@ -13,7 +13,7 @@ checker read the same class attributes.
 >>> resolve("hmnr-clock").header_name()
 'hmnr'
 >>> sorted(m for m in MUTANTS if MUTANTS[m].mutant_of == "abs-cyclic")
-['abs-cyclic-as-printed']
+['abs-cyclic-as-printed', 'abs-cyclic-early-back-edge']
 """
 
 from __future__ import annotations

@@ -8,6 +8,12 @@ interleaving after recovery does not change the results; a lost or
 twice-processed record does.) This is the differential oracle of Flink's
 ``SemanticsCheckMapper`` and Kafka's ``EosTestDriver``, applied to the whole
 state.
+
+The failure-free run must itself reach a committed end state: when it gave up
+(every round triggered at its end was aborted, so its last transactions were never
+published; ``SimResult.gave_up``), there is nothing to compare with and
+``exactly_once`` raises ``Inconclusive`` instead of reporting the missing
+transactions as differences of the run under test.
 """
 
 from __future__ import annotations
@@ -72,15 +78,25 @@ def baseline(cfg: SimConfig) -> SimConfig | None:
     return clean
 
 
+class Inconclusive(Exception):
+    """The oracle cannot judge a run: the failure-free run it compares with has no
+    committed end state (``SimResult.gave_up``)."""
+
+
 def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
     """Run ``cfg`` (unless ``run`` is given) and compare its results with those of its
-    ``baseline``."""
+    ``baseline``. Raises ``Inconclusive`` when that baseline run gave up."""
     if run is None:
         run = simulate(cfg, record=False)
     base = baseline(cfg)
     if base is None or (base == replace(cfg, decline_prob=0.0) and run.metrics.get("declines") == 0):
         return compare(run, run)
-    return compare(simulate(base, record=False), run)
+    reference = simulate(base, record=False)
+    if reference.gave_up:
+        m = reference.metrics
+        raise Inconclusive(f"the failure-free run gave up (every final round aborted; {m['rounds_completed']} of "
+                           f"{m['rounds_started']} rounds completed): no committed end state to compare with")
+    return compare(reference, run)
 
 
 def partition_invariant(cfg: SimConfig) -> bool:

@@ -121,6 +121,16 @@ class SimResult:
         with open(path, "wb") as f:
             f.write(self.dumps())
 
+    @property
+    def gave_up(self) -> bool:
+        """The run stopped because every round triggered at its end was aborted (declined
+        snapshots, checkpoint timeouts: the coordinator gives up after ten), with no round
+        left in progress: it has no committed end state. A deadlock (a round that never
+        completes) or a run cut at ``max_time`` is not giving up."""
+        m = self.metrics
+        return (bool(m.get("stuck")) and not m.get("truncated") and "rounds_aborted" in m
+                and m["rounds_started"] == m["rounds_completed"] + m["rounds_aborted"])
+
 
 def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     """Apply the mutant and build the workload and protocol objects of a config.

@@ -15,8 +15,10 @@ difference, the dataflow deadlocks (a round never completes) or simulating or
 checking raises an error. For a correct protocol a failing run is a bug; for a
 mutant it means the mutant was *caught*. A run whose every final round was
 aborted (declined snapshots, checkpoint timeouts: the simulator gives up after
-ten) has no committed end state to compare; with no checker violation it is
-*inconclusive*, counted apart.
+ten; ``SimResult.gave_up``) has no committed end state to compare; with no checker
+violation it is *inconclusive*, counted apart. So is a run whose failure-free twin
+gave up that way (``reference.oracle.Inconclusive``): the oracle has nothing to
+compare it with.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ COLUMNS = (
     ("verdict", "string", "string"),            # clean | violation | error | inconclusive
     ("violation_kinds", "string", "string"),    # sorted, comma-separated
     ("violations", "int64", "bigint"),
-    ("oracle", "string", "string"),             # ok | differs: … | skipped
+    ("oracle", "string", "string"),             # ok | differs: … | inconclusive: … | skipped
     ("error", "string", "string"),
     ("tasks", "int64", "bigint"),
     ("events", "int64", "bigint"),
@@ -89,32 +91,38 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     skips the exactly-once oracle (about a quarter of the cost of a campaign)."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
-    from snapcheck.reference.oracle import baseline, exactly_once
+    from snapcheck.reference.oracle import Inconclusive, baseline, exactly_once
 
     row = _row(run_id, seed, cfg)
+    diffs = unjudged = None
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        diffs = exactly_once(cfg, res) if oracle and resolve(cfg.protocol).failure_free_oracle and (
-            baseline(cfg) is not None) else None
+        if oracle and resolve(cfg.protocol).failure_free_oracle and baseline(cfg) is not None:
+            try:
+                diffs = exactly_once(cfg, res)
+            except Inconclusive as exc:          # the failure-free run has no end state to compare with
+                unjudged = str(exc)
     except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
         return row
     m = res.metrics
     kinds = sorted(report.kinds)
     stuck = bool(m.get("stuck") or m.get("truncated"))
-    gave_up = stuck and not m.get("truncated") and _final_rounds_aborted(res.events)
+    gave_up = res.gave_up
     if gave_up:
-        diffs = None
+        diffs = unjudged = None
         kinds = [k for k in kinds if k not in GAVE_UP_CONSEQUENCES]
     rec_all = report.recovery.get("all", {})
     dist = rec_all.get("distance", {})
-    verdict = "violation" if kinds or diffs or (stuck and not gave_up) else "inconclusive" if gave_up else "clean"
+    verdict = ("violation" if kinds or diffs or (stuck and not gave_up) else
+               "inconclusive" if gave_up or unjudged else "clean")
     row.update(
         verdict=verdict,
         violation_kinds=",".join(kinds),
         violations=sum(r.omitted + len(r.violations) for r in report.results),
-        oracle="skipped" if diffs is None else ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
+        oracle=("inconclusive: " + unjudged)[:300] if unjudged else "skipped" if diffs is None else
+        ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
         tasks=m["tasks"], events=m["events"], messages=report.stats.get("messages", 0),
         checkpoints=report.stats.get("checkpoints", 0), rounds_completed=m["rounds_completed"],
         useless=len(report.useless), rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
@@ -128,14 +136,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
 
 
 # What a run that stopped because every final round aborted shows by construction: a
-# finished task still waiting for a final checkpoint that no round could complete.
-GAVE_UP_CONSEQUENCES = frozenset({"final-checkpoint-missing"})
-
-
-def _final_rounds_aborted(events) -> bool:
-    """The simulator stopped because every final round was aborted (its last round event is an
-    abort), not because the dataflow deadlocked (a round started and never ended)."""
-    for e in reversed(events):
-        if e.type in ("round_start", "round_complete", "round_abort"):
-            return e.type == "round_abort"
-    return False
+# finished task still waiting for a final checkpoint that no round could complete, and a
+# sink transaction whose completion notification was lost (notifications are lossy in
+# ``abs-aligned-2pc``) with no later round completing to subsume it, nor the orderly end
+# of the run, which re-sends the last notification, ever coming.
+GAVE_UP_CONSEQUENCES = frozenset({"final-checkpoint-missing", "uncommitted"})

@@ -11,11 +11,17 @@ Per task (comments give the algorithm's line numbers):
   unblock every input (11–15);
 * a round that cannot complete is given up, as Flink does: a task whose snapshot
   of n fails sends a cancellation marker of n downstream instead of the barrier;
-  a task that receives a cancellation marker of n (forwarded once), the
-  coordinator's abort of n, or a barrier of a newer round abandons the pending
-  alignment and unblocks its inputs. Without this, a task keeps inputs blocked
-  for a barrier that never comes, and under backpressure nothing moves again
-  (the ``aligned-no-cancel`` mutant).
+  a task that receives a cancellation marker of n (forwarded once) or a barrier
+  of a newer round abandons the pending alignment and unblocks its inputs. Without
+  this, a task keeps inputs blocked for a barrier that never comes, and under
+  backpressure nothing moves again (the ``aligned-no-cancel`` mutant);
+* the coordinator's abort of n (a notice on a control channel) ends round n only:
+  the task gives up n if it is aligning n, else remembers n as aborted and ignores
+  its barriers. A marker or a barrier on a FIFO input says that input is past every
+  older round, but the notice says nothing about older rounds: with overlapping
+  rounds, an older round still running (its barriers still on their way here) must
+  not be given up for it, or nobody forwards, acknowledges or declines that round
+  and it never completes.
 
 The snapshot has no channel state (E* = ∅): the trace header says
 ``params.aligned: true`` and the checker reports any message in flight. The
@@ -36,6 +42,7 @@ class AlignedTask(TaskProtocol):
         self.round: int | None = None      # round being aligned
         self.arrived: dict = {}            # blocked_inputs of Algorithm 1
         self.latest = 0                    # newest round snapshot or given up
+        self.aborted: set[int] = set()     # rounds newer than latest the coordinator aborted
 
     def on_trigger(self, round, barrier) -> None:
         self.snapshot(round)
@@ -46,6 +53,9 @@ class AlignedTask(TaskProtocol):
             return                          # obsolete: a newer round already reached this task
         if self.round is not None and r > self.round:
             self.give_up()                  # newer barrier: the older round can never align
+        if r in self.aborted:
+            self.passed(r)                  # aborted before its barriers came: obsolete
+            return
         self.round = r
         self.block(ch)
         if len(self.arrived) == len(self.ctx.inputs):
@@ -59,7 +69,7 @@ class AlignedTask(TaskProtocol):
         self.ctx.block(ch)
 
     def snapshot(self, r: int) -> None:
-        self.latest = r
+        self.passed(r)
         if self.ctx.checkpoint(r) is not None:
             self.ctx.send_barrier(r)
             self.ctx.complete(r)
@@ -76,23 +86,36 @@ class AlignedTask(TaskProtocol):
             self.ctx.send_cancel(marker.round)     # tell downstream once, as for a decline
 
     def on_abort(self, round: int) -> None:
-        self.cancel(round)
+        """The coordinator aborted ``round``: give up its alignment, or remember it so that
+        its barriers are ignored; an older round being aligned goes on."""
+        if round == self.round:
+            self.give_up()
+        elif round > self.latest and (self.round is None or round > self.round):
+            self.aborted.add(round)
 
     def cancel(self, r: int) -> bool:
-        """Round ``r`` was declined or aborted upstream: give up its alignment (or an older
-        one) and treat its barriers as obsolete. False if ``r`` is already behind this task."""
+        """A cancellation marker of round ``r`` arrived: give up its alignment (or an older
+        one: the marker's input is past it) and treat its barriers as obsolete. False if
+        ``r`` is already behind this task or the coordinator's abort told it first."""
         if r <= self.latest or (self.round is not None and r < self.round):
             return False
         if self.round is not None:
             self.give_up()
-        self.latest = r
-        return True
+        first = r not in self.aborted
+        self.passed(r)
+        return first
 
     def give_up(self) -> None:
-        self.latest = self.round
+        self.passed(self.round)
         self.round = None
         self.arrived = {}
         self.ctx.unblock_all()
+
+    def passed(self, r: int) -> None:
+        """Every round up to ``r`` is over here (snapshot, given up or obsolete)."""
+        self.latest = r
+        if self.aborted:
+            self.aborted = {a for a in self.aborted if a > r}
 
 
 class AlignedABS(Protocol):

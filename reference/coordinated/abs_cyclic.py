@@ -1,8 +1,10 @@
 """Asynchronous Barrier Snapshotting for cyclic graphs: Algorithm 2 of Carbone et
 al., "Lightweight Asynchronous Snapshots for Distributed Dataflows" (2015), with
-the per-back-edge logging fix of docs/theory.md, "Pitfall: Algorithm 2 as printed".
+the per-back-edge logging fix of docs/theory.md, "Pitfall: Algorithm 2 as printed",
+and a back-edge held back when its barrier arrives before the task's snapshot
+(docs/theory.md, "Pitfall: an early back-edge barrier").
 
-Back-edges (``Chan.back_edge``, found by DFS) are never blocked. Per task and
+Back-edges (``Chan.back_edge``, found by DFS) are not waited for. Per task and
 round n (line numbers of Algorithm 2):
 
 * a barrier on a regular input blocks it (11–12); once every regular input
@@ -12,8 +14,21 @@ round n (line numbers of Algorithm 2):
   condition keeps logging on every back-edge until *all* of them delivered, which
   logs post-snapshot records when two back-edges enter one task — the
   ``abs-cyclic-as-printed`` mutant);
+* a barrier on a back-edge that arrives *before* the state copy blocks that
+  back-edge until the copy. The algorithm takes for granted that a round's barrier
+  comes back round the loop only after the task's own snapshot, which holds when
+  each operator runs once; with parallel subtasks and a shuffle on the loop, the
+  barrier can come back through *other* subtasks that aligned sooner, and the
+  records behind it were sent after its sender's snapshot: processed before this
+  task's copy they would be orphans (the ``abs-cyclic-early-back-edge`` mutant).
+  A back-edge is unbounded (``reference.sim.network``), so holding it back never
+  exerts backpressure and cannot close a wait cycle; the records wait in its queue;
 * once every input delivered the barrier, persist the state copy with the
-  back-edge logs (19–22) and acknowledge.
+  back-edge logs (19–22) and acknowledge;
+* declined and aborted rounds are given up as in ``abs_aligned``: a cancellation
+  marker is forwarded once, a barrier of a newer round on an input ends the older
+  rounds that input skipped, and the coordinator's abort notice of n ends round n
+  only (older rounds may still be on their way).
 
 G* = (T*, L*): task states plus back-edge records in transit. Only back-edges
 carry channel state: the header says ``params.aligned: true`` (the checker
@@ -42,6 +57,7 @@ class CyclicTask(TaskProtocol):
         self.loops = [c for c in ctx.inputs if c.back_edge]
         self.rounds: dict[int, _Round] = {}
         self.latest = 0                     # newest round whose barrier reached this task
+        self.aborted: set[int] = set()      # rounds newer than latest the coordinator aborted
 
     def on_trigger(self, round, barrier) -> None:
         st = self.rounds[round] = _Round()
@@ -56,14 +72,26 @@ class CyclicTask(TaskProtocol):
         if st is None:
             if r <= self.latest:
                 return                       # obsolete barrier of a round given up here
+            obsolete = r in self.aborted     # aborted before its barriers came
+            self.passed(r)
+            if obsolete:
+                return
             st = self.rounds[r] = _Round()
-            self.latest = r
         st.marked[ch] = True                                           # 9
         if not ch.back_edge:                                           # 11
             self.ctx.block(ch)                                         # 12
             if st.ckpt is None and all(c in st.marked for c in self.regular):   # 13
                 self.copy_state(r, st)                                 # 14-17
+        elif st.ckpt is None:
+            self.hold_back_edge(ch)
         self.maybe_persist(r, st)                                      # 19
+
+    def hold_back_edge(self, ch) -> None:
+        """The barrier came round the loop on back-edge ``ch`` before this task's own
+        snapshot of the round (through other subtasks of the loop): the records behind
+        it were sent after the sender's snapshot, so ``ch`` stays blocked until this
+        task's snapshot, like a regular input."""
+        self.ctx.block(ch)
 
     def copy_state(self, r: int, st: _Round) -> None:
         st.ckpt = self.ctx.checkpoint(r)
@@ -99,18 +127,33 @@ class CyclicTask(TaskProtocol):
             self.ctx.send_cancel(marker.round)     # tell downstream (and around the loop) once
 
     def on_abort(self, round: int) -> None:
-        self.cancel(round)
+        """The coordinator aborted ``round``: abandon it, or remember it so that its barriers
+        are ignored. Older rounds go on: the notice, unlike a marker on a FIFO input, says
+        nothing about them."""
+        if round in self.rounds:
+            self.cancel(round)
+        elif round > self.latest:
+            self.aborted.add(round)
 
     def cancel(self, r: int) -> bool:
         """Round ``r`` was declined or aborted: abandon it (its alignment or its back-edge
-        log) and treat its later barriers as obsolete. False if it is already over here."""
+        log) and treat its later barriers as obsolete. False if it is already over here
+        (or the coordinator's abort told it first)."""
         st = self.rounds.pop(r, None)
         if st is None and r <= self.latest:
             return False
         if st is not None and st.ckpt is None:
             self.ctx.unblock_all()
+        first = st is not None or r not in self.aborted
+        self.passed(r)
+        return first
+
+    def passed(self, r: int) -> None:
+        """A barrier or marker of round ``r`` reached this task: rounds up to ``r`` that
+        have not started here never will."""
         self.latest = max(self.latest, r)
-        return True
+        if self.aborted:
+            self.aborted = {a for a in self.aborted if a > self.latest}
 
     def forget_older(self, ch, r: int) -> None:
         for old in [o for o, st in self.rounds.items() if o < r and ch not in st.marked]:

@@ -28,6 +28,9 @@ unaligned-obsolete-barrier         FLINK-20654: the persister keeps "barrier rec
                                    declined round decides what the next round spills
 abs-cyclic-as-printed              ABS Algorithm 2 as printed: logging continues on every  phantom
                                    back-edge until all back-edge barriers arrived
+abs-cyclic-early-back-edge         cyclic ABS that keeps processing a back-edge whose      orphan
+                                   barrier arrived before the task's snapshot (through
+                                   other subtasks of the loop)
 aligned-no-cancel                  aligned ABS that neither cancels a declined round       incomplete-round
                                    downstream nor abandons alignment on an abort: inputs
                                    stay blocked for a barrier that never comes
@@ -299,7 +302,10 @@ class UnalignedObsoleteBarrier(Unaligned):
 # -- ABS Algorithm 2 as printed ------------------------------------------------------------------
 class AsPrintedTask(CyclicTask):
     """Line 25 as printed: log every back-edge record while ``logging``, i.e. until the
-    barrier arrived on *all* inputs."""
+    barrier arrived on *all* inputs; and, as printed, never block a back-edge."""
+
+    def hold_back_edge(self, ch) -> None:
+        pass
 
     def on_process(self, ch, msg) -> None:
         if ch.back_edge:
@@ -318,6 +324,32 @@ class CyclicAsPrinted(CyclicABS):
     prop = "channel-state"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}
     task_class = AsPrintedTask
+
+
+# -- cyclic ABS: a back-edge barrier before the snapshot ---------------------------------------
+class EarlyBackEdgeTask(CyclicTask):
+    """A back-edge barrier that arrives before the task's own snapshot only stops the
+    back-edge's log; the back-edge is not held, so the records behind the barrier (sent
+    after the sender's snapshot) are processed before this task's snapshot."""
+
+    def hold_back_edge(self, ch) -> None:
+        pass
+
+
+class CyclicEarlyBackEdge(CyclicABS):
+    name = "abs-cyclic-early-back-edge"
+    topologies = "cyclic"
+    mutant_of = "abs-cyclic"
+    summary = "a back-edge barrier that arrives before the task's snapshot is not held: orphans"
+    bug = ('Algorithm 2 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" with parallel subtasks: '
+           "a back-edge barrier can come round the loop before the task's own snapshot; "
+           'docs/theory.md "Pitfall: an early back-edge barrier"')
+    expect = ("orphan",)
+    prop = "consistency"
+    demo = {"workload": "reachability", "parallelism": 3, "records": 40, "gap": 20, "interval": 150,
+            "latency": 1, "jitter": 20, "buffer": 1, "out_buffer": 1}
+    adjust = staticmethod(_cyclic)
+    task_class = EarlyBackEdgeTask
 
 
 # -- unaligned without deduplication on recovery ------------------------------------------------

@@ -7,7 +7,9 @@ owns the contiguous range ``[⌈i·M/p⌉, ⌈(i+1)·M/p⌉ − 1]``, so a keyed
 their ``key_group``.
 
 **Rescale** (``SimConfig.rescale``: ``("savepoint", t, p)`` or ``("failure", t, p)``):
-stop-with-savepoint triggers a round at ``t`` and, when it completes, stops the job;
+stop-with-savepoint triggers a round at ``t`` and, when it completes, stops the job
+(a savepoint round that is aborted is tried again; after ``SAVEPOINT_TRIES``
+postponements or failures the stop-with-savepoint is given up and the job runs on);
 a failure crashes a task at ``t`` and the recovery restores the last completed round.
 Either way every old task retires at its checkpoint of the restored round ``r`` and
 the job is rebuilt with every operator at parallelism ``p`` (new processes
@@ -65,6 +67,8 @@ from snapcheck.reference.sim.messages import CONTROL, CONTROL_SIZE, Chan, Msg, S
 from snapcheck.reference.topology import expand, partition
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Channel
+
+SAVEPOINT_TRIES = 50        # postponements and failed savepoint rounds before a stop-with-savepoint is given up
 
 
 def key_group(key, max_parallelism: int) -> int:
@@ -213,12 +217,18 @@ class Rescaling:
     def _savepoint(self, p: int) -> None:
         """Stop-with-savepoint: a round now; when it completes, restore at parallelism ``p``."""
         if self.recovering or self.rounds or self._pending_rescale is not None:
-            self._savepoint_tries += 1
-            if self._savepoint_tries < 50:
-                self.at(self.now + max(1, self.cfg.interval // 4), self._savepoint, p)
+            self._retry_savepoint(p)
             return
         self._savepoint_round = (self.next_round, p)
         self.trigger()
+
+    def _retry_savepoint(self, p: int) -> None:
+        """Try the stop-with-savepoint again a little later, unless it was postponed or its
+        savepoint failed ``SAVEPOINT_TRIES`` times: then it is given up and the job goes on
+        at its parallelism, as a Flink job does when its stop-with-savepoint fails."""
+        self._savepoint_tries += 1
+        if self._savepoint_tries < SAVEPOINT_TRIES:
+            self.at(self.now + max(1, self.cfg.interval // 4), self._savepoint, p)
 
     def _fail_and_rescale(self, p: int) -> None:
         if self._pending_rescale is not None or self.recovering:
@@ -243,7 +253,7 @@ class Rescaling:
         if self._savepoint_round and self._savepoint_round[0] == r:
             p = self._savepoint_round[1]
             self._savepoint_round = None
-            self.at(self.now + max(1, self.cfg.interval // 4), self._savepoint, p)
+            self._retry_savepoint(p)
 
     def restore_all(self) -> None:
         if self._pending_rescale is None:

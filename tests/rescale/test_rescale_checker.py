@@ -8,7 +8,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from snapcheck.checker import check_trace
-from snapcheck.traces import read_trace
+from snapcheck.traces import TraceRecorder, read_trace
+from snapcheck.traces.model import Process
 from tests.rescale.gen import DATA_FAULTS, FAULTS, build, data_violation_kinds, oracle
 
 
@@ -133,3 +134,54 @@ def test_a_whole_checkpoint_restore_owns_the_sources_key_groups():
     lost = check_trace(_whole_checkpoint_restore(False)).violations
     assert [(v.kind, v.witness["key_group"]) for v in lost] == [("in-flight-lost", 1)]
     assert "N0, the new owner of key group 1" in lost[0].message
+
+
+def _rescaled_then_recovered() -> TraceRecorder:
+    """``a -> b`` rescaled (same parallelism, new processes ``g1.a``, ``g1.b``) from round
+    1, whose channel state holds ``m1``; then ``g1.b`` fails after round 2, whose channel
+    state holds ``m2`` sent on the new channel, and an ordinary recovery restores round 2:
+    ``g1.b`` replays ``m2`` on that same channel and processes it; round 3 completes."""
+    procs = [Process("coord", "coordinator"), Process("a", "source", "a", 0), Process("b", "task", "b", 0),
+             Process("g1.a", "source", "a", 0, appears=True), Process("g1.b", "task", "b", 0, appears=True)]
+    rec = TraceRecorder(procs, [("a>b", "a", "b"), ("g1.a>g1.b", "g1.a", "g1.b")], protocol="unaligned")
+    rec.round_start("coord", 1)
+    m1 = rec.send("a", "a>b", value=1)
+    rec.checkpoint("a", kind="coordinated", round=1)
+    rec.barrier("a", "a>b", 1)
+    rec.checkpoint("b", kind="coordinated", round=1)
+    rec.record("b", 1, "a>b", [m1])
+    rec.recv("b", "a>b:b1")
+    rec.round_complete("coord", 1)
+    rec.retire("a", ckpt=1, reason="rescaled")
+    rec.retire("b", ckpt=1, reason="rescaled")
+    rec.restore("g1.a", 0, recovery=1, round=1, sources=[{"proc": "a", "ckpt": 1}])
+    rec.restore("g1.b", 0, recovery=1, round=1, sources=[{"proc": "b", "ckpt": 1}],
+                channels=[{"old": "a>b", "new": "g1.a>g1.b"}])
+    rec.recv("g1.b", rec.replay("g1.b", m1, "channel_state", ch="g1.a>g1.b"))     # moved to the new channel
+    for r in (2, 3):
+        rec.round_start("coord", r)
+        m = rec.send("g1.a", "g1.a>g1.b", value=r)
+        ga = rec.checkpoint("g1.a", kind="coordinated", round=r)
+        barrier = rec.barrier("g1.a", "g1.a>g1.b", r)
+        gb = rec.checkpoint("g1.b", kind="coordinated", round=r)
+        rec.record("g1.b", gb, "g1.a>g1.b", [m])
+        rec.recv("g1.b", barrier)
+        rec.round_complete("coord", r)
+        if r == 2:
+            rec.recv("g1.b", m)
+            rec.fail("g1.b")
+            rec.restore("g1.a", ga, recovery=2, round=2)
+            rec.restore("g1.b", gb, recovery=2, round=2)
+            rec.recv("g1.b", rec.replay("g1.b", m, "channel_state"))               # same channel: not moved
+        else:
+            rec.recv("g1.b", m)
+    return rec
+
+
+def test_a_later_recovery_on_a_remapped_channel_replays_that_channels_own_messages(tmp_path):
+    """Campaign seed 17337 (unaligned, q12, a failure followed by a restore at parallelism 3,
+    then a crash): the replays of the second recovery, on channels the rescale had mapped
+    old channels onto, were taken for records moved by the rescale and reported dropped."""
+    trace, report = _check(tmp_path, _rescaled_then_recovered())
+    assert report.ok, [(v.kind, v.message[:200]) for v in report.violations]
+    assert any(r.property == "channel-state" and r.subject == "round 3" for r in report.results)

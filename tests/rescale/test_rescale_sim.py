@@ -170,3 +170,16 @@ def test_transactions_of_a_retired_sink_are_published_once_by_its_successor():
     assert "uncommitted" in check_trace(parse_trace(dropped, "dropped")).kinds
     repeated = renumbered(lines[:handed[0] + 1] + [lines[handed[0]]] + lines[handed[0] + 1:])
     assert "duplicate-commit" in check_trace(parse_trace(repeated, "repeated")).kinds
+
+
+def test_a_stop_with_savepoint_whose_savepoints_all_fail_is_given_up():
+    """Campaign seed 16902: every round timed out, and the failed savepoint round was tried
+    again for ever (the run grew until the process ran out of memory). It is given up after
+    ``SAVEPOINT_TRIES`` postponements or failures; the run then ends as any run whose final
+    rounds all abort."""
+    cfg = SimConfig(protocol="abs-aligned", workload="q3", parallelism=2, seed=5, records=6, checkpoint_timeout=5,
+                    rescale=(("savepoint", 400, 1),), max_time=200_000)
+    res = simulate(cfg)
+    m = res.metrics
+    assert not m["truncated"] and res.gave_up and m["rounds_completed"] == 0 and m["sim_time"] < 50_000
+    assert not any(e.type == "retire" for e in res.trace().events)      # the job never rescaled

@@ -27,6 +27,7 @@ REJECTED = {
     "chandy-lamport-non-fifo": "recv",              # a record overtakes another on its channel
     "abs-aligned-no-block": "recv",                 # a record processed from a blocked input
     "abs-cyclic-as-printed": "record",              # a back-edge log with a post-barrier record
+    "abs-cyclic-early-back-edge": "recv",           # a record behind an early back-edge barrier, before the snapshot
     "unaligned-no-output-part": "arrive",           # a barrier arrives ahead of records it did not overtake
     "unaligned-late-snapshot": "recv",              # records consumed between barrier and snapshot
     "unaligned-channel-alias": "record",            # channel state recorded for the wrong channel
