@@ -23,6 +23,10 @@ except a record recovered after a restore at another parallelism, replayed on th
 new channel a restore mapped its old channel onto (``moved``): that incarnation is a
 message of its own on the new channel, sent at the replay, and its receive is not
 the original's (both are listed in ``recvs``; ``checker.rescale`` judges the remap).
+A replay is moved when its channel differs from the channel of the incarnation it
+replays; a later recovery of the new generation that replays on the same channel
+(a new channel's records, or a moved incarnation recorded again) is an ordinary
+replay, whose receive counts for the message it stands for.
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
 or from them are not analysed; barriers and cancellation markers are protocol messages, not data, and are
@@ -113,6 +117,8 @@ class History:
       msgs             list[Msg] (data messages with their send in the effective history)
       by_mid           original mid -> Msg
       orig             replayed incarnation mid -> original mid (transitively resolved)
+      moving           mids of the replays that move a record onto a mapped new channel
+      moved            moved incarnation mid -> its Msg (a message of its own)
       recvs            effective recv events per original mid, in per-process order
       ghost_recvs      effective recv events whose message's send is not in the effective history
       rolled_back      Event -> line of the restore that rolled it back
@@ -155,8 +161,12 @@ class History:
             rollers = [e for e in rollers if e.line < bound[e.proc]]
         orig: dict[str, str] = {e.mid: e.replay_of for e in replays}
         self.parent = dict(orig)                  # replayed incarnation -> the incarnation it replays
-        self.remapped = {m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels
-                         if m["new"] != m["old"]}
+        remapped = {m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels
+                    if m["new"] != m["old"]}
+        # a replay onto a mapped new channel moves its record; a replay on the channel of the
+        # incarnation it replays (a later recovery in the new generation) is an ordinary one
+        self.moving = {e.mid for e in ix.of_type("replay")
+                       if e.ch in remapped and ix.channel_of(e.replay_of) != e.ch} if remapped else set()
         self._rolls = {e.proc for e in rollers}
         for m in list(orig):                      # resolve chains of replays
             o = orig[m]
@@ -205,14 +215,14 @@ class History:
         dst_of = {ch: dst for ch, (_, dst) in self.ch_ends.items()}
         msgs: list[Msg] = []
         by_mid: dict[str, Msg] = {}
-        remapped = self.remapped
+        moving = self.moving
         moved: dict[str, Msg] = {}
         self.moved = moved
         for p in self.trace.header.processes:
             if p.role != "external":
                 continue
             for e in self.raw[p.id]:
-                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and e.ch in remapped):
+                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and e.mid in moving):
                     d = dst_of.get(e.ch)
                     if d is not None:
                         m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
@@ -239,7 +249,7 @@ class History:
                 elif t == "recv":
                     if e.ch in dst_of:
                         add_recv((e, i, c))
-                elif t == "replay" and remapped and e.ch in remapped:
+                elif t == "replay" and e.mid in moving:
                     d = get_dst(e.ch)
                     if d is not None:
                         m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))

@@ -33,7 +33,7 @@ class TraceIndex:
     [3, 4]
     """
 
-    __slots__ = ("trace", "channels", "by_proc", "_by_type", "_attr_cache", "_lines")
+    __slots__ = ("trace", "channels", "by_proc", "_by_type", "_attr_cache", "_lines", "_mid_ch")
 
     def __init__(self, trace):
         self.trace = trace
@@ -47,6 +47,7 @@ class TraceIndex:
         self._by_type = dict(by_type)
         self._attr_cache: dict[tuple[str, str], list] = {}
         self._lines: dict[str, list[int] | None] = {}
+        self._mid_ch: dict[str, str] | None = None
 
     # -- by type and attribute ---------------------------------------------------------
     def has(self, etype: str) -> bool:
@@ -63,6 +64,18 @@ class TraceIndex:
         if got is None:
             got = self._attr_cache[(etype, key)] = [e for e in self.of_type(etype) if e.attrs and key in e.attrs]
         return got
+
+    def channel_of(self, mid: str) -> str | None:
+        """The channel of the message or replayed incarnation ``mid``: the ``ch`` of the
+        ``send`` or ``replay`` event that creates it (None if the trace has neither).
+
+        >>> from snapcheck.traces.golden import golden
+        >>> TraceIndex(golden("theory_a_zcycle")).channel_of("P1>P0:1")
+        'P1>P0'
+        """
+        if self._mid_ch is None:
+            self._mid_ch = {e.mid: e.ch for t in ("send", "replay") for e in self.of_type(t)}
+        return self._mid_ch.get(mid)
 
     # -- prefixes -------------------------------------------------------------------------
     def proc_prefix(self, proc: str, limit: float) -> list:
