@@ -185,3 +185,68 @@ def test_a_later_recovery_on_a_remapped_channel_replays_that_channels_own_messag
     trace, report = _check(tmp_path, _rescaled_then_recovered())
     assert report.ok, [(v.kind, v.message[:200]) for v in report.violations]
     assert any(r.property == "channel-state" and r.subject == "round 3" for r in report.results)
+
+
+def _failure_after_rescale(record_replays: bool):
+    """A rescale (recovery 1: ``S``/``A`` replaced by ``S1``/``A1``, ``A``'s recorded record
+    ``m0`` moved onto the new channel ``t2b``), then a failure in the new generation
+    (recovery 2): ``A1`` restores its round-2 checkpoint, which recorded ``m0``'s moved
+    incarnation and two records ``n1``, ``n2`` of ``S1``, and replays them *on the same
+    channel*. Round 3's checkpoint of ``A1`` records the replay of ``n2`` it has not
+    processed yet (or, with ``record_replays=False``, records nothing: then ``n2`` is lost
+    by a recovery from round 3). Returns the trace and ``n2``'s mid."""
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S", "A",
+                         {"id": "S1", "appears": True}, {"id": "A1", "appears": True}],
+                        [("s2a", "S", "A"), ("t2b", "S1", "A1")], protocol="unaligned")
+    rec.round_start("C", 1)
+    m0 = rec.send("S", "s2a", value="m0")
+    rec.checkpoint("S", "coordinated", round=1)
+    rec.checkpoint("A", "coordinated", round=1)
+    rec.record("A", 1, "s2a", [m0])
+    rec.round_complete("C", 1)
+    rec.retire("S", 1)
+    rec.retire("A", 1)
+    rec.restore("S1", 0, recovery=1, round=1, sources=[{"proc": "S", "ckpt": 1}])
+    rec.restore("A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}],
+                channels=[{"old": "s2a", "new": "t2b"}])
+    m0_moved = rec.replay("A1", m0, source="channel_state", ch="t2b")
+    n1 = rec.send("S1", "t2b", value="n1")
+    n2 = rec.send("S1", "t2b", value="n2")
+    rec.round_start("C", 2)
+    rec.checkpoint("S1", "coordinated", round=2)
+    rec.checkpoint("A1", "coordinated", round=2)
+    rec.record("A1", 1, "t2b", [m0_moved, n1, n2])
+    rec.round_complete("C", 2)
+    rec.recv("A1", m0_moved)
+    rec.recv("A1", n1)
+    rec.fail("A1")
+    rec.restore("S1", 1, recovery=2, round=2)
+    rec.restore("A1", 1, recovery=2, round=2)
+    replayed = [rec.replay("A1", m, source="channel_state") for m in (m0_moved, n1, n2)]
+    rec.round_start("C", 3)
+    rec.checkpoint("S1", "coordinated", round=3)
+    rec.recv("A1", replayed[0])
+    rec.recv("A1", replayed[1])
+    rec.checkpoint("A1", "coordinated", round=3)
+    rec.record("A1", 2, "t2b", [replayed[2]] if record_replays else [])
+    rec.round_complete("C", 3)
+    rec.recv("A1", replayed[2])
+    return rec.trace(), n2
+
+
+def test_replays_in_the_new_generation_are_ordinary_replays():
+    """After a rescale, a replay on the channel of the incarnation it replays (recorded
+    state restored by a later recovery of the new generation) stands for its original,
+    as after any restore; only a replay onto a mapped new channel is a message of its
+    own. Recording the replayed ``n2`` is then exactly the channel state round 3 needs,
+    and leaving it out is reported as the loss of ``n2``."""
+    trace, _ = _failure_after_rescale(True)
+    report = check_trace(trace)
+    assert report.ok, [v.message for v in report.violations]
+    judged = {r.property for r in report.results}
+    assert {"channel-state", "rescale-in-flight", "exactly-once"} <= judged
+    trace, n2 = _failure_after_rescale(False)
+    lost = check_trace(trace).violations
+    assert {(v.kind, v.subject, tuple(v.witness["messages"])) for v in lost} == {("dropped", "round 3", (n2,))}
