@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,17 +48,17 @@ print(json.dumps({{"cpu": ru.ru_utime + ru.ru_stime, "wall": time.perf_counter()
 # Why a target is missed, when it is (what the figures above show; see also docs/benchmarks.md).
 WHY_NOT = {
     "replay": "`replay` reads the whole trace into memory (a third of the time), runs the checker for the "
-              "violation panels (a quarter) and applies every event; reading builds one Python object per "
-              "event, which no faster parser removes.",
+    "violation panels (a quarter) and applies every event; reading builds one Python object per "
+    "event, which no faster parser removes.",
     "check-memory": "the checker holds the whole trace as `Event` objects (26 slots, 240 bytes each, plus "
-                    "their values: about 500 bytes per event here, strings shared) and builds its histories "
-                    "over them; meeting 1 GB at 2,000,000 events needs a columnar in-memory trace for the "
-                    "checker, not done.",
+    "their values: about 500 bytes per event here, strings shared) and builds its histories "
+    "over them; meeting 1 GB at 2,000,000 events needs a columnar in-memory trace for the "
+    "checker, not done.",
     "check-time": "reading costs 2-2.5x validating (the events are built and kept), and the analyses add "
-                  "about a third more.",
+    "about a third more.",
     "validate": "the floor of validation in CPython: per event one schema check (generated code), one "
-                "dictionary lookup per id and the per-message tables; at 200,000 events it is within 4x "
-                "(`docs/trace-format.md`), at 2,000,000 the tables outgrow the caches.",
+    "dictionary lookup per id and the per-message tables; at 200,000 events it is within 4x "
+    "(`docs/trace-format.md`), at 2,000,000 the tables outgrow the caches.",
 }
 
 
@@ -96,34 +95,46 @@ def main() -> None:
         rows = {}
         for name, body in tasks.items():
             rows[name] = r = measure(body)
-            print(f"{name:32s} cpu {r['cpu']:7.1f} s  wall {r['wall']:7.1f} s  peak {r['peak_mb']:6.0f} MB  "
-                  f"exit {r['exit']}", flush=True)
+            print(
+                f"{name:32s} cpu {r['cpu']:7.1f} s  wall {r['wall']:7.1f} s  peak {r['peak_mb']:6.0f} MB  "
+                f"exit {r['exit']}",
+                flush=True,
+            )
         load_after = os.getloadavg()[0]
     v, c, o = rows["validate-trace"], rows["check"], rows["orjson"]
     render_wide = rows[f"render ({args.wide:,} processes)"]
     targets = [
         ("render ≤ 60 s", rows["render"]["cpu"], rows["render"]["cpu"] <= 60, None),
         (f"render of {args.wide:,} processes ≤ 60 s", render_wide["cpu"], render_wide["cpu"] <= 60, None),
-        ("replay to the end ≤ 20 s", rows["replay --until END"]["cpu"], rows["replay --until END"]["cpu"] <= 20,
-         "replay"),
+        (
+            "replay to the end ≤ 20 s",
+            rows["replay --until END"]["cpu"],
+            rows["replay --until END"]["cpu"] <= 20,
+            "replay",
+        ),
         ("check peak ≤ 1 GB", c["peak_mb"], c["peak_mb"] <= 1024, "check-memory"),
         ("check ≤ 2 × validate-trace", c["cpu"] / v["cpu"], c["cpu"] <= 2 * v["cpu"], "check-time"),
         ("validate-trace ≤ 4 × orjson", v["cpu"] / o["cpu"], v["cpu"] <= 4 * o["cpu"], "validate"),
     ]
     table = ["| task | CPU s | wall s | peak RSS (MB) | exit |", "|---|---|---|---|---|"]
-    table += [f"| {name} | {r['cpu']:.1f} | {r['wall']:.1f} | {r['peak_mb']:.0f} | {r['exit']} |"
-              for name, r in rows.items()]
+    table += [
+        f"| {name} | {r['cpu']:.1f} | {r['wall']:.1f} | {r['peak_mb']:.0f} | {r['exit']} |" for name, r in rows.items()
+    ]
     goals = ["| target | measured | met |", "|---|---|---|"]
     goals += [f"| {name} | {value:.2f} | {'yes' if ok else 'no'} |" for name, value, ok, _ in targets]
     missed = [f"* {name}: {WHY_NOT[why]}" for name, _, ok, why in targets if not ok and why]
-    text = (f"## Big traces (`benchmarks/bench_big_traces.py`)\n\n"
-            f"{n:,} events ({size_mb:.0f} MB of JSONL, `benchmarks/big_trace.py`: the q12 dataflow under "
-            f"Chandy-Lamport snapshots, a round every 3,000 ticks) and a header of {args.wide:,} processes; "
-            f"{machine()}; load average {load:.1f} at the start, {load_after:.1f} at the end (CPU time is the "
-            "robust figure on a shared machine). `render` draws the part `plan_view` picks (2,000 events, 40 "
-            "lanes); `replay` and `render` run the checker first, as by default.\n\n"
-            + "\n".join(table) + "\n\n" + "\n".join(goals)
-            + ("\n\nTargets missed, and why:\n\n" + "\n".join(missed) if missed else ""))
+    text = (
+        f"## Big traces (`benchmarks/bench_big_traces.py`)\n\n"
+        f"{n:,} events ({size_mb:.0f} MB of JSONL, `benchmarks/big_trace.py`: the q12 dataflow under "
+        f"Chandy-Lamport snapshots, a round every 3,000 ticks) and a header of {args.wide:,} processes; "
+        f"{machine()}; load average {load:.1f} at the start, {load_after:.1f} at the end (CPU time is the "
+        "robust figure on a shared machine). `render` draws the part `plan_view` picks (2,000 events, 40 "
+        "lanes); `replay` and `render` run the checker first, as by default.\n\n"
+        + "\n".join(table)
+        + "\n\n"
+        + "\n".join(goals)
+        + ("\n\nTargets missed, and why:\n\n" + "\n".join(missed) if missed else "")
+    )
     if not args.no_write:
         write_section("big-traces", text)
     print(text)

@@ -49,10 +49,14 @@ def generate(path: Path, n_events: int, n_procs: int, seed: int = 7) -> dict:
     procs = [f"P{i}" for i in range(n_procs)]
     chans = [(a, b) for a in range(n_procs) for b in range(n_procs) if a != b]
     logged = {c: rng.random() < 0.25 for c in chans}
-    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": p} for p in procs],
-              "channels": [{"id": f"{a}>{b}", "src": procs[a], "dst": procs[b], "logged": logged[(a, b)]}
-                           for a, b in chans],
-              "protocol": {"name": "unc"}, "seed": seed}
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": [{"id": p} for p in procs],
+        "channels": [{"id": f"{a}>{b}", "src": procs[a], "dst": procs[b], "logged": logged[(a, b)]} for a, b in chans],
+        "protocol": {"name": "unc"},
+        "seed": seed,
+    }
     idx = [0] * n_procs
     seq: dict[tuple[int, int], int] = {}
     ckpt = [0] * n_procs
@@ -68,8 +72,10 @@ def generate(path: Path, n_events: int, n_procs: int, seed: int = 7) -> dict:
                 s = seq.get((a, b), 0) + 1
                 seq[(a, b)] = s
                 mid = f"{a}>{b}:{s}"
-                f.write(dump({"type": "send", "proc": procs[a], "idx": idx[a], "ch": f"{a}>{b}", "mid": mid,
-                              "seq": s}) + b"\n")
+                f.write(
+                    dump({"type": "send", "proc": procs[a], "idx": idx[a], "ch": f"{a}>{b}", "mid": mid, "seq": s})
+                    + b"\n"
+                )
                 idx[a] += 1
                 pending.append((a, b, mid))
                 msgs += 1
@@ -81,21 +87,22 @@ def generate(path: Path, n_events: int, n_procs: int, seed: int = 7) -> dict:
                 a, b, _ = pending[k]
                 k = next(j for j, (x, y, _) in enumerate(pending) if (x, y) == (a, b))
                 _, _, mid = pending.pop(k)
-                f.write(dump({"type": "recv", "proc": procs[b], "idx": idx[b], "ch": f"{a}>{b}", "mid": mid})
-                        + b"\n")
+                f.write(dump({"type": "recv", "proc": procs[b], "idx": idx[b], "ch": f"{a}>{b}", "mid": mid}) + b"\n")
                 idx[b] += 1
             written += 1
             if rng.random() < 0.01:
                 p = rng.randrange(n_procs)
                 ckpt[p] += 1
-                f.write(dump({"type": "checkpoint", "proc": procs[p], "idx": idx[p], "ckpt": ckpt[p],
-                              "kind": "basic"}) + b"\n")
+                f.write(
+                    dump({"type": "checkpoint", "proc": procs[p], "idx": idx[p], "ckpt": ckpt[p], "kind": "basic"})
+                    + b"\n"
+                )
                 idx[p] += 1
                 written += 1
     return {"events": written, "messages": msgs, "checkpoints": sum(ckpt)}
 
 
-WORKER = r'''
+WORKER = r"""
 import json, resource, sys, time
 PATH, RP = sys.argv[1], sys.argv[2] == "1"
 out = {}
@@ -146,10 +153,10 @@ out["line_all_rolled_back"] = sum(Uall) - sum(gall)
 out["messages"] = len(h.msgs)
 out["peak_mb"] = peak()
 print(json.dumps(out))
-'''
+"""
 
 
-SMALL = r'''
+SMALL = r"""
 import json, sys, time
 from snapcheck.traces import read_trace
 from snapcheck.checker import CheckOptions, check_trace
@@ -164,10 +171,10 @@ for name, opts in (("default", CheckOptions()), ("no_crosscheck", CheckOptions(c
     out[name] = (time.process_time() - t0) / (5 * len(traces))
 out["events"] = sum(len(t.events) for t in traces) / len(traces)
 print(json.dumps(out))
-'''
+"""
 
 
-CAMPAIGN = r'''
+CAMPAIGN = r"""
 import json, sys, time
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import simulate
@@ -186,14 +193,13 @@ for _ in range(3):
     best = min(best, time.process_time() - t0)
 events = sum(len(t.events) for t in traces)
 print(json.dumps({"traces": n, "events": events / n, "per_trace": best / n, "per_event": best / events}))
-'''
+"""
 
 
 def run_campaign(n_traces: int) -> dict:
     """CPU time of check_trace on the traces of validation-campaign runs 0..n-1 (``draw_config(i, i,
     Selection.of())`` simulated by ``reference.simulate``), with the campaign's options; best of 3."""
-    out = subprocess.run([sys.executable, "-c", CAMPAIGN, str(n_traces)], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", CAMPAIGN, str(n_traces)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -209,8 +215,9 @@ def run_small(tmp: Path, n_traces: int = 100) -> dict:
 
 
 def run_worker(path: Path, rp: bool) -> dict:
-    out = subprocess.run([sys.executable, "-c", WORKER, str(path), "1" if rp else "0"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER, str(path), "1" if rp else "0"], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -260,8 +267,11 @@ def main() -> None:
     load_after = os.getloadavg()
     full, small = results["full"], results["100k messages"]
     parse = full["parse"]
-    lines = ["| analysis | full trace: s | × parse | 100k-message trace: s |", "|---|---|---|---|",
-             f"| parse + validate (`read_trace`) | {parse:.2f} | 1.00 | {small['parse']:.2f} |"]
+    lines = [
+        "| analysis | full trace: s | × parse | 100k-message trace: s |",
+        "|---|---|---|---|",
+        f"| parse + validate (`read_trace`) | {parse:.2f} | 1.00 | {small['parse']:.2f} |",
+    ]
     for key, name in ROWS:
         a = full.get(key)
         b = small.get(key)
@@ -275,8 +285,7 @@ def main() -> None:
         f"(FIFO, delayed delivery, a quarter of the channels logged), {full['checkpoints']:,} checkpoints, "
         f"{full['useless_count']:,} useless; and the same generator at {small['events']:,} events "
         f"({small['messages']:,} messages). {machine()}; load average {load_before[0]:.1f} before, "
-        f"{load_after[0]:.1f} after. Each size runs in a fresh process.\n\n"
-        + "\n".join(lines) + "\n\n"
+        f"{load_after[0]:.1f} after. Each size runs in a fresh process.\n\n" + "\n".join(lines) + "\n\n"
         f"* Graph analyses (R-graph, SCC, useless, stably unusable, RL-FIX and R-MARK for two failure sets): "
         f"**{graph:.2f} s = {graph / parse:.2f}× parse** (target ≤ 3×).\n"
         f"* z3 maximality certificate: **{small['z3_certificate_all']:.2f} s** for {small['messages']:,} messages "

@@ -40,9 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import machine, write_section
 
 SNAPCHECK = [str(Path(sys.executable).with_name("snapcheck"))]
-WHOLE_MAX_EVENTS = 10_000          # --no-segments only up to this size (quadratic beyond: 50,000 events > 10 min)
-TARGETS = ("events/s at 5k, 50k and 1M events within 2x of each other; >= 10,000 events/s per core with "
-           "refinement on a single long trace; peak memory <= 2 GB at 1M events")
+WHOLE_MAX_EVENTS = 10_000  # --no-segments only up to this size (quadratic beyond: 50,000 events > 10 min)
+TARGETS = (
+    "events/s at 5k, 50k and 1M events within 2x of each other; >= 10,000 events/s per core with "
+    "refinement on a single long trace; peak memory <= 2 GB at 1M events"
+)
 
 
 def _tree_rss(root: int) -> int:
@@ -97,8 +99,11 @@ def simulate(records: int, directory: Path) -> tuple[Path, int]:
     path = directory / f"abs-aligned-q1-{records}.jsonl"
     tmp = directory / f"abs-aligned-q1-{records}.part.jsonl"
     if not path.exists():
-        subprocess.run([*SNAPCHECK, "simulate", "-p", "abs-aligned", "-w", "q1", "--records", str(records),
-                        "-o", str(tmp)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*SNAPCHECK, "simulate", "-p", "abs-aligned", "-w", "q1", "--records", str(records), "-o", str(tmp)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         tmp.rename(path)
     with open(path, "rb") as f:
         events = sum(1 for _ in f) - 1
@@ -107,8 +112,11 @@ def simulate(records: int, directory: Path) -> tuple[Path, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--records", default="5,225,2250,45000",
-                    help="input records per source partition of each trace (q1: about 22 events each)")
+    ap.add_argument(
+        "--records",
+        default="5,225,2250,45000",
+        help="input records per source partition of each trace (q1: about 22 events each)",
+    )
     ap.add_argument("--keep", help="directory for the traces (kept; reused when present)")
     ap.add_argument("--no-write", action="store_true", help="print only, do not rewrite docs/benchmarks.md")
     args = ap.parse_args()
@@ -125,9 +133,12 @@ def main() -> None:
             m = measure([*SNAPCHECK, "conform", "-j", "2", *flags, str(path)])
             verdict = "ACCEPT" if "1 accepted" in m["out"] else f"exit {m['exit']}"
             rows.append((events, mode, m, verdict))
-            print(f"{events:>9,} {mode:14s} wall {m['wall']:7.1f}s cpu {m['cpu']:7.1f}s "
-                  f"{events / m['cpu']:9,.0f} ev/cpu-s {events / m['wall']:9,.0f} ev/s "
-                  f"peak {m['peak_mb']:6.0f} MB {verdict}", flush=True)
+            print(
+                f"{events:>9,} {mode:14s} wall {m['wall']:7.1f}s cpu {m['cpu']:7.1f}s "
+                f"{events / m['cpu']:9,.0f} ev/cpu-s {events / m['wall']:9,.0f} ev/s "
+                f"peak {m['peak_mb']:6.0f} MB {verdict}",
+                flush=True,
+            )
     seg = [(e, m) for e, mode, m, _ in rows if mode == "segments"]
     (e0, m0), big = seg[0], seg[1:]
     per_cpu = [e / m["cpu"] for e, m in big]
@@ -135,24 +146,32 @@ def main() -> None:
     lines = [
         "## TLA+ trace validation (`snapcheck conform`)",
         "",
-        (f"`benchmarks/bench_conform.py` on {machine()}; load average at the start "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared). One `abs-aligned` trace of "
-        "`snapcheck simulate -w q1` per run, `-j 2`. CPU = the command and every TLC JVM it started; "
-        "memory = peak of the sum of their resident sizes."),
+        (
+            f"`benchmarks/bench_conform.py` on {machine()}; load average at the start "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared). One `abs-aligned` trace of "
+            "`snapcheck simulate -w q1` per run, `-j 2`. CPU = the command and every TLC JVM it started; "
+            "memory = peak of the sum of their resident sizes."
+        ),
         "",
         "| events | mode | wall | CPU | events/s (wall) | events/s per CPU second | peak memory | verdict |",
         "|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for events, mode, m, verdict in rows:
-        lines.append(f"| {events:,} | {mode} | {m['wall']:.1f} s | {m['cpu']:.1f} s | {events / m['wall']:,.0f} | "
-                     f"{events / m['cpu']:,.0f} | {m['peak_mb']:,.0f} MB | {verdict} |")
-    lines += ["", f"Targets: {TARGETS}.", "",
-              f"Default mode (segments, refinement on), traces of {big[0][0]:,} to {big[-1][0]:,} events: "
-              f"events per CPU second from {min(per_cpu):,.0f} to {max(per_cpu):,.0f} "
-              f"({max(per_cpu) / min(per_cpu):.2f}x); the fixed cost of one command is "
-              f"{m0['cpu']:.1f} s CPU ({e0:,} events), and beyond it the rate is "
-              + ", ".join(f"{r:,.0f}" for r in marginal)
-              + f" events per CPU second ({max(marginal) / min(marginal):.2f}x apart)."]
+        lines.append(
+            f"| {events:,} | {mode} | {m['wall']:.1f} s | {m['cpu']:.1f} s | {events / m['wall']:,.0f} | "
+            f"{events / m['cpu']:,.0f} | {m['peak_mb']:,.0f} MB | {verdict} |"
+        )
+    lines += [
+        "",
+        f"Targets: {TARGETS}.",
+        "",
+        f"Default mode (segments, refinement on), traces of {big[0][0]:,} to {big[-1][0]:,} events: "
+        f"events per CPU second from {min(per_cpu):,.0f} to {max(per_cpu):,.0f} "
+        f"({max(per_cpu) / min(per_cpu):.2f}x); the fixed cost of one command is "
+        f"{m0['cpu']:.1f} s CPU ({e0:,} events), and beyond it the rate is "
+        + ", ".join(f"{r:,.0f}" for r in marginal)
+        + f" events per CPU second ({max(marginal) / min(marginal):.2f}x apart).",
+    ]
     text = "\n".join(lines)
     print(text)
     if not args.no_write:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchdoc import machine, write_section  # noqa: E402
 
-CAMPAIGN_SEED_STRIDE = 1_000_003     # campaign c draws its runs from seeds c * stride + i
+CAMPAIGN_SEED_STRIDE = 1_000_003  # campaign c draws its runs from seeds c * stride + i
 
 
 def first_catch(args) -> tuple[str, str, int, int | None, float]:
@@ -111,15 +111,22 @@ def main(argv: list[str] | None = None) -> int:
     for m in mutants:
         for s in strategies:
             rs = runs_of(m, s)
-            table[(m, s)] = {"median": _med(rs), "worst": max(rs), "cpu": _med([c for _, c in found[(m, s)]]),
-                             "escaped": sum(r is None for r, _ in found[(m, s)])}
+            table[(m, s)] = {
+                "median": _med(rs),
+                "worst": max(rs),
+                "cpu": _med([c for _, c in found[(m, s)]]),
+                "escaped": sum(r is None for r, _ in found[(m, s)]),
+            }
     speed = {}
     for s in strategies:
         n_runs = sum(r if r is not None else args.cap for m in mutants for r, _ in found[(m, s)])
         cpu = sum(c for m in mutants for _, c in found[(m, s)])
         speed[s] = n_runs / cpu if cpu else None
-    rarest = sorted(mutants, key=lambda m: -table[(m, "uniform")]["median"])[:max(1, len(mutants) // 4)] \
-        if "uniform" in strategies else []
+    rarest = (
+        sorted(mutants, key=lambda m: -table[(m, "uniform")]["median"])[: max(1, len(mutants) // 4)]
+        if "uniform" in strategies
+        else []
+    )
 
     def fmt(v):
         if v is None:
@@ -128,12 +135,21 @@ def main(argv: list[str] | None = None) -> int:
             return f">{args.cap}"
         return f"{v:g}" if isinstance(v, float) else str(v)
 
-    head = ["| mutant | " + " | ".join(f"{s} median (worst)" for s in strategies) + " |",
-            "|---|" + "---:|" * len(strategies)]
-    rows = [f"| `{m}` | " + " | ".join(f"{fmt(table[(m, s)]['median'])} ({fmt(table[(m, s)]['worst'])})"
-                                        for s in strategies) + " |" for m in mutants]
-    summary = ["| strategy | runs/s (CPU) | mutants with median <= 10 | worst median | "
-               "rarest quarter: median runs / uniform's |", "|---|---:|---:|---:|---:|"]
+    head = [
+        "| mutant | " + " | ".join(f"{s} median (worst)" for s in strategies) + " |",
+        "|---|" + "---:|" * len(strategies),
+    ]
+    rows = [
+        f"| `{m}` | "
+        + " | ".join(f"{fmt(table[(m, s)]['median'])} ({fmt(table[(m, s)]['worst'])})" for s in strategies)
+        + " |"
+        for m in mutants
+    ]
+    summary = [
+        "| strategy | runs/s (CPU) | mutants with median <= 10 | worst median | "
+        "rarest quarter: median runs / uniform's |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for s in strategies:
         good = sum(table[(m, s)]["median"] <= 10 for m in mutants)
         worst = max(table[(m, s)]["median"] for m in mutants)
@@ -142,23 +158,39 @@ def main(argv: list[str] | None = None) -> int:
             ours = sum(table[(m, s)]["median"] for m in rarest)
             theirs = sum(table[(m, "uniform")]["median"] for m in rarest)
             ratio = f"{ours / theirs:.3f} ({theirs / ours:.1f}x faster)"
-        summary.append(f"| {s}{' (default)' if s == DEFAULT_STRATEGY else ''} | "
-                       f"{speed[s]:.0f} | {good}/{len(mutants)} | {fmt(worst)} | {ratio} |")
+        summary.append(
+            f"| {s}{' (default)' if s == DEFAULT_STRATEGY else ''} | "
+            f"{speed[s]:.0f} | {good}/{len(mutants)} | {fmt(worst)} | {ratio} |"
+        )
     corr = []
     if correct:
-        corr = ["", "Correct protocols (every catalogue protocol, campaign distribution, no mutants):", "",
-                "| strategy | runs | failing runs | runs/s (CPU) |", "|---|---:|---:|---:|"]
+        corr = [
+            "",
+            "Correct protocols (every catalogue protocol, campaign distribution, no mutants):",
+            "",
+            "| strategy | runs | failing runs | runs/s (CPU) |",
+            "|---|---:|---:|---:|",
+        ]
         for s, c in correct.items():
             corr.append(f"| {s} | {c['runs']:,} | {c['failing']} | {c['runs'] / c['cpu']:.0f} |")
         for s, c in correct.items():
             corr += [f"- {s}: `{cmd}`" for cmd in c["commands"]]
-    md = "\n".join([
-        "## Hunting mutants blind (`benchmarks/bench_hunt.py`)", "",
-        f"Machine: {machine()}. {args.campaigns} independent campaign seeds per mutant and strategy; each "
-        f"campaign runs the mutant under its base protocol's random configurations (blind) until the first run "
-        f"that catches it, at most {args.cap} runs (`>{args.cap}`: none did). Figures are runs to the first "
-        f"catch, median (worst). Wall time {wall:.0f} s on {args.workers} worker(s).", "",
-        *summary, "", *head, *rows, *corr])
+    md = "\n".join(
+        [
+            "## Hunting mutants blind (`benchmarks/bench_hunt.py`)",
+            "",
+            f"Machine: {machine()}. {args.campaigns} independent campaign seeds per mutant and strategy; each "
+            f"campaign runs the mutant under its base protocol's random configurations (blind) until the first run "
+            f"that catches it, at most {args.cap} runs (`>{args.cap}`: none did). Figures are runs to the first "
+            f"catch, median (worst). Wall time {wall:.0f} s on {args.workers} worker(s).",
+            "",
+            *summary,
+            "",
+            *head,
+            *rows,
+            *corr,
+        ]
+    )
     print(md)
     if not args.no_doc:
         write_section("hunt", md)

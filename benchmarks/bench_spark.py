@@ -116,7 +116,8 @@ SELECT (SELECT count(*) FROM per WHERE r <= g_dst AND s > g_src), (SELECT count(
        (SELECT sum(k) FROM recd),
        (SELECT count(*) FROM transit t WHERE NOT EXISTS (
           SELECT 1 FROM recd WHERE recd.trace_id = t.trace_id AND recd.round = t.round AND recd.mid = t.mid))
-"""}
+""",
+}
 
 # The check's two building blocks alone, on the same rows: every formulation of the check needs at
 # least one window pass over the events (the effective history) and one join (sends with receives).
@@ -127,10 +128,13 @@ SELECT sum(x) FROM (SELECT max(idx) OVER (PARTITION BY trace_id, proc ORDER BY i
                                           ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS x FROM t)""",
     "one join": """
 SELECT count(*) FROM (SELECT trace_id, mid FROM t WHERE type = 'send') s
-  JOIN (SELECT trace_id, mid FROM t WHERE type = 'recv') r ON s.trace_id = r.trace_id AND s.mid = r.mid"""}
+  JOIN (SELECT trace_id, mid FROM t WHERE type = 'recv') r ON s.trace_id = r.trace_id AND s.mid = r.mid""",
+}
 
-EXPLODE_MIDS = {"duckdb": "unnest(CAST(json_extract(extra, '$.mids') AS VARCHAR[]))",
-                "spark": "explode(from_json(get_json_object(extra, '$.mids'), 'array<string>'))"}
+EXPLODE_MIDS = {
+    "duckdb": "unnest(CAST(json_extract(extra, '$.mids') AS VARCHAR[]))",
+    "spark": "explode(from_json(get_json_object(extra, '$.mids'), 'array<string>'))",
+}
 
 # A third formulation, "staged": the statements of the single-aggregation query run one by one;
 # the CTEs that compute something (windows, joins, aggregates) and are referenced more than once
@@ -156,8 +160,8 @@ def split_with(sql: str) -> tuple[list[tuple[str, str]], str]:
         while depth:
             depth += {"(": 1, ")": -1}.get(text[i], 0)
             i += 1
-        defs.append((m.group(1), text[m.end():i - 1].strip()))
-        pos = i + 1 if text[i:i + 1] == "," else i
+        defs.append((m.group(1), text[m.end() : i - 1].strip()))
+        pos = i + 1 if text[i : i + 1] == "," else i
 
 
 def staged(dialect: str) -> tuple[list[tuple[str, str]], str]:
@@ -275,7 +279,7 @@ def throughput(n: int, rounds: int, tmp: str) -> dict:
         for master, key in (("local[2]", "spark2_s"), ("local[1]", "spark1_s")):
             started = session(master)
             out["session_s"].setdefault(master, started)
-            campaign(min(n, 40), "spark", master, os.path.join(tmp, "warm"))        # worker imports
+            campaign(min(n, 40), "spark", master, os.path.join(tmp, "warm"))  # worker imports
             with PeakRSS() as mem:
                 out[key].append(campaign(n, "spark", master, os.path.join(tmp, f"sp-{master}")))
             if r == 0 and master == "local[2]":
@@ -307,7 +311,7 @@ def pool(n: int, procs: int) -> float:
 
     ctx = mp.get_context("fork")
     with ctx.Pool(procs) as p:
-        p.map(_chunk, [(0, procs)] * procs)                 # imports
+        p.map(_chunk, [(0, procs)] * procs)  # imports
         t = time.perf_counter()
         done = sum(p.map(_chunk, chunk_plan(n, procs), chunksize=1))
         secs = time.perf_counter() - t
@@ -383,10 +387,10 @@ def parquet_checking(rows: int, tmp: str) -> dict:
     for name in FORMULATIONS:
         for label, engine in (("duckdb", duck), ("spark", spark)):
             if name == "staged":
-                fn = (lambda e=engine: staged_counts(e))
+                fn = lambda e=engine: staged_counts(e)
             else:
                 sql = CORE_SQL.format(explode_mids=EXPLODE_MIDS[label]) + FINAL_SQL[name]
-                fn = (lambda e=engine, q=sql: e.first(q))
+                fn = lambda e=engine, q=sql: e.first(q)
             out[f"{label} {name}"] = best(lambda f=fn: tuple(int(x or 0) for x in f()), 1)
             counts.append(out[f"{label} {name}"][2])
         print(name, {k: v for k, v in out.items() if k.endswith(name)}, flush=True)
@@ -417,16 +421,25 @@ def pipeline(path: str, tmp: str, masters: dict[str, str], session_options: dict
             get_session(master, **(session_options or {}))
         for native_only in (True, False):
             t = time.perf_counter()
-            r = validate_input(path, os.path.join(tmp, f"pipe-{engine}-{native_only}"), master=master,
-                               engine=engine, native_only=native_only)
+            r = validate_input(
+                path,
+                os.path.join(tmp, f"pipe-{engine}-{native_only}"),
+                master=master,
+                engine=engine,
+                native_only=native_only,
+            )
             res[(engine, native_only)] = (time.perf_counter() - t, r.summary)
             print("pipeline", engine, master, native_only, round(res[(engine, native_only)][0], 2), flush=True)
     for native_only in (True, False):
-        sums = [{k: v for k, v in s.items() if k not in ("engine", "seconds", "master")}
-                for (e, n), (_, s) in res.items() if n == native_only]
+        sums = [
+            {k: v for k, v in s.items() if k not in ("engine", "seconds", "master")}
+            for (e, n), (_, s) in res.items()
+            if n == native_only
+        ]
         assert all(x == sums[0] for x in sums), f"engines disagree (native_only={native_only})"
     return {f"{e} {'sql' if n else 'full'}": secs for (e, n), (secs, _) in res.items()} | {
-        "violations": sum(res[next(iter(res))][1]["native_violations"].values())}
+        "violations": sum(res[next(iter(res))][1]["native_violations"].values())
+    }
 
 
 def cluster_bench(runs: int, rows: int, tmp: str) -> dict:
@@ -440,19 +453,18 @@ def cluster_bench(runs: int, rows: int, tmp: str) -> dict:
     from snapcheck.spark_validation.session import stop_session
 
     bare = os.path.join(tmp, "bare")
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", bare],
-                   check=True)
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", bare], check=True)
     path = os.path.join(tmp, "cluster-traces.parquet")
     n_rows = parquet_data(path, rows)
-    conf = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-            "spark.executor.memory": "1g"}
+    conf = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1", "spark.executor.memory": "1g"}
     out: dict = {"runs": runs, "rows": n_rows}
-    session("local[2]")                                                # started and warm, as the cluster's
+    session("local[2]")  # started and warm, as the cluster's
     campaign(min(runs, 40), "spark", "local[2]", os.path.join(tmp, "c-warm-local"))
     out["local_campaign_s"] = campaign(runs, "spark", "local[2]", os.path.join(tmp, "c-local"))
     stop_session()
-    with LocalCluster(workers=2, cores=1, python=os.path.join(bare, "bin", "python"),
-                      workdir=os.path.join(tmp, "cluster")) as cluster:
+    with LocalCluster(
+        workers=2, cores=1, python=os.path.join(bare, "bin", "python"), workdir=os.path.join(tmp, "cluster")
+    ) as cluster:
         t = time.perf_counter()
         from snapcheck.spark_validation.session import get_session
 
@@ -461,10 +473,12 @@ def cluster_bench(runs: int, rows: int, tmp: str) -> dict:
         from snapcheck.spark_validation.campaign import run_campaign
         from snapcheck.spark_validation.configs import Selection
 
-        run_campaign(min(runs, 40), Selection.of(), os.path.join(tmp, "c-warm"), master=cluster.url,
-                     progress=False)                                   # executors unpack the environment
-        out["cluster_campaign_s"] = run_campaign(runs, Selection.of(), os.path.join(tmp, "c-cluster"),
-                                                 master=cluster.url, progress=False).seconds
+        run_campaign(
+            min(runs, 40), Selection.of(), os.path.join(tmp, "c-warm"), master=cluster.url, progress=False
+        )  # executors unpack the environment
+        out["cluster_campaign_s"] = run_campaign(
+            runs, Selection.of(), os.path.join(tmp, "c-cluster"), master=cluster.url, progress=False
+        ).seconds
         a = read_results(os.path.join(tmp, "c-local", "results"))
         b = read_results(os.path.join(tmp, "c-cluster", "results"))
         out["identical"] = a.to_pylist() == b.to_pylist()
@@ -487,126 +501,160 @@ def campaign_report(tp: dict, big: dict | None) -> str:
     def listed(xs: list[float]) -> str:
         return ", ".join(f"{x:.2f}×" for x in xs)
 
-    lines = [f"## Spark validation (`benchmarks/bench_spark.py`)", "",
-             f"{machine()}, pyspark local mode, load average {load()} at the end of the run (a shared machine: "
-             "other jobs compete for the 2 cores, so compare figures of the same run).", "",
-             f"### Campaign throughput ({n:,} runs: default protocols and mutants; simulate + check + oracle; "
-             f"{tp['events'] / n:,.0f} events per run on average)", "",
-             f"Median of {rounds} alternating rounds for Spark and the pools (the plain loop ran once).", "",
-             "| engine | wall s | runs/s | vs Python loop |", "|---|---:|---:|---:|",
-             f"| plain Python loop (1 process) | {tp['python_s']:.1f} | {py:.1f} | 1.00× |",
-             f"| Spark local[1] | {t1:.1f} | {s1:.1f} | {s1 / py:.2f}× |",
-             f"| Spark local[2] | {t2:.1f} | {s2:.1f} | {s2 / py:.2f}× |",
-             f"| calibration: multiprocessing pool of 1, no Spark | {p1:.1f} | {n / p1:.1f} | {n / p1 / py:.2f}× |",
-             f"| calibration: multiprocessing pool of 2, no Spark | {p2:.1f} | {n / p2:.1f} | {n / p2 / py:.2f}× |",
-             "",
-             f"* Speed-up 1 → 2 cores (Spark local[1] → local[2]): **{median(speedups):.2f}×** median "
-             f"(rounds: {listed(speedups)}; target ≥ 1.8×). The machine's own 1 → 2-process scaling of the same "
-             f"runs without Spark: {median(scaling):.2f}× median (rounds: {listed(scaling)}).",
-             f"* Session start-up (not in the figures above): {tp['session_s']['local[2]']:.1f} s for the first "
-             f"local[2] session, {tp['session_s']['local[1]']:.1f} s for local[1] (the JVM is already up).",
-             f"* Spark rows identical to the Python loop's: {'yes' if tp['identical'] else 'NO'}.",
-             f"* Peak resident memory (driver + JVM + Python workers) during the local[2] campaign: "
-             f"{tp['peak_rss'] / 2**20:,.0f} MB; result table {tp['bytes_per_row']:.0f} bytes per run (Parquet).", ""]
+    lines = [
+        "## Spark validation (`benchmarks/bench_spark.py`)",
+        "",
+        f"{machine()}, pyspark local mode, load average {load()} at the end of the run (a shared machine: "
+        "other jobs compete for the 2 cores, so compare figures of the same run).",
+        "",
+        f"### Campaign throughput ({n:,} runs: default protocols and mutants; simulate + check + oracle; "
+        f"{tp['events'] / n:,.0f} events per run on average)",
+        "",
+        f"Median of {rounds} alternating rounds for Spark and the pools (the plain loop ran once).",
+        "",
+        "| engine | wall s | runs/s | vs Python loop |",
+        "|---|---:|---:|---:|",
+        f"| plain Python loop (1 process) | {tp['python_s']:.1f} | {py:.1f} | 1.00× |",
+        f"| Spark local[1] | {t1:.1f} | {s1:.1f} | {s1 / py:.2f}× |",
+        f"| Spark local[2] | {t2:.1f} | {s2:.1f} | {s2 / py:.2f}× |",
+        f"| calibration: multiprocessing pool of 1, no Spark | {p1:.1f} | {n / p1:.1f} | {n / p1 / py:.2f}× |",
+        f"| calibration: multiprocessing pool of 2, no Spark | {p2:.1f} | {n / p2:.1f} | {n / p2 / py:.2f}× |",
+        "",
+        f"* Speed-up 1 → 2 cores (Spark local[1] → local[2]): **{median(speedups):.2f}×** median "
+        f"(rounds: {listed(speedups)}; target ≥ 1.8×). The machine's own 1 → 2-process scaling of the same "
+        f"runs without Spark: {median(scaling):.2f}× median (rounds: {listed(scaling)}).",
+        f"* Session start-up (not in the figures above): {tp['session_s']['local[2]']:.1f} s for the first "
+        f"local[2] session, {tp['session_s']['local[1]']:.1f} s for local[1] (the JVM is already up).",
+        f"* Spark rows identical to the Python loop's: {'yes' if tp['identical'] else 'NO'}.",
+        f"* Peak resident memory (driver + JVM + Python workers) during the local[2] campaign: "
+        f"{tp['peak_rss'] / 2**20:,.0f} MB; result table {tp['bytes_per_row']:.0f} bytes per run (Parquet).",
+        "",
+    ]
     rate, basis = s2, f"the measured local[2] rate of {s2:.1f} runs/s ({n:,} runs)"
     per_row = big["bytes"] / big["runs"] if big else tp["bytes_per_row"]
     if big:
         rate = big["runs"] / big["seconds"]
         basis = f"the large campaign's rate of {rate:.1f} runs/s"
-        lines += [f"### Large campaign ({big['runs']:,} runs on local[2], measured)", "",
-                  f"* {big['seconds']:,.0f} s ({big['seconds'] / 60:.1f} min), **{rate:.1f} runs/s**; peak resident "
-                  f"memory (driver + JVM + Python workers) {big['peak_rss'] / 2**20:,.0f} MB — "
-                  f"{big['tenths'][0] / 2**20:,.0f} MB in the first tenth of the campaign, "
-                  f"{big['tenths'][1] / 2**20:,.0f} MB in the last; result table "
-                  f"{big['bytes'] / 2**20:,.1f} MB ({big['bytes'] / big['runs']:.0f} bytes per run); load average "
-                  f"{big['load']} at its end.", ""]
+        lines += [
+            f"### Large campaign ({big['runs']:,} runs on local[2], measured)",
+            "",
+            f"* {big['seconds']:,.0f} s ({big['seconds'] / 60:.1f} min), **{rate:.1f} runs/s**; peak resident "
+            f"memory (driver + JVM + Python workers) {big['peak_rss'] / 2**20:,.0f} MB — "
+            f"{big['tenths'][0] / 2**20:,.0f} MB in the first tenth of the campaign, "
+            f"{big['tenths'][1] / 2**20:,.0f} MB in the last; result table "
+            f"{big['bytes'] / 2**20:,.1f} MB ({big['bytes'] / big['runs']:.0f} bytes per run); load average "
+            f"{big['load']} at its end.",
+            "",
+        ]
     if big and big["runs"] >= 1_000_000:
-        lines += [f"* 1,000,000 runs: measured above (target ≤ 10 min: "
-                  f"{'met' if big['seconds'] <= 600 else '**not met**'}).", ""]
+        lines += [
+            f"* 1,000,000 runs: measured above (target ≤ 10 min: {'met' if big['seconds'] <= 600 else '**not met**'}).",
+            "",
+        ]
     else:
         est = 1_000_000 / rate
-        lines += ["### 1,000,000 runs (extrapolated)", "",
-                  f"* **Extrapolation** from {basis}: {est:,.0f} s ≈ {est / 3600:.1f} h on this machine "
-                  f"(target ≤ 10 min: **not met**; it needs ≈ {1_000_000 / 600:,.0f} runs/s). Memory does not grow "
-                  "with the number of runs (tasks stream their rows to Parquet; the driver keeps nothing per run): "
-                  f"the figure above plus ≈ {per_row * 1e6 / 2**20:,.0f} MB of result files; the "
-                  "summary reads 18 columns of the result table.",
-                  f"* Per-run cost is the simulator and the checker in CPython ({1000 * p1 / n:.1f} ms per run "
-                  "in one process here, the median round; ~800-event traces, the oracle re-simulating runs with "
-                  "failures); Spark adds "
-                  "≈30 ms per task of ≥ 1–2 k runs. On a cluster the time divides by the executor cores "
-                  f"(≈ {est * 2 / 64 / 60:.0f} min on 64 cores at this per-core rate).", ""]
+        lines += [
+            "### 1,000,000 runs (extrapolated)",
+            "",
+            f"* **Extrapolation** from {basis}: {est:,.0f} s ≈ {est / 3600:.1f} h on this machine "
+            f"(target ≤ 10 min: **not met**; it needs ≈ {1_000_000 / 600:,.0f} runs/s). Memory does not grow "
+            "with the number of runs (tasks stream their rows to Parquet; the driver keeps nothing per run): "
+            f"the figure above plus ≈ {per_row * 1e6 / 2**20:,.0f} MB of result files; the "
+            "summary reads 18 columns of the result table.",
+            f"* Per-run cost is the simulator and the checker in CPython ({1000 * p1 / n:.1f} ms per run "
+            "in one process here, the median round; ~800-event traces, the oracle re-simulating runs with "
+            "failures); Spark adds "
+            "≈30 ms per task of ≥ 1–2 k runs. On a cluster the time divides by the executor cores "
+            f"(≈ {est * 2 / 64 / 60:.0f} min on 64 cores at this per-core rate).",
+            "",
+        ]
     return "\n".join(lines)
 
 
 def parquet_report(pq_: dict) -> str:
     r = pq_["rows"]
-    lines = [f"### Parquet checking ({r:,} event rows of synthetic traces)", "",
-             f"Load average {pq_['load_sql']} after the SQL runs, {pq_['load_end']} after the pipeline run "
-             "(1, 5, 15 min).", "",
-             "| engine | query | first run s | warm s | rows/s (warm) |", "|---|---|---:|---:|---:|"]
+    lines = [
+        f"### Parquet checking ({r:,} event rows of synthetic traces)",
+        "",
+        f"Load average {pq_['load_sql']} after the SQL runs, {pq_['load_end']} after the pipeline run (1, 5, 15 min).",
+        "",
+        "| engine | query | first run s | warm s | rows/s (warm) |",
+        "|---|---|---:|---:|---:|",
+    ]
     for name in FORMULATIONS:
         for engine in ("duckdb", "spark"):
             first, warm, _ = pq_[f"{engine} {name}"]
             label = "DuckDB (2 threads)" if engine == "duckdb" else "Spark SQL local[2]"
             lines.append(f"| {label} | core SQL, {name} | {first:.2f} | {warm:.2f} | {r / warm:,.0f} |")
     pipe = pq_["pipeline"]
-    for key, what in (("sql", "`validate --input --native-only` (quarantine + every round, prefix histories, "
-                              "durability)"),
-                      ("full", "`validate --input` (the above + per-trace validation and checker)")):
+    for key, what in (
+        ("sql", "`validate --input --native-only` (quarantine + every round, prefix histories, durability)"),
+        ("full", "`validate --input` (the above + per-trace validation and checker)"),
+    ):
         for engine in ("duckdb", "spark"):
             label = "DuckDB (2 threads / processes)" if engine == "duckdb" else "Spark local[2]"
             secs = pipe[f"{engine} {key}"]
             lines.append(f"| {label} | {what} | {secs:.2f} | – | {r / secs:,.0f} |")
     duck = min(pq_[f"duckdb {n}"][1] for n in FORMULATIONS)
     spark = min(pq_[f"spark {n}"][1] for n in FORMULATIONS)
-    lines += ["", f"* Spark / DuckDB, each engine's best formulation of the same check: **{duck / spark:.2f}** "
-                  f"of DuckDB's rows/s (target ≥ 0.33); both engines and formulations give the same counts: "
-                  f"{'yes' if pq_['same_counts'] else 'NO'} ({pq_['counts']}).",
-              "* \"staged\": the same statements run one by one, the shared intermediates "
-              f"({', '.join(MATERIALIZED)}) materialized first on both engines (DuckDB does that by itself for CTEs "
-              "referenced twice; Spark inlines every CTE reference), materialization included in the time.",
-              f"* The pipeline found {pipe['violations']:,} violations; both engines wrote the same summaries. "
-              f"`validate --input` on the same rows: DuckDB **{pipe['spark sql'] / pipe['duckdb sql']:.1f}×** "
-              f"Spark local[2]'s rows/s (SQL only), **{pipe['spark full'] / pipe['duckdb full']:.1f}×** with "
-              "the checker (session start-up of Spark not included)."]
+    lines += [
+        "",
+        f"* Spark / DuckDB, each engine's best formulation of the same check: **{duck / spark:.2f}** "
+        f"of DuckDB's rows/s (target ≥ 0.33); both engines and formulations give the same counts: "
+        f"{'yes' if pq_['same_counts'] else 'NO'} ({pq_['counts']}).",
+        '* "staged": the same statements run one by one, the shared intermediates '
+        f"({', '.join(MATERIALIZED)}) materialized first on both engines (DuckDB does that by itself for CTEs "
+        "referenced twice; Spark inlines every CTE reference), materialization included in the time.",
+        f"* The pipeline found {pipe['violations']:,} violations; both engines wrote the same summaries. "
+        f"`validate --input` on the same rows: DuckDB **{pipe['spark sql'] / pipe['duckdb sql']:.1f}×** "
+        f"Spark local[2]'s rows/s (SQL only), **{pipe['spark full'] / pipe['duckdb full']:.1f}×** with "
+        "the checker (session start-up of Spark not included).",
+    ]
     blocks = []
     for name in BLOCK_SQL:
         d, sp = pq_[f"duckdb block {name}"][1], pq_[f"spark block {name}"][1]
         blocks.append(f"{name}: DuckDB {r / d:,.0f} rows/s, Spark {r / sp:,.0f} rows/s → **{d / sp:.2f}**")
-    lines.append("* The check's building blocks alone, same rows, warm (every formulation needs at least one window "
-                 "pass over the events and one join): " + "; ".join(blocks) + ": the gap between the engines is "
-                 "already there in the simplest parts of the check.")
+    lines.append(
+        "* The check's building blocks alone, same rows, warm (every formulation needs at least one window "
+        "pass over the events and one join): " + "; ".join(blocks) + ": the gap between the engines is "
+        "already there in the simplest parts of the check."
+    )
     return "\n".join(lines)
 
 
 def cluster_report(c: dict) -> str:
     p = c["pipeline"]
     r = c["rows"]
-    return "\n".join([
-        "### Standalone cluster vs local mode (same machine; `--cluster`)", "",
-        "A standalone master and two 1-core workers on 127.0.0.1 started from the installed pyspark "
-        "(`spark_validation/local_cluster.py`), whose default Python is a bare virtual environment: the kit "
-        "(zip) and its environment (venv-pack) are shipped by `snapcheck validate`; the same 2 cores as local[2].",
-        "",
-        "| run | local | cluster |", "|---|---:|---:|",
-        f"| campaign, {c['runs']:,} runs (runs/s) | {c['runs'] / c['local_campaign_s']:.1f} | "
-        f"{c['runs'] / c['cluster_campaign_s']:.1f} |",
-        f"| `validate --input --native-only`, {r:,} rows (rows/s; local = DuckDB) | {r / p['duckdb sql']:,.0f} | "
-        f"{r / p['spark sql']:,.0f} |",
-        f"| `validate --input`, {r:,} rows (rows/s; local = DuckDB) | {r / p['duckdb full']:,.0f} | "
-        f"{r / p['spark full']:,.0f} |", "",
-        f"* Cluster session start with shipping (kit zip, cached environment archive, executors registered): "
-        f"{c['cluster_session_s']:.1f} s; the first campaign on it (executors unpack the environment) is not in "
-        f"the figures, nor are session starts (both sessions ran a 40-run campaign first). Campaign results "
-        f"identical to local mode: {'yes' if c['identical'] else 'NO'}; "
-        "`--input` summaries identical on both: yes (asserted).",
-        "* A shared machine: other jobs compete for the 2 cores and the local and cluster runs are minutes "
-        "apart, so the campaign rates differ by the load as much as by the deployment: in this run the "
-        f"shipped executors (nothing installed) ran at {c['local_campaign_s'] / c['cluster_campaign_s']:.2f}× "
-        f"local mode's rate. On `--input`, DuckDB in the driver had {p['spark sql'] / p['duckdb sql']:.0f}× "
-        f"(SQL only) and {p['spark full'] / p['duckdb full']:.0f}× (with the checker) this cluster's rows/s.",
-        ""])
+    return "\n".join(
+        [
+            "### Standalone cluster vs local mode (same machine; `--cluster`)",
+            "",
+            "A standalone master and two 1-core workers on 127.0.0.1 started from the installed pyspark "
+            "(`spark_validation/local_cluster.py`), whose default Python is a bare virtual environment: the kit "
+            "(zip) and its environment (venv-pack) are shipped by `snapcheck validate`; the same 2 cores as local[2].",
+            "",
+            "| run | local | cluster |",
+            "|---|---:|---:|",
+            f"| campaign, {c['runs']:,} runs (runs/s) | {c['runs'] / c['local_campaign_s']:.1f} | "
+            f"{c['runs'] / c['cluster_campaign_s']:.1f} |",
+            f"| `validate --input --native-only`, {r:,} rows (rows/s; local = DuckDB) | {r / p['duckdb sql']:,.0f} | "
+            f"{r / p['spark sql']:,.0f} |",
+            f"| `validate --input`, {r:,} rows (rows/s; local = DuckDB) | {r / p['duckdb full']:,.0f} | "
+            f"{r / p['spark full']:,.0f} |",
+            "",
+            f"* Cluster session start with shipping (kit zip, cached environment archive, executors registered): "
+            f"{c['cluster_session_s']:.1f} s; the first campaign on it (executors unpack the environment) is not in "
+            f"the figures, nor are session starts (both sessions ran a 40-run campaign first). Campaign results "
+            f"identical to local mode: {'yes' if c['identical'] else 'NO'}; "
+            "`--input` summaries identical on both: yes (asserted).",
+            "* A shared machine: other jobs compete for the 2 cores and the local and cluster runs are minutes "
+            "apart, so the campaign rates differ by the load as much as by the deployment: in this run the "
+            f"shipped executors (nothing installed) ran at {c['local_campaign_s'] / c['cluster_campaign_s']:.2f}× "
+            f"local mode's rate. On `--input`, DuckDB in the driver had {p['spark sql'] / p['duckdb sql']:.0f}× "
+            f"(SQL only) and {p['spark full'] / p['duckdb full']:.0f}× (with the checker) this cluster's rows/s.",
+            "",
+        ]
+    )
 
 
 def write_subsections(md: str) -> None:
@@ -622,16 +670,16 @@ def write_subsections(md: str) -> None:
     if begin < 0 or end < begin:
         write_section("spark", md)
         return
-    body = text[begin + len("<!-- bench:spark -->"):end]
+    body = text[begin + len("<!-- bench:spark -->") : end]
     for part in re.split(r"(?m)^(?=### )", md.strip()):
-        if not part.startswith("### "):              # the section's heading and preamble
+        if not part.startswith("### "):  # the section's heading and preamble
             first = re.search(r"(?m)^### ", body)
-            body = "\n" + part.strip() + "\n\n" + (body[first.start():] if first else "")
+            body = "\n" + part.strip() + "\n\n" + (body[first.start() :] if first else "")
             continue
         key = part.split("\n", 1)[0].split(" (")[0]
         m = re.search(rf"(?ms)^{re.escape(key)}\b.*?(?=^### |\Z)", body)
         new = part.strip() + "\n\n"
-        body = body[:m.start()] + new + body[m.end():] if m else body.rstrip("\n") + "\n\n" + new
+        body = body[: m.start()] + new + body[m.end() :] if m else body.rstrip("\n") + "\n\n" + new
     DOC.write_text(text[:begin] + "<!-- bench:spark -->" + "\n" + body.strip("\n") + "\n" + text[end:])
 
 
@@ -640,15 +688,26 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of the 1 → 2-core comparisons")
     ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--large", type=int, metavar="N",
-                    help="also run a campaign of N runs for real (1000000: the 1,000,000-run validation)")
+    ap.add_argument(
+        "--large",
+        type=int,
+        metavar="N",
+        help="also run a campaign of N runs for real (1000000: the 1,000,000-run validation)",
+    )
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--parquet-only", action="store_true",
-                    help="run only the Parquet-checking part and rewrite only its subsection")
-    ap.add_argument("--campaign-only", action="store_true",
-                    help="run only the campaign part (throughput, 1,000,000 runs) and rewrite only it")
-    ap.add_argument("--cluster", action="store_true",
-                    help="also compare a standalone cluster on this machine with local mode (in the Parquet part)")
+    ap.add_argument(
+        "--parquet-only", action="store_true", help="run only the Parquet-checking part and rewrite only its subsection"
+    )
+    ap.add_argument(
+        "--campaign-only",
+        action="store_true",
+        help="run only the campaign part (throughput, 1,000,000 runs) and rewrite only it",
+    )
+    ap.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also compare a standalone cluster on this machine with local mode (in the Parquet part)",
+    )
     ap.add_argument("--cluster-runs", type=int, default=400)
     ap.add_argument("--cluster-only", action="store_true", help="run only the cluster comparison, rewrite only it")
     args = ap.parse_args()

@@ -18,14 +18,11 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_checker import generate  # noqa: E402  (the checker benchmark's trace: messages in flight across checkpoints)
 from benchdoc import machine, write_section  # noqa: E402
-
 
 TASKS = {
     "stream": "from snapcheck.traces import iter_events\nn = sum(1 for _ in iter_events(PATH))",
@@ -35,9 +32,11 @@ TASKS = {
 
 
 def measure(task: str, path: Path) -> dict:
-    code = (f"import resource, time, json\nPATH = {str(path)!r}\nt0 = time.perf_counter()\n{TASKS[task]}\n"
-            "print(json.dumps({'seconds': time.perf_counter() - t0, 'events': n, "
-            "'peak_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))")
+    code = (
+        f"import resource, time, json\nPATH = {str(path)!r}\nt0 = time.perf_counter()\n{TASKS[task]}\n"
+        "print(json.dumps({'seconds': time.perf_counter() - t0, 'events': n, "
+        "'peak_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
 
@@ -56,18 +55,24 @@ def main() -> None:
         for task in TASKS:
             r = measure(task, path)
             rows.append((task, r))
-            print(f"{task:8s} {r['events']:>10,d} events  {r['seconds']:7.2f} s  "
-                  f"{r['events'] / r['seconds']:>12,.0f} events/s  peak {r['peak_mb']:7.0f} MB")
+            print(
+                f"{task:8s} {r['events']:>10,d} events  {r['seconds']:7.2f} s  "
+                f"{r['events'] / r['seconds']:>12,.0f} events/s  peak {r['peak_mb']:7.0f} MB"
+            )
     base = rows[0][1]["seconds"]
     table = ["| task | events | seconds | events/s | × stream time | peak RSS (MB) |", "|---|---|---|---|---|---|"]
     for task, r in rows:
-        table.append(f"| {task} | {r['events']:,} | {r['seconds']:.2f} | {r['events'] / r['seconds']:,.0f} | "
-                     f"{r['seconds'] / base:.2f} | {r['peak_mb']:.0f} |")
-    text = (f"## Trace I/O (`benchmarks/bench_trace_io.py`)\n\n"
-            f"{args.events:,} events, {args.procs} processes, {size_mb:.0f} MB of JSONL; {machine()}.\n"
-            "`stream` parses and validates in one pass without keeping events (the floor every consumer pays); "
-            "`read` also builds the in-memory trace; `parquet` validates and converts to the Parquet form.\n\n"
-            + "\n".join(table))
+        table.append(
+            f"| {task} | {r['events']:,} | {r['seconds']:.2f} | {r['events'] / r['seconds']:,.0f} | "
+            f"{r['seconds'] / base:.2f} | {r['peak_mb']:.0f} |"
+        )
+    text = (
+        f"## Trace I/O (`benchmarks/bench_trace_io.py`)\n\n"
+        f"{args.events:,} events, {args.procs} processes, {size_mb:.0f} MB of JSONL; {machine()}.\n"
+        "`stream` parses and validates in one pass without keeping events (the floor every consumer pays); "
+        "`read` also builds the in-memory trace; `parquet` validates and converts to the Parquet form.\n\n"
+        + "\n".join(table)
+    )
     if not args.no_write:
         write_section("trace-io", text)
     print(text)

@@ -24,7 +24,10 @@ absolute numbers.
 
 def machine() -> str:
     import os
-    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today().isoformat()}"
+
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {date.today().isoformat()}"
+    )
 
 
 def write_section(name: str, markdown: str, doc: Path = DOC) -> None:

@@ -75,8 +75,16 @@ class _Writer:
         self.f.close()
 
 
-def generate(path: str | Path, events: int = 2_000_000, partitions: int = 2, interval: int = 3000,
-             seed: int = 0, latency: int = 40, jitter: int = 60, gap: int = 100) -> int:
+def generate(
+    path: str | Path,
+    events: int = 2_000_000,
+    partitions: int = 2,
+    interval: int = 3000,
+    seed: int = 0,
+    latency: int = 40,
+    jitter: int = 60,
+    gap: int = 100,
+) -> int:
     """Write the trace to ``path``; returns the number of events written (about ``events``)."""
     rng = random.Random(seed)
     P = partitions
@@ -85,24 +93,42 @@ def generate(path: str | Path, events: int = 2_000_000, partitions: int = 2, int
     win = [f"win[{i}]" for i in range(P)]
     sink = [f"sink[{i}]" for i in range(P)]
     tasks = src + win + sink
-    processes = ([{"id": p, "role": "source"} for p in src] + [{"id": p} for p in win]
-                 + [{"id": p, "role": "sink"} for p in sink] + [{"id": p, "role": "external"} for p in ext]
-                 + [{"id": "coordinator", "role": "coordinator"}])
-    channels = ([{"id": f"{ext[i]}->{src[i]}", "src": ext[i], "dst": src[i], "logged": True} for i in range(P)]
-                + [{"id": f"{src[i]}->{win[j]}", "src": src[i], "dst": win[j]} for i in range(P) for j in range(P)]
-                + [{"id": f"{win[i]}->{sink[i]}", "src": win[i], "dst": sink[i]} for i in range(P)]
-                + [{"id": f"coordinator->{src[i]}", "src": "coordinator", "dst": src[i], "kind": "control"}
-                   for i in range(P)])
-    inputs = {w: [f"{s}->{w}" for s in src] for w in win} | {sink[i]: [f"{win[i]}->{sink[i]}"] for i in range(P)} \
+    processes = (
+        [{"id": p, "role": "source"} for p in src]
+        + [{"id": p} for p in win]
+        + [{"id": p, "role": "sink"} for p in sink]
+        + [{"id": p, "role": "external"} for p in ext]
+        + [{"id": "coordinator", "role": "coordinator"}]
+    )
+    channels = (
+        [{"id": f"{ext[i]}->{src[i]}", "src": ext[i], "dst": src[i], "logged": True} for i in range(P)]
+        + [{"id": f"{src[i]}->{win[j]}", "src": src[i], "dst": win[j]} for i in range(P) for j in range(P)]
+        + [{"id": f"{win[i]}->{sink[i]}", "src": win[i], "dst": sink[i]} for i in range(P)]
+        + [{"id": f"coordinator->{src[i]}", "src": "coordinator", "dst": src[i], "kind": "control"} for i in range(P)]
+    )
+    inputs = (
+        {w: [f"{s}->{w}" for s in src] for w in win}
+        | {sink[i]: [f"{win[i]}->{sink[i]}"] for i in range(P)}
         | {src[i]: [f"coordinator->{src[i]}"] for i in range(P)}
-    outputs = {src[i]: [f"{src[i]}->{w}" for w in win] for i in range(P)} | {win[i]: [f"{win[i]}->{sink[i]}"]
-                                                                             for i in range(P)} | {s: [] for s in sink}
-    header = {"format": "snapcheck-trace", "version": 1, "processes": processes, "channels": channels,
-              "protocol": {"name": "chandy-lamport", "params": {"aligned": False, "interval": interval}},
-              "seed": seed, "metadata": {"generator": {"script": "benchmarks/big_trace.py", "events": events,
-                                                       "partitions": P, "interval": interval}}}
+    )
+    outputs = (
+        {src[i]: [f"{src[i]}->{w}" for w in win] for i in range(P)}
+        | {win[i]: [f"{win[i]}->{sink[i]}"] for i in range(P)}
+        | {s: [] for s in sink}
+    )
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": processes,
+        "channels": channels,
+        "protocol": {"name": "chandy-lamport", "params": {"aligned": False, "interval": interval}},
+        "seed": seed,
+        "metadata": {
+            "generator": {"script": "benchmarks/big_trace.py", "events": events, "partitions": P, "interval": interval}
+        },
+    }
     w = _Writer(Path(path), header, [p["id"] for p in processes])
-    heap: list[tuple[int, int, str, tuple]] = []      # (time, tiebreak, action, data)
+    heap: list[tuple[int, int, str, tuple]] = []  # (time, tiebreak, action, data)
     last_arrival: dict[str, int] = {}
     tick = 0
 
@@ -112,13 +138,13 @@ def generate(path: str | Path, events: int = 2_000_000, partitions: int = 2, int
         heapq.heappush(heap, (t, tick, action, data))
 
     def deliver(ch: str, dst: str, mid: str, t: int, barrier_round: int | None = None) -> None:
-        arrival = max(t + latency + rng.randrange(jitter), last_arrival.get(ch, 0) + 1)   # FIFO
+        arrival = max(t + latency + rng.randrange(jitter), last_arrival.get(ch, 0) + 1)  # FIFO
         last_arrival[ch] = arrival
         at(arrival, "arrive", dst, ch, mid, barrier_round)
 
     role = dict.fromkeys(src, "source") | dict.fromkeys(win, "window") | dict.fromkeys(sink, "sink")
-    ckpt = dict.fromkeys(tasks, 0)                 # last round checkpointed
-    recording: dict[str, dict[str, list[str]]] = {p: {} for p in tasks}   # input channel -> mids recorded
+    ckpt = dict.fromkeys(tasks, 0)  # last round checkpointed
+    recording: dict[str, dict[str, list[str]]] = {p: {} for p in tasks}  # input channel -> mids recorded
     done_round: dict[int, int] = {}
     for i in range(P):
         at(rng.randrange(gap), "read", i)
@@ -148,10 +174,10 @@ def generate(path: str | Path, events: int = 2_000_000, partitions: int = 2, int
                 at(t + interval, "round", r + 1)
         elif action == "arrive":
             p, ch, mid, r = data
-            if role[p] != "source":                             # sources take barriers from the coordinator
+            if role[p] != "source":  # sources take barriers from the coordinator
                 w.ev("arrive", p, t, ch=ch, mid=mid)
             w.ev("recv", p, t, ch=ch, mid=mid)
-            if r is not None:                                   # a barrier of round r
+            if r is not None:  # a barrier of round r
                 if ckpt[p] < r:
                     ckpt[p] = r
                     w.ev("checkpoint", p, t, kind="coordinated", round=r, ckpt=r, size=16)
@@ -173,8 +199,12 @@ def generate(path: str | Path, events: int = 2_000_000, partitions: int = 2, int
                 recording[p][ch].append(mid)
             if role[p] == "window":
                 downstream = outputs[p][0]
-                deliver(downstream, downstream.split("->")[1],
-                        w.send(p, downstream, t, size=32, value=[0, rng.randrange(1 << 15), 1]), t)
+                deliver(
+                    downstream,
+                    downstream.split("->")[1],
+                    w.send(p, downstream, t, size=32, value=[0, rng.randrange(1 << 15), 1]),
+                    t,
+                )
             elif role[p] == "sink":
                 w.ev("output", p, t, value=mid)
     w.close()
@@ -186,10 +216,17 @@ def wide(path: str | Path, processes: int = 100_000) -> int:
     message to the next, processes the one it receives, and takes a checkpoint (three
     events per process). Returns the number of events."""
     procs = [f"P{i}" for i in range(processes)]
-    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": p} for p in procs],
-              "channels": [{"id": f"{p}>{procs[(i + 1) % processes]}", "src": p, "dst": procs[(i + 1) % processes]}
-                           for i, p in enumerate(procs)],
-              "protocol": {"name": "none"}, "seed": 0}
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": [{"id": p} for p in procs],
+        "channels": [
+            {"id": f"{p}>{procs[(i + 1) % processes]}", "src": p, "dst": procs[(i + 1) % processes]}
+            for i, p in enumerate(procs)
+        ],
+        "protocol": {"name": "none"},
+        "seed": 0,
+    }
     w = _Writer(Path(path), header, procs)
     for i, p in enumerate(procs):
         w.send(p, f"{p}>{procs[(i + 1) % processes]}", i)
@@ -208,8 +245,13 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--interval", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--wide", type=int, default=None, metavar="P",
-                    help="instead: a ring of P processes, three events each (a header with P processes)")
+    ap.add_argument(
+        "--wide",
+        type=int,
+        default=None,
+        metavar="P",
+        help="instead: a ring of P processes, three events each (a header with P processes)",
+    )
     args = ap.parse_args()
     if args.wide:
         n = wide(args.out, args.wide)

@@ -47,15 +47,21 @@ def correct_runs(spec: str, n: int, seed: int) -> dict:
         cfg = draw_config(i, seed + i, sel)
         row = run_one(i, seed + i, cfg)
         if row["verdict"] == "violation" and simulate(cfg, record=False).metrics.get("truncated"):
-            verdicts["livelock"] += 1           # cut by the livelock guard: no progress, not a wrong state
+            verdicts["livelock"] += 1  # cut by the livelock guard: no progress, not a wrong state
             livelocks[cfg.recovery] += 1
             stuck.append(row["command"])
             continue
         verdicts[row["verdict"]] += 1
         if row["verdict"] in ("violation", "error"):
             failing.append(row["command"])
-    return {"protocol": spec, "runs": n, "verdicts": dict(verdicts), "livelocks": dict(livelocks),
-            "failing": failing[:5], "livelocked": stuck[:3]}
+    return {
+        "protocol": spec,
+        "runs": n,
+        "verdicts": dict(verdicts),
+        "livelocks": dict(livelocks),
+        "failing": failing[:5],
+        "livelocked": stuck[:3],
+    }
 
 
 def mutant_runs(name: str, n: int, seed: int, explore: str) -> dict:
@@ -77,22 +83,40 @@ def mutant_runs(name: str, n: int, seed: int, explore: str) -> dict:
         if kinds & set(m.expect):
             caught += 1
             first = first if first is not None else row["command"]
-    return {"mutant": name, "explore": explore, "runs": n, "caught": caught, "violating": violating,
-            "kinds": dict(seen.most_common(4)), "expect": list(m.expect), "first_caught": first}
+    return {
+        "mutant": name,
+        "explore": explore,
+        "runs": n,
+        "caught": caught,
+        "violating": violating,
+        "kinds": dict(seen.most_common(4)),
+        "expect": list(m.expect),
+        "first_caught": first,
+    }
 
 
 def tables(correct: list[dict], mutants: list[dict], strategies: tuple[str, ...], cmd: str, seconds: float) -> str:
-    lines = ["| protocol | campaign runs | clean | inconclusive | livelock (by reading) | violation | error |",
-             "|---|---:|---:|---:|---|---:|---:|"]
+    lines = [
+        "| protocol | campaign runs | clean | inconclusive | livelock (by reading) | violation | error |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
     for c in correct:
         v = c["verdicts"]
         by = ", ".join(f"{k}: {n}" for k, n in sorted(c["livelocks"].items()))
-        lines.append(f"| `{c['protocol']}` | {c['runs']} | {v.get('clean', 0)} | {v.get('inconclusive', 0)} | "
-                     f"{v.get('livelock', 0)}{f' ({by})' if by else ''} | {v.get('violation', 0)} | "
-                     f"{v.get('error', 0)} |")
-    lines += ["", "| mutant | expected kinds | " + " | ".join(f"caught, {s}" for s in strategies)
-              + " | kinds reported (" + strategies[-1] + ") |",
-              "|---|---|" + "---:|" * len(strategies) + "---|"]
+        lines.append(
+            f"| `{c['protocol']}` | {c['runs']} | {v.get('clean', 0)} | {v.get('inconclusive', 0)} | "
+            f"{v.get('livelock', 0)}{f' ({by})' if by else ''} | {v.get('violation', 0)} | "
+            f"{v.get('error', 0)} |"
+        )
+    lines += [
+        "",
+        "| mutant | expected kinds | "
+        + " | ".join(f"caught, {s}" for s in strategies)
+        + " | kinds reported ("
+        + strategies[-1]
+        + ") |",
+        "|---|---|" + "---:|" * len(strategies) + "---|",
+    ]
     by = {(r["mutant"], r["explore"]): r for r in mutants}
     for name in dict.fromkeys(r["mutant"] for r in mutants):
         cells = []
@@ -131,13 +155,19 @@ def main(argv=None) -> int:
     strategies = tuple(s for s in args.explore.split(",") if s)
     t0 = time.time()
     correct = [correct_runs(p, args.correct, args.seed) for p in PROTOCOLS]
-    mutants = [mutant_runs(m.name, args.mutant_runs, args.seed, s)
-               for p in PROTOCOLS for m in mutants_of(p) for s in strategies]
+    mutants = [
+        mutant_runs(m.name, args.mutant_runs, args.seed, s)
+        for p in PROTOCOLS
+        for m in mutants_of(p)
+        for s in strategies
+    ]
     if args.json:
         print(json.dumps({"correct": correct, "mutants": mutants}, indent=1))
     else:
-        cmd = (f"python benchmarks/regional_validation.py --correct {args.correct} --mutant-runs "
-               f"{args.mutant_runs} --seed {args.seed} --explore {','.join(strategies)}")
+        cmd = (
+            f"python benchmarks/regional_validation.py --correct {args.correct} --mutant-runs "
+            f"{args.mutant_runs} --seed {args.seed} --explore {','.join(strategies)}"
+        )
         table = tables(correct, mutants, strategies, cmd, time.time() - t0)
         print(table)
         if not args.no_write:

@@ -75,18 +75,25 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.time()
     verdicts, kinds, failing = correct_runs(args.correct, args.seed)
-    lines = [f"Correct protocols, {sum(kinds.values())} random campaign runs with a rescale ({kinds['rescale']}) "
-             f"or finishing sources ({kinds['finish']}) drawn (base seed {args.seed}): "
-             + ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()))
-             + (f"; failing: {failing[:5]}" if failing else "") + ".", "",
-             "| mutant | caught | runs | rate | kinds reported |", "|---|---|---|---|---|"]
+    lines = [
+        f"Correct protocols, {sum(kinds.values())} random campaign runs with a rescale ({kinds['rescale']}) "
+        f"or finishing sources ({kinds['finish']}) drawn (base seed {args.seed}): "
+        + ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()))
+        + (f"; failing: {failing[:5]}" if failing else "")
+        + ".",
+        "",
+        "| mutant | caught | runs | rate | kinds reported |",
+        "|---|---|---|---|---|",
+    ]
     for name in MUTANTS:
         caught, n, seen = mutant_runs(name, args.mutant_runs, args.seed)
         top = ", ".join(f"{k} ({v})" for k, v in seen.most_common(4))
         lines.append(f"| `{name}` | {caught} | {n} | {100 * caught / n:.0f} % | {top} |")
     lines.append("")
-    lines.append(f"(`python benchmarks/rescale_validation.py --correct {args.correct} --mutant-runs "
-                 f"{args.mutant_runs} --seed {args.seed}`, {time.time() - t0:.0f} s.)")
+    lines.append(
+        f"(`python benchmarks/rescale_validation.py --correct {args.correct} --mutant-runs "
+        f"{args.mutant_runs} --seed {args.seed}`, {time.time() - t0:.0f} s.)"
+    )
     table = "\n".join(lines)
     print(table)
     if not args.no_write:

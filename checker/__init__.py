@@ -23,5 +23,4 @@ from snapcheck.checker.api import check_trace
 from snapcheck.checker.options import PROPERTIES, CheckerUsageError, CheckOptions
 from snapcheck.checker.report import PropertyResult, Report, Violation
 
-__all__ = ["check_trace", "CheckOptions", "CheckerUsageError", "PROPERTIES", "PropertyResult", "Report",
-           "Violation"]
+__all__ = ["check_trace", "CheckOptions", "CheckerUsageError", "PROPERTIES", "PropertyResult", "Report", "Violation"]

@@ -45,14 +45,18 @@ from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
 from snapcheck.checker.coverage import not_judged, requested_faults
 from snapcheck.checker.cuts import CutAnalysis
-from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.finished import check_finished
 from snapcheck.checker.intervals import History
 from snapcheck.checker.lifetimes import Lifetimes
 from snapcheck.checker.log_retention import check_log_retention
-from snapcheck.checker.observed_recovery import (ObservedRecovery, delivery_violations, duplicate_violations,
-                                       recovery_groups)
+from snapcheck.checker.notation import fmt_cut
+from snapcheck.checker.observed_recovery import (
+    ObservedRecovery,
+    delivery_violations,
+    duplicate_violations,
+    recovery_groups,
+)
 from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
@@ -66,6 +70,7 @@ from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.protocol_facts import DeclaredFacts
+
 
 class _Run:
     """State shared by the analyses of one ``check_trace`` call."""
@@ -177,7 +182,7 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
     """
     opts = opts or CheckOptions()
     opts.validate()
-    with paused_gc():     # the analyses build many small objects and no garbage cycles
+    with paused_gc():  # the analyses build many small objects and no garbage cycles
         return _check(trace, opts)
 
 
@@ -185,14 +190,16 @@ def _check(trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
     _protocol_errors(run)
     _useless(run)
-    check_cic(run)                  # CIC conformance, timestamps along Z-paths (checker/cic.py)
-    check_log_retention(run)        # no log truncated while a recovery line needs it (checker/log_retention.py)
-    check_output_properties(run)    # output commit, control delivery, recovery lineage (checker/output_commit.py)
-    check_changelog(run)            # changelog handles restore the checkpoint's state; artifact retention (checker/changelog.py)
-    check_replication(run)          # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
-    check_rescale(run)              # key groups and in-flight records redistributed at another parallelism (checker/rescale.py)
-    check_finished(run)             # finished tasks: final checkpoint and its notification (checker/finished.py)
-    check_regional(run)             # regional checkpoints: fallback cuts, restores, commits, splits, agreement (checker/regional.py)
+    check_cic(run)  # CIC conformance, timestamps along Z-paths (checker/cic.py)
+    check_log_retention(run)  # no log truncated while a recovery line needs it (checker/log_retention.py)
+    check_output_properties(run)  # output commit, control delivery, recovery lineage (checker/output_commit.py)
+    check_changelog(run)  # changelog handles restore the checkpoint's state; artifact retention (checker/changelog.py)
+    check_replication(run)  # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
+    check_rescale(run)  # key groups and in-flight records redistributed at another parallelism (checker/rescale.py)
+    check_finished(run)  # finished tasks: final checkpoint and its notification (checker/finished.py)
+    check_regional(
+        run
+    )  # regional checkpoints: fallback cuts, restores, commits, splits, agreement (checker/regional.py)
     if opts.cut is not None:
         _explicit_cut(run)
     _rounds(run)
@@ -205,8 +212,9 @@ def _check(trace, opts: CheckOptions) -> Report:
         vs, omitted = rdt_violations(run.h, run.graph, opts.max_witnesses)
         run.add("rdt", "trace", vs, omitted)
     h = run.h
-    run.report.stats.update({"processes": h.n, "messages": len(h.msgs),
-                             "checkpoints": sum(h.L), "events": len(trace.events)})
+    run.report.stats.update(
+        {"processes": h.n, "messages": len(h.msgs), "checkpoints": sum(h.L), "events": len(trace.events)}
+    )
     run.report.not_judged = not_judged(run)
     run.report.faults = [f.to_json() for f in requested_faults(trace)]
     return run.report
@@ -218,10 +226,18 @@ def _protocol_errors(run: _Run) -> None:
     the run is missing, so every property is judged on the events before it."""
     if not run.want("protocol-error") or not run.ix.has("protocol_error"):
         return
-    vs = [Violation("protocol-error", "protocol-error", e.proc,
-                    f"The protocol broke at line {e.line} on {e.proc}: {e.reason}. The run ended there; the "
-                    f"checker judged the trace up to that line.", [e.line], dict(e.attrs or {}))
-          for e in run.ix.of_type("protocol_error")]
+    vs = [
+        Violation(
+            "protocol-error",
+            "protocol-error",
+            e.proc,
+            f"The protocol broke at line {e.line} on {e.proc}: {e.reason}. The run ended there; the "
+            f"checker judged the trace up to that line.",
+            [e.line],
+            dict(e.attrs or {}),
+        )
+        for e in run.ix.of_type("protocol_error")
+    ]
     run.add("protocol-error", "trace", vs)
 
 
@@ -237,19 +253,22 @@ def _useless(run: _Run) -> None:
 
 
 def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf"), gone=frozenset()) -> CutAnalysis:
-    ca = CutAnalysis(h, dur, g, subject, aligned=run.aligned, channel_state=run.want("channel-state"),
-                     at_line=at_line, gone=gone)
+    ca = CutAnalysis(
+        h, dur, g, subject, aligned=run.aligned, channel_state=run.want("channel-state"), at_line=at_line, gone=gone
+    )
     if run.want("consistency"):
         run.add("consistency", subject, ca.consistency)
     if run.want("channel-state"):
         run.add("channel-state", subject, ca.channel_state)
     if ca.unobservable:
-        run.report.stats["unobservable_in_transit"] = (run.report.stats.get("unobservable_in_transit", 0)
-                                                       + len(ca.unobservable))
+        run.report.stats["unobservable_in_transit"] = run.report.stats.get("unobservable_in_transit", 0) + len(
+            ca.unobservable
+        )
         run.report.notes.append(
             f"{subject}: {len(ca.unobservable)} in-transit message(s) on channels whose recorded state the trace "
             f"does not show (protocol param channel_state = observed-at-restore), not judged as dropped: "
-            f"{', '.join(m.mid for m in ca.unobservable[:5])}{' …' if len(ca.unobservable) > 5 else ''}.")
+            f"{', '.join(m.mid for m in ca.unobservable[:5])}{' …' if len(ca.unobservable) > 5 else ''}."
+        )
     return ca
 
 
@@ -267,8 +286,11 @@ def _rounds(run: _Run) -> None:
         info = rounds[r]
         members = life.members(h.procs, info.start_line)
         status = round_status(info, members)
-        entry = {"status": status, "start_line": info.start_line,
-                 "checkpoints": {p: e.ckpt for p, e in info.ckpts.items()}}
+        entry = {
+            "status": status,
+            "start_line": info.start_line,
+            "checkpoints": {p: e.ckpt for p, e in info.ckpts.items()},
+        }
         run.report.rounds[str(r)] = entry
         if run.want("termination"):
             run.add("termination", f"round {r}", round_violations(info, members, trace))
@@ -277,26 +299,30 @@ def _rounds(run: _Run) -> None:
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
             continue
         cut = dict(info.ckpts)
-        if info.fallback:            # a regional completion: each participant's state of the round named
+        if info.fallback:  # a regional completion: each participant's state of the round named
             cut.update((p, e) for p, (e, _) in round_cut(rounds, r, info.fallback).items())
             entry["checkpoints"] = {p: e.ckpt if e else 0 for p, e in cut.items() if e is not None}
             entry["fallback"] = dict(info.fallback)
             if any(e is None for e in cut.values()):
-                continue             # a fallback that names no checkpoint (checker.regional reports it)
+                continue  # a fallback that names no checkpoint (checker.regional reports it)
         undone = [x for x in (h.first_rollback(e) for e in cut.values() if e) if x is not None]
         if undone:
             limit = min(undone)
             if any(e and e.line >= limit for e in cut.values()):
                 # its checkpoints straddle a rollback (a region failed over while others went on):
                 # no prefix of the trace holds them all (a completed one is judged by checker.regional)
-                entry["not_analysed"] = f"a checkpoint of the round is rolled back at line {limit} before others are taken"
+                entry["not_analysed"] = (
+                    f"a checkpoint of the round is rolled back at line {limit} before others are taken"
+                )
                 continue
             hist, dur = run.history(limit), run.durability(limit)
             entry["analysed_before_line"] = limit
         else:
             hist, dur, limit = h, run.dur, float("inf")
-        g = [hist.pos_of[i][cut[p].ckpt if cut[p] else 0] if p in cut else life.position(hist, i, info.start_line)
-             for i, p in enumerate(hist.procs)]
+        g = [
+            hist.pos_of[i][cut[p].ckpt if cut[p] else 0] if p in cut else life.position(hist, i, info.start_line)
+            for i, p in enumerate(hist.procs)
+        ]
         gone = frozenset(i for i, p in enumerate(hist.procs) if life.handed_over(p, info.start_line))
         ca = _analyse_cut(run, hist, dur, g, f"round {r}", at_line=limit, gone=gone)
         entry["in_transit"] = len(ca.internal_in_transit) + ca.external_in_transit
@@ -310,8 +336,7 @@ def _recovery_lines(run: _Run) -> None:
     if not any(label == "all" for _, label in sets):
         sets.append((list(range(h.n)), "all"))
     for failed, label in sets:
-        d = analyse_failure_set(h, run.dur, failed, label, opts.semantics, graph=run.graph,
-                                crosscheck=opts.crosscheck)
+        d = analyse_failure_set(h, run.dur, failed, label, opts.semantics, graph=run.graph, crosscheck=opts.crosscheck)
         g, U = d.pop("_g"), d.pop("_U")
         report.recovery_lines[label] = d["line"]
         report.recovery[label] = d
@@ -327,7 +352,8 @@ def _recovery_lines(run: _Run) -> None:
                     f"recovery line for failures {label} {fmt_cut(d['line'])}: "
                     f"{len(d['unrecoverable_in_transit'])} in-transit message(s) nothing can replay "
                     f"({', '.join(d['unrecoverable_in_transit'][:5])}); the maximal loss-free line is "
-                    f"{fmt_cut(d['loss_free_line'])}.")
+                    f"{fmt_cut(d['loss_free_line'])}."
+                )
     if "all" in report.recovery:
         report.stats["domino"] = report.recovery["all"]["domino"]
 

@@ -40,8 +40,8 @@ already deleted (``restore-missing-artifact``).
 
 from __future__ import annotations
 
-from snapcheck.traces.model import MARKERS
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import MARKERS
 
 
 def _attr(e, name):
@@ -77,9 +77,9 @@ class _Artifacts:
                 barriers.add(e.mid)
             else:
                 key_of[e.mid] = (e.ch, e.seq)
-        self.created: dict[str, tuple] = {}        # id -> (line, owner, lo, hi, content, type)
-        self.deleted: dict[str, int] = {}          # id -> first deletion line
-        self.handles: dict[tuple[str, int], tuple] = {}   # (proc, ckpt) -> (line, handle, changes)
+        self.created: dict[str, tuple] = {}  # id -> (line, owner, lo, hi, content, type)
+        self.deleted: dict[str, int] = {}  # id -> first deletion line
+        self.handles: dict[tuple[str, int], tuple] = {}  # (proc, ckpt) -> (line, handle, changes)
         for proc, events in ix.by_proc.items():
             changes: list[tuple] = []
             saved: dict[int, list] = {0: []}
@@ -132,29 +132,43 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
     out = []
     for (proc, ckpt), (line, h, state) in sorted(arts.handles.items(), key=lambda kv: kv[1][0]):
         subject = f"checkpoint {proc}:{ckpt}"
-        pieces = []                              # (lo, hi, content, artifact line)
+        pieces = []  # (lo, hi, content, artifact line)
         bad = False
-        for aid, lo, hi in ([(h["materialization"], None, None)] if h.get("materialization") else []) + \
-                [tuple(r) for r in h.get("changelog", [])]:
+        for aid, lo, hi in ([(h["materialization"], None, None)] if h.get("materialization") else []) + [
+            tuple(r) for r in h.get("changelog", [])
+        ]:
             a = arts.created.get(aid)
             if a is None or a[0] > line or a[1] != proc:
                 why = "never created by this task" if a is None or a[1] != proc else f"created later (line {a[0]})"
-                out.append(Violation("artifact-unknown", "changelog-restore", subject,
-                                     f"checkpoint {proc}:{ckpt} (line {line}) references artifact {aid}, {why}.",
-                                     [line] + ([a[0]] if a else []),
-                                     {"artifacts": [aid], "checkpoints": [[proc, ckpt]]}))
+                out.append(
+                    Violation(
+                        "artifact-unknown",
+                        "changelog-restore",
+                        subject,
+                        f"checkpoint {proc}:{ckpt} (line {line}) references artifact {aid}, {why}.",
+                        [line] + ([a[0]] if a else []),
+                        {"artifacts": [aid], "checkpoints": [[proc, ckpt]]},
+                    )
+                )
                 bad = True
                 continue
             alo, ahi, content = a[2], a[3], a[4]
             lo, hi = (alo, ahi) if lo is None else (int(lo), int(hi))
             if lo < alo or hi > ahi or lo > hi:
-                out.append(Violation("artifact-unknown", "changelog-restore", subject,
-                                     f"checkpoint {proc}:{ckpt} (line {line}) restores changes {lo}..{hi - 1} of "
-                                     f"{aid}, which holds {alo}..{ahi - 1} (line {a[0]}).", [line, a[0]],
-                                     {"artifacts": [aid], "checkpoints": [[proc, ckpt]]}))
+                out.append(
+                    Violation(
+                        "artifact-unknown",
+                        "changelog-restore",
+                        subject,
+                        f"checkpoint {proc}:{ckpt} (line {line}) restores changes {lo}..{hi - 1} of "
+                        f"{aid}, which holds {alo}..{ahi - 1} (line {a[0]}).",
+                        [line, a[0]],
+                        {"artifacts": [aid], "checkpoints": [[proc, ckpt]]},
+                    )
+                )
                 bad = True
                 continue
-            pieces.append((lo, hi, content[lo - alo:hi - alo], a[0], aid))
+            pieces.append((lo, hi, content[lo - alo : hi - alo], a[0], aid))
         if bad:
             continue
         cover = [0] * max([len(state)] + [p[1] for p in pieces])
@@ -168,23 +182,45 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
         bounds = ", ".join(f"{p[4]}[{p[0]},{p[1]})" for p in pieces) or "nothing"
         if gap:
             s = gap[0]
-            out.append(Violation("changelog-gap", "changelog-restore", subject,
-                                 f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes, but its handle "
-                                 f"({bounds}) restores no change at sqn {s} (message {_fmt(state[s])})"
-                                 f"{f' and {len(gap) - 1} more' if len(gap) > 1 else ''}: the restored state misses "
-                                 f"it.", lines,
-                                 {**wit, "sqn": gap[:20]}))
+            out.append(
+                Violation(
+                    "changelog-gap",
+                    "changelog-restore",
+                    subject,
+                    f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes, but its handle "
+                    f"({bounds}) restores no change at sqn {s} (message {_fmt(state[s])})"
+                    f"{f' and {len(gap) - 1} more' if len(gap) > 1 else ''}: the restored state misses "
+                    f"it.",
+                    lines,
+                    {**wit, "sqn": gap[:20]},
+                )
+            )
         elif over:
             s = over[0]
-            out.append(Violation("changelog-overlap", "changelog-restore", subject,
-                                 f"checkpoint {proc}:{ckpt} (line {line}): its handle ({bounds}) restores change sqn {s} "
-                                 f"{cover[s]} times{f' and {len(over) - 1} more' if len(over) > 1 else ''}: a "
-                                 f"non-idempotent update is applied twice.", lines,
-                                 {**wit, "sqn": over[:20]}))
+            out.append(
+                Violation(
+                    "changelog-overlap",
+                    "changelog-restore",
+                    subject,
+                    f"checkpoint {proc}:{ckpt} (line {line}): its handle ({bounds}) restores change sqn {s} "
+                    f"{cover[s]} times{f' and {len(over) - 1} more' if len(over) > 1 else ''}: a "
+                    f"non-idempotent update is applied twice.",
+                    lines,
+                    {**wit, "sqn": over[:20]},
+                )
+            )
         elif len(cover) > len(state) or [c for p in sorted(pieces) for c in p[2]] != state:
-            out.append(Violation("changelog-mismatch", "changelog-restore", subject,
-                                 f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes; its handle "
-                                 f"({bounds}) restores {len(cover)} changes that differ from them.", lines, wit))
+            out.append(
+                Violation(
+                    "changelog-mismatch",
+                    "changelog-restore",
+                    subject,
+                    f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes; its handle "
+                    f"({bounds}) restores {len(cover)} changes that differ from them.",
+                    lines,
+                    wit,
+                )
+            )
     return out
 
 
@@ -223,22 +259,36 @@ def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
             if users:
                 p, c = users[0]
                 hline = arts.handles[(p, c)][0]
-                out.append(Violation("artifact-deleted-referenced", "artifact-retention", f"artifact {aid}",
-                                     f"artifact {aid} is deleted at line {dline} although round {r}, a retained "
-                                     f"completed checkpoint, references it (checkpoint {p}:{c}, line {hline}): "
-                                     f"recovery from round {r} cannot read it.", [dline, hline],
-                                     {"artifacts": [aid], "checkpoints": [[p, c]]}))
+                out.append(
+                    Violation(
+                        "artifact-deleted-referenced",
+                        "artifact-retention",
+                        f"artifact {aid}",
+                        f"artifact {aid} is deleted at line {dline} although round {r}, a retained "
+                        f"completed checkpoint, references it (checkpoint {p}:{c}, line {hline}): "
+                        f"recovery from round {r} cannot read it.",
+                        [dline, hline],
+                        {"artifacts": [aid], "checkpoints": [[p, c]]},
+                    )
+                )
                 break
     for e in ix.of_type("restore"):
         if (e.proc, e.ckpt) in arts.handles:
             hline, h, _ = arts.handles[(e.proc, e.ckpt)]
             gone = [a for a in arts.referenced(h) if arts.deleted.get(a, e.line) < e.line]
             if gone:
-                out.append(Violation("restore-missing-artifact", "artifact-retention", f"restore {e.proc}:{e.ckpt}",
-                                     f"{e.proc} restores checkpoint {e.ckpt} at line {e.line}, whose handle (line "
-                                     f"{hline}) references {', '.join(gone)}, deleted at line "
-                                     f"{arts.deleted[gone[0]]}.", [e.line, hline, arts.deleted[gone[0]]],
-                                     {"artifacts": gone, "checkpoints": [[e.proc, e.ckpt]]}))
+                out.append(
+                    Violation(
+                        "restore-missing-artifact",
+                        "artifact-retention",
+                        f"restore {e.proc}:{e.ckpt}",
+                        f"{e.proc} restores checkpoint {e.ckpt} at line {e.line}, whose handle (line "
+                        f"{hline}) references {', '.join(gone)}, deleted at line "
+                        f"{arts.deleted[gone[0]]}.",
+                        [e.line, hline, arts.deleted[gone[0]]],
+                        {"artifacts": gone, "checkpoints": [[e.proc, e.ckpt]]},
+                    )
+                )
     return out
 
 

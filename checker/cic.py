@@ -54,9 +54,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from snapcheck.traces.model import MARKERS
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
+from snapcheck.traces.model import MARKERS
 
 INF = float("inf")
 
@@ -147,7 +147,7 @@ class HMNRGreaterVars:
         self.ckpt = [0] * n
         self.taken = [False] * n
         self.greater = [False] * n
-        self.sent_line = [0] * n          # line of the first send to k in the interval (0: none)
+        self.sent_line = [0] * n  # line of the first send to k in the interval (0: none)
 
     def copy(self):
         c = self.__class__.__new__(self.__class__)
@@ -165,16 +165,20 @@ class HMNRGreaterVars:
             return None
         for k, (s, g) in enumerate(zip(self.sent_line, pb["greater"])):
             if s and g:
-                return (f"C1: m.lc = {pb['lc']} > lc = {self.lc}, and the receiver sent to participant #{k} in this "
-                        f"interval (line {s}) while m.greater[{k}] is true")
+                return (
+                    f"C1: m.lc = {pb['lc']} > lc = {self.lc}, and the receiver sent to participant #{k} in this "
+                    f"interval (line {s}) while m.greater[{k}] is true"
+                )
         return None
 
     def c2(self, pb: dict) -> str | None:
         """Condition C2: ``m.ckpt[i] = ckpt[i] ∧ m.taken[i]`` (None: it does not hold)."""
         i = self.i
         if pb["ckpt"][i] == self.ckpt[i] and pb["taken"][i]:
-            return (f"C2: m.ckpt[{i}] = ckpt[{i}] = {self.ckpt[i]} and m.taken[{i}]: m's causal past starts in the "
-                    "receiver's current interval and crossed a checkpoint")
+            return (
+                f"C2: m.ckpt[{i}] = ckpt[{i}] = {self.ckpt[i]} and m.taken[{i}]: m's causal past starts in the "
+                "receiver's current interval and crossed a checkpoint"
+            )
         return None
 
     def condition(self, j: int, pb: dict) -> str | None:
@@ -256,9 +260,11 @@ class HMNRClockVars(HMNRGreaterVars):
         mj = pb["clock"][j]
         for k, s in enumerate(self.sent_line):
             if s and mj > self.min_to[k] and mj > max(self.clock[k], pb["clock"][k]):
-                return (f"C1': m.clock[{j}] = {mj} exceeds min_to[{k}] = {self.min_to[k]} (first send to participant "
-                        f"#{k} in this interval, line {s}) and max(clock[{k}], m.clock[{k}]) = "
-                        f"{max(self.clock[k], pb['clock'][k])}")
+                return (
+                    f"C1': m.clock[{j}] = {mj} exceeds min_to[{k}] = {self.min_to[k]} (first send to participant "
+                    f"#{k} in this interval, line {s}) and max(clock[{k}], m.clock[{k}]) = "
+                    f"{max(self.clock[k], pb['clock'][k])}"
+                )
         return None
 
     def advance(self) -> None:
@@ -357,15 +363,25 @@ class Resimulation:
         make = FORMS[form]
         procs, index = h.procs, h.index
         n = len(procs)
-        self.data_ch = {c.id: (index[c.src], index[c.dst]) for c in trace.header.channels
-                        if c.kind == "data" and c.src in index and c.dst in index}
+        self.data_ch = {
+            c.id: (index[c.src], index[c.dst])
+            for c in trace.header.channels
+            if c.kind == "data" and c.src in index and c.dst in index
+        }
         by_proc = h.trace_index.by_proc
         data = self.data_ch
         # the protocol events: stable checkpoints, data sends and receives between participants, restores
-        self.rel = [[e for e in by_proc[p]
-                     if (e.type == "send" and e.kind not in MARKERS and e.ch in data)
-                     or (e.type == "recv" and e.ch in data)
-                     or (e.type == "checkpoint" and e.ckpt) or e.type == "restore"] for p in procs]
+        self.rel = [
+            [
+                e
+                for e in by_proc[p]
+                if (e.type == "send" and e.kind not in MARKERS and e.ch in data)
+                or (e.type == "recv" and e.ch in data)
+                or (e.type == "checkpoint" and e.ckpt)
+                or e.type == "restore"
+            ]
+            for p in procs
+        ]
         self.state = [make(n, i) for i in range(n)]
         self.initial = [make(n, i) for i in range(n)]
         self.saved: dict[tuple, object] = {}
@@ -421,8 +437,9 @@ class Resimulation:
             self.send_of[e.mid] = e
             if e.piggyback is not None:
                 if e.piggyback != pb:
-                    self._compare("piggyback-mismatch", e, e.piggyback, pb,
-                                  f"{p} sends {e.mid} on {e.ch} at line {e.line}")
+                    self._compare(
+                        "piggyback-mismatch", e, e.piggyback, pb, f"{p} sends {e.mid} on {e.ch} at line {e.line}"
+                    )
                 self.eff_pb[e.mid] = e.piggyback
             else:
                 self.eff_pb[e.mid] = pb
@@ -447,8 +464,13 @@ class Resimulation:
             if e.vars is not None:
                 sim = st.vars()
                 if e.vars != sim:
-                    self._compare("vars-mismatch", e, e.vars, sim,
-                                  f"{p}'s checkpoint {e.ckpt} ({e.kind}) at line {e.line} records")
+                    self._compare(
+                        "vars-mismatch",
+                        e,
+                        e.vars,
+                        sim,
+                        f"{p}'s checkpoint {e.ckpt} ({e.kind}) at line {e.line} records",
+                    )
         elif t == "restore":
             saved = self.saved.get((p, e.ckpt))
             self.state[i] = (saved if saved is not None else self.initial[i]).copy()
@@ -458,11 +480,17 @@ class Resimulation:
         p = h.procs[i]
         if nxt is None or nxt.type != "recv":
             what = "the trace ends" if nxt is None else f"its next protocol event is a {nxt.type} (line {nxt.line})"
-            self.efficiency.append(Violation(
-                "spurious-forced-checkpoint", "cic-efficiency", f"checkpoint {p}:{e.ckpt}",
-                f"{p} takes forced checkpoint {e.ckpt} at line {e.line}, but {what}: a forced checkpoint exists "
-                f"only to precede the receive that forces it, so nothing justifies this one.",
-                [e.line] + ([nxt.line] if nxt is not None else []), {"checkpoints": [[p, e.ckpt]]}))
+            self.efficiency.append(
+                Violation(
+                    "spurious-forced-checkpoint",
+                    "cic-efficiency",
+                    f"checkpoint {p}:{e.ckpt}",
+                    f"{p} takes forced checkpoint {e.ckpt} at line {e.line}, but {what}: a forced checkpoint exists "
+                    f"only to precede the receive that forces it, so nothing justifies this one.",
+                    [e.line] + ([nxt.line] if nxt is not None else []),
+                    {"checkpoints": [[p, e.ckpt]]},
+                )
+            )
             return None
         o = h.orig.get(nxt.mid, nxt.mid)
         pb = self.eff_pb[o]
@@ -472,32 +500,45 @@ class Resimulation:
         self.decisions.append(Decision(p, nxt, reason, True))
         if reason is None:
             send = self.send_of.get(o)
-            self.efficiency.append(Violation(
-                "spurious-forced-checkpoint", "cic-efficiency", f"checkpoint {p}:{e.ckpt}",
-                f"{p} takes forced checkpoint {e.ckpt} at line {e.line} before processing {nxt.mid} at line "
-                f"{nxt.line}{f' (sent at line {send.line})' if send is not None else ''}, but re-simulating "
-                f"{self._name()} from the trace, the forcing condition does not hold there ({self._values(i, pb)}): "
-                f"the checkpoint is not needed — an efficiency bug (more checkpoints, no more safety).",
-                [e.line, nxt.line] + ([send.line] if send is not None else []),
-                {"messages": [nxt.mid], "checkpoints": [[p, e.ckpt]]}))
-            return None                   # unjustified: re-simulated as a basic checkpoint
+            self.efficiency.append(
+                Violation(
+                    "spurious-forced-checkpoint",
+                    "cic-efficiency",
+                    f"checkpoint {p}:{e.ckpt}",
+                    f"{p} takes forced checkpoint {e.ckpt} at line {e.line} before processing {nxt.mid} at line "
+                    f"{nxt.line}{f' (sent at line {send.line})' if send is not None else ''}, but re-simulating "
+                    f"{self._name()} from the trace, the forcing condition does not hold there ({self._values(i, pb)}): "
+                    f"the checkpoint is not needed — an efficiency bug (more checkpoints, no more safety).",
+                    [e.line, nxt.line] + ([send.line] if send is not None else []),
+                    {"messages": [nxt.mid], "checkpoints": [[p, e.ckpt]]},
+                )
+            )
+            return None  # unjustified: re-simulated as a basic checkpoint
         return pb
 
     def _missing(self, i: int, e, o: str, reason: str) -> None:
         p = self.h.procs[i]
         send = self.send_of.get(o)
         prev = self._previous(i, e)
-        before = (f"its previous protocol event is a {prev.type} at line {prev.line}" if prev is not None
-                  else "it is the process's first protocol event")
-        self.conformance.append(Violation(
-            "missing-forced-checkpoint", "cic-conformance", f"receive {e.mid}",
-            f"{p} processes {e.mid} at line {e.line}{f', sent at line {send.line}' if send is not None else ''}. "
-            f"Re-simulating {self._name()} from the trace, the forcing condition holds there — {reason} — so the "
-            f"protocol must take a forced checkpoint immediately before this receive, but {before}. Delivering "
-            f"the message in the current interval can create a Z-cycle or a Z-path along which timestamps "
-            f"decrease: a safety bug.",
-            [e.line] + ([send.line] if send is not None else []) + ([prev.line] if prev is not None else []),
-            {"messages": [e.mid]}))
+        before = (
+            f"its previous protocol event is a {prev.type} at line {prev.line}"
+            if prev is not None
+            else "it is the process's first protocol event"
+        )
+        self.conformance.append(
+            Violation(
+                "missing-forced-checkpoint",
+                "cic-conformance",
+                f"receive {e.mid}",
+                f"{p} processes {e.mid} at line {e.line}{f', sent at line {send.line}' if send is not None else ''}. "
+                f"Re-simulating {self._name()} from the trace, the forcing condition holds there — {reason} — so the "
+                f"protocol must take a forced checkpoint immediately before this receive, but {before}. Delivering "
+                f"the message in the current interval can create a Z-cycle or a Z-path along which timestamps "
+                f"decrease: a safety bug.",
+                [e.line] + ([send.line] if send is not None else []) + ([prev.line] if prev is not None else []),
+                {"messages": [e.mid]},
+            )
+        )
 
     def _previous(self, i: int, e):
         evs = self.rel[i]
@@ -515,24 +556,34 @@ class Resimulation:
             return f"m.sn = {pb['sn']}, sn = {st.sn}"
         me = st.i
         if self.form == "greater":
-            return (f"m.lc = {pb['lc']}, lc = {st.lc}, m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
-                    f"m.taken[{me}] = {bool(pb['taken'][me])}")
-        return (f"m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
-                f"m.taken[{me}] = {bool(pb['taken'][me])}, min_to = {['inf' if x == INF else x for x in st.min_to]}")
+            return (
+                f"m.lc = {pb['lc']}, lc = {st.lc}, m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
+                f"m.taken[{me}] = {bool(pb['taken'][me])}"
+            )
+        return (
+            f"m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
+            f"m.taken[{me}] = {bool(pb['taken'][me])}, min_to = {['inf' if x == INF else x for x in st.min_to]}"
+        )
 
     def _compare(self, kind: str, e, logged: dict, sim: dict, what: str) -> None:
         """A violation when a logged key is unknown or its value differs (callers skip equal dicts)."""
-        diff = [k for k in logged if k in sim and logged[k] != sim[k]]     # JSON true == 1 in Python
+        diff = [k for k in logged if k in sim and logged[k] != sim[k]]  # JSON true == 1 in Python
         unknown = [k for k in logged if k not in sim]
         if not diff and not unknown:
             return
         parts = [f"{k} = {logged[k]!r} where re-simulation gives {sim[k]!r}" for k in diff]
         parts += [f"unknown variable {k!r}" for k in unknown]
-        self.conformance.append(Violation(
-            kind, "cic-conformance", f"{e.type} at line {e.line}",
-            f"{what} {'; '.join(parts)} ({self._name()} re-simulated from the trace): the logged protocol "
-            f"data do not match the protocol.", [e.line],
-            {"messages": [e.mid]} if e.type == "send" else {"checkpoints": [[e.proc, e.ckpt]]}))
+        self.conformance.append(
+            Violation(
+                kind,
+                "cic-conformance",
+                f"{e.type} at line {e.line}",
+                f"{what} {'; '.join(parts)} ({self._name()} re-simulated from the trace): the logged protocol "
+                f"data do not match the protocol.",
+                [e.line],
+                {"messages": [e.mid]} if e.type == "send" else {"checkpoints": [[e.proc, e.ckpt]]},
+            )
+        )
 
 
 # -- timestamps along Z-paths ---------------------------------------------------------------
@@ -555,6 +606,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
     >>> [(v.subject, v.witness["checkpoints"]) for v in vs]
     [('checkpoint P0:1', [['P0', 1], ['P0', 1]]), ('checkpoint P1:1', [['P0', 1], ['P1', 1]])]
     """
+
     def ts_at(i, x):
         return ts.get((h.procs[i], h.ckpt_num[i][x]))
 
@@ -565,12 +617,18 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
             a, b = ts_at(i, x - 1), ts_at(i, x)
             if a is not None and b is not None and b <= a:
                 p = h.procs[i]
-                out.append(Violation(
-                    "timestamp-order", "timestamps", f"checkpoint {h.ckpt_name(i, x)}",
-                    f"{p}'s checkpoint {h.label(i, x)} (line {h.ckpt_line(i, x)}) has timestamp {b}, not greater "
-                    f"than the timestamp {a} of its previous checkpoint {h.label(i, x - 1)}: timestamps must "
-                    f"strictly increase on every process.", [h.ckpt_line(i, x), h.ckpt_line(i, x - 1)],
-                    {"checkpoints": [[p, h.label(i, x - 1)], [p, h.label(i, x)]]}))
+                out.append(
+                    Violation(
+                        "timestamp-order",
+                        "timestamps",
+                        f"checkpoint {h.ckpt_name(i, x)}",
+                        f"{p}'s checkpoint {h.label(i, x)} (line {h.ckpt_line(i, x)}) has timestamp {b}, not greater "
+                        f"than the timestamp {a} of its previous checkpoint {h.label(i, x - 1)}: timestamps must "
+                        f"strictly increase on every process.",
+                        [h.ckpt_line(i, x), h.ckpt_line(i, x - 1)],
+                        {"checkpoints": [[p, h.label(i, x - 1)], [p, h.label(i, x)]]},
+                    )
+                )
     ncomp = max(comp) + 1 if comp else 0
     best = [-INF] * ncomp
     for i in range(h.n):
@@ -584,7 +642,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
     for v, c in enumerate(comp):
         members[c].append(v)
     adj = graph.adj
-    for c in range(ncomp - 1, -1, -1):          # Tarjan numbers sink components first
+    for c in range(ncomp - 1, -1, -1):  # Tarjan numbers sink components first
         bc = best[c]
         if bc == -INF:
             continue
@@ -611,19 +669,27 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
                     radj[v].append(u)
         w = _zpath_witness(h, graph, radj, ts_at, j, y)
         if w is None:
-            continue                      # only the per-process order is broken (reported above)
+            continue  # only the per-process order is broken (reported above)
         (i, x), msgs = w
         a, b = ts_at(i, x), ts_at(j, y)
-        chain = "; ".join(f"{m.mid} ({h.procs[m.src]} line {m.send_line} -> {h.procs[m.dst]} line {m.recv_line})"
-                          for m in msgs)
-        out.append(Violation(
-            "timestamp-order", "timestamps", f"checkpoint {h.ckpt_name(j, y)}",
-            f"Checkpoint {h.ckpt_name(i, x)} (timestamp {a}) Z-precedes {h.ckpt_name(j, y)} (line "
-            f"{h.ckpt_line(j, y)}, timestamp {b}) along {chain}. Timestamps must strictly increase along every "
-            f"Z-path (the certificate of Z-cycle freedom), but {a} >= {b}.",
-            [ln for m in msgs for ln in (m.send_line, m.recv_line)] + [h.ckpt_line(j, y), h.ckpt_line(i, x)],
-            {"messages": [m.mid for m in msgs], "checkpoints": [[h.procs[i], h.label(i, x)],
-                                                                 [h.procs[j], h.label(j, y)]]}))
+        chain = "; ".join(
+            f"{m.mid} ({h.procs[m.src]} line {m.send_line} -> {h.procs[m.dst]} line {m.recv_line})" for m in msgs
+        )
+        out.append(
+            Violation(
+                "timestamp-order",
+                "timestamps",
+                f"checkpoint {h.ckpt_name(j, y)}",
+                f"Checkpoint {h.ckpt_name(i, x)} (timestamp {a}) Z-precedes {h.ckpt_name(j, y)} (line "
+                f"{h.ckpt_line(j, y)}, timestamp {b}) along {chain}. Timestamps must strictly increase along every "
+                f"Z-path (the certificate of Z-cycle freedom), but {a} >= {b}.",
+                [ln for m in msgs for ln in (m.send_line, m.recv_line)] + [h.ckpt_line(j, y), h.ckpt_line(i, x)],
+                {
+                    "messages": [m.mid for m in msgs],
+                    "checkpoints": [[h.procs[i], h.label(i, x)], [h.procs[j], h.label(j, y)]],
+                },
+            )
+        )
     return out, omitted
 
 
@@ -697,9 +763,11 @@ def check_cic(run) -> None:
     explicit = [p for p in props if run.explicit(p)]
     if kind is None:
         if explicit:
-            raise CheckerUsageError(f"{', '.join(explicit)}: the trace's protocol "
-                                    f"{run.trace.header.protocol.get('name')!r} declares no CIC rules "
-                                    "(params.cic: bcs or hmnr)")
+            raise CheckerUsageError(
+                f"{', '.join(explicit)}: the trace's protocol "
+                f"{run.trace.header.protocol.get('name')!r} declares no CIC rules "
+                "(params.cic: bcs or hmnr)"
+            )
         return
     applies = run.opts.properties is None and zcf_applies(run.ix)
     wanted = [p for p in props if run.explicit(p) or applies]
@@ -707,8 +775,10 @@ def check_cic(run) -> None:
         return
     sim = Resimulation(run.trace, run.h, detect_form(run.trace, kind))
     if sim.stuck:
-        run.report.notes.append(f"CIC re-simulation could not visit every event in a causal order "
-                                f"(stuck: {', '.join(sim.stuck)}); results cover the visited prefix.")
+        run.report.notes.append(
+            f"CIC re-simulation could not visit every event in a causal order "
+            f"(stuck: {', '.join(sim.stuck)}); results cover the visited prefix."
+        )
     cap = run.opts.max_per_result
     if "cic-conformance" in wanted:
         run.add("cic-conformance", "trace", sim.conformance)
@@ -718,5 +788,10 @@ def check_cic(run) -> None:
         vs, omitted = timestamp_violations(run.h, run.graph, run.scc, sim.timestamps, max(cap, run.opts.max_witnesses))
         run.add("timestamps", "trace", vs, omitted)
     forced = sum(1 for d in sim.decisions if d.forced)
-    run.report.stats["cic"] = {"protocol": kind, "form": sim.form, "receives": len(sim.decisions),
-                               "forced": forced, "required": sum(1 for d in sim.decisions if d.reason)}
+    run.report.stats["cic"] = {
+        "protocol": kind,
+        "form": sim.form,
+        "receives": len(sim.decisions),
+        "forced": forced,
+        "required": sum(1 for d in sim.decisions if d.reason),
+    }

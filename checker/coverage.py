@@ -38,21 +38,28 @@ def _cut(run) -> str:
     else:
         where = "the trace has no snapshot rounds (its checkpoints are not coordinated)"
     useless = len(run.report.useless)
-    return (f"no global checkpoint to judge: no --cut was given and {where}; no cut was judged for orphans or "
-            f"channel state (what was computed: the recovery lines, which are consistent by construction, and "
-            f"{useless} useless checkpoint(s) on Z-cycles)")
+    return (
+        f"no global checkpoint to judge: no --cut was given and {where}; no cut was judged for orphans or "
+        f"channel state (what was computed: the recovery lines, which are consistent by construction, and "
+        f"{useless} useless checkpoint(s) on Z-cycles)"
+    )
 
 
 def _promise(what: str, param: str):
     def reason(run) -> str:
-        return (f"protocol {run.report.protocol!r} does not promise {what} (header params.{param}"
-                f"{'' if run.opts.facts else '; the protocol catalogue adds nothing for this name'})")
+        return (
+            f"protocol {run.report.protocol!r} does not promise {what} (header params.{param}"
+            f"{'' if run.opts.facts else '; the protocol catalogue adds nothing for this name'})"
+        )
+
     return reason
 
 
 def _zcycles(run) -> str:
-    return (_promise("Z-cycle freedom", "guarantees")(run)
-            + f"; the {len(run.report.useless)} useless checkpoint(s) found are listed as information")
+    return (
+        _promise("Z-cycle freedom", "guarantees")(run)
+        + f"; the {len(run.report.useless)} useless checkpoint(s) found are listed as information"
+    )
 
 
 def _cic(run) -> str:
@@ -101,11 +108,14 @@ REASONS = {
     "channel-state": _cut,
     "termination": lambda run: "the trace has no snapshot rounds",
     "completion": lambda run: "no round is declared complete (no round_complete event)",
-    "protocol-error": lambda run: ("the trace has no protocol_error event (its producer reported no exception of "
-                                   "the protocol and no broken invariant of the simulator)"),
+    "protocol-error": lambda run: (
+        "the trace has no protocol_error event (its producer reported no exception of "
+        "the protocol and no broken invariant of the simulator)"
+    ),
     "z-cycles": _zcycles,
-    "recovery-line": lambda run: ("no failure set given (--failures); the restart-all recovery line is "
-                                  "computed as information"),
+    "recovery-line": lambda run: (
+        "no failure set given (--failures); the restart-all recovery line is computed as information"
+    ),
     "observed-recovery": _no_restore,
     "exactly-once": _no_restore,
     "rdt": _promise("rollback-dependency trackability", "guarantees"),
@@ -221,8 +231,9 @@ def requested_faults(trace) -> list[RequestedFault]:
 
     def by_fail_event(fault: str, proc: str | None) -> RequestedFault:
         if proc is None:
-            return RequestedFault(fault, None, False, "the producer names no process and says nothing of "
-                                                      "whether it fired")
+            return RequestedFault(
+                fault, None, False, "the producer names no process and says nothing of whether it fired"
+            )
         used[proc] += 1
         if fails[proc] >= used[proc]:
             return RequestedFault(fault, proc, True, f"{proc} fails in the trace")
@@ -234,13 +245,16 @@ def requested_faults(trace) -> list[RequestedFault]:
         fault, proc = str(f.get("fault", "fault")), f.get("proc")
         proc = proc if isinstance(proc, str) else None
         if isinstance(f.get("fired"), bool):
-            detail = "the producer reports it fired" if f["fired"] else \
-                "the producer reports it never fired (e.g. the run ended first)"
+            detail = (
+                "the producer reports it fired"
+                if f["fired"]
+                else "the producer reports it never fired (e.g. the run ended first)"
+            )
             out.append(RequestedFault(fault, proc, f["fired"], detail))
         else:
             out.append(by_fail_event(fault, proc))
     if "faults" not in meta:
-        sim = ((meta.get("simulator") or {}).get("config") or {})
+        sim = (meta.get("simulator") or {}).get("config") or {}
         for item in sim.get("failures") or ():
             if isinstance(item, (list, tuple)) and len(item) == 2:
                 out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
@@ -248,7 +262,12 @@ def requested_faults(trace) -> list[RequestedFault]:
         fired = flink.get("fired") if isinstance(flink.get("fired"), dict) else {}
         for spec in flink.get("faults") or ():
             ok = spec in fired
-            out.append(RequestedFault(f"Flink --fail {spec}", None, ok,
-                                      f"fired at {fired[spec]} µs" if ok else
-                                      "never fired (the job finished before the failure point)"))
+            out.append(
+                RequestedFault(
+                    f"Flink --fail {spec}",
+                    None,
+                    ok,
+                    f"fired at {fired[spec]} µs" if ok else "never fired (the job finished before the failure point)",
+                )
+            )
     return out

@@ -46,7 +46,7 @@ from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.report import Violation
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
-_NEVER = 2**62          # the receive interval of a message never processed (r = ⊥), as a number
+_NEVER = 2**62  # the receive interval of a message never processed (r = ⊥), as a number
 
 
 def orphans(h, g: list[int]) -> list:
@@ -129,8 +129,8 @@ class _Pair:
         rs = [_NEVER if m.r is None else m.r for m in self.msgs]
         self.min_r = array("q", [_NEVER]) * (2 * size)
         self.max_r = array("q", [-1]) * (2 * size)
-        self.min_r[size:size + len(rs)] = array("q", rs)
-        self.max_r[size:size + len(rs)] = array("q", rs)
+        self.min_r[size : size + len(rs)] = array("q", rs)
+        self.max_r[size : size + len(rs)] = array("q", rs)
         for node in range(size - 1, 0, -1):
             self.min_r[node] = min(self.min_r[2 * node], self.min_r[2 * node + 1])
             self.max_r[node] = max(self.max_r[2 * node], self.max_r[2 * node + 1])
@@ -196,11 +196,14 @@ class CutIndex:
             groups.setdefault((m.src, m.dst), []).append(m)
         self.pairs = [_Pair(src, dst, ms) for (src, dst), ms in groups.items() if src != EXTERNAL]
         self.external_msgs = [ms for (src, _), ms in groups.items() if src == EXTERNAL]
-        self.external = {dst: sorted(_NEVER if m.r is None else m.r for m in ms)
-                         for (src, dst), ms in groups.items() if src == EXTERNAL}
+        self.external = {
+            dst: sorted(_NEVER if m.r is None else m.r for m in ms)
+            for (src, dst), ms in groups.items()
+            if src == EXTERNAL
+        }
 
     @staticmethod
-    def of(h) -> "CutIndex":
+    def of(h) -> CutIndex:
         """The index of history ``h``, built on first use."""
         index = getattr(h, "_cut_index", None)
         if index is None:
@@ -235,8 +238,7 @@ class CutIndex:
 
     def external_in_transit_msgs(self, g: list[int], gone: frozenset = frozenset()) -> list:
         """The messages ``external_in_transit`` counts, grouped by destination."""
-        return [m for ms in self.external_msgs for m in ms
-                if (m.r is None or m.r > g[m.dst]) and m.dst not in gone]
+        return [m for ms in self.external_msgs for m in ms if (m.r is None or m.r > g[m.dst]) and m.dst not in gone]
 
 
 class CutAnalysis:
@@ -271,8 +273,18 @@ class CutAnalysis:
     theory_d_phantom ['P0>P1:1'] ['phantom']
     """
 
-    def __init__(self, h, dur, g: list[int], subject: str, *, aligned: bool = False,
-                 channel_state: bool = True, at_line: float = inf, gone: frozenset = frozenset()):
+    def __init__(
+        self,
+        h,
+        dur,
+        g: list[int],
+        subject: str,
+        *,
+        aligned: bool = False,
+        channel_state: bool = True,
+        at_line: float = inf,
+        gone: frozenset = frozenset(),
+    ):
         """``gone``: processes that left the job before ``G``, handing their state to others
         (a rescale); messages to them are outside ``G`` (``checker.rescale`` judges them)."""
         self.h = h
@@ -288,7 +300,7 @@ class CutAnalysis:
         self.external_in_transit = index.external_in_transit(g, gone)
         self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
         self.channel_state: list[Violation] = []
-        self.unobservable: list = []       # in transit on a channel whose recorded state is not shown
+        self.unobservable: list = []  # in transit on a channel whose recorded state is not shown
         if channel_state:
             self._channel_state(dur, aligned, at_line)
 
@@ -309,12 +321,20 @@ class CutAnalysis:
     def _orphan(self, m) -> Violation:
         h = self.h
         src, dst = h.procs[m.src], h.procs[m.dst]
-        text = (f"Let G = {fmt_cut(self.cut)} ({self.subject}). Then message {m.mid} on {m.ch} is processed by "
-                f"{dst} at line {m.recv_line}, before {self._where(m.dst)}, but sent by {src} at line "
-                f"{m.send_line}, after {self._where(m.src)}: G reflects the receive and not the send — "
-                f"an orphan, a contradiction with consistency.")
-        return Violation("orphan", "consistency", self.subject, text, [m.send_line, m.recv_line],
-                         {"messages": [m.mid], "cut": self.cut})
+        text = (
+            f"Let G = {fmt_cut(self.cut)} ({self.subject}). Then message {m.mid} on {m.ch} is processed by "
+            f"{dst} at line {m.recv_line}, before {self._where(m.dst)}, but sent by {src} at line "
+            f"{m.send_line}, after {self._where(m.src)}: G reflects the receive and not the send — "
+            f"an orphan, a contradiction with consistency."
+        )
+        return Violation(
+            "orphan",
+            "consistency",
+            self.subject,
+            text,
+            [m.send_line, m.recv_line],
+            {"messages": [m.mid], "cut": self.cut},
+        )
 
     # -- channel state ------------------------------------------------------------
     def _channel_state(self, dur, aligned: bool, at_line: float) -> None:
@@ -347,34 +367,53 @@ class CutAnalysis:
                 o = h.resolve(mid)
                 m = h.by_mid.get(o)
                 mv = h.moved_of(mid) if h.moved else None
-                if mv is not None:                   # recovered on a new channel after a rescale
+                if mv is not None:  # recovered on a new channel after a rescale
                     o, m = mv.mid, mv
                 if o in seen:
                     first = seen[o]
-                    out.append(Violation(
-                        "duplicate-recorded", "channel-state", self.subject,
-                        f"In {self.subject}, message {o} is recorded twice: in the {first[1]} part of {first[2].ch} "
-                        f"at line {first[2].line} and in the {part} part of {ch} at line {rec.line}; "
-                        f"recovery would process it twice.",
-                        sorted({first[2].line, rec.line}), {"messages": [o], "cut": self.cut}))
+                    out.append(
+                        Violation(
+                            "duplicate-recorded",
+                            "channel-state",
+                            self.subject,
+                            f"In {self.subject}, message {o} is recorded twice: in the {first[1]} part of {first[2].ch} "
+                            f"at line {first[2].line} and in the {part} part of {ch} at line {rec.line}; "
+                            f"recovery would process it twice.",
+                            sorted({first[2].line, rec.line}),
+                            {"messages": [o], "cut": self.cut},
+                        )
+                    )
                     continue
                 seen[o] = (mid, part, rec)
                 if aligned_ch:
-                    out.append(Violation(
-                        "aligned-in-flight", "channel-state", self.subject,
-                        f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
-                        f"yet {self.subject} records message {o} on {ch} at line {rec.line}.",
-                        [rec.line], {"messages": [o], "cut": self.cut}))
+                    out.append(
+                        Violation(
+                            "aligned-in-flight",
+                            "channel-state",
+                            self.subject,
+                            f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
+                            f"yet {self.subject} records message {o} on {ch} at line {rec.line}.",
+                            [rec.line],
+                            {"messages": [o], "cut": self.cut},
+                        )
+                    )
                     continue
                 if m is None:
                     out.append(self._phantom_unknown(o, ch, rec))
                     continue
                 if m.ch != ch:
-                    out.append(Violation(
-                        "wrong-channel", "channel-state", self.subject,
-                        f"In {self.subject}, message {o} is recorded at line {rec.line} as channel state of {ch}, "
-                        f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
-                        f"channel.", [rec.line, m.send_line], {"messages": [o], "cut": self.cut}))
+                    out.append(
+                        Violation(
+                            "wrong-channel",
+                            "channel-state",
+                            self.subject,
+                            f"In {self.subject}, message {o} is recorded at line {rec.line} as channel state of {ch}, "
+                            f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
+                            f"channel.",
+                            [rec.line, m.send_line],
+                            {"messages": [o], "cut": self.cut},
+                        )
+                    )
                     continue
                 if o not in transit and not (m.src == EXTERNAL and (m.r is None or m.r > g[m.dst])):
                     out.append(self._phantom(m, ch, rec))
@@ -384,25 +423,41 @@ class CutAnalysis:
             if chan is not None and chan.fifo:
                 for (s1, m1, l1), (s2, m2, l2) in zip(seqs, seqs[1:]):
                     if s2 is not None and s1 is not None and s2 < s1:
-                        out.append(Violation(
-                            "order", "channel-state", self.subject,
-                            f"Channel {ch} is FIFO, but the channel state of {self.subject} lists {m1} (seq {s1}, "
-                            f"recorded at line {l1}) before {m2} (seq {s2}, line {l2}): recovery would deliver "
-                            f"them out of send order.", sorted({l1, l2}), {"messages": [m1, m2], "cut": self.cut}))
+                        out.append(
+                            Violation(
+                                "order",
+                                "channel-state",
+                                self.subject,
+                                f"Channel {ch} is FIFO, but the channel state of {self.subject} lists {m1} (seq {s1}, "
+                                f"recorded at line {l1}) before {m2} (seq {s2}, line {l2}): recovery would deliver "
+                                f"them out of send order.",
+                                sorted({l1, l2}),
+                                {"messages": [m1, m2], "cut": self.cut},
+                            )
+                        )
                         break
         for m in self.internal_in_transit:
             if m.mid in accepted:
                 continue
             chan = h.channels.get(m.ch)
             if aligned and chan is not None and not chan.back_edge:
-                out.append(Violation(
-                    "aligned-in-flight", "channel-state", self.subject,
-                    f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
-                    f"yet message {m.mid} on {m.ch} is in transit w.r.t. {self.subject}: sent by {h.procs[m.src]} "
-                    f"at line {m.send_line}, before {self._where(m.src)}, and "
-                    + (f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}."
-                       if m.r is not None else f"not processed by {h.procs[m.dst]} in the trace."),
-                    [ln for ln in (m.send_line, m.recv_line) if ln], {"messages": [m.mid], "cut": self.cut}))
+                out.append(
+                    Violation(
+                        "aligned-in-flight",
+                        "channel-state",
+                        self.subject,
+                        f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
+                        f"yet message {m.mid} on {m.ch} is in transit w.r.t. {self.subject}: sent by {h.procs[m.src]} "
+                        f"at line {m.send_line}, before {self._where(m.src)}, and "
+                        + (
+                            f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}."
+                            if m.r is not None
+                            else f"not processed by {h.procs[m.dst]} in the trace."
+                        ),
+                        [ln for ln in (m.send_line, m.recv_line) if ln],
+                        {"messages": [m.mid], "cut": self.cut},
+                    )
+                )
                 continue
             if dur.durable(m.mid, at_line):
                 continue
@@ -413,31 +468,42 @@ class CutAnalysis:
 
     def _dropped(self, m, dur) -> Violation:
         h = self.h
-        recv = (f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}"
-                if m.r is not None else f"never processed by {h.procs[m.dst]} in the trace")
+        recv = (
+            f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}"
+            if m.r is not None
+            else f"never processed by {h.procs[m.dst]} in the trace"
+        )
         trunc = dur.truncated_line(m.mid)
         log = f" (its log entry was truncated at line {trunc})" if trunc else ""
-        text = (f"Let G = {fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is sent by "
-                f"{h.procs[m.src]} at line {m.send_line}, before {self._where(m.src)}, and {recv}: it is in transit. "
-                f"It is neither in the recorded channel state of {m.ch} nor in a durable log{log}: "
-                f"recovery from G loses it.")
+        text = (
+            f"Let G = {fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is sent by "
+            f"{h.procs[m.src]} at line {m.send_line}, before {self._where(m.src)}, and {recv}: it is in transit. "
+            f"It is neither in the recorded channel state of {m.ch} nor in a durable log{log}: "
+            f"recovery from G loses it."
+        )
         lines = [ln for ln in (m.send_line, m.recv_line, trunc) if ln]
-        return Violation("dropped", "channel-state", self.subject, text, sorted(set(lines)),
-                         {"messages": [m.mid], "cut": self.cut})
+        return Violation(
+            "dropped", "channel-state", self.subject, text, sorted(set(lines)), {"messages": [m.mid], "cut": self.cut}
+        )
 
     def _phantom(self, m, ch, rec) -> Violation:
         h = self.h
         if m.s > self.g[m.src]:
-            why = (f"it is sent by {h.procs[m.src]} at line {m.send_line}, after {self._where(m.src)}, "
-                   f"so it is post-snapshot data that re-execution regenerates")
+            why = (
+                f"it is sent by {h.procs[m.src]} at line {m.send_line}, after {self._where(m.src)}, "
+                f"so it is post-snapshot data that re-execution regenerates"
+            )
         else:
-            why = (f"it is processed by {h.procs[m.dst]} at line {m.recv_line}, before {self._where(m.dst)}, "
-                   f"so its effect is already in the snapshot")
-        text = (f"In {self.subject}, message {m.mid} is recorded as channel state of {ch} at line {rec.line}, "
-                f"but it is not in transit: {why}. Recovery would process it twice.")
+            why = (
+                f"it is processed by {h.procs[m.dst]} at line {m.recv_line}, before {self._where(m.dst)}, "
+                f"so its effect is already in the snapshot"
+            )
+        text = (
+            f"In {self.subject}, message {m.mid} is recorded as channel state of {ch} at line {rec.line}, "
+            f"but it is not in transit: {why}. Recovery would process it twice."
+        )
         lines = sorted({ln for ln in (rec.line, m.send_line, m.recv_line) if ln})
-        return Violation("phantom", "channel-state", self.subject, text, lines,
-                         {"messages": [m.mid], "cut": self.cut})
+        return Violation("phantom", "channel-state", self.subject, text, lines, {"messages": [m.mid], "cut": self.cut})
 
     def _phantom_unknown(self, mid, ch, rec) -> Violation:
         h = self.h
@@ -448,7 +514,7 @@ class CutAnalysis:
             why = f"its send (line {ev.line}) was rolled back by the restore at line {h.rolled_back[id(ev)]}"
         else:
             why = "its send is not part of the analysed history"
-        text = (f"In {self.subject}, message {mid} is recorded as channel state of {ch} at line {rec.line}, "
-                f"but {why}.")
-        return Violation("phantom", "channel-state", self.subject, text, [rec.line],
-                         {"messages": [mid], "cut": self.cut})
+        text = f"In {self.subject}, message {mid} is recorded as channel state of {ch} at line {rec.line}, but {why}."
+        return Violation(
+            "phantom", "channel-state", self.subject, text, [rec.line], {"messages": [mid], "cut": self.cut}
+        )

@@ -21,8 +21,7 @@ from __future__ import annotations
 import heapq
 from math import inf
 
-from snapcheck.traces.model import MARKERS
-from snapcheck.traces.model import Event
+from snapcheck.traces.model import MARKERS, Event
 
 
 class Durability:
@@ -51,11 +50,11 @@ class Durability:
     def __init__(self, history):
         h = history
         self.records: dict[tuple[str, int], list[Event]] = {}
-        start: dict[str, int] = {}          # original mid -> line from which it is durable
-        end: dict[str, int] = {}            # original mid -> line at which it was truncated
+        start: dict[str, int] = {}  # original mid -> line from which it is durable
+        end: dict[str, int] = {}  # original mid -> line at which it was truncated
         chans = h.channels
         seq_of: dict[str, int] = {}
-        logs: dict[str, list] = {}          # channel -> heap of (seq, mid) currently logged
+        logs: dict[str, list] = {}  # channel -> heap of (seq, mid) currently logged
         resolve = h.resolve
         for e in h.events:
             t = e.type

@@ -65,14 +65,19 @@ def compare_expected(trace, report) -> list[str]:
     verdict = exp.get("verdict")
     got_verdict = "clean" if report.ok else "violation"
     if verdict is not None and verdict != got_verdict:
-        out.append(f"{name}: expected verdict {verdict}, got {got_verdict}"
-                   + (f" ({', '.join(sorted(report.kinds))})" if report.kinds else ""))
+        out.append(
+            f"{name}: expected verdict {verdict}, got {got_verdict}"
+            + (f" ({', '.join(sorted(report.kinds))})" if report.kinds else "")
+        )
     if "violations" in exp:
         want, got = set(exp["violations"]), report.kinds
         if want != got:
             missing, extra = sorted(want - got), sorted(got - want)
-            out.append(f"{name}: expected violation kinds {sorted(want)}, got {sorted(got)}"
-                       + (f"; missing {missing}" if missing else "") + (f"; unexpected {extra}" if extra else ""))
+            out.append(
+                f"{name}: expected violation kinds {sorted(want)}, got {sorted(got)}"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; unexpected {extra}" if extra else "")
+            )
     if "useless" in exp:
         want = set(exp["useless"])
         got = {f"{p}:{c}" for p, c in report.useless}

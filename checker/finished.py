@@ -85,13 +85,20 @@ def finished_violations(run) -> list[Violation]:
             continue
         eff = h.eff[i]
         if not any(e is fin for e in eff):
-            continue                                  # rolled back by a later restore
+            continue  # rolled back by a later restore
         for e in eff:
             if e.line > fin.line and e.type == "send" and e.kind not in MARKERS and e.ch in h.ch_ends:
-                out.append(Violation(
-                    "send-after-finish", "finished-tasks", f"process {p}",
-                    f"{p} finished at line {fin.line} (end of input) but sends data message {e.mid} at line "
-                    f"{e.line}.", [fin.line, e.line], {"process": p, "messages": [e.mid]}))
+                out.append(
+                    Violation(
+                        "send-after-finish",
+                        "finished-tasks",
+                        f"process {p}",
+                        f"{p} finished at line {fin.line} (end of input) but sends data message {e.mid} at line "
+                        f"{e.line}.",
+                        [fin.line, e.line],
+                        {"process": p, "messages": [e.mid]},
+                    )
+                )
                 break
         finals = [e for e in eff if e.line > fin.line and e.type == "checkpoint" and e.round in completed]
         end = retired.get(p)
@@ -102,32 +109,59 @@ def finished_violations(run) -> list[Violation]:
             notified = next(((n, ln) for n, ln in received.get(p, ()) if n >= final.round and ln < limit), None)
         if end is not None:
             if final is None or notified is None:
-                why = ("no completed round holds a checkpoint it took after finishing" if final is None else
-                       f"it was not notified that round {final.round} (its final checkpoint {p}:{final.ckpt}, "
-                       f"line {final.line}) completed")
-                out.append(Violation(
-                    "retired-before-final-checkpoint", "finished-tasks", f"process {p}",
-                    f"{p} finished at line {fin.line} and retires at line {end.line}, but {why}.",
-                    [fin.line, end.line, final.line if final else None], {"process": p}))
+                why = (
+                    "no completed round holds a checkpoint it took after finishing"
+                    if final is None
+                    else f"it was not notified that round {final.round} (its final checkpoint {p}:{final.ckpt}, "
+                    f"line {final.line}) completed"
+                )
+                out.append(
+                    Violation(
+                        "retired-before-final-checkpoint",
+                        "finished-tasks",
+                        f"process {p}",
+                        f"{p} finished at line {fin.line} and retires at line {end.line}, but {why}.",
+                        [fin.line, end.line, final.line if final else None],
+                        {"process": p},
+                    )
+                )
             continue
         if final is None:
-            out.append(Violation(
-                "final-checkpoint-missing", "finished-tasks", f"process {p}",
-                f"{p} finished at line {fin.line} and never retires: no completed round holds a checkpoint it took "
-                "after finishing, so it waits for its final checkpoint forever.",
-                [fin.line], {"process": p}))
+            out.append(
+                Violation(
+                    "final-checkpoint-missing",
+                    "finished-tasks",
+                    f"process {p}",
+                    f"{p} finished at line {fin.line} and never retires: no completed round holds a checkpoint it took "
+                    "after finishing, so it waits for its final checkpoint forever.",
+                    [fin.line],
+                    {"process": p},
+                )
+            )
         elif notified is None:
             lost = [s for s in sent_to.get(p, ()) if s.attrs["notify"] >= final.round]
-            how = (f"the notification sent at line {lost[0].line} ({lost[0].mid}) is never received" if lost else
-                   "no notification of it or of a later round is ever sent to it")
-            out.append(Violation(
-                "final-checkpoint-unnotified", "finished-tasks", f"process {p}",
-                f"{p} finished at line {fin.line}; its final checkpoint {p}:{final.ckpt} (line {final.line}) belongs "
-                f"to round {final.round}, completed at line {completed[final.round]}, but {how}: {p} waits "
-                "forever for the completion of its final checkpoint.",
-                [fin.line, final.line, completed[final.round]] + [s.line for s in lost[:1]],
-                {"process": p, "round": final.round, "checkpoints": [[p, final.ckpt]],
-                 "messages": [s.mid for s in lost[:1]]}))
+            how = (
+                f"the notification sent at line {lost[0].line} ({lost[0].mid}) is never received"
+                if lost
+                else "no notification of it or of a later round is ever sent to it"
+            )
+            out.append(
+                Violation(
+                    "final-checkpoint-unnotified",
+                    "finished-tasks",
+                    f"process {p}",
+                    f"{p} finished at line {fin.line}; its final checkpoint {p}:{final.ckpt} (line {final.line}) belongs "
+                    f"to round {final.round}, completed at line {completed[final.round]}, but {how}: {p} waits "
+                    "forever for the completion of its final checkpoint.",
+                    [fin.line, final.line, completed[final.round]] + [s.line for s in lost[:1]],
+                    {
+                        "process": p,
+                        "round": final.round,
+                        "checkpoints": [[p, final.ckpt]],
+                        "messages": [s.mid for s in lost[:1]],
+                    },
+                )
+            )
     return out
 
 

@@ -36,10 +36,9 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
-from snapcheck.traces.model import MARKERS
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.model import Event, Trace
+from snapcheck.traces.model import MARKERS, Event, Trace
 
 EXTERNAL = -1
 _NOT_ANALYSED = ("coordinator", "external")
@@ -61,11 +60,10 @@ class Msg:
     (Msg(P1>P0:1: 1,1 -> 0,1), (1, 1, 0, 1), (2, 3))
     """
 
-    __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line",
-                 "nrecv", "k")
+    __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line", "nrecv", "k")
 
     def __init__(self, mid, ch, seq, src, s, dst, send_line, k):
-        self.k = k                  # index in ``History.msgs``
+        self.k = k  # index in ``History.msgs``
         self.mid = mid
         self.ch = ch
         self.seq = seq
@@ -123,8 +121,13 @@ class History:
       trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
     """
 
-    def __init__(self, trace: Trace, limit: int | None = None, per_proc_limit: dict | None = None,
-                 index: TraceIndex | None = None):
+    def __init__(
+        self,
+        trace: Trace,
+        limit: int | None = None,
+        per_proc_limit: dict | None = None,
+        index: TraceIndex | None = None,
+    ):
         """``index``: the trace's ``TraceIndex`` when the caller has one (built otherwise)."""
         self.trace = trace
         ix = index if index is not None else TraceIndex(trace)
@@ -152,26 +155,27 @@ class History:
             inf = float("inf")
             top = inf if limit is None else limit
             ppl = per_proc_limit or {}
-            bound = {p: min(top, ppl.get(p, inf)) for p in ix.by_proc}      # events on lines < bound
+            bound = {p: min(top, ppl.get(p, inf)) for p in ix.by_proc}  # events on lines < bound
             events = [e for e in trace.events if e.line < bound[e.proc]]
             raw = {p: ix.proc_prefix(p, b) for p, b in bound.items()}
             replays = [e for e in replays if e.line < bound[e.proc]]
             rollers = [e for e in rollers if e.line < bound[e.proc]]
         orig: dict[str, str] = {e.mid: e.replay_of for e in replays}
-        self.parent = dict(orig)                  # replayed incarnation -> the incarnation it replays
-        self.remapped = {m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels
-                         if m["new"] != m["old"]}
+        self.parent = dict(orig)  # replayed incarnation -> the incarnation it replays
+        self.remapped = {
+            m["new"] for e in ix.of_type("restore") if e.channels for m in e.channels if m["new"] != m["old"]
+        }
         self._rolls = {e.proc for e in rollers}
-        for m in list(orig):                      # resolve chains of replays
+        for m in list(orig):  # resolve chains of replays
             o = orig[m]
             while o in orig and o != m:
                 o = orig[o]
             orig[m] = o
-        self.events = events                           # the analysed events, in file order
-        self.raw = raw                                 # every process's events (shared lists: read only)
+        self.events = events  # the analysed events, in file order
+        self.raw = raw  # every process's events (shared lists: read only)
         self.orig = orig
-        self.rolled_back: dict[int, int] = {}          # id(Event) -> restore line
-        self.resurrected: dict[int, int] = {}          # id(Event) -> first restore line, for events effective again
+        self.rolled_back: dict[int, int] = {}  # id(Event) -> restore line
+        self.resurrected: dict[int, int] = {}  # id(Event) -> first restore line, for events effective again
         self.restores: list[Event] = []
         self._build()
 
@@ -189,21 +193,21 @@ class History:
         rolled = self.rolled_back
         eff: list[Event] = []
         pos = {0: -1}
-        gone: dict[int, tuple[int, list]] = {}      # rolled-back ckpt -> (ckpt before it, events up to it)
+        gone: dict[int, tuple[int, list]] = {}  # rolled-back ckpt -> (ckpt before it, events up to it)
 
         def roll_back(base: int, line: int) -> None:
             """Roll back eff after checkpoint ``base`` (its position in ``pos``)."""
-            seg = eff[pos[base] + 1:]
+            seg = eff[pos[base] + 1 :]
             for j, ev in enumerate(seg):
                 rolled[id(ev)] = line
                 if ev.type == "checkpoint":
                     del pos[ev.ckpt]
-                    gone[ev.ckpt] = (base, seg[:j + 1])
-            del eff[pos[base] + 1:]
+                    gone[ev.ckpt] = (base, seg[: j + 1])
+            del eff[pos[base] + 1 :]
 
         def held(c: int) -> list[Event]:
             if c in pos:
-                return eff[:pos[c] + 1]
+                return eff[: pos[c] + 1]
             base, seg = gone[c]
             return held(base) + seg
 
@@ -219,15 +223,20 @@ class History:
                         common += 1
                     base = max((c for c, i in pos.items() if i < common), key=pos.get)
                     roll_back(base, e.line)
-                    for ev in back[len(eff):]:
+                    for ev in back[len(eff) :]:
                         self.resurrected.setdefault(id(ev), rolled.pop(id(ev)))
                         eff.append(ev)
                         if ev.type == "checkpoint":
                             pos[ev.ckpt] = len(eff) - 1
                             gone.pop(ev.ckpt, None)
                 else:
-                    raise TraceErrors([TraceError(self.trace.path, e.line,
-                                                  f"{p} restores checkpoint {e.ckpt}, which it has not taken")])
+                    raise TraceErrors(
+                        [
+                            TraceError(
+                                self.trace.path, e.line, f"{p} restores checkpoint {e.ckpt}, which it has not taken"
+                            )
+                        ]
+                    )
                 if t == "restore":
                     self.restores.append(e)
             elif t != "fail" and t != "retire":
@@ -324,8 +333,9 @@ class History:
         try:
             return self._barrier_mids
         except AttributeError:
-            self._barrier_mids = {e.mid for evs in self.raw.values() for e in evs
-                                  if e.type == "send" and e.kind in MARKERS}
+            self._barrier_mids = {
+                e.mid for evs in self.raw.values() for e in evs if e.type == "send" and e.kind in MARKERS
+            }
             return self._barrier_mids
 
     def _moves(self, e: Event) -> bool:
@@ -366,8 +376,7 @@ class History:
         try:
             idx = self._sent_ever
         except AttributeError:
-            idx = self._sent_ever = {e.mid: e for evs in self.raw.values() for e in evs
-                                     if e.type in ("send", "replay")}
+            idx = self._sent_ever = {e.mid: e for evs in self.raw.values() for e in evs if e.type in ("send", "replay")}
         return idx.get(mid)
 
     def V(self, i: int) -> int:
@@ -404,4 +413,3 @@ class History:
         if x > self.L[i]:
             return 0
         return len(self.eff[i]) - 1 - self.ckpt_at[i][x]
-

@@ -21,12 +21,15 @@ def _violations_case(suite, r) -> bool:
     if r.ok:
         return False
     kinds = sorted({v.kind for v in r.violations})
-    fail = ET.SubElement(case, "failure", message=", ".join(kinds) or r.property,
-                         type=kinds[0] if kinds else r.property)
+    fail = ET.SubElement(
+        case, "failure", message=", ".join(kinds) or r.property, type=kinds[0] if kinds else r.property
+    )
     parts = []
     for v in r.violations:
-        parts.append(f"{v.kind} (lines {', '.join(map(str, v.lines))}): {v.message}\n"
-                     f"witness: {json.dumps(v.witness, sort_keys=True)}")
+        parts.append(
+            f"{v.kind} (lines {', '.join(map(str, v.lines))}): {v.message}\n"
+            f"witness: {json.dumps(v.witness, sort_keys=True)}"
+        )
     if r.omitted:
         parts.append(f"... and {r.omitted} more")
     fail.text = "\n\n".join(parts)

@@ -56,7 +56,7 @@ def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[
     """
     events = trace.events
     restores = [e.line for e in ix.of_type("restore")]
-    removed: dict[int, list[str]] = {}              # truncation line -> mids it removed
+    removed: dict[int, list[str]] = {}  # truncation line -> mids it removed
     for mid, line in dur.end.items():
         removed.setdefault(line, []).append(mid)
     out: list[Violation] = []
@@ -70,7 +70,7 @@ def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[
             prev = e
             continue
         line = e.line
-        if prev is None or prev.type != "log_truncate":          # a new run of truncations
+        if prev is None or prev.type != "log_truncate":  # a new run of truncations
             k = bisect_left(restores, line)
             end = restores[k] if k < len(restores) else None
             if seg is None or end != seg_end:
@@ -150,17 +150,23 @@ def _violation(h, e, m, r, R) -> Violation:
     src, dst = h.procs[m.src], h.procs[m.dst]
     line = {p: h.ckpt_num[i][R[i]] for i, p in enumerate(h.procs)}
     rline = ", ".join(f"{p}: {c}" for p, c in line.items())
-    recv = (f"processed by {dst} at line {m.recv_line}, after its checkpoint on R" if r is not None
-            else f"not yet processed by {dst}")
+    recv = (
+        f"processed by {dst} at line {m.recv_line}, after its checkpoint on R"
+        if r is not None
+        else f"not yet processed by {dst}"
+    )
     return Violation(
-        "premature-truncation", "log-retention", f"log_truncate at line {e.line}",
+        "premature-truncation",
+        "log-retention",
+        f"log_truncate at line {e.line}",
         f"Let R = {{{rline}}} be the recovery line if every process failed just before line {e.line}. {e.proc} "
         f"truncates its log of {e.ch} through seq {e.through_seq} at line {e.line}, removing {m.mid} (seq {m.seq}, "
         f"sent at line {m.send_line}, before {src}'s checkpoint on R) — but {m.mid} is {recv}: it is in transit "
         f"w.r.t. R, so recovery from R must replay it from the log, which no longer has it. A log entry may be "
         f"dropped only once the receiver's checkpoint on the recovery line reflects its processing.",
         [e.line, m.send_line] + ([m.recv_line] if r is not None else []),
-        {"messages": [m.mid], "cut": line})
+        {"messages": [m.mid], "cut": line},
+    )
 
 
 def check_log_retention(run) -> None:

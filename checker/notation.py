@@ -49,7 +49,8 @@ def parse_cut(text: str) -> dict:
         proc, sep, value = item.rpartition("=") if "=" in item else item.rpartition(":")
         proc, value = proc.strip(), value.strip()
         if not sep or not proc or not (value.isdigit() or value.upper() == "V"):
-            raise UsageError(f"cut {text!r}: {item!r} is not PROC=CKPT with CKPT a checkpoint number or V "
-                             "(e.g. P0=1,P1=V)")
+            raise UsageError(
+                f"cut {text!r}: {item!r} is not PROC=CKPT with CKPT a checkpoint number or V (e.g. P0=1,P1=V)"
+            )
         cut[proc] = "V" if value.upper() == "V" else int(value)
     return cut

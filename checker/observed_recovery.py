@@ -37,13 +37,13 @@ not judged here (they are judged by the recovery in which it restores).
 
 from __future__ import annotations
 
-from snapcheck.traces.model import MARKERS
 from snapcheck.checker.cuts import in_transit, orphans
-from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import EXTERNAL, History
+from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.recovery_line import bound, rl_fix
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import MARKERS
 
 
 def recovery_groups(trace) -> list[list]:
@@ -121,8 +121,11 @@ class ObservedRecovery:
             evs = hp.raw[p]
             if i is not None and evs and evs[-1].type == "fail":
                 failed.append(i)
-        self.down = [i for i, p in enumerate(hp.procs)
-                     if p not in self.restore_line and hp.raw[p] and hp.raw[p][-1].type == "fail"]
+        self.down = [
+            i
+            for i, p in enumerate(hp.procs)
+            if p not in self.restore_line and hp.raw[p] and hp.raw[p][-1].type == "fail"
+        ]
         failed += self.down
         self.failed = failed
         g = [hp.V(i) for i in range(hp.n)]
@@ -139,7 +142,7 @@ class ObservedRecovery:
         self.g = g
         self.line = hp.line_to_dict(g)
         if all(p in self.restore_line for p in hp.procs):
-            semantics = "restart-all"          # everyone restarted: compare with the restart-all line
+            semantics = "restart-all"  # everyone restarted: compare with the restart-all line
         self.semantics = semantics
         U = bound(hp, failed, semantics)
         self.U = U
@@ -167,13 +170,19 @@ class ObservedRecovery:
             ws = _where(hp, self.g, m.src)
             wd = _where(hp, self.g, m.dst)
             rl = [self.restore_line[p] for p in (src, dst) if p in self.restore_line]
-            out.append(Violation(
-                "inconsistent-restore", "observed-recovery", self.subject,
-                f"Let G = {fmt_cut(self.line)} be the line restored by {self.subject} (restore at line(s) "
-                f"{', '.join(map(str, sorted(set(rl))))}). Then {m.mid} on {m.ch} is processed by {dst} at line "
-                f"{m.recv_line}, before {wd}, but sent by {src} at line {m.send_line}, after {ws}: the restored "
-                f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency.",
-                sorted({m.send_line, m.recv_line, *rl}), {"messages": [m.mid], "cut": self.line}))
+            out.append(
+                Violation(
+                    "inconsistent-restore",
+                    "observed-recovery",
+                    self.subject,
+                    f"Let G = {fmt_cut(self.line)} be the line restored by {self.subject} (restore at line(s) "
+                    f"{', '.join(map(str, sorted(set(rl))))}). Then {m.mid} on {m.ch} is processed by {dst} at line "
+                    f"{m.recv_line}, before {wd}, but sent by {src} at line {m.send_line}, after {ws}: the restored "
+                    f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency.",
+                    sorted({m.send_line, m.recv_line, *rl}),
+                    {"messages": [m.mid], "cut": self.line},
+                )
+            )
         out += self._undone_sends_reflected()
         return out
 
@@ -197,14 +206,19 @@ class ObservedRecovery:
             undone = hp.rolled_back.get(id(sent)) if sent is not None else None
             if undone is None or (sent.ch, sent.seq) in regenerated:
                 continue
-            out.append(Violation(
-                "inconsistent-restore", "observed-recovery", self.subject,
-                f"{self.subject} restores checkpoint {hp.ckpt_name(i, x)} of {e.proc} (line "
-                f"{self.restore_line[e.proc]}), which reflects the processing of {e.mid} at line {e.line}; but its "
-                f"send (line {sent.line}) was undone by the restore at line {undone} and not regenerated since: the "
-                f"restored state reflects a receive whose send was undone — an orphan.",
-                sorted({sent.line, e.line, undone, self.restore_line[e.proc]}),
-                {"messages": [e.mid], "cut": self.line}))
+            out.append(
+                Violation(
+                    "inconsistent-restore",
+                    "observed-recovery",
+                    self.subject,
+                    f"{self.subject} restores checkpoint {hp.ckpt_name(i, x)} of {e.proc} (line "
+                    f"{self.restore_line[e.proc]}), which reflects the processing of {e.mid} at line {e.line}; but its "
+                    f"send (line {sent.line}) was undone by the restore at line {undone} and not regenerated since: the "
+                    f"restored state reflects a receive whose send was undone — an orphan.",
+                    sorted({sent.line, e.line, undone, self.restore_line[e.proc]}),
+                    {"messages": [e.mid], "cut": self.line},
+                )
+            )
         return out
 
     def notes(self) -> list[str]:
@@ -218,13 +232,19 @@ class ObservedRecovery:
 
         gl, _, _ = rl_fix(hp, self.U, never_recoverable(hp, self.durability))
         if gl == self.g:
-            return [f"{self.subject}: restored {fmt_cut(self.line)}, the maximal line that loses no message; the "
-                    f"maximal consistent line {fmt_cut(hp.line_to_dict(self.gmax))} would leave messages in "
-                    f"transit that nothing can replay."]
-        parts = ", ".join(f"{hp.procs[i]} restored {hp.label(i, self.g[i])} where {hp.label(i, self.gmax[i])} "
-                          f"was possible" for i in extra)
-        return [f"{self.subject}: extra rollback beyond the maximal recovery line "
-                f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}."]
+            return [
+                f"{self.subject}: restored {fmt_cut(self.line)}, the maximal line that loses no message; the "
+                f"maximal consistent line {fmt_cut(hp.line_to_dict(self.gmax))} would leave messages in "
+                f"transit that nothing can replay."
+            ]
+        parts = ", ".join(
+            f"{hp.procs[i]} restored {hp.label(i, self.g[i])} where {hp.label(i, self.gmax[i])} was possible"
+            for i in extra
+        )
+        return [
+            f"{self.subject}: extra rollback beyond the maximal recovery line "
+            f"{fmt_cut(hp.line_to_dict(self.gmax))}: {parts}."
+        ]
 
     def _extra(self) -> list[int]:
         """Processes restored below the maximal line (not those restored at another
@@ -236,14 +256,17 @@ class ObservedRecovery:
     def summary(self) -> dict:
         """The recovery as it appears in the report's ``observed_recoveries``."""
         hp = self.hp
-        return {"subject": self.subject, "restored_line": self.line,
-                "failed": [hp.procs[i] for i in self.failed],
-                "down": [hp.procs[i] for i in self.down],
-                "semantics": self.semantics,
-                "maximal_line": hp.line_to_dict(self.gmax),
-                "extra_rollback": bool(self._extra()),
-                "consistent": not self.orphans,
-                "in_transit": [m.mid for m in self.in_transit]}
+        return {
+            "subject": self.subject,
+            "restored_line": self.line,
+            "failed": [hp.procs[i] for i in self.failed],
+            "down": [hp.procs[i] for i in self.down],
+            "semantics": self.semantics,
+            "maximal_line": hp.line_to_dict(self.gmax),
+            "extra_rollback": bool(self._extra()),
+            "consistent": not self.orphans,
+            "in_transit": [m.mid for m in self.in_transit],
+        }
 
 
 def _where(h, g, i) -> str:
@@ -287,7 +310,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
     out = []
     for m in rec.in_transit:
         fm = h.by_mid.get(m.mid)
-        if fm is None:                      # its send was undone by a later recovery
+        if fm is None:  # its send was undone by a later recovery
             continue
         dst = hp.procs[m.dst]
         after = rec.restore_line.get(dst, max(rec.restore_line.values()))
@@ -301,20 +324,33 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
                 why = "nothing can replay it (no durable log entry, not in the restored channel state)"
             else:
                 if must_replay:
-                    notes.append(f"{rec.subject}: {m.mid} on {m.ch} is in transit w.r.t. the restored line and "
-                                 f"replayable, but not yet processed when the trace ends.")
+                    notes.append(
+                        f"{rec.subject}: {m.mid} on {m.ch} is in transit w.r.t. the restored line and "
+                        f"replayable, but not yet processed when the trace ends."
+                    )
                 continue
         else:
             why = f"{dst} processes the later {skipped.mid} of the FIFO channel at line {skipped.line} instead"
-        lines = sorted({m.send_line, *(x for x in (m.recv_line, skipped.line if skipped else None) if x),
-                        *rec.restore_line.values()})
+        lines = sorted(
+            {
+                m.send_line,
+                *(x for x in (m.recv_line, skipped.line if skipped else None) if x),
+                *rec.restore_line.values(),
+            }
+        )
         undone = f"its processing at line {m.recv_line} was undone" if m.recv_line else "it was not yet processed"
-        out.append(Violation(
-            "lost", "exactly-once", rec.subject,
-            f"Let G = {fmt_cut(rec.line)} be the line restored by {rec.subject}. Message {m.mid} on {m.ch} is sent "
-            f"by {_name(hp, m.src)} at line {m.send_line} and kept by the restore, but {undone}; after the "
-            f"recovery it is never processed: {why}. It is lost.",
-            lines, {"messages": [m.mid], "cut": rec.line}))
+        out.append(
+            Violation(
+                "lost",
+                "exactly-once",
+                rec.subject,
+                f"Let G = {fmt_cut(rec.line)} be the line restored by {rec.subject}. Message {m.mid} on {m.ch} is sent "
+                f"by {_name(hp, m.src)} at line {m.send_line} and kept by the restore, but {undone}; after the "
+                f"recovery it is never processed: {why}. It is lost.",
+                lines,
+                {"messages": [m.mid], "cut": rec.line},
+            )
+        )
     return out
 
 
@@ -374,8 +410,8 @@ def duplicate_violations(h: History) -> list[Violation]:
             m = h.by_mid.get(o)
             if m is not None:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
-                if m.dst != i and h.moved:           # recovered on a new channel after a rescale:
-                    mv = h.moved_of(e.mid)          # once per new channel (each copy of broadcast state)
+                if m.dst != i and h.moved:  # recovered on a new channel after a rescale:
+                    mv = h.moved_of(e.mid)  # once per new channel (each copy of broadcast state)
                     if mv is not None:
                         key = (mv.ch, o)
             else:
@@ -385,21 +421,33 @@ def duplicate_violations(h: History) -> list[Violation]:
                 key = (sent.ch, sent.seq)
                 if key not in effective:
                     undone = h.rolled_back.get(id(sent))
-                    if undone is None or e.line > undone:   # before the restore: an inconsistent restore
-                        out.append(Violation(
-                            "phantom", "exactly-once", "effective history",
-                            f"{e.proc} processes {e.mid} at line {e.line}, but the send of {o} (line {sent.line}) "
-                            + (f"was rolled back by the restore at line {undone} and " if undone else "")
-                            + "is not regenerated: a message that no longer exists is processed.",
-                            sorted({e.line, sent.line, *([undone] if undone else [])}), {"messages": [e.mid]}))
+                    if undone is None or e.line > undone:  # before the restore: an inconsistent restore
+                        out.append(
+                            Violation(
+                                "phantom",
+                                "exactly-once",
+                                "effective history",
+                                f"{e.proc} processes {e.mid} at line {e.line}, but the send of {o} (line {sent.line}) "
+                                + (f"was rolled back by the restore at line {undone} and " if undone else "")
+                                + "is not regenerated: a message that no longer exists is processed.",
+                                sorted({e.line, sent.line, *([undone] if undone else [])}),
+                                {"messages": [e.mid]},
+                            )
+                        )
                     continue
             first = seen.get(key)
             if first is None:
                 seen[key] = e
                 continue
-            out.append(Violation(
-                "duplicate-processing", "exactly-once", "effective history",
-                f"{h.procs[i]} processes message {key[0]}#{key[1]} twice in the effective history: as {first.mid} at "
-                f"line {first.line} and as {e.mid} at line {e.line} (neither is rolled back).",
-                [first.line, e.line], {"messages": [first.mid, e.mid]}))
+            out.append(
+                Violation(
+                    "duplicate-processing",
+                    "exactly-once",
+                    "effective history",
+                    f"{h.procs[i]} processes message {key[0]}#{key[1]} twice in the effective history: as {first.mid} at "
+                    f"line {first.line} and as {e.mid} at line {e.line} (neither is rolled back).",
+                    [first.line, e.line],
+                    {"messages": [first.mid, e.mid]},
+                )
+            )
     return out

@@ -66,7 +66,7 @@ class _Coordination:
         self.complete_line: dict[int, int] = {}
         self.abort_line: dict[int, int] = {}
         self.start_line: dict[int, int] = {}
-        self.valid_notify: dict[str, int] = {}     # mid -> round, for notifications sent after completion
+        self.valid_notify: dict[str, int] = {}  # mid -> round, for notifications sent after completion
         for e in ix.of_type("round_complete"):
             self.complete_line.setdefault(e.round, e.line)
         for e in ix.of_type("round_abort"):
@@ -109,22 +109,36 @@ def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
     last_round = max(coord.complete_line, default=0)
     sinks = {e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"]}
     out: list[Violation] = []
-    handed: dict[str, dict[int, int]] = {}                   # retired sink -> txn -> pre-commit line
-    inherited: dict[tuple[str, int], list[int]] = {}          # (retired sink, txn) -> commit lines
+    handed: dict[str, dict[int, int]] = {}  # retired sink -> txn -> pre-commit line
+    inherited: dict[tuple[str, int], list[int]] = {}  # (retired sink, txn) -> commit lines
     for proc, events in ix.by_proc.items():
         if proc in sinks:
             out.extend(_sink(proc, events, coord, last_round, handed, inherited))
     for (old, n), lines in sorted(inherited.items()):
         if n not in handed.get(old, {}):
-            out.append(Violation(
-                "duplicate-commit", "output-commit", f"sink {old}",
-                f"transaction {n} of {old} is published again at line {lines[0]} after {old} retired "
-                f"without it pending (already published, or never pre-committed).", lines, {"txn": n}))
+            out.append(
+                Violation(
+                    "duplicate-commit",
+                    "output-commit",
+                    f"sink {old}",
+                    f"transaction {n} of {old} is published again at line {lines[0]} after {old} retired "
+                    f"without it pending (already published, or never pre-committed).",
+                    lines,
+                    {"txn": n},
+                )
+            )
         elif len(lines) > 1:
-            out.append(Violation(
-                "duplicate-commit", "output-commit", f"sink {old}",
-                f"transaction {n} of {old}, handed over when it retired, is published {len(lines)} times "
-                f"(lines {', '.join(map(str, lines))}).", [handed[old][n], *lines], {"txn": n}))
+            out.append(
+                Violation(
+                    "duplicate-commit",
+                    "output-commit",
+                    f"sink {old}",
+                    f"transaction {n} of {old}, handed over when it retired, is published {len(lines)} times "
+                    f"(lines {', '.join(map(str, lines))}).",
+                    [handed[old][n], *lines],
+                    {"txn": n},
+                )
+            )
     for old, txns in sorted(handed.items()):
         for n, ln in sorted(txns.items()):
             if n <= last_round and (old, n) not in inherited:
@@ -134,18 +148,23 @@ def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
 
 def _uncommitted(proc, n, ln, coord, how="") -> Violation:
     return Violation(
-        "uncommitted", "output-commit", f"sink {proc}",
+        "uncommitted",
+        "output-commit",
+        f"sink {proc}",
         f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
         f"{_covering(coord, n)} but never published{how}: a lost notification was not subsumed by a "
-        f"later one, or the final notification never arrived.", [ln], {"txn": n})
+        f"later one, or the final notification never arrived.",
+        [ln],
+        {"txn": n},
+    )
 
 
 def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]:
     out: list[Violation] = []
-    staged: dict[int, int] = {}              # effective, unpublished txn -> pre-commit line
+    staged: dict[int, int] = {}  # effective, unpublished txn -> pre-commit line
     snaps: dict[int, dict] = {0: {}}
-    published: dict[int, int] = {}          # txn -> line (the external system: survives restores)
-    known = 0                               # latest round known complete
+    published: dict[int, int] = {}  # txn -> line (the external system: survives restores)
+    known = 0  # latest round known complete
     last_ckpt = 0
     ended = None
     for e in events:
@@ -157,7 +176,7 @@ def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]
             staged = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
             if e.round is not None and coord.complete_line.get(e.round, e.line) < e.line:
                 known = max(known, e.round)
-        elif t == "retire" and e.ckpt is not None:      # its state lives on in its successors
+        elif t == "retire" and e.ckpt is not None:  # its state lives on in its successors
             handed[proc] = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
             staged = {}
         elif t == "recv":
@@ -176,11 +195,17 @@ def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]
                     out.append(_premature(proc, n, e.line, known, None))
             elif phase == "commit":
                 if n in published:
-                    out.append(Violation(
-                        "duplicate-commit", "output-commit", f"sink {proc}",
-                        f"{proc} publishes transaction {n} at line {e.line}, already published at line "
-                        f"{published[n]}: a repeated or late notification was applied twice.",
-                        [published[n], e.line], {"txn": n}))
+                    out.append(
+                        Violation(
+                            "duplicate-commit",
+                            "output-commit",
+                            f"sink {proc}",
+                            f"{proc} publishes transaction {n} at line {e.line}, already published at line "
+                            f"{published[n]}: a repeated or late notification was applied twice.",
+                            [published[n], e.line],
+                            {"txn": n},
+                        )
+                    )
                 elif n > known:
                     out.append(_premature(proc, n, e.line, known, staged.get(n)))
                 published.setdefault(n, e.line)
@@ -189,11 +214,18 @@ def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]
                 ended = e.line
                 for n, ln in sorted(staged.items()):
                     if n <= last_round:
-                        out.append(Violation(
-                            "eos-before-commit", "output-commit", f"sink {proc}",
-                            f"{proc} ends its stream at line {e.line} while transaction {n} (pre-committed "
-                            f"at line {ln}, covered by completed round {_covering(coord, n)}) is unpublished: "
-                            f"its final commit is lost.", [ln, e.line], {"txn": n}))
+                        out.append(
+                            Violation(
+                                "eos-before-commit",
+                                "output-commit",
+                                f"sink {proc}",
+                                f"{proc} ends its stream at line {e.line} while transaction {n} (pre-committed "
+                                f"at line {ln}, covered by completed round {_covering(coord, n)}) is unpublished: "
+                                f"its final commit is lost.",
+                                [ln, e.line],
+                                {"txn": n},
+                            )
+                        )
     if ended is None:
         for n, ln in sorted(staged.items()):
             if n <= last_round:
@@ -203,10 +235,15 @@ def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]
 
 def _premature(proc, n, line, known, staged_line) -> Violation:
     return Violation(
-        "premature-commit", "output-commit", f"sink {proc}",
+        "premature-commit",
+        "output-commit",
+        f"sink {proc}",
         f"{proc} publishes transaction {n} at line {line} before it knows that a round "
         f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
-        f"that may still abort becomes visible.", [staged_line, line], {"txn": n})
+        f"that may still abort becomes visible.",
+        [staged_line, line],
+        {"txn": n},
+    )
 
 
 def _covering(coord, n: int) -> int:
@@ -229,8 +266,8 @@ def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
     >>> [(v.kind, v.subject, v.witness["event"]) for v in control_delivery_violations(ix, _Coordination(ix))]
     [('control-dropped', 'round 1', 'split-1')]
     """
-    first_send: dict[tuple[str, str], int] = {}     # (destination, event id) -> line
-    event_of: dict[str, str] = {}                   # mid -> event id
+    first_send: dict[tuple[str, str], int] = {}  # (destination, event id) -> line
+    event_of: dict[str, str] = {}  # mid -> event id
     chans = ix.channels
     for e in ix.with_attr("send", "event"):
         k = e.attrs["event"]
@@ -259,13 +296,19 @@ def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:
                     continue
                 for k, ln in sorted(mine.items(), key=lambda kv: kv[1]):
                     if ln < coord.start_line[n] and k not in have:
-                        out.append(Violation(
-                            "control-dropped", "control-delivery", f"round {n}",
-                            f"operator event {k} was sent to {proc} at line {ln}, before round {n} started "
-                            f"(line {coord.start_line[n]}), but {proc}'s checkpoint of round {n} (line {e.line}) "
-                            f"does not reflect it and round {n} completed (line {coord.complete_line[n]}): "
-                            f"the event is in neither snapshot.",
-                            [ln, e.line, coord.complete_line[n]], {"event": k, "checkpoints": [[proc, e.ckpt]]}))
+                        out.append(
+                            Violation(
+                                "control-dropped",
+                                "control-delivery",
+                                f"round {n}",
+                                f"operator event {k} was sent to {proc} at line {ln}, before round {n} started "
+                                f"(line {coord.start_line[n]}), but {proc}'s checkpoint of round {n} (line {e.line}) "
+                                f"does not reflect it and round {n} completed (line {coord.complete_line[n]}): "
+                                f"the event is in neither snapshot.",
+                                [ln, e.line, coord.complete_line[n]],
+                                {"event": k, "checkpoints": [[proc, e.ckpt]]},
+                            )
+                        )
     return out
 
 
@@ -296,26 +339,43 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
         lines = [e.line for e in group]
         subject = f"recovery {i}"
         if len(rounds) > 1:
-            out.append(Violation(
-                "restore-mixed", "recovery-lineage", subject,
-                f"recovery {i} restores different rounds ({', '.join(str(r) for r in sorted(rounds, key=str))}) "
-                f"on different processes.", lines))
+            out.append(
+                Violation(
+                    "restore-mixed",
+                    "recovery-lineage",
+                    subject,
+                    f"recovery {i} restores different rounds ({', '.join(str(r) for r in sorted(rounds, key=str))}) "
+                    f"on different processes.",
+                    lines,
+                )
+            )
         for r in sorted(rounds, key=lambda x: -1 if x is None else x):
             if r is not None and coord.complete_line.get(r, first) >= first:
-                why = (f"was aborted at line {coord.abort_line[r]}" if r in coord.abort_line
-                       else "never completed")
-                out.append(Violation(
-                    "restore-aborted", "recovery-lineage", subject,
-                    f"recovery {i} (line {first}) restores round {r}, which {why} before it: a participant "
-                    f"may have aborted that checkpoint (its outputs and offsets disagree).", lines,
-                    {"round": r}))
+                why = f"was aborted at line {coord.abort_line[r]}" if r in coord.abort_line else "never completed"
+                out.append(
+                    Violation(
+                        "restore-aborted",
+                        "recovery-lineage",
+                        subject,
+                        f"recovery {i} (line {first}) restores round {r}, which {why} before it: a participant "
+                        f"may have aborted that checkpoint (its outputs and offsets disagree).",
+                        lines,
+                        {"round": r},
+                    )
+                )
             elif (r or 0) < latest:
                 what = f"round {r}" if r else "the empty initial state"
-                out.append(Violation(
-                    "restore-stale", "recovery-lineage", subject,
-                    f"recovery {i} (line {first}) restores {what} although round {latest} completed at line "
-                    f"{coord.complete_line[latest]}: committed output is replayed and published again.",
-                    lines + [coord.complete_line[latest]], {"round": r or 0, "latest": latest}))
+                out.append(
+                    Violation(
+                        "restore-stale",
+                        "recovery-lineage",
+                        subject,
+                        f"recovery {i} (line {first}) restores {what} although round {latest} completed at line "
+                        f"{coord.complete_line[latest]}: committed output is replayed and published again.",
+                        lines + [coord.complete_line[latest]],
+                        {"round": r or 0, "latest": latest},
+                    )
+                )
     return out
 
 

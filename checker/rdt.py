@@ -180,13 +180,24 @@ def _violation(h, g: Graph, i, x, j, y, t) -> Violation:
     msgs = [h.msgs[k] for k in path] if path else []
     name = h.ckpt_name(i, x)
     src = h.ckpt_name(j, y - 1)
-    chain = ", ".join(f"{m.mid} ({h.procs[m.src]} line {m.send_line} -> {h.procs[m.dst]} line {m.recv_line})"
-                      for m in msgs)
-    text = (f"Let C = {name}. The R-graph has a path from ({h.procs[j]},{y}) to C, i.e. a Z-path from {src} to C "
-            f"through {chain or 'successor edges only'}. Then RDT requires TDV(C)[{h.procs[j]}] >= {y}, but "
-            f"TDV(C)[{h.procs[j]}] = {t}: the dependency of C on {src} is not causally tracked — a contradiction "
-            f"with rollback-dependency trackability.")
+    chain = ", ".join(
+        f"{m.mid} ({h.procs[m.src]} line {m.send_line} -> {h.procs[m.dst]} line {m.recv_line})" for m in msgs
+    )
+    text = (
+        f"Let C = {name}. The R-graph has a path from ({h.procs[j]},{y}) to C, i.e. a Z-path from {src} to C "
+        f"through {chain or 'successor edges only'}. Then RDT requires TDV(C)[{h.procs[j]}] >= {y}, but "
+        f"TDV(C)[{h.procs[j]}] = {t}: the dependency of C on {src} is not causally tracked — a contradiction "
+        f"with rollback-dependency trackability."
+    )
     lines = sorted({ln for m in msgs for ln in (m.send_line, m.recv_line)} | {ln for ln in (h.ckpt_line(i, x),) if ln})
-    return Violation("rdt", "rdt", f"checkpoint {name}", text, lines,
-                     {"messages": [m.mid for m in msgs], "checkpoints": [[h.procs[j], h.label(j, y - 1)],
-                                                                         [h.procs[i], h.label(i, x)]]})
+    return Violation(
+        "rdt",
+        "rdt",
+        f"checkpoint {name}",
+        text,
+        lines,
+        {
+            "messages": [m.mid for m in msgs],
+            "checkpoints": [[h.procs[j], h.label(j, y - 1)], [h.procs[i], h.label(i, x)]],
+        },
+    )

@@ -96,8 +96,8 @@ class Step:
         self.msg = msg
         self.other = other
         self.other_value = other_value
-        self.kind = kind            # "orphan" | "no-drop" | "undelivered"
-        self.cause = cause          # index of the step that lowered `other` last, or -1 (its bound)
+        self.kind = kind  # "orphan" | "no-drop" | "undelivered"
+        self.cause = cause  # index of the step that lowered `other` last, or -1 (its bound)
 
 
 def rl_fix(h, U: list[int], nodrop=()) -> tuple[list[int], list[Step], list[int]]:
@@ -242,9 +242,11 @@ def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> 
     if len(idx) <= limit:
         return [explain_step(h, steps[k]) for k in idx]
     half = limit // 2
-    return ([explain_step(h, steps[k]) for k in idx[:half]]
-            + [f"... {len(idx) - 2 * half} more rollback step(s) ..."]
-            + [explain_step(h, steps[k]) for k in idx[-half:]])
+    return (
+        [explain_step(h, steps[k]) for k in idx[:half]]
+        + [f"... {len(idx) - 2 * half} more rollback step(s) ..."]
+        + [explain_step(h, steps[k]) for k in idx[-half:]]
+    )
 
 
 def explain_step(h, st: Step) -> str:
@@ -262,17 +264,22 @@ def explain_step(h, st: Step) -> str:
     old = h.label(st.proc, st.old)
     new = h.label(st.proc, st.new)
     if st.kind == "orphan":
-        where = (f"before {p}:{h.label(st.proc, m.r)}" if m.r <= h.L[st.proc]
-                 else "after its last checkpoint")
-        return (f"{p}: {old} -> {new} because it processed {m.mid} at line {m.recv_line} in interval {m.r} "
-                f"({where}) but {q} rolled back to {h.label(st.other, st.other_value)} "
-                f"< interval {m.s} of the send (line {m.send_line})")
+        where = f"before {p}:{h.label(st.proc, m.r)}" if m.r <= h.L[st.proc] else "after its last checkpoint"
+        return (
+            f"{p}: {old} -> {new} because it processed {m.mid} at line {m.recv_line} in interval {m.r} "
+            f"({where}) but {q} rolled back to {h.label(st.other, st.other_value)} "
+            f"< interval {m.s} of the send (line {m.send_line})"
+        )
     if st.kind == "no-drop":
-        return (f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line} in interval {m.s} and nothing "
-                f"can replay it, but {q} rolled back to {h.label(st.other, st.other_value)} < interval {m.r} "
-                f"of its processing (line {m.recv_line})")
-    return (f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line}, which is never processed "
-            f"and nothing can replay it")
+        return (
+            f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line} in interval {m.s} and nothing "
+            f"can replay it, but {q} rolled back to {h.label(st.other, st.other_value)} < interval {m.r} "
+            f"of its processing (line {m.recv_line})"
+        )
+    return (
+        f"{p}: {old} -> {new} because it sent {m.mid} at line {m.send_line}, which is never processed "
+        f"and nothing can replay it"
+    )
 
 
 def distance(h, U: list[int], g: list[int], in_transit: int) -> dict:
@@ -294,5 +301,9 @@ def distance(h, U: list[int], g: list[int], in_transit: int) -> dict:
         per[p] = {"checkpoints_rolled_back": ck, "events_undone": ev}
         total_ck += ck
         total_ev += ev
-    return {"checkpoints_rolled_back": total_ck, "events_undone": total_ev,
-            "messages_to_replay": in_transit, "per_process": per}
+    return {
+        "checkpoints_rolled_back": total_ck,
+        "events_undone": total_ev,
+        "messages_to_replay": in_transit,
+        "per_process": per,
+    }

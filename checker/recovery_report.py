@@ -22,8 +22,8 @@ from snapcheck.checker.cuts import in_transit
 from snapcheck.checker.intervals import EXTERNAL
 from snapcheck.checker.options import CheckerUsageError
 from snapcheck.checker.recovery_line import bound, chain, distance, r_mark, rl_fix
-from snapcheck.checker.rollback_propagation import rollback_propagation
 from snapcheck.checker.rgraph import Graph
+from snapcheck.checker.rollback_propagation import rollback_propagation
 
 CROSSCHECK_RP_MAX_NODES = 4000
 
@@ -57,8 +57,9 @@ def parse_failures(h, failures) -> tuple[list[int], str]:
             role = h.roles.get(p)
             if role is None:
                 raise CheckerUsageError(f"unknown process {p!r} in the failure set (processes: {', '.join(h.procs)})")
-            raise CheckerUsageError(f"process {p!r} is a {role} and is outside every global checkpoint: "
-                                    "it cannot be in a failure set")
+            raise CheckerUsageError(
+                f"process {p!r} is a {role} and is outside every global checkpoint: it cannot be in a failure set"
+            )
         out.append(h.index[p])
     out = sorted(set(out))
     if not out:
@@ -79,12 +80,16 @@ def parse_cut(h, cut: dict) -> list[int]:
     g = []
     unknown = [p for p in cut if p not in h.index]
     if unknown:
-        raise CheckerUsageError(f"the cut names unknown or non-checkpointing process(es) {', '.join(map(repr, unknown))} "
-                                f"(processes: {', '.join(h.procs)})")
+        raise CheckerUsageError(
+            f"the cut names unknown or non-checkpointing process(es) {', '.join(map(repr, unknown))} "
+            f"(processes: {', '.join(h.procs)})"
+        )
     missing = [p for p in h.procs if p not in cut]
     if missing:
-        raise CheckerUsageError(f"the cut does not give a checkpoint for {', '.join(missing)} "
-                                "(use a checkpoint number or V for every process)")
+        raise CheckerUsageError(
+            f"the cut does not give a checkpoint for {', '.join(missing)} "
+            "(use a checkpoint number or V for every process)"
+        )
     for i, p in enumerate(h.procs):
         v = cut[p]
         if isinstance(v, str) and v.upper() == "V":
@@ -96,8 +101,10 @@ def parse_cut(h, cut: dict) -> list[int]:
             raise CheckerUsageError(f"cut: {p}={v!r} is neither a checkpoint number nor V") from None
         x = h.pos_of[i].get(n)
         if x is None:
-            raise CheckerUsageError(f"cut: {p} has no checkpoint {n} in its effective history "
-                                    f"(checkpoints: {', '.join(map(str, h.ckpt_num[i]))})")
+            raise CheckerUsageError(
+                f"cut: {p} has no checkpoint {n} in its effective history "
+                f"(checkpoints: {', '.join(map(str, h.ckpt_num[i]))})"
+            )
         g.append(x)
     return g
 
@@ -118,8 +125,9 @@ def never_recoverable(h, dur) -> list:
     ['P0>P1:2']
     """
     recorded = {h.resolve(mid) for mid in dur.ever_recorded()}
-    return [m for m in h.msgs
-            if m.r is not None and m.src != EXTERNAL and m.mid not in recorded and not dur.durable(m.mid)]
+    return [
+        m for m in h.msgs if m.r is not None and m.src != EXTERNAL and m.mid not in recorded and not dur.durable(m.mid)
+    ]
 
 
 def unrecoverable_in_transit(h, dur, g: list[int], transit: list) -> list:
@@ -145,8 +153,9 @@ def unrecoverable_in_transit(h, dur, g: list[int], transit: list) -> list:
     return [m for m in transit if m.src != EXTERNAL and m.mid not in recorded and not dur.durable(m.mid)]
 
 
-def analyse_failure_set(h, dur, failed: list[int], label: str, semantics: str, *,
-                        graph: Graph | None = None, crosscheck: bool = True) -> dict:
+def analyse_failure_set(
+    h, dur, failed: list[int], label: str, semantics: str, *, graph: Graph | None = None, crosscheck: bool = True
+) -> dict:
     """The recovery line of the failed processes ``failed`` (indices; ``label`` names the
     set) under ``semantics``, with its explanation and metrics (module docstring).
 
@@ -182,8 +191,9 @@ def analyse_failure_set(h, dur, failed: list[int], label: str, semantics: str, *
             rp = rollback_propagation(h, U)
             algos["rollback-propagation"] = h.line_to_dict(rp)
             if rp != g:
-                raise AssertionError(f"checker bug: RL-FIX {g} and rollback propagation {rp} disagree "
-                                     f"for failures {label}")
+                raise AssertionError(
+                    f"checker bug: RL-FIX {g} and rollback propagation {rp} disagree for failures {label}"
+                )
     transit = in_transit(h, g)
     lost = unrecoverable_in_transit(h, dur, g, transit)
     details = {

@@ -63,8 +63,7 @@ from bisect import bisect_left
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rounds import is_complete, resolve
 
-PROPERTIES = ("regional-restore", "regional-cut", "regional-commit", "split-assignment", "agreement",
-              "regional-drift")
+PROPERTIES = ("regional-restore", "regional-cut", "regional-commit", "split-assignment", "agreement", "regional-drift")
 
 
 def _attr(e, key):
@@ -92,9 +91,10 @@ class Completions:
 
     def __init__(self, rounds: dict, participants: list[str]):
         self.rounds = rounds
-        self.done = sorted((info for info in rounds.values()
-                            if info.declared_complete and is_complete(info, participants)),
-                           key=lambda info: info.complete_line)
+        self.done = sorted(
+            (info for info in rounds.values() if info.declared_complete and is_complete(info, participants)),
+            key=lambda info: info.complete_line,
+        )
         self.cut: dict[int, dict[str, tuple]] = {}
         for info in self.done:
             cut = {}
@@ -120,6 +120,7 @@ def _name(ev, state_round) -> str:
 
 
 # -- regional-restore ----------------------------------------------------------------------
+
 
 def restore_violations(ix, comp: Completions) -> list[Violation]:
     """``restore-unnamed`` and ``restored-state`` (property ``regional-restore``, module
@@ -148,37 +149,64 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
             ev, k = comp.cut[n][e.proc]
             want = None if ev is None else ev if ev == 0 else ev.ckpt
             if want is not None and e.ckpt != want:
-                out.append(Violation(
-                    "restore-unnamed", "regional-restore", f"restore of {e.proc}",
-                    f"{e.proc} restores checkpoint {e.ckpt} at line {e.line} as part of completed round {n}, "
-                    f"whose metadata names {_name(ev, k)} for it: the region is restored to a state the "
-                    f"checkpoint does not hold.", [e.line, complete_line[n]] + ([ev.line] if ev else []),
-                    {"round": n, "restored": [e.proc, e.ckpt], "named": [e.proc, want],
-                     "checkpoints": [[e.proc, e.ckpt]] + ([[e.proc, want]] if want else [])}))
+                out.append(
+                    Violation(
+                        "restore-unnamed",
+                        "regional-restore",
+                        f"restore of {e.proc}",
+                        f"{e.proc} restores checkpoint {e.ckpt} at line {e.line} as part of completed round {n}, "
+                        f"whose metadata names {_name(ev, k)} for it: the region is restored to a state the "
+                        f"checkpoint does not hold.",
+                        [e.line, complete_line[n]] + ([ev.line] if ev else []),
+                        {
+                            "round": n,
+                            "restored": [e.proc, e.ckpt],
+                            "named": [e.proc, want],
+                            "checkpoints": [[e.proc, e.ckpt]] + ([[e.proc, want]] if want else []),
+                        },
+                    )
+                )
         for proc, ck in _attr(e, "elements") or ():
             named = comp.cut[n].get(proc) if n in comp.cut else (0, 0) if n is None else None
             want = None if named is None or named[0] is None else _ck(named[0])
             if want is not None and ck != want:
-                out.append(Violation(
-                    "restore-unnamed", "regional-restore", f"restore of {e.proc}",
-                    f"{e.proc}'s restore at line {e.line} (a rescale of completed round {n}) receives list-state "
-                    f"elements of {proc}'s checkpoint {ck}, but round {n}'s metadata names {_name(*named)} for "
-                    f"{proc}: the redistributed state mixes a state the checkpoint does not hold.",
-                    [e.line], {"round": n, "element_of": [proc, ck], "named": [proc, want],
-                               "checkpoints": [[proc, ck]] + ([[proc, want]] if want else [])}))
+                out.append(
+                    Violation(
+                        "restore-unnamed",
+                        "regional-restore",
+                        f"restore of {e.proc}",
+                        f"{e.proc}'s restore at line {e.line} (a rescale of completed round {n}) receives list-state "
+                        f"elements of {proc}'s checkpoint {ck}, but round {n}'s metadata names {_name(*named)} for "
+                        f"{proc}: the redistributed state mixes a state the checkpoint does not hold.",
+                        [e.line],
+                        {
+                            "round": n,
+                            "element_of": [proc, ck],
+                            "named": [proc, want],
+                            "checkpoints": [[proc, ck]] + ([[proc, want]] if want else []),
+                        },
+                    )
+                )
         got = _attr(e, "digest")
         want_digest = digests.get((e.proc, e.ckpt))
         if got is not None and want_digest is not None and got != want_digest:
-            out.append(Violation(
-                "restored-state", "regional-restore", f"restore of {e.proc}",
-                f"{e.proc} restores checkpoint {e.ckpt} at line {e.line}, but the state it restores (digest "
-                f"{got}) is not the state it had at that checkpoint (digest {want_digest}): the restore "
-                f"changed it (e.g. union state redistributed from other checkpoints).",
-                [e.line], {"checkpoints": [[e.proc, e.ckpt]], "restored_digest": got, "checkpoint_digest": want_digest}))
+            out.append(
+                Violation(
+                    "restored-state",
+                    "regional-restore",
+                    f"restore of {e.proc}",
+                    f"{e.proc} restores checkpoint {e.ckpt} at line {e.line}, but the state it restores (digest "
+                    f"{got}) is not the state it had at that checkpoint (digest {want_digest}): the restore "
+                    f"changed it (e.g. union state redistributed from other checkpoints).",
+                    [e.line],
+                    {"checkpoints": [[e.proc, e.ckpt]], "restored_digest": got, "checkpoint_digest": want_digest},
+                )
+            )
     return out
 
 
 # -- regional-cut ---------------------------------------------------------------------------
+
 
 def cut_violations(h, comp: Completions, data_channels: list) -> list[Violation]:
     """``fallback-unresolved``, ``stale-fallback`` and ``dependent-regions`` (property
@@ -204,34 +232,54 @@ def cut_violations(h, comp: Completions, data_channels: list) -> list[Violation]
         subject = f"round {n}"
         for p, named in sorted(info.fallback.items()):
             if cut.get(p, (None,))[0] is None:
-                out.append(Violation(
-                    "fallback-unresolved", "regional-cut", subject,
-                    f"round {n} completes at line {info.complete_line} with {p} keeping its state of round "
-                    f"{named}, but {p} has no checkpoint of that round (or the chain of fallbacks loops).",
-                    [info.complete_line], {"round": n, "process": p, "named": named}))
+                out.append(
+                    Violation(
+                        "fallback-unresolved",
+                        "regional-cut",
+                        subject,
+                        f"round {n} completes at line {info.complete_line} with {p} keeping its state of round "
+                        f"{named}, but {p} has no checkpoint of that round (or the chain of fallbacks loops).",
+                        [info.complete_line],
+                        {"round": n, "process": p, "named": named},
+                    )
+                )
         for p, (ev, k) in sorted(cut.items()):
             undone = h.first_rollback(ev) if ev else None
             if undone is not None and undone < info.complete_line:
-                out.append(Violation(
-                    "stale-fallback", "regional-cut", subject,
-                    f"round {n} completes at line {info.complete_line} with {p}'s {_name(ev, k)}, which the "
-                    f"restore at line {undone} had rolled back: the checkpoint holds a state of an incarnation "
-                    f"that restarted since (its region failed over after acknowledging).",
-                    [ev.line, undone, info.complete_line],
-                    {"round": n, "checkpoints": [[p, ev.ckpt]], "rounds": {p: k}}))
+                out.append(
+                    Violation(
+                        "stale-fallback",
+                        "regional-cut",
+                        subject,
+                        f"round {n} completes at line {info.complete_line} with {p}'s {_name(ev, k)}, which the "
+                        f"restore at line {undone} had rolled back: the checkpoint holds a state of an incarnation "
+                        f"that restarted since (its region failed over after acknowledging).",
+                        [ev.line, undone, info.complete_line],
+                        {"round": n, "checkpoints": [[p, ev.ckpt]], "rounds": {p: k}},
+                    )
+                )
         if not info.fallback or info not in comp.whole:
             continue
         for c in data_channels:
             a, b = cut.get(c.src), cut.get(c.dst)
             if a and b and a[0] is not None and b[0] is not None and a[1] != b[1]:
-                out.append(Violation(
-                    "dependent-regions", "regional-cut", subject,
-                    f"round {n} (line {info.complete_line}) combines {c.src}'s {_name(*a)} with {c.dst}'s "
-                    f"{_name(*b)}, but channel {c.id} joins them: their regions are not independent, so mixing "
-                    f"rounds {a[1]} and {b[1]} is not a state of any execution.",
-                    [info.complete_line] + [x[0].line for x in (a, b) if x[0]],
-                    {"round": n, "channel": c.id, "checkpoints": [[c.src, _ck(a[0])], [c.dst, _ck(b[0])]],
-                     "rounds": {c.src: a[1], c.dst: b[1]}}))
+                out.append(
+                    Violation(
+                        "dependent-regions",
+                        "regional-cut",
+                        subject,
+                        f"round {n} (line {info.complete_line}) combines {c.src}'s {_name(*a)} with {c.dst}'s "
+                        f"{_name(*b)}, but channel {c.id} joins them: their regions are not independent, so mixing "
+                        f"rounds {a[1]} and {b[1]} is not a state of any execution.",
+                        [info.complete_line] + [x[0].line for x in (a, b) if x[0]],
+                        {
+                            "round": n,
+                            "channel": c.id,
+                            "checkpoints": [[c.src, _ck(a[0])], [c.dst, _ck(b[0])]],
+                            "rounds": {c.src: a[1], c.dst: b[1]},
+                        },
+                    )
+                )
     return out
 
 
@@ -240,6 +288,7 @@ def _ck(ev) -> int:
 
 
 # -- regional-commit ------------------------------------------------------------------------
+
 
 def commit_violations(ix, comp: Completions) -> list[Violation]:
     """``fallback-commit`` (property ``regional-commit``): a published transaction no
@@ -265,20 +314,26 @@ def commit_violations(ix, comp: Completions) -> list[Violation]:
         if e.attrs["phase"] != "commit" or not isinstance(e.attrs.get("txn"), int) or e.proc not in _cut_procs(comp):
             continue
         m = e.attrs["txn"]
-        done = comp.whole[:bisect_left(lines, e.line)]
+        done = comp.whole[: bisect_left(lines, e.line)]
         held = [info for info in done if (comp.cut[info.round][e.proc][1] or 0) >= m]
         covering = [info for info in done if info.round >= m]
         if held or not covering:
-            continue                    # held by a completed checkpoint, or premature (output-commit)
+            continue  # held by a completed checkpoint, or premature (output-commit)
         info = covering[-1]
         ev, k = comp.cut[info.round][e.proc]
-        out.append(Violation(
-            "fallback-commit", "regional-commit", f"sink {e.proc}",
-            f"{e.proc} publishes transaction {m} at line {e.line} on the completion of round {info.round} "
-            f"(line {info.complete_line}), in which it kept {_name(ev, k)}: no completed checkpoint holds "
-            f"its state of round {m}, so its region re-processes that data after a restore and publishes it "
-            f"again.", [e.line, info.complete_line],
-            {"txn": m, "round": info.round, "fallback_round": k, "checkpoints": [[e.proc, _ck(ev)]] if ev else []}))
+        out.append(
+            Violation(
+                "fallback-commit",
+                "regional-commit",
+                f"sink {e.proc}",
+                f"{e.proc} publishes transaction {m} at line {e.line} on the completion of round {info.round} "
+                f"(line {info.complete_line}), in which it kept {_name(ev, k)}: no completed checkpoint holds "
+                f"its state of round {m}, so its region re-processes that data after a restore and publishes it "
+                f"again.",
+                [e.line, info.complete_line],
+                {"txn": m, "round": info.round, "fallback_round": k, "checkpoints": [[e.proc, _ck(ev)]] if ev else []},
+            )
+        )
     return out
 
 
@@ -287,6 +342,7 @@ def _cut_procs(comp: Completions) -> set:
 
 
 # -- agreement -------------------------------------------------------------------------------
+
 
 def agreement_violations(h, comp: Completions) -> list[Violation]:
     """``agreement-broken`` (property ``agreement``): the subtasks of one operator hold
@@ -320,25 +376,39 @@ def agreement_violations(h, comp: Completions) -> list[Violation]:
                 continue
             a = vals[0]
             b = next(x for x in vals if repr(x[1]) != repr(a[1]))
-            out.append(Violation(
-                "agreement-broken", "agreement", f"round {info.round}",
-                f"round {info.round} (line {info.complete_line}) holds {key} = {a[1]!r} for {a[0]} "
-                f"({_name(a[2], a[3])}) and {key} = {b[1]!r} for {b[0]} ({_name(b[2], b[3])}): the subtasks of "
-                f"{op} must agree on it, and the checkpoint mixes rounds {a[3]} and {b[3]} "
-                f"({sorted(values)} on restore, a combination no execution produces).",
-                [info.complete_line, a[2].line, b[2].line],
-                {"round": info.round, "key": key, "values": {p: v for p, v, _, _ in vals},
-                 "checkpoints": [[a[0], a[2].ckpt], [b[0], b[2].ckpt]], "rounds": {a[0]: a[3], b[0]: b[3]}}))
+            out.append(
+                Violation(
+                    "agreement-broken",
+                    "agreement",
+                    f"round {info.round}",
+                    f"round {info.round} (line {info.complete_line}) holds {key} = {a[1]!r} for {a[0]} "
+                    f"({_name(a[2], a[3])}) and {key} = {b[1]!r} for {b[0]} ({_name(b[2], b[3])}): the subtasks of "
+                    f"{op} must agree on it, and the checkpoint mixes rounds {a[3]} and {b[3]} "
+                    f"({sorted(values)} on restore, a combination no execution produces).",
+                    [info.complete_line, a[2].line, b[2].line],
+                    {
+                        "round": info.round,
+                        "key": key,
+                        "values": {p: v for p, v, _, _ in vals},
+                        "checkpoints": [[a[0], a[2].ckpt], [b[0], b[2].ckpt]],
+                        "rounds": {a[0]: a[3], b[0]: b[3]},
+                    },
+                )
+            )
     return out
 
 
 # -- split-assignment -----------------------------------------------------------------------
 
+
 class _Splits:
     def __init__(self, h, ix):
         header = h.trace.header
-        self.records = {p.attrs["split"]: p.attrs.get("records") for p in header.processes
-                        if p.role == "external" and p.attrs and "split" in p.attrs}
+        self.records = {
+            p.attrs["split"]: p.attrs.get("records")
+            for p in header.processes
+            if p.role == "external" and p.attrs and "split" in p.attrs
+        }
         self.channel = {c.id: c.attrs["split"] for c in header.channels if c.attrs and "split" in c.attrs}
         self.assign = {e.mid: e.attrs["split"] for e in ix.with_attr("send", "split")}
 
@@ -353,7 +423,7 @@ def _held(h, readers, assign: dict) -> dict[str, dict[int, frozenset]]:
             if e.type == "recv" and e.mid in assign:
                 held.add(assign[e.mid])
             elif e.type == "restore":
-                moved = _attr(e, "splits")          # a rescale dealt it these splits
+                moved = _attr(e, "splits")  # a rescale dealt it these splits
                 held = set(moved) if moved is not None else set(snaps.get(e.ckpt, ()))
             elif e.type == "checkpoint":
                 snaps[e.ckpt] = frozenset(held)
@@ -393,29 +463,50 @@ def split_violations(h, ix, comp: Completions) -> list[Violation]:
         cut = comp.cut[info.round]
         for s in sorted(sp.records):
             owner = state.get(str(s), state.get(s))
-            holders = [p for p in readers if cut.get(p, (None,))[0] is not None
-                       and s in held[p].get(_ck(cut[p][0]), ())]
+            holders = [
+                p for p in readers if cut.get(p, (None,))[0] is not None and s in held[p].get(_ck(cut[p][0]), ())
+            ]
             if owner in readers and cut.get(owner, (None,))[0] is not None and owner not in holders:
                 ev, k = cut.get(owner, (None, None))
-                out.append(Violation(
-                    "split-dropped", "split-assignment", f"round {info.round}",
-                    f"round {info.round} (line {info.complete_line}): the coordinator's checkpointed state assigns "
-                    f"split {s} to {owner}, but {owner}'s state in it ({_name(ev, k) if ev is not None else 'none'}) "
-                    f"does not hold it: restored from this checkpoint, nobody reads split {s}.", [info.complete_line] + ([ev.line] if ev else []),
-                    {"round": info.round, "split": s, "reader": owner,
-                     "checkpoints": [[owner, _ck(ev)]] if ev is not None else []}))
+                out.append(
+                    Violation(
+                        "split-dropped",
+                        "split-assignment",
+                        f"round {info.round}",
+                        f"round {info.round} (line {info.complete_line}): the coordinator's checkpointed state assigns "
+                        f"split {s} to {owner}, but {owner}'s state in it ({_name(ev, k) if ev is not None else 'none'}) "
+                        f"does not hold it: restored from this checkpoint, nobody reads split {s}.",
+                        [info.complete_line] + ([ev.line] if ev else []),
+                        {
+                            "round": info.round,
+                            "split": s,
+                            "reader": owner,
+                            "checkpoints": [[owner, _ck(ev)]] if ev is not None else [],
+                        },
+                    )
+                )
             for p in holders:
                 if p != owner:
                     ev, k = cut[p]
-                    out.append(Violation(
-                        "split-doubled", "split-assignment", f"round {info.round}",
-                        f"round {info.round} (line {info.complete_line}): {p}'s {_name(ev, k)} holds split {s}, "
-                        f"but the coordinator's checkpointed state " + (f"assigns it to {owner}" if owner else
-                                                                       "has it unassigned")
-                        + f": restored from this checkpoint, split {s} is read twice.",
-                        [info.complete_line] + ([ev.line] if ev else []),
-                        {"round": info.round, "split": s, "reader": p, "coordinator": owner,
-                         "checkpoints": [[p, _ck(ev)]]}))
+                    out.append(
+                        Violation(
+                            "split-doubled",
+                            "split-assignment",
+                            f"round {info.round}",
+                            f"round {info.round} (line {info.complete_line}): {p}'s {_name(ev, k)} holds split {s}, "
+                            f"but the coordinator's checkpointed state "
+                            + (f"assigns it to {owner}" if owner else "has it unassigned")
+                            + f": restored from this checkpoint, split {s} is read twice.",
+                            [info.complete_line] + ([ev.line] if ev else []),
+                            {
+                                "round": info.round,
+                                "split": s,
+                                "reader": p,
+                                "coordinator": owner,
+                                "checkpoints": [[p, _ck(ev)]],
+                            },
+                        )
+                    )
     out += _split_records(h, ix, sp)
     return out
 
@@ -434,27 +525,41 @@ def _split_records(h, ix, sp: _Splits) -> list[Violation]:
             key = (sp.channel[e.ch], sent.seq)
             first = seen.setdefault(key, e)
             if first is not e:
-                out.append(Violation(
-                    "split-duplicate", "split-assignment", f"split {key[0]}",
-                    f"record {key[1]} of split {key[0]} is processed twice in the effective history: by "
-                    f"{first.proc} at line {first.line} and by {e.proc} at line {e.line}.",
-                    [first.line, e.line], {"split": key[0], "record": key[1], "messages": [first.mid, e.mid]}))
+                out.append(
+                    Violation(
+                        "split-duplicate",
+                        "split-assignment",
+                        f"split {key[0]}",
+                        f"record {key[1]} of split {key[0]} is processed twice in the effective history: by "
+                        f"{first.proc} at line {first.line} and by {e.proc} at line {e.line}.",
+                        [first.line, e.line],
+                        {"split": key[0], "record": key[1], "messages": [first.mid, e.mid]},
+                    )
+                )
     sinks = [p.id for p in h.trace.header.processes if p.role == "sink"]
-    ended = {e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"] == "end"
-             and not h.rolled_back.get(id(e))}
+    ended = {
+        e.proc for e in ix.with_attr("output", "phase") if e.attrs["phase"] == "end" and not h.rolled_back.get(id(e))
+    }
     if sinks and all(p in ended for p in sinks):
         for s, n in sorted(sp.records.items()):
             missing = [j for j in range(1, (n or 0) + 1) if (s, j) not in seen]
             if missing:
-                out.append(Violation(
-                    "split-lost", "split-assignment", f"split {s}",
-                    f"every sink ended its stream, but {len(missing)} of the {n} records of split {s} were never "
-                    f"processed in the effective history (records {missing[:5]}{' …' if len(missing) > 5 else ''}).",
-                    [], {"split": s, "missing": missing}))
+                out.append(
+                    Violation(
+                        "split-lost",
+                        "split-assignment",
+                        f"split {s}",
+                        f"every sink ended its stream, but {len(missing)} of the {n} records of split {s} were never "
+                        f"processed in the effective history (records {missing[:5]}{' …' if len(missing) > 5 else ''}).",
+                        [],
+                        {"split": s, "missing": missing},
+                    )
+                )
     return out
 
 
 # -- regional-drift ----------------------------------------------------------------------------
+
 
 def drift_violations(ix, comp: Completions, limit: int) -> list[Violation]:
     """``unbounded-drift`` (property ``regional-drift``): more than ``limit`` regional
@@ -472,8 +577,10 @@ def drift_violations(ix, comp: Completions, limit: int) -> list[Violation]:
     >>> [(v.kind, v.witness["rounds"]) for v in drift_violations(TraceIndex(trace), comp, 2)]
     [('unbounded-drift', [1, 2, 3])]
     """
-    events = sorted([(info.complete_line, "complete", info) for info in comp.done]
-                    + [(e.line, "forced", e) for e in ix.with_attr("round_abort", "forced_global")])
+    events = sorted(
+        [(info.complete_line, "complete", info) for info in comp.done]
+        + [(e.line, "forced", e) for e in ix.with_attr("round_abort", "forced_global")]
+    )
     streak: list = []
     out: list[Violation] = []
     for _, kind, x in events:
@@ -482,16 +589,23 @@ def drift_violations(ix, comp: Completions, limit: int) -> list[Violation]:
             continue
         streak.append(x)
         if len(streak) > limit:
-            out.append(Violation(
-                "unbounded-drift", "regional-drift", f"round {x.round}",
-                f"round {x.round} (line {x.complete_line}) is regional completion {len(streak)} in a row (rounds "
-                f"{', '.join(str(i.round) for i in streak)}) although at most {limit} may follow one another before "
-                f"a global checkpoint is forced: failed regions drift on historical state without bound.",
-                [i.complete_line for i in streak], {"rounds": [i.round for i in streak], "max_consecutive": limit}))
+            out.append(
+                Violation(
+                    "unbounded-drift",
+                    "regional-drift",
+                    f"round {x.round}",
+                    f"round {x.round} (line {x.complete_line}) is regional completion {len(streak)} in a row (rounds "
+                    f"{', '.join(str(i.round) for i in streak)}) although at most {limit} may follow one another before "
+                    f"a global checkpoint is forced: failed regions drift on historical state without bound.",
+                    [i.complete_line for i in streak],
+                    {"rounds": [i.round for i in streak], "max_consecutive": limit},
+                )
+            )
     return out
 
 
 # -- entry point -----------------------------------------------------------------------------
+
 
 def check_regional(run) -> None:
     """Add the regional properties to a ``check_trace`` run, each where the trace has its
@@ -516,8 +630,7 @@ def check_regional(run) -> None:
     if applies("regional-restore", regional or bool(ix.with_attr("restore", "digest"))):
         run.add("regional-restore", "trace", restore_violations(ix, comp))
     if applies("regional-cut", regional):
-        data = [c for c in h.trace.header.channels
-                if c.kind != "control" and c.src in h.index and c.dst in h.index]
+        data = [c for c in h.trace.header.channels if c.kind != "control" and c.src in h.index and c.dst in h.index]
         run.add("regional-cut", "trace", cut_violations(h, comp, data))
     if applies("regional-commit", regional and bool(ix.with_attr("output", "phase"))):
         run.add("regional-commit", "trace", commit_violations(ix, comp))

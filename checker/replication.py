@@ -107,20 +107,31 @@ def agreement_violations(trace, rp: _Replication) -> list[Violation]:
     out = []
     by_proc = trace.by_process()
     for task, reps in rp.replicas.items():
-        seqs = {r: [(rp.identity(e.mid), e.line, e.mid) for e in by_proc.get(r, [])
-                    if e.type == "recv" and rp.data(e.ch) and e.mid in rp.sends] for r in reps}
+        seqs = {
+            r: [
+                (rp.identity(e.mid), e.line, e.mid)
+                for e in by_proc.get(r, [])
+                if e.type == "recv" and rp.data(e.ch) and e.mid in rp.sends
+            ]
+            for r in reps
+        }
         first = reps[0]
         for other in reps[1:]:
             a, b = seqs[first], seqs[other]
             for k, ((ia, la, ma), (ib, lb, mb)) in enumerate(zip(a, b)):
                 if ia != ib:
-                    out.append(Violation(
-                        "replica-order-divergence", "replica-agreement", f"task {task}",
-                        f"replicas {first} and {other} of {task} agree on their first {k} consumed events, then "
-                        f"{first} consumes {_fmt(ia)} (line {la}) and {other} consumes {_fmt(ib)} (line {lb}): "
-                        f"a deterministic task fed different orders diverges.", [la, lb],
-                        {"messages": [ma, mb], "position": k,
-                         "replicas": [first, other]}))
+                    out.append(
+                        Violation(
+                            "replica-order-divergence",
+                            "replica-agreement",
+                            f"task {task}",
+                            f"replicas {first} and {other} of {task} agree on their first {k} consumed events, then "
+                            f"{first} consumes {_fmt(ia)} (line {la}) and {other} consumes {_fmt(ib)} (line {lb}): "
+                            f"a deterministic task fed different orders diverges.",
+                            [la, lb],
+                            {"messages": [ma, mb], "position": k, "replicas": [first, other]},
+                        )
+                    )
                     break
         sent: dict[tuple, tuple] = {}
         for r in reps:
@@ -131,14 +142,22 @@ def agreement_violations(trace, rp: _Replication) -> list[Violation]:
                 seen = sent.setdefault(ident, (r, e))
                 r0, e0 = seen
                 if r0 != r and (e0.value != e.value or _hb(e0) != _hb(e)):
-                    what = (f"value {e0.value!r}" if _hb(e0) is None else f"heartbeat {_hb(e0)}",
-                            f"value {e.value!r}" if _hb(e) is None else f"heartbeat {_hb(e)}")
-                    out.append(Violation(
-                        "replica-output-divergence", "replica-agreement", f"task {task}",
-                        f"replicas {r0} and {r} of {task} emit different outputs under {_fmt(ident)}: {what[0]} "
-                        f"(line {e0.line}) and {what[1]} (line {e.line}); the receiver's deduplication keeps "
-                        f"whichever comes first.", [e0.line, e.line],
-                        {"messages": [e0.mid, e.mid], "replicas": [r0, r]}))
+                    what = (
+                        f"value {e0.value!r}" if _hb(e0) is None else f"heartbeat {_hb(e0)}",
+                        f"value {e.value!r}" if _hb(e) is None else f"heartbeat {_hb(e)}",
+                    )
+                    out.append(
+                        Violation(
+                            "replica-output-divergence",
+                            "replica-agreement",
+                            f"task {task}",
+                            f"replicas {r0} and {r} of {task} emit different outputs under {_fmt(ident)}: {what[0]} "
+                            f"(line {e0.line}) and {what[1]} (line {e.line}); the receiver's deduplication keeps "
+                            f"whichever comes first.",
+                            [e0.line, e.line],
+                            {"messages": [e0.mid, e.mid], "replicas": [r0, r]},
+                        )
+                    )
                     break
             else:
                 continue
@@ -177,21 +196,37 @@ def delivery_violations(trace, rp: _Replication) -> list[Violation]:
             dropped.setdefault((e.proc, rp.identity(e.mid)), e.line)
     for (proc, ident), lines in sorted(picked.items(), key=lambda kv: kv[1][0]):
         if len(lines) > 1:
-            out.append(Violation("dedup-duplicate", "replica-delivery", f"receiver {proc}",
-                                 f"{proc} picks {_fmt(ident)} {len(lines)} times (lines "
-                                 f"{', '.join(map(str, lines))}): deduplication by sequence number failed.",
-                                 lines, {"identity": list(ident)}))
+            out.append(
+                Violation(
+                    "dedup-duplicate",
+                    "replica-delivery",
+                    f"receiver {proc}",
+                    f"{proc} picks {_fmt(ident)} {len(lines)} times (lines "
+                    f"{', '.join(map(str, lines))}): deduplication by sequence number failed.",
+                    lines,
+                    {"identity": list(ident)},
+                )
+            )
     for ident, line in sorted(sent.items(), key=lambda kv: kv[1]):
         dst = ident[1]
         for proc in sorted(receivers):
             if rp.name(proc) != dst or proc in rp.failed or (proc, ident) in picked:
                 continue
-            why = (f"discarded at line {dropped[(proc, ident)]} without ever being picked"
-                   if (proc, ident) in dropped else "never delivered")
-            out.append(Violation("dedup-lost", "replica-delivery", f"receiver {proc}",
-                                 f"{_fmt(ident)} (first sent at line {line}) is {why} at {proc}: lost after "
-                                 f"deduplication.", [line, dropped.get((proc, ident), 0)],
-                                 {"identity": list(ident)}))
+            why = (
+                f"discarded at line {dropped[(proc, ident)]} without ever being picked"
+                if (proc, ident) in dropped
+                else "never delivered"
+            )
+            out.append(
+                Violation(
+                    "dedup-lost",
+                    "replica-delivery",
+                    f"receiver {proc}",
+                    f"{_fmt(ident)} (first sent at line {line}) is {why} at {proc}: lost after deduplication.",
+                    [line, dropped.get((proc, ident), 0)],
+                    {"identity": list(ident)},
+                )
+            )
     return out
 
 
@@ -224,13 +259,22 @@ def liveness_violations(trace, rp: _Replication) -> list[Violation]:
         if waiting:
             stuck = sorted(waiting.values(), key=lambda e: e.line)
             chans = sorted({e.ch for e in stuck})
-            inputs = sorted({rp.chan[c].src for c in rp.chan if rp.chan[c].dst == proc and rp.data(c)} - {
-                rp.chan[c].src for c in chans})
-            out.append(Violation("replica-stalled", "replica-liveness", f"process {proc}",
-                                 f"{proc} ends with {len(stuck)} arrived data message(s) never consumed, the oldest "
-                                 f"{stuck[0].mid} since line {stuck[0].line} (on {', '.join(chans)}); it is blocked "
-                                 f"waiting for input from {', '.join(inputs) or 'another queue'}.",
-                                 [e.line for e in stuck[:5]], {"messages": [e.mid for e in stuck[:20]]}))
+            inputs = sorted(
+                {rp.chan[c].src for c in rp.chan if rp.chan[c].dst == proc and rp.data(c)}
+                - {rp.chan[c].src for c in chans}
+            )
+            out.append(
+                Violation(
+                    "replica-stalled",
+                    "replica-liveness",
+                    f"process {proc}",
+                    f"{proc} ends with {len(stuck)} arrived data message(s) never consumed, the oldest "
+                    f"{stuck[0].mid} since line {stuck[0].line} (on {', '.join(chans)}); it is blocked "
+                    f"waiting for input from {', '.join(inputs) or 'another queue'}.",
+                    [e.line for e in stuck[:5]],
+                    {"messages": [e.mid for e in stuck[:20]]},
+                )
+            )
     return out
 
 
@@ -251,8 +295,11 @@ def check_replication(run) -> None:
     """
     trace = run.trace
     replicas = replicas_of(trace)
-    wanted = [p for p in ("replica-agreement", "replica-delivery", "replica-liveness")
-              if run.want(p) and (replicas or run.explicit(p))]
+    wanted = [
+        p
+        for p in ("replica-agreement", "replica-delivery", "replica-liveness")
+        if run.want(p) and (replicas or run.explicit(p))
+    ]
     if not wanted:
         return
     rp = _Replication(trace, replicas)

@@ -30,8 +30,8 @@ def json_schema(name: str = "check-report") -> dict:
     >>> json_schema()["properties"]["schema"]
     {'const': 'snapcheck-check'}
     """
-    from importlib import resources
     import json
+    from importlib import resources
 
     text = resources.files("snapcheck.checker").joinpath(f"schema/{name}.schema.json").read_text()
     return json.loads(text)
@@ -44,6 +44,7 @@ def cited_lines(message: str) -> set[int]:
     [5, 6, 7, 8, 9]
     """
     return {int(n) for m in _CITED.finditer(message) for n in re.findall(r"\d+", m.group(1))}
+
 
 # Canonical violation kinds (checker API contract) and the property each belongs to.
 KIND_PROPERTY = {
@@ -144,16 +145,24 @@ class UnreadTrace:
 
     def to_json(self) -> dict:
         """The entry of the JSON report for this trace (the schema's ``unread``)."""
-        return {"schema": "snapcheck-check-report", "version": JSON_SCHEMA_VERSION, "trace": self.trace,
-                "ok": False, "verdict": "error", "error": {"messages": list(self.errors),
-                                                         "total": max(self.total, len(self.errors))}}
+        return {
+            "schema": "snapcheck-check-report",
+            "version": JSON_SCHEMA_VERSION,
+            "trace": self.trace,
+            "ok": False,
+            "verdict": "error",
+            "error": {"messages": list(self.errors), "total": max(self.total, len(self.errors))},
+        }
 
     def render_text(self, verbose: bool = False) -> str:
         """The human-readable entry: the trace, ``NOT CHECKED``, its errors (``verbose``
         changes nothing: there is nothing more to say)."""
         more = self.total - len(self.errors)
-        return "\n".join([f"{self.trace}: NOT CHECKED (bad input: exit 2)"] + [f"  {e}" for e in self.errors]
-                         + ([f"  ... and {more} more error(s)"] if more > 0 else []))
+        return "\n".join(
+            [f"{self.trace}: NOT CHECKED (bad input: exit 2)"]
+            + [f"  {e}" for e in self.errors]
+            + ([f"  ... and {more} more error(s)"] if more > 0 else [])
+        )
 
 
 @dataclass
@@ -187,8 +196,14 @@ class Violation:
 
     def to_json(self) -> dict:
         """The violation as a JSON object (the schema's ``violation``)."""
-        return {"kind": self.kind, "property": self.property, "subject": self.subject,
-                "message": self.message, "lines": list(self.lines), "witness": self.witness}
+        return {
+            "kind": self.kind,
+            "property": self.property,
+            "subject": self.subject,
+            "message": self.message,
+            "lines": list(self.lines),
+            "witness": self.witness,
+        }
 
 
 @dataclass
@@ -207,12 +222,17 @@ class PropertyResult:
     subject: str
     ok: bool
     violations: list[Violation] = field(default_factory=list)
-    omitted: int = 0          # further violations of this result not listed (cap per result)
+    omitted: int = 0  # further violations of this result not listed (cap per result)
 
     def to_json(self) -> dict:
         """The result as a JSON object (the schema's ``result``)."""
-        return {"property": self.property, "subject": self.subject, "ok": self.ok,
-                "violations": [v.to_json() for v in self.violations], "omitted": self.omitted}
+        return {
+            "property": self.property,
+            "subject": self.subject,
+            "ok": self.ok,
+            "violations": [v.to_json() for v in self.violations],
+            "omitted": self.omitted,
+        }
 
 
 @dataclass
@@ -245,14 +265,14 @@ class Report:
     useless: list[tuple[str, int]] = field(default_factory=list)
     stably_unusable: list[tuple[str, int]] = field(default_factory=list)
     recovery_lines: dict[str, dict] = field(default_factory=dict)
-    recovery: dict[str, dict] = field(default_factory=dict)     # label -> details (chain, distance, ...)
+    recovery: dict[str, dict] = field(default_factory=dict)  # label -> details (chain, distance, ...)
     certificates: dict[str, dict] = field(default_factory=dict)  # label -> z3 results
-    rounds: dict[str, dict] = field(default_factory=dict)       # round -> status
-    observed: list[dict] = field(default_factory=list)          # observed recoveries
+    rounds: dict[str, dict] = field(default_factory=dict)  # round -> status
+    observed: list[dict] = field(default_factory=list)  # observed recoveries
     notes: list[str] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
-    not_judged: dict[str, str] = field(default_factory=dict)   # property -> why it has no result
-    faults: list[dict] = field(default_factory=list)           # requested faults (checker.coverage)
+    not_judged: dict[str, str] = field(default_factory=dict)  # property -> why it has no result
+    faults: list[dict] = field(default_factory=list)  # requested faults (checker.coverage)
 
     @property
     def judged(self) -> list[str]:
@@ -293,8 +313,9 @@ class Report:
         """The kinds of the listed violations."""
         return {v.kind for v in self.violations}
 
-    def add(self, prop: str, subject: str, violations: list[Violation], cap: int | None = None,
-            omitted: int = 0) -> PropertyResult:
+    def add(
+        self, prop: str, subject: str, violations: list[Violation], cap: int | None = None, omitted: int = 0
+    ) -> PropertyResult:
         """Record one property result; violations beyond ``cap`` (and ``omitted`` ones
         found but not given a witness) are counted, not listed."""
         if cap is not None and len(violations) > cap:

@@ -109,7 +109,7 @@ class Ownership:
                     kgs |= _expand(s["key_groups"])
                 if s.get("partitions") is not None:
                     parts |= set(s["partitions"])
-                if s.get("key_groups") is None and s.get("partitions") is None:   # all of that state
+                if s.get("key_groups") is None and s.get("partitions") is None:  # all of that state
                     q = s["proc"]
                     kgs |= _expand(declared_kg[q]) if q in declared_kg else self.kg.get(q, set())
                     parts |= set(declared_parts[q]) if q in declared_parts else self.parts.get(q, set())
@@ -156,14 +156,19 @@ class Rescale:
         self.start = min(e.line for e in group)
         self.new = {e.proc: e for e in group}
         self.subject = f"rescale at line {self.start}" + (
-            f" (recovery {group[0].recovery})" if group[0].recovery is not None else "")
+            f" (recovery {group[0].recovery})" if group[0].recovery is not None else ""
+        )
         self.ckpt_ev = {(e.proc, e.ckpt): e for e in ix.of_type("checkpoint")}
         rounds = [e.round for e in group if e.round is not None]
         if not rounds:
-            rounds = [self.ckpt_ev[(s["proc"], s["ckpt"])].round for e in group for s in e.sources or ()
-                      if (s["proc"], s["ckpt"]) in self.ckpt_ev]
+            rounds = [
+                self.ckpt_ev[(s["proc"], s["ckpt"])].round
+                for e in group
+                for s in e.sources or ()
+                if (s["proc"], s["ckpt"]) in self.ckpt_ev
+            ]
         self.round = rounds[0] if rounds else None
-        self.old_ckpt: dict[str, int] = {}          # old process -> its checkpoint of the restored round
+        self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         if self.round:
             for e in ix.of_type("checkpoint"):
                 if e.round == self.round and e.proc not in self.new and e.proc not in self.old_ckpt:
@@ -237,12 +242,18 @@ def state_violations(rs: Rescale) -> list[Violation]:
             ck = rs.ckpt_ev.get((s["proc"], s["ckpt"]))
             r = ck.round if ck is not None else (0 if s["ckpt"] == 0 else None)
             if r != rs.round:
-                out.append(Violation(
-                    "state-wrong-round", "rescale-state", rs.subject,
-                    f"{e.proc} restores state from checkpoint {s['proc']}:{s['ckpt']} (restore at line {e.line}), "
-                    f"which belongs to round {r}, but {rs.subject} restores round {rs.round}: the restored state "
-                    "mixes two rounds.",
-                    [e.line, ck.line if ck else None], {"checkpoints": [[s["proc"], s["ckpt"]]], "round": rs.round}))
+                out.append(
+                    Violation(
+                        "state-wrong-round",
+                        "rescale-state",
+                        rs.subject,
+                        f"{e.proc} restores state from checkpoint {s['proc']}:{s['ckpt']} (restore at line {e.line}), "
+                        f"which belongs to round {r}, but {rs.subject} restores round {rs.round}: the restored state "
+                        "mixes two rounds.",
+                        [e.line, ck.line if ck else None],
+                        {"checkpoints": [[s["proc"], s["ckpt"]]], "round": rs.round},
+                    )
+                )
     ops = sorted({own.operator[p] for p in rs.new})
     for op in ops:
         out += _kg_violations(rs, op)
@@ -251,12 +262,25 @@ def state_violations(rs: Rescale) -> list[Violation]:
         restored = own.restored_kg.get(p)
         if restored is not None and own.kg.get(p) != restored:
             extra, missing = _ranges(list(own.kg[p] - restored)), _ranges(list(restored - own.kg[p]))
-            out.append(Violation(
-                "key-group-mismatch", "rescale-state", rs.subject,
-                f"{p} declares key groups it did not restore (restore at line {e.line}): "
-                + "; ".join(x for x in (f"declared, not restored: {_fmt(extra)}" if extra else "",
-                                        f"restored, not declared: {_fmt(missing)}" if missing else "") if x) + ".",
-                [e.line], {"process": p, "key_groups": extra or missing, "key_group": (extra or missing)[0][0]}))
+            out.append(
+                Violation(
+                    "key-group-mismatch",
+                    "rescale-state",
+                    rs.subject,
+                    f"{p} declares key groups it did not restore (restore at line {e.line}): "
+                    + "; ".join(
+                        x
+                        for x in (
+                            f"declared, not restored: {_fmt(extra)}" if extra else "",
+                            f"restored, not declared: {_fmt(missing)}" if missing else "",
+                        )
+                        if x
+                    )
+                    + ".",
+                    [e.line],
+                    {"process": p, "key_groups": extra or missing, "key_group": (extra or missing)[0][0]},
+                )
+            )
     return out
 
 
@@ -293,29 +317,49 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
         what = f"key group{'s' if len(ks) > 1 else ''} {_fmt(rg)} of operator {op}"
         if key[0] == "lost":
             q = key[1]
-            out.append(Violation(
-                "key-group-lost", "rescale-state", rs.subject,
-                f"{q} owned {what} at round {rs.round} (checkpoint {q}:{rs.old_ckpt[q]}), but no restore of "
-                f"{rs.subject} takes {'them' if len(ks) > 1 else 'it'}: that state is lost.",
-                [_ckpt_line(rs, q)] + [e.line for e in rs.group],
-                {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[q, rs.old_ckpt[q]]]}))
+            out.append(
+                Violation(
+                    "key-group-lost",
+                    "rescale-state",
+                    rs.subject,
+                    f"{q} owned {what} at round {rs.round} (checkpoint {q}:{rs.old_ckpt[q]}), but no restore of "
+                    f"{rs.subject} takes {'them' if len(ks) > 1 else 'it'}: that state is lost.",
+                    [_ckpt_line(rs, q)] + [e.line for e in rs.group],
+                    {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[q, rs.old_ckpt[q]]]},
+                )
+            )
         elif key[0] == "dup":
             who = ", ".join(f"{p} (from {sp}:{sc})" for p, sp, sc in key[1])
-            out.append(Violation(
-                "key-group-duplicated", "rescale-state", rs.subject,
-                f"{what} {'are' if len(ks) > 1 else 'is'} restored by more than one process: {who}; "
-                "its state would be counted twice.",
-                [rs.new[p].line for p, _, _ in key[1]],
-                {"operator": op, "key_group": ks[0], "key_groups": rg,
-                 "checkpoints": [[sp, sc] for _, sp, sc in key[1]]}))
+            out.append(
+                Violation(
+                    "key-group-duplicated",
+                    "rescale-state",
+                    rs.subject,
+                    f"{what} {'are' if len(ks) > 1 else 'is'} restored by more than one process: {who}; "
+                    "its state would be counted twice.",
+                    [rs.new[p].line for p, _, _ in key[1]],
+                    {
+                        "operator": op,
+                        "key_group": ks[0],
+                        "key_groups": rg,
+                        "checkpoints": [[sp, sc] for _, sp, sc in key[1]],
+                    },
+                )
+            )
         else:
             _, p, sp, sc, owner = key
             by = f"{owner} owned {'them' if len(ks) > 1 else 'it'}" if owner else "no old process owned them"
-            out.append(Violation(
-                "key-group-wrong-owner", "rescale-state", rs.subject,
-                f"{p} takes {what} from {sp}:{sc} (restore at line {rs.new[p].line}), but {by} at round "
-                f"{rs.round}: the state restored for {'them' if len(ks) > 1 else 'it'} is not theirs.",
-                [rs.new[p].line], {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[sp, sc]]}))
+            out.append(
+                Violation(
+                    "key-group-wrong-owner",
+                    "rescale-state",
+                    rs.subject,
+                    f"{p} takes {what} from {sp}:{sc} (restore at line {rs.new[p].line}), but {by} at round "
+                    f"{rs.round}: the state restored for {'them' if len(ks) > 1 else 'it'} is not theirs.",
+                    [rs.new[p].line],
+                    {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[sp, sc]]},
+                )
+            )
     return out
 
 
@@ -337,24 +381,43 @@ def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
         got = taken.get(part, [])
         q = universe.get(part)
         if q is not None and not got:
-            out.append(Violation(
-                "partition-lost", "rescale-state", rs.subject,
-                f"{q} held partition {part!r} of operator {op} at round {rs.round}, but no restore of {rs.subject} "
-                "takes it: its state (e.g. an input offset) is lost.",
-                [_ckpt_line(rs, q)], {"operator": op, "partition": part, "checkpoints": [[q, rs.old_ckpt[q]]]}))
+            out.append(
+                Violation(
+                    "partition-lost",
+                    "rescale-state",
+                    rs.subject,
+                    f"{q} held partition {part!r} of operator {op} at round {rs.round}, but no restore of {rs.subject} "
+                    "takes it: its state (e.g. an input offset) is lost.",
+                    [_ckpt_line(rs, q)],
+                    {"operator": op, "partition": part, "checkpoints": [[q, rs.old_ckpt[q]]]},
+                )
+            )
         if len(got) > 1:
-            out.append(Violation(
-                "partition-duplicated", "rescale-state", rs.subject,
-                f"partition {part!r} of operator {op} is restored by "
-                + ", ".join(f"{e.proc} (line {e.line})" for e, _ in got) + ".",
-                [e.line for e, _ in got], {"operator": op, "partition": part}))
+            out.append(
+                Violation(
+                    "partition-duplicated",
+                    "rescale-state",
+                    rs.subject,
+                    f"partition {part!r} of operator {op} is restored by "
+                    + ", ".join(f"{e.proc} (line {e.line})" for e, _ in got)
+                    + ".",
+                    [e.line for e, _ in got],
+                    {"operator": op, "partition": part},
+                )
+            )
         for e, s in got:
             if q != s["proc"]:
-                out.append(Violation(
-                    "partition-wrong-owner", "rescale-state", rs.subject,
-                    f"{e.proc} takes partition {part!r} from {s['proc']}:{s['ckpt']} (line {e.line}), but "
-                    f"{q or 'no old process'} held it at round {rs.round}.",
-                    [e.line], {"operator": op, "partition": part, "checkpoints": [[s["proc"], s["ckpt"]]]}))
+                out.append(
+                    Violation(
+                        "partition-wrong-owner",
+                        "rescale-state",
+                        rs.subject,
+                        f"{e.proc} takes partition {part!r} from {s['proc']}:{s['ckpt']} (line {e.line}), but "
+                        f"{q or 'no old process'} held it at round {rs.round}.",
+                        [e.line],
+                        {"operator": op, "partition": part, "checkpoints": [[s["proc"], s["ckpt"]]]},
+                    )
+                )
     return out
 
 
@@ -370,7 +433,7 @@ class _Deliveries:
     def __init__(self, h, rs: Rescale, send_of: dict) -> None:
         self.recvs: dict[str, list] = {}
         self.replays: dict[str, list] = {}
-        self.first_live: dict[tuple[str, str], object] = {}   # (process, channel) -> first live recv
+        self.first_live: dict[tuple[str, str], object] = {}  # (process, channel) -> first live recv
         for p in rs.new:
             i = h.index.get(p)
             if i is None:
@@ -429,8 +492,9 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     mapping: dict[str, list[tuple[str, set[int] | None, object]]] = {}
     for e in rs.group:
         for m in e.channels or ():
-            mapping.setdefault(m["old"], []).append((m["new"], _expand(m["key_groups"]) if m.get("key_groups")
-                                                     is not None else None, e))
+            mapping.setdefault(m["old"], []).append(
+                (m["new"], _expand(m["key_groups"]) if m.get("key_groups") is not None else None, e)
+            )
     recorded = _recorded(ix, rs)
     new_of_op: dict[str, list[str]] = {}
     for p in rs.new:
@@ -450,21 +514,42 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
             got = dv.recvs.get(o, [])
             if kg is not None and owners:
                 target = owners.get(kg, [])
-                out += _judge(rs, o, c, kg, got, lambda e, t=target: e.proc in t,
-                              f"{' or '.join(target)}, the new owner of key group {kg}" if target else
-                              f"the new owner of key group {kg} (no new process of {op} owns it)",
-                              mapping.get(c, []), dv, target[0] if target else None)
+                out += _judge(
+                    rs,
+                    o,
+                    c,
+                    kg,
+                    got,
+                    lambda e, t=target: e.proc in t,
+                    f"{' or '.join(target)}, the new owner of key group {kg}"
+                    if target
+                    else f"the new owner of key group {kg} (no new process of {op} owns it)",
+                    mapping.get(c, []),
+                    dv,
+                    target[0] if target else None,
+                )
             else:
                 maps = mapping.get(c, [])
                 targets = [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
                 if not targets and maps and kg is None:
-                    continue                    # every mapping filters it out: discarded on purpose
+                    continue  # every mapping filters it out: discarded on purpose
                 if not targets:
-                    out += _judge(rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})",
-                                  [], dv, None)
+                    out += _judge(
+                        rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})", [], dv, None
+                    )
                 for t in targets:
-                    out += _judge(rs, o, c, kg, [e for e in got if e.ch == t], lambda e: True,
-                                  f"its new channel {t}", mapping.get(c, []), dv, chans[t].dst)
+                    out += _judge(
+                        rs,
+                        o,
+                        c,
+                        kg,
+                        [e for e in got if e.ch == t],
+                        lambda e: True,
+                        f"its new channel {t}",
+                        mapping.get(c, []),
+                        dv,
+                        chans[t].dst,
+                    )
                 stray = [e for e in got if e.ch not in targets]
                 if stray and targets:
                     out.append(_misrouted(rs, o, c, kg, stray[0], f"on {stray[0].ch}, which no restore maps {c} onto"))
@@ -505,24 +590,38 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> lis
             onto = [new for new, _, e in maps if e.proc == owner_proc]
             reps = dv.replays.get(o, [])
             if not onto:
-                why = (f"no restore maps {c} onto an input of {owner_proc}: its channel state was not "
-                       "redistributed to the owner")
+                why = (
+                    f"no restore maps {c} onto an input of {owner_proc}: its channel state was not "
+                    "redistributed to the owner"
+                )
             elif not reps:
                 why = f"{c} is mapped onto {', '.join(onto)}, but the record is never replayed there"
             else:
                 r = reps[0]
                 why = f"it is replayed as {r.mid} on {r.ch} at line {r.line}, but never processed (dropped)"
-        out.append(Violation(
-            "in-flight-lost", "rescale-in-flight", rs.subject,
-            f"Round {rs.round} recorded {o} as in-flight state of old channel {c}{kgt}; after {rs.subject} it must "
-            f"be processed by {owner_text}, but it never is: {why}. It is lost.",
-            [rs.start] + [r.line for r in dv.replays.get(o, [])[:1]], wit))
+        out.append(
+            Violation(
+                "in-flight-lost",
+                "rescale-in-flight",
+                rs.subject,
+                f"Round {rs.round} recorded {o} as in-flight state of old channel {c}{kgt}; after {rs.subject} it must "
+                f"be processed by {owner_text}, but it never is: {why}. It is lost.",
+                [rs.start] + [r.line for r in dv.replays.get(o, [])[:1]],
+                wit,
+            )
+        )
     elif len(mine) > 1:
-        out.append(Violation(
-            "in-flight-duplicated", "rescale-in-flight", rs.subject,
-            f"Round {rs.round} recorded {o} as in-flight state of old channel {c}{kgt}; after {rs.subject} it is "
-            f"processed {len(mine)} times by {owner_text} (lines {', '.join(str(e.line) for e in mine)}).",
-            [e.line for e in mine], dict(wit, messages=[o] + [e.mid for e in mine])))
+        out.append(
+            Violation(
+                "in-flight-duplicated",
+                "rescale-in-flight",
+                rs.subject,
+                f"Round {rs.round} recorded {o} as in-flight state of old channel {c}{kgt}; after {rs.subject} it is "
+                f"processed {len(mine)} times by {owner_text} (lines {', '.join(str(e.line) for e in mine)}).",
+                [e.line for e in mine],
+                dict(wit, messages=[o] + [e.mid for e in mine]),
+            )
+        )
     return out
 
 
@@ -531,10 +630,15 @@ def _misrouted(rs, o, c, kg, e, how) -> Violation:
     if kg is not None:
         wit["key_group"] = kg
     return Violation(
-        "in-flight-misrouted", "rescale-in-flight", rs.subject,
+        "in-flight-misrouted",
+        "rescale-in-flight",
+        rs.subject,
         f"Round {rs.round} recorded {o} as in-flight state of old channel {c}"
         f"{f' (key group {kg})' if kg is not None else ''}; after {rs.subject} it is processed at line {e.line} "
-        f"{how}.", [e.line], wit)
+        f"{how}.",
+        [e.line],
+        wit,
+    )
 
 
 def _after_live(rs, o, c, kg, got, dv) -> list[Violation]:
@@ -547,12 +651,18 @@ def _after_live(rs, o, c, kg, got, dv) -> list[Violation]:
         wit = {"messages": [o, x.mid], "old_channel": c}
         if kg is not None:
             wit["key_group"] = kg
-        out.append(Violation(
-            "in-flight-after-live", "rescale-in-flight", rs.subject,
-            f"{e.proc} processes {x.mid}, sent after {rs.subject} on {e.ch}, at line {x.line}, before the "
-            f"recovered {o} of old channel {c} (processed at line {e.line}): recovered in-flight data of a "
-            "channel must be delivered before any record sent on it after the restore.",
-            [x.line, e.line], wit))
+        out.append(
+            Violation(
+                "in-flight-after-live",
+                "rescale-in-flight",
+                rs.subject,
+                f"{e.proc} processes {x.mid}, sent after {rs.subject} on {e.ch}, at line {x.line}, before the "
+                f"recovered {o} of old channel {c} (processed at line {e.line}): recovered in-flight data of a "
+                "channel must be delivered before any record sent on it after the restore.",
+                [x.line, e.line],
+                wit,
+            )
+        )
     return out
 
 
@@ -582,18 +692,30 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
                 if len(got) == 1:
                     continue
                 if not got:
-                    out.append(Violation(
-                        "input-lost", "rescale-in-flight", rs.subject,
-                        f"{m.mid} of input log {part} (sent at line {m.send_line}) was not processed by {q} at its "
-                        f"checkpoint of round {rs.round}; after {rs.subject} the new holder of {part}, "
-                        f"{holder or '(none)'}, never processes it. It is lost.",
-                        [m.send_line, rs.start], {"messages": [m.mid], "partition": part}))
+                    out.append(
+                        Violation(
+                            "input-lost",
+                            "rescale-in-flight",
+                            rs.subject,
+                            f"{m.mid} of input log {part} (sent at line {m.send_line}) was not processed by {q} at its "
+                            f"checkpoint of round {rs.round}; after {rs.subject} the new holder of {part}, "
+                            f"{holder or '(none)'}, never processes it. It is lost.",
+                            [m.send_line, rs.start],
+                            {"messages": [m.mid], "partition": part},
+                        )
+                    )
                 else:
-                    out.append(Violation(
-                        "in-flight-duplicated", "rescale-in-flight", rs.subject,
-                        f"{m.mid} of input log {part} is processed {len(got)} times by {holder} after {rs.subject} "
-                        f"(lines {', '.join(str(e.line) for e in got)}).",
-                        [e.line for e in got], {"messages": [m.mid] + [e.mid for e in got], "partition": part}))
+                    out.append(
+                        Violation(
+                            "in-flight-duplicated",
+                            "rescale-in-flight",
+                            rs.subject,
+                            f"{m.mid} of input log {part} is processed {len(got)} times by {holder} after {rs.subject} "
+                            f"(lines {', '.join(str(e.line) for e in got)}).",
+                            [e.line for e in got],
+                            {"messages": [m.mid] + [e.mid for e in got], "partition": part},
+                        )
+                    )
     return out
 
 

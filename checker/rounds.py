@@ -54,21 +54,32 @@ class RoundInfo:
     (2, ['A'], 3, None)
     """
 
-    __slots__ = ("round", "start_line", "ckpts", "complete_line", "abort_line", "fail_line",
-                 "barriers", "barrier_dst", "declared_complete", "fallback", "complete_attrs")
+    __slots__ = (
+        "round",
+        "start_line",
+        "ckpts",
+        "complete_line",
+        "abort_line",
+        "fail_line",
+        "barriers",
+        "barrier_dst",
+        "declared_complete",
+        "fallback",
+        "complete_attrs",
+    )
 
     def __init__(self, rnd: int):
         self.round = rnd
         self.start_line = None
-        self.ckpts: dict[str, object] = {}          # proc -> checkpoint Event (first of the round)
+        self.ckpts: dict[str, object] = {}  # proc -> checkpoint Event (first of the round)
         self.complete_line = None
         self.abort_line = None
         self.fail_line = None
-        self.barriers: dict[str, list] = {}         # channel -> [send Event, receive Event or None]
-        self.barrier_dst: dict[str, str] = {}        # channel -> its destination
+        self.barriers: dict[str, list] = {}  # channel -> [send Event, receive Event or None]
+        self.barrier_dst: dict[str, str] = {}  # channel -> its destination
         self.declared_complete = False
-        self.fallback: dict[str, int] = {}          # participant -> round it keeps (regional completion)
-        self.complete_attrs: dict = {}              # attrs of the (first) round_complete
+        self.fallback: dict[str, int] = {}  # participant -> round it keeps (regional completion)
+        self.complete_attrs: dict = {}  # attrs of the (first) round_complete
 
 
 def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
@@ -96,7 +107,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
             info.start_line = line
         return info
 
-    for e in trace.events:          # the most frequent types first
+    for e in trace.events:  # the most frequent types first
         t = e.type
         if t == "send":
             if e.kind == "barrier":
@@ -130,7 +141,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
         elif t == "round_abort":
             info = get(e.round, e.line)
             info.abort_line = info.abort_line or e.line
-        elif t == "fail" or t == "protocol_error":     # the run was cut: pending rounds are not judged
+        elif t == "fail" or t == "protocol_error":  # the run was cut: pending rounds are not judged
             fails.append(e.line)
     for info in rounds.values():
         after = [ln for ln in fails if ln > info.start_line]
@@ -242,13 +253,18 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
         for c in inputs[p]:
             slot = info.barriers.get(c.id)
             if slot is None:
-                why = (f"{c.src} never sent it" + (f" ({c.src} has no checkpoint of round {info.round})"
-                                                   if c.src not in info.ckpts else ""))
+                why = f"{c.src} never sent it" + (
+                    f" ({c.src} has no checkpoint of round {info.round})" if c.src not in info.ckpts else ""
+                )
                 pending.append(f"the barrier on {c.id} from {c.src}: {why}")
             elif slot[1] is None:
                 pending.append(f"the barrier on {c.id} from {c.src}: sent at line {slot[0].line}, never received")
         if pending:
-            head = f"{p} (no checkpoint of round {info.round})" if missing_ckpt else f"{p} (checkpointed at line {info.ckpts[p].line}, still recording)"
+            head = (
+                f"{p} (no checkpoint of round {info.round})"
+                if missing_ckpt
+                else f"{p} (checkpointed at line {info.ckpts[p].line}, still recording)"
+            )
             out.append(f"{head} waits for " + "; ".join(pending))
         elif missing_ckpt:
             out.append(f"{p} never takes its checkpoint of round {info.round} (no barrier is missing on its inputs)")
@@ -272,20 +288,27 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
     subject = f"round {info.round}"
     if complete:
         return []
-    lines = sorted({ln for ln in (info.start_line, info.complete_line) if ln}
-                   | {slot[0].line for slot in info.barriers.values() if slot[1] is None})
+    lines = sorted(
+        {ln for ln in (info.start_line, info.complete_line) if ln}
+        | {slot[0].line for slot in info.barriers.values() if slot[1] is None}
+    )
     waits = waiting_for(info, participants, trace)
     if info.declared_complete:
-        msg = (f"Round {info.round} is declared complete at line {info.complete_line}, but it is not: "
-               + "; ".join(waits) + ".")
-        return [Violation("incomplete-round", "termination", subject, msg, lines,
-                          {"round": info.round, "waiting": waits})]
+        msg = (
+            f"Round {info.round} is declared complete at line {info.complete_line}, but it is not: "
+            + "; ".join(waits)
+            + "."
+        )
+        return [
+            Violation("incomplete-round", "termination", subject, msg, lines, {"round": info.round, "waiting": waits})
+        ]
     if info.abort_line is not None or info.fail_line is not None:
         return []
-    msg = (f"Round {info.round} starts at line {info.start_line} and never completes or aborts before the trace "
-           f"ends: " + "; ".join(waits) + ".")
-    return [Violation("incomplete-round", "termination", subject, msg, lines,
-                      {"round": info.round, "waiting": waits})]
+    msg = (
+        f"Round {info.round} starts at line {info.start_line} and never completes or aborts before the trace "
+        f"ends: " + "; ".join(waits) + "."
+    )
+    return [Violation("incomplete-round", "termination", subject, msg, lines, {"round": info.round, "waiting": waits})]
 
 
 def completion_violations(info: RoundInfo) -> list[Violation]:
@@ -309,12 +332,22 @@ def completion_violations(info: RoundInfo) -> list[Violation]:
     if not late:
         return []
     who = ", ".join(f"{p} (line {ln})" for ln, p in late)
-    msg = (f"Round {info.round} is declared complete at line {info.complete_line}, before the checkpoint of "
-           f"round {info.round} of {who}: the round was acknowledged while that state was not durable yet. A "
-           f"failure between line {info.complete_line} and line {late[0][0]} recovers to a round that has no "
-           f"checkpoint of {late[0][1]}.")
-    return [Violation("premature-completion", "completion", f"round {info.round}", msg,
-                      [info.complete_line] + [ln for ln, _ in late], {"round": info.round, "late": [p for _, p in late]})]
+    msg = (
+        f"Round {info.round} is declared complete at line {info.complete_line}, before the checkpoint of "
+        f"round {info.round} of {who}: the round was acknowledged while that state was not durable yet. A "
+        f"failure between line {info.complete_line} and line {late[0][0]} recovers to a round that has no "
+        f"checkpoint of {late[0][1]}."
+    )
+    return [
+        Violation(
+            "premature-completion",
+            "completion",
+            f"round {info.round}",
+            msg,
+            [info.complete_line] + [ln for ln, _ in late],
+            {"round": info.round, "late": [p for _, p in late]},
+        )
+    ]
 
 
 def round_status(info: RoundInfo, participants: list[str]) -> str:

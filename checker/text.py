@@ -12,8 +12,8 @@ judged grouped by reason (always shown, so that "not judged" never reads as
 
 from __future__ import annotations
 
-from snapcheck.checker.options import NOT_SELECTED, VOCABULARY
 from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
+from snapcheck.checker.options import NOT_SELECTED, VOCABULARY
 
 
 def _verdict(report) -> str:
@@ -52,9 +52,11 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
             by_reason.setdefault(reason, []).append(prop)
     out = []
     if unused:
-        out.append(f"  - {', '.join(unused)}: the trace has none of what they judge (sender-log truncation, "
-                   "two-phase-commit outputs, operator events, changelogs, replicas, rescales, finished tasks, "
-                   "regional completions, input splits, agreed values, protocol errors; -v gives each reason)")
+        out.append(
+            f"  - {', '.join(unused)}: the trace has none of what they judge (sender-log truncation, "
+            "two-phase-commit outputs, operator events, changelogs, replicas, rescales, finished tasks, "
+            "regional completions, input splits, agreed values, protocol errors; -v gives each reason)"
+        )
     for reason, props in by_reason.items():
         if reason == NOT_SELECTED:
             out.append(f"  - not selected: {', '.join(props)}")
@@ -103,39 +105,61 @@ def render_text(report, verbose: bool = False) -> str:
         if verbose:
             out.append("\nPassed: " + "; ".join(f"{r.property} ({r.subject})" for r in passed))
         else:
-            out.append("\nPassed: " + "; ".join(f"{p} ({len(s)} subject{'s' if len(s) > 1 else ''})"
-                                                if len(s) > 1 else f"{p} ({s[0]})" for p, s in subjects.items()))
+            out.append(
+                "\nPassed: "
+                + "; ".join(
+                    f"{p} ({len(s)} subject{'s' if len(s) > 1 else ''})" if len(s) > 1 else f"{p} ({s[0]})"
+                    for p, s in subjects.items()
+                )
+            )
     if report.useless:
-        out.append(f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(fmt_checkpoint(p, c) for p, c in report.useless)}")
+        out.append(
+            f"\nUseless checkpoints (on a Z-cycle, so far): {', '.join(fmt_checkpoint(p, c) for p, c in report.useless)}"
+        )
     extra = report.may_become_useless
     if extra and verbose:
-        out.append(f"Not usable with stable checkpoints only, and may become useless as the trace continues: "
-                   f"{', '.join(fmt_checkpoint(p, c) for p, c in extra)}")
+        out.append(
+            f"Not usable with stable checkpoints only, and may become useless as the trace continues: "
+            f"{', '.join(fmt_checkpoint(p, c) for p, c in extra)}"
+        )
     for label, d in report.recovery.items():
-        out.append(f"\nRecovery line for failures {label} ({d['semantics']}): {fmt_cut(d['line'])}"
-                   f"{' — domino effect' if d['domino'] else ''}")
+        out.append(
+            f"\nRecovery line for failures {label} ({d['semantics']}): {fmt_cut(d['line'])}"
+            f"{' — domino effect' if d['domino'] else ''}"
+        )
         dist = d["distance"]
-        out.append(f"  rollback: {dist['checkpoints_rolled_back']} checkpoint(s), {dist['events_undone']} event(s) "
-                   f"undone, {dist['messages_to_replay']} message(s) to replay")
+        out.append(
+            f"  rollback: {dist['checkpoints_rolled_back']} checkpoint(s), {dist['events_undone']} event(s) "
+            f"undone, {dist['messages_to_replay']} message(s) to replay"
+        )
         if verbose or label != "all" or d["domino"]:
             for p, steps in d["chain"].items():
                 out.append(f"  why {p} rolls back:")
                 out.extend(f"    {s}" for s in steps)
         cert = report.certificates.get(label)
         if cert:
-            out.append(f"  z3: maximality {cert['maximality']} ({cert['seconds']:.3f} s, "
-                       f"{cert['variables']} variable(s), {cert['constraints']} constraint(s))")
+            out.append(
+                f"  z3: maximality {cert['maximality']} ({cert['seconds']:.3f} s, "
+                f"{cert['variables']} variable(s), {cert['constraints']} constraint(s))"
+            )
             if "min_replay" in cert:
                 mr = cert["min_replay"]
                 out.append(f"  z3: fewest messages to replay {mr['messages']} with line {fmt_cut(mr['line'])}")
     for o in report.observed:
-        out.append(f"\nObserved {o['subject']}: restored {fmt_cut(o['restored_line'])}, maximal "
-                   f"{fmt_cut(o['maximal_line'])}" + (" (extra rollback)" if o["extra_rollback"] else ""))
+        out.append(
+            f"\nObserved {o['subject']}: restored {fmt_cut(o['restored_line'])}, maximal "
+            f"{fmt_cut(o['maximal_line'])}" + (" (extra rollback)" if o["extra_rollback"] else "")
+        )
     if report.faults:
         missed = report.faults_not_exercised
-        out.append(f"\nRequested faults: {len(report.faults)}, exercised {len(report.faults) - len(missed)}"
-                   + (f", NOT EXERCISED {len(missed)} (the recovery they were meant to test did not happen: "
-                      "no verdict on it)" if missed else ""))
+        out.append(
+            f"\nRequested faults: {len(report.faults)}, exercised {len(report.faults) - len(missed)}"
+            + (
+                f", NOT EXERCISED {len(missed)} (the recovery they were meant to test did not happen: no verdict on it)"
+                if missed
+                else ""
+            )
+        )
         for f in report.faults:
             out.append(f"  - {f['fault']}: {'exercised' if f['exercised'] else 'NOT EXERCISED'} ({f['detail']})")
     if report.not_judged:

@@ -72,9 +72,9 @@ class TraceIndex:
         if proc not in self._lines:
             lines = [e.line for e in evs]
             if lines != sorted(lines):
-                lines = None                     # a hand-built trace without line numbers: filter
+                lines = None  # a hand-built trace without line numbers: filter
             self._lines[proc] = lines
         lines = self._lines[proc]
         if lines is None:
             return [e for e in evs if e.line < limit]
-        return evs[:bisect_left(lines, limit)]
+        return evs[: bisect_left(lines, limit)]

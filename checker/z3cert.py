@@ -104,7 +104,7 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
     ncons = len(clauses)
     goal = [atom(i, g[i] + 1) for i in touched]
     by_proc: dict[int, list[int]] = {}
-    for (i, x) in atoms:
+    for i, x in atoms:
         by_proc.setdefault(i, []).append(x)
     for i, xs in by_proc.items():
         xs.sort()
@@ -117,15 +117,21 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
         s.from_string(decls + "\n".join(clauses))
         res = s.check()
     else:
-        res = z3.unsat                   # nothing rolled back: nothing can exceed U
-    out = {"maximality": "proved" if res == z3.unsat else "refuted", "encoding": "order",
-           "variables": len(touched), "atoms": len(atoms), "constraints": ncons}
+        res = z3.unsat  # nothing rolled back: nothing can exceed U
+    out = {
+        "maximality": "proved" if res == z3.unsat else "refuted",
+        "encoding": "order",
+        "variables": len(touched),
+        "atoms": len(atoms),
+        "constraints": ncons,
+    }
     if res == z3.sat:
         model = s.model()
         true = {d.name() for d in model.decls() if z3.is_true(model[d])}
-        out["counterexample"] = {h.procs[i]: h.label(i, max([x for x in by_proc.get(i, [])
-                                                            if atoms[(i, x)] in true], default=0))
-                                 for i in touched}
+        out["counterexample"] = {
+            h.procs[i]: h.label(i, max([x for x in by_proc.get(i, []) if atoms[(i, x)] in true], default=0))
+            for i in touched
+        }
     out["seconds"] = time.perf_counter() - t0
     if out["maximality"] != "proved":
         raise AssertionError(f"checker bug: z3 refutes the maximality of the recovery line: {out}")
@@ -178,5 +184,4 @@ def min_replay_line(h, U: list[int]) -> dict:
     g = [model.eval(v).as_long() for v in var]
     if not is_consistent(h, g):
         raise AssertionError("checker bug: z3's fewest-replay line is inconsistent")
-    return {"line": h.line_to_dict(g), "messages": len(in_transit(h, g)),
-            "seconds": time.perf_counter() - t0}
+    return {"line": h.line_to_dict(g), "messages": len(in_transit(h, g)), "seconds": time.perf_counter() - t0}

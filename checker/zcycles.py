@@ -167,23 +167,26 @@ def explain_zcycle(h, i: int, x: int, msgs: list) -> str:
     name = h.ckpt_name(i, x)
     line = h.ckpt_line(i, x)
     at = f" (line {line})" if line else " (initial)"
-    out = [f"Checkpoint {name}{at} is useless: it lies on a Z-cycle of {len(msgs)} message(s).",
-           "Let"]
+    out = [f"Checkpoint {name}{at} is useless: it lies on a Z-cycle of {len(msgs)} message(s).", "Let"]
     prev = None
     for k, m in enumerate(msgs):
         src, dst = h.procs[m.src], h.procs[m.dst]
         if k == 0:
             sent = f"{src} sends it at line {m.send_line}, after {name}"
         else:
-            sent = (f"{src} sends it at line {m.send_line} in interval {m.s} (>= interval {prev.r} where it "
-                    f"processed {prev.mid}" + ("; before that receipt" if m.send_line < prev.recv_line else "")
-                    + ")")
+            sent = (
+                f"{src} sends it at line {m.send_line} in interval {m.s} (>= interval {prev.r} where it "
+                f"processed {prev.mid}" + ("; before that receipt" if m.send_line < prev.recv_line else "") + ")"
+            )
         bound = h.ckpt_name(m.dst, m.r) if m.r <= h.L[m.dst] else f"{dst}:V"
-        out.append(f"  {m.mid}: {sent}; {dst} processes it at line {m.recv_line}, in interval {m.r}, "
-                   f"i.e. before {bound}")
+        out.append(
+            f"  {m.mid}: {sent}; {dst} processes it at line {m.recv_line}, in interval {m.r}, i.e. before {bound}"
+        )
         prev = m
-    out.append(f"Then the last message is processed by {h.procs[i]} before {name}, which Z-precedes itself: "
-               f"no consistent global checkpoint contains {name} — a contradiction with its use in any recovery.")
+    out.append(
+        f"Then the last message is processed by {h.procs[i]} before {name}, which Z-precedes itself: "
+        f"no consistent global checkpoint contains {name} — a contradiction with its use in any recovery."
+    )
     return "\n".join(out)
 
 
@@ -203,10 +206,18 @@ def useless_violations(h, g: Graph, useless: list[tuple[int, int]], max_witnesse
     out = []
     for i, x in useless[:max_witnesses]:
         msgs = zcycle_witness(g, i, x)
-        lines = sorted({ln for m in msgs for ln in (m.send_line, m.recv_line)}
-                       | ({h.ckpt_line(i, x)} if h.ckpt_line(i, x) else set()))
-        out.append(Violation(
-            "useless-checkpoint", "z-cycles", f"checkpoint {h.ckpt_name(i, x)}",
-            explain_zcycle(h, i, x, msgs), lines,
-            {"messages": [m.mid for m in msgs], "checkpoints": [[h.procs[i], h.label(i, x)]]}))
+        lines = sorted(
+            {ln for m in msgs for ln in (m.send_line, m.recv_line)}
+            | ({h.ckpt_line(i, x)} if h.ckpt_line(i, x) else set())
+        )
+        out.append(
+            Violation(
+                "useless-checkpoint",
+                "z-cycles",
+                f"checkpoint {h.ckpt_name(i, x)}",
+                explain_zcycle(h, i, x, msgs),
+                lines,
+                {"messages": [m.mid for m in msgs], "checkpoints": [[h.procs[i], h.label(i, x)]]},
+            )
+        )
     return out

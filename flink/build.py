@@ -37,9 +37,23 @@ appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss,SSS} %-5p %c{1} - %m%n
 """
 # Flink 2.x on Java 17 needs these (from Flink's default env.java.opts.all).
-JAVA_OPENS = [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
-    "java.lang", "java.lang.reflect", "java.io", "java.net", "java.nio", "sun.nio.ch", "java.text", "java.time",
-    "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "java.util.concurrent.locks")]
+JAVA_OPENS = [
+    f"--add-opens=java.base/{p}=ALL-UNNAMED"
+    for p in (
+        "java.lang",
+        "java.lang.reflect",
+        "java.io",
+        "java.net",
+        "java.nio",
+        "sun.nio.ch",
+        "java.text",
+        "java.time",
+        "java.util",
+        "java.util.concurrent",
+        "java.util.concurrent.atomic",
+        "java.util.concurrent.locks",
+    )
+]
 
 
 class FlinkSetupError(Exception):
@@ -59,8 +73,18 @@ class Build:
         return os.pathsep.join([str(self.jar), str(self.flink_lib / "*")])
 
     def java_command(self, main: str, args: list[str], heap_mb: int = 1024) -> list[str]:
-        return [self.java, f"-Xmx{heap_mb}m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *JAVA_OPENS,
-                f"-Dlog4j2.configurationFile={self.log4j}", "-cp", self.classpath(), main, *args]
+        return [
+            self.java,
+            f"-Xmx{heap_mb}m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            *JAVA_OPENS,
+            f"-Dlog4j2.configurationFile={self.log4j}",
+            "-cp",
+            self.classpath(),
+            main,
+            *args,
+        ]
 
 
 def flink_home(home: str | Path | None = None) -> tuple[Path, str]:
@@ -74,8 +98,10 @@ def flink_home(home: str | Path | None = None) -> tuple[Path, str]:
     else:
         spec = importlib.util.find_spec("pyflink")
         if spec is None or not spec.submodule_search_locations:
-            raise FlinkSetupError("the Flink jars are missing: the PyPI package apache-flink-libraries is not "
-                                  "installed (install the project's 'flink' extra: pip install -e '.[flink]')")
+            raise FlinkSetupError(
+                "the Flink jars are missing: the PyPI package apache-flink-libraries is not "
+                "installed (install the project's 'flink' extra: pip install -e '.[flink]')"
+            )
         home = Path(list(spec.submodule_search_locations)[0])
     lib = home / "lib"
     if not any(lib.glob("flink-dist-*.jar")):
@@ -99,8 +125,10 @@ def jdk() -> tuple[str, str, str]:
     javac = next((str(d / "javac") for d in cands if (d / "javac").exists()), None) or shutil.which("javac")
     java = next((str(d / "java") for d in cands if (d / "java").exists()), None) or shutil.which("java")
     if not javac or not java:
-        raise FlinkSetupError("no JDK found: 'javac' and 'java' are needed (install a JDK 17, e.g. "
-                              "apt-get install openjdk-17-jdk-headless, or set JAVA_HOME)")
+        raise FlinkSetupError(
+            "no JDK found: 'javac' and 'java' are needed (install a JDK 17, e.g. "
+            "apt-get install openjdk-17-jdk-headless, or set JAVA_HOME)"
+        )
     real = os.path.realpath(javac)
     st = os.stat(real)
     memo = cache_root() / "javac-version"
@@ -108,7 +136,7 @@ def jdk() -> tuple[str, str, str]:
     if memo.exists():
         line = memo.read_text()
         if line.startswith(stamp):
-            return javac, java, line[len(stamp):].strip()
+            return javac, java, line[len(stamp) :].strip()
     try:
         out = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -168,12 +196,12 @@ def build(force: bool = False, home: str | Path | None = None) -> Build:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
-        cmd = [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp", str(lib / "*"),
-               *map(str, srcs)]
+        cmd = [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(classes), "-cp", str(lib / "*"), *map(str, srcs)]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
-            raise FlinkSetupError(f"javac failed on {JAVA_SRC} against Flink {version}:\n"
-                                  + (res.stderr or res.stdout)[-4000:])
+            raise FlinkSetupError(
+                f"javac failed on {JAVA_SRC} against Flink {version}:\n" + (res.stderr or res.stdout)[-4000:]
+            )
         staged = Path(tmp) / "out"
         staged.mkdir()
         with zipfile.ZipFile(staged / JAR_NAME, "w", zipfile.ZIP_DEFLATED) as z:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from snapcheck.flink.build import Build, FlinkSetupError
 from snapcheck.flink.run import MODES, OPERATORS, RunConfig, run_job
@@ -67,10 +67,21 @@ def sample(rng: random.Random, jobs=CAMPAIGN_JOBS, modes=MODES, rescale_share: f
         conf["taskmanager.memory.segment-size"] = rng.choice(["4kb", "8kb"])
     if rng.random() < 0.2:
         conf["taskmanager.network.memory.buffer-debloat.enabled"] = "true"
-    cfg = RunConfig(job=job, mode=mode, parallelism=p, records=records, rate=rate,
-                    interval_ms=rng.choice([20, 50, 100, 200]), fails=fails, seed=rng.randrange(1 << 31),
-                    work=work, buffer_timeout_ms=rng.choice([1, 10, 100]),
-                    aligned_timeout_ms=rng.choice([1, 5, 20, 100]), timeout_s=90, conf=conf)
+    cfg = RunConfig(
+        job=job,
+        mode=mode,
+        parallelism=p,
+        records=records,
+        rate=rate,
+        interval_ms=rng.choice([20, 50, 100, 200]),
+        fails=fails,
+        seed=rng.randrange(1 << 31),
+        work=work,
+        buffer_timeout_ms=rng.choice([1, 10, 100]),
+        aligned_timeout_ms=rng.choice([1, 5, 20, 100]),
+        timeout_s=90,
+        conf=conf,
+    )
     draw_rescale(cfg, random.Random(cfg.seed), rescale_share)
     return cfg
 
@@ -97,7 +108,7 @@ class CampaignRow:
     index: int
     config: RunConfig
     seconds: float
-    status: str                  # the run's status (completed / failed / timeout) or "error"
+    status: str  # the run's status (completed / failed / timeout) or "error"
     ok: bool
     kinds: list[str] = field(default_factory=list)
     detail: str = ""
@@ -109,9 +120,14 @@ class CampaignRow:
         return self.config.mode != "at-least-once"
 
 
-def run_campaign(configs: list[RunConfig], build: Build, work_dir: Path,
-                 judge: Callable[[str], tuple[bool, list[str], str, dict]],
-                 keep_clean: bool = False, progress: Callable[[CampaignRow], None] | None = None) -> list[CampaignRow]:
+def run_campaign(
+    configs: list[RunConfig],
+    build: Build,
+    work_dir: Path,
+    judge: Callable[[str], tuple[bool, list[str], str, dict]],
+    keep_clean: bool = False,
+    progress: Callable[[CampaignRow], None] | None = None,
+) -> list[CampaignRow]:
     """Run each configuration, merge and judge its trace: ``judge(trace_path) -> (ok, kinds,
     detail, stats)``. Traces of violations in exactly-once modes (and of the first three
     AT_LEAST_ONCE runs) are kept in ``work_dir``, the others only with ``keep_clean``; the raw
@@ -128,9 +144,8 @@ def run_campaign(configs: list[RunConfig], build: Build, work_dir: Path,
             outcome = run_job(cfg, run_dir, build)
             outcome.merged.write(str(trace_path))
             ok, kinds, detail, stats = judge(str(trace_path))
-            row = CampaignRow(i, cfg, time.monotonic() - t0, outcome.status, ok, kinds, detail, str(trace_path),
-                              stats)
-        except (FlinkSetupError, TraceErrors) as exc:      # the JVM failed, or its files are unreadable
+            row = CampaignRow(i, cfg, time.monotonic() - t0, outcome.status, ok, kinds, detail, str(trace_path), stats)
+        except (FlinkSetupError, TraceErrors) as exc:  # the JVM failed, or its files are unreadable
             row = CampaignRow(i, cfg, time.monotonic() - t0, "error", False, ["run-error"], str(exc)[-600:])
         expected = not row.exactly_once and sum(1 for r in rows if not r.exactly_once and r.trace) >= 3
         if (row.ok or expected) and not keep_clean and row.trace:
@@ -150,9 +165,21 @@ def summarize(rows: list[CampaignRow]) -> dict:
     checkpoints (unobservable), seconds."""
     by_mode: dict[str, dict] = {}
     for r in rows:
-        d = by_mode.setdefault(r.config.mode, {"runs": 0, "clean": 0, "violations": 0, "kinds": {},
-                                               "with_failure": 0, "seconds": 0.0, "rounds": 0, "replayed": 0,
-                                               "hidden": 0, "rescaled": 0})
+        d = by_mode.setdefault(
+            r.config.mode,
+            {
+                "runs": 0,
+                "clean": 0,
+                "violations": 0,
+                "kinds": {},
+                "with_failure": 0,
+                "seconds": 0.0,
+                "rounds": 0,
+                "replayed": 0,
+                "hidden": 0,
+                "rescaled": 0,
+            },
+        )
         d["runs"] += 1
         d["seconds"] += r.seconds
         d["with_failure"] += bool(r.stats.get("restores"))

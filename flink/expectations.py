@@ -41,7 +41,7 @@ class Finding:
 
 def latest_checkpoint_findings(trace) -> list[Finding]:
     """``stale-restore`` / ``restore-disagreement`` for each recovery (restores grouped by ``recovery``)."""
-    completed: dict[int, int] = {}       # round -> line of its round_complete
+    completed: dict[int, int] = {}  # round -> line of its round_complete
     groups: dict[int, list] = {}
     order: list[int] = []
     fails: list = []
@@ -67,9 +67,14 @@ def latest_checkpoint_findings(trace) -> list[Finding]:
         name = f"recovery {key}" if key >= 0 else "a recovery"
         if len(ckpts) > 1:
             detail = ", ".join(f"{e.proc}: {_restored_round(e)} (line {e.line})" for e in restores)
-            out.append(Finding("restore-disagreement", f"The subtasks of {name} restore different checkpoints: "
-                               f"{detail}; Flink restores one checkpoint for the whole job.",
-                               sorted(e.line for e in restores)))
+            out.append(
+                Finding(
+                    "restore-disagreement",
+                    f"The subtasks of {name} restore different checkpoints: "
+                    f"{detail}; Flink restores one checkpoint for the whole job.",
+                    sorted(e.line for e in restores),
+                )
+            )
             continue
         restored = ckpts.pop()
         limit = trigger.line if trigger is not None else first
@@ -79,9 +84,15 @@ def latest_checkpoint_findings(trace) -> list[Finding]:
         latest, line = max(done)
         if restored < latest:
             why = f"the failure at line {trigger.line} ({trigger.proc})" if trigger is not None else "the recovery"
-            out.append(Finding("stale-restore", f"{name} restores checkpoint {restored} (line {first}), but "
-                               f"checkpoint {latest} was completed at line {line}, before {why}: Flink must restore "
-                               f"the latest completed checkpoint.", [line, first] + ([trigger.line] if trigger else [])))
+            out.append(
+                Finding(
+                    "stale-restore",
+                    f"{name} restores checkpoint {restored} (line {first}), but "
+                    f"checkpoint {latest} was completed at line {line}, before {why}: Flink must restore "
+                    f"the latest completed checkpoint.",
+                    [line, first] + ([trigger.line] if trigger else []),
+                )
+            )
     return out
 
 
@@ -96,21 +107,26 @@ def anomaly_findings(trace) -> list[Finding]:
     return [Finding("flink-anomaly", a) for a in flink.get("anomalies", [])]
 
 
-
 @dataclass
 class StatelessOperator:
     """An operator without state of its own in a restored checkpoint, and the channel state of
     its exchanges (``adjacent``: one description per neighbouring subtask that holds some)."""
+
     op: str
     adjacent: list[str]
-    restores: list          # the restore events of its new subtasks
-    skipped: list           # those the merge inferred: the subtask reported no restore
+    restores: list  # the restore events of its new subtasks
+    skipped: list  # those the merge inferred: the subtask reported no restore
 
     def describe(self) -> str:
-        told = "none reported a restore" if len(self.skipped) == len(self.restores) else \
-            f"{len(self.restores) - len(self.skipped)} of {len(self.restores)} reported a restore"
-        return (f"{self.op} (channel state on its exchanges: {'; '.join(self.adjacent) or 'none'}; "
-                f"its new subtasks: {told})")
+        told = (
+            "none reported a restore"
+            if len(self.skipped) == len(self.restores)
+            else f"{len(self.restores) - len(self.skipped)} of {len(self.restores)} reported a restore"
+        )
+        return (
+            f"{self.op} (channel state on its exchanges: {'; '.join(self.adjacent) or 'none'}; "
+            f"its new subtasks: {told})"
+        )
 
 
 def stateless_operators(trace) -> tuple[int | None, list[StatelessOperator]]:
@@ -130,7 +146,7 @@ def stateless_operators(trace) -> tuple[int | None, list[StatelessOperator]]:
     restored = rescale.get("restored_state") or {}
     state = restored.get("operators") or {}
     appearing = {p.id: p.operator for p in trace.processes if p.appears}
-    first: dict[str, object] = {}       # the restore with which each appearing process starts
+    first: dict[str, object] = {}  # the restore with which each appearing process starts
     for e in trace.events:
         if e.type == "restore" and e.proc in appearing:
             first.setdefault(e.proc, e)
@@ -142,10 +158,16 @@ def stateless_operators(trace) -> tuple[int | None, list[StatelessOperator]]:
         if st.get("subtasks") or op not in restores:
             continue
         subs = [(other, i, sub) for other, o in state.items() for i, sub in (o.get("subtasks") or {}).items()]
-        adjacent = [f"{other}[{i}]: {sub['output_to'][op]} output-part handle(s) toward {op}"
-                    for other, i, sub in subs if (sub.get("output_to") or {}).get(op)]
-        adjacent += [f"{other}[{i}]: {sub['input_from'][op]} input-part handle(s) from {op}"
-                     for other, i, sub in subs if (sub.get("input_from") or {}).get(op)]
+        adjacent = [
+            f"{other}[{i}]: {sub['output_to'][op]} output-part handle(s) toward {op}"
+            for other, i, sub in subs
+            if (sub.get("output_to") or {}).get(op)
+        ]
+        adjacent += [
+            f"{other}[{i}]: {sub['input_from'][op]} input-part handle(s) from {op}"
+            for other, i, sub in subs
+            if (sub.get("input_from") or {}).get(op)
+        ]
         skipped = [e for e in restores[op] if (e.attrs or {}).get("inferred") is not None]
         out.append(StatelessOperator(op, adjacent, restores[op], skipped))
     return restored.get("checkpoint_id"), out
@@ -156,11 +178,17 @@ def skipped_reassignment_findings(trace) -> list[Finding]:
     channel state of the restored checkpoint, and whose new subtasks were given no state (they
     report no restore): Flink's state assignment left it out (see the module docstring)."""
     ckpt, ops = stateless_operators(trace)
-    return [Finding("skipped-reassignment",
-                    f"Flink's state assignment skipped operator {s.op} when it restored checkpoint {ckpt} at another "
-                    f"parallelism: {s.op} has no state of its own in the checkpoint, but its exchanges carry channel "
-                    f"state ({'; '.join(s.adjacent)}), and its new subtasks {', '.join(e.proc for e in s.skipped)} "
-                    f"were given no state and report no restore. An operator on an exchange with channel state must "
-                    f"take part in the reassignment, so that its subtasks get the rescaling descriptors of their "
-                    f"channels (the skip of FLINK-31963).", sorted(e.line for e in s.skipped))
-            for s in ops if s.adjacent and s.skipped]
+    return [
+        Finding(
+            "skipped-reassignment",
+            f"Flink's state assignment skipped operator {s.op} when it restored checkpoint {ckpt} at another "
+            f"parallelism: {s.op} has no state of its own in the checkpoint, but its exchanges carry channel "
+            f"state ({'; '.join(s.adjacent)}), and its new subtasks {', '.join(e.proc for e in s.skipped)} "
+            f"were given no state and report no restore. An operator on an exchange with channel state must "
+            f"take part in the reassignment, so that its subtasks get the rescaling descriptors of their "
+            f"channels (the skip of FLINK-31963).",
+            sorted(e.line for e in s.skipped),
+        )
+        for s in ops
+        if s.adjacent and s.skipped
+    ]

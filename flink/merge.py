@@ -179,8 +179,9 @@ def load_run(run_dir: str) -> tuple[dict, list[Attempt]]:
         with open(run_path, "rb") as f:
             run = orjson.loads(f.read())
     except OSError as exc:
-        raise TraceErrors([TraceError(run_path, 0, f"cannot open: {exc.strerror} (did the Flink run finish?)")]) \
-            from None
+        raise TraceErrors(
+            [TraceError(run_path, 0, f"cannot open: {exc.strerror} (did the Flink run finish?)")]
+        ) from None
     except orjson.JSONDecodeError as exc:
         raise TraceErrors([TraceError(run_path, 1, f"malformed JSON: {exc}")]) from None
     for key in ("job", "mode", "topology", "status"):
@@ -205,8 +206,17 @@ def load_run(run_dir: str) -> tuple[dict, list[Attempt]]:
                 raise TraceErrors([TraceError(path, line, "an event needs fields 'g' and 'e'")])
             ev["_line"] = line
             events.append(ev)
-        attempts.append(Attempt(header["op"], int(header["subtask"]), int(header["attempt"]), header, events, path,
-                                int(header.get("gen", 0))))
+        attempts.append(
+            Attempt(
+                header["op"],
+                int(header["subtask"]),
+                int(header["attempt"]),
+                header,
+                events,
+                path,
+                int(header.get("gen", 0)),
+            )
+        )
     return run, attempts
 
 
@@ -226,13 +236,22 @@ class Topology:
         for o in run["topology"]:
             if INPUT in o.get("inputs", ()):
                 for i in range(o["parallelism"]):
-                    self.processes.append({"id": input_id(o["op"], i), "role": "external",
-                                           "operator": f"{o['op']}.input", "subtask": i})
+                    self.processes.append(
+                        {"id": input_id(o["op"], i), "role": "external", "operator": f"{o['op']}.input", "subtask": i}
+                    )
         for gen, ops in self.by_gen.items():
             for o in ops.values():
                 for i in range(o["parallelism"]):
-                    self.processes.append({"id": proc_id(o["op"], i, gen), "role": o["role"], "operator": o["op"],
-                                           "subtask": i, "worker": "minicluster", **({"appears": True} if gen else {})})
+                    self.processes.append(
+                        {
+                            "id": proc_id(o["op"], i, gen),
+                            "role": o["role"],
+                            "operator": o["op"],
+                            "subtask": i,
+                            "worker": "minicluster",
+                            **({"appears": True} if gen else {}),
+                        }
+                    )
         self.processes.append({"id": COORDINATOR, "role": "coordinator"})
         self.dst: dict[str, str] = {}
         for gen, ops in self.by_gen.items():
@@ -240,7 +259,7 @@ class Topology:
                 if INPUT in o.get("inputs", ()):
                     splits = self.ops[o["op"]]["parallelism"]
                     for i in range(o["parallelism"]):
-                        for k in (range(splits) if gen else [i]):
+                        for k in range(splits) if gen else [i]:
                             self._channel(input_id(o["op"], k), proc_id(o["op"], i, gen), SPLIT)
                 out = o.get("out")
                 if not out:
@@ -271,8 +290,8 @@ class _Proc:
         self.seq_at: dict[int, dict[str, int]] = {0: {}}
         self.last_ckpt = 0
         self.restore: _RestoreObs | None = None
-        self.rescaled: dict | None = None      # the restore event of an appearing process (patched by splits)
-        self.ckpt_g: dict[int, int] = {}       # checkpoint -> g of its event
+        self.rescaled: dict | None = None  # the restore event of an appearing process (patched by splits)
+        self.ckpt_g: dict[int, int] = {}  # checkpoint -> g of its event
 
 
 class _RestoreObs:
@@ -310,8 +329,9 @@ class _Merger:
         self.by_proc: dict[str, list[Attempt]] = defaultdict(list)
         for a in attempts:
             if a.op not in self.topo.by_gen.get(a.gen, {}):
-                raise TraceErrors([TraceError(a.path, 1, f"operator {a.op!r} of generation {a.gen} is not in "
-                                                          "run.json's topology")])
+                raise TraceErrors(
+                    [TraceError(a.path, 1, f"operator {a.op!r} of generation {a.gen} is not in run.json's topology")]
+                )
             self.by_proc[a.proc].append(a)
         for lst in self.by_proc.values():
             lst.sort(key=lambda a: a.attempt)
@@ -321,7 +341,7 @@ class _Merger:
         self.out: list[tuple[tuple, dict]] = []
         self._lifecycle()
         self.procs = {p: _Proc() for p in self.by_proc}
-        self.msgs: dict[tuple, tuple[str, str]] = {}        # envelope identity -> (mid, channel)
+        self.msgs: dict[tuple, tuple[str, str]] = {}  # envelope identity -> (mid, channel)
         self.ext_sent: dict[str, dict[int, str]] = defaultdict(dict)
         self.ext_last: dict[str, int] = defaultdict(int)
         self.replays: Counter = Counter()
@@ -331,16 +351,24 @@ class _Merger:
         self.round_first: dict[int, int] = {}
         self.fail_gs: list[int] = []
         self.unknown_start: set = set()
-        self.holder: dict[str, str] = {}                    # state partition / split -> process holding it
+        self.holder: dict[str, str] = {}  # state partition / split -> process holding it
         for proc, lst in self.by_proc.items():
             a = lst[0]
             if a.gen == 0 and a.header.get("keeps_state", True):
                 self.holder[f"{proc}.state"] = proc
             if a.gen == 0 and INPUT in self.topo.ops[a.op].get("inputs", ()):
                 self.holder[input_id(a.op, a.subtask)] = proc
-        self.carried: dict[str, list[tuple[int, str]]] = defaultdict(list)   # old channel -> (seq, mid) replayed
-        handlers = {"restore": self._restore, "ckpt": self._ckpt, "send": self._send, "recv": self._recv,
-                    "notify": self._notify, "abort": self._abort, "fail": self._fail, "splits": self._splits}
+        self.carried: dict[str, list[tuple[int, str]]] = defaultdict(list)  # old channel -> (seq, mid) replayed
+        handlers = {
+            "restore": self._restore,
+            "ckpt": self._ckpt,
+            "send": self._send,
+            "recv": self._recv,
+            "notify": self._notify,
+            "abort": self._abort,
+            "fail": self._fail,
+            "splits": self._splits,
+        }
         for g, proc, k, a, ev in self.stream:
             kind = ev["e"]
             t = ev.get("t")
@@ -365,17 +393,26 @@ class _Merger:
                 evs = a.events
                 cut = next((j for j, ev in enumerate(evs) if ev["e"] == "fail"), None)
                 if cut is not None:
-                    late = [e for e in evs[cut + 1:] if e["e"] != "close"]
+                    late = [e for e in evs[cut + 1 :] if e["e"] != "close"]
                     if late:
-                        self.notes.append(f"{proc} attempt {a.attempt}: {len(late)} event(s) after its injected "
-                                          f"failure dropped ({a.path} line {late[0]['_line']})")
-                    evs = evs[:cut + 1]
+                        self.notes.append(
+                            f"{proc} attempt {a.attempt}: {len(late)} event(s) after its injected "
+                            f"failure dropped ({a.path} line {late[0]['_line']})"
+                        )
+                    evs = evs[: cut + 1]
                 stream.extend((ev["g"], proc, k, a, ev) for ev in evs)
         stream.sort(key=lambda x: x[0])
         dup = [g for g, c in Counter(x[0] for x in stream).items() if c > 1]
         if dup:
-            raise TraceErrors([TraceError("run", 0, f"event order counter g repeats ({dup[:3]}): the per-subtask "
-                                                    "files do not come from one run")])
+            raise TraceErrors(
+                [
+                    TraceError(
+                        "run",
+                        0,
+                        f"event order counter g repeats ({dup[:3]}): the per-subtask files do not come from one run",
+                    )
+                ]
+            )
         return stream
 
     def _generations(self) -> None:
@@ -384,7 +421,7 @@ class _Merger:
         max_id: dict[int, int] = defaultdict(int)
         self.rescaled_from: dict[int, int] = {}
         self.gen_start: dict[int, int] = {}
-        for g, proc, _, a, ev in self.stream:
+        for g, _proc, _, a, ev in self.stream:
             self.gen_start.setdefault(a.gen, g)
             if ev["e"] in ("ckpt", "notify", "abort"):
                 max_id[a.gen] = max(max_id[a.gen], int(ev["id"]))
@@ -434,26 +471,51 @@ class _Merger:
                 if own is None:
                     f = failover(a.events[0]["g"], next_g)
                     own = max(f if f is not None else 0, a.events[-1]["g"])
-                    self.out.append(((own, 1, proc, 0), {"type": "fail", "proc": proc, "reason": (
-                        f"cancelled by the failover (attempt {a.attempt} ended)")}))
+                    self.out.append(
+                        (
+                            (own, 1, proc, 0),
+                            {
+                                "type": "fail",
+                                "proc": proc,
+                                "reason": (f"cancelled by the failover (attempt {a.attempt} ended)"),
+                            },
+                        )
+                    )
                 for r in range(a.attempt + 1, nxt.attempt):
                     ids = restored.get((a.gen, r), set())
                     g_r = max(first_restore.get((a.gen, r), 0), own)
                     if len(ids) != 1 or next(iter(ids)) not in taken[proc] or g_r >= next_g:
-                        self.notes.append(f"{proc}: attempt {r} never reached initializeState and the checkpoint "
-                                          f"it was restored from is unknown")
+                        self.notes.append(
+                            f"{proc}: attempt {r} never reached initializeState and the checkpoint "
+                            f"it was restored from is unknown"
+                        )
                         continue
                     ckpt = next(iter(ids))
-                    e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": recovery_id(a.gen, r),
-                         "attrs": {"inferred": f"attempt {r} was cancelled before initializeState; Flink "
-                                               f"restores every task of a failover from checkpoint {ckpt}"}}
+                    e = {
+                        "type": "restore",
+                        "proc": proc,
+                        "ckpt": ckpt,
+                        "recovery": recovery_id(a.gen, r),
+                        "attrs": {
+                            "inferred": f"attempt {r} was cancelled before initializeState; Flink "
+                            f"restores every task of a failover from checkpoint {ckpt}"
+                        },
+                    }
                     if ckpt > 0:
                         e["round"] = self._round(a.gen, ckpt)
                     self.out.append(((g_r, 1, proc, 1), e))
                     f = failover(g_r, next_g)
                     own = max(f if f is not None else 0, g_r)
-                    self.out.append(((own, 1, proc, 2), {"type": "fail", "proc": proc, "reason": (
-                        f"cancelled by the failover (attempt {r} ended before initializeState)")}))
+                    self.out.append(
+                        (
+                            (own, 1, proc, 2),
+                            {
+                                "type": "fail",
+                                "proc": proc,
+                                "reason": (f"cancelled by the failover (attempt {r} ended before initializeState)"),
+                            },
+                        )
+                    )
 
     def _retire_rescaled(self, quiescent: bool) -> None:
         """Each process of a generation that a later one was restored from retires at the restored
@@ -472,20 +534,30 @@ class _Merger:
                     for ch in self.topo.inputs_of(proc):
                         n += 1
                         mids = [m for _, m in sorted(self.carried.get(ch, ()))]
-                        self.out.append(((at, 0, 1 + n), {"type": "record", "proc": proc, "ckpt": ckpt, "ch": ch,
-                                                          "part": "input", "mids": mids}))
+                        self.out.append(
+                            (
+                                (at, 0, 1 + n),
+                                {"type": "record", "proc": proc, "ckpt": ckpt, "ch": ch, "part": "input", "mids": mids},
+                            )
+                        )
                 n += 1
-                e = {"type": "retire", "proc": proc, "reason": f"rescaled: generation {gen} restores checkpoint "
-                                                               f"{ckpt} at parallelism "
-                                                               f"{max(o['parallelism'] for o in self.topo.by_gen[gen].values())}"}
+                e = {
+                    "type": "retire",
+                    "proc": proc,
+                    "reason": f"rescaled: generation {gen} restores checkpoint "
+                    f"{ckpt} at parallelism "
+                    f"{max(o['parallelism'] for o in self.topo.by_gen[gen].values())}",
+                }
                 if ckpt in self.procs[proc].seq_at:
                     e["ckpt"] = ckpt
                 else:
                     self.anomalies.append(f"{proc} never took checkpoint {ckpt}, which generation {gen} restores")
                 self.out.append(((start, -2, n), e))
             if unaligned and not quiescent:
-                self.notes.append(f"the run did not end quiescent: the channel state of checkpoint {ckpt} restored by "
-                                  f"generation {gen} is not recorded (not judged)")
+                self.notes.append(
+                    f"the run did not end quiescent: the channel state of checkpoint {ckpt} restored by "
+                    f"generation {gen} is not recorded (not judged)"
+                )
 
     def _emit(self, key: tuple, ev: dict) -> None:
         self.out.append((key, {**ev, **self.base}))
@@ -500,15 +572,18 @@ class _Merger:
             self.anomalies.append(f"{proc} attempt {a.attempt} was restored without a checkpoint id ({self.where})")
             ckpt = max(kept, default=0)
         elif (a.attempt > 0 or a.gen > 0) and kept - {ckpt}:
-            self.anomalies.append(f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
-                                  f"operator state restored is that of checkpoint {', '.join(map(str, sorted(kept)))} "
-                                  f"({self.where})")
+            self.anomalies.append(
+                f"{proc} attempt {a.attempt}: Flink reports restored checkpoint {ckpt} but the "
+                f"operator state restored is that of checkpoint {', '.join(map(str, sorted(kept)))} "
+                f"({self.where})"
+            )
         if a.gen > 0 and ckpt == self.rescaled_from.get(a.gen) and ckpt not in st.seq_at:
             self._rescale_restore(g, proc, a, ckpt, parts or [])
             return
         if ckpt not in st.seq_at:
-            self.anomalies.append(f"{proc} attempt {a.attempt} restores checkpoint {ckpt}, which it never took "
-                                  f"({self.where})")
+            self.anomalies.append(
+                f"{proc} attempt {a.attempt} restores checkpoint {ckpt}, which it never took ({self.where})"
+            )
         e = {"type": "restore", "proc": proc, "ckpt": ckpt, "recovery": recovery_id(a.gen, a.attempt)}
         if ckpt > 0:
             e["round"] = self._round(a.gen, ckpt)
@@ -547,13 +622,19 @@ class _Merger:
         channels = []
         mine = a.header.get("key_groups")
         for frm, u, i, u2, mode in self.vchannels.into(a.op, a.subtask):
-            c = {"old": f"{proc_id(frm, u, prev)}>{proc_id(a.op, i, prev)}",
-                 "new": f"{proc_id(frm, u2, a.gen)}>{proc}"}
+            c = {"old": f"{proc_id(frm, u, prev)}>{proc_id(a.op, i, prev)}", "new": f"{proc_id(frm, u2, a.gen)}>{proc}"}
             if mode == "keyed" and mine:
                 c["key_groups"] = [mine]
             channels.append(c)
-        e = {"type": "restore", "proc": proc, "ckpt": 0, "round": self._round(prev, ckpt),
-             "recovery": recovery_id(a.gen, 0), "sources": list(sources.values()), "channels": channels}
+        e = {
+            "type": "restore",
+            "proc": proc,
+            "ckpt": 0,
+            "round": self._round(prev, ckpt),
+            "recovery": recovery_id(a.gen, 0),
+            "sources": list(sources.values()),
+            "channels": channels,
+        }
         if inferred:
             e["attrs"] = {"inferred": "Flink assigned this subtask no state, so it reports no restore"}
         self._emit((g, -2 if inferred else 0, 0), e)
@@ -585,16 +666,14 @@ class _Merger:
         st = self.procs[proc]
         ckpt = int(ev["id"])
         if ckpt <= st.last_ckpt:
-            self.anomalies.append(f"{proc} snapshots checkpoint {ckpt} after checkpoint {st.last_ckpt} "
-                                  f"({self.where})")
+            self.anomalies.append(f"{proc} snapshots checkpoint {ckpt} after checkpoint {st.last_ckpt} ({self.where})")
             return
         st.last_ckpt = ckpt
         st.seq_at[ckpt] = dict(st.counters)
         st.ckpt_g[ckpt] = g
         rnd = self._round(a.gen, ckpt)
         self.round_first.setdefault(rnd, g)
-        self._emit((g, 0, 0), {"type": "checkpoint", "proc": proc, "ckpt": ckpt, "kind": "coordinated",
-                               "round": rnd})
+        self._emit((g, 0, 0), {"type": "checkpoint", "proc": proc, "ckpt": ckpt, "kind": "coordinated", "round": rnd})
 
     def _send(self, g, proc, k, a, ev) -> None:
         st = self.procs[proc]
@@ -614,8 +693,10 @@ class _Merger:
             to = (start + n) % spec["parallelism"]
         ch = f"{proc}>{proc_id(spec['to'], int(to), a.gen)}"
         if ch not in self.topo.dst:
-            self.anomalies.append(f"{proc} sends to subtask {to} of {spec['to']}, which its {spec['mode']} "
-                                  f"partitioning cannot reach ({self.where})")
+            self.anomalies.append(
+                f"{proc} sends to subtask {to} of {spec['to']}, which its {spec['mode']} "
+                f"partitioning cannot reach ({self.where})"
+            )
             return
         seq = st.counters.get(ch, 0) + 1
         st.counters[ch] = seq
@@ -647,8 +728,10 @@ class _Merger:
         else:
             seq = n + 1
             if seq <= self.ext_last[ext]:
-                self.anomalies.append(f"{proc} reads offset {n} of split {split} for the first time after offset "
-                                      f"{self.ext_last[ext] - 1} ({self.where})")
+                self.anomalies.append(
+                    f"{proc} reads offset {n} of split {split} for the first time after offset "
+                    f"{self.ext_last[ext] - 1} ({self.where})"
+                )
                 return None
             self.ext_last[ext] = seq
             mid = sent[n] = f"{ch}:{seq}"
@@ -661,15 +744,19 @@ class _Merger:
         gen = int(ev.get("gen", 0))
         found = self.msgs.get((gen, frm, src, att, n))
         if found is None:
-            self.anomalies.append(f"{proc} processes a record {proc_id(frm, src, gen)} attempt {att} #{n} whose send "
-                                  f"was never traced ({self.where})")
+            self.anomalies.append(
+                f"{proc} processes a record {proc_id(frm, src, gen)} attempt {att} #{n} whose send "
+                f"was never traced ({self.where})"
+            )
             return None
         orig, ch = found
         if gen < a.gen:
             return self._recv_rescaled(g, proc, a, frm, src, orig, ch)
         if self.topo.dst[ch] != proc:
-            self.anomalies.append(f"{proc} processes {orig}, which the {self.topo.by_gen[a.gen][frm]['out']['mode']} "
-                                  f"partitioner model routes to {self.topo.dst[ch]} ({self.where})")
+            self.anomalies.append(
+                f"{proc} processes {orig}, which the {self.topo.by_gen[a.gen][frm]['out']['mode']} "
+                f"partitioner model routes to {self.topo.dst[ch]} ({self.where})"
+            )
             return None
         obs = self.procs[proc].restore
         if att >= a.attempt:
@@ -677,8 +764,10 @@ class _Merger:
                 obs.new_data.add(ch)
             return ch, orig
         if obs is None:
-            self.anomalies.append(f"{proc} attempt {a.attempt} processes {orig} of an earlier attempt without having "
-                                  f"been restored ({self.where})")
+            self.anomalies.append(
+                f"{proc} attempt {a.attempt} processes {orig} of an earlier attempt without having "
+                f"been restored ({self.where})"
+            )
             return None
         obs.replayed[ch].append(orig)
         return ch, self._replay(g, proc, ch, orig, "channel_state")
@@ -689,8 +778,10 @@ class _Merger:
         old_i = int(self.topo.dst[ch].rsplit("[", 1)[1][:-1])
         u2 = self.vchannels.new_upstream(frm, src, a.op, old_i, a.subtask)
         if u2 is None:
-            self.anomalies.append(f"{proc} processes {orig} of old channel {ch}, which no virtual channel of the "
-                                  f"rescale maps onto {proc} ({self.where})")
+            self.anomalies.append(
+                f"{proc} processes {orig} of old channel {ch}, which no virtual channel of the "
+                f"rescale maps onto {proc} ({self.where})"
+            )
             return None
         new = f"{proc_id(frm, u2, a.gen)}>{proc}"
         self.carried[ch].append((int(orig.split(":")[-1].split("@")[0]), orig))
@@ -699,8 +790,9 @@ class _Merger:
     def _replay(self, g, proc: str, ch: str, orig: str, source: str) -> str:
         self.replays[orig] += 1
         mid = f"{orig}/r{self.replays[orig]}"
-        self._emit((g, -1, 0), {"type": "replay", "proc": proc, "ch": ch, "mid": mid, "replay_of": orig,
-                                "from": source})
+        self._emit(
+            (g, -1, 0), {"type": "replay", "proc": proc, "ch": ch, "mid": mid, "replay_of": orig, "from": source}
+        )
         return mid
 
     def _notify(self, g, proc, k, a, ev) -> None:
@@ -713,8 +805,10 @@ class _Merger:
         rnd = self._round(a.gen, int(ev["id"]))
         if rnd not in self.completed and rnd not in self.aborted:
             self.aborted[rnd] = g
-            self._emit((g, 0, 0), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
-                                   "reason": "notifyCheckpointAborted"})
+            self._emit(
+                (g, 0, 0),
+                {"type": "round_abort", "proc": COORDINATOR, "round": rnd, "reason": "notifyCheckpointAborted"},
+            )
 
     def _fail(self, g, proc, k, a, ev) -> None:
         self.fail_gs.append(g)
@@ -723,8 +817,10 @@ class _Merger:
     # -- the result ----------------------------------------------------------------------
     def result(self) -> MergeResult:
         for gen, op, sub, att in sorted(self.unknown_start):
-            self.notes.append(f"{proc_id(op, sub, gen)} attempt {att}: no rebalanced record of it was processed, so "
-                              "the round-robin start is unknown (its sends are attributed from subtask 0)")
+            self.notes.append(
+                f"{proc_id(op, sub, gen)} attempt {att}: no rebalanced record of it was processed, so "
+                "the round-robin start is unknown (its sends are attributed from subtask 0)"
+            )
         quiescent = self.run.get("status") == "completed"
         self._retire_rescaled(quiescent)
         observed = _records(self.topo, self.observations, quiescent, self.out, self.anomalies)
@@ -733,9 +829,17 @@ class _Merger:
             for rnd, g0 in sorted(self.round_first.items()):
                 if rnd in self.completed or rnd in self.aborted or any(fg > g0 for fg in self.fail_gs):
                     continue
-                self.out.append(((end_g, 9, rnd), {"type": "round_abort", "proc": COORDINATOR, "round": rnd,
-                                                   "reason": "pending when the run ended (the driver cancelled "
-                                                             "the job)"}))
+                self.out.append(
+                    (
+                        (end_g, 9, rnd),
+                        {
+                            "type": "round_abort",
+                            "proc": COORDINATOR,
+                            "round": rnd,
+                            "reason": "pending when the run ended (the driver cancelled the job)",
+                        },
+                    )
+                )
         self.out.sort(key=lambda x: x[0])
         idx: Counter = Counter()
         events = []
@@ -747,10 +851,14 @@ class _Merger:
         self._ownership(header["processes"])
         if self.run.get("rescale"):
             header["metadata"]["flink"]["rescale"] = {
-                **self.run["rescale"], "exchanges": len(self.run["rescale"].get("exchanges") or ()),
+                **self.run["rescale"],
+                "exchanges": len(self.run["rescale"].get("exchanges") or ()),
                 "restored_checkpoint": self.rescaled_from.get(1),
-                "generations": [{k: g.get(k) for k in ("gen", "parallelism", "status", "restore_path")}
-                                for g in self.run.get("generations", ())]}
+                "generations": [
+                    {k: g.get(k) for k in ("gen", "parallelism", "status", "restore_path")}
+                    for g in self.run.get("generations", ())
+                ],
+            }
         return MergeResult(header, events, self.anomalies, self.notes)
 
     def _ownership(self, processes: list[dict]) -> None:
@@ -773,8 +881,29 @@ class _Merger:
                 pr["partitions"] = parts
 
 
-_KEY_ORDER = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt", "part", "mids", "replay_of",
-              "from", "key", "key_group", "reason", "recovery", "sources", "channels", "t", "attrs")
+_KEY_ORDER = (
+    "type",
+    "proc",
+    "idx",
+    "ch",
+    "mid",
+    "seq",
+    "kind",
+    "round",
+    "ckpt",
+    "part",
+    "mids",
+    "replay_of",
+    "from",
+    "key",
+    "key_group",
+    "reason",
+    "recovery",
+    "sources",
+    "channels",
+    "t",
+    "attrs",
+)
 
 
 def _ordered(e: dict) -> dict:
@@ -785,7 +914,7 @@ def _rebalance_starts(topo: Topology, stream, anomalies: list[str]) -> dict:
     """(op, subtask, attempt) -> round-robin start of that rebalancing sender attempt, inferred
     from the subtasks that processed its records: target(n) = (start + n) mod parallelism."""
     seen: dict[tuple, Counter] = defaultdict(Counter)
-    for _, proc, _, a, ev in stream:
+    for _, _proc, _, a, ev in stream:
         if ev["e"] != "recv" or ev.get("from") == INPUT or int(ev.get("gen", 0)) != a.gen:
             continue
         spec = topo.by_gen[a.gen].get(ev.get("from"), {}).get("out")
@@ -797,14 +926,17 @@ def _rebalance_starts(topo: Topology, stream, anomalies: list[str]) -> dict:
     for key, counts in seen.items():
         start, _ = counts.most_common(1)[0]
         if len(counts) > 1:
-            anomalies.append(f"the records of {proc_id(key[1], key[2], key[0])} attempt {key[3]} were not distributed "
-                             f"round robin: starts {dict(counts)} (RebalancePartitioner model violated)")
+            anomalies.append(
+                f"the records of {proc_id(key[1], key[2], key[0])} attempt {key[3]} were not distributed "
+                f"round robin: starts {dict(counts)} (RebalancePartitioner model violated)"
+            )
         starts[key] = start
     return starts
 
 
-def _records(topo: Topology, observations: list[_RestoreObs], quiescent_end: bool, out: list,
-             anomalies: list[str]) -> dict:
+def _records(
+    topo: Topology, observations: list[_RestoreObs], quiescent_end: bool, out: list, anomalies: list[str]
+) -> dict:
     """``record`` events (input part) of restored checkpoints, from complete observations.
 
     Returns {round: [channels whose channel state was observed]}."""
@@ -819,15 +951,21 @@ def _records(topo: Topology, observations: list[_RestoreObs], quiescent_end: boo
     for (proc, ckpt, ch), obs in sorted(by_key.items()):
         lists = {tuple(m) for _, m in obs}
         if len(lists) > 1:
-            anomalies.append(f"restores of checkpoint {ckpt} replayed different channel state on {ch}: "
-                             + " vs ".join(str(list(x)) for x in sorted(lists)))
+            anomalies.append(
+                f"restores of checkpoint {ckpt} replayed different channel state on {ch}: "
+                + " vs ".join(str(list(x)) for x in sorted(lists))
+            )
         mids = max(lists, key=len)
         if ckpt == 0 and not mids:
             continue
         first = min(obs, key=lambda x: x[0].key)[0]
         n += 1
-        out.append(((first.key[0], 2, n), {"type": "record", "proc": proc, "ckpt": ckpt, "ch": ch,
-                                           "part": "input", "mids": list(mids)}))
+        out.append(
+            (
+                (first.key[0], 2, n),
+                {"type": "record", "proc": proc, "ckpt": ckpt, "ch": ch, "part": "input", "mids": list(mids)},
+            )
+        )
         observed[ckpt].append(ch)
     return {str(k): sorted(v) for k, v in sorted(observed.items())}
 
@@ -844,15 +982,38 @@ def _header(run: dict, topo: Topology, anomalies: list[str], notes: list[str], o
     }
     if mode in ("unaligned", "timeout"):
         params["aligned_checkpoint_timeout"] = conf.get("execution.checkpointing.aligned-checkpoint-timeout", "0")
-    flink = {k: run.get(k) for k in ("job", "mode", "parallelism", "records", "rate", "seed", "faults", "fired",
-                                     "status", "ended_us", "config")}
+    flink = {
+        k: run.get(k)
+        for k in (
+            "job",
+            "mode",
+            "parallelism",
+            "records",
+            "rate",
+            "seed",
+            "faults",
+            "fired",
+            "status",
+            "ended_us",
+            "config",
+        )
+    }
     flink.update({"anomalies": anomalies, "notes": notes, "channel_state_observed": observed})
     if run.get("error"):
         flink["error"] = run["error"]
-    return {"format": "snapcheck-trace", "version": 1, "processes": topo.processes, "channels": topo.channels,
-            "protocol": {"name": protocol_name(mode), "params": params}, "seed": run.get("seed"),
-            "metadata": {"source": "snapcheck flink run (Apache Flink MiniCluster, traced operators)",
-                         "faults": requested_faults(run), "flink": flink}}
+    return {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": topo.processes,
+        "channels": topo.channels,
+        "protocol": {"name": protocol_name(mode), "params": params},
+        "seed": run.get("seed"),
+        "metadata": {
+            "source": "snapcheck flink run (Apache Flink MiniCluster, traced operators)",
+            "faults": requested_faults(run),
+            "flink": flink,
+        },
+    }
 
 
 def requested_faults(run: dict) -> list[dict]:
@@ -863,6 +1024,11 @@ def requested_faults(run: dict) -> list[dict]:
     for spec in run.get("faults") or ():
         op, _, rest = str(spec).partition(":")
         subtask = rest.partition(":")[0]
-        out.append({"fault": f"Flink --fail {spec}", "proc": proc_id(op, int(subtask)) if subtask.isdigit() else None,
-                    "fired": spec in fired})
+        out.append(
+            {
+                "fault": f"Flink --fail {spec}",
+                "proc": proc_id(op, int(subtask)) if subtask.isdigit() else None,
+                "fired": spec in fired,
+            }
+        )
     return out

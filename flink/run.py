@@ -51,20 +51,20 @@ class RunConfig:
     job: str = "keyed-agg"
     mode: str = "aligned"
     parallelism: int = 2
-    records: int = 1000          # per source subtask
-    rate: float = 1000.0         # records per second per source subtask (0 = unthrottled)
-    interval_ms: int = 100       # checkpoint interval
-    fails: list[str] = field(default_factory=list)   # OP:SUBTASK:COUNT or OP:SUBTASK:@MS
+    records: int = 1000  # per source subtask
+    rate: float = 1000.0  # records per second per source subtask (0 = unthrottled)
+    interval_ms: int = 100  # checkpoint interval
+    fails: list[str] = field(default_factory=list)  # OP:SUBTASK:COUNT or OP:SUBTASK:@MS
     seed: int = 0
     timeout_s: int = 120
     quiet_ms: int = 500
-    work: dict[str, int] = field(default_factory=dict)   # OP -> simulated microseconds per record
+    work: dict[str, int] = field(default_factory=dict)  # OP -> simulated microseconds per record
     buffer_timeout_ms: int = 100
     restart_delay_ms: int = 100
     aligned_timeout_ms: int = 10
-    conf: dict[str, str] = field(default_factory=dict)   # extra Flink configuration
+    conf: dict[str, str] = field(default_factory=dict)  # extra Flink configuration
     heap_mb: int = 1024
-    rescale: str | None = None   # KIND:P[@MS]: restore the job at parallelism P (see parse_rescale)
+    rescale: str | None = None  # KIND:P[@MS]: restore the job at parallelism P (see parse_rescale)
 
     def validate(self) -> None:
         if self.job not in JOBS:
@@ -75,12 +75,16 @@ class RunConfig:
             raise ValueError(f"parallelism {self.parallelism} out of range 1..16")
         for spec in self.fails:
             parts = spec.split(":")
-            if len(parts) != 3 or not parts[1].isdigit() or not (parts[2].isdigit() or
-                                                                 (parts[2][:1] == "@" and parts[2][1:].isdigit())):
+            if (
+                len(parts) != 3
+                or not parts[1].isdigit()
+                or not (parts[2].isdigit() or (parts[2][:1] == "@" and parts[2][1:].isdigit()))
+            ):
                 raise ValueError(f"bad failure spec {spec!r}: expected OP:SUBTASK:COUNT or OP:SUBTASK:@MS")
             if parts[0] not in OPERATORS[self.job]:
-                raise ValueError(f"bad failure spec {spec!r}: job {self.job} has operators "
-                                 f"{', '.join(OPERATORS[self.job])}")
+                raise ValueError(
+                    f"bad failure spec {spec!r}: job {self.job} has operators {', '.join(OPERATORS[self.job])}"
+                )
             if int(parts[1]) >= self.parallelism:
                 raise ValueError(f"bad failure spec {spec!r}: subtask {parts[1]} >= parallelism {self.parallelism}")
         for op in self.work:
@@ -89,15 +93,40 @@ class RunConfig:
         if self.rescale is not None:
             kind, _, _ = parse_rescale(self.rescale)
             if kind == "failure" and not self.fails:
-                raise ValueError("--rescale failure:P needs a --fail: the job fails for good at the first injected "
-                                 "failure and is restored at parallelism P from its latest retained checkpoint")
+                raise ValueError(
+                    "--rescale failure:P needs a --fail: the job fails for good at the first injected "
+                    "failure and is restored at parallelism P from its latest retained checkpoint"
+                )
 
     def java_args(self, out_dir: str) -> list[str]:
-        args = ["--job", self.job, "--mode", self.mode, "--parallelism", str(self.parallelism),
-                "--records", str(self.records), "--rate", str(self.rate), "--interval", str(self.interval_ms),
-                "--seed", str(self.seed), "--timeout", str(self.timeout_s), "--quiet", str(self.quiet_ms),
-                "--buffer-timeout", str(self.buffer_timeout_ms), "--restart-delay", str(self.restart_delay_ms),
-                "--aligned-timeout", str(self.aligned_timeout_ms), "--out", out_dir]
+        args = [
+            "--job",
+            self.job,
+            "--mode",
+            self.mode,
+            "--parallelism",
+            str(self.parallelism),
+            "--records",
+            str(self.records),
+            "--rate",
+            str(self.rate),
+            "--interval",
+            str(self.interval_ms),
+            "--seed",
+            str(self.seed),
+            "--timeout",
+            str(self.timeout_s),
+            "--quiet",
+            str(self.quiet_ms),
+            "--buffer-timeout",
+            str(self.buffer_timeout_ms),
+            "--restart-delay",
+            str(self.restart_delay_ms),
+            "--aligned-timeout",
+            str(self.aligned_timeout_ms),
+            "--out",
+            out_dir,
+        ]
         for f in self.fails:
             args += ["--fail", f]
         for op, us in self.work.items():
@@ -111,14 +140,31 @@ class RunConfig:
     def command(self, out: str = "trace.jsonl") -> str:
         """The ``snapcheck flink run`` command that repeats this run."""
         d = RunConfig()
-        parts = ["snapcheck", "flink", "run", "--job", self.job, "--mode", self.mode,
-                 "--parallelism", str(self.parallelism), "--seed", str(self.seed)]
+        parts = [
+            "snapcheck",
+            "flink",
+            "run",
+            "--job",
+            self.job,
+            "--mode",
+            self.mode,
+            "--parallelism",
+            str(self.parallelism),
+            "--seed",
+            str(self.seed),
+        ]
         for f in self.fails:
             parts += ["--fail", f]
-        for name, flag in (("records", "--records"), ("rate", "--rate"), ("interval_ms", "--interval"),
-                           ("buffer_timeout_ms", "--buffer-timeout"), ("restart_delay_ms", "--restart-delay"),
-                           ("aligned_timeout_ms", "--aligned-timeout"), ("timeout_s", "--timeout"),
-                           ("quiet_ms", "--quiet")):
+        for name, flag in (
+            ("records", "--records"),
+            ("rate", "--rate"),
+            ("interval_ms", "--interval"),
+            ("buffer_timeout_ms", "--buffer-timeout"),
+            ("restart_delay_ms", "--restart-delay"),
+            ("aligned_timeout_ms", "--aligned-timeout"),
+            ("timeout_s", "--timeout"),
+            ("quiet_ms", "--quiet"),
+        ):
             v = getattr(self, name)
             if name == "aligned_timeout_ms" and self.mode != "timeout":
                 continue
@@ -160,8 +206,9 @@ def run_job(cfg: RunConfig, run_dir: str | Path, build: Build) -> RunOutcome:
         try:
             res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=cfg.timeout_s + 120)
         except subprocess.TimeoutExpired:
-            raise FlinkSetupError(f"the Flink JVM did not exit within {cfg.timeout_s + 120} s "
-                                  f"(log: {run_dir / 'java.log'})") from None
+            raise FlinkSetupError(
+                f"the Flink JVM did not exit within {cfg.timeout_s + 120} s (log: {run_dir / 'java.log'})"
+            ) from None
     seconds = time.monotonic() - t0
     if res.returncode != 0 or not (run_dir / "run.json").exists():
         tail = (run_dir / "java.log").read_text(errors="replace")[-3000:]

@@ -13,5 +13,15 @@ from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.simulation import SimConfig, SimResult, simulate
 from snapcheck.reference.workloads import RANDOM_WORKLOADS, WORKLOADS, make_workload
 
-__all__ = ["MUTANTS", "PROTOCOLS", "RANDOM_WORKLOADS", "WORKLOADS", "Protocol", "SimConfig", "SimResult",
-           "TaskProtocol", "make_workload", "simulate"]
+__all__ = [
+    "MUTANTS",
+    "PROTOCOLS",
+    "RANDOM_WORKLOADS",
+    "WORKLOADS",
+    "Protocol",
+    "SimConfig",
+    "SimResult",
+    "TaskProtocol",
+    "make_workload",
+    "simulate",
+]

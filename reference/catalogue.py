@@ -49,21 +49,51 @@ from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
 from snapcheck.reference.uncoordinated.protocol import UNC
 from snapcheck.traces.errors import UsageError
 
-PROTOCOLS: dict[str, type[Protocol]] = {cls.name: cls for cls in (
-    ChandyLamport, AlignedABS, CyclicABS, Unaligned, AlignedTimeout, UNC, HMNR, HMNRClock, BCS,
-    TwoPhaseCommitABS, GicChangelog, LiveRobin, KaZoo, RegionalAligned, RegionalUnaligned)}
+PROTOCOLS: dict[str, type[Protocol]] = {
+    cls.name: cls
+    for cls in (
+        ChandyLamport,
+        AlignedABS,
+        CyclicABS,
+        Unaligned,
+        AlignedTimeout,
+        UNC,
+        HMNR,
+        HMNRClock,
+        BCS,
+        TwoPhaseCommitABS,
+        GicChangelog,
+        LiveRobin,
+        KaZoo,
+        RegionalAligned,
+        RegionalUnaligned,
+    )
+}
 
 
 def _mutants_of(module) -> list[type[Protocol]]:
     """The mutants a family module defines, in definition order."""
-    return [cls for cls in vars(module).values()
-            if inspect.isclass(cls) and issubclass(cls, Protocol) and cls.mutant_of
-            and cls.__module__ == module.__name__]
+    return [
+        cls
+        for cls in vars(module).values()
+        if inspect.isclass(cls) and issubclass(cls, Protocol) and cls.mutant_of and cls.__module__ == module.__name__
+    ]
 
 
-MUTANTS: dict[str, type[Protocol]] = {cls.name: cls for module in (
-    coordinated_mutants, uncoordinated_mutants, cic_mutants, commit_mutants, changelog_mutants,
-    replication_mutants, rescale_mutants, regional_mutants) for cls in _mutants_of(module)}
+MUTANTS: dict[str, type[Protocol]] = {
+    cls.name: cls
+    for module in (
+        coordinated_mutants,
+        uncoordinated_mutants,
+        cic_mutants,
+        commit_mutants,
+        changelog_mutants,
+        replication_mutants,
+        rescale_mutants,
+        regional_mutants,
+    )
+    for cls in _mutants_of(module)
+}
 
 _LOADED: dict[str, type[Protocol]] = {}
 
@@ -90,7 +120,7 @@ def load(spec: str) -> type[Protocol]:
         module = _import_file(where) if where.endswith(".py") or os.sep in where else _import_module(where)
     except UsageError:
         raise
-    except BaseException as exc:      # noqa: BLE001 - a user module may raise anything while importing
+    except BaseException as exc:  # noqa: BLE001 - a user module may raise anything while importing
         raise UsageError(f"protocol {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
     cls = getattr(module, clsname, None)
     if cls is None:
@@ -116,7 +146,7 @@ def register(spec: str, cls: type[Protocol]) -> None:
 
 def _import_module(name: str):
     if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())      # "importable from the current directory"
+        sys.path.insert(0, os.getcwd())  # "importable from the current directory"
     return importlib.import_module(name)
 
 
@@ -153,8 +183,9 @@ def resolve(spec, kind: str = "protocol") -> type[Protocol]:
     cls = PROTOCOLS.get(spec) or MUTANTS.get(spec)
     if cls is None:
         known = MUTANTS if kind == "mutant" else PROTOCOLS
-        raise UsageError(f"unknown {kind} {spec!r} (known: {', '.join(known)}; see snapcheck protocols; "
-                         "or give MODULE:CLASS)")
+        raise UsageError(
+            f"unknown {kind} {spec!r} (known: {', '.join(known)}; see snapcheck protocols; or give MODULE:CLASS)"
+        )
     return cls
 
 
@@ -180,7 +211,7 @@ def spec_of(cls: type[Protocol]) -> str:
         spec = f"{path}:{cls.__qualname__}"
         _LOADED[spec] = cls
         return spec
-    return f"{cls.__module__}:{cls.__qualname__}"        # a name for the record; not loadable (a local class)
+    return f"{cls.__module__}:{cls.__qualname__}"  # a name for the record; not loadable (a local class)
 
 
 def as_spec(protocol) -> str:
@@ -191,16 +222,19 @@ def as_spec(protocol) -> str:
         return protocol
     if isinstance(protocol, Protocol):
         if protocol.params:
-            raise UsageError(f"protocol {type(protocol).__name__}({protocol.params}): a campaign names protocols by "
-                             "class; give constructor parameters defaults in a subclass")
+            raise UsageError(
+                f"protocol {type(protocol).__name__}({protocol.params}): a campaign names protocols by "
+                "class; give constructor parameters defaults in a subclass"
+            )
         protocol = type(protocol)
     cls = resolve(protocol)
     spec = spec_of(cls)
     if not is_builtin(cls) and _LOADED.get(spec) is not cls:
-        raise UsageError(f"protocol class {cls.__qualname__} cannot be loaded by name in another process (define "
-                         "it at the top level of a module or file)")
+        raise UsageError(
+            f"protocol class {cls.__qualname__} cannot be loaded by name in another process (define "
+            "it at the top level of a module or file)"
+        )
     return spec
-
 
 
 def base_of(mutant: type[Protocol]) -> str:
@@ -249,11 +283,19 @@ def tla_mappings() -> dict:
 def entry(cls: type[Protocol]) -> dict:
     """The catalogue row of a protocol: every fact it declares (JSON-serialisable)."""
     row = {
-        "name": cls.name, "family": cls.family, "summary": cls.summary, "trace_name": cls.header_name(),
-        "topologies": cls.topologies, "max_rounds_in_flight": cls.max_rounds_in_flight,
-        "recovery_modes": list(cls.recovery_modes), "failure_free_oracle": cls.failure_free_oracle,
-        "aligned": cls.aligned, "guarantees": list(cls.guarantees), "cic": cls.cic,
-        "tla": cls.tla.module if cls.tla else None, "demo": _jsonable(cls.demo),
+        "name": cls.name,
+        "family": cls.family,
+        "summary": cls.summary,
+        "trace_name": cls.header_name(),
+        "topologies": cls.topologies,
+        "max_rounds_in_flight": cls.max_rounds_in_flight,
+        "recovery_modes": list(cls.recovery_modes),
+        "failure_free_oracle": cls.failure_free_oracle,
+        "aligned": cls.aligned,
+        "guarantees": list(cls.guarantees),
+        "cic": cls.cic,
+        "tla": cls.tla.module if cls.tla else None,
+        "demo": _jsonable(cls.demo),
         "finished_inputs": cls.finished_inputs,
     }
     if cls.mutant_of:

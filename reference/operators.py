@@ -25,8 +25,9 @@ completes (two-phase commit, as Flink's exactly-once sinks do): ``prepare``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, Callable
+from typing import Any
 
 
 def _sorted(items) -> list:
@@ -186,7 +187,7 @@ class IncrementalJoin(Operator):
         self.keys = (left_key, right_key)
         self.out = out
         self.sides: tuple[dict, dict] = ({}, {})
-        self.entries: tuple[dict, dict] = ({}, {})      # canonical() per side and key, until the key changes
+        self.entries: tuple[dict, dict] = ({}, {})  # canonical() per side and key, until the key changes
 
     def process(self, port, value):
         k = self.keys[port](value)
@@ -199,7 +200,7 @@ class IncrementalJoin(Operator):
         out = self.out
         if port == 0:
             return [out(value, r) if out else (value, r) for r in matches]
-        return [out(l, value) if out else (l, value) for l in matches]
+        return [out(left, value) if out else (left, value) for left in matches]
 
     def snapshot(self):
         return (dict(self.sides[0]), dict(self.sides[1]))
@@ -224,8 +225,11 @@ def _canonical_side(side: dict, entries: dict) -> list:
         if e is None:
             reprs = [repr(r) for r in v]
             order = sorted(range(len(v)), key=reprs.__getitem__)
-            e = entries[k] = (f"({k!r}, ({', '.join(reprs)}{',' if len(v) == 1 else ''}))", k,
-                              tuple(v[i] for i in order))
+            e = entries[k] = (
+                f"({k!r}, ({', '.join(reprs)}{',' if len(v) == 1 else ''}))",
+                k,
+                tuple(v[i] for i in order),
+            )
         items.append(e)
     items.sort(key=itemgetter(0))
     return [[k, list(records)] for _, k, records in items]
@@ -237,8 +241,9 @@ class WindowedJoin(IncrementalJoin):
 
     kind = "windowed-join"
 
-    def __init__(self, left_key: Callable, right_key: Callable, ts: Callable, size: int,
-                 out: Callable | None = None) -> None:
+    def __init__(
+        self, left_key: Callable, right_key: Callable, ts: Callable, size: int, out: Callable | None = None
+    ) -> None:
         super().__init__(left_key, right_key, out)
         lk, rk = left_key, right_key
         self.keys = (lambda v: (ts(v) // size, lk(v)), lambda v: (ts(v) // size, rk(v)))
@@ -289,5 +294,4 @@ class Sink(Operator):
         self.staged = dict(snap[1])
 
     def canonical(self):
-        return {"pending": _sorted(self.pending),
-                "staged": _sorted(v for batch in self.staged.values() for v in batch)}
+        return {"pending": _sorted(self.pending), "staged": _sorted(v for batch in self.staged.values() for v in batch)}

@@ -39,8 +39,9 @@ def compare(reference: SimResult, run: SimResult) -> list[str]:
     if want != got:
         missing = list((want - got).elements())
         extra = list((got - want).elements())
-        problems.append(f"sink output differs: {len(missing)} missing (e.g. {missing[:3]}), "
-                        f"{len(extra)} extra (e.g. {extra[:3]})")
+        problems.append(
+            f"sink output differs: {len(missing)} missing (e.g. {missing[:3]}), {len(extra)} extra (e.g. {extra[:3]})"
+        )
     for task, state in ({} if rescaled else reference.final_states).items():
         other = run.final_states.get(task)
         if other != state:
@@ -50,7 +51,7 @@ def compare(reference: SimResult, run: SimResult) -> list[str]:
     return problems
 
 
-REFERENCE_PROTOCOL = "chandy-lamport"    # the dataflow's results, for protocols the kit does not know
+REFERENCE_PROTOCOL = "chandy-lamport"  # the dataflow's results, for protocols the kit does not know
 
 
 def baseline(cfg: SimConfig) -> SimConfig | None:
@@ -94,8 +95,10 @@ def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
     reference = simulate(base, record=False)
     if reference.gave_up:
         m = reference.metrics
-        raise Inconclusive(f"the failure-free run gave up (every final round aborted; {m['rounds_completed']} of "
-                           f"{m['rounds_started']} rounds completed): no committed end state to compare with")
+        raise Inconclusive(
+            f"the failure-free run gave up (every final round aborted; {m['rounds_completed']} of "
+            f"{m['rounds_started']} rounds completed): no committed end state to compare with"
+        )
     return compare(reference, run)
 
 

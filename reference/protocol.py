@@ -67,7 +67,8 @@ The ``ctx`` (``TaskContext``) a handler gets is documented below.
 
 from __future__ import annotations
 
-from typing import Any, Protocol as _Typing
+from typing import Any
+from typing import Protocol as _Typing
 
 from snapcheck.traces.protocol_facts import TlaMapping
 
@@ -82,8 +83,8 @@ class TaskContext(_Typing):
     """
 
     id: str
-    inputs: list          # data input channels from other tasks (not the external input)
-    outputs: list         # data output channels
+    inputs: list  # data input channels from other tasks (not the external input)
+    outputs: list  # data output channels
     is_source: bool
 
     @property
@@ -128,7 +129,7 @@ class TaskContext(_Typing):
 class TaskProtocol:
     """Base class of a task's protocol handler; every handler defaults to doing nothing."""
 
-    def __init__(self, ctx: TaskContext, protocol: "Protocol") -> None:
+    def __init__(self, ctx: TaskContext, protocol: Protocol) -> None:
         self.ctx = ctx
         self.protocol = protocol
 
@@ -237,8 +238,15 @@ class Protocol:
     recovery_modes: tuple[str, ...] = ("restart-all",)
     failure_free_oracle = True
     guarantees: tuple[str, ...] = ()
-    situations: tuple[str, ...] = ("snapshot", "decline", "completed-unnotified", "recovery", "replay",
-                                   "crash-in-recovery", "stale")
+    situations: tuple[str, ...] = (
+        "snapshot",
+        "decline",
+        "completed-unnotified",
+        "recovery",
+        "replay",
+        "crash-in-recovery",
+        "stale",
+    )
     cic: str | None = None
     tla: TlaMapping | None = None
     demo: dict = {}
@@ -266,9 +274,12 @@ class Protocol:
         if isinstance(base, type):
             return base.header_name()
         if base:
-            for parent in cls.__mro__[1:]:    # the correct protocol it subclasses, if it does
-                if (issubclass(parent, Protocol) and not parent.mutant_of
-                        and (parent.name == base or base.endswith(":" + parent.__qualname__))):
+            for parent in cls.__mro__[1:]:  # the correct protocol it subclasses, if it does
+                if (
+                    issubclass(parent, Protocol)
+                    and not parent.mutant_of
+                    and (parent.name == base or base.endswith(":" + parent.__qualname__))
+                ):
                     return parent.header_name()
             return base
         return cls.name
@@ -288,13 +299,15 @@ class Protocol:
         return {}
 
     @classmethod
-    def from_config(cls, cfg) -> "Protocol":
+    def from_config(cls, cfg) -> Protocol:
         """The protocol object for a ``SimConfig``: checks ``cfg.recovery`` against
         ``recovery_modes`` and passes it on when there is a choice; protocols with
         parameters taken from the config override this."""
         if cfg.recovery not in cls.recovery_modes:
-            raise ValueError(f"recovery {cfg.recovery!r} is not implemented by {cls.name} "
-                             f"(it implements {', '.join(cls.recovery_modes)})")
+            raise ValueError(
+                f"recovery {cfg.recovery!r} is not implemented by {cls.name} "
+                f"(it implements {', '.join(cls.recovery_modes)})"
+            )
         return cls(recovery=cfg.recovery) if len(cls.recovery_modes) > 1 else cls()
 
     def header_params(self) -> dict:

@@ -18,8 +18,8 @@ import gc
 from dataclasses import dataclass, fields
 from typing import Any
 
-from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.sim.recording import EventLog, NullLog
 from snapcheck.reference.sim.rescale import rescaling_class
 from snapcheck.reference.topology import Workload
@@ -47,39 +47,42 @@ class SimConfig:
     parallelism: int = 2
     seed: int = 0
     records: int | None = None
-    gap: int | None = None           # mean time between input records of a partition
+    gap: int | None = None  # mean time between input records of a partition
     hot_ratio: float = 0.0
     failures: tuple = ()
     mutant: str | None = None
-    interval: int = 600              # checkpoint interval
-    max_concurrent: int = 1          # rounds in progress at once
+    interval: int = 600  # checkpoint interval
+    max_concurrent: int = 1  # rounds in progress at once
     checkpoint_timeout: int | None = None
-    aligned_timeout: int = 300       # alignment timeout of "aligned-timeout"
-    recovery: str = "restart-all"    # uncoordinated family (unc, hmnr, bcs): "restart-all" or "partial"
-    latency: int = 40                # network delay: latency + U[0, jitter)
+    aligned_timeout: int = 300  # alignment timeout of "aligned-timeout"
+    recovery: str = "restart-all"  # uncoordinated family (unc, hmnr, bcs): "restart-all" or "partial"
+    latency: int = 40  # network delay: latency + U[0, jitter)
     jitter: int = 60
     fifo: bool = True
-    buffer: int = 4                  # input buffer capacity per channel (credits), records
-    out_buffer: int = 2              # output buffer capacity per channel, records
+    buffer: int = 4  # input buffer capacity per channel (credits), records
+    out_buffer: int = 2  # output buffer capacity per channel, records
     barrier_cost: int = 5
     snapshot_cost: int = 10
     control_latency: int = 20
     detect_delay: int = 100
     restart_delay: int = 200
-    stragglers: tuple = ()           # (task id, cost factor)
-    pauses: tuple = ()               # (step number, extra busy ticks): bounded schedule perturbation
-    decline_prob: float = 0.0        # probability that a task's snapshot fails (round declined)
-    digests: bool = True             # hash operator state into checkpoint events
-    values: bool = True              # record values in send events
+    stragglers: tuple = ()  # (task id, cost factor)
+    pauses: tuple = ()  # (step number, extra busy ticks): bounded schedule perturbation
+    decline_prob: float = 0.0  # probability that a task's snapshot fails (round declined)
+    digests: bool = True  # hash operator state into checkpoint events
+    values: bool = True  # record values in send events
     max_time: int = 50_000_000
-    rescale: tuple = ()              # ("savepoint" | "failure", time, new parallelism): restore at another parallelism
-    max_parallelism: int = 16        # key groups of keyed operators (runs that rescale)
-    finish_sources: bool = False     # sources finish at the end of their input (FLIP-147); the rest goes on
+    rescale: tuple = ()  # ("savepoint" | "failure", time, new parallelism): restore at another parallelism
+    max_parallelism: int = 16  # key groups of keyed operators (runs that rescale)
+    finish_sources: bool = False  # sources finish at the end of their input (FLIP-147); the rest goes on
 
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
-        d = {name: getattr(self, name) for name in _FIELDS
-             if name not in _EXTENSIONS or getattr(self, name) != _DEFAULTS[name]}
+        d = {
+            name: getattr(self, name)
+            for name in _FIELDS
+            if name not in _EXTENSIONS or getattr(self, name) != _DEFAULTS[name]
+        }
         if not isinstance(self.protocol, str):
             from snapcheck.reference.catalogue import resolve, spec_of
 
@@ -96,7 +99,7 @@ class SimConfig:
 
 _FIELDS = tuple(f.name for f in fields(SimConfig))
 _DEFAULTS = {f.name: f.default for f in fields(SimConfig)}
-_EXTENSIONS = ("rescale", "max_parallelism", "finish_sources")   # described only when set
+_EXTENSIONS = ("rescale", "max_parallelism", "finish_sources")  # described only when set
 
 
 @dataclass
@@ -128,8 +131,12 @@ class SimResult:
         left in progress: it has no committed end state. A deadlock (a round that never
         completes) or a run cut at ``max_time`` is not giving up."""
         m = self.metrics
-        return (bool(m.get("stuck")) and not m.get("truncated") and "rounds_aborted" in m
-                and m["rounds_started"] == m["rounds_completed"] + m["rounds_aborted"])
+        return (
+            bool(m.get("stuck"))
+            and not m.get("truncated")
+            and "rounds_aborted" in m
+            and m["rounds_started"] == m["rounds_completed"] + m["rounds_aborted"]
+        )
 
 
 def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
@@ -153,8 +160,9 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         protocol = mut.from_config(cfg)
     elif isinstance(protocol, Protocol):
         if cfg.recovery != "restart-all":
-            raise UsageError("recovery applies to a protocol given by name or class; "
-                             "pass it to your Protocol's constructor")
+            raise UsageError(
+                "recovery applies to a protocol given by name or class; pass it to your Protocol's constructor"
+            )
     else:
         protocol = lookup(protocol).from_config(cfg)
     workload = cfg.workload
@@ -163,6 +171,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             workload = make_workload(workload, cfg.parallelism, cfg.seed, cfg.records, cfg.gap, cfg.hot_ratio)
         except KeyError:
             from snapcheck.reference.workloads import RANDOM_WORKLOADS, WORKLOADS
+
             known = ", ".join(list(WORKLOADS) + list(RANDOM_WORKLOADS))
             raise UsageError(f"unknown workload {workload!r} (known: {known})") from None
     if cfg.parallelism < 1:
@@ -193,12 +202,16 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
         if (cfg.rescale or cfg.finish_sources) and _cyclic(workload):
             raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
         if cfg.finish_sources and not protocol.finished_inputs:
-            raise UsageError(f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
-                             "inputs when they start (protocol fact finished_inputs)")
+            raise UsageError(
+                f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
+                "inputs when they start (protocol fact finished_inputs)"
+            )
         if cfg.rescale or cfg.finish_sources:
             if protocol.simulator is not None:
-                raise UsageError(f"rescaling and finished sources are modelled for the coordinated dataflow "
-                                 f"simulator, not for {type(protocol).name}'s own")
+                raise UsageError(
+                    f"rescaling and finished sources are modelled for the coordinated dataflow "
+                    f"simulator, not for {type(protocol).name}'s own"
+                )
             sim_class = rescaling_class(sim_class)
         sim = sim_class(cfg, workload, protocol, EventLog if record else NullLog)
         sim.run()

@@ -36,8 +36,8 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.catalogue import PROTOCOLS, resolve
+from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.simulation import SimConfig
 from snapcheck.reference.topology import Workload, expand
 from snapcheck.reference.workloads import WORKLOADS, random_graph
@@ -48,21 +48,27 @@ CYCLIC_WORKLOADS = ("reachability",)
 
 
 @st.composite
-def topologies(draw, cyclic: bool = False, max_ops: int = 4, max_parallelism: int = 3,
-               records: int = 6) -> Workload:
+def topologies(draw, cyclic: bool = False, max_ops: int = 4, max_parallelism: int = 3, records: int = 6) -> Workload:
     """A random graph; the structure is drawn through hypothesis (so it shrinks)."""
     rng = draw(st.randoms(use_true_random=False))
-    return random_graph(rng, cyclic=cyclic, max_ops=max_ops, max_parallelism=max_parallelism,
-                        records=records, hot_ratio=draw(st.sampled_from([0.0, 0.0, 0.5])))
+    return random_graph(
+        rng,
+        cyclic=cyclic,
+        max_ops=max_ops,
+        max_parallelism=max_parallelism,
+        records=records,
+        hot_ratio=draw(st.sampled_from([0.0, 0.0, 0.5])),
+    )
 
 
 def workloads(cyclic: bool | None = False, max_parallelism: int = 3):
     """A workload name (NexMark or reachability) or a random topology. ``cyclic``:
     False only acyclic, True only cyclic, None both."""
-    names = {False: ACYCLIC_WORKLOADS, True: CYCLIC_WORKLOADS,
-             None: ACYCLIC_WORKLOADS + CYCLIC_WORKLOADS}[cyclic]
-    graphs = [topologies(cyclic=c, max_parallelism=max_parallelism)
-              for c in ((False,) if cyclic is False else (True,) if cyclic else (False, True))]
+    names = {False: ACYCLIC_WORKLOADS, True: CYCLIC_WORKLOADS, None: ACYCLIC_WORKLOADS + CYCLIC_WORKLOADS}[cyclic]
+    graphs = [
+        topologies(cyclic=c, max_parallelism=max_parallelism)
+        for c in ((False,) if cyclic is False else (True,) if cyclic else (False, True))
+    ]
     return st.one_of(st.sampled_from(names), *graphs)
 
 
@@ -72,8 +78,7 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
     named by ``protocol``, its recovery mode)."""
     cls = resolve(protocol)
     concurrent = 1 if cls.max_rounds_in_flight == 1 else draw(st.integers(1, 2))
-    recovery = draw(st.sampled_from(cls.recovery_modes)) if not isinstance(protocol, Protocol) \
-        else "restart-all"
+    recovery = draw(st.sampled_from(cls.recovery_modes)) if not isinstance(protocol, Protocol) else "restart-all"
     return {
         "seed": draw(st.integers(0, 2**31 - 1)),
         "latency": draw(st.integers(1, 80)),
@@ -94,8 +99,9 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
 
 def failures(tasks: list[str], horizon: int, max_failures: int = 2):
     """Up to ``max_failures`` crashes of the given tasks in [0, horizon)."""
-    return st.lists(st.tuples(st.sampled_from(tasks), st.integers(0, max(1, horizon - 1))),
-                    max_size=max_failures).map(tuple)
+    return st.lists(st.tuples(st.sampled_from(tasks), st.integers(0, max(1, horizon - 1))), max_size=max_failures).map(
+        tuple
+    )
 
 
 def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]:
@@ -107,8 +113,9 @@ def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]
 
 
 @st.composite
-def sim_configs(draw, protocols=None, cyclic: bool | None = None, with_failures: bool = True,
-                max_parallelism: int = 3) -> SimConfig:
+def sim_configs(
+    draw, protocols=None, cyclic: bool | None = None, with_failures: bool = True, max_parallelism: int = 3
+) -> SimConfig:
     """A complete simulation config. ``protocols``: names or ``Protocol`` instances
     (default: the coordinated family ``COORDINATED``; a protocol whose ``topologies``
     is ``"acyclic"`` only gets acyclic workloads)."""

@@ -25,8 +25,9 @@ leaves a DAG.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 PARTITIONINGS = ("forward", "hash", "broadcast")
 
@@ -51,8 +52,8 @@ class OperatorSpec:
     make: Callable[[int], Any]
     source: bool = False
     sink: bool = False
-    cost: int = 100                       # processing cost per record, in ticks
-    out_size: int | None = None           # bytes per emitted record (None: as the input record)
+    cost: int = 100  # processing cost per record, in ticks
+    out_size: int | None = None  # bytes per emitted record (None: as the input record)
 
 
 @dataclass
@@ -67,7 +68,7 @@ class EdgeSpec:
     key: Callable[[Any], Any] | None = None
     select: Callable[[Any], Any] | None = None
     port: int = 0
-    back_edge: bool = False               # set by LogicalGraph.find_back_edges()
+    back_edge: bool = False  # set by LogicalGraph.find_back_edges()
 
 
 @dataclass
@@ -105,7 +106,7 @@ def find_back_edges(operators: list[OperatorSpec], edges: list[EdgeSpec]) -> Non
             raise ValueError(f"edge {e.src}->{e.dst} names an unknown operator")
         out[e.src].append(e)
         e.back_edge = False
-    state: dict[str, int] = {}               # 1 on stack, 2 done
+    state: dict[str, int] = {}  # 1 on stack, 2 done
     for root in (op.name for op in operators if op.source):
         if root in state:
             continue
@@ -136,19 +137,19 @@ class ChannelSpec:
     id: str
     src: str
     dst: str
-    edge: int                 # index into Workload.edges; -1 for external/control channels
-    gate: int                 # position of the logical edge among the receiver's inputs
-    index: int                # sending subtask = position in the gate
-    kind: str = "data"        # "data" or "control"
+    edge: int  # index into Workload.edges; -1 for external/control channels
+    gate: int  # position of the logical edge among the receiver's inputs
+    index: int  # sending subtask = position in the gate
+    kind: str = "data"  # "data" or "control"
     back_edge: bool = False
     external: bool = False
 
 
 @dataclass
 class PhysicalGraph:
-    tasks: list[tuple[str, OperatorSpec, int]]          # (task id, operator, subtask)
+    tasks: list[tuple[str, OperatorSpec, int]]  # (task id, operator, subtask)
     channels: list[ChannelSpec]
-    edge_channels: list[list[ChannelSpec]]              # per logical edge: by (src subtask, dst subtask)
+    edge_channels: list[list[ChannelSpec]]  # per logical edge: by (src subtask, dst subtask)
 
 
 def task_id(op: str, i: int) -> str:
@@ -178,8 +179,9 @@ def expand(workload: Workload) -> PhysicalGraph:
         chans = []
         if e.partitioning == "forward":
             if a.parallelism != b.parallelism:
-                raise ValueError(f"forward edge {e.src}->{e.dst} needs equal parallelism "
-                                 f"({a.parallelism} vs {b.parallelism})")
+                raise ValueError(
+                    f"forward edge {e.src}->{e.dst} needs equal parallelism ({a.parallelism} vs {b.parallelism})"
+                )
             pairs = [(i, i) for i in range(a.parallelism)]
         else:
             if e.partitioning == "hash" and e.key is None:

@@ -27,14 +27,22 @@ its availability time in the input log.
 from __future__ import annotations
 
 import random
-from typing import Callable
+from collections.abc import Callable
 
-from snapcheck.reference.operators import (Filter, IncrementalJoin, KeyedAggregate, Map, Sink, Source,
-                                 WindowedCount, WindowedJoin)
+from snapcheck.reference.operators import (
+    Filter,
+    IncrementalJoin,
+    KeyedAggregate,
+    Map,
+    Sink,
+    Source,
+    WindowedCount,
+    WindowedJoin,
+)
 from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload
 
 STATES = ("OR", "ID", "CA", "NY", "WA", "TX")
-WINDOW = 2000                 # tumbling window size, ticks
+WINDOW = 2000  # tumbling window size, ticks
 HOT_KEYS = 2
 
 # Nominal record sizes in bytes (for the message-overhead metric).
@@ -85,6 +93,7 @@ def nexmark_inputs(records: int, gap: int, hot_ratio: float, parallelism: int) -
                 bidder = _pick(rng, n_people, hot_ratio)
                 out.append((ts, ("B", auction, bidder, 1 + int(rng.random() * 1000), ts), SIZE["B"]))
         return out
+
     return inputs
 
 
@@ -92,9 +101,11 @@ def q1(parallelism: int = 2, records: int = 10, gap: int = 150, hot_ratio: float
     p = parallelism
     return Workload(
         "q1",
-        [_src("bids", p),
-         OperatorSpec("map", "map", p, lambda i: Map(lambda b: ("B", b[1], b[2], b[3] * 908 // 1000, b[4]))),
-         _sink(p)],
+        [
+            _src("bids", p),
+            OperatorSpec("map", "map", p, lambda i: Map(lambda b: ("B", b[1], b[2], b[3] * 908 // 1000, b[4]))),
+            _sink(p),
+        ],
         [EdgeSpec("bids", "map"), EdgeSpec("map", "sink")],
         nexmark_inputs(records, gap, hot_ratio, p),
         "NexMark Q1: stateless currency conversion of bids, no shuffle",
@@ -106,17 +117,31 @@ def q3(parallelism: int = 2, records: int = 10, gap: int = 150, hot_ratio: float
     p = parallelism
     return Workload(
         "q3",
-        [_src("persons", p), _src("auctions", p),
-         OperatorSpec("filter_persons", "filter", p, lambda i: Filter(lambda r: r[2] in ("OR", "ID", "CA")), cost=40),
-         OperatorSpec("filter_auctions", "filter", p, lambda i: Filter(lambda r: r[3] == 10), cost=40),
-         OperatorSpec("join", "incremental-join", p,
-                      lambda i: IncrementalJoin(lambda r: r[1], lambda r: r[2],
-                                                lambda person, a: (person[1], person[2], a[1])), cost=120),
-         _sink(p)],
-        [EdgeSpec("persons", "filter_persons"), EdgeSpec("auctions", "filter_auctions"),
-         EdgeSpec("filter_persons", "join", "hash", key=lambda r: r[1], port=0),
-         EdgeSpec("filter_auctions", "join", "hash", key=lambda r: r[2], port=1),
-         EdgeSpec("join", "sink")],
+        [
+            _src("persons", p),
+            _src("auctions", p),
+            OperatorSpec(
+                "filter_persons", "filter", p, lambda i: Filter(lambda r: r[2] in ("OR", "ID", "CA")), cost=40
+            ),
+            OperatorSpec("filter_auctions", "filter", p, lambda i: Filter(lambda r: r[3] == 10), cost=40),
+            OperatorSpec(
+                "join",
+                "incremental-join",
+                p,
+                lambda i: IncrementalJoin(
+                    lambda r: r[1], lambda r: r[2], lambda person, a: (person[1], person[2], a[1])
+                ),
+                cost=120,
+            ),
+            _sink(p),
+        ],
+        [
+            EdgeSpec("persons", "filter_persons"),
+            EdgeSpec("auctions", "filter_auctions"),
+            EdgeSpec("filter_persons", "join", "hash", key=lambda r: r[1], port=0),
+            EdgeSpec("filter_auctions", "join", "hash", key=lambda r: r[2], port=1),
+            EdgeSpec("join", "sink"),
+        ],
         nexmark_inputs(records, gap, hot_ratio, p),
         "NexMark Q3: filtered persons and auctions, shuffled into an incremental join",
         {"parallelism": p, "records": records, "hot_ratio": hot_ratio},
@@ -127,15 +152,29 @@ def q8(parallelism: int = 2, records: int = 10, gap: int = 150, hot_ratio: float
     p = parallelism
     return Workload(
         "q8",
-        [_src("persons", p), _src("auctions", p),
-         OperatorSpec("window_join", "windowed-join", p,
-                      lambda i: WindowedJoin(lambda r: r[1], lambda r: r[2], lambda r: r[-1], WINDOW,
-                                             lambda person, a: (person[1], a[1], person[-1] // WINDOW)),
-                      cost=120),
-         _sink(p)],
-        [EdgeSpec("persons", "window_join", "hash", key=lambda r: r[1], port=0),
-         EdgeSpec("auctions", "window_join", "hash", key=lambda r: r[2], port=1),
-         EdgeSpec("window_join", "sink")],
+        [
+            _src("persons", p),
+            _src("auctions", p),
+            OperatorSpec(
+                "window_join",
+                "windowed-join",
+                p,
+                lambda i: WindowedJoin(
+                    lambda r: r[1],
+                    lambda r: r[2],
+                    lambda r: r[-1],
+                    WINDOW,
+                    lambda person, a: (person[1], a[1], person[-1] // WINDOW),
+                ),
+                cost=120,
+            ),
+            _sink(p),
+        ],
+        [
+            EdgeSpec("persons", "window_join", "hash", key=lambda r: r[1], port=0),
+            EdgeSpec("auctions", "window_join", "hash", key=lambda r: r[2], port=1),
+            EdgeSpec("window_join", "sink"),
+        ],
         nexmark_inputs(records, gap, hot_ratio, p),
         "NexMark Q8: persons and auctions joined in tumbling event-time windows",
         {"parallelism": p, "records": records, "hot_ratio": hot_ratio},
@@ -146,10 +185,17 @@ def q12(parallelism: int = 2, records: int = 10, gap: int = 150, hot_ratio: floa
     p = parallelism
     return Workload(
         "q12",
-        [_src("bids", p),
-         OperatorSpec("window_count", "windowed-count", p,
-                      lambda i: WindowedCount(lambda b: b[2], lambda b: b[4], WINDOW), cost=80),
-         _sink(p)],
+        [
+            _src("bids", p),
+            OperatorSpec(
+                "window_count",
+                "windowed-count",
+                p,
+                lambda i: WindowedCount(lambda b: b[2], lambda b: b[4], WINDOW),
+                cost=80,
+            ),
+            _sink(p),
+        ],
         [EdgeSpec("bids", "window_count", "hash", key=lambda b: b[2]), EdgeSpec("window_count", "sink")],
         nexmark_inputs(records, gap, hot_ratio, p),
         "NexMark Q12: running tumbling-window count of bids per bidder",
@@ -167,20 +213,36 @@ def diamond(parallelism: int = 2, records: int = 6, gap: int = 150, hot_ratio: f
     p = parallelism
     m = lambda i: Map(lambda r: (r[0], (r[1] * 7 + 3) % 100, r[2], r[3]))
     key = lambda r: r[0]
-    ops = [_src("src0", p + 1), OperatorSpec("op0", "map", p + 1, m, cost=40),
-           OperatorSpec("op1", "map", p, m, cost=40), OperatorSpec("op2", "map", 1, m, cost=40), _sink(1)]
-    edges = [EdgeSpec("src0", "op0", "hash", key=key), EdgeSpec("src0", "op1", "hash", key=key),
-             EdgeSpec("src0", "op2", "hash", key=key), EdgeSpec("op0", "sink", "hash", key=key),
-             EdgeSpec("op1", "sink", "hash", key=key), EdgeSpec("op2", "sink", "hash", key=key),
-             EdgeSpec("op1", "op0", "hash", key=key, select=_hop(1))]
-    return Workload("diamond", ops, edges, _random_inputs(records, gap, hot_ratio),
-                    "src0 -> op0, op1, op2 -> sink; op1 -> op0: a task reading a source and a sibling of it",
-                    {"parallelism": p, "records": records, "hot_ratio": hot_ratio})
+    ops = [
+        _src("src0", p + 1),
+        OperatorSpec("op0", "map", p + 1, m, cost=40),
+        OperatorSpec("op1", "map", p, m, cost=40),
+        OperatorSpec("op2", "map", 1, m, cost=40),
+        _sink(1),
+    ]
+    edges = [
+        EdgeSpec("src0", "op0", "hash", key=key),
+        EdgeSpec("src0", "op1", "hash", key=key),
+        EdgeSpec("src0", "op2", "hash", key=key),
+        EdgeSpec("op0", "sink", "hash", key=key),
+        EdgeSpec("op1", "sink", "hash", key=key),
+        EdgeSpec("op2", "sink", "hash", key=key),
+        EdgeSpec("op1", "op0", "hash", key=key, select=_hop(1)),
+    ]
+    return Workload(
+        "diamond",
+        ops,
+        edges,
+        _random_inputs(records, gap, hot_ratio),
+        "src0 -> op0, op1, op2 -> sink; op1 -> op0: a task reading a source and a sibling of it",
+        {"parallelism": p, "records": records, "hot_ratio": hot_ratio},
+    )
 
 
 # -- the cyclic reachability query (CheckMate Figure 6) --------------------------------
-def reachability(parallelism: int = 2, records: int = 6, gap: int = 150, nodes: int = 5,
-                 hot_ratio: float = 0.0) -> Workload:
+def reachability(
+    parallelism: int = 2, records: int = 6, gap: int = 150, nodes: int = 5, hot_ratio: float = 0.0
+) -> Workload:
     """The graph has ``nodes`` nodes and the links ``a → a+1`` and ``a → a+2`` (mod
     ``nodes``), each delivered once: partition i of the links source gets every
     p-th of them, at most ``records``. The sources source delivers ``records // 4 + 1``
@@ -206,17 +268,28 @@ def reachability(parallelism: int = 2, records: int = 6, gap: int = 150, nodes: 
 
     return Workload(
         "reachability",
-        [_src("links", p), _src("sources", p),
-         OperatorSpec("join", "incremental-join", p,
-                      lambda i: IncrementalJoin(lambda link: link[1], lambda path: path[2]), cost=120),
-         OperatorSpec("select", "filter", p, lambda i: Filter(lambda pair: pair[0][2] not in pair[1][3]), cost=40),
-         OperatorSpec("project", "map", p, lambda i: Map(project), cost=40),
-         _sink(p)],
-        [EdgeSpec("links", "join", "hash", key=lambda link: link[1], port=0),
-         EdgeSpec("sources", "join", "hash", key=lambda path: path[2], port=1),
-         EdgeSpec("join", "select"), EdgeSpec("select", "project"),
-         EdgeSpec("project", "sink"),
-         EdgeSpec("project", "join", "hash", key=lambda path: path[2], port=1)],
+        [
+            _src("links", p),
+            _src("sources", p),
+            OperatorSpec(
+                "join",
+                "incremental-join",
+                p,
+                lambda i: IncrementalJoin(lambda link: link[1], lambda path: path[2]),
+                cost=120,
+            ),
+            OperatorSpec("select", "filter", p, lambda i: Filter(lambda pair: pair[0][2] not in pair[1][3]), cost=40),
+            OperatorSpec("project", "map", p, lambda i: Map(project), cost=40),
+            _sink(p),
+        ],
+        [
+            EdgeSpec("links", "join", "hash", key=lambda link: link[1], port=0),
+            EdgeSpec("sources", "join", "hash", key=lambda path: path[2], port=1),
+            EdgeSpec("join", "select"),
+            EdgeSpec("select", "project"),
+            EdgeSpec("project", "sink"),
+            EdgeSpec("project", "join", "hash", key=lambda path: path[2], port=1),
+        ],
         inputs,
         "CheckMate Figure 6: cyclic reachability (join ⇄ select → project, project → sink)",
         {"parallelism": p, "records": records, "nodes": nodes, "hot_ratio": hot_ratio},
@@ -229,8 +302,11 @@ KEYS = 5
 
 def _random_inputs(records: int, gap: int, hot_ratio: float) -> Callable:
     def inputs(rng: random.Random, source: str, subtask: int):
-        return [(ts, (_pick(rng, KEYS, hot_ratio), int(rng.random() * 100), ts, 0), 32)
-                for ts in _arrivals(rng, records, gap)]
+        return [
+            (ts, (_pick(rng, KEYS, hot_ratio), int(rng.random() * 100), ts, 0), 32)
+            for ts in _arrivals(rng, records, gap)
+        ]
+
     return inputs
 
 
@@ -243,12 +319,12 @@ def _random_op(rng: random.Random, name: str, p: int) -> OperatorSpec:
         make = lambda i: Map(lambda r: (r[0], (r[1] * 7 + 3) % 100, r[2], r[3]))
     elif kind == "filter":
         make = lambda i: Filter(lambda r: r[1] % 3 != 0)
-    elif kind == "keyed-aggregate":      # per (key, hops); the output is a function of the count
-        make = lambda i: KeyedAggregate(lambda r: (r[0], r[3]), lambda r: r[1],
-                                        lambda k, c, r: (k[0], c, c * 97, k[1]))
-    else:                                # per (window, (key, hops)); event time = window start
-        make = lambda i: WindowedCount(lambda r: (r[0], r[3]), lambda r: r[2], WINDOW,
-                                       lambda w, k, c, r: (k[0], c, w * WINDOW, k[1]))
+    elif kind == "keyed-aggregate":  # per (key, hops); the output is a function of the count
+        make = lambda i: KeyedAggregate(lambda r: (r[0], r[3]), lambda r: r[1], lambda k, c, r: (k[0], c, c * 97, k[1]))
+    else:  # per (window, (key, hops)); event time = window start
+        make = lambda i: WindowedCount(
+            lambda r: (r[0], r[3]), lambda r: r[2], WINDOW, lambda w, k, c, r: (k[0], c, w * WINDOW, k[1])
+        )
     return OperatorSpec(name, kind, p, make, cost=40 + int(rng.random() * 80))
 
 
@@ -256,8 +332,16 @@ def _hop(max_hops: int) -> Callable:
     return lambda r: (r[0], r[1], r[2], r[3] + 1) if r[3] < max_hops else None
 
 
-def random_graph(rng: random.Random, cyclic: bool = False, max_ops: int = 4, max_parallelism: int = 3,
-                 records: int = 6, gap: int = 150, hot_ratio: float = 0.0, max_hops: int = 1) -> Workload:
+def random_graph(
+    rng: random.Random,
+    cyclic: bool = False,
+    max_ops: int = 4,
+    max_parallelism: int = 3,
+    records: int = 6,
+    gap: int = 150,
+    hot_ratio: float = 0.0,
+    max_hops: int = 1,
+) -> Workload:
     """A random connected graph: 1–2 sources, 1..max_ops inner operators, one sink;
     every inner operator reads from 1–2 earlier operators; half the graphs add an
     edge between two consumers of one source (``_sibling_edge``); operators without a
@@ -287,7 +371,7 @@ def random_graph(rng: random.Random, cyclic: bool = False, max_ops: int = 4, max
             consumed[src.name] = True
         ops.append(op)
         consumed[op.name] = False
-    for src in ops:                       # every source must be read
+    for src in ops:  # every source must be read
         if src.source and not consumed[src.name]:
             inner = [o for o in ops if not o.source]
             edges.append(_random_edge(rng, src, inner[int(rng.random() * len(inner))]))
@@ -307,9 +391,14 @@ def random_graph(rng: random.Random, cyclic: bool = False, max_ops: int = 4, max
                 continue
             edges.append(EdgeSpec(a.name, b.name, "hash", key=lambda r: r[0], select=_hop(max_hops)))
     name = "random-cyclic" if cyclic else "random-dag"
-    wl = Workload(name, ops, edges, _random_inputs(records, gap, hot_ratio),
-                  f"random {'cyclic graph' if cyclic else 'DAG'} of {len(ops)} operators",
-                  {"records": records, "hot_ratio": hot_ratio, "max_hops": max_hops})
+    wl = Workload(
+        name,
+        ops,
+        edges,
+        _random_inputs(records, gap, hot_ratio),
+        f"random {'cyclic graph' if cyclic else 'DAG'} of {len(ops)} operators",
+        {"records": records, "hot_ratio": hot_ratio, "max_hops": max_hops},
+    )
     return wl
 
 
@@ -323,10 +412,15 @@ def _sibling_edge(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeS
         return
     inner = [o for o in ops if not o.source]
     sources = {o.name for o in ops if o.source}
-    pairs = [(a, b) for i, a in enumerate(inner) for b in inner[i + 1:]
-             if any(e.dst == a.name and e2.dst == b.name and e.src == e2.src and e.src in sources
-                    for e in edges for e2 in edges)
-             and not any(e.src == a.name and e.dst == b.name for e in edges)]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(inner)
+        for b in inner[i + 1 :]
+        if any(
+            e.dst == a.name and e2.dst == b.name and e.src == e2.src and e.src in sources for e in edges for e2 in edges
+        )
+        and not any(e.src == a.name and e.dst == b.name for e in edges)
+    ]
     if pairs:
         a, b = pairs[int(rng.random() * len(pairs))]
         edges.append(EdgeSpec(a.name, b.name, "hash", key=lambda r: r[0]))
@@ -340,15 +434,26 @@ def _random_edge(rng: random.Random, a: OperatorSpec, b: OperatorSpec) -> EdgeSp
 
 
 WORKLOADS = {
-    "q1": q1, "q3": q3, "q8": q8, "q12": q12, "diamond": diamond, "reachability": reachability,
+    "q1": q1,
+    "q3": q3,
+    "q8": q8,
+    "q12": q12,
+    "diamond": diamond,
+    "reachability": reachability,
 }
 RANDOM_WORKLOADS = ("random-dag", "random-cyclic")
-ACYCLIC = ("q1", "q3", "q8", "q12", "diamond", "random-dag")     # every workload, by whether it has cycles
+ACYCLIC = ("q1", "q3", "q8", "q12", "diamond", "random-dag")  # every workload, by whether it has cycles
 CYCLIC = ("reachability", "random-cyclic")
 
 
-def make_workload(name: str, parallelism: int = 2, seed: int = 0, records: int | None = None,
-                  gap: int | None = None, hot_ratio: float = 0.0) -> Workload:
+def make_workload(
+    name: str,
+    parallelism: int = 2,
+    seed: int = 0,
+    records: int | None = None,
+    gap: int | None = None,
+    hot_ratio: float = 0.0,
+) -> Workload:
     """Build a named workload. Random graphs draw their structure from ``seed``."""
     kw = {"hot_ratio": hot_ratio}
     if records is not None:

@@ -116,8 +116,12 @@ def _tracked_files(root: Path) -> list[Path]:
         out = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True).stdout
         names = [n for n in out.decode().split("\0") if n]
     except (OSError, subprocess.CalledProcessError):
-        names = [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
-                 and not any(part.startswith(".") or part.endswith(".egg-info") for part in p.relative_to(root).parts)]
+        names = [
+            str(p.relative_to(root))
+            for p in root.rglob("*")
+            if p.is_file()
+            and not any(part.startswith(".") or part.endswith(".egg-info") for part in p.relative_to(root).parts)
+        ]
     return [root / n for n in sorted(names) if (root / n).is_file()]
 
 
@@ -140,12 +144,19 @@ class _Checker:
             return
         target = next((b / name for b in bases if (b / name).is_file()), None)
         if target is None:
-            where = " or ".join(sorted({str((b / name).resolve().relative_to(self.root.resolve()))
-                                        if (b / name).resolve().is_relative_to(self.root.resolve())
-                                        else str(b / name) for b in bases}))
+            where = " or ".join(
+                sorted(
+                    {
+                        str((b / name).resolve().relative_to(self.root.resolve()))
+                        if (b / name).resolve().is_relative_to(self.root.resolve())
+                        else str(b / name)
+                        for b in bases
+                    }
+                )
+            )
             self.report(path, lineno, f"{name} names no file of the repository (looked for {where})")
             return
-        rest = line[m.end():]
+        rest = line[m.end() :]
         if _SECTION_NUMBER.match(rest):
             self.report(path, lineno, f"{name} is cited by section number; cite the heading by name")
         if anchor:
@@ -184,7 +195,7 @@ class _Checker:
 
     def link(self, path: Path, lineno: int, target: str) -> None:
         if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
-            return                                   # http:, https:, mailto:
+            return  # http:, https:, mailto:
         file_part, _, anchor = target.partition("#")
         dest = (path.parent / file_part) if file_part else path
         if not dest.exists():
@@ -209,9 +220,9 @@ class _Checker:
             return
         for lineno, line in enumerate(text.splitlines(), 1):
             for m in _MD_MENTION.finditer(line):
-                before, after = line[:m.start()], line[m.end():]
+                before, after = line[: m.start()], line[m.end() :]
                 if before[-1:] in "\"'" and after[:1] in "\"'":
-                    continue                         # a literal file name: code building a path
+                    continue  # a literal file name: code building a path
                 self.mention(path, lineno, line, m, [self.root])
 
 

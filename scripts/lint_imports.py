@@ -27,9 +27,14 @@ def assemble(dest: Path) -> None:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     for package, directory in sorted(config["package-dir"].items(), key=lambda kv: kv[0].count(".")):
         target = dest.joinpath(*package.split("."))
-        shutil.copytree(ROOT / directory, target, dirs_exist_ok=True,
-                        ignore=lambda d, names: [n for n in names if not (n.endswith(".py") or (Path(d) / n).is_dir())
-                                                 or n == "__pycache__"])
+        shutil.copytree(
+            ROOT / directory,
+            target,
+            dirs_exist_ok=True,
+            ignore=lambda d, names: [
+                n for n in names if not (n.endswith(".py") or (Path(d) / n).is_dir()) or n == "__pycache__"
+            ],
+        )
 
 
 def main() -> int:

@@ -54,11 +54,13 @@ def link_references(text: str) -> str:
     'FLIP-76 output side missing'
     """
     out, pos, repo = [], 0, None
-    tokens = sorted([(m.start(), m.end(), "jira", m) for m in _JIRA_KEY.finditer(text) if m.group(1) in JIRA]
-                    + [(m.start(), m.end(), "gh", m) for m in _GITHUB_REF.finditer(text)]
-                    + [(m.start(), m.end(), "bare", m) for m in _BARE_REF.finditer(text)]
-                    + [(m.start(), m.end(), "doc", m) for m in _DOC_REF.finditer(text)],
-                    key=lambda t: t[0])
+    tokens = sorted(
+        [(m.start(), m.end(), "jira", m) for m in _JIRA_KEY.finditer(text) if m.group(1) in JIRA]
+        + [(m.start(), m.end(), "gh", m) for m in _GITHUB_REF.finditer(text)]
+        + [(m.start(), m.end(), "bare", m) for m in _BARE_REF.finditer(text)]
+        + [(m.start(), m.end(), "doc", m) for m in _DOC_REF.finditer(text)],
+        key=lambda t: t[0],
+    )
     for start, end, kind, m in tokens:
         if start < pos:
             continue
@@ -87,13 +89,17 @@ def _cell(text: str) -> str:
 def table(mutants: dict, sections: set[str]) -> str:
     """The Markdown table of ``mutants`` (catalogue name -> mutant class); a name that is
     also the heading of a section of the document (``sections``: its anchors) links to it."""
-    rows = ["| mutant | breaks | what is broken | real bug or source | checker reports (property: kinds) |",
-            "|---|---|---|---|---|"]
+    rows = [
+        "| mutant | breaks | what is broken | real bug or source | checker reports (property: kinds) |",
+        "|---|---|---|---|---|",
+    ]
     for name, cls in mutants.items():
         shown = f"[`{name}`](#{name})" if name in sections else f"`{name}`"
         kinds = ", ".join(f"`{k}`" for k in cls.expect)
-        rows.append(f"| {shown} | `{cls.mutant_of}` | {_cell(cls.summary)} | "
-                    f"{_cell(link_references(cls.bug))} | `{cls.prop}`: {kinds} |")
+        rows.append(
+            f"| {shown} | `{cls.mutant_of}` | {_cell(cls.summary)} | "
+            f"{_cell(link_references(cls.bug))} | `{cls.prop}`: {kinds} |"
+        )
     return "\n".join(rows)
 
 
@@ -123,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     doc, new = expected()
     if args.check:
         if doc != new:
-            print(f"{DOC}: the mutant table differs from the catalogue; run python scripts/make_bug_zoo.py",
-                  file=sys.stderr)
+            print(
+                f"{DOC}: the mutant table differs from the catalogue; run python scripts/make_bug_zoo.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     if doc != new:

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from snapcheck.traces import TraceRecorder
 
@@ -43,13 +43,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "traces" / "examples"
 CHECKMATE = "CheckMate: Evaluating Checkpointing Protocols for Streaming Dataflows (arXiv 2403.13629)"
 
 CONVENTIONS = (
-    "Conventions (docs/theory.md, \"Conventions\"): C_{i,0} is the implied initial checkpoint; the interval index ι of an "
+    'Conventions (docs/theory.md, "Conventions"): C_{i,0} is the implied initial checkpoint; the interval index ι of an '
     "event is the number of checkpoints of its process before it, counting C_{i,0}; a message is "
     "(src, s, dst, r) with s = ι(send), r = ι(recv); orphan(m, G) iff r <= g_dst and s > g_src; "
     "in_transit(m, G) iff s <= g_src and r > g_dst; R-graph edges (i,x)->(i,x+1) and (src,s)->(dst,r); "
     "C_{i,x} is useless iff (i,x+1) reaches (i,x); the recovery line for failure set F is "
     "line_i = max{x <= U_i : (i,x) not in Reach({V_f : f in F})} with U_f = L_f, U_i = L_i+1 = V_i "
-    "for survivors (docs/theory.md, \"R-MARK\")."
+    'for survivors (docs/theory.md, "R-MARK").'
 )
 
 DOMINO = (
@@ -74,15 +74,25 @@ class Golden:
 
     def recorder(self) -> TraceRecorder:
         rec = TraceRecorder(
-            self.processes, self.channels, protocol=self.protocol, seed=None,
+            self.processes,
+            self.channels,
+            protocol=self.protocol,
+            seed=None,
             metadata={"source": self.source, "notes": self.notes, "expected": self.expected},
         )
         self.record(rec)
         return rec
 
 
-def _expected(verdict: str, violations: list[str], *, check: dict | None = None, useless: list[str],
-              recovery_lines: dict | None = None, domino: bool | None = None) -> dict:
+def _expected(
+    verdict: str,
+    violations: list[str],
+    *,
+    check: dict | None = None,
+    useless: list[str],
+    recovery_lines: dict | None = None,
+    domino: bool | None = None,
+) -> dict:
     """``metadata.expected`` with a fixed key order (so the output is byte-stable)."""
     out: dict = {"verdict": verdict, "violations": sorted(violations)}
     if check is not None:
@@ -157,7 +167,8 @@ def _fig2d(rec: TraceRecorder) -> None:
 FIG2A = Golden(
     name="checkmate_fig2a_consistent",
     source=f"{CHECKMATE}, Figure 2(a) 'Consistent state after recovery'",
-    notes=FIG2_COMMON + (
+    notes=FIG2_COMMON
+    + (
         "Panel (a): 'all messages are sent and received before the checkpoints that compose the "
         "recovery line', so every send and receive precedes its operator's checkpoint 1. "
         "Derivation: m1 = (O1, s=1, O2, r=1), m2 = (O2, 1, O3, 1). For G = (1,1,1) every s <= g_src "
@@ -166,13 +177,17 @@ FIG2A = Golden(
         "(O2,1)->(O3,1) close no cycle: no useless checkpoint."
     ),
     expected=_expected("clean", [], check={"cut": FIG2_CUT}, useless=[]),
-    processes=FIG2_PROCS, channels=FIG2_CHANS, protocol="none", record=_fig2a,
+    processes=FIG2_PROCS,
+    channels=FIG2_CHANS,
+    protocol="none",
+    record=_fig2a,
 )
 
 FIG2B = Golden(
     name="checkmate_fig2b_orphan",
     source=f"{CHECKMATE}, Figure 2(b) 'Inconsistent state after recovery'",
-    notes=FIG2_COMMON + (
+    notes=FIG2_COMMON
+    + (
         "Panel (b): 'm2 is an orphan message since its side-effects are reflected in the checkpoint "
         "of O3 but not in the checkpoint of the sender operator O2': O2 sends m2 after its "
         "checkpoint 1 and O3 processes m2 before its checkpoint 1. m1 is drawn as in (a). "
@@ -183,13 +198,17 @@ FIG2B = Golden(
         "(O3:1 belongs to the consistent global checkpoint (O1:1, O2:V, O3:1))."
     ),
     expected=_expected("violation", ["orphan"], check={"cut": FIG2_CUT}, useless=[]),
-    processes=FIG2_PROCS, channels=FIG2_CHANS, protocol="none", record=_fig2b,
+    processes=FIG2_PROCS,
+    channels=FIG2_CHANS,
+    protocol="none",
+    record=_fig2b,
 )
 
 FIG2C = Golden(
     name="checkmate_fig2c_dropped",
     source=f"{CHECKMATE}, Figure 2(c) 'Inconsistent state without capturing in-flight messages'",
-    notes=FIG2_COMMON + (
+    notes=FIG2_COMMON
+    + (
         "Panel (c): 'send(m2) occurs before O2 acquires its checkpoint, whereas receive(m2) occurs "
         "after O3 takes its checkpoint', and in-flight messages are not captured: there is no record "
         "event, channel O2>O3 is not logged and m2 is not logged, so m2 would never be processed "
@@ -197,18 +216,22 @@ FIG2C = Golden(
         "this is 'dropped'. Derivation: m1 = (O1, 1, O2, 1), m2 = (O2, s=1, O3, r=2). For "
         "G = (1,1,1): m2 has s = 1 <= 1 and r = 2 > 1, in transit, neither recorded nor in a durable "
         "log: dropped; there is no orphan. The exact set of violations is {dropped}: the cut is "
-        "consistent in the orphan sense but not complete (docs/theory.md, \"Complete snapshots: channel "
-        "state and logs\"). No R-graph cycle: "
+        'consistent in the orphan sense but not complete (docs/theory.md, "Complete snapshots: channel '
+        'state and logs"). No R-graph cycle: '
         "no useless checkpoint."
     ),
     expected=_expected("violation", ["dropped"], check={"cut": FIG2_CUT}, useless=[]),
-    processes=FIG2_PROCS, channels=FIG2_CHANS, protocol="none", record=_fig2c,
+    processes=FIG2_PROCS,
+    channels=FIG2_CHANS,
+    protocol="none",
+    record=_fig2c,
 )
 
 FIG2D = Golden(
     name="checkmate_fig2d_channel_state",
     source=f"{CHECKMATE}, Figure 2(d) 'Consistent state by capturing in-flight messages'",
-    notes=FIG2_COMMON + (
+    notes=FIG2_COMMON
+    + (
         "Panel (d): the execution of (c) with the channel state captured: 'capturing the channel "
         "state and replaying in-flight messages is necessary'. O3 records m2 as the input channel "
         "state of O2>O3 persisted with its checkpoint 1 (the record event, emitted when recording "
@@ -218,13 +241,17 @@ FIG2D = Golden(
         "kept): clean. No R-graph cycle: no useless checkpoint."
     ),
     expected=_expected("clean", [], check={"cut": FIG2_CUT}, useless=[]),
-    processes=FIG2_PROCS, channels=FIG2_CHANS, protocol="none", record=_fig2d,
+    processes=FIG2_PROCS,
+    channels=FIG2_CHANS,
+    protocol="none",
+    record=_fig2d,
 )
 
 
 # ---------------------------------------------------------------------------
 # CheckMate Figure 4: rollback propagation on the checkpoint graph
 # ---------------------------------------------------------------------------
+
 
 def _fig4(rec: TraceRecorder) -> None:
     m1 = rec.send("O1", "O1>O2", value="m1")
@@ -250,7 +277,7 @@ def _fig4(rec: TraceRecorder) -> None:
 FIG4 = Golden(
     name="checkmate_fig4_rollback_propagation",
     source=f"{CHECKMATE}, Figure 4 'Example overview of Rollback propagation algorithm on a given "
-           "execution timeline' (with Algorithm 1)",
+    "execution timeline' (with Algorithm 1)",
     notes=(
         "The text describes Figure 4 only through the steps of Algorithm 1 on the checkpoint graph: "
         "(a) edges c_{i,x} -> c_{j,y} for an orphan sent by i after c_{i,x} and processed by j before "
@@ -280,7 +307,10 @@ FIG4 = Golden(
         "its last one for 'all', so no domino. " + DOMINO + " " + CONVENTIONS
     ),
     expected=_expected(
-        "clean", [], check={"failures": "all"}, useless=[],
+        "clean",
+        [],
+        check={"failures": "all"},
+        useless=[],
         recovery_lines={
             "all": {"O1": 2, "O2": 1, "O3": 1},
             "O1": {"O1": 2, "O2": 1, "O3": 1},
@@ -293,9 +323,12 @@ FIG4 = Golden(
         domino=False,
     ),
     processes=["O1", "O2", "O3"],
-    channels=[{"id": "O1>O2", "src": "O1", "dst": "O2", "logged": True},
-              {"id": "O2>O3", "src": "O2", "dst": "O3", "logged": True}],
-    protocol="unc", record=_fig4,
+    channels=[
+        {"id": "O1>O2", "src": "O1", "dst": "O2", "logged": True},
+        {"id": "O2>O3", "src": "O2", "dst": "O3", "logged": True},
+    ],
+    protocol="unc",
+    record=_fig4,
 )
 
 
@@ -303,26 +336,27 @@ FIG4 = Golden(
 # CheckMate Figure 5: domino effect on a cyclic query
 # ---------------------------------------------------------------------------
 
+
 def _fig5(rec: TraceRecorder) -> None:
     for p in ("O1", "O2", "O3"):
-        rec.checkpoint(p)                       # C<i,1>
+        rec.checkpoint(p)  # C<i,1>
     m1 = rec.send("O1", "O1>O2", value="m1")
     rec.recv("O2", m1)
     m2 = rec.send("O2", "O2>O3", value="m2")
-    rec.checkpoint("O2")                        # C<2,2>
+    rec.checkpoint("O2")  # C<2,2>
     rec.recv("O3", m2)
     m3 = rec.send("O3", "O3>O1", value="m3")
     rec.recv("O1", m3)
-    rec.checkpoint("O1")                        # C<1,2>
+    rec.checkpoint("O1")  # C<1,2>
     m4 = rec.send("O1", "O1>O2", value="m4")
     rec.recv("O2", m4)
     m5 = rec.send("O2", "O2>O3", value="m5")
-    rec.checkpoint("O2")                        # C<2,3>
+    rec.checkpoint("O2")  # C<2,3>
     rec.recv("O3", m5)
-    rec.checkpoint("O3")                        # C<3,2>
+    rec.checkpoint("O3")  # C<3,2>
     m6 = rec.send("O3", "O3>O1", value="m6")
     rec.recv("O1", m6)
-    rec.checkpoint("O1")                        # C<1,3>
+    rec.checkpoint("O1")  # C<1,3>
 
 
 FIG5 = Golden(
@@ -361,7 +395,10 @@ FIG5 = Golden(
         "expected line has a message in transit anyway. " + DOMINO + " " + CONVENTIONS
     ),
     expected=_expected(
-        "clean", [], check={"failures": "all"}, useless=["O1:2", "O2:2", "O3:2"],
+        "clean",
+        [],
+        check={"failures": "all"},
+        useless=["O1:2", "O2:2", "O3:2"],
         recovery_lines={
             "all": {"O1": 1, "O2": 1, "O3": 1},
             "O1": {"O1": 3, "O2": "V", "O3": "V"},
@@ -374,10 +411,13 @@ FIG5 = Golden(
         domino=True,
     ),
     processes=["O1", "O2", "O3"],
-    channels=[{"id": "O1>O2", "src": "O1", "dst": "O2", "logged": True},
-              {"id": "O2>O3", "src": "O2", "dst": "O3", "logged": True},
-              {"id": "O3>O1", "src": "O3", "dst": "O1", "back_edge": True, "logged": True}],
-    protocol="unc", record=_fig5,
+    channels=[
+        {"id": "O1>O2", "src": "O1", "dst": "O2", "logged": True},
+        {"id": "O2>O3", "src": "O2", "dst": "O3", "logged": True},
+        {"id": "O3>O1", "src": "O3", "dst": "O1", "back_edge": True, "logged": True},
+    ],
+    protocol="unc",
+    record=_fig5,
 )
 
 
@@ -415,7 +455,9 @@ THEORY_A = Golden(
         "promises no Z-cycle freedom): verdict clean. " + DOMINO + " " + CONVENTIONS
     ),
     expected=_expected(
-        "clean", [], useless=["P0:1"],
+        "clean",
+        [],
+        useless=["P0:1"],
         recovery_lines={
             "all": {"P0": 2, "P1": 1},
             "P0": {"P0": 2, "P1": "V"},
@@ -424,7 +466,10 @@ THEORY_A = Golden(
         },
         domino=False,
     ),
-    processes=P01, channels=P01_CHANS, protocol="none", record=_theory_a,
+    processes=P01,
+    channels=P01_CHANS,
+    protocol="none",
+    record=_theory_a,
 )
 
 
@@ -450,7 +495,9 @@ THEORY_B = Golden(
         "'all' (1,1), 'P0' (1,V), 'P1' (V,1), none (V,V). Verdict clean. " + DOMINO + " " + CONVENTIONS
     ),
     expected=_expected(
-        "clean", [], useless=[],
+        "clean",
+        [],
+        useless=[],
         recovery_lines={
             "all": {"P0": 1, "P1": 1},
             "P0": {"P0": 1, "P1": "V"},
@@ -459,7 +506,10 @@ THEORY_B = Golden(
         },
         domino=False,
     ),
-    processes=P01, channels=P01_CHANS, protocol="none", record=_theory_b,
+    processes=P01,
+    channels=P01_CHANS,
+    protocol="none",
+    record=_theory_b,
 )
 
 
@@ -500,7 +550,10 @@ THEORY_C = Golden(
         "checkpoints go to report.useless). " + DOMINO + " " + CONVENTIONS
     ),
     expected=_expected(
-        "clean", [], check={"failures": "all"}, useless=["P0:2", "P0:3", "P1:1", "P1:2"],
+        "clean",
+        [],
+        check={"failures": "all"},
+        useless=["P0:2", "P0:3", "P1:1", "P1:2"],
         recovery_lines={
             "all": {"P0": 1, "P1": 0},
             "P0": {"P0": 1, "P1": 0},
@@ -509,7 +562,10 @@ THEORY_C = Golden(
         },
         domino=True,
     ),
-    processes=P01, channels=P01_CHANS, protocol="none", record=_theory_c,
+    processes=P01,
+    channels=P01_CHANS,
+    protocol="none",
+    record=_theory_c,
 )
 
 
@@ -544,34 +600,43 @@ THEORY_D_COMMON = (
 THEORY_D_DROPPED = Golden(
     name="theory_d_dropped",
     source='docs/theory.md, "Worked example D: channel state", CS = {}',
-    notes=THEORY_D_COMMON + (
+    notes=THEORY_D_COMMON
+    + (
         "Variant CS = {}: P1 records an empty channel state, so the in-transit m1 is neither "
         "recorded nor logged: violations {dropped}."
     ),
     expected=_expected("violation", ["dropped"], check={"cut": {"P0": 1, "P1": 1}}, useless=[]),
-    processes=P01, channels=[("P0>P1", "P0", "P1")], protocol="none", record=_theory_d(0),
+    processes=P01,
+    channels=[("P0>P1", "P0", "P1")],
+    protocol="none",
+    record=_theory_d(0),
 )
 
 THEORY_D_RECORDED = Golden(
     name="theory_d_recorded",
     source='docs/theory.md, "Worked example D: channel state", CS = [m1]',
-    notes=THEORY_D_COMMON + (
-        "Variant CS = [m1]: the recorded channel state equals the in-transit set {m1}: clean."
-    ),
+    notes=THEORY_D_COMMON + ("Variant CS = [m1]: the recorded channel state equals the in-transit set {m1}: clean."),
     expected=_expected("clean", [], check={"cut": {"P0": 1, "P1": 1}}, useless=[]),
-    processes=P01, channels=[("P0>P1", "P0", "P1")], protocol="none", record=_theory_d(1),
+    processes=P01,
+    channels=[("P0>P1", "P0", "P1")],
+    protocol="none",
+    record=_theory_d(1),
 )
 
 THEORY_D_PHANTOM = Golden(
     name="theory_d_phantom",
     source='docs/theory.md, "Worked example D: channel state", CS = [m1, m2]',
-    notes=THEORY_D_COMMON + (
+    notes=THEORY_D_COMMON
+    + (
         "Variant CS = [m1, m2]: m1 is correctly recorded, m2 is recorded but not in transit "
         "(P0 re-sends m2 after recovery, so replaying the recorded copy would duplicate it): "
         "violations {phantom}."
     ),
     expected=_expected("violation", ["phantom"], check={"cut": {"P0": 1, "P1": 1}}, useless=[]),
-    processes=P01, channels=[("P0>P1", "P0", "P1")], protocol="none", record=_theory_d(2),
+    processes=P01,
+    channels=[("P0>P1", "P0", "P1")],
+    protocol="none",
+    record=_theory_d(2),
 )
 
 
@@ -583,8 +648,10 @@ def _theory_stably_unusable(rec: TraceRecorder) -> None:
 
 THEORY_STABLY_UNUSABLE = Golden(
     name="theory_stably_unusable",
-    source=('docs/theory.md, "Useless, stably unusable and not yet usable checkpoints": a checkpoint '
-            'that is not useless but stably unusable'),
+    source=(
+        'docs/theory.md, "Useless, stably unusable and not yet usable checkpoints": a checkpoint '
+        "that is not useless but stably unusable"
+    ),
     notes=(
         "Verbatim transcription of the example: P0: C0,0 | r(m1) | C0,1 and "
         "P1: C1,0 | s(m1->P0), P1 never checkpoints again; m1 = (P1,1,P0,1). R-graph edge m1 "
@@ -597,7 +664,9 @@ THEORY_STABLY_UNUSABLE = Golden(
         "clean. " + DOMINO + " " + CONVENTIONS
     ),
     expected=_expected(
-        "clean", [], useless=[],
+        "clean",
+        [],
+        useless=[],
         recovery_lines={
             "all": {"P0": 0, "P1": 0},
             "P0": {"P0": 1, "P1": "V"},
@@ -606,13 +675,26 @@ THEORY_STABLY_UNUSABLE = Golden(
         },
         domino=False,
     ),
-    processes=P01, channels=[("P1>P0", "P1", "P0")], protocol="none", record=_theory_stably_unusable,
+    processes=P01,
+    channels=[("P1>P0", "P1", "P0")],
+    protocol="none",
+    record=_theory_stably_unusable,
 )
 
 
 GOLDEN: tuple[Golden, ...] = (
-    FIG2A, FIG2B, FIG2C, FIG2D, FIG4, FIG5,
-    THEORY_A, THEORY_B, THEORY_C, THEORY_D_DROPPED, THEORY_D_RECORDED, THEORY_D_PHANTOM,
+    FIG2A,
+    FIG2B,
+    FIG2C,
+    FIG2D,
+    FIG4,
+    FIG5,
+    THEORY_A,
+    THEORY_B,
+    THEORY_C,
+    THEORY_D_DROPPED,
+    THEORY_D_RECORDED,
+    THEORY_D_PHANTOM,
     THEORY_STABLY_UNUSABLE,
 )
 
@@ -620,6 +702,7 @@ GOLDEN: tuple[Golden, ...] = (
 # ---------------------------------------------------------------------------
 # index and output
 # ---------------------------------------------------------------------------
+
 
 def _fmt_line(line: dict) -> str:
     return "(" + ", ".join(f"{p}:{x}" for p, x in line.items()) + ")"
@@ -641,37 +724,41 @@ def readme() -> str:
         shown = "; ".join(f"{k}: {_fmt_line(v)}" for k, v in lines.items()) or "-"
         dom = {True: "yes", False: "no", None: "-"}[e.get("domino")]
         source = g.source.replace(CHECKMATE, "CheckMate")
-        rows.append(f"| `{g.name}.jsonl` | {source} | {e['verdict']} | "
-                    f"{', '.join(e['violations']) or '-'} | {opts} | {', '.join(e['useless']) or '-'} | "
-                    f"{shown} | {dom} |")
-    return "\n".join([
-        "# Golden traces",
-        "",
-        f"Hand transcriptions of the figures of *{CHECKMATE}* (\"CheckMate\" below: Figures 2(a)-(d), 4, 5)",
-        "and of the worked examples of `docs/theory.md` (A-D and a stably unusable checkpoint). Each file's",
-        "header carries `metadata.source`, `metadata.notes` (how it was transcribed, the choices made where",
-        "the paper leaves something open, and the hand derivation of every expected value) and",
-        "`metadata.expected` (see `docs/trace-format.md`, \"Golden traces and metadata.expected\").",
-        "",
-        "Generated by `scripts/make_golden.py` (do not edit the `.jsonl` files or this index by hand:",
-        "edit the script and run `python scripts/make_golden.py`; `--check` verifies the committed",
-        "files). `tests/traces/test_golden.py` checks that every trace validates, that the files are",
-        "byte for byte the script's output, and that a brute-force enumeration of all global",
-        "checkpoints (volatile states V allowed) agrees with every expected useless set, recovery line,",
-        "domino flag and explicit-cut verdict.",
-        "",
-        "Conventions: checkpoint numbers are the trace's `ckpt` (0 = the implied initial checkpoint",
-        "C_{i,0}); `\"V\"` is a survivor's current (volatile) state, the virtual checkpoint L_i+1, also",
-        "when no event follows its last checkpoint; recovery-line labels are `none`, `all`, or failed",
-        "process ids joined by commas (partial-failure semantics: survivors may keep V; `all` equals",
-        "CheckMate's restart-all). Useless = on a Z-cycle (Netzer-Xu), judged with V allowed.",
-        f"Domino: {DOMINO[len('domino: '):]}",
-        "",
-        "| file | source | verdict | violations | check | useless | recovery lines | domino |",
-        "|---|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-    ])
+        rows.append(
+            f"| `{g.name}.jsonl` | {source} | {e['verdict']} | "
+            f"{', '.join(e['violations']) or '-'} | {opts} | {', '.join(e['useless']) or '-'} | "
+            f"{shown} | {dom} |"
+        )
+    return "\n".join(
+        [
+            "# Golden traces",
+            "",
+            f'Hand transcriptions of the figures of *{CHECKMATE}* ("CheckMate" below: Figures 2(a)-(d), 4, 5)',
+            "and of the worked examples of `docs/theory.md` (A-D and a stably unusable checkpoint). Each file's",
+            "header carries `metadata.source`, `metadata.notes` (how it was transcribed, the choices made where",
+            "the paper leaves something open, and the hand derivation of every expected value) and",
+            '`metadata.expected` (see `docs/trace-format.md`, "Golden traces and metadata.expected").',
+            "",
+            "Generated by `scripts/make_golden.py` (do not edit the `.jsonl` files or this index by hand:",
+            "edit the script and run `python scripts/make_golden.py`; `--check` verifies the committed",
+            "files). `tests/traces/test_golden.py` checks that every trace validates, that the files are",
+            "byte for byte the script's output, and that a brute-force enumeration of all global",
+            "checkpoints (volatile states V allowed) agrees with every expected useless set, recovery line,",
+            "domino flag and explicit-cut verdict.",
+            "",
+            "Conventions: checkpoint numbers are the trace's `ckpt` (0 = the implied initial checkpoint",
+            'C_{i,0}); `"V"` is a survivor\'s current (volatile) state, the virtual checkpoint L_i+1, also',
+            "when no event follows its last checkpoint; recovery-line labels are `none`, `all`, or failed",
+            "process ids joined by commas (partial-failure semantics: survivors may keep V; `all` equals",
+            "CheckMate's restart-all). Useless = on a Z-cycle (Netzer-Xu), judged with V allowed.",
+            f"Domino: {DOMINO[len('domino: ') :]}",
+            "",
+            "| file | source | verdict | violations | check | useless | recovery lines | domino |",
+            "|---|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+    )
 
 
 def build() -> dict[str, bytes]:
@@ -686,8 +773,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="only compare with the committed files; exit 1 if they differ")
     args = ap.parse_args(argv)
     files = build()
-    stale = [n for n, data in files.items()
-             if not (EXAMPLES / n).is_file() or (EXAMPLES / n).read_bytes() != data]
+    stale = [n for n, data in files.items() if not (EXAMPLES / n).is_file() or (EXAMPLES / n).read_bytes() != data]
     extra = sorted(p.name for p in EXAMPLES.glob("*.jsonl") if p.name not in files)
     if args.check:
         for n in stale:

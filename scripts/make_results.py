@@ -51,28 +51,45 @@ from snapcheck.checker.zcycles import useless_positions  # noqa: E402
 from snapcheck.reference import SimConfig, simulate  # noqa: E402
 from snapcheck.reference.cic.bcs import BCS  # noqa: E402
 from snapcheck.reference.cic.hmnr import HMNR  # noqa: E402
-from snapcheck.reference.uncoordinated.protocol import UNC  # noqa: E402
 from snapcheck.reference.testing import task_ids  # noqa: E402
+from snapcheck.reference.uncoordinated.protocol import UNC  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "docs", "results.md")
 IMG = os.path.join(ROOT, "docs", "img")
 BEGIN, END = "<!-- results:checkmate -->", "<!-- /results:checkmate -->"
 
 # (records per partition, ticks between records of a partition) by query and workers
-NEXMARK = {"q1": {10: (40, 100), 50: (12, 300)}, "q3": {10: (30, 100), 50: (8, 400)},
-           "q8": {10: (30, 100), 50: (8, 400)}, "q12": {10: (40, 100), 50: (12, 300)}}
-CYCLIC = {5: (6, 100), 10: (4, 100)}      # reachability
-STRESS_INTERVALS = (250, 1000, 2500)      # cyclic query, 5 workers, fixed checkpoint intervals
+NEXMARK = {
+    "q1": {10: (40, 100), 50: (12, 300)},
+    "q3": {10: (30, 100), 50: (8, 400)},
+    "q8": {10: (30, 100), 50: (8, 400)},
+    "q12": {10: (40, 100), 50: (12, 300)},
+}
+CYCLIC = {5: (6, 100), 10: (4, 100)}  # reachability
+STRESS_INTERVALS = (250, 1000, 2500)  # cyclic query, 5 workers, fixed checkpoint intervals
 
 # CheckMate's published figures (Table II: overhead; Table III: total (invalid %); Table IV: IC %)
-PAPER_OVERHEAD = {("q1", 10): (1.00, 1.00, 2.10), ("q3", 10): (1.00, 1.00, 1.82), ("q8", 10): (1.00, 1.00, 1.74),
-                  ("q12", 10): (1.00, 1.00, 1.79), ("q1", 50): (1.00, 1.00, 2.53), ("q3", 50): (1.00, 1.01, 2.58),
-                  ("q8", 50): (1.00, 1.01, 2.49), ("q12", 50): (1.00, 1.00, 2.58)}
-PAPER_TOTALS = {("q1", 10): ((303, 0), (285, 0), (240, 0)), ("q3", 10): ((455, 4), (471, 3), (400, 0)),
-                ("q8", 10): ((384, 2), (386, 3), (360, 0)), ("q12", 10): ((282, 3), (282, 4), (240, 0)),
-                ("q1", 50): ((1437, 0), (1428, 0), (1200, 0)), ("q3", 50): ((2399, 3), (2517, 4), (2000, 0)),
-                ("q8", 50): ((1924, 2), (1920, 3), (1800, 0)), ("q12", 50): ((1446, 3), (1451, 3), (1200, 0))}
-PAPER_CYCLIC_IC = {5: (1.4, 1.7), 10: (1.4, 1.6)}          # UNC, CIC
+PAPER_OVERHEAD = {
+    ("q1", 10): (1.00, 1.00, 2.10),
+    ("q3", 10): (1.00, 1.00, 1.82),
+    ("q8", 10): (1.00, 1.00, 1.74),
+    ("q12", 10): (1.00, 1.00, 1.79),
+    ("q1", 50): (1.00, 1.00, 2.53),
+    ("q3", 50): (1.00, 1.01, 2.58),
+    ("q8", 50): (1.00, 1.01, 2.49),
+    ("q12", 50): (1.00, 1.00, 2.58),
+}
+PAPER_TOTALS = {
+    ("q1", 10): ((303, 0), (285, 0), (240, 0)),
+    ("q3", 10): ((455, 4), (471, 3), (400, 0)),
+    ("q8", 10): ((384, 2), (386, 3), (360, 0)),
+    ("q12", 10): ((282, 3), (282, 4), (240, 0)),
+    ("q1", 50): ((1437, 0), (1428, 0), (1200, 0)),
+    ("q3", 50): ((2399, 3), (2517, 4), (2000, 0)),
+    ("q8", 50): ((1924, 2), (1920, 3), (1800, 0)),
+    ("q12", 50): ((1446, 3), (1451, 3), (1200, 0)),
+}
+PAPER_CYCLIC_IC = {5: (1.4, 1.7), 10: (1.4, 1.6)}  # UNC, CIC
 
 
 def protocols(cyclic: bool) -> dict:
@@ -89,11 +106,11 @@ class Run:
     useless: int
     invalid: int
     overhead: float
-    control: float          # control-message bytes / data bytes
-    piggyback: float        # piggyback bytes / data bytes
+    control: float  # control-message bytes / data bytes
+    piggyback: float  # piggyback bytes / data bytes
     domino: int
     depth: int
-    end_depth: int          # all-failed recovery line at the end of processing: deepest rollback
+    end_depth: int  # all-failed recovery line at the end of processing: deepest rollback
     recoveries: int
     seconds: float
 
@@ -122,20 +139,29 @@ def measure(cfg: SimConfig) -> Run:
     res = simulate(cfg)
     t = res.trace()
     end, end_line = data_end(t)
-    ckpts = [e for e in t.events if e.type == "checkpoint" and e.ckpt and e.t <= end
-             and not (e.attrs or {}).get("final")]
+    ckpts = [
+        e for e in t.events if e.type == "checkpoint" and e.ckpt and e.t <= end and not (e.attrs or {}).get("final")
+    ]
     h = History(t)
     before_end = History(t, limit=end_line + 1)
     line = rl_fix(before_end, list(before_end.L))[0]
     m = res.metrics
     data = m["data_bytes"] or 1
     pb = m.get("piggyback_bytes", 0)
-    return Run(checkpoints=len(ckpts), forced=sum(1 for e in ckpts if e.kind == "forced"),
-               useless=len(useless_positions(Graph(h))), invalid=m.get("invalid_checkpoints", 0),
-               overhead=m["overhead_ratio"] or 1.0, control=(m["protocol_bytes"] - pb) / data, piggyback=pb / data,
-               domino=m.get("domino_recoveries", 0), depth=m.get("max_depth", 0),
-               end_depth=max(L - x for L, x in zip(before_end.L, line)), recoveries=m["failures"],
-               seconds=time.time() - t0)
+    return Run(
+        checkpoints=len(ckpts),
+        forced=sum(1 for e in ckpts if e.kind == "forced"),
+        useless=len(useless_positions(Graph(h))),
+        invalid=m.get("invalid_checkpoints", 0),
+        overhead=m["overhead_ratio"] or 1.0,
+        control=(m["protocol_bytes"] - pb) / data,
+        piggyback=pb / data,
+        domino=m.get("domino_recoveries", 0),
+        depth=m.get("max_depth", 0),
+        end_depth=max(L - x for L, x in zip(before_end.L, line)),
+        recoveries=m["failures"],
+        seconds=time.time() - t0,
+    )
 
 
 def worker_failure(workload: str, workers: int, seed: int, at: int) -> tuple:
@@ -143,24 +169,45 @@ def worker_failure(workload: str, workers: int, seed: int, at: int) -> tuple:
     return tuple((tid, at) for tid in task_ids(workload, workers, seed) if tid.endswith("[0]"))
 
 
-def configs(workload: str, workers: int, seed: int, records: int, gap: int, fail_at: float, cyclic: bool,
-            interval: int | None = None) -> dict:
+def configs(
+    workload: str,
+    workers: int,
+    seed: int,
+    records: int,
+    gap: int,
+    fail_at: float,
+    cyclic: bool,
+    interval: int | None = None,
+) -> dict:
     """One config per protocol. The run length D is measured on a failure-free UNC run;
     the checkpoint interval is D/8 (unless given) and one worker fails at ``fail_at``·D."""
-    base = SimConfig(protocol=UNC(), workload=workload, parallelism=workers, seed=seed, records=records, gap=gap,
-                     interval=interval or 500, values=False, digests=False)
+    base = SimConfig(
+        protocol=UNC(),
+        workload=workload,
+        parallelism=workers,
+        seed=seed,
+        records=records,
+        gap=gap,
+        interval=interval or 500,
+        values=False,
+        digests=False,
+    )
     D = simulate(base, record=False).metrics["sim_time"]
     interval = interval or max(50, D // 8)
     failures = worker_failure(workload, workers, seed, int(fail_at * D))
-    return {name: replace(base, protocol=proto, interval=interval, failures=failures)
-            for name, proto in protocols(cyclic).items()}
+    return {
+        name: replace(base, protocol=proto, interval=interval, failures=failures)
+        for name, proto in protocols(cyclic).items()
+    }
 
 
 def log_row(log, label: str, row: Row) -> None:
-    log(f"{label}: {row.mean('checkpoints'):7.1f} checkpoints, forced {row.mean('forced'):5.1f}, useless "
+    log(
+        f"{label}: {row.mean('checkpoints'):7.1f} checkpoints, forced {row.mean('forced'):5.1f}, useless "
         f"{row.pct('useless'):4.1f}%, invalid {row.pct('invalid'):4.1f}%, overhead {row.mean('overhead'):.2f}x, "
         f"depth {max(r.depth for r in row.runs)}/{max(r.end_depth for r in row.runs)} "
-        f"({sum(r.seconds for r in row.runs):.1f} s)")
+        f"({sum(r.seconds for r in row.runs):.1f} s)"
+    )
 
 
 def run_all(seeds: int, seeds_50: int, log) -> dict:
@@ -191,14 +238,18 @@ def run_stress(seeds: int, log) -> dict:
 
 # -- output -------------------------------------------------------------------------------
 def _cells(row: Row) -> str:
-    return (f"{row.mean('checkpoints'):.0f} | {row.mean('forced'):.1f} | {row.pct('useless'):.1f}% | "
-            f"{row.pct('invalid'):.1f}% | {row.mean('overhead'):.2f}x | {row.mean('control'):.2f} | "
-            f"{row.mean('piggyback'):.2f} | {sum(r.domino for r in row.runs)}/{sum(r.recoveries for r in row.runs)} | "
-            f"{max(r.depth for r in row.runs)} | {max(r.end_depth for r in row.runs)}")
+    return (
+        f"{row.mean('checkpoints'):.0f} | {row.mean('forced'):.1f} | {row.pct('useless'):.1f}% | "
+        f"{row.pct('invalid'):.1f}% | {row.mean('overhead'):.2f}x | {row.mean('control'):.2f} | "
+        f"{row.mean('piggyback'):.2f} | {sum(r.domino for r in row.runs)}/{sum(r.recoveries for r in row.runs)} | "
+        f"{max(r.depth for r in row.runs)} | {max(r.end_depth for r in row.runs)}"
+    )
 
 
-HEAD = ("checkpoints | forced | useless (Z-cycle) | invalid (rollback steps) | overhead | control/data | "
-        "piggyback/data | domino | depth | end depth")
+HEAD = (
+    "checkpoints | forced | useless (Z-cycle) | invalid (rollback steps) | overhead | control/data | "
+    "piggyback/data | domino | depth | end depth"
+)
 
 
 def paper_overhead(q: str, workers: int, name: str) -> float | None:
@@ -207,8 +258,7 @@ def paper_overhead(q: str, workers: int, name: str) -> float | None:
 
 
 def nexmark_table(table: dict) -> str:
-    lines = [f"| query | workers | protocol | {HEAD} | paper: total (invalid) | paper: overhead |",
-             "|---" * 15 + "|"]
+    lines = [f"| query | workers | protocol | {HEAD} | paper: total (invalid) | paper: overhead |", "|---" * 15 + "|"]
     idx = {"UNC": 0, "CIC": 1, "COOR": 2}
     for (q, workers, name), row in table.items():
         if q == "reachability":
@@ -270,11 +320,18 @@ def plots(table: dict, stress: dict) -> list[str]:
     bars(axes[0], groups, lambda g, n: table[(*g, n)].mean("overhead"), names)
     axes[0].set_yscale("log")
     axes[0].set_title("measured message overhead ratio (log)")
-    limit = lambda g, n: 1 + table[(*g, n)].mean("piggyback")          # noqa: E731
+    limit = lambda g, n: 1 + table[(*g, n)].mean("piggyback")  # noqa: E731
     bars(axes[1], groups, limit, ["CIC", "BCS"], 0.3)
     xs = [i - 0.15 for i in range(len(groups))]
-    axes[1].scatter(xs, [paper_overhead(q, w, "CIC") for q, w in groups], marker="_", s=250, color="black",
-                    zorder=3, label="CIC, paper (Table II)")
+    axes[1].scatter(
+        xs,
+        [paper_overhead(q, w, "CIC") for q, w in groups],
+        marker="_",
+        s=250,
+        color="black",
+        zorder=3,
+        label="CIC, paper (Table II)",
+    )
     axes[1].set_yscale("log")
     axes[1].set_title("high-throughput limit 1 + piggyback/data (log)")
     for ax in axes:
@@ -287,8 +344,10 @@ def plots(table: dict, stress: dict) -> list[str]:
     labels = glabels + ["CYC/5", "CYC/10"]
     bars(axes[0], allg, lambda g, n: table[(*g, n)].pct("invalid"), ["UNC", "CIC", "BCS"], 0.25)
     bars(axes[1], allg, lambda g, n: table[(*g, n)].pct("useless"), ["UNC", "CIC", "BCS"], 0.25)
-    for ax, title in ((axes[0], "invalid checkpoints % (CheckMate: rollback steps at the failure)"),
-                      (axes[1], "useless checkpoints % (on a Z-cycle)")):
+    for ax, title in (
+        (axes[0], "invalid checkpoints % (CheckMate: rollback steps at the failure)"),
+        (axes[1], "useless checkpoints % (on a Z-cycle)"),
+    ):
         ax.set_xticks(range(len(allg)), labels, rotation=45, fontsize=8)
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)
@@ -299,8 +358,10 @@ def plots(table: dict, stress: dict) -> list[str]:
     protos = ["UNC", "CIC", "BCS"]
     bars(axes[0], intervals, lambda iv, n: stress[(iv, n)].pct("useless"), protos, 0.25)
     bars(axes[1], intervals, lambda iv, n: max(r.end_depth for r in stress[(iv, n)].runs), protos, 0.25)
-    for ax, title in ((axes[0], "useless checkpoints % (cyclic query, 5 workers)"),
-                      (axes[1], "end depth: rollback of the all-failed line at the end")):
+    for ax, title in (
+        (axes[0], "useless checkpoints % (cyclic query, 5 workers)"),
+        (axes[1], "end depth: rollback of the all-failed line at the end"),
+    ):
         ax.set_xticks(range(len(intervals)), [f"interval {i}" for i in intervals])
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)
@@ -325,7 +386,7 @@ def _range(vals, fmt="{:.1f}") -> str:
 
 def section(table: dict, stress: dict, seeds: int, seeds_50: int, images: list[str], seconds: float) -> str:
     nex = [(q, w) for q in NEXMARK for w in (10, 50)]
-    row = lambda q, w, n: table[(q, w, n)]                                  # noqa: E731
+    row = lambda q, w, n: table[(q, w, n)]  # noqa: E731
     inv = {n: [row(q, w, n).pct("invalid") for q, w in nex] for n in ("UNC", "CIC", "BCS")}
     useless_acyc = [row(q, w, n).pct("useless") for q, w in nex for n in ("UNC", "CIC", "BCS")]
     ratio = [row(q, w, "UNC").mean("checkpoints") / row(q, w, "COOR").mean("checkpoints") for q, w in nex]
@@ -375,18 +436,18 @@ same for the recovery line if every task failed at the end of processing.
 
 ### Where we agree with the paper
 
-* **Invalid checkpoints on the acyclic queries are few** for UNC ({_range(inv['UNC'])}%) and CIC
-  ({_range(inv['CIC'])}%), about equal for the two, and COOR has none; the paper: 0–4% (Table III).
-* **UNC and CIC take about as many checkpoints as COOR, or more** (UNC/COOR = {_range(ratio, '{:.2f}')}; the paper:
+* **Invalid checkpoints on the acyclic queries are few** for UNC ({_range(inv["UNC"])}%) and CIC
+  ({_range(inv["CIC"])}%), about equal for the two, and COOR has none; the paper: 0–4% (Table III).
+* **UNC and CIC take about as many checkpoints as COOR, or more** (UNC/COOR = {_range(ratio, "{:.2f}")}; the paper:
   about 1.2): independent timers with jitter and random phases never wait for a round to complete, and CIC adds
   forced checkpoints.
 * **On the cyclic query invalid checkpoints stay few for both UNC and CIC** (ours: UNC
-  {_range([x.pct('invalid') for x in cyc['UNC']])}%, CIC {_range([x.pct('invalid') for x in cyc['CIC']])}%; the
+  {_range([x.pct("invalid") for x in cyc["UNC"]])}%, CIC {_range([x.pct("invalid") for x in cyc["CIC"]])}%; the
   paper: 1.4% and 1.6–1.7%) and the failure causes no domino effect at the paper's checkpoint rates: the
-  rollback at the failure reaches {max(max(r.depth for r in x.runs) for x in cyc['UNC'])} checkpoint(s) below the
-  latest for UNC and {max(max(r.depth for r in x.runs) for x in cyc['CIC'])} for CIC. Per run the number of
-  checkpoints the recovery skips varies widely (UNC {_range([r.invalid for x in cyc['UNC'] for r in x.runs], '{:.0f}')},
-  CIC {_range([r.invalid for x in cyc['CIC'] for r in x.runs], '{:.0f}')}): with a few seeds the difference between
+  rollback at the failure reaches {max(max(r.depth for r in x.runs) for x in cyc["UNC"])} checkpoint(s) below the
+  latest for UNC and {max(max(r.depth for r in x.runs) for x in cyc["CIC"])} for CIC. Per run the number of
+  checkpoints the recovery skips varies widely (UNC {_range([r.invalid for x in cyc["UNC"] for r in x.runs], "{:.0f}")},
+  CIC {_range([r.invalid for x in cyc["CIC"] for r in x.runs], "{:.0f}")}): with a few seeds the difference between
   the means is run-to-run variation as much as protocol.
 * **Message overhead (Table II), in the paper's regime.** CIC's piggyback is paid on every data message and
   grows with the number of task instances: in the high-throughput limit (control messages amortised over many
@@ -399,12 +460,12 @@ same for the recovery line if every task failed at the end of processing.
 * **"Invalid" is not "useless".** CheckMate counts rollback steps at the failure; Netzer–Xu uselessness (a
   checkpoint on a Z-cycle, in no consistent global checkpoint) is a different set (docs/theory.md, "Invalid checkpoints are not useless checkpoints"). On the
   acyclic queries no checkpoint can be on a Z-cycle (every Z-path follows the dataflow downstream): useless is
-  {max(useless_acyc):.1f}% for every protocol, yet recovery skips {_range(inv['UNC'])}% of UNC's checkpoints.
+  {max(useless_acyc):.1f}% for every protocol, yet recovery skips {_range(inv["UNC"])}% of UNC's checkpoints.
   Those are *not yet usable* checkpoints (docs/theory.md, "Useless, stably unusable and not yet usable checkpoints"): a task's latest checkpoint reflects a message its
   sender sent after *its* latest checkpoint. Restart-all makes even ZCF protocols pay them (depth up to
-  {depth_acyc['CIC']} for CIC and BCS, {depth_acyc['UNC']} for UNC), which is why the paper found no difference.
+  {depth_acyc["CIC"]} for CIC and BCS, {depth_acyc["UNC"]} for UNC), which is why the paper found no difference.
 * **Z-cycle freedom is what differs on cycles.** On the cyclic query UNC leaves
-  {_range([x.pct('useless') for x in cyc['UNC']])}% of its checkpoints useless at the paper's rates and up to
+  {_range([x.pct("useless") for x in cyc["UNC"]])}% of its checkpoints useless at the paper's rates and up to
   {st_unc_useless:.1f}% with long intervals, while HMNR and BCS leave none (also over hundreds of random runs in
   the tests, thousands with `--runslow`). The paper reports only invalid checkpoints, which the failure at 80%
   of the run hardly reaches: the useless checkpoints are mostly older ones, not needed by that failure but kept
@@ -416,14 +477,14 @@ same for the recovery line if every task failed at the end of processing.
 * **Measured overhead at our data volume.** Our runs are short (tens of records per partition), so per-checkpoint
   control traffic is not amortised: COOR's barriers travel on every channel (2 × 50 × 50 hash channels at 50
   workers) and UNC's checkpoint metadata carries a counter per channel (control/data: COOR
-  {_range(ctrl['COOR'], '{:.2f}')}, UNC {_range(ctrl['UNC'], '{:.2f}')}). The paper ran at 80% of the maximum
+  {_range(ctrl["COOR"], "{:.2f}")}, UNC {_range(ctrl["UNC"], "{:.2f}")}). The paper ran at 80% of the maximum
   sustainable throughput for 60 s — thousands of records per checkpoint interval — where both are 1.00×.
 * **CIC overhead magnitude.** Our piggyback is a plain encoding of HMNR's vectors (4 bytes per integer, 1 per
   boolean: 4 + 6n bytes for n task instances, 184 bytes for Q1 at 10 workers) on 24–64-byte records, and it grows
   linearly with n. The paper's grows only from about 2.1× to 2.5× for 5× more instances, which suggests that
   its testbed piggybacks once per network batch or compresses the vectors. The shape — CIC far above UNC and
   COOR and growing with parallelism — is the same.
-* **Forced checkpoints.** HMNR forces fewer checkpoints than BCS ({forced['CIC']:.0f} against {forced['BCS']:.0f}
+* **Forced checkpoints.** HMNR forces fewer checkpoints than BCS ({forced["CIC"]:.0f} against {forced["BCS"]:.0f}
   summed over the NexMark configurations; the same holds on random communication patterns, docs/theory.md, "ZCF and RDT"). On acyclic queries
   HMNR still forces some (its C1 guards non-causal Z-paths along which timestamps would decrease) although no
   Z-cycle is possible there.

@@ -35,15 +35,20 @@ def manifest() -> str:
     def cpu(cs) -> str:
         return f"{sum(c.get('cpu_seconds') or 0 for c in cs):.0f}"
 
-    out = [f"{len(default)} default configurations, {cpu(default)} s of CPU in total; {len(heavy)} heavy ones "
-           f"(`--heavy`), {cpu(heavy)} s.", "",
-           "| spec | configuration | kind | expected | distinct states | depth | CPU s | what it shows |",
-           "|---|---|---|---|---:|---:|---:|---|"]
+    out = [
+        f"{len(default)} default configurations, {cpu(default)} s of CPU in total; {len(heavy)} heavy ones "
+        f"(`--heavy`), {cpu(heavy)} s.",
+        "",
+        "| spec | configuration | kind | expected | distinct states | depth | CPU s | what it shows |",
+        "|---|---|---|---|---:|---:|---:|---|",
+    ]
     for c in configs:
         t = c.get("cpu_seconds")
         kind = c["kind"] + (" (heavy)" if c.get("heavy") else "")
-        out.append(f"| {c['spec']} | `{c['name']}` | {kind} | `{c['expected']}` | {c['distinct']} | {c['depth']} "
-                   f"| {'' if t is None else t} | {c['description']} |")
+        out.append(
+            f"| {c['spec']} | `{c['name']}` | {kind} | `{c['expected']}` | {c['distinct']} | {c['depth']} "
+            f"| {'' if t is None else t} | {c['description']} |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -52,8 +57,9 @@ SECTIONS = {("docs/protocols.md", "catalogue"): catalogue, ("docs/specs.md", "ma
 
 def replace_section(text: str, name: str, body: str) -> str:
     """``text`` with the body of generated section ``name`` replaced by ``body``."""
-    pattern = re.compile(rf"(<!-- generated:{re.escape(name)}[^>]*-->\n)(.*?)(<!-- /generated:{re.escape(name)} -->)",
-                         re.S)
+    pattern = re.compile(
+        rf"(<!-- generated:{re.escape(name)}[^>]*-->\n)(.*?)(<!-- /generated:{re.escape(name)} -->)", re.S
+    )
     if not pattern.search(text):
         raise SystemExit(f"update_docs: no generated section {name!r}")
     return pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1)

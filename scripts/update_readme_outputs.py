@@ -25,8 +25,13 @@ TABLE_LINE = re.compile(r"^[┏┃┡│└┗┣┠┯┷━─]")
 
 
 def run(name: str) -> str:
-    res = subprocess.run(COMMANDS[name], cwd=ROOT, capture_output=True, text=True,
-                         env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "COLUMNS": "240"})
+    res = subprocess.run(
+        COMMANDS[name],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "COLUMNS": "240"},
+    )
     return res.stdout + res.stderr
 
 
@@ -40,8 +45,9 @@ def abridge_verify_all(text: str) -> str:
         if line.startswith("model checking ") and "configuration(s) with TLC" in line:
             out.append(line)
             j = i + 1
-            while j < len(lines) and (lines[j].startswith("  ") or TABLE_LINE.match(lines[j]) or
-                                      lines[j].startswith("TLC model checking")):
+            while j < len(lines) and (
+                lines[j].startswith("  ") or TABLE_LINE.match(lines[j]) or lines[j].startswith("TLC model checking")
+            ):
                 j += 1
             out.append("  ... one line per configuration, then the table of configurations ...")
             i = j

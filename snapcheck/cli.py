@@ -8,9 +8,8 @@ import sys
 
 import click
 
-from snapcheck.console import make_console
-
 from snapcheck import __version__
+from snapcheck.console import make_console
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
 from snapcheck.traces.lines import DEFAULT_MAX_LINE_BYTES, set_max_line_bytes
 
@@ -32,8 +31,14 @@ err_console = make_console(stderr=True)
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="snapcheck")
-@click.option("--max-line-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_LINE_BYTES, show_default=True,
-              metavar="N", help="Longest trace line any command reads; a longer one is bad input (exit 2).")
+@click.option(
+    "--max-line-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_LINE_BYTES,
+    show_default=True,
+    metavar="N",
+    help="Longest trace line any command reads; a longer one is bad input (exit 2).",
+)
 def cli(max_line_bytes: int) -> None:
     """Verify checkpointing protocols of streaming dataflows from their traces.
 
@@ -67,10 +72,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
-    except Exception:   # a bug in snapcheck, not a verdict: never exit 1 (= violation) for it
+    except Exception:  # a bug in snapcheck, not a verdict: never exit 1 (= violation) for it
         import traceback
 
         traceback.print_exc()
-        err_console.print("snapcheck: internal error (the traceback above is a bug in snapcheck; please report it)",
-                          markup=False)
+        err_console.print(
+            "snapcheck: internal error (the traceback above is a bug in snapcheck; please report it)", markup=False
+        )
         sys.exit(EXIT_INTERNAL)

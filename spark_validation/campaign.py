@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from snapcheck.spark_validation.configs import Selection, draw_config
 from snapcheck.spark_validation.runner import COLUMN_NAMES, arrow_schema, run_one, spark_schema
 
-MAX_CHUNK = 2000           # runs per Spark task on large campaigns
+MAX_CHUNK = 2000  # runs per Spark task on large campaigns
 TASKS_PER_CORE = 3
 
 
 @dataclass
 class CampaignResult:
-    results: str           # directory of the result Parquet files
+    results: str  # directory of the result Parquet files
     runs: int
     seconds: float
     engine: str
@@ -69,12 +69,20 @@ def _fresh_dir(path: str) -> None:
     os.makedirs(path)
 
 
-def run_campaign(n: int, sel: Selection, out_dir: str, *, base_seed: int = 0, engine: str = "spark",
-                 master: str | None = None, progress: bool = True,
-                 session_options: dict | None = None) -> CampaignResult:
+def run_campaign(
+    n: int,
+    sel: Selection,
+    out_dir: str,
+    *,
+    base_seed: int = 0,
+    engine: str = "spark",
+    master: str | None = None,
+    progress: bool = True,
+    session_options: dict | None = None,
+) -> CampaignResult:
     """Run the campaign; ``session_options`` go to ``session.get_session`` (``conf``, ``ship``)."""
     sel.check()
-    results = os.path.join(os.path.abspath(out_dir), "results")      # executors resolve no relative path
+    results = os.path.join(os.path.abspath(out_dir), "results")  # executors resolve no relative path
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     if engine == "python":
@@ -103,11 +111,24 @@ def _verify(results: str, n: int) -> None:
 
 
 def _progress_bar(total: int):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    return Progress(TextColumn("[bold]validate[/]"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                    TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+    return Progress(
+        TextColumn("[bold]validate[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        transient=False,
+    )
 
 
 def _run_python(n: int, sel: Selection, results: str, base_seed: int, progress: bool) -> None:
@@ -130,17 +151,22 @@ def _run_python(n: int, sel: Selection, results: str, base_seed: int, progress: 
             bar.stop()
 
 
-def _run_spark(n: int, sel: Selection, results: str, base_seed: int, master: str | None, progress: bool,
-               session_options: dict) -> int:
-    from snapcheck.spark_validation.session import (check_visible, default_parallelism, executor_environment_error,
-                                                    get_session)
+def _run_spark(
+    n: int, sel: Selection, results: str, base_seed: int, master: str | None, progress: bool, session_options: dict
+) -> int:
+    from snapcheck.spark_validation.session import (
+        check_visible,
+        default_parallelism,
+        executor_environment_error,
+        get_session,
+    )
     from snapcheck.spark_validation.shipping import user_protocols
 
     specs = sel.protocols + sel.mutants
     spark = get_session(master, protocols=specs, **session_options)
     plan = chunk_plan(n, default_parallelism())
     bounds = [a for a, _ in plan] + [n]
-    user = user_protocols(specs)          # user classes: sent by reference, their modules shipped
+    user = user_protocols(specs)  # user classes: sent by reference, their modules shipped
 
     def compute(batches):
         user.register()

@@ -26,20 +26,33 @@ from snapcheck.reference.workloads import ACYCLIC, CYCLIC
 from snapcheck.spark_validation.strategies import STRATEGIES
 
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
-MUTANT_EVERY = 5            # every fifth run is a mutant run when mutants are selected
-DEFAULT_STRATEGY = "targeted"   # the strategy that found every mutant fastest (benchmarks/bench_hunt.py)
+MUTANT_EVERY = 5  # every fifth run is a mutant run when mutants are selected
+DEFAULT_STRATEGY = "targeted"  # the strategy that found every mutant fastest (benchmarks/bench_hunt.py)
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
 _OPTIONS = {
-    "protocol": "--protocol", "mutant": "--mutant", "workload": "--workload", "parallelism": "--parallelism",
-    "seed": "--seed", "records": "--records", "gap": "--gap", "hot_ratio": "--hot-ratio", "interval": "--interval",
-    "max_concurrent": "--max-concurrent", "checkpoint_timeout": "--checkpoint-timeout",
-    "aligned_timeout": "--aligned-timeout", "latency": "--latency", "jitter": "--jitter", "buffer": "--buffer",
-    "out_buffer": "--out-buffer", "decline_prob": "--decline-prob", "recovery": "--recovery",
+    "protocol": "--protocol",
+    "mutant": "--mutant",
+    "workload": "--workload",
+    "parallelism": "--parallelism",
+    "seed": "--seed",
+    "records": "--records",
+    "gap": "--gap",
+    "hot_ratio": "--hot-ratio",
+    "interval": "--interval",
+    "max_concurrent": "--max-concurrent",
+    "checkpoint_timeout": "--checkpoint-timeout",
+    "aligned_timeout": "--aligned-timeout",
+    "latency": "--latency",
+    "jitter": "--jitter",
+    "buffer": "--buffer",
+    "out_buffer": "--out-buffer",
+    "decline_prob": "--decline-prob",
+    "recovery": "--recovery",
     "max_parallelism": "--max-parallelism",
 }
-RESCALE_PROB = 0.25         # correct runs that restore at another parallelism (coordinated dataflow simulator)
-FINISH_PROB = 0.15          # of the others: sources finish early (FLIP-147)
+RESCALE_PROB = 0.25  # correct runs that restore at another parallelism (coordinated dataflow simulator)
+FINISH_PROB = 0.15  # of the others: sources finish early (FLIP-147)
 
 
 @dataclass(frozen=True)
@@ -50,12 +63,19 @@ class Selection:
     workloads: tuple[str, ...] = DEFAULT_WORKLOADS
     mutants: tuple[str, ...] = ()
     failures: bool = True
-    oracle: bool = True             # also run the end-to-end exactly-once oracle (runner.run_one)
-    explore: str = "uniform"        # exploration strategy (spark_validation.strategies.STRATEGIES)
+    oracle: bool = True  # also run the end-to-end exactly-once oracle (runner.run_one)
+    explore: str = "uniform"  # exploration strategy (spark_validation.strategies.STRATEGIES)
 
     @classmethod
-    def of(cls, protocols=None, workloads=None, mutants=None, failures: bool = True,
-           oracle: bool = True, explore: str | None = None) -> "Selection":
+    def of(
+        cls,
+        protocols=None,
+        workloads=None,
+        mutants=None,
+        failures: bool = True,
+        oracle: bool = True,
+        explore: str | None = None,
+    ) -> Selection:
         """A selection from option values; ``mutants=None`` means every mutant of a selected
         protocol (``()`` for none)."""
         from snapcheck.reference.catalogue import PROTOCOLS, mutants_of
@@ -63,8 +83,14 @@ class Selection:
         protocols = tuple(protocols) if protocols else tuple(PROTOCOLS)
         if mutants is None:
             mutants = tuple(m.name for p in protocols for m in mutants_of(p))
-        return cls(protocols, tuple(workloads) if workloads else DEFAULT_WORKLOADS, tuple(mutants), failures,
-                   oracle, explore or DEFAULT_STRATEGY)
+        return cls(
+            protocols,
+            tuple(workloads) if workloads else DEFAULT_WORKLOADS,
+            tuple(mutants),
+            failures,
+            oracle,
+            explore or DEFAULT_STRATEGY,
+        )
 
     def check(self) -> None:
         """Unknown names, modules that fail to import and impossible combinations are
@@ -89,8 +115,10 @@ class Selection:
         for p in self.protocols + self.mutants:
             cls = resolve(p)
             if cls.topologies != "own" and not self.workloads_for(cls):
-                raise UsageError(f"{p} runs only on {cls.topologies} workloads "
-                                 f"({', '.join(ACYCLIC if cls.topologies == 'acyclic' else CYCLIC)}); none is selected")
+                raise UsageError(
+                    f"{p} runs only on {cls.topologies} workloads "
+                    f"({', '.join(ACYCLIC if cls.topologies == 'acyclic' else CYCLIC)}); none is selected"
+                )
 
     def workloads_for(self, protocol) -> tuple[str, ...]:
         """The selected workloads ``protocol`` (a spec or class) can run: its ``topologies``
@@ -98,8 +126,11 @@ class Selection:
         from snapcheck.reference.catalogue import resolve
 
         only = resolve(protocol).topologies
-        return tuple(w for w in self.workloads
-                     if only not in ("acyclic", "cyclic") or w in (ACYCLIC if only == "acyclic" else CYCLIC))
+        return tuple(
+            w
+            for w in self.workloads
+            if only not in ("acyclic", "cyclic") or w in (ACYCLIC if only == "acyclic" else CYCLIC)
+        )
 
 
 def draw_config(run_id: int, seed: int, sel: Selection):
@@ -119,22 +150,23 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         turn = run_id if not sel.protocols else run_id // MUTANT_EVERY
         mutant = sel.mutants[turn % len(sel.mutants)]
         cls = resolve(mutant, "mutant")
-        protocol = rnd.choice((base_of(cls),))     # the draw a campaign of the base alone makes: same stream
+        protocol = rnd.choice((base_of(cls),))  # the draw a campaign of the base alone makes: same stream
     else:
         protocol = rnd.choice(sel.protocols)
         cls = resolve(protocol)
     strategy = pick(sel.explore, rnd)
     if cls.topologies == "own":
-        cfg = SimConfig(protocol=protocol, seed=seed,
-                        **cls.random_config(rnd, sel.failures, hard=strategy == "stress", seed=seed))
+        cfg = SimConfig(
+            protocol=protocol, seed=seed, **cls.random_config(rnd, sel.failures, hard=strategy == "stress", seed=seed)
+        )
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
-            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs)   # drawn last: earlier draws stay as they were
+            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs)  # drawn last: earlier draws stay as they were
     if mutant is None:
         return cfg
     adjusted = cls.adjust(replace(cfg, mutant=mutant))
-    if adjusted.workload != cfg.workload:          # crashes were drawn for the other workload's tasks
+    if adjusted.workload != cfg.workload:  # crashes were drawn for the other workload's tasks
         from snapcheck.reference.testing import task_ids
 
         known = set(task_ids(adjusted.workload, adjusted.parallelism, seed)) | {"self"}
@@ -147,8 +179,11 @@ def _named(cfg):
     ``MODULE:CLASS`` or ``FILE.py:CLASS``), not classes or instances."""
     from snapcheck.reference.catalogue import resolve, spec_of
 
-    named = {k: spec_of(resolve(v)) for k in ("protocol", "mutant")
-             if (v := getattr(cfg, k)) is not None and not isinstance(v, str)}
+    named = {
+        k: spec_of(resolve(v))
+        for k in ("protocol", "mutant")
+        if (v := getattr(cfg, k)) is not None and not isinstance(v, str)
+    }
     return replace(cfg, **named) if named else cfg
 
 
@@ -161,8 +196,9 @@ def _draw_rescale(cfg, rnd: random.Random, finish: bool):
         horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
         kind = rnd.choice(("savepoint", "failure"))
         new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
-        return replace(cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),),
-                       max_parallelism=rnd.choice((4, 16, 128)))
+        return replace(
+            cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),), max_parallelism=rnd.choice((4, 16, 128))
+        )
     if x < RESCALE_PROB + FINISH_PROB and finish:
         return replace(cfg, finish_sources=True)
     return cfg

@@ -84,9 +84,18 @@ def open_engine(name: str, master: str | None, **session_options):
     return SparkEngine(get_session(master, **session_options), master)
 
 
-def validate_input(path: str, out_dir: str, *, master: str | None = None, engine: str | None = None,
-                   cut: dict | None = None, failures=None, semantics: str = "partial",
-                   native_only: bool = False, session_options: dict | None = None) -> InputResult:
+def validate_input(
+    path: str,
+    out_dir: str,
+    *,
+    master: str | None = None,
+    engine: str | None = None,
+    cut: dict | None = None,
+    failures=None,
+    semantics: str = "partial",
+    native_only: bool = False,
+    session_options: dict | None = None,
+) -> InputResult:
     """Check the traces of a v1 Parquet file or directory; results under ``out_dir``. ``engine``:
     "duckdb" or "spark" (default: ``input_engine(master)``)."""
     name = input_engine(master, engine)
@@ -120,17 +129,24 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     traces_in = eng.value(f"SELECT count(DISTINCT trace_id) AS n FROM {q.rows} WHERE trace_id IS NOT NULL")
 
     if native_only:
-        eng.view("i_invalid", "SELECT trace_id, problem FROM (SELECT CAST(NULL AS STRING) AS trace_id, "
-                              "CAST(NULL AS STRING) AS problem) WHERE false")
+        eng.view(
+            "i_invalid",
+            "SELECT trace_id, problem FROM (SELECT CAST(NULL AS STRING) AS trace_id, "
+            "CAST(NULL AS STRING) AS problem) WHERE false",
+        )
     else:
-        eng.checked("i_checked", q.clean, functools.partial(check_rows, cut=cut, failures=failures,
-                                                            semantics=semantics))
+        eng.checked(
+            "i_checked", q.clean, functools.partial(check_rows, cut=cut, failures=failures, semantics=semantics)
+        )
         eng.view("i_invalid", "SELECT trace_id, problem FROM i_checked WHERE NOT valid")
-    eng.view("i_quarantined", f"""
+    eng.view(
+        "i_quarantined",
+        f"""
         SELECT * FROM {q.quarantined}
         UNION ALL
         SELECT {cols}, CAST(NULL AS STRING) AS reason, 'trace rejected by validation: ' || problem AS trace_reason
-        FROM {q.clean} JOIN i_invalid USING (trace_id)""")
+        FROM {q.clean} JOIN i_invalid USING (trace_id)""",
+    )
     eng.view("i_clean", f"SELECT * FROM {q.clean} ANTI JOIN i_invalid USING (trace_id)")
 
     native = analyse(eng, q, cut=cut)
@@ -146,8 +162,9 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     eng.read_parquet("i_quarantine_back", q_path)
     rows_quarantined = eng.value("SELECT count(*) AS n FROM i_quarantine_back")
     if rows_in != rows_checked + rows_quarantined:
-        raise RuntimeError(f"row accounting broken: {rows_in} in, {rows_checked} checked, "
-                           f"{rows_quarantined} quarantined")
+        raise RuntimeError(
+            f"row accounting broken: {rows_in} in, {rows_checked} checked, {rows_quarantined} quarantined"
+        )
     traces_checked = eng.value("SELECT count(DISTINCT trace_id) AS n FROM i_clean")
 
     by_kind = {r["kind"]: r["n"] for r in eng.rows("SELECT kind, count(*) AS n FROM i_violations GROUP BY kind")}
@@ -157,18 +174,33 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     rejected_n = eng.value("SELECT count(*) AS n FROM i_invalid")
     if rejected_n:
         rules["rejected-by-validator"] = rejected_n
-    examples = [f"{r['trace_id']}:{r['line']}: {r['reason']}" for r in eng.rows(
-        f"SELECT trace_id, line, reason FROM {q.problems} ORDER BY trace_id NULLS FIRST, line NULLS FIRST, "
-        f"reason NULLS FIRST LIMIT {EXAMPLES}")]
-    examples += [f"{r['trace_id']}: {r['problem']}" for r in eng.rows(
-        f"SELECT trace_id, problem FROM i_invalid ORDER BY trace_id LIMIT {EXAMPLES}")]
+    examples = [
+        f"{r['trace_id']}:{r['line']}: {r['reason']}"
+        for r in eng.rows(
+            f"SELECT trace_id, line, reason FROM {q.problems} ORDER BY trace_id NULLS FIRST, line NULLS FIRST, "
+            f"reason NULLS FIRST LIMIT {EXAMPLES}"
+        )
+    ]
+    examples += [
+        f"{r['trace_id']}: {r['problem']}"
+        for r in eng.rows(f"SELECT trace_id, problem FROM i_invalid ORDER BY trace_id LIMIT {EXAMPLES}")
+    ]
 
     summary = {
-        "schema": "snapcheck-input-validation", "version": 1, "input": path, "master": eng.master,
-        "rows_in": rows_in, "rows_checked": rows_checked, "rows_quarantined": rows_quarantined,
-        "traces_in": traces_in, "traces_checked": traces_checked, "traces_quarantined": traces_in - traces_checked,
-        "quarantine_rules": dict(sorted(rules.items())), "quarantine_examples": examples[:EXAMPLES],
-        "subjects_analysed": n_subjects, "native_violations": dict(sorted(by_kind.items())),
+        "schema": "snapcheck-input-validation",
+        "version": 1,
+        "input": path,
+        "master": eng.master,
+        "rows_in": rows_in,
+        "rows_checked": rows_checked,
+        "rows_quarantined": rows_quarantined,
+        "traces_in": traces_in,
+        "traces_checked": traces_checked,
+        "traces_quarantined": traces_in - traces_checked,
+        "quarantine_rules": dict(sorted(rules.items())),
+        "quarantine_examples": examples[:EXAMPLES],
+        "subjects_analysed": n_subjects,
+        "native_violations": dict(sorted(by_kind.items())),
         "native_traces_with_violations": native_traces,
     }
     if not native_only:
@@ -183,29 +215,37 @@ def _checker_part(eng, out_dir: str) -> dict:
     """Checker results per trace, written with the native counts; and the native-vs-checker comparison."""
     d = eng.dialect
     eng.view("i_valid", "SELECT * FROM i_checked WHERE valid")
-    eng.table("i_diff", f"""
+    eng.table(
+        "i_diff",
+        f"""
         SELECT trace_id, key, native, checker FROM (
           SELECT trace_id, key, count(*) AS native
           FROM (SELECT trace_id, subject || '|' || kind AS key FROM i_violations) GROUP BY trace_id, key)
-        FULL OUTER JOIN (SELECT trace_id, {d.explode_counts('subject_counts', 'key', 'checker')} FROM i_valid)
+        FULL OUTER JOIN (SELECT trace_id, {d.explode_counts("subject_counts", "key", "checker")} FROM i_valid)
              USING (trace_id, key)
-        WHERE native IS DISTINCT FROM checker""")
+        WHERE native IS DISTINCT FROM checker""",
+    )
     mismatches = eng.value("SELECT count(DISTINCT trace_id) AS n FROM i_diff")
-    diff_examples = [f"{r['trace_id']} {r['key']}: native {r['native'] or 0}, checker {r['checker'] or 0}"
-                     for r in eng.rows(f"SELECT * FROM i_diff ORDER BY trace_id, key LIMIT {EXAMPLES}")]
-    eng.write_parquet("""
+    diff_examples = [
+        f"{r['trace_id']} {r['key']}: native {r['native'] or 0}, checker {r['checker'] or 0}"
+        for r in eng.rows(f"SELECT * FROM i_diff ORDER BY trace_id, key LIMIT {EXAMPLES}")
+    ]
+    eng.write_parquet(
+        """
         SELECT v.*, coalesce(nv.n, 0) AS native_violations FROM i_valid v
         LEFT JOIN (SELECT trace_id, count(*) AS n FROM i_violations GROUP BY trace_id) nv
                ON nv.trace_id = v.trace_id""",
-                      os.path.join(out_dir, "traces.parquet"))
+        os.path.join(out_dir, "traces.parquet"),
+    )
     agg = eng.rows("""
         SELECT count(*) AS traces, CAST(sum(CASE WHEN ok THEN 0 ELSE 1 END) AS BIGINT) AS bad,
                CAST(sum(n_useless) AS BIGINT) AS useless, CAST(sum(checkpoints) AS BIGINT) AS checkpoints,
                CAST(sum(CASE WHEN domino THEN 1 ELSE 0 END) AS BIGINT) AS domino
         FROM i_valid""")[0]
     kinds: Counter = Counter()
-    for r in eng.rows("SELECT violation_kinds, count(*) AS n FROM i_valid WHERE violation_kinds <> '' "
-                      "GROUP BY violation_kinds"):
+    for r in eng.rows(
+        "SELECT violation_kinds, count(*) AS n FROM i_valid WHERE violation_kinds <> '' GROUP BY violation_kinds"
+    ):
         for k in r["violation_kinds"].split(","):
             kinds[k] += r["n"]
     ck = agg["checkpoints"] or 0
@@ -215,35 +255,57 @@ def _checker_part(eng, out_dir: str) -> dict:
         "useless_checkpoints": agg["useless"] or 0,
         "useless_pct": round(100.0 * (agg["useless"] or 0) / ck, 3) if ck else 0.0,
         "domino_traces": agg["domino"] or 0,
-        "native_vs_checker": {"traces_compared": agg["traces"], "traces_disagreeing": mismatches,
-                              "examples": diff_examples},
+        "native_vs_checker": {
+            "traces_compared": agg["traces"],
+            "traces_disagreeing": mismatches,
+            "examples": diff_examples,
+        },
     }
 
 
 def markdown(s: dict) -> str:
-    out = ["# Parquet trace validation", "", f"Input `{s['input']}` on {_engine_label(s)}, {s['seconds']} s.", "",
-           "| | rows | traces |", "|---|---:|---:|",
-           f"| in | {s['rows_in']:,} | {s['traces_in']:,} |",
-           f"| checked | {s['rows_checked']:,} | {s['traces_checked']:,} |",
-           f"| quarantined | {s['rows_quarantined']:,} | {s['traces_quarantined']:,} |", ""]
+    out = [
+        "# Parquet trace validation",
+        "",
+        f"Input `{s['input']}` on {_engine_label(s)}, {s['seconds']} s.",
+        "",
+        "| | rows | traces |",
+        "|---|---:|---:|",
+        f"| in | {s['rows_in']:,} | {s['traces_in']:,} |",
+        f"| checked | {s['rows_checked']:,} | {s['traces_checked']:,} |",
+        f"| quarantined | {s['rows_quarantined']:,} | {s['traces_quarantined']:,} |",
+        "",
+    ]
     if s["quarantine_rules"]:
         out += ["Quarantine (problems by rule):", ""] + [f"- {k}: {v:,}" for k, v in s["quarantine_rules"].items()]
         out += ["", "First problems:", ""] + [f"- `{e}`" for e in s["quarantine_examples"]] + [""]
-    out += [f"SQL analysis of {s['subjects_analysed']:,} rounds/cuts: "
-            f"{sum(s['native_violations'].values()):,} violations in {s['native_traces_with_violations']:,} traces.",
-            ""]
+    out += [
+        f"SQL analysis of {s['subjects_analysed']:,} rounds/cuts: "
+        f"{sum(s['native_violations'].values()):,} violations in {s['native_traces_with_violations']:,} traces.",
+        "",
+    ]
     out += [f"- {k}: {v:,}" for k, v in s["native_violations"].items()]
     if "checker_kinds" in s:
         nv = s["native_vs_checker"]
-        out += ["", f"Checker (per trace): {s['checker_traces_with_violations']:,} traces with violations; "
-                    f"useless checkpoints {s['useless_checkpoints']:,} ({s['useless_pct']} %); "
-                    f"domino effect in {s['domino_traces']:,} traces.", ""]
+        out += [
+            "",
+            f"Checker (per trace): {s['checker_traces_with_violations']:,} traces with violations; "
+            f"useless checkpoints {s['useless_checkpoints']:,} ({s['useless_pct']} %); "
+            f"domino effect in {s['domino_traces']:,} traces.",
+            "",
+        ]
         out += [f"- {k}: {v:,} traces" for k, v in s["checker_kinds"].items()]
-        out += ["", f"Native vs checker on the same rounds/cuts: {nv['traces_compared']:,} traces compared, "
-                    f"{nv['traces_disagreeing']:,} disagree."]
+        out += [
+            "",
+            f"Native vs checker on the same rounds/cuts: {nv['traces_compared']:,} traces compared, "
+            f"{nv['traces_disagreeing']:,} disagree.",
+        ]
         out += [f"- {e}" for e in nv["examples"]]
-    out += ["", f"Verdict: **{'OK' if s['ok'] else 'violations found' if s['exit_code'] == 1 else 'bad input'}** "
-                f"(exit {s['exit_code']})."]
+    out += [
+        "",
+        f"Verdict: **{'OK' if s['ok'] else 'violations found' if s['exit_code'] == 1 else 'bad input'}** "
+        f"(exit {s['exit_code']}).",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -253,6 +315,8 @@ def _engine_label(s: dict) -> str:
 
 def _write(s: dict, out_dir: str) -> None:
     """summary.json and summary.md, each written whole or not at all."""
-    for name, data in (("summary.json", orjson.dumps(s, option=orjson.OPT_INDENT_2)),
-                       ("summary.md", markdown(s).encode())):
+    for name, data in (
+        ("summary.json", orjson.dumps(s, option=orjson.OPT_INDENT_2)),
+        ("summary.md", markdown(s).encode()),
+    ):
         write_atomic(os.path.join(out_dir, name), data)

@@ -32,10 +32,17 @@ def free_port() -> int:
 
 
 class LocalCluster:
-    def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1500m", python: str | None = None,
-                 workdir: str | None = None, timeout: float = 180):
+    def __init__(
+        self,
+        workers: int = 2,
+        cores: int = 1,
+        memory: str = "1500m",
+        python: str | None = None,
+        workdir: str | None = None,
+        timeout: float = 180,
+    ):
         self.workers, self.cores, self.memory, self.python = workers, cores, memory, python
-        self.workdir = Path(workdir) if workdir else None      # made by start() when not given
+        self.workdir = Path(workdir) if workdir else None  # made by start() when not given
         self.timeout = timeout
         self.port, self.ui_port = free_port(), free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
@@ -55,9 +62,14 @@ class LocalCluster:
         import pyspark
 
         log = (self.workdir / f"{name}.log").open("w")
-        p = subprocess.Popen(["bash", str(Path(pyspark.__file__).parent / "bin" / "spark-class"), *args],
-                             env=self._env(), cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+        p = subprocess.Popen(
+            ["bash", str(Path(pyspark.__file__).parent / "bin" / "spark-class"), *args],
+            env=self._env(),
+            cwd=self.workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         self.procs.append(p)
         return p
 
@@ -65,17 +77,37 @@ class LocalCluster:
         path = self.workdir / f"{name}.log"
         return path.read_text()[-3000:] if path.exists() else ""
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="snapcheck-cluster-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         try:
-            self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                        "--port", str(self.port), "--webui-port", str(self.ui_port))
+            self._start(
+                "master",
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--webui-port",
+                str(self.ui_port),
+            )
             for i in range(self.workers):
-                self._start(f"worker{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                            "--cores", str(self.cores), "--memory", self.memory,
-                            "--work-dir", str(self.workdir / f"work{i}"), "--webui-port", str(free_port()), self.url)
+                self._start(
+                    f"worker{i}",
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    str(self.cores),
+                    "--memory",
+                    self.memory,
+                    "--work-dir",
+                    str(self.workdir / f"work{i}"),
+                    "--webui-port",
+                    str(free_port()),
+                    self.url,
+                )
             self._wait()
         except BaseException:
             self.stop()
@@ -114,7 +146,7 @@ class LocalCluster:
                 p.wait()
         self.procs = []
 
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         return self.start()
 
     def __exit__(self, *exc) -> None:

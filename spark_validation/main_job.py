@@ -19,10 +19,23 @@ from snapcheck.spark_validation.summary import print_summary, summarize, write
 DEFAULT_TRACES = 2000
 
 
-def run_validation(n: int, out_dir: str, *, protocols=None, workloads=None, mutants=None, failures: bool = True,
-                   oracle: bool = True, seed: int = 0, master: str | None = None, engine: str = "spark",
-                   progress: bool = True, console=None, explore: str | None = None,
-                   session_options: dict | None = None) -> dict:
+def run_validation(
+    n: int,
+    out_dir: str,
+    *,
+    protocols=None,
+    workloads=None,
+    mutants=None,
+    failures: bool = True,
+    oracle: bool = True,
+    seed: int = 0,
+    master: str | None = None,
+    engine: str = "spark",
+    progress: bool = True,
+    console=None,
+    explore: str | None = None,
+    session_options: dict | None = None,
+) -> dict:
     """Run a campaign of ``n`` runs and summarize it. ``protocols`` and ``mutants``: catalogue
     names, ``MODULE:CLASS`` / ``FILE.py:CLASS`` specs or ``Protocol`` classes (also the
     user's own); ``mutants=None``: every mutant of a selected protocol. ``explore``: the
@@ -33,20 +46,46 @@ def run_validation(n: int, out_dir: str, *, protocols=None, workloads=None, muta
     from snapcheck.reference.catalogue import as_spec
 
     console = console or Console(highlight=False)
-    sel = Selection.of([as_spec(p) for p in protocols] if protocols else None, workloads,
-                       [as_spec(m) for m in mutants] if mutants else mutants, failures, oracle, explore)
-    res = run_campaign(n, sel, out_dir, base_seed=seed, engine=engine, master=master, progress=progress,
-                       session_options=session_options)
-    meta = {"engine": res.engine, "master": res.master if engine == "spark" else None, "tasks": res.tasks,
-            "seconds": round(res.seconds, 2), "base_seed": seed, "protocols_selected": list(sel.protocols),
-            "workloads_selected": list(sel.workloads), "mutants_selected": list(sel.mutants), "oracle": sel.oracle,
-            "explore": sel.explore,
-            "results": res.results, "runs_per_second": round(n / res.seconds, 2) if res.seconds else None}
+    sel = Selection.of(
+        [as_spec(p) for p in protocols] if protocols else None,
+        workloads,
+        [as_spec(m) for m in mutants] if mutants else mutants,
+        failures,
+        oracle,
+        explore,
+    )
+    res = run_campaign(
+        n,
+        sel,
+        out_dir,
+        base_seed=seed,
+        engine=engine,
+        master=master,
+        progress=progress,
+        session_options=session_options,
+    )
+    meta = {
+        "engine": res.engine,
+        "master": res.master if engine == "spark" else None,
+        "tasks": res.tasks,
+        "seconds": round(res.seconds, 2),
+        "base_seed": seed,
+        "protocols_selected": list(sel.protocols),
+        "workloads_selected": list(sel.workloads),
+        "mutants_selected": list(sel.mutants),
+        "oracle": sel.oracle,
+        "explore": sel.explore,
+        "results": res.results,
+        "runs_per_second": round(n / res.seconds, 2) if res.seconds else None,
+    }
     summary = summarize(res.results, meta)
     print_summary(summary, console)
     md, js = write(summary, out_dir)
-    console.print(f"{n:,} runs in {res.seconds:.1f} s ({meta['runs_per_second']} runs/s); results {res.results}; "
-                  f"summary {md}, {js}; verdict {'OK' if summary['ok'] else 'FAILED'}", markup=False)
+    console.print(
+        f"{n:,} runs in {res.seconds:.1f} s ({meta['runs_per_second']} runs/s); results {res.results}; "
+        f"summary {md}, {js}; verdict {'OK' if summary['ok'] else 'FAILED'}",
+        markup=False,
+    )
     return summary
 
 

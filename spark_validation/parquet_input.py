@@ -38,60 +38,111 @@ ROW_RULES = (
     ("type IS NULL", "missing-type", "'missing type'"),
     (f"type <> 'header' AND type NOT IN ({_TYPES_SQL})", "unknown-event-type", "concat('unknown event type ', type)"),
     ("NOT json_ok", "malformed-json", "'malformed JSON in column extra'"),
-    ("type = 'header' AND (hdr IS NULL OR hdr.format IS DISTINCT FROM 'snapcheck-trace' "
-     "OR NOT hdr_v1 OR hdr.processes IS NULL OR cardinality(hdr.processes) = 0 OR hdr.channels IS NULL)",
-     "bad-header", "'bad header: not a snapcheck-trace v1 header with processes and channels'"),
+    (
+        "type = 'header' AND (hdr IS NULL OR hdr.format IS DISTINCT FROM 'snapcheck-trace' "
+        "OR NOT hdr_v1 OR hdr.processes IS NULL OR cardinality(hdr.processes) = 0 OR hdr.channels IS NULL)",
+        "bad-header",
+        "'bad header: not a snapcheck-trace v1 header with processes and channels'",
+    ),
     ("type = 'header'", None, None),
     ("proc IS NULL", "missing-field", "'missing field proc'"),
     ("idx IS NULL OR idx < 0", "missing-field", "'missing or negative idx'"),
     (f"type IN {_CH_TYPES} AND ch IS NULL", "missing-field", "concat(type, ': missing field ch')"),
     (f"type IN {_MID_TYPES} AND mid IS NULL", "missing-field", "concat(type, ': missing field mid')"),
-    ("type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', 'barrier')", "bad-field",
-     "concat('send: unknown kind ', kind)"),
+    (
+        "type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', 'barrier')",
+        "bad-field",
+        "concat('send: unknown kind ', kind)",
+    ),
     ("type = 'send' AND kind = 'barrier' AND round IS NULL", "missing-field", "'send: a barrier needs field round'"),
-    ("type = 'send' AND coalesce(kind, 'data') = 'data' AND seq IS NULL", "missing-field",
-     "'send: a data message needs field seq'"),
+    (
+        "type = 'send' AND coalesce(kind, 'data') = 'data' AND seq IS NULL",
+        "missing-field",
+        "'send: a data message needs field seq'",
+    ),
     ("type = 'replay' AND replay_of IS NULL", "missing-field", "'replay: missing field replay_of'"),
-    ("type IN ('checkpoint', 'record', 'restore') AND (ckpt IS NULL OR ckpt < 0)", "missing-field",
-     "concat(type, ': missing or negative ckpt')"),
-    ("type = 'checkpoint' AND ckpt = 0 AND (kind IS DISTINCT FROM 'initial' OR idx <> 0)", "checkpoint-numbering",
-     "'ckpt 0 is the initial checkpoint: kind initial, the first event of its process'"),
-    ("type = 'checkpoint' AND kind = 'initial' AND ckpt <> 0", "checkpoint-numbering",
-     "'an initial checkpoint has ckpt 0'"),
+    (
+        "type IN ('checkpoint', 'record', 'restore') AND (ckpt IS NULL OR ckpt < 0)",
+        "missing-field",
+        "concat(type, ': missing or negative ckpt')",
+    ),
+    (
+        "type = 'checkpoint' AND ckpt = 0 AND (kind IS DISTINCT FROM 'initial' OR idx <> 0)",
+        "checkpoint-numbering",
+        "'ckpt 0 is the initial checkpoint: kind initial, the first event of its process'",
+    ),
+    (
+        "type = 'checkpoint' AND kind = 'initial' AND ckpt <> 0",
+        "checkpoint-numbering",
+        "'an initial checkpoint has ckpt 0'",
+    ),
     ("type = 'record' AND part NOT IN ('input', 'output')", "bad-field", "'record: part must be input or output'"),
-    ("type IN ('record', 'log') AND NOT coalesce(mids_ok, type = 'log')",
-     "bad-field", "concat(type, ': mids must be a list of message ids')"),
+    (
+        "type IN ('record', 'log') AND NOT coalesce(mids_ok, type = 'log')",
+        "bad-field",
+        "concat(type, ': mids must be a list of message ids')",
+    ),
     ("type = 'log_truncate' AND through_seq IS NULL", "missing-field", "'log_truncate: missing field through_seq'"),
-    ("type IN ('round_start', 'round_complete', 'round_abort') AND round IS NULL", "missing-field",
-     "concat(type, ': missing field round')"),
+    (
+        "type IN ('round_start', 'round_complete', 'round_abort') AND round IS NULL",
+        "missing-field",
+        "concat(type, ': missing field round')",
+    ),
 )
 
 # Rules against the header (joined columns: role of proc, src/dst of ch).
 REF_RULES = (
     ("role IS NULL", "unknown-process", "concat('unknown process ', proc)"),
     ("ch IS NOT NULL AND src IS NULL", "unknown-channel", "concat('unknown channel ', ch)"),
-    ("type IN ('send', 'log', 'log_truncate') AND proc <> src", "wrong-channel-end",
-     "concat(type, ' on the wrong channel: ', proc, ' is not the source of ', ch)"),
-    ("type IN ('recv', 'arrive', 'discard') AND proc <> dst", "wrong-channel-end",
-     "concat(type, ' on the wrong channel: ', proc, ' is not the destination of ', ch)"),
-    ("type = 'replay' AND proc <> src AND proc <> dst", "wrong-channel-end",
-     "concat('replay on ', ch, ' by ', proc, ', which is neither its source nor its destination')"),
-    ("type = 'record' AND part = 'input' AND proc <> dst", "wrong-channel-end",
-     "concat('record: ', proc, ' records the input part of ', ch, ' but is not its destination')"),
-    ("type = 'record' AND part = 'output' AND proc <> src", "wrong-channel-end",
-     "concat('record: ', proc, ' records the output part of ', ch, ' but is not its source')"),
-    ("type = 'checkpoint' AND role = 'coordinator'", "coordinator-checkpoint",
-     "concat(proc, ' is a coordinator and takes no checkpoints')"),
+    (
+        "type IN ('send', 'log', 'log_truncate') AND proc <> src",
+        "wrong-channel-end",
+        "concat(type, ' on the wrong channel: ', proc, ' is not the source of ', ch)",
+    ),
+    (
+        "type IN ('recv', 'arrive', 'discard') AND proc <> dst",
+        "wrong-channel-end",
+        "concat(type, ' on the wrong channel: ', proc, ' is not the destination of ', ch)",
+    ),
+    (
+        "type = 'replay' AND proc <> src AND proc <> dst",
+        "wrong-channel-end",
+        "concat('replay on ', ch, ' by ', proc, ', which is neither its source nor its destination')",
+    ),
+    (
+        "type = 'record' AND part = 'input' AND proc <> dst",
+        "wrong-channel-end",
+        "concat('record: ', proc, ' records the input part of ', ch, ' but is not its destination')",
+    ),
+    (
+        "type = 'record' AND part = 'output' AND proc <> src",
+        "wrong-channel-end",
+        "concat('record: ', proc, ' records the output part of ', ch, ' but is not its source')",
+    ),
+    (
+        "type = 'checkpoint' AND role = 'coordinator'",
+        "coordinator-checkpoint",
+        "concat(proc, ' is a coordinator and takes no checkpoints')",
+    ),
 )
 
 # Per-process order (window columns rn = position, prev_type, prev_ckpt).
 SEQ_RULES = (
-    ("idx <> rn", "per-process-sequence",
-     "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)"),
-    ("prev_type = 'fail' AND type <> 'restore'", "event-after-fail",
-     "concat(proc, ' has failed and records ', type, ' before a restore')"),
-    ("type = 'checkpoint' AND ckpt <= prev_ckpt", "checkpoint-numbering",
-     "concat('checkpoint numbers must increase: ', proc, ' ckpt ', ckpt, ' after ckpt ', prev_ckpt)"),
+    (
+        "idx <> rn",
+        "per-process-sequence",
+        "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)",
+    ),
+    (
+        "prev_type = 'fail' AND type <> 'restore'",
+        "event-after-fail",
+        "concat(proc, ' has failed and records ', type, ' before a restore')",
+    ),
+    (
+        "type = 'checkpoint' AND ckpt <= prev_ckpt",
+        "checkpoint-numbering",
+        "concat('checkpoint numbers must increase: ', proc, ' ckpt ', ckpt, ' after ckpt ', prev_ckpt)",
+    ),
 )
 
 
@@ -102,29 +153,32 @@ def _case(rules, which: int) -> str:
     every row and the reason only on the rows that have a name (``_problems``): evaluated on every
     row, the reason CASE with its string concatenations cost ≈ 11 s of CPU per 1.09 M rows, the
     name CASE ≈ 1 s (docs/spark.md, "Where the time goes")."""
-    arms = "\n".join(f" WHEN {r[0]} THEN {'NULL' if r[which] is None else (repr(r[1]) if which == 1 else r[2])}"
-                      for r in rules)
+    arms = "\n".join(
+        f" WHEN {r[0]} THEN {'NULL' if r[which] is None else (repr(r[1]) if which == 1 else r[2])}" for r in rules
+    )
     return f"CASE\n{arms}\n ELSE NULL\nEND"
 
 
 def _problems(source: str, rules) -> str:
     """SQL: (trace_id, line, rule, reason) of the rows of ``source`` that break one of ``rules``
     (the first rule that holds decides)."""
-    return (f"SELECT trace_id, line, rule, {_case(rules, 2)} AS reason "
-            f"FROM (SELECT *, {_case(rules, 1)} AS rule FROM {source}) WHERE rule IS NOT NULL")
+    return (
+        f"SELECT trace_id, line, rule, {_case(rules, 2)} AS reason "
+        f"FROM (SELECT *, {_case(rules, 1)} AS rule FROM {source}) WHERE rule IS NOT NULL"
+    )
 
 
 @dataclass
 class Quarantine:
     """Names of the relations that split an input into checked and quarantined rows."""
 
-    clean: str = "q_clean"                # rows of well-formed traces (input columns + parsed ``extra`` fields)
-    quarantined: str = "q_quarantined"    # rows of quarantined traces + reason, trace_reason
-    problems: str = "q_problems"          # (trace_id, line, rule, reason): every problem found
-    processes: str = "q_processes"        # (trace_id, proc, role) of the clean traces
-    channels: str = "q_channels"          # (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
-    protocols: str = "q_protocols"        # (trace_id, protocol, aligned)
-    rows: str = "q_rows"                  # every input row with its parsed fields and row rule
+    clean: str = "q_clean"  # rows of well-formed traces (input columns + parsed ``extra`` fields)
+    quarantined: str = "q_quarantined"  # rows of quarantined traces + reason, trace_reason
+    problems: str = "q_problems"  # (trace_id, line, rule, reason): every problem found
+    processes: str = "q_processes"  # (trace_id, proc, role) of the clean traces
+    channels: str = "q_channels"  # (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
+    protocols: str = "q_protocols"  # (trace_id, protocol, aligned)
+    rows: str = "q_rows"  # every input row with its parsed fields and row rule
     columns: tuple = field(default=("replay_of", "part", "mids", "logged", "through_seq"))
 
 
@@ -149,24 +203,27 @@ def load(engine, path: str) -> None:
 
     try:
         engine.read_parquet("q_input", path)
-    except Exception as exc:          # missing path, not Parquet
+    except Exception as exc:  # missing path, not Parquet
         msg = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
         raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {msg}")]) from None
     check_columns(engine.columns("q_input"), path)
     d = engine.dialect
     cols = ", ".join(f.name for f in SCHEMA)
-    engine.view("q_parsed", f"""
-        SELECT *, {d.version_is_1('hdr')} AS hdr_v1 FROM (
+    engine.view(
+        "q_parsed",
+        f"""
+        SELECT *, {d.version_is_1("hdr")} AS hdr_v1 FROM (
           SELECT {cols},
-            {d.jstr('x', 'replay_of')} AS replay_of,
-            coalesce({d.jstr('x', 'part')}, 'input') AS part,
-            {d.jis_str_list('x', 'mids')} AS mids_ok,
-            {d.jstr_list('x', 'mids')} AS mids,
-            coalesce({d.jbool('x', 'logged')}, false) AS logged,
-            {d.jint('x', 'through_seq')} AS through_seq,
-            {d.json_ok('extra', 'x')} AS json_ok,
-            CASE WHEN type = 'header' THEN {d.header('extra')} END AS hdr
-          FROM (SELECT *, {d.parse('extra')} AS x FROM q_input))""")
+            {d.jstr("x", "replay_of")} AS replay_of,
+            coalesce({d.jstr("x", "part")}, 'input') AS part,
+            {d.jis_str_list("x", "mids")} AS mids_ok,
+            {d.jstr_list("x", "mids")} AS mids,
+            coalesce({d.jbool("x", "logged")}, false) AS logged,
+            {d.jint("x", "through_seq")} AS through_seq,
+            {d.json_ok("extra", "x")} AS json_ok,
+            CASE WHEN type = 'header' THEN {d.header("extra")} END AS hdr
+          FROM (SELECT *, {d.parse("extra")} AS x FROM q_input))""",
+    )
 
 
 def quarantine(engine) -> Quarantine:
@@ -174,38 +231,55 @@ def quarantine(engine) -> Quarantine:
     d = engine.dialect
     q = Quarantine()
     cols = [f.name for f in SCHEMA]
-    parsed_cols = ", ".join(cols + ["replay_of", "part", "mids_ok", "mids", "logged", "through_seq", "json_ok",
-                                    "hdr", "hdr_v1"])
+    parsed_cols = ", ".join(
+        cols + ["replay_of", "part", "mids_ok", "mids", "logged", "through_seq", "json_ok", "hdr", "hdr_v1"]
+    )
     engine.table("q_rows", f"SELECT {parsed_cols}, {_case(ROW_RULES, 1)} AS row_rule FROM q_parsed")
-    engine.view("q_ok_headers",
-                "SELECT * FROM q_rows WHERE type = 'header' AND row_rule IS NULL AND trace_id IS NOT NULL")
-    engine.view("q_procs", f"""
+    engine.view(
+        "q_ok_headers", "SELECT * FROM q_rows WHERE type = 'header' AND row_rule IS NULL AND trace_id IS NOT NULL"
+    )
+    engine.view(
+        "q_procs",
+        f"""
         SELECT trace_id, p.id AS proc, coalesce(p.role, 'task') AS role
-        FROM (SELECT trace_id, {d.explode('hdr.processes', 'p')} FROM q_ok_headers)""")
-    engine.view("q_chans", f"""
+        FROM (SELECT trace_id, {d.explode("hdr.processes", "p")} FROM q_ok_headers)""",
+    )
+    engine.view(
+        "q_chans",
+        f"""
         SELECT trace_id, c.id AS ch, c.src AS src, c.dst AS dst, coalesce(c.fifo, true) AS fifo,
                coalesce(c.kind, 'data') AS ch_kind, coalesce(c.back_edge, false) AS back_edge,
                coalesce(c.logged, false) AS ch_logged
-        FROM (SELECT trace_id, {d.explode('hdr.channels', 'c')} FROM q_ok_headers)""")
+        FROM (SELECT trace_id, {d.explode("hdr.channels", "c")} FROM q_ok_headers)""",
+    )
     # Aligned protocols promise empty channel state: the header's params.aligned completed by the
     # catalogue's facts for a protocol it knows by name, as for the checker (never the name alone).
-    engine.table("q_all_protocols", "SELECT trace_id, hdr.protocol.name AS protocol, "
-                                    "coalesce(aligned_of(extra), false) AS aligned FROM q_ok_headers")
+    engine.table(
+        "q_all_protocols",
+        "SELECT trace_id, hdr.protocol.name AS protocol, "
+        "coalesce(aligned_of(extra), false) AS aligned FROM q_ok_headers",
+    )
 
     engine.view("q_ev", "SELECT * FROM q_rows WHERE type <> 'header' AND trace_id IS NOT NULL AND row_rule IS NULL")
     # Referential rules against the header: known process and channel, the right channel end.
-    engine.view("q_ref", """
+    engine.view(
+        "q_ref",
+        """
         SELECT * FROM q_ev LEFT JOIN (SELECT trace_id, proc, role FROM q_procs) USING (trace_id, proc)
-                           LEFT JOIN (SELECT trace_id, ch, src, dst FROM q_chans) USING (trace_id, ch)""")
+                           LEFT JOIN (SELECT trace_id, ch, src, dst FROM q_chans) USING (trace_id, ch)""",
+    )
     # Per-process order: idx = 0, 1, 2, …; checkpoint numbers increase; nothing between fail and restore.
-    engine.view("q_seq", """
+    engine.view(
+        "q_seq",
+        """
         SELECT trace_id, proc, idx, line, type, ckpt,
                row_number() OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) - 1 AS rn,
                lag(type) OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) AS prev_type,
                max(CASE WHEN type = 'checkpoint' THEN ckpt END) OVER (
                    PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ckpt
-        FROM q_ev""")
+        FROM q_ev""",
+    )
     # Restores and records refer to checkpoints that were taken (0 = the initial one).
     ck_problems = """
         SELECT trace_id, line, 'unknown-checkpoint' AS rule,
@@ -221,7 +295,9 @@ def quarantine(engine) -> Quarantine:
         FROM (SELECT trace_id, mid, line, min(line) OVER (PARTITION BY trace_id, mid) AS first_line
               FROM q_ev WHERE type IN ('send', 'replay'))
         WHERE line <> first_line"""
-    engine.view("q_refs", f"""
+    engine.view(
+        "q_refs",
+        f"""
         SELECT trace_id, line, mid, type || ' of a message never sent: ' AS what
           FROM q_ev WHERE type IN ('recv', 'arrive', 'discard')
         UNION ALL
@@ -229,8 +305,9 @@ def quarantine(engine) -> Quarantine:
           FROM q_ev WHERE type = 'replay'
         UNION ALL
         SELECT trace_id, line, mid, type || ' of a message never sent: ' AS what
-          FROM (SELECT trace_id, line, type, {d.explode('mids', 'mid')} FROM q_ev
-                WHERE type IN ('record', 'log') AND mids IS NOT NULL)""")
+          FROM (SELECT trace_id, line, type, {d.explode("mids", "mid")} FROM q_ev
+                WHERE type IN ('record', 'log') AND mids IS NOT NULL)""",
+    )
     ref_mid_problems = """
         SELECT trace_id, line, 'message-never-sent' AS rule, what || mid AS reason
         FROM q_refs ANTI JOIN (SELECT DISTINCT trace_id, mid FROM q_ev WHERE type IN ('send', 'replay'))
@@ -244,19 +321,31 @@ def quarantine(engine) -> Quarantine:
                      min(line) AS line
               FROM q_rows WHERE trace_id IS NOT NULL GROUP BY trace_id)
         WHERE h <> 1"""
-    parts = [_problems("(SELECT * FROM q_rows WHERE row_rule IS NOT NULL)", ROW_RULES), _problems("q_ref", REF_RULES),
-             _problems("q_seq", SEQ_RULES), ck_problems, dup_defs, ref_mid_problems, header_problems]
+    parts = [
+        _problems("(SELECT * FROM q_rows WHERE row_rule IS NOT NULL)", ROW_RULES),
+        _problems("q_ref", REF_RULES),
+        _problems("q_seq", SEQ_RULES),
+        ck_problems,
+        dup_defs,
+        ref_mid_problems,
+        header_problems,
+    ]
     engine.table("q_problems", "\nUNION ALL\n".join(f"SELECT trace_id, line, rule, reason FROM ({p})" for p in parts))
 
-    engine.table("q_bad", """
+    engine.table(
+        "q_bad",
+        """
         SELECT trace_id, first_line, first_reason, n_problems FROM (
           SELECT trace_id, coalesce(line, 0) AS first_line, reason AS first_reason,
                  count(*) OVER (PARTITION BY trace_id) AS n_problems,
                  row_number() OVER (PARTITION BY trace_id ORDER BY coalesce(line, 0), reason NULLS FIRST) AS k
           FROM q_problems WHERE trace_id IS NOT NULL)
-        WHERE k = 1""")
+        WHERE k = 1""",
+    )
     listed = ", ".join(f"r.{c}" for c in cols)
-    engine.view("q_quarantined", f"""
+    engine.view(
+        "q_quarantined",
+        f"""
         SELECT {listed}, rp.reason AS reason, coalesce(b.trace_reason, 'missing trace_id') AS trace_reason
         FROM (SELECT * FROM q_rows SEMI JOIN q_bad USING (trace_id)
               UNION ALL SELECT * FROM q_rows WHERE trace_id IS NULL) r
@@ -265,10 +354,14 @@ def quarantine(engine) -> Quarantine:
         LEFT JOIN (SELECT trace_id, 'line ' || CAST(first_line AS STRING) || ': ' || first_reason
                           || CASE WHEN n_problems > 1 THEN ' (and ' || CAST(n_problems - 1 AS STRING)
                                   || ' more problem(s))' ELSE '' END AS trace_reason FROM q_bad) b
-               ON r.trace_id = b.trace_id""")
-    engine.table("q_clean", f"""
-        SELECT * FROM (SELECT {', '.join(cols + list(q.columns))} FROM q_rows WHERE trace_id IS NOT NULL)
-        ANTI JOIN q_bad USING (trace_id)""")
+               ON r.trace_id = b.trace_id""",
+    )
+    engine.table(
+        "q_clean",
+        f"""
+        SELECT * FROM (SELECT {", ".join(cols + list(q.columns))} FROM q_rows WHERE trace_id IS NOT NULL)
+        ANTI JOIN q_bad USING (trace_id)""",
+    )
     engine.view("q_good", "SELECT DISTINCT trace_id FROM q_clean")
     for name, source in (("q_processes", "q_procs"), ("q_channels", "q_chans"), ("q_protocols", "q_all_protocols")):
         engine.view(name, f"SELECT * FROM {source} SEMI JOIN q_good USING (trace_id)")

@@ -39,10 +39,10 @@ COLUMNS = (
     ("parallelism", "int64", "bigint"),
     ("failures", "string", "string"),
     ("config", "string", "string"),
-    ("verdict", "string", "string"),            # clean | violation | error | inconclusive
-    ("violation_kinds", "string", "string"),    # sorted, comma-separated
+    ("verdict", "string", "string"),  # clean | violation | error | inconclusive
+    ("violation_kinds", "string", "string"),  # sorted, comma-separated
     ("violations", "int64", "bigint"),
-    ("oracle", "string", "string"),             # ok | differs: … | inconclusive: … | skipped
+    ("oracle", "string", "string"),  # ok | differs: … | inconclusive: … | skipped
     ("error", "string", "string"),
     ("tasks", "int64", "bigint"),
     ("events", "int64", "bigint"),
@@ -56,8 +56,8 @@ COLUMNS = (
     ("replayed_messages", "int64", "bigint"),
     ("overhead_ratio", "double", "double"),
     ("sim_failures", "int64", "bigint"),
-    ("faults_not_fired", "int64", "bigint"),    # requested crashes that crashed nothing (their moment never came)
-    ("situations", "string", "string"),         # JSON {situation: occurrences} (reference.sim.exploration)
+    ("faults_not_fired", "int64", "bigint"),  # requested crashes that crashed nothing (their moment never came)
+    ("situations", "string", "string"),  # JSON {situation: occurrences} (reference.sim.exploration)
     ("command", "string", "string"),
 )
 COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
@@ -77,12 +77,21 @@ def arrow_schema():
 def _row(run_id: int, seed: int, cfg) -> dict:
     row = dict.fromkeys(COLUMN_NAMES)
     cls = resolve(cfg.protocol)
-    row.update(run_id=run_id, seed=seed, protocol=cfg.protocol if isinstance(cfg.protocol, str) else spec_of(cls),
-               mutant=cfg.mutant, workload="-" if cls.topologies == "own" else
-               cfg.workload if isinstance(cfg.workload, str) else cfg.workload.name,
-               parallelism=cfg.parallelism, failures=",".join(format_fault(f) for f in cfg.failures),
-               config=orjson.dumps(describe(cfg), option=orjson.OPT_SORT_KEYS).decode(),
-               command=command(cfg, f"run-{seed}.jsonl"))
+    row.update(
+        run_id=run_id,
+        seed=seed,
+        protocol=cfg.protocol if isinstance(cfg.protocol, str) else spec_of(cls),
+        mutant=cfg.mutant,
+        workload="-"
+        if cls.topologies == "own"
+        else cfg.workload
+        if isinstance(cfg.workload, str)
+        else cfg.workload.name,
+        parallelism=cfg.parallelism,
+        failures=",".join(format_fault(f) for f in cfg.failures),
+        config=orjson.dumps(describe(cfg), option=orjson.OPT_SORT_KEYS).decode(),
+        command=command(cfg, f"run-{seed}.jsonl"),
+    )
     return row
 
 
@@ -101,9 +110,9 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
         if oracle and resolve(cfg.protocol).failure_free_oracle and baseline(cfg) is not None:
             try:
                 diffs = exactly_once(cfg, res)
-            except Inconclusive as exc:          # the failure-free run has no end state to compare with
+            except Inconclusive as exc:  # the failure-free run has no end state to compare with
                 unjudged = str(exc)
-    except Exception as exc:     # a crash of the simulator or checker is a failing run, listed with its cause
+    except Exception as exc:  # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
         return row
     m = res.metrics
@@ -115,21 +124,33 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
         kinds = [k for k in kinds if k not in GAVE_UP_CONSEQUENCES]
     rec_all = report.recovery.get("all", {})
     dist = rec_all.get("distance", {})
-    verdict = ("violation" if kinds or diffs or (stuck and not gave_up) else
-               "inconclusive" if gave_up or unjudged else "clean")
+    verdict = (
+        "violation" if kinds or diffs or (stuck and not gave_up) else "inconclusive" if gave_up or unjudged else "clean"
+    )
     row.update(
         verdict=verdict,
         violation_kinds=",".join(kinds),
         violations=sum(r.omitted + len(r.violations) for r in report.results),
-        oracle=("inconclusive: " + unjudged)[:300] if unjudged else "skipped" if diffs is None else
-        ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
-        tasks=m["tasks"], events=m["events"], messages=report.stats.get("messages", 0),
-        checkpoints=report.stats.get("checkpoints", 0), rounds_completed=m["rounds_completed"],
-        useless=len(report.useless), rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
-        rollback_events=dist.get("events_undone", 0), domino=bool(rec_all.get("domino", False)),
-        replayed_messages=m["replayed_messages"], overhead_ratio=m.get("overhead_ratio"), sim_failures=m["failures"],
+        oracle=("inconclusive: " + unjudged)[:300]
+        if unjudged
+        else "skipped"
+        if diffs is None
+        else ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
+        tasks=m["tasks"],
+        events=m["events"],
+        messages=report.stats.get("messages", 0),
+        checkpoints=report.stats.get("checkpoints", 0),
+        rounds_completed=m["rounds_completed"],
+        useless=len(report.useless),
+        rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
+        rollback_events=dist.get("events_undone", 0),
+        domino=bool(rec_all.get("domino", False)),
+        replayed_messages=m["replayed_messages"],
+        overhead_ratio=m.get("overhead_ratio"),
+        sim_failures=m["failures"],
         faults_not_fired=m.get("faults_not_fired", 0),
-        situations=orjson.dumps(m.get("situations", {}), option=orjson.OPT_SORT_KEYS).decode())
+        situations=orjson.dumps(m.get("situations", {}), option=orjson.OPT_SORT_KEYS).decode(),
+    )
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
     return row

@@ -77,15 +77,21 @@ def local_cores(master: str) -> int:
     """Number of cores a ``local[N]`` / ``local[*]`` master uses."""
     if master == "local":
         return 1
-    inner = master[len("local["):-1].split(",")[0]
+    inner = master[len("local[") : -1].split(",")[0]
     return os.cpu_count() or 1 if inner == "*" else int(inner)
 
 
-EXECUTOR_WAIT_S = 120      # how long a spark:// master may take to give the application an executor
+EXECUTOR_WAIT_S = 120  # how long a spark:// master may take to give the application an executor
 
 
-def get_session(master: str | None = None, driver_memory: str = "2g", app_name: str = "snapcheck",
-                conf: dict | None = None, ship: bool | None = None, protocols=()):
+def get_session(
+    master: str | None = None,
+    driver_memory: str = "2g",
+    app_name: str = "snapcheck",
+    conf: dict | None = None,
+    ship: bool | None = None,
+    protocols=(),
+):
     """The process's Spark session, started on first call (``master`` defaults to local[*]).
 
     ``conf``: Spark settings (they win over the defaults). ``ship``: send the kit and its
@@ -101,11 +107,13 @@ def get_session(master: str | None = None, driver_memory: str = "2g", app_name: 
     from snapcheck.traces.errors import UsageError
 
     if master is not None and master != _master:
-        _check_reachable(master)              # an unreachable cluster is the error to report, whatever runs
+        _check_reachable(master)  # an unreachable cluster is the error to report, whatever runs
     if _session is not None:
         if master is not None and master != _master:
-            raise UsageError(f"a Spark session with master {_master!r} is already running in this process; "
-                             f"cannot switch to {master!r}")
+            raise UsageError(
+                f"a Spark session with master {_master!r} is already running in this process; "
+                f"cannot switch to {master!r}"
+            )
     else:
         _session = _start(master or DEFAULT_MASTER, driver_memory, app_name, dict(conf or {}), ship)
         _master = master or DEFAULT_MASTER
@@ -121,16 +129,18 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
 
     local = is_local(master)
     if ship and local:
-        raise UsageError(f"--ship sends the kit to a cluster's executors; master {master!r} runs them in this "
-                         "process's machine already")
+        raise UsageError(
+            f"--ship sends the kit to a cluster's executors; master {master!r} runs them in this "
+            "process's machine already"
+        )
     ship = not local if ship is None else ship
     python = conf.get("spark.pyspark.python")
     kit = None
     if ship:
         from snapcheck.spark_validation.shipping import ENV_DIR, ENV_PYTHON, build_kit, pack_environment
 
-        kit = build_kit()         # added to the context below: spark.submit.pyFiles is read only by the
-        if python is None:        # spark-submit that starts the process's JVM, not by a later context
+        kit = build_kit()  # added to the context below: spark.submit.pyFiles is read only by the
+        if python is None:  # spark-submit that starts the process's JVM, not by a later context
             _append(conf, "spark.archives", f"{pack_environment()}#{ENV_DIR}")
             python = ENV_PYTHON
     if python is None and local:
@@ -144,16 +154,27 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
 
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} -Dlog4j.configurationFile=file:{_log4j2_file()}"
     settings = {
-        "spark.driver.memory": driver_memory, "spark.driver.extraJavaOptions": java_opts,
-        "spark.python.worker.reuse": "true", "spark.ui.showConsoleProgress": "false",
-        "spark.sql.execution.arrow.pyspark.enabled": "true", "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
-        "spark.sql.adaptive.enabled": "true", "spark.sql.constraintPropagation.enabled": "false",
-        "spark.sql.session.timeZone": "UTC"}
+        "spark.driver.memory": driver_memory,
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.python.worker.reuse": "true",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "10000",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.constraintPropagation.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+    }
     if local:
         cores = local_cores(master)
-        settings.update({"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": str(max(2, 2 * cores)),
-                         "spark.default.parallelism": str(max(1, cores)), "spark.driver.host": "127.0.0.1",
-                         "spark.driver.bindAddress": "127.0.0.1"})
+        settings.update(
+            {
+                "spark.ui.enabled": "false",
+                "spark.sql.shuffle.partitions": str(max(2, 2 * cores)),
+                "spark.default.parallelism": str(max(1, cores)),
+                "spark.driver.host": "127.0.0.1",
+                "spark.driver.bindAddress": "127.0.0.1",
+            }
+        )
     settings.update(conf)
     b = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
@@ -165,7 +186,7 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
         try:
             _launch_jvm(master, app_name, settings)
             session = b.getOrCreate()
-        except Exception as exc:          # py4j / JVM start-up errors: the cluster or its settings
+        except Exception as exc:  # py4j / JVM start-up errors: the cluster or its settings
             raise UsageError(f"cannot start a Spark session on {master}: {_first_line(exc)}") from None
         if master.startswith("spark://"):
             _wait_for_executors(session, master)
@@ -226,7 +247,7 @@ def _check_reachable(master: str) -> None:
     if not master.startswith("spark://"):
         return
     errors = []
-    for hostport in master[len("spark://"):].split(","):
+    for hostport in master[len("spark://") :].split(","):
         host, _, port = hostport.rpartition(":")
         if not host or not port.isdigit():
             raise UsageError(f"master {master!r}: expected spark://HOST:PORT")
@@ -249,13 +270,15 @@ def _wait_for_executors(session, master: str) -> None:
     sc = session.sparkContext
     deadline = time.monotonic() + EXECUTOR_WAIT_S
     while time.monotonic() < deadline:
-        if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:      # the driver's block manager is one
+        if sc._jsc.sc().getExecutorMemoryStatus().size() > 1:  # the driver's block manager is one
             return
         time.sleep(0.5)
     memory = sc.getConf().get("spark.executor.memory", "1g")
     session.stop()
-    raise UsageError(f"the Spark master {master} gave this application no executor within {EXECUTOR_WAIT_S} s "
-                     f"(no worker alive, or none with a free core and {memory} of memory)")
+    raise UsageError(
+        f"the Spark master {master} gave this application no executor within {EXECUTOR_WAIT_S} s "
+        f"(no worker alive, or none with a free core and {memory} of memory)"
+    )
 
 
 def check_visible(path: str) -> None:
@@ -265,9 +288,11 @@ def check_visible(path: str) -> None:
     from snapcheck.traces.errors import UsageError
 
     if not any(f.endswith(".parquet") for f in (os.listdir(path) if os.path.isdir(path) else ())):
-        raise UsageError(f"{os.path.dirname(path) or path}: the files the Spark executors wrote are not visible "
-                         "on the driver; give --output a directory the driver and every executor share "
-                         "(HDFS, S3, NFS)")
+        raise UsageError(
+            f"{os.path.dirname(path) or path}: the files the Spark executors wrote are not visible "
+            "on the driver; give --output a directory the driver and every executor share "
+            "(HDFS, S3, NFS)"
+        )
 
 
 def executor_environment_error(exc: BaseException, master: str | None):
@@ -283,9 +308,11 @@ def executor_environment_error(exc: BaseException, master: str | None):
     m = re.search(r"No module named '([\w.]+)'", str(exc))
     if not m:
         return None
-    return UsageError(f"the Python of the executors of {master} cannot import {m.group(1)!r}: let snapcheck ship "
-                      "its environment (--ship, the default on clusters), or install the kit and its dependencies "
-                      "there and point spark.pyspark.python at that Python")
+    return UsageError(
+        f"the Python of the executors of {master} cannot import {m.group(1)!r}: let snapcheck ship "
+        "its environment (--ship, the default on clusters), or install the kit and its dependencies "
+        "there and point spark.pyspark.python at that Python"
+    )
 
 
 def default_parallelism() -> int:

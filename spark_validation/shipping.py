@@ -39,10 +39,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ENV_DIR = "environment"                       # where executors unpack the environment
+ENV_DIR = "environment"  # where executors unpack the environment
 ENV_PYTHON = f"./{ENV_DIR}/bin/python"
-NOT_PACKED = ("pyspark", "snapcheck")         # distributions left out of the packed environment
-KEEP_KITS = 8                                 # kit zips kept in the cache
+NOT_PACKED = ("pyspark", "snapcheck")  # distributions left out of the packed environment
+KEEP_KITS = 8  # kit zips kept in the cache
 
 
 def cache_dir() -> Path:
@@ -62,16 +62,20 @@ def _installed(name: str):
 
 # -- the kit -------------------------------------------------------------------------------------
 
+
 def kit_files() -> list[tuple[Path, str]]:
     """(file, name in the zip) for every module and data file of the installed kit."""
     dist = _installed("snapcheck")
     direct = dist.read_text("direct_url.json")
     info = json.loads(direct) if direct else {}
     if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
-        return _checkout_files(Path(info["url"][len("file://"):]))
+        return _checkout_files(Path(info["url"][len("file://") :]))
     base = Path(dist.locate_file(""))
-    return [(base / f, str(f).replace(os.sep, "/")) for f in dist.files or ()
-            if str(f).startswith("snapcheck/") and "__pycache__" not in str(f)]
+    return [
+        (base / f, str(f).replace(os.sep, "/"))
+        for f in dist.files or ()
+        if str(f).startswith("snapcheck/") and "__pycache__" not in str(f)
+    ]
 
 
 def _checkout_files(root: Path) -> list[tuple[Path, str]]:
@@ -85,8 +89,11 @@ def _checkout_files(root: Path) -> list[tuple[Path, str]]:
     out = []
     for pkg in cfg["packages"]:
         parent = max((p for p in dirs if pkg == p or pkg.startswith(p + ".")), key=len, default="")
-        src = root / dirs.get(parent, "") / Path(*pkg[len(parent):].lstrip(".").split(".")) if parent else \
-            root / Path(*pkg.split("."))
+        src = (
+            root / dirs.get(parent, "") / Path(*pkg[len(parent) :].lstrip(".").split("."))
+            if parent
+            else root / Path(*pkg.split("."))
+        )
         arc = pkg.replace(".", "/")
         names = {p.name for p in src.glob("*.py")}
         names |= {str(p.relative_to(src)) for pat in data.get(pkg, ()) for p in src.glob(pat) if p.is_file()}
@@ -113,12 +120,13 @@ def build_kit(dest: Path | None = None) -> str:
                 z.write(src, arc)
         os.replace(tmp, path)
         kits = sorted(path.parent.glob("snapcheck-kit-*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in kits[KEEP_KITS:]:                 # a few stay: other checkouts may be running theirs
+        for old in kits[KEEP_KITS:]:  # a few stay: other checkouts may be running theirs
             old.unlink(missing_ok=True)
     return str(path)
 
 
 # -- the environment -----------------------------------------------------------------------------
+
 
 def _not_packed_patterns(prefix: Path) -> list[str]:
     """venv-pack exclusion patterns (paths relative to the environment) for the files of the
@@ -147,8 +155,11 @@ def environment_key(prefix: Path) -> str:
     """Digest of what the packed environment holds: the environment's path, Python version and
     installed distributions with their versions (the kit's own left out: it ships as the zip)."""
     paths = [p for p in sys.path if p and Path(p).resolve().is_relative_to(prefix)]
-    dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in md.distributions(path=paths)
-                   if d.metadata["Name"] and d.metadata["Name"].lower() not in NOT_PACKED)
+    dists = sorted(
+        f"{d.metadata['Name']}=={d.version}"
+        for d in md.distributions(path=paths)
+        if d.metadata["Name"] and d.metadata["Name"].lower() not in NOT_PACKED
+    )
     return hashlib.sha256("\n".join([str(prefix), sys.version, *dists]).encode()).hexdigest()[:16]
 
 
@@ -157,12 +168,14 @@ def pack_environment(dest: Path | None = None) -> str:
     A driver that does not run in a virtual environment is a usage error naming the alternatives."""
     from snapcheck.traces.errors import UsageError
 
-    prefix = Path(sys.prefix).resolve()          # venv-pack reports paths under the resolved prefix
+    prefix = Path(sys.prefix).resolve()  # venv-pack reports paths under the resolved prefix
     if sys.prefix == sys.base_prefix:
-        raise UsageError(f"--ship packs the driver's virtual environment, but {sys.executable} does not run in "
-                         "one; run snapcheck from a venv, or give the executors an environment yourself with "
-                         "--no-ship --conf spark.archives=ENV.tar.gz#environment "
-                         "--conf spark.pyspark.python=./environment/bin/python")
+        raise UsageError(
+            f"--ship packs the driver's virtual environment, but {sys.executable} does not run in "
+            "one; run snapcheck from a venv, or give the executors an environment yourself with "
+            "--no-ship --conf spark.archives=ENV.tar.gz#environment "
+            "--conf spark.pyspark.python=./environment/bin/python"
+        )
     try:
         import venv_pack
     except ImportError:
@@ -175,16 +188,17 @@ def pack_environment(dest: Path | None = None) -> str:
     env = venv_pack.Env(str(prefix))
     for pattern in _not_packed_patterns(prefix):
         env = env.exclude(pattern)
-    tmp = dest / f"{path.name[:-len('.tar.gz')]}.{os.getpid()}.partial.tar.gz"
+    tmp = dest / f"{path.name[: -len('.tar.gz')]}.{os.getpid()}.partial.tar.gz"
     env.pack(output=str(tmp), format="tar.gz", compress_level=1, force=True)
     os.replace(tmp, path)
-    for old in dest.glob(f"env-{tag}-*.tar.gz"):         # earlier packs of the same environment
+    for old in dest.glob(f"env-{tag}-*.tar.gz"):  # earlier packs of the same environment
         if old != path and ".partial." not in old.name:
             old.unlink(missing_ok=True)
     return str(path)
 
 
 # -- user protocol modules -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class UserProtocols:
@@ -218,7 +232,7 @@ def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str
         origin = Path(getattr(module, "__file__", None) or "")
         if top == "snapcheck" or not origin.is_file() or origin.is_relative_to(Path(sys.prefix)):
             continue
-        if hasattr(module, "__path__"):                       # a package: zip its directory
+        if hasattr(module, "__path__"):  # a package: zip its directory
             root = origin.parent
             data = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
             digest = hashlib.sha256(b"".join(p.read_bytes() for p in data)).hexdigest()[:12]
@@ -230,7 +244,7 @@ def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str
                     for p in data:
                         z.write(p, f"{top}/{p.relative_to(root)}")
                 os.replace(tmp, path)
-        else:                                                 # one file, under its module name
+        else:  # one file, under its module name
             text = origin.read_bytes()
             path = dest / f"{top}-{hashlib.sha256(text).hexdigest()[:12]}" / f"{top}.py"
             if not path.exists():
@@ -250,4 +264,3 @@ def ship_user_modules(sc, protocols: UserProtocols) -> None:
             sc.addPyFile(path)
             sent.add(path)
     sc._snapcheck_sent = sent
-

@@ -56,11 +56,13 @@ def aligned_of(extra: str | None) -> bool | None:
     return DeclaredFacts.of(protocol, header_facts(protocol)).aligned
 
 
-HEADER_DDL = ("struct<format:string,version:bigint,"
-              "processes:array<struct<id:string,role:string>>,"
-              "channels:array<struct<id:string,src:string,dst:string,fifo:boolean,kind:string,logged:boolean,"
-              "back_edge:boolean>>,"
-              "protocol:struct<name:string>>")
+HEADER_DDL = (
+    "struct<format:string,version:bigint,"
+    "processes:array<struct<id:string,role:string>>,"
+    "channels:array<struct<id:string,src:string,dst:string,fifo:boolean,kind:string,logged:boolean,"
+    "back_edge:boolean>>,"
+    "protocol:struct<name:string>>"
+)
 
 
 @dataclass(frozen=True)
@@ -78,42 +80,59 @@ class Dialect:
         return f"({c} IS NULL OR {x} IS NOT NULL)" if self.spark else f"coalesce(json_valid({c}), true)"
 
     def jstr(self, x: str, field: str) -> str:
-        return (f"try_variant_get({x}, '$.{field}', 'string')" if self.spark
-                else f"json_extract_string({x}, '$.{field}')")
+        return (
+            f"try_variant_get({x}, '$.{field}', 'string')" if self.spark else f"json_extract_string({x}, '$.{field}')"
+        )
 
     def jbool(self, x: str, field: str) -> str:
-        return (f"try_variant_get({x}, '$.{field}', 'boolean')" if self.spark
-                else f"TRY_CAST(json_extract_string({x}, '$.{field}') AS BOOLEAN)")
+        return (
+            f"try_variant_get({x}, '$.{field}', 'boolean')"
+            if self.spark
+            else f"TRY_CAST(json_extract_string({x}, '$.{field}') AS BOOLEAN)"
+        )
 
     def jint(self, x: str, field: str) -> str:
-        return (f"try_variant_get({x}, '$.{field}', 'bigint')" if self.spark
-                else f"TRY_CAST(json_extract_string({x}, '$.{field}') AS BIGINT)")
+        return (
+            f"try_variant_get({x}, '$.{field}', 'bigint')"
+            if self.spark
+            else f"TRY_CAST(json_extract_string({x}, '$.{field}') AS BIGINT)"
+        )
 
     def jstr_list(self, x: str, field: str) -> str:
-        return (f"try_variant_get({x}, '$.{field}', 'array<string>')" if self.spark
-                else f"TRY_CAST(json_extract({x}, '$.{field}') AS STRING[])")
+        return (
+            f"try_variant_get({x}, '$.{field}', 'array<string>')"
+            if self.spark
+            else f"TRY_CAST(json_extract({x}, '$.{field}') AS STRING[])"
+        )
 
     def jis_str_list(self, x: str, field: str) -> str:
         """NULL if the field is absent, else: is it a JSON list of strings (or nulls)?"""
         if self.spark:
             return f"schema_of_variant(variant_get({x}, '$.{field}')) IN ('ARRAY<STRING>', 'ARRAY<VOID>')"
-        return (f"CASE WHEN json_type({x}, '$.{field}') IS NULL THEN NULL ELSE json_type({x}, '$.{field}') = 'ARRAY' "
-                f"AND list_has_all(['VARCHAR', 'NULL'], json_type({x}, '$.{field}[*]')) END")
+        return (
+            f"CASE WHEN json_type({x}, '$.{field}') IS NULL THEN NULL ELSE json_type({x}, '$.{field}') = 'ARRAY' "
+            f"AND list_has_all(['VARCHAR', 'NULL'], json_type({x}, '$.{field}[*]')) END"
+        )
 
     def header(self, c: str) -> str:
         """The v1 header in ``c`` as a struct (format, version, processes, channels, protocol.name);
         NULL if ``c`` is not JSON of that shape."""
         if self.spark:
             return f"from_json({c}, '{HEADER_DDL}')"
-        shape = ('{"format": "VARCHAR", "version": "JSON", "processes": [{"id": "VARCHAR", "role": "VARCHAR"}], '
-                 '"channels": [{"id": "VARCHAR", "src": "VARCHAR", "dst": "VARCHAR", "fifo": "BOOLEAN", '
-                 '"kind": "VARCHAR", "logged": "BOOLEAN", "back_edge": "BOOLEAN"}], "protocol": {"name": "VARCHAR"}}')
+        shape = (
+            '{"format": "VARCHAR", "version": "JSON", "processes": [{"id": "VARCHAR", "role": "VARCHAR"}], '
+            '"channels": [{"id": "VARCHAR", "src": "VARCHAR", "dst": "VARCHAR", "fifo": "BOOLEAN", '
+            '"kind": "VARCHAR", "logged": "BOOLEAN", "back_edge": "BOOLEAN"}], "protocol": {"name": "VARCHAR"}}'
+        )
         return f"CASE WHEN json_valid({c}) AND json_type({c}) = 'OBJECT' THEN from_json({c}, '{shape}') END"
 
     def version_is_1(self, hdr: str) -> str:
-        return (f"{hdr}.version IS NOT DISTINCT FROM 1" if self.spark
-                else f"coalesce(json_type({hdr}.version) IN ('BIGINT', 'UBIGINT') "
-                     f"AND CAST({hdr}.version AS BIGINT) = 1, false)")
+        return (
+            f"{hdr}.version IS NOT DISTINCT FROM 1"
+            if self.spark
+            else f"coalesce(json_type({hdr}.version) IN ('BIGINT', 'UBIGINT') "
+            f"AND CAST({hdr}.version AS BIGINT) = 1, false)"
+        )
 
     def explode(self, arr: str, alias: str) -> str:
         """Select-list item: one row per element of ``arr`` (none for NULL or empty)."""
@@ -121,15 +140,20 @@ class Dialect:
 
     def posexplode(self, arr: str, pos: str, alias: str) -> str:
         """Select-list items: one row per element with its 0-based position."""
-        return (f"posexplode({arr}) AS ({pos}, {alias})" if self.spark
-                else f"generate_subscripts({arr}, 1) - 1 AS {pos}, unnest({arr}) AS {alias}")
+        return (
+            f"posexplode({arr}) AS ({pos}, {alias})"
+            if self.spark
+            else f"generate_subscripts({arr}, 1) - 1 AS {pos}, unnest({arr}) AS {alias}"
+        )
 
     def explode_counts(self, c: str, key: str, value: str) -> str:
         """Select-list items: one row per entry of a JSON object of counts."""
         if self.spark:
             return f"explode(from_json({c}, 'map<string,bigint>')) AS ({key}, {value})"
-        return (f"unnest(map_keys(CAST(CAST({c} AS JSON) AS MAP(VARCHAR, BIGINT)))) AS {key}, "
-                f"unnest(map_values(CAST(CAST({c} AS JSON) AS MAP(VARCHAR, BIGINT)))) AS {value}")
+        return (
+            f"unnest(map_keys(CAST(CAST({c} AS JSON) AS MAP(VARCHAR, BIGINT)))) AS {key}, "
+            f"unnest(map_values(CAST(CAST({c} AS JSON) AS MAP(VARCHAR, BIGINT)))) AS {value}"
+        )
 
     def array(self, *items: str) -> str:
         return f"array({', '.join(items)})" if self.spark else f"[{', '.join(items)}]"
@@ -138,8 +162,10 @@ class Dialect:
         """The list [a, b] without its NULLs."""
         if self.spark:
             return f"array_compact(array({a}, {b}))"
-        return (f"CASE WHEN {a} IS NULL AND {b} IS NULL THEN CAST([] AS BIGINT[]) WHEN {a} IS NULL THEN [{b}] "
-                f"WHEN {b} IS NULL THEN [{a}] ELSE [{a}, {b}] END")
+        return (
+            f"CASE WHEN {a} IS NULL AND {b} IS NULL THEN CAST([] AS BIGINT[]) WHEN {a} IS NULL THEN [{b}] "
+            f"WHEN {b} IS NULL THEN [{a}] ELSE [{a}, {b}] END"
+        )
 
     def sorted_set(self, a: str, b: str) -> str:
         """The distinct values of a and b, ascending."""
@@ -207,12 +233,13 @@ class DuckEngine(Engine):
         self.threads = max(1, threads)
         self.master = master
         self.con = duckdb.connect()
-        self.made: dict[str, str] = {}                  # name -> TABLE | VIEW
+        self.made: dict[str, str] = {}  # name -> TABLE | VIEW
         self.con.execute(f"SET threads TO {self.threads}")
         self.con.execute("SET enable_progress_bar = false")
         self.con.execute("SET preserve_insertion_order = false")
-        self.con.create_function("aligned_of", aligned_of, ["VARCHAR"], "BOOLEAN", null_handling="special",
-                                 side_effects=False)
+        self.con.create_function(
+            "aligned_of", aligned_of, ["VARCHAR"], "BOOLEAN", null_handling="special", side_effects=False
+        )
 
     def table(self, name, sql):
         self._make(name, "TABLE", sql)
@@ -232,7 +259,7 @@ class DuckEngine(Engine):
         return [dict(zip(cols, r)) for r in cur.fetchall()]
 
     def first(self, sql):
-        return tuple(self.con.execute(sql).fetchall()[0])      # fetched to the end: the connection is free again
+        return tuple(self.con.execute(sql).fetchall()[0])  # fetched to the end: the connection is free again
 
     def write_parquet(self, sql, path):
         _replace_path(path)
@@ -261,7 +288,7 @@ class DuckEngine(Engine):
         traces = self.value(f"SELECT count(DISTINCT trace_id) FROM {source}")
         cols = ", ".join(INPUT_COLUMNS)
         rel = self.con.sql(f"SELECT {cols} FROM {source} ORDER BY trace_id, line")
-        reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(10_000)   # DuckDB 2 / 1
+        reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(10_000)  # DuckDB 2 / 1
         results = _check_grouped(reader, check, min(self.threads, -(-traces // CHUNK)))
         table = pa.Table.from_pylist(results, schema=arrow_result_schema())
         self.con.register("_checked_arrow", table)
@@ -289,7 +316,7 @@ class SparkEngine(Engine):
         self.spark = spark
         self.master = master
         self.names: list[str] = []
-        self.kept: dict = {}                 # name -> checkpointed DataFrame
+        self.kept: dict = {}  # name -> checkpointed DataFrame
         spark.udf.register("aligned_of", aligned_of, "boolean")
 
     def df(self, name: str):
@@ -322,7 +349,7 @@ class SparkEngine(Engine):
     def write_parquet(self, sql, path):
         from snapcheck.spark_validation.session import check_visible
 
-        path = os.path.abspath(path)          # executors resolve no relative path
+        path = os.path.abspath(path)  # executors resolve no relative path
         self.spark.sql(sql).write.mode("overwrite").parquet(path)
         check_visible(path)
 
@@ -341,8 +368,13 @@ class SparkEngine(Engine):
             rows = table.to_pylist()
             return pa.Table.from_pylist([check(rows, rows[0]["trace_id"])], schema=arrow_result_schema())
 
-        df = (self.spark.table(source).select(*INPUT_COLUMNS).groupBy("trace_id")
-              .applyInArrow(fn, RESULT_SCHEMA).localCheckpoint(eager=True))
+        df = (
+            self.spark.table(source)
+            .select(*INPUT_COLUMNS)
+            .groupBy("trace_id")
+            .applyInArrow(fn, RESULT_SCHEMA)
+            .localCheckpoint(eager=True)
+        )
         self._keep(name, df)
 
     def forget(self, names=None):
@@ -416,7 +448,7 @@ def check_table(check, table) -> list[dict]:
     return out
 
 
-CHUNK = 256            # traces per task of the per-trace stage on DuckDB
+CHUNK = 256  # traces per task of the per-trace stage on DuckDB
 
 
 def _check_grouped(reader, check, processes: int) -> list[dict]:

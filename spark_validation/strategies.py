@@ -74,17 +74,21 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
             cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon))
     elif strategy == "stress":
         if failures and rnd.random() < 0.8:
-            cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon) + tuple(
-                (rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(0, 1))))
+            cfg = replace(
+                cfg,
+                failures=_moments(rnd, cls, tasks, horizon)
+                + tuple((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(0, 1))),
+            )
     elif failures and rnd.random() < 0.5:
-        cfg = replace(cfg, failures=tuple(sorted((rnd.choice(tasks), rnd.randrange(horizon))
-                                                 for _ in range(rnd.randint(1, 2)))))
+        cfg = replace(
+            cfg, failures=tuple(sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2))))
+        )
     if strategy == "pct":
         steps = max(10, 3 * cfg.records * len(tasks or task_ids(cfg.workload, cfg.parallelism, seed)))
         pauses = sorted({rnd.randint(1, steps): rnd.choice((100, 300, 1000)) for _ in range(rnd.randint(1, 3))}.items())
         cfg = replace(cfg, pauses=tuple(pauses))
-    if len(cls.recovery_modes) > 1:        # e.g. restart every task, or only those rollback propagation reaches;
-        cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))     # drawn last: the other draws stay as they were
+    if len(cls.recovery_modes) > 1:  # e.g. restart every task, or only those rollback propagation reaches;
+        cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))  # drawn last: the other draws stay as they were
     return cfg
 
 
@@ -97,12 +101,23 @@ def _uniform(rnd, protocol, cls, seed, workloads):
     gap = rnd.choice((30, 80, 150))
     interval = rnd.choice((150, 300, 600))
     return SimConfig(
-        protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
-        hot_ratio=rnd.choice((0.0, 0.0, 0.8)), interval=interval,
+        protocol=protocol,
+        workload=workload,
+        parallelism=parallelism,
+        seed=seed,
+        records=records,
+        gap=gap,
+        hot_ratio=rnd.choice((0.0, 0.0, 0.8)),
+        interval=interval,
         max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
-        checkpoint_timeout=rnd.choice((None, None, 1500)), aligned_timeout=rnd.choice((50, 200, 400)),
-        latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60, 150)), buffer=rnd.randint(1, 6),
-        out_buffer=rnd.randint(1, 4), decline_prob=rnd.choice((0.0, 0.0, 0.05)))
+        checkpoint_timeout=rnd.choice((None, None, 1500)),
+        aligned_timeout=rnd.choice((50, 200, 400)),
+        latency=rnd.randint(1, 80),
+        jitter=rnd.choice((1, 30, 60, 150)),
+        buffer=rnd.randint(1, 6),
+        out_buffer=rnd.randint(1, 4),
+        decline_prob=rnd.choice((0.0, 0.0, 0.05)),
+    )
 
 
 def _stress(rnd, protocol, cls, seed, workloads):
@@ -115,14 +130,23 @@ def _stress(rnd, protocol, cls, seed, workloads):
     records = rnd.randint(8, 12 if workload == "reachability" else 24)
     tiny = rnd.random() < 0.5
     return SimConfig(
-        protocol=protocol, workload=workload, parallelism=rnd.randint(1, 3), seed=seed, records=records,
-        gap=rnd.choice((20, 30, 50)), interval=rnd.choice((80, 120, 200)),
+        protocol=protocol,
+        workload=workload,
+        parallelism=rnd.randint(1, 3),
+        seed=seed,
+        records=records,
+        gap=rnd.choice((20, 30, 50)),
+        interval=rnd.choice((80, 120, 200)),
         max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 3),
         decline_prob=rnd.choice((0.0, 0.05, 0.1)),
-        checkpoint_timeout=rnd.choice((None, 300, 800)), aligned_timeout=rnd.choice((20, 50, 150)),
-        hot_ratio=rnd.choice((0.0, 0.8)), buffer=1 if tiny else rnd.randint(2, 4),
-        out_buffer=1 if tiny else rnd.randint(1, 3), latency=rnd.randint(1, 60),
-        jitter=rnd.choice((1, 30, 150, 400)))
+        checkpoint_timeout=rnd.choice((None, 300, 800)),
+        aligned_timeout=rnd.choice((20, 50, 150)),
+        hot_ratio=rnd.choice((0.0, 0.8)),
+        buffer=1 if tiny else rnd.randint(2, 4),
+        out_buffer=1 if tiny else rnd.randint(1, 3),
+        latency=rnd.randint(1, 60),
+        jitter=rnd.choice((1, 30, 150, 400)),
+    )
 
 
 def _backpressure(rnd, protocol, cls, seed, workloads):
@@ -134,11 +158,22 @@ def _backpressure(rnd, protocol, cls, seed, workloads):
 
     workload = _workload(rnd, cls, workloads)
     return SimConfig(
-        protocol=protocol, workload=workload, parallelism=rnd.randint(1, 3), seed=seed,
-        records=rnd.randint(6, 10 if workload == "reachability" else 24), gap=rnd.choice((20, 30)),
-        interval=rnd.choice((100, 150, 250)), max_concurrent=1, decline_prob=rnd.choice((0.0, 0.05, 0.1, 0.15)),
-        checkpoint_timeout=None, aligned_timeout=rnd.choice((50, 200)), buffer=1, out_buffer=1,
-        latency=rnd.randint(1, 5), jitter=rnd.choice((1, 5, 20)))
+        protocol=protocol,
+        workload=workload,
+        parallelism=rnd.randint(1, 3),
+        seed=seed,
+        records=rnd.randint(6, 10 if workload == "reachability" else 24),
+        gap=rnd.choice((20, 30)),
+        interval=rnd.choice((100, 150, 250)),
+        max_concurrent=1,
+        decline_prob=rnd.choice((0.0, 0.05, 0.1, 0.15)),
+        checkpoint_timeout=None,
+        aligned_timeout=rnd.choice((50, 200)),
+        buffer=1,
+        out_buffer=1,
+        latency=rnd.randint(1, 5),
+        jitter=rnd.choice((1, 5, 20)),
+    )
 
 
 def _workload(rnd, cls, workloads: tuple) -> str:
@@ -161,7 +196,12 @@ def _swarm(rnd, protocol, cls, seed, workloads, on: dict):
     gap = rnd.choice((30, 80, 150))
     overlap = on["overlap"] and cls.max_rounds_in_flight != 1
     cfg = SimConfig(
-        protocol=protocol, workload=workload, parallelism=parallelism, seed=seed, records=records, gap=gap,
+        protocol=protocol,
+        workload=workload,
+        parallelism=parallelism,
+        seed=seed,
+        records=records,
+        gap=gap,
         interval=rnd.choice((100, 150)) if overlap else rnd.choice((150, 300, 600)),
         max_concurrent=rnd.randint(2, 3) if overlap else 1,
         decline_prob=rnd.choice((0.03, 0.06, 0.1)) if on["declines"] else 0.0,
@@ -171,7 +211,8 @@ def _swarm(rnd, protocol, cls, seed, workloads, on: dict):
         buffer=1 if on["tiny-buffers"] else rnd.randint(3, 6),
         out_buffer=1 if on["tiny-buffers"] else rnd.randint(2, 4),
         latency=rnd.randint(60, 200) if on["latency"] else rnd.randint(1, 10),
-        jitter=rnd.choice((150, 300, 600)) if on["latency"] else rnd.choice((1, 10)))
+        jitter=rnd.choice((150, 300, 600)) if on["latency"] else rnd.choice((1, 10)),
+    )
     if on["skew"]:
         tasks = task_ids(workload, parallelism, seed)
         cfg = replace(cfg, stragglers=((rnd.choice(tasks), rnd.choice((3.0, 5.0, 8.0))),))

@@ -26,7 +26,7 @@ import os
 
 import orjson
 
-LIST_MUTANT_RUNS = 3          # reproduction commands listed per mutant (all are in the result table)
+LIST_MUTANT_RUNS = 3  # reproduction commands listed per mutant (all are in the result table)
 PRINT_FAILURES = 20
 
 
@@ -34,9 +34,28 @@ def summarize(results: str, meta: dict) -> dict:
     """Aggregate the result table (see ``runner.COLUMNS``) into the summary dict."""
     import pyarrow.dataset as ds
 
-    cols = ["run_id", "seed", "protocol", "mutant", "verdict", "violation_kinds", "violations", "oracle", "error",
-            "events", "checkpoints", "useless", "rollback_checkpoints", "domino", "replayed_messages",
-            "overhead_ratio", "command", "workload", "situations", "faults_not_fired"]
+    cols = [
+        "run_id",
+        "seed",
+        "protocol",
+        "mutant",
+        "verdict",
+        "violation_kinds",
+        "violations",
+        "oracle",
+        "error",
+        "events",
+        "checkpoints",
+        "useless",
+        "rollback_checkpoints",
+        "domino",
+        "replayed_messages",
+        "overhead_ratio",
+        "command",
+        "workload",
+        "situations",
+        "faults_not_fired",
+    ]
     df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
     df["failing"] = df["verdict"].isin(("violation", "error"))
     correct = df[df["mutant"].isna()]
@@ -46,14 +65,25 @@ def summarize(results: str, meta: dict) -> dict:
     for name, g in mutant.groupby("mutant", sort=True):
         g = g.sort_values("run_id")
         caught = g[g["failing"]]
-        kinds = sorted({k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
-                       | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set()))
+        kinds = sorted(
+            {k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
+            | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set())
+        )
         first = int(g["failing"].to_numpy().argmax()) + 1 if len(caught) else None
-        mutants.append({"mutant": name, "protocol": g["protocol"].iloc[0], "runs": int(len(g)),
-                        "caught": int(len(caught)), "catch_rate": round(len(caught) / len(g), 4),
-                        "runs_to_first_catch": first, "reported": kinds, "escaped": bool(len(caught) == 0),
-                        "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
-                        "escaped_runs": [] if len(caught) else g.sort_values("run_id")["command"].tolist()})
+        mutants.append(
+            {
+                "mutant": name,
+                "protocol": g["protocol"].iloc[0],
+                "runs": int(len(g)),
+                "caught": int(len(caught)),
+                "catch_rate": round(len(caught) / len(g), 4),
+                "runs_to_first_catch": first,
+                "reported": kinds,
+                "escaped": bool(len(caught) == 0),
+                "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
+                "escaped_runs": [] if len(caught) else g.sort_values("run_id")["command"].tolist(),
+            }
+        )
     by_base: dict[str, list] = {}
     for m in mutants:
         by_base.setdefault(m["protocol"], []).append(m)
@@ -62,39 +92,79 @@ def summarize(results: str, meta: dict) -> dict:
     for name, g in correct.groupby("protocol", sort=True):
         ck = int(g["checkpoints"].sum())
         ms = by_base.get(name, [])
-        protocols.append({
-            "protocol": name, "runs": int(len(g)), "events": int(g["events"].sum()),
-            "failing_runs": int(g["failing"].sum()), "violations": int(g["violations"].fillna(0).sum()),
-            "inconclusive": int((g["verdict"] == "inconclusive").sum()),
-            "useless_pct": round(100.0 * int(g["useless"].sum()) / ck, 3) if ck else 0.0,
-            "rollback_distance": round(float(g["rollback_checkpoints"].mean()), 3),
-            "replayed_messages": int(g["replayed_messages"].fillna(0).sum()),
-            "overhead_ratio": round(float(g["overhead_ratio"].mean()), 4) if g["overhead_ratio"].notna().any() else None,
-            "domino": int(g["domino"].fillna(False).sum()),
-            "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}" if ms else "-"})
+        protocols.append(
+            {
+                "protocol": name,
+                "runs": int(len(g)),
+                "events": int(g["events"].sum()),
+                "failing_runs": int(g["failing"].sum()),
+                "violations": int(g["violations"].fillna(0).sum()),
+                "inconclusive": int((g["verdict"] == "inconclusive").sum()),
+                "useless_pct": round(100.0 * int(g["useless"].sum()) / ck, 3) if ck else 0.0,
+                "rollback_distance": round(float(g["rollback_checkpoints"].mean()), 3),
+                "replayed_messages": int(g["replayed_messages"].fillna(0).sum()),
+                "overhead_ratio": round(float(g["overhead_ratio"].mean()), 4)
+                if g["overhead_ratio"].notna().any()
+                else None,
+                "domino": int(g["domino"].fillna(False).sum()),
+                "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}" if ms else "-",
+            }
+        )
     for base in sorted(set(by_base) - {p["protocol"] for p in protocols}):
         ms = by_base[base]
-        protocols.append({"protocol": base, "runs": 0, "events": 0, "failing_runs": 0, "violations": 0,
-                          "inconclusive": 0,
-                          "useless_pct": None, "rollback_distance": None, "replayed_messages": 0,
-                          "overhead_ratio": None, "domino": 0,
-                          "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}"})
+        protocols.append(
+            {
+                "protocol": base,
+                "runs": 0,
+                "events": 0,
+                "failing_runs": 0,
+                "violations": 0,
+                "inconclusive": 0,
+                "useless_pct": None,
+                "rollback_distance": None,
+                "replayed_messages": 0,
+                "overhead_ratio": None,
+                "domino": 0,
+                "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}",
+            }
+        )
 
     coverage = situation_coverage(correct)
     for p in protocols:
         p["situations_unreached"] = coverage.get(p["protocol"], {}).get("unreached", [])
-        p["faults_not_fired"] = int(correct[correct["protocol"] == p["protocol"]]["faults_not_fired"].fillna(0)
-                                    .astype(bool).sum())
+        p["faults_not_fired"] = int(
+            correct[correct["protocol"] == p["protocol"]]["faults_not_fired"].fillna(0).astype(bool).sum()
+        )
     fails = correct[correct["failing"]].sort_values("run_id")
-    failing = [{"run_id": int(r.run_id), "seed": int(r.seed), "protocol": r.protocol, "workload": r.workload,
-                "verdict": r.verdict, "violation_kinds": r.violation_kinds, "oracle": r.oracle, "error": r.error,
-                "command": r.command} for r in fails.itertuples()]
+    failing = [
+        {
+            "run_id": int(r.run_id),
+            "seed": int(r.seed),
+            "protocol": r.protocol,
+            "workload": r.workload,
+            "verdict": r.verdict,
+            "violation_kinds": r.violation_kinds,
+            "oracle": r.oracle,
+            "error": r.error,
+            "command": r.command,
+        }
+        for r in fails.itertuples()
+    ]
     ok = not failing and not any(m["escaped"] for m in mutants)
     not_run = sorted(set(meta.get("mutants_selected", ())) - {m["mutant"] for m in mutants})
-    return {"schema": "snapcheck-validation-summary", "version": 1, "ok": ok, **meta,
-            "runs": int(len(df)), "events": int(df["events"].fillna(0).sum()),
-            "protocols": protocols, "mutants": mutants, "mutants_not_run": not_run,
-            "coverage": coverage, "failing_runs": failing}
+    return {
+        "schema": "snapcheck-validation-summary",
+        "version": 1,
+        "ok": ok,
+        **meta,
+        "runs": int(len(df)),
+        "events": int(df["events"].fillna(0).sum()),
+        "protocols": protocols,
+        "mutants": mutants,
+        "mutants_not_run": not_run,
+        "coverage": coverage,
+        "failing_runs": failing,
+    }
 
 
 def situation_coverage(runs) -> dict:
@@ -110,10 +180,13 @@ def situation_coverage(runs) -> dict:
                 counts[k] = counts.get(k, 0) + 1
         try:
             relevant = tuple(resolve(name).situations)
-        except ValueError:                   # a protocol the result table names but this process cannot load
+        except ValueError:  # a protocol the result table names but this process cannot load
             relevant = ()
-        out[name] = {"runs": int(len(g)), "reached": dict(sorted(counts.items())),
-                     "unreached": [s for s in relevant if s not in counts]}
+        out[name] = {
+            "runs": int(len(g)),
+            "reached": dict(sorted(counts.items())),
+            "unreached": [s for s in relevant if s not in counts],
+        }
     return out
 
 
@@ -127,11 +200,20 @@ def _fmt(v, suffix: str = "") -> str:
     return str(v)
 
 
-PROTOCOL_COLUMNS = (("protocol", "protocol"), ("runs", "runs"), ("events", "events"),
-                    ("failing_runs", "failing runs"), ("violations", "violations"),
-                    ("inconclusive", "inconclusive"), ("useless_pct", "useless %"),
-                    ("rollback_distance", "rollback distance"), ("replayed_messages", "replayed msgs"),
-                    ("overhead_ratio", "overhead ratio"), ("domino", "domino"), ("mutants_caught", "mutants caught"))
+PROTOCOL_COLUMNS = (
+    ("protocol", "protocol"),
+    ("runs", "runs"),
+    ("events", "events"),
+    ("failing_runs", "failing runs"),
+    ("violations", "violations"),
+    ("inconclusive", "inconclusive"),
+    ("useless_pct", "useless %"),
+    ("rollback_distance", "rollback distance"),
+    ("replayed_messages", "replayed msgs"),
+    ("overhead_ratio", "overhead ratio"),
+    ("domino", "domino"),
+    ("mutants_caught", "mutants caught"),
+)
 
 
 def rich_tables(s: dict):
@@ -139,8 +221,11 @@ def rich_tables(s: dict):
     from rich.markup import escape
     from rich.table import Table
 
-    t = Table(title=f"Validation: {s['runs']:,} runs, {s['events']:,} events ({s.get('engine')}, "
-                    f"{s.get('seconds', 0):.1f} s)", title_justify="left")
+    t = Table(
+        title=f"Validation: {s['runs']:,} runs, {s['events']:,} events ({s.get('engine')}, "
+        f"{s.get('seconds', 0):.1f} s)",
+        title_justify="left",
+    )
     for _, head in PROTOCOL_COLUMNS:
         t.add_column(head, justify="left" if head == "protocol" else "right", no_wrap=head == "protocol")
     for p in s["protocols"]:
@@ -150,38 +235,65 @@ def rich_tables(s: dict):
         t.add_row(*cells)
     m = Table(title="Mutants", title_justify="left")
     for head in ("mutant", "protocol", "runs", "caught", "catch rate", "first catch", "checker reports", "verdict"):
-        m.add_column(head, justify="right" if head in ("runs", "caught", "catch rate", "first catch") else "left",
-                     no_wrap=head == "mutant")
+        m.add_column(
+            head,
+            justify="right" if head in ("runs", "caught", "catch rate", "first catch") else "left",
+            no_wrap=head == "mutant",
+        )
     for x in s["mutants"]:
-        m.add_row(escape(x["mutant"]), x["protocol"], _fmt(x["runs"]), _fmt(x["caught"]),
-                  f"{100 * x['catch_rate']:.1f} %", _fmt(x["runs_to_first_catch"]), ", ".join(x["reported"]) or "-",
-                  "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]")
+        m.add_row(
+            escape(x["mutant"]),
+            x["protocol"],
+            _fmt(x["runs"]),
+            _fmt(x["caught"]),
+            f"{100 * x['catch_rate']:.1f} %",
+            _fmt(x["runs_to_first_catch"]),
+            ", ".join(x["reported"]) or "-",
+            "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]",
+        )
     return t, m
 
 
 def markdown(s: dict) -> str:
-    out = ["# Validation summary", "",
-           f"{s['runs']:,} runs (seeds {s.get('base_seed', 0)}…{s.get('base_seed', 0) + s['runs'] - 1}), "
-           f"{s['events']:,} events, engine {s.get('engine')}"
-           + (f" (master {s['master']})" if s.get("master") else "") + f", {s.get('seconds', 0):.1f} s. "
-           f"Verdict: **{'OK' if s['ok'] else 'FAILED'}**.", ""]
+    out = [
+        "# Validation summary",
+        "",
+        f"{s['runs']:,} runs (seeds {s.get('base_seed', 0)}…{s.get('base_seed', 0) + s['runs'] - 1}), "
+        f"{s['events']:,} events, engine {s.get('engine')}"
+        + (f" (master {s['master']})" if s.get("master") else "")
+        + f", {s.get('seconds', 0):.1f} s. "
+        f"Verdict: **{'OK' if s['ok'] else 'FAILED'}**.",
+        "",
+    ]
     out.append("| " + " | ".join(h for _, h in PROTOCOL_COLUMNS) + " |")
     out.append("|" + "|".join("---" if k == "protocol" else "---:" for k, _ in PROTOCOL_COLUMNS) + "|")
     for p in s["protocols"]:
         out.append("| " + " | ".join(_fmt(p[k]) for k, _ in PROTOCOL_COLUMNS) + " |")
     if s["mutants"]:
-        out += ["", "## Mutants (drawn blind)", "",
-                "| mutant | protocol | runs | caught | catch rate | runs to first catch | checker reports | verdict |",
-                "|---|---|---:|---:|---:|---:|---|---|"]
+        out += [
+            "",
+            "## Mutants (drawn blind)",
+            "",
+            "| mutant | protocol | runs | caught | catch rate | runs to first catch | checker reports | verdict |",
+            "|---|---|---:|---:|---:|---:|---|---|",
+        ]
         for x in s["mutants"]:
-            out.append(f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | "
-                       f"{100 * x['catch_rate']:.1f} % | {_fmt(x['runs_to_first_catch'])} | "
-                       f"{', '.join(x['reported']) or '-'} | {'ESCAPED' if x['escaped'] else 'caught'} |")
+            out.append(
+                f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | "
+                f"{100 * x['catch_rate']:.1f} % | {_fmt(x['runs_to_first_catch'])} | "
+                f"{', '.join(x['reported']) or '-'} | {'ESCAPED' if x['escaped'] else 'caught'} |"
+            )
     cov = s.get("coverage") or {}
     if cov:
-        out += ["", "## Coverage of situations", "",
-                "Runs that reached each protocol-relevant situation; a situation no run reached was not explored.",
-                "", "| protocol | runs | reached (runs) | never reached |", "|---|---:|---|---|"]
+        out += [
+            "",
+            "## Coverage of situations",
+            "",
+            "Runs that reached each protocol-relevant situation; a situation no run reached was not explored.",
+            "",
+            "| protocol | runs | reached (runs) | never reached |",
+            "|---|---:|---|---|",
+        ]
         for name, c in cov.items():
             reached = ", ".join(f"{k} {v:,}" for k, v in c["reached"].items()) or "-"
             out.append(f"| {name} | {c['runs']:,} | {reached} | {', '.join(c['unreached']) or '-'} |")
@@ -191,8 +303,13 @@ def markdown(s: dict) -> str:
     if s["failing_runs"]:
         for f in s["failing_runs"]:
             why = f["error"] or f["violation_kinds"] or f["oracle"]
-            out += [f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}", "",
-                    "  ```", f"  {f['command']}", "  ```"]
+            out += [
+                f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}",
+                "",
+                "  ```",
+                f"  {f['command']}",
+                "  ```",
+            ]
     else:
         out.append("None.")
     examples = [(x["mutant"], c) for x in s["mutants"] for c in (x["escaped_runs"] or x["examples"])]
@@ -222,17 +339,24 @@ def print_summary(s: dict, console) -> None:
     if s["mutants"]:
         console.print(m)
     if s["mutants_not_run"]:
-        console.print(f"[yellow]mutants selected but not run (campaign too small):[/] {', '.join(s['mutants_not_run'])}")
+        console.print(
+            f"[yellow]mutants selected but not run (campaign too small):[/] {', '.join(s['mutants_not_run'])}"
+        )
     for f in s["failing_runs"][:PRINT_FAILURES]:
         why = f["error"] or f["violation_kinds"] or f["oracle"]
-        console.print(f"[red]FAILING[/] run {f['run_id']} ({f['protocol']}): {escape(str(why))}\n  "
-                      f"{escape(f['command'])}", highlight=False)
+        console.print(
+            f"[red]FAILING[/] run {f['run_id']} ({f['protocol']}): {escape(str(why))}\n  {escape(f['command'])}",
+            highlight=False,
+        )
     if len(s["failing_runs"]) > PRINT_FAILURES:
         console.print(f"… and {len(s['failing_runs']) - PRINT_FAILURES} more (see summary.md)")
     for x in s["mutants"]:
         if x["escaped"]:
-            console.print(f"[red]ESCAPED[/] mutant {x['mutant']}: {x['runs']} run(s), none caught; e.g.\n  "
-                          f"{escape(x['escaped_runs'][0])}", highlight=False)
+            console.print(
+                f"[red]ESCAPED[/] mutant {x['mutant']}: {x['runs']} run(s), none caught; e.g.\n  "
+                f"{escape(x['escaped_runs'][0])}",
+                highlight=False,
+            )
     for name, c in (s.get("coverage") or {}).items():
         if c["unreached"]:
             console.print(f"[yellow]not explored[/] {name}: no run reached {', '.join(c['unreached'])}")

@@ -24,30 +24,34 @@ import random
 from snapcheck.traces import TraceRecorder
 
 
-def random_trace(seed: int, max_procs: int = 5, steps: int = 80, mistakes: float = 0.15,
-                 failures: bool = True) -> tuple[dict, list[dict]]:
+def random_trace(
+    seed: int, max_procs: int = 5, steps: int = 80, mistakes: float = 0.15, failures: bool = True
+) -> tuple[dict, list[dict]]:
     """(header, events) of one random trace, as JSON objects."""
     rnd = random.Random(seed)
     n = rnd.randint(2, max_procs)
     procs = [f"P{i}" for i in range(n)]
     pairs = [(a, b) for a in procs for b in procs if a != b]
     chosen = rnd.sample(pairs, rnd.randint(1, len(pairs)))
-    channels = [{"id": f"{a}>{b}", "src": a, "dst": b, "logged": rnd.random() < 0.1,
-                 "back_edge": rnd.random() < 0.1} for a, b in chosen]
+    channels = [
+        {"id": f"{a}>{b}", "src": a, "dst": b, "logged": rnd.random() < 0.1, "back_edge": rnd.random() < 0.1}
+        for a, b in chosen
+    ]
     ext = rnd.random() < 0.3
     all_procs: list = list(procs)
     if ext:
         all_procs.append({"id": "in", "role": "external"})
         channels.append({"id": f"in>{procs[0]}", "src": "in", "dst": procs[0]})
     # a quarter of the traces declare aligned snapshots (the checker then judges any in-flight message)
-    protocol, params = rnd.choice([("chandy-lamport", {}), ("unaligned", {}), ("abs-aligned", {"aligned": True}),
-                                   ("synthetic", {})])
+    protocol, params = rnd.choice(
+        [("chandy-lamport", {}), ("unaligned", {}), ("abs-aligned", {"aligned": True}), ("synthetic", {})]
+    )
     rec = TraceRecorder(all_procs, channels, protocol=protocol, params=params, seed=seed)
     outs = {p: [c["id"] for c in channels if c["src"] == p] for p in procs + ["in"]}
     ins = {p: [c["id"] for c in channels if c["dst"] == p] for p in procs}
     src_of = {c["id"]: c["src"] for c in channels}
-    queue: dict[str, list[str]] = {c["id"]: [] for c in channels}   # FIFO in flight (mids)
-    sent_before: dict[tuple[str, int], dict[str, list[str]]] = {}    # (proc, ckpt) -> ch -> mids sent so far
+    queue: dict[str, list[str]] = {c["id"]: [] for c in channels}  # FIFO in flight (mids)
+    sent_before: dict[tuple[str, int], dict[str, list[str]]] = {}  # (proc, ckpt) -> ch -> mids sent so far
     sent_so_far: dict[str, list[str]] = {c["id"]: [] for c in channels}
     received: dict[str, set[str]] = {p: set() for p in procs}
     effective: dict[str, list[int]] = {p: [0] for p in procs}
@@ -75,8 +79,22 @@ def random_trace(seed: int, max_procs: int = 5, steps: int = 80, mistakes: float
                 received[p].add(m)
         elif a < 0.85:
             round_no += 1
-            _round(rec, rnd, round_no, procs, outs, ins, queue, sent_so_far, sent_before, received,
-                   effective, records, src_of, mistakes)
+            _round(
+                rec,
+                rnd,
+                round_no,
+                procs,
+                outs,
+                ins,
+                queue,
+                sent_so_far,
+                sent_before,
+                received,
+                effective,
+                records,
+                src_of,
+                mistakes,
+            )
         elif a < 0.92:
             logged_ch = [c for c in outs[p] if sent_so_far[c]]
             if logged_ch:
@@ -87,7 +105,7 @@ def random_trace(seed: int, max_procs: int = 5, steps: int = 80, mistakes: float
         elif failures and a < 0.97 and len(effective[p]) > 1:
             rec.fail(p, reason="crash")
             target = rnd.choice(effective[p])
-            del effective[p][effective[p].index(target) + 1:]
+            del effective[p][effective[p].index(target) + 1 :]
             rec.restore(p, target, recovery=round_no)
             for mid in records.get((p, target), []):
                 if rnd.random() < 0.8:
@@ -99,7 +117,7 @@ def random_trace(seed: int, max_procs: int = 5, steps: int = 80, mistakes: float
     header = rec.header.to_dict()
     events = rec.events
     explicit = [p for p in procs if rnd.random() < 0.2]
-    if explicit:                       # the initial checkpoint C_{i,0} written out for some processes
+    if explicit:  # the initial checkpoint C_{i,0} written out for some processes
         shifted = []
         for p in explicit:
             shifted.append({"type": "checkpoint", "proc": p, "idx": 0, "kind": "initial", "ckpt": 0})
@@ -117,8 +135,9 @@ def to_jsonl(header: dict, events: list[dict]) -> str:
     return b"".join(orjson.dumps(d) + b"\n" for d in [header, *events]).decode()
 
 
-def _round(rec, rnd, r, procs, outs, ins, queue, sent_so_far, sent_before, received, effective,
-           records, src_of, mistakes) -> None:
+def _round(
+    rec, rnd, r, procs, outs, ins, queue, sent_so_far, sent_before, received, effective, records, src_of, mistakes
+) -> None:
     """Every process checkpoints with round ``r`` (in random order, with traffic in between),
     sends barriers, and records the in-transit messages of each input channel."""
     order = rnd.sample(procs, len(procs))
@@ -128,7 +147,7 @@ def _round(rec, rnd, r, procs, outs, ins, queue, sent_so_far, sent_before, recei
         taken[p] = k
         effective[p].append(k)
         sent_before[(p, k)] = {c: list(sent_so_far[c]) for c in outs[p]}
-        if outs[p] and rnd.random() < mistakes:          # post-checkpoint data ahead of the barrier
+        if outs[p] and rnd.random() < mistakes:  # post-checkpoint data ahead of the barrier
             c = rnd.choice(outs[p])
             m = rec.send(p, c, value=1)
             queue[c].append(m)
@@ -162,9 +181,9 @@ def _round(rec, rnd, r, procs, outs, ins, queue, sent_so_far, sent_before, recei
                 if rnd.random() < mistakes / 4 and wrong:
                     transit = transit + [sent_so_far[rnd.choice(wrong)][0]]
                 k = rnd.randint(0, len(transit)) if rnd.random() < 0.3 else len(transit)
-                rec.record(p, taken[p], c, transit[:k])            # input part, by the destination
+                rec.record(p, taken[p], c, transit[:k])  # input part, by the destination
                 if k < len(transit):
-                    rec.record(src, taken[src], c, transit[k:], part="output")   # overtaken output buffers
+                    rec.record(src, taken[src], c, transit[k:], part="output")  # overtaken output buffers
                 records[(p, taken[p])] = records.get((p, taken[p]), []) + transit[:k]
         # the barriers are processed once everything before them is
         for c in ins[p]:
@@ -183,15 +202,15 @@ def _damage(rnd, transit: list, sent: list, received: set, mistakes: float) -> l
     kind = rnd.randrange(4)
     out = list(transit)
     if kind == 0 and out:
-        out.pop(rnd.randrange(len(out)))                  # dropped
+        out.pop(rnd.randrange(len(out)))  # dropped
     elif kind == 1:
         done = [m for m in sent if m in received]
         if done:
-            out.append(rnd.choice(done))                 # phantom
+            out.append(rnd.choice(done))  # phantom
     elif kind == 2 and out:
-        out.append(out[0])                               # duplicate-recorded
+        out.append(out[0])  # duplicate-recorded
     elif kind == 3 and len(out) >= 2:
-        out[0], out[1] = out[1], out[0]                  # order
+        out[0], out[1] = out[1], out[0]  # order
     return out
 
 

@@ -21,10 +21,12 @@ import orjson
 
 ROUND_KINDS = ("orphan", "dropped", "phantom", "order", "duplicate-recorded", "wrong-channel", "aligned-in-flight")
 
-RESULT_SCHEMA = ("trace_id string, events bigint, valid boolean, problem string, problems bigint, ok boolean, "
-                 "violation_kinds string, violations bigint, useless string, n_useless bigint, checkpoints bigint, "
-                 "recovery_line string, rollback_checkpoints bigint, domino boolean, subject_counts string, "
-                 "notes string")
+RESULT_SCHEMA = (
+    "trace_id string, events bigint, valid boolean, problem string, problems bigint, ok boolean, "
+    "violation_kinds string, violations bigint, useless string, n_useless bigint, checkpoints bigint, "
+    "recovery_line string, rollback_checkpoints bigint, domino boolean, subject_counts string, "
+    "notes string"
+)
 
 
 def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, semantics: str) -> dict:
@@ -61,21 +63,31 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
         v.finish()
     if not v.ok or header is None:
         first = v.errors[0] if v.errors else None
-        out.update(problem=f"line {first.line}: {first.reason}" if first else "no header row",
-                   problems=max(1, v.total_errors))
+        out.update(
+            problem=f"line {first.line}: {first.reason}" if first else "no header row", problems=max(1, v.total_errors)
+        )
         return out
     trace = Trace(header, events, trace_id)
     facts = header_facts(header.protocol)
-    opts = CheckOptions(cut=cut, failures=failures, semantics=semantics, crosscheck=False,
-                        max_witnesses=1, max_per_result=10 ** 9, facts=facts)
+    opts = CheckOptions(
+        cut=cut,
+        failures=failures,
+        semantics=semantics,
+        crosscheck=False,
+        max_witnesses=1,
+        max_per_result=10**9,
+        facts=facts,
+    )
     notes = []
     try:
         report = check_trace(trace, opts)
-    except CheckerUsageError as exc:          # the cut or failure set does not fit this trace
+    except CheckerUsageError as exc:  # the cut or failure set does not fit this trace
         notes.append(f"options not applicable: {exc}")
-        report = check_trace(trace, CheckOptions(semantics=semantics, crosscheck=False, max_witnesses=1,
-                                                 max_per_result=10 ** 9, facts=facts))
-    except Exception as exc:                  # a trace the checker cannot analyse is a problem of this trace
+        report = check_trace(
+            trace,
+            CheckOptions(semantics=semantics, crosscheck=False, max_witnesses=1, max_per_result=10**9, facts=facts),
+        )
+    except Exception as exc:  # a trace the checker cannot analyse is a problem of this trace
         out.update(problem=f"checker: {type(exc).__name__}: {exc}"[:500], problems=1)
         return out
     counts: dict[str, int] = {}
@@ -85,15 +97,20 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
             counts[key] = counts.get(key, 0) + 1
     rec = report.recovery.get("all", {})
     line = report.recovery_lines.get("all")
-    out.update(valid=True, ok=report.ok, violation_kinds=",".join(sorted(report.kinds)),
-               violations=sum(len(r.violations) + r.omitted for r in report.results),
-               useless=",".join(f"{p}:{c}" for p, c in report.useless), n_useless=len(report.useless),
-               checkpoints=report.stats.get("checkpoints", 0),
-               recovery_line=orjson.dumps(line, option=orjson.OPT_SORT_KEYS).decode() if line is not None else None,
-               rollback_checkpoints=rec.get("distance", {}).get("checkpoints_rolled_back"),
-               domino=bool(rec.get("domino", False)),
-               subject_counts=orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode(),
-               notes="; ".join(notes + report.notes)[:2000] or None)
+    out.update(
+        valid=True,
+        ok=report.ok,
+        violation_kinds=",".join(sorted(report.kinds)),
+        violations=sum(len(r.violations) + r.omitted for r in report.results),
+        useless=",".join(f"{p}:{c}" for p, c in report.useless),
+        n_useless=len(report.useless),
+        checkpoints=report.stats.get("checkpoints", 0),
+        recovery_line=orjson.dumps(line, option=orjson.OPT_SORT_KEYS).decode() if line is not None else None,
+        rollback_checkpoints=rec.get("distance", {}).get("checkpoints_rolled_back"),
+        domino=bool(rec.get("domino", False)),
+        subject_counts=orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode(),
+        notes="; ".join(notes + report.notes)[:2000] or None,
+    )
     return out
 
 

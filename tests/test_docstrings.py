@@ -11,6 +11,7 @@ import inspect
 import pkgutil
 
 import pytest
+
 import snapcheck.checker
 
 EXCLUDED = ("snapcheck.checker.tla",)
@@ -18,8 +19,9 @@ EXCLUDED = ("snapcheck.checker.tla",)
 
 def checker_modules() -> list[str]:
     """The modules of ``snapcheck.checker``, the package itself included, without ``EXCLUDED``."""
-    names = {"snapcheck.checker"} | {m.name for m in pkgutil.walk_packages(snapcheck.checker.__path__,
-                                                                           "snapcheck.checker.")}
+    names = {"snapcheck.checker"} | {
+        m.name for m in pkgutil.walk_packages(snapcheck.checker.__path__, "snapcheck.checker.")
+    }
     return sorted(n for n in names if not any(n == x or n.startswith(x + ".") for x in EXCLUDED))
 
 
@@ -32,7 +34,7 @@ def undocumented(module) -> list[str]:
             continue
         if getattr(obj, "__module__", None) != module.__name__:
             continue
-        doc = obj.__doc__ or ""          # a class's own docstring: ``__doc__`` is not inherited
+        doc = obj.__doc__ or ""  # a class's own docstring: ``__doc__`` is not inherited
         if not doctest.DocTestParser().get_examples(doc):
             out.append(name)
     return out

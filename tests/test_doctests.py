@@ -9,7 +9,6 @@ import pkgutil
 
 import pytest
 
-
 # Modules whose import starts something heavy or optional (a JVM, Flink's Python package).
 SKIP = ("snapcheck.__main__",)
 
@@ -18,8 +17,14 @@ def modules() -> list[str]:
     """Every module of every package the build maps under ``snapcheck`` (each from its own
     directory: the repository keeps them apart)."""
     names = set()
-    for top in ("snapcheck", "snapcheck.traces", "snapcheck.checker", "snapcheck.reference",
-                "snapcheck.spark_validation", "snapcheck.flink"):
+    for top in (
+        "snapcheck",
+        "snapcheck.traces",
+        "snapcheck.checker",
+        "snapcheck.reference",
+        "snapcheck.spark_validation",
+        "snapcheck.flink",
+    ):
         package = importlib.import_module(top)
         names.add(top)
         names |= {m.name for m in pkgutil.walk_packages(package.__path__, top + ".")}

@@ -12,14 +12,29 @@ This package is the base of the dependency order: ``reference`` and
 """
 
 from snapcheck.traces.errors import RecorderError, TraceError, TraceErrors
-from snapcheck.traces.model import Channel, Event, Header, Process, Trace, EVENT_TYPES
-from snapcheck.traces.jsonl import read_trace, iter_events, read_header, validate_file
+from snapcheck.traces.jsonl import iter_events, read_header, read_trace, validate_file
+from snapcheck.traces.model import EVENT_TYPES, Channel, Event, Header, Process, Trace
 from snapcheck.traces.recorder import TraceRecorder
 from snapcheck.traces.validate import TraceValidator
 from snapcheck.traces.writer import TraceWriter, dumps_trace, write_trace
 
 __all__ = [
-    "Channel", "Event", "Header", "Process", "Trace", "EVENT_TYPES",
-    "RecorderError", "TraceError", "TraceErrors", "TraceRecorder", "TraceValidator", "TraceWriter",
-    "read_trace", "iter_events", "read_header", "write_trace", "dumps_trace", "validate_file",
+    "Channel",
+    "Event",
+    "Header",
+    "Process",
+    "Trace",
+    "EVENT_TYPES",
+    "RecorderError",
+    "TraceError",
+    "TraceErrors",
+    "TraceRecorder",
+    "TraceValidator",
+    "TraceWriter",
+    "read_trace",
+    "iter_events",
+    "read_header",
+    "write_trace",
+    "dumps_trace",
+    "validate_file",
 ]

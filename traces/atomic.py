@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from snapcheck.traces.errors import UsageError
 
@@ -85,8 +86,9 @@ def _mode_for(path: str) -> int:
 
 
 @contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "wb", inputs: Iterable[str | os.PathLike] = (),
-                encoding: str | None = None) -> Iterator[IO]:
+def atomic_open(
+    path: str | os.PathLike, mode: str = "wb", inputs: Iterable[str | os.PathLike] = (), encoding: str | None = None
+) -> Iterator[IO]:
     """Open a temporary file next to ``path`` for writing; on a clean exit of the
     ``with`` block it replaces ``path``, on an exception it is removed (``path`` untouched).
 
@@ -111,7 +113,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb", inputs: Iterable[str 
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OSError) and exc.filename in (None, tmp, path):   # writing, not reading an input
+        if isinstance(exc, OSError) and exc.filename in (None, tmp, path):  # writing, not reading an input
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 

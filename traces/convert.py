@@ -6,7 +6,7 @@ lossless.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import orjson
 import pyarrow as pa
@@ -39,8 +39,16 @@ def write_parquet(items: list[tuple[str, str | None, str]], dest: str) -> int:
     first_from: dict[str, str] = {}
     for source, _, out_id in items:
         if out_id in first_from:
-            raise TraceErrors([TraceError(source, 0, f"trace id {out_id!r} is also the id of a trace from "
-                                                     f"{first_from[out_id]}; one Parquet file holds each id once")])
+            raise TraceErrors(
+                [
+                    TraceError(
+                        source,
+                        0,
+                        f"trace id {out_id!r} is also the id of a trace from "
+                        f"{first_from[out_id]}; one Parquet file holds each id once",
+                    )
+                ]
+            )
         first_from[out_id] = source
     for source, tid, _ in items:
         _validate(source, tid)

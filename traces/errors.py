@@ -14,7 +14,7 @@ from dataclasses import dataclass
 EXIT_CLEAN = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3   # a bug in snapcheck itself (prints a traceback), never a verdict
+EXIT_INTERNAL = 3  # a bug in snapcheck itself (prints a traceback), never a verdict
 
 
 class UsageError(ValueError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 import orjson
 
@@ -57,8 +57,8 @@ class _JsonLines:
             self._batches = _open_batches(source, max_line_bytes, progress)
         else:
             self._batches = _text_batches(source)
-        self._batch: tuple[int, list[bytes], bool] | None = None   # the batch rows() is in
-        self._next = 0                                              # its next line
+        self._batch: tuple[int, list[bytes], bool] | None = None  # the batch rows() is in
+        self._next = 0  # its next line
 
     def rows(self) -> Iterator[tuple[int, dict | None, str | None]]:
         loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
@@ -83,7 +83,7 @@ class _JsonLines:
     def _remaining(self):
         if self._batch is not None:
             n, lines, long_digits = self._batch
-            yield n + self._next, lines[self._next:], long_digits
+            yield n + self._next, lines[self._next :], long_digits
         yield from self._batches
 
     def checked(self, check, error, keep: bool = True) -> Iterator[list[tuple[int, dict]]]:
@@ -126,9 +126,15 @@ def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int,
     return _JsonLines(source, max_line_bytes).rows()
 
 
-def iter_events(path, validator: TraceValidator | None = None, raise_errors: bool = True,
-                max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None = None,
-                max_line_bytes: int | None = None, progress=None) -> Iterator[Event]:
+def iter_events(
+    path,
+    validator: TraceValidator | None = None,
+    raise_errors: bool = True,
+    max_errors: int = DEFAULT_MAX_ERRORS,
+    trace_id: str | None = None,
+    max_line_bytes: int | None = None,
+    progress=None,
+) -> Iterator[Event]:
     """Stream the validated events of a trace file (the header is ``validator.header_obj``).
 
     Invalid lines are not yielded; when the file is exhausted, ``TraceErrors`` is
@@ -185,8 +191,9 @@ def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_
         pass
 
 
-def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool,
-                   progress=None):
+def _valid_batches(
+    path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool, progress=None
+):
     """Lists of (line, event object) of the valid event lines (empty lists unless ``keep``),
     recording every problem in ``v``; the whole-trace checks run at the end when the file
     could be read to its end."""
@@ -194,7 +201,7 @@ def _valid_batches(path, v: TraceValidator, trace_id: str | None, max_line_bytes
     rows = source.rows() if isinstance(source, _JsonLines) else source
     got_header = complete = False
     try:
-        for line, obj, err in rows:             # up to the header
+        for line, obj, err in rows:  # up to the header
             if err is not None:
                 v.error(line, err)
                 break
@@ -231,10 +238,12 @@ def _source(path, trace_id: str | None, max_line_bytes: int | None, progress=Non
     name = str(path)
     if isinstance(path, (str, os.PathLike)) and _is_parquet(name):
         from snapcheck.traces.parquet import iter_parquet_dicts
+
         return iter_parquet_dicts(name, trace_id)
     if trace_id is not None:
-        raise TraceErrors([TraceError(name, 0, "--trace-id applies to Parquet files only (one JSONL file "
-                                               "holds one trace)")])
+        raise TraceErrors(
+            [TraceError(name, 0, "--trace-id applies to Parquet files only (one JSONL file holds one trace)")]
+        )
     return _JsonLines(path, max_line_bytes, progress)
 
 
@@ -271,7 +280,7 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
     v = TraceValidator(str(path), max_errors)
     with paused_gc():
         events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
-    assert v.header_obj is not None           # iter_events raised otherwise
+    assert v.header_obj is not None  # iter_events raised otherwise
     return Trace(v.header_obj, events, str(path))
 
 
@@ -279,7 +288,7 @@ def parse_trace(text: str, name: str = "<memory>") -> Trace:
     """Parse and validate a trace given as JSONL text."""
     v = TraceValidator(name)
     events = list(iter_events(io.StringIO(text), validator=v))
-    assert v.header_obj is not None           # iter_events raised otherwise
+    assert v.header_obj is not None  # iter_events raised otherwise
     return Trace(v.header_obj, events, name)
 
 
@@ -289,7 +298,7 @@ def validate_file(path: str, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str
     v = TraceValidator(path, max_errors)
     try:
         scan(path, v, trace_id)
-    except TraceErrors as exc:       # the file itself could not be read
+    except TraceErrors as exc:  # the file itself could not be read
         for e in exc.errors:
             v.error(e.line, e.reason)
     return v

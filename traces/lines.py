@@ -25,10 +25,11 @@ True
 from __future__ import annotations
 
 import json
-from typing import Any, BinaryIO, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
-INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 CHUNK = 1 << 18
 
 _max_line_bytes = DEFAULT_MAX_LINE_BYTES
@@ -59,21 +60,25 @@ def set_max_line_bytes(limit: int) -> None:
 
 
 def _too_long(line: int, limit: int) -> Unreadable:
-    return Unreadable(line, f"line longer than {limit:,} bytes (the limit of one trace line; "
-                            f"raise it with 'snapcheck --max-line-bytes N' if the line is real)")
+    return Unreadable(
+        line,
+        f"line longer than {limit:,} bytes (the limit of one trace line; "
+        f"raise it with 'snapcheck --max-line-bytes N' if the line is real)",
+    )
 
 
-def line_batches(f: BinaryIO, name: str = "<stream>", limit: int | None = None, progress=None
-                 ) -> Iterator[tuple[int, list[bytes], bool]]:
+def line_batches(
+    f: BinaryIO, name: str = "<stream>", limit: int | None = None, progress=None
+) -> Iterator[tuple[int, list[bytes], bool]]:
     """The lines of ``f`` in batches, one per chunk read: (number of the batch's first line,
     its lines without newlines, whether a line of the batch may hold a run of 19 digits,
     i.e. an integer that ``integer_problem`` must look at). Raises ``Unreadable`` for a line
     longer than ``limit`` bytes or a read error. ``progress(bytes read so far)`` is called
     after every chunk."""
     limit = _max_line_bytes if limit is None else limit
-    n = 1                            # number of the next line
+    n = 1  # number of the next line
     done = 0
-    pending: list[bytes] = []        # pieces of a line not finished yet
+    pending: list[bytes] = []  # pieces of a line not finished yet
     pending_len = 0
     while True:
         try:
@@ -96,7 +101,7 @@ def line_batches(f: BinaryIO, name: str = "<stream>", limit: int | None = None, 
             pending.append(chunk[:cut])
             first = b"".join(pending)
             pending, pending_len = [], 0
-            chunk = chunk[cut + 1:]
+            chunk = chunk[cut + 1 :]
             if len(first) > limit:
                 raise _too_long(n, limit)
             yield n, [first], _NINETEEN_DIGITS in first.translate(_ZERO_DIGITS)
@@ -169,12 +174,12 @@ def integer_problem(raw: bytes | str) -> str | None:
     else a reason naming the first field that does not."""
     if isinstance(raw, str):
         raw = raw.encode()
-    if _NINETEEN_DIGITS not in raw.translate(_ZERO_DIGITS):      # no run of 19 digits: all fit
+    if _NINETEEN_DIGITS not in raw.translate(_ZERO_DIGITS):  # no run of 19 digits: all fit
         return None
     try:
         obj = json.loads(raw, parse_int=_parse_int)
     except ValueError:
-        return None               # not JSON: the parser reports it
+        return None  # not JSON: the parser reports it
     found = _find_big(obj, "")
     if found is None:
         return None

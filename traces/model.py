@@ -11,14 +11,29 @@ incarnation), while ``(ch, seq)`` repeats when a restored sender regenerates it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Iterator
+from typing import Any
 
 EVENT_TYPES = (
-    "send", "arrive", "recv", "discard", "replay", "checkpoint", "record", "log",
-    "log_truncate", "fail", "restore", "round_start", "round_complete", "round_abort", "output",
+    "send",
+    "arrive",
+    "recv",
+    "discard",
+    "replay",
+    "checkpoint",
+    "record",
+    "log",
+    "log_truncate",
+    "fail",
+    "restore",
+    "round_start",
+    "round_complete",
+    "round_abort",
+    "output",
     "protocol_error",
-    "finish", "retire",
+    "finish",
+    "retire",
 )
 CHECKPOINT_KINDS = ("initial", "basic", "forced", "coordinated")
 ROLES = ("task", "source", "sink", "external", "coordinator")
@@ -38,10 +53,10 @@ class Process:
     subtask: int | None = None
     worker: str | None = None
     attrs: dict | None = None
-    appears: bool = False                      # joins later: its first event is a restore naming its sources
-    key_groups: list | None = None             # the key groups of its operator it owns: [[lo, hi], ...]
-    max_parallelism: int | None = None         # the number of key groups of its operator
-    partitions: list | None = None             # operator list-state partitions it holds at its start
+    appears: bool = False  # joins later: its first event is a restore naming its sources
+    key_groups: list | None = None  # the key groups of its operator it owns: [[lo, hi], ...]
+    max_parallelism: int | None = None  # the number of key groups of its operator
+    partitions: list | None = None  # operator list-state partitions it holds at its start
 
     @property
     def checkpoints(self) -> bool:
@@ -70,7 +85,7 @@ class Header:
     metadata: dict = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Header":
+    def from_dict(cls, d: dict) -> Header:
         return cls(
             processes=[Process(**p) for p in d["processes"]],
             channels=[Channel(**c) for c in d["channels"]],
@@ -135,12 +150,12 @@ class Event:
     recovery: int | None = None
     t: float | None = None
     attrs: dict | None = None
-    key_group: int | None = None        # send: the key group of the record's key (keyed edges)
-    sources: list | None = None         # restore: [{proc, ckpt, key_groups?, partitions?}]
-    channels: list | None = None        # restore: [{old, new, key_groups?}] onto the restoring process's inputs
+    key_group: int | None = None  # send: the key group of the record's key (keyed edges)
+    sources: list | None = None  # restore: [{proc, ckpt, key_groups?, partitions?}]
+    channels: list | None = None  # restore: [{old, new, key_groups?}] onto the restoring process's inputs
 
     @classmethod
-    def from_dict(cls, d: dict, line: int = 0) -> "Event":
+    def from_dict(cls, d: dict, line: int = 0) -> Event:
         """The event of a JSON object of the trace format (``from`` is ``source`` here).
 
         Objects with the same keys in the same order (most of a trace's events) are built
@@ -171,7 +186,7 @@ class Event:
 
 
 _EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))
-_FROM_KEYS: dict[tuple, Callable[..., "Event"]] = {}
+_FROM_KEYS: dict[tuple, Callable[..., Event]] = {}
 
 
 def _from_keys(keys: tuple):
@@ -179,15 +194,15 @@ def _from_keys(keys: tuple):
     keys in this order (an unknown or repeated key raises ``TypeError``, as a keyword would)."""
     names = ["source" if k == "from" else k for k in keys]
     order = [f.name for f in fields(Event)]
-    if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) \
-            or "line" in names:
+    if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) or "line" in names:
+
         def make(line, *values):
             return Event(line=line, **dict(zip(names, values)))
     else:
         params = [f"v{i}" for i in range(len(names))]
         arg = dict(zip(names, params)) | {"line": "line"}
         last = max(order.index(n) for n in arg)
-        call = ", ".join(arg.get(n, "None") for n in order[:last + 1])
+        call = ", ".join(arg.get(n, "None") for n in order[: last + 1])
         make = eval(f"lambda line, {', '.join(params)}: Event({call})", {"Event": Event})
     if len(_FROM_KEYS) < 4096:
         _FROM_KEYS[keys] = make

@@ -12,7 +12,7 @@ keeps the exact JSON text. Conversions between the two forms are in ``convert``.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import orjson
 import pyarrow as pa
@@ -23,29 +23,42 @@ from snapcheck.traces.lines import integer_problem
 
 TYPED = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt")
 
-SCHEMA = pa.schema([
-    ("trace_id", pa.string()),
-    ("line", pa.int64()),
-    ("type", pa.string()),
-    ("proc", pa.string()),
-    ("idx", pa.int64()),
-    ("ch", pa.string()),
-    ("mid", pa.string()),
-    ("seq", pa.int64()),
-    ("kind", pa.string()),
-    ("round", pa.int64()),
-    ("ckpt", pa.int64()),
-    ("extra", pa.string()),
-])
+SCHEMA = pa.schema(
+    [
+        ("trace_id", pa.string()),
+        ("line", pa.int64()),
+        ("type", pa.string()),
+        ("proc", pa.string()),
+        ("idx", pa.int64()),
+        ("ch", pa.string()),
+        ("mid", pa.string()),
+        ("seq", pa.int64()),
+        ("kind", pa.string()),
+        ("round", pa.int64()),
+        ("ckpt", pa.int64()),
+        ("extra", pa.string()),
+    ]
+)
 
 BATCH = 100_000
 
 
 def row_of(trace_id: str, line: int, obj: dict, is_header: bool = False) -> dict:
     if is_header:
-        return {"trace_id": trace_id, "line": line, "type": "header", "proc": None, "idx": -1, "ch": None,
-                "mid": None, "seq": None, "kind": None, "round": None, "ckpt": None,
-                "extra": orjson.dumps(obj).decode()}
+        return {
+            "trace_id": trace_id,
+            "line": line,
+            "type": "header",
+            "proc": None,
+            "idx": -1,
+            "ch": None,
+            "mid": None,
+            "seq": None,
+            "kind": None,
+            "round": None,
+            "ckpt": None,
+            "extra": orjson.dumps(obj).decode(),
+        }
     row = {"trace_id": trace_id, "line": line}
     extra = {}
     for k, v in obj.items():
@@ -132,15 +145,33 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
         raise _unreadable(path, exc) from None
     missing = [f.name for f in SCHEMA if f.name not in pf.schema_arrow.names]
     if missing:
-        raise TraceErrors([TraceError(path, 0, f"not a snapcheck Parquet trace: missing column(s) {', '.join(missing)}")])
+        raise TraceErrors(
+            [TraceError(path, 0, f"not a snapcheck Parquet trace: missing column(s) {', '.join(missing)}")]
+        )
     ids = trace_ids(path)
     if trace_id is None and len(ids) > 1:
-        raise TraceErrors([TraceError(path, 0, f"holds {len(ids)} traces; choose one with --trace-id "
-                                               f"(one of {', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''})"
-                                               " or check them all with 'snapcheck validate --input'")])
+        raise TraceErrors(
+            [
+                TraceError(
+                    path,
+                    0,
+                    f"holds {len(ids)} traces; choose one with --trace-id "
+                    f"(one of {', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''})"
+                    " or check them all with 'snapcheck validate --input'",
+                )
+            ]
+        )
     if trace_id is not None and trace_id not in ids:
-        raise TraceErrors([TraceError(path, 0, f"no trace {trace_id!r} (the file holds "
-                                               f"{', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''})")])
+        raise TraceErrors(
+            [
+                TraceError(
+                    path,
+                    0,
+                    f"no trace {trace_id!r} (the file holds "
+                    f"{', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''})",
+                )
+            ]
+        )
     try:
         for batch in pf.iter_batches(batch_size=BATCH):
             for row in batch.to_pylist():

@@ -48,10 +48,10 @@ class DeclaredFacts:
     guarantees: frozenset = frozenset()
     cic: str | None = None
     channel_state: str | None = None
-    declared: frozenset = frozenset()     # which of the keys above the header (or supplement) states
+    declared: frozenset = frozenset()  # which of the keys above the header (or supplement) states
 
     @classmethod
-    def of(cls, protocol: dict | None, supplement: dict | None = None) -> "DeclaredFacts":
+    def of(cls, protocol: dict | None, supplement: dict | None = None) -> DeclaredFacts:
         params = dict(supplement or {})
         params.update((protocol or {}).get("params") or {})
         guarantees = {g for g in params.get("guarantees") or () if isinstance(g, str)}
@@ -63,9 +63,13 @@ class DeclaredFacts:
             guarantees.add("z-cycles")
         cic = params.get("cic")
         declared = {k for k in ("aligned", "guarantees", "zcf", "rdt", "cic", "channel_state") if k in params}
-        return cls(aligned=bool(params.get("aligned", False)), guarantees=frozenset(guarantees),
-                   cic=cic if cic in CIC_FORMS else None, channel_state=params.get("channel_state"),
-                   declared=frozenset(declared))
+        return cls(
+            aligned=bool(params.get("aligned", False)),
+            guarantees=frozenset(guarantees),
+            cic=cic if cic in CIC_FORMS else None,
+            channel_state=params.get("channel_state"),
+            declared=frozenset(declared),
+        )
 
     def promises(self, prop: str) -> bool:
         """Does the protocol promise ``prop`` (one of ``PROMISABLE``)?"""

@@ -37,7 +37,8 @@ snapcheck.traces.errors.RecorderError: send on the wrong channel: B sends on 'a2
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from snapcheck.traces.errors import RecorderError
 from snapcheck.traces.model import Channel, Event, Header, Process, Trace
@@ -61,9 +62,16 @@ def _channel(c) -> Channel:
 
 
 class TraceRecorder:
-    def __init__(self, processes: Iterable, channels: Iterable, protocol: str = "unknown",
-                 params: dict | None = None, seed: int | None = None, metadata: dict | None = None,
-                 out: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        processes: Iterable,
+        channels: Iterable,
+        protocol: str = "unknown",
+        params: dict | None = None,
+        seed: int | None = None,
+        metadata: dict | None = None,
+        out: str | os.PathLike | None = None,
+    ):
         try:
             self.header = Header(
                 processes=[_process(p) for p in processes],
@@ -128,15 +136,40 @@ class TraceRecorder:
         return base if e == 0 else f"{base}@{e}"
 
     # -- messages ---------------------------------------------------------------
-    def send(self, proc: str, ch: str, *, value: Any = None, key: Any = None, size: int | None = None,
-             logged: bool | None = None, piggyback: dict | None = None, t: float | None = None,
-             attrs: dict | None = None, key_group: int | None = None) -> str:
+    def send(
+        self,
+        proc: str,
+        ch: str,
+        *,
+        value: Any = None,
+        key: Any = None,
+        size: int | None = None,
+        logged: bool | None = None,
+        piggyback: dict | None = None,
+        t: float | None = None,
+        attrs: dict | None = None,
+        key_group: int | None = None,
+    ) -> str:
         """Record a data message sent by ``proc`` on ``ch``; returns its mid."""
         seq = self._seq[self._channel_of(ch)] + 1
         mid = self._mid(f"{ch}:{seq}", self._proc(proc))
-        self._emit("send", proc, {"ch": ch, "mid": mid, "seq": seq, "logged": logged, "size": size,
-                                  "key": key, "value": value, "piggyback": piggyback, "t": t, "attrs": attrs,
-                                  "key_group": key_group})
+        self._emit(
+            "send",
+            proc,
+            {
+                "ch": ch,
+                "mid": mid,
+                "seq": seq,
+                "logged": logged,
+                "size": size,
+                "key": key,
+                "value": value,
+                "piggyback": piggyback,
+                "t": t,
+                "attrs": attrs,
+                "key_group": key_group,
+            },
+        )
         self._seq[ch] = seq
         self._mid_ch[mid] = ch
         return mid
@@ -187,20 +220,41 @@ class TraceRecorder:
         return mid
 
     # -- checkpoints and logs ---------------------------------------------------
-    def checkpoint(self, proc: str, kind: str = "basic", round: int | None = None, vars: dict | None = None,
-                   digest: str | None = None, size: int | None = None, t: float | None = None,
-                   attrs: dict | None = None) -> int:
+    def checkpoint(
+        self,
+        proc: str,
+        kind: str = "basic",
+        round: int | None = None,
+        vars: dict | None = None,
+        digest: str | None = None,
+        size: int | None = None,
+        t: float | None = None,
+        attrs: dict | None = None,
+    ) -> int:
         """Record a local checkpoint; returns its number ``ckpt`` (1, 2, ...). ``attrs``: e.g.
         ``{"agreed": {key: value}}``, values every subtask of its operator must agree on."""
         n = self._ckpt[self._proc(proc)] + 1
-        self._emit("checkpoint", proc, {"kind": kind, "round": round, "ckpt": n, "size": size, "vars": vars,
-                                        "digest": digest, "t": t, "attrs": attrs})
+        self._emit(
+            "checkpoint",
+            proc,
+            {
+                "kind": kind,
+                "round": round,
+                "ckpt": n,
+                "size": size,
+                "vars": vars,
+                "digest": digest,
+                "t": t,
+                "attrs": attrs,
+            },
+        )
         self._ckpt[proc] = n
         self._seq_at[(proc, n)] = {c: self._seq[c] for c in self._out_chans[proc]}
         return n
 
-    def record(self, proc: str, ckpt: int, ch: str, mids: list[str], part: str = "input",
-               t: float | None = None) -> None:
+    def record(
+        self, proc: str, ckpt: int, ch: str, mids: list[str], part: str = "input", t: float | None = None
+    ) -> None:
         """Record the channel state of ``ch`` persisted with checkpoint ``ckpt`` of ``proc``."""
         for m in mids:
             self._message(m)
@@ -221,14 +275,33 @@ class TraceRecorder:
         """Record that ``proc`` crashed (its volatile state is lost until a ``restore``)."""
         self._emit("fail", proc, {"reason": reason, "t": t})
 
-    def restore(self, proc: str, ckpt: int, recovery: int | None = None, round: int | None = None,
-                t: float | None = None, sources: list | None = None, channels: list | None = None,
-                attrs: dict | None = None) -> None:
+    def restore(
+        self,
+        proc: str,
+        ckpt: int,
+        recovery: int | None = None,
+        round: int | None = None,
+        t: float | None = None,
+        sources: list | None = None,
+        channels: list | None = None,
+        attrs: dict | None = None,
+    ) -> None:
         """Record that ``proc`` resumed from its checkpoint ``ckpt``; its output sequence
         numbers return to their values at that checkpoint. A process restored at another
         parallelism names its ``sources`` and ``channels`` (docs/trace-format.md)."""
-        self._emit("restore", proc, {"round": round, "ckpt": ckpt, "recovery": recovery, "t": t,
-                                     "sources": sources, "channels": channels, "attrs": attrs})
+        self._emit(
+            "restore",
+            proc,
+            {
+                "round": round,
+                "ckpt": ckpt,
+                "recovery": recovery,
+                "t": t,
+                "sources": sources,
+                "channels": channels,
+                "attrs": attrs,
+            },
+        )
         self._epoch[proc] += 1
         for c, s in self._seq_at[(proc, ckpt)].items():
             self._seq[c] = s
@@ -251,13 +324,21 @@ class TraceRecorder:
         ``attrs {"fallback": {proc: k}}``, a regional completion: docs/trace-format.md)."""
         self._emit("round_complete", proc, {"round": round, "t": t, "attrs": attrs})
 
-    def round_abort(self, proc: str, round: int, reason: str | None = None, t: float | None = None,
-                    attrs: dict | None = None) -> None:
+    def round_abort(
+        self, proc: str, round: int, reason: str | None = None, t: float | None = None, attrs: dict | None = None
+    ) -> None:
         """Record that snapshot ``round`` was aborted (it will never complete)."""
         self._emit("round_abort", proc, {"round": round, "reason": reason, "t": t, "attrs": attrs})
 
-    def output(self, proc: str, value: Any, key: Any = None, mid: str | None = None, t: float | None = None,
-               attrs: dict | None = None) -> None:
+    def output(
+        self,
+        proc: str,
+        value: Any,
+        key: Any = None,
+        mid: str | None = None,
+        t: float | None = None,
+        attrs: dict | None = None,
+    ) -> None:
         """Record an output ``proc`` made visible outside the system (e.g. a sink's publish)."""
         self._emit("output", proc, {"mid": mid, "key": key, "value": value, "t": t, "attrs": attrs})
 
@@ -279,7 +360,7 @@ class TraceRecorder:
             self._file.close()
             self._file = None
 
-    def __enter__(self) -> "TraceRecorder":
+    def __enter__(self) -> TraceRecorder:
         return self
 
     def __exit__(self, *exc) -> None:

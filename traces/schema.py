@@ -28,8 +28,11 @@ def schema() -> dict:
 
 def _compile(def_name: str):
     doc = schema()
-    wrapper = {"$schema": "http://json-schema.org/draft-07/schema#", "$ref": f"#/definitions/{def_name}",
-               "definitions": doc["$defs"]}
+    wrapper = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "$ref": f"#/definitions/{def_name}",
+        "definitions": doc["$defs"],
+    }
     text = json.dumps(wrapper).replace("#/$defs/", "#/definitions/")
     return fastjsonschema.compile(json.loads(text))
 
@@ -64,7 +67,7 @@ def _expr(prop: dict, defs: dict, v: str) -> str | None:
         lo, hi = prop.get("minLength", 0), prop.get("maxLength", 2**63)
         return f"(type({v}) is str and {lo} <= len({v}) <= {hi})"
     if t == "integer" and rest <= {"type", "minimum", "maximum"}:
-        lo, hi = prop.get("minimum", -2**63), prop.get("maximum", 2**63 - 1)
+        lo, hi = prop.get("minimum", -(2**63)), prop.get("maximum", 2**63 - 1)
         return f"(type({v}) is int and {lo} <= {v} <= {hi})"
     if t == "number" and rest == {"type"}:
         return f"type({v}) in NUMBER"
@@ -73,7 +76,7 @@ def _expr(prop: dict, defs: dict, v: str) -> str | None:
     if t == "object" and rest <= {"type", "required", "properties", "additionalProperties"}:
         return _object_expr(prop, defs, v)
     if t == "array" and rest <= {"type", "items", "minItems", "maxItems"}:
-        x = f"x{len(v)}"             # a name per nesting level: inner expressions are longer
+        x = f"x{len(v)}"  # a name per nesting level: inner expressions are longer
         item = _expr(prop.get("items", {}), defs, x)
         if item is None:
             return None
@@ -93,7 +96,7 @@ def _object_expr(prop: dict, defs: dict, v: str) -> str | None:
     parts = [f"type({v}) is dict"]
     if extra is False:
         parts.append(f"{frozenset(props)!r}.issuperset({v})")
-    elif extra is not True:                   # a schema every other property's value must satisfy
+    elif extra is not True:  # a schema every other property's value must satisfy
         k = f"k{len(v)}"
         e = _expr(extra, defs, f"{v}[{k}]")
         if e is None:
@@ -134,7 +137,9 @@ def fast_event_check(event_type: str, trusted: frozenset = frozenset()):
     required = frozenset(ev["required"])
     props = ev["properties"]
     body = []
-    present = [k for k in props if k in required and k != "type" and (k in trusted or _expr(props[k], defs, "v") == "True")]
+    present = [
+        k for k in props if k in required and k != "type" and (k in trusted or _expr(props[k], defs, "v") == "True")
+    ]
     if present:
         body += [f"    if not ({' and '.join(f'{k!r} in d' for k in present)}):", "        return False"]
     for k, p in props.items():
@@ -145,10 +150,15 @@ def fast_event_check(event_type: str, trusted: frozenset = frozenset()):
             return lambda d: False
         if e == "True":
             continue
-        if k in required:                # a missing required field raises KeyError: not accepted
+        if k in required:  # a missing required field raises KeyError: not accepted
             body += [f"    v = d[{k!r}]", f"    if not ({e}):", "        return False"]
         else:
-            body += [f"    if {k!r} in d:", f"        v = d[{k!r}]", f"        if not ({e}):", "            return False"]
+            body += [
+                f"    if {k!r} in d:",
+                f"        v = d[{k!r}]",
+                f"        if not ({e}):",
+                "            return False",
+            ]
     lines = ["def check(d):", "    if not ALLOWED.issuperset(d):", "        return False", "    try:"]
     lines += ["    " + x for x in body] + ["    except KeyError:", "        return False", "    return True"]
     scope = {"ALLOWED": frozenset(props), "NUMBER": frozenset((int, float))}
@@ -181,7 +191,7 @@ def stricter_than_schema(event_type: str, d: dict) -> str | None:
 
 
 def event_types() -> tuple[str, ...]:
-    return tuple(k[len("event_"):] for k in schema()["$defs"] if k.startswith("event_"))
+    return tuple(k[len("event_") :] for k in schema()["$defs"] if k.startswith("event_"))
 
 
 _FIELD = re.compile(r"^data(?:\.|\[)?(.*)$")
@@ -194,7 +204,7 @@ def describe_schema_error(exc: fastjsonschema.JsonSchemaException) -> str:
     path = field.group(1) if field else name
     msg: str = getattr(exc, "message", str(exc))
     if msg.startswith(name + " "):
-        msg = msg[len(name) + 1:]
+        msg = msg[len(name) + 1 :]
     if "must not contain" in msg and "properties" in msg:
         extra = re.findall(r"\{'([^']+)'", msg) or re.findall(r"'([^']+)'", msg)
         return f"unknown field {extra[0]!r}" if extra else "unknown field"

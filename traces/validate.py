@@ -15,19 +15,23 @@ O(processes + messages): events are checked and passed on, never kept.
 from __future__ import annotations
 
 from array import array
-
 from typing import Any
 
 import fastjsonschema
 
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import EVENT_TYPES, MARKERS, Channel, Event, Header
-from snapcheck.traces.schema import (describe_schema_error, event_validator, fast_event_check, header_validator,
-                                     stricter_than_schema)
+from snapcheck.traces.schema import (
+    describe_schema_error,
+    event_validator,
+    fast_event_check,
+    header_validator,
+    stricter_than_schema,
+)
 from snapcheck.traces.validate_rescale import RescaleRules
 
 DEFAULT_MAX_ERRORS = 20
-MAX_ID = 200              # the longest id or mid (the schema's maxLength)
+MAX_ID = 200  # the longest id or mid (the schema's maxLength)
 
 _RECEIVE_LIKE = ("recv", "arrive", "discard")
 
@@ -52,25 +56,25 @@ class TraceValidator(RescaleRules):
         self._ch_src: list[int] = []
         self._ch_dst: list[int] = []
         self._ch_ids: list[str] = []
-        self._channels: list[Channel] = []    # the header's channels by number
+        self._channels: list[Channel] = []  # the header's channels by number
         self._next_idx: list[int] = []
         self._alt_idx: dict[int, int] = {}
         self._last_ckpt: list[int] = []
         self._ckpts: list[set[int]] = []
         self._failed: list[bool] = []
-        self._last_seq: list[int] = []        # per channel: last seq sent since its sender's last restore
+        self._last_seq: list[int] = []  # per channel: last seq sent since its sender's last restore
         self._out_chans: list[list[int]] = []  # per process: the channels it sends on
         self._mid_num: dict[str, int] = {}
         self._msg_ch = array("i")
         self._msg_line = array("q")
-        self._used_line = array("q")      # per message: line of its recv (-line: discard; 0: none yet)
+        self._used_line = array("q")  # per message: line of its recv (-line: discard; 0: none yet)
         self._early: dict[str, int] = {}  # mid -> its recv or discard line, when that comes before its send
-        self._pending: list[tuple[str, int, int, str]] = []   # (mid, line, channel or -1, what)
-        self._comm: list[array] = []          # per process: encoded comm events (see _hb_check)
+        self._pending: list[tuple[str, int, int, str]] = []  # (mid, line, channel or -1, what)
+        self._comm: list[array] = []  # per process: encoded comm events (see _hb_check)
         self._comm_line: list[array] = []
-        self._hb = False                      # recording comm events (from the first forward reference)
-        self._hb_base = 0                     # messages numbered when recording started
-        self._late: dict[int, list[str]] = {}    # per process: mids of placeholders (-1) in _comm
+        self._hb = False  # recording comm events (from the first forward reference)
+        self._hb_base = 0  # messages numbered when recording started
+        self._late: dict[int, list[str]] = {}  # per process: mids of placeholders (-1) in _comm
         self.events_seen = 0
 
     # -- reporting --------------------------------------------------------------
@@ -99,8 +103,11 @@ class TraceValidator(RescaleRules):
             self.error(line, "the first line must be the trace header (a JSON object)")
             return None
         if d.get("format") != "snapcheck-trace":
-            self.error(line, "the first line must be a snapcheck-trace header "
-                             f"(\"format\": \"snapcheck-trace\"), found format {d.get('format')!r}")
+            self.error(
+                line,
+                "the first line must be a snapcheck-trace header "
+                f'("format": "snapcheck-trace"), found format {d.get("format")!r}',
+            )
             return None
         if d.get("version") != 1:
             self.error(line, f"unsupported trace format version {d.get('version')!r} (this snapcheck reads version 1)")
@@ -232,8 +239,9 @@ class TraceValidator(RescaleRules):
         n = len(self._msg_ch)
         first = self._mid_num.setdefault(mid, n)
         if first != n:
-            self.error(line, f"duplicate message identity: mid {mid!r} was already sent at line "
-                             f"{self._msg_line[first]}")
+            self.error(
+                line, f"duplicate message identity: mid {mid!r} was already sent at line {self._msg_line[first]}"
+            )
             return False
         self._msg_ch.append(c)
         self._msg_line.append(line)
@@ -249,9 +257,12 @@ class TraceValidator(RescaleRules):
         if first:
             verb = "processed" if what == "recv" else "discarded"
             earlier = "discarded" if first < 0 else "processed"
-            self.error(line, f"message received twice: {mid!r} {verb} at line {line}, but it was already {earlier} "
-                             f"at line {abs(first)} (a message is delivered once; a redelivery is a 'replay' with "
-                             f"its own mid)")
+            self.error(
+                line,
+                f"message received twice: {mid!r} {verb} at line {line}, but it was already {earlier} "
+                f"at line {abs(first)} (a message is delivered once; a redelivery is a 'replay' with "
+                f"its own mid)",
+            )
             return False
         mark = -line if what == "discard" else line
         if n is not None:
@@ -266,9 +277,9 @@ class TraceValidator(RescaleRules):
         if n is None:
             self._pending.append((mid, line, c, what))
             if what in _RECEIVE_LIKE or what == "replay":
-                if not self._hb:                     # the first receive before its send (file order)
+                if not self._hb:  # the first receive before its send (file order)
                     self._hb, self._hb_base = True, len(self._msg_ch)
-                self._comm[p].append(-1)             # resolved in finish()
+                self._comm[p].append(-1)  # resolved in finish()
                 self._comm_line[p].append(line)
                 self._late.setdefault(p, []).append(mid)
             return
@@ -281,8 +292,11 @@ class TraceValidator(RescaleRules):
         sent_on = self._msg_ch[n]
         if c >= 0 and sent_on != c and not (what == "replay" and self._replay_mapped(sent_on, c)):
             verb = {"record": "recorded", "replay": "replayed"}.get(what, "received")
-            self.error(line, f"{what} on the wrong channel: {mid!r} {verb} on {self._ch_ids[c]!r} "
-                             f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})")
+            self.error(
+                line,
+                f"{what} on the wrong channel: {mid!r} {verb} on {self._ch_ids[c]!r} "
+                f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})",
+            )
 
     def _on_send(self, d: dict, p: int, line: int) -> bool:
         ch = d["ch"]
@@ -291,8 +305,9 @@ class TraceValidator(RescaleRules):
         except (KeyError, TypeError):
             return self._channel(d, line) is not None
         if self._ch_src[c] != p:
-            self.error(line, f"send on the wrong channel: {d['proc']} sends on {ch!r}, whose source is "
-                             f"{self._channels[c].src}")
+            self.error(
+                line, f"send on the wrong channel: {d['proc']} sends on {ch!r}, whose source is {self._channels[c].src}"
+            )
             return False
         seq = d.get("seq")
         kind = d.get("kind")
@@ -304,8 +319,11 @@ class TraceValidator(RescaleRules):
                 self.error(line, "send: a data message needs field 'seq' (per-channel sequence number)")
                 return False
         elif seq <= self._last_seq[c]:
-            self.error(line, f"duplicate message identity: seq {seq} on {ch!r} does not follow "
-                             f"seq {self._last_seq[c]} (sequence numbers increase per channel between restores)")
+            self.error(
+                line,
+                f"duplicate message identity: seq {seq} on {ch!r} does not follow "
+                f"seq {self._last_seq[c]} (sequence numbers increase per channel between restores)",
+            )
             return False
         mid = d["mid"]
         if type(mid) is not str or not 0 < len(mid) <= MAX_ID:
@@ -326,15 +344,18 @@ class TraceValidator(RescaleRules):
         except (KeyError, TypeError):
             return self._channel(d, line) is not None
         if self._ch_dst[c] != p:
-            self.error(line, f"{d['type']} on the wrong channel: {d['proc']} is not the destination of {d['ch']!r} "
-                             f"(destination {self._channels[c].dst})")
+            self.error(
+                line,
+                f"{d['type']} on the wrong channel: {d['proc']} is not the destination of {d['ch']!r} "
+                f"(destination {self._channels[c].dst})",
+            )
             return False
         mid = d["mid"]
         try:
             n = self._mid_num[mid]
         except (KeyError, TypeError):
             n = None
-        if n is None or self._msg_ch[n] != c:           # sent later in the file, or on another channel
+        if n is None or self._msg_ch[n] != c:  # sent later in the file, or on another channel
             if type(mid) is not str or not 0 < len(mid) <= MAX_ID:
                 return not self._schema_failed(d, line)
             if not self._once(mid, n, line, d["type"]):
@@ -365,7 +386,7 @@ class TraceValidator(RescaleRules):
             return False
         mid = d["mid"]
         if mid in self._mid_num:
-            return self._new_mid(mid, c, line)          # records the duplicate identity
+            return self._new_mid(mid, c, line)  # records the duplicate identity
         self._ref_mid(d["replay_of"], c, line, "replay", p)
         self._new_mid(mid, c, line)
         if self._hb:
@@ -386,7 +407,9 @@ class TraceValidator(RescaleRules):
                 return False
             return True
         if d["ckpt"] <= self._last_ckpt[p]:
-            self.error(line, f"checkpoint numbers must increase: {d['proc']} ckpt {d['ckpt']} after ckpt {self._last_ckpt[p]}")
+            self.error(
+                line, f"checkpoint numbers must increase: {d['proc']} ckpt {d['ckpt']} after ckpt {self._last_ckpt[p]}"
+            )
             return False
         self._last_ckpt[p] = d["ckpt"]
         self._ckpts[p].add(d["ckpt"])
@@ -436,7 +459,7 @@ class TraceValidator(RescaleRules):
         if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):
             return False
         self._failed[p] = False
-        for c in self._out_chans[p]:         # a new incarnation numbers its messages afresh
+        for c in self._out_chans[p]:  # a new incarnation numbers its messages afresh
             self._last_seq[c] = 0
         return True
 
@@ -474,13 +497,13 @@ class TraceValidator(RescaleRules):
             return
         comm = []
         for p, seq in enumerate(self._comm):
-            if p in self._late:       # fill in references resolved at finish()
+            if p in self._late:  # fill in references resolved at finish()
                 late = iter(self._late[p])
                 seq = array("q", (2 * self._mid_num[next(late)] + 1 if code == -1 else code for code in seq))
             comm.append(seq)
         n_msgs = len(self._msg_ch)
         sent = bytearray(n_msgs)
-        sent[:self._hb_base] = b"\x01" * self._hb_base
+        sent[: self._hb_base] = b"\x01" * self._hb_base
         waiting: dict[int, list[int]] = {}
         pos = [0] * len(comm)
         work = list(range(len(comm)))
@@ -505,12 +528,17 @@ class TraceValidator(RescaleRules):
             stuck.sort()
             names = list(self._procs)
             where = ", ".join(f"{names[p]} at line {ln}" for ln, p in stuck[:6])
-            self.error(stuck[0][0], "causally impossible history: happened-before has a cycle "
-                                    f"(each of these receives waits for a send that comes after it: {where})")
+            self.error(
+                stuck[0][0],
+                "causally impossible history: happened-before has a cycle "
+                f"(each of these receives waits for a send that comes after it: {where})",
+            )
 
 
 # Fields the handlers check themselves (an id found among the header's ids is valid; a new
 # mid is checked where it is numbered); the generated schema check skips them.
-_TRUSTED = {t: frozenset({"proc", "ch", "mid"} if t in ("send", "arrive", "recv", "discard", "replay") else {"proc"})
-            for t in EVENT_TYPES}
+_TRUSTED = {
+    t: frozenset({"proc", "ch", "mid"} if t in ("send", "arrive", "recv", "discard", "replay") else {"proc"})
+    for t in EVENT_TYPES
+}
 _DISPATCH = {t: (fast_event_check(t, _TRUSTED[t]), getattr(TraceValidator, "_on_" + t)) for t in EVENT_TYPES}

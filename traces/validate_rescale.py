@@ -35,7 +35,7 @@ own it, in-flight records delivered to the wrong owner, lost or twice.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def ranges_overlap(a: list, b: list) -> tuple[int, int] | None:
@@ -73,7 +73,7 @@ class RescaleRules:
         self._ckpt_round: dict[tuple[int, int], int | None] = {}
         self._retired: dict[int, int] = {}
         self._started: set[int] = set()
-        self._mapped: set[tuple[int, int]] = set()    # (old channel, new channel) pairs of restores
+        self._mapped: set[tuple[int, int]] = set()  # (old channel, new channel) pairs of restores
         for p in header.processes:
             i = self._procs.get(p.id)
             if i is None:
@@ -107,8 +107,11 @@ class RescaleRules:
         self._started.add(p)
         if p in self._appears and not (d["type"] == "restore" and d.get("sources") is not None):
             what = "a restore without sources" if d["type"] == "restore" else repr(d["type"])
-            self.error(line, f"{d['proc']} appears later (header 'appears') but its first event is "
-                             f"{what}, not a restore naming its sources")
+            self.error(
+                line,
+                f"{d['proc']} appears later (header 'appears') but its first event is "
+                f"{what}, not a restore naming its sources",
+            )
             return False
         return True
 
@@ -142,8 +145,11 @@ class RescaleRules:
             r = self._ckpt_round.get((q, s["ckpt"])) if s["ckpt"] else None
             if s["ckpt"] and r not in rounds and rounds:
                 first = next(iter(rounds.items()))
-                self.error(line, f"restore: {name} belongs to round {r}, but {first[1]} is round {first[0]}: "
-                                 "the sources of one restore belong to one round")
+                self.error(
+                    line,
+                    f"restore: {name} belongs to round {r}, but {first[1]} is round {first[0]}: "
+                    "the sources of one restore belong to one round",
+                )
                 ok = False
             if s["ckpt"]:
                 rounds.setdefault(r, name)
@@ -155,8 +161,9 @@ class RescaleRules:
                 for other, their in seen_kg:
                     both = ranges_overlap(kgs, their)
                     if both:
-                        self.error(line, f"restore: {name} and {other} overlap: both give key groups "
-                                         f"{both[0]}..{both[1]}")
+                        self.error(
+                            line, f"restore: {name} and {other} overlap: both give key groups {both[0]}..{both[1]}"
+                        )
                         ok = False
                 seen_kg.append((name, kgs))
             for part in parts or ():
@@ -174,29 +181,37 @@ class RescaleRules:
 
     def _restore_channels(self, d: dict, p: int, line: int) -> bool:
         ok = True
-        given: dict[tuple[int, int], list | None] = {}     # None: every key group
+        given: dict[tuple[int, int], list | None] = {}  # None: every key group
         for m in d.get("channels") or ():
             old, new = self._chans.get(m["old"]), self._chans.get(m["new"])
             if old is None or new is None:
                 which = m["old"] if old is None else m["new"]
-                self.error(line, f"restore: channel mapping {m['old']} -> {m['new']} names an unknown channel {which!r}")
+                self.error(
+                    line, f"restore: channel mapping {m['old']} -> {m['new']} names an unknown channel {which!r}"
+                )
                 ok = False
                 continue
             if self._ch_dst[new] != p:
-                self.error(line, f"restore: channel mapping {m['old']} -> {m['new']}: {d['proc']} is not the "
-                                 f"destination of {m['new']!r} (a restore maps old channels onto its own inputs)")
+                self.error(
+                    line,
+                    f"restore: channel mapping {m['old']} -> {m['new']}: {d['proc']} is not the "
+                    f"destination of {m['new']!r} (a restore maps old channels onto its own inputs)",
+                )
                 ok = False
                 continue
             kgs = m.get("key_groups")
-            if kgs is not None and not self._check_ranges(kgs, self._max_par.get(p), line,
-                                                           f"restore: channel mapping {m['old']} -> {m['new']}"):
+            if kgs is not None and not self._check_ranges(
+                kgs, self._max_par.get(p), line, f"restore: channel mapping {m['old']} -> {m['new']}"
+            ):
                 ok = False
                 continue
             if (old, new) in given:
                 prev = given[(old, new)]
                 if prev is None or kgs is None or ranges_overlap(prev, kgs):
-                    self.error(line, f"restore: channel mapping {m['old']} -> {m['new']} is given twice "
-                                     "with overlapping key groups")
+                    self.error(
+                        line,
+                        f"restore: channel mapping {m['old']} -> {m['new']} is given twice with overlapping key groups",
+                    )
                     ok = False
                     continue
                 given[(old, new)] = prev + kgs

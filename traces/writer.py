@@ -39,7 +39,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import IO, Iterable
+from collections.abc import Iterable
+from typing import IO
 
 import orjson
 
@@ -64,8 +65,12 @@ def dumps_trace(header: Header | dict, events: Iterable[Event | dict]) -> bytes:
     return b"\n".join(parts)
 
 
-def write_trace(path_or_file, trace_or_header, events: Iterable[Event | dict] | None = None,
-                inputs: Iterable[str | os.PathLike] = ()) -> None:
+def write_trace(
+    path_or_file,
+    trace_or_header,
+    events: Iterable[Event | dict] | None = None,
+    inputs: Iterable[str | os.PathLike] = (),
+) -> None:
     """Write a ``Trace`` (or a header and events) as JSONL to a path (atomically; never
     onto one of ``inputs``) or to an open binary file."""
     if isinstance(trace_or_header, Trace):
@@ -124,8 +129,9 @@ class TraceWriter:
         try:
             line = orjson.dumps(obj)
         except (TypeError, orjson.JSONEncodeError) as exc:
-            raise RecorderError(f"{what}: {_encoding_problem(obj) or f'a value cannot be written as JSON ({exc})'}") \
-                from None
+            raise RecorderError(
+                f"{what}: {_encoding_problem(obj) or f'a value cannot be written as JSON ({exc})'}"
+            ) from None
         if b"null" in line and _not_finite(obj):
             raise RecorderError(f"{what}: NaN and infinity are not JSON numbers")
         problem = integer_problem(line)

@@ -29,8 +29,7 @@ from pathlib import Path
 from snapcheck.traces.errors import UsageError
 
 APALACHE_ENV = "SNAPCHECK_APALACHE"
-EXIT_RESULTS = {0: "pass", 12: "violation", 75: "eval-error", 120: "type-error", 150: "parse-error",
-                255: "error"}
+EXIT_RESULTS = {0: "pass", 12: "violation", 75: "eval-error", 120: "type-error", 150: "parse-error", 255: "error"}
 _INVARIANT = re.compile(r"[Ii]nvariant (\w+) (?:is )?violated")
 
 
@@ -45,9 +44,11 @@ class ApalacheResult:
 def find_apalache() -> str:
     exe = os.environ.get(APALACHE_ENV) or shutil.which("apalache-mc")
     if not exe:
-        raise UsageError("Apalache is not installed: no 'apalache-mc' on PATH. Get a release from "
-                         "https://github.com/apalache-mc/apalache/releases (unpack it and put its bin/ on "
-                         f"PATH, or set {APALACHE_ENV}), or use the default TLC backend.")
+        raise UsageError(
+            "Apalache is not installed: no 'apalache-mc' on PATH. Get a release from "
+            "https://github.com/apalache-mc/apalache/releases (unpack it and put its bin/ on "
+            f"PATH, or set {APALACHE_ENV}), or use the default TLC backend."
+        )
     return exe
 
 
@@ -67,17 +68,16 @@ def _is_temporal(config: Path) -> bool:
     return bool(re.search(r"^\s*PROPERT(Y|IES)\b", text, re.M)) and "FairSpec" in text
 
 
-def run_apalache(directory: Path, module: str, config: str, length: int = 10,
-                 timeout: float = 900.0) -> ApalacheResult:
+def run_apalache(directory: Path, module: str, config: str, length: int = 10, timeout: float = 900.0) -> ApalacheResult:
     exe = find_apalache()
     if _is_temporal(directory / config):
         return ApalacheResult(None, "skipped", 0.0, "liveness configurations are TLC-only")
     with tempfile.TemporaryDirectory(prefix="snapcheck-apalache-") as tmp:
-        cmd = [exe, "check", f"--config={config}", f"--length={length}", f"--out-dir={tmp}",
-               module + ".tla"]
+        cmd = [exe, "check", f"--config={config}", f"--length={length}", f"--out-dir={tmp}", module + ".tla"]
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
         try:
             out, _ = proc.communicate(timeout=timeout)
             code: int | None = proc.returncode

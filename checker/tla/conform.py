@@ -60,16 +60,16 @@ from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import TlaMapping
 
 ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
-MAX_EVENTS_PER_RUN = 500_000       # events per TLC run (its trace data and states: about 500 MB resident)
-MIN_EVENTS_PER_RUN = 10_000        # below this one more run costs more than it saves
-SEGMENT_EVENTS = 100               # spec events per segment at least (a round or two)
-HEAP_MB = 1024                     # two runs and the mapped trace of 10^6 events within 2 GB
+MAX_EVENTS_PER_RUN = 500_000  # events per TLC run (its trace data and states: about 500 MB resident)
+MIN_EVENTS_PER_RUN = 10_000  # below this one more run costs more than it saves
+SEGMENT_EVENTS = 100  # spec events per segment at least (a round or two)
+HEAP_MB = 1024  # two runs and the mapped trace of 10^6 events within 2 GB
 # A trace-validation run has about as many distinct states as events (a few per event),
 # a few MB of fingerprints per million: TLC's default of a quarter of the heap for the
 # fingerprint set only adds resident memory (measured at 1,000,000 events: see
 # docs/benchmarks.md).
 FPMEM = 0.05
-TEXT_ENV = "SNAPCHECK_TLC_TEXT"    # set: write the trace data as TLA+ text, never the override
+TEXT_ENV = "SNAPCHECK_TLC_TEXT"  # set: write the trace data as TLA+ text, never the override
 # refinement properties and their step-only forms (for segments that start mid-run)
 STEP_REFINEMENT = {"AbsSpec": "AbsSteps"}
 # Invariants a refinement implies: ConsistentSnapshot's Consistent and ChannelStateExact
@@ -85,9 +85,9 @@ class Verdict:
     path: str
     verdict: str
     protocol: str = ""
-    matched: int = 0           # events of the spec-level trace matched
-    total: int = 0             # events of the spec-level trace (including the final "end")
-    location: str = ""         # FILE:LINE of the first non-matching event
+    matched: int = 0  # events of the spec-level trace matched
+    total: int = 0  # events of the spec-level trace (including the final "end")
+    location: str = ""  # FILE:LINE of the first non-matching event
     message: str = ""
     ignored: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
@@ -104,13 +104,16 @@ class Verdict:
         if self.location or self.message:
             lines.append(f"  {self.location + ': ' if self.location else ''}{self.message}")
         if self.ignored:
-            lines.append("  not mapped (outside the specification): "
-                         + ", ".join(f"{n} {k}" for k, n in sorted(self.ignored.items())))
+            lines.append(
+                "  not mapped (outside the specification): "
+                + ", ".join(f"{n} {k}" for k, n in sorted(self.ignored.items()))
+            )
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
 # -- mapping -------------------------------------------------------------------
+
 
 def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
     """Map a validated trace to spec events (raises ``OutOfScope``). ``mappings``:
@@ -119,14 +122,15 @@ def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
     protocol = str(h.protocol.get("name", "unknown"))
     family = mappings.get(protocol)
     if family is None:
-        raise OutOfScope(f"no TLA+ trace specification for protocol {protocol!r} "
-                         f"(supported: {', '.join(sorted(mappings))})")
+        raise OutOfScope(
+            f"no TLA+ trace specification for protocol {protocol!r} (supported: {', '.join(sorted(mappings))})"
+        )
     if family.kind in PREPARE:
         return PREPARE[family.kind](trace, protocol, family)
-    if family.kind == "snapshot" and has_recovery(trace):      # failures, restores, rescales
+    if family.kind == "snapshot" and has_recovery(trace):  # failures, restores, rescales
         return prepare_recovery(trace, protocol, family)
-    if family.kind == "cic" and "unc" in mappings and has_recovery(trace):   # CIC with failures: its
-        return prepare_unc(trace, protocol, mappings["unc"], forced=True)   # recovery lines, as unc's
+    if family.kind == "cic" and "unc" in mappings and has_recovery(trace):  # CIC with failures: its
+        return prepare_unc(trace, protocol, mappings["unc"], forced=True)  # recovery lines, as unc's
     return prepare_snapshot(trace, protocol, family)
 
 
@@ -173,18 +177,30 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
         if culprit is None:
             for k in pending:
                 p = batch[k]
-                verdicts[k] = Verdict(p.path, ERROR, p.protocol, total=len(p.events),
-                                      message=f"TLC failed ({res.result}): {res.error_text()[:2000]}",
-                                      ignored=dict(p.ignored), notes=list(p.notes))
+                verdicts[k] = Verdict(
+                    p.path,
+                    ERROR,
+                    p.protocol,
+                    total=len(p.events),
+                    message=f"TLC failed ({res.result}): {res.error_text()[:2000]}",
+                    ignored=dict(p.ignored),
+                    notes=list(p.notes),
+                )
             break
         p = batch[culprit]
         step = len(res.trace) - 1
         verdicts[culprit] = Verdict(
-            p.path, ERROR, p.protocol, matched=step, total=len(p.events),
+            p.path,
+            ERROR,
+            p.protocol,
+            matched=step,
+            total=len(p.events),
             location=_where(p, step - 1),
             message=f"the specification violates {res.result} after this event: the trace is a "
-                    "behaviour of the specification, but the specification is wrong here",
-            ignored=dict(p.ignored), notes=list(p.notes))
+            "behaviour of the specification, but the specification is wrong here",
+            ignored=dict(p.ignored),
+            notes=list(p.notes),
+        )
         pending.remove(culprit)
     return [verdicts[k] for k in range(len(batch))]
 
@@ -200,17 +216,29 @@ def _run_tlc(batch: list[Prepared], members: list[int], report: str, timeout: fl
         props = write_tracelog(sub, Path(tmp), binary=classes is not None)
         Path(tmp, "TVRun.tla").write_text(
             f"---- MODULE TVRun ----\nEXTENDS {family.module}\n"
-            "Accepted == cursor = Len(Traces[traceNo]) => PrintT(<<\"snapcheck-progress\", traceNo, cursor>>)\n"
-            "====\n")
+            'Accepted == cursor = Len(Traces[traceNo]) => PrintT(<<"snapcheck-progress", traceNo, cursor>>)\n'
+            "====\n"
+        )
         invariants = [i for i in family.invariants if not (refinement and i in IMPLIED.get(family.refinement, ()))]
         cfg = ["SPECIFICATION TraceSpec", "INVARIANTS " + " ".join((report, *invariants))]
         if refinement and family.refinement:
             mid_run = any(p.start is not None for p in sub)
             cfg.append(f"PROPERTY {STEP_REFINEMENT[family.refinement] if mid_run else family.refinement}")
         Path(tmp, "TVRun.cfg").write_text("\n".join(cfg) + "\n")
-        res = run_tlc(TlcJob(directory=Path(tmp), module="TVRun", config="TVRun.cfg", library=[specs_dir()],
-                             timeout=timeout, deadlock=False, heap_mb=HEAP_MB, fpmem=FPMEM,
-                             classpath=[classes] if classes else [], properties=props))
+        res = run_tlc(
+            TlcJob(
+                directory=Path(tmp),
+                module="TVRun",
+                config="TVRun.cfg",
+                library=[specs_dir()],
+                timeout=timeout,
+                deadlock=False,
+                heap_mb=HEAP_MB,
+                fpmem=FPMEM,
+                classpath=[classes] if classes else [],
+                properties=props,
+            )
+        )
     best = defaultdict(int)
     for line in res.printed:
         m = _PROGRESS.search(line)
@@ -230,12 +258,20 @@ def _where(p: Prepared, index: int) -> str:
 def _verdict(p: Prepared, matched: int) -> Verdict:
     total = len(p.events)
     if matched >= total:
-        return Verdict(p.path, ACCEPT, p.protocol, matched=matched, total=total,
-                       ignored=dict(p.ignored), notes=list(p.notes))
-    return Verdict(p.path, REJECT, p.protocol, matched=matched, total=total,
-                   location=_where(p, matched),
-                   message=f"first event no behaviour of the specification matches: {p.descr[matched]}",
-                   ignored=dict(p.ignored), notes=list(p.notes))
+        return Verdict(
+            p.path, ACCEPT, p.protocol, matched=matched, total=total, ignored=dict(p.ignored), notes=list(p.notes)
+        )
+    return Verdict(
+        p.path,
+        REJECT,
+        p.protocol,
+        matched=matched,
+        total=total,
+        location=_where(p, matched),
+        message=f"first event no behaviour of the specification matches: {p.descr[matched]}",
+        ignored=dict(p.ignored),
+        notes=list(p.notes),
+    )
 
 
 def combine(p: Prepared, segments: list[Segment], results: list[Verdict]) -> Verdict | None:
@@ -265,8 +301,15 @@ def _units(p: Prepared, segment: bool) -> list[Segment]:
     return [Segment(p, 0, len(p.events) - 1)]
 
 
-def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float = 600.0, refinement: bool = True,
-            on_verdict=None, parallel: int = 1, segment: bool = True) -> list[Verdict]:
+def conform(
+    paths: list[str],
+    mappings: Mapping[str, TlaMapping],
+    timeout: float = 600.0,
+    refinement: bool = True,
+    on_verdict=None,
+    parallel: int = 1,
+    segment: bool = True,
+) -> list[Verdict]:
     """Validate trace files; one ``Verdict`` per path, in order. ``mappings``: trace
     protocol name -> ``TlaMapping`` (the protocol catalogue's ``tla_mappings()``).
     Traces of the snapshot protocols are validated in segments (``segment``; see
@@ -286,11 +329,12 @@ def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float
             continue
         except OutOfScope as exc:
             loc = f"{path}:{exc.line}" if exc.line else path
-            verdicts[n] = Verdict(path, ERROR, str(trace.header.protocol.get("name", "")),
-                                  location=loc, message=str(exc))
+            verdicts[n] = Verdict(
+                path, ERROR, str(trace.header.protocol.get("name", "")), location=loc, message=str(exc)
+            )
             _notify(on_verdict, verdicts[n])
             continue
-        del trace                      # the mapped events are all that is needed from here on
+        del trace  # the mapped events are all that is needed from here on
         segs = _units(p, segment)
         units[n] = (p, segs)
         for j, seg in enumerate(segs):
@@ -308,7 +352,7 @@ def conform(paths: list[str], mappings: Mapping[str, TlaMapping], timeout: float
                 if not left[n]:
                     p, segs = units[n]
                     v = results[n][0] if len(segs) == 1 and segs[0].prepared is p else combine(p, segs, results[n])
-                    if v is None:          # a cut no state reaches: judged whole, below
+                    if v is None:  # a cut no state reaches: judged whole, below
                         whole.append(n)
                         continue
                     verdicts[n] = v
@@ -341,7 +385,7 @@ def _chunks(members: list, parallel: int) -> list[list]:
     runs = max(-(-total // MAX_EVENTS_PER_RUN), min(parallel, total // MIN_EVENTS_PER_RUN), 1)
     chunks: list[list] = [[] for _ in range(runs)]
     done = 0
-    for m in members:                  # contiguous runs of the sorted members, about equal in events
+    for m in members:  # contiguous runs of the sorted members, about equal in events
         chunks[min(runs - 1, done * runs // max(total, 1))].append(m)
         done += len(m[2].events)
     return [c for c in chunks if c]

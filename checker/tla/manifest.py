@@ -20,8 +20,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from snapcheck.traces.errors import UsageError
 from snapcheck.checker.tla.tlc import TlcJob, TlcResult, run_many
+from snapcheck.traces.errors import UsageError
 
 KINDS = ("check", "liveness", "mutant", "trap")
 MANIFEST_NAME = "manifest.json"
@@ -35,15 +35,15 @@ def specs_dir() -> Path:
     import snapcheck
 
     package = Path(snapcheck.__file__).resolve().parent
-    installed = package / "specs"             # a wheel carries the specifications as package data
-    return installed if installed.is_dir() else package.parent / "specs"   # a checkout
+    installed = package / "specs"  # a wheel carries the specifications as package data
+    return installed if installed.is_dir() else package.parent / "specs"  # a checkout
 
 
 @dataclass
 class Entry:
-    name: str           # the configuration's name: its .cfg file without the extension
-    spec: str           # the protocol module it checks (e.g. ChandyLamport)
-    module: str         # the root module TLC loads (e.g. MCChandyLamport)
+    name: str  # the configuration's name: its .cfg file without the extension
+    spec: str  # the protocol module it checks (e.g. ChandyLamport)
+    module: str  # the root module TLC loads (e.g. MCChandyLamport)
     kind: str
     expected: str
     distinct: int | None
@@ -51,17 +51,24 @@ class Entry:
     description: str
     heavy: bool = False
     check_deadlock: bool = True
-    seconds: float | None = None       # last measured wall-clock time (documentation only)
-    cpu_seconds: float | None = None   # last measured CPU time (documentation only)
+    seconds: float | None = None  # last measured wall-clock time (documentation only)
+    cpu_seconds: float | None = None  # last measured CPU time (documentation only)
 
     @property
     def config(self) -> str:
         return self.name + ".cfg"
 
     def to_dict(self) -> dict:
-        d = {"name": self.name, "spec": self.spec, "module": self.module, "kind": self.kind,
-             "expected": self.expected, "distinct": self.distinct, "depth": self.depth,
-             "description": self.description}
+        d = {
+            "name": self.name,
+            "spec": self.spec,
+            "module": self.module,
+            "kind": self.kind,
+            "expected": self.expected,
+            "distinct": self.distinct,
+            "depth": self.depth,
+            "description": self.description,
+        }
         if self.heavy:
             d["heavy"] = True
         if not self.check_deadlock:
@@ -93,10 +100,12 @@ class Manifest:
         return chosen
 
     def save(self) -> None:
-        data = {"version": 1,
-                "about": "Expected TLC results of every configuration in specs/ "
-                         "(checked by `snapcheck specs check`; see docs/specs.md).",
-                "configs": [e.to_dict() for e in self.entries]}
+        data = {
+            "version": 1,
+            "about": "Expected TLC results of every configuration in specs/ "
+            "(checked by `snapcheck specs check`; see docs/specs.md).",
+            "configs": [e.to_dict() for e in self.entries],
+        }
         self.path.write_text(json.dumps(data, indent=1) + "\n")
 
 
@@ -114,11 +123,20 @@ def load_manifest(path: Path | None = None) -> Manifest:
     for i, d in enumerate(data.get("configs", [])):
         where = f"{path}: configs[{i}]"
         try:
-            e = Entry(name=d["name"], spec=d["spec"], module=d["module"], kind=d["kind"],
-                      expected=d["expected"], distinct=d.get("distinct"), depth=d.get("depth"),
-                      description=d.get("description", ""), heavy=bool(d.get("heavy", False)),
-                      check_deadlock=bool(d.get("check_deadlock", True)), seconds=d.get("seconds"),
-                      cpu_seconds=d.get("cpu_seconds"))
+            e = Entry(
+                name=d["name"],
+                spec=d["spec"],
+                module=d["module"],
+                kind=d["kind"],
+                expected=d["expected"],
+                distinct=d.get("distinct"),
+                depth=d.get("depth"),
+                description=d.get("description", ""),
+                heavy=bool(d.get("heavy", False)),
+                check_deadlock=bool(d.get("check_deadlock", True)),
+                seconds=d.get("seconds"),
+                cpu_seconds=d.get("cpu_seconds"),
+            )
         except KeyError as exc:
             raise UsageError(f"{where}: missing field {exc.args[0]!r}") from None
         if e.kind not in KINDS:
@@ -155,12 +173,23 @@ class Outcome:
         return out
 
 
-def run_entries(entries: list[Entry], directory: Path, parallel: int = 1, timeout: float = 900.0,
-                on_done=None) -> list[Outcome]:
+def run_entries(
+    entries: list[Entry], directory: Path, parallel: int = 1, timeout: float = 900.0, on_done=None
+) -> list[Outcome]:
     """Run TLC on each entry (``parallel`` JVMs at a time, one worker each, so the
     state counts of violations are reproducible) and pair results with entries."""
-    jobs = [TlcJob(directory=directory, module=e.module, config=e.config, timeout=timeout,
-                   deadlock=e.check_deadlock, workers=1, quick=not e.heavy) for e in entries]
+    jobs = [
+        TlcJob(
+            directory=directory,
+            module=e.module,
+            config=e.config,
+            timeout=timeout,
+            deadlock=e.check_deadlock,
+            workers=1,
+            quick=not e.heavy,
+        )
+        for e in entries
+    ]
 
     def done(i: int, res: TlcResult) -> None:
         if on_done is not None:

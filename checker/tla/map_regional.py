@@ -56,8 +56,10 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     h = trace.header
     params = h.protocol.get("params") or {}
     if not params.get("aligned"):
-        raise OutOfScope("the specification models regional checkpoints on aligned barriers; this trace's "
-                         "protocol does not declare params.aligned")
+        raise OutOfScope(
+            "the specification models regional checkpoints on aligned barriers; this trace's "
+            "protocol does not declare params.aligned"
+        )
     reading = READING.get(params.get("reading"))
     if reading is None or not isinstance(params.get("max_consecutive"), int):
         raise OutOfScope("protocol.params must give reading (region-restart or region-continue) and max_consecutive")
@@ -72,14 +74,16 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             region[p.id] = r
     chans = {c.id: c for c in h.channels}
     data = sorted(c.id for c in h.channels if c.kind == "data" and c.src in region and c.dst in region)
-    splits = {p.id: p.attrs["split"] for p in h.processes if roles[p.id] == "external" and p.attrs and "split" in p.attrs}
+    splits = {
+        p.id: p.attrs["split"] for p in h.processes if roles[p.id] == "external" and p.attrs and "split" in p.attrs
+    }
     owner = {splits[c.src]: c.dst for c in h.channels if c.src in splits}
     if set(owner) != set(splits.values()):
         raise OutOfScope("a split log has no channel to a reader")
     regions = sorted(set(region.values()))
     max_failed = int(float(params.get("max_failure_ratio", 1.0)) * len(regions) + 1e-9)
 
-    markers = {e.mid for e in trace.events if e.type == "send" and e.kind in MARKERS}     # barriers, cancellations
+    markers = {e.mid for e in trace.events if e.type == "send" and e.kind in MARKERS}  # barriers, cancellations
     seq_of: dict[str, tuple[str, int]] = {}
     assign_of: dict[str, int] = {}
     round_of_ckpt: dict[tuple[str, int], int] = {}
@@ -109,8 +113,11 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     out.ignored["barrier or cancellation marker"] += 1
                     continue
                 if e.mid not in seq_of:
-                    raise OutOfScope(f"{t} of {e.mid!r} on {e.ch!r}, a message the specification does not know "
-                                     "(a replay of recorded channel state?)", e.line)
+                    raise OutOfScope(
+                        f"{t} of {e.mid!r} on {e.ch!r}, a message the specification does not know "
+                        "(a replay of recorded channel state?)",
+                        e.line,
+                    )
                 ch, k = seq_of[e.mid]
                 max_data = max(max_data, k)
                 add(e, f"{t} of record seq {k} ({e.mid!r}) on {ch!r} by {e.proc}", op=t, c=ch, k=k)
@@ -121,8 +128,9 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             elif t == "send" and e.proc in region and isinstance(e.value, list) and e.value[:1] == ["decline"]:
                 add(e, f"{e.proc} declines round {e.value[1]}", op="decline", p=e.proc, n=e.value[1])
             elif t == "send" and e.proc in region and c is not None and c.kind == "control" and e.value is None:
-                raise OutOfScope("a control message without its value: declines cannot be told from "
-                                 "acknowledgements", e.line)
+                raise OutOfScope(
+                    "a control message without its value: declines cannot be told from acknowledgements", e.line
+                )
             else:
                 out.ignored[f"{t} (control message or external input)"] += 1
         elif t == "checkpoint":
@@ -143,8 +151,15 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     raise OutOfScope(f"round {e.round}'s fallback for {p} names no checkpoint", e.line)
                 pairs.append([p, chain[-1]])
             assignment = (e.attrs or {}).get("assignment") or {}
-            add(e, f"round_complete {e.round}" + (f" keeping {dict(pairs)}" if pairs else ""), op="complete",
-                n=e.round, x=pairs, s={int(s) for s in assignment}, t=1 if (e.attrs or {}).get("timeout") else 0)
+            add(
+                e,
+                f"round_complete {e.round}" + (f" keeping {dict(pairs)}" if pairs else ""),
+                op="complete",
+                n=e.round,
+                x=pairs,
+                s={int(s) for s in assignment},
+                t=1 if (e.attrs or {}).get("timeout") else 0,
+            )
         elif t == "round_abort":
             why = (e.attrs or {}).get("forced_global") or "regions"
             timeout = str(e.reason or "").startswith("timeout")
@@ -161,11 +176,18 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             group = [x for x in trace.events if x.type == "restore" and x.recovery == key]
             regs = {region[x.proc] for x in group}
             if len(regs) != 1 or {x.proc for x in group} != {p for p in procs if region[p] in regs}:
-                raise OutOfScope(f"recovery {key} restores {sorted(x.proc for x in group)}: not one whole region",
-                                 e.line)
+                raise OutOfScope(
+                    f"recovery {key} restores {sorted(x.proc for x in group)}: not one whole region", e.line
+                )
             pairs = [[x.proc, round_of_ckpt.get((x.proc, x.ckpt), 0) if x.ckpt else 0] for x in group]
-            add(e, f"restore of region {regs.pop()} from completed round {e.round or 0}", op="restart",
-                r=region[e.proc], n=e.round or 0, x=pairs)
+            add(
+                e,
+                f"restore of region {regs.pop()} from completed round {e.round or 0}",
+                op="restart",
+                r=region[e.proc],
+                n=e.round or 0,
+                x=pairs,
+            )
         elif t == "output":
             if (e.attrs or {}).get("phase") == "commit":
                 add(e, f"{e.proc} commits transaction {e.attrs['txn']}", op="publish", p=e.proc, n=e.attrs["txn"])
@@ -176,15 +198,30 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         else:
             raise OutOfScope(f"{t!r} events are not part of the regional specification", e.line)
     add(None, "end of trace", op="end")
-    topology = (family, tuple(procs), tuple(data), tuple(sorted(region.items())), tuple(sorted(owner.items())),
-                reading, params["max_consecutive"], max_failed, params.get("max_concurrent", 1))
+    topology = (
+        family,
+        tuple(procs),
+        tuple(data),
+        tuple(sorted(region.items())),
+        tuple(sorted(owner.items())),
+        reading,
+        params["max_consecutive"],
+        max_failed,
+        params.get("max_concurrent", 1),
+    )
     consts = [
-        ("TProcs", tla(set(procs))), ("TChans", tla(set(data))),
-        ("TSrc", tla_function({c: chans[c].src for c in data})), ("TDst", tla_function({c: chans[c].dst for c in data})),
-        ("TRegion", tla_function(region)), ("TReaders", tla({p for p in procs if roles[p] == "source"})),
-        ("TSinks", tla({p for p in procs if roles[p] == "sink"})), ("TSplits", tla(set(owner))),
-        ("TOwner", tla_function(owner)), ("TReading", tla(reading)),
-        ("TMaxConsecutive", tla(params["max_consecutive"])), ("TMaxFailed", tla(max_failed)),
+        ("TProcs", tla(set(procs))),
+        ("TChans", tla(set(data))),
+        ("TSrc", tla_function({c: chans[c].src for c in data})),
+        ("TDst", tla_function({c: chans[c].dst for c in data})),
+        ("TRegion", tla_function(region)),
+        ("TReaders", tla({p for p in procs if roles[p] == "source"})),
+        ("TSinks", tla({p for p in procs if roles[p] == "sink"})),
+        ("TSplits", tla(set(owner))),
+        ("TOwner", tla_function(owner)),
+        ("TReading", tla(reading)),
+        ("TMaxConsecutive", tla(params["max_consecutive"])),
+        ("TMaxFailed", tla(max_failed)),
         ("TMaxPending", tla(params.get("max_concurrent", 1))),
     ]
     notes = []
@@ -192,6 +229,16 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     ended = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}
     if started - ended:
         notes.append(f"round(s) {sorted(started - ended)} started and never ended in this trace")
-    return Prepared(trace.path, protocol, family, topology, consts,
-                    {"TRounds": max_round, "TMaxData": max_data, "TMaxRestarts": crashes},
-                    out.events, out.lines, out.descr, Counter(out.ignored), notes)
+    return Prepared(
+        trace.path,
+        protocol,
+        family,
+        topology,
+        consts,
+        {"TRounds": max_round, "TMaxData": max_data, "TMaxRestarts": crashes},
+        out.events,
+        out.lines,
+        out.descr,
+        Counter(out.ignored),
+        notes,
+    )

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from snapcheck.checker.tla.trace_events import TlaMapping, OutOfScope, Prepared, SpecEvents, causal_order, tla
+from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, TlaMapping, causal_order, tla
 from snapcheck.traces.model import Trace
 
 
@@ -46,9 +46,11 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
     params = h.protocol.get("params", {})
     replicated = params.get("replicas") or {}
     if len(replicated) != 1:
-        raise OutOfScope(f"{len(replicated)} replicated tasks in protocol.params.replicas: the "
-                         "specification models one task with two replicas")
-    (task, replicas), = replicated.items()
+        raise OutOfScope(
+            f"{len(replicated)} replicated tasks in protocol.params.replicas: the "
+            "specification models one task with two replicas"
+        )
+    ((task, replicas),) = replicated.items()
     if len(replicas) != 2:
         raise OutOfScope(f"task {task} has {len(replicas)} replicas: the specification models two")
     rep_no = {rid: n for n, rid in enumerate(replicas, 1)}
@@ -57,7 +59,7 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
     config = (params.get("merge_config") or {}).get(replicas[0], list(range(len(order))))
     if sorted(config) != list(range(len(order))):
         raise OutOfScope(f"merge_config of {replicas[0]} is not an order of its {len(order)} input queues")
-    queue = {order[j]: k for k, j in enumerate(config, 1)}         # merger -> queue number
+    queue = {order[j]: k for k, j in enumerate(config, 1)}  # merger -> queue number
     for r in replicas[1:]:
         mine = sorted(c.src for c in h.channels if c.dst == r and c.kind == "data")
         if mine != sorted(order):
@@ -65,10 +67,10 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
     sinks = {c.dst for c in h.channels if c.src in rep_no}
     if len(sinks) != 1:
         raise OutOfScope(f"the replicas send to {sorted(sinks)}: the specification models one sink")
-    sink, = sinks
+    (sink,) = sinks
 
     numbers: Counter = Counter()
-    item: dict[str, tuple[int, int]] = {}          # mid -> (v, h)
+    item: dict[str, tuple[int, int]] = {}  # mid -> (v, h)
     for e in trace.events:
         if e.type == "send" and e.ch in chans and chans[e.ch].dst in rep_no and chans[e.ch].src in queue:
             beat = (e.attrs or {}).get("heartbeat")
@@ -95,36 +97,79 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
                 max_hb = max(max_hb, v)
             else:
                 max_ev = max(max_ev, v)
-            add(e, f"{'heartbeat ' if hb else 'event '}{v} of queue {queue[c.src]} ({e.mid!r}) sent to {c.dst}",
-                "emit", rep_no[c.dst], queue[c.src], e.seq, v, hb)
+            add(
+                e,
+                f"{'heartbeat ' if hb else 'event '}{v} of queue {queue[c.src]} ({e.mid!r}) sent to {c.dst}",
+                "emit",
+                rep_no[c.dst],
+                queue[c.src],
+                e.seq,
+                v,
+                hb,
+            )
         elif t in ("arrive", "recv") and c.dst in rep_no and c.src in queue:
             v, hb = item[e.mid]
             what = "arrival" if t == "arrive" else "consumption"
-            add(e, f"{what} of {'heartbeat ' if hb else 'event '}{v} of queue {queue[c.src]} ({e.mid!r}) "
-                   f"at {e.proc}" + ("" if t == "arrive" else ": Algorithm 1 must poll this queue now"),
-                "arrive" if t == "arrive" else "consume", rep_no[e.proc], queue[c.src], seq_of[e.mid], v, hb)
+            add(
+                e,
+                f"{what} of {'heartbeat ' if hb else 'event '}{v} of queue {queue[c.src]} ({e.mid!r}) "
+                f"at {e.proc}" + ("" if t == "arrive" else ": Algorithm 1 must poll this queue now"),
+                "arrive" if t == "arrive" else "consume",
+                rep_no[e.proc],
+                queue[c.src],
+                seq_of[e.mid],
+                v,
+                hb,
+            )
         elif t == "send" and c.src in rep_no and c.dst == sink:
             beat = (e.attrs or {}).get("heartbeat")
-            add(e, f"output {e.seq} of {e.proc} ({'heartbeat ' + str(beat) if beat else 'an event'})", "out",
-                rep_no[e.proc], 0, e.seq, int(beat or 0), 1 if beat else 0)
+            add(
+                e,
+                f"output {e.seq} of {e.proc} ({'heartbeat ' + str(beat) if beat else 'an event'})",
+                "out",
+                rep_no[e.proc],
+                0,
+                e.seq,
+                int(beat or 0),
+                1 if beat else 0,
+            )
         elif t in ("recv", "discard") and e.proc == sink and c.src in rep_no:
-            add(e, f"{'pick' if t == 'recv' else 'discard'} of output {seq_of[e.mid]} of {c.src} by the sink",
-                "pick" if t == "recv" else "drop", rep_no[c.src], 0, seq_of[e.mid])
+            add(
+                e,
+                f"{'pick' if t == 'recv' else 'discard'} of output {seq_of[e.mid]} of {c.src} by the sink",
+                "pick" if t == "recv" else "drop",
+                rep_no[c.src],
+                0,
+                seq_of[e.mid],
+            )
         elif t == "fail" and e.proc in rep_no:
             add(e, f"failure of replica {e.proc}", "fail", rep_no[e.proc])
         elif t in ("send", "recv") and c.dst not in rep_no and c.src not in rep_no:
             out.ignored[f"{t} (heartbeat generator to merger)"] += 1
         else:
             raise OutOfScope(f"{t!r} event of {e.proc} is not part of the LiveRobin specification", e.line)
-    out.add(0, "end of trace: every live replica sent the outputs of what it consumed", op="end", r=0, k=0,
-            n=0, v=0, h=0)
+    out.add(
+        0, "end of trace: every live replica sent the outputs of what it consumed", op="end", r=0, k=0, n=0, v=0, h=0
+    )
     notes = []
     if not any(hb for _, hb in item.values()):
-        notes.append("no heartbeat in this trace: Algorithm 1 then polls the queues in plain round robin; "
-                     "such a finite run can be a prefix of a LiveRobin behaviour, and whether the replicas "
-                     "stall when a source goes quiet (liveness) is decided by model checking "
-                     "(MCLiveRobin_bug_plain_rr), not here")
+        notes.append(
+            "no heartbeat in this trace: Algorithm 1 then polls the queues in plain round robin; "
+            "such a finite run can be a prefix of a LiveRobin behaviour, and whether the replicas "
+            "stall when a source goes quiet (liveness) is decided by model checking "
+            "(MCLiveRobin_bug_plain_rr), not here"
+        )
     topology = (family, len(queue))
-    return Prepared(trace.path, protocol, family, topology, [("TN", tla(len(queue)))],
-                    {"TMaxEvents": max_ev, "TMaxHB": max_hb}, out.events, out.lines, out.descr, out.ignored,
-                    notes)
+    return Prepared(
+        trace.path,
+        protocol,
+        family,
+        topology,
+        [("TN", tla(len(queue)))],
+        {"TMaxEvents": max_ev, "TMaxHB": max_hb},
+        out.events,
+        out.lines,
+        out.descr,
+        out.ignored,
+        notes,
+    )

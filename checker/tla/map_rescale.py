@@ -92,13 +92,16 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         if e.type == "restore" and e.proc in tasks:
             last_of_group[e.recovery if e.recovery is not None else ("line", e.line)] = e.line
     group_end = set(last_of_group.values())
-    restored_rounds = {e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
-                       for e in trace.events if e.type == "restore" and e.proc in tasks}
+    restored_rounds = {
+        e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
+        for e in trace.events
+        if e.type == "restore" and e.proc in tasks
+    }
     ident: dict[str, int] = {}
-    rec_channel: dict[tuple[int, int], str] = {}      # (round, record) -> channel it is recorded under
+    rec_channel: dict[tuple[int, int], str] = {}  # (round, record) -> channel it is recorded under
     restored_round: dict[str, int] = {}
     restored_line: dict[str, int] = {}
-    first_maps: dict[str, frozenset] = {}             # process restored at another parallelism -> its mappings
+    first_maps: dict[str, frozenset] = {}  # process restored at another parallelism -> its mappings
     out = SpecEvents()
 
     def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
@@ -116,54 +119,124 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 snd = send_of.get(o)
                 k = snd.key_group + 1 if snd is not None and snd.key_group is not None else 0
                 rec_channel[(r, n)] = e.ch
-                add(e, f"{mid!r} recorded as channel state of {e.ch!r} in round {r}", "rec",
-                    o=e.ch, n=n, k=k, r=r)
+                add(e, f"{mid!r} recorded as channel state of {e.ch!r} in round {r}", "rec", o=e.ch, n=n, k=k, r=r)
         elif t == "restore" and e.proc in tasks:
             r = e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
             if e.channels:
-                maps = frozenset((m["old"], m["new"], _ranges(m.get("key_groups")),
-                                  0 if m.get("key_groups") is not None else 1) for m in e.channels)
+                maps = frozenset(
+                    (m["old"], m["new"], _ranges(m.get("key_groups")), 0 if m.get("key_groups") is not None else 1)
+                    for m in e.channels
+                )
                 if e.sources:
                     first_maps[e.proc] = maps
-            elif e.ckpt == 0 and e.proc in first_maps:     # its initial state is its restore at another
-                maps = first_maps[e.proc]                 # parallelism, recovered records included
+            elif e.ckpt == 0 and e.proc in first_maps:  # its initial state is its restore at another
+                maps = first_maps[e.proc]  # parallelism, recovered records included
             else:
                 maps = frozenset((c, c, frozenset(), 1) for c in data_chans if chans[c].dst == e.proc)
             restored_round[e.proc] = r
             restored_line[e.proc] = e.line
-            add(e, f"restore of {e.proc} from round {r}: it must be the latest completed round; the "
-                   "records of the channels it maps become its pending input, keyed ones only for key "
-                   "groups it owns", "restore", p=e.proc, r=r, m=maps, g=owned.get(e.proc, frozenset()))
+            add(
+                e,
+                f"restore of {e.proc} from round {r}: it must be the latest completed round; the "
+                "records of the channels it maps become its pending input, keyed ones only for key "
+                "groups it owns",
+                "restore",
+                p=e.proc,
+                r=r,
+                m=maps,
+                g=owned.get(e.proc, frozenset()),
+            )
             if e.line in group_end:
-                add(e, f"the restores of round {r} are complete: every record the round recorded must "
-                       "have been taken by one of them", "restored", r=r)
+                add(
+                    e,
+                    f"the restores of round {r} are complete: every record the round recorded must "
+                    "have been taken by one of them",
+                    "restored",
+                    r=r,
+                )
         elif t == "recv" and e.ch in data and e.proc in restored_round and resolve(e.mid) in send_of:
             o = resolve(e.mid)
             n = ident.get(o)
             r = restored_round[e.proc]
             snd = send_of.get(e.mid)
             if e.mid in parent and n is not None and (r, n) in rec_channel:
-                add(e, f"{e.proc} processes the recovered {e.mid!r} on {e.ch!r}", "recover", p=e.proc,
-                    c=e.ch, o=rec_channel[(r, n)], n=n, r=r)
+                add(
+                    e,
+                    f"{e.proc} processes the recovered {e.mid!r} on {e.ch!r}",
+                    "recover",
+                    p=e.proc,
+                    c=e.ch,
+                    o=rec_channel[(r, n)],
+                    n=n,
+                    r=r,
+                )
             elif snd is not None and snd.line < restored_line.get(snd.proc, 0):
-                add(e, f"{e.proc} processes {e.mid!r} on {e.ch!r}, sent by {snd.proc} at line {snd.line}, "
-                       "before its restore undid it: a record of the failed epoch", "stale", p=e.proc, c=e.ch)
+                add(
+                    e,
+                    f"{e.proc} processes {e.mid!r} on {e.ch!r}, sent by {snd.proc} at line {snd.line}, "
+                    "before its restore undid it: a record of the failed epoch",
+                    "stale",
+                    p=e.proc,
+                    c=e.ch,
+                )
             else:
-                add(e, f"{e.proc} processes {e.mid!r} on {e.ch!r}, sent after its restore: every record "
-                       "recovered on that channel must come first", "live", p=e.proc, c=e.ch)
-        elif (t == "discard" and e.ch in data and e.mid in parent
-              and replay_line[e.mid] > restored_line.get(e.proc, 0) and ident.get(resolve(e.mid))):
-            add(e, f"{e.proc} discards the recovered {e.mid!r} on {e.ch!r}: a recovered record must be "
-                   "processed, not dropped", "drop", p=e.proc, c=e.ch, n=ident[resolve(e.mid)])
+                add(
+                    e,
+                    f"{e.proc} processes {e.mid!r} on {e.ch!r}, sent after its restore: every record "
+                    "recovered on that channel must come first",
+                    "live",
+                    p=e.proc,
+                    c=e.ch,
+                )
+        elif (
+            t == "discard"
+            and e.ch in data
+            and e.mid in parent
+            and replay_line[e.mid] > restored_line.get(e.proc, 0)
+            and ident.get(resolve(e.mid))
+        ):
+            add(
+                e,
+                f"{e.proc} discards the recovered {e.mid!r} on {e.ch!r}: a recovered record must be "
+                "processed, not dropped",
+                "drop",
+                p=e.proc,
+                c=e.ch,
+                n=ident[resolve(e.mid)],
+            )
         elif t in ("restore", "recv", "discard", "record"):
             out.ignored[f"{t} (before any restore, or not between tasks)"] += 1
         else:
             out.ignored[t] += 1
     if not restored_round:
         raise OutOfScope("the trace restores no task")
-    out.add(0, "end of trace: every recovered record was processed", op="end", p="", c="", o="", n=0, k=0,
-            r=0, m=set(), g=set())
-    return Prepared(trace.path, protocol, RECOVERY, (RECOVERY,), [], {}, out.events, out.lines, out.descr,
-                    out.ignored, [f"recoveries validated against {RECOVERY.module} (the restore rules of "
-                                  "Rescale.tla); the protocol's own steps are not mapped in traces with "
-                                  "restores"])
+    out.add(
+        0,
+        "end of trace: every recovered record was processed",
+        op="end",
+        p="",
+        c="",
+        o="",
+        n=0,
+        k=0,
+        r=0,
+        m=set(),
+        g=set(),
+    )
+    return Prepared(
+        trace.path,
+        protocol,
+        RECOVERY,
+        (RECOVERY,),
+        [],
+        {},
+        out.events,
+        out.lines,
+        out.descr,
+        out.ignored,
+        [
+            f"recoveries validated against {RECOVERY.module} (the restore rules of "
+            "Rescale.tla); the protocol's own steps are not mapped in traces with "
+            "restores"
+        ],
+    )

@@ -34,7 +34,7 @@ from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import TlaMapping
 
 OUT_OF_SCOPE = ("fail", "restore", "replay", "discard")
-MARKERS = {"barrier": "b", "cancel": "cancel"}     # trace message kind -> spec message kind
+MARKERS = {"barrier": "b", "cancel": "cancel"}  # trace message kind -> spec message kind
 ALWAYS_IGNORED = ("output", "log", "log_truncate")
 # Trace specifications that model declined, aborted and cancelled rounds.
 MODELS_ABORTS = ("ABSTrace", "UnalignedTrace")
@@ -46,8 +46,12 @@ def _declined_round(e, roles: dict, chans: dict) -> int | None:
     to a coordinator), or None."""
     ch = chans.get(e.ch)
     v = e.value
-    if (ch is None or ch.kind != "control" or roles.get(ch.dst) != "coordinator"
-            or roles.get(e.proc) not in ("task", "source", "sink")):
+    if (
+        ch is None
+        or ch.kind != "control"
+        or roles.get(ch.dst) != "coordinator"
+        or roles.get(e.proc) not in ("task", "source", "sink")
+    ):
         return None
     if isinstance(v, (list, tuple)) and len(v) == 2 and v[0] == "decline" and isinstance(v[1], int):
         return v[1]
@@ -66,15 +70,20 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     chans = {c.id: c for c in h.channels}
     for e in trace.events:
         if e.type in OUT_OF_SCOPE:
-            raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models "
-                             "failure-free runs", e.line)
+            raise OutOfScope(f"{e.type!r} event: the TLA+ specification of {protocol} models failure-free runs", e.line)
         if family.module not in MODELS_ABORTS and (
-                e.type == "round_abort" or (e.type == "send" and e.kind == "cancel")
-                or (e.type == "send" and _declined_round(e, roles, chans) is not None)):
-            what = "cancellation marker" if e.type == "send" and e.kind == "cancel" else \
-                "decline" if e.type == "send" else "'round_abort' event"
-            raise OutOfScope(f"{what}: the TLA+ specification of {protocol} models rounds that "
-                             "all complete", e.line)
+            e.type == "round_abort"
+            or (e.type == "send" and e.kind == "cancel")
+            or (e.type == "send" and _declined_round(e, roles, chans) is not None)
+        ):
+            what = (
+                "cancellation marker"
+                if e.type == "send" and e.kind == "cancel"
+                else "decline"
+                if e.type == "send"
+                else "'round_abort' event"
+            )
+            raise OutOfScope(f"{what}: the TLA+ specification of {protocol} models rounds that all complete", e.line)
     if family.kind == "cic":
         return prepare_cic(trace, protocol, family)
     for e in trace.events:
@@ -85,9 +94,17 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
 
     roles, procs, data_chans = task_topology(trace)
     coords = sorted(p for p, r in roles.items() if r == "coordinator")
-    ctrl_chans = sorted({e.ch for e in trace.events
-                         if e.type == "send" and e.kind in MARKERS and chans[e.ch].kind == "control"
-                         and roles[chans[e.ch].src] == "coordinator" and roles[chans[e.ch].dst] != "coordinator"})
+    ctrl_chans = sorted(
+        {
+            e.ch
+            for e in trace.events
+            if e.type == "send"
+            and e.kind in MARKERS
+            and chans[e.ch].kind == "control"
+            and roles[chans[e.ch].src] == "coordinator"
+            and roles[chans[e.ch].dst] != "coordinator"
+        }
+    )
     for c in ctrl_chans:
         if roles[chans[c].dst] not in ("task", "source", "sink"):
             raise OutOfScope(f"barrier sent on control channel {c!r} to a {roles[chans[c].dst]} process")
@@ -115,7 +132,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 overtaken[(e.proc, e.ch, r)] = len(e.mids)
 
     arrived = {e.mid for e in trace.events if e.type == "arrive"}
-    in_wire: dict[str, list[str]] = defaultdict(list)   # per channel: sent, not yet arrived (send order)
+    in_wire: dict[str, list[str]] = defaultdict(list)  # per channel: sent, not yet arrived (send order)
     events: list[dict] = []
     lines: list[int] = []
     descr: list[str] = []
@@ -125,10 +142,30 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
 
     short_p, short_c = short_names([*procs, *coords], sorted(modelled))
 
-    def add(line: int, text: str, op: str, p: str, c: str = "", k: str = "", n: int = 0, x: int = 0,
-            s: tuple = (), part: str = "") -> None:
-        events.append({"op": op, "p": short_p.get(p, p), "c": short_c.get(c, c), "k": k, "n": n, "x": x,
-                       "s": list(s), "part": part})
+    def add(
+        line: int,
+        text: str,
+        op: str,
+        p: str,
+        c: str = "",
+        k: str = "",
+        n: int = 0,
+        x: int = 0,
+        s: tuple = (),
+        part: str = "",
+    ) -> None:
+        events.append(
+            {
+                "op": op,
+                "p": short_p.get(p, p),
+                "c": short_c.get(c, c),
+                "k": k,
+                "n": n,
+                "x": x,
+                "s": list(s),
+                "part": part,
+            }
+        )
         lines.append(line)
         descr.append(text)
 
@@ -139,8 +176,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             continue
         if e.type == "send" and (r := _declined_round(e, roles, chans)) is not None:
             rounds = max(rounds, r)
-            add(where, f"decline of round {r} by {e.proc} (its message to the coordinator)",
-                "decline", e.proc, n=r)
+            add(where, f"decline of round {r} by {e.proc} (its message to the coordinator)", "decline", e.proc, n=r)
             continue
         if e.type in ("send", "recv", "arrive"):
             if e.ch not in modelled:
@@ -188,8 +224,9 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         elif e.type == "record":
             r = ckpt_round.get((e.proc, e.ckpt))
             if r is None:
-                raise OutOfScope(f"record for checkpoint {e.ckpt} of {e.proc}, which is not a "
-                                 "coordinated checkpoint", where)
+                raise OutOfScope(
+                    f"record for checkpoint {e.ckpt} of {e.proc}, which is not a coordinated checkpoint", where
+                )
             if e.ch not in data_chans:
                 raise OutOfScope(f"record of channel {e.ch!r}, which is not a data channel between tasks", where)
             seqs = []
@@ -199,8 +236,16 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     raise OutOfScope(f"record lists the barrier {m!r} as channel state", where)
                 seqs.append(n)
             part = e.part or "input"
-            add(where, f"record of the {part} part of {e.ch!r} for round {r} by {e.proc}: {list(e.mids)}",
-                "record", e.proc, e.ch, n=r, s=tuple(seqs), part=part)
+            add(
+                where,
+                f"record of the {part} part of {e.ch!r} for round {r} by {e.proc}: {list(e.mids)}",
+                "record",
+                e.proc,
+                e.ch,
+                n=r,
+                s=tuple(seqs),
+                part=part,
+            )
         elif e.type in ROUND_EVENTS:
             if e.proc not in coords:
                 raise OutOfScope(f"{e.type} by {e.proc}, which is not a coordinator", where)
@@ -208,23 +253,46 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             add(where, f"{e.type} {e.round} by {e.proc}", ROUND_EVENTS[e.type], e.proc, n=e.round)
         else:
             raise OutOfScope(f"{e.type!r} events are not mapped", where)
-    add(0, "end of trace: every non-empty recorded channel state of a round not aborted must have "
-           "been reported by a record event", "end", "")
+    add(
+        0,
+        "end of trace: every non-empty recorded channel state of a round not aborted must have "
+        "been reported by a record event",
+        "end",
+        "",
+    )
 
     started = {e.round for e in trace.events if e.type == "round_start"}
     resolved = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}
     notes = []
     if started - resolved:
-        notes.append(f"round(s) {sorted(started - resolved)} started and neither completed nor aborted in "
-                     "this trace; a trace is a finite prefix, so whether they ever are (liveness) is decided "
-                     "by model checking, not here")
-    topology = (family, tuple(short_p[p] for p in procs), tuple(short_p[p] for p in coords),
-                tuple(short_c[c] for c in data_chans), tuple(short_c[c] for c in ctrl_chans),
-                tuple((short_c[c], short_p[chans[c].src], short_p[chans[c].dst]) for c in sorted(modelled)),
-                tuple(short_c[c] for c in back))
-    return Prepared(trace.path, protocol, family, topology, snapshot_consts(topology),
-                    {"TRounds": rounds, "TMaxData": max_data},
-                    events, lines, descr, ignored, notes, names=_original(short_p, short_c))
+        notes.append(
+            f"round(s) {sorted(started - resolved)} started and neither completed nor aborted in "
+            "this trace; a trace is a finite prefix, so whether they ever are (liveness) is decided "
+            "by model checking, not here"
+        )
+    topology = (
+        family,
+        tuple(short_p[p] for p in procs),
+        tuple(short_p[p] for p in coords),
+        tuple(short_c[c] for c in data_chans),
+        tuple(short_c[c] for c in ctrl_chans),
+        tuple((short_c[c], short_p[chans[c].src], short_p[chans[c].dst]) for c in sorted(modelled)),
+        tuple(short_c[c] for c in back),
+    )
+    return Prepared(
+        trace.path,
+        protocol,
+        family,
+        topology,
+        snapshot_consts(topology),
+        {"TRounds": rounds, "TMaxData": max_data},
+        events,
+        lines,
+        descr,
+        ignored,
+        notes,
+        names=_original(short_p, short_c),
+    )
 
 
 def prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
@@ -249,8 +317,9 @@ def prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
     short_p, short_c = short_names(procs, data_chans)
 
     def add(line, text, op, p, c="", n=0, x=0):
-        events.append({"op": op, "p": short_p.get(p, p), "c": short_c.get(c, c), "k": "d", "n": n, "x": x,
-                       "s": [], "part": ""})
+        events.append(
+            {"op": op, "p": short_p.get(p, p), "c": short_c.get(c, c), "k": "d", "n": n, "x": x, "s": [], "part": ""}
+        )
         lines.append(line)
         descr.append(text)
 
@@ -266,14 +335,27 @@ def prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
                 if e.kind == "barrier":
                     raise OutOfScope(f"barrier on {e.ch!r}: {protocol} sends no barriers", e.line)
                 sends += 1
-                add(e.line, f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}", "send",
-                    e.proc, e.ch, e.seq)
+                add(
+                    e.line,
+                    f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}",
+                    "send",
+                    e.proc,
+                    e.ch,
+                    e.seq,
+                )
             else:
                 forced = id(e) in forced_before
                 seq = seq_of[e.mid]
-                add(e.line, f"recv of record seq {seq} ({e.mid!r}) on {e.ch!r} by {e.proc}, "
-                            f"{'after a forced checkpoint' if forced else 'without a forced checkpoint'}",
-                    "recv", e.proc, e.ch, seq, 1 if forced else 0)
+                add(
+                    e.line,
+                    f"recv of record seq {seq} ({e.mid!r}) on {e.ch!r} by {e.proc}, "
+                    f"{'after a forced checkpoint' if forced else 'without a forced checkpoint'}",
+                    "recv",
+                    e.proc,
+                    e.ch,
+                    seq,
+                    1 if forced else 0,
+                )
         elif e.type == "checkpoint":
             if e.kind == "initial":
                 ignored["checkpoint (initial)"] += 1
@@ -283,8 +365,12 @@ def prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
             elif e.kind == "forced":
                 nxt = next_of.get(id(e))
                 if nxt is None or nxt.type != "recv" or nxt.ch not in modelled:
-                    add(e.line, f"forced checkpoint {e.ckpt} of {e.proc} that no receive follows",
-                        "forced-alone", e.proc)
+                    add(
+                        e.line,
+                        f"forced checkpoint {e.ckpt} of {e.proc} that no receive follows",
+                        "forced-alone",
+                        e.proc,
+                    )
                 else:
                     forced_before.add(id(nxt))
             else:
@@ -292,12 +378,27 @@ def prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
         else:
             raise OutOfScope(f"{e.type!r} events are not mapped for {protocol}", e.line)
     add(0, "end of trace", "end", "")
-    ends = tuple((short_c[c.id], short_p[c.src], short_p[c.dst])
-                 for c in sorted(trace.header.channels, key=lambda c: c.id) if c.id in modelled)
+    ends = tuple(
+        (short_c[c.id], short_p[c.src], short_p[c.dst])
+        for c in sorted(trace.header.channels, key=lambda c: c.id)
+        if c.id in modelled
+    )
     topology = (family, tuple(short_p[p] for p in procs), (), tuple(short_c[c] for c in data_chans), (), ends, ())
     bounds = {"TMaxMsgs": max(1, sends), "TMaxBasic": max([1, *basic.values()])}
-    return Prepared(trace.path, protocol, family, topology, snapshot_consts(topology), bounds,
-                    events, lines, descr, ignored, [], names=_original(short_p, short_c))
+    return Prepared(
+        trace.path,
+        protocol,
+        family,
+        topology,
+        snapshot_consts(topology),
+        bounds,
+        events,
+        lines,
+        descr,
+        ignored,
+        [],
+        names=_original(short_p, short_c),
+    )
 
 
 def _original(*maps: dict) -> dict:

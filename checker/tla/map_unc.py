@@ -31,8 +31,16 @@ rounds and replays from recorded channel state are not UNC: an ERROR.
 
 from __future__ import annotations
 
-from snapcheck.checker.tla.trace_events import (TlaMapping, OutOfScope, Prepared, SpecEvents, causal_order, task_topology,
-                                      tla, tla_function)
+from snapcheck.checker.tla.trace_events import (
+    OutOfScope,
+    Prepared,
+    SpecEvents,
+    TlaMapping,
+    causal_order,
+    task_topology,
+    tla,
+    tla_function,
+)
 from snapcheck.traces.model import Trace
 
 RECOVERY_MODES = ("restart-all", "partial")
@@ -77,26 +85,52 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
             elif t == "send":
                 if e.kind == "barrier":
                     raise OutOfScope(f"barrier on {e.ch!r}: {protocol} sends no barriers", e.line)
-                add(e, f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}"
-                       f"{'' if e.logged else ', not logged'}", "send", e.ch, e.seq, number(e.mid),
-                    1 if e.logged else 0)
+                add(
+                    e,
+                    f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}"
+                    f"{'' if e.logged else ', not logged'}",
+                    "send",
+                    e.ch,
+                    e.seq,
+                    number(e.mid),
+                    1 if e.logged else 0,
+                )
             elif t in ("recv", "discard"):
                 what = "processing" if t == "recv" else "discard"
-                add(e, f"{what} of record seq {seq_of[e.mid]} ({e.mid!r}) on {e.ch!r} by {e.proc}", t,
-                    e.ch, seq_of[e.mid], number(e.mid))
+                add(
+                    e,
+                    f"{what} of record seq {seq_of[e.mid]} ({e.mid!r}) on {e.ch!r} by {e.proc}",
+                    t,
+                    e.ch,
+                    seq_of[e.mid],
+                    number(e.mid),
+                )
             elif t == "replay":
                 if e.source != "log":
-                    raise OutOfScope(f"replay from {e.source!r} on {e.ch!r}: {protocol} replays from "
-                                     "its senders' logs", e.line)
-                add(e, f"replay from the log of record seq {seq_of[e.mid]} ({e.replay_of!r} as {e.mid!r}) "
-                       f"on {e.ch!r} by {e.proc}", "replay", e.ch, seq_of[e.mid], number(e.mid))
+                    raise OutOfScope(
+                        f"replay from {e.source!r} on {e.ch!r}: {protocol} replays from its senders' logs", e.line
+                    )
+                add(
+                    e,
+                    f"replay from the log of record seq {seq_of[e.mid]} ({e.replay_of!r} as {e.mid!r}) "
+                    f"on {e.ch!r} by {e.proc}",
+                    "replay",
+                    e.ch,
+                    seq_of[e.mid],
+                    number(e.mid),
+                )
             elif t == "log":
                 seqs = [seq_of[m] for m in e.mids]
                 add(e, f"logging of {list(e.mids)} on {e.ch!r} by {e.proc}", "log", e.ch, s=seqs)
             else:
-                add(e, f"log truncation of {e.ch!r} through seq {e.through_seq} by {e.proc}: only entries "
-                       "the recovery line for the failure of every process covers may go", "truncate",
-                    e.ch, e.through_seq)
+                add(
+                    e,
+                    f"log truncation of {e.ch!r} through seq {e.through_seq} by {e.proc}: only entries "
+                    "the recovery line for the failure of every process covers may go",
+                    "truncate",
+                    e.ch,
+                    e.through_seq,
+                )
         elif t == "checkpoint":
             if e.kind == "initial":
                 out.ignored["checkpoint (initial)"] += 1
@@ -112,17 +146,36 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
             if t == "fail":
                 add(e, f"failure of {e.proc}", "fail")
             else:
-                add(e, f"restore of checkpoint {e.ckpt} by {e.proc}: the recovery line (rollback "
-                       "propagation) must hold it, and every in-transit message of the line must be "
-                       "in its sender's log", "restore", n=e.ckpt)
+                add(
+                    e,
+                    f"restore of checkpoint {e.ckpt} by {e.proc}: the recovery line (rollback "
+                    "propagation) must hold it, and every in-transit message of the line must be "
+                    "in its sender's log",
+                    "restore",
+                    n=e.ckpt,
+                )
         else:
             raise OutOfScope(f"{t!r} events are not part of {protocol}", e.line)
-    out.add(0, "end of trace: every recovery completed (all restores, all replays)", op="end", p="",
-            c="", n=0, m=0, x=0, s=[])
+    out.add(
+        0,
+        "end of trace: every recovery completed (all restores, all replays)",
+        op="end",
+        p="",
+        c="",
+        n=0,
+        m=0,
+        x=0,
+        s=[],
+    )
     ends = tuple((c, chans[c].src, chans[c].dst) for c in data_chans)
     topology = (family, tuple(procs), ends, mode)
-    consts = [("TProcs", tla(set(procs))), ("TChans", tla(set(data_chans))),
-              ("TSrc", tla_function({c: s for c, s, _ in ends})),
-              ("TDst", tla_function({c: d for c, _, d in ends})), ("TMode", tla(mode))]
-    return Prepared(trace.path, protocol, family, topology, consts, {}, out.events, out.lines, out.descr,
-                    out.ignored, [])
+    consts = [
+        ("TProcs", tla(set(procs))),
+        ("TChans", tla(set(data_chans))),
+        ("TSrc", tla_function({c: s for c, s, _ in ends})),
+        ("TDst", tla_function({c: d for c, _, d in ends})),
+        ("TMode", tla(mode)),
+    ]
+    return Prepared(
+        trace.path, protocol, family, topology, consts, {}, out.events, out.lines, out.descr, out.ignored, []
+    )

@@ -57,9 +57,9 @@ def _round_of(e: dict) -> int | None:
 
 @dataclass
 class Segment:
-    prepared: Prepared    # the segment's events (renumbered), start and cut states, bounds
-    offset: int           # index of its first event among the whole trace's spec events
-    real: int             # its events that are trace events (not the synthetic cut and end)
+    prepared: Prepared  # the segment's events (renumbered), start and cut states, bounds
+    offset: int  # index of its first event among the whole trace's spec events
+    real: int  # its events that are trace events (not the synthetic cut and end)
 
 
 def clean_cuts(p: Prepared):
@@ -71,13 +71,13 @@ def clean_cuts(p: Prepared):
     chans = sorted(set(data_chans) | set(ctrl_chans))
     events = p.events[:-1] if p.events and p.events[-1]["op"] == "end" else p.events
     arrival = family.models_arrival
-    wire = {c: deque() for c in chans}         # data in flight (ABS, CL: all of it)
+    wire = {c: deque() for c in chans}  # data in flight (ABS, CL: all of it)
     ibuf = {c: deque() for c in chans}
     closed = dict.fromkeys(chans, 0)
     sent = dict.fromkeys(data_chans, 0)
     rcvd = dict.fromkeys(data_chans, 0)
     started = resolved_upto = markers = 0
-    at_started = len(chans)                    # channels whose last processed marker is of round `started`
+    at_started = len(chans)  # channels whose last processed marker is of round `started`
     resolved: set[int] = set()
     completed: set[int] = set()
     later = [0] * len(events) + [float("inf")]  # the smallest round referred to from event i on
@@ -123,8 +123,13 @@ def clean_cuts(p: Prepared):
                 completed.add(n)
             while resolved_upto + 1 in resolved:
                 resolved_upto += 1
-        if (not markers and at_started == len(chans) and started in completed and resolved_upto >= started
-                and later[i + 1] > started):
+        if (
+            not markers
+            and at_started == len(chans)
+            and started in completed
+            and resolved_upto >= started
+            and later[i + 1] > started
+        ):
             yield i + 1, started, state
 
 
@@ -149,15 +154,23 @@ def split(p: Prepared, min_events: int) -> list[Segment]:
             seg_events.append({"op": "cut", "p": "", "c": "", "k": "", "n": 0, "x": 0, "s": [], "part": ""})
             seg_lines.append(0)
             seg_descr.append("cut: every round so far finished, the state the next segment starts from")
-        seg_events.append(events[body] if body < len(events) else
-                          {"op": "end", "p": "", "c": "", "k": "", "n": 0, "x": 0, "s": [], "part": ""})
+        seg_events.append(
+            events[body]
+            if body < len(events)
+            else {"op": "end", "p": "", "c": "", "k": "", "n": 0, "x": 0, "s": [], "part": ""}
+        )
         seg_lines.append(0)
         seg_descr.append(descr[body] if body < len(descr) else "end of trace")
         rounds = max([1] + [r for e in seg_events if (r := _round_of(e)) is not None])
-        seg = replace(p, events=seg_events, lines=seg_lines, descr=seg_descr,
-                      bounds={**p.bounds, "TRounds": rounds},
-                      start=None if start is None else start_state(p.topology, **start),
-                      cut=None if cut is None else {**start_state(p.topology, **cut), "rounds": rounds})
+        seg = replace(
+            p,
+            events=seg_events,
+            lines=seg_lines,
+            descr=seg_descr,
+            bounds={**p.bounds, "TRounds": rounds},
+            start=None if start is None else start_state(p.topology, **start),
+            cut=None if cut is None else {**start_state(p.topology, **cut), "rounds": rounds},
+        )
         out.append(Segment(seg, a, b - a))
     return out
 

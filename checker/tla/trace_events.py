@@ -33,17 +33,17 @@ class Prepared:
     path: str
     protocol: str
     family: TlaMapping
-    topology: tuple           # everything that must be equal to share one TLC run
-    consts: list              # (name, TLA+ expression): the topology definitions of TraceLog
-    bounds: dict              # TLA+ constant -> the value this trace needs (a batch takes the max)
+    topology: tuple  # everything that must be equal to share one TLC run
+    consts: list  # (name, TLA+ expression): the topology definitions of TraceLog
+    bounds: dict  # TLA+ constant -> the value this trace needs (a batch takes the max)
     events: list[dict]
-    lines: list[int]          # file line of each spec event (0 for "end")
-    descr: list[str]          # a readable description of each spec event
+    lines: list[int]  # file line of each spec event (0 for "end")
+    descr: list[str]  # a readable description of each spec event
     ignored: Counter
     notes: list[str]
     names: dict = field(default_factory=dict)  # a process's or channel's name in the spec -> in the trace
     start: dict | None = None  # snapshot family: the state a trace starts from (None: the initial state)
-    cut: dict | None = None    # snapshot family: the state a segment ends in (its "cut" event)
+    cut: dict | None = None  # snapshot family: the state a segment ends in (its "cut" event)
 
 
 @dataclass
@@ -65,7 +65,7 @@ def causal_order(trace: Trace) -> list[Event]:
     """Events in file order, except that an event waits for the sends of the
     messages it receives or records (per-process order kept)."""
     sent: set[str] = set()
-    waiting: dict[str, list[str]] = defaultdict(list)   # mid -> processes blocked on it
+    waiting: dict[str, list[str]] = defaultdict(list)  # mid -> processes blocked on it
     backlog: dict[str, list[Event]] = defaultdict(list)
     out: list[Event] = []
 
@@ -99,7 +99,7 @@ def causal_order(trace: Trace) -> list[Event]:
         if len(backlog[e.proc]) == 1:
             try_emit(e.proc)
     leftover = [e for q in backlog.values() for e in q]
-    if leftover:       # the validator rejects causal cycles, so this cannot happen
+    if leftover:  # the validator rejects causal cycles, so this cannot happen
         raise OutOfScope("causally impossible history", leftover[0].line)
     return out
 
@@ -109,8 +109,7 @@ def task_topology(trace: Trace) -> tuple[dict, list[str], list[str]]:
     sources, sinks); the data channels between them."""
     roles = {p.id: p.role for p in trace.header.processes}
     procs = sorted(p for p, r in roles.items() if r in ("task", "source", "sink"))
-    data = sorted(c.id for c in trace.header.channels
-                  if c.kind == "data" and c.src in procs and c.dst in procs)
+    data = sorted(c.id for c in trace.header.channels if c.kind == "data" and c.src in procs and c.dst in procs)
     return roles, procs, data
 
 

@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 EXAMPLES = ROOT / "traces" / "examples"
 
-GOLDEN = [   # (trace, image, properties to select, recovery line to draw)
+GOLDEN = [  # (trace, image, properties to select, recovery line to draw)
     ("checkmate_fig2a_consistent", "golden-fig2a.png", None, "auto"),
     ("checkmate_fig2b_orphan", "golden-fig2b.png", None, "auto"),
     ("checkmate_fig2c_dropped", "golden-fig2c.png", None, "auto"),
@@ -39,8 +39,12 @@ def golden_diagrams() -> None:
         trace = read_trace(str(EXAMPLES / f"{name}.jsonl"))
         opts = check_options(trace, properties=props)
         _, findings = check_findings(trace, opts)
-        render(trace, str(HERE / image), findings,
-               RenderOptions(recovery_line=line, title=_title(trace, name), cut=opts.cut))
+        render(
+            trace,
+            str(HERE / image),
+            findings,
+            RenderOptions(recovery_line=line, title=_title(trace, name), cut=opts.cut),
+        )
         print("wrote", HERE / image)
 
 
@@ -52,8 +56,12 @@ def _title(trace, name: str) -> str:
 def stepper_screenshots() -> None:
     shots = [
         ("checkmate_fig2b_orphan", ["v"], "stepper-orphan.svg", "snapcheck replay checkmate_fig2b_orphan.jsonl  (v)"),
-        ("checkmate_fig5_domino_cyclic", ["b ckpt O3", "c", "c"], "stepper-breakpoint.svg",
-         "snapcheck replay checkmate_fig5_domino_cyclic.jsonl  (b ckpt O3, c, c)"),
+        (
+            "checkmate_fig5_domino_cyclic",
+            ["b ckpt O3", "c", "c"],
+            "stepper-breakpoint.svg",
+            "snapcheck replay checkmate_fig5_domino_cyclic.jsonl  (b ckpt O3, c, c)",
+        ),
     ]
     for name, commands, image, title in shots:
         trace = read_trace(str(EXAMPLES / f"{name}.jsonl"))
@@ -68,8 +76,9 @@ def stepper_screenshots() -> None:
     # barriers: an aligned-checkpoint simulation, at the moment a task blocks an input
     from snapcheck.debug.shrink_sim import simulate_config
 
-    trace = simulate_config({"protocol": "abs-aligned", "workload": "q12", "parallelism": 2, "seed": 1,
-                             "records": 12, "gap": 20})
+    trace = simulate_config(
+        {"protocol": "abs-aligned", "workload": "q12", "parallelism": 2, "seed": 1, "records": 12, "gap": 20}
+    )
     console = Console(record=True, width=150, file=open("/dev/null", "w"))
     s = Stepper(trace, console=console)
     best = (0, 0)
@@ -81,29 +90,42 @@ def stepper_screenshots() -> None:
                 best = max(best, (len(v.blocked) * 10 + waiting, n))
     s.replay.goto(best[1])
     s.show()
-    console.save_svg(str(HERE / "stepper-blocked.svg"),
-                     title="snapcheck replay (aligned ABS simulation): a task blocks its inputs until every barrier")
+    console.save_svg(
+        str(HERE / "stepper-blocked.svg"),
+        title="snapcheck replay (aligned ABS simulation): a task blocks its inputs until every barrier",
+    )
     print("wrote", HERE / "stepper-blocked.svg")
 
 
 def shrunk_example() -> None:
     """A failing simulation of the mutant 'abs-aligned-no-block', shrunk, then drawn."""
     from snapcheck.checker import CheckOptions
-
     from snapcheck.debug.findings import findings_from_report, run_checker
     from snapcheck.debug.shrink import checker_predicate, shrink_trace
-    from snapcheck.debug.shrink_sim import shrink_config, simulate_config
+    from snapcheck.debug.shrink_sim import shrink_config
 
-    config = {"mutant": "abs-aligned-no-block", "workload": "q12", "parallelism": 3, "records": 12, "gap": 60,
-              "seed": 3}
+    config = {
+        "mutant": "abs-aligned-no-block",
+        "workload": "q12",
+        "parallelism": 3,
+        "records": 12,
+        "gap": 60,
+        "seed": 3,
+    }
     violates = checker_predicate("consistency", "orphan", lambda d: CheckOptions(properties={"consistency"}, **d))
     small = shrink_config(config, lambda t: violates(t, {}))
     before = small.trace
     res = shrink_trace(before, violates, {}, "orphan", "consistency")
     findings = findings_from_report(res.trace, run_checker(res.trace, CheckOptions(properties={"consistency"})))
-    render(res.trace, str(HERE / "shrunk-no-block.png"), findings,
-           RenderOptions(title=f"abs-aligned-no-block, seed 3: {len(before.events)} events shrunk to "
-                               f"{len(res.trace.events)} ({res.tests} checker runs)"))
+    render(
+        res.trace,
+        str(HERE / "shrunk-no-block.png"),
+        findings,
+        RenderOptions(
+            title=f"abs-aligned-no-block, seed 3: {len(before.events)} events shrunk to "
+            f"{len(res.trace.events)} ({res.tests} checker runs)"
+        ),
+    )
     print("wrote", HERE / "shrunk-no-block.png")
 
 

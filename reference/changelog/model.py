@@ -46,34 +46,42 @@ from dataclasses import dataclass, field
 
 from snapcheck.traces.recorder import TraceRecorder
 
-ENTRY = 16          # bytes per changelog entry and per materialized state entry
+ENTRY = 16  # bytes per changelog entry and per materialized state entry
 
-DEFAULTS = {"checkpoint_every": 10, "materialize_every": 40, "materialize_time": 3, "upload_every": 3,
-            "retained": 1, "gc_delay": 6, "restart_delay": 2, "keys": 64}
+DEFAULTS = {
+    "checkpoint_every": 10,
+    "materialize_every": 40,
+    "materialize_time": 3,
+    "upload_every": 3,
+    "retained": 1,
+    "gc_delay": 6,
+    "restart_delay": 2,
+    "keys": 64,
+}
 
 
 @dataclass
 class Artifact:
     id: str
-    kind: str                    # "materialization" | "changelog"
+    kind: str  # "materialization" | "changelog"
     lo: int
     hi: int
     size: int
-    state: dict | None = None    # materialization: the snapshot
-    changes: list = field(default_factory=list)   # changelog: (key, delta) for sqn lo..hi-1
+    state: dict | None = None  # materialization: the snapshot
+    changes: list = field(default_factory=list)  # changelog: (key, delta) for sqn lo..hi-1
 
 
 class GicTask:
     def __init__(self, name: str) -> None:
         self.name = name
         self.state: dict[int, int] = {}
-        self.sqn = 0                 # changes applied (effective)
-        self.log: list = []          # the changelog of this epoch: (sqn, key, delta), not yet truncated
-        self.uploaded = 0            # changes < uploaded are in segments
+        self.sqn = 0  # changes applied (effective)
+        self.log: list = []  # the changelog of this epoch: (sqn, key, delta), not yet truncated
+        self.uploaded = 0  # changes < uploaded are in segments
         self.segments: list[Artifact] = []
         self.mat: Artifact | None = None
-        self.pending: tuple | None = None   # (upto, snapshot, finishes at step)
-        self.dirty: set[int] = set()        # keys changed since the last checkpoint (baseline metric)
+        self.pending: tuple | None = None  # (upto, snapshot, finishes at step)
+        self.dirty: set[int] = set()  # keys changed since the last checkpoint (baseline metric)
 
 
 class GicModel:
@@ -90,25 +98,37 @@ class GicModel:
         self.tasks = [GicTask(f"task[{i}]") for i in range(parallelism)]
         unknown = sorted({who for _, who in self.failures} - {t.name for t in self.tasks})
         if unknown:
-            raise ValueError(f"failure names no task: {', '.join(unknown)} "
-                             f"(tasks: {', '.join(t.name for t in self.tasks)})")
-        procs = [{"id": "source", "role": "source"}] + [{"id": t.name} for t in self.tasks] + \
-                [{"id": "coordinator", "role": "coordinator"}]
+            raise ValueError(
+                f"failure names no task: {', '.join(unknown)} (tasks: {', '.join(t.name for t in self.tasks)})"
+            )
+        procs = (
+            [{"id": "source", "role": "source"}]
+            + [{"id": t.name} for t in self.tasks]
+            + [{"id": "coordinator", "role": "coordinator"}]
+        )
         chans = [(self.ch(i), "source", t.name) for i, t in enumerate(self.tasks)]
         self.rec = TraceRecorder(procs, chans, protocol="gic-changelog", params=self.header_params(), seed=seed)
         self.artifacts: dict[str, Artifact] = {}
         self.counter = 0
         self.refs: dict[str, int] = {}
-        self.retained: deque = deque()       # (round, {task: handle})
-        self.gc_queue: list = []             # (step, action, payload)
+        self.retained: deque = deque()  # (round, {task: handle})
+        self.gc_queue: list = []  # (step, action, payload)
         self.round = 0
-        self.last_complete: tuple | None = None      # (round, {proc: ckpt}, {task: handle}, offsets)
-        self.offsets = [0] * parallelism     # records sent per task (the source's position)
+        self.last_complete: tuple | None = None  # (round, {proc: ckpt}, {task: handle}, offsets)
+        self.offsets = [0] * parallelism  # records sent per task (the source's position)
         self.down_until: int | None = None
         self.recoveries = 0
-        self.m = {"checkpoint_bytes": [], "incremental_bytes": [], "full_bytes": [], "background_bytes": 0,
-                  "materialization_bytes": 0, "materializations": 0, "deleted": 0,
-                  "missing_at_restore": 0, "restores": 0}
+        self.m = {
+            "checkpoint_bytes": [],
+            "incremental_bytes": [],
+            "full_bytes": [],
+            "background_bytes": 0,
+            "materialization_bytes": 0,
+            "materializations": 0,
+            "deleted": 0,
+            "missing_at_restore": 0,
+            "restores": 0,
+        }
         self.steps = 0
 
     def header_params(self) -> dict:
@@ -144,8 +164,7 @@ class GicModel:
         self.counter += 1
         a = Artifact(f"{task.name}/{kind[0]}{self.counter}", kind, lo, hi, size, **kw)
         self.artifacts[a.id] = a
-        self.rec.output(task.name, size, attrs={"artifact": a.id, "op": "create", "type": kind,
-                                                "from": lo, "to": hi})
+        self.rec.output(task.name, size, attrs={"artifact": a.id, "op": "create", "type": kind, "from": lo, "to": hi})
         return a
 
     def delete(self, aid: str) -> None:
@@ -171,8 +190,8 @@ class GicModel:
         mid = self.rec.send("source", self.ch(i), key=k, value=1)
         self.offsets[i] = seq
         self.rec.recv(t.name, mid)
-        t.state[k] = t.state.get(k, 0) + 1          # dual write: the backend ...
-        t.log.append((t.sqn, k, 1))                 # ... and the changelog
+        t.state[k] = t.state.get(k, 0) + 1  # dual write: the backend ...
+        t.log.append((t.sqn, k, 1))  # ... and the changelog
         t.sqn += 1
         t.dirty.add(k)
 
@@ -196,14 +215,18 @@ class GicModel:
             self.m["materializations"] += 1
             self.m["materialization_bytes"] += t.mat.size
             start = self.tail_start(upto)
-            t.log = [c for c in t.log if c[0] >= start]                 # truncation of the local log
-            t.segments = [s for s in t.segments if s.hi > start]        # no longer needed by new checkpoints
+            t.log = [c for c in t.log if c[0] >= start]  # truncation of the local log
+            t.segments = [s for s in t.segments if s.hi > start]  # no longer needed by new checkpoints
 
     def handle(self, t: GicTask) -> dict:
         start = self.tail_start(t.mat.hi) if t.mat else 0
         ranges = [[s.id, max(s.lo, start), s.hi] for s in t.segments if s.hi > start]
-        return {"materialization": t.mat.id if t.mat else None, "upto": t.mat.hi if t.mat else 0,
-                "changelog": ranges, "sqn": t.sqn}
+        return {
+            "materialization": t.mat.id if t.mat else None,
+            "upto": t.mat.hi if t.mat else 0,
+            "changelog": ranges,
+            "sqn": t.sqn,
+        }
 
     # -- coordination ----------------------------------------------------------------------
     def checkpoint_round(self, step: int) -> None:
@@ -238,7 +261,7 @@ class GicModel:
             if action == "delete":
                 if self.refs.get(payload, 0) == 0:
                     self.delete(payload)
-            else:                                    # a deferred discard (see the FLINK-7268 mutant)
+            else:  # a deferred discard (see the FLINK-7268 mutant)
                 for aid in self.referenced(payload):
                     if aid in self.refs:
                         self.refs[aid] -= 1
@@ -250,7 +273,7 @@ class GicModel:
         rec = self.rec
         r, ckpts, handles, offsets = self.last_complete or (None, {}, {}, [0] * self.n)
         self.refs = {}
-        for _, hs in self.retained:                  # the registry, rebuilt from the store
+        for _, hs in self.retained:  # the registry, rebuilt from the store
             for aid in self.referenced(hs):
                 self.refs[aid] = self.refs.get(aid, 0) + 1
         rec.restore("source", ckpts.get("source", 0), recovery=self.recoveries, round=r)
@@ -279,7 +302,7 @@ class GicModel:
                 self.m["missing_at_restore"] += 1
                 continue
             t.segments.append(seg)
-            for k, d in seg.changes[lo - seg.lo:hi - seg.lo]:
+            for k, d in seg.changes[lo - seg.lo : hi - seg.lo]:
                 t.state[k] = t.state.get(k, 0) + d
         t.sqn = t.uploaded = h["sqn"]
 
@@ -309,7 +332,7 @@ class GicModel:
                     self.m["background_bytes"] += self.upload(t)
             if step % p["checkpoint_every"] == 0:
                 self.checkpoint_round(step)
-        self.checkpoint_round(step + 1)              # the final checkpoint
+        self.checkpoint_round(step + 1)  # the final checkpoint
         self.steps = step + 1
         for s in range(step + 1, step + 2 + p["gc_delay"]):
             self.run_gc(s)
@@ -320,15 +343,22 @@ class GicModel:
             return round(sum(xs) / len(xs), 1) if xs else 0.0
 
         m = self.m
-        return {"protocol": self.name, "sim_time": self.steps, "recoveries": self.recoveries,
-                "checkpoint_bytes_mean": mean(m["checkpoint_bytes"]),
-                "checkpoint_bytes_max": max(m["checkpoint_bytes"], default=0),
-                "incremental_bytes_mean": mean(m["incremental_bytes"]),
-                "incremental_bytes_max": max(m["incremental_bytes"], default=0),
-                "full_bytes_mean": mean(m["full_bytes"]),
-                "background_bytes": m["background_bytes"], "materialization_bytes": m["materialization_bytes"],
-                "materializations": m["materializations"], "artifacts_deleted": m["deleted"],
-                "artifacts_live": len(self.artifacts), "missing_at_restore": m["missing_at_restore"]}
+        return {
+            "protocol": self.name,
+            "sim_time": self.steps,
+            "recoveries": self.recoveries,
+            "checkpoint_bytes_mean": mean(m["checkpoint_bytes"]),
+            "checkpoint_bytes_max": max(m["checkpoint_bytes"], default=0),
+            "incremental_bytes_mean": mean(m["incremental_bytes"]),
+            "incremental_bytes_max": max(m["incremental_bytes"], default=0),
+            "full_bytes_mean": mean(m["full_bytes"]),
+            "background_bytes": m["background_bytes"],
+            "materialization_bytes": m["materialization_bytes"],
+            "materializations": m["materializations"],
+            "artifacts_deleted": m["deleted"],
+            "artifacts_live": len(self.artifacts),
+            "missing_at_restore": m["missing_at_restore"],
+        }
 
     def final_states(self) -> dict:
         return {t.name: dict(sorted(t.state.items())) for t in self.tasks}

@@ -9,8 +9,8 @@ are ``reference.changelog.model.DEFAULTS``.
 from __future__ import annotations
 
 from snapcheck.reference.changelog.model import GicModel
-from snapcheck.reference.sim.standalone import StandaloneSimulator
 from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.sim.standalone import StandaloneSimulator
 
 RECORDS = 200
 
@@ -28,13 +28,15 @@ class GicSimulator(StandaloneSimulator):
 
 class GicChangelog(Protocol):
     name = "gic-changelog"
-    situations = ()                  # its own model: no simulator situations
+    situations = ()  # its own model: no simulator situations
     family = "changelog"
     topologies = "own"
     crash_targets = "task[i]: one of its parallel tasks, at a step (one record per task per step)"
-    summary = ("generic log-based incremental checkpoints: dual writes, continuous changelog upload, "
-               "periodic materialization, checkpoint = snapshot + changelog range, truncation")
-    aligned = False                  # its checkpoints are snapshot + changelog ranges, judged by changelog-restore
+    summary = (
+        "generic log-based incremental checkpoints: dual writes, continuous changelog upload, "
+        "periodic materialization, checkpoint = snapshot + changelog range, truncation"
+    )
+    aligned = False  # its checkpoints are snapshot + changelog ranges, judged by changelog-restore
     simulator = GicSimulator
     model_class = GicModel
 
@@ -43,7 +45,14 @@ class GicChangelog(Protocol):
         """1–3 tasks ``task[i]``, 20–200 records each (one record per task per step);
         half the runs crash one or two tasks (``hard``: nine in ten, two or three)."""
         parallelism, records = rnd.randint(1, 3), rnd.randint(20, 200)
-        crashes = tuple(sorted((f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
-                               for _ in range(rnd.randint(2, 3) if hard else rnd.randint(1, 2))))
-        return {"parallelism": parallelism, "records": records,
-                "failures": crashes if failures and rnd.random() < (0.9 if hard else 0.5) else ()}
+        crashes = tuple(
+            sorted(
+                (f"task[{rnd.randrange(parallelism)}]", rnd.randrange(records))
+                for _ in range(rnd.randint(2, 3) if hard else rnd.randint(1, 2))
+            )
+        )
+        return {
+            "parallelism": parallelism,
+            "records": records,
+            "failures": crashes if failures and rnd.random() < (0.9 if hard else 0.5) else (),
+        }

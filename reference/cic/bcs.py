@@ -16,8 +16,8 @@ along every Z-path, so no checkpoint is useless (ZCF).
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.uncoordinated.protocol import UncoordinatedProtocol, UncoordinatedTask
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class BCSTask(UncoordinatedTask):

@@ -33,8 +33,8 @@ Z-path, so no checkpoint is useless (ZCF; docs/theory.md, "Timestamps along Z-pa
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.uncoordinated.protocol import UncoordinatedProtocol, UncoordinatedTask
+from snapcheck.traces.protocol_facts import TlaMapping
 
 INF = float("inf")
 FORMS = ("greater", "clock")
@@ -208,6 +208,7 @@ class HMNR(UncoordinatedProtocol):
 class HMNRClock(HMNR):
     """The same protocol in the ``clock[]``/``min_to[]`` form (registered as ``hmnr-clock``;
     the trace still says ``hmnr``, with ``params.form = "clock"``)."""
+
     name = "hmnr-clock"
     trace_name = "hmnr"
 

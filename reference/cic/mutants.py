@@ -33,8 +33,7 @@ class HMNRNoC1(HMNR):
     name = "hmnr-no-c1"
     mutant_of = "hmnr"
     summary = "HMNR without condition C1"
-    bug = ('both HMNR conditions are necessary (C1 alone / C2 alone leave useless checkpoints); '
-           'docs/theory.md "HMNR"')
+    bug = 'both HMNR conditions are necessary (C1 alone / C2 alone leave useless checkpoints); docs/theory.md "HMNR"'
     expect = ("missing-forced-checkpoint", "useless-checkpoint")
     prop = "cic-conformance"
     demo = dict(_CYCLIC)
@@ -64,8 +63,7 @@ class HMNRMinToEverySend(HMNR):
     name = "hmnr-min-to-every-send"
     mutant_of = "hmnr"
     summary = "HMNR clock[] form updating min_to on every send"
-    bug = ('BlackSP HMNRProtocol.cs: still ZCF, many more forced checkpoints; '
-           'docs/theory.md "The clock form of HMNR"')
+    bug = 'BlackSP HMNRProtocol.cs: still ZCF, many more forced checkpoints; docs/theory.md "The clock form of HMNR"'
     expect = ("spurious-forced-checkpoint",)
     prop = "cic-efficiency"
     demo = dict(_CYCLIC)

@@ -31,6 +31,7 @@ _DEMO = {"workload": "q1", "parallelism": 2, "records": 20}
 class StrictNotify(TwoPhaseCommitABS):
     """FLINK-10377 / apache/flink#895: the commit handler commits only the notified
     checkpoint's transaction, so a lost notification is never subsumed."""
+
     name = "2pc-strict-notify"
     mutant_of = "abs-aligned-2pc"
     summary = "a completion notification commits only its own checkpoint's transaction"
@@ -44,6 +45,7 @@ class StrictNotify(TwoPhaseCommitABS):
 
 class CommitOnCheckpoint(TwoPhaseCommitABS):
     """volga#300: publish at the barrier instead of on global completion."""
+
     name = "2pc-commit-on-checkpoint"
     mutant_of = "abs-aligned-2pc"
     summary = "the sink publishes at its checkpoint instead of on global completion"
@@ -58,6 +60,7 @@ class CommitOnCheckpoint(TwoPhaseCommitABS):
 class UnreliableFinalNotify(TwoPhaseCommitABS):
     """FLINK-21080: the final notification is sent at most once; a sink that misses it
     waits forever with its last transaction uncommitted."""
+
     name = "2pc-unreliable-final-notify"
     mutant_of = "abs-aligned-2pc"
     summary = "the final completion notification is sent at most once"
@@ -72,6 +75,7 @@ class UnreliableFinalNotify(TwoPhaseCommitABS):
 class EosBeforeFinalCommit(TwoPhaseCommitABS):
     """FLINK-38614: end of stream is sent as soon as the final round completes, before
     the final transaction is committed; the closed sink drops the late notification."""
+
     name = "2pc-eos-before-final-commit"
     mutant_of = "abs-aligned-2pc"
     summary = "end of stream is sent before the final transaction is committed"
@@ -86,6 +90,7 @@ class EosBeforeFinalCommit(TwoPhaseCommitABS):
 class CoordEventUnacked(TwoPhaseCommitABS):
     """FLINK-21996: rounds complete without waiting for operator-event
     acknowledgements, and lost events are never re-sent."""
+
     name = "2pc-coord-event-unacked"
     mutant_of = "abs-aligned-2pc"
     summary = "rounds complete although operator events were lost on the control channel"
@@ -100,6 +105,7 @@ class CoordEventUnacked(TwoPhaseCommitABS):
 class RestoreAborted(TwoPhaseCommitABS):
     """Wallaroo #3032: recovery rolls back to the latest round every task checkpointed,
     although the coordinator aborted it."""
+
     name = "2pc-restore-aborted"
     mutant_of = "abs-aligned-2pc"
     summary = "recovery rolls back to an aborted round that every task had checkpointed"
@@ -114,6 +120,7 @@ class RestoreAborted(TwoPhaseCommitABS):
 class RestoreEmpty(TwoPhaseCommitABS):
     """FLINK-34518: the completed-checkpoint store was cleaned up; the job restarts from
     the empty initial state although rounds had completed."""
+
     name = "2pc-restore-empty"
     mutant_of = "abs-aligned-2pc"
     summary = "recovery restarts from the empty initial state although rounds completed"

@@ -49,12 +49,10 @@ from snapcheck.reference.sim.messages import Chan, Msg, Stored
 from snapcheck.traces.model import Channel
 
 
-
 class CommitSimulator(Simulator):
     def __init__(self, cfg, workload, protocol, log_class):
         super().__init__(cfg, workload, protocol, log_class)
-        self.m.update(control_lost=0, notifications_resent=0, events_sent=0, events_resent=0,
-                      rounds_aborted_events=0)
+        self.m.update(control_lost=0, notifications_resent=0, events_sent=0, events_resent=0, rounds_aborted_events=0)
         horizon = max((e.records[-1][0] for e in self.externals if e.records), default=0)
         n = int(protocol.params.get("events", 0))
         for ch in self.event_chans.values():
@@ -75,8 +73,9 @@ class CommitSimulator(Simulator):
         for ch in self.commits:
             ch.fifo = False
             self.lossy[ch] = notify
-            chans[where[ch.id]] = Channel(ch.id, coord.id, ch.dst.id, fifo=False, kind="control",
-                                          attrs={"loss": notify[0], "jitter": notify[1]})
+            chans[where[ch.id]] = Channel(
+                ch.id, coord.id, ch.dst.id, fifo=False, kind="control", attrs={"loss": notify[0], "jitter": notify[1]}
+            )
         self.eos: list[Chan] = []
         for t in self.tasks:
             if t.is_sink:
@@ -88,21 +87,29 @@ class CommitSimulator(Simulator):
                 t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
         event = (float(params.get("event_loss", 0.0)), int(params.get("event_jitter", 0)))
         self.event_chans: dict[int, Chan] = {}
-        for t in self.tasks if int(params.get("events", 0)) else ():     # (no events: no event channels)
+        for t in self.tasks if int(params.get("events", 0)) else ():  # (no events: no event channels)
             if t.is_source:
                 c = Chan(f"coordinator->{t.id}/events", coord, t, fifo=False)
                 c.handler = self.on_event
                 self.event_chans[t.pid] = c
                 self.lossy[c] = event
-                chans.append(Channel(c.id, coord.id, t.id, fifo=False, kind="control",
-                                     attrs={"loss": event[0], "jitter": event[1], "operator_events": True}))
+                chans.append(
+                    Channel(
+                        c.id,
+                        coord.id,
+                        t.id,
+                        fifo=False,
+                        kind="control",
+                        attrs={"loss": event[0], "jitter": event[1], "operator_events": True},
+                    )
+                )
         self.sink_acked = {t.pid: 0 for t in self.tasks if t.is_sink}
         self.closed: set[int] = set()
         self.end_sent = False
         self.waiting_sinks: list[str] = []
         # operator events: id -> [channel, acked at (ack arrival counter) or None, last sent]
         self.events: dict[str, list] = {}
-        self.arrivals = 0                                  # coordinator's ack arrival counter
+        self.arrivals = 0  # coordinator's ack arrival counter
         self.ckpt_ack_at: dict[tuple[int, int], int] = {}  # (task pid, round) -> ack arrival counter
         self.round_events: dict[int, dict[int, list[str]]] = {}
 
@@ -140,8 +147,7 @@ class CommitSimulator(Simulator):
         self.send_control(v, v.ack, ["event-ack", m.value[1]])
 
     def unacked(self, pid: int | None = None) -> list[str]:
-        return [k for k, (ch, acked, _) in self.events.items()
-                if acked is None and (pid is None or ch.dst.pid == pid)]
+        return [k for k, (ch, acked, _) in self.events.items() if acked is None and (pid is None or ch.dst.pid == pid)]
 
     def trigger(self) -> None:
         r = self.next_round
@@ -160,7 +166,7 @@ class CommitSimulator(Simulator):
             if what == "committed":
                 self.sink_acked[v.pid] = max(self.sink_acked[v.pid], m.value[1])
             elif self.events[m.value[1]][1] is None and m.epoch == self.epoch:
-                self.events[m.value[1]][1] = self.arrivals    # (an older epoch's ack was rolled back)
+                self.events[m.value[1]][1] = self.arrivals  # (an older epoch's ack was rolled back)
             return
         r = m.value[1]
         v = m.ch.src
@@ -210,11 +216,12 @@ class CommitSimulator(Simulator):
     def complete_round(self, r: int) -> None:
         super().complete_round(r)
         if self.protocol.eos_early and not self.end_sent and self._input_done():
-            self.send_end()            # FLINK-38614: end-of-stream overtakes the final commit
+            self.send_end()  # FLINK-38614: end-of-stream overtakes the final commit
 
     def _input_done(self) -> bool:
-        return (self.last_completed_progress == self.progress
-                and all(len(e.sent) == len(e.records) for e in self.externals))
+        return self.last_completed_progress == self.progress and all(
+            len(e.sent) == len(e.records) for e in self.externals
+        )
 
     # -- the coordinator's clock and the end of the run --------------------------------------
     def tick(self) -> None:
@@ -240,7 +247,7 @@ class CommitSimulator(Simulator):
         late = [ch for ch in self.commits if self.sink_acked[ch.dst.pid] < self.last_completed]
         if late and not self.end_sent:
             if not p.final_resend:
-                self.waiting_sinks = [ch.dst.id for ch in late]     # FLINK-21080: they wait forever
+                self.waiting_sinks = [ch.dst.id for ch in late]  # FLINK-21080: they wait forever
                 return False
             for ch in late:
                 self.m["notifications_resent"] += 1
@@ -261,8 +268,8 @@ class CommitSimulator(Simulator):
             self.last_completed = 0
         line = self.last_completed
         super().restore_all()
-        if self.protocol.await_event_acks:          # the coordinator's restored state: re-send
-            for k, st in self.events.items():
+        if self.protocol.await_event_acks:  # the coordinator's restored state: re-send
+            for _k, st in self.events.items():
                 ch, acked, _ = st
                 covered = line and acked is not None and acked <= self.ckpt_ack_at.get((ch.dst.pid, line), 0)
                 if not covered:

@@ -32,17 +32,17 @@ graph it deadlocks (the ``abs-aligned-on-cyclic`` mutant).
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class AlignedTask(TaskProtocol):
     def __init__(self, ctx, protocol) -> None:
         super().__init__(ctx, protocol)
-        self.round: int | None = None      # round being aligned
-        self.arrived: dict = {}            # blocked_inputs of Algorithm 1
-        self.latest = 0                    # newest round snapshot or given up
-        self.aborted: set[int] = set()     # rounds newer than latest the coordinator aborted
+        self.round: int | None = None  # round being aligned
+        self.arrived: dict = {}  # blocked_inputs of Algorithm 1
+        self.latest = 0  # newest round snapshot or given up
+        self.aborted: set[int] = set()  # rounds newer than latest the coordinator aborted
 
     def on_trigger(self, round, barrier) -> None:
         self.snapshot(round)
@@ -50,11 +50,11 @@ class AlignedTask(TaskProtocol):
     def on_barrier(self, ch, barrier, overtaking) -> None:
         r = barrier.round
         if r <= self.latest or (self.round is not None and r < self.round):
-            return                          # obsolete: a newer round already reached this task
+            return  # obsolete: a newer round already reached this task
         if self.round is not None and r > self.round:
-            self.give_up()                  # newer barrier: the older round can never align
+            self.give_up()  # newer barrier: the older round can never align
         if r in self.aborted:
-            self.passed(r)                  # aborted before its barriers came: obsolete
+            self.passed(r)  # aborted before its barriers came: obsolete
             return
         self.round = r
         self.block(ch)
@@ -83,7 +83,7 @@ class AlignedTask(TaskProtocol):
 
     def on_cancel(self, ch, marker) -> None:
         if self.cancel(marker.round):
-            self.ctx.send_cancel(marker.round)     # tell downstream once, as for a decline
+            self.ctx.send_cancel(marker.round)  # tell downstream once, as for a decline
 
     def on_abort(self, round: int) -> None:
         """The coordinator aborted ``round``: give up its alignment, or remember it so that
@@ -120,11 +120,17 @@ class AlignedTask(TaskProtocol):
 
 class AlignedABS(Protocol):
     name = "abs-aligned"
-    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "rounds-overlap")
+    situations = Protocol.situations + (
+        "aligning",
+        "decline-while-aligning",
+        "cancel",
+        "backpressured-barrier",
+        "rounds-overlap",
+    )
     abort_notices = True
     family = "coordinated"
     topologies = "acyclic"
-    tla = TlaMapping("ABSTrace")          # Algorithm 1: no back-edges, whatever the header says
+    tla = TlaMapping("ABSTrace")  # Algorithm 1: no back-edges, whatever the header says
     summary = "ABS Algorithm 1: block inputs until aligned; no channel state (DAGs only)"
     task_class = AlignedTask
     aligned = True

@@ -37,8 +37,8 @@ accepts state on ``back_edge`` channels only).
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class _Round:
@@ -56,8 +56,8 @@ class CyclicTask(TaskProtocol):
         self.regular = [c for c in ctx.inputs if not c.back_edge]
         self.loops = [c for c in ctx.inputs if c.back_edge]
         self.rounds: dict[int, _Round] = {}
-        self.latest = 0                     # newest round whose barrier reached this task
-        self.aborted: set[int] = set()      # rounds newer than latest the coordinator aborted
+        self.latest = 0  # newest round whose barrier reached this task
+        self.aborted: set[int] = set()  # rounds newer than latest the coordinator aborted
 
     def on_trigger(self, round, barrier) -> None:
         st = self.rounds[round] = _Round()
@@ -71,20 +71,20 @@ class CyclicTask(TaskProtocol):
         st = self.rounds.get(r)
         if st is None:
             if r <= self.latest:
-                return                       # obsolete barrier of a round given up here
-            obsolete = r in self.aborted     # aborted before its barriers came
+                return  # obsolete barrier of a round given up here
+            obsolete = r in self.aborted  # aborted before its barriers came
             self.passed(r)
             if obsolete:
                 return
             st = self.rounds[r] = _Round()
-        st.marked[ch] = True                                           # 9
-        if not ch.back_edge:                                           # 11
-            self.ctx.block(ch)                                         # 12
-            if st.ckpt is None and all(c in st.marked for c in self.regular):   # 13
-                self.copy_state(r, st)                                 # 14-17
+        st.marked[ch] = True  # 9
+        if not ch.back_edge:  # 11
+            self.ctx.block(ch)  # 12
+            if st.ckpt is None and all(c in st.marked for c in self.regular):  # 13
+                self.copy_state(r, st)  # 14-17
         elif st.ckpt is None:
             self.hold_back_edge(ch)
-        self.maybe_persist(r, st)                                      # 19
+        self.maybe_persist(r, st)  # 19
 
     def hold_back_edge(self, ch) -> None:
         """The barrier came round the loop on back-edge ``ch`` before this task's own
@@ -95,7 +95,7 @@ class CyclicTask(TaskProtocol):
 
     def copy_state(self, r: int, st: _Round) -> None:
         st.ckpt = self.ctx.checkpoint(r)
-        if st.ckpt is None:                  # declined: downstream must not wait for our barrier
+        if st.ckpt is None:  # declined: downstream must not wait for our barrier
             del self.rounds[r]
             self.ctx.unblock_all()
             self.ctx.send_cancel(r)
@@ -106,13 +106,13 @@ class CyclicTask(TaskProtocol):
 
     def maybe_persist(self, r: int, st: _Round) -> None:
         if r in self.rounds and st.ckpt is not None and len(st.marked) == len(self.ctx.inputs):
-            for c, records in st.log.items():                          # 20
+            for c, records in st.log.items():  # 20
                 if records:
                     self.ctx.record(st.ckpt, c, records)
-            del self.rounds[r]                                         # 21-22
+            del self.rounds[r]  # 21-22
             self.ctx.complete(r)
 
-    def on_process(self, ch, msg) -> None:                             # 24-26
+    def on_process(self, ch, msg) -> None:  # 24-26
         if ch.back_edge:
             for st in self.rounds.values():
                 if st.ckpt is not None and self.logging(st, ch):
@@ -124,7 +124,7 @@ class CyclicTask(TaskProtocol):
 
     def on_cancel(self, ch, marker) -> None:
         if self.cancel(marker.round):
-            self.ctx.send_cancel(marker.round)     # tell downstream (and around the loop) once
+            self.ctx.send_cancel(marker.round)  # tell downstream (and around the loop) once
 
     def on_abort(self, round: int) -> None:
         """The coordinator aborted ``round``: abandon it, or remember it so that its barriers
@@ -164,11 +164,17 @@ class CyclicTask(TaskProtocol):
 
 class CyclicABS(Protocol):
     name = "abs-cyclic"
-    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "rounds-overlap")
+    situations = Protocol.situations + (
+        "aligning",
+        "decline-while-aligning",
+        "cancel",
+        "backpressured-barrier",
+        "rounds-overlap",
+    )
     family = "coordinated"
     tla = TlaMapping("ABSTrace", back_edges=True)
     summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"
-    finished_inputs = False               # its regular and back-edge inputs are fixed when a task starts
+    finished_inputs = False  # its regular and back-edge inputs are fixed when a task starts
     task_class = CyclicTask
     aligned = True
     abort_notices = True

@@ -22,8 +22,8 @@ consistent and complete.
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class _Round:
@@ -42,7 +42,7 @@ class AlignedTimeoutTask(TaskProtocol):
         super().__init__(ctx, protocol)
         self.timeout = protocol.params["timeout"]
         self.rounds: dict[int, _Round] = {}
-        self.latest = 0                      # newest round this task finished or gave up
+        self.latest = 0  # newest round this task finished or gave up
 
     def round(self, r: int) -> _Round | None:
         """The state of round r; None if r is obsolete here (finished, given up, or
@@ -61,7 +61,7 @@ class AlignedTimeoutTask(TaskProtocol):
         r = barrier.round
         st = self.round(r)
         if st is None:
-            return False                     # obsolete: let it pass in FIFO order
+            return False  # obsolete: let it pass in FIFO order
         if barrier.unaligned or st.unaligned or self.ctx.now >= barrier.started + self.timeout:
             return True
         if not st.timer:
@@ -98,7 +98,7 @@ class AlignedTimeoutTask(TaskProtocol):
             self.ctx.send_barrier(r)
             self.ctx.complete(r)
         else:
-            self.ctx.send_cancel(r)          # declined: downstream must not wait for our barrier
+            self.ctx.send_cancel(r)  # declined: downstream must not wait for our barrier
 
     def switch(self, r: int, st: _Round, trigger) -> None:
         ctx = self.ctx
@@ -115,7 +115,7 @@ class AlignedTimeoutTask(TaskProtocol):
                 ctx.record(st.ckpt, c, records, part="output")
         for c in ctx.inputs:
             if c in st.marked:
-                continue                     # barrier already processed: later records are post-barrier
+                continue  # barrier already processed: later records are post-barrier
             if c is trigger:
                 pre = ctx.queued(c)
             else:
@@ -150,7 +150,7 @@ class AlignedTimeoutTask(TaskProtocol):
 
     def on_cancel(self, ch, marker) -> None:
         if self.cancel(marker.round):
-            self.ctx.send_cancel(marker.round)     # tell downstream once
+            self.ctx.send_cancel(marker.round)  # tell downstream once
 
     def on_abort(self, round: int) -> None:
         self.cancel(round)
@@ -177,7 +177,13 @@ class AlignedTimeoutTask(TaskProtocol):
 
 class AlignedTimeout(Protocol):
     name = "aligned-timeout"
-    situations = Protocol.situations + ("aligning", "decline-while-aligning", "cancel", "backpressured-barrier", "overtake")
+    situations = Protocol.situations + (
+        "aligning",
+        "decline-while-aligning",
+        "cancel",
+        "backpressured-barrier",
+        "overtake",
+    )
     family = "coordinated"
     max_rounds_in_flight = 1
     tla = TlaMapping("UnalignedTrace", mode="aligned_timeout", models_arrival=True)
@@ -190,6 +196,6 @@ class AlignedTimeout(Protocol):
         super().__init__(timeout=timeout, **params)
 
     @classmethod
-    def from_config(cls, cfg) -> "AlignedTimeout":
-        super().from_config(cfg)            # checks the recovery mode
+    def from_config(cls, cfg) -> AlignedTimeout:
+        super().from_config(cfg)  # checks the recovery mode
         return cls(timeout=cfg.aligned_timeout)

@@ -18,9 +18,9 @@ own recording.
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
-from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.coordinated.channel_recording import ChannelRecordingTask
+from snapcheck.reference.protocol import Protocol
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class ChandyLamportTask(ChannelRecordingTask):
@@ -28,7 +28,7 @@ class ChandyLamportTask(ChannelRecordingTask):
         """Record the local state, send a marker on every output, record every other input."""
         self.latest = r
         ckpt = self.ctx.checkpoint(r)
-        if ckpt is None:                   # declined: no markers for this round
+        if ckpt is None:  # declined: no markers for this round
             return
         self.ctx.send_barrier(r)
         pending = {c: [] for c in self.ctx.inputs if c is not first}

@@ -19,8 +19,8 @@ from snapcheck.reference.protocol import TaskProtocol
 class ChannelRecordingTask(TaskProtocol):
     def __init__(self, ctx, protocol) -> None:
         super().__init__(ctx, protocol)
-        self.active: dict[int, tuple[int, dict]] = {}   # round -> (ckpt, {pending channel: records})
-        self.latest = 0                                  # newest round started (or declined) here
+        self.active: dict[int, tuple[int, dict]] = {}  # round -> (ckpt, {pending channel: records})
+        self.latest = 0  # newest round started (or declined) here
 
     def on_trigger(self, round, barrier) -> None:
         self.start(round, None)

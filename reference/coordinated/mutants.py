@@ -51,7 +51,6 @@ from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, Chandy
 from snapcheck.reference.coordinated.unaligned import Unaligned, UnalignedTask
 
 
-
 def _cyclic(cfg):
     if isinstance(cfg.workload, str) and cfg.workload not in ("reachability", "random-cyclic"):
         return replace(cfg, workload="reachability")
@@ -65,7 +64,7 @@ def _jittery(cfg):
 # -- aligned without blocking ------------------------------------------------------------
 class NoBlockTask(AlignedTask):
     def block(self, ch) -> None:
-        self.arrived[ch] = True              # counts the barrier but keeps processing ch
+        self.arrived[ch] = True  # counts the barrier but keeps processing ch
 
 
 class AlignedNoBlock(AlignedABS):
@@ -99,12 +98,24 @@ class AlignedNoCancel(AlignedABS):
     name = "aligned-no-cancel"
     mutant_of = "abs-aligned"
     summary = "a declined round is neither cancelled downstream nor abandoned on the coordinator's abort"
-    bug = ("Flink's handling of declined checkpoints during alignment: CancelCheckpointMarker and "
-           "notifyCheckpointAborted (FLINK-20654 / FLINK-21104 fixed its races)")
+    bug = (
+        "Flink's handling of declined checkpoints during alignment: CancelCheckpointMarker and "
+        "notifyCheckpointAborted (FLINK-20654 / FLINK-21104 fixed its races)"
+    )
     expect = ("incomplete-round",)
     prop = "termination"
-    demo = {"workload": "diamond", "parallelism": 2, "records": 20, "gap": 30, "interval": 150,
-            "latency": 1, "jitter": 1, "buffer": 1, "out_buffer": 1, "decline_prob": 0.1}
+    demo = {
+        "workload": "diamond",
+        "parallelism": 2,
+        "records": 20,
+        "gap": 30,
+        "interval": 150,
+        "latency": 1,
+        "jitter": 1,
+        "buffer": 1,
+        "out_buffer": 1,
+        "decline_prob": 0.1,
+    }
     task_class = NoCancelTask
     abort_notices = False
 
@@ -118,7 +129,7 @@ class LateSnapshotTask(UnalignedTask):
 
     def __init__(self, ctx, protocol) -> None:
         super().__init__(ctx, protocol)
-        self.deferred: list | None = None    # [round, trigger, records left, barriers seen meanwhile]
+        self.deferred: list | None = None  # [round, trigger, records left, barriers seen meanwhile]
 
     def start(self, r, trigger) -> None:
         if self.deferred is None and trigger is not None:
@@ -206,8 +217,15 @@ class UnalignedNoOutputPart(Unaligned):
     bug = "FLIP-76 output side missing"
     expect = ("dropped",)
     prop = "channel-state"
-    demo = {"workload": "q12", "parallelism": 2, "records": 16, "gap": 40, "buffer": 1, "out_buffer": 3,
-            "stragglers": (("window_count[0]", 4), ("window_count[1]", 4))}
+    demo = {
+        "workload": "q12",
+        "parallelism": 2,
+        "records": 16,
+        "gap": 40,
+        "buffer": 1,
+        "out_buffer": 3,
+        "stragglers": (("window_count[0]", 4), ("window_count[1]", 4)),
+    }
     task_class = NoOutputPartTask
 
 
@@ -228,8 +246,14 @@ class UnalignedDoublePersist(Unaligned):
     bug = "FLINK-40016 (apache/flink#28605)"
     expect = ("duplicate-recorded",)
     prop = "channel-state"
-    demo = {"workload": "reachability", "parallelism": 2, "records": 10, "gap": 80, "interval": 200,
-            "failures": (("select[0]", 900),)}
+    demo = {
+        "workload": "reachability",
+        "parallelism": 2,
+        "records": 10,
+        "gap": 80,
+        "interval": 200,
+        "failures": (("select[0]", 900),),
+    }
     task_class = DoublePersistTask
     observe_processing = True
 
@@ -294,8 +318,7 @@ class UnalignedObsoleteBarrier(Unaligned):
     bug = "FLINK-20654 / FLINK-21104 (apache/flink#14807)"
     expect = ("dropped",)
     prop = "channel-state"
-    demo = {"workload": "q12", "parallelism": 3, "records": 40, "gap": 50, "decline_prob": 0.12,
-            "interval": 180}
+    demo = {"workload": "q12", "parallelism": 3, "records": 40, "gap": 50, "decline_prob": 0.12, "interval": 180}
     task_class = ObsoleteBarrierTask
 
 
@@ -318,8 +341,10 @@ class CyclicAsPrinted(CyclicABS):
     name = "abs-cyclic-as-printed"
     mutant_of = "abs-cyclic"
     summary = "ABS Algorithm 2 as printed: duplicate logging with two back-edges into one task"
-    bug = ('Algorithm 2 line 25 as printed in "Lightweight Asynchronous Snapshots for Distributed Dataflows"; '
-           'docs/theory.md "Pitfall: Algorithm 2 as printed"')
+    bug = (
+        'Algorithm 2 line 25 as printed in "Lightweight Asynchronous Snapshots for Distributed Dataflows"; '
+        'docs/theory.md "Pitfall: Algorithm 2 as printed"'
+    )
     expect = ("phantom",)
     prop = "channel-state"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}
@@ -341,13 +366,24 @@ class CyclicEarlyBackEdge(CyclicABS):
     topologies = "cyclic"
     mutant_of = "abs-cyclic"
     summary = "a back-edge barrier that arrives before the task's snapshot is not held: orphans"
-    bug = ('Algorithm 2 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" with parallel subtasks: '
-           "a back-edge barrier can come round the loop before the task's own snapshot; "
-           'docs/theory.md "Pitfall: an early back-edge barrier"')
+    bug = (
+        'Algorithm 2 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" with parallel subtasks: '
+        "a back-edge barrier can come round the loop before the task's own snapshot; "
+        'docs/theory.md "Pitfall: an early back-edge barrier"'
+    )
     expect = ("orphan",)
     prop = "consistency"
-    demo = {"workload": "reachability", "parallelism": 3, "records": 40, "gap": 20, "interval": 150,
-            "latency": 1, "jitter": 20, "buffer": 1, "out_buffer": 1}
+    demo = {
+        "workload": "reachability",
+        "parallelism": 3,
+        "records": 40,
+        "gap": 20,
+        "interval": 150,
+        "latency": 1,
+        "jitter": 20,
+        "buffer": 1,
+        "out_buffer": 1,
+    }
     adjust = staticmethod(_cyclic)
     task_class = EarlyBackEdgeTask
 
@@ -357,8 +393,10 @@ class UnalignedNoDedup(Unaligned):
     name = "unaligned-no-dedup"
     mutant_of = "unaligned"
     summary = "recovery without deduplication of the failed epoch's in-flight records"
-    bug = ('recovery in "Lightweight Asynchronous Snapshots for Distributed Dataflows": '
-           'duplicate records must be ignored downstream')
+    bug = (
+        'recovery in "Lightweight Asynchronous Snapshots for Distributed Dataflows": '
+        "duplicate records must be ignored downstream"
+    )
     expect = ("duplicate-processing",)
     prop = "exactly-once"
     demo = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}
@@ -370,8 +408,10 @@ class AlignedOnCyclic(AlignedABS):
     topologies = "cyclic"
     mutant_of = "abs-aligned"
     summary = "aligned ABS on a cyclic graph deadlocks: no round completes"
-    bug = ('Algorithm 1 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" '
-           'is for acyclic graphs: on a cycle it deadlocks')
+    bug = (
+        'Algorithm 1 of "Lightweight Asynchronous Snapshots for Distributed Dataflows" '
+        "is for acyclic graphs: on a cycle it deadlocks"
+    )
     expect = ("incomplete-round",)
     prop = "termination"
     demo = {"workload": "reachability", "parallelism": 2, "records": 8, "gap": 80}

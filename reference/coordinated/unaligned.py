@@ -20,9 +20,9 @@ wait, so the protocol works on cyclic graphs and under backpressure.
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
-from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.coordinated.channel_recording import ChannelRecordingTask
+from snapcheck.reference.protocol import Protocol
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class UnalignedTask(ChannelRecordingTask):
@@ -66,7 +66,7 @@ class Unaligned(Protocol):
     name = "unaligned"
     situations = Protocol.situations + ("overtake", "backpressured-barrier")
     family = "coordinated"
-    max_rounds_in_flight = 1            # FLIP-76: no concurrent unaligned checkpoints
+    max_rounds_in_flight = 1  # FLIP-76: no concurrent unaligned checkpoints
     tla = TlaMapping("UnalignedTrace", mode="unaligned", models_arrival=True)
     summary = "FLIP-76: priority barriers overtake buffers; persists input and output parts"
     task_class = UnalignedTask

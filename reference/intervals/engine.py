@@ -18,9 +18,9 @@ compared with its operator's other subtasks.
 
 from __future__ import annotations
 
-from snapcheck.reference.sim.engine import Simulator
-from snapcheck.reference.intervals.policies import Observation, Policy, slow_tasks
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
+from snapcheck.reference.intervals.policies import Observation, Policy, slow_tasks
+from snapcheck.reference.sim.engine import Simulator
 
 
 class IntervalSimulator(Simulator):
@@ -28,11 +28,11 @@ class IntervalSimulator(Simulator):
         super().__init__(cfg, workload, protocol, log_class)
         self.policy: Policy = protocol.policy
         self.intervals: list[float] = []
-        self._seg = (0, 0)               # (time, progress) at the previous trigger
+        self._seg = (0, 0)  # (time, progress) at the previous trigger
         self._read = 0
 
     def clock(self, t: int, fn, *args) -> None:
-        if fn == self.tick:              # the coordinator's next trigger: the policy decides
+        if fn == self.tick:  # the coordinator's next trigger: the policy decides
             t = self.now + max(1, round(self.next_interval()))
         super().clock(t, fn, *args)
 

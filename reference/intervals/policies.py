@@ -42,14 +42,14 @@ from dataclasses import dataclass, field
 @dataclass
 class Observation:
     now: float
-    failures: list[float] = field(default_factory=list)   # failure times so far
-    input_rate: float = 0.0        # v̄: records per tick over the last segment
-    max_rate: float = 1.0          # v_m: records per tick the job can process
-    ckpt_cost: float = 1.0         # t_chpt
-    restart: float = 0.0           # t_rs: detection + restart
-    cpu: float = 0.0               # U_cpu (eq. 13)
-    mem: float = 0.0               # U_mem (eq. 14)
-    slow: int = 0                  # N_slow (Algorithm 3)
+    failures: list[float] = field(default_factory=list)  # failure times so far
+    input_rate: float = 0.0  # v̄: records per tick over the last segment
+    max_rate: float = 1.0  # v_m: records per tick the job can process
+    ckpt_cost: float = 1.0  # t_chpt
+    restart: float = 0.0  # t_rs: detection + restart
+    cpu: float = 0.0  # U_cpu (eq. 13)
+    mem: float = 0.0  # U_mem (eq. 14)
+    slow: int = 0  # N_slow (Algorithm 3)
 
 
 def young(t_chpt: float, mtbf: float) -> float:
@@ -64,7 +64,7 @@ def daly(t_chpt: float, mtbf: float) -> float:
 
 def ca_stream_optimum(t_chpt: float, mtbf: float, t_rs: float, v_bar: float, v_m: float) -> float:
     """Eq. 11 of the Ca-Stream paper."""
-    return math.sqrt(2 * v_m * t_chpt * (mtbf + t_rs) / max(v_bar, 1e-9) + t_chpt ** 2)
+    return math.sqrt(2 * v_m * t_chpt * (mtbf + t_rs) / max(v_bar, 1e-9) + t_chpt**2)
 
 
 def efficiency(ci: float, t_chpt: float, mtbf: float, t_rs: float, v_bar: float, v_m: float) -> float:
@@ -78,8 +78,7 @@ def predict_fault_rate(failures: list[float], now: float, window: float, k: int 
     """Algorithm 1's input: least-squares line through the failure counts of the last
     ``k`` windows, extrapolated one window; ``fr = 1 − exp(−forecast)`` clipped to
     ``[fr_min, 1]``."""
-    counts = [sum(1 for f in failures if now - (k - i) * window <= f < now - (k - i - 1) * window)
-              for i in range(k)]
+    counts = [sum(1 for f in failures if now - (k - i) * window <= f < now - (k - i - 1) * window) for i in range(k)]
     xs = range(k)
     mx, my = (k - 1) / 2, sum(counts) / k
     sxx = sum((x - mx) ** 2 for x in xs)
@@ -168,7 +167,7 @@ class FaultAware(Policy):
 
     def next_interval(self, obs: Observation) -> float:
         fr = predict_fault_rate(obs.failures, obs.now, self.window, fr_min=self.fr_min)
-        if len(obs.failures) > self.seen:                 # a failure since the last trigger
+        if len(obs.failures) > self.seen:  # a failure since the last trigger
             self.seen = len(obs.failures)
             self.ci = max(self.ci_min, self.ci - self.ci * fr)
         else:
@@ -226,8 +225,18 @@ class CaStream(Policy):
 
     name = "ca-stream"
 
-    def __init__(self, t_chpt: float, mtbf: float, t_rs: float, v_m: float, v_bar: float, window: float,
-                 c_const: float = 0.8, m_const: float = 0.8, slow_threshold: int = 1) -> None:
+    def __init__(
+        self,
+        t_chpt: float,
+        mtbf: float,
+        t_rs: float,
+        v_m: float,
+        v_bar: float,
+        window: float,
+        c_const: float = 0.8,
+        m_const: float = 0.8,
+        slow_threshold: int = 1,
+    ) -> None:
         ci0 = ca_stream_optimum(t_chpt, mtbf, t_rs, v_bar, v_m)
         super().__init__(ci0)
         self.fault = FaultAware(ci0, ci_min=max(t_chpt, ci0 / 4), ci_max=4 * ci0, window=window)

@@ -59,7 +59,7 @@ class JobShape:
     splits_per_reader: int
 
     @classmethod
-    def draw(cls, seed: int) -> "JobShape":
+    def draw(cls, seed: int) -> JobShape:
         """>>> JobShape.draw(3) == JobShape.draw(3)
         True"""
         rng = random.Random(f"{seed}/regional-job")
@@ -108,13 +108,18 @@ class SplitReader(Operator):
 
 def _middle(kind: str, name: str) -> OperatorSpec:
     if kind == "map":
-        return OperatorSpec(name, "map", 0, lambda i: Map(lambda r: r[:4] + ((r[4] * 7 + 3) % 100,) + r[5:]),
-                            cost=40)
+        return OperatorSpec(name, "map", 0, lambda i: Map(lambda r: r[:4] + ((r[4] * 7 + 3) % 100,) + r[5:]), cost=40)
     if kind == "filter":
         return OperatorSpec(name, "filter", 0, lambda i: Filter(lambda r: r[4] % 3 != 0), cost=40)
-    return OperatorSpec(name, "keyed-aggregate", 0,
-                        lambda i: KeyedAggregate(lambda r: (r[1], r[3]), lambda r: r[4],
-                                                 lambda k, c, r: ("c", k[0], 0, k[1], c) + r[5:]), cost=80)
+    return OperatorSpec(
+        name,
+        "keyed-aggregate",
+        0,
+        lambda i: KeyedAggregate(
+            lambda r: (r[1], r[3]), lambda r: r[4], lambda k, c, r: ("c", k[0], 0, k[1], c) + r[5:]
+        ),
+        cost=80,
+    )
 
 
 def build_workload(shape: JobShape, regions: int, cross_edge: bool = False, agreed: str | None = None) -> Workload:
@@ -127,13 +132,25 @@ def build_workload(shape: JobShape, regions: int, cross_edge: bool = False, agre
         op.parallelism = regions
     edges = [EdgeSpec(a.name, b.name) for a, b in zip(ops, ops[1:])]
     if cross_edge:
-        edges.append(EdgeSpec("src", "sink", "hash", key=lambda r: r[3],
-                              select=lambda r: r if r[0] == "r" and r[2] % 4 == 0 else None, port=1))
+        edges.append(
+            EdgeSpec(
+                "src",
+                "sink",
+                "hash",
+                key=lambda r: r[3],
+                select=lambda r: r if r[0] == "r" and r[2] % 4 == 0 else None,
+                port=1,
+            )
+        )
     desc = " -> ".join(op.name for op in ops) + (" (+ src -> sink hash edge)" if cross_edge else "")
-    return Workload("regional", ops, edges, lambda rng, source, subtask: [],
-                    f"{regions} parallel slices {desc}",
-                    {"regions": regions, "middle": list(shape.middle), "cross_edge": cross_edge,
-                     "agreed": agreed})
+    return Workload(
+        "regional",
+        ops,
+        edges,
+        lambda rng, source, subtask: [],
+        f"{regions} parallel slices {desc}",
+        {"regions": regions, "middle": list(shape.middle), "cross_edge": cross_edge, "agreed": agreed},
+    )
 
 
 def draw_splits(seed: int, regions: int, splits_per_reader: int, records: int, gap: int) -> list[Split]:

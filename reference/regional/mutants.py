@@ -45,6 +45,7 @@ class UnionEpoch(RegionalAligned):
     """Every reader keeps the job's configuration epoch in union list state; the
     coordinator announces a new epoch before every second round's barrier, so every
     global checkpoint agrees on it. A region that falls back keeps an older epoch."""
+
     name = "regional-union-epoch"
     mutant_of = "regional-aligned"
     summary = "readers keep an agreed epoch in union state; a fallback mixes epochs of two checkpoints"
@@ -59,6 +60,7 @@ class UnionEpoch(RegionalAligned):
 class SnapshotMutation(RegionalAligned):
     """Every reader writes the id of the checkpoint it takes into its union state inside
     ``snapshotState``: the state depends on the snapshots taken, not only on the data."""
+
     name = "regional-snapshot-mutation"
     mutant_of = "regional-aligned"
     summary = "snapshotState writes the checkpoint id into union state; a fallback mixes two ids"
@@ -75,6 +77,7 @@ class FallbackCommit(RegionalAligned):
     completion and commits the transaction of the round it fell back from. It needs the
     PRs' reading, in which that sink is still running (in the FLIP's, it is restarting and
     gets nothing)."""
+
     name = "regional-fallback-commit"
     mutant_of = "regional-aligned"
     summary = "a failed region's sink commits the transaction of a checkpoint it fell back from"
@@ -87,7 +90,7 @@ class FallbackCommit(RegionalAligned):
 
     @classmethod
     def adjust(cls, cfg):
-        return replace(cfg, recovery="region-continue")     # under the FLIP's text the region is restarting
+        return replace(cfg, recovery="region-continue")  # under the FLIP's text the region is restarting
 
 
 class NotifyBeforeCorrection(RegionalAligned):
@@ -95,6 +98,7 @@ class NotifyBeforeCorrection(RegionalAligned):
     readers (notified first, it treats what it handed out up to the round as checkpointed):
     a split handed to a fallback reader after its round is assigned in the checkpoint but
     held by no reader."""
+
     name = "regional-notify-before-correction"
     mutant_of = "regional-aligned"
     summary = "the source coordinator is notified before it is corrected for the fallback"
@@ -110,6 +114,7 @@ class LiveCorrection(RegionalAligned):
     """The correction also gives the fallback readers' new splits back to the running
     enumerator (apache/flink #28963's SourceCoordinator), while the failed region keeps
     running and reading them (the PRs' reading): the enumerator hands them out again."""
+
     name = "regional-live-correction"
     mutant_of = "regional-aligned"
     summary = "the correction returns splits to the live enumerator while the failed region still reads them"
@@ -128,6 +133,7 @@ class LiveCorrection(RegionalAligned):
 class NoForcedGlobal(RegionalAligned):
     """The consecutive-regional limit never forces a global checkpoint: failed regions
     may keep historical state for ever."""
+
     name = "regional-no-forced-global"
     mutant_of = "regional-aligned"
     summary = "the max-consecutive-failures rule never forces a global checkpoint"
@@ -142,6 +148,7 @@ class NoForcedGlobal(RegionalAligned):
 class DependentRegions(RegionalAligned):
     """The job has a hash edge from the sources to the sinks of other slices, but its
     regions are taken per subtask index, as if the slices were independent."""
+
     name = "regional-dependent-regions"
     mutant_of = "regional-aligned"
     summary = "a job whose slices are joined by an edge, its regions treated as independent"
@@ -160,14 +167,18 @@ class StaleAck(RegionalAligned):
     incarnation no longer has (Flink aborts pending checkpoints on failover "to ensure
     the EXACTLY_ONCE semantics"; a regional implementation that lets them complete must
     fail the region instead)."""
+
     name = "regional-stale-ack"
     mutant_of = "regional-aligned"
     summary = "a region that acknowledged a round and then failed over counts as healthy for it"
     bug = "not raised in the FLIP-600 discussion (found by the kit)"
     expect = ("stale-fallback",)
     prop = "regional-cut"
-    demo = {**_DEMO, "failures": (("sink[0]", 600), ("sink[1]", 1400), ("sink[3]", 2200), ("sink[0]", 3000)),
-            "stragglers": (("op0[2]", 10.0),)}       # a slow region keeps rounds pending across failovers
+    demo = {
+        **_DEMO,
+        "failures": (("sink[0]", 600), ("sink[1]", 1400), ("sink[3]", 2200), ("sink[0]", 3000)),
+        "stragglers": (("op0[2]", 10.0),),
+    }  # a slow region keeps rounds pending across failovers
 
     fails_acked_regions = False
 
@@ -178,10 +189,11 @@ class RescaleById(RegionalAligned):
     a task whose region fell back but that had acknowledged the round brings its newer
     state, which the rest of its region does not match. Rescaling is modelled inside the
     family (``reference.regional.rescale``)."""
+
     name = "regional-rescale-by-id"
     mutant_of = "regional-aligned"
     summary = "a rescale after a regional checkpoint ignores the fallback and reads the restored round's states"
-    bug = f"{_DISCUSSION}: \"how do we find the right OperatorSubtaskState, especially in case of rescaling?\""
+    bug = f'{_DISCUSSION}: "how do we find the right OperatorSubtaskState, especially in case of rescaling?"'
     expect = ("restore-unnamed",)
     prop = "regional-restore"
     demo = {**_DEMO, "failures": (("rescale", 1800),), "recovery": "region-continue"}

@@ -58,15 +58,15 @@ class RegionalCheckpoints:
     await_event_acks = True
     restore_policy = "latest-completed"
     # regional switches
-    regions_by = "components"        # pipeline regions: connected components of the data channels
-    cross_edge = False               # the job has a src -> sink hash edge across slices
-    agreed = None                    # union state all readers agree on: "config-epoch" | "checkpoint-id"
-    forces_global = True             # after max_consecutive regional completions the next must be global
-    corrects_coordinator = True      # the enumerator's checkpointed state is corrected before notification
-    live_correction = False          # the correction also takes the splits back from running readers
-    fallback_commit = False          # a failed region's sink commits on the round it fell back from
-    fails_acked_regions = True       # a region that fails over fails every pending round, acknowledged or not
-    rescale_by_id = False            # a rescale reads each subtask's state of the restored round, ignoring fallbacks
+    regions_by = "components"  # pipeline regions: connected components of the data channels
+    cross_edge = False  # the job has a src -> sink hash edge across slices
+    agreed = None  # union state all readers agree on: "config-epoch" | "checkpoint-id"
+    forces_global = True  # after max_consecutive regional completions the next must be global
+    corrects_coordinator = True  # the enumerator's checkpointed state is corrected before notification
+    live_correction = False  # the correction also takes the splits back from running readers
+    fallback_commit = False  # a failed region's sink commits on the round it fell back from
+    fails_acked_regions = True  # a region that fails over fails every pending round, acknowledged or not
+    rescale_by_id = False  # a rescale reads each subtask's state of the restored round, ignoring fallbacks
 
     def __init__(self, **params) -> None:
         super().__init__(**{**DEFAULTS, **params})
@@ -76,11 +76,14 @@ class RegionalCheckpoints:
         """The protocol for ``cfg``: its reading (``cfg.recovery``) and the limits drawn from the seed."""
         reading = READINGS[0] if cfg.recovery == "restart-all" else cfg.recovery
         if reading not in READINGS:
-            raise ValueError(f"recovery {cfg.recovery!r} is not a reading of {cls.name} "
-                             f"({', '.join(READINGS)})")
+            raise ValueError(f"recovery {cfg.recovery!r} is not a reading of {cls.name} ({', '.join(READINGS)})")
         rng = random.Random(f"{cfg.seed}/regional")
-        return cls(reading=reading, refs="resolved" if reading == READINGS[0] else "immediate",
-                   max_consecutive=1 + int(rng.random() * 3), max_failure_ratio=(0.5, 1.0)[int(rng.random() * 2)])
+        return cls(
+            reading=reading,
+            refs="resolved" if reading == READINGS[0] else "immediate",
+            max_consecutive=1 + int(rng.random() * 3),
+            max_failure_ratio=(0.5, 1.0)[int(rng.random() * 2)],
+        )
 
     @classmethod
     def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
@@ -99,18 +102,28 @@ class RegionalCheckpoints:
         interval = max(100, span // rnd.randint(6, 12))
         tasks = regions * len(shape.operator_names())
         fields = dict(
-            parallelism=regions, records=records, gap=gap, interval=interval,
+            parallelism=regions,
+            records=records,
+            gap=gap,
+            interval=interval,
             max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
             checkpoint_timeout=rnd.choice((None, 4 * interval, 8 * interval)),
             decline_prob=round(rnd.choice((0.1, 0.2, 0.3)) / tasks, 4),
-            latency=rnd.randint(1, 80), jitter=rnd.choice((1, 30, 60)), buffer=rnd.randint(1, 6),
-            out_buffer=rnd.randint(1, 4), recovery=rnd.choice(READINGS), failures=())
+            latency=rnd.randint(1, 80),
+            jitter=rnd.choice((1, 30, 60)),
+            buffer=rnd.randint(1, 6),
+            out_buffer=rnd.randint(1, 4),
+            recovery=rnd.choice(READINGS),
+            failures=(),
+        )
         if failures and rnd.random() < (0.9 if hard else 0.5):
             names = shape.operator_names()
-            crashes = sorted((f"{rnd.choice(names)}[{rnd.randrange(regions)}]", rnd.randrange(span + 4 * interval))
-                             for _ in range(rnd.randint(1, 3) if hard else rnd.randint(1, 2)))
+            crashes = sorted(
+                (f"{rnd.choice(names)}[{rnd.randrange(regions)}]", rnd.randrange(span + 4 * interval))
+                for _ in range(rnd.randint(1, 3) if hard else rnd.randint(1, 2))
+            )
             fields["failures"] = tuple(crashes)
-        if failures and cls.aligned and rnd.random() < 0.25:     # rescaled once, in the middle of the input
+        if failures and cls.aligned and rnd.random() < 0.25:  # rescaled once, in the middle of the input
             fields["failures"] += ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),)
         return fields
 
@@ -120,16 +133,29 @@ _DEMO = {"parallelism": 3, "records": 6, "gap": 80, "interval": 300, "decline_pr
 
 class RegionalAligned(RegionalCheckpoints, AlignedABS):
     name = "regional-aligned"
-    summary = ("FLIP-600 regional checkpoints on aligned barriers: a failed region keeps an older state, "
-               "the rest completes; split enumerator, 2PC sinks, forced global checkpoints")
-    tla = TlaMapping("RegionalTrace", kind="regional", refinement=None,
-                     invariants=("ComposedConsistent", "ComposedChannelStateExact", "NoFallbackCommit",
-                                 "SplitsAgree", "NoSplitReadTwice", "NoStaleState", "BoundedDrift"))
+    summary = (
+        "FLIP-600 regional checkpoints on aligned barriers: a failed region keeps an older state, "
+        "the rest completes; split enumerator, 2PC sinks, forced global checkpoints"
+    )
+    tla = TlaMapping(
+        "RegionalTrace",
+        kind="regional",
+        refinement=None,
+        invariants=(
+            "ComposedConsistent",
+            "ComposedChannelStateExact",
+            "NoFallbackCommit",
+            "SplitsAgree",
+            "NoSplitReadTwice",
+            "NoStaleState",
+            "BoundedDrift",
+        ),
+    )
     demo = dict(_DEMO)
 
 
 class RegionalUnaligned(RegionalCheckpoints, Unaligned):
     name = "regional-unaligned"
-    summary = ("FLIP-600 regional checkpoints on unaligned barriers (channel state persisted per region)")
-    tla = None                       # RegionalTrace models aligned snapshots (no channel state)
+    summary = "FLIP-600 regional checkpoints on unaligned barriers (channel state persisted per region)"
+    tla = None  # RegionalTrace models aligned snapshots (no channel state)
     demo = dict(_DEMO)

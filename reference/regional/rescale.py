@@ -50,12 +50,14 @@ class Rescale:
     def run(self) -> None:
         cfg = self.cfg
         if self.rescales and not self.protocol.aligned:
-            raise ValueError("rescaling from an unaligned checkpoint redistributes its channel state too, "
-                             "which the model does not do: rescale runs need aligned barriers")
+            raise ValueError(
+                "rescaling from an unaligned checkpoint redistributes its channel state too, "
+                "which the model does not do: rescale runs need aligned barriers"
+            )
         for t in self.rescales:
             self.at(t, self.rescale)
         self.cfg = replace(cfg, failures=tuple(f for f in map(parse_fault, cfg.failures) if f[0] != RESCALE))
-        self.timed_faults = [f for f in self.timed_faults if f[0] != RESCALE]     # not a crash of a task
+        self.timed_faults = [f for f in self.timed_faults if f[0] != RESCALE]  # not a crash of a task
         try:
             super().run()
         finally:
@@ -76,11 +78,12 @@ class Rescale:
                 done -= 1
             elif len(entry) == 2:
                 out.append({"fault": f"crash of {entry[0]} at tick {entry[1]}", "proc": entry[0]})
-            else:                                   # a crash at a situation: the simulator knows if it fired
+            else:  # a crash at a situation: the simulator knows if it fired
                 task, name, k = entry
                 fired = any(t[2] for t in self.fault_triggers.get(name, ()) if t[0] == task and t[1] == k)
-                out.append({"fault": f"crash of {task} at {name}#{k}", "proc": None if task == SELF else task,
-                            "fired": fired})
+                out.append(
+                    {"fault": f"crash of {task} at {name}#{k}", "proc": None if task == SELF else task, "fired": fired}
+                )
         return out
 
     def rescale(self) -> None:
@@ -111,7 +114,7 @@ class Rescale:
         for v in self.tasks:
             ref = refs.get(v.pid, line)
             if self.protocol.rescale_by_id and line in v.round_ckpt:
-                ref = line                          # the state handle looked up by the checkpoint id restored
+                ref = line  # the state handle looked up by the checkpoint id restored
             ckpt[v.pid] = v.round_ckpt[ref] if ref else 0
             stored[v.pid] = self.store[(v.pid, ckpt[v.pid])] if ckpt[v.pid] else v.initial
         n = len(self.readers)
@@ -127,8 +130,12 @@ class Rescale:
         for v in self.tasks:
             if isinstance(v.op, KeyedAggregate):
                 peers = [u for u in self.tasks if u.spec.name == v.spec.name]
-                mine = [(u, k, x) for u in peers for k, x in stored[u.pid].state.items()
-                        if slice_of.get(k[0], u.subtask) == v.subtask]
+                mine = [
+                    (u, k, x)
+                    for u in peers
+                    for k, x in stored[u.pid].state.items()
+                    if slice_of.get(k[0], u.subtask) == v.subtask
+                ]
                 state[v.pid] = {k: x for _, k, x in mine}
                 sources[v.pid] = sorted({(u.id, ckpt[u.pid]) for u, _, _ in mine})
         return ckpt, state, sources
@@ -157,8 +164,11 @@ class Rescale:
         for v in self.tasks:
             v.restart_epoch = self.epoch
         self.replay_channel_state(self.tasks, stored)
-        self.enum.redistribute({s: reader.pid for reader in self.readers for s in reader.op.pos},
-                               len(self.readers), [r.pid for r in self.readers])
+        self.enum.redistribute(
+            {s: reader.pid for reader in self.readers for s in reader.op.pos},
+            len(self.readers),
+            [r.pid for r in self.readers],
+        )
         for v in self.tasks:
             if v.is_sink:
                 self._publish(v, v.op.commit(self.refs[line].get(v.pid, line), self.committed[v.pid]))

@@ -65,6 +65,7 @@ protocol's task handler) are unchanged. What it adds:
 from __future__ import annotations
 
 import random
+
 from snapcheck.reference.commit.simulator import CommitSimulator
 from snapcheck.reference.regional.job import JobShape, build_workload, draw_splits
 from snapcheck.reference.regional.rescale import RESCALE, Rescale
@@ -73,8 +74,8 @@ from snapcheck.reference.sim.exploration import parse_fault
 from snapcheck.reference.sim.messages import CONTROL, DATA, Chan, External, Msg
 from snapcheck.traces.model import Channel, Process
 
-CONFIG_EVERY = 2             # agreed = "config-epoch": a new epoch before every second round
-LIVELOCK_SPANS = 100         # a run still busy after 100 input spans is given up (600 random runs: at most 17)
+CONFIG_EVERY = 2  # agreed = "config-epoch": a new epoch before every second round
+LIVELOCK_SPANS = 100  # a run still busy after 100 input spans is given up (600 random runs: at most 17)
 
 
 class SplitLog(External):
@@ -87,9 +88,9 @@ class SplitLog(External):
         super().__init__(pid, f"split[{split.index}]", list(split.records))
         self.split = split.index
         self.reading = 0
-        self.reader = -1                         # the task pid reading it (its owner)
+        self.reader = -1  # the task pid reading it (its owner)
         self.chans: dict[int, Chan] = {}
-        self.sent: dict[int, dict[int, Msg]] = {}   # reader pid -> record index -> its first send
+        self.sent: dict[int, dict[int, Msg]] = {}  # reader pid -> record index -> its first send
 
     def channel(self) -> Chan:
         """The channel to the split's current reader."""
@@ -111,8 +112,8 @@ class RegionalSimulator(Rescale, CommitSimulator):
     def __init__(self, cfg, workload, protocol, log_class):
         self.shape = JobShape.draw(cfg.seed)
         self.rescales = tuple(f[1] for f in map(parse_fault, cfg.failures) if f[0] == RESCALE and len(f) == 2)
-        self.rescale_base: int | None = None             # the checkpoint a rescale restored, until a global one
-        self.rescaling = False                           # a rescale is under way (the job is stopped)
+        self.rescale_base: int | None = None  # the checkpoint a rescale restored, until a global one
+        self.rescaling = False  # a rescale is under way (the job is stopped)
         self.redistributed: dict[int, tuple] = {}
         workload = build_workload(self.shape, cfg.parallelism, protocol.cross_edge, protocol.agreed)
         super().__init__(cfg, workload, protocol, log_class)
@@ -123,9 +124,9 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.resolve_refs = params["refs"] == "resolved"
         self.consecutive = 0
         self.force_next: str | None = None
-        self.refs: dict[int, dict[int, int]] = {0: {}}   # completed round -> {task pid: round of its state}
+        self.refs: dict[int, dict[int, int]] = {0: {}}  # completed round -> {task pid: round of its state}
         self.rinfo: dict[int, _Round] = {}
-        self.down: dict[int, dict] = {}                  # region -> its recovery record while it restarts
+        self.down: dict[int, dict] = {}  # region -> its recovery record while it restarts
         self.async_rng = random.Random(f"{cfg.seed}/async-decline")
         self.async_failed: set[tuple[int, int]] = set()
         self.m.update(regional_completions=0, fallback_restarts=0, forced_aborts=0, splits_given_back=0)
@@ -138,20 +139,23 @@ class RegionalSimulator(Rescale, CommitSimulator):
     def _build(self, log_class) -> None:
         super()._build(log_class)
         cfg, h = self.cfg, self.header
-        inputs = {e.id for e in self.externals}          # the engine's per-source logs: splits replace them
+        inputs = {e.id for e in self.externals}  # the engine's per-source logs: splits replace them
         for t in self.tasks:
             t.reads = [c for c in t.reads if c.src.id not in inputs]
         self.externals = []
         self.region_of = self._regions()
         self.regions = sorted(set(self.region_of.values()))
         self.members = {r: [t for t in self.tasks if self.region_of[t.pid] == r] for r in self.regions}
-        procs = [Process(p.id, p.role, p.operator, p.subtask, p.worker, {"region": self.region_of[t.pid]})
-                 for p, t in zip(h.processes, self.tasks)]
+        procs = [
+            Process(p.id, p.role, p.operator, p.subtask, p.worker, {"region": self.region_of[t.pid]})
+            for p, t in zip(h.processes, self.tasks)
+        ]
         channels = [c for c in h.channels if c.src not in inputs]
         self.readers = [t for t in self.tasks if t.is_source]
         self.logs: dict[int, SplitLog] = {}
-        for sp in draw_splits(cfg.seed, cfg.parallelism, self.shape.splits_per_reader, cfg.records or 6,
-                              cfg.gap or 150):
+        for sp in draw_splits(
+            cfg.seed, cfg.parallelism, self.shape.splits_per_reader, cfg.records or 6, cfg.gap or 150
+        ):
             log = SplitLog(len(procs), sp)
             log.reader = self.readers[sp.owner].pid
             procs.append(Process(log.id, "external", "splits", attrs={"split": sp.index, "records": len(sp.records)}))
@@ -166,7 +170,9 @@ class RegionalSimulator(Rescale, CommitSimulator):
         h.processes[:] = procs
         h.channels[:] = channels
         self.log = log_class(h)
-        self.enum = SplitEnumerator({s: self.readers[log.split % len(self.readers)].pid for s, log in self.logs.items()})
+        self.enum = SplitEnumerator(
+            {s: self.readers[log.split % len(self.readers)].pid for s, log in self.logs.items()}
+        )
         self.trigger_chan = {c.dst.pid: c for c in self.triggers}
 
     def _regions(self) -> dict[int, int]:
@@ -276,7 +282,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
                 self.send_control(self.coord, ch, ["config", r])
         self.enum.snapshot(r)
         if self.force_next is None and not self.down and self.enum.exhausted([t.pid for t in self.readers]):
-            self.force_next = "finished"            # finished sources: the final checkpoint must be global
+            self.force_next = "finished"  # finished sources: the final checkpoint must be global
         super().trigger()
         info = self.rinfo[r] = _Round()
         for reg in self.down:
@@ -287,14 +293,14 @@ class RegionalSimulator(Rescale, CommitSimulator):
     def take_checkpoint(self, v, round: int):
         agreed = self.protocol.agreed
         if agreed == "checkpoint-id" and v.is_source:
-            v.op.agreed = round                     # snapshotState writes the checkpoint id into the state
+            v.op.agreed = round  # snapshotState writes the checkpoint id into the state
         n = super().take_checkpoint(v, round)
         if n is None:
             return None
         if agreed and v.is_source:
             self.log.annotate(v.pid, "checkpoint", {"agreed": {agreed: v.op.agreed}})
         if self.cfg.decline_prob and self.async_rng.random() < self.cfg.decline_prob:
-            self.async_failed.add((v.pid, round))   # the asynchronous part fails: declined after the snapshot
+            self.async_failed.add((v.pid, round))  # the asynchronous part fails: declined after the snapshot
         return n
 
     def acknowledge(self, v, round: int, what: str) -> None:
@@ -350,8 +356,10 @@ class RegionalSimulator(Rescale, CommitSimulator):
         elif len(failed) == len(self.regions):
             self.abort(r, f"{cause}: no region completed it")
         elif len(failed) > self.max_failure_ratio * len(self.regions):
-            self.abort(r, f"{cause}: {len(failed)} of {len(self.regions)} regions failed "
-                          f"(more than {self.max_failure_ratio:g})")
+            self.abort(
+                r,
+                f"{cause}: {len(failed)} of {len(self.regions)} regions failed (more than {self.max_failure_ratio:g})",
+            )
         elif self.force_next is not None or self.rescale_base is not None:
             forced = self.force_next or RESCALE
             self.force_next = None
@@ -372,7 +380,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         readers = {pid: k for pid, k in fallback.items() if pid in self.trigger_chan}
         assignment = self.enum.complete(r, readers, correct=self.protocol.corrects_coordinator)
         keep = self.last_completed_progress
-        super().complete_round(r)                   # log, subsume older rounds, notify (notify_completion)
+        super().complete_round(r)  # log, subsume older rounds, notify (notify_completion)
         attrs = {"assignment": {str(s): self.tasks[pid].id for s, pid in assignment.items()}}
         if fallback:
             attrs["fallback"] = {self.tasks[pid].id: k if self.resolve_refs else before for pid, k in fallback.items()}
@@ -384,12 +392,12 @@ class RegionalSimulator(Rescale, CommitSimulator):
             self.force_next = None
             self.rescale_base = None
             return
-        self.last_completed_progress = keep         # the failed regions' progress is not covered
+        self.last_completed_progress = keep  # the failed regions' progress is not covered
         self.m["regional_completions"] += 1
         self.consecutive += 1
         if self.consecutive >= self.max_consecutive and self.protocol.forces_global and self.force_next is None:
             self.force_next = "consecutive"
-        if self.protocol.live_correction:           # the enumerator takes the splits back at once
+        if self.protocol.live_correction:  # the enumerator takes the splits back at once
             for pid in readers:
                 back = [s for s in self.enum.handed_out_since(r, readers) if self.enum.assigned[s] == pid]
                 self.enum.give_back(pid, back)
@@ -415,7 +423,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         if self._stale_control(v, m):
             return
         self.log_recv(v.pid, self.now, m.ch.id, m.mid)
-        if self.protocol.fallback_commit:           # the sink takes the fallback for a completion
+        if self.protocol.fallback_commit:  # the sink takes the fallback for a completion
             self._publish(v, v.op.commit(m.value[1], self.committed[v.pid]))
 
     # -- region failover -------------------------------------------------------------------------
@@ -437,12 +445,11 @@ class RegionalSimulator(Rescale, CommitSimulator):
             if task is not None:
                 rec["tasks"].append(task.id)
             return
-        rec = self.down[reg] = {"tasks": [task.id] if task else [], "failed": self.now, "region": reg,
-                                "cause": cause}
+        rec = self.down[reg] = {"tasks": [task.id] if task else [], "failed": self.now, "region": reg, "cause": cause}
         self.recoveries.append(rec)
         if task is None:
             self.m["fallback_restarts"] += 1
-            self.region_detected(reg)               # the coordinator itself restarts it: no detection delay
+            self.region_detected(reg)  # the coordinator itself restarts it: no detection delay
         else:
             self.at(self.now + self.cfg.detect_delay, self.region_detected, reg)
 
@@ -451,9 +458,9 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.situation("recovery")
         for t in self.members[reg]:
             if t.alive:
-                self.stop(t)                        # the rest of the region is cancelled
-            self.enum.idle.discard(t.pid)           # a restarting reader has not finished
-        for r in sorted(self.rounds):               # its acknowledgements count for nothing now
+                self.stop(t)  # the rest of the region is cancelled
+            self.enum.idle.discard(t.pid)  # a restarting reader has not finished
+        for r in sorted(self.rounds):  # its acknowledgements count for nothing now
             info = self.rinfo[r]
             if self.protocol.fails_acked_regions or not info.decided.get(reg):
                 info.decided[reg] = False
@@ -461,14 +468,14 @@ class RegionalSimulator(Rescale, CommitSimulator):
             if r in self.rounds and len(self.rinfo[r].decided) == len(self.regions):
                 self.evaluate(r, f"region {reg} failed over")
         if self.rescale_base is not None:
-            self.rescale()                          # before a global checkpoint after a rescale: all again
+            self.rescale()  # before a global checkpoint after a rescale: all again
         else:
             self.at(self.now + self.cfg.restart_delay, self.restore_region, reg)
 
     def restore_region(self, reg: int) -> None:
         """Restore every task of ``reg`` from the latest completed checkpoint, then replay."""
         if self.rescaling or reg not in self.down:
-            return                                  # a rescale took over: the whole job restores
+            return  # a rescale took over: the whole job restores
         rec = self.down.pop(reg)
         now = self.now
         self.n_recoveries += 1
@@ -498,7 +505,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
                     self.send_control(self.coord, self.trigger_chan[v.pid], ["config", epoch])
                 if not unfinished:
                     self.request_split(v)
-            elif v.is_sink:                         # recoverAndCommit
+            elif v.is_sink:  # recoverAndCommit
                 self._publish(v, v.op.commit(refs.get(v.pid, line), self.committed[v.pid]))
         rec["restored"] = now
         rec["line"] = line
@@ -531,7 +538,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
     # -- the end of the run ------------------------------------------------------------------------
     def tick(self) -> None:
         if not self.finished and self.now > self.horizon:
-            self.truncated = True                   # a livelock: give up (reported as truncated)
+            self.truncated = True  # a livelock: give up (reported as truncated)
             self.heap.clear()
             return
         super().tick()

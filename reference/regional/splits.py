@@ -45,10 +45,10 @@ class SplitEnumerator:
         self.pending: dict[int, list[int]] = {}
         for s, reader in sorted(owners.items()):
             self.pending.setdefault(reader, []).append(s)
-        self.assigned: dict[int, int] = {}                 # split -> reader, as handed out
-        self.idle: set[int] = set()                        # readers that asked and got nothing
-        self.snapshots: dict[int, dict[int, int]] = {}     # round -> assignment at its trigger
-        self.checkpointed: dict[int, dict[int, int]] = {0: {}}   # completed round -> its coordinator state
+        self.assigned: dict[int, int] = {}  # split -> reader, as handed out
+        self.idle: set[int] = set()  # readers that asked and got nothing
+        self.snapshots: dict[int, dict[int, int]] = {}  # round -> assignment at its trigger
+        self.checkpointed: dict[int, dict[int, int]] = {0: {}}  # completed round -> its coordinator state
 
     def next_for(self, reader: int) -> int | None:
         """The next split for ``reader`` (it asked for one), or None: the reader is idle."""

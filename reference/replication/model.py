@@ -52,8 +52,18 @@ import random
 
 from snapcheck.traces.recorder import TraceRecorder
 
-DEFAULTS = {"merge": "liverobin", "records": 40, "gap": 20, "latency": 5, "jitter": 30, "hb_period": 25,
-            "session_timeout": 60, "order_period": 10, "batch": 8, "quiet": None}
+DEFAULTS = {
+    "merge": "liverobin",
+    "records": 40,
+    "gap": 20,
+    "latency": 5,
+    "jitter": 30,
+    "hb_period": 25,
+    "session_timeout": 60,
+    "order_period": 10,
+    "batch": 8,
+    "quiet": None,
+}
 MOD = 1_000_003
 TASK = "U[0]"
 SOURCES = ("S0", "S1")
@@ -62,7 +72,7 @@ SOURCES = ("S0", "S1")
 class Replica:
     def __init__(self, rid: str, order: tuple[int, ...]) -> None:
         self.id = rid
-        self.queues: list[list] = [[] for _ in SOURCES]    # arrived, not consumed: (mid, seq, hb)
+        self.queues: list[list] = [[] for _ in SOURCES]  # arrived, not consumed: (mid, seq, hb)
         self.state = 0
         self.alive = True
         self.consumed = 0
@@ -73,10 +83,10 @@ class Replica:
         self.gen = 0
         self.active = set(order)
         # KaZoo
-        self.orders: list[tuple[int, int]] = []   # consumption order received from the log
-        self.pos = 0                              # next order entry to consume
-        self.ordered: set[tuple[int, int]] = set()   # proposed by this orderer or read from the log
-        self.logged: set[tuple[int, int]] = set()    # read from the log
+        self.orders: list[tuple[int, int]] = []  # consumption order received from the log
+        self.pos = 0  # next order entry to consume
+        self.ordered: set[tuple[int, int]] = set()  # proposed by this orderer or read from the log
+        self.logged: set[tuple[int, int]] = set()  # read from the log
         self.leader_epoch = 0
         self.synced = False
 
@@ -101,8 +111,11 @@ class ReplicationModel:
             chans += [{"id": self.ch("zk", r.id), "src": "zk", "dst": r.id, "kind": "control"} for r in self.reps]
             chans += [{"id": self.ch(r.id, "log"), "src": r.id, "dst": "log", "kind": "control"} for r in self.reps]
             chans += [{"id": self.ch("log", r.id), "src": "log", "dst": r.id, "kind": "control"} for r in self.reps]
-        params_out = {**self.p, "replicas": {TASK: [r.id for r in self.reps]},
-                      "merge_config": {r.id: list(r.rr) for r in self.reps}}
+        params_out = {
+            **self.p,
+            "replicas": {TASK: [r.id for r in self.reps]},
+            "merge_config": {r.id: list(r.rr) for r in self.reps},
+        }
         self.rec = TraceRecorder(procs, chans, protocol=name or self.merge, params=params_out, seed=seed)
         self.q: list = []
         self.n = 0
@@ -113,8 +126,9 @@ class ReplicationModel:
         self.failures = [(int(t), str(who)) for who, t in failures]
         unknown = sorted({who for _, who in self.failures} - {r.id for r in self.reps})
         if unknown:
-            raise ValueError(f"failure names no replica: {', '.join(unknown)} "
-                             f"(replicas: {', '.join(r.id for r in self.reps)})")
+            raise ValueError(
+                f"failure names no replica: {', '.join(unknown)} (replicas: {', '.join(r.id for r in self.reps)})"
+            )
         self.sent = {s: 0 for s in SOURCES}
         self.hb = 0
         self.picked = 0
@@ -173,11 +187,13 @@ class ReplicationModel:
 
     def make_merger(self, j: int):
         """The source as merger M: a heartbeat joins its stream where it is consumed."""
+
         def merge(mid, seq, value, attrs):
             s = SOURCES[j]
             self.rec.recv(s, mid, t=self.now)
             for r in self.reps:
                 self.transmit(s, r.id, self.make_arrival(r, j), attrs={"heartbeat": attrs["heartbeat"]})
+
         return merge
 
     def busy(self) -> bool:
@@ -194,6 +210,7 @@ class ReplicationModel:
             self.arrival_idx[(r.id, mid)] = len(self.arrival_idx)
             r.queues[j].append((mid, seq, value, (attrs or {}).get("heartbeat"), (attrs or {}).get("born")))
             self.drain(r)
+
         return arrival
 
     def consume(self, r: Replica, j: int) -> tuple:
@@ -212,7 +229,7 @@ class ReplicationModel:
         if self.merge == "kazoo":
             self.drain_ordered(r)
         elif self.merge == "none":
-            while True:             # no ordering: whatever arrived first, from any queue
+            while True:  # no ordering: whatever arrived first, from any queue
                 heads = [(q[0][0], j) for j, q in enumerate(r.queues) if q]
                 if not heads:
                     return
@@ -226,10 +243,10 @@ class ReplicationModel:
         while r.queues[r.next]:
             _, _, hb = self.consume(r, r.next)
             if hb is not None and self.merge == "liverobin":
-                if hb > r.gen:                              # first reception: propagate
+                if hb > r.gen:  # first reception: propagate
                     r.gen = hb
                     self.transmit(r.id, "sink", self.sink_arrival, attrs={"heartbeat": hb})
-                r.active.discard(r.next)                    # ignore this queue until the next cycle
+                r.active.discard(r.next)  # ignore this queue until the next cycle
                 if not r.active:
                     r.active = set(r.rr)
             act = [c for c in r.rr if c in r.active]
@@ -257,12 +274,14 @@ class ReplicationModel:
             if attrs["leader"] == r.id:
                 r.synced = False
                 self.transmit(r.id, "log", self.make_log_sync(r), attrs={"sync": attrs["epoch"]})
+
         return notice
 
     def make_log_sync(self, r: Replica):
         def sync(mid, seq, value, attrs):
             self.rec.recv("log", mid, t=self.now)
             self.transmit("log", r.id, self.make_synced(r), attrs={"synced": len(self.log_orders)})
+
         return sync
 
     def make_synced(self, r: Replica):
@@ -270,8 +289,9 @@ class ReplicationModel:
             if not r.alive:
                 return
             self.rec.recv(r.id, mid, t=self.now)
-            r.synced = True                  # FIFO: every order appended before the sync was read
+            r.synced = True  # FIFO: every order appended before the sync was read
             self.at(self.now, self.order_tick, r, r.leader_epoch)
+
         return synced
 
     def order_tick(self, r: Replica, epoch: int) -> None:
@@ -279,7 +299,7 @@ class ReplicationModel:
             return
         pending = [(j, e[1]) for j, q in enumerate(r.queues) for e in q if (j, e[1]) not in r.ordered]
         pending.sort(key=lambda x: self.arrival_rank(r, x))
-        batch = pending[:self.p["batch"]]
+        batch = pending[: self.p["batch"]]
         if batch:
             r.ordered.update(batch)
             self.m["orders"] += 1
@@ -304,24 +324,25 @@ class ReplicationModel:
                 return
             self.rec.recv(r.id, mid, t=self.now)
             for j, s in attrs["order"]:
-                if (j, s) not in r.logged:   # orders are idempotent (the paper's version numbers)
+                if (j, s) not in r.logged:  # orders are idempotent (the paper's version numbers)
                     r.logged.add((j, s))
                     r.orders.append((j, s))
                     r.ordered.add((j, s))
             self.drain(r)
+
         return order
 
     def drain_ordered(self, r: Replica) -> None:
         while r.pos < len(r.orders):
             j, s = r.orders[r.pos]
             if not r.queues[j] or r.queues[j][0][1] != s:
-                return                        # the ordered event has not arrived yet: wait
+                return  # the ordered event has not arrived yet: wait
             self.consume(r, j)
             r.pos += 1
 
     # -- the sink ---------------------------------------------------------------------------------
     def sink_arrival(self, mid, seq, value, attrs) -> None:
-        if seq > self.picked:                 # first come, first picked
+        if seq > self.picked:  # first come, first picked
             self.picked = seq
             self.rec.recv("sink", mid, t=self.now)
             if not (attrs or {}).get("heartbeat"):
@@ -363,11 +384,16 @@ class ReplicationModel:
 
     def metrics(self) -> dict:
         lat = sorted(self.latencies)
-        return {"protocol": self.rec.header.protocol["name"], "sim_time": self.now,
-                "outputs": len(self.sink_out), "consumed": {r.id: r.consumed for r in self.reps},
-                "latency_p50": lat[len(lat) // 2] if lat else None,
-                "latency_p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else None,
-                "stuck": self.m["blocked_at_end"] > 0, **self.m}
+        return {
+            "protocol": self.rec.header.protocol["name"],
+            "sim_time": self.now,
+            "outputs": len(self.sink_out),
+            "consumed": {r.id: r.consumed for r in self.reps},
+            "latency_p50": lat[len(lat) // 2] if lat else None,
+            "latency_p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else None,
+            "stuck": self.m["blocked_at_end"] > 0,
+            **self.m,
+        }
 
     def final_states(self) -> dict:
         return {r.id: r.state for r in self.reps} | {"sink": list(self.sink_out)}

@@ -24,8 +24,10 @@ class NoOrdering(LiveRobin):
     name = "replication-no-ordering"
     mutant_of = "liverobin"
     summary = "replicas consume their deduplicated inputs in arrival order"
-    bug = ('"Active Replication for Latency-Sensitive Stream Processing in Apache Flink" '
-           '§VII, configuration 3 (No ordering)')
+    bug = (
+        '"Active Replication for Latency-Sensitive Stream Processing in Apache Flink" '
+        "§VII, configuration 3 (No ordering)"
+    )
     expect = DIVERGE
     prop = "replica-agreement"
     demo = {"records": 30}
@@ -35,11 +37,13 @@ class NoOrdering(LiveRobin):
 class PlainRoundRobin(LiveRobin):
     """Its scenario makes source ``S1`` go quiet after 5 records (``quiet=(1, 5)``),
     which LiveRobin's heartbeats survive (tests run ``LiveRobin(quiet=(1, 5))``)."""
+
     name = "replication-plain-round-robin"
     mutant_of = "liverobin"
     summary = "round-robin merge without heartbeats stalls when a source goes quiet"
-    bug = ('"Active Replication for Latency-Sensitive Stream Processing in Apache Flink" '
-           '§V.A: round-robin has no liveness')
+    bug = (
+        '"Active Replication for Latency-Sensitive Stream Processing in Apache Flink" §V.A: round-robin has no liveness'
+    )
     expect = ("replica-stalled",)
     prop = "replica-liveness"
     demo = {"records": 30}

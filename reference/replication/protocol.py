@@ -9,10 +9,10 @@ two sources). Parameters: ``reference.replication.model.DEFAULTS`` (e.g.
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
-from snapcheck.reference.sim.standalone import StandaloneSimulator
 from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.replication.model import ReplicationModel
+from snapcheck.reference.sim.standalone import StandaloneSimulator
+from snapcheck.traces.protocol_facts import TlaMapping
 
 
 class ReplicationSimulator(StandaloneSimulator):
@@ -30,13 +30,15 @@ class ReplicationSimulator(StandaloneSimulator):
 
 class LiveRobin(Protocol):
     name = "liverobin"
-    situations = ()                  # its own model: no simulator situations
+    situations = ()  # its own model: no simulator situations
     family = "replication"
     topologies = "own"
     crash_targets = "U[0]#0 or U[0]#1: a replica, at a time in the model's ticks"
     tla = TlaMapping("LiveRobinTrace", kind="replication", invariants=("ReplicaAgreement",), refinement="MergeSpec")
-    summary = ("active replication, leaderless: duplicate sending, dedup by sequence number, "
-               "LiveRobin deterministic merge with heartbeat generator and mergers")
+    summary = (
+        "active replication, leaderless: duplicate sending, dedup by sequence number, "
+        "LiveRobin deterministic merge with heartbeat generator and mergers"
+    )
     simulator = ReplicationSimulator
     model_class = ReplicationModel
     merge = "liverobin"
@@ -48,6 +50,7 @@ class LiveRobin(Protocol):
         records = rnd.randint(5, 40)
         crashes = ((f"U[0]#{rnd.randint(0, 1)}", rnd.randrange(records * 20)),)
         return {"records": records, "failures": crashes if failures and rnd.random() < (0.9 if hard else 0.5) else ()}
+
     # replicas fold a merge whose order follows where heartbeats (KaZoo: leader orders) fall,
     # so a crash legitimately changes states and outputs; judged by the checker instead
     failure_free_oracle = False
@@ -55,7 +58,9 @@ class LiveRobin(Protocol):
 
 class KaZoo(LiveRobin):
     name = "kazoo"
-    tla = None                       # the trace specification models the leaderless merge only
-    summary = ("active replication, leader-based: leader election (zk) and an ordered log (Kafka) "
-               "decide one consumption order for both replicas")
+    tla = None  # the trace specification models the leaderless merge only
+    summary = (
+        "active replication, leader-based: leader election (zk) and an ordered log (Kafka) "
+        "decide one consumption order for both replicas"
+    )
     merge = "kazoo"

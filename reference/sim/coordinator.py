@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from snapcheck.reference.sim.messages import BARRIER, BARRIER_SIZE, CONTROL, CONTROL_SIZE, Chan, Msg
 
-MAX_FINAL_ATTEMPTS = 10       # give up after this many aborted rounds on a quiescent dataflow
+MAX_FINAL_ATTEMPTS = 10  # give up after this many aborted rounds on a quiescent dataflow
 
 
 class Coordinator:
@@ -102,20 +102,20 @@ class Coordinator:
         if not self.recovering:
             if self.pending == 0:
                 if self.rounds:
-                    self.stuck = True          # nothing can move and a round never completes
+                    self.stuck = True  # nothing can move and a round never completes
                     self.finished = True
                     return
                 if self.last_completed_progress == self.progress:
-                    self.finished = True       # everything processed, checkpointed and committed
+                    self.finished = True  # everything processed, checkpointed and committed
                     return
                 if self.final_attempts >= MAX_FINAL_ATTEMPTS:
-                    self.stuck = True          # every final round aborted (declines, timeouts)
+                    self.stuck = True  # every final round aborted (declines, timeouts)
                     self.finished = True
                     return
                 self.final_attempts += 1
                 self.trigger()
             elif len(self.rounds) < self.cfg.max_concurrent and self.progress != self.last_trigger_progress:
-                self.trigger()             # (an idle dataflow is not checkpointed again)
+                self.trigger()  # (an idle dataflow is not checkpointed again)
         self.clock(self.now + self.cfg.interval, self.tick)
 
     def trigger(self) -> None:
@@ -145,7 +145,7 @@ class Coordinator:
         what, r = m.value
         st = self.rounds.get(r)
         if st is None:
-            return                             # aborted or subsumed round
+            return  # aborted or subsumed round
         if what == "decline":
             self.abort(r, f"declined by {m.ch.src.id}", notify=True)
             return

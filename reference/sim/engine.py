@@ -29,12 +29,27 @@ import orjson
 from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.sim.coordinator import Coordinator
 from snapcheck.reference.sim.exploration import Exploration
-from snapcheck.reference.sim.messages import (BARRIER, BARRIER_SIZE, BROADCAST, CANCEL, DATA, FORWARD, HASH, UNBOUNDED,
-                                              Chan, Counts, External, Msg, Node, Stored)
+from snapcheck.reference.sim.messages import (
+    BARRIER,
+    BARRIER_SIZE,
+    BROADCAST,
+    CANCEL,
+    DATA,
+    FORWARD,
+    HASH,
+    UNBOUNDED,
+    Chan,
+    Counts,
+    External,
+    Msg,
+    Node,
+    Stored,
+)
 from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
 from snapcheck.traces.model import Channel, Header, Process
+
 
 class ProtocolBroke(Exception):
     """A protocol broke an invariant the simulator relies on (``Simulator.protocol_error``)."""
@@ -72,7 +87,7 @@ def _raised_in_kit(tb) -> str:
 class Task:
     """A task: one parallel instance of an operator. Implements ``reference.protocol.TaskContext``."""
 
-    def __init__(self, sim: "Simulator", pid: int, ident: str, spec, subtask: int, cost: int):
+    def __init__(self, sim: Simulator, pid: int, ident: str, spec, subtask: int, cost: int):
         self.sim = sim
         self.pid = pid
         self.id = ident
@@ -82,11 +97,11 @@ class Task:
         self.is_source = spec.source
         self.is_sink = spec.sink
         self.cost = cost
-        self.inputs: list[Chan] = []            # data inputs from tasks (the protocol's inputs)
-        self.reads: list[Chan] = []             # everything the task reads data from (+ external)
-        self.outputs: list[Chan] = []           # data outputs
+        self.inputs: list[Chan] = []  # data inputs from tasks (the protocol's inputs)
+        self.reads: list[Chan] = []  # everything the task reads data from (+ external)
+        self.outputs: list[Chan] = []  # data outputs
         self.routes: list = []
-        self.ack: Chan | None = None            # control channel to the coordinator
+        self.ack: Chan | None = None  # control channel to the coordinator
         self.proto = None
         self.alive = True
         self.busy_until = 0
@@ -156,7 +171,6 @@ class Task:
         self.sim.at(max(at, self.sim.now), self.sim.fire_timer, self, self.incarnation, key)
 
 
-
 class Simulator(Network, Coordinator, Recovery, Exploration):
     def __init__(self, cfg, workload: Workload, protocol: Protocol, log_class):
         self.cfg = cfg
@@ -169,9 +183,9 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.now = 0
         self.heap: list = []
         self.counter = 0
-        self.pending = 0                 # scheduled work (everything but the coordinator's clock)
-        self.epoch = 0                   # number of recoveries so far
-        self.progress = 0                # data records processed so far
+        self.pending = 0  # scheduled work (everything but the coordinator's clock)
+        self.epoch = 0  # number of recoveries so far
+        self.progress = 0  # data records processed so far
         self.dedup = protocol.dedup
         self.observe_arrivals = protocol.observe_arrivals
         self.observe_processing = protocol.observe_processing
@@ -180,19 +194,31 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.out_cap = cfg.out_buffer
         self.values = cfg.values
         self.digests = cfg.digests and log_class.records
-        self.txn_outputs = True          # sink transactions are rounds: outputs carry txn/phase attrs
+        self.txn_outputs = True  # sink transactions are rounds: outputs carry txn/phase attrs
         self.store: dict[tuple[int, int], Stored] = {}
         self.round_started: dict[int, int] = {}
         self.outputs: list = []
-        self.replays: dict[str, int] = {}        # mid -> number of replays so far
+        self.replays: dict[str, int] = {}  # mid -> number of replays so far
         self._build(log_class)
         self.log_recv = self.log.recv
         self.log_send = self.log.send
         self.log_arrive = self.log.arrive
         # metrics
-        self.m = {"data_messages": 0, "data_bytes": 0, "barrier_messages": 0, "cancel_messages": 0, "control_messages": 0,
-                  "protocol_bytes": 0, "checkpoints": 0, "persisted_messages": 0, "persisted_bytes": 0,
-                  "replayed_channel_state": 0, "replayed_source": 0, "discarded": 0, "declines": 0}
+        self.m = {
+            "data_messages": 0,
+            "data_bytes": 0,
+            "barrier_messages": 0,
+            "cancel_messages": 0,
+            "control_messages": 0,
+            "protocol_bytes": 0,
+            "checkpoints": 0,
+            "persisted_messages": 0,
+            "persisted_bytes": 0,
+            "replayed_channel_state": 0,
+            "replayed_source": 0,
+            "discarded": 0,
+            "declines": 0,
+        }
         self.m_blocked = 0
         self.latencies: list[int] = []
         self.alignment: list[int] = []
@@ -203,7 +229,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.stuck = False
         self.truncated = False
         self.crashes = 0
-        self.broken: str | None = None            # a protocol error ended the run
+        self.broken: str | None = None  # a protocol error ended the run
         self.init_exploration(cfg)
 
     def _build(self, log_class) -> None:
@@ -232,24 +258,28 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         coord = Node(len(procs), "coordinator")
         procs.append(Process(coord.id, "coordinator"))
         self.coord = coord
-        self.committed: dict[int, set] = {}      # sink pid -> transaction ids committed (external system)
+        self.committed: dict[int, set] = {}  # sink pid -> transaction ids committed (external system)
         channels += self._make_control_channels(self.tasks)
         proto = self.protocol
         params = proto.header_params()
         params.update(interval=cfg.interval, max_concurrent=cfg.max_concurrent)
-        header = Header(procs, channels, {"name": proto.header_name(), "params": params}, cfg.seed,
-                        {"simulator": {"workload": wl.name, "workload_params": wl.params,
-                                       "config": cfg.describe()}})
+        header = Header(
+            procs,
+            channels,
+            {"name": proto.header_name(), "params": params},
+            cfg.seed,
+            {"simulator": {"workload": wl.name, "workload_params": wl.params, "config": cfg.describe()}},
+        )
         self.header = header
         self.log = log_class(header)
         self.failed_to_start: tuple | None = None
         self._start_tasks(self.tasks)
         self.next_round = 1
-        self.rounds: dict[int, list] = {}         # round -> [start, acks, progress at start]
+        self.rounds: dict[int, list] = {}  # round -> [start, acks, progress at start]
         self.last_completed = 0
         self.last_completed_progress = -1
         self.last_trigger_progress = -1
-        self.final_attempts = 0                   # rounds triggered at quiescence since the last completion
+        self.final_attempts = 0  # rounds triggered at quiescence since the last completion
         self.finished = False
         self.recovering = False
         self.n_recoveries = 0
@@ -279,14 +309,23 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         for spec in graph.channels:
             e = edges[spec.edge]
             a, b = by_id[prefix + spec.src], by_id[prefix + spec.dst]
-            c = Chan(f"{prefix}{spec.src}->{prefix}{spec.dst}", a, b, spec.gate, spec.index, e.port,
-                     spec.back_edge, fifo, UNBOUNDED if spec.back_edge else self.cfg.buffer)
+            c = Chan(
+                f"{prefix}{spec.src}->{prefix}{spec.dst}",
+                a,
+                b,
+                spec.gate,
+                spec.index,
+                e.port,
+                spec.back_edge,
+                fifo,
+                UNBOUNDED if spec.back_edge else self.cfg.buffer,
+            )
             c.handler = self.arrive
             a.outputs.append(c)
             b.inputs.append(c)
             chans.append(c)
             channels.append(self._header_channel(c, spec, fifo))
-        for tid, _, _ in graph.tasks:      # inputs in gate order, then subtask order
+        for tid, _, _ in graph.tasks:  # inputs in gate order, then subtask order
             t = by_id[prefix + tid]
             t.inputs.sort(key=lambda c: (c.gate, c.index))
             t.reads = list(t.inputs)
@@ -346,15 +385,21 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         for t in tasks:
             try:
                 t.proto = proto.make(t)
-            except Exception as exc:       # noqa: BLE001 - a protocol's constructor may raise anything
+            except Exception as exc:  # noqa: BLE001 - a protocol's constructor may raise anything
                 self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
                 t.proto = TaskProtocol(t, proto)
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
 
     @staticmethod
     def _header_channel(c: Chan, spec: ChannelSpec, fifo: bool) -> Channel:
-        return Channel(c.id, c.src.id, c.dst.id, fifo=fifo, back_edge=spec.back_edge,
-                       attrs={"gate": spec.gate, "index": spec.index})
+        return Channel(
+            c.id,
+            c.src.id,
+            c.dst.id,
+            fifo=fifo,
+            back_edge=spec.back_edge,
+            attrs={"gate": spec.gate, "index": spec.index},
+        )
 
     def at(self, t: int, fn, *args) -> None:
         """Schedule work (keeps the run alive)."""
@@ -383,10 +428,10 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             self._loop()
         except ProtocolBroke as exc:
             self.protocol_error(exc.task, exc.handler, exc.reason)
-        except Exception as exc:       # noqa: BLE001 - a protocol may raise anything; see protocol_error
+        except Exception as exc:  # noqa: BLE001 - a protocol may raise anything; see protocol_error
             task, handler = _handler_frame(exc.__traceback__)
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
-                raise                  # the kit's own code failed outside a protocol handler: a bug of ours
+                raise  # the kit's own code failed outside a protocol handler: a bug of ours
             self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_raised_in_kit(exc.__traceback__)}")
 
     def _loop(self) -> None:
@@ -440,7 +485,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         v.round_ckpt[round] = n
         digest, size = self.state_digest(op)
         self.log.checkpoint(v.pid, now, n, round, digest, size)
-        if v.is_sink and round in op.staged:     # the transaction this checkpoint seals
+        if v.is_sink and round in op.staged:  # the transaction this checkpoint seals
             self.log.output(v.pid, now, len(op.staged[round]), {"txn": round, "phase": "pre-commit"})
         self.m["checkpoints"] += 1
         self.alignment.append(now - v.first_barrier.get(round, now))
@@ -464,8 +509,9 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         started = self.round_started.get(round, now)
         overtaken: dict = {}
         mm = self.m
-        tag, name, metric = ("b", "barrier", "barrier_messages") if kind == BARRIER else \
-            ("c", "cancel", "cancel_messages")
+        tag, name, metric = (
+            ("b", "barrier", "barrier_messages") if kind == BARRIER else ("c", "cancel", "cancel_messages")
+        )
         for c in v.outputs:
             mid = f"{c.id}:{tag}{round}" if not v.restores else f"{c.id}:{tag}{round}@{v.restores}"
             b = Msg(mid, c, None, kind, None, None, BARRIER_SIZE, now, c.epoch)
@@ -494,7 +540,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
                 overtaken[c] = [x for x in q if x.kind == DATA]
                 self.transmit(b)
             else:
-                overtaken[c] = [x for x in list(q)[last + 1:] if x.kind == DATA]
+                overtaken[c] = [x for x in list(q)[last + 1 :] if x.kind == DATA]
                 q.insert(last + 1, b)
             if overtaken[c]:
                 self.situation("overtake", v)
@@ -503,8 +549,11 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
     def record(self, v: Task, ckpt: int, ch: Chan, msgs: list, part: str) -> None:
         st = self.store.get((v.pid, ckpt))
         if st is None:
-            raise ProtocolBroke(v, "record", f"task {v.id} recorded channel state of {ch.id} with checkpoint "
-                                             f"{ckpt}, which it never took")
+            raise ProtocolBroke(
+                v,
+                "record",
+                f"task {v.id} recorded channel state of {ch.id} with checkpoint {ckpt}, which it never took",
+            )
         (st.inputs if part == "input" else st.outputs).setdefault(ch, []).extend(msgs)
         self.log.record(v.pid, self.now, ckpt, ch.id, part, [m.mid for m in msgs])
         mm = self.m
@@ -515,8 +564,11 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         """Send an acknowledgement (or a decline) of ``round`` to the coordinator. A task
         acknowledges only a round it took its checkpoint of: recovery restores it."""
         if what == "ack" and round not in v.round_ckpt:
-            raise ProtocolBroke(v, "complete", f"task {v.id} acknowledged round {round} without taking its "
-                                               f"checkpoint of that round (ctx.checkpoint)")
+            raise ProtocolBroke(
+                v,
+                "complete",
+                f"task {v.id} acknowledged round {round} without taking its checkpoint of that round (ctx.checkpoint)",
+            )
         if what == "ack":
             self.task_ckpt_time.append(self.now - v.first_barrier.get(round, self.now))
         self.send_control(v, v.ack, [what, round])

@@ -45,13 +45,37 @@ is found with probability at least ``1 / (n k^(d-1))`` per run.
 from __future__ import annotations
 
 SITUATIONS = (
-    "aligning", "snapshot", "decline", "decline-while-aligning", "cancel", "rounds-overlap",
-    "completed-unnotified", "overtake", "backpressured-barrier", "recovery", "replay",
-    "crash-in-recovery", "stale", "forced-checkpoint", "log-truncate",
+    "aligning",
+    "snapshot",
+    "decline",
+    "decline-while-aligning",
+    "cancel",
+    "rounds-overlap",
+    "completed-unnotified",
+    "overtake",
+    "backpressured-barrier",
+    "recovery",
+    "replay",
+    "crash-in-recovery",
+    "stale",
+    "forced-checkpoint",
+    "log-truncate",
 )
 # Situations that occur at a task (a fault there may crash "self": that task).
-AT_A_TASK = frozenset(("aligning", "snapshot", "decline", "decline-while-aligning", "cancel", "overtake",
-                       "backpressured-barrier", "stale", "forced-checkpoint", "log-truncate"))
+AT_A_TASK = frozenset(
+    (
+        "aligning",
+        "snapshot",
+        "decline",
+        "decline-while-aligning",
+        "cancel",
+        "overtake",
+        "backpressured-barrier",
+        "stale",
+        "forced-checkpoint",
+        "log-truncate",
+    )
+)
 # Situations that occur only once something crashed: a fault there is a second fault.
 AFTER_A_CRASH = frozenset(("recovery", "replay", "crash-in-recovery", "stale"))
 SELF = "self"
@@ -91,7 +115,7 @@ class Exploration:
 
     def init_exploration(self, cfg) -> None:
         self.situations: dict[str, int] = {}
-        self.fault_triggers: dict[str, list] = {}          # situation -> [[task, k, fired]]
+        self.fault_triggers: dict[str, list] = {}  # situation -> [[task, k, fired]]
         self.timed_faults: list[tuple[str, int]] = []
         for entry in cfg.failures:
             entry = parse_fault(entry)
@@ -109,14 +133,15 @@ class Exploration:
         situations = set(SITUATIONS) | set(self.protocol.situations)
         bad = sorted(set(self.fault_triggers) - situations)
         if bad:
-            raise ValueError(f"--fail: unknown situation(s) {', '.join(map(repr, bad))} (known: "
-                             f"{', '.join(sorted(situations))}; a time is an integer number of ticks)")
+            raise ValueError(
+                f"--fail: unknown situation(s) {', '.join(map(repr, bad))} (known: "
+                f"{', '.join(sorted(situations))}; a time is an integer number of ticks)"
+            )
         names = [tid for tid, _ in self.timed_faults]
         names += [t for ts in self.fault_triggers.values() for t, _, _ in ts if t != SELF]
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"--fail names no task: {', '.join(map(repr, unknown))} "
-                             f"(tasks: {', '.join(known)})")
+            raise ValueError(f"--fail names no task: {', '.join(map(repr, unknown))} (tasks: {', '.join(known)})")
 
     def situation(self, name: str, v=None) -> None:
         """Situation ``name`` occurred (at task ``v``, if any): count it, fire its faults."""
@@ -143,5 +168,8 @@ class Exploration:
         """Situations reached, faults requested and faults that crashed no task (their
         situation never occurred, or their task was already down)."""
         requested = len(self.timed_faults) + sum(len(ts) for ts in self.fault_triggers.values())
-        return {"situations": dict(sorted(self.situations.items())), "faults_requested": requested,
-                "faults_not_fired": max(0, requested - self.crashes)}
+        return {
+            "situations": dict(sorted(self.situations.items())),
+            "faults_requested": requested,
+            "faults_not_fired": max(0, requested - self.crashes),
+        }

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-DATA, BARRIER, CONTROL, CANCEL = 0, 1, 2, 3      # CANCEL: a cancellation marker of a round
+DATA, BARRIER, CONTROL, CANCEL = 0, 1, 2, 3  # CANCEL: a cancellation marker of a round
 FORWARD, HASH, BROADCAST = 0, 1, 2
 BARRIER_SIZE = 16
 CONTROL_SIZE = 16
@@ -26,8 +26,23 @@ UNBOUNDED = 1 << 60
 class Msg:
     """A message in flight (one incarnation; ``mid`` is its trace identity)."""
 
-    __slots__ = ("mid", "ch", "seq", "kind", "value", "key", "size", "born", "epoch", "arr",
-                 "round", "started", "unaligned", "recovered", "pb")
+    __slots__ = (
+        "mid",
+        "ch",
+        "seq",
+        "kind",
+        "value",
+        "key",
+        "size",
+        "born",
+        "epoch",
+        "arr",
+        "round",
+        "started",
+        "unaligned",
+        "recovered",
+        "pb",
+    )
 
     def __init__(self, mid, ch, seq, kind, value, key, size, born, epoch):
         self.mid = mid
@@ -53,8 +68,26 @@ class Msg:
 class Chan:
     """A channel at run time: the sender's output buffer, the receiver's input queue."""
 
-    __slots__ = ("id", "src", "dst", "gate", "index", "port", "back_edge", "fifo", "inq", "outbuf",
-                 "occupancy", "capacity", "last_arrival", "seq", "blocked", "blocked_since", "handler", "epoch")
+    __slots__ = (
+        "id",
+        "src",
+        "dst",
+        "gate",
+        "index",
+        "port",
+        "back_edge",
+        "fifo",
+        "inq",
+        "outbuf",
+        "occupancy",
+        "capacity",
+        "last_arrival",
+        "seq",
+        "blocked",
+        "blocked_since",
+        "handler",
+        "epoch",
+    )
 
     def __init__(self, cid, src, dst, gate=0, index=0, port=0, back_edge=False, fifo=True, capacity=UNBOUNDED):
         self.id = cid
@@ -84,8 +117,8 @@ class Chan:
 class Counts:
     """Per-channel counters of one checkpoint (or of the current state)."""
 
-    sent: dict = field(default_factory=dict)        # output channel -> messages sent before it
-    processed: dict = field(default_factory=dict)   # input channel -> messages processed before it
+    sent: dict = field(default_factory=dict)  # output channel -> messages sent before it
+    processed: dict = field(default_factory=dict)  # input channel -> messages processed before it
 
 
 class Stored:

@@ -32,7 +32,7 @@ from snapcheck.reference.topology import partition
 class Network:
     """Mixin of ``Simulator``: moving records through channels and tasks."""
 
-    partition = staticmethod(partition)       # the receiving subtask of a keyed record
+    partition = staticmethod(partition)  # the receiving subtask of a keyed record
 
     def ext_send(self, ext: External, i: int) -> None:
         records = ext.records
@@ -86,7 +86,7 @@ class Network:
             if t < last:
                 t = last
             ch.last_arrival = t
-        self.counter = n = self.counter + 1    # self.at(t, self.arrive, m), inlined: the hottest path
+        self.counter = n = self.counter + 1  # self.at(t, self.arrive, m), inlined: the hottest path
         self.pending += 1
         heappush(self.heap, (t, n, True, self.arrive, (m,)))
 
@@ -189,7 +189,7 @@ class Network:
             cap = self.out_cap
             for c in v.outputs:
                 if len(c.outbuf) >= cap:
-                    v.waiting = True           # backpressure: resumed by pump()
+                    v.waiting = True  # backpressure: resumed by pump()
                     return
             q.popleft()
             if m.epoch == best.epoch:
@@ -198,7 +198,7 @@ class Network:
                     self.pump(best)
             self.consume(v, best, m, now)
             cost = v.cost
-        bu = v.busy_until                      # (the handlers may have added snapshot time)
+        bu = v.busy_until  # (the handlers may have added snapshot time)
         v.busy_until = bu = (bu if bu > now else now) + cost
         if self.pauses:
             self.pause(v)

@@ -27,7 +27,7 @@ def _constructor(etype: str, *names: str):
     order = [f.name for f in fields(Event)]
     params = ("proc", "idx", "line") + names
     last = max(order.index(n) for n in params)
-    args = [repr(etype) if n == "type" else n if n in params else "None" for n in order[:last + 1]]
+    args = [repr(etype) if n == "type" else n if n in params else "None" for n in order[: last + 1]]
     return eval(f"lambda {', '.join(params)}: Event({', '.join(args)})", {"Event": Event})
 
 
@@ -41,8 +41,9 @@ _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "round", "digest",
 _RECORD = _constructor("record", "t", "ckpt", "ch", "part", "mids")
 _FAIL = _constructor("fail", "t", "reason")
 _RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round", "attrs")
-_ROUND = {etype: _constructor(etype, "t", "round", "reason")
-          for etype in ("round_start", "round_complete", "round_abort")}
+_ROUND = {
+    etype: _constructor(etype, "t", "round", "reason") for etype in ("round_start", "round_complete", "round_abort")
+}
 _OUTPUT = _constructor("output", "t", "value", "attrs")
 _SEND_ATTRS = _constructor("send", "t", "ch", "mid", "seq", "size", "key", "value", "attrs")
 _PROTOCOL_ERROR = _constructor("protocol_error", "t", "reason", "attrs")
@@ -54,7 +55,7 @@ _RESTORE_FROM = _constructor("restore", "t", "ckpt", "recovery", "round", "sourc
 class EventLog:
     """Events of one run, in file order."""
 
-    records = True                      # False: nothing is kept (the simulator skips state digests)
+    records = True  # False: nothing is kept (the simulator skips state digests)
 
     def __init__(self, header: Header) -> None:
         self.header = header

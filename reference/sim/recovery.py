@@ -65,13 +65,12 @@ class Recovery:
         for ext in self.externals:
             ext.chan.inq.clear()
         # checkpoint 0: the initial state, also of a task started after the round
-        stored = [self.restore_task(v, v.round_ckpt.get(line, 0) if line else 0, k, line or None)
-                  for v in self.tasks]
+        stored = [self.restore_task(v, v.round_ckpt.get(line, 0) if line else 0, k, line or None) for v in self.tasks]
         self.outstanding = 0
         self.replay_channel_state(self.tasks, stored)
-        for ext in self.externals:                     # sources re-read from their offsets
+        for ext in self.externals:  # sources re-read from their offsets
             src = ext.chan.dst
-            for m in ext.sent[src.op.position(ext.chan.port):]:
+            for m in ext.sent[src.op.position(ext.chan.port) :]:
                 nm = self._replay(ext, m, "source", ext.chan)
                 nm.arr = now
                 ext.chan.inq.append(nm)
@@ -82,7 +81,7 @@ class Recovery:
             self.situation("replay")
         else:
             rec["caught_up"] = now
-        for v in self.tasks:                           # recoverAndCommit
+        for v in self.tasks:  # recoverAndCommit
             if v.is_sink:
                 self._publish(v, v.op.commit(line, self.committed[v.pid]))
         for v in self.tasks:

@@ -68,7 +68,7 @@ from snapcheck.reference.topology import expand, partition
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Channel
 
-SAVEPOINT_TRIES = 50        # postponements and failed savepoint rounds before a stop-with-savepoint is given up
+SAVEPOINT_TRIES = 50  # postponements and failed savepoint rounds before a stop-with-savepoint is given up
 
 
 def key_group(key, max_parallelism: int) -> int:
@@ -134,9 +134,9 @@ class Rescaling:
         cfg = self.cfg
         self.max_par = cfg.max_parallelism
         self.generation = 0
-        self.retired: list = []                      # tasks of earlier generations
+        self.retired: list = []  # tasks of earlier generations
         self.ext_chans: dict = {ext: [ext.chan] for ext in self.externals}
-        self.partition_of = {}                       # external -> (source operator, partition index)
+        self.partition_of = {}  # external -> (source operator, partition index)
         for ext in self.externals:
             self.partition_of[ext] = (ext.chan.dst.spec.name, ext.chan.dst.subtask)
         if cfg.rescale:
@@ -144,13 +144,13 @@ class Rescaling:
                 t.op = Recorded(t.op)
             self._set_key_groups(self.header.processes, self.tasks)
         self.notify_chans: dict = {}
-        self.waiting_final: dict = {}                # finished task -> its last checkpoint before finishing
+        self.waiting_final: dict = {}  # finished task -> its last checkpoint before finishing
         if cfg.finish_sources:
             self._notify_channels(self.tasks)
         self._savepoint_round = None
         self._savepoint_tries = 0
         self._pending_rescale = None
-        self.late: dict = {}                         # channel -> recovered records delivered late
+        self.late: dict = {}  # channel -> recovered records delivered late
         for t in self.tasks:
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
 
@@ -197,11 +197,10 @@ class Rescaling:
         super().consume(v, ch, m, now)
         if self.cfg.finish_sources and v.is_source and v not in self.waiting_final and self._exhausted(v):
             self.log.finish(v.pid, now, "end of input")
-            self.waiting_final[v] = v.ckpt_no              # its checkpoints after this one are final
+            self.waiting_final[v] = v.ckpt_no  # its checkpoints after this one are final
 
     def _exhausted(self, v) -> bool:
-        return all(ext.chan.dst is not v or v.op.position(ext.chan.port) >= len(ext.records)
-                   for ext in self.externals)
+        return all(ext.chan.dst is not v or v.op.position(ext.chan.port) >= len(ext.records) for ext in self.externals)
 
     # -- the schedule ----------------------------------------------------------------------
     def run(self) -> None:
@@ -258,11 +257,11 @@ class Rescaling:
     def restore_all(self) -> None:
         if self._pending_rescale is None:
             line = self.last_completed
-            for v, before in list(self.waiting_final.items()):   # restored to before it finished
+            for v, before in list(self.waiting_final.items()):  # restored to before it finished
                 if (v.round_ckpt.get(line, 0) if line else 0) <= before:
                     del self.waiting_final[v]
             super().restore_all()
-            if line and self.waiting_final:       # restored finished: the restored round is final for it
+            if line and self.waiting_final:  # restored finished: the restored round is final for it
                 self._notify_finished(line)
             return
         p = self._pending_rescale
@@ -279,7 +278,7 @@ class Rescaling:
         old = list(self.tasks)
         old_ckpt = {v: (v.round_ckpt.get(r, 0) if r else 0) for v in old}
         snaps = {v: (self.store[(v.pid, old_ckpt[v])] if old_ckpt[v] else v.initial) for v in old}
-        for v in old:                                   # the old job stops
+        for v in old:  # the old job stops
             v.alive = False
             v.incarnation += 1
             v.wake = v.waiting = False
@@ -287,7 +286,9 @@ class Rescaling:
                 c.inq.clear()
             for c in v.outputs:
                 c.outbuf.clear()
-            log.retire(v.pid, now, old_ckpt[v], "rescaled" if why != "failure" else "failed over at another parallelism")
+            log.retire(
+                v.pid, now, old_ckpt[v], "rescaled" if why != "failure" else "failed over at another parallelism"
+            )
         self.retired.extend(old)
         self.generation += 1
         self.epoch += 1
@@ -341,24 +342,23 @@ class Rescaling:
             ext.chan.inq.clear()
             ext.chan = c
             self.ext_chans[ext].append(c)
-        for t in tasks:                                   # recovered in-flight records first
+        for t in tasks:  # recovered in-flight records first
             for ch, groups in plan.recovered.get(t, {}).items():
                 first, late = self.protocol.rescale_deliver(groups, p)
                 for m in first:
                     self._recover(t, ch, m)
                 if late:
                     self.late[ch] = late
-        for ext, c in ext_new.items():                    # the input logs re-read what was not read
+        for ext, c in ext_new.items():  # the input logs re-read what was not read
             src = c.dst
-            for m in ext.sent[src.op.position(c.port):]:
+            for m in ext.sent[src.op.position(c.port) :]:
                 nm = self._replay(ext, m, "source", c)
                 nm.arr = now
                 c.inq.append(nm)
-        for t in tasks:                                   # recover-and-commit of the old sinks
+        for t in tasks:  # recover-and-commit of the old sinks
             for old, vals in plan.commits.get(t, ()):
                 self._publish(t, vals, old)
-        self.recoveries.append({"tasks": [], "failed": now, "detected": now, "restored": now, "line": r,
-                                "rescale": p})
+        self.recoveries.append({"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p})
         for t in tasks:
             t.proto.on_restore(0, r or None)
         for t in tasks:
@@ -395,8 +395,9 @@ class Rescaling:
             c = self.notify_chans[v]
             seq, mid = self.next_mid(self.coord, c)
             m = Msg(mid, c, seq, CONTROL, ["notify", r], None, CONTROL_SIZE, self.now, self.epoch)
-            self.log.send_attrs(self.coord.pid, self.now, c.id, mid, seq, CONTROL_SIZE, None, ["notify", r],
-                               {"notify": r})
+            self.log.send_attrs(
+                self.coord.pid, self.now, c.id, mid, seq, CONTROL_SIZE, None, ["notify", r], {"notify": r}
+            )
             if what == "deliver":
                 self._deliver_control(m)
 
@@ -415,8 +416,8 @@ class Rescaling:
         if v not in self.waiting_final or inc != v.incarnation or not v.alive or self.finished:
             return
         busy = any(c.outbuf or c.inq or c.occupancy or any(i.blocked for i in c.dst.inputs) for c in v.outputs)
-        if self.recovering or self.rounds or busy:      # (a receiver still aligning an aborted round)
-            self.clock(self.now + max(1, self.cfg.interval // 4), self._try_retire, v, inc)   # keeps no run alive
+        if self.recovering or self.rounds or busy:  # (a receiver still aligning an aborted round)
+            self.clock(self.now + max(1, self.cfg.interval // 4), self._try_retire, v, inc)  # keeps no run alive
             return
         if not self._recorded_on(v, self.last_completed):
             self._retire_finished(v)
@@ -502,8 +503,9 @@ class _Plan:
             by_holder: dict = {}
             for holder, part in srcs:
                 by_holder.setdefault(holder, []).append(part)
-            self.sources[t] = [self._src(v, partitions=parts) for v, parts in by_holder.items()] or \
-                [self._src(olds[j % p_old], partitions=[])]
+            self.sources[t] = [self._src(v, partitions=parts) for v, parts in by_holder.items()] or [
+                self._src(olds[j % p_old], partitions=[])
+            ]
             return
         if spec.sink:
             group = [v for v in olds if v.subtask % self.p == j]
@@ -594,7 +596,7 @@ class _Plan:
                         self.mappings.setdefault(nb, []).append({"old": c.id, "new": nc.id})
                         if recorded:
                             self.recovered.setdefault(nb, {}).setdefault(nc, []).append((c, recorded))
-                    if not targets:                  # a downscale discards the extra broadcast copies
+                    if not targets:  # a downscale discards the extra broadcast copies
                         nb = new_by_id[f"{prefix}{e.dst}[{b.subtask % self.p}]"]
                         nc = chan_of[f"{prefix}{e.src}[{ia}]->{nb.id}"]
                         self.mappings.setdefault(nb, []).append({"old": c.id, "new": nc.id, "key_groups": []})

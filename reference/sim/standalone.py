@@ -37,8 +37,10 @@ class RecordedLog:
 class StandaloneSimulator(ABC):
     def __init__(self, cfg, workload, protocol, log_class) -> None:
         if any(len(f) != 2 for f in cfg.failures):
-            raise ValueError(f"{protocol.name} runs its own model: crashes are TASK@TIME only "
-                             "(situation faults and pauses need the dataflow simulator)")
+            raise ValueError(
+                f"{protocol.name} runs its own model: crashes are TASK@TIME only "
+                "(situation faults and pauses need the dataflow simulator)"
+            )
         if cfg.pauses:
             raise ValueError(f"{protocol.name} runs its own model: no schedule pauses")
         self.cfg = cfg
@@ -59,14 +61,25 @@ class StandaloneSimulator(ABC):
         count: dict[str, int] = {}
         for e in self.log.events:
             count[e.type] = count.get(e.type, 0) + 1
-        out = {"protocol": self.protocol.header_name(), "workload": "-", "seed": self.cfg.seed,
-               "events": len(self.log.events),
-               "tasks": sum(1 for p in self.header.processes if p.role in (None, "task")),
-               "rounds_started": count.get("round_start", 0), "rounds_completed": count.get("round_complete", 0),
-               "checkpoints": count.get("checkpoint", 0), "failures": count.get("fail", 0),
-               "replayed_messages": count.get("replay", 0), "outputs": len(self.outputs),
-               "sim_time": 0, "stuck": False, "truncated": False,
-               "faults_requested": len(self.cfg.failures), "faults_not_fired": 0, "situations": {}}
+        out = {
+            "protocol": self.protocol.header_name(),
+            "workload": "-",
+            "seed": self.cfg.seed,
+            "events": len(self.log.events),
+            "tasks": sum(1 for p in self.header.processes if p.role in (None, "task")),
+            "rounds_started": count.get("round_start", 0),
+            "rounds_completed": count.get("round_complete", 0),
+            "checkpoints": count.get("checkpoint", 0),
+            "failures": count.get("fail", 0),
+            "replayed_messages": count.get("replay", 0),
+            "outputs": len(self.outputs),
+            "sim_time": 0,
+            "stuck": False,
+            "truncated": False,
+            "faults_requested": len(self.cfg.failures),
+            "faults_not_fired": 0,
+            "situations": {},
+        }
         out.update(self._metrics)
         return out
 

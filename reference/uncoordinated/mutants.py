@@ -32,8 +32,14 @@ from __future__ import annotations
 from snapcheck.reference.uncoordinated.protocol import UNC
 from snapcheck.reference.uncoordinated.recovery import LineDefects
 
-_FAILING = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "interval": 300,
-            "failures": (("window_count[0]", 700),)}
+_FAILING = {
+    "workload": "q12",
+    "parallelism": 2,
+    "records": 30,
+    "gap": 40,
+    "interval": 300,
+    "failures": (("window_count[0]", 700),),
+}
 
 
 class UNCNoLogging(UNC):
@@ -65,8 +71,14 @@ class UNCReplaySkipSingle(UNC):
     bug = "published testbed's replay-window bound (find_last_sent_offset)"
     expect = ("lost",)
     prop = "exactly-once"
-    demo = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 150, "interval": 300,
-            "failures": (("window_count[0]", 1500),)}
+    demo = {
+        "workload": "q12",
+        "parallelism": 2,
+        "records": 30,
+        "gap": 150,
+        "interval": 300,
+        "failures": (("window_count[0]", 1500),),
+    }
     skip_single_replay = True
 
 
@@ -85,8 +97,7 @@ class UNCColocated(UNC):
     name = "unc-colocated-channels"
     mutant_of = "unc"
     summary = "recovery graph without the channels between tasks on the same worker"
-    bug = ('published testbed\'s add_edges_between_workers; '
-           'docs/theory.md "Co-located tasks are separate processes"')
+    bug = 'published testbed\'s add_edges_between_workers; docs/theory.md "Co-located tasks are separate processes"'
     expect = ("inconsistent-restore",)
     prop = "observed-recovery"
     demo = dict(_FAILING)

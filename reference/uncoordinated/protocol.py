@@ -27,10 +27,10 @@ Parameters (``UNC(recovery=..., jitter=..., intervals=...)``):
 
 from __future__ import annotations
 
-from snapcheck.traces.protocol_facts import TlaMapping
 from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.uncoordinated.recovery import LineDefects
 from snapcheck.reference.uncoordinated.simulator import UncoordinatedSimulator
+from snapcheck.traces.protocol_facts import TlaMapping
 
 RECOVERY_MODES = ("restart-all", "partial")
 
@@ -70,19 +70,27 @@ class UncoordinatedTask(TaskProtocol):
 
 class UncoordinatedProtocol(Protocol):
     """Base of UNC, HMNR and BCS: switches of the uncoordinated simulator."""
+
     situations = ("snapshot", "log-truncate", "recovery", "replay", "crash-in-recovery", "stale")
     family = "uncoordinated"
     recovery_modes = RECOVERY_MODES
 
     simulator = UncoordinatedSimulator
     task_class = UncoordinatedTask
-    logging = True                          # sender-side message logging
-    truncation = "recovery-line"            # what a log truncation waits for
-    skip_single_replay = False              # replay defect (mutant)
-    defects = LineDefects()                 # recovery-graph defects (mutants)
+    logging = True  # sender-side message logging
+    truncation = "recovery-line"  # what a log truncation waits for
+    skip_single_replay = False  # replay defect (mutant)
+    defects = LineDefects()  # recovery-graph defects (mutants)
 
-    def __init__(self, recovery: str = "restart-all", jitter: float = 0.2, intervals: dict | None = None,
-                 log_piggyback: bool = True, log_vars: bool = True, **params) -> None:
+    def __init__(
+        self,
+        recovery: str = "restart-all",
+        jitter: float = 0.2,
+        intervals: dict | None = None,
+        log_piggyback: bool = True,
+        log_vars: bool = True,
+        **params,
+    ) -> None:
         if recovery not in RECOVERY_MODES:
             raise ValueError(f"{self.name}: recovery must be one of {', '.join(RECOVERY_MODES)}, not {recovery!r}")
         if not 0 <= jitter < 1:

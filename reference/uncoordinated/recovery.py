@@ -39,13 +39,14 @@ from dataclasses import dataclass
 class LineDefects:
     """Switches reproducing recovery-graph defects (all False: the correct algorithm)."""
 
-    no_propagation: bool = False        # restore the bound itself (latest checkpoints)
-    skip_colocated: bool = False        # ignore channels between tasks on the same worker
-    skip_open_interval: bool = False    # ignore messages sent after the sender's last stable checkpoint
+    no_propagation: bool = False  # restore the bound itself (latest checkpoints)
+    skip_colocated: bool = False  # ignore channels between tasks on the same worker
+    skip_open_interval: bool = False  # ignore messages sent after the sender's last stable checkpoint
 
 
-def recovery_line(channels: list, stable: list, current: list | None, U: list[int],
-                  defects: LineDefects = LineDefects()) -> list[int]:
+def recovery_line(
+    channels: list, stable: list, current: list | None, U: list[int], defects: LineDefects = LineDefects()
+) -> list[int]:
     """The maximum consistent line ``G ≤ U`` (counter-form rollback propagation).
 
     ``channels``: ``(key, u, v, colocated)`` for every channel between two tasks

@@ -58,7 +58,7 @@ from snapcheck.reference.uncoordinated.recovery import depth, recovery_line, rol
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "logged", "size", "key", "value", "piggyback", "attrs")
 _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "vars", "digest", "size", "attrs")
 _TRUNCATE = _constructor("log_truncate", "t", "ch", "through_seq")
-META_ENTRY = 8          # bytes of one channel counter in a checkpoint's metadata message
+META_ENTRY = 8  # bytes of one channel counter in a checkpoint's metadata message
 
 
 class UncoordinatedLog(EventLog):
@@ -81,13 +81,15 @@ class UncoordinatedNullLog(NullLog, UncoordinatedLog):
 class UncoordinatedSimulator(Simulator):
     def __init__(self, cfg, workload, protocol, log_class):
         if not cfg.fifo:
-            raise ValueError(f"{protocol.name}: recovery replays sequence-number windows from the "
-                             "sender logs and needs FIFO channels")
+            raise ValueError(
+                f"{protocol.name}: recovery replays sequence-number windows from the "
+                "sender logs and needs FIFO channels"
+            )
         log_class = UncoordinatedNullLog if issubclass(log_class, NullLog) else UncoordinatedLog
         super().__init__(cfg, workload, protocol, log_class)
-        self.txn_outputs = False         # transactions are checkpoint numbers, not rounds: plain outputs
-        self.msglog = {c: deque() for c in self.chans}      # sender-side logs
-        self.trunc = {c: 0 for c in self.chans}             # truncated through seq
+        self.txn_outputs = False  # transactions are checkpoint numbers, not rounds: plain outputs
+        self.msglog = {c: deque() for c in self.chans}  # sender-side logs
+        self.trunc = {c: 0 for c in self.chans}  # truncated through seq
         self.line_chans = [(c, c.src.pid, c.dst.pid, c.src.subtask == c.dst.subtask) for c in self.chans]
         self.ext_of = {ext.chan.dst: ext for ext in self.externals}
         self.commit_ch = {c.dst: c for c in self.commits}
@@ -97,13 +99,31 @@ class UncoordinatedSimulator(Simulator):
         self.timer_jitter = float(protocol.params.get("jitter", 0.2))
         for v in self.tasks:
             v.processed = {c: 0 for c in v.reads}
-            v.ckpts = [Stored(0, "initial", None, v.op.snapshot(), v.proto.vars(),
-                              Counts({c: 0 for c in v.outputs}, dict(v.processed)))]
+            v.ckpts = [
+                Stored(
+                    0,
+                    "initial",
+                    None,
+                    v.op.snapshot(),
+                    v.proto.vars(),
+                    Counts({c: 0 for c in v.outputs}, dict(v.processed)),
+                )
+            ]
             v.ckpt_interval = max(1, int(intervals.get(v.spec.name, cfg.interval)))
             v.ckpt_rng = random.Random(f"{cfg.seed}/checkpoint/{v.id}")
-        for key in ("checkpoints_basic", "checkpoints_forced", "checkpoints_final", "invalid_checkpoints",
-                    "piggyback_bytes", "metadata_bytes", "logged_messages", "logged_bytes", "log_truncations",
-                    "replayed_log", "unreplayable"):
+        for key in (
+            "checkpoints_basic",
+            "checkpoints_forced",
+            "checkpoints_final",
+            "invalid_checkpoints",
+            "piggyback_bytes",
+            "metadata_bytes",
+            "logged_messages",
+            "logged_bytes",
+            "log_truncations",
+            "replayed_log",
+            "unreplayable",
+        ):
             self.m[key] = 0
 
     # -- basic checkpoints -----------------------------------------------------------
@@ -118,8 +138,9 @@ class UncoordinatedSimulator(Simulator):
         if v.alive:
             self.local_checkpoint(v, "basic")
         j = self.timer_jitter
-        self.clock(self.now + max(1, int(v.ckpt_interval * (1 - j + 2 * j * v.ckpt_rng.random()))),
-                   self.checkpoint_timer, v)
+        self.clock(
+            self.now + max(1, int(v.ckpt_interval * (1 - j + 2 * j * v.ckpt_rng.random()))), self.checkpoint_timer, v
+        )
 
     def local_checkpoint(self, v, kind: str, pb=None, final: bool = False) -> int:
         now = self.now
@@ -134,8 +155,16 @@ class UncoordinatedSimulator(Simulator):
         vars_ = proto.vars()
         v.ckpts.append(Stored(n, kind, None, state, vars_, Counts({c: c.seq for c in v.outputs}, dict(v.processed))))
         digest, size = self.state_digest(op)
-        self.log.local_checkpoint(v.pid, now, n, kind, vars_ if self.protocol.log_vars else None, digest, size,
-                                  {"final": True} if final else None)
+        self.log.local_checkpoint(
+            v.pid,
+            now,
+            n,
+            kind,
+            vars_ if self.protocol.log_vars else None,
+            digest,
+            size,
+            {"final": True} if final else None,
+        )
         mm = self.m
         mm["checkpoints"] += 1
         mm["checkpoints_final" if final else "checkpoints_" + kind] += 1
@@ -169,9 +198,19 @@ class UncoordinatedSimulator(Simulator):
         mm = self.m
         pbsize = v.proto.piggyback_size if pb is not None else 0
         logged = proto.logging
-        self.log.send_full(v.pid, self.now, ch.id, mid, seq, True if logged else None, size, key,
-                           value if self.values else None, pb if proto.log_piggyback else None,
-                           {"piggyback_size": pbsize} if pbsize else None)
+        self.log.send_full(
+            v.pid,
+            self.now,
+            ch.id,
+            mid,
+            seq,
+            True if logged else None,
+            size,
+            key,
+            value if self.values else None,
+            pb if proto.log_piggyback else None,
+            {"piggyback_size": pbsize} if pbsize else None,
+        )
         if logged:
             self.msglog[ch].append(m)
             mm["logged_messages"] += 1
@@ -222,7 +261,7 @@ class UncoordinatedSimulator(Simulator):
         what it covers; returns whether anything was truncated or committed."""
         stable = self.stable_counters()
         L = [len(s) - 1 for s in stable]
-        R = recovery_line(self.line_chans, stable, None, L)      # (a line of stable checkpoints)
+        R = recovery_line(self.line_chans, stable, None, L)  # (a line of stable checkpoints)
         cover = L if self.protocol.truncation == "latest-checkpoint" else R
         now = self.now
         acted = False
@@ -271,9 +310,14 @@ class UncoordinatedSimulator(Simulator):
         steps = rollback_steps(stable, U, g)
         self.m["invalid_checkpoints"] += steps
         rec = self.recoveries[-1]
-        rec.update(restored=now, mode=proto.recovery, invalid=steps, depth=depth(stable, U, g),
-                   line={v.id: (v.ckpts[g[v.pid]].number if g[v.pid] <= L[v.pid] else "V") for v in tasks},
-                   rolled_back=[v.id for v in rolled])
+        rec.update(
+            restored=now,
+            mode=proto.recovery,
+            invalid=steps,
+            depth=depth(stable, U, g),
+            line={v.id: (v.ckpts[g[v.pid]].number if g[v.pid] <= L[v.pid] else "V") for v in tasks},
+            rolled_back=[v.id for v in rolled],
+        )
         rec["domino"] = rec["depth"] >= 2
         for v in rolled:
             self.restore_task(v, g[v.pid], k)
@@ -288,7 +332,7 @@ class UncoordinatedSimulator(Simulator):
                 ext = self.ext_of[v]
                 ch = ext.chan
                 ch.inq.clear()
-                for m in ext.sent[v.processed[ch]:]:
+                for m in ext.sent[v.processed[ch] :]:
                     nm = self._replay(ext, m, "source")
                     nm.arr = now
                     ch.inq.append(nm)
@@ -303,13 +347,13 @@ class UncoordinatedSimulator(Simulator):
 
     def restore_task(self, v, x: int, recovery: int) -> None:
         st = v.ckpts[x]
-        del v.ckpts[x + 1:]
+        del v.ckpts[x + 1 :]
         self.log.restore(v.pid, self.now, st.number, recovery, None)
         v.op.restore(st.state)
         for c in v.outputs:
             c.seq = st.counts.sent[c]
             log = self.msglog[c]
-            while log and log[-1].seq > c.seq:       # rolled-back sends: re-execution regenerates them
+            while log and log[-1].seq > c.seq:  # rolled-back sends: re-execution regenerates them
                 log.pop()
         v.processed = dict(st.counts.processed)
         v.proto.restore_vars(st.vars)
@@ -354,8 +398,10 @@ class UncoordinatedSimulator(Simulator):
     def metrics(self) -> dict:
         out = super().metrics()
         out["replayed_messages"] += self.m["replayed_log"]
-        out["recovery_details"] = [{k: r[k] for k in ("tasks", "mode", "invalid", "depth", "domino", "line",
-                                                      "rolled_back") if k in r} for r in self.recoveries]
+        out["recovery_details"] = [
+            {k: r[k] for k in ("tasks", "mode", "invalid", "depth", "domino", "line", "rolled_back") if k in r}
+            for r in self.recoveries
+        ]
         out["domino_recoveries"] = sum(1 for r in self.recoveries if r.get("domino"))
         out["max_depth"] = max((r.get("depth", 0) for r in self.recoveries), default=0)
         return out

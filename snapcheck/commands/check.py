@@ -12,7 +12,7 @@ import orjson
 
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
 from snapcheck.options import cut_option
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION
 
 
 def _unknown_protocol_note(protocol: dict) -> str | None:
@@ -22,40 +22,82 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 
     if header_facts(protocol) is not None or DeclaredFacts.of(protocol).declared:
         return None
-    return (f"protocol {str(protocol.get('name', 'unknown'))!r} is not in the protocol catalogue and the trace header "
-            "declares none of its facts (params.aligned, params.guarantees, params.cic): nothing a protocol may "
-            "promise (z-cycles, rdt, cic-conformance, cic-efficiency, timestamps) was judged and rounds were judged "
-            "as unaligned; declare the facts in the header, or name a property with --property to judge it anyway.")
+    return (
+        f"protocol {str(protocol.get('name', 'unknown'))!r} is not in the protocol catalogue and the trace header "
+        "declares none of its facts (params.aligned, params.guarantees, params.cic): nothing a protocol may "
+        "promise (z-cycles, rdt, cic-conformance, cic-efficiency, timestamps) was judged and rounds were judged "
+        "as unaligned; declare the facts in the header, or name a property with --property to judge it anyway."
+    )
 
 
 @click.command("check")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON document with a report per trace (schema: checker/schema/check-report.schema.json).")
-@click.option("--junit", "junit_file", type=click.Path(dir_okay=False), default=None,
-              help="Write JUnit XML: a test case per property per round/cut/recovery; skipped cases for what was "
-                   "not judged; an error case per unreadable trace.")
-@click.option("--property", "properties", multiple=True,
-              help="Check only this property (repeatable): consistency, channel-state, termination, z-cycles, "
-                   "recovery-line, observed-recovery, exactly-once, rdt, ... (docs/checker.md).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document with a report per trace (schema: checker/schema/check-report.schema.json).",
+)
+@click.option(
+    "--junit",
+    "junit_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write JUnit XML: a test case per property per round/cut/recovery; skipped cases for what was "
+    "not judged; an error case per unreadable trace.",
+)
+@click.option(
+    "--property",
+    "properties",
+    multiple=True,
+    help="Check only this property (repeatable): consistency, channel-state, termination, z-cycles, "
+    "recovery-line, observed-recovery, exactly-once, rdt, ... (docs/checker.md).",
+)
 @cut_option("Explicit global checkpoint to analyse, e.g. P0=1,P1=V.")
 @click.option("--failures", default=None, help="Failure set for the recovery line: P0,P1 or all.")
-@click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
-              help="partial: survivors may keep their current state (default); restart-all: CheckMate.")
+@click.option(
+    "--semantics",
+    type=click.Choice(["partial", "restart-all"]),
+    default=None,
+    help="partial: survivors may keep their current state (default); restart-all: CheckMate.",
+)
 @click.option("--z3", "use_z3", is_flag=True, help="Prove the recovery line maximal with z3 (unsat certificate).")
 @click.option("--z3-min-replay", is_flag=True, help="Also find the line with the fewest messages to replay (z3).")
-@click.option("--expect", is_flag=True,
-              help="Compare with each trace's metadata.expected; exit 1 on a mismatch, 0 when all hold.")
-@click.option("--require-faults", is_flag=True,
-              help="Exit 1 when a fault the trace's producer was asked to inject (a simulated crash, Flink --fail) "
-                   "never happened: its recovery was not exercised.")
+@click.option(
+    "--expect", is_flag=True, help="Compare with each trace's metadata.expected; exit 1 on a mismatch, 0 when all hold."
+)
+@click.option(
+    "--require-faults",
+    is_flag=True,
+    help="Exit 1 when a fault the trace's producer was asked to inject (a simulated crash, Flink --fail) "
+    "never happened: its recovery was not exercised.",
+)
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to check.")
 @click.option("--verbose", "-v", is_flag=True, help="Also list passed checks, every rollback chain and every reason.")
-@click.option("--html", "html_file", type=click.Path(dir_okay=False), default=None,
-              help="Write a self-contained HTML report (verdicts, witnesses, diagrams); with several traces, one "
-                   "file per trace and an index page at this path.")
-def check(traces, as_json, junit_file, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,
-          require_faults, trace_id, verbose, html_file) -> None:
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write a self-contained HTML report (verdicts, witnesses, diagrams); with several traces, one "
+    "file per trace and an index page at this path.",
+)
+def check(
+    traces,
+    as_json,
+    junit_file,
+    properties,
+    cut,
+    failures,
+    semantics,
+    use_z3,
+    z3_min_replay,
+    expect,
+    require_faults,
+    trace_id,
+    verbose,
+    html_file,
+) -> None:
     """Check TRACE files (JSONL or Parquet) and report violations with their witnesses.
 
     Every file is checked and reported, also when another one is unreadable. Every
@@ -77,14 +119,32 @@ def check(traces, as_json, junit_file, properties, cut, failures, semantics, use
             refuse_inputs(html_target(html_file, path, len(traces)), traces)
     reports, mismatches, codes = [], {}, [EXIT_CLEAN]
     for path in traces:
-        report, code = _check_one(path, trace_id, properties, cut, failures, semantics, use_z3,
-                                  z3_min_replay, expect, require_faults, html_file, len(traces), mismatches)
+        report, code = _check_one(
+            path,
+            trace_id,
+            properties,
+            cut,
+            failures,
+            semantics,
+            use_z3,
+            z3_min_replay,
+            expect,
+            require_faults,
+            html_file,
+            len(traces),
+            mismatches,
+        )
         reports.append(report)
         codes.append(code)
     exit_code = max(codes)
     if as_json:
-        doc = {"schema": "snapcheck-check", "version": JSON_SCHEMA_VERSION, "ok": exit_code == EXIT_CLEAN,
-               "exit_code": exit_code, "reports": [r.to_json() for r in reports]}
+        doc = {
+            "schema": "snapcheck-check",
+            "version": JSON_SCHEMA_VERSION,
+            "ok": exit_code == EXIT_CLEAN,
+            "exit_code": exit_code,
+            "reports": [r.to_json() for r in reports],
+        }
         if expect:
             for r in doc["reports"]:
                 r["expected_mismatches"] = mismatches.get(r["trace"])
@@ -124,13 +184,32 @@ def _write_html_index(html_file: str, traces, reports) -> None:
         if isinstance(r, UnreadTrace):
             rows.append((path, "bad input", "; ".join(r.errors[:3]), None))
         else:
-            rows.append((path, r.verdict, ", ".join(sorted(r.kinds)),
-                         os.path.basename(html_target(html_file, path, len(traces)))))
+            rows.append(
+                (
+                    path,
+                    r.verdict,
+                    ", ".join(sorted(r.kinds)),
+                    os.path.basename(html_target(html_file, path, len(traces))),
+                )
+            )
     write_atomic(html_file, html_index(rows), inputs=traces)
 
 
-def _check_one(path, trace_id, properties, cut, failures, semantics, use_z3, z3_min_replay, expect,
-               require_faults, html_file, n_traces, mismatches):
+def _check_one(
+    path,
+    trace_id,
+    properties,
+    cut,
+    failures,
+    semantics,
+    use_z3,
+    z3_min_replay,
+    expect,
+    require_faults,
+    html_file,
+    n_traces,
+    mismatches,
+):
     """Check one file: (its report or ``UnreadTrace``, its exit code)."""
     from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
     from snapcheck.checker.expected import compare_expected, options_from_expected
@@ -142,9 +221,15 @@ def _check_one(path, trace_id, properties, cut, failures, semantics, use_z3, z3_
         trace = read_trace(path, trace_id=trace_id)
     except TraceErrors as exc:
         return UnreadTrace(path, [str(e) for e in exc.errors], exc.total), EXIT_BAD_INPUT
-    opts = CheckOptions(properties=set(properties) if properties else None, cut=cut, failures=failures,
-                        semantics=semantics or "partial", z3=use_z3 or z3_min_replay, z3_min_replay=z3_min_replay,
-                        facts=header_facts(trace.header.protocol))
+    opts = CheckOptions(
+        properties=set(properties) if properties else None,
+        cut=cut,
+        failures=failures,
+        semantics=semantics or "partial",
+        z3=use_z3 or z3_min_replay,
+        z3_min_replay=z3_min_replay,
+        facts=header_facts(trace.header.protocol),
+    )
     if cut is None and failures is None and semantics is None:
         opts = options_from_expected(trace, opts)
     try:
@@ -173,6 +258,3 @@ def _check_one(path, trace_id, properties, cut, failures, semantics, use_z3, z3_
 
 def register(group: click.Group) -> None:
     group.add_command(check)
-
-
-

@@ -10,12 +10,11 @@ import json
 
 import click
 
-from snapcheck.options import cut_option
 from snapcheck.console import make_console
-
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
-from snapcheck.traces.errors import UsageError
+from snapcheck.options import cut_option
 from snapcheck.traces import read_trace
+from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Trace
 
 _TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
@@ -29,45 +28,86 @@ def _failures(value: str | None):
 
 
 def _properties_opt(f):
-    return click.option("--property", "properties", multiple=True,
-                        help="Check only this property (repeatable); selecting z-cycles makes useless "
-                             "checkpoints violations with Z-cycle witnesses.")(f)
+    return click.option(
+        "--property",
+        "properties",
+        multiple=True,
+        help="Check only this property (repeatable); selecting z-cycles makes useless "
+        "checkpoints violations with Z-cycle witnesses.",
+    )(f)
 
 
 def _check_opts(f):
     f = cut_option()(f)
-    f = click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default=None,
-                     help="Recovery semantics (default: the trace's expected.check, else partial).")(f)
+    f = click.option(
+        "--semantics",
+        type=click.Choice(["partial", "restart-all"]),
+        default=None,
+        help="Recovery semantics (default: the trace's expected.check, else partial).",
+    )(f)
     f = click.option("--failures", default=None, help="Failed processes (comma-separated) or 'all'.")(f)
     return f
 
 
 def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
     """Run the checker with the command's options; bad options are usage errors."""
-    opts = check_options(trace, properties=set(properties) or None, failures=_failures(failures),
-                         semantics=semantics, cut=cut)
+    opts = check_options(
+        trace, properties=set(properties) or None, failures=_failures(failures), semantics=semantics, cut=cut
+    )
     return findings_from_report(trace, run_checker(trace, opts))
 
 
 # -- replay ----------------------------------------------------------------------
 @click.command("replay")
 @_TRACE
-@click.option("--until", "until", type=int, default=None, metavar="N",
-              help="Print the state after the first N events and exit.")
-@click.option("--until-line", type=int, default=None, metavar="L",
-              help="Print the state once every event up to file line L is applied, and exit.")
-@click.option("--at-violation", "at_violation", type=int, default=None, is_flag=False, flag_value=1,
-              metavar="[K]", help="Print the state where violation K (default 1) becomes visible, and exit.")
+@click.option(
+    "--until", "until", type=int, default=None, metavar="N", help="Print the state after the first N events and exit."
+)
+@click.option(
+    "--until-line",
+    type=int,
+    default=None,
+    metavar="L",
+    help="Print the state once every event up to file line L is applied, and exit.",
+)
+@click.option(
+    "--at-violation",
+    "at_violation",
+    type=int,
+    default=None,
+    is_flag=False,
+    flag_value=1,
+    metavar="[K]",
+    help="Print the state where violation K (default 1) becomes visible, and exit.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the state as JSON (with --until/--at-violation).")
 @click.option("--no-check", is_flag=True, help="Do not run the checker (no violation jumping).")
 @click.option("--all-channels", is_flag=True, help="Also list channels with nothing in flight or recorded.")
-@click.option("--commands", "-c", "commands", default=None,
-              help="Run these ';'-separated stepper commands instead of reading the terminal.")
+@click.option(
+    "--commands",
+    "-c",
+    "commands",
+    default=None,
+    help="Run these ';'-separated stepper commands instead of reading the terminal.",
+)
 @_properties_opt
 @_check_opts
 @_TRACE_ID
-def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_channels, commands,
-           properties, failures, semantics, cut, trace_id) -> None:
+def replay(
+    trace_path,
+    until,
+    until_line,
+    at_violation,
+    as_json,
+    no_check,
+    all_channels,
+    commands,
+    properties,
+    failures,
+    semantics,
+    cut,
+    trace_id,
+) -> None:
     """Step through TRACE event by event and see every process and channel.
 
     Interactive (default): a prompt takes commands (n, p, g N, v, b proc P, c, h, q, ...;
@@ -121,9 +161,16 @@ def replay(trace_path, until, until_line, at_violation, as_json, no_check, all_c
 
 
 def _finding_json(f) -> dict:
-    return {"number": f.number, "kind": f.kind, "property": f.property, "subject": f.subject,
-            "message": f.message, "lines": f.lines, "position": f.position,
-            "witness": {"messages": f.messages, "checkpoints": [list(c) for c in f.checkpoints], "cut": f.cut}}
+    return {
+        "number": f.number,
+        "kind": f.kind,
+        "property": f.property,
+        "subject": f.subject,
+        "message": f.message,
+        "lines": f.lines,
+        "position": f.position,
+        "witness": {"messages": f.messages, "checkpoints": [list(c) for c in f.checkpoints], "cut": f.cut},
+    }
 
 
 # -- render ------------------------------------------------------------------------
@@ -138,15 +185,25 @@ def _window(value: str | None) -> tuple[int, int] | None:
 
 @click.command("render")
 @_TRACE
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Image to write: .svg, .png or .pdf.")
-@click.option("--layout", type=click.Choice(["lamport", "file", "time"]), default="lamport", show_default=True,
-              help="x axis: compact logical time, file order, or the events' t.")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Image to write: .svg, .png or .pdf."
+)
+@click.option(
+    "--layout",
+    type=click.Choice(["lamport", "file", "time"]),
+    default="lamport",
+    show_default=True,
+    help="x axis: compact logical time, file order, or the events' t.",
+)
 @click.option("--window", default=None, metavar="A:B", help="Draw only events A..B (1-based event numbers).")
 @click.option("--procs", default=None, help="Draw only these processes (comma-separated).")
-@click.option("--line", "line", default="auto", show_default=True,
-              help="Recovery line to draw: a failure-set label of the report ('none', 'all', 'P0', ...), "
-                   "'auto', or 'off'.")
+@click.option(
+    "--line",
+    "line",
+    default="auto",
+    show_default=True,
+    help="Recovery line to draw: a failure-set label of the report ('none', 'all', 'P0', ...), 'auto', or 'off'.",
+)
 @click.option("--violation", "only", type=int, multiple=True, help="Highlight only violation K (repeatable).")
 @click.option("--labels/--no-labels", default=None, help="Label every message (default: only when few).")
 @click.option("--no-check", is_flag=True, help="Do not run the checker (plain diagram).")
@@ -154,15 +211,31 @@ def _window(value: str | None) -> tuple[int, int] | None:
 @_properties_opt
 @_check_opts
 @_TRACE_ID
-def render(trace_path, output, layout, window, procs, line, only, labels, no_check, title,
-           properties, failures, semantics, cut, trace_id) -> None:
+def render(
+    trace_path,
+    output,
+    layout,
+    window,
+    procs,
+    line,
+    only,
+    labels,
+    no_check,
+    title,
+    properties,
+    failures,
+    semantics,
+    cut,
+    trace_id,
+) -> None:
     """Draw TRACE as a space-time diagram (one lane per process, messages as arrows).
 
     Barriers are dashed; checkpoints are marked by kind; with the checker's findings the
     recovery line, the orphan / dropped / phantom messages, and Z-cycle witnesses with
     their useless checkpoints are highlighted.
     """
-    from snapcheck.debug.render import RenderOptions, image_format, plan_view, render as draw
+    from snapcheck.debug.render import RenderOptions, image_format, plan_view
+    from snapcheck.debug.render import render as draw
     from snapcheck.traces.atomic import ensure_writable
 
     image_format(output)
@@ -171,18 +244,31 @@ def render(trace_path, output, layout, window, procs, line, only, labels, no_che
         trace = phases.read(trace_path, trace_id)
         phases.step("checking")
         findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-        checked = None if no_check else options_dict(trace, failures=_failures(failures), semantics=semantics,
-                                                     cut=cut).get("cut")
-        opts = RenderOptions(layout=layout, window=_window(window), procs=procs.split(",") if procs else None,
-                             recovery_line=None if line == "off" else line, only=list(only) or None,
-                             labels=labels, title=title, cut=checked)
+        checked = (
+            None
+            if no_check
+            else options_dict(trace, failures=_failures(failures), semantics=semantics, cut=cut).get("cut")
+        )
+        opts = RenderOptions(
+            layout=layout,
+            window=_window(window),
+            procs=procs.split(",") if procs else None,
+            recovery_line=None if line == "off" else line,
+            only=list(only) or None,
+            labels=labels,
+            title=title,
+            cut=checked,
+        )
         view = plan_view(trace, findings, opts)
         phases.step("drawing")
         draw(trace, output, findings, opts)
     for note in view.notes:
         click.echo(f"note: {note}")
-    click.echo(f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
-               + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "") + ")")
+    click.echo(
+        f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
+        + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "")
+        + ")"
+    )
 
 
 class _Phases:
@@ -193,12 +279,18 @@ class _Phases:
         from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
         console = make_console(stderr=True)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                                 TimeElapsedColumn(), console=console, transient=True,
-                                 disable=not console.is_terminal)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not console.is_terminal,
+        )
         self.task = None
 
-    def __enter__(self) -> "_Phases":
+    def __enter__(self) -> _Phases:
         self.progress.__enter__()
         return self
 
@@ -213,8 +305,9 @@ class _Phases:
         except OSError:
             size = None
         self.task = self.progress.add_task("reading", total=size)
-        trace = read_trace(path, trace_id=trace_id,
-                           progress=lambda done: self.progress.update(self.task, completed=done))
+        trace = read_trace(
+            path, trace_id=trace_id, progress=lambda done: self.progress.update(self.task, completed=done)
+        )
         self.progress.update(self.task, completed=size)
         return trace
 
@@ -225,17 +318,34 @@ class _Phases:
 # -- shrink ------------------------------------------------------------------------
 @click.command("shrink")
 @click.argument("trace_path", metavar="[TRACE]", required=False, type=click.Path(dir_okay=False))
-@click.option("--property", "prop", required=True,
-              help="The property (e.g. consistency, channel-state, z-cycles) or violation kind (e.g. orphan) "
-                   "that must keep failing.")
+@click.option(
+    "--property",
+    "prop",
+    required=True,
+    help="The property (e.g. consistency, channel-state, z-cycles) or violation kind (e.g. orphan) "
+    "that must keep failing.",
+)
 @click.option("--kind", default=None, help="The violation kind to keep (default: the first one found).")
-@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
-              help="Where to write the shrunk trace (default: TRACE with .shrunk.jsonl).")
-@click.option("--simulation", is_flag=True,
-              help="TRACE came from the reference simulator: first shrink its configuration "
-                   "(metadata.simulator.config: failures, stragglers, parallelism, records; same seed).")
-@click.option("--simulate", "simulate", default=None, metavar="CONFIG",
-              help="Start from a failing simulation instead of TRACE: a SimConfig as JSON text or @file.json.")
+@click.option(
+    "-o",
+    "--output",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Where to write the shrunk trace (default: TRACE with .shrunk.jsonl).",
+)
+@click.option(
+    "--simulation",
+    is_flag=True,
+    help="TRACE came from the reference simulator: first shrink its configuration "
+    "(metadata.simulator.config: failures, stragglers, parallelism, records; same seed).",
+)
+@click.option(
+    "--simulate",
+    "simulate",
+    default=None,
+    metavar="CONFIG",
+    help="Start from a failing simulation instead of TRACE: a SimConfig as JSON text or @file.json.",
+)
 @_check_opts
 @_TRACE_ID
 def shrink(trace_path, prop, kind, output, simulation, simulate, failures, semantics, cut, trace_id) -> None:
@@ -247,7 +357,6 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     --simulation or --simulate, the simulation's configuration is shrunk first.
     """
     from snapcheck.checker import CheckOptions
-
     from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config, simulate_config
     from snapcheck.traces.atomic import ensure_writable
@@ -270,9 +379,14 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     origin: dict = {"trace": trace_path, "events": len(trace.events), "property": prop, "kind": kind}
     if config is not None:
         small = shrink_config(config, lambda t: violates(t, base))
-        click.echo(f"configuration: {small.runs} simulations; " + ", ".join(
-            f"{k} {config.get(k)} -> {small.config.get(k)}" for k in ("parallelism", "records", "failures",
-                                                                        "stragglers") if k in config))
+        click.echo(
+            f"configuration: {small.runs} simulations; "
+            + ", ".join(
+                f"{k} {config.get(k)} -> {small.config.get(k)}"
+                for k in ("parallelism", "records", "failures", "stragglers")
+                if k in config
+            )
+        )
         origin.update(config=small.config, simulated_events=len(small.trace.events))
         trace = small.trace
     try:
@@ -288,9 +402,11 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     header.metadata["expected"] = expected
     header.metadata["shrunk_from"] = origin
     write_trace(out, header, res.trace.events, inputs=inputs)
-    click.echo(f"shrunk {origin['events']} events -> {len(res.trace.events)} events "
-               f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
-               f"1-minimal; wrote {out}")
+    click.echo(
+        f"shrunk {origin['events']} events -> {len(res.trace.events)} events "
+        f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
+        f"1-minimal; wrote {out}"
+    )
     for v in report.violations:
         if v.kind == kind and v.property == prop:
             click.echo(v.message)
@@ -337,8 +453,10 @@ def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str,
             raise UsageError(f"--property {prop} is a violation kind; --kind {kind} contradicts it")
         kind, prop = prop, KIND_PROPERTY[prop]
     elif prop not in PROPERTIES:
-        raise UsageError(f"unknown property or violation kind {prop!r} (properties: {', '.join(PROPERTIES)}; "
-                         f"kinds: {', '.join(sorted(KIND_PROPERTY))})")
+        raise UsageError(
+            f"unknown property or violation kind {prop!r} (properties: {', '.join(PROPERTIES)}; "
+            f"kinds: {', '.join(sorted(KIND_PROPERTY))})"
+        )
     report = run_checker(trace, CheckOptions(properties={prop}, **base))
     found = [v for v in report.violations if v.property == prop and (kind is None or v.kind == kind)]
     if not found:
@@ -371,4 +489,3 @@ def shiviz(trace_path, output, trace_id) -> None:
 def register(group: click.Group) -> None:
     for cmd in (replay, render, shrink, shiviz):
         group.add_command(cmd)
-

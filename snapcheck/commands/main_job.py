@@ -22,15 +22,14 @@ import time
 from pathlib import Path
 
 import click
-
-from snapcheck.console import make_console
-from snapcheck.traces.golden import golden_dir
 from rich.table import Table
 
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.checker.expected import compare_expected, options_from_expected
-from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION
+from snapcheck.console import make_console
 from snapcheck.traces import read_trace
+from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION
+from snapcheck.traces.golden import golden_dir
 
 console = make_console()
 
@@ -53,8 +52,9 @@ def check_golden(directory: Path) -> tuple[Table, int]:
         kinds = sorted({v.kind for v in report.violations})
         got = "clean" if report.ok else "violation: " + ", ".join(kinds)
         useless = " ".join(f"{p}:{x}" for p, x in sorted(report.useless)) or "-"
-        table.add_row(path.stem, want, got, useless,
-                      "[green]yes[/]" if not problems else "[red]NO[/]: " + "; ".join(problems))
+        table.add_row(
+            path.stem, want, got, useless, "[green]yes[/]" if not problems else "[red]NO[/]: " + "; ".join(problems)
+        )
     return table, mismatches
 
 
@@ -67,12 +67,24 @@ def run_stage(argv: list[str]) -> tuple[int, float]:
 
 
 @click.command("verify-all")
-@click.option("--golden", "golden", type=click.Path(file_okay=False, exists=True), default=None,
-              help="Directory of golden traces (default: the ones shipped in traces/examples).")
+@click.option(
+    "--golden",
+    "golden",
+    type=click.Path(file_okay=False, exists=True),
+    default=None,
+    help="Directory of golden traces (default: the ones shipped in traces/examples).",
+)
 @click.option("--skip-specs", is_flag=True, help="Do not model-check the TLA+ specifications.")
 @click.option("--skip-spark", is_flag=True, help="Do not run the randomized Spark validation.")
-@click.option("--traces", "-n", "n_traces", type=click.IntRange(1), default=2_000, show_default=True,
-              help="Number of simulated runs in the Spark validation stage.")
+@click.option(
+    "--traces",
+    "-n",
+    "n_traces",
+    type=click.IntRange(1),
+    default=2_000,
+    show_default=True,
+    help="Number of simulated runs in the Spark validation stage.",
+)
 @click.option("--master", default="local[*]", show_default=True, help="Spark master for the validation stage.")
 def verify_all(golden: str | None, skip_specs: bool, skip_spark: bool, n_traces: int, master: str) -> None:
     """Run the main job: golden traces, TLA+ specs with TLC, randomized validation on Spark."""
@@ -85,13 +97,17 @@ def verify_all(golden: str | None, skip_specs: bool, skip_spark: bool, n_traces:
     table, bad = check_golden(Path(golden) if golden else golden_dir())
     console.print(table)
     failed += bool(bad)
-    summary.add_row("golden traces", "[green]pass[/]" if not bad else f"[red]FAIL[/] ({bad} mismatch(es))",
-                    f"{time.perf_counter() - start:.1f}")
+    summary.add_row(
+        "golden traces",
+        "[green]pass[/]" if not bad else f"[red]FAIL[/] ({bad} mismatch(es))",
+        f"{time.perf_counter() - start:.1f}",
+    )
 
     stages, skipped = [], []
-    for name, skip, argv in (("TLA+ specs (TLC)", skip_specs, ["specs", "check"]),
-                             ("Spark validation", skip_spark,
-                              ["validate", "--traces", str(n_traces), "--master", master])):
+    for name, skip, argv in (
+        ("TLA+ specs (TLC)", skip_specs, ["specs", "check"]),
+        ("Spark validation", skip_spark, ["validate", "--traces", str(n_traces), "--master", master]),
+    ):
         if skip:
             skipped.append(name)
             summary.add_row(name, "[yellow]skipped[/]", "-")

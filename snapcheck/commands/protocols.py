@@ -5,10 +5,10 @@ tables are generated from it)."""
 from __future__ import annotations
 
 import click
-
-from snapcheck.console import make_console
 import orjson
 from rich.table import Table
+
+from snapcheck.console import make_console
 
 console = make_console()
 
@@ -24,6 +24,7 @@ def catalogue_rows(specs: tuple[str, ...] = ()) -> list[dict]:
 
 def markdown_tables(rows: list[dict]) -> str:
     """The protocol and mutant tables of docs/protocols.md, in Markdown."""
+
     def cell(v) -> str:
         if v is None or v == [] or v == "":
             return "-"
@@ -33,21 +34,30 @@ def markdown_tables(rows: list[dict]) -> str:
             return ", ".join(str(x) for x in v)
         return str(v).replace("|", "\\|")
 
-    out = ["| protocol | family | topologies | rounds in flight | recovery | aligned | guarantees | "
-           "TLA+ trace spec | oracle | mutants |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| protocol | family | topologies | rounds in flight | recovery | aligned | guarantees | "
+        "TLA+ trace spec | oracle | mutants |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "mutant_of" in r:
             continue
-        out.append(f"| `{r['name']}` | {r['family']} | {r['topologies']} | {cell(r['max_rounds_in_flight'])} | "
-                   f"{cell(r['recovery_modes'])} | {cell(r['aligned'])} | {cell(r['guarantees'])} | "
-                   f"{cell(r['tla'])} | {cell(r['failure_free_oracle'])} | {cell(r['mutants'])} |")
-    out += ["", "| mutant | of | what is broken | bug behind it | checker reports (property) |",
-            "|---|---|---|---|---|"]
+        out.append(
+            f"| `{r['name']}` | {r['family']} | {r['topologies']} | {cell(r['max_rounds_in_flight'])} | "
+            f"{cell(r['recovery_modes'])} | {cell(r['aligned'])} | {cell(r['guarantees'])} | "
+            f"{cell(r['tla'])} | {cell(r['failure_free_oracle'])} | {cell(r['mutants'])} |"
+        )
+    out += [
+        "",
+        "| mutant | of | what is broken | bug behind it | checker reports (property) |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         if "mutant_of" in r:
-            out.append(f"| `{r['name']}` | `{r['mutant_of']}` | {cell(r['summary'])} | {cell(r['bug'])} | "
-                       f"{' or '.join(r['expect'])} ({r['prop']}) |")
+            out.append(
+                f"| `{r['name']}` | `{r['mutant_of']}` | {cell(r['summary'])} | {cell(r['bug'])} | "
+                f"{' or '.join(r['expect'])} ({r['prop']}) |"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -73,9 +83,16 @@ def protocols_cmd(specs: tuple[str, ...], as_json: bool, markdown: bool) -> None
         table.add_column(col, overflow="fold")
     for r in rows:
         if "mutant_of" not in r:
-            table.add_row(r["name"], r["family"], r["topologies"], str(r["max_rounds_in_flight"] or "any"),
-                          ", ".join(r["recovery_modes"]), ", ".join(r["guarantees"]) or "-", r["tla"] or "-",
-                          str(len(r["mutants"])))
+            table.add_row(
+                r["name"],
+                r["family"],
+                r["topologies"],
+                str(r["max_rounds_in_flight"] or "any"),
+                ", ".join(r["recovery_modes"]),
+                ", ".join(r["guarantees"]) or "-",
+                r["tla"] or "-",
+                str(len(r["mutants"])),
+            )
     console.print(table)
     mutants = Table(title="mutants", title_justify="left")
     for col in ("mutant", "of", "bug behind it", "checker reports"):

@@ -9,22 +9,31 @@
 from __future__ import annotations
 
 import click
-
-from snapcheck.console import make_console
-from snapcheck.options import DefaultsFromCode, recovery_choices
 import orjson
 from click.core import ParameterSource
 
+from snapcheck.console import make_console
+from snapcheck.options import DefaultsFromCode, recovery_choices
 from snapcheck.traces.errors import UsageError
 
 console = make_console()
 
 # Command-line option name -> SimConfig field, for options a mutant's --demo may set.
 _DEMO_OPTIONS = {
-    "workload": "workload", "parallelism": "parallelism", "records": "records", "gap": "gap",
-    "interval": "interval", "jitter": "jitter", "buffer": "buffer", "out_buffer": "out_buffer",
-    "decline_prob": "decline_prob", "fail": "failures", "straggler": "stragglers",
-    "checkpoint_timeout": "checkpoint_timeout", "rescale": "rescale", "finish_sources": "finish_sources",
+    "workload": "workload",
+    "parallelism": "parallelism",
+    "records": "records",
+    "gap": "gap",
+    "interval": "interval",
+    "jitter": "jitter",
+    "buffer": "buffer",
+    "out_buffer": "out_buffer",
+    "decline_prob": "decline_prob",
+    "fail": "failures",
+    "straggler": "stragglers",
+    "checkpoint_timeout": "checkpoint_timeout",
+    "rescale": "rescale",
+    "finish_sources": "finish_sources",
 }
 
 
@@ -57,8 +66,9 @@ def _parse_rescale(spec: str) -> tuple[str, int, int]:
     except ValueError:
         t = n = -1
     if not sep or not sep2 or kind not in ("savepoint", "failure") or t < 0 or n < 1:
-        raise UsageError(f"--rescale {spec!r}: expected KIND@TIME:PARALLELISM with KIND savepoint or failure, "
-                         "e.g. savepoint@1500:3")
+        raise UsageError(
+            f"--rescale {spec!r}: expected KIND@TIME:PARALLELISM with KIND savepoint or failure, e.g. savepoint@1500:3"
+        )
     return kind, t, n
 
 
@@ -84,70 +94,147 @@ def _print_list() -> None:
             console.print(f"  {name.ljust(width)}  {text}", markup=False)
 
     section("protocols", [(name, cls.summary) for name, cls in PROTOCOLS.items()])
-    section("workloads", [(name, make_workload(name).description) for name in WORKLOADS]
-            + [(name, f"random {'cyclic graph' if name == 'random-cyclic' else 'DAG'}, structure drawn from --seed")
-               for name in RANDOM_WORKLOADS])
-    section("mutants (run one with: snapcheck simulate --mutant NAME --demo -o trace.jsonl)",
-            [(m.name, f"[{m.mutant_of}] {m.summary}; {m.bug}; checker reports {' or '.join(m.expect)}")
-             for m in MUTANTS.values()])
+    section(
+        "workloads",
+        [(name, make_workload(name).description) for name in WORKLOADS]
+        + [
+            (name, f"random {'cyclic graph' if name == 'random-cyclic' else 'DAG'}, structure drawn from --seed")
+            for name in RANDOM_WORKLOADS
+        ],
+    )
+    section(
+        "mutants (run one with: snapcheck simulate --mutant NAME --demo -o trace.jsonl)",
+        [
+            (m.name, f"[{m.mutant_of}] {m.summary}; {m.bug}; checker reports {' or '.join(m.expect)}")
+            for m in MUTANTS.values()
+        ],
+    )
 
 
 @click.command("simulate")
-@click.option("--protocol", "-p", default=None,
-              help="Protocol: a catalogue name (see --list), MODULE:CLASS or path/to/file.py:CLASS. "
-                   "Default: abs-aligned, or the mutant's.")
+@click.option(
+    "--protocol",
+    "-p",
+    default=None,
+    help="Protocol: a catalogue name (see --list), MODULE:CLASS or path/to/file.py:CLASS. "
+    "Default: abs-aligned, or the mutant's.",
+)
 @click.option("--workload", "-w", default="q1", show_default=True, help="Workload (see --list).")
 @click.option("--parallelism", "-P", default=2, show_default=True, type=int, help="Parallelism of every operator.")
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Seed: one seed, one trace.")
 @click.option("--records", type=int, default=None, help="Input records per source partition.")
 @click.option("--gap", type=int, default=None, help="Mean ticks between input records of a partition.")
-@click.option("--hot-ratio", type=float, default=0.0, show_default=True,
-              help="Fraction of records on hot keys (skew).")
-@click.option("--fail", multiple=True, metavar="TASK@TIME|TASK@SITUATION#K",
-              help="Crash TASK at TIME ticks, or right after the K-th occurrence of SITUATION (TASK may be "
-                   "'self': the task where it occurred; situations: see docs/protocols.md). Repeatable.")
-@click.option("--pause", multiple=True, metavar="STEP:TICKS",
-              help="Hold back the task that makes the STEP-th step of the run for TICKS more (a schedule "
-                   "perturbation). Repeatable.")
-@click.option("--straggler", multiple=True, metavar="TASK=FACTOR",
-              help="Multiply TASK's processing cost by FACTOR (repeatable).")
-@click.option("--mutant", "-m", default=None,
-              help="Run a mutant: a catalogue name (see --list) or MODULE:CLASS of a class declaring mutant_of.")
+@click.option("--hot-ratio", type=float, default=0.0, show_default=True, help="Fraction of records on hot keys (skew).")
+@click.option(
+    "--fail",
+    multiple=True,
+    metavar="TASK@TIME|TASK@SITUATION#K",
+    help="Crash TASK at TIME ticks, or right after the K-th occurrence of SITUATION (TASK may be "
+    "'self': the task where it occurred; situations: see docs/protocols.md). Repeatable.",
+)
+@click.option(
+    "--pause",
+    multiple=True,
+    metavar="STEP:TICKS",
+    help="Hold back the task that makes the STEP-th step of the run for TICKS more (a schedule "
+    "perturbation). Repeatable.",
+)
+@click.option(
+    "--straggler", multiple=True, metavar="TASK=FACTOR", help="Multiply TASK's processing cost by FACTOR (repeatable)."
+)
+@click.option(
+    "--mutant",
+    "-m",
+    default=None,
+    help="Run a mutant: a catalogue name (see --list) or MODULE:CLASS of a class declaring mutant_of.",
+)
 @click.option("--demo", is_flag=True, help="With --mutant: start from the mutant's demonstration config.")
 @click.option("--interval", type=int, default=600, show_default=True, help="Checkpoint interval (ticks).")
 @click.option("--max-concurrent", type=int, default=1, show_default=True, help="Rounds in progress at once.")
 @click.option("--checkpoint-timeout", type=int, default=None, help="Abort rounds running longer (ticks).")
-@click.option("--aligned-timeout", type=int, default=300, show_default=True,
-              help="Alignment timeout of aligned-timeout (ticks).")
-@click.option("--recovery", type=click.Choice(["restart-all", "partial", "region-restart", "region-continue"]),
-              default="restart-all", show_default=True, cls=DefaultsFromCode, defaults=recovery_choices,
-              help="Recovery of the protocols that implement a choice ({defaults}): the uncoordinated family "
-                   "restarts every task from the recovery line (restart-all) or only the failed tasks and those "
-                   "rollback propagation reaches (partial); regional checkpoints restart a region that fell back "
-                   "(region-restart, the FLIP's text; what restart-all means for them) or keep it running "
-                   "(region-continue, the pull requests).")
+@click.option(
+    "--aligned-timeout", type=int, default=300, show_default=True, help="Alignment timeout of aligned-timeout (ticks)."
+)
+@click.option(
+    "--recovery",
+    type=click.Choice(["restart-all", "partial", "region-restart", "region-continue"]),
+    default="restart-all",
+    show_default=True,
+    cls=DefaultsFromCode,
+    defaults=recovery_choices,
+    help="Recovery of the protocols that implement a choice ({defaults}): the uncoordinated family "
+    "restarts every task from the recovery line (restart-all) or only the failed tasks and those "
+    "rollback propagation reaches (partial); regional checkpoints restart a region that fell back "
+    "(region-restart, the FLIP's text; what restart-all means for them) or keep it running "
+    "(region-continue, the pull requests).",
+)
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
 @click.option("--non-fifo", is_flag=True, help="Make data channels non-FIFO.")
 @click.option("--buffer", type=int, default=4, show_default=True, help="Input buffer per channel (records).")
 @click.option("--out-buffer", type=int, default=2, show_default=True, help="Output buffer per channel (records).")
-@click.option("--decline-prob", type=float, default=0.0, show_default=True,
-              help="Probability that a task's snapshot fails (the round is declined).")
-@click.option("--rescale", multiple=True, metavar="KIND@TIME:P",
-              help="Restore the job at parallelism P: KIND savepoint (stop-with-savepoint at TIME, then restore) or "
-                   "failure (a task crashes at TIME; the recovery restores at P). Repeatable.")
-@click.option("--max-parallelism", type=int, default=16, show_default=True,
-              help="Key groups of keyed operators (runs that rescale).")
-@click.option("--finish-sources", is_flag=True,
-              help="Sources finish at the end of their input (FLIP-147) while the rest of the job goes on.")
+@click.option(
+    "--decline-prob",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Probability that a task's snapshot fails (the round is declined).",
+)
+@click.option(
+    "--rescale",
+    multiple=True,
+    metavar="KIND@TIME:P",
+    help="Restore the job at parallelism P: KIND savepoint (stop-with-savepoint at TIME, then restore) or "
+    "failure (a task crashes at TIME; the recovery restores at P). Repeatable.",
+)
+@click.option(
+    "--max-parallelism",
+    type=int,
+    default=16,
+    show_default=True,
+    help="Key groups of keyed operators (runs that rescale).",
+)
+@click.option(
+    "--finish-sources",
+    is_flag=True,
+    help="Sources finish at the end of their input (FLIP-147) while the rest of the job goes on.",
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Trace file to write (.jsonl).")
 @click.option("--metrics-json", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
 @click.option("--list", "list_", is_flag=True, help="List protocols, workloads and mutants.")
 @click.pass_context
-def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_ratio, fail, pause, straggler, mutant,
-                 demo, interval, max_concurrent, checkpoint_timeout, aligned_timeout, recovery, latency, jitter,
-                 non_fifo, buffer, out_buffer, decline_prob, rescale, max_parallelism, finish_sources, output,
-                 metrics_json, list_) -> None:
+def simulate_cmd(
+    ctx,
+    protocol,
+    workload,
+    parallelism,
+    seed,
+    records,
+    gap,
+    hot_ratio,
+    fail,
+    pause,
+    straggler,
+    mutant,
+    demo,
+    interval,
+    max_concurrent,
+    checkpoint_timeout,
+    aligned_timeout,
+    recovery,
+    latency,
+    jitter,
+    non_fifo,
+    buffer,
+    out_buffer,
+    decline_prob,
+    rescale,
+    max_parallelism,
+    finish_sources,
+    output,
+    metrics_json,
+    list_,
+) -> None:
     """Simulate a streaming dataflow under a checkpointing protocol and write its trace.
 
     Deterministic: the same options give a byte-identical trace. Times are in ticks
@@ -167,14 +254,32 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
     from snapcheck.reference.catalogue import base_of, resolve
 
     fields = dict(
-        protocol=protocol or "abs-aligned", workload=workload, parallelism=parallelism, seed=seed,
-        records=records, gap=gap, hot_ratio=hot_ratio, failures=tuple(_parse_fail(f) for f in fail),
-        stragglers=tuple(_parse_straggler(s) for s in straggler), pauses=tuple(_parse_pause(p) for p in pause),
-        mutant=mutant, interval=interval,
-        max_concurrent=max_concurrent, checkpoint_timeout=checkpoint_timeout, aligned_timeout=aligned_timeout,
-        recovery=recovery, latency=latency, jitter=jitter, fifo=not non_fifo, buffer=buffer, out_buffer=out_buffer,
-        decline_prob=decline_prob, rescale=tuple(_parse_rescale(r) for r in rescale), max_parallelism=max_parallelism,
-        finish_sources=finish_sources)
+        protocol=protocol or "abs-aligned",
+        workload=workload,
+        parallelism=parallelism,
+        seed=seed,
+        records=records,
+        gap=gap,
+        hot_ratio=hot_ratio,
+        failures=tuple(_parse_fail(f) for f in fail),
+        stragglers=tuple(_parse_straggler(s) for s in straggler),
+        pauses=tuple(_parse_pause(p) for p in pause),
+        mutant=mutant,
+        interval=interval,
+        max_concurrent=max_concurrent,
+        checkpoint_timeout=checkpoint_timeout,
+        aligned_timeout=aligned_timeout,
+        recovery=recovery,
+        latency=latency,
+        jitter=jitter,
+        fifo=not non_fifo,
+        buffer=buffer,
+        out_buffer=out_buffer,
+        decline_prob=decline_prob,
+        rescale=tuple(_parse_rescale(r) for r in rescale),
+        max_parallelism=max_parallelism,
+        finish_sources=finish_sources,
+    )
     if mutant is not None:
         m = resolve(mutant, "mutant")
         if not m.mutant_of:
@@ -187,8 +292,14 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
                     fields[key] = m.demo[key]
     elif demo:
         raise UsageError("--demo needs --mutant")
-    for name, value in (("parallelism", parallelism), ("interval", interval), ("max-concurrent", max_concurrent),
-                        ("buffer", buffer), ("out-buffer", out_buffer), ("max-parallelism", max_parallelism)):
+    for name, value in (
+        ("parallelism", parallelism),
+        ("interval", interval),
+        ("max-concurrent", max_concurrent),
+        ("buffer", buffer),
+        ("out-buffer", out_buffer),
+        ("max-parallelism", max_parallelism),
+    ):
         if value < 1:
             raise UsageError(f"--{name} must be at least 1")
     try:
@@ -197,19 +308,25 @@ def simulate_cmd(ctx, protocol, workload, parallelism, seed, records, gap, hot_r
         raise UsageError(str(exc)) from None
     write_atomic(output, res.dumps())
     m = res.metrics
-    console.print(f"{output}: {m['events']} events, {m['tasks']} tasks, protocol {res.header.protocol['name']}"
-                  f"{' (mutant ' + mutant + ')' if mutant else ''}, workload {m['workload']}, seed {seed}",
-                  markup=False)
-    console.print(f"  rounds {m['rounds_completed']}/{m['rounds_started']} completed, checkpoints {m['checkpoints']}, "
-                  f"failures {m['failures']}, replayed {m['replayed_messages']}, outputs {m['outputs']}, "
-                  f"simulated time {m['sim_time']} ticks" + (", STUCK (a round never completed)" if m["stuck"] else ""),
-                  markup=False)
+    console.print(
+        f"{output}: {m['events']} events, {m['tasks']} tasks, protocol {res.header.protocol['name']}"
+        f"{' (mutant ' + mutant + ')' if mutant else ''}, workload {m['workload']}, seed {seed}",
+        markup=False,
+    )
+    console.print(
+        f"  rounds {m['rounds_completed']}/{m['rounds_started']} completed, checkpoints {m['checkpoints']}, "
+        f"failures {m['failures']}, replayed {m['replayed_messages']}, outputs {m['outputs']}, "
+        f"simulated time {m['sim_time']} ticks" + (", STUCK (a round never completed)" if m["stuck"] else ""),
+        markup=False,
+    )
     from snapcheck.checker.coverage import requested_faults
 
     for f in requested_faults(res.trace()):
         if not f.exercised:
-            console.print(f"  NOT EXERCISED: {f.fault} never happened ({f.detail}); this run tests no recovery from "
-                          "it", markup=False)
+            console.print(
+                f"  NOT EXERCISED: {f.fault} never happened ({f.detail}); this run tests no recovery from it",
+                markup=False,
+            )
     if metrics_json:
         write_atomic(metrics_json, orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 

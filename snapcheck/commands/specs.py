@@ -29,19 +29,39 @@ def specs_group() -> None:
 @specs_group.command("check")
 @click.argument("name", required=False)
 @click.option("--heavy", is_flag=True, help="Also run the heavy configurations (larger bounds).")
-@click.option("--parallel", "-j", type=click.IntRange(1, 64), default=None,
-              help="TLC runs at a time (each with one worker). Default: min(2, CPUs).")
-@click.option("--timeout", type=click.FloatRange(1), default=900.0, show_default=True,
-              help="Wall-clock limit per TLC run, in seconds.")
-@click.option("--backend", type=click.Choice(["tlc", "apalache"]), default="tlc", show_default=True,
-              help="apalache: bounded symbolic check with apalache-mc (must be on PATH).")
-@click.option("--length", type=click.IntRange(1), default=10, show_default=True,
-              help="Apalache: number of steps to explore.")
-@click.option("--update", is_flag=True,
-              help="Write the measured result, distinct states and depth into the manifest "
-                   "(after a deliberate change of a specification).")
-def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: float, backend: str,
-                length: int, update: bool) -> None:
+@click.option(
+    "--parallel",
+    "-j",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="TLC runs at a time (each with one worker). Default: min(2, CPUs).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1),
+    default=900.0,
+    show_default=True,
+    help="Wall-clock limit per TLC run, in seconds.",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["tlc", "apalache"]),
+    default="tlc",
+    show_default=True,
+    help="apalache: bounded symbolic check with apalache-mc (must be on PATH).",
+)
+@click.option(
+    "--length", type=click.IntRange(1), default=10, show_default=True, help="Apalache: number of steps to explore."
+)
+@click.option(
+    "--update",
+    is_flag=True,
+    help="Write the measured result, distinct states and depth into the manifest "
+    "(after a deliberate change of a specification).",
+)
+def specs_check(
+    name: str | None, heavy: bool, parallel: int | None, timeout: float, backend: str, length: int, update: bool
+) -> None:
     """Model-check the specifications: every configuration of specs/manifest.json (or those
     whose spec or configuration name contains NAME) must give its expected result, number of
     distinct states and depth.
@@ -58,9 +78,9 @@ def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: fl
             raise UsageError("--update records TLC's figures; it cannot be used with --backend apalache")
         _apalache(entries, length, timeout)
         return
-    from snapcheck.checker.tla.tlc import find_java, find_jar
+    from snapcheck.checker.tla.tlc import find_jar, find_java
 
-    find_jar(), find_java()          # fail early, with a clear message
+    find_jar(), find_java()  # fail early, with a clear message
     par = parallel or _default_parallel()
     console.print(f"model checking {len(entries)} configuration(s) with TLC, {par} at a time", markup=False)
     start = time.monotonic()
@@ -78,15 +98,25 @@ def specs_check(name: str | None, heavy: bool, parallel: int | None, timeout: fl
     for o in outcomes:
         r = o.result
         style = None if o.matches else "bold red"
-        table.add_row(o.entry.spec, o.entry.name, o.entry.expected, r.result,
-                      "" if r.distinct is None else f"{r.distinct:,}",
-                      "" if r.depth is None else str(r.depth), f"{r.seconds:.1f}s", style=style)
+        table.add_row(
+            o.entry.spec,
+            o.entry.name,
+            o.entry.expected,
+            r.result,
+            "" if r.distinct is None else f"{r.distinct:,}",
+            "" if r.depth is None else str(r.depth),
+            f"{r.seconds:.1f}s",
+            style=style,
+        )
         if not o.matches:
             bad.append(o)
     console.print(table)
     cpu = sum(o.result.cpu_seconds for o in outcomes)
-    console.print(f"{len(outcomes)} configuration(s) in {elapsed:.1f}s wall, {cpu:.1f}s CPU; "
-                  f"{len(outcomes) - len(bad)} as expected, {len(bad)} differ", markup=False)
+    console.print(
+        f"{len(outcomes)} configuration(s) in {elapsed:.1f}s wall, {cpu:.1f}s CPU; "
+        f"{len(outcomes) - len(bad)} as expected, {len(bad)} differ",
+        markup=False,
+    )
     if update:
         for o in outcomes:
             o.entry.distinct, o.entry.depth = o.result.distinct, o.result.depth
@@ -116,8 +146,9 @@ def _apalache(entries, length: int, timeout: float) -> None:
         res = run_apalache(specs_dir(), e.module, e.config, length=length, timeout=timeout)
         agrees = res.result in (e.expected, "skipped")
         bad += 0 if agrees else 1
-        table.add_row(e.spec, e.name, e.expected, res.result, f"{res.seconds:.1f}s",
-                      style=None if agrees else "bold red")
+        table.add_row(
+            e.spec, e.name, e.expected, res.result, f"{res.seconds:.1f}s", style=None if agrees else "bold red"
+        )
     console.print(table)
     if bad:
         sys.exit(EXIT_VIOLATION)
@@ -125,18 +156,32 @@ def _apalache(entries, length: int, timeout: float) -> None:
 
 @click.command("conform")
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--timeout", type=click.FloatRange(1), default=900.0, show_default=True,
-              help="Wall-clock limit per TLC run, in seconds.")
-@click.option("--no-refinement", is_flag=True,
-              help="Do not also check that every step refines ConsistentSnapshot (faster).")
-@click.option("--parallel", "-j", type=click.IntRange(1, 64), default=None,
-              help="TLC runs at a time (traces and segments of one protocol and topology share runs). "
-                   "Default: min(2, CPUs).")
-@click.option("--no-segments", is_flag=True,
-              help="Validate every trace whole, not in segments cut where every round so far is finished "
-                   "(same verdicts; quadratic in the trace length).")
-def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, parallel: int | None,
-                no_segments: bool) -> None:
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1),
+    default=900.0,
+    show_default=True,
+    help="Wall-clock limit per TLC run, in seconds.",
+)
+@click.option(
+    "--no-refinement", is_flag=True, help="Do not also check that every step refines ConsistentSnapshot (faster)."
+)
+@click.option(
+    "--parallel",
+    "-j",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="TLC runs at a time (traces and segments of one protocol and topology share runs). Default: min(2, CPUs).",
+)
+@click.option(
+    "--no-segments",
+    is_flag=True,
+    help="Validate every trace whole, not in segments cut where every round so far is finished "
+    "(same verdicts; quadratic in the trace length).",
+)
+def conform_cmd(
+    traces: tuple[str, ...], timeout: float, no_refinement: bool, parallel: int | None, no_segments: bool
+) -> None:
     """Validate TRACE files against the TLA+ specification of their protocol with TLC.
 
     Each trace is checked against the trace format first, then mapped event by event to the
@@ -157,12 +202,21 @@ def conform_cmd(traces: tuple[str, ...], timeout: float, no_refinement: bool, pa
 
     find_jar(), find_java()
     start = time.monotonic()
-    verdicts = conform(list(traces), tla_mappings(), timeout=timeout, refinement=not no_refinement,
-                       on_verdict=lambda v: console.print(v.render(), markup=False, emoji=False),
-                       parallel=parallel or _default_parallel(), segment=not no_segments)
+    verdicts = conform(
+        list(traces),
+        tla_mappings(),
+        timeout=timeout,
+        refinement=not no_refinement,
+        on_verdict=lambda v: console.print(v.render(), markup=False, emoji=False),
+        parallel=parallel or _default_parallel(),
+        segment=not no_segments,
+    )
     count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
-    console.print(f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
-                  f"{count[REJECT]} rejected, {count[ERROR]} error(s)", markup=False)
+    console.print(
+        f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
+        f"{count[REJECT]} rejected, {count[ERROR]} error(s)",
+        markup=False,
+    )
     if count[ERROR]:
         sys.exit(EXIT_BAD_INPUT)
     if count[REJECT]:

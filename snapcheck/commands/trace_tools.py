@@ -5,16 +5,20 @@ from __future__ import annotations
 import sys
 
 import click
-from snapcheck.traces.errors import EXIT_BAD_INPUT, UsageError
-from snapcheck.traces.errors import TraceErrors
+
+from snapcheck.traces.errors import EXIT_BAD_INPUT, TraceErrors, UsageError
 from snapcheck.traces.jsonl import validate_file
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 
 
 @click.command("validate-trace")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--max-errors", default=DEFAULT_MAX_ERRORS, show_default=True,
-              help="Report at most this many errors per file (all are counted).")
+@click.option(
+    "--max-errors",
+    default=DEFAULT_MAX_ERRORS,
+    show_default=True,
+    help="Report at most this many errors per file (all are counted).",
+)
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to validate.")
 def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None) -> None:
     """Check that trace FILES (JSONL or Parquet) conform to trace format v1.
@@ -26,8 +30,10 @@ def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None
         v = validate_file(path, max_errors, trace_id)
         if v.ok:
             h = v.header_obj
-            click.echo(f"{path}: OK ({v.events_seen} events, {len(h.processes)} processes, "
-                       f"{len(h.channels)} channels, protocol {h.protocol.get('name')})")
+            click.echo(
+                f"{path}: OK ({v.events_seen} events, {len(h.processes)} processes, "
+                f"{len(h.channels)} channels, protocol {h.protocol.get('name')})"
+            )
         else:
             bad += 1
             click.echo(TraceErrors(v.errors, v.total_errors).render(), err=True)
@@ -37,8 +43,13 @@ def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None
 
 @click.command("convert")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Destination: .parquet (one or more traces) or .jsonl (exactly one trace).")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Destination: .parquet (one or more traces) or .jsonl (exactly one trace).",
+)
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet source to convert.")
 def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None:
     """Convert traces between JSON Lines and Parquet (lossless, validated first).
@@ -49,8 +60,8 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
     conversion leaves an existing file untouched, and the output may not be an input.
     """
     from snapcheck.traces.atomic import refuse_inputs
-    from snapcheck.traces.jsonl import _is_parquet
     from snapcheck.traces.convert import write_jsonl, write_parquet
+    from snapcheck.traces.jsonl import _is_parquet
     from snapcheck.traces.parquet import trace_ids
 
     refuse_inputs(output, sources)
@@ -68,15 +79,19 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
         click.echo(f"wrote {rows} rows ({len(items)} trace(s)) to {output}")
     elif output.endswith(".jsonl"):
         if len(sources) != 1:
-            raise UsageError(f"converting to JSONL writes one trace: give exactly one source (got {len(sources)}); "
-                             "to gather several traces, convert to .parquet")
+            raise UsageError(
+                f"converting to JSONL writes one trace: give exactly one source (got {len(sources)}); "
+                "to gather several traces, convert to .parquet"
+            )
         if trace_id is not None and not _is_parquet(sources[0]):
             raise UsageError(f"--trace-id picks a trace of a Parquet source; {sources[0]} is JSONL (one trace)")
         n = write_jsonl(sources[0], output, trace_id)
         click.echo(f"wrote {n} lines to {output}")
     else:
-        raise UsageError(f"cannot tell the output format of {output!r}: name it .parquet or .jsonl (directions: "
-                         "JSONL or Parquet to .parquet, one trace of either to .jsonl)")
+        raise UsageError(
+            f"cannot tell the output format of {output!r}: name it .parquet or .jsonl (directions: "
+            "JSONL or Parquet to .parquet, one trace of either to .jsonl)"
+        )
 
 
 def register(group: click.Group) -> None:

@@ -17,9 +17,8 @@ import tempfile
 
 import click
 
-from snapcheck.options import DefaultsFromCode, catalogue_protocols, cut_option, exploration_strategies
 from snapcheck.console import make_console
-
+from snapcheck.options import DefaultsFromCode, catalogue_protocols, cut_option, exploration_strategies
 from snapcheck.traces.errors import UsageError
 
 
@@ -62,49 +61,125 @@ def _outside_input(out_dir: str, input_path: str) -> None:
     if os.path.isdir(input_path):
         out, inp = os.path.realpath(out_dir), os.path.realpath(input_path)
         if out == inp or out.startswith(inp + os.sep):
-            raise UsageError(f"--output {out_dir} is inside the input directory {input_path}: the results would "
-                             "be read as traces next time; write them elsewhere")
+            raise UsageError(
+                f"--output {out_dir} is inside the input directory {input_path}: the results would "
+                "be read as traces next time; write them elsewhere"
+            )
 
 
 @click.command("validate")
 @click.option("--traces", "-n", type=int, default=None, help="Simulate and check this many random runs.")
-@click.option("--input", "input_path", type=click.Path(exists=True), default=None,
-              help="Check the traces of a v1 Parquet file (or directory) instead.")
-@click.option("--protocols", "-p", multiple=True, cls=DefaultsFromCode, defaults=catalogue_protocols,
-              help="Protocols to validate, comma-separated: catalogue names, MODULE:CLASS or path/to/file.py:CLASS "
-                   "(your own protocols; shipped to the executors). Default: every protocol of the catalogue: "
-                   "{defaults}.")
+@click.option(
+    "--input",
+    "input_path",
+    type=click.Path(exists=True),
+    default=None,
+    help="Check the traces of a v1 Parquet file (or directory) instead.",
+)
+@click.option(
+    "--protocols",
+    "-p",
+    multiple=True,
+    cls=DefaultsFromCode,
+    defaults=catalogue_protocols,
+    help="Protocols to validate, comma-separated: catalogue names, MODULE:CLASS or path/to/file.py:CLASS "
+    "(your own protocols; shipped to the executors). Default: every protocol of the catalogue: "
+    "{defaults}.",
+)
 @click.option("--workloads", "-w", multiple=True, help="Workloads to draw from (comma-separated; default: all).")
-@click.option("--mutants", "-m", multiple=True, help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
-              "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).")
-@click.option("--explore", cls=DefaultsFromCode, defaults=exploration_strategies, default=None,
-              help="Exploration strategy: {defaults}.")
+@click.option(
+    "--mutants",
+    "-m",
+    multiple=True,
+    help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
+    "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).",
+)
+@click.option(
+    "--explore",
+    cls=DefaultsFromCode,
+    defaults=exploration_strategies,
+    default=None,
+    help="Exploration strategy: {defaults}.",
+)
 @click.option("--no-failures", is_flag=True, help="Do not inject crashes into correct-protocol runs.")
-@click.option("--no-oracle", is_flag=True, help="Skip the end-to-end exactly-once oracle (re-simulation "
-              "without failures; about a quarter of the cost).")
+@click.option(
+    "--no-oracle",
+    is_flag=True,
+    help="Skip the end-to-end exactly-once oracle (re-simulation without failures; about a quarter of the cost).",
+)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
-@click.option("--master", default=None, help="Spark master (default local[*]; e.g. local[2], spark://host:7077, "
-              "yarn, k8s://https://host:443).")
-@click.option("--engine", type=click.Choice(["spark", "python", "duckdb"]), default=None,
-              help="--traces: spark (default) or python (the same work in a plain single-process loop). "
-              "--input: duckdb (default on a local master: in this process) or spark (default on a cluster).")
-@click.option("--conf", "confs", multiple=True, metavar="KEY=VALUE",
-              help="Spark setting, repeatable (e.g. --conf spark.executor.memory=4g); wins over snapcheck's own.")
-@click.option("--ship/--no-ship", default=None,
-              help="Send the kit, its Python environment (venv-pack) and user protocol modules to the executors "
-              "(default: on for cluster masters). --no-ship: the executors have them already (e.g. an image), or "
-              "give --conf spark.archives=... --conf spark.pyspark.python=... yourself. See docs/spark.md.")
-@click.option("--output", "-o", "out_dir", type=click.Path(file_okay=False), default="snapcheck-validation",
-              show_default=True, help="Output directory (results, summary.md, summary.json).")
+@click.option(
+    "--master",
+    default=None,
+    help="Spark master (default local[*]; e.g. local[2], spark://host:7077, yarn, k8s://https://host:443).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["spark", "python", "duckdb"]),
+    default=None,
+    help="--traces: spark (default) or python (the same work in a plain single-process loop). "
+    "--input: duckdb (default on a local master: in this process) or spark (default on a cluster).",
+)
+@click.option(
+    "--conf",
+    "confs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Spark setting, repeatable (e.g. --conf spark.executor.memory=4g); wins over snapcheck's own.",
+)
+@click.option(
+    "--ship/--no-ship",
+    default=None,
+    help="Send the kit, its Python environment (venv-pack) and user protocol modules to the executors "
+    "(default: on for cluster masters). --no-ship: the executors have them already (e.g. an image), or "
+    "give --conf spark.archives=... --conf spark.pyspark.python=... yourself. See docs/spark.md.",
+)
+@click.option(
+    "--output",
+    "-o",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="snapcheck-validation",
+    show_default=True,
+    help="Output directory (results, summary.md, summary.json).",
+)
 @cut_option("--input: also analyse this cut of every trace, e.g. P0=1,P1=V.")
-@click.option("--failures", "failure_set", default=None,
-              help="--input: failure set for the recovery line (comma-separated processes or 'all').")
-@click.option("--semantics", type=click.Choice(["partial", "restart-all"]), default="partial", show_default=True,
-              help="--input: recovery semantics.")
+@click.option(
+    "--failures",
+    "failure_set",
+    default=None,
+    help="--input: failure set for the recovery line (comma-separated processes or 'all').",
+)
+@click.option(
+    "--semantics",
+    type=click.Choice(["partial", "restart-all"]),
+    default="partial",
+    show_default=True,
+    help="--input: recovery semantics.",
+)
 @click.option("--native-only", is_flag=True, help="--input: only the SQL checks (no per-trace checker).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_failures, no_oracle, seed, master,
-                 engine, confs, ship, out_dir, cut, failure_set, semantics, native_only, no_progress) -> None:
+def validate_cmd(
+    traces,
+    input_path,
+    protocols,
+    workloads,
+    mutants,
+    explore,
+    no_failures,
+    no_oracle,
+    seed,
+    master,
+    engine,
+    confs,
+    ship,
+    out_dir,
+    cut,
+    failure_set,
+    semantics,
+    native_only,
+    no_progress,
+) -> None:
     """Validate protocols on many random simulated runs on Spark, or check Parquet traces (DuckDB
     in this process on a local master, Spark on a cluster).
 
@@ -121,19 +196,32 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
         from snapcheck.spark_validation.input_job import input_engine, markdown, validate_input
 
         if input_engine(master, engine) == "duckdb" and (confs or ship):
-            raise UsageError("--conf and --ship configure Spark; --input on a local master runs on DuckDB "
-                             "(give --engine spark to use Spark)")
+            raise UsageError(
+                "--conf and --ship configure Spark; --input on a local master runs on DuckDB "
+                "(give --engine spark to use Spark)"
+            )
         failures = None
         if failure_set:
             failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
         _writable(out_dir)
         _outside_input(out_dir, input_path)
-        res = validate_input(input_path, out_dir, master=master, engine=engine, cut=cut,
-                             failures=failures, semantics=semantics, native_only=native_only,
-                             session_options=session_options)
+        res = validate_input(
+            input_path,
+            out_dir,
+            master=master,
+            engine=engine,
+            cut=cut,
+            failures=failures,
+            semantics=semantics,
+            native_only=native_only,
+            session_options=session_options,
+        )
         console.print(markdown(res.summary), markup=False)
-        console.print(f"written: {out_dir}/summary.md, summary.json, violations.parquet, quarantine.parquet"
-                      + ("" if native_only else ", traces.parquet"), markup=False)
+        console.print(
+            f"written: {out_dir}/summary.md, summary.json, violations.parquet, quarantine.parquet"
+            + ("" if native_only else ", traces.parquet"),
+            markup=False,
+        )
         sys.exit(res.exit_code)
     if cut or failure_set or native_only:
         raise UsageError("--cut, --failures and --native-only apply to --input only")
@@ -149,13 +237,24 @@ def validate_cmd(traces, input_path, protocols, workloads, mutants, explore, no_
 
     names = _names(mutants)
     sel_mutants = () if names == ("none",) else names
-    summary = run_validation(traces, out_dir, protocols=_names(protocols), workloads=_names(workloads),
-                             mutants=sel_mutants, failures=not no_failures, oracle=not no_oracle, seed=seed,
-                             master=master, engine=engine, progress=not no_progress, console=console,
-                             explore=explore, session_options=session_options)
+    summary = run_validation(
+        traces,
+        out_dir,
+        protocols=_names(protocols),
+        workloads=_names(workloads),
+        mutants=sel_mutants,
+        failures=not no_failures,
+        oracle=not no_oracle,
+        seed=seed,
+        master=master,
+        engine=engine,
+        progress=not no_progress,
+        console=console,
+        explore=explore,
+        session_options=session_options,
+    )
     sys.exit(0 if summary["ok"] else 1)
 
 
 def register(group) -> None:
     group.add_command(validate_cmd)
-

@@ -41,13 +41,13 @@ KIND_STYLE = {
 class Finding:
     """One violation, located in the trace."""
 
-    number: int                      # 1-based, in report order
+    number: int  # 1-based, in report order
     kind: str
     property: str
     subject: str
     message: str
     lines: list[int]
-    position: int                    # replay position where the whole witness is applied
+    position: int  # replay position where the whole witness is applied
     messages: list[str] = field(default_factory=list)
     checkpoints: list[tuple[str, int]] = field(default_factory=list)
     cut: dict | None = None
@@ -67,7 +67,7 @@ class Findings:
     items: list[Finding] = field(default_factory=list)
     useless: set[tuple[str, int]] = field(default_factory=set)
     recovery_lines: dict[str, dict] = field(default_factory=dict)
-    recovery_bounds: dict[str, dict] = field(default_factory=dict)   # label -> where rollback started
+    recovery_bounds: dict[str, dict] = field(default_factory=dict)  # label -> where rollback started
     notes: list[str] = field(default_factory=list)
     ok: bool = True
 
@@ -90,19 +90,29 @@ def findings_from_report(trace: Trace, report) -> Findings:
         w = v.witness or {}
         lines = sorted(int(x) for x in (v.lines or ()))
         pos = position_of_line(trace.events, lines[-1]) if lines else len(trace.events)
-        items.append(Finding(
-            number=n, kind=v.kind, property=v.property, subject=str(v.subject), message=v.message,
-            lines=lines, position=pos,
-            messages=[str(m) for m in w.get("messages") or ()],
-            checkpoints=[(str(p), int(c)) for p, c in w.get("checkpoints") or ()],
-            cut=dict(w["cut"]) if w.get("cut") else None,
-        ))
+        items.append(
+            Finding(
+                number=n,
+                kind=v.kind,
+                property=v.property,
+                subject=str(v.subject),
+                message=v.message,
+                lines=lines,
+                position=pos,
+                messages=[str(m) for m in w.get("messages") or ()],
+                checkpoints=[(str(p), int(c)) for p, c in w.get("checkpoints") or ()],
+                cut=dict(w["cut"]) if w.get("cut") else None,
+            )
+        )
     return Findings(
         items=items,
         useless={(str(p), int(c)) for p, c in (report.useless or ())},
         recovery_lines={str(k): dict(v) for k, v in (report.recovery_lines or {}).items()},
-        recovery_bounds={str(k): dict(v["bound"]) for k, v in (getattr(report, "recovery", None) or {}).items()
-                         if isinstance(v, dict) and v.get("bound")},
+        recovery_bounds={
+            str(k): dict(v["bound"])
+            for k, v in (getattr(report, "recovery", None) or {}).items()
+            if isinstance(v, dict) and v.get("bound")
+        },
         notes=list(report.notes or ()),
         ok=bool(report.ok),
     )
@@ -117,12 +127,21 @@ def options_dict(trace: Trace, failures=None, semantics: str | None = None, cut:
     from snapcheck.checker.expected import options_from_expected
     from snapcheck.reference.catalogue import header_facts
 
-    opts = CheckOptions(cut=cut, failures=failures, semantics=semantics or "partial",
-                        facts=header_facts(trace.header.protocol))
+    opts = CheckOptions(
+        cut=cut, failures=failures, semantics=semantics or "partial", facts=header_facts(trace.header.protocol)
+    )
     if cut is None and failures is None and semantics is None:
         opts = options_from_expected(trace, opts)
-    return {k: v for k, v in (("cut", opts.cut), ("failures", opts.failures), ("semantics", opts.semantics),
-                              ("facts", opts.facts)) if v is not None}
+    return {
+        k: v
+        for k, v in (
+            ("cut", opts.cut),
+            ("failures", opts.failures),
+            ("semantics", opts.semantics),
+            ("facts", opts.facts),
+        )
+        if v is not None
+    }
 
 
 def check_options(trace: Trace, properties: set[str] | None = None, **given):

@@ -26,16 +26,16 @@ class Message:
     ch: str
     src: str
     dst: str
-    kind: str                     # "data" | "barrier"
-    origin: Event                 # the send or replay event
+    kind: str  # "data" | "barrier"
+    origin: Event  # the send or replay event
     round: int | None = None
     seq: int | None = None
     replay_of: str | None = None
     arrive: Event | None = None
     recv: Event | None = None
     discard: Event | None = None
-    s: int | None = None          # interval of the send on src
-    r: int | None = None          # interval of the processing on dst
+    s: int | None = None  # interval of the send on src
+    r: int | None = None  # interval of the processing on dst
 
     @property
     def is_barrier(self) -> bool:
@@ -73,18 +73,29 @@ def message_table(trace: Trace) -> dict[str, Message]:
     for e, ι in zip(trace.events, iota):
         t = e.type
         if t == "send":
-            src, dst = ends[e.ch]        # positional: mid ch src dst kind origin round seq replay_of ... s
-            msgs[e.mid] = Message(e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None,
-                                  None, None, None, ι)
+            src, dst = ends[e.ch]  # positional: mid ch src dst kind origin round seq replay_of ... s
+            msgs[e.mid] = Message(e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None, None, None, None, ι)
         elif t == "replay":
             src, dst = ends[e.ch]
             orig = msgs.get(e.replay_of)
-            msgs[e.mid] = Message(e.mid, e.ch, src, dst, (orig.kind if orig else None) or "data", e,
-                                  orig.round if orig else None, orig.seq if orig else None, e.replay_of,
-                                  None, None, None, ι)
+            msgs[e.mid] = Message(
+                e.mid,
+                e.ch,
+                src,
+                dst,
+                (orig.kind if orig else None) or "data",
+                e,
+                orig.round if orig else None,
+                orig.seq if orig else None,
+                e.replay_of,
+                None,
+                None,
+                None,
+                ι,
+            )
         elif t in RECEIVE_LIKE:
             pending.append((e, ι))
-    for e, ι in pending:         # a receive may precede its send in file order
+    for e, ι in pending:  # a receive may precede its send in file order
         m = msgs[e.mid]
         if e.type == "arrive" and m.arrive is None:
             m.arrive = e

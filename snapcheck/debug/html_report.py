@@ -14,15 +14,15 @@ import html
 import json
 from pathlib import Path
 
-from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck import __version__
+from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck.debug.findings import Findings, findings_from_report
 from snapcheck.debug.render import RenderOptions, finding_window, render_svg
 from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.model import Trace
 
-OVERVIEW_LIMIT = 1500        # events: above this the overview diagram is replaced by a note
-WINDOW_ABOVE = 120           # events: above this a violation's diagram shows a window around it
+OVERVIEW_LIMIT = 1500  # events: above this the overview diagram is replaced by a note
+WINDOW_ABOVE = 120  # events: above this a violation's diagram shows a window around it
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1400px}
@@ -53,20 +53,25 @@ def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
     proto = trace.header.protocol.get("name", "unknown")
     n_ev = len(trace.events)
     kinds = sorted({x.kind for x in f.items})
-    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>snapcheck: {_e(name)}</title>"
-           f"<style>{_CSS}</style></head><body>",
-           f"<h1>snapcheck report: <code>{_e(name)}</code></h1>",
-           f"<p>protocol <b>{_e(proto)}</b> · {len(trace.processes)} processes · {len(trace.channels)} channels · "
-           f"{n_ev} events · snapcheck {__version__}</p>"]
+    out = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>snapcheck: {_e(name)}</title>"
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>snapcheck report: <code>{_e(name)}</code></h1>",
+        f"<p>protocol <b>{_e(proto)}</b> · {len(trace.processes)} processes · {len(trace.channels)} channels · "
+        f"{n_ev} events · snapcheck {__version__}</p>",
+    ]
     verdict = getattr(report, "verdict", "clean" if f.ok else "violation")
     if verdict == "not-judged":
-        out.append('<p><span class="verdict bad">NOTHING JUDGED</span> no property applied to this trace '
-                   '(see "not judged" below): this is not a clean verdict</p>')
+        out.append(
+            '<p><span class="verdict bad">NOTHING JUDGED</span> no property applied to this trace '
+            '(see "not judged" below): this is not a clean verdict</p>'
+        )
     elif f.ok:
         out.append('<p><span class="verdict ok">CLEAN</span> no violation found in the properties judged</p>')
     else:
-        out.append(f'<p><span class="verdict bad">VIOLATION</span> {len(f.items)} violation(s): '
-                   f'{_e(", ".join(kinds))}</p>')
+        out.append(
+            f'<p><span class="verdict bad">VIOLATION</span> {len(f.items)} violation(s): {_e(", ".join(kinds))}</p>'
+        )
     out.append(_results_table(report))
     if f.items:
         out.append("<h2>Violations</h2>")
@@ -79,15 +84,19 @@ def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
     if n_ev <= OVERVIEW_LIMIT:
         out.append(_diagram(trace, f, RenderOptions()))
     else:
-        out.append(f"<p class='muted'>The trace has {n_ev} events; render parts of it with "
-                   f"<code>snapcheck render {_e(name)} --window A:B -o part.svg</code>.</p>")
+        out.append(
+            f"<p class='muted'>The trace has {n_ev} events; render parts of it with "
+            f"<code>snapcheck render {_e(name)} --window A:B -o part.svg</code>.</p>"
+        )
     out.append(_processes_table(trace))
     text = report.render_text(True) if hasattr(report, "render_text") else None
     if text:
         out.append(f"<details><summary>text report</summary><pre>{_e(text)}</pre></details>")
     if hasattr(report, "to_json"):
-        out.append("<details><summary>JSON report</summary><pre>"
-                   f"{_e(json.dumps(report.to_json(), indent=1, default=str))}</pre></details>")
+        out.append(
+            "<details><summary>JSON report</summary><pre>"
+            f"{_e(json.dumps(report.to_json(), indent=1, default=str))}</pre></details>"
+        )
     out.append("</body></html>\n")
     return "\n".join(out)
 
@@ -96,24 +105,32 @@ def _results_table(report) -> str:
     rows = []
     for r in getattr(report, "results", ()):
         n = len(r.violations) + getattr(r, "omitted", 0)
-        rows.append(f"<tr class='{'' if r.ok else 'fail'}'><td>{_e(r.property)}</td><td>{_e(r.subject)}</td>"
-                    f"<td>{'ok' if r.ok else 'VIOLATED'}</td><td>{n}</td></tr>")
+        rows.append(
+            f"<tr class='{'' if r.ok else 'fail'}'><td>{_e(r.property)}</td><td>{_e(r.subject)}</td>"
+            f"<td>{'ok' if r.ok else 'VIOLATED'}</td><td>{n}</td></tr>"
+        )
     for f in getattr(report, "faults", ()):
-        rows.append(f"<tr class='{'' if f['exercised'] else 'fail'}'><td>fault injection</td><td>{_e(f['fault'])}</td>"
-                    f"<td>{'exercised' if f['exercised'] else 'NOT EXERCISED'}</td><td>{_e(f['detail'])}</td></tr>")
+        rows.append(
+            f"<tr class='{'' if f['exercised'] else 'fail'}'><td>fault injection</td><td>{_e(f['fault'])}</td>"
+            f"<td>{'exercised' if f['exercised'] else 'NOT EXERCISED'}</td><td>{_e(f['detail'])}</td></tr>"
+        )
     for prop, reason in getattr(report, "not_judged", {}).items():
         rows.append(f"<tr class='muted'><td>{_e(prop)}</td><td>-</td><td>not judged</td><td>{_e(reason)}</td></tr>")
     if not rows:
         return ""
-    return ("<h2>Properties</h2><table><tr><th>property</th><th>subject</th><th>verdict</th>"
-            "<th>violations / why</th></tr>" + "".join(rows) + "</table>")
+    return (
+        "<h2>Properties</h2><table><tr><th>property</th><th>subject</th><th>verdict</th>"
+        "<th>violations / why</th></tr>" + "".join(rows) + "</table>"
+    )
 
 
 def _violation(trace: Trace, f: Findings, fi) -> str:
-    parts = [f'<div class="violation" id="violation-{fi.number}"><h3>{_e(fi.title())}</h3>',
-             f"<pre>{_e(fi.message)}</pre>",
-             f"<p>trace lines: {_e(', '.join(map(str, fi.lines)) or '-')} · replay position {fi.position} "
-             f"(<code>snapcheck replay {_e(trace.path)} --at-violation {fi.number}</code>)</p>"]
+    parts = [
+        f'<div class="violation" id="violation-{fi.number}"><h3>{_e(fi.title())}</h3>',
+        f"<pre>{_e(fi.message)}</pre>",
+        f"<p>trace lines: {_e(', '.join(map(str, fi.lines)) or '-')} · replay position {fi.position} "
+        f"(<code>snapcheck replay {_e(trace.path)} --at-violation {fi.number}</code>)</p>",
+    ]
     witness = {k: v for k, v in (("messages", fi.messages), ("checkpoints", fi.checkpoints), ("cut", fi.cut)) if v}
     if witness:
         parts.append(f"<p>witness: <code>{_e(json.dumps(witness))}</code></p>")
@@ -131,23 +148,33 @@ def _checkpoints_and_lines(trace: Trace, f: Findings) -> str:
     if f.recovery_lines:
         procs = [p.id for p in trace.processes if p.checkpoints]
         head = "".join(f"<th>{_e(p)}</th>" for p in procs)
-        rows = "".join(f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(line.get(p, '-'))}</td>" for p in procs)
-                       + "</tr>" for label, line in f.recovery_lines.items())
-        out.append("<h2>Recovery lines</h2><p class='muted'>per failure set (\"none\", \"all\", or the failed "
-                   "processes); <code>V</code> = the process keeps its current state</p>"
-                   f"<table><tr><th>failed</th>{head}</tr>{rows}</table>")
+        rows = "".join(
+            f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(line.get(p, '-'))}</td>" for p in procs) + "</tr>"
+            for label, line in f.recovery_lines.items()
+        )
+        out.append(
+            '<h2>Recovery lines</h2><p class=\'muted\'>per failure set ("none", "all", or the failed '
+            "processes); <code>V</code> = the process keeps its current state</p>"
+            f"<table><tr><th>failed</th>{head}</tr>{rows}</table>"
+        )
     return "\n".join(out)
 
 
 def _processes_table(trace: Trace) -> str:
-    rows = "".join(f"<tr><td>{_e(p.id)}</td><td>{_e(p.role)}</td><td>{_e(p.operator or '')}</td></tr>"
-                   for p in trace.processes)
-    chans = "".join(f"<tr><td>{_e(c.id)}</td><td>{_e(c.src)} → {_e(c.dst)}</td><td>{'fifo' if c.fifo else 'non-fifo'}"
-                    f"{', ' + c.kind if c.kind != 'data' else ''}{', back edge' if c.back_edge else ''}"
-                    f"{', logged' if c.logged else ''}</td></tr>" for c in trace.channels)
-    return ("<details><summary>processes and channels</summary><table><tr><th>process</th><th>role</th>"
-            f"<th>operator</th></tr>{rows}</table><table><tr><th>channel</th><th>endpoints</th>"
-            f"<th>properties</th></tr>{chans}</table></details>")
+    rows = "".join(
+        f"<tr><td>{_e(p.id)}</td><td>{_e(p.role)}</td><td>{_e(p.operator or '')}</td></tr>" for p in trace.processes
+    )
+    chans = "".join(
+        f"<tr><td>{_e(c.id)}</td><td>{_e(c.src)} → {_e(c.dst)}</td><td>{'fifo' if c.fifo else 'non-fifo'}"
+        f"{', ' + c.kind if c.kind != 'data' else ''}{', back edge' if c.back_edge else ''}"
+        f"{', logged' if c.logged else ''}</td></tr>"
+        for c in trace.channels
+    )
+    return (
+        "<details><summary>processes and channels</summary><table><tr><th>process</th><th>role</th>"
+        f"<th>operator</th></tr>{rows}</table><table><tr><th>channel</th><th>endpoints</th>"
+        f"<th>properties</th></tr>{chans}</table></details>"
+    )
 
 
 def write_html_report(trace: Trace, report, path: str) -> None:
@@ -181,11 +208,13 @@ def html_index(rows: list[tuple[str, str, str, str | None]]) -> str:
     True
     """
     bad = sum(1 for _, verdict, _, _ in rows if verdict != "clean")
-    out = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>snapcheck: {len(rows)} traces</title>"
-           f"<style>{_CSS}</style></head><body>",
-           f"<h1>snapcheck: {len(rows)} traces</h1>",
-           f"<p><span class='verdict {'bad' if bad else 'ok'}'>{bad} not clean</span> snapcheck {__version__}</p>",
-           "<table><tr><th>trace</th><th>verdict</th><th>details</th></tr>"]
+    out = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>snapcheck: {len(rows)} traces</title>"
+        f"<style>{_CSS}</style></head><body>",
+        f"<h1>snapcheck: {len(rows)} traces</h1>",
+        f"<p><span class='verdict {'bad' if bad else 'ok'}'>{bad} not clean</span> snapcheck {__version__}</p>",
+        "<table><tr><th>trace</th><th>verdict</th><th>details</th></tr>",
+    ]
     for path, verdict, detail, href in rows:
         name = f"<a href='{_e(href)}'>{_e(path)}</a>" if href else _e(path)
         cls = "" if verdict == "clean" else " class='fail'"

@@ -47,13 +47,13 @@ from snapcheck.traces.atomic import atomic_open
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Event, Trace
 
-CKPT_STYLE = {   # kind -> (marker, face colour, edge colour, size)
+CKPT_STYLE = {  # kind -> (marker, face colour, edge colour, size)
     "initial": ("s", "white", "black", 7),
     "basic": ("s", "black", "black", 7),
     "forced": ("^", "#d62728", "#8b0000", 8),
     "coordinated": ("D", "#1f77b4", "#0b3d91", 7),
 }
-HIGHLIGHT = {    # finding style -> colour
+HIGHLIGHT = {  # finding style -> colour
     "orphan": "#e41a1c",
     "dropped": "#d41cc8",
     "phantom": "#ff7f00",
@@ -66,24 +66,24 @@ BARRIER_COLOUR = "#4a7fb5"
 REPLAY_COLOUR = "#17becf"
 LAYOUTS = ("lamport", "file", "time")
 AUTO_LABEL_LIMIT = 40
-DRAW_LIMIT = 2000        # events in one picture
-LANE_LIMIT = 40          # lanes in one picture
-WITNESS_MARGIN = 60      # events drawn on each side of a witness
+DRAW_LIMIT = 2000  # events in one picture
+LANE_LIMIT = 40  # lanes in one picture
+WITNESS_MARGIN = 60  # events drawn on each side of a witness
 _MESSAGE_EVENTS = ("send", "replay", "arrive", "recv", "discard")
 
 
 @dataclass
 class RenderOptions:
     layout: str = "lamport"
-    window: tuple[int, int] | None = None        # event numbers, 1-based, inclusive
-    procs: list[str] | None = None               # lanes to draw (default: all)
-    recovery_line: str | None = "auto"           # label in report.recovery_lines, None = do not draw;
-                                                 # "auto": a failure set, else "all", unless a violation has a cut
-    only: list[int] | None = None                # highlight only these findings (numbers); None = all
-    labels: bool | None = None                   # message labels; None = only when few messages
+    window: tuple[int, int] | None = None  # event numbers, 1-based, inclusive
+    procs: list[str] | None = None  # lanes to draw (default: all)
+    recovery_line: str | None = "auto"  # label in report.recovery_lines, None = do not draw;
+    # "auto": a failure set, else "all", unless a violation has a cut
+    only: list[int] | None = None  # highlight only these findings (numbers); None = all
+    labels: bool | None = None  # message labels; None = only when few messages
     title: str | None = None
     dpi: int = 110
-    cut: dict | None = None                      # the global checkpoint that was checked (drawn grey)
+    cut: dict | None = None  # the global checkpoint that was checked (drawn grey)
 
 
 def _gid(*parts) -> str:
@@ -120,10 +120,9 @@ def focus(trace: Trace, window: tuple[int, int]) -> tuple[Trace, list[int], tupl
     receives, in trace order: (that part as a trace, each event's number in ``trace``,
     the window's event numbers within the part)."""
     a, b = window
-    inside = trace.events[a - 1:b]
+    inside = trace.events[a - 1 : b]
     mids = {e.mid for e in inside if e.type in _MESSAGE_EVENTS}
-    numbers = [k for k, e in enumerate(trace.events, 1)
-               if a <= k <= b or (e.type in _MESSAGE_EVENTS and e.mid in mids)]
+    numbers = [k for k, e in enumerate(trace.events, 1) if a <= k <= b or (e.type in _MESSAGE_EVENTS and e.mid in mids)]
     part = Trace(trace.header, [trace.events[k - 1] for k in numbers], trace.path)
     first = numbers.index(a)
     return part, numbers, (first + 1, first + len(inside))
@@ -147,8 +146,10 @@ def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> V
     chosen = [fi for fi in (findings.items if findings else []) if opts.only is None or fi.number in opts.only]
     if window is not None and window[1] - window[0] + 1 > DRAW_LIMIT:
         a = window[0]
-        raise UsageError(f"--window {a}:{window[1]} has {window[1] - a + 1:,} events; a picture shows at most "
-                         f"{DRAW_LIMIT:,}: use --window {a}:{a + DRAW_LIMIT - 1} (and further windows after it)")
+        raise UsageError(
+            f"--window {a}:{window[1]} has {window[1] - a + 1:,} events; a picture shows at most "
+            f"{DRAW_LIMIT:,}: use --window {a}:{a + DRAW_LIMIT - 1} (and further windows after it)"
+        )
     if window is None and n > DRAW_LIMIT:
         if chosen:
             a, b = finding_window(trace, chosen[0], WITNESS_MARGIN)
@@ -159,23 +160,29 @@ def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> V
             a, b = 1, DRAW_LIMIT
             why = "the beginning"
         window = (a, b)
-        notes.append(f"the trace has {n:,} events: drawing events {a:,}-{b:,} ({why}); choose another part with "
-                     f"--window A:B (at most {DRAW_LIMIT:,} events)")
+        notes.append(
+            f"the trace has {n:,} events: drawing events {a:,}-{b:,} ({why}); choose another part with "
+            f"--window A:B (at most {DRAW_LIMIT:,} events)"
+        )
     lanes = opts.procs
     if lanes is not None and len(lanes) > LANE_LIMIT:
-        raise UsageError(f"--procs names {len(lanes)} processes; a picture shows at most {LANE_LIMIT}: use --procs "
-                         f"{','.join(lanes[:LANE_LIMIT])} (and the others in further pictures)")
+        raise UsageError(
+            f"--procs names {len(lanes)} processes; a picture shows at most {LANE_LIMIT}: use --procs "
+            f"{','.join(lanes[:LANE_LIMIT])} (and the others in further pictures)"
+        )
     if lanes is None and len(procs) > LANE_LIMIT:
         a, b = window or (1, n)
         active = dict.fromkeys(p for fi in chosen for p, _ in fi.checkpoints)
         for fi in chosen:
             active.update(dict.fromkeys(p for p in (fi.cut or {})))
-        active.update(dict.fromkeys(e.proc for e in trace.events[a - 1:b]))
+        active.update(dict.fromkeys(e.proc for e in trace.events[a - 1 : b]))
         known = set(procs)
         lanes = [p for p in active if p in known][:LANE_LIMIT] or procs[:LANE_LIMIT]
-        notes.append(f"the trace has {len(procs):,} processes: drawing {len(lanes)} lanes (those with events in the "
-                     f"picture{', witness processes first' if chosen else ''}); choose with --procs P,Q,... (at most "
-                     f"{LANE_LIMIT})")
+        notes.append(
+            f"the trace has {len(procs):,} processes: drawing {len(lanes)} lanes (those with events in the "
+            f"picture{', witness processes first' if chosen else ''}); choose with --procs P,Q,... (at most "
+            f"{LANE_LIMIT})"
+        )
     return View(window, lanes, notes)
 
 
@@ -213,7 +220,7 @@ class _Diagram:
         self.xmin, self.xmax = min(xs) - 1.5, max(xs) + 1.5
         if not opts.window:
             self.xmin = min(self.xmin, 0.0)
-        self.ckpt_x = {}     # (proc, ckpt) -> x
+        self.ckpt_x = {}  # (proc, ckpt) -> x
         for e, x in zip(trace.events, self.x):
             if e.type == "checkpoint":
                 self.ckpt_x[(e.proc, e.ckpt)] = x
@@ -222,8 +229,8 @@ class _Diagram:
             first.setdefault(e.proc, x)
         for p in procs:
             self.ckpt_x.setdefault((p, 0), min(first.get(p, 1.0), min(self.x, default=1.0)) - 0.6)
-        self.end_x = max(self.x, default=1.0) + 0.7       # where "V" (current state) sits
-        self.highlight: dict[str, tuple[str, int | None]] = {}   # mid -> (style, order)
+        self.end_x = max(self.x, default=1.0) + 0.7  # where "V" (current state) sits
+        self.highlight: dict[str, tuple[str, int | None]] = {}  # mid -> (style, order)
         self.rings: dict[tuple[str, int], str] = {}
         self.findings = [fi for fi in self.f.items if opts.only is None or fi.number in opts.only]
         for fi in self.findings:
@@ -251,8 +258,14 @@ class _Diagram:
         ax.set_ylim(-len(self.procs) + 0.4, 0.75)
         ax.set_yticks([self.y[p] for p in self.procs], [self._lane_label(p) for p in self.procs], fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
-        ax.set_xlabel({"lamport": "logical time (Lamport column)", "file": "event number (file order)",
-                       "time": "trace time t (scaled)"}[self.o.layout], fontsize=8)
+        ax.set_xlabel(
+            {
+                "lamport": "logical time (Lamport column)",
+                "file": "event number (file order)",
+                "time": "trace time t (scaled)",
+            }[self.o.layout],
+            fontsize=8,
+        )
         for s in ("top", "right", "left"):
             ax.spines[s].set_visible(False)
         ax.set_title(self._title(), fontsize=10, loc="left")
@@ -260,8 +273,9 @@ class _Diagram:
         self._messages(ax)
         self._events(ax)
         self._overlays(ax)
-        fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.6 / width, 0.02), ncol=ncol,
-                   fontsize=7, frameon=False)
+        fig.legend(
+            handles=handles, loc="lower left", bbox_to_anchor=(0.6 / width, 0.02), ncol=ncol, fontsize=7, frameon=False
+        )
         return fig
 
     def _lane_label(self, p: str) -> str:
@@ -298,8 +312,7 @@ class _Diagram:
 
     def _messages(self, ax) -> None:
         shown = [m for m in self.msgs.values() if m.src in self.y and m.dst in self.y]
-        inview = [m for m in shown if self.visible(self.ev_x[id(m.origin)]) or
-                  self.visible(self._end_point(m)[0])]
+        inview = [m for m in shown if self.visible(self.ev_x[id(m.origin)]) or self.visible(self._end_point(m)[0])]
         labels = self.o.labels if self.o.labels is not None else len(inview) <= AUTO_LABEL_LIMIT
         for m in inview:
             x1, y1 = self.ev_x[id(m.origin)], self.y[m.src]
@@ -315,8 +328,18 @@ class _Diagram:
                 colour, ls = DATA_COLOUR, "solid"
             if how in ("in-flight", "arrived"):
                 ls = (0, (1, 2)) if how == "in-flight" else ls
-            arrow = FancyArrowPatch((x1, y1), (x2, y2), arrowstyle="-|>", mutation_scale=9,
-                                    lw=1.0, linestyle=ls, color=colour, shrinkA=3, shrinkB=4, zorder=3)
+            arrow = FancyArrowPatch(
+                (x1, y1),
+                (x2, y2),
+                arrowstyle="-|>",
+                mutation_scale=9,
+                lw=1.0,
+                linestyle=ls,
+                color=colour,
+                shrinkA=3,
+                shrinkB=4,
+                zorder=3,
+            )
             arrow.set_gid(_gid("msg", m.mid))
             ax.add_patch(arrow)
             if how == "discarded":
@@ -324,18 +347,43 @@ class _Diagram:
             hl = self.highlight.get(m.mid)
             if hl is not None:
                 style, order = hl
-                over = FancyArrowPatch((x1, y1), (x2, y2), arrowstyle="-|>", mutation_scale=13,
-                                       lw=2.6, linestyle="solid" if how != "in-flight" else (0, (2, 1.5)),
-                                       color=HIGHLIGHT[style], shrinkA=3, shrinkB=4, zorder=6, alpha=0.9)
+                over = FancyArrowPatch(
+                    (x1, y1),
+                    (x2, y2),
+                    arrowstyle="-|>",
+                    mutation_scale=13,
+                    lw=2.6,
+                    linestyle="solid" if how != "in-flight" else (0, (2, 1.5)),
+                    color=HIGHLIGHT[style],
+                    shrinkA=3,
+                    shrinkB=4,
+                    zorder=6,
+                    alpha=0.9,
+                )
                 over.set_gid(_gid(style, "msg", m.mid))
                 ax.add_patch(over)
                 tag = _name(m) if order is None else f"z{order}: {_name(m)}"
-                ax.annotate(tag, ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=7.5, color=HIGHLIGHT[style],
-                            fontweight="bold", ha="center", va="bottom", zorder=8,
-                            bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+                ax.annotate(
+                    tag,
+                    ((x1 + x2) / 2, (y1 + y2) / 2),
+                    fontsize=7.5,
+                    color=HIGHLIGHT[style],
+                    fontweight="bold",
+                    ha="center",
+                    va="bottom",
+                    zorder=8,
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8),
+                )
             elif labels and not m.is_barrier:
-                ax.annotate(_name(m), (x1 + (x2 - x1) * 0.3, y1 + (y2 - y1) * 0.3), fontsize=6.5,
-                            color=colour, ha="center", va="bottom", zorder=5)
+                ax.annotate(
+                    _name(m),
+                    (x1 + (x2 - x1) * 0.3, y1 + (y2 - y1) * 0.3),
+                    fontsize=6.5,
+                    color=colour,
+                    ha="center",
+                    va="bottom",
+                    zorder=5,
+                )
 
     def _events(self, ax) -> None:
         seen_initial = set()
@@ -348,13 +396,39 @@ class _Diagram:
                     seen_initial.add(e.proc)
                 self._checkpoint(ax, e.proc, e.ckpt, e.kind, x, y, e.round)
             elif e.type == "fail":
-                ax.plot([x], [y], marker="X", color="#d62728", ms=11, mec="black", mew=0.6, zorder=7,
-                        gid=_gid("fail", e.proc, e.idx))
+                ax.plot(
+                    [x],
+                    [y],
+                    marker="X",
+                    color="#d62728",
+                    ms=11,
+                    mec="black",
+                    mew=0.6,
+                    zorder=7,
+                    gid=_gid("fail", e.proc, e.idx),
+                )
             elif e.type == "restore":
-                ax.plot([x], [y], marker="o", color="#2ca02c", ms=8, mec="black", mew=0.6, zorder=7,
-                        gid=_gid("restore", e.proc, e.idx))
-                ax.annotate(f"↺C{e.ckpt}", (x, y), xytext=(0, -11), textcoords="offset points",
-                            fontsize=7, ha="center", color="#2ca02c", zorder=8)
+                ax.plot(
+                    [x],
+                    [y],
+                    marker="o",
+                    color="#2ca02c",
+                    ms=8,
+                    mec="black",
+                    mew=0.6,
+                    zorder=7,
+                    gid=_gid("restore", e.proc, e.idx),
+                )
+                ax.annotate(
+                    f"↺C{e.ckpt}",
+                    (x, y),
+                    xytext=(0, -11),
+                    textcoords="offset points",
+                    fontsize=7,
+                    ha="center",
+                    color="#2ca02c",
+                    zorder=8,
+                )
             elif e.type == "record":
                 ax.plot([x], [y], marker="P", color="#8c564b", ms=6, zorder=5, gid=_gid("record", e.proc, e.idx))
             elif e.type in ("log", "log_truncate"):
@@ -364,8 +438,15 @@ class _Diagram:
             elif e.type in ("round_start", "round_complete", "round_abort"):
                 sym = {"round_start": "▶", "round_complete": "✓", "round_abort": "✗"}[e.type]
                 ax.plot([x], [y], marker="|", color="black", ms=10, zorder=5, gid=_gid(e.type, e.round))
-                ax.annotate(f"r{e.round}{sym}", (x, y), xytext=(0, 7), textcoords="offset points",
-                            fontsize=7, ha="center", zorder=8)
+                ax.annotate(
+                    f"r{e.round}{sym}",
+                    (x, y),
+                    xytext=(0, 7),
+                    textcoords="offset points",
+                    fontsize=7,
+                    ha="center",
+                    zorder=8,
+                )
             elif e.type == "output":
                 ax.plot([x], [y], marker="*", color="#bcbd22", ms=8, zorder=5)
         for p in self.procs:
@@ -376,18 +457,44 @@ class _Diagram:
 
     def _checkpoint(self, ax, p: str, c: int, kind: str, x: float, y: float, rnd) -> None:
         marker, face, edge, size = CKPT_STYLE.get(kind, CKPT_STYLE["basic"])
-        ax.plot([x], [y], marker=marker, mfc=face, mec=edge, ms=size, mew=1.0, ls="none", zorder=7,
-                gid=_gid("ckpt", p, c))
+        ax.plot(
+            [x], [y], marker=marker, mfc=face, mec=edge, ms=size, mew=1.0, ls="none", zorder=7, gid=_gid("ckpt", p, c)
+        )
         ring = self.rings.get((p, c))
         ringed = ring is not None or (p, c) in self.f.useless
-        ax.annotate(f"C{c}" + (f"·r{rnd}" if rnd is not None else ""), (x, y), xytext=(0, 11 if ringed else 6),
-                    textcoords="offset points", fontsize=7, ha="center", zorder=9)
+        ax.annotate(
+            f"C{c}" + (f"·r{rnd}" if rnd is not None else ""),
+            (x, y),
+            xytext=(0, 11 if ringed else 6),
+            textcoords="offset points",
+            fontsize=7,
+            ha="center",
+            zorder=9,
+        )
         if (p, c) in self.f.useless or ring == "zcycle":
-            ax.plot([x], [y], marker="o", mfc="none", mec=HIGHLIGHT["zcycle"], ms=17, mew=2.0, zorder=8,
-                    gid=_gid("useless-ckpt", p, c))
+            ax.plot(
+                [x],
+                [y],
+                marker="o",
+                mfc="none",
+                mec=HIGHLIGHT["zcycle"],
+                ms=17,
+                mew=2.0,
+                zorder=8,
+                gid=_gid("useless-ckpt", p, c),
+            )
         elif ring is not None:
-            ax.plot([x], [y], marker="o", mfc="none", mec=HIGHLIGHT[ring], ms=16, mew=2.0, zorder=8,
-                    gid=_gid("witness-ckpt", p, c))
+            ax.plot(
+                [x],
+                [y],
+                marker="o",
+                mfc="none",
+                mec=HIGHLIGHT[ring],
+                ms=16,
+                mew=2.0,
+                zorder=8,
+                gid=_gid("witness-ckpt", p, c),
+            )
 
     def _point(self, p: str, c) -> tuple[float, float] | None:
         if p not in self.y:
@@ -397,8 +504,9 @@ class _Diagram:
         x = self.ckpt_x.get((p, int(c)))
         return None if x is None else (x, self.y[p])
 
-    def _polyline(self, ax, cut: dict, colour: str, lw: float, ls, gid: str, label: str | None,
-                  zorder: float = 2) -> None:
+    def _polyline(
+        self, ax, cut: dict, colour: str, lw: float, ls, gid: str, label: str | None, zorder: float = 2
+    ) -> None:
         pts = [pt for p in self.procs if p in cut for pt in [self._point(p, cut[p])] if pt is not None]
         if not pts:
             return
@@ -408,8 +516,17 @@ class _Diagram:
         ax.add_line(ln)
         if label is not None:
             right = xs[-1] > (self.xmin + self.xmax) / 2
-            ax.annotate(label, (xs[-1], ys[-1]), xytext=(-6 if right else 6, -13), textcoords="offset points",
-                        ha="right" if right else "left", fontsize=7.5, color=colour, fontweight="bold", zorder=8)
+            ax.annotate(
+                label,
+                (xs[-1], ys[-1]),
+                xytext=(-6 if right else 6, -13),
+                textcoords="offset points",
+                ha="right" if right else "left",
+                fontsize=7.5,
+                color=colour,
+                fontweight="bold",
+                zorder=8,
+            )
 
     def _overlays(self, ax) -> None:
         label = self._recovery_label()
@@ -419,12 +536,12 @@ class _Diagram:
             bound = self.f.recovery_bounds.get(label)
             if bound and bound != line:
                 self._polyline(ax, bound, RECOVERY_COLOUR, 1.2, (0, (1, 1.5)), "recovery-start", None)
-            self._polyline(ax, line, RECOVERY_COLOUR, 3.0, "solid", "recovery-line",
-                           f"recovery line ({what})")
+            self._polyline(ax, line, RECOVERY_COLOUR, 3.0, "solid", "recovery-line", f"recovery line ({what})")
         cuts = [fi for fi in self.findings if fi.cut]
         for fi in cuts:
-            self._polyline(ax, fi.cut, CUT_COLOUR, 1.6, "dashdot", _gid("cut", fi.number),
-                           f"cut of #{fi.number}", zorder=2.5)
+            self._polyline(
+                ax, fi.cut, CUT_COLOUR, 1.6, "dashdot", _gid("cut", fi.number), f"cut of #{fi.number}", zorder=2.5
+            )
         if self.o.cut and not any(fi.cut == self.o.cut for fi in cuts):
             self._polyline(ax, self.o.cut, CUT_COLOUR, 1.6, "dashdot", "checked-cut", "checked cut", zorder=2.5)
 
@@ -437,7 +554,7 @@ class _Diagram:
             if want not in lines:
                 raise UsageError(f"no recovery line {want!r} in the report (have: {', '.join(lines)})")
             return want
-        if self.o.cut or any(fi.cut for fi in self.findings):   # the checked cuts are the lines to look at
+        if self.o.cut or any(fi.cut for fi in self.findings):  # the checked cuts are the lines to look at
             return None
         for label in lines:
             if label not in ("none", "all"):
@@ -445,9 +562,19 @@ class _Diagram:
         return "all" if "all" in lines else next(iter(lines))
 
     def _legend_handles(self) -> list:
-        h = [Line2D([], [], marker=CKPT_STYLE[k][0], mfc=CKPT_STYLE[k][1], mec=CKPT_STYLE[k][2], ls="none",
-                    label=f"{k} checkpoint") for k in ("initial", "basic", "forced", "coordinated")
-             if self._uses_kind(k)]
+        h = [
+            Line2D(
+                [],
+                [],
+                marker=CKPT_STYLE[k][0],
+                mfc=CKPT_STYLE[k][1],
+                mec=CKPT_STYLE[k][2],
+                ls="none",
+                label=f"{k} checkpoint",
+            )
+            for k in ("initial", "basic", "forced", "coordinated")
+            if self._uses_kind(k)
+        ]
         h.append(Line2D([], [], color=DATA_COLOUR, label="message"))
         if any(m.is_barrier for m in self.msgs.values()):
             h.append(Line2D([], [], color=BARRIER_COLOUR, ls=(0, (4, 2)), label="barrier"))
@@ -457,22 +584,40 @@ class _Diagram:
         if label is not None:
             h.append(Line2D([], [], color=RECOVERY_COLOUR, lw=3, label="recovery line"))
             if self.f.recovery_bounds.get(label, self.f.recovery_lines[label]) != self.f.recovery_lines[label]:
-                h.append(Line2D([], [], color=RECOVERY_COLOUR, lw=1.2, ls=(0, (1, 1.5)),
-                                label="rollback start (bound)"))
+                h.append(
+                    Line2D([], [], color=RECOVERY_COLOUR, lw=1.2, ls=(0, (1, 1.5)), label="rollback start (bound)")
+                )
         if self.o.cut or any(fi.cut for fi in self.findings):
             h.append(Line2D([], [], color=CUT_COLOUR, lw=1.6, ls="dashdot", label="checked cut"))
-        for etype, marker, colour, name in (("record", "P", "#8c564b", "recorded channel state"),
-                                            ("fail", "X", "#d62728", "failure"),
-                                            ("restore", "o", "#2ca02c", "restore")):
+        for etype, marker, colour, name in (
+            ("record", "P", "#8c564b", "recorded channel state"),
+            ("fail", "X", "#d62728", "failure"),
+            ("restore", "o", "#2ca02c", "restore"),
+        ):
             if any(e.type == etype for e in self.trace.events):
                 h.append(Line2D([], [], marker=marker, color=colour, ls="none", label=name))
         for style in sorted({s for s, _ in self.highlight.values()} | set(self.rings.values())):
-            name = {"orphan": "orphan", "dropped": "dropped / lost", "phantom": "phantom / duplicate",
-                    "zcycle": "Z-cycle witness"}[style]
+            name = {
+                "orphan": "orphan",
+                "dropped": "dropped / lost",
+                "phantom": "phantom / duplicate",
+                "zcycle": "Z-cycle witness",
+            }[style]
             h.append(Line2D([], [], color=HIGHLIGHT[style], lw=2.6, label=name))
         if self.f.useless:
-            h.append(Line2D([], [], marker="o", mfc="none", mec=HIGHLIGHT["zcycle"], ls="none", ms=10,
-                            mew=2, label="useless checkpoint"))
+            h.append(
+                Line2D(
+                    [],
+                    [],
+                    marker="o",
+                    mfc="none",
+                    mec=HIGHLIGHT["zcycle"],
+                    ls="none",
+                    ms=10,
+                    mew=2,
+                    label="useless checkpoint",
+                )
+            )
         return h
 
     def _uses_kind(self, kind: str) -> bool:
@@ -495,8 +640,10 @@ def render(trace: Trace, path: str, findings: Findings | None = None, options: R
     the extension (.svg, .png, .pdf)."""
     ext = image_format(path)
     fig = render_figure(trace, findings, options)
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}), \
-            atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f:
+    with (
+        matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}),
+        atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f,
+    ):
         fig.savefig(f, format=ext, metadata={"Date": None} if ext == "svg" else None)
 
 
@@ -517,7 +664,7 @@ def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOp
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    return text[text.index("<svg") :]
 
 
 def finding_window(trace: Trace, finding: Finding, margin: int = 6) -> tuple[int, int]:

@@ -32,8 +32,8 @@ cheap on long traces.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable
 
 from snapcheck.debug.history import describe_event, message_table
 from snapcheck.traces.gc_pause import paused_gc
@@ -59,8 +59,8 @@ class CheckpointRef:
     ckpt: int
     kind: str
     round: int | None
-    line: int                 # 0 for the implied initial checkpoint
-    restored: bool = False    # reached by a restore, not taken here
+    line: int  # 0 for the implied initial checkpoint
+    restored: bool = False  # reached by a restore, not taken here
 
 
 @dataclass(slots=True)
@@ -72,11 +72,11 @@ class ProcessView:
     last_checkpoint: CheckpointRef = field(default_factory=lambda: CheckpointRef(0, "initial", None, 0))
     epoch: int = 0
     failed: bool = False
-    blocked: dict[str, int] = field(default_factory=dict)      # channel -> round
-    recording: dict[str, int] = field(default_factory=dict)    # channel -> round
+    blocked: dict[str, int] = field(default_factory=dict)  # channel -> round
+    recording: dict[str, int] = field(default_factory=dict)  # channel -> round
     vars: dict = field(default_factory=dict)
     piggyback: dict | None = None
-    rounds: list[int] = field(default_factory=list)            # rounds it has checkpointed for
+    rounds: list[int] = field(default_factory=list)  # rounds it has checkpointed for
 
 
 @dataclass(slots=True)
@@ -95,7 +95,7 @@ class ChannelView:
     dst: str
     fifo: bool
     in_flight: list[InFlight] = field(default_factory=list)
-    recorded: dict[str, RecordedPart] = field(default_factory=dict)   # part -> latest record
+    recorded: dict[str, RecordedPart] = field(default_factory=dict)  # part -> latest record
     log: list[str] = field(default_factory=list)
 
 
@@ -104,11 +104,11 @@ class ReplayState:
     """The state of the whole system after ``position`` events."""
 
     position: int
-    event: Event | None                      # the event just applied (None at position 0)
+    event: Event | None  # the event just applied (None at position 0)
     processes: dict[str, ProcessView]
     channels: dict[str, ChannelView]
     aborted_rounds: set[int] = field(default_factory=set)
-    early: set[str] = field(default_factory=set)      # processed before their send (file order)
+    early: set[str] = field(default_factory=set)  # processed before their send (file order)
 
     def to_json(self, trace: Trace | None = None) -> dict:
         """A JSON-ready dict (the ``--json`` output of ``snapcheck replay``)."""
@@ -136,7 +136,9 @@ def _process_json(v: ProcessView) -> dict:
 
 def _channel_json(v: ChannelView) -> dict:
     return {
-        "src": v.src, "dst": v.dst, "fifo": v.fifo,
+        "src": v.src,
+        "dst": v.dst,
+        "fifo": v.fifo,
         "in_flight": [asdict(m) for m in v.in_flight],
         "recorded": {part: asdict(r) for part, r in sorted(v.recorded.items())},
         "log": list(v.log),
@@ -161,13 +163,28 @@ class _Machine:
             if m.is_barrier and first is not None:
                 self.barrier_arrivals.setdefault((m.ch, m.round), []).append(first.line)
         self.ckpt_kind = {(e.proc, e.ckpt): e.kind for e in trace.events if e.type == "checkpoint"}
-        self._handlers = {t: getattr(self, "_on_" + t) for t in ("send", "replay", "arrive", "recv", "discard",
-                                                                 "checkpoint", "record", "log", "log_truncate",
-                                                                 "fail", "restore", "round_abort")}
+        self._handlers = {
+            t: getattr(self, "_on_" + t)
+            for t in (
+                "send",
+                "replay",
+                "arrive",
+                "recv",
+                "discard",
+                "checkpoint",
+                "record",
+                "log",
+                "log_truncate",
+                "fail",
+                "restore",
+                "round_abort",
+            )
+        }
 
     def initial(self) -> ReplayState:
         return ReplayState(
-            position=0, event=None,
+            position=0,
+            event=None,
             processes={p.id: ProcessView(p.id, p.role) for p in self.trace.processes},
             channels={c.id: ChannelView(c.id, c.src, c.dst, c.fifo) for c in self.trace.channels},
         )
@@ -187,8 +204,7 @@ class _Machine:
             st.early.discard(e.mid)
             return
         m = self.msgs[e.mid]
-        st.channels[e.ch].in_flight.append(
-            InFlight(e.mid, m.kind, m.seq, m.round, e.line, replay_of=e.replay_of))
+        st.channels[e.ch].in_flight.append(InFlight(e.mid, m.kind, m.seq, m.round, e.line, replay_of=e.replay_of))
         if e.logged:
             st.channels[e.ch].log.append(e.mid)
 
@@ -296,7 +312,7 @@ class Breakpoint:
     send, arrival, processing, discard, replay, recording or logging), of a type
     (``type``), or on a checkpoint of a process (``ckpt``)."""
 
-    what: str      # "proc" | "msg" | "type" | "ckpt"
+    what: str  # "proc" | "msg" | "type" | "ckpt"
     value: str
 
     def matches(self, e: Event) -> bool:
@@ -323,8 +339,9 @@ class Replay:
         self.events = trace.events
         with paused_gc():
             self._m = _Machine(trace)
-        self._every = max(1, snapshot_every, -(-len(self.events) // MAX_SNAPSHOTS)) if navigable \
-            else len(self.events) + 1
+        self._every = (
+            max(1, snapshot_every, -(-len(self.events) // MAX_SNAPSHOTS)) if navigable else len(self.events) + 1
+        )
         self._snapshots: dict[int, ReplayState] = {0: self._m.initial()}
         self._state = copy.deepcopy(self._snapshots[0])
         self.breakpoints: list[Breakpoint] = []
@@ -417,11 +434,10 @@ class Replay:
 def position_of_line(events: list[Event], line: int) -> int:
     """The position reached once every event at or before file line ``line`` is applied."""
     lo, hi = 0, len(events)
-    while lo < hi:            # events are in increasing line order
+    while lo < hi:  # events are in increasing line order
         mid = (lo + hi) // 2
         if events[mid].line <= line:
             lo = mid + 1
         else:
             hi = mid
     return lo
-

@@ -38,13 +38,13 @@ the same kind". Checker options that name processes or checkpoints (``cut``,
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Sequence
 
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
-from snapcheck.traces.writer import dumps_trace
 from snapcheck.traces.model import MARKERS, Channel, Event, Header, Process, Trace
+from snapcheck.traces.writer import dumps_trace
 
 Element = tuple[str, Hashable]
 
@@ -105,7 +105,7 @@ class Removal:
     procs: set[str] = field(default_factory=set)
     channels: set[str] = field(default_factory=set)
     mids: set[str] = field(default_factory=set)
-    events: set[int] = field(default_factory=set)            # indices into trace.events
+    events: set[int] = field(default_factory=set)  # indices into trace.events
     checkpoints: set[tuple[str, int]] = field(default_factory=set)
     entries: set[tuple[int, str]] = field(default_factory=set)  # (record event index, mid)
 
@@ -118,8 +118,7 @@ class TraceShrinker:
         self.trace = trace
         self.events = trace.events
         self.options = dict(options or {})
-        self.protected = {(p, int(c)) for p, c in (self.options.get("cut") or {}).items()
-                          if c != "V" and int(c) > 0}
+        self.protected = {(p, int(c)) for p, c in (self.options.get("cut") or {}).items() if c != "V" and int(c) > 0}
         self.replays_of: dict[str, list[str]] = {}
         self.failures: list[tuple[int, ...]] = []
         open_fail: dict[str, int] = {}
@@ -140,11 +139,23 @@ class TraceShrinker:
         out += [("channel", c.id) for c in self.trace.channels]
         out += [("message", e.mid) for e in self.events if e.type in ("send", "replay")]
         out += [("failure", grp) for grp in self.failures]
-        out += [("checkpoint", (e.proc, e.ckpt)) for e in self.events
-                if e.type == "checkpoint" and e.ckpt > 0 and (e.proc, e.ckpt) not in self.protected]
+        out += [
+            ("checkpoint", (e.proc, e.ckpt))
+            for e in self.events
+            if e.type == "checkpoint" and e.ckpt > 0 and (e.proc, e.ckpt) not in self.protected
+        ]
         for i, e in enumerate(self.events):
-            if e.type in ("recv", "arrive", "discard", "log", "log_truncate", "round_start",
-                          "round_complete", "round_abort", "output"):
+            if e.type in (
+                "recv",
+                "arrive",
+                "discard",
+                "log",
+                "log_truncate",
+                "round_start",
+                "round_complete",
+                "round_abort",
+                "output",
+            ):
                 out.append(("event", i))
             elif e.type == "record":
                 out.append(("event", i))
@@ -173,7 +184,7 @@ class TraceShrinker:
             if e.type in ("send", "replay") and e.ch in r.channels:
                 r.mids.add(e.mid)
         todo = list(r.mids)
-        while todo:                      # a replay dies with the message it replays
+        while todo:  # a replay dies with the message it replays
             for m in self.replays_of.get(todo.pop(), ()):
                 if m not in r.mids:
                     r.mids.add(m)
@@ -200,9 +211,13 @@ class TraceShrinker:
         procs = [p for p in h.processes if p.id not in r.procs]
         chans = [c for c in h.channels if c.id not in r.channels]
         maps = _renumber(kept, chans)
-        header = Header(processes=[Process(**_fields(p)) for p in procs],
-                        channels=[Channel(**_fields(c)) for c in chans],
-                        protocol=dict(h.protocol), seed=h.seed, metadata=dict(h.metadata))
+        header = Header(
+            processes=[Process(**_fields(p)) for p in procs],
+            channels=[Channel(**_fields(c)) for c in chans],
+            protocol=dict(h.protocol),
+            seed=h.seed,
+            metadata=dict(h.metadata),
+        )
         return header, kept, map_options(self.options, maps, {p.id for p in procs})
 
     def _keep(self, i: int, e: Event, r: Removal) -> dict | None:
@@ -246,7 +261,7 @@ def _renumber(events: list[dict], channels: list[Channel]) -> dict:
     idx: dict[str, int] = {}
     ckpt_map: dict[tuple[str, int], int] = {}
     next_ckpt: dict[str, int] = {}
-    for d in events:                                   # checkpoints first: records may precede them
+    for d in events:  # checkpoints first: records may precede them
         if d["type"] == "checkpoint" and d["ckpt"] > 0:
             n = next_ckpt.get(d["proc"], 0) + 1
             next_ckpt[d["proc"]] = n
@@ -271,7 +286,7 @@ def _renumber(events: list[dict], channels: list[Channel]) -> dict:
         elif t == "send":
             ch, e = d["ch"], epoch.get(p, 0)
             m = _DATA_MID.match(d["mid"])
-            if d.get("kind") in MARKERS:               # a barrier ("b") or cancellation marker ("c") of a round
+            if d.get("kind") in MARKERS:  # a barrier ("b") or cancellation marker ("c") of a round
                 n = f"{d['kind'][0]}{d['round']}"
                 new = f"{ch}:{n}"
                 conventional &= bool(m) and m["ch"] == ch and m["n"] == n
@@ -283,12 +298,13 @@ def _renumber(events: list[dict], channels: list[Channel]) -> dict:
                 new = f"{ch}:{d['seq']}"
             mid_map[d["mid"]] = new if e == 0 else f"{new}@{e}"
         elif t == "log_truncate":
-            d["through_seq"] = max((n for (c, o), n in seq_map.items() if c == d["ch"] and o <= d["through_seq"]),
-                                   default=0)
-    for d in events:                                   # replays: "<original>/rK"
+            d["through_seq"] = max(
+                (n for (c, o), n in seq_map.items() if c == d["ch"] and o <= d["through_seq"]), default=0
+            )
+    for d in events:  # replays: "<original>/rK"
         if d["type"] == "replay":
             of = d["replay_of"]
-            suffix = d["mid"][len(of):] if d["mid"].startswith(of + "/r") else None
+            suffix = d["mid"][len(of) :] if d["mid"].startswith(of + "/r") else None
             conventional &= suffix is not None
             if suffix is not None and of in mid_map:
                 mid_map[d["mid"]] = mid_map[of] + suffix
@@ -307,8 +323,11 @@ def map_options(options: dict, maps: dict, procs: set[str]) -> dict:
     """Checker options (``cut``, ``failures``, ...) of the original trace, for a candidate."""
     out = dict(options)
     if out.get("cut"):
-        out["cut"] = {p: (c if c == "V" or int(c) == 0 else maps["ckpt"][(p, int(c))])
-                      for p, c in out["cut"].items() if p in procs}
+        out["cut"] = {
+            p: (c if c == "V" or int(c) == 0 else maps["ckpt"][(p, int(c))])
+            for p, c in out["cut"].items()
+            if p in procs
+        }
     if isinstance(out.get("failures"), list):
         out["failures"] = [p for p in out["failures"] if p in procs]
     return out
@@ -318,12 +337,12 @@ def map_options(options: dict, maps: dict, procs: set[str]) -> dict:
 @dataclass
 class ShrinkResult:
     trace: Trace
-    text: bytes                        # the shrunk trace as JSONL
-    options: dict                      # checker options for it (mapped)
+    text: bytes  # the shrunk trace as JSONL
+    options: dict  # checker options for it (mapped)
     kind: str
     property: str
-    tests: int                         # checker runs
-    invalid: int                       # candidates rejected by validation (expected 0)
+    tests: int  # checker runs
+    invalid: int  # candidates rejected by validation (expected 0)
     elements_before: int
     elements_after: int
 
@@ -332,8 +351,9 @@ class ShrinkError(Exception):
     """The trace does not fail as required, so there is nothing to shrink."""
 
 
-def shrink_trace(trace: Trace, violates: Callable[[Trace, dict], bool], options: dict | None = None,
-                 kind: str = "", prop: str = "") -> ShrinkResult:
+def shrink_trace(
+    trace: Trace, violates: Callable[[Trace, dict], bool], options: dict | None = None, kind: str = "", prop: str = ""
+) -> ShrinkResult:
     """Shrink ``trace`` while ``violates(candidate, mapped_options)`` holds.
 
     After ddmin the result is re-split into its own elements and checked for
@@ -344,7 +364,7 @@ def shrink_trace(trace: Trace, violates: Callable[[Trace, dict], bool], options:
 
     def build(sh: TraceShrinker, removed: Sequence[Element]):
         header, events, opts = sh.candidate(removed)
-        if not header.processes:         # a trace has at least one process: nothing to test
+        if not header.processes:  # a trace has at least one process: nothing to test
             return None
         text = dumps_trace(header, events)
         try:
@@ -373,7 +393,7 @@ def shrink_trace(trace: Trace, violates: Callable[[Trace, dict], bool], options:
     if built is None:
         raise ShrinkError("internal: the shrunk candidate is not a valid trace")
     cand, text, opts = built
-    while True:                       # 1-minimality on the shrunk trace's own elements
+    while True:  # 1-minimality on the shrunk trace's own elements
         sh = TraceShrinker(cand, opts)
         elems = sh.elements()
         for x in elems:

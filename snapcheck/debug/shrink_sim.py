@@ -14,14 +14,14 @@ can then be shrunk with ``shrink.shrink_trace``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from snapcheck.debug.shrink import ddmin
 from snapcheck.traces.model import Trace
 
 LIST_FIELDS = ("failures", "stragglers", "pauses")
-SIZE_FIELDS = {"parallelism": 1, "records": 1}     # field -> lower bound
+SIZE_FIELDS = {"parallelism": 1, "records": 1}  # field -> lower bound
 
 
 def simulate_config(config: dict) -> Trace:
@@ -42,8 +42,9 @@ class ConfigShrinkResult:
     runs: int
 
 
-def shrink_config(config: dict, fails: Callable[[Trace], bool],
-                  run: Callable[[dict], Trace] = simulate_config) -> ConfigShrinkResult:
+def shrink_config(
+    config: dict, fails: Callable[[Trace], bool], run: Callable[[dict], Trace] = simulate_config
+) -> ConfigShrinkResult:
     """The smallest configuration (as above) whose run still ``fails``."""
     runs = [0]
     cache: dict[str, bool] = {}
@@ -54,7 +55,7 @@ def shrink_config(config: dict, fails: Callable[[Trace], bool],
             runs[0] += 1
             try:
                 cache[key] = fails(run(cfg))
-            except ValueError:              # e.g. a failure or straggler names a task the smaller job lacks
+            except ValueError:  # e.g. a failure or straggler names a task the smaller job lacks
                 cache[key] = False
         return cache[key]
 
@@ -67,7 +68,9 @@ def shrink_config(config: dict, fails: Callable[[Trace], bool],
         for key in LIST_FIELDS:
             items = list(cfg.get(key) or ())
             if items:
-                kept = ddmin(list(range(len(items))), lambda k: test({**cfg, key: [items[i] for i in k]}))
+                kept = ddmin(
+                    list(range(len(items))), lambda k, key=key, items=items: test({**cfg, key: [items[i] for i in k]})
+                )
                 if len(kept) < len(items):
                     cfg[key] = [items[i] for i in kept]
                     changed = True

@@ -14,7 +14,7 @@ terminal, a pipe, or a list in tests), so the stepper is scriptable.
 from __future__ import annotations
 
 import json
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -46,7 +46,7 @@ _EARLIER_SHOWN = 8
 
 def _short(mid: str, ch: str) -> str:
     """``ch:N`` shown as ``:N`` in the row of channel ``ch``."""
-    return mid[len(ch):] if mid.startswith(ch + ":") else mid
+    return mid[len(ch) :] if mid.startswith(ch + ":") else mid
 
 
 def _compact(value) -> str:
@@ -55,15 +55,21 @@ def _compact(value) -> str:
 
 
 class Stepper:
-    def __init__(self, trace: Trace, findings: Findings | None = None, console: Console | None = None,
-                 show_all_channels: bool = False, navigable: bool = True):
+    def __init__(
+        self,
+        trace: Trace,
+        findings: Findings | None = None,
+        console: Console | None = None,
+        show_all_channels: bool = False,
+        navigable: bool = True,
+    ):
         """``navigable=False``: the state is shown at one position only (no snapshots kept)."""
         self.trace = trace
         self.replay = Replay(trace, navigable=navigable)
         self.findings = findings or Findings()
         self.console = console or Console(highlight=False)
         self.show_all_channels = show_all_channels
-        self.message = ""           # feedback of the last command, shown above the state
+        self.message = ""  # feedback of the last command, shown above the state
         self._last = "n"
 
     # -- commands ---------------------------------------------------------------
@@ -88,17 +94,36 @@ class Stepper:
 
     def _commands(self) -> dict[str, Callable]:
         return {
-            "n": self._next, "next": self._next, "p": self._prev, "prev": self._prev,
-            "g": self._goto, "goto": self._goto, "line": self._line, "l": self._line,
-            "start": lambda a: self.replay.goto(0), "end": lambda a: self.replay.goto(len(self.replay)),
-            "v": self._violation, "violation": self._violation,
+            "n": self._next,
+            "next": self._next,
+            "p": self._prev,
+            "prev": self._prev,
+            "g": self._goto,
+            "goto": self._goto,
+            "line": self._line,
+            "l": self._line,
+            "start": lambda a: self.replay.goto(0),
+            "end": lambda a: self.replay.goto(len(self.replay)),
+            "v": self._violation,
+            "violation": self._violation,
             "pv": lambda a: self._violation(a, forward=False),
-            "b": self._break, "break": self._break, "d": self._delete, "delete": self._delete,
-            "c": self._continue, "continue": self._continue,
+            "b": self._break,
+            "break": self._break,
+            "d": self._delete,
+            "delete": self._delete,
+            "c": self._continue,
+            "continue": self._continue,
             "rc": lambda a: self._continue(a, forward=False),
-            "s": lambda a: None, "show": lambda a: None, "json": self._json,
-            "all": self._toggle_all, "h": self._help, "help": self._help, "?": self._help,
-            "q": lambda a: False, "quit": lambda a: False, "exit": lambda a: False,
+            "s": lambda a: None,
+            "show": lambda a: None,
+            "json": self._json,
+            "all": self._toggle_all,
+            "h": self._help,
+            "help": self._help,
+            "?": self._help,
+            "q": lambda a: False,
+            "quit": lambda a: False,
+            "exit": lambda a: False,
         }
 
     def _next(self, args):
@@ -116,8 +141,7 @@ class Stepper:
     def _violation(self, args, forward: bool = True):
         pos = self.replay.next_of(self.findings.positions(), forward)
         if pos is None:
-            what = "no violations" if not self.findings.items else \
-                f"no {'later' if forward else 'earlier'} violation"
+            what = "no violations" if not self.findings.items else f"no {'later' if forward else 'earlier'} violation"
             self.message = what
             return
         self.replay.goto(pos)
@@ -125,8 +149,7 @@ class Stepper:
     def _break(self, args):
         if not args:
             bps = self.replay.breakpoints
-            self.message = "breakpoints: " + (", ".join(f"[{i}] {b}" for i, b in enumerate(bps, 1))
-                                              if bps else "none")
+            self.message = "breakpoints: " + (", ".join(f"[{i}] {b}" for i, b in enumerate(bps, 1)) if bps else "none")
             return
         what, value = args[0], args[1]
         if what not in ("proc", "msg", "type", "ckpt"):
@@ -206,8 +229,9 @@ class Stepper:
             e = events[i]
             mark = "→" if i == st.position - 1 else " "
             style = "bold" if i == st.position - 1 else ("dim" if i >= st.position else "")
-            t.append(f"{mark} {i + 1:>5}  L{e.line:<5} {e.proc:<8} {describe_event(e, self.replay.messages)}\n",
-                     style=style)
+            t.append(
+                f"{mark} {i + 1:>5}  L{e.line:<5} {e.proc:<8} {describe_event(e, self.replay.messages)}\n", style=style
+            )
         return t
 
     def _involved(self, st: ReplayState) -> tuple[set[str], set[str]]:
@@ -232,10 +256,16 @@ class Stepper:
             name = Text(p, style="bold red" if p in involved else None)
             if v.role != "task":
                 name.append(f" ({v.role})", style="dim")
-            tab.add_row(name, f"I{v.interval}", self._ckpt_text(p, v), self._status(v),
-                        ", ".join(f"{c} (r{r})" for c, r in sorted(v.blocked.items())) or "-",
-                        ", ".join(f"{c} (r{r})" for c, r in sorted(v.recording.items())) or "-",
-                        self._vars_text(v), style=style)
+            tab.add_row(
+                name,
+                f"I{v.interval}",
+                self._ckpt_text(p, v),
+                self._status(v),
+                ", ".join(f"{c} (r{r})" for c, r in sorted(v.blocked.items())) or "-",
+                ", ".join(f"{c} (r{r})" for c, r in sorted(v.recording.items())) or "-",
+                self._vars_text(v),
+                style=style,
+            )
         return tab
 
     def _ckpt_text(self, p: str, v: ProcessView) -> Text:
@@ -265,12 +295,15 @@ class Stepper:
 
     def _channel_table(self, st: ReplayState) -> Table | None:
         _, hot = self._involved(st)
-        rows = [c for c in st.channels.values()
-                if self.show_all_channels or c.in_flight or c.recorded or c.log]
+        rows = [c for c in st.channels.values() if self.show_all_channels or c.in_flight or c.recorded or c.log]
         if not rows:
             return None
-        tab = Table(title=Text("channels   (* arrived in the receiver's buffer · [bR] barrier of round R · "
-                               ":N the channel's message N)"), title_justify="left")
+        tab = Table(
+            title=Text(
+                "channels   (* arrived in the receiver's buffer · [bR] barrier of round R · :N the channel's message N)"
+            ),
+            title_justify="left",
+        )
         for col in ("channel", "in flight (send order)", "recorded state", "sender log"):
             tab.add_column(col, overflow="fold")
         for c in rows:
@@ -280,8 +313,13 @@ class Stepper:
                     flight.append(" ")
                 label = (f"[b{m.round}]" if m.kind == "barrier" else _short(m.mid, c.id)) + ("*" if m.arrived else "")
                 flight.append(label, style="bold red" if m.mid in hot else ("dim" if m.kind == "barrier" else None))
-            rec = "; ".join(f"{r.part} {fmt_checkpoint(r.proc, r.ckpt)}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
-                            for r in c.recorded.values()) or "-"
+            rec = (
+                "; ".join(
+                    f"{r.part} {fmt_checkpoint(r.proc, r.ckpt)}: [{', '.join(_short(m, c.id) for m in r.mids)}]"
+                    for r in c.recorded.values()
+                )
+                or "-"
+            )
             name = c.id if c.id in (f"{c.src}->{c.dst}", f"{c.src}>{c.dst}") else f"{c.id} {c.src}→{c.dst}"
             tab.add_row(name, flight if c.in_flight else "-", rec, ", ".join(_short(m, c.id) for m in c.log) or "-")
         return tab
@@ -292,12 +330,17 @@ class Stepper:
         out = []
         earlier = [f for f in self.findings.visible(st.position) if f.position < st.position]
         if earlier:
-            body = Text("\n".join(f"{f.title()}: since event {f.position} (lines {', '.join(map(str, f.lines))})"
-                                   for f in earlier[:_EARLIER_SHOWN]))
+            body = Text(
+                "\n".join(
+                    f"{f.title()}: since event {f.position} (lines {', '.join(map(str, f.lines))})"
+                    for f in earlier[:_EARLIER_SHOWN]
+                )
+            )
             if len(earlier) > _EARLIER_SHOWN:
                 body.append(f"\n... and {len(earlier) - _EARLIER_SHOWN} more")
-            out.append(Panel(body, title=f"{len(earlier)} violation(s) still present", border_style="red",
-                             title_align="left"))
+            out.append(
+                Panel(body, title=f"{len(earlier)} violation(s) still present", border_style="red", title_align="left")
+            )
         for f in self.findings.at(st.position):
             body = Text(f.message)
             if f.messages:

@@ -12,13 +12,19 @@ from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
 from snapcheck.reference.catalogue import mutants_of
 from snapcheck.reference.changelog.protocol import GicChangelog
-
-CHANGELOG_MUTANTS = {m.name: m for m in mutants_of("gic-changelog")}
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.jsonl import parse_trace
 
-NEW_KINDS = {"changelog-gap", "changelog-overlap", "changelog-mismatch", "artifact-unknown",
-             "artifact-deleted-referenced", "restore-missing-artifact"}
+CHANGELOG_MUTANTS = {m.name: m for m in mutants_of("gic-changelog")}
+
+NEW_KINDS = {
+    "changelog-gap",
+    "changelog-overlap",
+    "changelog-mismatch",
+    "artifact-unknown",
+    "artifact-deleted-referenced",
+    "restore-missing-artifact",
+}
 FAILS = [(), (("task[0]", 51), ("task[1]", 58)), (("task[1]", 33),), (("task[2]", 97), ("task[0]", 140))]
 
 
@@ -33,12 +39,12 @@ def test_registered():
 def test_correct_clean_and_state_restored(seed, failures):
     cfg = SimConfig(protocol="gic-changelog", parallelism=3, records=150, seed=seed, failures=failures)
     res = simulate(cfg)
-    trace = parse_trace(res.dumps().decode())            # valid v1 trace
+    trace = parse_trace(res.dumps().decode())  # valid v1 trace
     report = check_trace(trace)
     assert report.ok, [v.message for v in report.violations]
     props = {r.property for r in report.results}
     assert {"changelog-restore", "artifact-retention", "consistency"} <= props
-    assert bool(failures) == ("exactly-once" in props)         # checked where there are restores
+    assert bool(failures) == ("exactly-once" in props)  # checked where there are restores
     assert res.final_states == simulate(replace(cfg, failures=())).final_states
     m = res.metrics
     assert m["missing_at_restore"] == 0 and m["materializations"] > 0 and m["artifacts_deleted"] > 0
@@ -48,8 +54,11 @@ def test_materialization_boundary_is_crossed():
     """Some handle clips a segment that spans the materialization boundary, and
     some checkpoint's handle has a materialization and a changelog tail."""
     res = simulate(SimConfig(protocol="gic-changelog", parallelism=2, records=150, seed=3))
-    created = {e.attrs["artifact"]: e.attrs for e in res.events if e.type == "output" and e.attrs
-               and e.attrs.get("op") == "create"}
+    created = {
+        e.attrs["artifact"]: e.attrs
+        for e in res.events
+        if e.type == "output" and e.attrs and e.attrs.get("op") == "create"
+    }
     handles = [e.vars for e in res.events if e.type == "checkpoint" and e.vars and "changelog" in e.vars]
     assert any(h["materialization"] and h["changelog"] for h in handles)
     assert any(lo > created[s]["from"] for h in handles for s, lo, _ in h["changelog"])
@@ -63,10 +72,10 @@ def test_mutant_caught_and_base_clean(name):
         res = simulate(cfg)
         report = check_trace(res.trace())
         assert report.kinds & set(mut.expect), (name, seed, report.kinds)
-        assert report.kinds <= NEW_KINDS, report.kinds        # the data-channel properties see nothing
+        assert report.kinds <= NEW_KINDS, report.kinds  # the data-channel properties see nothing
         base = simulate(replace(cfg, mutant=None))
         assert check_trace(base.trace()).ok
-    if "failures" in mut.demo:                               # the bug really loses state
+    if "failures" in mut.demo:  # the bug really loses state
         assert res.final_states != simulate(replace(cfg, failures=(), mutant=None)).final_states
 
 
@@ -89,8 +98,12 @@ def test_deterministic():
 
 # -- hand-written traces: one change per record, artifacts by hand --------------------------------
 def _trace(handle, deletes_before_restore=(), restore=False, mat_to=2):
-    rec = TraceRecorder([{"id": "src", "role": "source"}, "T", {"id": "C", "role": "coordinator"}],
-                        [("src->T", "src", "T")], protocol="gic-changelog", params={"retained": 1})
+    rec = TraceRecorder(
+        [{"id": "src", "role": "source"}, "T", {"id": "C", "role": "coordinator"}],
+        [("src->T", "src", "T")],
+        protocol="gic-changelog",
+        params={"retained": 1},
+    )
     for _ in range(2):
         rec.recv("T", rec.send("src", "src->T", value=1))
     rec.output("T", 32, attrs={"artifact": "m", "op": "create", "type": "materialization", "from": 0, "to": mat_to})
@@ -118,13 +131,16 @@ def test_checker_exact_handle_clean():
     assert _kinds(_trace({"materialization": "m", "changelog": [["s", 2, 4]], "sqn": 4}, restore=True)) == set()
 
 
-@pytest.mark.parametrize("handle,kind", [
-    ({"materialization": "m", "changelog": [["s", 3, 4]]}, "changelog-gap"),       # inclusive boundary
-    ({"materialization": "m", "changelog": [["s", 1, 4]]}, "changelog-overlap"),   # sqn 1 twice
-    ({"materialization": "m", "changelog": [["s", 2, 5]]}, "artifact-unknown"),    # beyond the segment
-    ({"materialization": "x", "changelog": [["s", 2, 4]]}, "artifact-unknown"),    # never created
-    ({"materialization": None, "changelog": [["s", 1, 4]]}, "changelog-gap"),      # sqn 0 missing
-])
+@pytest.mark.parametrize(
+    "handle,kind",
+    [
+        ({"materialization": "m", "changelog": [["s", 3, 4]]}, "changelog-gap"),  # inclusive boundary
+        ({"materialization": "m", "changelog": [["s", 1, 4]]}, "changelog-overlap"),  # sqn 1 twice
+        ({"materialization": "m", "changelog": [["s", 2, 5]]}, "artifact-unknown"),  # beyond the segment
+        ({"materialization": "x", "changelog": [["s", 2, 4]]}, "artifact-unknown"),  # never created
+        ({"materialization": None, "changelog": [["s", 1, 4]]}, "changelog-gap"),  # sqn 0 missing
+    ],
+)
 def test_checker_handle_violations(handle, kind):
     assert _kinds(_trace(handle)) == {kind}
 
@@ -138,5 +154,7 @@ def test_checker_mismatch_when_snapshot_claims_more_than_applied():
 def test_checker_retention():
     h = {"materialization": "m", "changelog": [["s", 2, 4]]}
     assert _kinds(_trace(h, deletes_before_restore=("s",))) == {"artifact-deleted-referenced"}
-    assert _kinds(_trace(h, deletes_before_restore=("m",), restore=True)) == \
-        {"artifact-deleted-referenced", "restore-missing-artifact"}
+    assert _kinds(_trace(h, deletes_before_restore=("m",), restore=True)) == {
+        "artifact-deleted-referenced",
+        "restore-missing-artifact",
+    }

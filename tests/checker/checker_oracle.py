@@ -23,11 +23,14 @@ def effective_events(trace) -> list:
             if last is None:
                 break
             target = evs[last].ckpt
-            start = 0 if target == 0 else next(k for k, e in enumerate(evs[:last])
-                                                  if e.type == "checkpoint" and e.ckpt == target) + 1
+            start = (
+                0
+                if target == 0
+                else next(k for k, e in enumerate(evs[:last]) if e.type == "checkpoint" and e.ckpt == target) + 1
+            )
             if target == 0 and evs and evs[0].type == "checkpoint" and evs[0].ckpt == 0:
                 start = 1
-            del evs[start:last + 1]
+            del evs[start : last + 1]
         keep.extend(evs)
     return sorted(keep, key=lambda e: e.line)
 
@@ -50,7 +53,7 @@ class Oracle:
         send, recv = {}, {}
         self.seq = {}
         self.ch = {}
-        self.events = [[] for _ in range(n)]        # (kind, mid) per process, for happened-before
+        self.events = [[] for _ in range(n)]  # (kind, mid) per process, for happened-before
         orig = {e.mid: e.replay_of for e in trace.events if e.type == "replay"}
 
         def resolve(mid):
@@ -167,7 +170,7 @@ class Oracle:
                 succ[v].add(pos[(i, k + 1)])
             if ev[0] == "send":
                 sender[ev[1]] = v
-        for v, (i, k, ev) in enumerate(nodes):
+        for v, (_i, _k, ev) in enumerate(nodes):
             if ev[0] == "recv" and ev[1] in sender:
                 succ[sender[ev[1]]].add(v)
         reach = {}
@@ -183,9 +186,9 @@ class Oracle:
         ckpt_node = {}
         for v, (i, k, ev) in enumerate(nodes):
             if ev[0] == "ckpt":
-                ckpt_node[(i, sum(1 for e in self.events[i][:k + 1] if e[0] == "ckpt"))] = v
+                ckpt_node[(i, sum(1 for e in self.events[i][: k + 1] if e[0] == "ckpt"))] = v
         out = {}
-        for (j, y) in [(j, y) for j in range(self.n) for y in range(self.L[j] + 1)]:
+        for j, y in [(jj, yy) for jj in range(self.n) for yy in range(self.L[jj] + 1)]:
             after = [v for v, (i, k, ev) in enumerate(nodes) if i == j and self._interval(i, k) >= y + 1]
             tgt = set()
             for (i, x), cv in ckpt_node.items():

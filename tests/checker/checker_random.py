@@ -16,9 +16,18 @@ import random
 from snapcheck.traces import TraceRecorder
 
 
-def random_trace(seed: int, *, n: int | None = None, steps: int | None = None, fifo: bool | None = None,
-                 records: bool = True, logs: bool = True, external: bool | None = None, protocol: str = "none",
-                 nras: bool = False):
+def random_trace(
+    seed: int,
+    *,
+    n: int | None = None,
+    steps: int | None = None,
+    fifo: bool | None = None,
+    records: bool = True,
+    logs: bool = True,
+    external: bool | None = None,
+    protocol: str = "none",
+    nras: bool = False,
+):
     """``nras``: take a forced checkpoint before a receive that follows a send in the
     same interval (No-Receive-After-Send, an RDT protocol: docs/theory.md, "ZCF and RDT")."""
     rnd = random.Random(seed)
@@ -29,9 +38,10 @@ def random_trace(seed: int, *, n: int | None = None, steps: int | None = None, f
     procs = [f"P{i}" for i in range(n)]
     pairs = [(a, b) for a in procs for b in procs if a != b]
     rnd.shuffle(pairs)
-    chosen = pairs[:rnd.randint(1, len(pairs))]
-    channels = [{"id": f"{a}>{b}", "src": a, "dst": b, "fifo": fifo,
-                 "logged": logs and rnd.random() < 0.2} for a, b in chosen]
+    chosen = pairs[: rnd.randint(1, len(pairs))]
+    channels = [
+        {"id": f"{a}>{b}", "src": a, "dst": b, "fifo": fifo, "logged": logs and rnd.random() < 0.2} for a, b in chosen
+    ]
     processes = [{"id": p} for p in procs]
     if external:
         processes.append({"id": "X", "role": "external"})
@@ -95,19 +105,19 @@ def _perturb(rnd, mids, sent, ch):
     if r < 0.6:
         return mids
     if r < 0.7 and mids:
-        return mids[1:]                                   # drop one
+        return mids[1:]  # drop one
     if r < 0.8 and sent[ch]:
-        return mids + [rnd.choice(sent[ch])]              # extra (phantom or duplicate)
+        return mids + [rnd.choice(sent[ch])]  # extra (phantom or duplicate)
     if r < 0.85 and len(mids) > 1:
         a, b = sorted(rnd.sample(range(len(mids)), 2))
         mids[a], mids[b] = mids[b], mids[a]
-        return mids                                       # out of send order
+        return mids  # out of send order
     if r < 0.9 and len(sent[ch]) > 1:
         a, b = sorted(rnd.sample(range(len(sent[ch])), 2))
-        return [sent[ch][b], sent[ch][a]]                 # out of send order
+        return [sent[ch][b], sent[ch][a]]  # out of send order
     others = [c for c in sent if c != ch and sent[c]]
     if others:
-        return mids + [rnd.choice(sent[rnd.choice(others)])]   # wrong channel
+        return mids + [rnd.choice(sent[rnd.choice(others)])]  # wrong channel
     return mids
 
 
@@ -123,9 +133,8 @@ def random_failure_trace(seed: int, *, n: int | None = None, steps: int | None =
     procs = [f"P{i}" for i in range(n)]
     pairs = [(a, b) for a in procs for b in procs if a != b]
     rnd.shuffle(pairs)
-    chosen = pairs[:rnd.randint(1, len(pairs))]
-    channels = [{"id": f"{a}>{b}", "src": a, "dst": b, "fifo": fifo, "logged": rnd.random() < 0.4}
-                for a, b in chosen]
+    chosen = pairs[: rnd.randint(1, len(pairs))]
+    channels = [{"id": f"{a}>{b}", "src": a, "dst": b, "fifo": fifo, "logged": rnd.random() < 0.4} for a, b in chosen]
     rec = TraceRecorder(procs, channels, protocol="unc", seed=seed)
     src_of = {c["id"]: c["src"] for c in channels}
     dst_of = {c["id"]: c["dst"] for c in channels}
@@ -162,7 +171,7 @@ def random_failure_trace(seed: int, *, n: int | None = None, steps: int | None =
                     rec.fail(q)
                 k = rnd.randrange(len(ckpts[q])) if rnd.random() < 0.4 else len(ckpts[q]) - 1
                 rec.restore(q, ckpts[q][k], recovery=recovery)
-                del ckpts[q][k + 1:]
+                del ckpts[q][k + 1 :]
             for ch in rnd.sample(list(sent), min(2, len(sent))):
                 if sent[ch] and rnd.random() < 0.6:
                     pending[ch].append(rec.replay(src_of[ch], rnd.choice(sent[ch])))

@@ -7,6 +7,8 @@ import os
 import random
 
 import pytest
+from checker_oracle import Oracle, effective_events
+from checker_random import random_failure_trace, random_trace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +23,6 @@ from snapcheck.checker.rgraph import Graph, scc_labels, scc_labels_networkx
 from snapcheck.checker.rollback_propagation import rollback_propagation
 from snapcheck.checker.z3cert import certify, min_replay_line
 from snapcheck.checker.zcycles import is_zpath, stably_unusable_positions, useless_positions, zcycle_witness
-from checker_oracle import Oracle, effective_events
-from checker_random import random_failure_trace, random_trace
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import dumps_trace
 
@@ -72,7 +72,7 @@ def test_zpaths_are_rgraph_paths_and_witnesses_are_shortest(seed):
         reach = g.reach([g.node(a[0], a[1] + 1)])
         for b in ckpts:
             if a[0] == b[0] and b[1] > a[1]:
-                continue            # the lemma covers i != j or y <= x
+                continue  # the lemma covers i != j or y <= x
             assert bool(reach[g.node(*b)]) == (o.zpath_len(a, b) is not None), (a, b)
     for i, x in useless_positions(g):
         w = zcycle_witness(g, i, x)
@@ -92,7 +92,7 @@ def test_three_recovery_line_algorithms_agree_with_enumeration(seed, data):
     assert g == o.recovery_line(U)
     assert r_mark(h, U) == g
     assert rollback_propagation(h, U) == g
-    for i in range(h.n):                 # every process below its bound has a cause
+    for i in range(h.n):  # every process below its bound has a cause
         assert (last[i] >= 0) == (g[i] < U[i])
 
 
@@ -115,7 +115,7 @@ def test_cut_analysis_matches_channel_state_rules(seed, aligned, data):
     t = valid_trace(seed)
     h, o = History(t), Oracle(t)
     G = [data.draw(st.integers(0, L + 1)) for L in h.L]
-    if data.draw(st.booleans()):        # one stable checkpoint, everyone else current: its records are in transit
+    if data.draw(st.booleans()):  # one stable checkpoint, everyone else current: its records are in transit
         keep = data.draw(st.integers(0, h.n - 1))
         G = [x if i == keep else h.L[i] + 1 for i, x in enumerate(G)]
     ca = CutAnalysis(h, Durability(h), G, "cut", aligned=aligned)
@@ -135,7 +135,7 @@ def test_z3_certificate_and_fewest_replay_optimum(seed, data):
     g, _, _ = rl_fix(h, U)
     cert = certify(h, U, g)
     assert cert["maximality"] == "proved"
-    lower = [0] * h.n                    # consistent (initial checkpoints) but not maximal unless g is 0
+    lower = [0] * h.n  # consistent (initial checkpoints) but not maximal unless g is 0
     if g != lower:
         with pytest.raises(AssertionError, match="refutes"):
             certify(h, U, lower)
@@ -195,7 +195,9 @@ def test_useless_so_far_grows_only_within_may_become_useless(seed, data):
     prefix = type(full)(full.header, full.events[:k], "prefix")
     before = check_trace(prefix, CheckOptions(crosscheck=False))
     after = set(check_trace(full, CheckOptions(crosscheck=False)).useless)
-    existing = {(e.proc, e.ckpt) for e in prefix.events if e.type == "checkpoint"} | {(p.id, 0) for p in prefix.processes}
+    existing = {(e.proc, e.ckpt) for e in prefix.events if e.type == "checkpoint"} | {
+        (p.id, 0) for p in prefix.processes
+    }
     assert set(before.useless) <= after
     assert {c for c in after if c in existing} <= set(before.useless) | set(before.may_become_useless)
 
@@ -204,13 +206,13 @@ def test_a_later_message_makes_an_old_checkpoint_useless():
     from snapcheck.traces import TraceRecorder
 
     rec = TraceRecorder(["Pi", "Pk"], [("ik", "Pi", "Pk"), ("ki", "Pk", "Pi")])
-    m2 = rec.send("Pk", "ki")          # Pk sends in its current (open) interval
+    m2 = rec.send("Pk", "ki")  # Pk sends in its current (open) interval
     rec.recv("Pi", m2)
-    rec.checkpoint("Pi")               # C_{i,1} reflects m2
+    rec.checkpoint("Pi")  # C_{i,1} reflects m2
     before = check_trace(rec.trace())
     assert before.useless == [] and before.may_become_useless == [("Pi", 1)]
-    m1 = rec.send("Pi", "ik")          # sent after C_{i,1} ...
-    rec.recv("Pk", m1)                 # ... received in the same open interval of Pk
+    m1 = rec.send("Pi", "ik")  # sent after C_{i,1} ...
+    rec.recv("Pk", m1)  # ... received in the same open interval of Pk
     assert check_trace(rec.trace()).useless == [("Pi", 1)]
 
 
@@ -229,9 +231,9 @@ def test_effective_history_and_analyses_on_traces_with_failures(seed, data):
     h = History(t)
     o = Oracle(t, effective_events(t))
     assert h.L == o.L
-    assert sorted((m.mid, m.src, m.s, m.dst, m.r) for m in h.msgs) == \
-        sorted((mid, -1 if src is None else src, s if src is not None else 0, dst, r)
-               for mid, src, s, dst, r in o.msgs)
+    assert sorted((m.mid, m.src, m.s, m.dst, m.r) for m in h.msgs) == sorted(
+        (mid, -1 if src is None else src, s if src is not None else 0, dst, r) for mid, src, s, dst, r in o.msgs
+    )
     g = Graph(h)
     assert set(useless_positions(g)) == o.useless()
     failed = data.draw(st.lists(st.integers(0, h.n - 1), unique=True, max_size=h.n))

@@ -67,8 +67,22 @@ def test_json_report_schema(run, orphan):
     doc = json.loads(out)
     assert doc["schema"] == "snapcheck-check" and doc["ok"] is False
     rep = doc["reports"][0]
-    for key in ("trace", "protocol", "ok", "violation_kinds", "violations", "results", "useless",
-                "stably_unusable", "recovery_lines", "recovery", "rounds", "observed_recoveries", "notes", "stats"):
+    for key in (
+        "trace",
+        "protocol",
+        "ok",
+        "violation_kinds",
+        "violations",
+        "results",
+        "useless",
+        "stably_unusable",
+        "recovery_lines",
+        "recovery",
+        "rounds",
+        "observed_recoveries",
+        "notes",
+        "stats",
+    ):
         assert key in rep
     v = rep["violations"][0]
     assert v["kind"] == "orphan" and v["property"] == "consistency"
@@ -98,27 +112,39 @@ def test_z3_option_reports_the_certificate(run, orphan):
 
 
 def test_metadata_expected_check_applies_and_expect_flag(run, tmp_path):
-    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")],
-                        metadata={"expected": {"verdict": "violation", "violations": ["orphan"],
-                                               "check": {"cut": {"A": 1, "B": 1}}}})
+    rec = TraceRecorder(
+        ["A", "B"],
+        [("ab", "A", "B")],
+        metadata={"expected": {"verdict": "violation", "violations": ["orphan"], "check": {"cut": {"A": 1, "B": 1}}}},
+    )
     rec.checkpoint("A")
     m = rec.send("A", "ab")
     rec.recv("B", m)
     rec.checkpoint("B")
     path = write(tmp_path, "exp.jsonl", rec)
-    assert run("check", path)[0] == 1                       # the expected cut is analysed
+    assert run("check", path)[0] == 1  # the expected cut is analysed
     code, out = run("check", path, "--expect")
     assert code == 0 and "expected verdict: holds" in out
-    code, _ = run("check", path, "--cut", "A=V,B=V")         # explicit option wins
+    code, _ = run("check", path, "--cut", "A=V,B=V")  # explicit option wins
     assert code == 0
     code, out = run("check", path, "--cut", "A=V,B=V", "--expect")
     assert code == 1 and "MISMATCH" in out
 
 
 def test_compare_expected_reports_each_mismatch(tmp_path):
-    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")],
-                        metadata={"expected": {"verdict": "clean", "violations": [], "useless": ["A:1"],
-                                               "recovery_lines": {"A": {"A": 0, "B": "V"}}, "domino": True}})
+    rec = TraceRecorder(
+        ["A", "B"],
+        [("ab", "A", "B")],
+        metadata={
+            "expected": {
+                "verdict": "clean",
+                "violations": [],
+                "useless": ["A:1"],
+                "recovery_lines": {"A": {"A": 0, "B": "V"}},
+                "domino": True,
+            }
+        },
+    )
     rec.checkpoint("A")
     t = rec.trace()
     rep = check_trace(t, options_from_expected(t))
@@ -133,7 +159,7 @@ def test_golden_trace_expected_verdict_holds(path):
     t = read_trace(path)
     rep = check_trace(t, options_from_expected(t, CheckOptions(z3=True)))
     assert compare_expected(t, rep) == []
-    for label, cert in rep.certificates.items():
+    for _label, cert in rep.certificates.items():
         assert cert["maximality"] == "proved"
 
 

@@ -24,7 +24,7 @@ def constructed() -> set[tuple[str, str]]:
 
 def test_every_reported_kind_is_in_the_contract():
     pairs = constructed()
-    assert len(pairs) > 40                      # the scan sees the checker's violations
+    assert len(pairs) > 40  # the scan sees the checker's violations
     missing = sorted(k for k, _ in pairs if k not in KIND_PROPERTY)
     assert not missing, missing
     assert all(p in PROPERTIES for _, p in pairs)

@@ -8,8 +8,7 @@ from snapcheck.traces import TraceRecorder
 
 
 def pipe(logged=True, protocol="unc"):
-    return TraceRecorder(["P0", "P1"], [{"id": "c", "src": "P0", "dst": "P1", "logged": logged}],
-                         protocol=protocol)
+    return TraceRecorder(["P0", "P1"], [{"id": "c", "src": "P0", "dst": "P1", "logged": logged}], protocol=protocol)
 
 
 def test_correct_recovery_with_log_replay_is_clean():
@@ -30,7 +29,7 @@ def test_correct_recovery_with_log_replay_is_clean():
     assert rep.observed[0]["in_transit"] == [m1, m2] or set(rep.observed[0]["in_transit"]) == {m1, m2}
     assert not rep.observed[0]["extra_rollback"]
     h = History(rec.trace())
-    assert h.by_mid[m1].r == 2 and h.by_mid[m1].nrecv == 1          # the replay stands for m1
+    assert h.by_mid[m1].r == 2 and h.by_mid[m1].nrecv == 1  # the replay stands for m1
 
 
 def test_unlogged_message_whose_processing_is_undone_is_lost():
@@ -56,7 +55,7 @@ def test_replay_skipping_a_message_on_a_fifo_channel_is_lost():
     rec.recv("P1", m2)
     rec.fail("P1")
     rec.restore("P1", 1)
-    rec.recv("P1", rec.replay("P0", m2))          # off by one: m1 skipped
+    rec.recv("P1", rec.replay("P0", m2))  # off by one: m1 skipped
     rep = check_trace(rec.trace())
     assert rep.kinds == {"lost"}
     assert "processes the later" in rep.violations[0].message
@@ -80,7 +79,7 @@ def test_replay_without_deduplication_is_duplicate_processing():
     rec.checkpoint("P1")
     rec.fail("P1")
     rec.restore("P1", 1)
-    rec.recv("P1", rec.replay("P0", m1))          # m1 is already in C_{P1,1}
+    rec.recv("P1", rec.replay("P0", m1))  # m1 is already in C_{P1,1}
     rep = check_trace(rec.trace())
     assert rep.kinds == {"duplicate-processing"}
     # with deduplication it is fine
@@ -97,13 +96,13 @@ def test_replay_without_deduplication_is_duplicate_processing():
 def test_restoring_latest_checkpoints_without_rollback_propagation_is_inconsistent():
     rec = pipe()
     rec.checkpoint("P0")
-    m = rec.send("P0", "c")            # after P0's checkpoint
+    m = rec.send("P0", "c")  # after P0's checkpoint
     rec.recv("P1", m)
-    rec.checkpoint("P1")               # P1's checkpoint reflects m
+    rec.checkpoint("P1")  # P1's checkpoint reflects m
     rec.fail("P0")
     rec.restore("P0", 1, recovery=7)
     rec.restore("P1", 1, recovery=7)
-    m_again = rec.send("P0", "c")      # regenerated (same seq), processed again
+    m_again = rec.send("P0", "c")  # regenerated (same seq), processed again
     rec.recv("P1", m_again)
     rep = check_trace(rec.trace())
     assert rep.kinds == {"inconsistent-restore", "duplicate-processing"}
@@ -117,7 +116,7 @@ def test_extra_rollback_is_a_note_not_a_violation():
     rec.checkpoint("P0")
     rec.checkpoint("P0")
     rec.fail("P0")
-    rec.restore("P0", 1)               # 2 was possible
+    rec.restore("P0", 1)  # 2 was possible
     rep = check_trace(rec.trace())
     assert rep.ok and rep.observed[0]["extra_rollback"]
     assert any("extra rollback" in n for n in rep.notes)
@@ -129,8 +128,8 @@ def test_processing_a_rolled_back_send_that_is_never_regenerated_is_phantom():
     m = rec.send("P0", "c")
     rec.fail("P0")
     rec.restore("P0", 1)
-    rec.send("P0", "d")                # P0 takes another path after recovery
-    rec.recv("P1", m)                  # stale copy from the network
+    rec.send("P0", "d")  # P0 takes another path after recovery
+    rec.recv("P1", m)  # stale copy from the network
     rep = check_trace(rec.trace())
     assert rep.kinds == {"phantom"}
 
@@ -155,19 +154,21 @@ def test_recovery_groups_without_ids():
     rec.checkpoint("B")
     rec.fail("A")
     rec.restore("A", 1)
-    rec.restore("B", 1)                 # same recovery (no restored process acted in between)
+    rec.restore("B", 1)  # same recovery (no restored process acted in between)
     rec.send("A", "ab")
     rec.fail("B")
-    rec.restore("B", 1)                 # a second recovery
+    rec.restore("B", 1)  # a second recovery
     rep = check_trace(rec.trace())
     assert [o["subject"] for o in rep.observed] == ["recovery 1", "recovery 2"]
     assert rep.observed[0]["restored_line"] == {"A": 1, "B": 1}
 
 
 def rounds_trace(complete=True, abort=False, fail=False):
-    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S", "T"],
-                        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
-                        protocol="abs-aligned")
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "T"],
+        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
+        protocol="abs-aligned",
+    )
     rec.round_start("C", 1)
     b = rec.barrier("C", "cs", 1)
     rec.recv("S", b)
@@ -207,9 +208,15 @@ def test_aborted_or_failed_rounds_terminate():
 def _late_barrier_trace(abort_first: bool):
     """T checkpoints on C's barrier, S's message m is in transit and never recorded;
     S's barrier reaches T after (or before) the coordinator aborts the round."""
-    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S", "T"],
-                        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"},
-                         {"id": "ct", "src": "C", "dst": "T", "kind": "control"}], protocol="unaligned")
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "T"],
+        [
+            ("st", "S", "T"),
+            {"id": "cs", "src": "C", "dst": "S", "kind": "control"},
+            {"id": "ct", "src": "C", "dst": "T", "kind": "control"},
+        ],
+        protocol="unaligned",
+    )
     rec.round_start("C", 1)
     m = rec.send("S", "st")
     rec.recv("S", rec.barrier("C", "cs", 1))
@@ -230,7 +237,7 @@ def test_round_aborted_before_its_last_barrier_is_not_judged_as_a_cut():
     rep = check_trace(_late_barrier_trace(abort_first=True))
     assert rep.ok, rep.render_text()
     assert rep.rounds["1"]["status"] == "aborted"
-    late = check_trace(_late_barrier_trace(abort_first=False))   # complete, then aborted: the cut was taken
+    late = check_trace(_late_barrier_trace(abort_first=False))  # complete, then aborted: the cut was taken
     assert late.rounds["1"]["status"] == "complete" and late.kinds == {"dropped"}
 
 
@@ -270,8 +277,12 @@ def test_failure_set_options_and_semantics():
 def _two_inflight_channels(params: dict):
     """S0 and S1 each send one message to K; K's snapshot of round 1 records only S0's channel
     (as empty), and both messages are processed after it: both are in transit."""
-    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S0", "S1", "K"], [("a", "S0", "K"), ("b", "S1", "K")],
-                        protocol="unaligned", params=params)
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S0", "S1", "K"],
+        [("a", "S0", "K"), ("b", "S1", "K")],
+        protocol="unaligned",
+        params=params,
+    )
     rec.round_start("C", 1)
     ma, mb = rec.send("S0", "a"), rec.send("S1", "b")
     for p in ("S0", "S1", "K"):

@@ -57,8 +57,12 @@ def test_check_json_of_every_golden_trace_follows_the_schema():
 
 def test_check_json_of_simulations_and_bad_files_follows_the_schema(simulated):
     v = validator("check-report")
-    for extra in ([], ["--failures", "all", "--z3", "--z3-min-replay"], ["--property", "consistency"],
-                  ["--require-faults"]):
+    for extra in (
+        [],
+        ["--failures", "all", "--z3", "--z3-min-replay"],
+        ["--property", "consistency"],
+        ["--require-faults"],
+    ):
         doc = check_json(*simulated, *extra)
         v.validate(doc)
         verdicts = [r["verdict"] for r in doc["reports"]]
@@ -81,11 +85,13 @@ def test_the_schema_is_not_vacuous():
     v = validator("check-report")
     doc = check_json(GOLDEN[0])
     v.validate(doc)
-    for mutate in (lambda d: d["reports"][0].__setitem__("verdict", "green"),
-                   lambda d: d["reports"][0].pop("not_judged"),
-                   lambda d: d["reports"][0]["results"].append({"property": "consistency"}),
-                   lambda d: d.__setitem__("exit_code", 3),
-                   lambda d: d["reports"][0].__setitem__("surprise", 1)):
+    for mutate in (
+        lambda d: d["reports"][0].__setitem__("verdict", "green"),
+        lambda d: d["reports"][0].pop("not_judged"),
+        lambda d: d["reports"][0]["results"].append({"property": "consistency"}),
+        lambda d: d.__setitem__("exit_code", 3),
+        lambda d: d["reports"][0].__setitem__("surprise", 1),
+    ):
         bad = json.loads(json.dumps(doc))
         mutate(bad)
         with pytest.raises(jsonschema.ValidationError):
@@ -94,8 +100,24 @@ def test_the_schema_is_not_vacuous():
 
 def test_validate_summary_follows_its_schema(tmp_path):
     out = tmp_path / "val"
-    res = subprocess.run([sys.executable, "-m", "snapcheck", "validate", "--traces", "12", "--engine", "python",
-                          "--output", str(out), "--no-progress"], capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snapcheck",
+            "validate",
+            "--traces",
+            "12",
+            "--engine",
+            "python",
+            "--output",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode in (0, 1), res.stderr
     summary = json.loads((out / "summary.json").read_text())
     v = validator("validate-summary")

@@ -17,9 +17,15 @@ from snapcheck.traces import TraceRecorder
 
 
 def two(protocol="none", logged=False, params=None):
-    return TraceRecorder(["P0", "P1"], [{"id": "a", "src": "P0", "dst": "P1", "logged": logged},
-                                        {"id": "b", "src": "P1", "dst": "P0", "logged": logged}],
-                         protocol=protocol, params=params)
+    return TraceRecorder(
+        ["P0", "P1"],
+        [
+            {"id": "a", "src": "P0", "dst": "P1", "logged": logged},
+            {"id": "b", "src": "P1", "dst": "P0", "logged": logged},
+        ],
+        protocol=protocol,
+        params=params,
+    )
 
 
 def example_a():
@@ -102,8 +108,8 @@ def test_example_b_rgraph_cycle_is_not_a_zcycle():
     h = History(example_b())
     g = Graph(h)
     comp = scc_labels(g)
-    assert comp[g.node(0, 1)] == comp[g.node(1, 1)]          # an R-graph cycle (0,1) <-> (1,1) ...
-    assert useless_positions(g, comp) == []                    # ... and nothing is useless
+    assert comp[g.node(0, 1)] == comp[g.node(1, 1)]  # an R-graph cycle (0,1) <-> (1,1) ...
+    assert useless_positions(g, comp) == []  # ... and nothing is useless
     on_cycle = {v for v in range(g.nodes) if any(comp[w] == comp[v] for w in g.adj[v])}
     assert on_cycle, "the wrong heuristic would flag these"
 
@@ -148,8 +154,10 @@ def test_a_protocol_known_by_name_gets_its_catalogue_guarantees_only_when_given(
     assert rep.kinds == {"useless-checkpoint"}
 
 
-@pytest.mark.parametrize("recorded,kinds", [([], {"dropped"}), (["m1"], set()), (["m1", "m2"], {"phantom"}),
-                                            (["m1", "m1"], {"duplicate-recorded"})])
+@pytest.mark.parametrize(
+    "recorded,kinds",
+    [([], {"dropped"}), (["m1"], set()), (["m1", "m2"], {"phantom"}), (["m1", "m1"], {"duplicate-recorded"})],
+)
 def test_example_d_channel_state(recorded, kinds):
     t, m1, m2 = example_d(recorded)
     rep = check_trace(t, CheckOptions(cut={"P0": 1, "P1": 1}))
@@ -166,13 +174,13 @@ def test_mixed_edge_conventions_give_wrong_lines():
     (inconsistent line); rollback propagation on R-graph edges over-rolls back."""
     rec = two()
     rec.checkpoint("P0")
-    m = rec.send("P0", "a")                  # sent in P0's open interval
+    m = rec.send("P0", "a")  # sent in P0's open interval
     rec.recv("P1", m)
     h = History(rec.trace())
     U = bound(h, [0], "partial")
     assert rl_fix(h, U)[0] == [1, 0]
     wrong = r_mark(h, U, Graph(h, "ckpt"))
-    assert wrong == [1, 1] and not is_consistent(h, wrong)      # keeps P1's V, which processed m
+    assert wrong == [1, 1] and not is_consistent(h, wrong)  # keeps P1's V, which processed m
 
     hb = History(example_b())
     U = bound(hb, [0, 1], "partial")
@@ -187,9 +195,9 @@ def test_checkmate_root_set_over_rolls_back_partial_failures():
     nothing."""
     rec = two()
     rec.checkpoint("P1")
-    m = rec.send("P1", "b")                # P1 (survivor) sends after its last checkpoint ...
+    m = rec.send("P1", "b")  # P1 (survivor) sends after its last checkpoint ...
     rec.recv("P0", m)
-    rec.checkpoint("P0")                   # ... and the failed P0 processed it before its checkpoint
+    rec.checkpoint("P0")  # ... and the failed P0 processed it before its checkpoint
     h = History(rec.trace())
     partial = rl_fix(h, bound(h, [0], "partial"))[0]
     restart = rl_fix(h, bound(h, [0], "restart-all"))[0]
@@ -212,7 +220,7 @@ def test_undelivered_messages_make_no_rgraph_edge():
     rec.send("P0", "a")
     h = History(rec.trace())
     g = Graph(h)
-    assert sum(len(a) for a in g.adj) == sum(L + 1 for L in h.L)        # successor edges only
+    assert sum(len(a) for a in g.adj) == sum(L + 1 for L in h.L)  # successor edges only
 
 
 def test_stably_unusable_is_not_useless():
@@ -242,6 +250,7 @@ def test_order_of_recorded_state_on_fifo_channel():
 
 def test_unaligned_input_and_output_parts():
     """Input ∪ output part = in-transit set, disjoint (docs/theory.md, "Unaligned checkpoints")."""
+
     def run(inp, out):
         rec = TraceRecorder(["U", "D"], [("c", "U", "D")], protocol="unaligned")
         a = rec.send("U", "c")
@@ -254,6 +263,7 @@ def test_unaligned_input_and_output_parts():
         rec.recv("D", a)
         rec.recv("D", b)
         return check_trace(rec.trace()).kinds
+
     assert run("a", "b") == set()
     assert run("ab", "") == set()
     assert run("a", "") == {"dropped"}
@@ -283,7 +293,7 @@ def test_wrong_channel_and_phantom_of_rolled_back_send():
     rec.recv("B", x)
     rec.recv("B", y)
     rep = check_trace(rec.trace(), CheckOptions(cut={"A": "V", "B": 1, "C": "V"}))
-    assert rep.kinds == {"wrong-channel", "dropped"}      # y is filed under ab, so cb's state misses it
+    assert rep.kinds == {"wrong-channel", "dropped"}  # y is filed under ab, so cb's state misses it
 
 
 def test_durable_logs_and_truncation():

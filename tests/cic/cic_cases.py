@@ -13,7 +13,7 @@ from snapcheck.reference.testing import sim_configs
 
 NAMES = ("unc", "hmnr", "hmnr-clock", "bcs")
 MODES = ("restart-all", "partial")
-REACHABILITY_RECORDS = 5          # the cyclic query's path count grows fast with its input
+REACHABILITY_RECORDS = 5  # the cyclic query's path count grows fast with its input
 
 
 def protocol(name: str, recovery: str = "restart-all", **kw):

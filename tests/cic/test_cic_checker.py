@@ -60,7 +60,7 @@ def bcs_example_c(forced: bool = True, spurious: bool = False, wrong_sn: bool = 
     basic("P0")
     e = send("P0", "c01")
     recv("P1", e, 5)
-    if spurious:                      # g carries sn 5 = P1's sn: nothing to force
+    if spurious:  # g carries sn 5 = P1's sn: nothing to force
         g = send("P0", "c01")
         rec.checkpoint("P1", kind="forced", vars={"sn": 6})
         rec.recv("P1", g)
@@ -201,9 +201,17 @@ def test_premature_log_truncation():
 def test_prefix_lines_equal_rl_fix_on_every_prefix(seed):
     """The incremental all-failed lines of log retention = RL-FIX on each prefix history."""
     rnd = random.Random(seed)
-    res = simulate(SimConfig(protocol="unc", workload=rnd.choice(["q3", "random-dag", "random-cyclic"]),
-                             parallelism=2, seed=seed, records=8, interval=150,
-                             failures=(("sink[0]", 700 + 50 * seed),)))
+    res = simulate(
+        SimConfig(
+            protocol="unc",
+            workload=rnd.choice(["q3", "random-dag", "random-cyclic"]),
+            parallelism=2,
+            seed=seed,
+            records=8,
+            interval=150,
+            failures=(("sink[0]", 700 + 50 * seed),),
+        )
+    )
     t = res.trace()
     restores = [e.line for e in t.events if e.type == "restore"] + [len(t.events) + 2]
     start = 2
@@ -218,8 +226,7 @@ def test_prefix_lines_equal_rl_fix_on_every_prefix(seed):
 def test_resimulation_follows_causal_order_not_file_order():
     """The same execution written process by process (a receive may come before its send
     in the file): the re-simulation decides exactly as on the original."""
-    res = simulate(SimConfig(protocol="hmnr", workload="reachability", parallelism=2, seed=4, records=4,
-                             interval=300))
+    res = simulate(SimConfig(protocol="hmnr", workload="reachability", parallelism=2, seed=4, records=4, interval=300))
     t = res.trace()
     order = {p.id: k for k, p in enumerate(t.header.processes)}
     events = sorted(t.events, key=lambda e: (order[e.proc], e.idx))

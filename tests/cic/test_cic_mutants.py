@@ -70,8 +70,10 @@ def test_min_to_on_every_send_stays_zcf_but_forces_more():
     m = MUTANTS["hmnr-min-to-every-send"]
     forced = {"mutant": 0, "correct": 0}
     for seed in SEEDS:
-        for key, cfg in (("mutant", SimConfig(protocol=m.mutant_of, mutant=m.name, seed=seed, **m.demo)),
-                         ("correct", SimConfig(protocol="hmnr-clock", seed=seed, **m.demo))):
+        for key, cfg in (
+            ("mutant", SimConfig(protocol=m.mutant_of, mutant=m.name, seed=seed, **m.demo)),
+            ("correct", SimConfig(protocol="hmnr-clock", seed=seed, **m.demo)),
+        ):
             res = simulate(cfg)
             forced[key] += res.metrics["checkpoints_forced"]
             rep = check_trace(res.trace(), CheckOptions(properties={"z-cycles", "cic-conformance"}))

@@ -9,9 +9,9 @@ import random
 from dataclasses import replace
 
 import pytest
+from cic_cases import MODES, NAMES, REACHABILITY_RECORDS, configs, protocol, run_and_check
 from hypothesis import HealthCheck, given, settings
 
-from cic_cases import MODES, NAMES, REACHABILITY_RECORDS, configs, protocol, run_and_check
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.checker.cic import Resimulation
 from snapcheck.checker.intervals import History
@@ -21,8 +21,12 @@ from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.testing import task_ids
 
 EXAMPLES = int(os.environ.get("SNAPCHECK_CIC_EXAMPLES", "25"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @SETTINGS
@@ -46,9 +50,20 @@ def sweep_config(seed: int) -> SimConfig:
     tasks = task_ids(wl, par, seed)
     horizon = records * gap + 4 * interval
     failures = tuple((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(0, 3)))
-    return SimConfig(protocol=protocol(name, mode), workload=wl, parallelism=par, seed=seed, records=records,
-                     gap=gap, interval=interval, latency=rnd.randint(1, 80), jitter=rnd.choice([1, 30, 60, 150]),
-                     buffer=rnd.randint(1, 6), out_buffer=rnd.randint(1, 4), failures=failures)
+    return SimConfig(
+        protocol=protocol(name, mode),
+        workload=wl,
+        parallelism=par,
+        seed=seed,
+        records=records,
+        gap=gap,
+        interval=interval,
+        latency=rnd.randint(1, 80),
+        jitter=rnd.choice([1, 30, 60, 150]),
+        buffer=rnd.randint(1, 6),
+        out_buffer=rnd.randint(1, 4),
+        failures=failures,
+    )
 
 
 @pytest.mark.parametrize("seed", range(48))
@@ -69,11 +84,18 @@ def cyclic_run(seed: int) -> SimConfig:
     """A small cyclic run (where Z-cycles can form) with a random schedule."""
     rnd = random.Random(seed)
     wl = rnd.choice(["reachability", "random-cyclic"])
-    small = wl == "reachability"          # its path count explodes with parallelism and input
-    return SimConfig(workload=wl, parallelism=rnd.randint(1, 2 if small else 3), seed=seed,
-                     records=rnd.randint(2, REACHABILITY_RECORDS - 1 if small else 8),
-                     gap=rnd.choice([30, 80, 150]), interval=rnd.choice([100, 200, 400, 800]),
-                     latency=rnd.randint(1, 120), jitter=rnd.choice([1, 60, 300]), buffer=rnd.randint(1, 6))
+    small = wl == "reachability"  # its path count explodes with parallelism and input
+    return SimConfig(
+        workload=wl,
+        parallelism=rnd.randint(1, 2 if small else 3),
+        seed=seed,
+        records=rnd.randint(2, REACHABILITY_RECORDS - 1 if small else 8),
+        gap=rnd.choice([30, 80, 150]),
+        interval=rnd.choice([100, 200, 400, 800]),
+        latency=rnd.randint(1, 120),
+        jitter=rnd.choice([1, 60, 300]),
+        buffer=rnd.randint(1, 6),
+    )
 
 
 def useless_count(cfg: SimConfig) -> tuple[int, int]:
@@ -119,16 +141,19 @@ def test_the_two_hmnr_forms_make_identical_decisions(seed):
     """Same config under both forms: the same trace up to piggybacks and variables (every
     checkpoint decision identical); and on that trace the checker's re-simulations of
     the two forms require a checkpoint at exactly the same receives."""
-    cfg = cyclic_run(seed) if seed % 2 else SimConfig(workload="q3", parallelism=3, seed=seed, records=10,
-                                                       interval=150, jitter=200)
+    cfg = (
+        cyclic_run(seed)
+        if seed % 2
+        else SimConfig(workload="q3", parallelism=3, seed=seed, records=10, interval=150, jitter=200)
+    )
     runs = {form: simulate(replace(cfg, protocol=protocol("hmnr", form=form))) for form in ("greater", "clock")}
     skeleton = {f: [(e.proc, e.idx, e.type, e.kind, e.mid, e.ckpt) for e in r.events] for f, r in runs.items()}
     assert skeleton["greater"] == skeleton["clock"]
     a = decisions(runs["greater"].trace(), "greater")
     assert a == decisions(runs["clock"].trace(), "clock")
-    assert all(required == forced for _, _, required, forced in a)     # the reference forced exactly these
+    assert all(required == forced for _, _, required, forced in a)  # the reference forced exactly these
     bare = simulate(replace(cfg, protocol=protocol("hmnr", log_piggyback=False, log_vars=False))).trace()
-    assert decisions(bare, "greater") == decisions(bare, "clock") == a   # both rule sets re-simulated alone
+    assert decisions(bare, "greater") == decisions(bare, "clock") == a  # both rule sets re-simulated alone
 
 
 @pytest.mark.slow
@@ -151,8 +176,7 @@ def test_hmnr_forces_fewer_checkpoints_than_bcs_and_both_keep_timestamps_increas
         for name in forced:
             res = simulate(replace(cfg, protocol=protocol(name)))
             forced[name] += res.metrics["checkpoints_forced"]
-            rep = check_trace(res.trace(), CheckOptions(properties={"timestamps", "cic-conformance",
-                                                                    "cic-efficiency"}))
+            rep = check_trace(res.trace(), CheckOptions(properties={"timestamps", "cic-conformance", "cic-efficiency"}))
             assert rep.ok, rep.render_text()
     assert 0 < forced["hmnr"] < forced["bcs"], forced
 
@@ -165,8 +189,7 @@ def test_a_single_failed_task_restarts_from_its_last_checkpoint_under_zcf(name):
         rnd = random.Random(seed)
         cfg = cyclic_run(seed)
         task = rnd.choice(task_ids(cfg.workload, cfg.parallelism, seed))
-        res = simulate(replace(cfg, protocol=protocol(name, "partial"),
-                               failures=((task, rnd.randrange(100, 1500)),)))
+        res = simulate(replace(cfg, protocol=protocol(name, "partial"), failures=((task, rnd.randrange(100, 1500)),)))
         last = at_fail = None
         for e in res.events:
             if e.proc != task:

@@ -10,8 +10,12 @@ GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "snapcheck", "verify-all", "--skip-specs", "--skip-spark", *args],
-                          capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    return subprocess.run(
+        [sys.executable, "-m", "snapcheck", "verify-all", "--skip-specs", "--skip-spark", *args],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+    )
 
 
 def test_golden_stage_passes_on_the_shipped_traces():
@@ -20,7 +24,7 @@ def test_golden_stage_passes_on_the_shipped_traces():
     for path in GOLDEN.glob("*.jsonl"):
         assert path.stem in r.stdout
     assert "OK: every stage that ran passed; skipped: TLA+ specs (TLC), Spark validation" in r.stdout
-    assert "every stage passed" not in r.stdout         # skipped stages are never reported as passed
+    assert "every stage passed" not in r.stdout  # skipped stages are never reported as passed
 
 
 def test_a_golden_trace_whose_verdict_is_wrong_fails_the_main_job(tmp_path):

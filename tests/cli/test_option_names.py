@@ -46,8 +46,12 @@ def options():
         for p in cmd.params:
             if isinstance(p, click.Option):
                 names = p.opts + p.secondary_opts
-                yield (where, tuple(sorted(n for n in names if n.startswith("--"))),
-                       tuple(sorted(n for n in names if not n.startswith("--"))), p.name)
+                yield (
+                    where,
+                    tuple(sorted(n for n in names if n.startswith("--"))),
+                    tuple(sorted(n for n in names if not n.startswith("--"))),
+                    p.name,
+                )
 
 
 def _singular(name: str) -> str:

@@ -27,8 +27,6 @@ def test_an_output_that_is_the_input_file_is_refused(snapcheck_cli, parquet_inpu
 @pytest.mark.parametrize("sub", ["", "results"])
 def test_an_output_inside_the_input_directory_is_refused(snapcheck_cli, parquet_input, sub):
     d, f = parquet_input
-    code, text = snapcheck_cli("validate", "--input", str(d), "--output", str(d / sub) if sub else str(d),
-                               stderr=True)
+    code, text = snapcheck_cli("validate", "--input", str(d), "--output", str(d / sub) if sub else str(d), stderr=True)
     assert code == 2 and "inside the input directory" in text
     assert sorted(p.name for p in d.iterdir()) == (["results", "traces.parquet"] if sub else ["traces.parquet"])
-

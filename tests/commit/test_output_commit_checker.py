@@ -4,9 +4,11 @@ from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.traces import TraceRecorder
 
 PROCS = [{"id": "C", "role": "coordinator"}, {"id": "A", "role": "source"}, {"id": "S", "role": "sink"}]
-CHANS = [{"id": "C->S", "src": "C", "dst": "S", "kind": "control", "fifo": False},
-         {"id": "C->A", "src": "C", "dst": "A", "kind": "control", "fifo": False},
-         {"id": "A->S", "src": "A", "dst": "S"}]
+CHANS = [
+    {"id": "C->S", "src": "C", "dst": "S", "kind": "control", "fifo": False},
+    {"id": "C->A", "src": "C", "dst": "A", "kind": "control", "fifo": False},
+    {"id": "A->S", "src": "A", "dst": "S"},
+]
 PROPS = {"output-commit", "control-delivery", "recovery-lineage"}
 
 
@@ -75,13 +77,13 @@ def test_duplicate_commit():
 def test_lost_notification_uncommitted_unless_subsumed():
     r = rec()
     round1(r)
-    notify(r, 1)                                   # lost: never received
+    notify(r, 1)  # lost: never received
     assert kinds(r) == {"uncommitted"}
     r.round_start("C", 2)
     r.checkpoint("A", "coordinated", round=2)
     r.checkpoint("S", "coordinated", round=2)
     r.round_complete("C", 2)
-    r.recv("S", notify(r, 2))                       # subsumes the lost one
+    r.recv("S", notify(r, 2))  # subsumes the lost one
     out(r, "S", ["x", "y"], txn=1, phase="commit")
     assert kinds(r) == set()
 
@@ -114,7 +116,7 @@ def test_operator_event_missing_from_completed_round():
     ev = r.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
     r.round_start("C", 1)
     r.checkpoint("A", "coordinated", round=1)
-    r.recv("A", ev)                                 # after A's checkpoint: in neither snapshot
+    r.recv("A", ev)  # after A's checkpoint: in neither snapshot
     r.checkpoint("S", "coordinated", round=1)
     r.round_complete("C", 1)
     assert kinds(r) == {"control-dropped"}
@@ -129,7 +131,7 @@ def test_operator_event_in_snapshot_and_rolled_back():
     r.checkpoint("S", "coordinated", round=1)
     r.round_complete("C", 1)
     assert kinds(r) == set()
-    r2 = rec()                                      # received, then undone by a restore to ckpt 0
+    r2 = rec()  # received, then undone by a restore to ckpt 0
     ev = r2.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
     r2.recv("A", ev)
     r2.fail("A")

@@ -34,40 +34,46 @@ def example_c():
     """docs/theory.md, "Worked example C: the domino effect"."""
     rec = TraceRecorder(["P0", "P1"], [("c01", "P0", "P1"), ("c10", "P1", "P0")], protocol="uncoordinated")
     rec.checkpoint("P0")
-    a = rec.send("P0", "c01"); rec.recv("P1", a)
+    a = rec.send("P0", "c01")
+    rec.recv("P1", a)
     rec.checkpoint("P1")
-    b = rec.send("P1", "c10"); rec.recv("P0", b)
+    b = rec.send("P1", "c10")
+    rec.recv("P0", b)
     rec.checkpoint("P0")
-    c = rec.send("P0", "c01"); rec.recv("P1", c)
+    c = rec.send("P0", "c01")
+    rec.recv("P1", c)
     rec.checkpoint("P1")
-    d = rec.send("P1", "c10"); rec.recv("P0", d)
+    d = rec.send("P1", "c10")
+    rec.recv("P0", d)
     rec.checkpoint("P0")
-    e = rec.send("P0", "c01"); rec.recv("P1", e)
+    e = rec.send("P0", "c01")
+    rec.recv("P1", e)
     return _finish(rec, "example_c.jsonl")
 
 
 def aligned():
     """ABS aligned checkpoint, round 1: S -> A, S -> B, A -> B; B blocks s2b until
     the barrier of a2b arrives, then checkpoints."""
-    rec = TraceRecorder(["S", "A", "B"], [("s2a", "S", "A"), ("s2b", "S", "B"), ("a2b", "A", "B")],
-                        protocol="abs-aligned")
+    rec = TraceRecorder(
+        ["S", "A", "B"], [("s2a", "S", "A"), ("s2b", "S", "B"), ("a2b", "A", "B")], protocol="abs-aligned"
+    )
     m1 = rec.send("S", "s2a", piggyback={"tdv": [1, 0, 0]})
-    rec.checkpoint("S", kind="coordinated", round=1)               # L3
+    rec.checkpoint("S", kind="coordinated", round=1)  # L3
     b1 = rec.barrier("S", "s2a", 1)
     b2 = rec.barrier("S", "s2b", 1)
     rec.arrive("A", m1)
-    rec.arrive("A", b1)                                            # L7: A blocks s2a
+    rec.arrive("A", b1)  # L7: A blocks s2a
     rec.recv("A", m1, vars={"count": 1})
     rec.recv("A", b1)
-    rec.checkpoint("A", kind="coordinated", round=1)               # L10: A releases s2a
+    rec.checkpoint("A", kind="coordinated", round=1)  # L10: A releases s2a
     b3 = rec.barrier("A", "a2b", 1)
     m2 = rec.send("S", "s2b")
-    rec.arrive("B", b2)                                            # L13: B blocks s2b
+    rec.arrive("B", b2)  # L13: B blocks s2b
     rec.arrive("B", m2)
-    rec.arrive("B", b3)                                            # L15: B blocks a2b too
+    rec.arrive("B", b3)  # L15: B blocks a2b too
     rec.recv("B", b2)
     rec.recv("B", b3)
-    rec.checkpoint("B", kind="coordinated", round=1)               # L18: B releases both
+    rec.checkpoint("B", kind="coordinated", round=1)  # L18: B releases both
     rec.recv("B", m2)
     return _finish(rec, "aligned.jsonl")
 
@@ -75,20 +81,21 @@ def aligned():
 def unaligned():
     """An unaligned checkpoint: B snapshots at the first barrier (from A) and records
     the in-flight s2b message until s2b's barrier arrives."""
-    rec = TraceRecorder(["S", "A", "B"], [("s2a", "S", "A"), ("s2b", "S", "B"), ("a2b", "A", "B")],
-                        protocol="unaligned")
+    rec = TraceRecorder(
+        ["S", "A", "B"], [("s2a", "S", "A"), ("s2b", "S", "B"), ("a2b", "A", "B")], protocol="unaligned"
+    )
     m1 = rec.send("S", "s2b")
-    rec.checkpoint("S", kind="coordinated", round=1)               # L3
+    rec.checkpoint("S", kind="coordinated", round=1)  # L3
     b1 = rec.barrier("S", "s2a", 1)
     b2 = rec.barrier("S", "s2b", 1)
     rec.recv("A", b1)
     rec.checkpoint("A", kind="coordinated", round=1)
     b3 = rec.barrier("A", "a2b", 1)
-    rec.arrive("B", b3)                                            # L9
-    rec.checkpoint("B", kind="coordinated", round=1)               # L10: s2b now recording
+    rec.arrive("B", b3)  # L9
+    rec.checkpoint("B", kind="coordinated", round=1)  # L10: s2b now recording
     rec.recv("B", b3)
     rec.arrive("B", m1)
-    rec.arrive("B", b2)                                            # L13: s2b recording stops
+    rec.arrive("B", b2)  # L13: s2b recording stops
     rec.record("B", 1, "s2b", [m1])
     rec.recv("B", b2)
     rec.recv("B", m1)
@@ -119,9 +126,9 @@ def random_trace(seed: int, n: int = 4, steps: int = 60, fail: bool = False):
     ``fail`` also failures followed by restores)."""
     rnd = random.Random(seed)
     procs = [f"P{i}" for i in range(n)]
-    if n <= 6:     # full mesh
+    if n <= 6:  # full mesh
         chans = [(f"c{i}{j}", f"P{i}", f"P{j}") for i in range(n) for j in range(n) if i != j]
-    else:          # a ring both ways plus chords: every process has 6 channels
+    else:  # a ring both ways plus chords: every process has 6 channels
         chans = [(f"c{i}_{j % n}", f"P{i}", f"P{j % n}") for i in range(n) for j in (i + 1, i - 1 + n, i + 3)]
     rec = TraceRecorder(procs, chans, protocol="uncoordinated", seed=seed)
     pending = []
@@ -152,10 +159,12 @@ def orphan_wrt_last(trace, options=None) -> bool:
     for e in trace.events:
         if e.type == "checkpoint":
             last[e.proc] = e.ckpt
-    return any(m.r is not None and m.r <= last[m.dst] and m.s > last[m.src]
-               for m in message_table(trace).values() if m.replay_of is None)
+    return any(
+        m.r is not None and m.r <= last[m.dst] and m.s > last[m.src]
+        for m in message_table(trace).values()
+        if m.replay_of is None
+    )
 
 
 def as_text(trace) -> str:
     return dumps_trace(trace.header, trace.events).decode()
-

@@ -8,11 +8,11 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import debug_samples as S
 import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-import debug_samples as S
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.cli import cli, main
 from snapcheck.debug.findings import check_options, findings_from_report
@@ -81,8 +81,7 @@ def test_replay_at_violation_on_a_clean_trace():
 
 
 def test_replay_selected_property_gives_z_cycle_witnesses():
-    res = run("replay", str(EXAMPLES / "theory_a_zcycle.jsonl"), "--property", "z-cycles",
-              "--at-violation", "--json")
+    res = run("replay", str(EXAMPLES / "theory_a_zcycle.jsonl"), "--property", "z-cycles", "--at-violation", "--json")
     assert res.exit_code == 0, res.output
     v = json.loads(res.output)["violation"]
     assert v["kind"] == "useless-checkpoint" and v["witness"]["checkpoints"] == [["P0", 1]]
@@ -139,11 +138,12 @@ def test_html_report_is_self_contained_and_complete(tmp_path):
     # no external resources: no scripts, stylesheets, images or frames loaded from anywhere
     for tag, attrs in p.tags:
         assert tag not in ("script", "link", "img", "iframe"), tag
-        assert not any(v and v.startswith(("http:", "https:", "//")) for k, v in attrs.items()
-                       if k in ("src", "href")), (tag, attrs)
+        assert not any(
+            v and v.startswith(("http:", "https:", "//")) for k, v in attrs.items() if k in ("src", "href")
+        ), (tag, attrs)
     assert "VIOLATION" in text and "orphan" in text
     assert report.violations[0].message.split(".")[0] in text.replace("&gt;", ">")
-    assert text.count("<svg") == 2                         # the violation's diagram + the overview
+    assert text.count("<svg") == 2  # the violation's diagram + the overview
     assert 'id="violation-1"' in text and 'id="orphan-msg-O2_O3_1"' in text
     assert "JSON report" in text and "Recovery lines" in text
 
@@ -193,7 +193,7 @@ def test_html_with_several_traces_writes_an_index_linking_each_report(tmp_path):
     bad.write_text('{"format": "snapcheck-trace", "version": 1}\n')
     traces = [str(ex / "checkmate_fig2a_consistent.jsonl"), str(ex / "theory_d_dropped.jsonl"), str(bad)]
     res = CliRunner().invoke(cli, ["check", *traces, "--html", str(tmp_path / "r.html")])
-    assert res.exit_code == 2, res.output                  # the worst over the files: bad input
+    assert res.exit_code == 2, res.output  # the worst over the files: bad input
     index = (tmp_path / "r.html").read_text()
     assert "3 traces" in index and "2 not clean" in index
     for stem in ("checkmate_fig2a_consistent", "theory_d_dropped"):

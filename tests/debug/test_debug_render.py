@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import time
 
+import debug_samples as S
 import pytest
 from PIL import Image
 
-import debug_samples as S
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import message_table
 from snapcheck.debug.render import RenderOptions, finding_window, render, render_svg
@@ -24,7 +24,7 @@ def test_one_lane_per_process_one_arrow_per_message():
     svg = render_svg(t)
     assert sorted(ids(svg, "lane-")) == ["lane-A", "lane-B", "lane-S"]
     assert len(ids(svg, "msg-")) == len(message_table(t)) == 5
-    labels = re.findall(r'text-anchor: end"[^>]*>([^<]*)</text>', svg)      # the lane labels
+    labels = re.findall(r'text-anchor: end"[^>]*>([^<]*)</text>', svg)  # the lane labels
     assert labels == ["S", "A", "B"]
     # one coordinated checkpoint per process, plus the implied initial ones
     assert sorted(ids(svg, "ckpt-")) == ["ckpt-A-0", "ckpt-A-1", "ckpt-B-0", "ckpt-B-1", "ckpt-S-0", "ckpt-S-1"]
@@ -45,23 +45,50 @@ def test_checkpoint_kinds_have_distinct_markers():
     svg = render_svg(t)
     assert ids(svg, "fail-P1") and ids(svg, "restore-P1")
     assert ids(svg, "record-") == [] and ids(svg, "log-P0")
-    assert "replay" in svg                      # legend entry for the replayed message
+    assert "replay" in svg  # legend entry for the replayed message
 
 
 def test_highlights_orphan_zcycle_useless_cut_and_recovery_line():
     t = S.example_c()
-    f = Findings(items=[
-        Finding(1, "orphan", "consistency", "cut", "d is an orphan", [12, 13], 12, messages=["c10:2"],
-                cut={"P0": 3, "P1": 1}),
-        Finding(2, "useless-checkpoint", "z-cycles", "C0,2", "z", [8, 9, 10], 9,
-                messages=["c01:2", "c10:1"], checkpoints=[("P0", 2)]),
-    ], useless={("P0", 2), ("P0", 3), ("P1", 1), ("P1", 2)}, recovery_lines={"all": {"P0": 1, "P1": 0}},
-        recovery_bounds={"all": {"P0": 3, "P1": 2}}, ok=False)
+    f = Findings(
+        items=[
+            Finding(
+                1,
+                "orphan",
+                "consistency",
+                "cut",
+                "d is an orphan",
+                [12, 13],
+                12,
+                messages=["c10:2"],
+                cut={"P0": 3, "P1": 1},
+            ),
+            Finding(
+                2,
+                "useless-checkpoint",
+                "z-cycles",
+                "C0,2",
+                "z",
+                [8, 9, 10],
+                9,
+                messages=["c01:2", "c10:1"],
+                checkpoints=[("P0", 2)],
+            ),
+        ],
+        useless={("P0", 2), ("P0", 3), ("P1", 1), ("P1", 2)},
+        recovery_lines={"all": {"P0": 1, "P1": 0}},
+        recovery_bounds={"all": {"P0": 3, "P1": 2}},
+        ok=False,
+    )
     svg = render_svg(t, f, RenderOptions(recovery_line="all"))
     assert ids(svg, "orphan-msg-") == ["orphan-msg-c10_2"]
     assert sorted(ids(svg, "zcycle-msg-")) == ["zcycle-msg-c01_2", "zcycle-msg-c10_1"]
-    assert sorted(ids(svg, "useless-ckpt-")) == ["useless-ckpt-P0-2", "useless-ckpt-P0-3",
-                                                 "useless-ckpt-P1-1", "useless-ckpt-P1-2"]
+    assert sorted(ids(svg, "useless-ckpt-")) == [
+        "useless-ckpt-P0-2",
+        "useless-ckpt-P0-3",
+        "useless-ckpt-P1-1",
+        "useless-ckpt-P1-2",
+    ]
     assert ids(svg, "cut-") == ["cut-1"] and ids(svg, "recovery-line") and ids(svg, "recovery-start")
     assert "z1: c01:2" in svg and "z2: c10:1" in svg
     only = render_svg(t, f, RenderOptions(only=[2], recovery_line=None))
@@ -71,8 +98,13 @@ def test_highlights_orphan_zcycle_useless_cut_and_recovery_line():
 
 def test_auto_recovery_line_gives_way_to_a_violation_cut():
     t = S.example_c()
-    f = Findings(items=[Finding(1, "orphan", "consistency", "cut", "x", [12, 13], 12, messages=["c10:2"],
-                                cut={"P0": 3, "P1": 1})], recovery_lines={"all": {"P0": 1, "P1": 0}}, ok=False)
+    f = Findings(
+        items=[
+            Finding(1, "orphan", "consistency", "cut", "x", [12, 13], 12, messages=["c10:2"], cut={"P0": 3, "P1": 1})
+        ],
+        recovery_lines={"all": {"P0": 1, "P1": 0}},
+        ok=False,
+    )
     assert not ids(render_svg(t, f), "recovery-line")
     assert ids(render_svg(t, f, RenderOptions(recovery_line="all")), "recovery-line")
     with pytest.raises(UsageError, match="no recovery line 'P7'"):

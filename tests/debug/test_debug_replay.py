@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import debug_samples as S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import debug_samples as S
 from snapcheck.debug.history import causal_order, event_intervals, lamport_columns, message_table, vector_clocks
 from snapcheck.debug.replay import Breakpoint, Replay, position_of_line
 
@@ -18,8 +18,10 @@ def test_initial_and_final_positions():
     t = S.example_c()
     r = Replay(t)
     assert r.position == 0 and r.state.event is None
-    assert all(v.interval == 1 and v.last_checkpoint.ckpt == 0 and v.last_checkpoint.kind == "initial"
-               for v in r.state.processes.values())
+    assert all(
+        v.interval == 1 and v.last_checkpoint.ckpt == 0 and v.last_checkpoint.kind == "initial"
+        for v in r.state.processes.values()
+    )
     r.goto(10**6)
     assert r.position == len(t.events)
     assert r.state.processes["P0"].last_checkpoint.ckpt == 3
@@ -72,9 +74,9 @@ def test_blocked_channels_of_aligned_checkpoints():
     r = Replay(t)
     blocked = lambda line, p: r.goto_line(line).processes[p].blocked  # noqa: E731
     assert blocked(6, "A") == {}
-    assert blocked(7, "A") == {"s2a": 1}          # barrier arrived: s2a blocked
-    assert blocked(9, "A") == {"s2a": 1}          # processing the barrier does not release
-    assert blocked(10, "A") == {}                 # A's checkpoint of round 1 releases
+    assert blocked(7, "A") == {"s2a": 1}  # barrier arrived: s2a blocked
+    assert blocked(9, "A") == {"s2a": 1}  # processing the barrier does not release
+    assert blocked(10, "A") == {}  # A's checkpoint of round 1 releases
     assert blocked(13, "B") == {"s2b": 1}
     assert blocked(15, "B") == {"s2b": 1, "a2b": 1}
     assert blocked(18, "B") == {}
@@ -101,9 +103,9 @@ def test_protocol_variables_failure_restore_and_logs():
     r = Replay(t)
     st_ = r.goto_line(3)
     assert st_.processes["P0"].vars == {"lc": 1}
-    assert st_.channels["c01"].log == ["c01:1"]              # send.logged
+    assert st_.channels["c01"].log == ["c01:1"]  # send.logged
     st_ = r.goto_line(5)
-    assert st_.channels["c01"].log == ["c01:1", "c01:2"]     # log event
+    assert st_.channels["c01"].log == ["c01:1", "c01:2"]  # log event
     st_ = r.goto_line(8)
     assert st_.processes["P1"].failed
     st_ = r.goto_line(9)
@@ -114,7 +116,7 @@ def test_protocol_variables_failure_restore_and_logs():
     assert [m.mid for m in st_.channels["c01"].in_flight] == ["c01:2", "c01:2/r1"]
     assert st_.channels["c01"].in_flight[1].replay_of == "c01:2"
     st_ = r.goto_line(12)
-    assert st_.channels["c01"].log == ["c01:2"]              # truncated through seq 1
+    assert st_.channels["c01"].log == ["c01:2"]  # truncated through seq 1
 
 
 def test_piggyback_shown_for_the_sender():
@@ -130,7 +132,7 @@ def test_breakpoints_forward_and_backward():
     assert str(hit) == "proc B" and r.state.event.proc == "B" and r.state.event.line == 13
     r.breakpoints = [Breakpoint("msg", "s2b:1")]
     r.run_to_break()
-    assert r.state.event.line == 14                          # its arrival (the send was earlier)
+    assert r.state.event.line == 14  # its arrival (the send was earlier)
     r.run_to_break(forward=False)
     assert r.state.event.line == 12 and r.state.event.type == "send"
     r.breakpoints = [Breakpoint("ckpt", "B")]
@@ -148,7 +150,7 @@ def test_message_breakpoint_also_stops_on_records_and_replays():
     lines = []
     while r.run_to_break() is not None:
         lines.append(r.state.event.line)
-    assert lines == [4, 5, 10]                               # send, log, replay
+    assert lines == [4, 5, 10]  # send, log, replay
 
 
 def test_position_of_line():
@@ -165,6 +167,7 @@ def test_receive_before_send_in_file_order():
     # move P0's recv of c10:1 (line 3) before P1's send (line 2): still a valid trace
     events[0], events[1] = events[1], events[0]
     from snapcheck.traces.jsonl import parse_trace
+
     t = parse_trace("\n".join([header] + events) + "\n")
     r = Replay(t)
     assert _flight(r.goto(1)) == {"c01": [], "c10": []}

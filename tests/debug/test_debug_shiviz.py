@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+import debug_samples as S
 from click.testing import CliRunner
 
-import debug_samples as S
 from snapcheck.cli import cli
 from snapcheck.debug.history import message_table
 from snapcheck.debug.shiviz import PYTHON_REGEX, SHIVIZ_REGEX, shiviz_lines, shiviz_log
@@ -33,7 +33,7 @@ def test_every_line_parses_and_local_clocks_count_events():
         seen: dict[str, int] = {}
         for host, clock, _ in rows:
             seen[host] = seen.get(host, 0) + 1
-            assert clock[host] == seen[host]             # starts at 1, grows by one per event
+            assert clock[host] == seen[host]  # starts at 1, grows by one per event
         assert set(seen) <= {p.id for p in t.processes}
 
 
@@ -42,7 +42,7 @@ def test_clocks_encode_happened_before():
     checked against a transitive closure computed independently from the trace."""
     t = S.random_trace(9, n=3, steps=40)
     rows = _parsed(t)
-    lines = [int(ev.split()[0][1:]) for _, _, ev in rows]            # "L<line> ..." tags
+    lines = [int(ev.split()[0][1:]) for _, _, ev in rows]  # "L<line> ..." tags
     by_line = {e.line: e for e in t.events}
     events = [by_line[n] for n in lines]
     n = len(events)
@@ -58,7 +58,7 @@ def test_clocks_encode_happened_before():
         if firsts:
             succ[pos[id(m.origin)]].add(min(pos[id(x)] for x in firsts))
     reach = {i: set() for i in range(n)}
-    for i in reversed(range(n)):                        # rows are in a causal order
+    for i in reversed(range(n)):  # rows are in a causal order
         for j in succ[i]:
             assert j > i
             reach[i] |= {j} | reach[j]

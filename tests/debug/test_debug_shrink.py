@@ -6,12 +6,12 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import debug_samples as S
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import debug_samples as S
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.cli import cli, main
 from snapcheck.debug.shrink import ShrinkError, TraceShrinker, checker_predicate, ddmin, shrink_trace
@@ -55,16 +55,25 @@ def _valid(sh: TraceShrinker, removed) -> bool:
     return True
 
 
-@pytest.mark.parametrize("make", [S.example_c, S.aligned, S.unaligned, S.failure,
-                                  lambda: S.random_trace(21, fail=True), lambda: S.random_trace(22, fail=True)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        S.example_c,
+        S.aligned,
+        S.unaligned,
+        S.failure,
+        lambda: S.random_trace(21, fail=True),
+        lambda: S.random_trace(22, fail=True),
+    ],
+)
 def test_every_candidate_is_a_valid_trace(make):
     t = make()
     sh = TraceShrinker(t)
     elems = sh.elements()
     rnd = random.Random(len(elems))
-    for x in elems:                                   # each element alone
+    for x in elems:  # each element alone
         assert _valid(sh, [x])
-    for _ in range(60):                               # and random subsets
+    for _ in range(60):  # and random subsets
         assert _valid(sh, rnd.sample(elems, rnd.randrange(len(elems) + 1)))
 
 
@@ -81,7 +90,7 @@ def test_renumbering_follows_the_recorder():
     replay = [e for e in events if e["type"] == "replay"][0]
     assert replay["replay_of"] == "c01:1" and replay["mid"] == "c01:1/r1"
     trunc = [e for e in events if e["type"] == "log_truncate"][0]
-    assert trunc["through_seq"] == 0                  # seq 1 (removed) is below every survivor
+    assert trunc["through_seq"] == 0  # seq 1 (removed) is below every survivor
 
 
 def test_regenerated_messages_keep_their_sequence_numbers():
@@ -96,7 +105,7 @@ def test_regenerated_messages_keep_their_sequence_numbers():
     rec.recv("P1", m2)
     rec.fail("P0")
     rec.restore("P0", 1)
-    m2b = rec.send("P0", "c")                        # regenerated: seq 2 again, mid c:2@1
+    m2b = rec.send("P0", "c")  # regenerated: seq 2 again, mid c:2@1
     rec.recv("P1", m2b)
     t = parse_trace(rec.dumps().decode())
     header, events, _ = TraceShrinker(t).candidate([("message", "c:1")])
@@ -158,8 +167,9 @@ def test_shrink_z_cycle_with_the_checker(seed):
 def test_cli_shrink_golden_orphan(tmp_path):
     """CheckMate Figure 2(b): m1 and O1 are irrelevant to the orphan m2."""
     out = tmp_path / "small.jsonl"
-    res = CliRunner().invoke(cli, ["shrink", str(EXAMPLES / "checkmate_fig2b_orphan.jsonl"),
-                                   "--property", "orphan", "-o", str(out)])
+    res = CliRunner().invoke(
+        cli, ["shrink", str(EXAMPLES / "checkmate_fig2b_orphan.jsonl"), "--property", "orphan", "-o", str(out)]
+    )
     assert res.exit_code == 0, res.output
     assert "still orphan (consistency)" in res.output
     small = read_trace(str(out))
@@ -216,13 +226,12 @@ def test_shrink_config_with_a_model_run():
     from snapcheck.debug.shrink_sim import shrink_config
 
     def run(cfg):
-        return cfg                                   # the "trace" is the config itself
+        return cfg  # the "trace" is the config itself
 
     def fails(cfg):
         return cfg["parallelism"] >= 3 and cfg["records"] >= 5 and ["b", 2] in cfg["failures"]
 
-    start = {"parallelism": 8, "records": 40, "failures": [["a", 1], ["b", 2], ["c", 3]], "stragglers": [],
-             "seed": 5}
+    start = {"parallelism": 8, "records": 40, "failures": [["a", 1], ["b", 2], ["c", 3]], "stragglers": [], "seed": 5}
     res = shrink_config(start, fails, run)
     assert res.config == {"parallelism": 3, "records": 5, "failures": [["b", 2]], "stragglers": [], "seed": 5}
     assert res.runs < 60
@@ -251,11 +260,18 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
     processed before the receiver's."""
     import json as _json
 
-    config = {"mutant": "abs-aligned-no-block", "workload": "q12", "parallelism": 3, "records": 12, "gap": 60,
-              "seed": 3}
+    config = {
+        "mutant": "abs-aligned-no-block",
+        "workload": "q12",
+        "parallelism": 3,
+        "records": 12,
+        "gap": 60,
+        "seed": 3,
+    }
     out = tmp_path / "sim.jsonl"
-    res = CliRunner().invoke(cli, ["shrink", "--simulate", _json.dumps(config), "--property", "consistency",
-                                   "-o", str(out)])
+    res = CliRunner().invoke(
+        cli, ["shrink", "--simulate", _json.dumps(config), "--property", "consistency", "-o", str(out)]
+    )
     assert res.exit_code == 0, res.output
     assert "configuration:" in res.output and "still orphan (consistency)" in res.output
     small = read_trace(str(out))
@@ -269,7 +285,8 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
 
     full = tmp_path / "full.jsonl"
     write_trace(str(full), simulate_config(config))
-    res = CliRunner().invoke(cli, ["shrink", str(full), "--simulation", "--property", "orphan",
-                                   "-o", str(tmp_path / "sim2.jsonl")])
+    res = CliRunner().invoke(
+        cli, ["shrink", str(full), "--simulation", "--property", "orphan", "-o", str(tmp_path / "sim2.jsonl")]
+    )
     assert res.exit_code == 0, res.output
     assert len(read_trace(str(tmp_path / "sim2.jsonl")).events) == 4

@@ -10,9 +10,9 @@ import subprocess
 import sys
 import time
 
+import debug_samples as S
 from rich.console import Console
 
-import debug_samples as S
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.stepper import Stepper
 
@@ -29,18 +29,44 @@ def _screen(s: Stepper) -> str:
 def _fake_findings(trace) -> Findings:
     """An orphan of example C's cut (C0,3, C1,2): d = c10:2 is sent after C1,2 ... as the
     checker would report it (lines of the send and the processing)."""
-    f = Finding(number=1, kind="orphan", property="consistency", subject="cut", message="c10:2 is an orphan",
-                lines=[12, 13], position=12, messages=["c10:2"], cut={"P0": 3, "P1": 1})
-    g = Finding(number=2, kind="useless-checkpoint", property="z-cycles", subject="C0,2",
-                message="C0,2 is useless", lines=[8, 9, 10], position=9, messages=["c01:2", "c10:1"],
-                checkpoints=[("P0", 2)])
+    f = Finding(
+        number=1,
+        kind="orphan",
+        property="consistency",
+        subject="cut",
+        message="c10:2 is an orphan",
+        lines=[12, 13],
+        position=12,
+        messages=["c10:2"],
+        cut={"P0": 3, "P1": 1},
+    )
+    g = Finding(
+        number=2,
+        kind="useless-checkpoint",
+        property="z-cycles",
+        subject="C0,2",
+        message="C0,2 is useless",
+        lines=[8, 9, 10],
+        position=9,
+        messages=["c01:2", "c10:1"],
+        checkpoints=[("P0", 2)],
+    )
     return Findings(items=[f, g], useless={("P0", 2)}, ok=False)
 
 
 def test_moving_with_commands():
     s = _stepper(S.example_c())
-    for cmd, pos in (("n", 1), ("", 2), ("n 5", 7), ("p", 6), ("p 10", 0), ("g 9", 9), ("line 4", 3),
-                     ("end", 15), ("start", 0)):
+    for cmd, pos in (
+        ("n", 1),
+        ("", 2),
+        ("n 5", 7),
+        ("p", 6),
+        ("p 10", 0),
+        ("g 9", 9),
+        ("line 4", 3),
+        ("end", 15),
+        ("start", 0),
+    ):
         assert s.execute(cmd) is True
         assert s.replay.position == pos, cmd
     assert s.execute("q") is False
@@ -101,21 +127,23 @@ def test_screen_shows_processes_channels_and_context():
     s.execute("line 15")
     out = _screen(s)
     assert "event 14/18 · line 15 · B arrive a2b:b1 on a2b from A" in out
-    assert "→    14  L15" in out                                  # the context listing marks the event
-    for row in ("a2b (r1), s2b (r1)",                             # B's blocked channels
-                "C1 coordinated r1 @L10",                         # A's last checkpoint
-                '{"count":1}',                                    # A's protocol variables
-                'pb {"tdv":[1,0,0]}'):                            # S's last piggyback
+    assert "→    14  L15" in out  # the context listing marks the event
+    for row in (
+        "a2b (r1), s2b (r1)",  # B's blocked channels
+        "C1 coordinated r1 @L10",  # A's last checkpoint
+        '{"count":1}',  # A's protocol variables
+        'pb {"tdv":[1,0,0]}',
+    ):  # S's last piggyback
         assert row in out, row
-    assert "[b1]* :1*" in out                                  # in flight, both arrived
+    assert "[b1]* :1*" in out  # in flight, both arrived
     s.execute("all")
-    assert "s2a S→A" in _screen(s)                                # empty channels on request
+    assert "s2a S→A" in _screen(s)  # empty channels on request
 
 
 def test_loop_reads_commands_until_quit():
     s = _stepper(S.example_c())
     s.loop(["n 3", "b proc P1", "c", "q", "n"])
-    assert s.replay.position == 4                                 # the command after q never ran
+    assert s.replay.position == 4  # the command after q never ran
     text = s.console.export_text()
     assert text.count("event ") >= 4
 
@@ -151,7 +179,7 @@ def _run_in_pty(argv: list[str], keys: list[str], timeout: float = 60.0) -> str:
         for k in keys:
             read_until(b"(snapcheck) ")
             os.write(master, (k + "\n").encode())
-            out += b"\n"                  # so the next wait looks for a fresh prompt
+            out += b"\n"  # so the next wait looks for a fresh prompt
         proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         while True:
             ready, _, _ = select.select([master], [], [], 0.2)
@@ -178,5 +206,5 @@ def test_stepper_through_a_pseudo_terminal(tmp_path):
     out = _run_in_pty([snapcheck, "replay", str(path), "--no-check"], ["n", "g 7", "b ckpt B", "c", "q"])
     assert "event 0/18" in out
     assert "event 1/18" in out
-    assert "event 7/18" in out and "s2a (r1)" in out              # A blocked after the barrier arrived
+    assert "event 7/18" in out and "s2a (r1)" in out  # A blocked after the barrier arrived
     assert "breakpoint ckpt B" in out and "event 17/18" in out

@@ -43,10 +43,10 @@ def test_position_is_where_the_last_cited_event_happens(trace):
         assert findings.items, "a mutant's demonstration shows its bug"
     lines = [e.line for e in trace.events]
     for f, v in zip(findings.items, report.violations):
-        assert cited_lines(v.message) <= set(f.lines)          # every line the explanation cites is in the witness
+        assert cited_lines(v.message) <= set(f.lines)  # every line the explanation cites is in the witness
         assert f.position == sum(1 for ln in lines if ln <= max(f.lines)) if f.lines else len(lines)
         if f.lines and max(f.lines) in lines:
-            assert lines[f.position - 1] == max(f.lines)       # the event just applied completes the witness
+            assert lines[f.position - 1] == max(f.lines)  # the event just applied completes the witness
 
 
 def test_fig2b_orphan_appears_with_the_receivers_checkpoint_and_stays():
@@ -59,8 +59,8 @@ def test_fig2b_orphan_appears_with_the_receivers_checkpoint_and_stays():
         stepper.console.print(stepper.screen())
         return stepper.console.export_text()
 
-    assert "#1 orphan" not in panels_at(6)                      # O3 processed m2; its checkpoint 1 is not there yet
-    text = panels_at(7)                                         # O3 takes checkpoint 1: the orphan of the cut exists
+    assert "#1 orphan" not in panels_at(6)  # O3 processed m2; its checkpoint 1 is not there yet
+    text = panels_at(7)  # O3 takes checkpoint 1: the orphan of the cut exists
     assert "#1 orphan" in text and "line 8" in text
 
 

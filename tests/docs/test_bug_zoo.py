@@ -69,11 +69,16 @@ def test_link_references():
     assert link("FLINK-20654 / FLINK-21104 (apache/flink#14807)") == (
         "[FLINK-20654](https://issues.apache.org/jira/browse/FLINK-20654) / "
         "[FLINK-21104](https://issues.apache.org/jira/browse/FLINK-21104) "
-        "([apache/flink#14807](https://github.com/apache/flink/issues/14807))")
-    assert link("WallarooLabs/wally#3032") == "[WallarooLabs/wally#3032](https://github.com/WallarooLabs/wally/issues/3032)"
+        "([apache/flink#14807](https://github.com/apache/flink/issues/14807))"
+    )
+    assert (
+        link("WallarooLabs/wally#3032")
+        == "[WallarooLabs/wally#3032](https://github.com/WallarooLabs/wally/issues/3032)"
+    )
     assert link("FLIP-76 output side missing; #5 alone") == "FLIP-76 output side missing; #5 alone"
     assert link('see docs/theory.md "Pitfall: Algorithm 2 as printed"') == (
-        "see [Pitfall: Algorithm 2 as printed](theory" + ".md#pitfall-algorithm-2-as-printed)")
+        "see [Pitfall: Algorithm 2 as printed](theory" + ".md#pitfall-algorithm-2-as-printed)"
+    )
 
 
 def test_the_markers_must_be_there():

@@ -33,7 +33,7 @@ def blocks() -> list[tuple[str, list[tuple[str, int, list[str]]]]]:
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             m = CLAIM.search(line)
-            command = line[:m.start()].strip() if m else line.strip()
+            command = line[: m.start()].strip() if m else line.strip()
             words = [w.strip() for w in (m.group(2) or "").split(",") if w.strip()] if m else []
             lines.append((command, int(m.group(1)) if m else 0, words))
         out.append((kind or "plain", lines))
@@ -86,8 +86,12 @@ def test_each_command_of_the_doc_gives_the_outcome_it_states(index, tmp_path, re
 
 def test_the_diagrams_the_doc_shows_are_drawn_by_its_commands():
     text = DOC.read_text()
-    drawn = {Path(shlex.split(c.split(" -o ")[1])[0]).name for _, lines in blocks() for c, _, _ in lines
-             if c.startswith("snapcheck render")}
+    drawn = {
+        Path(shlex.split(c.split(" -o ")[1])[0]).name
+        for _, lines in blocks()
+        for c, _, _ in lines
+        if c.startswith("snapcheck render")
+    }
     shown = set(re.findall(r"!\[[^\]]*\]\(img/flip-600/([\w.-]+)\)", text))
     assert shown == drawn
     assert all((ROOT / "docs" / "img" / "flip-600" / name).exists() for name in shown)

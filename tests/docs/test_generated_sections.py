@@ -8,8 +8,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_generated_doc_sections_are_up_to_date():
-    res = subprocess.run([sys.executable, "scripts/update_docs.py", "--check"], cwd=ROOT, capture_output=True,
-                         text=True)
+    res = subprocess.run(
+        [sys.executable, "scripts/update_docs.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 

@@ -55,8 +55,8 @@ def test_the_hunt_finds_the_bug_and_the_failing_run_reproduces_and_shrinks(tmp_p
     (shown, _), *rest = _commands("failing")
     assert shlex.join(shown[0]) == failing[0], "the doc must show the campaign's first failing run"
     assert "orphan" in summary["failing_runs"][0]["violation_kinds"].split(",")
-    assert all(f["verdict"] == "violation" for f in summary["failing_runs"])   # violations, never errors
-    res = _run(shown[0], tmp_path)                         # the pasted reproduction command
+    assert all(f["verdict"] == "violation" for f in summary["failing_runs"])  # violations, never errors
+    res = _run(shown[0], tmp_path)  # the pasted reproduction command
     assert res.returncode == 0, res.stderr
     for chain, want in rest:
         res = _run(chain[0], tmp_path)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from doc_scripts import ROOT, load
 
-MD = ".md"          # fixtures spell file names with it, so this file cites nothing itself
+MD = ".md"  # fixtures spell file names with it, so this file cites nothing itself
 DL = load("doc_links")
 
 
@@ -44,7 +44,8 @@ def _fake_repo(tmp_path: Path) -> Path:
     (tmp_path / "docs").mkdir()
     (tmp_path / "pkg").mkdir()
     (tmp_path / "docs" / f"theory{MD}").write_text(
-        "# Theory\n\n## Recovery lines\n\n### RL-FIX\n\n## Z-paths and Z-cycles\n")
+        "# Theory\n\n## Recovery lines\n\n### RL-FIX\n\n## Z-paths and Z-cycles\n"
+    )
     (tmp_path / "pkg" / "mod.py").write_text("x = 1\n")
     return tmp_path
 
@@ -58,11 +59,16 @@ def _problems(tmp_path: Path, name: str, text: str) -> list[str]:
 
 def test_markdown_links_and_anchors(tmp_path):
     root = _fake_repo(tmp_path)
-    good = (f"See [lines](theory{MD}#recovery-lines), [RL-FIX](theory{MD}#rl-fix), [top](#guide), "
-            "[web](https://example.org/x#y), `pkg/mod.py` and `pkg/*.py`.\n")
+    good = (
+        f"See [lines](theory{MD}#recovery-lines), [RL-FIX](theory{MD}#rl-fix), [top](#guide), "
+        "[web](https://example.org/x#y), `pkg/mod.py` and `pkg/*.py`.\n"
+    )
     assert _problems(root, f"docs/guide{MD}", "# Guide\n\n" + good) == []
-    bad = _problems(root, f"docs/guide{MD}", "# Guide\n\n"
-                    f"[a](missing{MD}) [b](theory{MD}#no-such-heading) [c](#nowhere)\n\n`pkg/gone.py`\n")
+    bad = _problems(
+        root,
+        f"docs/guide{MD}",
+        f"# Guide\n\n[a](missing{MD}) [b](theory{MD}#no-such-heading) [c](#nowhere)\n\n`pkg/gone.py`\n",
+    )
     assert len(bad) == 4
     assert any(f"link target missing{MD}" in p for p in bad)
     assert any("#no-such-heading is not a heading" in p for p in bad)
@@ -72,15 +78,20 @@ def test_markdown_links_and_anchors(tmp_path):
 
 def test_document_mentions_in_code(tmp_path):
     root = _fake_repo(tmp_path)
-    ok = (f'"""After docs/theory{MD}, "Recovery lines"; docs/theory{MD} ("RL-FIX");\n'
-          f'docs/theory{MD}#z-paths-and-z-cycles."""\n'
-          f'OUT = "summary{MD}"\nDOC = ROOT / "docs" / "theory{MD}"\n')
+    ok = (
+        f'"""After docs/theory{MD}, "Recovery lines"; docs/theory{MD} ("RL-FIX");\n'
+        f'docs/theory{MD}#z-paths-and-z-cycles."""\n'
+        f'OUT = "summary{MD}"\nDOC = ROOT / "docs" / "theory{MD}"\n'
+    )
     assert _problems(root, "pkg/ok.py", ok) == []
-    bad = _problems(root, "pkg/bad.py",
-                    f'"""See theory{MD}.\n'                       # bare name: no file from the root
-                    f'docs/theory{MD} §3.5 and docs/theory{MD}, section 3.\n'
-                    f'docs/theory{MD}, "Recovery line for all"\n'  # no heading starts so
-                    f'docs/theory{MD}#rl-fix-2 and docs/design{MD}."""\n')
+    bad = _problems(
+        root,
+        "pkg/bad.py",
+        f'"""See theory{MD}.\n'  # bare name: no file from the root
+        f"docs/theory{MD} §3.5 and docs/theory{MD}, section 3.\n"
+        f'docs/theory{MD}, "Recovery line for all"\n'  # no heading starts so
+        f'docs/theory{MD}#rl-fix-2 and docs/design{MD}."""\n',
+    )
     reasons = [p.split(": ", 1)[1] for p in bad]
     assert any(r.startswith(f"theory{MD} names no file") for r in reasons), reasons
     assert sum("cited by section number" in r for r in reasons) == 2, reasons

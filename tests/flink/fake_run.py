@@ -12,16 +12,26 @@ from pathlib import Path
 import orjson
 
 KEYED = [
-    {"op": "src", "parallelism": 1, "role": "source", "inputs": ["@input"],
-     "out": {"to": "sink", "mode": "keyed", "parallelism": 2, "max_parallelism": 128}},
+    {
+        "op": "src",
+        "parallelism": 1,
+        "role": "source",
+        "inputs": ["@input"],
+        "out": {"to": "sink", "mode": "keyed", "parallelism": 2, "max_parallelism": 128},
+    },
     {"op": "sink", "parallelism": 2, "role": "sink", "inputs": ["src"], "out": None},
 ]
 
 
 def rebalanced(p_src: int = 1, p_dst: int = 2) -> list[dict]:
     return [
-        {"op": "src", "parallelism": p_src, "role": "source", "inputs": ["@input"],
-         "out": {"to": "sink", "mode": "rebalance", "parallelism": p_dst, "max_parallelism": 128}},
+        {
+            "op": "src",
+            "parallelism": p_src,
+            "role": "source",
+            "inputs": ["@input"],
+            "out": {"to": "sink", "mode": "rebalance", "parallelism": p_dst, "max_parallelism": 128},
+        },
         {"op": "sink", "parallelism": p_dst, "role": "sink", "inputs": ["src"], "out": None},
     ]
 
@@ -38,8 +48,17 @@ class FakeRun:
         key = (op, sub, att)
         if key not in self.files:
             o = next(x for x in self.topology if x["op"] == op)
-            self.files[key] = [{"op": op, "subtask": sub, "parallelism": o["parallelism"], "attempt": att,
-                                "role": o["role"], "inputs": o["inputs"], "out": o["out"]}]
+            self.files[key] = [
+                {
+                    "op": op,
+                    "subtask": sub,
+                    "parallelism": o["parallelism"],
+                    "attempt": att,
+                    "role": o["role"],
+                    "inputs": o["inputs"],
+                    "out": o["out"],
+                }
+            ]
         return self.files[key]
 
     def ev(self, op: str, sub: int, attempt: int, e: str, /, **fields) -> int:
@@ -77,9 +96,23 @@ class FakeRun:
 
     def write(self, directory: Path, fired=None, faults=None) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
-        run = {"job": "fake", "mode": self.mode, "parallelism": 2, "records": 10, "rate": 0, "interval_ms": 100,
-               "seed": 1, "faults": faults or [], "fired": fired or {}, "status": self.status, "error": None,
-               "ended_us": self.g * 100, "flink_version": "2.3.0", "config": {}, "topology": self.topology}
+        run = {
+            "job": "fake",
+            "mode": self.mode,
+            "parallelism": 2,
+            "records": 10,
+            "rate": 0,
+            "interval_ms": 100,
+            "seed": 1,
+            "faults": faults or [],
+            "fired": fired or {},
+            "status": self.status,
+            "error": None,
+            "ended_us": self.g * 100,
+            "flink_version": "2.3.0",
+            "config": {},
+            "topology": self.topology,
+        }
         (directory / "run.json").write_bytes(orjson.dumps(run))
         for (op, sub, att), rows in self.files.items():
             (directory / f"{op}-{sub}-{att}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))

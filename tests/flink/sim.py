@@ -25,9 +25,16 @@ class Sim:
         self.mutated = False
         self.ps, self.pd = rng.randint(1, 2), rng.randint(1, 3)
         self.partition = rng.choice(["keyed", "rebalance"])
-        topo = [{"op": "src", "parallelism": self.ps, "role": "source", "inputs": ["@input"],
-                 "out": {"to": "sink", "mode": self.partition, "parallelism": self.pd, "max_parallelism": 128}},
-                {"op": "sink", "parallelism": self.pd, "role": "sink", "inputs": ["src"], "out": None}]
+        topo = [
+            {
+                "op": "src",
+                "parallelism": self.ps,
+                "role": "source",
+                "inputs": ["@input"],
+                "out": {"to": "sink", "mode": self.partition, "parallelism": self.pd, "max_parallelism": 128},
+            },
+            {"op": "sink", "parallelism": self.pd, "role": "sink", "inputs": ["src"], "out": None},
+        ]
         self.run = FakeRun(topology=topo, mode=mode)
         self.records = rng.randint(3, 10)
         self.att = 0
@@ -35,7 +42,7 @@ class Sim:
         self.sent = [0] * self.ps
         self.start = [rng.randrange(self.pd) for _ in range(self.ps)]
         self.queues = {(s, d): deque() for s in range(self.ps) for d in range(self.pd)}
-        self.completed = None          # (checkpoint id, offsets, in-flight records per channel)
+        self.completed = None  # (checkpoint id, offsets, in-flight records per channel)
         self.next_id = 1
         self.fails = rng.randint(0, 2)
 

@@ -17,24 +17,29 @@ import os
 from pathlib import Path
 
 import pytest
+
+from snapcheck.commands.flink import Judgement
 from snapcheck.flink.build import FlinkSetupError, build
 from snapcheck.flink.expectations import stateless_operators
 from snapcheck.flink.run import RunConfig, run_job
 from snapcheck.traces.jsonl import parse_trace
 
-from snapcheck.commands.flink import Judgement
-
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 ROOT = Path(__file__).resolve().parents[2]
-SEEDS = tuple(range(21, 33))   # a run exercises the bug about one time in three
+SEEDS = tuple(range(21, 33))  # a run exercises the bug about one time in three
 # one slot per task manager, relay and sink in slot groups of their own: every exchange of the
 # relay is a network channel; small segments and many exclusive buffers let the sink's input
 # buffers take the whole backlog, so that the relay and its upstream end with empty buffers
-CONF = {"local.number-taskmanager": "6", "taskmanager.numberOfTaskSlots": "1",
-        "taskmanager.memory.segment-size": "4kb", "taskmanager.network.memory.buffers-per-channel": "200",
-        "taskmanager.network.memory.floating-buffers-per-gate": "100",
-        "taskmanager.memory.network.min": "32mb", "taskmanager.memory.network.max": "32mb"}
+CONF = {
+    "local.number-taskmanager": "6",
+    "taskmanager.numberOfTaskSlots": "1",
+    "taskmanager.memory.segment-size": "4kb",
+    "taskmanager.network.memory.buffers-per-channel": "200",
+    "taskmanager.network.memory.floating-buffers-per-gate": "100",
+    "taskmanager.memory.network.min": "32mb",
+    "taskmanager.memory.network.max": "32mb",
+}
 
 
 def flink_home(version: str) -> str | None:
@@ -46,9 +51,20 @@ def flink_home(version: str) -> str | None:
 
 
 def config(seed: int) -> RunConfig:
-    return RunConfig(job="stateless-mid", mode="unaligned", parallelism=1, records=1500, rate=3000,
-                     work={"sink": 2000}, interval_ms=100, fails=["sink:0:1000"], rescale="failure:2",
-                     seed=seed, timeout_s=90, conf=CONF)
+    return RunConfig(
+        job="stateless-mid",
+        mode="unaligned",
+        parallelism=1,
+        records=1500,
+        rate=3000,
+        work={"sink": 2000},
+        interval_ms=100,
+        fails=["sink:0:1000"],
+        rescale="failure:2",
+        seed=seed,
+        timeout_s=90,
+        conf=CONF,
+    )
 
 
 def exercised(trace) -> bool:
@@ -61,8 +77,10 @@ def exercised(trace) -> bool:
 def judged_run(version: str, tmp_path) -> tuple[int, Judgement]:
     home = flink_home(version)
     if home is None:
-        pytest.skip(f"Flink {version} is not installed (set SNAPCHECK_FLINK_{version.replace('.', '')} or create "
-                    f".flink-envs/f{version.replace('.', '')}, see docs/flink.md)")
+        pytest.skip(
+            f"Flink {version} is not installed (set SNAPCHECK_FLINK_{version.replace('.', '')} or create "
+            f".flink-envs/f{version.replace('.', '')}, see docs/flink.md)"
+        )
     try:
         jar = build(home=home)
     except FlinkSetupError as exc:
@@ -74,8 +92,10 @@ def judged_run(version: str, tmp_path) -> tuple[int, Judgement]:
         j = Judgement(parse_trace(outcome.merged.dumps().decode(), f"{version}-{seed}.jsonl"))
         if exercised(j.trace):
             return seed, j
-    pytest.fail(f"Flink {version}: no run of seeds {SEEDS} restored a checkpoint in which the relay had no state "
-                "of its own next to channel state; FLINK-31963 was not exercised")
+    pytest.fail(
+        f"Flink {version}: no run of seeds {SEEDS} restored a checkpoint in which the relay had no state "
+        "of its own next to channel state; FLINK-31963 was not exercised"
+    )
 
 
 def test_flink_1170_skips_the_stateless_relay_and_1171_does_not(tmp_path):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from snapcheck.flink.run import RunConfig, run_job
 from snapcheck.commands.flink import Judgement
+from snapcheck.flink.run import RunConfig, run_job
 from snapcheck.traces.jsonl import parse_trace
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -24,14 +24,24 @@ def run(jar, tmp_path, **kw) -> Judgement:
 def test_exactly_once_modes_recover_cleanly(jar, tmp_path, mode):
     # agg (400 µs per record) cannot keep up with the sources: backpressure, so unaligned
     # checkpoints hold in-flight records; the failure comes after several checkpoints
-    j = run(jar, tmp_path, job="keyed-agg", mode=mode, parallelism=2, records=2500, rate=4000,
-            fails=["agg:0:@700"], work={"agg": 400}, seed=4)
+    j = run(
+        jar,
+        tmp_path,
+        job="keyed-agg",
+        mode=mode,
+        parallelism=2,
+        records=2500,
+        rate=4000,
+        fails=["agg:0:@700"],
+        work={"agg": 400},
+        seed=4,
+    )
     stats = j.stats()
     assert stats["restores"] == 1 and stats["rounds"] >= 2, stats
     if mode == "aligned":
-        assert stats["reread"] > 0 and stats["replayed"] == 0, stats   # sources rewound; no channel state
+        assert stats["reread"] > 0 and stats["replayed"] == 0, stats  # sources rewound; no channel state
     elif mode == "unaligned":
-        assert stats["replayed"] > 0, stats       # in-flight records came back from channel state
+        assert stats["replayed"] > 0, stats  # in-flight records came back from channel state
     assert j.ok, j.render()
 
 
@@ -39,8 +49,19 @@ def test_at_least_once_duplicates_are_found(jar, tmp_path):
     # small network buffers and buffer timeout: checkpoints complete often despite the
     # backpressure, and barriers reach a task's inputs at different times; two failures give two
     # chances to restore a checkpoint that reflects records processed past a barrier
-    j = run(jar, tmp_path, job="keyed-agg", mode="at-least-once", parallelism=2, records=4000, rate=4000,
-            fails=["sink:0:@1000", "sink:1:@2500"], work={"agg": 400}, buffer_timeout_ms=10,
-            conf={"taskmanager.memory.segment-size": "4kb"}, seed=3)
+    j = run(
+        jar,
+        tmp_path,
+        job="keyed-agg",
+        mode="at-least-once",
+        parallelism=2,
+        records=4000,
+        rate=4000,
+        fails=["sink:0:@1000", "sink:1:@2500"],
+        work={"agg": 400},
+        buffer_timeout_ms=10,
+        conf={"taskmanager.memory.segment-size": "4kb"},
+        seed=3,
+    )
     assert not j.ok
     assert "duplicate-processing" in j.kinds, j.render()

@@ -26,19 +26,38 @@ def rescaled(jar, tmp_path, **kw):
 
 
 def test_failure_then_unaligned_restore_at_higher_parallelism(jar, tmp_path):
-    merged = rescaled(jar, tmp_path, job="keyed-agg", mode="unaligned", parallelism=2, records=1200, rate=1000,
-                      work={"agg": 300}, fails=["agg:0:@900"], rescale="failure:3", seed=3)
+    merged = rescaled(
+        jar,
+        tmp_path,
+        job="keyed-agg",
+        mode="unaligned",
+        parallelism=2,
+        records=1200,
+        rate=1000,
+        work={"agg": 300},
+        fails=["agg:0:@900"],
+        rescale="failure:3",
+        seed=3,
+    )
     restores = [e for e in merged.events if e["type"] == "restore" and "sources" in e]
     assert sorted(e["proc"] for e in restores) == [f"g1.{op}[{i}]" for op in ("agg", "sink", "src") for i in range(3)]
-    taken = sorted(kg for e in restores if e["proc"].startswith("g1.agg") for s in e["sources"]
-                   for kg in s.get("key_groups", ()))
-    assert taken[0][0] == 0 and taken[-1][1] == 127          # every key group is taken
+    taken = sorted(
+        kg for e in restores if e["proc"].startswith("g1.agg") for s in e["sources"] for kg in s.get("key_groups", ())
+    )
+    assert taken[0][0] == 0 and taken[-1][1] == 127  # every key group is taken
     j = Judgement(parse_trace(merged.dumps().decode(), "flink.jsonl"))
     assert j.ok, j.render()
-    crossing = [e for e in merged.events if e["type"] == "replay" and e["proc"].startswith("g1.")
-                and e["from"] == "channel_state" and not e["replay_of"].startswith("g1.")]
-    assert crossing, "the restored unaligned checkpoint had no in-flight records: the rescale of channel state " \
-                     "was not exercised"
+    crossing = [
+        e
+        for e in merged.events
+        if e["type"] == "replay"
+        and e["proc"].startswith("g1.")
+        and e["from"] == "channel_state"
+        and not e["replay_of"].startswith("g1.")
+    ]
+    assert crossing, (
+        "the restored unaligned checkpoint had no in-flight records: the rescale of channel state was not exercised"
+    )
     # drop one recovered record (its replay and its processing): the checker must notice
     victim = crossing[0]["mid"]
     kept, idx = [], {}
@@ -52,8 +71,17 @@ def test_failure_then_unaligned_restore_at_higher_parallelism(jar, tmp_path):
 
 
 def test_savepoint_then_restore_at_lower_parallelism(jar, tmp_path):
-    merged = rescaled(jar, tmp_path, job="q3-join", mode="aligned", parallelism=3, records=600, rate=1000,
-                      rescale="savepoint:2@400", seed=2)
+    merged = rescaled(
+        jar,
+        tmp_path,
+        job="q3-join",
+        mode="aligned",
+        parallelism=3,
+        records=600,
+        rate=1000,
+        rescale="savepoint:2@400",
+        seed=2,
+    )
     assert any(e["type"] == "retire" for e in merged.events)
     j = Judgement(parse_trace(merged.dumps().decode(), "flink.jsonl"))
     assert j.ok, j.render()

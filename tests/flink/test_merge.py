@@ -10,14 +10,14 @@ import pytest
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.flink.expectations import latest_checkpoint_findings
 from snapcheck.flink.merge import merge_run
-from tests.flink.fake_run import FakeRun, rebalanced
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
+from tests.flink.fake_run import FakeRun, rebalanced
 
 
 def merged(run: FakeRun, tmp_path):
     res = merge_run(str(run.write(tmp_path / "run")))
-    return res, parse_trace(res.dumps().decode(), "merged.jsonl")   # parse_trace validates
+    return res, parse_trace(res.dumps().decode(), "merged.jsonl")  # parse_trace validates
 
 
 def by_type(trace, t):
@@ -25,7 +25,7 @@ def by_type(trace, t):
 
 
 def kinds(trace) -> set[str]:
-    return check_trace(trace, CheckOptions(max_per_result=10 ** 6)).kinds
+    return check_trace(trace, CheckOptions(max_per_result=10**6)).kinds
 
 
 def test_identity_channels_and_rounds(tmp_path):
@@ -40,15 +40,26 @@ def test_identity_channels_and_rounds(tmp_path):
     assert res.anomalies == []
     assert [c.id for c in trace.channels] == ["src.input[0]>src[0]", "src[0]>sink[0]", "src[0]>sink[1]"]
     roles = {p.id: p.role for p in trace.processes}
-    assert roles == {"src.input[0]": "external", "src[0]": "source", "sink[0]": "sink", "sink[1]": "sink",
-                     "coordinator": "coordinator"}
+    assert roles == {
+        "src.input[0]": "external",
+        "src[0]": "source",
+        "sink[0]": "sink",
+        "sink[1]": "sink",
+        "coordinator": "coordinator",
+    }
     sends = [(e.ch, e.seq, e.mid) for e in by_type(trace, "send") if e.proc == "src[0]"]
-    assert sends == [("src[0]>sink[0]", 1, "src[0]>sink[0]:1"), ("src[0]>sink[1]", 1, "src[0]>sink[1]:1"),
-                     ("src[0]>sink[1]", 2, "src[0]>sink[1]:2")]
+    assert sends == [
+        ("src[0]>sink[0]", 1, "src[0]>sink[0]:1"),
+        ("src[0]>sink[1]", 1, "src[0]>sink[1]:1"),
+        ("src[0]>sink[1]", 2, "src[0]>sink[1]:2"),
+    ]
     ext = [(e.mid, e.seq) for e in by_type(trace, "send") if e.proc == "src.input[0]"]
     assert ext == [("src.input[0]>src[0]:1", 1), ("src.input[0]>src[0]:2", 2), ("src.input[0]>src[0]:3", 3)]
     assert [(e.proc, e.ckpt, e.round, e.kind) for e in by_type(trace, "checkpoint")] == [
-        ("src[0]", 1, 1, "coordinated"), ("sink[0]", 1, 1, "coordinated"), ("sink[1]", 1, 1, "coordinated")]
+        ("src[0]", 1, 1, "coordinated"),
+        ("sink[0]", 1, 1, "coordinated"),
+        ("sink[1]", 1, 1, "coordinated"),
+    ]
     assert [e.round for e in by_type(trace, "round_complete")] == [1]
     assert trace.header.protocol["name"] == "flink-aligned"
     assert kinds(trace) == set()
@@ -90,13 +101,22 @@ def test_failover_regenerates_seq_and_replays_source(tmp_path):
     assert fails["sink[0]"] == "injected"
     assert fails["src[0]"].startswith("cancelled by the failover")
     assert {e.proc: (e.ckpt, e.recovery, e.round) for e in by_type(trace, "restore")} == {
-        "src[0]": (1, 1, 1), "sink[0]": (1, 1, 1), "sink[1]": (1, 1, 1)}
+        "src[0]": (1, 1, 1),
+        "sink[0]": (1, 1, 1),
+        "sink[1]": (1, 1, 1),
+    }
     regenerated = [(e.seq, e.mid) for e in by_type(trace, "send") if e.proc == "src[0]"][2:]
-    assert regenerated == [(3, "src[0]>sink[0]:3"), (4, "src[0]>sink[0]:4"),
-                           (3, "src[0]>sink[0]:3@1"), (4, "src[0]>sink[0]:4@1")]
+    assert regenerated == [
+        (3, "src[0]>sink[0]:3"),
+        (4, "src[0]>sink[0]:4"),
+        (3, "src[0]>sink[0]:3@1"),
+        (4, "src[0]>sink[0]:4@1"),
+    ]
     replays = [(e.proc, e.replay_of, e.mid, e.source) for e in by_type(trace, "replay")]
-    assert replays == [("src.input[0]", "src.input[0]>src[0]:3", "src.input[0]>src[0]:3/r1", "source"),
-                       ("src.input[0]", "src.input[0]>src[0]:4", "src.input[0]>src[0]:4/r1", "source")]
+    assert replays == [
+        ("src.input[0]", "src.input[0]>src[0]:3", "src.input[0]>src[0]:3/r1", "source"),
+        ("src.input[0]", "src.input[0]>src[0]:4", "src.input[0]>src[0]:4/r1", "source"),
+    ]
     assert kinds(trace) == set()
     assert latest_checkpoint_findings(trace) == []
 
@@ -154,7 +174,7 @@ def _unaligned(r: FakeRun, lose: bool = False):
     r.recv("sink", 0, 0, "src", 0, 0, 0)
     r.ev("sink", 0, 0, "fail", reason="injected")
     r.restore(1, 1)
-    for off in ([1] if lose else [0, 1]):
+    for off in [1] if lose else [0, 1]:
         r.recv("sink", 0, 1, "src", 0, 0, off)
     r.read(0, 2, att=1)
     r.send("src", 0, 1, 0, 0)
@@ -167,11 +187,15 @@ def test_channel_state_replays_are_observed_and_recorded(tmp_path):
     res, trace = merged(r, tmp_path)
     assert res.anomalies == []
     replays = [(e.proc, e.replay_of, e.source) for e in by_type(trace, "replay")]
-    assert replays == [("sink[0]", "src[0]>sink[0]:1", "channel_state"),
-                       ("sink[0]", "src[0]>sink[0]:2", "channel_state")]
+    assert replays == [
+        ("sink[0]", "src[0]>sink[0]:1", "channel_state"),
+        ("sink[0]", "src[0]>sink[0]:2", "channel_state"),
+    ]
     records = {(e.proc, e.ckpt, e.ch): e.mids for e in by_type(trace, "record")}
-    assert records == {("sink[0]", 1, "src[0]>sink[0]"): ["src[0]>sink[0]:1", "src[0]>sink[0]:2"],
-                       ("sink[1]", 1, "src[0]>sink[1]"): []}
+    assert records == {
+        ("sink[0]", 1, "src[0]>sink[0]"): ["src[0]>sink[0]:1", "src[0]>sink[0]:2"],
+        ("sink[1]", 1, "src[0]>sink[1]"): [],
+    }
     assert res.header["metadata"]["flink"]["channel_state_observed"] == {"1": ["src[0]>sink[0]", "src[0]>sink[1]"]}
     assert trace.header.protocol["params"]["channel_state"] == "observed-at-restore"
     assert kinds(trace) == set()
@@ -184,7 +208,7 @@ def test_channel_state_that_loses_a_record_is_caught(tmp_path):
     assert res.anomalies == []
     found = kinds(trace)
     assert "lost" in found and "dropped" in found
-    report = check_trace(trace, CheckOptions(max_per_result=10 ** 6))
+    report = check_trace(trace, CheckOptions(max_per_result=10**6))
     assert [v for v in report.violations if v.kind == "dropped"]
 
 
@@ -198,7 +222,7 @@ def test_unobserved_channel_state_is_not_judged(tmp_path):
     r.notify(1)
     r.recv("sink", 0, 0, "src", 0, 0, 0)
     res, trace = merged(r, tmp_path)
-    report = check_trace(trace, CheckOptions(max_per_result=10 ** 6))
+    report = check_trace(trace, CheckOptions(max_per_result=10**6))
     assert report.ok, report.violations
     assert report.stats["unobservable_in_transit"] == 1
     assert any("not judged as dropped" in n for n in report.notes)
@@ -237,8 +261,8 @@ def test_misrouted_record_and_untraced_send_are_anomalies(tmp_path):
     r = FakeRun()
     r.read(0, 0)
     r.send("src", 0, 0, 0, 1)
-    r.recv("sink", 0, 0, "src", 0, 0, 0)        # keyed model says subtask 1
-    r.recv("sink", 1, 0, "src", 0, 0, 7)        # never sent
+    r.recv("sink", 0, 0, "src", 0, 0, 0)  # keyed model says subtask 1
+    r.recv("sink", 1, 0, "src", 0, 0, 7)  # never sent
     res, trace = merged(r, tmp_path)
     assert len(res.anomalies) == 2
     assert "routes to sink[1]" in res.anomalies[0] and "never traced" in res.anomalies[1]
@@ -310,9 +334,16 @@ def test_missing_run_json_is_a_clear_error(tmp_path):
 
 def test_an_untraced_source_has_no_input_process(tmp_path):
     """TracedJob.from(...): the first traced operator has no identified input, only sends."""
-    topo = [{"op": "src", "parallelism": 1, "role": "source", "inputs": [],
-             "out": {"to": "sink", "mode": "forward", "parallelism": 1, "max_parallelism": 128}},
-            {"op": "sink", "parallelism": 1, "role": "sink", "inputs": ["src"], "out": None}]
+    topo = [
+        {
+            "op": "src",
+            "parallelism": 1,
+            "role": "source",
+            "inputs": [],
+            "out": {"to": "sink", "mode": "forward", "parallelism": 1, "max_parallelism": 128},
+        },
+        {"op": "sink", "parallelism": 1, "role": "sink", "inputs": ["src"], "out": None},
+    ]
     r = FakeRun(topology=topo)
     for n in range(2):
         r.send("src", 0, 0, n, 0)
@@ -347,10 +378,17 @@ def test_a_failure_during_recovery_leaves_no_fake_survivor(tmp_path):
     r.send("src", 0, 2, 0, 0)
     r.recv("sink", 0, 2, "src", 0, 2, 0)
     res, trace = merged(r, tmp_path)
-    sink = [(e.type, e.ckpt, e.recovery, (e.attrs or {}).get("inferred", "")[:20]) for e in trace.events
-            if e.proc == "sink[0]" and e.type in ("fail", "restore")]
-    assert sink == [("fail", None, None, ""), ("restore", 1, 1, "attempt 1 was cancel"), ("fail", None, None, ""),
-                    ("restore", 1, 2, "")]
+    sink = [
+        (e.type, e.ckpt, e.recovery, (e.attrs or {}).get("inferred", "")[:20])
+        for e in trace.events
+        if e.proc == "sink[0]" and e.type in ("fail", "restore")
+    ]
+    assert sink == [
+        ("fail", None, None, ""),
+        ("restore", 1, 1, "attempt 1 was cancel"),
+        ("fail", None, None, ""),
+        ("restore", 1, 2, ""),
+    ]
     assert kinds(trace) == set()
 
 
@@ -362,7 +400,8 @@ def test_a_requested_failure_that_never_fired_is_not_exercised(tmp_path, snapche
     res = merge_run(str(r.write(tmp_path / "run", faults=["sink:0:50", "src:0:1"], fired={"src:0:1": 7})))
     assert res.header["metadata"]["faults"] == [
         {"fault": "Flink --fail sink:0:50", "proc": "sink[0]", "fired": False},
-        {"fault": "Flink --fail src:0:1", "proc": "src[0]", "fired": True}]
+        {"fault": "Flink --fail src:0:1", "proc": "src[0]", "fired": True},
+    ]
     path = tmp_path / "t.jsonl"
     res.write(str(path))
     report = check_trace(parse_trace(path.read_text(), str(path)), CheckOptions())

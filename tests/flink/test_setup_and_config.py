@@ -9,11 +9,11 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
+from snapcheck.cli import cli
 from snapcheck.flink import build as build_mod
 from snapcheck.flink.build import FlinkSetupError
 from snapcheck.flink.campaign import CAMPAIGN_JOBS, CampaignRow, sample, summarize
 from snapcheck.flink.run import OPERATORS, RunConfig
-from snapcheck.cli import cli
 from snapcheck.traces.errors import UsageError
 
 
@@ -59,9 +59,21 @@ def test_run_config_validation():
 
 def test_command_repeats_the_configuration(monkeypatch):
     """The reproduction command, parsed by the real CLI, gives back the same RunConfig."""
-    cfg = RunConfig(job="chain", mode="timeout", parallelism=3, fails=["score:2:50", "src:0:@20"], seed=9,
-                    rate=500.0, aligned_timeout_ms=5, work={"score": 100}, conf={"a.b": "1"}, records=300,
-                    interval_ms=20, buffer_timeout_ms=1, timeout_s=90)
+    cfg = RunConfig(
+        job="chain",
+        mode="timeout",
+        parallelism=3,
+        fails=["score:2:50", "src:0:@20"],
+        seed=9,
+        rate=500.0,
+        aligned_timeout_ms=5,
+        work={"score": 100},
+        conf={"a.b": "1"},
+        records=300,
+        interval_ms=20,
+        buffer_timeout_ms=1,
+        timeout_s=90,
+    )
     captured = {}
 
     def fake_run_job(c, run_dir, b):
@@ -73,7 +85,7 @@ def test_command_repeats_the_configuration(monkeypatch):
     argv = shlex.split(cfg.command("t.jsonl"))
     assert argv[:3] == ["snapcheck", "flink", "run"]
     res = CliRunner().invoke(cli, argv[1:])
-    assert isinstance(res.exception, UsageError) and "not running a JVM" in str(res.exception)   # main(): exit 2
+    assert isinstance(res.exception, UsageError) and "not running a JVM" in str(res.exception)  # main(): exit 2
     assert captured["cfg"] == cfg
     assert "--aligned-timeout" not in RunConfig(mode="aligned", aligned_timeout_ms=5).command()
 
@@ -92,15 +104,33 @@ def test_campaign_sampling_is_deterministic_and_valid():
 
 
 def test_summary_counts_per_mode():
-    rows = [CampaignRow(0, RunConfig(mode="aligned"), 2.0, "completed", True, stats={"restores": 1, "rounds": 3}),
-            CampaignRow(1, RunConfig(mode="at-least-once"), 4.0, "completed", False,
-                        ["duplicate-processing", "orphan"], stats={"restores": 1}),
-            CampaignRow(2, RunConfig(mode="at-least-once"), 6.0, "completed", False, ["orphan"])]
+    rows = [
+        CampaignRow(0, RunConfig(mode="aligned"), 2.0, "completed", True, stats={"restores": 1, "rounds": 3}),
+        CampaignRow(
+            1,
+            RunConfig(mode="at-least-once"),
+            4.0,
+            "completed",
+            False,
+            ["duplicate-processing", "orphan"],
+            stats={"restores": 1},
+        ),
+        CampaignRow(2, RunConfig(mode="at-least-once"), 6.0, "completed", False, ["orphan"]),
+    ]
     s = summarize(rows)
     assert s["aligned"]["clean"] == 1 and s["aligned"]["rounds"] == 3
-    assert s["at-least-once"] == {"runs": 2, "clean": 0, "violations": 2,
-                                  "kinds": {"duplicate-processing": 1, "orphan": 2}, "with_failure": 1,
-                                  "seconds": 10.0, "rounds": 0, "replayed": 0, "hidden": 0, "rescaled": 0}
+    assert s["at-least-once"] == {
+        "runs": 2,
+        "clean": 0,
+        "violations": 2,
+        "kinds": {"duplicate-processing": 1, "orphan": 2},
+        "with_failure": 1,
+        "seconds": 10.0,
+        "rounds": 0,
+        "replayed": 0,
+        "hidden": 0,
+        "rescaled": 0,
+    }
     assert not rows[1].exactly_once and rows[0].exactly_once
 
 
@@ -137,8 +167,9 @@ def test_run_reports_anomalies_that_break_the_trace_as_a_violation(monkeypatch, 
     r.ev("src", 0, 0, "fail", reason="injected")
     r.restore(5, 1)
     merged = merge_run(str(r.write(tmp_path / "run")))
-    monkeypatch.setattr("snapcheck.flink.run.run_job",
-                        lambda cfg, run_dir, b: RunOutcome(cfg, tmp_path / "run", 1.0, merged))
+    monkeypatch.setattr(
+        "snapcheck.flink.run.run_job", lambda cfg, run_dir, b: RunOutcome(cfg, tmp_path / "run", 1.0, merged)
+    )
     monkeypatch.setattr("snapcheck.commands.flink._build", lambda force=False, home=None: None)
     out = tmp_path / "t.jsonl"
     res = CliRunner().invoke(cli, ["flink", "run", "-o", str(out)])

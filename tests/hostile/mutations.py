@@ -9,7 +9,9 @@ import re
 from pathlib import Path
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
-EXTREME_INTEGERS = (str(n).encode() for n in (2**63 - 1, 2**63, 2**64 - 1, 2**64, -2**63, -2**63 - 1, 10**30, -1, 0))
+EXTREME_INTEGERS = (
+    str(n).encode() for n in (2**63 - 1, 2**63, 2**64 - 1, 2**64, -(2**63), -(2**63) - 1, 10**30, -1, 0)
+)
 EXTREME_INTEGERS = (*EXTREME_INTEGERS, b"1" + b"0" * 5000)
 _INT = re.compile(rb"(?<![\w.])-?\d+(?![\w.])")
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
@@ -33,7 +35,7 @@ def flip_bytes(data: bytes, rng: random.Random) -> bytes:
 
 
 def truncate(data: bytes, rng: random.Random) -> bytes:
-    return data[:rng.randrange(len(data) + 1)]
+    return data[: rng.randrange(len(data) + 1)]
 
 
 def drop_line(data: bytes, rng: random.Random) -> bytes:
@@ -61,7 +63,7 @@ def extreme_integer(data: bytes, rng: random.Random) -> bytes:
     if not spots:
         return data
     m = rng.choice(spots)
-    return data[:m.start()] + rng.choice(EXTREME_INTEGERS) + data[m.end():]
+    return data[: m.start()] + rng.choice(EXTREME_INTEGERS) + data[m.end() :]
 
 
 def invalid_utf8(data: bytes, rng: random.Random) -> bytes:
@@ -74,9 +76,22 @@ def wrong_value(data: bytes, rng: random.Random) -> bytes:
     if not spots:
         return data
     m = rng.choice(spots)
-    value = rng.choice([b"null", b"true", b"[]", b"{}", b"1.5", b'"' + b"x" * rng.choice([0, 201, 5000]) + b'"',
-                        b'"send"', b'"recv"', b'"checkpoint"', b"[[[[[[[[]]]]]]]]", b'{"a": [1, {"b": null}]}'])
-    return data[:m.start()] + value + data[m.end():]
+    value = rng.choice(
+        [
+            b"null",
+            b"true",
+            b"[]",
+            b"{}",
+            b"1.5",
+            b'"' + b"x" * rng.choice([0, 201, 5000]) + b'"',
+            b'"send"',
+            b'"recv"',
+            b'"checkpoint"',
+            b"[[[[[[[[]]]]]]]]",
+            b'{"a": [1, {"b": null}]}',
+        ]
+    )
+    return data[: m.start()] + value + data[m.end() :]
 
 
 def blank_and_noise(data: bytes, rng: random.Random) -> bytes:
@@ -85,8 +100,17 @@ def blank_and_noise(data: bytes, rng: random.Random) -> bytes:
     return b"\n".join(lines)
 
 
-MUTATIONS = (flip_bytes, truncate, drop_line, swap_lines, duplicate_line, extreme_integer, invalid_utf8,
-             wrong_value, blank_and_noise)
+MUTATIONS = (
+    flip_bytes,
+    truncate,
+    drop_line,
+    swap_lines,
+    duplicate_line,
+    extreme_integer,
+    invalid_utf8,
+    wrong_value,
+    blank_and_noise,
+)
 
 
 def mutate(data: bytes, rng: random.Random, steps: int | None = None) -> bytes:

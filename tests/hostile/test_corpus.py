@@ -31,7 +31,7 @@ def test_corpus_case(case, command, tmp_path):
     assert code == expected_exit(case, command), out
     if code == 2:
         assert f"{trace}" in out and case["message"] in out, out
-        if command == "check-json-junit":         # the JUnit file reports the bad input as an error case
+        if command == "check-json-junit":  # the JUnit file reports the bad input as an error case
             assert 'errors="1"' in (tmp_path / "out.xml").read_text()
         else:
             assert not any(p.name.startswith("out") for p in tmp_path.iterdir()), "a failed run wrote an output"
@@ -44,8 +44,15 @@ def test_the_corpus_covers_the_issue(tmp_path):
     files = [c["file"] for c in CASES]
     assert len(files) == len(set(files)) == len([p for p in DATA.iterdir() if p.name != "cases.json"])
     joined = " ".join(c["message"] for c in CASES)
-    for fragment in ("empty trace", "malformed JSON", "outside the signed 64-bit range", "message received twice",
-                     "line longer than", "NOTHING JUDGED", "cannot read Parquet"):
+    for fragment in (
+        "empty trace",
+        "malformed JSON",
+        "outside the signed 64-bit range",
+        "message received twice",
+        "line longer than",
+        "NOTHING JUDGED",
+        "cannot read Parquet",
+    ):
         assert fragment in joined
 
 
@@ -60,18 +67,38 @@ def _row(**kw) -> dict:
     return row
 
 
-@pytest.mark.parametrize("name, rows, fragment", [
-    ("header_without_json", [_row(type="header", idx=-1)], "the header row has no JSON in column 'extra'"),
-    ("extra_not_object", [_row(type="header", idx=-1, extra='{"format": "snapcheck-trace", "version": 1, '
-                                                         '"processes": [{"id": "A"}], "channels": []}'),
-                          _row(line=2, type="fail", proc="A", idx=0, extra="[1, 2]")],
-     "column 'extra' must hold a JSON object"),
-    ("extra_big_integer", [_row(type="header", idx=-1, extra='{"format": "snapcheck-trace", "version": 1, '
-                                                          '"processes": [{"id": "A"}], "channels": [], '
-                                                          '"seed": 99999999999999999999}')],
-     "outside the signed 64-bit range"),
-    ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
-])
+@pytest.mark.parametrize(
+    "name, rows, fragment",
+    [
+        ("header_without_json", [_row(type="header", idx=-1)], "the header row has no JSON in column 'extra'"),
+        (
+            "extra_not_object",
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], "channels": []}',
+                ),
+                _row(line=2, type="fail", proc="A", idx=0, extra="[1, 2]"),
+            ],
+            "column 'extra' must hold a JSON object",
+        ),
+        (
+            "extra_big_integer",
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, '
+                    '"processes": [{"id": "A"}], "channels": [], '
+                    '"seed": 99999999999999999999}',
+                )
+            ],
+            "outside the signed 64-bit range",
+        ),
+        ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
+    ],
+)
 def test_hostile_parquet(name, rows, fragment, tmp_path):
     path = tmp_path / f"{name}.parquet"
     if rows is None:
@@ -117,12 +144,14 @@ def test_outputs_never_destroy_a_file(tmp_path):
     keep.write_text("precious\n")
     code, _ = run(["convert", str(DATA / "empty.jsonl"), "-o", str(keep)])
     assert code == 2 and keep.read_text() == "precious\n"
-    for args in (["convert", str(src), "-o", str(tmp_path / "no" / "x.jsonl")],
-                 ["render", str(src), "-o", str(tmp_path / "no" / "x.svg")],
-                 ["check", str(src), "--junit", str(tmp_path / "no" / "x.xml")],
-                 ["check", str(src), "--html", str(tmp_path / "no" / "x.html")],
-                 ["simulate", "-o", str(tmp_path / "no" / "x.jsonl")],
-                 ["shiviz", str(src), "-o", str(tmp_path / "no" / "x.log")]):
+    for args in (
+        ["convert", str(src), "-o", str(tmp_path / "no" / "x.jsonl")],
+        ["render", str(src), "-o", str(tmp_path / "no" / "x.svg")],
+        ["check", str(src), "--junit", str(tmp_path / "no" / "x.xml")],
+        ["check", str(src), "--html", str(tmp_path / "no" / "x.html")],
+        ["simulate", "-o", str(tmp_path / "no" / "x.jsonl")],
+        ["shiviz", str(src), "-o", str(tmp_path / "no" / "x.log")],
+    ):
         code, text = run(args)
         assert code == 2 and "does not exist" in text and "Traceback" not in text, (args, text)
     assert src.read_bytes() == before

@@ -32,14 +32,18 @@ EXAMPLES = int(os.environ.get("SNAPCHECK_FUZZ_EXAMPLES", "120"))
 SECONDS_PER_INPUT = 20.0
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_fuzz_commands(seed, tmp_path_factory):
     scratch = tmp_path_factory.mktemp("fuzz")
     trace = scratch / "t.jsonl"
     trace.write_bytes(hostile(seed))
-    for command in COMMANDS if seed % 8 == 0 else CHEAP:        # render/shiviz/JUnit on a sample
+    for command in COMMANDS if seed % 8 == 0 else CHEAP:  # render/shiviz/JUnit on a sample
         start = time.monotonic()
         code, out = run(argv(command, str(trace), scratch))
         assert code in (0, 1, 2) and "Traceback" not in out, (seed, command, out)
@@ -74,11 +78,17 @@ print(json.dumps({"inputs": __COUNT__, "runs": sum(codes.values()), "codes": cod
 
 def test_fuzz_batch_in_bounded_memory():
     count = max(EXAMPLES, 100)
-    code = (_CHILD.replace("__LIMIT__", str(3 * 2**30)).replace("__START__", "10_000_000")
-            .replace("__COUNT__", str(count)))
+    code = (
+        _CHILD.replace("__LIMIT__", str(3 * 2**30)).replace("__START__", "10_000_000").replace("__COUNT__", str(count))
+    )
     root = Path(__file__).resolve().parents[2]
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
-                         timeout=SECONDS_PER_INPUT * count * len(CHEAP))
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=SECONDS_PER_INPUT * count * len(CHEAP),
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     report = json.loads(res.stdout.strip().splitlines()[-1])
     assert "bad" not in report, report

@@ -29,11 +29,11 @@ def _task(spec: str):
 
 def test_a_back_edge_barrier_before_the_snapshot_holds_the_back_edge_until_it():
     ctx, task, regular, loop = _task("abs-cyclic")
-    task.on_barrier(loop, marker(1), False)       # round 1 came round the loop first
+    task.on_barrier(loop, marker(1), False)  # round 1 came round the loop first
     assert ctx.blocked() == ["tail->task"] and ctx.done("checkpoint") == []
-    task.on_barrier(regular, marker(1), False)    # aligned on the regular input: snapshot
+    task.on_barrier(regular, marker(1), False)  # aligned on the regular input: snapshot
     assert ctx.done("checkpoint") == [1] and ctx.done("complete") == [1]
-    assert ctx.blocked() == [] and ctx.done("record") == []   # nothing of the back-edge is in transit
+    assert ctx.blocked() == [] and ctx.done("record") == []  # nothing of the back-edge is in transit
 
 
 def test_a_back_edge_barrier_after_the_snapshot_ends_its_log_without_blocking():
@@ -65,16 +65,42 @@ def _early_back_edge_barriers(trace) -> list[str]:
     for e in trace.events:
         if e.type == "checkpoint":
             ckpt.setdefault((e.proc, e.round), e.line)
-    return [e.mid for e in trace.events if e.type == "recv" and e.ch in back and ":b" in e.mid
-            and ckpt.get((e.proc, int(e.mid.rsplit(":b", 1)[1].split("@")[0])), e.line + 1) > e.line]
+    return [
+        e.mid
+        for e in trace.events
+        if e.type == "recv"
+        and e.ch in back
+        and ":b" in e.mid
+        and ckpt.get((e.proc, int(e.mid.rsplit(":b", 1)[1].split("@")[0])), e.line + 1) > e.line
+    ]
 
 
 # The campaign configurations that found it (``snapcheck validate --traces 2000``).
 EARLY_BACK_EDGE = {
-    603: dict(workload="reachability", parallelism=3, records=10, gap=20, interval=250, aligned_timeout=200,
-              latency=1, jitter=20, buffer=1, out_buffer=1),
-    1548: dict(workload="reachability", parallelism=3, records=9, gap=20, interval=100, aligned_timeout=200,
-               latency=4, jitter=5, buffer=1, out_buffer=1),
+    603: dict(
+        workload="reachability",
+        parallelism=3,
+        records=10,
+        gap=20,
+        interval=250,
+        aligned_timeout=200,
+        latency=1,
+        jitter=20,
+        buffer=1,
+        out_buffer=1,
+    ),
+    1548: dict(
+        workload="reachability",
+        parallelism=3,
+        records=9,
+        gap=20,
+        interval=100,
+        aligned_timeout=200,
+        latency=4,
+        jitter=5,
+        buffer=1,
+        out_buffer=1,
+    ),
 }
 
 
@@ -83,7 +109,7 @@ def test_campaign_runs_with_an_early_back_edge_barrier_are_clean_and_the_mutant_
     cfg = SimConfig(protocol="abs-cyclic", seed=seed, **EARLY_BACK_EDGE[seed])
     trace = simulate(cfg).trace()
     assert check_trace(trace).ok
-    assert _early_back_edge_barriers(trace)      # the situation happens in this run
+    assert _early_back_edge_barriers(trace)  # the situation happens in this run
     bad = check_trace(simulate(replace(cfg, mutant="abs-cyclic-early-back-edge")).trace())
     assert "orphan" in bad.kinds
 

@@ -14,8 +14,23 @@ def run(snapcheck_cli):
 
 def test_simulate_writes_a_valid_trace_and_metrics(run, tmp_path):
     out, met = tmp_path / "t.jsonl", tmp_path / "m.json"
-    code, text = run("simulate", "-p", "unaligned", "-w", "q3", "-P", "2", "-s", "7", "--fail", "join[0]@1500",
-                     "-o", str(out), "--metrics-json", str(met))
+    code, text = run(
+        "simulate",
+        "-p",
+        "unaligned",
+        "-w",
+        "q3",
+        "-P",
+        "2",
+        "-s",
+        "7",
+        "--fail",
+        "join[0]@1500",
+        "-o",
+        str(out),
+        "--metrics-json",
+        str(met),
+    )
     assert code == 0 and "rounds" in text
     t = read_trace(str(out))
     assert t.header.protocol["name"] == "unaligned" and t.header.seed == 7
@@ -29,8 +44,15 @@ def test_simulate_writes_a_valid_trace_and_metrics(run, tmp_path):
 def test_list_names_protocols_workloads_and_mutants(run):
     code, text = run("simulate", "--list")
     assert code == 0
-    for name in ("chandy-lamport", "abs-cyclic", "aligned-timeout", "reachability", "random-cyclic",
-                 "unaligned-late-snapshot", "FLINK-40016"):
+    for name in (
+        "chandy-lamport",
+        "abs-cyclic",
+        "aligned-timeout",
+        "reachability",
+        "random-cyclic",
+        "unaligned-late-snapshot",
+        "FLINK-40016",
+    ):
         assert name in text
 
 
@@ -40,24 +62,27 @@ def test_mutant_demo_trace_is_caught_by_check(run, tmp_path):
     assert code == 0
     t = read_trace(str(out))
     assert t.header.protocol["params"]["mutant"] == "chandy-lamport-no-channel-state"
-    assert t.header.metadata["simulator"]["config"]["records"] == 30      # from the demo
+    assert t.header.metadata["simulator"]["config"]["records"] == 30  # from the demo
     code, text = run("check", str(out))
     assert code == 1 and "dropped" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--fail", "join[0]"], "TASK@TIME"),
-    (["--fail", "join[0]@soon"], "unknown situation"),
-    (["--fail", "join[0]@snapshot#0"], "K >= 1"),
-    (["--fail", "nosuch[0]@10"], "names no task"),
-    (["--straggler", "join[0]=0"], "FACTOR > 0"),
-    (["-p", "no-such-protocol"], "unknown protocol"),
-    (["-w", "q99"], "unknown workload"),
-    (["--mutant", "nope"], "unknown mutant"),
-    (["--mutant", "unaligned-no-dedup", "-p", "abs-aligned"], "mutates protocol"),
-    (["--demo"], "--demo needs --mutant"),
-    (["-P", "0"], "at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--fail", "join[0]"], "TASK@TIME"),
+        (["--fail", "join[0]@soon"], "unknown situation"),
+        (["--fail", "join[0]@snapshot#0"], "K >= 1"),
+        (["--fail", "nosuch[0]@10"], "names no task"),
+        (["--straggler", "join[0]=0"], "FACTOR > 0"),
+        (["-p", "no-such-protocol"], "unknown protocol"),
+        (["-w", "q99"], "unknown workload"),
+        (["--mutant", "nope"], "unknown mutant"),
+        (["--mutant", "unaligned-no-dedup", "-p", "abs-aligned"], "mutates protocol"),
+        (["--demo"], "--demo needs --mutant"),
+        (["-P", "0"], "at least 1"),
+    ],
+)
 def test_bad_input_exits_2_with_a_message(run, tmp_path, args, message):
     code, text = run("simulate", "-w", "q3", *args, "-o", str(tmp_path / "x.jsonl"))
     assert code == 2 and message in text

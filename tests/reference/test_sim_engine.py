@@ -24,10 +24,12 @@ def _seq_of(events):
             seq[e.mid] = (e.ch, e.seq)
         elif e.type == "replay":
             orig[e.mid] = e.replay_of
+
     def resolve(mid):
         while mid in orig:
             mid = orig[mid]
         return seq.get(mid)
+
     return resolve
 
 
@@ -35,7 +37,7 @@ def _seq_of(events):
 def test_traces_are_valid_v1_and_match_the_in_memory_events(protocol):
     wl = "q3" if protocol == "abs-aligned" else "reachability"
     res = run(protocol=protocol, workload=wl, seed=3, records=6, failures=(("join[0]", 700),))
-    t = parse_trace(res.dumps().decode())            # the validator raises on any problem
+    t = parse_trace(res.dumps().decode())  # the validator raises on any problem
     assert [(e.type, e.proc, e.idx, e.line) for e in t.events] == [(e.type, e.proc, e.idx, e.line) for e in res.events]
     assert t.header.protocol["name"] == protocol
     assert t.header.protocol["params"]["aligned"] == (protocol in ("abs-aligned", "abs-cyclic"))
@@ -44,8 +46,9 @@ def test_traces_are_valid_v1_and_match_the_in_memory_events(protocol):
 @pytest.mark.parametrize("protocol", COORDINATED)
 def test_fifo_channels_process_in_send_order_within_each_epoch_including_replays(protocol):
     wl = "q12" if protocol == "abs-aligned" else "random-cyclic"
-    res = run(protocol=protocol, workload=wl, seed=5, records=12, gap=40,
-              failures=(("sink[0]", 600), ("sink[0]", 1500)))
+    res = run(
+        protocol=protocol, workload=wl, seed=5, records=12, gap=40, failures=(("sink[0]", 600), ("sink[0]", 1500))
+    )
     resolve = _seq_of(res.events)
     last: dict = {}
     epoch = Counter()
@@ -53,7 +56,7 @@ def test_fifo_channels_process_in_send_order_within_each_epoch_including_replays
         if e.type == "restore":
             epoch[e.proc] += 1
         elif e.type == "recv" and e.proc != "coordinator" and resolve(e.mid) is not None:
-            ch, seq = resolve(e.mid)      # (acks to the never-restored coordinator are control traffic)
+            ch, seq = resolve(e.mid)  # (acks to the never-restored coordinator are control traffic)
             key = (ch, epoch[e.proc])
             assert seq > last.get(key, 0), f"{e.mid} (seq {seq}) processed after seq {last[key]} on {ch}"
             last[key] = seq
@@ -75,8 +78,15 @@ def test_non_fifo_channels_can_reorder():
 
 @pytest.mark.parametrize("buffer", [1, 3])
 def test_credit_based_buffers_never_hold_more_than_their_capacity(buffer):
-    res = run(protocol="unaligned", workload="q12", seed=2, records=25, gap=20, buffer=buffer,
-              stragglers=(("window_count[0]", 3),))
+    res = run(
+        protocol="unaligned",
+        workload="q12",
+        seed=2,
+        records=25,
+        gap=20,
+        buffer=buffer,
+        stragglers=(("window_count[0]", 3),),
+    )
     queued = Counter()
     peak = 0
     for e in res.events:
@@ -85,12 +95,12 @@ def test_credit_based_buffers_never_hold_more_than_their_capacity(buffer):
         elif e.type == "recv" and queued.get(e.ch):
             queued[e.ch] -= 1
         peak = max(peak, max(queued.values(), default=0))
-    assert peak == buffer                             # backpressure reached, never exceeded
+    assert peak == buffer  # backpressure reached, never exceeded
 
 
 def test_aligned_tasks_process_nothing_from_a_channel_between_its_barrier_and_the_checkpoint():
     res = run(protocol="abs-aligned", workload="q12", parallelism=3, seed=4, records=30, gap=40, jitter=200)
-    blocked: dict = defaultdict(set)          # task -> channels whose barrier arrived, awaiting the checkpoint
+    blocked: dict = defaultdict(set)  # task -> channels whose barrier arrived, awaiting the checkpoint
     checked = 0
     for e in res.events:
         if e.type == "recv" and e.mid.split(":")[-1].startswith("b") and not e.ch.startswith("coordinator"):
@@ -117,7 +127,7 @@ def test_a_recovery_restores_every_task_to_the_last_completed_round_then_replays
     assert {e.round for e in restores} == {completed[-1]}
     ckpt_of = {(e.proc, e.round): e.ckpt for e in ev if e.type == "checkpoint"}
     assert all(e.ckpt == ckpt_of[(e.proc, e.round)] for e in restores)
-    assert fail.line < restores[0].line and fail.t + 300 == restores[0].t   # detect + restart delay
+    assert fail.line < restores[0].line and fail.t + 300 == restores[0].t  # detect + restart delay
     # channel state recorded with the restored checkpoints is replayed by its recorder, exactly once
     restored = {(e.proc, e.ckpt) for e in restores}
     recorded = Counter(m for e in ev if e.type == "record" and (e.proc, e.ckpt) in restored for m in e.mids)
@@ -145,8 +155,12 @@ def _inputs(res):
 
 def _outputs(res):
     """The records the sinks published: the value of every committed transaction."""
-    return Counter(tuple(_tuple(x) for x in record) for e in res.events
-                   if e.type == "output" and (e.attrs or {}).get("phase") == "commit" for record in e.value)
+    return Counter(
+        tuple(_tuple(x) for x in record)
+        for e in res.events
+        if e.type == "output" and (e.attrs or {}).get("phase") == "commit"
+        for record in e.value
+    )
 
 
 def _tuple(x):
@@ -185,10 +199,14 @@ def test_metrics_agree_with_the_trace():
     assert m["replayed_messages"] == count["replay"]
     assert m["discarded"] == count["discard"]
     assert m["persisted_messages"] == sum(len(e.mids) for e in ev if e.type == "record")
-    assert m["data_messages"] == sum(1 for e in ev if e.type == "send" and e.kind != "barrier"
-                                     and "coordinator" not in e.ch and not e.proc.startswith("ext:"))
-    assert m["barrier_messages"] == sum(1 for e in ev if e.type == "send" and e.kind == "barrier"
-                                        and e.proc != "coordinator")
+    assert m["data_messages"] == sum(
+        1
+        for e in ev
+        if e.type == "send" and e.kind != "barrier" and "coordinator" not in e.ch and not e.proc.startswith("ext:")
+    )
+    assert m["barrier_messages"] == sum(
+        1 for e in ev if e.type == "send" and e.kind == "barrier" and e.proc != "coordinator"
+    )
     assert m["restart_time_mean"] == 200 and m["failures"] == 1
     assert m["recovery_time_mean"] >= 300
     assert 1 < m["overhead_ratio"] < 3

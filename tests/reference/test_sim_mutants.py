@@ -8,9 +8,9 @@ import pytest
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.catalogue import MUTANTS as ALL_MUTANTS
+from snapcheck.reference.oracle import exactly_once
 
 MUTANTS = {n: m for n, m in ALL_MUTANTS.items() if m.family == "coordinated"}
-from snapcheck.reference.oracle import exactly_once
 
 
 def _config(name, seed):

@@ -3,13 +3,23 @@ snapshot/restore their state exactly."""
 
 from collections import Counter
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from snapcheck.reference.operators import (Filter, IncrementalJoin, KeyedAggregate, Map, Sink, Source,
-                                 WindowedCount, WindowedJoin)
+from snapcheck.reference.operators import (
+    Filter,
+    IncrementalJoin,
+    KeyedAggregate,
+    Map,
+    Sink,
+    Source,
+    WindowedCount,
+    WindowedJoin,
+)
 
-records = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 3), st.integers(0, 50), st.integers(0, 5000)),
-                   max_size=25)          # (port, key, value, ts)
+records = st.lists(
+    st.tuples(st.integers(0, 1), st.integers(0, 3), st.integers(0, 50), st.integers(0, 5000)), max_size=25
+)  # (port, key, value, ts)
 
 
 def _ops():
@@ -77,12 +87,12 @@ def test_sink_publishes_sealed_output_once_per_transaction():
     s.process(0, "a")
     s.prepare(1)
     s.process(0, "b")
-    snap = s.snapshot()                   # a checkpoint of round 2 would seal "b" first
+    snap = s.snapshot()  # a checkpoint of round 2 would seal "b" first
     s.prepare(2)
     assert s.commit(1, committed) == [(1, ("a",))]
-    assert s.commit(1, committed) == []   # transaction 1 already committed
-    s.restore(snap)                       # restored state still holds transaction 1 and pending "b"
-    assert s.commit(1, committed) == []   # recoverAndCommit: already done, not published again
+    assert s.commit(1, committed) == []  # transaction 1 already committed
+    s.restore(snap)  # restored state still holds transaction 1 and pending "b"
+    assert s.commit(1, committed) == []  # recoverAndCommit: already done, not published again
     s.prepare(3)
     assert s.commit(3, committed) == [(3, ("b",))]
     assert s.canonical() == {"pending": [], "staged": []}

@@ -35,7 +35,7 @@ class MyAlignedTask(TaskProtocol):
             self.ctx.unblock_all()
 
     def snapshot(self, round):
-        if self.ctx.checkpoint(round) is None:        # declined: downstream must not wait for our barrier
+        if self.ctx.checkpoint(round) is None:  # declined: downstream must not wait for our barrier
             self.ctx.send_cancel(round)
             return
         self.ctx.send_barrier(round)

@@ -2,9 +2,8 @@
 topologies, schedules, failures, declines and timeouts; the checker finds
 nothing and results equal the failure-free run."""
 
-from hypothesis import HealthCheck, given, settings
-
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from snapcheck.checker import check_trace
 from snapcheck.reference import simulate

@@ -57,13 +57,13 @@ def test_concurrent_rounds(protocol):
     res = _verify(protocol, "q12", 4, 1, max_concurrent=2, interval=150, records=20, gap=40)
     starts = [e.line for e in res.events if e.type == "round_start"]
     ends = [e.line for e in res.events if e.type in ("round_complete", "round_abort")]
-    assert any(sum(s < x for s in starts) - sum(e < x for e in ends) >= 1 for x in starts)   # rounds overlapped
+    assert any(sum(s < x for s in starts) - sum(e < x for e in ends) >= 1 for x in starts)  # rounds overlapped
 
 
 @pytest.mark.parametrize("protocol", COORDINATED)
 def test_declined_and_timed_out_rounds_are_survived(protocol):
     wl = "q12" if protocol == "abs-aligned" else "reachability"
-    timeout = 400 if wl == "q12" else 1000       # rounds take ~250 / ~550 ticks here
+    timeout = 400 if wl == "q12" else 1000  # rounds take ~250 / ~550 ticks here
     res = _verify(protocol, wl, 2, 1, decline_prob=0.05, checkpoint_timeout=timeout, records=12, gap=60)
     aborts = [e.reason for e in res.events if e.type == "round_abort"]
     assert any(r.startswith(("declined", "timeout")) for r in aborts)
@@ -71,8 +71,16 @@ def test_declined_and_timed_out_rounds_are_survived(protocol):
 
 def test_channel_state_is_empty_for_aligned_only_on_back_edges_for_cyclic_and_split_for_unaligned():
     def recorded(protocol, wl):
-        res = simulate(SimConfig(protocol=protocol, workload=wl, seed=1, records=20, gap=40,
-                                 stragglers=(("join[0]", 3),) if wl != "q12" else ()))
+        res = simulate(
+            SimConfig(
+                protocol=protocol,
+                workload=wl,
+                seed=1,
+                records=20,
+                gap=40,
+                stragglers=(("join[0]", 3),) if wl != "q12" else (),
+            )
+        )
         chans = {c.id: c for c in res.header.channels}
         return [(chans[e.ch], e.part) for e in res.events if e.type == "record"]
 
@@ -85,10 +93,20 @@ def test_channel_state_is_empty_for_aligned_only_on_back_edges_for_cyclic_and_sp
 
 
 def test_aligned_timeout_switches_some_tasks_and_stays_aligned_without_pressure():
-    slow = simulate(SimConfig(protocol="aligned-timeout", workload="q3", seed=3, records=25, gap=30,
-                              aligned_timeout=60, stragglers=(("join[0]", 4), ("join[1]", 4))))
+    slow = simulate(
+        SimConfig(
+            protocol="aligned-timeout",
+            workload="q3",
+            seed=3,
+            records=25,
+            gap=30,
+            aligned_timeout=60,
+            stragglers=(("join[0]", 4), ("join[1]", 4)),
+        )
+    )
     assert slow.metrics["persisted_messages"] > 0
-    relaxed = simulate(SimConfig(protocol="aligned-timeout", workload="q3", seed=3, records=10, gap=300,
-                                 aligned_timeout=100_000))
+    relaxed = simulate(
+        SimConfig(protocol="aligned-timeout", workload="q3", seed=3, records=10, gap=300, aligned_timeout=100_000)
+    )
     assert relaxed.metrics["persisted_messages"] == 0
     assert check_trace(slow.trace()).ok and check_trace(relaxed.trace()).ok

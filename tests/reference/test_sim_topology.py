@@ -4,7 +4,8 @@ import random
 
 import networkx as nx
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from snapcheck.reference.operators import Map, Sink, Source
 from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload, expand, partition
@@ -12,9 +13,11 @@ from snapcheck.reference.workloads import make_workload, random_graph
 
 
 def _wl(edges, pars=(2, 3, 3)):
-    ops = [OperatorSpec("a", "source", pars[0], lambda i: Source(), source=True),
-           OperatorSpec("b", "map", pars[1], lambda i: Map(lambda x: x)),
-           OperatorSpec("c", "sink", pars[2], lambda i: Sink(), sink=True)]
+    ops = [
+        OperatorSpec("a", "source", pars[0], lambda i: Source(), source=True),
+        OperatorSpec("b", "map", pars[1], lambda i: Map(lambda x: x)),
+        OperatorSpec("c", "sink", pars[2], lambda i: Sink(), sink=True),
+    ]
     return Workload("t", ops, edges, lambda rng, s, i: [])
 
 
@@ -32,17 +35,26 @@ def test_gate_and_index_identify_a_channel_of_a_multi_input_task():
     g = expand(make_workload("q8", parallelism=2))
     into = [c for c in g.channels if c.dst == "window_join[1]"]
     assert {(c.src, c.gate, c.index) for c in into} == {
-        ("persons[0]", 0, 0), ("persons[1]", 0, 1), ("auctions[0]", 1, 0), ("auctions[1]", 1, 1)}
+        ("persons[0]", 0, 0),
+        ("persons[1]", 0, 1),
+        ("auctions[0]", 1, 0),
+        ("auctions[1]", 1, 1),
+    }
 
 
-@pytest.mark.parametrize("edges, message", [
-    ([EdgeSpec("a", "b", "forward"), EdgeSpec("b", "c", "forward")], "equal parallelism"),
-    ([EdgeSpec("a", "b", "hash"), EdgeSpec("b", "c", "forward")], "key function"),
-    ([EdgeSpec("a", "b", "shuffle"), EdgeSpec("b", "c", "forward")], "unknown partitioning"),
-    ([EdgeSpec("a", "c", "broadcast")], "unreachable"),
-    ([EdgeSpec("a", "b", "broadcast"), EdgeSpec("b", "c", "forward"), EdgeSpec("b", "a", "broadcast")],
-     "source reads only"),
-])
+@pytest.mark.parametrize(
+    "edges, message",
+    [
+        ([EdgeSpec("a", "b", "forward"), EdgeSpec("b", "c", "forward")], "equal parallelism"),
+        ([EdgeSpec("a", "b", "hash"), EdgeSpec("b", "c", "forward")], "key function"),
+        ([EdgeSpec("a", "b", "shuffle"), EdgeSpec("b", "c", "forward")], "unknown partitioning"),
+        ([EdgeSpec("a", "c", "broadcast")], "unreachable"),
+        (
+            [EdgeSpec("a", "b", "broadcast"), EdgeSpec("b", "c", "forward"), EdgeSpec("b", "a", "broadcast")],
+            "source reads only",
+        ),
+    ],
+)
 def test_bad_graphs_are_rejected(edges, message):
     with pytest.raises(ValueError, match=message):
         expand(_wl(edges))
@@ -68,11 +80,12 @@ def test_removing_back_edges_leaves_a_dag_and_back_edges_close_cycles(rng, cycli
             dag.add_nodes_from(t for t, _, _ in g.tasks)
             dag.add_edges_from((c.src, c.dst) for c in g.channels if not c.back_edge)
         assert nx.is_directed_acyclic_graph(dag)
-    for e in wl.edges:            # a back-edge points to a DFS ancestor: it closes a cycle
+    for e in wl.edges:  # a back-edge points to a DFS ancestor: it closes a cycle
         if e.back_edge:
             assert nx.has_path(dag_of(wl), e.dst, e.src)
     assert {c.id for c in g.channels if c.back_edge} == {
-        c.id for c, e in ((c, wl.edges[c.edge]) for c in g.channels) if e.back_edge}
+        c.id for c, e in ((c, wl.edges[c.edge]) for c in g.channels) if e.back_edge
+    }
 
 
 def dag_of(wl):

@@ -20,7 +20,7 @@ from snapcheck.reference.oracle import baseline, exactly_once
 from snapcheck.spark_validation.runner import run_one
 from snapcheck.traces import TraceRecorder
 
-MODULE = textwrap.dedent('''
+MODULE = textwrap.dedent("""
     from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
 
     class Mine(AlignedABS):
@@ -50,7 +50,7 @@ MODULE = textwrap.dedent('''
 
     class NotAProtocol:
         pass
-''')
+""")
 
 
 @pytest.fixture
@@ -62,8 +62,9 @@ def userdir(tmp_path):
 
 def cli(cwd, *args):
     env = dict(os.environ, PYTHONPATH=str(cwd))
-    return subprocess.run([sys.executable, "-m", "snapcheck", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "snapcheck", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_simulate_takes_module_and_file_specs_and_the_trace_names_the_protocol(userdir):
@@ -76,19 +77,44 @@ def test_simulate_takes_module_and_file_specs_and_the_trace_names_the_protocol(u
         assert cli(userdir, "check", "t.jsonl").returncode == 0
 
 
-@pytest.mark.parametrize("spec,reason", [
-    ("nosuchmodule:X", "ModuleNotFoundError"), ("broken:X", "importing broken failed"),
-    ("userproto:Nope", "has no class Nope"), ("userproto:NotAProtocol", "is not a subclass"),
-    ("nofile.py:X", "no such file"), ("userproto", "unknown protocol"),
-])
+@pytest.mark.parametrize(
+    "spec,reason",
+    [
+        ("nosuchmodule:X", "ModuleNotFoundError"),
+        ("broken:X", "importing broken failed"),
+        ("userproto:Nope", "has no class Nope"),
+        ("userproto:NotAProtocol", "is not a subclass"),
+        ("nofile.py:X", "no such file"),
+        ("userproto", "unknown protocol"),
+    ],
+)
 def test_a_module_that_does_not_load_is_exit_2_with_the_reason(userdir, spec, reason):
     res = cli(userdir, "simulate", "-p", spec, "-o", "t.jsonl")
     assert res.returncode == 2 and reason in res.stderr and "Traceback" not in res.stderr
 
 
 def test_a_user_mutant_is_caught_and_shrinks_to_a_minimal_witness(userdir):
-    args = ["simulate", "-p", "userproto:Mine", "-m", "userproto:MineNoBlock", "-w", "q12", "-P", "3",
-            "--records", "30", "--gap", "40", "--jitter", "200", "-s", "1", "-o", "bad.jsonl"]
+    args = [
+        "simulate",
+        "-p",
+        "userproto:Mine",
+        "-m",
+        "userproto:MineNoBlock",
+        "-w",
+        "q12",
+        "-P",
+        "3",
+        "--records",
+        "30",
+        "--gap",
+        "40",
+        "--jitter",
+        "200",
+        "-s",
+        "1",
+        "-o",
+        "bad.jsonl",
+    ]
     assert cli(userdir, *args).returncode == 0
     header = json.loads((userdir / "bad.jsonl").read_text().splitlines()[0])
     assert header["protocol"]["name"] == "mine" and header["protocol"]["params"]["mutant"] == "mine-no-block"
@@ -106,11 +132,11 @@ def test_a_protocol_that_raises_gives_a_trace_and_a_protocol_error_never_a_trace
     lines = [json.loads(x) for x in (userdir / "r.jsonl").read_text().splitlines()]
     last = lines[-1]
     assert last["type"] == "protocol_error" and "ZeroDivisionError" in last["reason"]
-    assert last["attrs"]["handler"] == "on_barrier" and len(lines) > 20      # the run up to that point
+    assert last["attrs"]["handler"] == "on_barrier" and len(lines) > 20  # the run up to that point
     res = cli(userdir, "check", "r.jsonl", "--json")
     assert res.returncode == 1
     kinds = set(json.loads(res.stdout)["reports"][0]["violation_kinds"])
-    assert "protocol-error" in kinds and "incomplete-round" not in kinds    # the cut run is not blamed twice
+    assert "protocol-error" in kinds and "incomplete-round" not in kinds  # the cut run is not blamed twice
 
 
 def test_acknowledging_a_round_without_its_checkpoint_is_a_protocol_error():
@@ -119,7 +145,7 @@ def test_acknowledging_a_round_without_its_checkpoint_is_a_protocol_error():
     class EarlyAckTask(AlignedTask):
         def snapshot(self, r):
             self.latest = r
-            self.ctx.complete(r)                     # acknowledged before durable
+            self.ctx.complete(r)  # acknowledged before durable
             if self.ctx.checkpoint(r) is not None:
                 self.ctx.send_barrier(r)
 
@@ -144,7 +170,7 @@ def test_the_python_api_takes_classes_and_specs():
 
     assert simulate(SimConfig(protocol=Local, workload="q1")).header.protocol["name"] == "local"
     with pytest.raises(ValueError, match="cannot be loaded by name"):
-        as_spec(Local)                               # a campaign could not ship it
+        as_spec(Local)  # a campaign could not ship it
     spec = as_spec(Inline)
     assert spec.endswith("test_user_protocols.py:Inline") and resolve(spec) is Inline
     row = run_one(0, 7, SimConfig(protocol=Inline, workload="q3", seed=7))
@@ -163,7 +189,7 @@ def test_failure_free_runs_of_user_protocols_are_held_to_the_dataflows_results()
         def snapshot(self, r):
             self.latest = r
             if not self.ctx.inputs and self.ctx.checkpoint(r) is not None:
-                self.ctx.complete(r)                  # sources checkpoint; nobody else ever does
+                self.ctx.complete(r)  # sources checkpoint; nobody else ever does
 
     class NeverForwards(AlignedABS):
         name = "never-forwards"
@@ -173,14 +199,15 @@ def test_failure_free_runs_of_user_protocols_are_held_to_the_dataflows_results()
     assert baseline(good).protocol == "chandy-lamport" and not baseline(good).failures
     assert exactly_once(good) == []
     bad = SimConfig(protocol=NeverForwards, workload="q3", seed=4)
-    assert exactly_once(bad)                           # no round completes: nothing is ever published
-    assert baseline(SimConfig(protocol="abs-aligned")) is None       # the kit's own: its own failure-free run
+    assert exactly_once(bad)  # no round completes: nothing is ever published
+    assert baseline(SimConfig(protocol="abs-aligned")) is None  # the kit's own: its own failure-free run
 
 
 def test_a_round_declared_complete_before_a_checkpoint_is_premature_even_if_it_comes_later():
     def trace(late: bool):
-        rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B"], [("a>b", "A", "B")],
-                            params={"aligned": True})
+        rec = TraceRecorder(
+            [{"id": "C", "role": "coordinator"}, "A", "B"], [("a>b", "A", "B")], params={"aligned": True}
+        )
         rec.round_start("C", 1)
         rec.checkpoint("A", kind="coordinated", round=1)
         if not late:

@@ -33,9 +33,11 @@ def _regional(res):
 @pytest.fixture(scope="module")
 def run():
     """A FLIP-reading run with a regional completion followed by a restore of its region."""
+
     def ok(res):
         done = _regional(res)
         return done and any(e.type == "restore" and e.round == done[0].round for e in res.events)
+
     return _run_with(ok)
 
 
@@ -66,8 +68,14 @@ def test_restoring_another_checkpoint_than_the_metadata_names_is_restore_unnamed
     lines = _lines(run)
     n = _regional(run)[0].round
     restore = next(x for x in lines[1:] if x["type"] == "restore" and x.get("round") == n and x["ckpt"] > 0)
-    restore["ckpt"] = max([x["ckpt"] for x in lines[1:] if x["type"] == "checkpoint" and x["proc"] == restore["proc"]
-                           and x["ckpt"] < restore["ckpt"]], default=0)
+    restore["ckpt"] = max(
+        [
+            x["ckpt"]
+            for x in lines[1:]
+            if x["type"] == "checkpoint" and x["proc"] == restore["proc"] and x["ckpt"] < restore["ckpt"]
+        ],
+        default=0,
+    )
     restore.pop("attrs", None)
     assert "restore-unnamed" in _kinds(_check(tmp_path, lines))
 
@@ -92,7 +100,9 @@ def test_a_fallback_to_a_round_without_a_checkpoint_is_unresolved(run, tmp_path)
 def test_a_channel_between_regions_of_a_mixed_checkpoint_is_dependent_regions(run, tmp_path):
     lines = _lines(run)
     done = _regional(run)[0]
-    region = {p["id"]: p["attrs"]["region"] for p in lines[0]["processes"] if p.get("attrs", {}).get("region") is not None}
+    region = {
+        p["id"]: p["attrs"]["region"] for p in lines[0]["processes"] if p.get("attrs", {}).get("region") is not None
+    }
     fell = next(p for p in done.attrs["fallback"] if p.startswith("src"))
     healthy = next(p for p, r in region.items() if p.startswith("sink") and p not in done.attrs["fallback"])
     lines[0]["channels"].append({"id": f"{fell}->{healthy}", "src": fell, "dst": healthy})
@@ -110,7 +120,7 @@ def test_agreed_values_mixed_by_a_fallback_are_agreement_broken_and_name_both_ro
         return _check(tmp_path, lines)
 
     assert agreed(lambda x: 7).ok
-    report = agreed(lambda x: x["round"])        # the checkpoint id written in snapshotState
+    report = agreed(lambda x: x["round"])  # the checkpoint id written in snapshotState
     v = next(v for v in report.violations if v.kind == "agreement-broken")
     rounds = set(v.witness["rounds"].values())
     assert len(rounds) == 2 and max(rounds) == int(v.subject.split()[1])
@@ -166,8 +176,14 @@ def test_a_round_declared_complete_without_a_checkpoint_is_incomplete_and_not_ju
     lines = _lines(run)
     done = _regional(run)[0]
     fell = next(p for p in done.attrs["fallback"] if p.startswith("src"))
-    gone = next(x for x in lines[1:] if x["type"] == "checkpoint" and x.get("round") == done.round
-                and x["proc"].startswith("sink") and x["proc"] not in done.attrs["fallback"])
+    gone = next(
+        x
+        for x in lines[1:]
+        if x["type"] == "checkpoint"
+        and x.get("round") == done.round
+        and x["proc"].startswith("sink")
+        and x["proc"] not in done.attrs["fallback"]
+    )
     lines[0]["channels"].append({"id": f"{fell}->{gone['proc']}", "src": fell, "dst": gone["proc"]})
     lines = [x for x in lines if x is not gone]
     for x in lines[1:]:

@@ -38,16 +38,16 @@ def test_correct_protocols_are_clean_and_exactly_once_on_random_configurations(s
     for seed in range(30):
         cfg = random_cfg(spec, seed)
         res = simulate(cfg)
-        trace = parse_trace(res.dumps().decode())       # the trace validates (schema, causality)
+        trace = parse_trace(res.dumps().decode())  # the trace validates (schema, causality)
         report = check_trace(trace)
         assert report.ok, (seed, [v.message for v in report.violations][:3])
         m = res.metrics
-        if not (m["stuck"] and not m["truncated"]):      # (every final round aborted: inconclusive)
+        if not (m["stuck"] and not m["truncated"]):  # (every final round aborted: inconclusive)
             assert exactly_once(cfg, res) == [], seed
         assert not m["truncated"], seed
         regional += m["regional_completions"] > 0
         restarts += m["fallback_restarts"] > 0
-    assert regional >= 12 and restarts >= 3             # not vacuous: fallbacks happen, in both readings
+    assert regional >= 12 and restarts >= 3  # not vacuous: fallbacks happen, in both readings
 
 
 def test_random_configurations_are_deterministic_and_name_existing_tasks():
@@ -76,13 +76,14 @@ def test_a_regional_completion_names_a_checkpoint_of_every_fallback_task_and_the
     e = done[0]
     fallback = e.attrs["fallback"]
     failed = {regions[p] for p in fallback}
-    assert set(fallback) == {p for p, r in regions.items() if r in failed}      # whole regions
+    assert set(fallback) == {p for p, r in regions.items() if r in failed}  # whole regions
     taken = {(p, r) for (p, _), r in ckpt_round.items()}
     assert all(k < e.round and (p, k) in taken for p, k in fallback.items())
     restores = [x for x in res.events if x.type == "restore" and x.line > e.line]
-    assert restores and {regions[x.proc] for x in restores[:len(fallback)]} <= failed
-    assert all(x.round == e.round and ckpt_round.get((x.proc, x.ckpt)) == fallback[x.proc]
-               for x in restores[:len(fallback)])
+    assert restores and {regions[x.proc] for x in restores[: len(fallback)]} <= failed
+    assert all(
+        x.round == e.round and ckpt_round.get((x.proc, x.ckpt)) == fallback[x.proc] for x in restores[: len(fallback)]
+    )
 
 
 def test_the_prs_reading_keeps_failed_regions_running_and_tells_their_sinks():
@@ -92,8 +93,10 @@ def test_the_prs_reading_keeps_failed_regions_running_and_tells_their_sinks():
     sinks = [p for p in fallback if p.startswith("sink")]
     sends = [e for e in res.events if e.type == "send" and e.attrs and "fallback_notify" in e.attrs]
     assert {e.ch.split("->")[1] for e in sends if e.attrs["fallback_notify"] == done[0].round} == set(sinks)
-    assert not any(e.type == "send" and e.attrs and e.attrs.get("notify") == done[0].round
-                   and e.ch.split("->")[1] in sinks for e in res.events)
+    assert not any(
+        e.type == "send" and e.attrs and e.attrs.get("notify") == done[0].round and e.ch.split("->")[1] in sinks
+        for e in res.events
+    )
 
 
 def test_fallback_naming_is_resolved_in_the_flips_reading_and_immediate_in_the_prs():
@@ -110,8 +113,11 @@ def test_fallback_naming_is_resolved_in_the_flips_reading_and_immediate_in_the_p
 def test_asynchronous_declines_leave_a_checkpoint_and_decline_the_round():
     res = simulate(random_cfg("regional-aligned", 3, decline_prob=0.2, failures=()))
     ckpts = {(e.proc, e.round) for e in res.events if e.type == "checkpoint"}
-    declines = [(e.proc, e.value[1]) for e in res.events if e.type == "send" and isinstance(e.value, list)
-                and e.value[:1] == ["decline"]]
+    declines = [
+        (e.proc, e.value[1])
+        for e in res.events
+        if e.type == "send" and isinstance(e.value, list) and e.value[:1] == ["decline"]
+    ]
     assert any(d in ckpts for d in declines) and any(d not in ckpts for d in declines)
 
 
@@ -121,8 +127,11 @@ def test_a_job_with_an_edge_between_slices_is_one_region_and_completes_only_glob
         cross_edge = True
 
     for seed in range(6):
-        cfg = replace(random_cfg("regional-aligned", seed), protocol=CrossEdge(**RegionalAligned.from_config(
-            random_cfg("regional-aligned", seed)).params), recovery="restart-all")
+        cfg = replace(
+            random_cfg("regional-aligned", seed),
+            protocol=CrossEdge(**RegionalAligned.from_config(random_cfg("regional-aligned", seed)).params),
+            recovery="restart-all",
+        )
         res = simulate(cfg)
         assert {p.attrs["region"] for p in res.header.processes if p.attrs and "region" in p.attrs} == {0}
         assert res.metrics["regional_completions"] == 0
@@ -141,7 +150,7 @@ def test_the_enumerator_gives_back_exactly_what_the_restored_checkpoint_does_not
     assert e.complete(1, {}) == {0: 1, 1: 2}
     assert e.next_for(1) == 2
     e.snapshot(2)
-    assert e.complete(2, {1: 1}) == {0: 1, 1: 2}                 # reader 1 fell back: split 2 not held
+    assert e.complete(2, {1: 1}) == {0: 1, 1: 2}  # reader 1 fell back: split 2 not held
     assert e.complete(2, {1: 1}, correct=False) == {0: 1, 1: 2, 2: 1}
     e.checkpointed[2] = {0: 1, 1: 2}
     assert e.handed_out_since(2, {1: 1}) == [2]
@@ -158,8 +167,15 @@ def test_an_unknown_reading_is_refused():
 def test_a_rescale_is_a_requested_fault_the_run_reports_not_a_crash_of_a_task_named_rescale():
     from snapcheck.checker.coverage import requested_faults
 
-    cfg = SimConfig(protocol="regional-aligned", seed=3, failures=(("self", "snapshot", 4), ("rescale", 1500),
-                                                                   ("src[0]", 900), ("rescale", 10 ** 6)))
+    cfg = SimConfig(
+        protocol="regional-aligned",
+        seed=3,
+        failures=(("self", "snapshot", 4), ("rescale", 1500), ("src[0]", 900), ("rescale", 10**6)),
+    )
     faults = {f.fault: f.exercised for f in requested_faults(simulate(cfg).trace())}
-    assert faults == {"crash of self at snapshot#4": True, "rescale at tick 1500": True,
-                      "crash of src[0] at tick 900": True, "rescale at tick 1000000": False}
+    assert faults == {
+        "crash of self at snapshot#4": True,
+        "rescale at tick 1500": True,
+        "crash of src[0] at tick 900": True,
+        "rescale at tick 1000000": False,
+    }

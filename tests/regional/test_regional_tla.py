@@ -34,8 +34,15 @@ def test_the_mapping_covers_every_event_of_a_reference_trace(tmp_path):
     assert {"crash", "restart"} & ops
     consts = dict(p.consts)
     assert consts["TReading"] == '"restart"' and "src[0]" in consts["TReaders"]
-    assert set(p.ignored) <= {"barrier or cancellation marker", "output (pre-commit, end of stream)", "recv (control message or external input)",
-                              "send (control message or external input)", "replay", "discard", "restore (same recovery)"}
+    assert set(p.ignored) <= {
+        "barrier or cancellation marker",
+        "output (pre-commit, end of stream)",
+        "recv (control message or external input)",
+        "send (control message or external input)",
+        "replay",
+        "discard",
+        "restore (same recovery)",
+    }
 
 
 def test_traces_without_declared_regions_or_of_unaligned_barriers_are_outside_the_specification(tmp_path):
@@ -49,14 +56,17 @@ def test_traces_without_declared_regions_or_of_unaligned_barriers_are_outside_th
     with pytest.raises(OutOfScope, match="no attrs.region"):
         prepare(read_trace(str(bad)), tla_mappings())
     assert "regional-unaligned" not in tla_mappings() or resolve("regional-unaligned").tla is None
-    [v] = conform([_write(tmp_path, _random(9, protocol="regional-unaligned", max_concurrent=1), "u.jsonl")],
-                  tla_mappings())
+    [v] = conform(
+        [_write(tmp_path, _random(9, protocol="regional-unaligned", max_concurrent=1), "u.jsonl")], tla_mappings()
+    )
     assert v.verdict == ERROR and "no TLA+ trace specification" in v.message
 
 
 def test_reference_traces_conform_in_both_readings(tmp_path):
-    paths = [_write(tmp_path, _random(1, recovery="region-restart"), "restart.jsonl"),
-             _write(tmp_path, _random(3, recovery="region-continue"), "continue.jsonl")]
+    paths = [
+        _write(tmp_path, _random(1, recovery="region-restart"), "restart.jsonl"),
+        _write(tmp_path, _random(3, recovery="region-continue"), "continue.jsonl"),
+    ]
     for v in conform(paths, tla_mappings()):
         assert v.verdict == ACCEPT, v.render()
 

@@ -12,16 +12,21 @@ import pytest
 
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import MUTANTS, PROTOCOLS, SimConfig, simulate
-from snapcheck.reference.replication.model import MOD
 from snapcheck.reference.catalogue import mutants_of
-
-REPLICATION_MUTANTS = {m.name: m for m in mutants_of("liverobin")}
+from snapcheck.reference.replication.model import MOD
 from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.jsonl import parse_trace
 
-NEW_KINDS = {"replica-order-divergence", "replica-output-divergence", "dedup-lost", "dedup-duplicate",
-             "replica-stalled"}
+REPLICATION_MUTANTS = {m.name: m for m in mutants_of("liverobin")}
+
+NEW_KINDS = {
+    "replica-order-divergence",
+    "replica-output-divergence",
+    "dedup-lost",
+    "dedup-duplicate",
+    "replica-stalled",
+}
 PROPS = {"replica-agreement", "replica-delivery", "replica-liveness"}
 
 
@@ -34,8 +39,7 @@ def test_registered():
 def _replay_sink(res) -> list[int]:
     """The order-sensitive task run once, unreplicated, over the order a replica consumed."""
     values = {e.mid: e.value for e in res.events if e.type == "send"}
-    survivor = next(p for p in ("U[0]#0", "U[0]#1")
-                    if not any(e.type == "fail" and e.proc == p for e in res.events))
+    survivor = next(p for p in ("U[0]#0", "U[0]#1") if not any(e.type == "fail" and e.proc == p for e in res.events))
     state, out = 0, []
     for e in res.events:
         if e.proc == survivor and e.type == "recv" and e.ch.startswith("S") and values[e.mid] is not None:
@@ -45,11 +49,18 @@ def _replay_sink(res) -> list[int]:
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("protocol,failures", [
-    ("liverobin", ()), ("liverobin", (("U[0]#0", 250),)), ("liverobin", (("U[0]#1", 120),)),
-    ("kazoo", ()), ("kazoo", (("U[0]#0", 300),)), ("kazoo", (("U[0]#1", 200),)),   # leader #0, follower #1
-    (LiveRobin(quiet=[1, 5]), ()),
-])
+@pytest.mark.parametrize(
+    "protocol,failures",
+    [
+        ("liverobin", ()),
+        ("liverobin", (("U[0]#0", 250),)),
+        ("liverobin", (("U[0]#1", 120),)),
+        ("kazoo", ()),
+        ("kazoo", (("U[0]#0", 300),)),
+        ("kazoo", (("U[0]#1", 200),)),  # leader #0, follower #1
+        (LiveRobin(quiet=[1, 5]), ()),
+    ],
+)
 def test_correct_clean_and_masks_failure(seed, protocol, failures):
     res = simulate(SimConfig(protocol=protocol, seed=seed, records=30, failures=failures))
     trace = parse_trace(res.dumps().decode())
@@ -58,8 +69,8 @@ def test_correct_clean_and_masks_failure(seed, protocol, failures):
     assert PROPS <= {r.property for r in report.results}
     m = res.metrics
     assert not m["stuck"] and m["outputs"] == m["consumed"][max(m["consumed"], key=m["consumed"].get)]
-    assert res.outputs == _replay_sink(res)          # published = the agreed order, once each
-    assert m["discarded"] > 0                        # duplicates really arrived and were dropped
+    assert res.outputs == _replay_sink(res)  # published = the agreed order, once each
+    assert m["discarded"] > 0  # duplicates really arrived and were dropped
 
 
 def test_kazoo_leader_failure_elects_new_leader():
@@ -96,9 +107,12 @@ def test_mutant_caught_and_base_clean(name):
 def _trace(sink_picks, second_order=("a", "b"), second_values=(None, None), fail_sink=False):
     """S -> R#0, R#1 -> K. Both replicas consume a then b (R#1: ``second_order``) and
     emit 2 outputs; the sink picks the listed (replica, seq) copies and discards the rest."""
-    rec = TraceRecorder([{"id": "S", "role": "source"}, "R#0", "R#1", {"id": "K", "role": "sink"}],
-                        [("S->R#0", "S", "R#0"), ("S->R#1", "S", "R#1"), ("R#0->K", "R#0", "K"),
-                         ("R#1->K", "R#1", "K")], protocol="liverobin", params={"replicas": {"R": ["R#0", "R#1"]}})
+    rec = TraceRecorder(
+        [{"id": "S", "role": "source"}, "R#0", "R#1", {"id": "K", "role": "sink"}],
+        [("S->R#0", "S", "R#0"), ("S->R#1", "S", "R#1"), ("R#0->K", "R#0", "K"), ("R#1->K", "R#1", "K")],
+        protocol="liverobin",
+        params={"replicas": {"R": ["R#0", "R#1"]}},
+    )
     msgs = {}
     for x, v in (("a", 1), ("b", 2)):
         for r in ("R#0", "R#1"):
@@ -136,12 +150,16 @@ def test_checker_divergence():
 def test_checker_delivery():
     assert _kinds(_trace({("R#0", 1), ("R#1", 1), ("R#0", 2)})) == {"dedup-duplicate"}
     assert _kinds(_trace({("R#0", 1)})) == {"dedup-lost"}
-    assert _kinds(_trace({("R#0", 1)}, fail_sink=True)) == set()     # a failed receiver owes nothing
+    assert _kinds(_trace({("R#0", 1)}, fail_sink=True)) == set()  # a failed receiver owes nothing
 
 
 def test_checker_stalled():
-    rec = TraceRecorder([{"id": "S", "role": "source"}, "R#0", "R#1"], [("S->R#0", "S", "R#0"), ("S->R#1", "S", "R#1")],
-                        protocol="liverobin", params={"replicas": {"R": ["R#0", "R#1"]}})
+    rec = TraceRecorder(
+        [{"id": "S", "role": "source"}, "R#0", "R#1"],
+        [("S->R#0", "S", "R#0"), ("S->R#1", "S", "R#1")],
+        protocol="liverobin",
+        params={"replicas": {"R": ["R#0", "R#1"]}},
+    )
     for r in ("R#0", "R#1"):
         m = rec.send("S", f"S->{r}", value=1)
         rec.arrive(r, m)

@@ -23,8 +23,7 @@ from collections import Counter
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.model import Process
 
-FAULTS = ("drop", "misroute", "duplicate", "skip-mapping", "live-first", "kg-drop", "kg-dup", "kg-wrong",
-          "input-drop")
+FAULTS = ("drop", "misroute", "duplicate", "skip-mapping", "live-first", "kg-drop", "kg-dup", "kg-wrong", "input-drop")
 # faults that change the data the job ends with (the oracle sees them); the others break
 # ordering or provenance only
 DATA_FAULTS = {"drop", "misroute", "duplicate", "skip-mapping", "kg-drop", "kg-dup", "input-drop"}
@@ -39,20 +38,26 @@ def owner(M: int, p: int, kg: int) -> int:
     return kg * p // M
 
 
-def build(seed: int, p_old: int, p_new: int, M: int = 8, sources: int = 1, n: int = 12,
-          faults: frozenset = frozenset()) -> TraceRecorder:
+def build(
+    seed: int, p_old: int, p_new: int, M: int = 8, sources: int = 1, n: int = 12, faults: frozenset = frozenset()
+) -> TraceRecorder:
     rng = random.Random(seed)
     procs = [Process("coord", "coordinator")]
     chans = []
     for i in range(sources):
-        procs += [Process(f"in[{i}]", "external"),
-                  Process(f"src[{i}]", "source", "src", i, partitions=[f"in[{i}]"]),
-                  Process(f"g1.src[{i}]", "source", "src", i, appears=True)]
-        chans += [(f"in[{i}]>src[{i}]", f"in[{i}]", f"src[{i}]", True, "data", False, True),
-                  (f"in[{i}]>g1.src[{i}]", f"in[{i}]", f"g1.src[{i}]", True, "data", False, True)]
+        procs += [
+            Process(f"in[{i}]", "external"),
+            Process(f"src[{i}]", "source", "src", i, partitions=[f"in[{i}]"]),
+            Process(f"g1.src[{i}]", "source", "src", i, appears=True),
+        ]
+        chans += [
+            (f"in[{i}]>src[{i}]", f"in[{i}]", f"src[{i}]", True, "data", False, True),
+            (f"in[{i}]>g1.src[{i}]", f"in[{i}]", f"g1.src[{i}]", True, "data", False, True),
+        ]
     for j in range(p_old):
-        procs.append(Process(f"agg[{j}]", "task", "agg", j, key_groups=[list(kg_range(M, p_old, j))],
-                             max_parallelism=M))
+        procs.append(
+            Process(f"agg[{j}]", "task", "agg", j, key_groups=[list(kg_range(M, p_old, j))], max_parallelism=M)
+        )
     for j in range(p_new):
         procs.append(Process(f"g1.agg[{j}]", "task", "agg", j, appears=True, max_parallelism=M))
     for i in range(sources):
@@ -63,11 +68,11 @@ def build(seed: int, p_old: int, p_new: int, M: int = 8, sources: int = 1, n: in
     kg_of = {k: int(k[1:]) % M for k in keys}
     inputs = {i: [rng.choice(keys) for _ in range(n)] for i in range(sources)}
     ext_mids = {i: [] for i in range(sources)}
-    queue = {j: [] for j in range(p_old)}          # (mid, key) arrived at agg[j], not yet processed
+    queue = {j: [] for j in range(p_old)}  # (mid, key) arrived at agg[j], not yet processed
     processed_by_src = {}
     rec.round_start("coord", 1)
     for i in range(sources):
-        cut = rng.randint(0, n)                     # src[i] checkpoints after this many records
+        cut = rng.randint(0, n)  # src[i] checkpoints after this many records
         for x, k in enumerate(inputs[i]):
             m = rec.send(f"in[{i}]", f"in[{i}]>src[{i}]", value=k)
             ext_mids[i].append(m)
@@ -94,7 +99,7 @@ def build(seed: int, p_old: int, p_new: int, M: int = 8, sources: int = 1, n: in
             rec.record(f"agg[{j}]", 1, f"src[{i}]>agg[{j}]", mids)
             recorded.update({mid: (i, j, k) for mid, k in rest if mid.startswith(f"src[{i}]>")})
         for mid, _ in rest[: rng.randint(0, len(rest))]:
-            rec.recv(f"agg[{j}]", mid)              # after the checkpoint: undone by the retire
+            rec.recv(f"agg[{j}]", mid)  # after the checkpoint: undone by the retire
     rec.round_complete("coord", 1)
     for i in range(sources):
         rec.retire(f"src[{i}]", ckpt=1, reason="rescaled")
@@ -102,9 +107,14 @@ def build(seed: int, p_old: int, p_new: int, M: int = 8, sources: int = 1, n: in
         rec.retire(f"agg[{j}]", ckpt=1, reason="rescaled")
     # -- restore at p_new ---------------------------------------------------------------
     for i in range(sources):
-        rec.restore(f"g1.src[{i}]", 0, recovery=1, round=1,
-                    sources=[{"proc": f"src[{i}]", "ckpt": 1, "partitions": [f"in[{i}]"]}],
-                    channels=[{"old": f"in[{i}]>src[{i}]", "new": f"in[{i}]>g1.src[{i}]"}])
+        rec.restore(
+            f"g1.src[{i}]",
+            0,
+            recovery=1,
+            round=1,
+            sources=[{"proc": f"src[{i}]", "ckpt": 1, "partitions": [f"in[{i}]"]}],
+            channels=[{"old": f"in[{i}]>src[{i}]", "new": f"in[{i}]>g1.src[{i}]"}],
+        )
     new_ranges = {j: kg_range(M, p_new, j) for j in range(p_new)}
     for j in range(p_new):
         lo, hi = new_ranges[j]
@@ -148,8 +158,11 @@ def build(seed: int, p_old: int, p_new: int, M: int = 8, sources: int = 1, n: in
             k = inputs[i][x]
             j = owner(M, p_new, kg_of[k])
             live = rec.send(f"g1.src[{i}]", f"g1.src[{i}]>g1.agg[{j}]", key=k, key_group=kg_of[k])
-            if "live-first" in faults and not live_first_done and any(
-                    owner(M, p_new, kg_of[kk]) == j and ii == i for _, (ii, _, kk) in pending):
+            if (
+                "live-first" in faults
+                and not live_first_done
+                and any(owner(M, p_new, kg_of[kk]) == j and ii == i for _, (ii, _, kk) in pending)
+            ):
                 rec.recv(f"g1.agg[{j}]", live)
                 live_first_done = True
             else:
@@ -211,8 +224,9 @@ def oracle(trace) -> dict:
     for p, proc in procs.items():
         if proc.operator == "agg" and proc.appears:
             i = h.index[p]
-            took = {k for s in restores[p].sources or () for lo, hi in s.get("key_groups") or ()
-                    for k in range(lo, hi + 1)}
+            took = {
+                k for s in restores[p].sources or () for lo, hi in s.get("key_groups") or () for k in range(lo, hi + 1)
+            }
             for e in h.eff[i]:
                 if e.type == "recv":
                     o = h.resolve(e.mid)
@@ -224,5 +238,13 @@ def oracle(trace) -> dict:
 
 def data_violation_kinds() -> set[str]:
     """The checker's kinds that mean the data the job ends with is wrong."""
-    return {"in-flight-lost", "in-flight-duplicated", "in-flight-misrouted", "key-group-lost",
-            "key-group-duplicated", "key-group-wrong-owner", "input-lost", "duplicate-processing"}
+    return {
+        "in-flight-lost",
+        "in-flight-duplicated",
+        "in-flight-misrouted",
+        "key-group-lost",
+        "key-group-duplicated",
+        "key-group-wrong-owner",
+        "input-lost",
+        "duplicate-processing",
+    }

@@ -13,7 +13,6 @@ from snapcheck.traces.model import Process
 from tests.rescale.gen import DATA_FAULTS, FAULTS, build, data_violation_kinds, oracle
 
 
-
 def _check(tmp_path, rec, name="t.jsonl"):
     path = tmp_path / name
     rec.write(path)
@@ -26,8 +25,14 @@ def _kinds(report, props=None):
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10_000), p_old=st.integers(1, 5), p_new=st.integers(1, 5),
-       M=st.sampled_from([4, 8, 16]), sources=st.integers(1, 2), n=st.integers(0, 14))
+@given(
+    seed=st.integers(0, 10_000),
+    p_old=st.integers(1, 5),
+    p_new=st.integers(1, 5),
+    M=st.sampled_from([4, 8, 16]),
+    sources=st.integers(1, 2),
+    n=st.integers(0, 14),
+)
 def test_correct_rescale_is_clean(tmp_path_factory, seed, p_old, p_new, M, sources, n):
     assume(max(p_old, p_new) <= M)
     tmp = tmp_path_factory.mktemp("ok")
@@ -38,9 +43,15 @@ def test_correct_rescale_is_clean(tmp_path_factory, seed, p_old, p_new, M, sourc
 
 
 @settings(max_examples=120, deadline=None)
-@given(seed=st.integers(0, 10_000), p_old=st.integers(1, 5), p_new=st.integers(1, 5),
-       M=st.sampled_from([4, 8, 16]), sources=st.integers(1, 2), n=st.integers(1, 14),
-       faults=st.sets(st.sampled_from(sorted(DATA_FAULTS)), min_size=1, max_size=2))
+@given(
+    seed=st.integers(0, 10_000),
+    p_old=st.integers(1, 5),
+    p_new=st.integers(1, 5),
+    M=st.sampled_from([4, 8, 16]),
+    sources=st.integers(1, 2),
+    n=st.integers(1, 14),
+    faults=st.sets(st.sampled_from(sorted(DATA_FAULTS)), min_size=1, max_size=2),
+)
 def test_checker_agrees_with_oracle(tmp_path_factory, seed, p_old, p_new, M, sources, n, faults):
     """The checker reports a data violation of the rescale exactly when the brute-force
     oracle finds a key whose final state is wrong."""
@@ -58,11 +69,20 @@ def test_checker_agrees_with_oracle(tmp_path_factory, seed, p_old, p_new, M, sou
         assert wrong, (sorted(faults), found)
 
 
-@pytest.mark.parametrize("fault,kind", [
-    ("drop", "in-flight-lost"), ("misroute", "in-flight-misrouted"), ("duplicate", "in-flight-duplicated"),
-    ("skip-mapping", "in-flight-lost"), ("live-first", "in-flight-after-live"), ("kg-drop", "key-group-lost"),
-    ("kg-dup", "key-group-duplicated"), ("kg-wrong", "key-group-wrong-owner"), ("input-drop", "input-lost"),
-])
+@pytest.mark.parametrize(
+    "fault,kind",
+    [
+        ("drop", "in-flight-lost"),
+        ("misroute", "in-flight-misrouted"),
+        ("duplicate", "in-flight-duplicated"),
+        ("skip-mapping", "in-flight-lost"),
+        ("live-first", "in-flight-after-live"),
+        ("kg-drop", "key-group-lost"),
+        ("kg-dup", "key-group-duplicated"),
+        ("kg-wrong", "key-group-wrong-owner"),
+        ("input-drop", "input-lost"),
+    ],
+)
 def test_each_fault_has_its_kind(tmp_path, fault, kind):
     for seed in range(40):
         trace, report = _check(tmp_path, build(seed, 3, 2, 8, 1, 12, frozenset([fault])))
@@ -70,8 +90,12 @@ def test_each_fault_has_its_kind(tmp_path, fault, kind):
         if kinds:
             assert kind in kinds, (seed, kinds)
             v = next(v for r in report.results for v in r.violations if v.kind == kind)
-            assert ("key_group" in v.witness or "old_channel" in v.witness or "partition" in v.witness
-                    or kind == "in-flight-after-live")
+            assert (
+                "key_group" in v.witness
+                or "old_channel" in v.witness
+                or "partition" in v.witness
+                or kind == "in-flight-after-live"
+            )
             return
     pytest.fail(f"fault {fault} never produced a violation")
 
@@ -106,19 +130,33 @@ def _whole_checkpoint_restore(processed: bool):
     from snapcheck.traces import TraceRecorder
 
     agg = {"operator": "agg", "max_parallelism": 4}
-    rec = TraceRecorder(["S", dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]),
-                         dict(agg, id="N0", appears=True), dict(agg, id="N1", appears=True)],
-                        [("s2a0", "S", "A0"), ("s2a1", "S", "A1"), ("s2n0", "S", "N0"), ("s2n1", "S", "N1")])
+    rec = TraceRecorder(
+        [
+            "S",
+            dict(agg, id="A0", key_groups=[[0, 1]]),
+            dict(agg, id="A1", key_groups=[[2, 3]]),
+            dict(agg, id="N0", appears=True),
+            dict(agg, id="N1", appears=True),
+        ],
+        [("s2a0", "S", "A0"), ("s2a1", "S", "A1"), ("s2n0", "S", "N0"), ("s2n1", "S", "N1")],
+    )
     m = rec.send("S", "s2a0", value="x", key_group=1)
     for p in ("S", "A0", "A1"):
         rec.checkpoint(p, round=1)
     rec.record("A0", 1, "s2a0", [m])
     rec.retire("A0", 1)
     rec.retire("A1", 1)
-    rec.restore("N0", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1}],
-                channels=[{"old": "s2a0", "new": "s2n0"}])
-    rec.restore("N1", 0, recovery=1, round=1, sources=[{"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}],
-                channels=[{"old": "s2a1", "new": "s2n1"}])
+    rec.restore(
+        "N0", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1}], channels=[{"old": "s2a0", "new": "s2n0"}]
+    )
+    rec.restore(
+        "N1",
+        0,
+        recovery=1,
+        round=1,
+        sources=[{"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}],
+        channels=[{"old": "s2a1", "new": "s2n1"}],
+    )
     if processed:
         rec.recv("N0", rec.replay("N0", m, source="channel_state", ch="s2n0"))
     return rec.trace()
@@ -141,8 +179,13 @@ def _rescaled_then_recovered() -> TraceRecorder:
     1, whose channel state holds ``m1``; then ``g1.b`` fails after round 2, whose channel
     state holds ``m2`` sent on the new channel, and an ordinary recovery restores round 2:
     ``g1.b`` replays ``m2`` on that same channel and processes it; round 3 completes."""
-    procs = [Process("coord", "coordinator"), Process("a", "source", "a", 0), Process("b", "task", "b", 0),
-             Process("g1.a", "source", "a", 0, appears=True), Process("g1.b", "task", "b", 0, appears=True)]
+    procs = [
+        Process("coord", "coordinator"),
+        Process("a", "source", "a", 0),
+        Process("b", "task", "b", 0),
+        Process("g1.a", "source", "a", 0, appears=True),
+        Process("g1.b", "task", "b", 0, appears=True),
+    ]
     rec = TraceRecorder(procs, [("a>b", "a", "b"), ("g1.a>g1.b", "g1.a", "g1.b")], protocol="unaligned")
     rec.round_start("coord", 1)
     m1 = rec.send("a", "a>b", value=1)
@@ -155,9 +198,15 @@ def _rescaled_then_recovered() -> TraceRecorder:
     rec.retire("a", ckpt=1, reason="rescaled")
     rec.retire("b", ckpt=1, reason="rescaled")
     rec.restore("g1.a", 0, recovery=1, round=1, sources=[{"proc": "a", "ckpt": 1}])
-    rec.restore("g1.b", 0, recovery=1, round=1, sources=[{"proc": "b", "ckpt": 1}],
-                channels=[{"old": "a>b", "new": "g1.a>g1.b"}])
-    rec.recv("g1.b", rec.replay("g1.b", m1, "channel_state", ch="g1.a>g1.b"))     # moved to the new channel
+    rec.restore(
+        "g1.b",
+        0,
+        recovery=1,
+        round=1,
+        sources=[{"proc": "b", "ckpt": 1}],
+        channels=[{"old": "a>b", "new": "g1.a>g1.b"}],
+    )
+    rec.recv("g1.b", rec.replay("g1.b", m1, "channel_state", ch="g1.a>g1.b"))  # moved to the new channel
     for r in (2, 3):
         rec.round_start("coord", r)
         m = rec.send("g1.a", "g1.a>g1.b", value=r)
@@ -172,7 +221,7 @@ def _rescaled_then_recovered() -> TraceRecorder:
             rec.fail("g1.b")
             rec.restore("g1.a", ga, recovery=2, round=2)
             rec.restore("g1.b", gb, recovery=2, round=2)
-            rec.recv("g1.b", rec.replay("g1.b", m, "channel_state"))               # same channel: not moved
+            rec.recv("g1.b", rec.replay("g1.b", m, "channel_state"))  # same channel: not moved
         else:
             rec.recv("g1.b", m)
     return rec
@@ -197,9 +246,11 @@ def _failure_after_rescale(record_replays: bool):
     by a recovery from round 3). Returns the trace and ``n2``'s mid."""
     from snapcheck.traces import TraceRecorder
 
-    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "S", "A",
-                         {"id": "S1", "appears": True}, {"id": "A1", "appears": True}],
-                        [("s2a", "S", "A"), ("t2b", "S1", "A1")], protocol="unaligned")
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "A", {"id": "S1", "appears": True}, {"id": "A1", "appears": True}],
+        [("s2a", "S", "A"), ("t2b", "S1", "A1")],
+        protocol="unaligned",
+    )
     rec.round_start("C", 1)
     m0 = rec.send("S", "s2a", value="m0")
     rec.checkpoint("S", "coordinated", round=1)
@@ -209,8 +260,9 @@ def _failure_after_rescale(record_replays: bool):
     rec.retire("S", 1)
     rec.retire("A", 1)
     rec.restore("S1", 0, recovery=1, round=1, sources=[{"proc": "S", "ckpt": 1}])
-    rec.restore("A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}],
-                channels=[{"old": "s2a", "new": "t2b"}])
+    rec.restore(
+        "A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "t2b"}]
+    )
     m0_moved = rec.replay("A1", m0, source="channel_state", ch="t2b")
     n1 = rec.send("S1", "t2b", value="n1")
     n2 = rec.send("S1", "t2b", value="n2")

@@ -15,7 +15,7 @@ def _lines(tmp_path):
     rec = build(7, 3, 2, 8, 1, 12)
     path = tmp_path / "ok.jsonl"
     rec.write(path)
-    read_trace(str(path))                         # valid as generated
+    read_trace(str(path))  # valid as generated
     return [json.loads(x) for x in path.read_text().splitlines()]
 
 

@@ -18,7 +18,7 @@ from snapcheck.traces.jsonl import parse_trace
 
 def _checked(cfg):
     res = simulate(cfg)
-    trace = parse_trace(res.dumps().decode(), "sim")          # validated, as a user's file would be
+    trace = parse_trace(res.dumps().decode(), "sim")  # validated, as a user's file would be
     return res, trace, check_trace(trace)
 
 
@@ -31,12 +31,19 @@ def test_key_group_ranges_partition_every_group():
 
 
 @pytest.mark.parametrize("protocol", ["unaligned", "abs-aligned", "aligned-timeout", "chandy-lamport"])
-@pytest.mark.parametrize("kind,p0,p1", [("savepoint", 2, 3), ("savepoint", 3, 1), ("failure", 2, 1),
-                                        ("failure", 1, 3)])
+@pytest.mark.parametrize("kind,p0,p1", [("savepoint", 2, 3), ("savepoint", 3, 1), ("failure", 2, 1), ("failure", 1, 3)])
 @pytest.mark.parametrize("workload", ["q3", "q12", "random-dag"])
 def test_correct_protocols_rescale_clean(protocol, kind, p0, p1, workload):
-    cfg = SimConfig(protocol=protocol, workload=workload, parallelism=p0, seed=11, records=12, gap=60,
-                    interval=300, rescale=((kind, 900, p1),))
+    cfg = SimConfig(
+        protocol=protocol,
+        workload=workload,
+        parallelism=p0,
+        seed=11,
+        records=12,
+        gap=60,
+        interval=300,
+        rescale=((kind, 900, p1),),
+    )
     res, trace, report = _checked(cfg)
     assert report.ok, [v.message for v in report.violations][:3]
     assert not res.metrics["stuck"]
@@ -49,12 +56,12 @@ def test_correct_protocols_rescale_clean(protocol, kind, p0, p1, workload):
 
 def test_rescale_moves_in_flight_state():
     """An unaligned downscale with backpressure records in-flight state and re-routes it."""
-    cfg = SimConfig(protocol="unaligned", workload="q12", parallelism=3, seed=3, records=40, gap=30,
-                    rescale=(("failure", 1500, 1),))
+    cfg = SimConfig(
+        protocol="unaligned", workload="q12", parallelism=3, seed=3, records=40, gap=30, rescale=(("failure", 1500, 1),)
+    )
     res, trace, report = _checked(cfg)
     assert report.ok
-    moved = [e for e in trace.events if e.type == "replay" and e.source == "channel_state"
-             and e.proc.startswith("g1.")]
+    moved = [e for e in trace.events if e.type == "replay" and e.source == "channel_state" and e.proc.startswith("g1.")]
     assert moved
     assert any(e.key_group is not None for e in trace.events if e.type == "send")
 
@@ -69,8 +76,17 @@ def test_oracle_applies_to_partition_invariant_workloads_only():
 @pytest.mark.parametrize("protocol", ["unaligned", "abs-aligned", "aligned-timeout", "chandy-lamport"])
 @pytest.mark.parametrize("workload,fail", [("q1", ()), ("q3", ()), ("q12", (("sink[0]", 700),))])
 def test_finishing_sources_clean_and_retired(protocol, workload, fail):
-    cfg = SimConfig(protocol=protocol, workload=workload, parallelism=2, seed=5, records=6, gap=60, interval=300,
-                    finish_sources=True, failures=fail)
+    cfg = SimConfig(
+        protocol=protocol,
+        workload=workload,
+        parallelism=2,
+        seed=5,
+        records=6,
+        gap=60,
+        interval=300,
+        finish_sources=True,
+        failures=fail,
+    )
     res, trace, report = _checked(cfg)
     assert report.ok, [v.message for v in report.violations][:3]
     finished = {e.proc for e in trace.events if e.type == "finish"}
@@ -90,8 +106,9 @@ def test_cyclic_dataflows_are_refused():
         simulate(SimConfig(protocol="abs-cyclic", workload="q3", finish_sources=True))
 
 
-@pytest.mark.parametrize("name", ["rescale-race", "rescale-skip-stateless", "rescale-undispatched",
-                                  "final-notify-lost"])
+@pytest.mark.parametrize(
+    "name", ["rescale-race", "rescale-skip-stateless", "rescale-undispatched", "final-notify-lost"]
+)
 def test_mutants_caught_on_their_demo(name):
     m = MUTANTS[name]
     caught = 0
@@ -106,7 +123,7 @@ def test_mutants_caught_on_their_demo(name):
 def test_mutant_adjust_adds_a_rescale_from_the_seed():
     m = MUTANTS["rescale-undispatched"]
     cfg = m.adjust(SimConfig(protocol="unaligned", workload="q3", parallelism=1, seed=4))
-    (kind, when, p), = cfg.rescale
+    ((kind, when, p),) = cfg.rescale
     assert p < cfg.parallelism and kind in ("savepoint", "failure")
     assert m.adjust(SimConfig(protocol="unaligned", workload="q3", parallelism=1, seed=4)) == cfg
 
@@ -137,8 +154,7 @@ def test_campaign_draws_rescales_last():
 
 def test_cli_rescale_option(snapcheck_cli, tmp_path):
     out = tmp_path / "t.jsonl"
-    code, _ = snapcheck_cli("simulate", "-p", "unaligned", "-w", "q3", "--rescale", "savepoint@900:3",
-                            "-o", str(out))
+    code, _ = snapcheck_cli("simulate", "-p", "unaligned", "-w", "q3", "--rescale", "savepoint@900:3", "-o", str(out))
     assert code == 0
     code, _ = snapcheck_cli("check", str(out))
     assert code == 0
@@ -150,15 +166,28 @@ def test_transactions_of_a_retired_sink_are_published_once_by_its_successor():
     """A downscale merges old sinks: their pending transactions are published by the new
     sink with ``attrs.of``; dropping that output is ``uncommitted``, repeating it is
     ``duplicate-commit``."""
-    cfg = SimConfig(protocol="abs-aligned", workload="q12", parallelism=1, seed=0, records=14, gap=30,
-                    interval=150, decline_prob=0.1, buffer=1, out_buffer=1, latency=3, jitter=20,
-                    rescale=(("savepoint", 293, 3),), max_parallelism=4)
+    cfg = SimConfig(
+        protocol="abs-aligned",
+        workload="q12",
+        parallelism=1,
+        seed=0,
+        records=14,
+        gap=30,
+        interval=150,
+        decline_prob=0.1,
+        buffer=1,
+        out_buffer=1,
+        latency=3,
+        jitter=20,
+        rescale=(("savepoint", 293, 3),),
+        max_parallelism=4,
+    )
     lines = simulate(cfg).dumps().decode().splitlines()
     handed = [i for i, line in enumerate(lines) if '"of":' in line and '"commit"' in line]
     assert handed, "the rescale hands no transaction over"
     assert check_trace(parse_trace("\n".join(lines), "sim")).ok
 
-    def renumbered(kept):                     # every process's events numbered 0, 1, 2... again
+    def renumbered(kept):  # every process's events numbered 0, 1, 2... again
         header, *events = [json.loads(line) for line in kept]
         nxt = Counter()
         for e in events:
@@ -168,7 +197,7 @@ def test_transactions_of_a_retired_sink_are_published_once_by_its_successor():
 
     dropped = renumbered([line for i, line in enumerate(lines) if i != handed[0]])
     assert "uncommitted" in check_trace(parse_trace(dropped, "dropped")).kinds
-    repeated = renumbered(lines[:handed[0] + 1] + [lines[handed[0]]] + lines[handed[0] + 1:])
+    repeated = renumbered(lines[: handed[0] + 1] + [lines[handed[0]]] + lines[handed[0] + 1 :])
     assert "duplicate-commit" in check_trace(parse_trace(repeated, "repeated")).kinds
 
 
@@ -177,9 +206,17 @@ def test_a_stop_with_savepoint_whose_savepoints_all_fail_is_given_up():
     again for ever (the run grew until the process ran out of memory). It is given up after
     ``SAVEPOINT_TRIES`` postponements or failures; the run then ends as any run whose final
     rounds all abort."""
-    cfg = SimConfig(protocol="abs-aligned", workload="q3", parallelism=2, seed=5, records=6, checkpoint_timeout=5,
-                    rescale=(("savepoint", 400, 1),), max_time=200_000)
+    cfg = SimConfig(
+        protocol="abs-aligned",
+        workload="q3",
+        parallelism=2,
+        seed=5,
+        records=6,
+        checkpoint_timeout=5,
+        rescale=(("savepoint", 400, 1),),
+        max_time=200_000,
+    )
     res = simulate(cfg)
     m = res.metrics
     assert not m["truncated"] and res.gave_up and m["rounds_completed"] == 0 and m["sim_time"] < 50_000
-    assert not any(e.type == "retire" for e in res.trace().events)      # the job never rescaled
+    assert not any(e.type == "retire" for e in res.trace().events)  # the job never rescaled

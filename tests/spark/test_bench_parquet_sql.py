@@ -11,8 +11,9 @@ import bench_spark  # noqa: E402
 
 
 def test_split_with_recovers_every_cte_and_the_final_select():
-    defs, final = bench_spark.split_with("WITH a AS (SELECT (1) AS x), b AS (SELECT x FROM a WHERE (x > 0))\n"
-                                         "SELECT count(*) FROM b")
+    defs, final = bench_spark.split_with(
+        "WITH a AS (SELECT (1) AS x), b AS (SELECT x FROM a WHERE (x > 0))\nSELECT count(*) FROM b"
+    )
     assert defs == [("a", "SELECT (1) AS x"), ("b", "SELECT x FROM a WHERE (x > 0)")]
     assert final == "SELECT count(*) FROM b"
     names = [n for n, _ in bench_spark.staged("duckdb")[0]]
@@ -37,7 +38,7 @@ def test_staged_formulation_gives_the_same_counts(tmp_path):
     single = [engine.first(core + final) for final in bench_spark.FINAL_SQL.values()]
     staged = bench_spark.staged_counts(engine)
     assert single[0] == single[1] == staged
-    assert staged[0] > 0 and staged[1] > 0 and staged[2] > 0          # orphans, in transit, recorded exist
+    assert staged[0] > 0 and staged[1] > 0 and staged[2] > 0  # orphans, in transit, recorded exist
     assert engine.con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
 
 

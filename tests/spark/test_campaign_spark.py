@@ -10,11 +10,14 @@ pytestmark = pytest.mark.spark
 
 
 def test_spark_rows_equal_the_python_loop_on_the_same_seeds(spark, tmp_path):
-    sel = Selection.of(protocols=["unaligned", "abs-aligned"], workloads=["q1", "q12"],
-                       mutants=["unaligned-late-snapshot", "abs-aligned-no-block"])
+    sel = Selection.of(
+        protocols=["unaligned", "abs-aligned"],
+        workloads=["q1", "q12"],
+        mutants=["unaligned-late-snapshot", "abs-aligned-no-block"],
+    )
     py = run_campaign(24, sel, str(tmp_path / "py"), base_seed=5, engine="python", progress=False)
     sp = run_campaign(24, sel, str(tmp_path / "sp"), base_seed=5, engine="spark", progress=False)
-    assert sp.tasks > 1                                  # really distributed over several tasks
+    assert sp.tasks > 1  # really distributed over several tasks
     a, b = read_results(py.results), read_results(sp.results)
     assert a.num_rows == b.num_rows == 24
     assert a.to_pylist() == b.to_pylist()
@@ -24,8 +27,16 @@ def test_spark_rows_equal_the_python_loop_on_the_same_seeds(spark, tmp_path):
 
 
 def test_run_validation_writes_results_and_summaries(spark, tmp_path):
-    s = run_validation(10, str(tmp_path / "v"), protocols=["unaligned"], workloads=["q1"],
-                       mutants=["unaligned-late-snapshot"], failures=False, engine="spark", progress=False)
+    s = run_validation(
+        10,
+        str(tmp_path / "v"),
+        protocols=["unaligned"],
+        workloads=["q1"],
+        mutants=["unaligned-late-snapshot"],
+        failures=False,
+        engine="spark",
+        progress=False,
+    )
     assert s["runs"] == 10 and [p["protocol"] for p in s["protocols"]] == ["unaligned"]
     assert s["mutants"][0]["runs"] == 2 and s["ok"] == (s["mutants"][0]["caught"] > 0)
     assert (tmp_path / "v" / "summary.json").exists()

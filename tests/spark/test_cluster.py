@@ -37,8 +37,9 @@ def cluster(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("cluster")
     bare = d / "bare"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(bare)],
-                   check=True)
+    subprocess.run(
+        [getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(bare)], check=True
+    )
     bare_python = bare / "bin" / "python"
     assert subprocess.run([str(bare_python), "-c", "import pyarrow"], capture_output=True).returncode != 0
     with LocalCluster(workers=2, cores=1, python=str(bare_python), workdir=str(d)) as c:
@@ -46,12 +47,19 @@ def cluster(tmp_path_factory):
 
 
 def _validate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*SNAPCHECK, "validate", "--no-progress", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=1200)
+    return subprocess.run(
+        [*SNAPCHECK, "validate", "--no-progress", *args], cwd=cwd, capture_output=True, text=True, timeout=1200
+    )
 
 
-CONF = ("--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-        "--conf", "spark.executor.memory=1g")
+CONF = (
+    "--conf",
+    "spark.driver.host=127.0.0.1",
+    "--conf",
+    "spark.driver.bindAddress=127.0.0.1",
+    "--conf",
+    "spark.executor.memory=1g",
+)
 
 
 def test_campaign_on_bare_workers_equals_local_runs(cluster, tmp_path, monkeypatch):
@@ -66,9 +74,17 @@ def test_campaign_on_bare_workers_equals_local_runs(cluster, tmp_path, monkeypat
     run = _validate(*args, "--master", master, *CONF, "--output", "cl", cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Traceback" not in run.stderr
-    monkeypatch.chdir(tmp_path)                         # the protocol file's path is relative to here
-    run_validation(60, str(tmp_path / "py"), protocols=protocols.split(","), workloads=["q1", "q12"], mutants=(),
-                   seed=7, engine="python", progress=False)
+    monkeypatch.chdir(tmp_path)  # the protocol file's path is relative to here
+    run_validation(
+        60,
+        str(tmp_path / "py"),
+        protocols=protocols.split(","),
+        workloads=["q1", "q12"],
+        mutants=(),
+        seed=7,
+        engine="python",
+        progress=False,
+    )
     cl, py = read_results(str(tmp_path / "cl" / "results")), read_results(str(tmp_path / "py" / "results"))
     assert cl.to_pylist() == py.to_pylist()
     assert "proto/shipped_protocol.py:ShippedUnaligned" in set(cl.column("protocol").to_pylist())
@@ -82,12 +98,14 @@ def test_input_on_bare_workers_equals_duckdb(cluster, tmp_path):
 
     master, _ = cluster
     write_parquet(range(60), str(tmp_path / "t.parquet"))
-    run = _validate("--input", "t.parquet", "--cut", "P0=1,P1=1", "--master", master, *CONF, "--output", "cl",
-                    cwd=tmp_path)
+    run = _validate(
+        "--input", "t.parquet", "--cut", "P0=1,P1=1", "--master", master, *CONF, "--output", "cl", cwd=tmp_path
+    )
     assert run.returncode in (0, 1), run.stdout[-3000:] + run.stderr[-3000:]
     cl = orjson.loads((tmp_path / "cl" / "summary.json").read_bytes())
-    local = validate_input(str(tmp_path / "t.parquet"), str(tmp_path / "local"), master="local[2]",
-                           cut={"P0": 1, "P1": 1}).summary
+    local = validate_input(
+        str(tmp_path / "t.parquet"), str(tmp_path / "local"), master="local[2]", cut={"P0": 1, "P1": 1}
+    ).summary
     assert (cl["engine"], local["engine"]) == ("spark", "duckdb")
     drop = {"engine", "seconds", "master", "input"}
     assert {k: v for k, v in cl.items() if k not in drop} == {k: v for k, v in local.items() if k not in drop}
@@ -97,8 +115,23 @@ def test_input_on_bare_workers_equals_duckdb(cluster, tmp_path):
 
 def test_without_shipping_the_bare_workers_cannot_run_it(cluster, tmp_path):
     master, _ = cluster
-    run = _validate("--traces", "4", "--protocols", "unaligned", "--mutants", "none", "--master", master, *CONF,
-                    "--conf", "spark.task.maxFailures=1", "--no-ship", "--output", "cl", cwd=tmp_path)
+    run = _validate(
+        "--traces",
+        "4",
+        "--protocols",
+        "unaligned",
+        "--mutants",
+        "none",
+        "--master",
+        master,
+        *CONF,
+        "--conf",
+        "spark.task.maxFailures=1",
+        "--no-ship",
+        "--output",
+        "cl",
+        cwd=tmp_path,
+    )
     assert run.returncode == 2, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Traceback" not in run.stderr
     assert re.search(r"executors of spark://\S+ cannot import '(snapcheck|pyarrow)", run.stderr)

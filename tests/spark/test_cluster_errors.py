@@ -15,8 +15,9 @@ def _closed_port() -> int:
 
 def test_unreachable_master_is_one_line_exit_2(snapcheck_cli, tmp_path):
     master = f"spark://127.0.0.1:{_closed_port()}"
-    code, out = snapcheck_cli("validate", "--traces", "4", "--master", master, "--output", str(tmp_path / "o"),
-                              stderr=True)
+    code, out = snapcheck_cli(
+        "validate", "--traces", "4", "--master", master, "--output", str(tmp_path / "o"), stderr=True
+    )
     assert code == 2
     assert f"cannot reach the Spark master {master}" in out and "Traceback" not in out
     assert len([line for line in out.splitlines() if line.strip()]) == 1
@@ -33,8 +34,9 @@ def test_unwritable_out_is_one_line_exit_2(snapcheck_cli, tmp_path, args):
 
 
 def test_conf_needs_key_and_value(snapcheck_cli, tmp_path):
-    code, out = snapcheck_cli("validate", "--traces", "4", "--conf", "spark.executor.memory",
-                              "--output", str(tmp_path), stderr=True)
+    code, out = snapcheck_cli(
+        "validate", "--traces", "4", "--conf", "spark.executor.memory", "--output", str(tmp_path), stderr=True
+    )
     assert code == 2 and "expected KEY=VALUE" in out
 
 
@@ -43,6 +45,6 @@ def test_help_lists_the_protocols_the_code_runs(snapcheck_cli):
     from snapcheck.spark_validation.configs import Selection
 
     code, out = snapcheck_cli("validate", "--help")
-    flat = " ".join(re.sub(r"-\s*\n\s*", "-", out).split())       # help text wraps inside hyphenated names
+    flat = " ".join(re.sub(r"-\s*\n\s*", "-", out).split())  # help text wraps inside hyphenated names
     assert code == 0 and Selection.of().protocols == tuple(PROTOCOLS)
     assert all(name in flat for name in PROTOCOLS)

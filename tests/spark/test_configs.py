@@ -5,12 +5,12 @@ import shlex
 import pytest
 from click.testing import CliRunner
 
-from snapcheck.reference import MUTANTS, simulate
 from snapcheck.cli import cli
-from snapcheck.traces.errors import UsageError
+from snapcheck.reference import MUTANTS, simulate
 from snapcheck.spark_validation.campaign import chunk_plan
 from snapcheck.spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
 from snapcheck.spark_validation.runner import COLUMN_NAMES, run_one
+from snapcheck.traces.errors import UsageError
 
 
 def test_configs_are_a_function_of_run_and_seed():
@@ -35,8 +35,8 @@ def test_unknown_names_are_usage_errors():
         Selection.of(protocols=["abs-aligned"], workloads=["reachability"]).check()
 
 
-@pytest.mark.parametrize("run_id", [0, 4, 7, 9, 29, 33])   # correct protocols with crashes (7: unc, partial
-                                                              # recovery), and mutants
+@pytest.mark.parametrize("run_id", [0, 4, 7, 9, 29, 33])  # correct protocols with crashes (7: unc, partial
+# recovery), and mutants
 def test_the_reproduction_command_recreates_the_trace_byte_for_byte(tmp_path, run_id):
     cfg = draw_config(run_id, run_id, Selection.of())
     out = tmp_path / "t.jsonl"

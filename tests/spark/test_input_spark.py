@@ -17,9 +17,8 @@ from snapcheck.traces import read_trace
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.parquet import SCHEMA, row_of
 
-
 GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
-CUT = {"P0": 1, "P1": 1}          # the cut of worked example D of docs/theory.md (also fits 2-process synthetic traces)
+CUT = {"P0": 1, "P1": 1}  # the cut of worked example D of docs/theory.md (also fits 2-process synthetic traces)
 SEEDS = range(24)
 CATALOGUE_SEEDS = range(100, 106)
 
@@ -30,6 +29,7 @@ def _rows(tid, header, events):
 
 def _corrupted(base_header, base_events):
     """(trace id, rows, rule the quarantine must report) for each kind of damage."""
+
     def rows(tid):
         return _rows(tid, base_header, base_events)
 
@@ -55,12 +55,18 @@ def _corrupted(base_header, base_events):
     out.append(("bad-type", r, "unknown-event-type"))
     out.append(("no-header", rows("no-header")[1:], "header-count"))
     # happened-before cycle: each process receives the other's message before sending its own.
-    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}],
-              "channels": [{"id": "ab", "src": "A", "dst": "B"}, {"id": "ba", "src": "B", "dst": "A"}]}
-    ev = [{"type": "recv", "proc": "A", "idx": 0, "ch": "ba", "mid": "m2"},
-          {"type": "send", "proc": "A", "idx": 1, "ch": "ab", "mid": "m1", "seq": 1},
-          {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m1"},
-          {"type": "send", "proc": "B", "idx": 1, "ch": "ba", "mid": "m2", "seq": 1}]
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": [{"id": "A"}, {"id": "B"}],
+        "channels": [{"id": "ab", "src": "A", "dst": "B"}, {"id": "ba", "src": "B", "dst": "A"}],
+    }
+    ev = [
+        {"type": "recv", "proc": "A", "idx": 0, "ch": "ba", "mid": "m2"},
+        {"type": "send", "proc": "A", "idx": 1, "ch": "ab", "mid": "m1", "seq": 1},
+        {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m1"},
+        {"type": "send", "proc": "B", "idx": 1, "ch": "ba", "mid": "m2", "seq": 1},
+    ]
     out.append(("hb-cycle", _rows("hb-cycle", header, ev), "rejected-by-validator"))
     return out
 
@@ -88,7 +94,7 @@ def input_file(tmp_path_factory):
     bad = _corrupted(header, events)
     for _, r, _ in bad:
         rows += r
-    orphan_row = dict(rows[5], trace_id=None)          # a row that belongs to no trace
+    orphan_row = dict(rows[5], trace_id=None)  # a row that belongs to no trace
     rows.append(orphan_row)
     path = d / "traces.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
@@ -137,20 +143,23 @@ def test_every_row_is_checked_or_quarantined_with_its_reason(checked):
     assert "idx" in by_trace["gap"] and "never sent" not in by_trace["gap"]
     assert "causally impossible" in by_trace["hb-cycle"]
     assert by_trace[None] == "missing trace_id"
-    assert res.exit_code == 1                     # violations found (takes precedence over bad input)
+    assert res.exit_code == 1  # violations found (takes precedence over bad input)
 
 
 def test_spark_native_results_equal_the_checker_on_the_same_traces(checked):
     res, traces, _, _, out = checked
-    native = Counter((r["trace_id"], r["subject"], r["kind"], r["mid"])
-                     for r in pq.read_table(out / "violations.parquet").to_pylist())
+    native = Counter(
+        (r["trace_id"], r["subject"], r["kind"], r["mid"])
+        for r in pq.read_table(out / "violations.parquet").to_pylist()
+    )
     expected = Counter()
     for tid, t in traces.items():
-        base = dict(properties={"consistency", "channel-state"}, max_per_result=10 ** 9,
-                    facts=header_facts(t.header.protocol))            # as snapcheck check does
+        base = dict(
+            properties={"consistency", "channel-state"}, max_per_result=10**9, facts=header_facts(t.header.protocol)
+        )  # as snapcheck check does
         try:
             report = check_trace(t, CheckOptions(cut=CUT, **base))
-        except ValueError:                        # the cut does not fit this trace
+        except ValueError:  # the cut does not fit this trace
             report = check_trace(t, CheckOptions(**base))
         for v in report.violations:
             if v.kind in ROUND_KINDS:
@@ -169,14 +178,19 @@ def test_aligned_comes_from_the_catalogue_when_the_header_omits_it(checked):
     and the SQL analysis both hold the traces to empty channel state; without the facts the checker
     would not (so the facts are what decides)."""
     res, traces, _, _, out = checked
-    native = Counter(r["trace_id"] for r in pq.read_table(out / "violations.parquet").to_pylist()
-                     if r["kind"] == "aligned-in-flight" and r["subject"].startswith("round "))
+    native = Counter(
+        r["trace_id"]
+        for r in pq.read_table(out / "violations.parquet").to_pylist()
+        if r["kind"] == "aligned-in-flight" and r["subject"].startswith("round ")
+    )
     with_facts = without = 0
     for s in CATALOGUE_SEEDS:
         t = traces[f"cat{s}"]
-        opts = dict(properties={"consistency", "channel-state"}, max_per_result=10 ** 9)
-        n = sum(v.kind == "aligned-in-flight" and v.subject.startswith("round ") for v in check_trace(
-            t, CheckOptions(facts=header_facts(t.header.protocol), **opts)).violations)
+        opts = dict(properties={"consistency", "channel-state"}, max_per_result=10**9)
+        n = sum(
+            v.kind == "aligned-in-flight" and v.subject.startswith("round ")
+            for v in check_trace(t, CheckOptions(facts=header_facts(t.header.protocol), **opts)).violations
+        )
         assert native[f"cat{s}"] == n
         with_facts += n
         without += sum(v.kind == "aligned-in-flight" for v in check_trace(t, CheckOptions(**opts)).violations)
@@ -196,7 +210,7 @@ def test_per_trace_checker_results(checked):
 def _table(path: Path) -> list[tuple]:
     """Rows of a Parquet file or directory, in a canonical order (engines write in any order)."""
     rows = pq.read_table(path).to_pylist()
-    return sorted((tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows))
+    return sorted(tuple(sorted((k, repr(v)) for k, v in r.items())) for r in rows)
 
 
 @pytest.mark.spark
@@ -204,7 +218,8 @@ def test_duckdb_and_spark_write_the_same_results(spark, input_file):
     """The same statements on both engines: same summary, same rows in every output file."""
     (duck, duck_out), (sp, sp_out) = _run(input_file, "duckdb"), _run(input_file, "spark")
     drop = ("engine", "seconds")
-    assert {k: v for k, v in duck.summary.items() if k not in drop} == {k: v for k, v in sp.summary.items()
-                                                                       if k not in drop}
+    assert {k: v for k, v in duck.summary.items() if k not in drop} == {
+        k: v for k, v in sp.summary.items() if k not in drop
+    }
     for name in ("violations.parquet", "quarantine.parquet", "traces.parquet"):
         assert _table(duck_out / name) == _table(sp_out / name), name

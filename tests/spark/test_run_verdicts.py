@@ -14,16 +14,27 @@ from snapcheck.reference.oracle import Inconclusive, baseline, exactly_once
 from snapcheck.spark_validation.runner import run_one
 
 # Every round times out long before it could complete: the simulator gives up after ten.
-NEVER_COMPLETES = SimConfig(protocol="abs-aligned", workload="q3", seed=3, records=8, checkpoint_timeout=5,
-                            failures=(("sink[0]", 300),))
+NEVER_COMPLETES = SimConfig(
+    protocol="abs-aligned", workload="q3", seed=3, records=8, checkpoint_timeout=5, failures=(("sink[0]", 300),)
+)
 
 
 def test_a_run_gave_up_when_its_final_rounds_all_aborted_not_when_it_deadlocked():
     assert simulate(baseline(NEVER_COMPLETES), record=False).gave_up
     assert not simulate(replace(NEVER_COMPLETES, checkpoint_timeout=None, failures=()), record=False).gave_up
-    deadlock = simulate(SimConfig(protocol="abs-aligned", mutant="abs-aligned-on-cyclic", workload="reachability",
-                                  seed=0, parallelism=2, records=8, gap=80), record=False)
-    assert deadlock.metrics["stuck"] and not deadlock.gave_up      # a round is still in progress
+    deadlock = simulate(
+        SimConfig(
+            protocol="abs-aligned",
+            mutant="abs-aligned-on-cyclic",
+            workload="reachability",
+            seed=0,
+            parallelism=2,
+            records=8,
+            gap=80,
+        ),
+        record=False,
+    )
+    assert deadlock.metrics["stuck"] and not deadlock.gave_up  # a round is still in progress
 
 
 def test_the_oracle_has_no_verdict_when_the_failure_free_run_gave_up():
@@ -35,9 +46,24 @@ def test_the_oracle_has_no_verdict_when_the_failure_free_run_gave_up():
 # configuration (1,026 ticks on average without it): the failure-free run completes 1 round of
 # 43 and gives up with its last transactions staged, while the run with a crash happens to
 # complete its last round and publish everything. Compared, the crashed run had "extra" output.
-SEED_1491 = SimConfig(protocol="unaligned", workload="reachability", parallelism=3, seed=1491, records=8, gap=30,
-                      hot_ratio=0.8, failures=(("join[2]", 206),), interval=200, checkpoint_timeout=800,
-                      aligned_timeout=20, latency=8, jitter=400, buffer=1, out_buffer=1, decline_prob=0.05)
+SEED_1491 = SimConfig(
+    protocol="unaligned",
+    workload="reachability",
+    parallelism=3,
+    seed=1491,
+    records=8,
+    gap=30,
+    hot_ratio=0.8,
+    failures=(("join[2]", 206),),
+    interval=200,
+    checkpoint_timeout=800,
+    aligned_timeout=20,
+    latency=8,
+    jitter=400,
+    buffer=1,
+    out_buffer=1,
+    decline_prob=0.05,
+)
 
 
 def test_a_run_whose_failure_free_twin_gave_up_is_inconclusive_not_failing():
@@ -50,9 +76,22 @@ def test_a_run_whose_failure_free_twin_gave_up_is_inconclusive_not_failing():
 # Campaign seed 351: round 11 completes, its notification to sink[2] is lost (notifications
 # are lossy), and every later round is declined until the simulator gives up: nothing ever
 # subsumes the lost notification, and the orderly end of the run that re-sends it never comes.
-SEED_351 = SimConfig(protocol="abs-aligned-2pc", workload="q8", parallelism=3, seed=351, records=14, gap=30,
-                     failures=(("auctions[1]", 546),), interval=250, aligned_timeout=200, latency=4, jitter=1,
-                     buffer=1, out_buffer=1, decline_prob=0.1)
+SEED_351 = SimConfig(
+    protocol="abs-aligned-2pc",
+    workload="q8",
+    parallelism=3,
+    seed=351,
+    records=14,
+    gap=30,
+    failures=(("auctions[1]", 546),),
+    interval=250,
+    aligned_timeout=200,
+    latency=4,
+    jitter=1,
+    buffer=1,
+    out_buffer=1,
+    decline_prob=0.1,
+)
 
 
 def test_a_lost_notification_in_a_run_that_gave_up_is_a_consequence_of_giving_up():
@@ -62,6 +101,6 @@ def test_a_lost_notification_in_a_run_that_gave_up_is_a_consequence_of_giving_up
     assert "uncommitted" in check_trace(trace).kinds
     notices = [e for e in trace.events if e.type == "send" and e.ch == "coordinator->sink[2]"]
     received = {e.mid for e in trace.events if e.type == "recv" and e.ch == "coordinator->sink[2]"}
-    assert notices and all(e.mid not in received for e in notices)        # lost, never re-sent
+    assert notices and all(e.mid not in received for e in notices)  # lost, never re-sent
     row = run_one(351, 351, SEED_351)
     assert row["verdict"] == "inconclusive" and row["violation_kinds"] == "every final round aborted"

@@ -12,13 +12,13 @@ from pathlib import Path
 from snapcheck.spark_validation import shipping
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTOCOL = '''
+PROTOCOL = """
 from snapcheck.reference.coordinated.unaligned import Unaligned
 
 
 class Shipped(Unaligned):
     name = "shipped"
-'''
+"""
 
 
 def test_kit_zip_holds_every_module_of_the_checkout(tmp_path):
@@ -36,7 +36,7 @@ def test_kit_zip_holds_every_module_of_the_checkout(tmp_path):
                 expected.add(f"{pkg.replace('.', '/')}/{rel.as_posix()}")
     assert expected <= names, sorted(expected - names)[:10]
     assert "snapcheck/traces/schema/trace-v1.schema.json" in names
-    assert shipping.build_kit(tmp_path) == shipping.build_kit(tmp_path)          # same content, same file
+    assert shipping.build_kit(tmp_path) == shipping.build_kit(tmp_path)  # same content, same file
 
 
 def test_environment_leaves_out_pyspark_and_the_kit():
@@ -64,10 +64,12 @@ def test_user_protocol_module_reaches_another_process(tmp_path, monkeypatch):
     blob = pickle.dumps(user)
     executor = tmp_path / "executor"
     executor.mkdir()
-    code = (f"import sys, pickle; sys.path.insert(0, {str(Path(files[0]).parent)!r}); "
-            f"u = pickle.loads({blob!r}); u.register(); "
-            "from snapcheck.reference.catalogue import resolve; "
-            f"c = resolve({spec!r}); print(c.name, c.__module__, c.mutant_of)")
+    code = (
+        f"import sys, pickle; sys.path.insert(0, {str(Path(files[0]).parent)!r}); "
+        f"u = pickle.loads({blob!r}); u.register(); "
+        "from snapcheck.reference.catalogue import resolve; "
+        f"c = resolve({spec!r}); print(c.name, c.__module__, c.mutant_of)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["shipped", resolve(spec).__module__, "None"]
 

@@ -34,9 +34,10 @@ def test_each_strategy_is_a_pure_function_of_the_seed_and_reproduces_byte_for_by
 def test_the_strategies_draw_what_they_promise():
     def draws(strategy, n=300):
         return [draw_config(i, i, Selection.of(mutants=(), explore=strategy)) for i in range(n)]
+
     moments = draws("moments")
-    assert sum(any(len(f) == 3 for f in c.failures) for c in moments) > 60         # crashes at situations
-    assert all(len(f) == 2 for c in draws("uniform") for f in c.failures)          # only timed crashes
+    assert sum(any(len(f) == 3 for f in c.failures) for c in moments) > 60  # crashes at situations
+    assert all(len(f) == 2 for c in draws("uniform") for f in c.failures)  # only timed crashes
     assert any(c.pauses for c in draws("pct")) and not any(c.pauses for c in draws("uniform"))
     # protocols with their own dataflow draw their own configurations
     bp = [c for c in draws("backpressure") if c.workload != "-" and resolve(c.protocol).topologies != "own"]
@@ -93,4 +94,4 @@ def test_the_summary_accounts_for_mutants_blind_and_lists_what_was_not_explored(
     cov = s["coverage"]["abs-aligned"]
     assert cov["runs"] == 32 and cov["reached"]["snapshot"] == 32
     assert set(cov["unreached"]) <= set(MUTANTS["abs-aligned-no-block"].situations)
-    assert "overtake" not in cov["reached"]            # aligned barriers never overtake records
+    assert "overtake" not in cov["reached"]  # aligned barriers never overtake records

@@ -8,10 +8,25 @@ from snapcheck.spark_validation.summary import markdown, summarize
 
 def _row(run_id, protocol, verdict="clean", mutant=None, kinds="", **kw):
     r = dict.fromkeys(COLUMN_NAMES)
-    r.update(run_id=run_id, seed=run_id, protocol=protocol, mutant=mutant, workload="q1", verdict=verdict,
-             violation_kinds=kinds, violations=len(kinds.split(",")) if kinds else 0, oracle="skipped",
-             events=100, checkpoints=10, useless=0, rollback_checkpoints=1, domino=False, replayed_messages=2,
-             overhead_ratio=1.5, command=f"snapcheck simulate --protocol {protocol} --seed {run_id} -o run.jsonl")
+    r.update(
+        run_id=run_id,
+        seed=run_id,
+        protocol=protocol,
+        mutant=mutant,
+        workload="q1",
+        verdict=verdict,
+        violation_kinds=kinds,
+        violations=len(kinds.split(",")) if kinds else 0,
+        oracle="skipped",
+        events=100,
+        checkpoints=10,
+        useless=0,
+        rollback_checkpoints=1,
+        domino=False,
+        replayed_messages=2,
+        overhead_ratio=1.5,
+        command=f"snapcheck simulate --protocol {protocol} --seed {run_id} -o run.jsonl",
+    )
     r.update(kw)
     return r
 
@@ -24,8 +39,14 @@ def _summary(tmp_path, rows, **meta):
 
 
 def test_clean_campaign_is_ok(tmp_path):
-    s = _summary(tmp_path, [_row(0, "unaligned"), _row(1, "unaligned", useless=1),
-                            _row(2, "unaligned", "violation", "unaligned-late-snapshot", "orphan")])
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "unaligned"),
+            _row(1, "unaligned", useless=1),
+            _row(2, "unaligned", "violation", "unaligned-late-snapshot", "orphan"),
+        ],
+    )
     assert s["ok"]
     p = s["protocols"][0]
     assert (p["runs"], p["events"], p["failing_runs"], p["useless_pct"], p["mutants_caught"]) == (2, 200, 0, 5.0, "1/1")
@@ -33,8 +54,14 @@ def test_clean_campaign_is_ok(tmp_path):
 
 
 def test_a_failing_correct_run_fails_the_campaign_and_is_listed_with_its_command(tmp_path):
-    s = _summary(tmp_path, [_row(0, "unaligned"), _row(1, "unaligned", "violation", kinds="dropped"),
-                            _row(2, "unaligned", "error", error="ValueError: boom")])
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "unaligned"),
+            _row(1, "unaligned", "violation", kinds="dropped"),
+            _row(2, "unaligned", "error", error="ValueError: boom"),
+        ],
+    )
     assert not s["ok"]
     assert [f["run_id"] for f in s["failing_runs"]] == [1, 2]
     assert s["failing_runs"][0]["command"] == "snapcheck simulate --protocol unaligned --seed 1 -o run.jsonl"
@@ -42,9 +69,15 @@ def test_a_failing_correct_run_fails_the_campaign_and_is_listed_with_its_command
 
 
 def test_an_escaped_mutant_fails_the_campaign(tmp_path):
-    s = _summary(tmp_path, [_row(0, "unaligned"), _row(1, "unaligned", mutant="unaligned-no-dedup"),
-                            _row(2, "unaligned", mutant="unaligned-no-dedup")],
-                 mutants_selected=["unaligned-no-dedup", "unaligned-no-output-part"])
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "unaligned"),
+            _row(1, "unaligned", mutant="unaligned-no-dedup"),
+            _row(2, "unaligned", mutant="unaligned-no-dedup"),
+        ],
+        mutants_selected=["unaligned-no-dedup", "unaligned-no-output-part"],
+    )
     assert not s["ok"]
     m = s["mutants"][0]
     assert m["escaped"] and m["caught"] == 0 and len(m["escaped_runs"]) == 2

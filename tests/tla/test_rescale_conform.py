@@ -15,18 +15,29 @@ from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import read_trace
 
 CORRECT = {
-    "savepoint-up": SimConfig(protocol="unaligned", workload="q3", parallelism=2, seed=3,
-                              rescale=(("savepoint", 1500, 3),)),
-    "failure-down": SimConfig(protocol="unaligned", workload="q12", parallelism=3, seed=3, records=40, gap=30,
-                              rescale=(("failure", 1500, 1),)),
-    "aligned-down": SimConfig(protocol="abs-aligned", workload="q3", parallelism=3, seed=4, records=20,
-                              rescale=(("savepoint", 1200, 2),)),
-    "timeout-fail": SimConfig(protocol="aligned-timeout", workload="q12", parallelism=2, seed=5, records=20,
-                              failures=(("window_count[0]", 1300),)),
-    "cl-fail": SimConfig(protocol="chandy-lamport", workload="q3", parallelism=2, seed=6, records=20,
-                         failures=(("join[1]", 1300),)),
-    "hmnr-fail": SimConfig(protocol="hmnr", workload="q3", parallelism=2, seed=7, records=10, interval=300,
-                           failures=(("join[0]", 700),)),
+    "savepoint-up": SimConfig(
+        protocol="unaligned", workload="q3", parallelism=2, seed=3, rescale=(("savepoint", 1500, 3),)
+    ),
+    "failure-down": SimConfig(
+        protocol="unaligned", workload="q12", parallelism=3, seed=3, records=40, gap=30, rescale=(("failure", 1500, 1),)
+    ),
+    "aligned-down": SimConfig(
+        protocol="abs-aligned", workload="q3", parallelism=3, seed=4, records=20, rescale=(("savepoint", 1200, 2),)
+    ),
+    "timeout-fail": SimConfig(
+        protocol="aligned-timeout",
+        workload="q12",
+        parallelism=2,
+        seed=5,
+        records=20,
+        failures=(("window_count[0]", 1300),),
+    ),
+    "cl-fail": SimConfig(
+        protocol="chandy-lamport", workload="q3", parallelism=2, seed=6, records=20, failures=(("join[1]", 1300),)
+    ),
+    "hmnr-fail": SimConfig(
+        protocol="hmnr", workload="q3", parallelism=2, seed=7, records=10, interval=300, failures=(("join[0]", 700),)
+    ),
 }
 
 

@@ -15,8 +15,13 @@ from tests.tla.test_tla_conform import two_messages
 
 
 def snapcheck(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "snapcheck", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "snapcheck", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=900,
+    )
 
 
 def specs_copy(tmp_path, change=None):
@@ -63,9 +68,13 @@ def test_unknown_name_is_a_usage_error():
 
 def test_apalache_backend_without_apalache(tmp_path):
     env = {"PATH": str(tmp_path), "SNAPCHECK_APALACHE": ""}
-    r = subprocess.run([sys.executable, "-m", "snapcheck", "specs", "check", "ConsistentSnapshot",
-                        "--backend", "apalache"], capture_output=True, text=True,
-                       env={**os.environ, **env}, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "snapcheck", "specs", "check", "ConsistentSnapshot", "--backend", "apalache"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=300,
+    )
     assert r.returncode == 2
     assert "Apalache is not installed: no 'apalache-mc' on PATH" in r.stderr
 
@@ -73,12 +82,22 @@ def test_apalache_backend_without_apalache(tmp_path):
 def test_apalache_backend_runs_apalache_mc(tmp_path):
     log = tmp_path / "args.txt"
     fake = tmp_path / "apalache-mc"
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n"
-                    "case \"$*\" in *trap*) echo 'State 3: Invariant TrapNonEmptyChannelState violated'; exit 12;; esac\n"
-                    "exit 0\n")
+    fake.write_text(
+        f'#!/bin/sh\necho "$@" >> {log}\n'
+        "case \"$*\" in *trap*) echo 'State 3: Invariant TrapNonEmptyChannelState violated'; exit 12;; esac\n"
+        "exit 0\n"
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    r = snapcheck("specs", "check", "ConsistentSnapshot", "--backend", "apalache", "--length", "7",
-                  env={"SNAPCHECK_APALACHE": str(fake)})
+    r = snapcheck(
+        "specs",
+        "check",
+        "ConsistentSnapshot",
+        "--backend",
+        "apalache",
+        "--length",
+        "7",
+        env={"SNAPCHECK_APALACHE": str(fake)},
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     calls = log.read_text().splitlines()
     assert "check --config=MCConsistentSnapshot.cfg --length=7" in calls[0] and "MCConsistentSnapshot.tla" in calls[0]

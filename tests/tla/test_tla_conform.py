@@ -22,7 +22,6 @@ def prepare(trace):
     return conformance.prepare(trace, tla_mappings())
 
 
-
 def write(rec: TraceRecorder, path) -> str:
     rec.write(path)
     return str(path)
@@ -40,7 +39,7 @@ def two_messages(reordered: bool = False) -> TraceRecorder:
     """a sends two messages to b; b processes them in order, or the second first (non-FIFO)."""
     rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
     m1, m2 = rec.send("a", "a>b"), rec.send("a", "a>b")
-    for m in ((m2, m1) if reordered else (m1, m2)):
+    for m in (m2, m1) if reordered else (m1, m2):
         rec.recv("b", m)
     return rec
 
@@ -48,20 +47,22 @@ def two_messages(reordered: bool = False) -> TraceRecorder:
 def chandy_lamport(record_mids=None, with_record=True) -> TraceRecorder:
     """A coordinator starts round 1 at a; b's message m is in transit on b>a and
     a records it as the channel state of b>a."""
-    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, "a", "b"],
-                        [{"id": "co>a", "src": "co", "dst": "a", "kind": "control"},
-                         ("a>b", "a", "b"), ("b>a", "b", "a")], protocol="chandy-lamport")
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, "a", "b"],
+        [{"id": "co>a", "src": "co", "dst": "a", "kind": "control"}, ("a>b", "a", "b"), ("b>a", "b", "a")],
+        protocol="chandy-lamport",
+    )
     rec.round_start("co", 1)
     trigger = rec.barrier("co", "co>a", 1)
     m = rec.send("b", "b>a", value=1)
     rec.recv("a", trigger)
     ck = rec.checkpoint("a", kind="coordinated", round=1)
     ab = rec.barrier("a", "a>b", 1)
-    rec.recv("a", m)                               # processed while b>a is recorded
+    rec.recv("a", m)  # processed while b>a is recorded
     rec.recv("b", ab)
     rec.checkpoint("b", kind="coordinated", round=1)
     ba = rec.barrier("b", "b>a", 1)
-    rec.send("b", "b>a", value=2)                  # after the marker: not in the snapshot
+    rec.send("b", "b>a", value=2)  # after the marker: not in the snapshot
     rec.recv("a", ba)
     if with_record:
         rec.record("a", ck, "b>a", [m] if record_mids is None else record_mids)
@@ -72,11 +73,16 @@ def chandy_lamport(record_mids=None, with_record=True) -> TraceRecorder:
 def aligned(late_processing=False) -> TraceRecorder:
     """ABS Algorithm 1: a aligns barriers from s1 and s2; the record behind s1's
     barrier waits for the snapshot (unless late_processing: the mutant)."""
-    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, {"id": "s1", "role": "source"},
-                         {"id": "s2", "role": "source"}, "a"],
-                        [{"id": "co>s1", "src": "co", "dst": "s1", "kind": "control"},
-                         {"id": "co>s2", "src": "co", "dst": "s2", "kind": "control"},
-                         ("s1>a", "s1", "a"), ("s2>a", "s2", "a")], protocol="abs-aligned")
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, {"id": "s1", "role": "source"}, {"id": "s2", "role": "source"}, "a"],
+        [
+            {"id": "co>s1", "src": "co", "dst": "s1", "kind": "control"},
+            {"id": "co>s2", "src": "co", "dst": "s2", "kind": "control"},
+            ("s1>a", "s1", "a"),
+            ("s2>a", "s2", "a"),
+        ],
+        protocol="abs-aligned",
+    )
     rec.round_start("co", 1)
     t1, t2 = rec.barrier("co", "co>s1", 1), rec.barrier("co", "co>s2", 1)
     for s, t, ch in (("s1", t1, "s1>a"), ("s2", t2, "s2>a")):
@@ -86,7 +92,7 @@ def aligned(late_processing=False) -> TraceRecorder:
     behind = rec.send("s1", "s1>a", value=7)
     rec.recv("a", "s1>a:b1")
     if late_processing:
-        rec.recv("a", behind)                      # processed from a blocked input
+        rec.recv("a", behind)  # processed from a blocked input
     rec.recv("a", "s2>a:b1")
     rec.checkpoint("a", kind="coordinated", round=1)
     if not late_processing:
@@ -98,9 +104,11 @@ def aligned(late_processing=False) -> TraceRecorder:
 def unaligned(output_part=True) -> TraceRecorder:
     """Unaligned: s's barrier overtakes its queued record r2 (output part); a's
     barrier handling overtakes the arrived r1 (input part)."""
-    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a"],
-                        [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"}, ("s>a", "s", "a")],
-                        protocol="unaligned")
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a"],
+        [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"}, ("s>a", "s", "a")],
+        protocol="unaligned",
+    )
     r1 = rec.send("s", "s>a", value=1)
     r2 = rec.send("s", "s>a", value=2)
     rec.round_start("co", 1)
@@ -111,7 +119,7 @@ def unaligned(output_part=True) -> TraceRecorder:
     if output_part:
         rec.record("s", cs, "s>a", [r2], part="output")
     rec.arrive("a", r1)
-    rec.recv("a", b)                               # priority: overtakes r1 in the input buffer
+    rec.recv("a", b)  # priority: overtakes r1 in the input buffer
     ca = rec.checkpoint("a", kind="coordinated", round=1)
     rec.record("a", ca, "s>a", [r1], part="input")
     rec.recv("a", r1)
@@ -123,6 +131,7 @@ def unaligned(output_part=True) -> TraceRecorder:
 
 # -- mapping (no TLC) --------------------------------------------------------------
 
+
 def spec_events(p):
     """The mapped events with the trace's process and channel names."""
     return [{**e, "p": p.names.get(e["p"], e["p"]), "c": p.names.get(e["c"], e["c"])} for e in p.events]
@@ -131,14 +140,18 @@ def spec_events(p):
 def test_mapping_of_a_chandy_lamport_trace():
     p = prepare(chandy_lamport().trace())
     ops = [(e["op"], e["p"], e["c"], e["k"], e["n"]) for e in spec_events(p)]
-    assert ops[:4] == [("start", "co", "", "", 1), ("send", "co", "co>a", "b", 1),
-                       ("send", "b", "b>a", "d", 1), ("recv", "a", "co>a", "b", 1)]
+    assert ops[:4] == [
+        ("start", "co", "", "", 1),
+        ("send", "co", "co>a", "b", 1),
+        ("send", "b", "b>a", "d", 1),
+        ("recv", "a", "co>a", "b", 1),
+    ]
     record = next(e for e in spec_events(p) if e["op"] == "record")
     assert (record["c"], record["n"], record["s"], record["part"]) == ("b>a", 1, [1], "input")
     assert p.events[-1]["op"] == "end" and p.lines[-1] == 0
     assert p.bounds == {"TRounds": 1, "TMaxData": 2}
     family, procs, coords, data, ctrl, ends, back = p.topology
-    named = lambda xs: tuple(p.names[x] for x in xs)       # noqa: E731
+    named = lambda xs: tuple(p.names[x] for x in xs)  # noqa: E731
     assert named(procs) == ("a", "b") and named(coords) == ("co",)
     assert named(ctrl) == ("co>a",) and named(data) == ("a>b", "b>a")
 
@@ -147,17 +160,22 @@ def test_unaligned_mapping_implies_arrivals_and_overtaking():
     p = prepare(unaligned().trace())
     events = spec_events(p)
     barrier_send = next(e for e in events if e["op"] == "send" and e["c"] == "s>a" and e["k"] == "b")
-    assert barrier_send["x"] == 1                  # one record overtaken (the output part)
+    assert barrier_send["x"] == 1  # one record overtaken (the output part)
     arrivals = [(e["c"], e["k"], e["n"]) for e in events if e["op"] == "arrive"]
     # the control barrier and s's barrier have no arrive event: they arrive just before their recv
     assert arrivals == [("co>s", "b", 1), ("s>a", "d", 1), ("s>a", "b", 1), ("s>a", "d", 2)]
 
 
 def test_external_input_and_control_messages_are_counted_not_mapped():
-    rec = TraceRecorder([{"id": "ext", "role": "external"}, {"id": "s", "role": "source"}, "a",
-                         {"id": "co", "role": "coordinator"}],
-                        [{"id": "ext>s", "src": "ext", "dst": "s", "logged": True}, ("s>a", "s", "a"),
-                         {"id": "a>co", "src": "a", "dst": "co", "kind": "control"}], protocol="abs-aligned")
+    rec = TraceRecorder(
+        [{"id": "ext", "role": "external"}, {"id": "s", "role": "source"}, "a", {"id": "co", "role": "coordinator"}],
+        [
+            {"id": "ext>s", "src": "ext", "dst": "s", "logged": True},
+            ("s>a", "s", "a"),
+            {"id": "a>co", "src": "a", "dst": "co", "kind": "control"},
+        ],
+        protocol="abs-aligned",
+    )
     m = rec.send("ext", "ext>s", value=1)
     rec.recv("s", m)
     rec.recv("a", rec.send("s", "s>a", value=1))
@@ -198,6 +216,7 @@ def test_tracelog_splits_long_traces_into_short_definitions():
 
 
 # -- verdicts (TLC) ---------------------------------------------------------------
+
 
 @pytest.mark.tlc
 def test_correct_and_mutated_chandy_lamport_traces(tmp_path):
@@ -284,7 +303,7 @@ def test_cic_forced_checkpoint_decisions(tmp_path):
 
 def test_out_of_scope_and_invalid_traces_are_errors(tmp_path):
     rec = chandy_lamport()
-    rec.fail("a")                     # a failure without a restore (with one: RescaleTrace judges it)
+    rec.fail("a")  # a failure without a restore (with one: RescaleTrace judges it)
     failing = write(rec, tmp_path / "fail.jsonl")
     other = TraceRecorder(["p", "q"], [("p>q", "p", "q")], protocol="kazoo")
     other.recv("q", other.send("p", "p>q"))
@@ -323,9 +342,14 @@ def uncoordinated(restore_b=1, replay=True, truncate=0, logged=True) -> TraceRec
 
 
 def test_uncoordinated_recovery_is_judged_step_by_step(tmp_path):
-    recs = {"ok": uncoordinated(), "safe-truncation": uncoordinated(truncate=1),
-            "wrong-line": uncoordinated(restore_b=0), "no-replay": uncoordinated(replay=False),
-            "early-truncation": uncoordinated(truncate=2), "unlogged": uncoordinated(logged=False)}
+    recs = {
+        "ok": uncoordinated(),
+        "safe-truncation": uncoordinated(truncate=1),
+        "wrong-line": uncoordinated(restore_b=0),
+        "no-replay": uncoordinated(replay=False),
+        "early-truncation": uncoordinated(truncate=2),
+        "unlogged": uncoordinated(logged=False),
+    }
     paths = {k: write(r, tmp_path / f"{k}.jsonl") for k, r in recs.items()}
     v = dict(zip(recs, conform(list(paths.values()))))
     assert v["ok"].verdict == ACCEPT and v["safe-truncation"].verdict == ACCEPT, v["ok"].render()

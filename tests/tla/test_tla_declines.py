@@ -12,7 +12,7 @@ goes end to end through files."""
 import pytest
 
 from snapcheck.checker.tla import conform as conformance
-from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, validate_batch
+from snapcheck.checker.tla.conform import ACCEPT, REJECT, validate_batch
 from snapcheck.checker.tla.trace_events import OutOfScope
 from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import TraceRecorder
@@ -35,8 +35,9 @@ def cancel(rec: TraceRecorder, sender: str, receiver: str, ch: str, r: int) -> N
     rec.recv(receiver, rec.cancel(sender, ch, r))
 
 
-def diamond(protocol="abs-aligned", *, cancels=True, early_recv=False, late_checkpoint=False,
-            forward=False, subsume=False) -> TraceRecorder:
+def diamond(
+    protocol="abs-aligned", *, cancels=True, early_recv=False, late_checkpoint=False, forward=False, subsume=False
+) -> TraceRecorder:
     """Round 1: s snapshots and sends its barriers, then record r1 on s>a; a blocks s>a
     at s's barrier; b declines round 1, sending a cancellation marker on b>a (unless
     not ``cancels``: the behaviour without cancellation); the coordinator aborts
@@ -48,15 +49,22 @@ def diamond(protocol="abs-aligned", *, cancels=True, early_recv=False, late_chec
     into b declines round 1 instead, b gives the round up on s2's cancellation marker
     without forwarding it, and the coordinator aborts round 1 only when round 2
     completed -- round 2's barrier on b>a subsumes a's alignment of round 1."""
-    procs = [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b",
-             {"id": "k", "role": "sink"}]
-    chans = [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
-             {"id": "b>co", "src": "b", "dst": "co", "kind": "control"},
-             ("s>a", "s", "a"), ("s>b", "s", "b"), ("b>a", "b", "a"), ("a>k", "a", "k")]
+    procs = [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b", {"id": "k", "role": "sink"}]
+    chans = [
+        {"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
+        {"id": "b>co", "src": "b", "dst": "co", "kind": "control"},
+        ("s>a", "s", "a"),
+        ("s>b", "s", "b"),
+        ("b>a", "b", "a"),
+        ("a>k", "a", "k"),
+    ]
     if subsume:
         procs.append({"id": "s2", "role": "source"})
-        chans += [{"id": "co>s2", "src": "co", "dst": "s2", "kind": "control"},
-                  {"id": "s2>co", "src": "s2", "dst": "co", "kind": "control"}, ("s2>b", "s2", "b")]
+        chans += [
+            {"id": "co>s2", "src": "co", "dst": "s2", "kind": "control"},
+            {"id": "s2>co", "src": "s2", "dst": "co", "kind": "control"},
+            ("s2>b", "s2", "b"),
+        ]
     rec = TraceRecorder(procs, chans, protocol=protocol)
     rec.round_start("co", 1)
     t1 = rec.barrier("co", "co>s", 1)
@@ -71,7 +79,7 @@ def diamond(protocol="abs-aligned", *, cancels=True, early_recv=False, late_chec
         rec.recv("s2", rec.barrier("co", "co>s2", 1))
         rec.recv("co", rec.send("s2", "s2>co", value=["decline", 1]))
         cancel(rec, "s2", "b", "s2>b", 1)
-        rec.recv("b", sb1)                    # obsolete: b gave round 1 up
+        rec.recv("b", sb1)  # obsolete: b gave round 1 up
     else:
         rec.recv("b", sb1)
         rec.recv("co", rec.send("b", "b>co", value=["decline", 1]))
@@ -92,7 +100,7 @@ def diamond(protocol="abs-aligned", *, cancels=True, early_recv=False, late_chec
         rec.checkpoint("s2", kind="coordinated", round=2)
         rec.recv("b", rec.barrier("s2", "s2>b", 2))
     rec.checkpoint("b", kind="coordinated", round=2)
-    rec.recv("a", rec.barrier("b", "b>a", 2))   # with subsume: gives up round 1
+    rec.recv("a", rec.barrier("b", "b>a", 2))  # with subsume: gives up round 1
     if not early_recv:
         rec.recv("a", r1)
     rec.recv("a", sa2)
@@ -122,6 +130,7 @@ def verdicts(recs, tmp_path):
 
 # -- mapping (no TLC) --------------------------------------------------------------
 
+
 def test_declines_cancellations_and_aborts_are_mapped():
     p = prepare(diamond(forward=True).trace())
     ops = [(e["op"], p.names.get(e["p"], e["p"]), p.names.get(e["c"], e["c"]), e["k"], e["n"]) for e in p.events]
@@ -129,7 +138,7 @@ def test_declines_cancellations_and_aborts_are_mapped():
     assert ("send", "b", "b>a", "cancel", 1) in ops and ("recv", "a", "b>a", "cancel", 1) in ops
     assert ("send", "a", "a>k", "cancel", 1) in ops
     assert ("abort", "co", "", "", 1) in ops and ("complete", "co", "", "", 2) in ops
-    assert p.ignored["recv (external input or control message)"] == 1     # the decline's receipt
+    assert p.ignored["recv (external input or control message)"] == 1  # the decline's receipt
 
 
 def test_chandy_lamport_traces_with_aborts_stay_outside_its_specification():
@@ -142,12 +151,18 @@ def test_chandy_lamport_traces_with_aborts_stay_outside_its_specification():
 
 # -- verdicts (TLC) ---------------------------------------------------------------
 
+
 @pytest.mark.tlc
 @pytest.mark.parametrize("protocol", ["abs-aligned", "aligned-timeout"])
 def test_declined_rounds_are_judged_step_by_step(tmp_path, protocol):
-    recs = {"cancel": diamond(protocol), "forward": diamond(protocol, forward=True),
-            "no-cancel": diamond(protocol, cancels=False), "subsume": diamond(protocol, subsume=True),
-            "early": diamond(protocol, early_recv=True), "late": diamond(protocol, late_checkpoint=True)}
+    recs = {
+        "cancel": diamond(protocol),
+        "forward": diamond(protocol, forward=True),
+        "no-cancel": diamond(protocol, cancels=False),
+        "subsume": diamond(protocol, subsume=True),
+        "early": diamond(protocol, early_recv=True),
+        "late": diamond(protocol, late_checkpoint=True),
+    }
     v = verdicts(recs, tmp_path)
     for name in ("cancel", "forward", "subsume"):
         assert v[name].verdict == ACCEPT, v[name].render()
@@ -168,9 +183,16 @@ def timed_out(recv_before_abort: bool) -> TraceRecorder:
     barrier, b has not processed s's barrier yet); a processes r1 from s>a after the
     abort (or before it: a bug); b then snapshots round 1 anyway, and a drops its
     barrier of the given-up round."""
-    rec = TraceRecorder([{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b"],
-                        [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
-                         ("s>a", "s", "a"), ("s>b", "s", "b"), ("b>a", "b", "a")], protocol="abs-aligned")
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b"],
+        [
+            {"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
+            ("s>a", "s", "a"),
+            ("s>b", "s", "b"),
+            ("b>a", "b", "a"),
+        ],
+        protocol="abs-aligned",
+    )
     rec.round_start("co", 1)
     rec.recv("s", rec.barrier("co", "co>s", 1))
     rec.checkpoint("s", kind="coordinated", round=1)
@@ -184,7 +206,7 @@ def timed_out(recv_before_abort: bool) -> TraceRecorder:
         rec.recv("a", r1)
     rec.recv("b", sb1)
     rec.checkpoint("b", kind="coordinated", round=1)
-    rec.recv("a", rec.barrier("b", "b>a", 1))          # obsolete at a
+    rec.recv("a", rec.barrier("b", "b>a", 1))  # obsolete at a
     return rec
 
 

@@ -21,8 +21,18 @@ def test_manifest_covers_every_config_file_and_every_protocol():
     cfgs = {p.stem for p in specs_dir().glob("MC*.cfg")}
     assert cfgs == {e.name for e in MANIFEST.entries}
     specs = {e.spec for e in MANIFEST.entries}
-    assert specs == {"ConsistentSnapshot", "ChandyLamport", "ABS", "Unaligned", "Uncoordinated",
-                     "CIC_BCS", "CIC_HMNR", "LiveRobin", "Rescale", "RegionalCheckpoint"}
+    assert specs == {
+        "ConsistentSnapshot",
+        "ChandyLamport",
+        "ABS",
+        "Unaligned",
+        "Uncoordinated",
+        "CIC_BCS",
+        "CIC_HMNR",
+        "LiveRobin",
+        "Rescale",
+        "RegionalCheckpoint",
+    }
 
 
 def test_every_protocol_has_a_check_a_mutant_and_a_trap():
@@ -52,8 +62,9 @@ def test_rescale_refines_the_snapshot_and_its_mutants_lose_in_flight_records():
     cfgs = {e.name: (specs_dir() / e.config).read_text() for e in DEFAULT if e.spec == "Rescale"}
     assert all("PROPERTY OldSpec" in cfgs[n] for n in ("MCRescale", "MCRescale_up"))
     bugs = {e.name: e.expected for e in DEFAULT if e.spec == "Rescale" and e.kind == "mutant"}
-    assert bugs == {f"MCRescale_bug_{b}": "invariant:NoInFlightLost"
-                    for b in ("race", "skip_stateless", "undispatched")}
+    assert bugs == {
+        f"MCRescale_bug_{b}": "invariant:NoInFlightLost" for b in ("race", "skip_stateless", "undispatched")
+    }
 
 
 def test_selection_by_name():

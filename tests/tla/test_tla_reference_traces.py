@@ -9,49 +9,60 @@ from dataclasses import replace
 import pytest
 
 from snapcheck.checker.tla import conform as conformance
-from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT
-from snapcheck.reference.catalogue import tla_mappings
-from snapcheck.reference.catalogue import MUTANTS
-from snapcheck.reference.uncoordinated.protocol import UNC
+from snapcheck.checker.tla.conform import ACCEPT, REJECT
+from snapcheck.reference.catalogue import MUTANTS, tla_mappings
 from snapcheck.reference.simulation import SimConfig, simulate
+from snapcheck.reference.uncoordinated.protocol import UNC
 
 pytestmark = pytest.mark.tlc
 
-PROTOCOLS = {"chandy-lamport": "q3", "abs-aligned": "q3", "abs-cyclic": "reachability",
-             "unaligned": "q8", "aligned-timeout": "q8", "bcs": "q8", "hmnr": "reachability"}
+PROTOCOLS = {
+    "chandy-lamport": "q3",
+    "abs-aligned": "q3",
+    "abs-cyclic": "reachability",
+    "unaligned": "q8",
+    "aligned-timeout": "q8",
+    "bcs": "q8",
+    "hmnr": "reachability",
+}
 
 # The specification each mutant breaks, the event kind where the trace stops
 # matching, and why.
 REJECTED = {
-    "chandy-lamport-no-channel-state": "end",       # in-flight messages never reported
-    "chandy-lamport-non-fifo": "recv",              # a record overtakes another on its channel
-    "abs-aligned-no-block": "recv",                 # a record processed from a blocked input
-    "abs-cyclic-as-printed": "record",              # a back-edge log with a post-barrier record
-    "abs-cyclic-early-back-edge": "recv",           # a record behind an early back-edge barrier, before the snapshot
-    "unaligned-no-output-part": "arrive",           # a barrier arrives ahead of records it did not overtake
-    "unaligned-late-snapshot": "recv",              # records consumed between barrier and snapshot
-    "unaligned-channel-alias": "record",            # channel state recorded for the wrong channel
-    "unaligned-obsolete-barrier": "end",            # in-flight records after a declined round never reported
-    "hmnr-no-c1": "recv",                           # a receive without the forced checkpoint C1 requires
-    "hmnr-no-c2": "recv",                           # a receive without the forced checkpoint C2 requires
-    "hmnr-min-to-every-send": "recv",               # a receive after a spurious forced checkpoint
-    "unc-no-logging": "restore",                    # the line's in-transit messages are not in the log
-    "unc-no-rollback-propagation": "restore",       # a restored checkpoint not on the recovery line
-    "unc-colocated-channels": "restore",            # idem (an orphan on a same-worker channel)
-    "unc-open-interval-edges": "restore",           # idem (an orphan sent after the last checkpoint)
-    "unc-replay-skip-single": "send",               # the sender goes on without replaying its window
-    "unc-early-log-truncation": "log_truncate",     # entries the recovery line still needs dropped
-    "replication-no-ordering": "recv",              # a replica consumes a queue Algorithm 1 does not poll
-    "replication-mixed-merge-config": "recv",       # idem: the second replica's round robin starts elsewhere
+    "chandy-lamport-no-channel-state": "end",  # in-flight messages never reported
+    "chandy-lamport-non-fifo": "recv",  # a record overtakes another on its channel
+    "abs-aligned-no-block": "recv",  # a record processed from a blocked input
+    "abs-cyclic-as-printed": "record",  # a back-edge log with a post-barrier record
+    "abs-cyclic-early-back-edge": "recv",  # a record behind an early back-edge barrier, before the snapshot
+    "unaligned-no-output-part": "arrive",  # a barrier arrives ahead of records it did not overtake
+    "unaligned-late-snapshot": "recv",  # records consumed between barrier and snapshot
+    "unaligned-channel-alias": "record",  # channel state recorded for the wrong channel
+    "unaligned-obsolete-barrier": "end",  # in-flight records after a declined round never reported
+    "hmnr-no-c1": "recv",  # a receive without the forced checkpoint C1 requires
+    "hmnr-no-c2": "recv",  # a receive without the forced checkpoint C2 requires
+    "hmnr-min-to-every-send": "recv",  # a receive after a spurious forced checkpoint
+    "unc-no-logging": "restore",  # the line's in-transit messages are not in the log
+    "unc-no-rollback-propagation": "restore",  # a restored checkpoint not on the recovery line
+    "unc-colocated-channels": "restore",  # idem (an orphan on a same-worker channel)
+    "unc-open-interval-edges": "restore",  # idem (an orphan sent after the last checkpoint)
+    "unc-replay-skip-single": "send",  # the sender goes on without replaying its window
+    "unc-early-log-truncation": "log_truncate",  # entries the recovery line still needs dropped
+    "replication-no-ordering": "recv",  # a replica consumes a queue Algorithm 1 does not poll
+    "replication-mixed-merge-config": "recv",  # idem: the second replica's round robin starts elsewhere
 }
 UNC_MUTANTS = [n for n in REJECTED if n.startswith(("unc-", "replication-"))]
-DEFAULT_MUTANTS = ("chandy-lamport-no-channel-state", "abs-aligned-no-block", "abs-cyclic-as-printed",
-                   "hmnr-no-c1", *UNC_MUTANTS)
+DEFAULT_MUTANTS = (
+    "chandy-lamport-no-channel-state",
+    "abs-aligned-no-block",
+    "abs-cyclic-as-printed",
+    "hmnr-no-c1",
+    *UNC_MUTANTS,
+)
+
 
 def conform(paths, **kw):
     """``snapcheck.checker.tla.conform.conform`` with the catalogue's specifications."""
     return conformance.conform(paths, tla_mappings(), **kw)
-
 
 
 def run(tmp_path, name: str, cfg: SimConfig) -> str:
@@ -76,13 +87,17 @@ def check_rejected(tmp_path, names):
             line = int(v.location.rsplit(":", 1)[1])
             with open(v.path) as f:
                 text = f.readlines()[line - 1]
-            assert f'"type":"{REJECTED[name]}"' in text or (
-                REJECTED[name] == "arrive" and '"type":"recv"' in text), (name, text)
+            assert f'"type":"{REJECTED[name]}"' in text or (REJECTED[name] == "arrive" and '"type":"recv"' in text), (
+                name,
+                text,
+            )
 
 
 def test_correct_traces_of_every_protocol_are_accepted(tmp_path):
-    paths = [run(tmp_path, p, SimConfig(protocol=p, workload=w, parallelism=2, seed=3, records=5))
-             for p, w in PROTOCOLS.items()]
+    paths = [
+        run(tmp_path, p, SimConfig(protocol=p, workload=w, parallelism=2, seed=3, records=5))
+        for p, w in PROTOCOLS.items()
+    ]
     for p, v in zip(PROTOCOLS, conform(paths, parallel=2)):
         assert v.verdict == ACCEPT, f"{p}: {v.render()}"
         assert v.total > 40
@@ -110,8 +125,14 @@ def declining_runs(tmp_path, protocols):
     """Runs in which tasks decline 15 % of their snapshots."""
     out = {}
     for p in protocols:
-        cfg = SimConfig(protocol=p, workload="reachability" if p == "abs-cyclic" else "q3", parallelism=2,
-                        seed=4, records=10, decline_prob=0.15)
+        cfg = SimConfig(
+            protocol=p,
+            workload="reachability" if p == "abs-cyclic" else "q3",
+            parallelism=2,
+            seed=4,
+            records=10,
+            decline_prob=0.15,
+        )
         out[p] = run(tmp_path, f"declines-{p}", cfg)
     return out
 
@@ -126,8 +147,11 @@ def test_runs_with_declined_rounds(tmp_path):
     for (protocol, path), v in zip(paths.items(), conform(list(paths.values()), parallel=2)):
         header, *events = [json.loads(line) for line in open(path)]
         roles = {p["id"]: p.get("role", "task") for p in header["processes"]}
-        between_tasks = {c["id"] for c in header["channels"] if c.get("kind", "data") == "data"
-                         and roles[c["src"]] != "external" and roles[c["dst"]] != "external"}
+        between_tasks = {
+            c["id"]
+            for c in header["channels"]
+            if c.get("kind", "data") == "data" and roles[c["src"]] != "external" and roles[c["dst"]] != "external"
+        }
         declines = [n for n, e in enumerate(events) if e["type"] == "send" and e.get("value", [None])[0] == "decline"]
         assert declines and any(e["type"] == "round_abort" for e in events), protocol
         if protocol == "unaligned" or any(e.get("kind") == "cancel" for e in events):
@@ -137,8 +161,11 @@ def test_runs_with_declined_rounds(tmp_path):
         first = declines[0]
         decliner = events[first]["proc"]
         # its first step on a channel between tasks, where a cancellation marker was due
-        after = next(n for n in range(first + 1, len(events))
-                     if events[n]["proc"] == decliner and events[n].get("ch") in between_tasks)
+        after = next(
+            n
+            for n in range(first + 1, len(events))
+            if events[n]["proc"] == decliner and events[n].get("ch") in between_tasks
+        )
         assert v.location == f"{path}:{after + 2}", (protocol, v.render())
 
 
@@ -156,22 +183,38 @@ def unc_configs():
     demo = MUTANTS["unc-no-rollback-propagation"].demo
     return {
         "unc-restart-all": SimConfig(protocol="unc", seed=0, **demo),
-        "unc-partial": SimConfig(protocol=UNC(recovery="partial"), workload="q3", parallelism=2, seed=1,
-                                 records=8, interval=300, failures=(("join[1]", 300), ("sink[0]", 900))),
-        "unc-cyclic": SimConfig(protocol="unc", workload="reachability", parallelism=2, seed=2, records=4,
-                                interval=300, failures=(("join[0]", 400),)),
+        "unc-partial": SimConfig(
+            protocol=UNC(recovery="partial"),
+            workload="q3",
+            parallelism=2,
+            seed=1,
+            records=8,
+            interval=300,
+            failures=(("join[1]", 300), ("sink[0]", 900)),
+        ),
+        "unc-cyclic": SimConfig(
+            protocol="unc",
+            workload="reachability",
+            parallelism=2,
+            seed=2,
+            records=4,
+            interval=300,
+            failures=(("join[0]", 400),),
+        ),
     }
 
 
 def test_uncoordinated_and_liverobin_traces_with_failures_are_accepted(tmp_path):
-    cfgs = {**unc_configs(),
-            "liverobin": SimConfig(protocol="liverobin", seed=1, records=8),
-            "liverobin-crash": SimConfig(protocol="liverobin", seed=2, records=15, failures=(("U[0]#1", 200),))}
+    cfgs = {
+        **unc_configs(),
+        "liverobin": SimConfig(protocol="liverobin", seed=1, records=8),
+        "liverobin-crash": SimConfig(protocol="liverobin", seed=2, records=15, failures=(("U[0]#1", 200),)),
+    }
     paths = [run(tmp_path, name, cfg) for name, cfg in cfgs.items()]
     for name, path in zip(cfgs, paths):
         with open(path) as f:
             text = f.read()
-        assert name == "liverobin" or '"type":"fail"' in text, name      # the run did fail
+        assert name == "liverobin" or '"type":"fail"' in text, name  # the run did fail
         if name.startswith("unc"):
             assert '"type":"restore"' in text and '"type":"replay"' in text, name
     for name, v in zip(cfgs, conform(paths, parallel=2)):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from snapcheck.checker.tla.tlc import (TlcJob, find_jar, find_java, parse_java_major, parse_output, run_tlc)
+from snapcheck.checker.tla.tlc import TlcJob, find_jar, find_java, parse_java_major, parse_output, run_tlc
 from snapcheck.traces.errors import UsageError
 
 
@@ -48,9 +48,18 @@ def test_deadlock_liveness_and_action_property():
     assert r.result == "action-property:AbsSpec"
 
 
-@pytest.mark.parametrize("code,result", [(10, "assumption"), (75, "eval-error"), (150, "parse-error"),
-                                         (255, "config-error"), (1, "cli-error"), (None, "timeout"),
-                                         (99, "error")])
+@pytest.mark.parametrize(
+    "code,result",
+    [
+        (10, "assumption"),
+        (75, "eval-error"),
+        (150, "parse-error"),
+        (255, "config-error"),
+        (1, "cli-error"),
+        (None, "timeout"),
+        (99, "error"),
+    ],
+)
 def test_other_exit_codes_are_errors(code, result):
     r = parse_output(msg(1000, "Error: something", 1), code)
     assert r.result == result and r.is_error
@@ -61,9 +70,15 @@ def test_printed_lines_are_kept_apart_from_messages():
     assert r.printed == ['<<"snapcheck-progress", 1, 7>>']
 
 
-@pytest.mark.parametrize("text,major", [('openjdk version "17.0.15" 2025-04-15', 17),
-                                        ('java version "1.8.0_292"', 8), ('openjdk version "21" 2023', 21),
-                                        ("garbage", 0)])
+@pytest.mark.parametrize(
+    "text,major",
+    [
+        ('openjdk version "17.0.15" 2025-04-15', 17),
+        ('java version "1.8.0_292"', 8),
+        ('openjdk version "21" 2023', 21),
+        ("garbage", 0),
+    ],
+)
 def test_java_major_version(text, major):
     assert parse_java_major(text) == major
 
@@ -108,7 +123,8 @@ def test_missing_java_is_refused(monkeypatch):
 def test_real_tlc_run_is_parsed(tmp_path):
     (tmp_path / "Counter.tla").write_text(
         "---- MODULE Counter ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
-        "Next == x < 5 /\\ x' = x + 1\nSpec == Init /\\ [][Next]_x\nSmall == x < 3\n====\n")
+        "Next == x < 5 /\\ x' = x + 1\nSpec == Init /\\ [][Next]_x\nSmall == x < 3\n====\n"
+    )
     (tmp_path / "ok.cfg").write_text("SPECIFICATION Spec\n")
     (tmp_path / "bad.cfg").write_text("SPECIFICATION Spec\nINVARIANT Small\n")
     ok = run_tlc(TlcJob(tmp_path, "Counter", "ok.cfg", deadlock=False))
@@ -118,14 +134,15 @@ def test_real_tlc_run_is_parsed(tmp_path):
     bad = run_tlc(TlcJob(tmp_path, "Counter", "bad.cfg"))
     assert bad.result == "invariant:Small" and bad.depth == 4 and bad.exit_code == 12
     assert bad.cpu_seconds > 0
-    assert not (tmp_path / "states").exists()      # the metadir is a temporary directory
+    assert not (tmp_path / "states").exists()  # the metadir is a temporary directory
 
 
 @pytest.mark.tlc
 def test_timeout_kills_tlc(tmp_path):
     (tmp_path / "Forever.tla").write_text(
         "---- MODULE Forever ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
-        "Next == x' = x + 1\nSpec == Init /\\ [][Next]_x\n====\n")
+        "Next == x' = x + 1\nSpec == Init /\\ [][Next]_x\n====\n"
+    )
     (tmp_path / "f.cfg").write_text("SPECIFICATION Spec\n")
     r = run_tlc(TlcJob(tmp_path, "Forever", "f.cfg", timeout=3))
     assert r.result == "timeout" and r.exit_code is None and r.seconds < 60

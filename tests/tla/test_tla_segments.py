@@ -12,6 +12,7 @@ events (more cuts than the default, so more chances for a cut to change a
 verdict)."""
 
 import pytest
+
 from snapcheck.checker.tla import conform as conformance
 from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, SEGMENT_EVENTS
 from snapcheck.checker.tla.map_rescale import has_recovery
@@ -45,16 +46,20 @@ def snapshot_mutants() -> list[str]:
     """The mutants whose traces the snapshot specifications judge (failure-free
     demonstration traces of a protocol with a snapshot-family mapping)."""
     mappings = tla_mappings()
-    return [name for name, m in sorted(MUTANTS.items())
-            if mappings.get(m.mutant_of) is not None and mappings[m.mutant_of].kind in SEGMENTED_KINDS]
+    return [
+        name
+        for name, m in sorted(MUTANTS.items())
+        if mappings.get(m.mutant_of) is not None and mappings[m.mutant_of].kind in SEGMENTED_KINDS
+    ]
 
 
 def assert_same(paths: list[str]) -> list:
     segmented = conformance.conform(paths, tla_mappings(), parallel=2)
     whole = conformance.conform(paths, tla_mappings(), parallel=2, segment=False)
     for s, w in zip(segmented, whole):
-        assert (s.verdict, s.matched, s.total, s.location) == (w.verdict, w.matched, w.total, w.location), \
+        assert (s.verdict, s.matched, s.total, s.location) == (w.verdict, w.matched, w.total, w.location), (
             f"segmented:\n{s.render()}\nwhole:\n{w.render()}"
+        )
         assert s.verdict != ERROR or not s.message.startswith(("TLC failed", "internal error")), s.render()
     return segmented
 
@@ -62,11 +67,20 @@ def assert_same(paths: list[str]) -> list:
 def test_long_correct_traces_with_declines_in_segments_and_whole(tmp_path):
     """Correct traces, with declined rounds where the specification models them
     (chandy-lamport's does not: its traces here have none)."""
-    paths = [write(tmp_path, f"{p}-{seed}", SimConfig(protocol=p, workload=w, parallelism=2, seed=seed,
-                                                     records=40, decline_prob=decline))
-             for p, w, decline in (("abs-aligned", "q3", 0.1), ("aligned-timeout", "q8", 0.1),
-                                   ("unaligned", "q8", 0.1), ("chandy-lamport", "q3", 0.0))
-             for seed in (1, 2)]
+    paths = [
+        write(
+            tmp_path,
+            f"{p}-{seed}",
+            SimConfig(protocol=p, workload=w, parallelism=2, seed=seed, records=40, decline_prob=decline),
+        )
+        for p, w, decline in (
+            ("abs-aligned", "q3", 0.1),
+            ("aligned-timeout", "q8", 0.1),
+            ("unaligned", "q8", 0.1),
+            ("chandy-lamport", "q3", 0.0),
+        )
+        for seed in (1, 2)
+    ]
     cuts = [segments_of(p) for p in paths]
     assert all(n >= 3 for n in cuts), cuts
     verdicts = assert_same(paths)
@@ -76,12 +90,18 @@ def test_long_correct_traces_with_declines_in_segments_and_whole(tmp_path):
     assert [v.verdict for v in others] == [ACCEPT] * len(others), [v.render() for v in others]
 
 
-@pytest.mark.xfail(strict=True, reason="open: window_join[1] snapshots round 4 after its alignment timed out "
-                   "and then processes the barriers of round 4 on persons[0] and auctions[0]; UnalignedTrace "
-                   "matches no such recv (line 514 of the trace)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: window_join[1] snapshots round 4 after its alignment timed out "
+    "and then processes the barriers of round 4 on persons[0] and auctions[0]; UnalignedTrace "
+    "matches no such recv (line 514 of the trace)",
+)
 def test_aligned_timeout_with_declines_is_accepted(tmp_path):
-    path = write(tmp_path, "at", SimConfig(protocol="aligned-timeout", workload="q8", parallelism=2, seed=1,
-                                           records=40, decline_prob=0.1))
+    path = write(
+        tmp_path,
+        "at",
+        SimConfig(protocol="aligned-timeout", workload="q8", parallelism=2, seed=1, records=40, decline_prob=0.1),
+    )
     (v,) = conformance.conform([path], tla_mappings())
     assert v.verdict == ACCEPT, v.render()
 
@@ -91,8 +111,10 @@ def test_every_snapshot_mutant_gives_the_same_verdict_in_segments_and_whole(tmp_
     monkeypatch.setattr(conformance, "SEGMENT_EVENTS", 10)
     names = snapshot_mutants()
     assert len(names) >= 8, names
-    paths = [write(tmp_path, name, SimConfig(protocol=MUTANTS[name].mutant_of, mutant=name, **MUTANTS[name].demo))
-             for name in names]
+    paths = [
+        write(tmp_path, name, SimConfig(protocol=MUTANTS[name].mutant_of, mutant=name, **MUTANTS[name].demo))
+        for name in names
+    ]
     split_ones = [n for n, p in zip(names, paths) if not has_recovery(read_trace(p)) and segments_of(p, 10) > 1]
     assert len(split_ones) >= len(names) // 2, split_ones
     verdicts = assert_same(paths)

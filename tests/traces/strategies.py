@@ -14,16 +14,22 @@ def recorded_traces(draw, max_procs: int = 5, max_steps: int = 60):
     pairs = [(a, b) for a in procs for b in procs if a != b]
     chosen = draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=len(pairs), unique=True))
     fifo = draw(st.booleans())
-    channels = [{"id": f"{a}->{b}", "src": a, "dst": b, "fifo": fifo,
-                 "logged": draw(st.booleans())} for a, b in chosen]
-    rec = TraceRecorder(procs, channels, protocol=draw(st.sampled_from(["none", "chandy-lamport", "hmnr"])),
-                        params={"p": draw(st.integers(0, 3))}, seed=draw(st.integers(0, 2**31)),
-                        metadata={"note": draw(st.text(max_size=8))})
+    channels = [{"id": f"{a}->{b}", "src": a, "dst": b, "fifo": fifo, "logged": draw(st.booleans())} for a, b in chosen]
+    rec = TraceRecorder(
+        procs,
+        channels,
+        protocol=draw(st.sampled_from(["none", "chandy-lamport", "hmnr"])),
+        params={"p": draw(st.integers(0, 3))},
+        seed=draw(st.integers(0, 2**31)),
+        metadata={"note": draw(st.text(max_size=8))},
+    )
     in_flight = {c["id"]: [] for c in channels}
     failed: set[str] = set()
     ckpts = {p: [0] for p in procs}
     for _ in range(draw(st.integers(0, max_steps))):
-        action = draw(st.sampled_from(["send", "send", "recv", "recv", "ckpt", "record", "log", "fail", "round", "output"]))
+        action = draw(
+            st.sampled_from(["send", "send", "recv", "recv", "ckpt", "record", "log", "fail", "round", "output"])
+        )
         p = draw(st.sampled_from(procs))
         if p in failed:
             rec.restore(p, draw(st.sampled_from(ckpts[p])), recovery=1)
@@ -41,8 +47,13 @@ def recorded_traces(draw, max_procs: int = 5, max_steps: int = 60):
                 k = 0 if fifo else draw(st.integers(0, len(q) - 1))
                 rec.recv(p, q.pop(k), vars={"x": draw(st.integers(0, 9))})
         elif action == "ckpt":
-            ckpts[p].append(rec.checkpoint(p, kind=draw(st.sampled_from(["basic", "forced", "coordinated"])),
-                                           round=draw(st.none() | st.integers(1, 3))))
+            ckpts[p].append(
+                rec.checkpoint(
+                    p,
+                    kind=draw(st.sampled_from(["basic", "forced", "coordinated"])),
+                    round=draw(st.none() | st.integers(1, 3)),
+                )
+            )
         elif action == "record":
             ins = [c for c in channels if c["dst"] == p]
             if ins:

@@ -35,8 +35,10 @@ def test_every_event_type_example_is_clean_and_its_perturbations_are_caught():
     dropped = block.replace('"mids":["src[0]>agg[0]:1"]', '"mids":[]')
     kinds = {v.kind for v in check_trace(parse_trace(dropped), CheckOptions()).violations}
     assert kinds == {"dropped"}
-    dup = block.replace('"type":"discard","proc":"sink[0]","idx":8,"ch":"agg[0]>sink[0]","mid":"agg[0]>sink[0]:1@1/r1","reason":"duplicate"',
-                        '"type":"recv","proc":"sink[0]","idx":8,"ch":"agg[0]>sink[0]","mid":"agg[0]>sink[0]:1@1/r1"')
+    dup = block.replace(
+        '"type":"discard","proc":"sink[0]","idx":8,"ch":"agg[0]>sink[0]","mid":"agg[0]>sink[0]:1@1/r1","reason":"duplicate"',
+        '"type":"recv","proc":"sink[0]","idx":8,"ch":"agg[0]>sink[0]","mid":"agg[0]>sink[0]:1@1/r1"',
+    )
     assert dup != block
     kinds = {v.kind for v in check_trace(parse_trace(dup), CheckOptions()).violations}
     assert kinds == {"duplicate-processing"}

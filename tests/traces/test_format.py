@@ -1,20 +1,19 @@
 """Trace format v1: round trips (JSONL, Parquet), the recorder, the schema, and the reader."""
 
 import io
-import json
 import tracemalloc
 
 import jsonschema
 import orjson
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import HealthCheck, given, settings
 
 from snapcheck.traces import TraceRecorder, iter_events, read_trace
-from snapcheck.traces.jsonl import parse_trace
-from snapcheck.traces.writer import dumps_trace
 from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
+from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.parquet import trace_ids
 from snapcheck.traces.schema import schema
+from snapcheck.traces.writer import dumps_trace
 from tests.traces.strategies import recorded_traces
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -29,7 +28,9 @@ def test_recorded_traces_are_valid_and_round_trip_through_jsonl(rec):
     assert dumps_trace(trace.header, trace.events) == data
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(recorded_traces(), recorded_traces())
 def test_jsonl_parquet_round_trip_is_lossless(tmp_path, rec1, rec2):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
@@ -68,6 +69,7 @@ def test_same_recording_gives_identical_bytes():
         rec.checkpoint("B", kind="basic")
         rec.recv("B", m)
         return rec.dumps()
+
     assert run() == run()
 
 
@@ -108,12 +110,18 @@ def test_replay_and_discard_events():
 
 
 def _big_trace(path, n_msgs):
-    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}],
-              "channels": [{"id": "ab", "src": "A", "dst": "B"}]}
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": [{"id": "A"}, {"id": "B"}],
+        "channels": [{"id": "ab", "src": "A", "dst": "B"}],
+    }
     with open(path, "wb") as f:
         f.write(orjson.dumps(header) + b"\n")
         for i in range(n_msgs):
-            f.write(orjson.dumps({"type": "send", "proc": "A", "idx": i, "ch": "ab", "mid": f"m{i}", "seq": i + 1}) + b"\n")
+            f.write(
+                orjson.dumps({"type": "send", "proc": "A", "idx": i, "ch": "ab", "mid": f"m{i}", "seq": i + 1}) + b"\n"
+            )
             f.write(orjson.dumps({"type": "recv", "proc": "B", "idx": i, "ch": "ab", "mid": f"m{i}"}) + b"\n")
 
 

@@ -36,13 +36,13 @@ from snapcheck.traces import read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "traces" / "examples"
-CUT_KINDS = {"orphan", "dropped", "phantom"}   # the violation kinds this oracle decides for a cut
+CUT_KINDS = {"orphan", "dropped", "phantom"}  # the violation kinds this oracle decides for a cut
 
 
 def _load_generator():
     spec = importlib.util.spec_from_file_location("make_golden", ROOT / "scripts" / "make_golden.py")
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod            # dataclasses resolve their module through sys.modules
+    sys.modules[spec.name] = mod  # dataclasses resolve their module through sys.modules
     spec.loader.exec_module(mod)
     return mod
 
@@ -65,15 +65,16 @@ WITH_RESTART_ALL = _having(lambda e: "all" in e.get("recovery_lines", {}))
 
 # -- the oracle's model of a trace (docs/theory.md, "Conventions") ---------------------
 
+
 @dataclass(frozen=True)
 class Msg:
     mid: str
-    name: str          # the name in the paper or docs/theory.md, carried in the send's value
+    name: str  # the name in the paper or docs/theory.md, carried in the send's value
     ch: str
     src: str
-    s: int             # ι(send)
+    s: int  # ι(send)
     dst: str
-    r: int | None      # ι(recv), None if never processed
+    r: int | None  # ι(recv), None if never processed
 
 
 @dataclass
@@ -81,8 +82,8 @@ class Model:
     procs: list[str]
     L: dict[str, int]
     msgs: list[Msg]
-    logged: set[str]                                   # mids durably logged by their sender
-    records: list[tuple[str, int, str, str, list]]     # (proc, ckpt, ch, part, mids)
+    logged: set[str]  # mids durably logged by their sender
+    records: list[tuple[str, int, str, str, list]]  # (proc, ckpt, ch, part, mids)
 
 
 def model_of(trace) -> Model:
@@ -90,10 +91,11 @@ def model_of(trace) -> Model:
     procs = [p.id for p in trace.header.processes if p.checkpoints]
     L, sends, recvs, records, logged = {}, {}, {}, [], set()
     for proc, events in trace.by_process().items():
-        c = 1                                          # C_{i,0} precedes every event
+        c = 1  # C_{i,0} precedes every event
         for e in events:
-            assert e.type in ("send", "recv", "checkpoint", "record", "log"), \
+            assert e.type in ("send", "recv", "checkpoint", "record", "log"), (
                 f"the oracle does not model {e.type!r} events"
+            )
             if e.type == "checkpoint" and e.ckpt > 0:
                 assert e.ckpt == c, "checkpoints are numbered 1, 2, ... in order"
                 c += 1
@@ -110,8 +112,7 @@ def model_of(trace) -> Model:
             elif e.type == "log":
                 logged.update(e.mids)
         L[proc] = c - 1
-    msgs = [Msg(mid, ev.value, ev.ch, ev.proc, s, chans[ev.ch].dst, recvs.get(mid))
-            for mid, (ev, s) in sends.items()]
+    msgs = [Msg(mid, ev.value, ev.ch, ev.proc, s, chans[ev.ch].dst, recvs.get(mid)) for mid, (ev, s) in sends.items()]
     return Model(procs, L, msgs, logged, records)
 
 
@@ -162,7 +163,7 @@ def brute_cut_kinds(M: Model, cut: dict) -> set[str]:
         kinds.add("orphan")
     by_mid = {m.mid: m for m in M.msgs}
     recorded = set()
-    for proc, ckpt, ch, part, mids in M.records:
+    for proc, ckpt, ch, _part, mids in M.records:
         if ckpt == G[proc]:
             recorded.update((ch, mid) for mid in mids)
     if any(not in_transit(by_mid[mid], G) for _, mid in recorded):
@@ -182,7 +183,7 @@ def checkmate_algorithm1(M: Model) -> list[tuple[dict, list[str]]]:
         for x in range(M.L[p]):
             succ[(p, x)].add((p, x + 1))
     for m in M.msgs:
-        if m.r is not None and m.r <= M.L[m.dst]:    # no V node: CheckMate restarts everyone
+        if m.r is not None and m.r <= M.L[m.dst]:  # no V node: CheckMate restarts everyone
             succ[(m.src, m.s - 1)].add((m.dst, m.r))
     root = {p: M.L[p] for p in M.procs}
     steps = []
@@ -204,6 +205,7 @@ def checkmate_algorithm1(M: Model) -> list[tuple[dict, list[str]]]:
 
 # -- fixtures -------------------------------------------------------------------------
 
+
 def _load(name: str):
     trace = read_trace(EXAMPLES / f"{name}.jsonl")
     return name, trace, model_of(trace), trace.header.metadata["expected"]
@@ -215,6 +217,7 @@ def golden(request):
 
 
 # -- the files --------------------------------------------------------------------------
+
 
 def test_every_golden_trace_is_listed_and_generated_byte_for_byte():
     files = GEN.build()
@@ -239,6 +242,7 @@ def test_cli_validates_every_golden_trace():
 
 
 # -- metadata -------------------------------------------------------------------------
+
 
 def test_metadata_follows_the_expected_contract(golden):
     name, trace, M, exp = golden
@@ -267,6 +271,7 @@ def test_notes_state_the_message_tuples_correctly(golden):
 
 
 # -- expectations against the brute-force oracle -----------------------------------------------
+
 
 def test_useless_set_agrees_with_brute_force(golden):
     name, trace, M, exp = golden
@@ -314,6 +319,7 @@ def test_checkmate_algorithm1_finds_the_restart_all_line(name):
 
 
 # -- the figures' stated outcomes -------------------------------------------------------------
+
 
 def test_figure5_follows_the_papers_sequence_of_invalid_lines():
     """§III-B: (C<1,3>,C<2,3>,C<3,2>) is invalid by m6, (C<1,2>,C<2,3>,C<3,2>) by m4,

@@ -1,10 +1,8 @@
 """Bounded reading (line length), exact 64-bit integers, and a message received twice."""
 
 import io
-import resource
 import subprocess
 import sys
-import time
 
 import orjson
 import pytest
@@ -15,13 +13,18 @@ from snapcheck.traces import TraceErrors, read_trace
 from snapcheck.traces.lines import INT64_MAX, INT64_MIN, Unreadable, integer_problem, split_lines
 from tests.traces.test_validation import only_error, recv, send, text
 
-HEADER = ('{"format":"snapcheck-trace","version":1,"processes":[{"id":"A"},{"id":"B"}],'
-          '"channels":[{"id":"ab","src":"A","dst":"B"}]}')
+HEADER = (
+    '{"format":"snapcheck-trace","version":1,"processes":[{"id":"A"},{"id":"B"}],'
+    '"channels":[{"id":"ab","src":"A","dst":"B"}]}'
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
-       st.booleans(), st.integers(1, 64))
+@given(
+    st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=30),
+    st.booleans(),
+    st.integers(1, 64),
+)
 def test_split_lines_agrees_with_bytes_splitlines(lines, final_newline, chunk):
     """Any chunk size gives the same numbered lines as splitting the whole text."""
     import snapcheck.traces.lines as mod
@@ -55,22 +58,34 @@ def test_a_line_over_the_limit_stops_reading_at_that_line(chunk):
 
 
 def test_dev_zero_is_rejected_quickly_in_bounded_memory():
-    code = ("import resource, time; from snapcheck.cli import main\n"
-            "t = time.time()\n"
-            "try:\n    main(['--max-line-bytes', '20000000', 'validate-trace', '/dev/zero'])\n"
-            "except SystemExit as e:\n    code = e.code\n"
-            "print(code, time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    code = (
+        "import resource, time; from snapcheck.cli import main\n"
+        "t = time.time()\n"
+        "try:\n    main(['--max-line-bytes', '20000000', 'validate-trace', '/dev/zero'])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "print(code, time.time() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     code, seconds, rss_kb = out.stdout.split()
     assert code == "2" and float(seconds) < 10 and int(rss_kb) < 400_000, out
     assert "/dev/zero:1: line longer than 20,000,000 bytes" in out.stderr
 
 
-@pytest.mark.parametrize("literal, ok", [
-    (str(INT64_MAX), True), (str(INT64_MIN), True), (str(INT64_MAX + 1), False), (str(INT64_MIN - 1), False),
-    ("18446744073709551615", False), ("18446744073709551616", False), ("1" + "0" * 5000, False),
-    ("0.1234567890123456789012", True), ('"12345678901234567890123"', True), ("1e300", True),
-])
+@pytest.mark.parametrize(
+    "literal, ok",
+    [
+        (str(INT64_MAX), True),
+        (str(INT64_MIN), True),
+        (str(INT64_MAX + 1), False),
+        (str(INT64_MIN - 1), False),
+        ("18446744073709551615", False),
+        ("18446744073709551616", False),
+        ("1" + "0" * 5000, False),
+        ("0.1234567890123456789012", True),
+        ('"12345678901234567890123"', True),
+        ("1e300", True),
+    ],
+)
 def test_integer_problem_is_exact(literal, ok):
     raw = f'{{"type": "send", "vars": {{"P0": [{literal}]}}}}'.encode()
     problem = integer_problem(raw)
@@ -81,8 +96,11 @@ def test_integer_problem_is_exact(literal, ok):
 
 @pytest.mark.parametrize("field, value", [("seq", 2**63), ("seq", 2**64), ("ckpt", 2**64 + 7), ("idx", 2**70)])
 def test_out_of_range_typed_fields_are_rejected_with_file_line_and_field(field, value):
-    ev = ({"type": "checkpoint", "proc": "A", "idx": 0, "kind": "basic", "ckpt": 1} if field == "ckpt"
-          else send("A", 0, "ab", "m1", 1))
+    ev = (
+        {"type": "checkpoint", "proc": "A", "idx": 0, "kind": "basic", "ckpt": 1}
+        if field == "ckpt"
+        else send("A", 0, "ab", "m1", 1)
+    )
     ev[field] = 123456789
     raw = orjson.dumps(ev).decode().replace("123456789", str(value))
     line, reason = only_error(raw)
@@ -91,27 +109,33 @@ def test_out_of_range_typed_fields_are_rejected_with_file_line_and_field(field, 
 
 def test_free_form_integer_above_2_64_is_not_silently_a_float(tmp_path):
     p = tmp_path / "t.jsonl"
-    p.write_text(HEADER + '\n{"type":"checkpoint","proc":"A","idx":0,"kind":"basic","ckpt":1,'
-                          '"vars":{"P0":18446744073709551616}}\n')
+    p.write_text(
+        HEADER + '\n{"type":"checkpoint","proc":"A","idx":0,"kind":"basic","ckpt":1,'
+        '"vars":{"P0":18446744073709551616}}\n'
+    )
     with pytest.raises(TraceErrors) as exc:
         read_trace(p)
-    assert str(exc.value) == (f"{p}:2: field 'vars.P0': integer 18446744073709551616 is outside the signed "
-                              "64-bit range")
+    assert str(exc.value) == (
+        f"{p}:2: field 'vars.P0': integer 18446744073709551616 is outside the signed 64-bit range"
+    )
 
 
 def test_values_round_trip_exactly_through_parquet(tmp_path):
     from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
 
     src = tmp_path / "t.jsonl"
-    src.write_text(HEADER.replace('"channels"', '"seed":9223372036854775807,"channels"') + "\n"
-                   '{"type":"send","proc":"A","idx":0,"ch":"ab","mid":"m","seq":9223372036854775807,'
-                   '"value":{"a":-9223372036854775808,"f":0.1,"g":1e-300,"s":"\\u00e9"}}\n'
-                   '{"type":"recv","proc":"B","idx":0,"ch":"ab","mid":"m"}\n')
+    src.write_text(
+        HEADER.replace('"channels"', '"seed":9223372036854775807,"channels"') + "\n"
+        '{"type":"send","proc":"A","idx":0,"ch":"ab","mid":"m","seq":9223372036854775807,'
+        '"value":{"a":-9223372036854775808,"f":0.1,"g":1e-300,"s":"\\u00e9"}}\n'
+        '{"type":"recv","proc":"B","idx":0,"ch":"ab","mid":"m"}\n'
+    )
     jsonl_to_parquet([str(src)], str(tmp_path / "t.parquet"))
     parquet_to_jsonl(str(tmp_path / "t.parquet"), str(tmp_path / "back.jsonl"))
-    assert read_trace(tmp_path / "back.jsonl").events[0].value == {"a": -2**63, "f": 0.1, "g": 1e-300, "s": "é"}
-    assert (tmp_path / "back.jsonl").read_bytes() == orjson.dumps(orjson.loads(src.read_bytes().splitlines()[0])) \
-        + b"\n" + b"\n".join(orjson.dumps(orjson.loads(x)) for x in src.read_bytes().splitlines()[1:]) + b"\n"
+    assert read_trace(tmp_path / "back.jsonl").events[0].value == {"a": -(2**63), "f": 0.1, "g": 1e-300, "s": "é"}
+    assert (tmp_path / "back.jsonl").read_bytes() == orjson.dumps(
+        orjson.loads(src.read_bytes().splitlines()[0])
+    ) + b"\n" + b"\n".join(orjson.dumps(orjson.loads(x)) for x in src.read_bytes().splitlines()[1:]) + b"\n"
 
 
 # -- a message received twice ---------------------------------------------------------

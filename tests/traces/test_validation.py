@@ -9,10 +9,16 @@ import pytest
 from snapcheck.traces import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
 
-HEADER = {"format": "snapcheck-trace", "version": 1,
-          "processes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
-          "channels": [{"id": "ab", "src": "A", "dst": "B"}, {"id": "ba", "src": "B", "dst": "A"},
-                       {"id": "cb", "src": "C", "dst": "B"}]}
+HEADER = {
+    "format": "snapcheck-trace",
+    "version": 1,
+    "processes": [{"id": "A"}, {"id": "B"}, {"id": "C"}],
+    "channels": [
+        {"id": "ab", "src": "A", "dst": "B"},
+        {"id": "ba", "src": "B", "dst": "A"},
+        {"id": "cb", "src": "C", "dst": "B"},
+    ],
+}
 
 
 def text(*events, header=HEADER) -> str:
@@ -124,8 +130,8 @@ def test_out_of_order_per_process_sequence():
 def test_causally_impossible_history():
     # A receives b before sending a; B receives a before sending b: a cycle in happened-before.
     line, reason = only_error(
-        recv("A", 0, "ba", "b"), send("A", 1, "ab", "a", 1),
-        recv("B", 0, "ab", "a"), send("B", 1, "ba", "b", 1))
+        recv("A", 0, "ba", "b"), send("A", 1, "ab", "a", 1), recv("B", 0, "ab", "a"), send("B", 1, "ba", "b", 1)
+    )
     assert line == 2 and reason.startswith("causally impossible history: happened-before has a cycle")
     assert "A at line 2" in reason and "B at line 4" in reason
 
@@ -142,8 +148,9 @@ def test_checkpoint_numbers_must_increase():
 
 
 def test_restore_of_a_checkpoint_never_taken():
-    line, reason = only_error({"type": "fail", "proc": "A", "idx": 0},
-                              {"type": "restore", "proc": "A", "idx": 1, "ckpt": 4})
+    line, reason = only_error(
+        {"type": "fail", "proc": "A", "idx": 0}, {"type": "restore", "proc": "A", "idx": 1, "ckpt": 4}
+    )
     assert line == 3 and "restore refers to checkpoint 4 of A, which it has not taken" in reason
 
 
@@ -158,8 +165,14 @@ def test_record_of_the_wrong_end_of_a_channel():
 
 
 def test_bad_header():
-    line, reason = only_error(header={"format": "snapcheck-trace", "version": 1,
-                                      "processes": [{"id": "A"}], "channels": [{"id": "c", "src": "A"}]})
+    line, reason = only_error(
+        header={
+            "format": "snapcheck-trace",
+            "version": 1,
+            "processes": [{"id": "A"}],
+            "channels": [{"id": "c", "src": "A"}],
+        }
+    )
     assert line == 1 and reason == "bad header: missing field 'dst'"
     line, reason = only_error(header={"format": "other"})
     assert line == 1 and "snapcheck-trace header" in reason
@@ -180,8 +193,9 @@ def test_cli_reports_file_line_reason_and_exits_2_without_traceback(tmp_path):
     bad.write_text(text(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "ghost")))
     good = tmp_path / "good.jsonl"
     good.write_text(text(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1")))
-    r = subprocess.run([sys.executable, "-m", "snapcheck", "validate-trace", str(good), str(bad)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "snapcheck", "validate-trace", str(good), str(bad)], capture_output=True, text=True
+    )
     assert r.returncode == 2
     assert f"{bad}:3: recv of a message never sent: 'ghost'" in r.stderr
     assert "Traceback" not in r.stderr
@@ -189,8 +203,11 @@ def test_cli_reports_file_line_reason_and_exits_2_without_traceback(tmp_path):
 
 
 def test_cli_missing_file_exits_2(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "snapcheck", "validate-trace", str(tmp_path / "nope.jsonl")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "snapcheck", "validate-trace", str(tmp_path / "nope.jsonl")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "cannot open" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -202,12 +219,20 @@ def test_cli_usage_error_exits_2():
 def test_fast_schema_path_agrees_with_the_full_schema_validator():
     """The fast per-type check never accepts what the JSON Schema rejects."""
     import fastjsonschema
+
     from snapcheck.traces.schema import event_validator, fast_event_check
+
     samples = [
-        send("A", 0, "ab", "m", 1), send("A", 0, "ab", "m", 0), send("A", 0, "ab", "", 1),
-        send("A", 0, "ab", "m", True), send("A", -1, "ab", "m", 1), send("A", 0, "ab", "m", 1, kind="barrier"),
-        send("A", 0, "ab", "m", 1, kind="weird"), send("A", 0, "ab", "m", 1, piggyback=[1]),
-        send("A", 0, "ab", "m", 1, t="now"), send("A", 0, "ab", "m", 1, t=1.5, value={"x": [1]}),
+        send("A", 0, "ab", "m", 1),
+        send("A", 0, "ab", "m", 0),
+        send("A", 0, "ab", "", 1),
+        send("A", 0, "ab", "m", True),
+        send("A", -1, "ab", "m", 1),
+        send("A", 0, "ab", "m", 1, kind="barrier"),
+        send("A", 0, "ab", "m", 1, kind="weird"),
+        send("A", 0, "ab", "m", 1, piggyback=[1]),
+        send("A", 0, "ab", "m", 1, t="now"),
+        send("A", 0, "ab", "m", 1, t=1.5, value={"x": [1]}),
         {"type": "record", "proc": "B", "idx": 0, "ckpt": 1, "ch": "ab", "mids": ["m", 3]},
         {"type": "record", "proc": "B", "idx": 0, "ckpt": 1, "ch": "ab", "mids": ["m"], "part": "output"},
         {"type": "checkpoint", "proc": "B", "idx": 0, "ckpt": 1, "kind": "basic", "vars": {"lc": 1}},

@@ -14,18 +14,64 @@ from snapcheck.traces import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.schema import event_types, event_validator, fast_event_check, stricter_than_schema
 
-VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.integers(2**62, 2**63 + 2),
-                   st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=3),
-                   st.sampled_from(["", "x" * 201, "basic", "forced", "input", "barrier", "log", "data"]),
-                   st.lists(st.one_of(st.text(max_size=2), st.integers()), max_size=2),
-                   st.dictionaries(st.text(max_size=2), st.integers(), max_size=2))
-FIELDS = ["proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt", "part", "mids", "replay_of", "from", "logged",
-          "size", "key", "value", "piggyback", "vars", "digest", "through_seq", "reason", "recovery", "t", "attrs",
-          "key_group", "sources", "channels", "typo"]
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.integers(2**62, 2**63 + 2),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=3),
+    st.sampled_from(["", "x" * 201, "basic", "forced", "input", "barrier", "log", "data"]),
+    st.lists(st.one_of(st.text(max_size=2), st.integers()), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+FIELDS = [
+    "proc",
+    "idx",
+    "ch",
+    "mid",
+    "seq",
+    "kind",
+    "round",
+    "ckpt",
+    "part",
+    "mids",
+    "replay_of",
+    "from",
+    "logged",
+    "size",
+    "key",
+    "value",
+    "piggyback",
+    "vars",
+    "digest",
+    "through_seq",
+    "reason",
+    "recovery",
+    "t",
+    "attrs",
+    "key_group",
+    "sources",
+    "channels",
+    "typo",
+]
 
 
-VALID = {"proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1, "ckpt": 1, "kind": "basic", "mids": ["m"],
-         "replay_of": "m0", "value": 1, "round": 1, "through_seq": 1, "reason": "r"}
+VALID = {
+    "proc": "A",
+    "idx": 0,
+    "ch": "ab",
+    "mid": "m",
+    "seq": 1,
+    "ckpt": 1,
+    "kind": "basic",
+    "mids": ["m"],
+    "replay_of": "m0",
+    "value": 1,
+    "round": 1,
+    "through_seq": 1,
+    "reason": "r",
+}
 
 
 @st.composite
@@ -53,7 +99,7 @@ def test_generated_check_is_the_json_schema(case):
     etype, d = case
     try:
         event_validator(etype)(d)
-        valid = stricter_than_schema(etype, d) is None       # the format also refuses 1.0 for 1
+        valid = stricter_than_schema(etype, d) is None  # the format also refuses 1.0 for 1
     except fastjsonschema.JsonSchemaException:
         valid = False
     assert fast_event_check(etype)(d) == valid, d
@@ -77,8 +123,12 @@ def messages_in_any_file_order(draw):
 @given(messages_in_any_file_order())
 def test_happened_before_cycles_are_found_exactly(case):
     per_proc, order = case
-    header = {"format": "snapcheck-trace", "version": 1, "processes": [{"id": p} for p in per_proc],
-              "channels": [{"id": a + b, "src": a, "dst": b} for a in per_proc for b in per_proc if a != b]}
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": [{"id": p} for p in per_proc],
+        "channels": [{"id": a + b, "src": a, "dst": b} for a in per_proc for b in per_proc if a != b],
+    }
     lines, cursor, seq = [orjson.dumps(header)], {p: 0 for p in per_proc}, {}
     for p in order:
         kind, ch, mid = per_proc[p][cursor[p]]

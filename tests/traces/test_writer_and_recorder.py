@@ -7,9 +7,8 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from snapcheck.traces import RecorderError, TraceRecorder
 from snapcheck.checker import report
-from snapcheck.traces import atomic, gc_pause, lines, model, recorder, schema, writer
+from snapcheck.traces import RecorderError, TraceRecorder, atomic, gc_pause, lines, model, recorder, schema, writer
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import TraceWriter, dumps_trace, write_trace
@@ -40,24 +39,27 @@ def two() -> TraceRecorder:
     return TraceRecorder(["A", "B", "C"], [("ab", "A", "B"), ("bc", "B", "C")], protocol="t")
 
 
-@pytest.mark.parametrize("call, fragment", [
-    (lambda r: r.send("B", "ab"), "send on the wrong channel: B sends on 'ab', whose source is A"),
-    (lambda r: r.recv("C", r.send("A", "ab")), "recv on the wrong channel: C is not the destination of 'ab'"),
-    (lambda r: r.arrive("A", r.send("A", "ab")), "arrive on the wrong channel: A is not the destination"),
-    (lambda r: r.send("Z", "ab"), "unknown process 'Z'"),
-    (lambda r: r.send("A", "zz"), "unknown channel 'zz'"),
-    (lambda r: r.recv("B", "ab:7"), "unknown message id 'ab:7'"),
-    (lambda r: r.replay("B", "nope"), "unknown message id 'nope'"),
-    (lambda r: r.record("B", 0, "ab", ["ghost"]), "unknown message id 'ghost'"),
-    (lambda r: r.checkpoint("A", kind="weird"), "field 'kind' must be one of"),
-    (lambda r: r.restore("A", 3), "refers to checkpoint 3 of A, which it has not taken"),
-    (lambda r: r.send("A", "ab", value=object()), "send by A: a value cannot be written as JSON"),
-    (lambda r: r.send("A", "ab", value={1: 2}), "a value cannot be written as JSON"),
-    (lambda r: r.send("A", "ab", value=float("nan")), "NaN and infinity are not JSON numbers"),
-    (lambda r: r.send("A", "ab", value=2**63), "field 'value': integer 9223372036854775808 is outside"),
-    (lambda r: r.send("A", "ab", value={"x": [-2**63 - 1]}), "field 'value.x[0]': integer"),
-    (lambda r: r.send("A", "ab", size=-1), "field 'size' must be bigger than or equal to 0"),
-])
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda r: r.send("B", "ab"), "send on the wrong channel: B sends on 'ab', whose source is A"),
+        (lambda r: r.recv("C", r.send("A", "ab")), "recv on the wrong channel: C is not the destination of 'ab'"),
+        (lambda r: r.arrive("A", r.send("A", "ab")), "arrive on the wrong channel: A is not the destination"),
+        (lambda r: r.send("Z", "ab"), "unknown process 'Z'"),
+        (lambda r: r.send("A", "zz"), "unknown channel 'zz'"),
+        (lambda r: r.recv("B", "ab:7"), "unknown message id 'ab:7'"),
+        (lambda r: r.replay("B", "nope"), "unknown message id 'nope'"),
+        (lambda r: r.record("B", 0, "ab", ["ghost"]), "unknown message id 'ghost'"),
+        (lambda r: r.checkpoint("A", kind="weird"), "field 'kind' must be one of"),
+        (lambda r: r.restore("A", 3), "refers to checkpoint 3 of A, which it has not taken"),
+        (lambda r: r.send("A", "ab", value=object()), "send by A: a value cannot be written as JSON"),
+        (lambda r: r.send("A", "ab", value={1: 2}), "a value cannot be written as JSON"),
+        (lambda r: r.send("A", "ab", value=float("nan")), "NaN and infinity are not JSON numbers"),
+        (lambda r: r.send("A", "ab", value=2**63), "field 'value': integer 9223372036854775808 is outside"),
+        (lambda r: r.send("A", "ab", value={"x": [-(2**63) - 1]}), "field 'value.x[0]': integer"),
+        (lambda r: r.send("A", "ab", size=-1), "field 'size' must be bigger than or equal to 0"),
+    ],
+)
 def test_recorder_rejects_a_bad_call_at_the_call(call, fragment):
     rec = two()
     with pytest.raises(RecorderError) as exc:
@@ -74,7 +76,7 @@ def test_receiving_twice_is_rejected_with_both_lines():
     with pytest.raises(RecorderError, match=r"discarded at line 4, but it was already processed at line 3"):
         rec.discard("B", m)
     rec.arrive("B", rec.send("A", "ab"))
-    rec.arrive("B", "ab:2")                 # arrivals only buffer the message: not its fate
+    rec.arrive("B", "ab:2")  # arrivals only buffer the message: not its fate
     rec.recv("B", "ab:2")
 
 
@@ -85,8 +87,12 @@ def test_a_refused_call_records_nothing_and_recording_goes_on():
     for r in (rec, ref):
         m = r.send("A", "ab", value=1)
         r.recv("B", m)
-    for bad in (lambda: rec.recv("B", "ab:1"), lambda: rec.send("A", "ab", value=object()),
-                lambda: rec.checkpoint("B", kind="weird"), lambda: rec.send("B", "ab")):
+    for bad in (
+        lambda: rec.recv("B", "ab:1"),
+        lambda: rec.send("A", "ab", value=object()),
+        lambda: rec.checkpoint("B", kind="weird"),
+        lambda: rec.send("B", "ab"),
+    ):
         with pytest.raises(RecorderError):
             bad()
     for r in (rec, ref):
@@ -103,7 +109,7 @@ def test_streaming_recorder_writes_only_accepted_lines(tmp_path):
         with pytest.raises(RecorderError):
             rec.recv("A", m)
         rec.recv("B", m)
-        assert len(path.read_bytes().splitlines()) == 3      # written through, line by line
+        assert len(path.read_bytes().splitlines()) == 3  # written through, line by line
     assert [e.type for e in parse_trace(path.read_text()).events] == ["send", "recv"]
 
 
@@ -131,8 +137,8 @@ def test_write_trace_is_atomic_and_refuses_its_input(tmp_path):
     assert out.read_bytes() == b"precious\n"
     write_trace(out, rec.header, rec.events)
     assert out.read_bytes() == rec.dumps()
-    assert (out.stat().st_mode & 0o777) == 0o640            # the existing file's mode is kept
-    assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]   # no temporary file left behind
+    assert (out.stat().st_mode & 0o777) == 0o640  # the existing file's mode is kept
+    assert [p.name for p in tmp_path.iterdir()] == ["t.jsonl"]  # no temporary file left behind
     link = tmp_path / "link.jsonl"
     link.symlink_to(out)
     hard = tmp_path / "hard.jsonl"
@@ -164,8 +170,7 @@ def test_fast_path_of_the_simulator_matches_the_checked_writer():
     writer event by event, giving the same bytes."""
     from snapcheck.reference import SimConfig, simulate
 
-    res = simulate(SimConfig(protocol="unaligned", workload="q3", seed=3, records=30,
-                             failures=(("join[0]", 900),)))
+    res = simulate(SimConfig(protocol="unaligned", workload="q3", seed=3, records=30, failures=(("join[0]", 900),)))
     data = res.dumps()
     header, *events = data.splitlines()
     w = TraceWriter(orjson.loads(header))
