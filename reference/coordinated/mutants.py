@@ -363,7 +363,6 @@ class EarlyBackEdgeTask(CyclicTask):
 
 class CyclicEarlyBackEdge(CyclicABS):
     name = "abs-cyclic-early-back-edge"
-    topologies = "cyclic"
     mutant_of = "abs-cyclic"
     summary = "a back-edge barrier that arrives before the task's snapshot is not held: orphans"
     bug = (
