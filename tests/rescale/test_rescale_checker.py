@@ -302,3 +302,58 @@ def test_replays_in_the_new_generation_are_ordinary_replays():
     trace, n2 = _failure_after_rescale(False)
     lost = check_trace(trace).violations
     assert {(v.kind, v.subject, tuple(v.witness["messages"])) for v in lost} == {("dropped", "round 3", (n2,))}
+
+
+def _failure_before_a_new_round(record_replay: bool):
+    """A rescale (``A``'s recorded record ``m0`` moved onto ``t2b`` as ``m0/r1``), then a
+    failure before any round of the new generation completed: the new processes restore
+    their initial state (the rescale's), which rolls back the moved incarnation, and
+    ``A1`` replays it again (``replay_of`` the rolled-back ``m0/r1``, on ``t2b``). Round 2
+    records that replay before ``A1`` processes it (or, with ``record_replay=False``,
+    records nothing). Returns the trace and the replay's mid."""
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "A", {"id": "S1", "appears": True}, {"id": "A1", "appears": True}],
+        [("s2a", "S", "A"), ("t2b", "S1", "A1")],
+        protocol="unaligned",
+    )
+    rec.round_start("C", 1)
+    m0 = rec.send("S", "s2a", value="m0")
+    rec.checkpoint("S", "coordinated", round=1)
+    rec.checkpoint("A", "coordinated", round=1)
+    rec.record("A", 1, "s2a", [m0])
+    rec.round_complete("C", 1)
+    rec.retire("S", 1)
+    rec.retire("A", 1)
+    rec.restore("S1", 0, recovery=1, round=1, sources=[{"proc": "S", "ckpt": 1}])
+    rec.restore(
+        "A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "t2b"}]
+    )
+    moved = rec.replay("A1", m0, source="channel_state", ch="t2b")
+    rec.recv("A1", moved)
+    rec.fail("A1")
+    rec.restore("S1", 0, recovery=2, round=1)
+    rec.restore("A1", 0, recovery=2, round=1)
+    again = rec.replay("A1", moved, source="channel_state")
+    rec.round_start("C", 2)
+    rec.checkpoint("S1", "coordinated", round=2)
+    rec.checkpoint("A1", "coordinated", round=2)
+    rec.record("A1", 1, "t2b", [again] if record_replay else [])
+    rec.round_complete("C", 2)
+    rec.recv("A1", again)
+    return rec.trace(), again
+
+
+def test_a_rolled_back_move_is_moved_again():
+    """Restoring a new process to its initial state rolls back the rescale's replays; the
+    replay that follows moves the record anew (a message of its own on the new channel,
+    although it names the rolled-back incarnation), so recording it is the channel state
+    round 2 needs (clean) and leaving it out loses it."""
+    trace, _ = _failure_before_a_new_round(True)
+    report = check_trace(trace)
+    assert report.ok, [v.message for v in report.violations]
+    assert {"channel-state", "rescale-in-flight", "exactly-once"} <= {r.property for r in report.results}
+    trace, again = _failure_before_a_new_round(False)
+    lost = check_trace(trace).violations
+    assert {(v.kind, v.subject, tuple(v.witness["messages"])) for v in lost} == {("dropped", "round 2", (again,))}
