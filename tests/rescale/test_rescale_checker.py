@@ -236,14 +236,11 @@ def test_a_later_recovery_on_a_remapped_channel_replays_that_channels_own_messag
     assert any(r.property == "channel-state" and r.subject == "round 3" for r in report.results)
 
 
-def _failure_after_rescale(record_replays: bool):
-    """A rescale (recovery 1: ``S``/``A`` replaced by ``S1``/``A1``, ``A``'s recorded record
-    ``m0`` moved onto the new channel ``t2b``), then a failure in the new generation
-    (recovery 2): ``A1`` restores its round-2 checkpoint, which recorded ``m0``'s moved
-    incarnation and two records ``n1``, ``n2`` of ``S1``, and replays them *on the same
-    channel*. Round 3's checkpoint of ``A1`` records the replay of ``n2`` it has not
-    processed yet (or, with ``record_replays=False``, records nothing: then ``n2`` is lost
-    by a recovery from round 3). Returns the trace and ``n2``'s mid."""
+def _rescaled_with_a_moved_record():
+    """Recovery 1, a rescale: ``S``/``A`` retire at round 1, whose checkpoint of ``A``
+    recorded ``S``'s record ``m0`` in flight on ``s2a``; ``S1``/``A1`` restore from them and
+    ``A1`` replays ``m0`` on ``t2b``, the new channel ``s2a`` is mapped onto. Returns the
+    recorder and the moved incarnation's mid."""
     from snapcheck.traces import TraceRecorder
 
     rec = TraceRecorder(
@@ -263,7 +260,17 @@ def _failure_after_rescale(record_replays: bool):
     rec.restore(
         "A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "t2b"}]
     )
-    m0_moved = rec.replay("A1", m0, source="channel_state", ch="t2b")
+    return rec, rec.replay("A1", m0, source="channel_state", ch="t2b")
+
+
+def _failure_after_rescale(record_replays: bool):
+    """A rescale (``_rescaled_with_a_moved_record``), then a failure in the new generation
+    (recovery 2): ``A1`` restores its round-2 checkpoint, which recorded ``m0``'s moved
+    incarnation and two records ``n1``, ``n2`` of ``S1``, and replays them *on the same
+    channel*. Round 3's checkpoint of ``A1`` records the replay of ``n2`` it has not
+    processed yet (or, with ``record_replays=False``, records nothing: then ``n2`` is lost
+    by a recovery from round 3). Returns the trace and ``n2``'s mid."""
+    rec, m0_moved = _rescaled_with_a_moved_record()
     n1 = rec.send("S1", "t2b", value="n1")
     n2 = rec.send("S1", "t2b", value="n2")
     rec.round_start("C", 2)
@@ -305,32 +312,13 @@ def test_replays_in_the_new_generation_are_ordinary_replays():
 
 
 def _failure_before_a_new_round(record_replay: bool):
-    """A rescale (``A``'s recorded record ``m0`` moved onto ``t2b`` as ``m0/r1``), then a
-    failure before any round of the new generation completed: the new processes restore
+    """A rescale (``_rescaled_with_a_moved_record``: ``m0`` moved onto ``t2b`` as ``m0/r1``),
+    then a failure before any round of the new generation completed: the new processes restore
     their initial state (the rescale's), which rolls back the moved incarnation, and
     ``A1`` replays it again (``replay_of`` the rolled-back ``m0/r1``, on ``t2b``). Round 2
     records that replay before ``A1`` processes it (or, with ``record_replay=False``,
     records nothing). Returns the trace and the replay's mid."""
-    from snapcheck.traces import TraceRecorder
-
-    rec = TraceRecorder(
-        [{"id": "C", "role": "coordinator"}, "S", "A", {"id": "S1", "appears": True}, {"id": "A1", "appears": True}],
-        [("s2a", "S", "A"), ("t2b", "S1", "A1")],
-        protocol="unaligned",
-    )
-    rec.round_start("C", 1)
-    m0 = rec.send("S", "s2a", value="m0")
-    rec.checkpoint("S", "coordinated", round=1)
-    rec.checkpoint("A", "coordinated", round=1)
-    rec.record("A", 1, "s2a", [m0])
-    rec.round_complete("C", 1)
-    rec.retire("S", 1)
-    rec.retire("A", 1)
-    rec.restore("S1", 0, recovery=1, round=1, sources=[{"proc": "S", "ckpt": 1}])
-    rec.restore(
-        "A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "t2b"}]
-    )
-    moved = rec.replay("A1", m0, source="channel_state", ch="t2b")
+    rec, moved = _rescaled_with_a_moved_record()
     rec.recv("A1", moved)
     rec.fail("A1")
     rec.restore("S1", 0, recovery=2, round=1)
