@@ -24,7 +24,9 @@ new channel a restore mapped its old channel onto (``moved``): that incarnation 
 message of its own on the new channel, sent at the replay, and its receive is not
 the original's (both are listed in ``recvs``; ``checker.rescale`` judges the remap).
 A replay in a later recovery of what was sent (or recovered) on that new channel
-itself is an ordinary incarnation of that message.
+itself is an ordinary incarnation of that message; but a new process restored to its
+initial state (the rescale's) rolls back the moved incarnations, and the replays that
+follow move the records anew.
 
 Scope: coordinator processes are outside every global checkpoint, so messages to
 or from them are not analysed; barriers and cancellation markers are protocol messages, not data, and are
@@ -253,6 +255,7 @@ class History:
         remapped = self.remapped
         moved: dict[str, Msg] = {}
         self.moved = moved
+        effs = [self._effective(p) for p in self.procs]  # every rollback is known before ``_moves``
         for p in self.trace.header.processes:
             if p.role != "external":
                 continue
@@ -267,8 +270,7 @@ class History:
         recv_at: list[tuple[Event, int, int]] = []
         barriers: set[str] = set()
         add_msg, add_recv, get_dst = msgs.append, recv_at.append, dst_of.get
-        for i, p in enumerate(self.procs):
-            eff = self._effective(p)
+        for i, eff in enumerate(effs):
             nums, cevs, at = [0], [None], [-1]
             c = 1
             for j, e in enumerate(eff):
@@ -343,11 +345,16 @@ class History:
         one a restore mapped an old channel onto, and the incarnation it replays was sent
         on another channel? A later recovery that replays, on the same channel, what was
         sent (or recovered) there after the restore replays an incarnation of that
-        channel's own message."""
+        channel's own message — unless the incarnation it replays is a moved one that a
+        restore rolled back before it (a new process restored to its initial state, the
+        rescale's): then the replay moves the record anew."""
         if e.ch not in self.remapped:
             return False
         parent = self.sent_ever(e.replay_of)
-        return parent is None or parent.ch != e.ch
+        if parent is None or parent.ch != e.ch:
+            return True
+        undone = self.first_rollback(parent) if parent.type == "replay" else None
+        return undone is not None and undone < e.line and self._moves(parent)
 
     # -- helpers ------------------------------------------------------------------
     def first_rollback(self, ev) -> int | None:

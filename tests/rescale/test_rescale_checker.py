@@ -236,14 +236,11 @@ def test_a_later_recovery_on_a_remapped_channel_replays_that_channels_own_messag
     assert any(r.property == "channel-state" and r.subject == "round 3" for r in report.results)
 
 
-def _failure_after_rescale(record_replays: bool):
-    """A rescale (recovery 1: ``S``/``A`` replaced by ``S1``/``A1``, ``A``'s recorded record
-    ``m0`` moved onto the new channel ``t2b``), then a failure in the new generation
-    (recovery 2): ``A1`` restores its round-2 checkpoint, which recorded ``m0``'s moved
-    incarnation and two records ``n1``, ``n2`` of ``S1``, and replays them *on the same
-    channel*. Round 3's checkpoint of ``A1`` records the replay of ``n2`` it has not
-    processed yet (or, with ``record_replays=False``, records nothing: then ``n2`` is lost
-    by a recovery from round 3). Returns the trace and ``n2``'s mid."""
+def _rescaled_with_a_moved_record():
+    """Recovery 1, a rescale: ``S``/``A`` retire at round 1, whose checkpoint of ``A``
+    recorded ``S``'s record ``m0`` in flight on ``s2a``; ``S1``/``A1`` restore from them and
+    ``A1`` replays ``m0`` on ``t2b``, the new channel ``s2a`` is mapped onto. Returns the
+    recorder and the moved incarnation's mid."""
     from snapcheck.traces import TraceRecorder
 
     rec = TraceRecorder(
@@ -263,7 +260,17 @@ def _failure_after_rescale(record_replays: bool):
     rec.restore(
         "A1", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "t2b"}]
     )
-    m0_moved = rec.replay("A1", m0, source="channel_state", ch="t2b")
+    return rec, rec.replay("A1", m0, source="channel_state", ch="t2b")
+
+
+def _failure_after_rescale(record_replays: bool):
+    """A rescale (``_rescaled_with_a_moved_record``), then a failure in the new generation
+    (recovery 2): ``A1`` restores its round-2 checkpoint, which recorded ``m0``'s moved
+    incarnation and two records ``n1``, ``n2`` of ``S1``, and replays them *on the same
+    channel*. Round 3's checkpoint of ``A1`` records the replay of ``n2`` it has not
+    processed yet (or, with ``record_replays=False``, records nothing: then ``n2`` is lost
+    by a recovery from round 3). Returns the trace and ``n2``'s mid."""
+    rec, m0_moved = _rescaled_with_a_moved_record()
     n1 = rec.send("S1", "t2b", value="n1")
     n2 = rec.send("S1", "t2b", value="n2")
     rec.round_start("C", 2)
@@ -302,3 +309,39 @@ def test_replays_in_the_new_generation_are_ordinary_replays():
     trace, n2 = _failure_after_rescale(False)
     lost = check_trace(trace).violations
     assert {(v.kind, v.subject, tuple(v.witness["messages"])) for v in lost} == {("dropped", "round 3", (n2,))}
+
+
+def _failure_before_a_new_round(record_replay: bool):
+    """A rescale (``_rescaled_with_a_moved_record``: ``m0`` moved onto ``t2b`` as ``m0/r1``),
+    then a failure before any round of the new generation completed: the new processes restore
+    their initial state (the rescale's), which rolls back the moved incarnation, and
+    ``A1`` replays it again (``replay_of`` the rolled-back ``m0/r1``, on ``t2b``). Round 2
+    records that replay before ``A1`` processes it (or, with ``record_replay=False``,
+    records nothing). Returns the trace and the replay's mid."""
+    rec, moved = _rescaled_with_a_moved_record()
+    rec.recv("A1", moved)
+    rec.fail("A1")
+    rec.restore("S1", 0, recovery=2, round=1)
+    rec.restore("A1", 0, recovery=2, round=1)
+    again = rec.replay("A1", moved, source="channel_state")
+    rec.round_start("C", 2)
+    rec.checkpoint("S1", "coordinated", round=2)
+    rec.checkpoint("A1", "coordinated", round=2)
+    rec.record("A1", 1, "t2b", [again] if record_replay else [])
+    rec.round_complete("C", 2)
+    rec.recv("A1", again)
+    return rec.trace(), again
+
+
+def test_a_rolled_back_move_is_moved_again():
+    """Restoring a new process to its initial state rolls back the rescale's replays; the
+    replay that follows moves the record anew (a message of its own on the new channel,
+    although it names the rolled-back incarnation), so recording it is the channel state
+    round 2 needs (clean) and leaving it out loses it."""
+    trace, _ = _failure_before_a_new_round(True)
+    report = check_trace(trace)
+    assert report.ok, [v.message for v in report.violations]
+    assert {"channel-state", "rescale-in-flight", "exactly-once"} <= {r.property for r in report.results}
+    trace, again = _failure_before_a_new_round(False)
+    lost = check_trace(trace).violations
+    assert {(v.kind, v.subject, tuple(v.witness["messages"])) for v in lost} == {("dropped", "round 2", (again,))}
