@@ -33,6 +33,7 @@ import re
 import shutil
 import struct
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
@@ -131,9 +132,8 @@ def override_classes(jar: Path, java: str) -> Path | None:
     javac_cmd = str(javac) if javac.is_file() else shutil.which("javac")
     if not javac_cmd:
         return None
-    tmp = target.with_name(f"{key}.tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{key}.tmp", dir=target.parent))  # unique per thread and process
     try:
         proc = subprocess.run(
             [javac_cmd, "-nowarn", "-cp", str(jar), "-d", str(tmp), str(SOURCE)],

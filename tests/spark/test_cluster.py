@@ -7,6 +7,7 @@ is stopped by its PID."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -47,8 +48,12 @@ def cluster(tmp_path_factory):
 
 
 def _validate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``snapcheck validate ARGS`` as a user's shell would start it: without the ``PYSPARK_*``
+    variables that an earlier local session of this test process set (an inherited
+    ``PYSPARK_PYTHON`` would point the executors at this machine's full environment)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
     return subprocess.run(
-        [*SNAPCHECK, "validate", "--no-progress", *args], cwd=cwd, capture_output=True, text=True, timeout=1200
+        [*SNAPCHECK, "validate", "--no-progress", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200
     )
 
 
