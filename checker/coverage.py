@@ -18,8 +18,8 @@ adapter's ``metadata.flink.faults`` / ``fired``; when ``metadata.faults`` is
 present the other two are not read. A fault whose producer does not say whether
 it fired counts as exercised when the trace has a ``fail`` event of its process
 (one per requested crash of that process, in order); one that names no process
-either is listed as not exercised. Entries of ``metadata.faults`` that are not
-objects are skipped.
+either is listed as not exercised. The shape of ``metadata.faults`` is part of
+the trace format (its JSON Schema): a malformed entry is an invalid trace.
 """
 
 from __future__ import annotations
@@ -240,8 +240,6 @@ def requested_faults(trace) -> list[RequestedFault]:
         return RequestedFault(fault, proc, False, f"the trace has no (further) fail event of {proc}")
 
     for f in meta.get("faults") or ():
-        if not isinstance(f, dict):
-            continue
         fault, proc = str(f.get("fault", "fault")), f.get("proc")
         proc = proc if isinstance(proc, str) else None
         if isinstance(f.get("fired"), bool):
