@@ -207,15 +207,18 @@ def _draw_rescale(cfg, rnd: random.Random, finish: bool):
 def command(cfg, output: str = "run.jsonl") -> str:
     """The ``snapcheck simulate`` command that reproduces ``cfg``'s trace byte for byte."""
     from snapcheck.reference import SimConfig
-
-    cfg = _named(cfg)
+    from snapcheck.reference.catalogue import resolve
     from snapcheck.reference.sim.exploration import format_fault
 
+    cfg = _named(cfg)
     default = SimConfig()
+    always = {"protocol", "seed", "parallelism"}
+    if resolve(cfg.protocol).topologies != "own":  # a protocol with its own topology reads no workload
+        always.add("workload")
     args = ["snapcheck", "simulate"]
     for f in fields(SimConfig):
         v = getattr(cfg, f.name)
-        if f.name in ("protocol", "seed", "workload", "parallelism") or v != getattr(default, f.name):
+        if f.name in always or v != getattr(default, f.name):
             if f.name == "failures":
                 for entry in v:
                     args += ["--fail", format_fault(entry)]

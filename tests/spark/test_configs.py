@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from snapcheck.cli import cli
-from snapcheck.reference import MUTANTS, simulate
+from snapcheck.reference import MUTANTS, PROTOCOLS, simulate
 from snapcheck.spark_validation.campaign import chunk_plan
 from snapcheck.spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
 from snapcheck.spark_validation.runner import COLUMN_NAMES, run_one
@@ -42,6 +42,21 @@ def test_the_reproduction_command_recreates_the_trace_byte_for_byte(tmp_path, ru
     out = tmp_path / "t.jsonl"
     args = shlex.split(command(cfg, str(out)))
     assert args[:2] == ["snapcheck", "simulate"]
+    result = CliRunner().invoke(cli, args[1:])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes() == simulate(cfg).dumps()
+
+
+OWN_TOPOLOGY = sorted(n for n, c in PROTOCOLS.items() if c.topologies == "own")
+
+
+@pytest.mark.parametrize("protocol", OWN_TOPOLOGY)
+def test_a_protocol_with_its_own_topology_is_reproduced_without_a_workload(tmp_path, protocol):
+    """Its dataflow is its own, so the command names no workload, and still recreates the trace."""
+    cfg = draw_config(3, 3, Selection.of(protocols=[protocol], mutants=()))
+    out = tmp_path / "t.jsonl"
+    args = shlex.split(command(cfg, str(out)))
+    assert "--workload" not in args
     result = CliRunner().invoke(cli, args[1:])
     assert result.exit_code == 0, result.output
     assert out.read_bytes() == simulate(cfg).dumps()
