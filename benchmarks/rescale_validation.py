@@ -29,12 +29,12 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "protocols.md"
 MUTANTS = ("rescale-race", "rescale-skip-stateless", "rescale-undispatched", "final-notify-lost")
 
 
-def correct_runs(n: int, seed: int) -> tuple[Counter, Counter, list]:
+def correct_runs(n: int, seed: int) -> tuple[Counter, Counter, list, Counter]:
     from snapcheck.spark_validation.configs import Selection, draw_config
     from snapcheck.spark_validation.runner import run_one
 
     sel = Selection.of(mutants=())
-    verdicts, kinds, failing = Counter(), Counter(), []
+    verdicts, kinds, failing, unjudged = Counter(), Counter(), [], Counter()
     i = 0
     while sum(kinds.values()) < n:
         cfg = draw_config(i, seed + i, sel)
@@ -44,9 +44,12 @@ def correct_runs(n: int, seed: int) -> tuple[Counter, Counter, list]:
         kinds["rescale" if cfg.rescale else "finish"] += 1
         row = run_one(i - 1, seed + i - 1, cfg)
         verdicts[row["verdict"]] += 1
-        if row["verdict"] != "clean":
-            failing.append((i - 1, row.get("violation_kinds") or row.get("error") or row.get("oracle")))
-    return verdicts, kinds, failing
+        why = row.get("violation_kinds") or row.get("error") or row.get("oracle")
+        if row["verdict"] == "inconclusive":
+            unjudged[re.sub(r"\s*\(.*", "", str(why))] += 1  # the reason without its run's figures
+        elif row["verdict"] != "clean":
+            failing.append((i - 1, why))
+    return verdicts, kinds, failing, unjudged
 
 
 def mutant_runs(name: str, n: int, seed: int) -> tuple[int, int, Counter]:
@@ -74,13 +77,24 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     t0 = time.time()
-    verdicts, kinds, failing = correct_runs(args.correct, args.seed)
+    verdicts, kinds, failing, unjudged = correct_runs(args.correct, args.seed)
     lines = [
         f"Correct protocols, {sum(kinds.values())} random campaign runs with a rescale ({kinds['rescale']}) "
         f"or finishing sources ({kinds['finish']}) drawn (base seed {args.seed}): "
         + ", ".join(f"{v} {k}" for k, v in sorted(verdicts.items()))
-        + (f"; failing: {failing[:5]}" if failing else "")
+        + (f"; failing (run, kinds): {failing[:5]}" if failing else "; no failing run")
         + ".",
+        "",
+        *(
+            [
+                "Inconclusive runs are checked, but the end-to-end oracle could not compare their "
+                "output with a failure-free run: "
+                + ", ".join(f"{v} {k}" for k, v in unjudged.most_common())
+                + " (rounds declined or timed out until the run gave up committing its final output)."
+            ]
+            if unjudged
+            else []
+        ),
         "",
         "| mutant | caught | runs | rate | kinds reported |",
         "|---|---|---|---|---|",
