@@ -93,6 +93,8 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         elif e.type == "send" and e.attrs and "split" in e.attrs:
             assign_of[e.mid] = e.attrs["split"]
         elif e.type == "checkpoint" and e.kind == "coordinated":
+            if e.round is None:
+                raise OutOfScope("coordinated checkpoint without a round", e.line)
             round_of_ckpt[(e.proc, e.ckpt)] = e.round
     rounds = find_rounds(trace, set(procs))
 
