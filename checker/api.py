@@ -81,9 +81,9 @@ class _Run:
         self.ix = TraceIndex(trace)
         self.h = History(trace, index=self.ix)
         self.report = Report(trace=trace.path, protocol=str(trace.header.protocol.get("name", "unknown")))
-        self._dur = None
-        self._graph = None
-        self._scc = None
+        self._dur: Durability | None = None
+        self._graph: Graph | None = None
+        self._scc: list[int] | None = None
         self._prefix: dict[int, History] = {}
         self._prefix_dur: dict[int, Durability] = {}
         self._groups: list[list] | None = None
@@ -201,7 +201,7 @@ def _check(trace, opts: CheckOptions) -> Report:
         run
     )  # regional checkpoints: fallback cuts, restores, commits, splits, agreement (checker/regional.py)
     if opts.cut is not None:
-        _explicit_cut(run)
+        _explicit_cut(run, opts.cut)
     _rounds(run)
     _recovery_lines(run)
     if run.h.restores:
@@ -272,9 +272,9 @@ def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf"), gone=
     return ca
 
 
-def _explicit_cut(run: _Run) -> None:
+def _explicit_cut(run: _Run, cut: dict) -> None:
     h = run.h
-    g = parse_cut(h, run.opts.cut)
+    g = parse_cut(h, cut)
     _analyse_cut(run, h, run.dur, g, f"cut {fmt_cut(h.line_to_dict(g))}")
 
 
@@ -306,6 +306,7 @@ def _rounds(run: _Run) -> None:
             if any(e is None for e in cut.values()):
                 continue  # a fallback that names no checkpoint (checker.regional reports it)
         undone = [x for x in (h.first_rollback(e) for e in cut.values() if e) if x is not None]
+        limit: float
         if undone:
             limit = min(undone)
             if any(e and e.line >= limit for e in cut.values()):

@@ -53,10 +53,12 @@ Z-path with ``is_zpath``. Timestamps are the re-simulated ones.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from typing import Protocol, Self
 
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
-from snapcheck.traces.model import MARKERS
+from snapcheck.traces.model import MARKERS, Event
 
 INF = float("inf")
 
@@ -82,7 +84,7 @@ class BCSVars:
         self.i = i
         self.sn = 0
 
-    def copy(self):
+    def copy(self) -> BCSVars:
         """A copy (the variables saved with a checkpoint, restored by a ``restore``)."""
         c = BCSVars.__new__(BCSVars)
         c.i, c.sn = self.i, self.sn
@@ -149,7 +151,7 @@ class HMNRGreaterVars:
         self.greater = [False] * n
         self.sent_line = [0] * n  # line of the first send to k in the interval (0: none)
 
-    def copy(self):
+    def copy(self) -> Self:
         c = self.__class__.__new__(self.__class__)
         c.__dict__ = {k: (list(v) if isinstance(v, list) else v) for k, v in self.__dict__.items()}
         return c
@@ -289,7 +291,31 @@ class HMNRClockVars(HMNRGreaterVars):
         return self.clock[self.i]
 
 
-FORMS = {"bcs": BCSVars, "greater": HMNRGreaterVars, "clock": HMNRClockVars}
+class ProtocolVars(Protocol):
+    """What the re-simulation asks of a protocol's variables at one process (``BCSVars``,
+    ``HMNRGreaterVars``, ``HMNRClockVars``; the methods are documented on ``BCSVars``).
+
+    >>> v = FORMS["clock"](2, 0)
+    >>> v.checkpoint(None); v.timestamp(), v.copy().vars()
+    (1, {'clock': [1, 0], 'ckpt': [1, 0], 'taken': [False, True]})
+    """
+
+    i: int
+
+    def copy(self) -> ProtocolVars: ...
+    def piggyback(self, k: int, line: int) -> dict: ...
+    def condition(self, j: int, pb: dict) -> str | None: ...
+    def checkpoint(self, pb: dict | None) -> None: ...
+    def deliver(self, j: int, pb: dict) -> None: ...
+    def vars(self) -> dict: ...
+    def timestamp(self) -> int: ...
+
+
+FORMS: dict[str, Callable[[int, int], ProtocolVars]] = {
+    "bcs": BCSVars,
+    "greater": HMNRGreaterVars,
+    "clock": HMNRClockVars,
+}
 
 
 def detect_form(trace, kind: str) -> str:
@@ -384,10 +410,10 @@ class Resimulation:
         ]
         self.state = [make(n, i) for i in range(n)]
         self.initial = [make(n, i) for i in range(n)]
-        self.saved: dict[tuple, object] = {}
+        self.saved: dict[tuple, ProtocolVars] = {}
         self.timestamps: dict[tuple, int] = {(p, 0): 0 for p in procs}
         self.eff_pb: dict[str, dict] = {}
-        self.send_of: dict[str, object] = {}
+        self.send_of: dict[str, Event] = {}
         self.decisions: list[Decision] = []
         self.conformance: list[Violation] = []
         self.efficiency: list[Violation] = []
@@ -552,10 +578,11 @@ class Resimulation:
 
     def _values(self, i: int, pb: dict) -> str:
         st = self.state[i]
-        if self.form == "bcs":
+        if isinstance(st, BCSVars):
             return f"m.sn = {pb['sn']}, sn = {st.sn}"
+        assert isinstance(st, HMNRGreaterVars)  # FORMS: the other two forms are HMNR's
         me = st.i
-        if self.form == "greater":
+        if not isinstance(st, HMNRClockVars):  # the greater[] form
             return (
                 f"m.lc = {pb['lc']}, lc = {st.lc}, m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
                 f"m.taken[{me}] = {bool(pb['taken'][me])}"
@@ -657,7 +684,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
             b = ts_at(j, y)
             if b is not None and best[comp[graph.node(j, y)]] >= b:
                 bad.append((j, y))
-    radj = None
+    radj: list[list[int]] | None = None
     for j, y in bad:
         if len(out) >= max_witnesses:
             omitted += 1

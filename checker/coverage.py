@@ -259,7 +259,9 @@ def requested_faults(trace) -> list[RequestedFault]:
             if isinstance(item, (list, tuple)) and len(item) == 2:
                 out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
         flink = meta.get("flink") or {}
-        fired = flink.get("fired") if isinstance(flink.get("fired"), dict) else {}
+        fired = flink.get("fired")
+        if not isinstance(fired, dict):
+            fired = {}
         for spec in flink.get("faults") or ():
             ok = spec in fired
             out.append(

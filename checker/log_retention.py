@@ -61,10 +61,10 @@ def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[
         removed.setdefault(line, []).append(mid)
     out: list[Violation] = []
     omitted = 0
-    seg = None
-    seg_end = -1
+    seg: PrefixLines | None = None
+    seg_end: int | None = -1
     prev = None
-    R = None
+    R: list[int] | None = None
     for e in events:
         if e.type != "log_truncate":
             prev = e
@@ -78,6 +78,7 @@ def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[
                 seg = PrefixLines(history(end))
             R = seg.line(line)
         prev = e
+        assert seg is not None and R is not None  # set at the first truncation of the run
         h = seg.h
         for mid in removed.get(line, ()):
             m = h.by_mid.get(mid)

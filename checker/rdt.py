@@ -155,7 +155,7 @@ def rdt_violations(h, g: Graph, max_witnesses: int) -> tuple[list[Violation], in
     """
     T = tdv(h)
     R = rmax(g)
-    out = []
+    out: list[Violation] = []
     omitted = 0
     for i in range(h.n):
         for x in range(h.L[i] + 1):

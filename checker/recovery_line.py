@@ -233,7 +233,7 @@ def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> 
     >>> [sentence.split(" because")[0] for sentence in chain(h, steps, last, 1)]
     ['P0: 3 -> 2', 'P1: 2 -> 1', 'P0: 2 -> 1', 'P1: 1 -> 0']
     """
-    idx = []
+    idx: list[int] = []
     k = last[proc]
     while k >= 0 and len(idx) <= len(steps):
         idx.append(k)

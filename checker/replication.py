@@ -34,6 +34,7 @@ left to do); a process that did not fail and still holds data messages that arri
 from __future__ import annotations
 
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import Event
 
 
 def replicas_of(trace) -> dict[str, list[str]]:
@@ -55,7 +56,7 @@ class _Replication:
         self.replicas = replicas
         self.logical = {r: task for task, rs in replicas.items() for r in rs}
         self.chan = {c.id: c for c in trace.header.channels}
-        self.sends: dict[str, object] = {}
+        self.sends: dict[str, Event] = {}
         self.failed: set[str] = set()
         for e in trace.events:
             if e.type == "send":
@@ -248,7 +249,7 @@ def liveness_violations(trace, rp: _Replication) -> list[Violation]:
     for proc, events in trace.by_process().items():
         if proc in rp.failed:
             continue
-        waiting: dict[str, object] = {}
+        waiting: dict[str, Event] = {}
         for e in events:
             if e.type == "arrive" and rp.data(e.ch) and e.mid in rp.sends and _hb(rp.sends[e.mid]) is None:
                 waiting[e.mid] = e
@@ -258,7 +259,7 @@ def liveness_violations(trace, rp: _Replication) -> list[Violation]:
                 waiting.clear()
         if waiting:
             stuck = sorted(waiting.values(), key=lambda e: e.line)
-            chans = sorted({e.ch for e in stuck})
+            chans = sorted({e.ch for e in stuck if e.ch is not None})  # arrive events all name theirs
             inputs = sorted(
                 {rp.chan[c].src for c in rp.chan if rp.chan[c].dst == proc and rp.data(c)}
                 - {rp.chan[c].src for c in chans}

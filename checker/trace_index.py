@@ -70,10 +70,9 @@ class TraceIndex:
         numbers increase, as in every trace read from a file or recorded)."""
         evs = self.by_proc[proc]
         if proc not in self._lines:
-            lines = [e.line for e in evs]
-            if lines != sorted(lines):
-                lines = None  # a hand-built trace without line numbers: filter
-            self._lines[proc] = lines
+            found = [e.line for e in evs]
+            # None: a hand-built trace without line numbers (filter)
+            self._lines[proc] = found if found == sorted(found) else None
         lines = self._lines[proc]
         if lines is None:
             return [e for e in evs if e.line < limit]

@@ -118,7 +118,7 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
         res = s.check()
     else:
         res = z3.unsat  # nothing rolled back: nothing can exceed U
-    out = {
+    out: dict[str, object] = {
         "maximality": "proved" if res == z3.unsat else "refuted",
         "encoding": "order",
         "variables": len(touched),

@@ -24,7 +24,7 @@ A witness is a shortest Z-cycle (fewest messages, 0-1 BFS on the R-graph from
 
 from __future__ import annotations
 
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, Msg
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rgraph import Graph, scc_labels
 
@@ -168,12 +168,13 @@ def explain_zcycle(h, i: int, x: int, msgs: list) -> str:
     line = h.ckpt_line(i, x)
     at = f" (line {line})" if line else " (initial)"
     out = [f"Checkpoint {name}{at} is useless: it lies on a Z-cycle of {len(msgs)} message(s).", "Let"]
-    prev = None
+    prev: Msg | None = None
     for k, m in enumerate(msgs):
         src, dst = h.procs[m.src], h.procs[m.dst]
         if k == 0:
             sent = f"{src} sends it at line {m.send_line}, after {name}"
         else:
+            assert prev is not None  # the message before it on the cycle
             sent = (
                 f"{src} sends it at line {m.send_line} in interval {m.s} (>= interval {prev.r} where it "
                 f"processed {prev.mid}" + ("; before that receipt" if m.send_line < prev.recv_line else "") + ")"
