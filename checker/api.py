@@ -69,13 +69,14 @@ from snapcheck.checker.rounds import completion_violations, find_rounds, round_c
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.gc_pause import paused_gc
+from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
 
 class _Run:
     """State shared by the analyses of one ``check_trace`` call."""
 
-    def __init__(self, trace, opts: CheckOptions):
+    def __init__(self, trace: Trace, opts: CheckOptions):
         self.trace = trace
         self.opts = opts
         self.ix = TraceIndex(trace)
@@ -157,7 +158,7 @@ class _Run:
         return dur
 
 
-def check_trace(trace, opts: CheckOptions | None = None) -> Report:
+def check_trace(trace: Trace, opts: CheckOptions | None = None) -> Report:
     """Check one ``traces.Trace``: every property that applies to it (module docstring) or
     those ``opts.properties`` names, the useless checkpoints (Netzer and Xu, "Necessary
     and Sufficient Conditions for Consistent Global Snapshots", 1995), the restart-all
@@ -186,7 +187,7 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
         return _check(trace, opts)
 
 
-def _check(trace, opts: CheckOptions) -> Report:
+def _check(trace: Trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
     _protocol_errors(run)
     _useless(run)

@@ -56,9 +56,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Protocol, Self
 
+from snapcheck.checker.intervals import History
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
-from snapcheck.traces.model import MARKERS, Event
+from snapcheck.traces.model import MARKERS, Event, Trace
 
 INF = float("inf")
 
@@ -318,7 +319,7 @@ FORMS: dict[str, Callable[[int, int], ProtocolVars]] = {
 }
 
 
-def detect_form(trace, kind: str) -> str:
+def detect_form(trace: Trace, kind: str) -> str:
     """The form of the CIC rules of ``trace`` (``kind``: the header's ``params.cic``):
     ``bcs``; for HMNR ``params.form``, else ``clock`` when the logged piggybacks or
     checkpoint variables have a ``clock`` key, else ``greater``.
@@ -382,7 +383,7 @@ class Resimulation:
     (['missing-forced-checkpoint'], [], 1)
     """
 
-    def __init__(self, trace, h, form: str):
+    def __init__(self, trace: Trace, h: History, form: str):
         self.trace = trace
         self.h = h
         self.form = form
@@ -614,7 +615,9 @@ class Resimulation:
 
 
 # -- timestamps along Z-paths ---------------------------------------------------------------
-def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int) -> tuple[list[Violation], int]:
+def timestamp_violations(
+    h: History, graph, comp: list[int], ts: dict, max_witnesses: int
+) -> tuple[list[Violation], int]:
     """``timestamp-order`` violations (property ``timestamps``, module docstring):
     checkpoint timestamps ``ts`` (``{(proc, ckpt): ts}``) must strictly increase on every
     process and along every Z-path, the certificate of Z-cycle freedom of BCS and HMNR.
@@ -652,7 +655,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
                         f"{p}'s checkpoint {h.label(i, x)} (line {h.ckpt_line(i, x)}) has timestamp {b}, not greater "
                         f"than the timestamp {a} of its previous checkpoint {h.label(i, x - 1)}: timestamps must "
                         f"strictly increase on every process.",
-                        [h.ckpt_line(i, x), h.ckpt_line(i, x - 1)],
+                        [ln for ln in (h.ckpt_line(i, x), h.ckpt_line(i, x - 1)) if ln],  # (C_i,0 may be implied)
                         {"checkpoints": [[p, h.label(i, x - 1)], [p, h.label(i, x)]]},
                     )
                 )
@@ -720,7 +723,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
     return out, omitted
 
 
-def _zpath_witness(h, graph, radj, ts_at, j: int, y: int):
+def _zpath_witness(h: History, graph, radj, ts_at, j: int, y: int):
     """A source checkpoint C_{i,x} with ts ≥ ts(C_{j,y}) that Z-precedes it, and the messages."""
     target = graph.node(j, y)
     b = ts_at(j, y)

@@ -64,7 +64,7 @@ class Msg:
 
     __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line", "nrecv", "k")
 
-    def __init__(self, mid, ch, seq, src, s, dst, send_line, k):
+    def __init__(self, mid: str, ch: str, seq: int | None, src: int, s: int, dst: int, send_line: int, k: int) -> None:
         self.k = k  # index in ``History.msgs``
         self.mid = mid
         self.ch = ch
@@ -72,9 +72,9 @@ class Msg:
         self.src = src
         self.s = s
         self.dst = dst
-        self.r = None
+        self.r: int | None = None
         self.send_line = send_line
-        self.recv_line = None
+        self.recv_line: int | None = None
         self.nrecv = 0
 
     def __repr__(self) -> str:

@@ -26,9 +26,10 @@ from bisect import bisect_left
 
 from snapcheck.checker.intervals import EXTERNAL
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import Trace
 
 
-def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
+def premature_truncations(trace: Trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
     """``premature-truncation`` violations (property ``log-retention``, module docstring):
     a ``log_truncate`` removes a message that is in transit with respect to ``R``, the
     restart-all recovery line of the trace before the truncation. Returns the first

@@ -43,10 +43,10 @@ from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.recovery_line import bound, rl_fix
 from snapcheck.checker.report import Violation
-from snapcheck.traces.model import MARKERS, Event
+from snapcheck.traces.model import MARKERS, Event, Trace
 
 
-def recovery_groups(trace) -> list[list]:
+def recovery_groups(trace: Trace) -> list[list]:
     """The observed recoveries of ``trace``: its ``restore`` events grouped by their
     ``recovery`` id, or else into maximal runs that end when a restored process does
     anything but restore (or fail), in file order.
@@ -106,7 +106,7 @@ class ObservedRecovery:
 
     _durability: Durability  # built on first use (``durability``)
 
-    def __init__(self, trace, h: History, number: int, restores: list, semantics: str):
+    def __init__(self, trace: Trace, h: History, number: int, restores: list, semantics: str):
         self.number = number
         self.subject = f"recovery {restores[0].recovery if restores[0].recovery is not None else number}"
         last = max(e.line for e in restores)
@@ -414,6 +414,7 @@ def duplicate_violations(h: History) -> list[Violation]:
             assert e.mid is not None  # a receive names its message
             o = h.resolve(e.mid)
             m = h.by_mid.get(o)
+            key: tuple  # the message's identity: (channel, seq), or (channel, original mid) without a seq
             if m is not None:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
                 if m.dst != i and h.moved:  # recovered on a new channel after a rescale:

@@ -44,7 +44,7 @@ group and the old channel.
 from __future__ import annotations
 
 from snapcheck.checker.report import Violation
-from snapcheck.traces.model import Event
+from snapcheck.traces.model import Event, Trace
 
 
 def _ranges(values: list[int]) -> list[list[int]]:
@@ -96,7 +96,7 @@ class Ownership:
     ('agg', {2, 3}, {0, 1, 2, 3}, {'N': {0, 1, 2, 3}})
     """
 
-    def __init__(self, trace, restores_with_sources: list) -> None:
+    def __init__(self, trace: Trace, restores_with_sources: list) -> None:
         self.operator = {p.id: p.operator or p.id for p in trace.header.processes}
         self.kg: dict[str, set[int]] = {}
         self.parts: dict[str, set[str]] = {}
@@ -151,7 +151,7 @@ class Rescale:
     ('rescale at line 6 (recovery 1)', 1, ['N'], {'A0': 1, 'A1': 1})
     """
 
-    def __init__(self, trace, ix, group: list, own: Ownership) -> None:
+    def __init__(self, trace: Trace, ix, group: list, own: Ownership) -> None:
         self.group = group
         self.own = own
         self.start = min(e.line for e in group)
