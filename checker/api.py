@@ -69,21 +69,22 @@ from snapcheck.checker.rounds import completion_violations, find_rounds, round_c
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.gc_pause import paused_gc
+from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
 
 class _Run:
     """State shared by the analyses of one ``check_trace`` call."""
 
-    def __init__(self, trace, opts: CheckOptions):
+    def __init__(self, trace: Trace, opts: CheckOptions):
         self.trace = trace
         self.opts = opts
         self.ix = TraceIndex(trace)
         self.h = History(trace, index=self.ix)
         self.report = Report(trace=trace.path, protocol=str(trace.header.protocol.get("name", "unknown")))
-        self._dur = None
-        self._graph = None
-        self._scc = None
+        self._dur: Durability | None = None
+        self._graph: Graph | None = None
+        self._scc: list[int] | None = None
         self._prefix: dict[int, History] = {}
         self._prefix_dur: dict[int, Durability] = {}
         self._groups: list[list] | None = None
@@ -157,7 +158,7 @@ class _Run:
         return dur
 
 
-def check_trace(trace, opts: CheckOptions | None = None) -> Report:
+def check_trace(trace: Trace, opts: CheckOptions | None = None) -> Report:
     """Check one ``traces.Trace``: every property that applies to it (module docstring) or
     those ``opts.properties`` names, the useless checkpoints (Netzer and Xu, "Necessary
     and Sufficient Conditions for Consistent Global Snapshots", 1995), the restart-all
@@ -186,7 +187,7 @@ def check_trace(trace, opts: CheckOptions | None = None) -> Report:
         return _check(trace, opts)
 
 
-def _check(trace, opts: CheckOptions) -> Report:
+def _check(trace: Trace, opts: CheckOptions) -> Report:
     run = _Run(trace, opts)
     _protocol_errors(run)
     _useless(run)
@@ -201,7 +202,7 @@ def _check(trace, opts: CheckOptions) -> Report:
         run
     )  # regional checkpoints: fallback cuts, restores, commits, splits, agreement (checker/regional.py)
     if opts.cut is not None:
-        _explicit_cut(run)
+        _explicit_cut(run, opts.cut)
     _rounds(run)
     _recovery_lines(run)
     if run.h.restores:
@@ -272,9 +273,9 @@ def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf"), gone=
     return ca
 
 
-def _explicit_cut(run: _Run) -> None:
+def _explicit_cut(run: _Run, cut: dict) -> None:
     h = run.h
-    g = parse_cut(h, run.opts.cut)
+    g = parse_cut(h, cut)
     _analyse_cut(run, h, run.dur, g, f"cut {fmt_cut(h.line_to_dict(g))}")
 
 
@@ -306,6 +307,7 @@ def _rounds(run: _Run) -> None:
             if any(e is None for e in cut.values()):
                 continue  # a fallback that names no checkpoint (checker.regional reports it)
         undone = [x for x in (h.first_rollback(e) for e in cut.values() if e) if x is not None]
+        limit: float
         if undone:
             limit = min(undone)
             if any(e and e.line >= limit for e in cut.values()):

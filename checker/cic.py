@@ -53,10 +53,13 @@ Z-path with ``is_zpath``. Timestamps are the re-simulated ones.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
+from typing import Protocol, Self
 
+from snapcheck.checker.intervals import History
 from snapcheck.checker.report import Violation
 from snapcheck.checker.zcycles import is_zpath
-from snapcheck.traces.model import MARKERS
+from snapcheck.traces.model import MARKERS, Event, Trace
 
 INF = float("inf")
 
@@ -82,7 +85,7 @@ class BCSVars:
         self.i = i
         self.sn = 0
 
-    def copy(self):
+    def copy(self) -> BCSVars:
         """A copy (the variables saved with a checkpoint, restored by a ``restore``)."""
         c = BCSVars.__new__(BCSVars)
         c.i, c.sn = self.i, self.sn
@@ -149,7 +152,7 @@ class HMNRGreaterVars:
         self.greater = [False] * n
         self.sent_line = [0] * n  # line of the first send to k in the interval (0: none)
 
-    def copy(self):
+    def copy(self) -> Self:
         c = self.__class__.__new__(self.__class__)
         c.__dict__ = {k: (list(v) if isinstance(v, list) else v) for k, v in self.__dict__.items()}
         return c
@@ -289,10 +292,34 @@ class HMNRClockVars(HMNRGreaterVars):
         return self.clock[self.i]
 
 
-FORMS = {"bcs": BCSVars, "greater": HMNRGreaterVars, "clock": HMNRClockVars}
+class ProtocolVars(Protocol):
+    """What the re-simulation asks of a protocol's variables at one process (``BCSVars``,
+    ``HMNRGreaterVars``, ``HMNRClockVars``; the methods are documented on ``BCSVars``).
+
+    >>> v = FORMS["clock"](2, 0)
+    >>> v.checkpoint(None); v.timestamp(), v.copy().vars()
+    (1, {'clock': [1, 0], 'ckpt': [1, 0], 'taken': [False, True]})
+    """
+
+    i: int
+
+    def copy(self) -> ProtocolVars: ...
+    def piggyback(self, k: int, line: int) -> dict: ...
+    def condition(self, j: int, pb: dict) -> str | None: ...
+    def checkpoint(self, pb: dict | None) -> None: ...
+    def deliver(self, j: int, pb: dict) -> None: ...
+    def vars(self) -> dict: ...
+    def timestamp(self) -> int: ...
 
 
-def detect_form(trace, kind: str) -> str:
+FORMS: dict[str, Callable[[int, int], ProtocolVars]] = {
+    "bcs": BCSVars,
+    "greater": HMNRGreaterVars,
+    "clock": HMNRClockVars,
+}
+
+
+def detect_form(trace: Trace, kind: str) -> str:
     """The form of the CIC rules of ``trace`` (``kind``: the header's ``params.cic``):
     ``bcs``; for HMNR ``params.form``, else ``clock`` when the logged piggybacks or
     checkpoint variables have a ``clock`` key, else ``greater``.
@@ -356,7 +383,7 @@ class Resimulation:
     (['missing-forced-checkpoint'], [], 1)
     """
 
-    def __init__(self, trace, h, form: str):
+    def __init__(self, trace: Trace, h: History, form: str):
         self.trace = trace
         self.h = h
         self.form = form
@@ -384,10 +411,10 @@ class Resimulation:
         ]
         self.state = [make(n, i) for i in range(n)]
         self.initial = [make(n, i) for i in range(n)]
-        self.saved: dict[tuple, object] = {}
+        self.saved: dict[tuple, ProtocolVars] = {}
         self.timestamps: dict[tuple, int] = {(p, 0): 0 for p in procs}
         self.eff_pb: dict[str, dict] = {}
-        self.send_of: dict[str, object] = {}
+        self.send_of: dict[str, Event] = {}
         self.decisions: list[Decision] = []
         self.conformance: list[Violation] = []
         self.efficiency: list[Violation] = []
@@ -552,10 +579,11 @@ class Resimulation:
 
     def _values(self, i: int, pb: dict) -> str:
         st = self.state[i]
-        if self.form == "bcs":
+        if isinstance(st, BCSVars):
             return f"m.sn = {pb['sn']}, sn = {st.sn}"
+        assert isinstance(st, HMNRGreaterVars)  # FORMS: the other two forms are HMNR's
         me = st.i
-        if self.form == "greater":
+        if not isinstance(st, HMNRClockVars):  # the greater[] form
             return (
                 f"m.lc = {pb['lc']}, lc = {st.lc}, m.ckpt[{me}] = {pb['ckpt'][me]}, ckpt[{me}] = {st.ckpt[me]}, "
                 f"m.taken[{me}] = {bool(pb['taken'][me])}"
@@ -587,7 +615,9 @@ class Resimulation:
 
 
 # -- timestamps along Z-paths ---------------------------------------------------------------
-def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int) -> tuple[list[Violation], int]:
+def timestamp_violations(
+    h: History, graph, comp: list[int], ts: dict, max_witnesses: int
+) -> tuple[list[Violation], int]:
     """``timestamp-order`` violations (property ``timestamps``, module docstring):
     checkpoint timestamps ``ts`` (``{(proc, ckpt): ts}``) must strictly increase on every
     process and along every Z-path, the certificate of Z-cycle freedom of BCS and HMNR.
@@ -625,7 +655,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
                         f"{p}'s checkpoint {h.label(i, x)} (line {h.ckpt_line(i, x)}) has timestamp {b}, not greater "
                         f"than the timestamp {a} of its previous checkpoint {h.label(i, x - 1)}: timestamps must "
                         f"strictly increase on every process.",
-                        [h.ckpt_line(i, x), h.ckpt_line(i, x - 1)],
+                        [ln for ln in (h.ckpt_line(i, x), h.ckpt_line(i, x - 1)) if ln],  # (C_i,0 may be implied)
                         {"checkpoints": [[p, h.label(i, x - 1)], [p, h.label(i, x)]]},
                     )
                 )
@@ -657,7 +687,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
             b = ts_at(j, y)
             if b is not None and best[comp[graph.node(j, y)]] >= b:
                 bad.append((j, y))
-    radj = None
+    radj: list[list[int]] | None = None
     for j, y in bad:
         if len(out) >= max_witnesses:
             omitted += 1
@@ -693,7 +723,7 @@ def timestamp_violations(h, graph, comp: list[int], ts: dict, max_witnesses: int
     return out, omitted
 
 
-def _zpath_witness(h, graph, radj, ts_at, j: int, y: int):
+def _zpath_witness(h: History, graph, radj, ts_at, j: int, y: int):
     """A source checkpoint C_{i,x} with ts ≥ ts(C_{j,y}) that Z-precedes it, and the messages."""
     target = graph.node(j, y)
     b = ts_at(j, y)

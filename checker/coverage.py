@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
 from snapcheck.checker.options import NOT_SELECTED, PROPERTIES
+from snapcheck.traces.model import Trace
 
 
 def _cut(run) -> str:
@@ -197,11 +198,11 @@ class RequestedFault:
         return asdict(self)
 
 
-def _fail_counts(trace) -> Counter:
+def _fail_counts(trace: Trace) -> Counter:
     return Counter(e.proc for e in trace.events if e.type == "fail")
 
 
-def requested_faults(trace) -> list[RequestedFault]:
+def requested_faults(trace: Trace) -> list[RequestedFault]:
     """The faults the trace's header says were requested, in header order, each with
     whether it happened (module docstring): the producer's own ``fired`` when it gives
     one, else the ``fail`` events of the targeted process, matched one to one.
@@ -257,7 +258,9 @@ def requested_faults(trace) -> list[RequestedFault]:
             if isinstance(item, (list, tuple)) and len(item) == 2:
                 out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
         flink = meta.get("flink") or {}
-        fired = flink.get("fired") if isinstance(flink.get("fired"), dict) else {}
+        fired = flink.get("fired")
+        if not isinstance(fired, dict):
+            fired = {}
         for spec in flink.get("faults") or ():
             ok = spec in fired
             out.append(

@@ -97,6 +97,7 @@ class Durability:
         out: set[str] = set()
         for evs in self.records.values():
             for e in evs:
+                assert e.mids is not None  # required of a record
                 out.update(e.mids)
         return out
 

@@ -13,9 +13,10 @@ computed here with the checker's own recovery-line analysis.
 from __future__ import annotations
 
 from snapcheck.checker.options import CheckOptions
+from snapcheck.traces.model import Trace
 
 
-def options_from_expected(trace, base: CheckOptions | None = None) -> CheckOptions:
+def options_from_expected(trace: Trace, base: CheckOptions | None = None) -> CheckOptions:
     """``CheckOptions`` with the trace's ``metadata.expected.check`` applied (cut, failures,
     semantics); fields ``base`` sets explicitly win.
 
@@ -40,7 +41,7 @@ def _norm_line(line: dict) -> dict:
     return {p: ("V" if isinstance(v, str) and v.upper() == "V" else int(v)) for p, v in line.items()}
 
 
-def compare_expected(trace, report) -> list[str]:
+def compare_expected(trace: Trace, report) -> list[str]:
     """The mismatches between ``report`` and the trace's ``metadata.expected``, one sentence
     each (``[]``: the expectation holds). Recovery lines and the domino flag of failure
     sets the report did not compute are computed here.
@@ -96,7 +97,7 @@ def compare_expected(trace, report) -> list[str]:
     return out
 
 
-def _lines(trace, report, labels: set[str], semantics: str) -> dict:
+def _lines(trace: Trace, report, labels: set[str], semantics: str) -> dict:
     from snapcheck.checker.durability import Durability
     from snapcheck.checker.intervals import History
     from snapcheck.checker.recovery_report import analyse_failure_set, parse_failures

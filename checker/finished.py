@@ -121,7 +121,7 @@ def finished_violations(run) -> list[Violation]:
                         "finished-tasks",
                         f"process {p}",
                         f"{p} finished at line {fin.line} and retires at line {end.line}, but {why}.",
-                        [fin.line, end.line, final.line if final else None],
+                        [fin.line, end.line] + ([final.line] if final else []),
                         {"process": p},
                     )
                 )

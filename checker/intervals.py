@@ -64,7 +64,7 @@ class Msg:
 
     __slots__ = ("mid", "ch", "seq", "src", "s", "dst", "r", "send_line", "recv_line", "nrecv", "k")
 
-    def __init__(self, mid, ch, seq, src, s, dst, send_line, k):
+    def __init__(self, mid: str, ch: str, seq: int | None, src: int, s: int, dst: int, send_line: int, k: int) -> None:
         self.k = k  # index in ``History.msgs``
         self.mid = mid
         self.ch = ch
@@ -72,9 +72,9 @@ class Msg:
         self.src = src
         self.s = s
         self.dst = dst
-        self.r = None
+        self.r: int | None = None
         self.send_line = send_line
-        self.recv_line = None
+        self.recv_line: int | None = None
         self.nrecv = 0
 
     def __repr__(self) -> str:
@@ -122,6 +122,9 @@ class History:
                        checkpoint made effective again (``first_rollback``)
       trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
     """
+
+    _barrier_mids: set[str]  # built on first use (``barrier_mids``)
+    _sent_ever: dict[str, Event]  # built on first use (``sent_ever``)
 
     def __init__(
         self,
@@ -203,6 +206,7 @@ class History:
             for j, ev in enumerate(seg):
                 rolled[id(ev)] = line
                 if ev.type == "checkpoint":
+                    assert ev.ckpt is not None  # required of a checkpoint
                     del pos[ev.ckpt]
                     gone[ev.ckpt] = (base, seg[: j + 1])
             del eff[pos[base] + 1 :]
@@ -223,12 +227,13 @@ class History:
                     common = 0
                     while common < min(len(eff), len(back)) and eff[common] is back[common]:
                         common += 1
-                    base = max((c for c, i in pos.items() if i < common), key=pos.get)
+                    base = max((c for c, i in pos.items() if i < common), key=pos.__getitem__)
                     roll_back(base, e.line)
                     for ev in back[len(eff) :]:
                         self.resurrected.setdefault(id(ev), rolled.pop(id(ev)))
                         eff.append(ev)
                         if ev.type == "checkpoint":
+                            assert ev.ckpt is not None
                             pos[ev.ckpt] = len(eff) - 1
                             gone.pop(ev.ckpt, None)
                 else:
@@ -243,6 +248,7 @@ class History:
                     self.restores.append(e)
             elif t != "fail" and t != "retire":
                 if t == "checkpoint":
+                    assert e.ckpt is not None
                     pos[e.ckpt] = len(eff)
                 eff.append(e)
         return eff
@@ -255,6 +261,7 @@ class History:
         remapped = self.remapped
         moved: dict[str, Msg] = {}
         self.moved = moved
+        m: Msg | None
         effs = [self._effective(p) for p in self.procs]  # every rollback is known before ``_moves``
         for p in self.trace.header.processes:
             if p.role != "external":
@@ -271,11 +278,13 @@ class History:
         barriers: set[str] = set()
         add_msg, add_recv, get_dst = msgs.append, recv_at.append, dst_of.get
         for i, eff in enumerate(effs):
-            nums, cevs, at = [0], [None], [-1]
+            nums, at = [0], [-1]
+            cevs: list[Event | None] = [None]
             c = 1
             for j, e in enumerate(eff):
                 t = e.type
                 if t == "send":
+                    assert e.mid is not None and e.ch is not None  # required of every message event
                     if e.kind in MARKERS:
                         barriers.add(e.mid)
                     else:
@@ -287,12 +296,13 @@ class History:
                     if e.ch in dst_of:
                         add_recv((e, i, c))
                 elif t == "replay" and remapped and self._moves(e):
+                    assert e.mid is not None and e.ch is not None
                     d = get_dst(e.ch)
                     if d is not None:
                         m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))
                         add_msg(m)
                 elif t == "checkpoint":
-                    if e.ckpt:
+                    if e.ckpt:  # required: not None
                         c += 1
                         nums.append(e.ckpt)
                         cevs.append(e)
@@ -310,6 +320,7 @@ class History:
         recvs: dict[str, list[Event]] = {}
         ghosts: list[Event] = []
         for e, i, c in recv_at:
+            assert e.mid is not None
             o = orig.get(e.mid, e.mid)
             m = by_mid.get(o)
             if m is None:
@@ -350,6 +361,7 @@ class History:
         rescale's): then the replay moves the record anew."""
         if e.ch not in self.remapped:
             return False
+        assert e.replay_of is not None  # required of a replay
         parent = self.sent_ever(e.replay_of)
         if parent is None or parent.ch != e.ch:
             return True
@@ -367,11 +379,12 @@ class History:
         """The remapped incarnation ``mid`` is (or replays), if any: a record recovered
         on the new channel a restore at another parallelism mapped its channel onto."""
         moved, parent = self.moved, self.parent
-        while mid is not None:
-            m = moved.get(mid)
+        cur: str | None = mid
+        while cur is not None:
+            m = moved.get(cur)
             if m is not None:
                 return m
-            mid = parent.get(mid)
+            cur = parent.get(cur)
         return None
 
     def resolve(self, mid: str) -> str:

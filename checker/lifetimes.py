@@ -16,6 +16,8 @@ state (position 0).
 
 from __future__ import annotations
 
+from snapcheck.traces.model import Trace
+
 
 class Lifetimes:
     """When each process of ``trace`` belongs to the job (module docstring), from its
@@ -51,7 +53,7 @@ class Lifetimes:
     [2, 0]
     """
 
-    def __init__(self, trace, index) -> None:
+    def __init__(self, trace: Trace, index) -> None:
         self.appears = {p.id for p in trace.header.processes if p.appears}
         self.first: dict[str, int] = {}
         for p, evs in index.by_proc.items():

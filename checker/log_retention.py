@@ -26,9 +26,10 @@ from bisect import bisect_left
 
 from snapcheck.checker.intervals import EXTERNAL
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import Trace
 
 
-def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
+def premature_truncations(trace: Trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
     """``premature-truncation`` violations (property ``log-retention``, module docstring):
     a ``log_truncate`` removes a message that is in transit with respect to ``R``, the
     restart-all recovery line of the trace before the truncation. Returns the first
@@ -61,10 +62,10 @@ def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[
         removed.setdefault(line, []).append(mid)
     out: list[Violation] = []
     omitted = 0
-    seg = None
-    seg_end = -1
+    seg: PrefixLines | None = None
+    seg_end: int | None = -1
     prev = None
-    R = None
+    R: list[int] | None = None
     for e in events:
         if e.type != "log_truncate":
             prev = e
@@ -78,6 +79,7 @@ def premature_truncations(trace, ix, history, dur, max_witnesses: int) -> tuple[
                 seg = PrefixLines(history(end))
             R = seg.line(line)
         prev = e
+        assert seg is not None and R is not None  # set at the first truncation of the run
         h = seg.h
         for mid in removed.get(line, ()):
             m = h.by_mid.get(mid)

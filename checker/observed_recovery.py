@@ -43,10 +43,10 @@ from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.recovery_line import bound, rl_fix
 from snapcheck.checker.report import Violation
-from snapcheck.traces.model import MARKERS
+from snapcheck.traces.model import MARKERS, Event, Trace
 
 
-def recovery_groups(trace) -> list[list]:
+def recovery_groups(trace: Trace) -> list[list]:
     """The observed recoveries of ``trace``: its ``restore`` events grouped by their
     ``recovery`` id, or else into maximal runs that end when a restored process does
     anything but restore (or fail), in file order.
@@ -104,7 +104,9 @@ class ObservedRecovery:
     ({'A': 1, 'B': 'V'}, {'A': 1, 'B': 0}, ['inconsistent-restore'])
     """
 
-    def __init__(self, trace, h: History, number: int, restores: list, semantics: str):
+    _durability: Durability  # built on first use (``durability``)
+
+    def __init__(self, trace: Trace, h: History, number: int, restores: list, semantics: str):
         self.number = number
         self.subject = f"recovery {restores[0].recovery if restores[0].recovery is not None else number}"
         last = max(e.line for e in restores)
@@ -196,15 +198,16 @@ class ObservedRecovery:
         out = []
         for e in hp.ghost_recvs:
             i = hp.index.get(e.proc)
-            x = self.g[i] if i is not None else None
-            if e.proc not in self.restore_line or x is None or x > hp.L[i]:
+            if i is None or e.proc not in self.restore_line or self.g[i] > hp.L[i]:
                 continue
+            x = self.g[i]
             ck = hp.ckpt_ev[i][x]
             if ck is None or e.line > ck.line:
                 continue
+            assert e.mid is not None  # a receive names its message
             sent = hp.sent_ever(hp.resolve(e.mid))
             undone = hp.rolled_back.get(id(sent)) if sent is not None else None
-            if undone is None or (sent.ch, sent.seq) in regenerated:
+            if sent is None or undone is None or (sent.ch, sent.seq) in regenerated:
                 continue
             out.append(
                 Violation(
@@ -303,6 +306,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
     recorded: set[str] = set()
     for e in rec.restores:
         for r in dur.records.get((e.proc, e.ckpt), ()):
+            assert r.mids is not None  # required of a record
             recorded.update(hp.resolve(mid) for mid in r.mids)
     reached: dict[str, set[str]] = {}
     for p in rec.restore_line:
@@ -361,6 +365,7 @@ def _fifo_successor(h: History, m, dst: str, after: int):
         return None
     for e in h.eff[h.index[dst]]:
         if e.line > after and e.type == "recv" and e.ch == m.ch:
+            assert e.mid is not None  # a receive names its message
             o = h.by_mid.get(h.resolve(e.mid))
             if o is not None and o.seq is not None and o.seq > m.seq:
                 return e
@@ -400,14 +405,16 @@ def duplicate_violations(h: History) -> list[Violation]:
     []
     """
     effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
-    seen: dict[tuple, object] = {}
+    seen: dict[tuple, Event] = {}
     out = []
     for i, eff in enumerate(h.eff):
         for e in eff:
             if e.type != "recv" or e.ch not in h.ch_ends:
                 continue
+            assert e.mid is not None  # a receive names its message
             o = h.resolve(e.mid)
             m = h.by_mid.get(o)
+            key: tuple  # the message's identity: (channel, seq), or (channel, original mid) without a seq
             if m is not None:
                 key = (m.ch, m.seq) if m.seq is not None else (m.ch, o)
                 if m.dst != i and h.moved:  # recovered on a new channel after a rescale:

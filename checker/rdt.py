@@ -16,12 +16,12 @@ witness is a Z-path from ``C_{j,y−1}`` to ``C_{i,x}`` that no causal path doub
 
 from __future__ import annotations
 
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rgraph import Graph, scc_labels
 
 
-def tdv(h) -> list[list[list[int]]]:
+def tdv(h: History) -> list[list[list[int]]]:
     """The transitive dependency vector of every stable checkpoint: ``out[i][x]`` is
     ``TDV(C_{i,x})`` for ``x = 0..L_i`` (Wang, "Consistent Global Checkpoints that Contain a
     Given Set of Local Checkpoints", 1997).
@@ -66,12 +66,14 @@ def tdv(h) -> list[list[list[int]]]:
                     out[i].append(list(d))
                     d[i] += 1
             elif t == "send":
+                assert e.mid is not None  # required of a message event
                 m = by_mid.get(e.mid)
                 if m is not None:
                     pig[e.mid] = list(d)
                     if e.mid in waiting:
                         work.extend(waiting.pop(e.mid))
             elif t == "recv":
+                assert e.mid is not None
                 o = resolve(e.mid)
                 m = by_mid.get(o)
                 if m is not None and m.src != EXTERNAL:
@@ -134,7 +136,7 @@ def rmax(g: Graph) -> list[list[int]]:
     return [vec[comp[v]] for v in range(g.nodes)]
 
 
-def rdt_violations(h, g: Graph, max_witnesses: int) -> tuple[list[Violation], int]:
+def rdt_violations(h: History, g: Graph, max_witnesses: int) -> tuple[list[Violation], int]:
     """``rdt`` violations: stable checkpoints with a rollback dependency that is not
     causally tracked (Wang, "Consistent Global Checkpoints that Contain a Given Set of
     Local Checkpoints", 1997).
@@ -155,7 +157,7 @@ def rdt_violations(h, g: Graph, max_witnesses: int) -> tuple[list[Violation], in
     """
     T = tdv(h)
     R = rmax(g)
-    out = []
+    out: list[Violation] = []
     omitted = 0
     for i in range(h.n):
         for x in range(h.L[i] + 1):
@@ -175,7 +177,7 @@ def rdt_violations(h, g: Graph, max_witnesses: int) -> tuple[list[Violation], in
     return out, omitted
 
 
-def _violation(h, g: Graph, i, x, j, y, t) -> Violation:
+def _violation(h: History, g: Graph, i, x, j, y, t) -> Violation:
     path = g.fewest_messages_path(g.node(j, y), g.node(i, x))
     msgs = [h.msgs[k] for k in path] if path else []
     name = h.ckpt_name(i, x)
@@ -189,7 +191,10 @@ def _violation(h, g: Graph, i, x, j, y, t) -> Violation:
         f"TDV(C)[{h.procs[j]}] = {t}: the dependency of C on {src} is not causally tracked — a contradiction "
         f"with rollback-dependency trackability."
     )
-    lines = sorted({ln for m in msgs for ln in (m.send_line, m.recv_line)} | {ln for ln in (h.ckpt_line(i, x),) if ln})
+    lines = sorted(
+        {ln for m in msgs for ln in (m.send_line, m.recv_line) if ln is not None}  # (all received)
+        | {ln for ln in (h.ckpt_line(i, x),) if ln}
+    )
     return Violation(
         "rdt",
         "rdt",

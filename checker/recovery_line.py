@@ -27,11 +27,11 @@ checkpoint graph, is in ``rollback_propagation.py``):
 
 from __future__ import annotations
 
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.rgraph import Graph
 
 
-def bound(h, failed: list[int], semantics: str) -> list[int]:
+def bound(h: History, failed: list[int], semantics: str) -> list[int]:
     """The bound ``U`` below which the recovery line of the failed processes ``failed``
     (indices) lies: ``U_f = L_f`` for a failed process (its volatile state is lost) and
     ``U_i = L_i + 1 = V_i`` for a survivor under ``partial`` semantics; ``U_i = L_i`` for
@@ -53,7 +53,7 @@ def bound(h, failed: list[int], semantics: str) -> list[int]:
     return U
 
 
-def failure_label(h, failed: list[int] | None, all_: bool = False) -> str:
+def failure_label(h: History, failed: list[int] | None, all_: bool = False) -> str:
     """The label of a failure set in reports: ``all`` (restart-all), ``none``, or the
     failed process ids sorted and joined by commas.
 
@@ -100,7 +100,7 @@ class Step:
         self.cause = cause  # index of the step that lowered `other` last, or -1 (its bound)
 
 
-def rl_fix(h, U: list[int], nodrop=()) -> tuple[list[int], list[Step], list[int]]:
+def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], list[int]]:
     """RL-FIX: the maximum consistent global checkpoint ``G ≤ U`` (docs/theory.md,
     "RL-FIX"), and with ``nodrop`` (messages that nothing can replay) the maximal line
     that loses none of them.
@@ -169,7 +169,7 @@ def rl_fix(h, U: list[int], nodrop=()) -> tuple[list[int], list[Step], list[int]
     return g, steps, last
 
 
-def r_mark(h, U: list[int], graph: Graph | None = None) -> list[int]:
+def r_mark(h: History, U: list[int], graph: Graph | None = None) -> list[int]:
     """R-MARK: the recovery line below ``U`` by marking the R-graph (Wang, "Consistent
     Global Checkpoints that Contain a Given Set of Local Checkpoints", 1997, and the
     marking procedure of Elnozahy, Alvisi, Wang and Johnson, "A Survey of
@@ -201,7 +201,7 @@ def r_mark(h, U: list[int], graph: Graph | None = None) -> list[int]:
     return line
 
 
-def one_step(h, U: list[int]) -> list[int]:
+def one_step(h: History, U: list[int]) -> list[int]:
     """The bound after a single round of propagation from ``U``: every receiver of an
     orphan of ``U`` drops below that receive, nothing more (orphans with respect to
     ``U`` only, not a recovery line).
@@ -220,7 +220,7 @@ def one_step(h, U: list[int]) -> list[int]:
     return g
 
 
-def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> list[str]:
+def chain(h: History, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> list[str]:
     """The "why did P roll back" explanation: the cascade of RL-FIX steps that ends at the
     last lowering of ``proc``, starting from a process at its bound (docs/theory.md,
     "RL-FIX"), one sentence per step (``explain_step``). Long (domino) cascades keep their
@@ -233,7 +233,7 @@ def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> 
     >>> [sentence.split(" because")[0] for sentence in chain(h, steps, last, 1)]
     ['P0: 3 -> 2', 'P1: 2 -> 1', 'P0: 2 -> 1', 'P1: 1 -> 0']
     """
-    idx = []
+    idx: list[int] = []
     k = last[proc]
     while k >= 0 and len(idx) <= len(steps):
         idx.append(k)
@@ -249,7 +249,7 @@ def chain(h, steps: list[Step], last: list[int], proc: int, limit: int = 20) -> 
     )
 
 
-def explain_step(h, st: Step) -> str:
+def explain_step(h: History, st: Step) -> str:
     """One RL-FIX step as a sentence, with trace line and checkpoint numbers.
 
     >>> from snapcheck.traces.golden import golden
@@ -282,7 +282,7 @@ def explain_step(h, st: Step) -> str:
     )
 
 
-def distance(h, U: list[int], g: list[int], in_transit: int) -> dict:
+def distance(h: History, U: list[int], g: list[int], in_transit: int) -> dict:
     """The rollback distance of line ``g`` from bound ``U``, per process and in total:
     stable checkpoints rolled back (``min(U_i, L_i) − g_i``), effective events undone,
     and ``in_transit``, the number of messages to replay (given by the caller).

@@ -19,7 +19,7 @@ independent algorithms that must agree, docs/theory.md, "Recovery lines"), and a
 from __future__ import annotations
 
 from snapcheck.checker.cuts import in_transit
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.options import CheckerUsageError
 from snapcheck.checker.recovery_line import bound, chain, distance, r_mark, rl_fix
 from snapcheck.checker.rgraph import Graph
@@ -28,7 +28,7 @@ from snapcheck.checker.rollback_propagation import rollback_propagation
 CROSSCHECK_RP_MAX_NODES = 4000
 
 
-def parse_failures(h, failures) -> tuple[list[int], str]:
+def parse_failures(h: History, failures) -> tuple[list[int], str]:
     """``(failed process indices, label)`` for a failure set given as ``None``, ``"all"``,
     ``"none"``, a list of process ids or ``"P0,P1"``. A process that is unknown or outside
     every global checkpoint (a coordinator, an external input) is a
@@ -67,7 +67,7 @@ def parse_failures(h, failures) -> tuple[list[int], str]:
     return out, ",".join(sorted(h.procs[i] for i in out))
 
 
-def parse_cut(h, cut: dict) -> list[int]:
+def parse_cut(h: History, cut: dict) -> list[int]:
     """The positions of an explicit cut ``{process: checkpoint number or "V"}`` (trace
     checkpoint numbers, as ``notation.parse_cut`` reads them); every participant must be
     given, and a checkpoint outside the effective history is a ``CheckerUsageError``.
@@ -109,7 +109,7 @@ def parse_cut(h, cut: dict) -> list[int]:
     return g
 
 
-def never_recoverable(h, dur) -> list:
+def never_recoverable(h: History, dur) -> list:
     """The delivered messages that nothing can replay after any recovery: not from an
     external input, never recorded in any channel state, not in a durable log at the end
     of the trace (``dur``: a ``Durability``). Their no-drop constraints give the
@@ -130,7 +130,7 @@ def never_recoverable(h, dur) -> list:
     ]
 
 
-def unrecoverable_in_transit(h, dur, g: list[int], transit: list) -> list:
+def unrecoverable_in_transit(h: History, dur, g: list[int], transit: list) -> list:
     """The messages of ``transit`` (in transit with respect to line ``g``) that recovery to
     ``g`` cannot replay: not from an external input, not in the channel state recorded
     with ``g``'s checkpoints, not in a durable log at the end of the trace.

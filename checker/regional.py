@@ -62,6 +62,7 @@ from bisect import bisect_left
 
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rounds import is_complete, resolve
+from snapcheck.traces.model import Event
 
 PROPERTIES = ("regional-restore", "regional-cut", "regional-commit", "split-assignment", "agreement", "regional-drift")
 
@@ -170,6 +171,7 @@ def restore_violations(ix, comp: Completions) -> list[Violation]:
             named = comp.cut[n].get(proc) if n in comp.cut else (0, 0) if n is None else None
             want = None if named is None or named[0] is None else _ck(named[0])
             if want is not None and ck != want:
+                assert named is not None  # want is derived from it
                 out.append(
                     Violation(
                         "restore-unnamed",
@@ -466,7 +468,12 @@ def split_violations(h, ix, comp: Completions) -> list[Violation]:
             holders = [
                 p for p in readers if cut.get(p, (None,))[0] is not None and s in held[p].get(_ck(cut[p][0]), ())
             ]
-            if owner in readers and cut.get(owner, (None,))[0] is not None and owner not in holders:
+            if (
+                isinstance(owner, str)
+                and owner in readers
+                and cut.get(owner, (None,))[0] is not None
+                and owner not in holders
+            ):
                 ev, k = cut.get(owner, (None, None))
                 out.append(
                     Violation(
@@ -513,7 +520,7 @@ def split_violations(h, ix, comp: Completions) -> list[Violation]:
 
 def _split_records(h, ix, sp: _Splits) -> list[Violation]:
     """``split-duplicate`` and ``split-lost`` in the final effective history."""
-    seen: dict[tuple, object] = {}
+    seen: dict[tuple, Event] = {}
     out: list[Violation] = []
     for eff in h.eff:
         for e in eff:

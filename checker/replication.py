@@ -34,9 +34,10 @@ left to do); a process that did not fail and still holds data messages that arri
 from __future__ import annotations
 
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import Event, Trace
 
 
-def replicas_of(trace) -> dict[str, list[str]]:
+def replicas_of(trace: Trace) -> dict[str, list[str]]:
     """The replicated tasks the trace header declares (``protocol.params.replicas``): task
     -> its replica processes; ``{}`` when there are none.
 
@@ -51,14 +52,15 @@ def replicas_of(trace) -> dict[str, list[str]]:
 
 
 class _Replication:
-    def __init__(self, trace, replicas: dict[str, list[str]]):
+    def __init__(self, trace: Trace, replicas: dict[str, list[str]]):
         self.replicas = replicas
         self.logical = {r: task for task, rs in replicas.items() for r in rs}
         self.chan = {c.id: c for c in trace.header.channels}
-        self.sends: dict[str, object] = {}
+        self.sends: dict[str, Event] = {}
         self.failed: set[str] = set()
         for e in trace.events:
             if e.type == "send":
+                assert e.mid is not None  # required of a send
                 self.sends[e.mid] = e
             elif e.type == "fail":
                 self.failed.add(e.proc)
@@ -68,12 +70,14 @@ class _Replication:
     def name(self, proc: str) -> str:
         return self.logical.get(proc, proc)
 
-    def data(self, ch: str) -> bool:
-        c = self.chan.get(ch)
+    def data(self, ch: str | None) -> bool:
+        """Is ``ch`` (an event's channel, None: it has none) a data channel?"""
+        c = self.chan.get(ch) if ch is not None else None
         return c is not None and (c.kind or "data") == "data"
 
     def identity(self, mid: str) -> tuple:
         s = self.sends[mid]
+        assert s.ch is not None  # required of a send
         c = self.chan[s.ch]
         return (self.name(c.src), self.name(c.dst), s.seq)
 
@@ -86,7 +90,7 @@ def _hb(e):
     return e.attrs.get("heartbeat") if e.attrs else None
 
 
-def agreement_violations(trace, rp: _Replication) -> list[Violation]:
+def agreement_violations(trace: Trace, rp: _Replication) -> list[Violation]:
     """``replica-agreement`` violations (module docstring): replicas of one task whose
     consumed sequences differ on their common prefix (``replica-order-divergence``), or
     that emit different values under one logical identity
@@ -138,6 +142,7 @@ def agreement_violations(trace, rp: _Replication) -> list[Violation]:
             for e in by_proc.get(r, []):
                 if e.type != "send" or not rp.data(e.ch):
                     continue
+                assert e.mid is not None  # required of a send
                 ident = rp.identity(e.mid)
                 seen = sent.setdefault(ident, (r, e))
                 r0, e0 = seen
@@ -165,7 +170,7 @@ def agreement_violations(trace, rp: _Replication) -> list[Violation]:
     return out
 
 
-def delivery_violations(trace, rp: _Replication) -> list[Violation]:
+def delivery_violations(trace: Trace, rp: _Replication) -> list[Violation]:
     """``replica-delivery`` violations (module docstring): a receiver of a replicated
     task's output that picks one logical identity twice (``dedup-duplicate``) or never,
     although it did not fail (``dedup-lost``). ``rp``: the trace's replication structure.
@@ -187,10 +192,12 @@ def delivery_violations(trace, rp: _Replication) -> list[Violation]:
     receivers: set[str] = set()
     for e in trace.events:
         if e.type == "send" and rp.data(e.ch) and e.proc in rp.logical:
+            assert e.ch is not None and e.mid is not None  # required of a send
             dst = rp.chan[e.ch].dst
             receivers.add(dst)
             sent.setdefault(rp.identity(e.mid), e.line)
         elif e.type == "recv" and e.mid in rp.sends and rp.sends[e.mid].proc in rp.logical and rp.data(e.ch):
+            assert e.mid is not None  # required of a recv
             picked.setdefault((e.proc, rp.identity(e.mid)), []).append(e.line)
         elif e.type == "discard" and e.mid in rp.sends and rp.sends[e.mid].proc in rp.logical:
             dropped.setdefault((e.proc, rp.identity(e.mid)), e.line)
@@ -230,7 +237,7 @@ def delivery_violations(trace, rp: _Replication) -> list[Violation]:
     return out
 
 
-def liveness_violations(trace, rp: _Replication) -> list[Violation]:
+def liveness_violations(trace: Trace, rp: _Replication) -> list[Violation]:
     """``replica-stalled`` (property ``replica-liveness``): a process that did not fail
     ends the trace with data messages that arrived and were neither consumed nor
     discarded, e.g. a round-robin merge that waits for a quiet input. ``rp``: the
@@ -248,17 +255,18 @@ def liveness_violations(trace, rp: _Replication) -> list[Violation]:
     for proc, events in trace.by_process().items():
         if proc in rp.failed:
             continue
-        waiting: dict[str, object] = {}
+        waiting: dict[str, Event] = {}
         for e in events:
             if e.type == "arrive" and rp.data(e.ch) and e.mid in rp.sends and _hb(rp.sends[e.mid]) is None:
                 waiting[e.mid] = e
             elif e.type in ("recv", "discard"):
+                assert e.mid is not None  # required of a message event
                 waiting.pop(e.mid, None)
             elif e.type == "restore":
                 waiting.clear()
         if waiting:
             stuck = sorted(waiting.values(), key=lambda e: e.line)
-            chans = sorted({e.ch for e in stuck})
+            chans = sorted({e.ch for e in stuck if e.ch is not None})  # arrive events all name theirs
             inputs = sorted(
                 {rp.chan[c].src for c in rp.chan if rp.chan[c].dst == proc and rp.data(c)}
                 - {rp.chan[c].src for c in chans}

@@ -44,6 +44,7 @@ group and the old channel.
 from __future__ import annotations
 
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import Event, Trace
 
 
 def _ranges(values: list[int]) -> list[list[int]]:
@@ -95,7 +96,7 @@ class Ownership:
     ('agg', {2, 3}, {0, 1, 2, 3}, {'N': {0, 1, 2, 3}})
     """
 
-    def __init__(self, trace, restores_with_sources: list) -> None:
+    def __init__(self, trace: Trace, restores_with_sources: list) -> None:
         self.operator = {p.id: p.operator or p.id for p in trace.header.processes}
         self.kg: dict[str, set[int]] = {}
         self.parts: dict[str, set[str]] = {}
@@ -150,7 +151,7 @@ class Rescale:
     ('rescale at line 6 (recovery 1)', 1, ['N'], {'A0': 1, 'A1': 1})
     """
 
-    def __init__(self, trace, ix, group: list, own: Ownership) -> None:
+    def __init__(self, trace: Trace, ix, group: list, own: Ownership) -> None:
         self.group = group
         self.own = own
         self.start = min(e.line for e in group)
@@ -250,7 +251,7 @@ def state_violations(rs: Rescale) -> list[Violation]:
                         f"{e.proc} restores state from checkpoint {s['proc']}:{s['ckpt']} (restore at line {e.line}), "
                         f"which belongs to round {r}, but {rs.subject} restores round {rs.round}: the restored state "
                         "mixes two rounds.",
-                        [e.line, ck.line if ck else None],
+                        [e.line] + ([ck.line] if ck else []),
                         {"checkpoints": [[s["proc"], s["ckpt"]]], "round": rs.round},
                     )
                 )
@@ -421,9 +422,10 @@ def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
     return out
 
 
-def _ckpt_line(rs: Rescale, q: str) -> int | None:
+def _ckpt_line(rs: Rescale, q: str) -> int:
+    """The line of ``q``'s checkpoint of the rescaled round (0, which a witness omits: none)."""
     ev = rs.ckpt_ev.get((q, rs.old_ckpt.get(q)))
-    return ev.line if ev is not None else None
+    return ev.line if ev is not None else 0
 
 
 # -- rescale-in-flight ---------------------------------------------------------------------
@@ -433,7 +435,7 @@ class _Deliveries:
     def __init__(self, h, rs: Rescale, send_of: dict) -> None:
         self.recvs: dict[str, list] = {}
         self.replays: dict[str, list] = {}
-        self.first_live: dict[tuple[str, str], object] = {}  # (process, channel) -> first live recv
+        self.first_live: dict[tuple[str, str], Event] = {}  # (process, channel) -> first live recv
         for p in rs.new:
             i = h.index.get(p)
             if i is None:
@@ -489,7 +491,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     chans = ix.channels
     send_of = {e.mid: e for e in ix.of_type("send") if e.kind != "barrier"}
     dv = _Deliveries(h, rs, send_of)
-    mapping: dict[str, list[tuple[str, set[int] | None, object]]] = {}
+    mapping: dict[str, list[tuple[str, set[int] | None, Event]]] = {}
     for e in rs.group:
         for m in e.channels or ():
             mapping.setdefault(m["old"], []).append(
@@ -502,7 +504,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     out: list[Violation] = []
     for c, mids in recorded.items():
         ch = chans[c]
-        op = own.operator.get(ch.dst)
+        op = own.operator[ch.dst]  # a channel joins declared processes
         owners: dict[int, list[str]] = {}
         for p in new_of_op.get(op, ()):
             for k in own.kg.get(p, ()):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, History
 
 
 class Graph:
@@ -60,7 +60,7 @@ class Graph:
 
     __slots__ = ("h", "base", "nodes", "adj", "adjm", "owner", "kind")
 
-    def __init__(self, h, kind: str = "r"):
+    def __init__(self, h: History, kind: str = "r"):
         """``kind`` is "r" (R-graph) or "ckpt" (checkpoint graph)."""
         self.h = h
         self.kind = kind

@@ -34,7 +34,27 @@ states (``round_cut``), and barriers sent to those participants need not arrive.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from snapcheck.checker.report import Violation
+from snapcheck.traces.model import Event, Trace
+
+
+@dataclass(slots=True)
+class Barrier:
+    """A round's barrier sent on a data channel between participants: its send event and
+    the event that received it (None while it is in flight).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> b = rec.barrier("A", "a2b", round=1); rec.recv("B", b)
+    >>> barrier = find_rounds(rec.trace(), {"A", "B"})[1].barriers["a2b"]
+    >>> barrier.send.line, barrier.recv.line
+    (2, 3)
+    """
+
+    send: Event
+    recv: Event | None = None
 
 
 class RoundInfo:
@@ -49,8 +69,8 @@ class RoundInfo:
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
     >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
     >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
-    >>> send, receive = info.barriers["a2b"]
-    >>> info.start_line, sorted(info.ckpts), send.line, receive
+    >>> barrier = info.barriers["a2b"]
+    >>> info.start_line, sorted(info.ckpts), barrier.send.line, barrier.recv
     (2, ['A'], 3, None)
     """
 
@@ -68,21 +88,21 @@ class RoundInfo:
         "complete_attrs",
     )
 
-    def __init__(self, rnd: int):
+    def __init__(self, rnd: int, start_line: int):
         self.round = rnd
-        self.start_line = None
-        self.ckpts: dict[str, object] = {}  # proc -> checkpoint Event (first of the round)
-        self.complete_line = None
-        self.abort_line = None
-        self.fail_line = None
-        self.barriers: dict[str, list] = {}  # channel -> [send Event, receive Event or None]
+        self.start_line = start_line
+        self.ckpts: dict[str, Event] = {}  # proc -> checkpoint Event (first of the round)
+        self.complete_line: int | None = None
+        self.abort_line: int | None = None
+        self.fail_line: int | None = None
+        self.barriers: dict[str, Barrier] = {}  # channel -> its barrier of the round and its receipt
         self.barrier_dst: dict[str, str] = {}  # channel -> its destination
         self.declared_complete = False
         self.fallback: dict[str, int] = {}  # participant -> round it keeps (regional completion)
         self.complete_attrs: dict = {}  # attrs of the (first) round_complete
 
 
-def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
+def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
     """Every coordinated round of ``trace``, by number: its start (the first event that
     names it), checkpoints, barriers, completion, abort and failure (module docstring).
     ``participants``: the processes that take part in global checkpoints.
@@ -103,33 +123,36 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
     def get(r: int, line: int) -> RoundInfo:
         info = rounds.get(r)
         if info is None:
-            info = rounds[r] = RoundInfo(r)
-            info.start_line = line
+            info = rounds[r] = RoundInfo(r, line)
         return info
 
     for e in trace.events:  # the most frequent types first
         t = e.type
         if t == "send":
             if e.kind == "barrier":
-                c = chans.get(e.ch)
+                ch, mid, rnd = e.ch, e.mid, e.round
+                assert ch is not None and mid is not None and rnd is not None  # the validator requires them
+                c = chans.get(ch)
                 if c is not None and c.src in participants and c.dst in participants and c.kind != "control":
-                    info = get(e.round, e.line)
-                    info.barriers.setdefault(e.ch, [e, None])
-                    info.barrier_dst[e.ch] = c.dst
-                    barrier_of[e.mid] = (e.round, e.ch)
+                    info = get(rnd, e.line)
+                    info.barriers.setdefault(ch, Barrier(e))
+                    info.barrier_dst[ch] = c.dst
+                    barrier_of[mid] = (rnd, ch)
         elif t == "recv" or t == "arrive":
             if e.mid in barrier_of:
                 r, ch = barrier_of[e.mid]
                 slot = rounds[r].barriers[ch]
-                if slot[1] is None:
-                    slot[1] = e
+                if slot.recv is None:
+                    slot.recv = e
         elif t == "checkpoint":
             if e.round is not None and e.proc in participants:
                 info = get(e.round, e.line)
                 info.ckpts.setdefault(e.proc, e)
         elif t == "round_start":
+            assert e.round is not None  # required by the trace format, as for the other round_* events
             get(e.round, e.line)
         elif t == "round_complete":
+            assert e.round is not None
             info = get(e.round, e.line)
             if not info.declared_complete:
                 info.complete_attrs = dict(e.attrs or {})
@@ -139,6 +162,7 @@ def find_rounds(trace, participants: set[str]) -> dict[int, RoundInfo]:
             info.declared_complete = True
             info.complete_line = info.complete_line or e.line
         elif t == "round_abort":
+            assert e.round is not None
             info = get(e.round, e.line)
             info.abort_line = info.abort_line or e.line
         elif t == "fail" or t == "protocol_error":  # the run was cut: pending rounds are not judged
@@ -171,12 +195,15 @@ def is_complete(info: RoundInfo, participants: list[str]) -> bool:
     True
     """
     fb = info.fallback
-    received = [rcv for ch, (_, rcv) in info.barriers.items() if info.barrier_dst[ch] not in fb]
+    received = [slot.recv for ch, slot in info.barriers.items() if info.barrier_dst[ch] not in fb]
     if not all(p in info.ckpts or p in fb for p in participants) or any(rcv is None for rcv in received):
         return False
     if info.abort_line is None:
         return True
-    last = max([e.line for p, e in info.ckpts.items() if p not in fb] + [rcv.line for rcv in received], default=0)
+    last = max(
+        [e.line for p, e in info.ckpts.items() if p not in fb] + [rcv.line for rcv in received if rcv is not None],
+        default=0,
+    )
     return last < info.abort_line
 
 
@@ -257,8 +284,8 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
                     f" ({c.src} has no checkpoint of round {info.round})" if c.src not in info.ckpts else ""
                 )
                 pending.append(f"the barrier on {c.id} from {c.src}: {why}")
-            elif slot[1] is None:
-                pending.append(f"the barrier on {c.id} from {c.src}: sent at line {slot[0].line}, never received")
+            elif slot.recv is None:
+                pending.append(f"the barrier on {c.id} from {c.src}: sent at line {slot.send.line}, never received")
         if pending:
             head = (
                 f"{p} (no checkpoint of round {info.round})"
@@ -290,7 +317,7 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
         return []
     lines = sorted(
         {ln for ln in (info.start_line, info.complete_line) if ln}
-        | {slot[0].line for slot in info.barriers.values() if slot[1] is None}
+        | {slot.send.line for slot in info.barriers.values() if slot.recv is None}
     )
     waits = waiting_for(info, participants, trace)
     if info.declared_complete:
@@ -328,6 +355,7 @@ def completion_violations(info: RoundInfo) -> list[Violation]:
     """
     if not info.declared_complete:
         return []
+    assert info.complete_line is not None  # set with declared_complete
     late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line and p not in info.fallback)
     if not late:
         return []

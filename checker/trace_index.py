@@ -16,6 +16,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 
+from snapcheck.traces.model import Trace
+
 
 class TraceIndex:
     """Events of one ``traces.Trace`` grouped by process, by type, and by attribute.
@@ -35,7 +37,7 @@ class TraceIndex:
 
     __slots__ = ("trace", "channels", "by_proc", "_by_type", "_attr_cache", "_lines")
 
-    def __init__(self, trace):
+    def __init__(self, trace: Trace):
         self.trace = trace
         self.channels = trace.channel_map()
         by_proc: dict[str, list] = {p.id: [] for p in trace.header.processes}
@@ -70,10 +72,9 @@ class TraceIndex:
         numbers increase, as in every trace read from a file or recorded)."""
         evs = self.by_proc[proc]
         if proc not in self._lines:
-            lines = [e.line for e in evs]
-            if lines != sorted(lines):
-                lines = None  # a hand-built trace without line numbers: filter
-            self._lines[proc] = lines
+            found = [e.line for e in evs]
+            # None: a hand-built trace without line numbers (filter)
+            self._lines[proc] = found if found == sorted(found) else None
         lines = self._lines[proc]
         if lines is None:
             return [e for e in evs if e.line < limit]

@@ -25,10 +25,10 @@ from __future__ import annotations
 import time
 
 from snapcheck.checker.cuts import in_transit, is_consistent
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, History
 
 
-def _orphan_constraints(h, procs_var: set[int]) -> dict[tuple[int, int], list[tuple[int, int]]]:
+def _orphan_constraints(h: History, procs_var: set[int]) -> dict[tuple[int, int], list[tuple[int, int]]]:
     """Orphan constraints ``(g_dst ≥ r) ⇒ (g_src ≥ s)`` per ordered pair (dst, src), reduced
     to their Pareto front: (r1, s1) makes (r2, s2) redundant when r1 ≤ r2 and s1 ≥ s2."""
     best: dict[tuple[int, int, int], int] = {}
@@ -48,7 +48,7 @@ def _orphan_constraints(h, procs_var: set[int]) -> dict[tuple[int, int], list[tu
     return pairs
 
 
-def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
+def certify(h: History, U: list[int], g: list[int], min_replay: bool = False) -> dict:
     """Prove with z3 that no consistent ``G ≤ U`` exceeds the line ``g`` in any component,
     so that ``g`` is the maximum and minimises every monotone rollback cost (module
     docstring; docs/theory.md, "The maximality certificate"). ``g`` is first re-checked
@@ -118,7 +118,7 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
         res = s.check()
     else:
         res = z3.unsat  # nothing rolled back: nothing can exceed U
-    out = {
+    out: dict[str, object] = {
         "maximality": "proved" if res == z3.unsat else "refuted",
         "encoding": "order",
         "variables": len(touched),
@@ -140,7 +140,7 @@ def certify(h, U: list[int], g: list[int], min_replay: bool = False) -> dict:
     return out
 
 
-def min_replay_line(h, U: list[int]) -> dict:
+def min_replay_line(h: History, U: list[int]) -> dict:
     """A consistent ``G ≤ U`` with the fewest messages in transit, the highest among those
     (z3's optimiser; docs/theory.md, "Fewest messages to replay"). The objective is not
     monotone in ``G``: the answer need not be the recovery line, nor unique. Returns its

@@ -24,7 +24,7 @@ A witness is a shortest Z-cycle (fewest messages, 0-1 BFS on the R-graph from
 
 from __future__ import annotations
 
-from snapcheck.checker.intervals import EXTERNAL
+from snapcheck.checker.intervals import EXTERNAL, History, Msg
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rgraph import Graph, scc_labels
 
@@ -145,7 +145,7 @@ def zcycle_witness(g: Graph, i: int, x: int) -> list:
     return msgs
 
 
-def explain_zcycle(h, i: int, x: int, msgs: list) -> str:
+def explain_zcycle(h: History, i: int, x: int, msgs: list) -> str:
     """Why ``C_{i,x}`` is useless, told message by message along the Z-cycle ``msgs`` in the
     style of Elle ("Let … Then … : a contradiction"; Kingsbury and Alvaro, "Elle: Inferring
     Isolation Anomalies from Experimental Observations", 2020). Trace line numbers and
@@ -168,12 +168,13 @@ def explain_zcycle(h, i: int, x: int, msgs: list) -> str:
     line = h.ckpt_line(i, x)
     at = f" (line {line})" if line else " (initial)"
     out = [f"Checkpoint {name}{at} is useless: it lies on a Z-cycle of {len(msgs)} message(s).", "Let"]
-    prev = None
+    prev: Msg | None = None
     for k, m in enumerate(msgs):
         src, dst = h.procs[m.src], h.procs[m.dst]
         if k == 0:
             sent = f"{src} sends it at line {m.send_line}, after {name}"
         else:
+            assert prev is not None  # the message before it on the cycle
             sent = (
                 f"{src} sends it at line {m.send_line} in interval {m.s} (>= interval {prev.r} where it "
                 f"processed {prev.mid}" + ("; before that receipt" if m.send_line < prev.recv_line else "") + ")"
@@ -190,7 +191,7 @@ def explain_zcycle(h, i: int, x: int, msgs: list) -> str:
     return "\n".join(out)
 
 
-def useless_violations(h, g: Graph, useless: list[tuple[int, int]], max_witnesses: int) -> list[Violation]:
+def useless_violations(h: History, g: Graph, useless: list[tuple[int, int]], max_witnesses: int) -> list[Violation]:
     """``useless-checkpoint`` violations (property ``z-cycles``) for the first
     ``max_witnesses`` positions of ``useless``, each with its shortest Z-cycle
     (``zcycle_witness``) and explanation (``explain_zcycle``). ``check_trace`` reports them
@@ -207,8 +208,8 @@ def useless_violations(h, g: Graph, useless: list[tuple[int, int]], max_witnesse
     for i, x in useless[:max_witnesses]:
         msgs = zcycle_witness(g, i, x)
         lines = sorted(
-            {ln for m in msgs for ln in (m.send_line, m.recv_line)}
-            | ({h.ckpt_line(i, x)} if h.ckpt_line(i, x) else set())
+            {ln for m in msgs for ln in (m.send_line, m.recv_line) if ln is not None}  # (all received)
+            | {ln for ln in (h.ckpt_line(i, x),) if ln}
         )
         out.append(
             Violation(

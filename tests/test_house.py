@@ -1,12 +1,13 @@
 """The house rules: the import contracts (``[tool.importlinter]`` in pyproject.toml: the
 layers depend one way — traces at the base; checker and reference on it; then Spark and
 Flink; then the CLI — and no package has an import circle), the type check of the base
-layer (``[tool.mypy]``), and ruff's lint and format (``[tool.ruff]``)."""
+layer and the checker (``[tool.mypy]``), and ruff's lint and format (``[tool.ruff]``)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +21,10 @@ def test_import_contracts_are_kept():
     assert "Contracts: 2 kept, 0 broken." in run.stdout
 
 
-def test_the_base_layer_type_checks():
+def test_the_base_layer_and_the_checker_type_check():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert {"snapcheck.traces", "snapcheck.checker"} <= set(config["packages"])
+    assert not config.get("overrides"), "no module may be exempted ([[tool.mypy.overrides]])"
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900
     )

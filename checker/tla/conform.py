@@ -42,6 +42,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from snapcheck.checker.tla.manifest import specs_dir
 from snapcheck.checker.tla.map_regional import prepare_regional
@@ -75,7 +76,7 @@ STEP_REFINEMENT = {"AbsSpec": "AbsSteps"}
 # Invariants a refinement implies: ConsistentSnapshot's Consistent and ChannelStateExact
 # are inductive for its Next (given rcvd <= sent, which every start state satisfies), so a
 # run that checks AbsSpec or AbsSteps need not evaluate them on every state.
-IMPLIED = {"AbsSpec": ("Consistent", "ChannelStateExact")}
+IMPLIED: dict[str | None, tuple[str, ...]] = {"AbsSpec": ("Consistent", "ChannelStateExact")}
 
 PREPARE = {"unc": prepare_unc, "replication": prepare_replication, "regional": prepare_regional}
 
@@ -239,7 +240,7 @@ def _run_tlc(batch: list[Prepared], members: list[int], report: str, timeout: fl
                 properties=props,
             )
         )
-    best = defaultdict(int)
+    best: defaultdict[int, int] = defaultdict(int)
     for line in res.printed:
         m = _PROGRESS.search(line)
         if m:
@@ -328,6 +329,7 @@ def conform(
             _notify(on_verdict, verdicts[n])
             continue
         except OutOfScope as exc:
+            assert trace is not None  # raised by prepare, after the trace was read
             loc = f"{path}:{exc.line}" if exc.line else path
             verdicts[n] = Verdict(
                 path, ERROR, str(trace.header.protocol.get("name", "")), location=loc, message=str(exc)
@@ -339,7 +341,7 @@ def conform(
         units[n] = (p, segs)
         for j, seg in enumerate(segs):
             groups[seg.prepared.topology].append((n, j, seg.prepared))
-    results: dict[int, list] = {n: [None] * len(segs) for n, (_, segs) in units.items()}
+    results: dict[int, list[Verdict | None]] = {n: [None] * len(segs) for n, (_, segs) in units.items()}
     left = {n: len(segs) for n, (_, segs) in units.items()}
     lock = threading.Lock()
 
@@ -351,12 +353,13 @@ def conform(
                 left[n] -= 1
                 if not left[n]:
                     p, segs = units[n]
-                    v = results[n][0] if len(segs) == 1 and segs[0].prepared is p else combine(p, segs, results[n])
-                    if v is None:  # a cut no state reaches: judged whole, below
+                    done = cast(list[Verdict], results[n])  # every segment's verdict is in
+                    final = done[0] if len(segs) == 1 and segs[0].prepared is p else combine(p, segs, done)
+                    if final is None:  # a cut no state reaches: judged whole, below
                         whole.append(n)
                         continue
-                    verdicts[n] = v
-                    _notify(on_verdict, v)
+                    verdicts[n] = final
+                    _notify(on_verdict, final)
 
     whole: list[int] = []
     chunks = [c for members in groups.values() for c in _chunks(members, parallel)]

@@ -59,7 +59,7 @@ class Entry:
         return self.name + ".cfg"
 
     def to_dict(self) -> dict:
-        d = {
+        d: dict[str, object] = {
             "name": self.name,
             "spec": self.spec,
             "module": self.module,

@@ -60,7 +60,8 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             "the specification models regional checkpoints on aligned barriers; this trace's "
             "protocol does not declare params.aligned"
         )
-    reading = READING.get(params.get("reading"))
+    named = params.get("reading")
+    reading = READING.get(named) if isinstance(named, str) else None
     if reading is None or not isinstance(params.get("max_consecutive"), int):
         raise OutOfScope("protocol.params must give reading (region-restart or region-continue) and max_consecutive")
     roles = {p.id: p.role for p in h.processes}
@@ -89,10 +90,15 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     round_of_ckpt: dict[tuple[str, int], int] = {}
     for e in trace.events:
         if e.type == "send" and e.kind not in MARKERS and e.ch in data:
+            assert e.ch is not None and e.mid is not None and e.seq is not None  # required of a data message
             seq_of[e.mid] = (e.ch, e.seq)
         elif e.type == "send" and e.attrs and "split" in e.attrs:
+            assert e.mid is not None  # required of a send
             assign_of[e.mid] = e.attrs["split"]
         elif e.type == "checkpoint" and e.kind == "coordinated":
+            assert e.ckpt is not None  # required of a checkpoint
+            if e.round is None:
+                raise OutOfScope("coordinated checkpoint without a round", e.line)
             round_of_ckpt[(e.proc, e.ckpt)] = e.round
     rounds = find_rounds(trace, set(procs))
 
@@ -122,6 +128,7 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 max_data = max(max_data, k)
                 add(e, f"{t} of record seq {k} ({e.mid!r}) on {ch!r} by {e.proc}", op=t, c=ch, k=k)
             elif e.mid in assign_of:
+                assert c is not None  # a send or recv names its channel
                 sp = assign_of[e.mid]
                 what = "assign" if t == "send" else "assigned"
                 add(e, f"split {sp} {'handed to' if t == 'send' else 'received by'} {c.dst}", op=what, sp=sp)
@@ -137,19 +144,22 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             if e.kind != "coordinated":
                 out.ignored[f"checkpoint ({e.kind})"] += 1
                 continue
+            assert e.round is not None  # checked above
             max_round = max(max_round, e.round)
             add(e, f"checkpoint {e.ckpt} (round {e.round}) of {e.proc}", op="take", p=e.proc, n=e.round)
         elif t == "round_start":
+            assert e.round is not None  # required of a round event
             max_round = max(max_round, e.round)
             add(e, f"round_start {e.round}", op="trigger", n=e.round)
         elif t == "round_complete":
+            assert e.round is not None
             info = rounds[e.round]
-            pairs = []
-            for p in sorted(info.fallback):
-                ev, chain = resolve(rounds, e.round, p)
+            pairs: list[list] = []  # [process, the round whose state it keeps]
+            for proc in sorted(info.fallback):
+                ev, chain = resolve(rounds, e.round, proc)
                 if ev is None:
-                    raise OutOfScope(f"round {e.round}'s fallback for {p} names no checkpoint", e.line)
-                pairs.append([p, chain[-1]])
+                    raise OutOfScope(f"round {e.round}'s fallback for {proc} names no checkpoint", e.line)
+                pairs.append([proc, chain[-1]])
             assignment = (e.attrs or {}).get("assignment") or {}
             add(
                 e,
@@ -189,8 +199,9 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 x=pairs,
             )
         elif t == "output":
-            if (e.attrs or {}).get("phase") == "commit":
-                add(e, f"{e.proc} commits transaction {e.attrs['txn']}", op="publish", p=e.proc, n=e.attrs["txn"])
+            attrs = e.attrs or {}
+            if attrs.get("phase") == "commit":
+                add(e, f"{e.proc} commits transaction {attrs['txn']}", op="publish", p=e.proc, n=attrs["txn"])
             else:
                 out.ignored["output (pre-commit, end of stream)"] += 1
         elif t in ("discard", "replay"):
@@ -225,7 +236,7 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         ("TMaxPending", tla(params.get("max_concurrent", 1))),
     ]
     notes = []
-    started = {e.round for e in trace.events if e.type == "round_start"}
+    started = {e.round for e in trace.events if e.type == "round_start" and e.round is not None}  # (required)
     ended = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}
     if started - ended:
         notes.append(f"round(s) {sorted(started - ended)} started and never ended in this trace")

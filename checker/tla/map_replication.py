@@ -72,7 +72,10 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
     numbers: Counter = Counter()
     item: dict[str, tuple[int, int]] = {}  # mid -> (v, h)
     for e in trace.events:
-        if e.type == "send" and e.ch in chans and chans[e.ch].dst in rep_no and chans[e.ch].src in queue:
+        if e.type != "send":
+            continue
+        assert e.ch is not None and e.mid is not None  # required of a send
+        if e.ch in chans and chans[e.ch].dst in rep_no and chans[e.ch].src in queue:
             beat = (e.attrs or {}).get("heartbeat")
             if beat is None:
                 numbers[e.ch] += 1
@@ -91,7 +94,12 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
         c = chans.get(e.ch) if e.ch else None
         if t == "output":
             out.ignored[t] += 1
+        elif t == "fail" and e.proc in rep_no:
+            add(e, f"failure of replica {e.proc}", "fail", rep_no[e.proc])
+        elif c is None:  # the other events the specification models are on channels
+            raise OutOfScope(f"{t!r} event of {e.proc} is not part of the LiveRobin specification", e.line)
         elif t == "send" and c.dst in rep_no and c.src in queue:
+            assert e.mid is not None  # a message event names its message
             v, hb = item[e.mid]
             if hb:
                 max_hb = max(max_hb, v)
@@ -108,6 +116,7 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
                 hb,
             )
         elif t in ("arrive", "recv") and c.dst in rep_no and c.src in queue:
+            assert e.mid is not None  # a message event names its message
             v, hb = item[e.mid]
             what = "arrival" if t == "arrive" else "consumption"
             add(
@@ -142,8 +151,6 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
                 0,
                 seq_of[e.mid],
             )
-        elif t == "fail" and e.proc in rep_no:
-            add(e, f"failure of replica {e.proc}", "fail", rep_no[e.proc])
         elif t in ("send", "recv") and c.dst not in rep_no and c.src not in rep_no:
             out.ignored[f"{t} (heartbeat generator to merger)"] += 1
         else:

@@ -42,6 +42,8 @@ control messages, ``output``, ``arrive``, ``fail``, ``retire``, ``finish``.
 
 from __future__ import annotations
 
+from typing import cast
+
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, causal_order, task_topology
 from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import TlaMapping
@@ -69,7 +71,8 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     data = set(data_chans)
     chans = {c.id: c for c in trace.header.channels}
     tasks = set(procs)
-    parent = {e.mid: e.replay_of for e in trace.events if e.type == "replay"}
+    # mid -> the incarnation it replays (a replay names both)
+    parent = cast(dict[str, str], {e.mid: e.replay_of for e in trace.events if e.type == "replay"})
 
     def resolve(mid: str) -> str:
         seen = set()
@@ -103,6 +106,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     restored_line: dict[str, int] = {}
     first_maps: dict[str, frozenset] = {}  # process restored at another parallelism -> its mappings
     out = SpecEvents()
+    n: int | None  # a record's identity in the specification
 
     def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
         out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g))
@@ -113,6 +117,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             add(e, f"round {e.round} completes", "complete", r=e.round)
         elif t == "record" and e.ch in data and ckpt_round.get((e.proc, e.ckpt)) in restored_rounds:
             r = ckpt_round[(e.proc, e.ckpt)]
+            assert e.mids is not None  # required of a record
             for mid in e.mids:
                 o = resolve(mid)
                 n = ident.setdefault(o, len(ident) + 1)
@@ -154,7 +159,13 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     "restored",
                     r=r,
                 )
-        elif t == "recv" and e.ch in data and e.proc in restored_round and resolve(e.mid) in send_of:
+        elif (
+            t == "recv"
+            and e.ch in data
+            and e.proc in restored_round
+            and e.mid is not None  # (required of a recv)
+            and resolve(e.mid) in send_of
+        ):
             o = resolve(e.mid)
             n = ident.get(o)
             r = restored_round[e.proc]
@@ -191,6 +202,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         elif (
             t == "discard"
             and e.ch in data
+            and e.mid is not None  # (required of a discard)
             and e.mid in parent
             and replay_line[e.mid] > restored_line.get(e.proc, 0)
             and ident.get(resolve(e.mid))

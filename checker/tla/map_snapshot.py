@@ -100,6 +100,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             for e in trace.events
             if e.type == "send"
             and e.kind in MARKERS
+            and e.ch is not None  # (a send's ch is required)
             and chans[e.ch].kind == "control"
             and roles[chans[e.ch].src] == "coordinator"
             and roles[chans[e.ch].dst] != "coordinator"
@@ -116,17 +117,22 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     ckpt_round: dict[tuple[str, int], int] = {}
     for e in trace.events:
         if e.type == "send":
+            assert e.mid is not None and e.ch is not None  # required of a send
             if e.kind in MARKERS:
+                assert e.round is not None  # required of a marker
                 msg[e.mid] = (e.ch, MARKERS[e.kind], e.round)
             else:
+                assert e.seq is not None  # required of a data message
                 msg[e.mid] = (e.ch, "d", e.seq)
         elif e.type == "checkpoint" and e.kind == "coordinated":
+            assert e.ckpt is not None and e.round is not None  # rejected above when it has no round
             ckpt_round[(e.proc, e.ckpt)] = e.round
 
     # output parts (unaligned): how many records a barrier overtook
     overtaken: dict[tuple[str, str, int], int] = {}
     for e in trace.events:
         if e.type == "record" and e.part == "output":
+            assert e.ckpt is not None and e.ch is not None and e.mids is not None  # required of a record
             r = ckpt_round.get((e.proc, e.ckpt))
             if r is not None:
                 overtaken[(e.proc, e.ch, r)] = len(e.mids)
@@ -179,6 +185,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             add(where, f"decline of round {r} by {e.proc} (its message to the coordinator)", "decline", e.proc, n=r)
             continue
         if e.type in ("send", "recv", "arrive"):
+            assert e.ch is not None and e.mid is not None  # required of a message event
             if e.ch not in modelled:
                 ignored[f"{e.type} (external input or control message)"] += 1
                 continue
@@ -219,9 +226,11 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 continue
             if e.proc not in procs:
                 raise OutOfScope(f"checkpoint of {e.proc}, a {roles[e.proc]} process", where)
+            assert e.round is not None  # a coordinated checkpoint (checked above)
             rounds = max(rounds, e.round)
             add(where, f"checkpoint {e.ckpt} (round {e.round}) of {e.proc}", "ckpt", e.proc, n=e.round)
         elif e.type == "record":
+            assert e.ckpt is not None and e.mids is not None  # required of a record
             r = ckpt_round.get((e.proc, e.ckpt))
             if r is None:
                 raise OutOfScope(
@@ -249,6 +258,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         elif e.type in ROUND_EVENTS:
             if e.proc not in coords:
                 raise OutOfScope(f"{e.type} by {e.proc}, which is not a coordinator", where)
+            assert e.round is not None  # required of a round event
             rounds = max(rounds, e.round)
             add(where, f"{e.type} {e.round} by {e.proc}", ROUND_EVENTS[e.type], e.proc, n=e.round)
         else:
@@ -261,7 +271,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         "",
     )
 
-    started = {e.round for e in trace.events if e.type == "round_start"}
+    started = {e.round for e in trace.events if e.type == "round_start" and e.round is not None}  # (required)
     resolved = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}
     notes = []
     if started - resolved:

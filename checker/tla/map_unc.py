@@ -65,8 +65,11 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
 
     for e in trace.events:
         if e.type == "send":
-            seq_of[e.mid] = e.seq
+            assert e.mid is not None  # required of a send
+            if e.seq is not None:  # every data message has one (markers and control messages need not)
+                seq_of[e.mid] = e.seq
         elif e.type == "replay" and e.replay_of in seq_of:
+            assert e.mid is not None and e.replay_of is not None  # required of a replay
             seq_of[e.mid] = seq_of[e.replay_of]
 
     out = SpecEvents()
@@ -79,12 +82,14 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
         if t in ("output", "arrive"):
             out.ignored[t] += 1
         elif t in ("send", "recv", "discard", "replay", "log", "log_truncate"):
+            assert e.ch is not None  # required of the six
             if e.ch not in modelled:
                 kind = "external input" if roles.get(chans[e.ch].src) == "external" else "control message"
                 out.ignored[f"{t} ({kind})"] += 1
             elif t == "send":
                 if e.kind == "barrier":
                     raise OutOfScope(f"barrier on {e.ch!r}: {protocol} sends no barriers", e.line)
+                assert e.mid is not None
                 add(
                     e,
                     f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}"
@@ -96,6 +101,7 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
                     1 if e.logged else 0,
                 )
             elif t in ("recv", "discard"):
+                assert e.mid is not None
                 what = "processing" if t == "recv" else "discard"
                 add(
                     e,
@@ -110,6 +116,7 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
                     raise OutOfScope(
                         f"replay from {e.source!r} on {e.ch!r}: {protocol} replays from its senders' logs", e.line
                     )
+                assert e.mid is not None
                 add(
                     e,
                     f"replay from the log of record seq {seq_of[e.mid]} ({e.replay_of!r} as {e.mid!r}) "
@@ -120,6 +127,7 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
                     number(e.mid),
                 )
             elif t == "log":
+                assert e.mids is not None  # required of a log event
                 seqs = [seq_of[m] for m in e.mids]
                 add(e, f"logging of {list(e.mids)} on {e.ch!r} by {e.proc}", "log", e.ch, s=seqs)
             else:

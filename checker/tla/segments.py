@@ -71,8 +71,8 @@ def clean_cuts(p: Prepared):
     chans = sorted(set(data_chans) | set(ctrl_chans))
     events = p.events[:-1] if p.events and p.events[-1]["op"] == "end" else p.events
     arrival = family.models_arrival
-    wire = {c: deque() for c in chans}  # data in flight (ABS, CL: all of it)
-    ibuf = {c: deque() for c in chans}
+    wire: dict[str, deque[int]] = {c: deque() for c in chans}  # data in flight (ABS, CL: all of it)
+    ibuf: dict[str, deque[int]] = {c: deque() for c in chans}
     closed = dict.fromkeys(chans, 0)
     sent = dict.fromkeys(data_chans, 0)
     rcvd = dict.fromkeys(data_chans, 0)

@@ -284,6 +284,7 @@ def run_tlc(job: TlcJob) -> TlcResult:
 
         timer = threading.Timer(job.timeout, kill)
         timer.start()
+        assert proc.stdout is not None  # stdout=PIPE
         try:
             out = proc.stdout.read().decode("utf-8", "replace")
             # wait4 (not wait) so that the CPU time of this JVM alone is known.

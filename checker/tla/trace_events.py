@@ -71,6 +71,7 @@ def causal_order(trace: Trace) -> list[Event]:
 
     def needs(e: Event) -> list[str]:
         if e.type in ("recv", "arrive", "discard"):
+            assert e.mid is not None  # required of a message event
             return [e.mid]
         if e.type == "record":
             return list(e.mids or ())
@@ -90,6 +91,7 @@ def causal_order(trace: Trace) -> list[Event]:
     def emit(e: Event) -> None:
         out.append(e)
         if e.type in ("send", "replay"):
+            assert e.mid is not None
             sent.add(e.mid)
             for proc in waiting.pop(e.mid, []):
                 try_emit(proc)

@@ -75,7 +75,7 @@ def start_state(topology: tuple, inflight: dict | None = None, counters: dict | 
 
 def _data(batch: list[Prepared]) -> dict:
     """The data definitions of a batch: name -> Python value."""
-    data = {"Traces": [p.events for p in batch]}
+    data: dict[str, list] = {"Traces": [p.events for p in batch]}
     if batch[0].family.kind == "snapshot":
         zero = start_state(batch[0].topology)
         data["TInit"] = [p.start or zero for p in batch]

@@ -62,6 +62,19 @@ def test_traces_without_declared_regions_or_of_unaligned_barriers_are_outside_th
     assert v.verdict == ERROR and "no TLA+ trace specification" in v.message
 
 
+def test_a_coordinated_checkpoint_without_a_round_is_outside_the_specification(tmp_path):
+    # the trace format allows it; the specification's checkpoints all belong to a round
+    path = _write(tmp_path, _random(9), "r.jsonl")
+    lines = [orjson.loads(x) for x in open(path, "rb").read().splitlines()]
+    at = next(n for n, x in enumerate(lines) if x.get("type") == "checkpoint" and x.get("kind") == "coordinated")
+    del lines[at]["round"]
+    bad = tmp_path / "noround.jsonl"
+    bad.write_bytes(b"\n".join(orjson.dumps(x) for x in lines) + b"\n")
+    [v] = conform([str(bad)], tla_mappings())
+    assert v.verdict == ERROR, v.render()
+    assert v.location == f"{bad}:{at + 1}" and "coordinated checkpoint without a round" in v.message
+
+
 def test_reference_traces_conform_in_both_readings(tmp_path):
     paths = [
         _write(tmp_path, _random(1, recovery="region-restart"), "restart.jsonl"),
