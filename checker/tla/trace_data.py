@@ -37,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from snapcheck.checker.tla.trace_events import Function
+from snapcheck.checker.tla.trace_events import Function, tla
 
 SOURCE = Path(__file__).resolve().parent / "java" / "TraceLog.java"
 MAGIC = b"SNAPTLA1"
@@ -93,7 +93,7 @@ def write_values(out: BinaryIO, defs: dict) -> None:
             body.extend(b"b\x01" if v else b"b\x00")
         elif t is set or t is frozenset:
             body.extend(b"e" + pack_u(len(v)))
-            for x in v:
+            for x in sorted(v, key=tla):  # the text form's order: the file does not depend on hashing
                 value(x)
         elif isinstance(v, Function):
             body.extend(b"f" + pack_u(len(v)))
