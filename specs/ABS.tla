@@ -16,11 +16,24 @@
 (* barrier wait.  When barrier r was processed on every regular input (all *)
 (* inputs that are not back-edges) the task takes its snapshot, forwards   *)
 (* barrier r on every output and unblocks.  Back-edges (BackEdges, found   *)
-(* by a DFS of the dataflow) are never blocked: from the snapshot until    *)
+(* by a DFS of the dataflow) are not waited for: from the snapshot until  *)
 (* barrier r arrives on a back-edge, the records processed from that       *)
 (* back-edge are logged; the log is that channel's recorded state.  With   *)
 (* BackEdges = {} this is Algorithm 1, whose snapshots have empty channel  *)
 (* state -- and which deadlocks on a cyclic dataflow (MCABS_cycle_aligned).*)
+(*                                                                         *)
+(* Early back-edge barriers.  Algorithm 2 takes for granted that barrier r *)
+(* comes back round the loop only after the task's own snapshot.  With the *)
+(* loop in parallel subtasks it can come back sooner, through subtasks     *)
+(* that aligned first (MCABS_loop_par); the records behind it were sent    *)
+(* after their sender's snapshot.  A back-edge whose barrier of a round    *)
+(* newer than the task's last handled one was processed is therefore held  *)
+(* (blocked) like a regular input until the task snapshots, declines or    *)
+(* gives up that round; a marker of a newer round on a back-edge ends an   *)
+(* older alignment as on a regular input, and a cancellation marker on a   *)
+(* back-edge gives its round up.  Back-edges need no credit (feedback      *)
+(* queues are unbounded, as in the reference): a held back-edge never      *)
+(* backpressures the loop.                                                 *)
 (*                                                                         *)
 (* Rounds that do not complete.  Instead of its snapshot an aligned task   *)
 (* may decline a round in DeclineRounds: it takes no snapshot, tells the   *)
@@ -60,6 +73,11 @@
 (*                      (fails ChannelStateExact with two back-edges into  *)
 (*                      one task; docs/theory.md, "Pitfall: Algorithm 2    *)
 (*                      as printed");                                      *)
+(*   "early_back_edge"  Algorithm 2 as printed on a loop in parallel        *)
+(*                      subtasks: a back-edge is never held, its markers   *)
+(*                      only end its logging (fails Consistent on          *)
+(*                      MCABS_bug_early_back_edge; docs/theory.md,         *)
+(*                      "Pitfall: an early back-edge barrier");            *)
 (*   "no_cancel"        a declining task sends nothing downstream, and     *)
 (*                      the coordinator's abort does not reach the tasks:  *)
 (*                      only a newer barrier ends a pending alignment.     *)
@@ -79,7 +97,7 @@ CONSTANTS
     Timeouts,       \* TRUE: the coordinator may abort any round in flight (checkpoint timeout)
     MaxInFlight     \* rounds the coordinator keeps in flight at most (Flink: max concurrent checkpoints)
 
-ASSUME Bug \in {"none", "no_blocking", "log_as_printed", "no_cancel"}
+ASSUME Bug \in {"none", "no_blocking", "log_as_printed", "no_cancel", "early_back_edge"}
 ASSUME BackEdges \subseteq Chans \ CtrlChans
 ASSUME Capacity \in Nat \ {0} /\ DeclineRounds \subseteq 1..Rounds /\ Timeouts \in BOOLEAN
 ASSUME MaxInFlight \in Nat \ {0}
@@ -109,21 +127,30 @@ RoundIds == 1..Rounds
 Out(p) == {c \in Chans : Src[c] = p}
 In(p) == {c \in Chans : Dst[c] = p}
 RegularIn(p) == In(p) \ BackEdges
+\* The inputs whose markers p acts on (the others' markers only end their logging):
+\* every input, or under "early_back_edge" the regular ones, as printed.
+Watched(p) == IF Bug = "early_back_edge" THEN RegularIn(p) ELSE In(p)
 Data(n) == [k |-> "d", n |-> n]
 Barrier(r) == [k |-> "b", n |-> r]
 MaxOf(S) == CHOOSE x \in S : \A y \in S : x >= y
 
 \* Records queued on c: credit-based flow control admits a record only below Capacity.
 Records(c) == Len(SelectSeq(chan[c], LAMBDA m : m.k = "d"))
-Room(c) == Records(c) < Capacity
+Room(c) == c \in BackEdges \/ Records(c) < Capacity
 Busy(p) == pending[p] # {} \/ emitting[p] # ""
 
-\* c is blocked: its destination processed a marker of a round newer than the newest it handled.
-Blocked(c) == c \notin BackEdges /\ closed[c] > rec[Dst[c]]
-\* The round p is aligning (0: none): a barrier of it was processed on a regular input.
+\* The round p is aligning (0: none): a barrier of it was processed on a watched input.
 Aligning(p) ==
-    LET rs == {closed[c] : c \in RegularIn(p)} \cap {r \in RoundIds : r > rec[p]}
+    LET rs == {closed[c] : c \in Watched(p)} \cap {r \in RoundIds : r > rec[p]}
     IN IF rs = {} THEN 0 ELSE MaxOf(rs)
+\* c is blocked: its destination processed a marker of a round newer than the newest it
+\* handled; a back-edge only while that round is the one its destination aligns (an
+\* early barrier; a back-edge marker of an older round is obsolete, and one never held
+\* under "early_back_edge").
+Blocked(c) ==
+    /\ closed[c] > rec[Dst[c]]
+    /\ c \in Watched(Dst[c])
+    /\ c \in BackEdges => closed[c] = Aligning(Dst[c])
 \* The round p snapshots or declines next; a process without regular inputs starts its next round.
 NextRound(p) == IF RegularIn(p) = {} THEN rec[p] + 1 ELSE Aligning(p)
 \* p is aligned: the barrier of that round was processed on every regular input.
@@ -153,7 +180,7 @@ TypeOK ==
     /\ emitting \in [AllProcs -> DataChans \cup {""}]
     /\ completed \subseteq RoundIds /\ aborted \subseteq RoundIds
     /\ crec \in [RoundIds -> [DataChans -> Seq(Nat)]]
-    /\ \A c \in DataChans : Records(c) <= Capacity
+    /\ \A c \in DataChans \ BackEdges : Records(c) <= Capacity
 
 \* The initial state with the given messages in flight and channel counters
 \* (trace validation starts segments of a trace in such states).
@@ -232,9 +259,10 @@ GiveUp(p, r) ==
 
 \* Dst[c] processes the barrier or cancellation marker of round r at the head of c.
 \*  - an obsolete marker (of a round p handled, or older than the one it aligns) is dropped;
-\*    on a back-edge a marker only ends the logging of its round;
-\*  - a barrier blocks c (a regular input) until the snapshot; an older round p was
-\*    aligning is given up: the newer round subsumes it;
+\*    on a back-edge it still ends the logging of its round (and under "early_back_edge"
+\*    every back-edge marker only does that);
+\*  - a barrier blocks c until the snapshot (on a back-edge: an early barrier); an older
+\*    round p was aligning is given up: the newer round subsumes it;
 \*  - a cancellation marker gives up round r, and any older round p was aligning.
 RecvMarker(c) ==
     LET p == Dst[c]
@@ -246,7 +274,7 @@ RecvMarker(c) ==
     /\ ~Busy(p)
     /\ ~Blocked(c)
     /\ chan' = [chan EXCEPT ![c] = Tail(@)]
-    /\ IF c \in BackEdges \/ r <= rec[p] \/ r < cur
+    /\ IF c \notin Watched(p) \/ r <= rec[p] \/ r < cur
          THEN /\ closed' = [closed EXCEPT ![c] = IF c \in BackEdges \/ r <= rec[p] THEN r ELSE @]
               /\ UNCHANGED <<rec, pending, owe>>
          ELSE /\ closed' = [closed EXCEPT ![c] = r]

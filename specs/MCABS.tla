@@ -6,7 +6,10 @@
             (the case where Algorithm 2 as printed logs duplicates);
    "diamond" s -> a, s -> b -> a: a task reading a source and a sibling
             consumer of it (with backpressure a declined round
-            deadlocks aligned ABS without cancellation).
+            deadlocks aligned ABS without cancellation);
+   "loop_par" a loop at parallelism 2: s -> a1, s -> a2, and each subtask
+            feeds the other back (back-edges a1 -> a2, a2 -> a1), so a
+            round's barrier can come back to a subtask before its snapshot.
    Every source is triggered by the coordinator co over a control channel. *)
 EXTENDS ABS
 
@@ -29,6 +32,10 @@ MCEdges ==
       [] MCTopo = "diamond" ->
             {<<"co>s", "co", "s", TRUE>>, <<"s>a", "s", "a", FALSE>>,
              <<"s>b", "s", "b", FALSE>>, <<"b>a", "b", "a", FALSE>>}
+      [] MCTopo = "loop_par" ->
+            {<<"co>s", "co", "s", TRUE>>, <<"s>a1", "s", "a1", FALSE>>,
+             <<"s>a2", "s", "a2", FALSE>>, <<"a1>a2", "a1", "a2", FALSE>>,
+             <<"a2>a1", "a2", "a1", FALSE>>}
 
 MCChans == {e[1] : e \in MCEdges}
 MCCtrlChans == {e[1] : e \in {f \in MCEdges : f[4]}}
@@ -38,7 +45,10 @@ MCCoords == {"co"}
 MCProcs == ({MCSrc[c] : c \in MCChans} \cup {MCDst[c] : c \in MCChans}) \ MCCoords
 
 \* Records per data channel: MCRecords each; in the "diamond" only s>a carries
-\* records, the sibling's channels carry barriers and cancellation markers.
+\* records, the sibling's channels carry barriers and cancellation markers; in the
+\* "loop_par" only the back-edges carry records.
 MCMaxData == [c \in MCChans \ MCCtrlChans |->
-                IF MCTopo = "diamond" /\ c # "s>a" THEN 0 ELSE MCRecords]
+                CASE MCTopo = "diamond" /\ c # "s>a" -> 0
+                  [] MCTopo = "loop_par" /\ c \notin MCBackEdges -> 0
+                  [] OTHER -> MCRecords]
 =============================================================================

@@ -34,6 +34,11 @@ sink ``output`` ``attrs.phase: commit``    ``publish``: ``p`` commits its transa
 (end of the trace)                         ``end``
 =========================================  ===============================================
 
+A recovery that restores the whole job of several regions at once -- a rescale, which
+stops the job and deals the operators' state out anew, reading it from the checkpoints
+each region's fallback names -- is outside the specification, which restores one region
+from its own snapshots.
+
 Not mapped, and counted: barriers and cancellation markers, acknowledgements and other control messages
 (split requests, notifications), the split logs' records and their re-reads
 (external input), stale messages discarded after a restore, pre-commits and end
@@ -185,6 +190,13 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             restored.add(key)
             group = [x for x in trace.events if x.type == "restore" and x.recovery == key]
             regs = {region[x.proc] for x in group}
+            if len(regs) > 1 and {x.proc for x in group} == set(procs):
+                raise OutOfScope(
+                    f"recovery {key} restores the whole job (every process, {len(regs)} regions) at once, "
+                    "as a rescale does: a whole-job restore (rescale) is outside the regional specification, "
+                    "which models the failover of one region",
+                    e.line,
+                )
             if len(regs) != 1 or {x.proc for x in group} != {p for p in procs if region[p] in regs}:
                 raise OutOfScope(
                     f"recovery {key} restores {sorted(x.proc for x in group)}: not one whole region", e.line

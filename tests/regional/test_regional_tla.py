@@ -12,6 +12,7 @@ from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform, prepar
 from snapcheck.checker.tla.trace_events import OutOfScope
 from snapcheck.reference import PROTOCOLS, SimConfig, simulate
 from snapcheck.reference.catalogue import resolve, tla_mappings
+from snapcheck.reference.regional.rescale import RESCALE
 from snapcheck.traces import read_trace
 
 
@@ -84,11 +85,31 @@ def test_reference_traces_conform_in_both_readings(tmp_path):
         assert v.verdict == ACCEPT, v.render()
 
 
+def _rescales(cfg) -> bool:
+    return any(f[0] == RESCALE for f in cfg.failures)
+
+
 @pytest.mark.slow
 def test_more_reference_traces_conform(tmp_path):
-    paths = [_write(tmp_path, _random(seed), f"r{seed}.jsonl") for seed in range(4, 12)]
+    """Eight random configurations (from seed 4 on) without a rescale, which is outside the
+    specification (next test)."""
+    cfgs = [c for c in map(_random, range(4, 40)) if not _rescales(c)][:8]
+    assert len(cfgs) == 8 and any(c.failures for c in cfgs)
+    paths = [_write(tmp_path, c, f"r{c.seed}.jsonl") for c in cfgs]
     for v in conform(paths, tla_mappings()):
         assert v.verdict == ACCEPT, v.render()
+
+
+@pytest.mark.slow
+def test_a_rescale_is_outside_the_specification(tmp_path):
+    """A rescale restores the whole job at once, with state dealt out anew: an ERROR that says so
+    (the regional specification restores one region from its own snapshots)."""
+    cfgs = [c for c in map(_random, range(4, 40)) if _rescales(c)][:2]
+    assert len(cfgs) == 2
+    paths = [_write(tmp_path, c, f"rescale{c.seed}.jsonl") for c in cfgs]
+    for v in conform(paths, tla_mappings()):
+        assert v.verdict == ERROR, v.render()
+        assert "a whole-job restore (rescale) is outside the regional specification" in v.message, v.render()
 
 
 @pytest.mark.parametrize("mutant", ["regional-fallback-commit", "regional-notify-before-correction"])

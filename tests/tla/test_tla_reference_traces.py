@@ -13,6 +13,7 @@ from snapcheck.checker.tla.conform import ACCEPT, REJECT
 from snapcheck.reference.catalogue import MUTANTS, tla_mappings
 from snapcheck.reference.simulation import SimConfig, simulate
 from snapcheck.reference.uncoordinated.protocol import UNC
+from snapcheck.traces import read_trace
 
 pytestmark = pytest.mark.tlc
 
@@ -119,6 +120,32 @@ def test_many_seeds_in_one_tlc_run_are_accepted(tmp_path, protocol):
     paths = [run(tmp_path, f"{protocol}-{s}", replace(base, seed=s)) for s in range(12)]
     verdicts = conform(paths)
     assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]
+
+
+def early_back_edge_barriers(path: str) -> int:
+    """Barriers processed from a back-edge before the receiver's snapshot of their round."""
+    trace = read_trace(path)
+    back = {c.id for c in trace.header.channels if c.back_edge}
+    barrier_round = {e.mid: e.round for e in trace.events if e.type == "send" and e.kind == "barrier"}
+    early, snapshotted = 0, set()
+    for e in trace.events:
+        if e.type == "checkpoint":
+            snapshotted.add((e.proc, e.round))
+        elif e.type == "recv" and e.ch in back and e.mid in barrier_round:
+            early += (e.proc, barrier_round[e.mid]) not in snapshotted
+    return early
+
+
+@pytest.mark.slow
+def test_held_early_back_edge_barriers_are_accepted(tmp_path):
+    """abs-cyclic holds a back-edge whose barrier came round the loop before the task's
+    snapshot; ABSTrace requires the hold (the mutant that does not hold is rejected) and
+    accepts the correct protocol on the configurations where it happens."""
+    demo = MUTANTS["abs-cyclic-early-back-edge"].demo
+    paths = [run(tmp_path, f"early-{s}", SimConfig(protocol="abs-cyclic", seed=s, **demo)) for s in (0, 1)]
+    assert all(early_back_edge_barriers(p) > 0 for p in paths)
+    for v in conform(paths, parallel=2):
+        assert v.verdict == ACCEPT, v.render()
 
 
 def declining_runs(tmp_path, protocols):
