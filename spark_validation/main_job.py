@@ -53,6 +53,7 @@ def run_validation(
         failures,
         oracle,
         explore,
+        runs=n,
     )
     res = run_campaign(
         n,
@@ -75,6 +76,7 @@ def run_validation(
         "mutants_selected": list(sel.mutants),
         "oracle": sel.oracle,
         "explore": sel.explore,
+        "mutant_every": sel.mutant_every,
         "results": res.results,
         "runs_per_second": round(n / res.seconds, 2) if res.seconds else None,
     }
