@@ -95,13 +95,19 @@ class RegionalCheckpoints:
     def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
         """2–4 slices, 3–8 records per split, a checkpoint interval of a sixth to a twelfth
         of the input span, declines on every run (0.2–0.6 expected per round, so that
-        regions fail and final rounds still succeed), a checkpoint timeout on two runs
-        in three, either reading; half the runs crash one or two tasks (``hard``: nine in
-        ten, one to three), a quarter of the aligned ones are rescaled
+        regions fail and final rounds still succeed), either reading; half the runs
+        crash one or two tasks (``hard``: nine in ten, one to three). Half the runs have
+        a slow slice (one task three to ten times slower: the skew regional checkpoints
+        are made for, which keeps rounds pending while other regions acknowledge, fail
+        and recover) and no checkpoint timeout; the others a timeout in two runs in
+        three (under the FLIP's reading a region that can never meet the timeout falls
+        back and restarts at every round and the job never finishes: a limit of that
+        reading these draws leave out). A quarter of the aligned runs are rescaled
         (``reference.regional.rescale``): half of those in the middle of the input,
         half right after the first or second round that completed regionally (the
-        moment FLIP-600's discussion asked about: which state does a rescale read?). The job's shape comes from ``seed``
-        (``JobShape.draw``), so crash targets and times fit it."""
+        moment FLIP-600's discussion asked about: which state does a rescale read?).
+        The job's shape comes from ``seed`` (``JobShape.draw``), so crash targets and
+        times fit it."""
         shape = JobShape.draw(seed)
         regions = rnd.randint(2, 4)
         records = rnd.randint(3, 8)
@@ -131,6 +137,11 @@ class RegionalCheckpoints:
                 for _ in range(rnd.randint(1, 3) if hard else rnd.randint(1, 2))
             )
             fields["failures"] = tuple(crashes)
+        if rnd.random() < 0.5:  # a slow slice, without a checkpoint timeout (docstring)
+            fields["stragglers"] = (
+                (f"{rnd.choice(shape.operator_names())}[{rnd.randrange(regions)}]", rnd.choice((3.0, 5.0, 10.0))),
+            )
+            fields["checkpoint_timeout"] = None
         if failures and cls.aligned and rnd.random() < 0.25:  # rescaled once: in the middle of the input,
             if rnd.random() < 0.5:  # or right after a round that completed with regions falling back
                 fields["failures"] += ((RESCALE, "regional-completion", rnd.randint(1, 2)),)
