@@ -19,7 +19,8 @@ so a run is a pure function of its seed, and everything it draws is a field of t
   in most runs, cycles for the protocols made for them.
 * ``backpressure``: checkpointing under backpressure — one credit and one output slot per
   channel, a fast input, one round at a time, declined snapshots — where aligned
-  barriers wait behind blocked inputs; crashes (half the runs) at protocol moments as
+  barriers wait behind blocked inputs (half the runs on a dataflow whose branches meet
+  again); crashes (half the runs) at protocol moments as
   ``moments`` places them: the other half runs failure-free, where a hang or a loss
   that a recovery would mask shows.
 * ``pct``: the uniform schedule plus one to three schedule perturbations at uniformly
@@ -160,14 +161,22 @@ def _backpressure(rnd, protocol, cls, seed, workloads):
     """Checkpointing under backpressure: one credit and one output slot per channel, an
     input faster than the operators, barely any network delay, one round at a time,
     declined snapshots in most runs — where aligned barriers wait behind blocked inputs
-    and a round that cannot complete must be given up everywhere."""
+    and a round that cannot complete must be given up everywhere. Half the runs take a
+    workload whose branches fan out and meet again (``Workload.reconvergent``): there a
+    blocked input of the meeting task backs up into the upstream task that must send
+    the barrier of its other input."""
     from snapcheck.reference import SimConfig
+    from snapcheck.reference.workloads import make_workload
 
     workload = _workload(rnd, cls, workloads)
+    parallelism = rnd.randint(1, 3)
+    if rnd.random() < 0.5:  # a fan-out whose branches meet again, where backpressure can stall a barrier
+        meeting = [w for w in workloads if make_workload(w, parallelism, seed).reconvergent]
+        workload = rnd.choice(meeting) if meeting else workload
     return SimConfig(
         protocol=protocol,
         workload=workload,
-        parallelism=rnd.randint(1, 3),
+        parallelism=parallelism,
         seed=seed,
         records=rnd.randint(6, 10 if workload == "reachability" else 24),
         gap=rnd.choice((20, 30)),
