@@ -103,9 +103,9 @@ class RegionalCheckpoints:
         three (under the FLIP's reading a region that can never meet the timeout falls
         back and restarts at every round and the job never finishes: a limit of that
         reading these draws leave out). A quarter of the aligned runs are rescaled
-        (``reference.regional.rescale``): half of those in the middle of the input,
-        half right after the first or second round that completed regionally (the
-        moment FLIP-600's discussion asked about: which state does a rescale read?).
+        (``reference.regional.rescale``): a third of those in the middle of the input,
+        two thirds right after the first round that completed regionally (the moment
+        FLIP-600's discussion asked about: which state does a rescale read?).
         The job's shape comes from ``seed`` (``JobShape.draw``), so crash targets and
         times fit it."""
         shape = JobShape.draw(seed)
@@ -143,8 +143,8 @@ class RegionalCheckpoints:
             )
             fields["checkpoint_timeout"] = None
         if failures and cls.aligned and rnd.random() < 0.25:  # rescaled once: in the middle of the input,
-            if rnd.random() < 0.5:  # or right after a round that completed with regions falling back
-                fields["failures"] += ((RESCALE, "regional-completion", rnd.randint(1, 2)),)
+            if rnd.random() < 2 / 3:  # or right after the first round that completed with regions falling back
+                fields["failures"] += ((RESCALE, "regional-completion", 1),)
             else:
                 fields["failures"] += ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),)
         return fields
