@@ -81,23 +81,29 @@ def baseline(cfg: SimConfig) -> SimConfig | None:
 
 class Inconclusive(Exception):
     """The oracle cannot judge a run: the failure-free run it compares with has no
-    committed end state (``SimResult.gave_up``)."""
+    committed end state (``SimResult.gave_up``) or never finished (cut by a livelock
+    guard, ``metrics["truncated"]``)."""
 
 
 def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
     """Run ``cfg`` (unless ``run`` is given) and compare its results with those of its
-    ``baseline``. Raises ``Inconclusive`` when that baseline run gave up."""
+    ``baseline``. Raises ``Inconclusive`` when that baseline run gave up or never finished."""
     if run is None:
         run = simulate(cfg, record=False)
     base = baseline(cfg)
     if base is None or (base == replace(cfg, decline_prob=0.0) and run.metrics.get("declines") == 0):
         return compare(run, run)
     reference = simulate(base, record=False)
+    m = reference.metrics
     if reference.gave_up:
-        m = reference.metrics
         raise Inconclusive(
             f"the failure-free run gave up (every final round aborted; {m['rounds_completed']} of "
             f"{m['rounds_started']} rounds completed): no committed end state to compare with"
+        )
+    if m.get("truncated"):
+        raise Inconclusive(
+            "the failure-free run was cut by the livelock guard (it never finished: "
+            f"{m['rounds_completed']} rounds completed): no end state to compare with"
         )
     return compare(reference, run)
 

@@ -240,6 +240,7 @@ class Protocol:
     guarantees: tuple[str, ...] = ()
     situations: tuple[str, ...] = (
         "snapshot",
+        "acknowledged",
         "decline",
         "completed-unnotified",
         "recovery",
@@ -297,6 +298,24 @@ class Protocol:
         campaign wants crashes; ``hard``: the stress strategy wants more of them;
         ``seed``: the run's seed, for protocols whose dataflow the seed shapes)."""
         return {}
+
+    @classmethod
+    def task_names(cls, cfg) -> list[str]:
+        """The ids of the tasks a run of ``cfg`` has: the names its crashes may give. A
+        protocol with its own topology knows them only if it says so (default: none; a
+        campaign then places its crashes at situations of ``self``, the task where the
+        situation occurred).
+
+        >>> from snapcheck.reference import SimConfig
+        >>> Protocol.task_names(SimConfig(workload="q1", parallelism=2))
+        ['bids[0]', 'bids[1]', 'map[0]', 'map[1]', 'sink[0]', 'sink[1]']
+        """
+        from snapcheck.reference.topology import expand
+        from snapcheck.reference.workloads import make_workload
+
+        if cls.topologies == "own":
+            return []
+        return [tid for tid, _, _ in expand(make_workload(cfg.workload, cfg.parallelism, cfg.seed)).tasks]
 
     @classmethod
     def from_config(cls, cfg) -> Protocol:

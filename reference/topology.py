@@ -96,6 +96,31 @@ class Workload:
     def cyclic(self) -> bool:
         return any(e.back_edge for e in self.edges)
 
+    @property
+    def reconvergent(self) -> bool:
+        """Whether two distinct paths of forward edges lead from one operator to another:
+        a fan-out whose branches meet again (a diamond), where a blocked input of the
+        meeting operator can hold back the barriers of its own other input.
+
+        >>> from snapcheck.reference.workloads import make_workload
+        >>> make_workload("diamond").reconvergent, make_workload("q1").reconvergent
+        (True, False)
+        """
+        succ: dict[str, list[str]] = {}
+        for e in self.edges:
+            if not e.back_edge:
+                succ.setdefault(e.src, []).append(e.dst)
+        for start in succ:
+            ways: dict[str, int] = {}
+            stack = [start]
+            while stack:  # every path from ``start`` (forward edges form a DAG)
+                for nxt in succ.get(stack.pop(), ()):
+                    ways[nxt] = ways.get(nxt, 0) + 1
+                    if ways[nxt] > 1:
+                        return True
+                    stack.append(nxt)
+        return False
+
 
 def find_back_edges(operators: list[OperatorSpec], edges: list[EdgeSpec]) -> None:
     """Mark back-edges (DFS from the sources, in declaration order; ABS §4.3).

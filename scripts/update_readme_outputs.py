@@ -52,7 +52,7 @@ def abridge_verify_all(text: str) -> str:
             out.append("  ... one line per configuration, then the table of configurations ...")
             i = j
             continue
-        if line.strip() == "Mutants":
+        if line.strip() == "Mutants" or line.startswith("Mutants ("):
             j = i + 1
             rows = 0
             while j < len(lines) and TABLE_LINE.match(lines[j]):

@@ -9,7 +9,11 @@ mutant gets exactly the random configurations its base protocol gets
 (``spark_validation.strategies``), never its hand-tuned ``demo``. Every fifth run
 is a mutant run when mutants are selected (all runs when no protocol is), the
 mutants taking turns, so a campaign of ``5 × #mutants`` runs runs every mutant at
-least once.
+least once. A campaign of known size (``Selection.of(runs=N)``) gives each mutant
+at least ``MIN_MUTANT_RUNS`` runs when it can: every fourth, third or second run is
+then a mutant run (``mutant_period``). A mutant measures the campaign's power to
+find a bug blind; a few runs of a bug caught in one run in ten would let it escape
+by chance.
 
 ``command(cfg)`` is the ``snapcheck simulate …`` command line that re-creates
 exactly the same trace (every field that differs from ``SimConfig``'s default,
@@ -26,7 +30,8 @@ from snapcheck.reference.workloads import ACYCLIC, CYCLIC
 from snapcheck.spark_validation.strategies import STRATEGIES
 
 DEFAULT_WORKLOADS = ACYCLIC + CYCLIC
-MUTANT_EVERY = 5  # every fifth run is a mutant run when mutants are selected
+MUTANT_EVERY = 5  # every fifth run is a mutant run when mutants are selected (at most)
+MIN_MUTANT_RUNS = 30  # runs per mutant a campaign of known size gives when it can (mutant_period)
 DEFAULT_STRATEGY = "targeted"  # the strategy that found every mutant fastest (benchmarks/bench_hunt.py)
 
 # SimConfig field -> ``snapcheck simulate`` option (fields not listed are never varied).
@@ -65,6 +70,7 @@ class Selection:
     failures: bool = True
     oracle: bool = True  # also run the end-to-end exactly-once oracle (runner.run_one)
     explore: str = "uniform"  # exploration strategy (spark_validation.strategies.STRATEGIES)
+    mutant_every: int = MUTANT_EVERY  # every this many runs is a mutant run (with protocols selected)
 
     @classmethod
     def of(
@@ -75,9 +81,10 @@ class Selection:
         failures: bool = True,
         oracle: bool = True,
         explore: str | None = None,
+        runs: int | None = None,
     ) -> Selection:
         """A selection from option values; ``mutants=None`` means every mutant of a selected
-        protocol (``()`` for none)."""
+        protocol (``()`` for none); ``runs``: the campaign's size, if known (``mutant_period``)."""
         from snapcheck.reference.catalogue import PROTOCOLS, mutants_of
 
         protocols = tuple(protocols) if protocols else tuple(PROTOCOLS)
@@ -90,6 +97,7 @@ class Selection:
             failures,
             oracle,
             explore or DEFAULT_STRATEGY,
+            mutant_period(runs, len(mutants)) if runs else MUTANT_EVERY,
         )
 
     def check(self) -> None:
@@ -133,6 +141,19 @@ class Selection:
         )
 
 
+def mutant_period(runs: int, mutants: int) -> int:
+    """Every how many runs a campaign of ``runs`` runs makes a mutant run: every fifth, or
+    more often (every second at most: half the runs stay with the correct protocols) so
+    that each of ``mutants`` mutants gets ``MIN_MUTANT_RUNS`` runs.
+
+    >>> mutant_period(2000, 47), mutant_period(3000, 47), mutant_period(100_000, 47)
+    (2, 2, 5)
+    """
+    if not mutants:
+        return MUTANT_EVERY
+    return max(2, min(MUTANT_EVERY, runs // (MIN_MUTANT_RUNS * mutants)))
+
+
 def draw_config(run_id: int, seed: int, sel: Selection):
     """The ``SimConfig`` of run ``run_id`` with this seed (deterministic): a correct
     protocol, or a mutant in its turn, under the selection's exploration strategy
@@ -142,12 +163,13 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     ``snapcheck simulate --demo`` and the docs only."""
     from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import base_of, resolve
-    from snapcheck.spark_validation.strategies import draw, pick
+    from snapcheck.spark_validation.strategies import draw, own_moments, pick
 
     rnd = random.Random(seed)
     mutant = None
-    if sel.mutants and (not sel.protocols or run_id % MUTANT_EVERY == MUTANT_EVERY - 1):
-        turn = run_id if not sel.protocols else run_id // MUTANT_EVERY
+    every = sel.mutant_every
+    if sel.mutants and (not sel.protocols or run_id % every == every - 1):
+        turn = run_id if not sel.protocols else run_id // every
         mutant = sel.mutants[turn % len(sel.mutants)]
         cls = resolve(mutant, "mutant")
         protocol = rnd.choice((base_of(cls),))  # the draw a campaign of the base alone makes: same stream
@@ -159,6 +181,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         cfg = SimConfig(
             protocol=protocol, seed=seed, **cls.random_config(rnd, sel.failures, hard=strategy == "stress", seed=seed)
         )
+        cfg = own_moments(strategy, rnd, cls, cfg, sel.failures)
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:

@@ -6,8 +6,10 @@
 (``summary["ok"]`` is False when a correct protocol failed or a mutant escaped).
 
 ``run_default(out_dir)`` is the main job's default size: DEFAULT_TRACES runs
-of every default protocol and every mutant, chosen by measurement to finish in
-a few minutes on 2 cores (docs/benchmarks.md, section ``spark``).
+of every default protocol and every mutant: with 47 mutants, every second run
+is a mutant run (``configs.mutant_period``), 30 or more per mutant, and the other
+half runs the correct protocols; a few minutes on 2 cores (docs/benchmarks.md,
+sections ``spark`` and ``hunt``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from snapcheck.spark_validation.campaign import run_campaign
 from snapcheck.spark_validation.configs import Selection
 from snapcheck.spark_validation.summary import print_summary, summarize, write
 
-DEFAULT_TRACES = 2000
+DEFAULT_TRACES = 3000
 
 
 def run_validation(
@@ -53,6 +55,7 @@ def run_validation(
         failures,
         oracle,
         explore,
+        runs=n,
     )
     res = run_campaign(
         n,
@@ -75,6 +78,7 @@ def run_validation(
         "mutants_selected": list(sel.mutants),
         "oracle": sel.oracle,
         "explore": sel.explore,
+        "mutant_every": sel.mutant_every,
         "results": res.results,
         "runs_per_second": round(n / res.seconds, 2) if res.seconds else None,
     }

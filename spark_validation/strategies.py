@@ -15,11 +15,14 @@ so a run is a pure function of its seed, and everything it draws is a field of t
   stragglers, tiny buffers, non-trivial latency, overlapping rounds — and draws the
   enabled ones aggressively and the others not at all.
 * ``stress``: everything at once and hard — frequent (overlapping) rounds, a fast input,
-  tiny buffers, declines, timeouts, one to three crashes in most runs, cycles for the
-  protocols made for them.
+  tiny buffers, declines, timeouts, a straggler in half the runs, one to three crashes
+  in most runs, cycles for the protocols made for them.
 * ``backpressure``: checkpointing under backpressure — one credit and one output slot per
   channel, a fast input, one round at a time, declined snapshots — where aligned
-  barriers wait behind blocked inputs.
+  barriers wait behind blocked inputs (half the runs on a dataflow whose branches meet
+  again); crashes (half the runs) at protocol moments as
+  ``moments`` places them: the other half runs failure-free, where a hang or a loss
+  that a recovery would mask shows.
 * ``pct``: the uniform schedule plus one to three schedule perturbations at uniformly
   placed steps (``SimConfig.pauses``), in the spirit of PCT (Burckhardt et al., ASPLOS
   2010).
@@ -72,6 +75,9 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
     if strategy == "moments":
         if failures and rnd.random() < 0.7:
             cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon))
+    elif strategy == "backpressure":
+        if failures and rnd.random() < 0.5:
+            cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon))
     elif strategy == "stress":
         if failures and rnd.random() < 0.8:
             cfg = replace(
@@ -83,6 +89,8 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
         cfg = replace(
             cfg, failures=tuple(sorted((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(1, 2))))
         )
+    if strategy == "stress" and rnd.random() < 0.5:
+        cfg = replace(cfg, stragglers=_straggler(rnd, tasks or task_ids(cfg.workload, cfg.parallelism, seed)))
     if strategy == "pct":
         steps = max(10, 3 * cfg.records * len(tasks or task_ids(cfg.workload, cfg.parallelism, seed)))
         pauses = sorted({rnd.randint(1, steps): rnd.choice((100, 300, 1000)) for _ in range(rnd.randint(1, 3))}.items())
@@ -153,14 +161,22 @@ def _backpressure(rnd, protocol, cls, seed, workloads):
     """Checkpointing under backpressure: one credit and one output slot per channel, an
     input faster than the operators, barely any network delay, one round at a time,
     declined snapshots in most runs — where aligned barriers wait behind blocked inputs
-    and a round that cannot complete must be given up everywhere."""
+    and a round that cannot complete must be given up everywhere. Half the runs take a
+    workload whose branches fan out and meet again (``Workload.reconvergent``): there a
+    blocked input of the meeting task backs up into the upstream task that must send
+    the barrier of its other input."""
     from snapcheck.reference import SimConfig
+    from snapcheck.reference.workloads import make_workload
 
     workload = _workload(rnd, cls, workloads)
+    parallelism = rnd.randint(1, 3)
+    if rnd.random() < 0.5:  # a fan-out whose branches meet again, where backpressure can stall a barrier
+        meeting = [w for w in workloads if make_workload(w, parallelism, seed).reconvergent]
+        workload = rnd.choice(meeting) if meeting else workload
     return SimConfig(
         protocol=protocol,
         workload=workload,
-        parallelism=rnd.randint(1, 3),
+        parallelism=parallelism,
         seed=seed,
         records=rnd.randint(6, 10 if workload == "reachability" else 24),
         gap=rnd.choice((20, 30)),
@@ -215,36 +231,58 @@ def _swarm(rnd, protocol, cls, seed, workloads, on: dict):
     )
     if on["skew"]:
         tasks = task_ids(workload, parallelism, seed)
-        cfg = replace(cfg, stragglers=((rnd.choice(tasks), rnd.choice((3.0, 5.0, 8.0))),))
+        cfg = replace(cfg, stragglers=_straggler(rnd, tasks))
     return cfg
 
 
-def _moments(rnd, cls, tasks: list, horizon: int) -> tuple:
-    """One or two crashes: the first right after the k-th occurrence of a situation
-    relevant to ``cls`` that needs no earlier crash (two in three) or at a random time;
-    half the runs add a second crash, at a situation of the recovery it caused (during
-    recovery, during replay, a crash in recovery, a stale message) when ``cls`` has any."""
-    from snapcheck.reference.sim.exploration import AFTER_A_CRASH
+def own_moments(strategy: str, rnd, cls, cfg, failures: bool):
+    """``cfg`` of a protocol with its own topology (drawn by its ``random_config``) with,
+    under ``moments``, ``stress`` and ``backpressure``, in half the runs one or two more
+    crashes at its situations (``_moments``, never at a random time: the protocol drew
+    those), named by ``Protocol.task_names`` or ``self``. Its schedule and flow control
+    stay the protocol's own (no straggler: a task slower than the protocol's own draws
+    assume can overload a job for good, which no protocol survives)."""
+    if failures and cls.situations and strategy in ("moments", "stress", "backpressure") and rnd.random() < 0.5:
+        cfg = replace(cfg, failures=tuple(cfg.failures) + _moments(rnd, cls, cls.task_names(cfg), 0, timed=0.0))
+    return cfg
 
-    first = [s for s in cls.situations if s not in AFTER_A_CRASH]
-    later = [s for s in cls.situations if s in AFTER_A_CRASH] or first
-    crashes = [_at(rnd, first, tasks, horizon, 1 / 3)]
+
+def _straggler(rnd, tasks: list) -> tuple:
+    """One task three to ten times slower than the others: it keeps rounds pending while
+    the rest of the dataflow moves on (and fails, and recovers)."""
+    return ((rnd.choice(tasks), rnd.choice((3.0, 5.0, 10.0))),)
+
+
+def _moments(rnd, cls, tasks: list, horizon: int, timed: float = 1 / 3) -> tuple:
+    """One or two crashes: the first right after the k-th occurrence of a situation
+    relevant to ``cls`` that needs no earlier crash (or, with probability ``timed``, at a
+    random time); half the runs add a second crash, at a situation of the recovery it
+    caused (during recovery, during replay, a crash in recovery, a stale message) when
+    ``cls`` has any. Without ``tasks`` only situations at a task are chosen (the crash
+    hits ``self``)."""
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, SITUATIONS
+
+    situations = [s for s in cls.situations if tasks or s in AT_A_TASK or s not in SITUATIONS]  # see _at
+    first = [s for s in situations if s not in AFTER_A_CRASH]
+    later = [s for s in situations if s in AFTER_A_CRASH] or first
+    crashes = [_at(rnd, first, tasks, horizon, timed)]
     if rnd.random() < 0.5:
-        crashes.append(_at(rnd, later, tasks, horizon, 1 / 4))
+        crashes.append(_at(rnd, later, tasks, horizon, timed * 3 / 4))
     return tuple(crashes)
 
 
 def _at(rnd, situations: list, tasks: list, horizon: int, timed: float) -> tuple:
     """A crash after the k-th occurrence of one of ``situations`` (of the task where it
-    occurs, when it occurs at a task, seven times in ten), or at a random time. A
-    situation of a task recurs about once per task and round, so its k ranges over
-    three rounds' worth; one of the whole job (a round completing, a recovery) over
+    occurs, when it occurs at a task, seven times in ten; always without ``tasks``), or
+    at a random time. A situation a protocol marks itself (``ctx.situation``) occurs at a
+    task. A situation of a task recurs about once per task and round, so its k ranges
+    over three rounds' worth; one of the whole job (a round completing, a recovery) over
     three occurrences."""
-    from snapcheck.reference.sim.exploration import AT_A_TASK, SELF
+    from snapcheck.reference.sim.exploration import AT_A_TASK, SELF, SITUATIONS
 
-    if not situations or rnd.random() < timed:
+    if not situations or (tasks and rnd.random() < timed):
         return rnd.choice(tasks), rnd.randrange(horizon)
     name = rnd.choice(situations)
-    per_task = name in AT_A_TASK
-    target = SELF if per_task and rnd.random() < 0.7 else rnd.choice(tasks)
-    return target, name, rnd.randint(1, 3 * len(tasks) if per_task else 3)
+    per_task = name in AT_A_TASK or name not in SITUATIONS
+    target = SELF if per_task and (not tasks or rnd.random() < 0.7) else rnd.choice(tasks)
+    return target, name, rnd.randint(1, 3 * len(tasks) if per_task and tasks else 3)

@@ -233,7 +233,7 @@ def rich_tables(s: dict):
         if p["failing_runs"]:
             cells[3] = f"[red]{cells[3]}[/]"
         t.add_row(*cells)
-    m = Table(title="Mutants", title_justify="left")
+    m = Table(title=f"Mutants ({_mutant_share(s)})", title_justify="left")
     for head in ("mutant", "protocol", "runs", "caught", "catch rate", "first catch", "checker reports", "verdict"):
         m.add_column(
             head,
@@ -252,6 +252,14 @@ def rich_tables(s: dict):
             "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]",
         )
     return t, m
+
+
+def _mutant_share(s: dict) -> str:
+    """How the campaign shared its runs with the mutants (``configs.mutant_period``)."""
+    every = s.get("mutant_every")
+    if not every or not s.get("protocols"):
+        return "drawn blind, taking turns"
+    return f"drawn blind, taking turns: every {'second third fourth fifth'.split()[every - 2]} run is a mutant run"
 
 
 def markdown(s: dict) -> str:
@@ -273,6 +281,8 @@ def markdown(s: dict) -> str:
         out += [
             "",
             "## Mutants (drawn blind)",
+            "",
+            _mutant_share(s)[0].upper() + _mutant_share(s)[1:] + ".",
             "",
             "| mutant | protocol | runs | caught | catch rate | runs to first catch | checker reports | verdict |",
             "|---|---|---:|---:|---:|---:|---|---|",

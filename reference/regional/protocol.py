@@ -86,14 +86,28 @@ class RegionalCheckpoints:
         )
 
     @classmethod
+    def task_names(cls, cfg) -> list[str]:
+        """Every operator of the job's shape (drawn from the seed), one task per slice."""
+        names = JobShape.draw(cfg.seed).operator_names()
+        return [f"{name}[{i}]" for name in names for i in range(cfg.parallelism)]
+
+    @classmethod
     def random_config(cls, rnd, failures: bool, hard: bool = False, seed: int = 0) -> dict:
         """2–4 slices, 3–8 records per split, a checkpoint interval of a sixth to a twelfth
         of the input span, declines on every run (0.2–0.6 expected per round, so that
-        regions fail and final rounds still succeed), a checkpoint timeout on two runs
-        in three, either reading; half the runs crash one or two tasks (``hard``: nine in
-        ten, one to three), a quarter of the aligned ones are rescaled in the middle of
-        the input (``reference.regional.rescale``). The job's shape comes from ``seed``
-        (``JobShape.draw``), so crash targets and times fit it."""
+        regions fail and final rounds still succeed), either reading; half the runs
+        crash one or two tasks (``hard``: nine in ten, one to three). Half the runs have
+        a slow slice (one task three to ten times slower: the skew regional checkpoints
+        are made for, which keeps rounds pending while other regions acknowledge, fail
+        and recover) and no checkpoint timeout; the others a timeout in two runs in
+        three (under the FLIP's reading a region that can never meet the timeout falls
+        back and restarts at every round and the job never finishes: a limit of that
+        reading these draws leave out). A quarter of the aligned runs are rescaled
+        (``reference.regional.rescale``): a third of those in the middle of the input,
+        two thirds right after the first round that completed regionally (the moment
+        FLIP-600's discussion asked about: which state does a rescale read?).
+        The job's shape comes from ``seed`` (``JobShape.draw``), so crash targets and
+        times fit it."""
         shape = JobShape.draw(seed)
         regions = rnd.randint(2, 4)
         records = rnd.randint(3, 8)
@@ -123,16 +137,29 @@ class RegionalCheckpoints:
                 for _ in range(rnd.randint(1, 3) if hard else rnd.randint(1, 2))
             )
             fields["failures"] = tuple(crashes)
-        if failures and cls.aligned and rnd.random() < 0.25:  # rescaled once, in the middle of the input
-            fields["failures"] += ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),)
+        if rnd.random() < 0.5:  # a slow slice, without a checkpoint timeout (docstring)
+            fields["stragglers"] = (
+                (f"{rnd.choice(shape.operator_names())}[{rnd.randrange(regions)}]", rnd.choice((3.0, 5.0, 10.0))),
+            )
+            fields["checkpoint_timeout"] = None
+        if failures and cls.aligned and rnd.random() < 0.25:  # rescaled once: in the middle of the input,
+            if rnd.random() < 2 / 3:  # or right after the first round that completed with regions falling back
+                fields["failures"] += ((RESCALE, "regional-completion", 1),)
+            else:
+                fields["failures"] += ((RESCALE, span // 3 + rnd.randrange(span // 3 + 1)),)
         return fields
 
 
 _DEMO = {"parallelism": 3, "records": 6, "gap": 80, "interval": 300, "decline_prob": 0.1}
 
 
+# what regional rounds add to a barrier protocol's situations (reference.regional.simulator)
+REGIONAL_SITUATIONS = ("region-acknowledged", "regional-completion")
+
+
 class RegionalAligned(RegionalCheckpoints, AlignedABS):
     name = "regional-aligned"
+    situations = AlignedABS.situations + REGIONAL_SITUATIONS
     summary = (
         "FLIP-600 regional checkpoints on aligned barriers: a failed region keeps an older state, "
         "the rest completes; split enumerator, 2PC sinks, forced global checkpoints"
@@ -156,6 +183,7 @@ class RegionalAligned(RegionalCheckpoints, AlignedABS):
 
 class RegionalUnaligned(RegionalCheckpoints, Unaligned):
     name = "regional-unaligned"
+    situations = Unaligned.situations + REGIONAL_SITUATIONS
     summary = "FLIP-600 regional checkpoints on unaligned barriers (channel state persisted per region)"
     tla = None  # RegionalTrace models aligned snapshots (no channel state)
     demo = dict(_DEMO)

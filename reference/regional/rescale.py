@@ -2,7 +2,9 @@
 regional family (``Rescale``, a mixin of ``RegionalSimulator``).
 
 A rescale (``SimConfig.failures`` entry ``("rescale", t)``, on the command line
-``--fail rescale@t``) stops the whole job at ``t`` and restores it, after
+``--fail rescale@t``; or ``("rescale", situation, k)``, ``--fail rescale@SITUATION#K``:
+right after the ``k``-th occurrence of a situation, e.g. ``regional-completion``)
+stops the whole job at ``t`` and restores it, after
 ``restart_delay``, from the latest completed checkpoint ``C`` with its operator
 list state *redistributed* as Flink does when the parallelism changes
 (``RoundRobinOperatorStateRepartitioner``: the elements of every subtask's list,
@@ -47,9 +49,11 @@ class Rescale:
     """Mixin of ``RegionalSimulator``: rescale events and the restore that redistributes
     list state (module docstring)."""
 
+    extra_fault_targets = (RESCALE,)
+
     def run(self) -> None:
         cfg = self.cfg
-        if self.rescales and not self.protocol.aligned:
+        if self.may_rescale and not self.protocol.aligned:
             raise ValueError(
                 "rescaling from an unaligned checkpoint redistributes its channel state too, "
                 "which the model does not do: rescale runs need aligned barriers"
@@ -62,18 +66,26 @@ class Rescale:
             super().run()
         finally:
             self.cfg = cfg
-        if self.rescales:
+        if self.may_rescale:
             self.header.metadata["faults"] = self.requested_faults()
+
+    def fire_fault(self, task: str, v, reason: str) -> bool:
+        """A rescale at a situation stops the job in this tick; other faults crash a task."""
+        if task != RESCALE:
+            return super().fire_fault(task, v, reason)
+        self.at(self.now, self.rescale)
+        return True
 
     def requested_faults(self) -> list[dict]:
         """The header's ``metadata.faults`` of a run with rescales (docs/trace-format.md,
         "Requested faults"): a rescale is no crash of a task named ``rescale``, so the run
         says whether it happened, as it does for a crash at a situation; a crash at a time
         is judged by the trace's ``fail`` events."""
-        done = sum(1 for r in self.recoveries if r.get("cause") == RESCALE)
+        at_situations = sum(t[2] for ts in self.fault_triggers.values() for t in ts if t[0] == RESCALE)
+        done = sum(1 for r in self.recoveries if r.get("cause") == RESCALE) - at_situations
         out = []
         for entry in map(parse_fault, self.cfg.failures):
-            if entry[0] == RESCALE:
+            if entry[0] == RESCALE and len(entry) == 2:
                 out.append({"fault": f"rescale at tick {entry[1]}", "proc": None, "fired": done > 0})
                 done -= 1
             elif len(entry) == 2:
@@ -81,9 +93,8 @@ class Rescale:
             else:  # a crash at a situation: the simulator knows if it fired
                 task, name, k = entry
                 fired = any(t[2] for t in self.fault_triggers.get(name, ()) if t[0] == task and t[1] == k)
-                out.append(
-                    {"fault": f"crash of {task} at {name}#{k}", "proc": None if task == SELF else task, "fired": fired}
-                )
+                what = f"rescale at {name}#{k}" if task == RESCALE else f"crash of {task} at {name}#{k}"
+                out.append({"fault": what, "proc": None if task in (SELF, RESCALE) else task, "fired": fired})
         return out
 
     def rescale(self) -> None:

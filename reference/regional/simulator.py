@@ -54,6 +54,10 @@ protocol's task handler) are unchanged. What it adds:
   that fell back in a regional completion the same way.
 * **Rescaling** (``reference.regional.rescale``): ``--fail rescale@t`` stops the
   job and restores it with its list state redistributed.
+* **Situations** (``reference.sim.exploration``) of its own: ``region-acknowledged``
+  (every task of a region acknowledged a round still pending: the region counts
+  as healthy in it; at the task whose acknowledgement completed the region) and
+  ``regional-completion`` (a round completed with regions falling back).
 * **Livelock guard**: a run still going after ``LIVELOCK_SPANS`` times its input
   span (plus an interval) stops, reported ``truncated`` (a split handed out again
   and again, a region restarted at every round).
@@ -111,7 +115,9 @@ class _Round:
 class RegionalSimulator(Rescale, CommitSimulator):
     def __init__(self, cfg, workload, protocol, log_class):
         self.shape = JobShape.draw(cfg.seed)
-        self.rescales = tuple(f[1] for f in map(parse_fault, cfg.failures) if f[0] == RESCALE and len(f) == 2)
+        faults = [parse_fault(f) for f in cfg.failures]
+        self.rescales = tuple(f[1] for f in faults if f[0] == RESCALE and len(f) == 2)
+        self.may_rescale = any(f[0] == RESCALE for f in faults)  # at a time or at a situation
         self.rescale_base: int | None = None  # the checkpoint a rescale restored, until a global one
         self.rescaling = False  # a rescale is under way (the job is stopped)
         self.redistributed: dict[int, tuple] = {}
@@ -159,7 +165,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
             log = SplitLog(len(procs), sp)
             log.reader = self.readers[sp.owner].pid
             procs.append(Process(log.id, "external", "splits", attrs={"split": sp.index, "records": len(sp.records)}))
-            for reader in self.readers if self.rescales else [self.readers[sp.owner]]:
+            for reader in self.readers if self.may_rescale else [self.readers[sp.owner]]:
                 c = log.chans[reader.pid] = Chan(f"{log.id}->{reader.id}", log, reader, port=sp.index)
                 log.sent[reader.pid] = {}
                 reader.reads.append(c)
@@ -335,6 +341,10 @@ class RegionalSimulator(Rescale, CommitSimulator):
                 info.decided[reg] = True
         if len(info.decided) == len(self.regions):
             self.evaluate(r, f"declined by {v.id}" if what == "decline" else "")
+        elif what == "ack":
+            self.situation("acknowledged", v)
+            if info.decided.get(reg):
+                self.situation("region-acknowledged", v)
 
     def round_timeout(self, r: int) -> None:
         if r in self.rounds:
@@ -394,6 +404,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
             return
         self.last_completed_progress = keep  # the failed regions' progress is not covered
         self.m["regional_completions"] += 1
+        self.situation("regional-completion")
         self.consecutive += 1
         if self.consecutive >= self.max_consecutive and self.protocol.forces_global and self.force_next is None:
             self.force_next = "consecutive"
@@ -449,12 +460,17 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.recoveries.append(rec)
         if task is None:
             self.m["fallback_restarts"] += 1
-            self.region_detected(reg)  # the coordinator itself restarts it: no detection delay
+            self.region_detected(reg, rec)  # the coordinator itself restarts it: no detection delay
         else:
-            self.at(self.now + self.cfg.detect_delay, self.region_detected, reg)
+            self.at(self.now + self.cfg.detect_delay, self.region_detected, reg, rec)
 
-    def region_detected(self, reg: int) -> None:
-        self.down[reg]["detected"] = self.now
+    def region_detected(self, reg: int, rec: dict) -> None:
+        """The failover ``rec`` of region ``reg`` is detected: the region stops, its pending
+        rounds fail, its restore is scheduled — unless a rescale took the failover over
+        (the whole job stopped and restores; a later failure of the region is another one)."""
+        if self.down.get(reg) is not rec:
+            return
+        rec["detected"] = self.now
         self.situation("recovery")
         for t in self.members[reg]:
             if t.alive:
@@ -470,13 +486,14 @@ class RegionalSimulator(Rescale, CommitSimulator):
         if self.rescale_base is not None:
             self.rescale()  # before a global checkpoint after a rescale: all again
         else:
-            self.at(self.now + self.cfg.restart_delay, self.restore_region, reg)
+            self.at(self.now + self.cfg.restart_delay, self.restore_region, reg, rec)
 
-    def restore_region(self, reg: int) -> None:
-        """Restore every task of ``reg`` from the latest completed checkpoint, then replay."""
-        if self.rescaling or reg not in self.down:
+    def restore_region(self, reg: int, rec: dict) -> None:
+        """Restore every task of ``reg`` (failover ``rec``) from the latest completed
+        checkpoint, then replay."""
+        if self.rescaling or self.down.get(reg) is not rec:
             return  # a rescale took over: the whole job restores
-        rec = self.down.pop(reg)
+        del self.down[reg]
         now = self.now
         self.n_recoveries += 1
         k = self.n_recoveries

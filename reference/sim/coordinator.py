@@ -152,6 +152,8 @@ class Coordinator:
         st[1][m.ch.src.pid] = True
         if len(st[1]) == len(self.tasks):
             self.complete_round(r)
+        else:
+            self.situation("acknowledged", m.ch.src)
 
     def complete_round(self, r: int) -> None:
         now = self.now

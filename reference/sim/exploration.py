@@ -5,13 +5,15 @@ and its reproduction command carry it.
 **Situations** are protocol-relevant moments the simulator recognises while it runs
 (the "sometimes" assertions of a campaign: what was reached at least once). The
 simulator counts each one (``SimResult.metrics["situations"]``); protocols mark
-their own with ``ctx.situation(name)``. The built-in ones:
+their own with ``ctx.situation(name)`` (at the task of ``ctx``). The built-in ones:
 
 =========================  ==============================================================
 situation                  when
 =========================  ==============================================================
 ``aligning``               a task blocks its first input for a round (alignment starts)
 ``snapshot``               a task took its checkpoint of a round (its ack is not sent yet)
+``acknowledged``           the coordinator received a task's acknowledgement of a round that
+                           is still pending (the task counts as done with it; others are not)
 ``decline``                a task's snapshot failed (the round is declined)
 ``decline-while-aligning`` a decline while some task has blocked inputs
 ``cancel``                 a task handles a cancellation marker
@@ -25,11 +27,15 @@ situation                  when
 ``stale``                  a message of a previous epoch is discarded
 ``forced-checkpoint``      a communication-induced protocol forces a checkpoint
 ``log-truncate``           a sender truncates its message log
+``region-acknowledged``    regional checkpoints: every task of a region acknowledged a round
+                           still pending (at the task whose acknowledgement completed it)
+``regional-completion``    regional checkpoints: a round completed with regions falling back
 =========================  ==============================================================
 
 **Faults at situations**: a ``SimConfig.failures`` entry ``(task, situation, k)``
 crashes ``task`` right after the ``k``-th occurrence of ``situation`` (``task`` may be
-``"self"``: the task at which it occurred). It fires in the same tick, after the
+``"self"``: the task at which it occurred; a simulator may know other fault targets,
+``extra_fault_targets``, e.g. the regional family's whole-job ``rescale``). It fires in the same tick, after the
 handler that reached the situation returns — e.g. a task that checkpointed dies
 before its acknowledgement is received. A fault whose situation never occurs
 never fires: the run reports it as not exercised (``faults_not_fired``).
@@ -47,6 +53,7 @@ from __future__ import annotations
 SITUATIONS = (
     "aligning",
     "snapshot",
+    "acknowledged",
     "decline",
     "decline-while-aligning",
     "cancel",
@@ -60,12 +67,15 @@ SITUATIONS = (
     "stale",
     "forced-checkpoint",
     "log-truncate",
+    "region-acknowledged",
+    "regional-completion",
 )
 # Situations that occur at a task (a fault there may crash "self": that task).
 AT_A_TASK = frozenset(
     (
         "aligning",
         "snapshot",
+        "acknowledged",
         "decline",
         "decline-while-aligning",
         "cancel",
@@ -74,6 +84,7 @@ AT_A_TASK = frozenset(
         "stale",
         "forced-checkpoint",
         "log-truncate",
+        "region-acknowledged",
     )
 )
 # Situations that occur only once something crashed: a fault there is a second fault.
@@ -113,6 +124,8 @@ def format_fault(entry: tuple) -> str:
 class Exploration:
     """Mixin of ``Simulator``: situation counters, fault triggers and pauses."""
 
+    extra_fault_targets: tuple[str, ...] = ()  # fault targets that are not tasks (``fire_fault`` handles them)
+
     def init_exploration(self, cfg) -> None:
         self.situations: dict[str, int] = {}
         self.fault_triggers: dict[str, list] = {}  # situation -> [[task, k, fired]]
@@ -139,6 +152,7 @@ class Exploration:
             )
         names = [tid for tid, _ in self.timed_faults]
         names += [t for ts in self.fault_triggers.values() for t, _, _ in ts if t != SELF]
+        names = [n for n in names if n not in self.extra_fault_targets]
         unknown = [n for n in names if n not in known]
         if unknown:
             raise ValueError(f"--fail names no task: {', '.join(map(repr, unknown))} (tasks: {', '.join(known)})")
@@ -152,10 +166,16 @@ class Exploration:
             for t in triggers:
                 task, k, fired = t
                 if not fired and k == n:
-                    target = v if task == SELF else self.by_id.get(task)
-                    if target is not None:
-                        t[2] = True
-                        self.at(self.now, self.fail, target, f"injected crash at {name}#{k}")
+                    t[2] = self.fire_fault(task, v, f"injected crash at {name}#{k}")
+
+    def fire_fault(self, task: str, v, reason: str) -> bool:
+        """Inject the fault of a trigger whose situation just occurred (at task ``v``, if
+        any): crash ``task`` (``self``: ``v``) in this tick. False when there is no such task."""
+        target = v if task == SELF else self.by_id.get(task)
+        if target is None:
+            return False
+        self.at(self.now, self.fail, target, reason)
+        return True
 
     def pause(self, v) -> None:
         """Count a step; at a pause point the stepping task is held back."""
@@ -167,7 +187,9 @@ class Exploration:
     def exploration_metrics(self) -> dict:
         """Situations reached, faults requested and faults that crashed no task (their
         situation never occurred, or their task was already down)."""
-        requested = len(self.timed_faults) + sum(len(ts) for ts in self.fault_triggers.values())
+        requested = len(self.timed_faults) + sum(
+            1 for ts in self.fault_triggers.values() for t in ts if t[0] not in self.extra_fault_targets
+        )
         return {
             "situations": dict(sorted(self.situations.items())),
             "faults_requested": requested,

@@ -81,7 +81,7 @@ def run_stage(argv: list[str]) -> tuple[int, float]:
     "-n",
     "n_traces",
     type=click.IntRange(1),
-    default=2_000,
+    default=3_000,
     show_default=True,
     help="Number of simulated runs in the Spark validation stage.",
 )

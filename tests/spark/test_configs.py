@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from snapcheck.cli import cli
 from snapcheck.reference import MUTANTS, PROTOCOLS, simulate
 from snapcheck.spark_validation.campaign import chunk_plan
-from snapcheck.spark_validation.configs import MUTANT_EVERY, Selection, command, draw_config
+from snapcheck.spark_validation.configs import MIN_MUTANT_RUNS, MUTANT_EVERY, Selection, command, draw_config
 from snapcheck.spark_validation.runner import COLUMN_NAMES, run_one
 from snapcheck.traces.errors import UsageError
 
@@ -26,6 +26,20 @@ def test_every_mutant_runs_in_a_campaign_of_five_runs_per_mutant():
     assert {c.mutant for c in cfgs if c.mutant} == set(sel.mutants)
     assert sum(c.mutant is not None for c in cfgs) == len(sel.mutants)
     assert all(c.protocol != "abs-aligned" or c.workload not in ("reachability", "random-cyclic") for c in cfgs)
+
+
+@pytest.mark.parametrize("runs", [200, 2000, 3000, 9000, 100_000])
+def test_a_campaign_of_known_size_gives_every_mutant_its_minimum_runs_when_it_can(runs):
+    sel = Selection.of(runs=runs)
+    kinds = [draw_config(i, i, sel).mutant for i in range(min(runs, 6000))]
+    per = {m: kinds.count(m) for m in sel.mutants}
+    mutant_runs = sum(per.values())
+    assert mutant_runs <= len(kinds) // 2 + 1  # the correct protocols keep at least half
+    if runs >= 2 * MIN_MUTANT_RUNS * len(sel.mutants) and len(kinds) == runs:
+        assert min(per.values()) >= MIN_MUTANT_RUNS, per
+    if runs >= MUTANT_EVERY * MIN_MUTANT_RUNS * len(sel.mutants):
+        assert sel.mutant_every == MUTANT_EVERY  # large campaigns keep one run in five
+    assert max(per.values()) - min(per.values()) <= 1  # the mutants take turns
 
 
 def test_unknown_names_are_usage_errors():

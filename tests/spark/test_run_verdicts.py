@@ -42,6 +42,36 @@ def test_the_oracle_has_no_verdict_when_the_failure_free_run_gave_up():
         exactly_once(NEVER_COMPLETES)
 
 
+# A campaign run: under the FLIP's reading (region-restart) a region slowed by a straggler
+# misses the checkpoint timeout in every round and restarts from its fallback state each
+# time; failure-free, the run never finishes (the livelock guard cuts it after 82 regional
+# completions), while the crashes of this run happen to let it finish. Compared with the
+# cut run, it had "extra" output.
+LIVELOCKED_TWIN = SimConfig(
+    protocol="regional-aligned",
+    workload="q1",
+    parallelism=2,
+    seed=1,
+    records=7,
+    gap=40,
+    failures=(("op1[0]", 1210), ("sink[0]", 912)),
+    interval=105,
+    checkpoint_timeout=420,
+    recovery="region-restart",
+    latency=61,
+    stragglers=(("op1[1]", 2.0),),
+    decline_prob=0.025,
+)
+
+
+def test_the_oracle_has_no_verdict_when_the_failure_free_run_never_finished():
+    assert simulate(baseline(LIVELOCKED_TWIN), record=False).metrics["truncated"]
+    run = simulate(LIVELOCKED_TWIN, record=False)
+    assert not run.metrics["truncated"] and not run.gave_up
+    with pytest.raises(Inconclusive, match="livelock guard"):
+        exactly_once(LIVELOCKED_TWIN, run)
+
+
 # Campaign seed 1491: the checkpoint timeout (800) is shorter than most rounds of this
 # configuration (1,026 ticks on average without it): the failure-free run completes 1 round of
 # 43 and gives up with its last transactions staged, while the run with a crash happens to

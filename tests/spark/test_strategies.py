@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from snapcheck.cli import cli
 from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.catalogue import MUTANTS, base_of, resolve
+from snapcheck.reference.workloads import ACYCLIC, make_workload
 from snapcheck.spark_validation.configs import Selection, command, draw_config
 from snapcheck.spark_validation.strategies import STRATEGIES
 
@@ -37,11 +38,23 @@ def test_the_strategies_draw_what_they_promise():
 
     moments = draws("moments")
     assert sum(any(len(f) == 3 for f in c.failures) for c in moments) > 60  # crashes at situations
-    assert all(len(f) == 2 for c in draws("uniform") for f in c.failures)  # only timed crashes
+    uniform = draws("uniform")
+    # only timed crashes (a protocol with its own dataflow draws its own faults: regional rescales)
+    assert all(len(f) == 2 for c in uniform if resolve(c.protocol).topologies != "own" for f in c.failures)
+    assert all(len(f) == 2 or f[0] == "rescale" for c in uniform for f in c.failures)
+    # ... to which moments adds crashes at its situations, e.g. right after a region acknowledged
+    own = [c for c in moments if resolve(c.protocol).topologies == "own" and resolve(c.protocol).situations]
+    assert sum(any(len(f) == 3 and f[0] != "rescale" for f in c.failures) for c in own) > len(own) // 5
     assert any(c.pauses for c in draws("pct")) and not any(c.pauses for c in draws("uniform"))
     # protocols with their own dataflow draw their own configurations
     bp = [c for c in draws("backpressure") if c.workload != "-" and resolve(c.protocol).topologies != "own"]
     assert all(c.buffer == 1 and c.out_buffer == 1 and c.max_concurrent == 1 for c in bp)
+    # half of them on a dataflow whose branches meet again: of the acyclic workloads, the diamond always,
+    # random graphs sometimes (a quarter of uniformly drawn acyclic ones)
+    acyclic = [c for c in bp if c.workload in ACYCLIC]
+    meeting = sum(make_workload(c.workload, c.parallelism, c.seed).reconvergent for c in acyclic)
+    assert 0.5 * len(acyclic) < meeting < 0.8 * len(acyclic)
+    assert sum(not c.failures for c in bp) > len(bp) // 3  # failure-free runs, where a masked hang shows
     swarm = draws("swarm")
     assert any(c.decline_prob == 0 for c in swarm) and any(c.decline_prob > 0 for c in swarm)
 

@@ -85,6 +85,12 @@ def test_an_escaped_mutant_fails_the_campaign(tmp_path):
     assert "ESCAPED" in markdown(s)
 
 
+def test_the_summary_says_how_the_runs_were_shared_with_the_mutants(tmp_path):
+    rows = [_row(i, "unaligned", mutant="unaligned-no-dedup" if i % 2 else None) for i in range(4)]
+    s = _summary(tmp_path, rows, mutants_selected=["unaligned-no-dedup"], mutant_every=2)
+    assert "Drawn blind, taking turns: every second run is a mutant run." in markdown(s)
+
+
 def test_inconclusive_runs_do_not_fail_the_campaign(tmp_path):
     s = _summary(tmp_path, [_row(0, "bcs", "inconclusive", kinds="every final round aborted")])
     assert s["ok"] and s["protocols"][0]["inconclusive"] == 1
