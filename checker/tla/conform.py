@@ -91,6 +91,8 @@ class Verdict:
     message: str = ""
     ignored: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    spec: str = ""  # the trace specification module that judged it
+    outside: str = ""  # ERROR outside the specification: the event it does not model ("fail", "send:cancel")
 
     def render(self) -> str:
         head = f"{self.path}: {self.verdict}"
@@ -329,8 +331,16 @@ def conform(
             continue
         except OutOfScope as exc:
             loc = f"{path}:{exc.line}" if exc.line else path
+            protocol = str(trace.header.protocol.get("name", ""))
+            family = mappings.get(protocol)
             verdicts[n] = Verdict(
-                path, ERROR, str(trace.header.protocol.get("name", "")), location=loc, message=str(exc)
+                path,
+                ERROR,
+                protocol,
+                location=loc,
+                message=str(exc),
+                spec=family.module if family else "",
+                outside=outside_reason(trace, exc),
             )
             _notify(on_verdict, verdicts[n])
             continue
@@ -355,7 +365,7 @@ def conform(
                     if v is None:  # a cut no state reaches: judged whole, below
                         whole.append(n)
                         continue
-                    verdicts[n] = v
+                    verdicts[n] = v = replace(v, spec=p.family.module)
                     _notify(on_verdict, v)
 
     whole: list[int] = []
@@ -372,6 +382,17 @@ def conform(
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
             list(pool.map(run, [c for members in regroup.values() for c in _chunks(members, parallel)]))
     return [verdicts[n] for n in range(len(paths))]
+
+
+def outside_reason(trace: Trace, exc: OutOfScope) -> str:
+    """What a trace outside its specification has that the specification does not model:
+    the type (and kind) of the event ``exc`` names, or its message when it names no event
+    (a topology or header the specification does not model)."""
+    if exc.line:
+        for e in trace.events:
+            if e.line == exc.line:
+                return f"{e.type}:{e.kind}" if e.kind and e.kind != "data" else e.type
+    return str(exc)
 
 
 def _chunks(members: list, parallel: int) -> list[list]:
