@@ -386,12 +386,24 @@ def conform(
 
 def outside_reason(trace: Trace, exc: OutOfScope) -> str:
     """What a trace outside its specification has that the specification does not model:
-    the type (and kind) of the event ``exc`` names, or its message when it names no event
-    (a topology or header the specification does not model)."""
+    the type (and kind, or a control message's verb) of the event ``exc`` names, or its
+    message when it names no event (a topology or header the specification does not model).
+
+    >>> from snapcheck.traces.golden import golden
+    >>> trace = golden("theory_c_domino")
+    >>> [outside_reason(trace, OutOfScope("not modelled", line)) for line in (2, 3)]
+    ['checkpoint:basic', 'send']
+    >>> outside_reason(trace, OutOfScope("two sinks"))
+    'two sinks'
+    """
     if exc.line:
         for e in trace.events:
             if e.line == exc.line:
-                return f"{e.type}:{e.kind}" if e.kind and e.kind != "data" else e.type
+                if e.kind and e.kind != "data":
+                    return f"{e.type}:{e.kind}"
+                if e.type == "send" and isinstance(e.value, list) and e.value and isinstance(e.value[0], str):
+                    return f"send:{e.value[0]}"  # a control message: its verb ("decline", "ack", …)
+                return e.type
     return str(exc)
 
 

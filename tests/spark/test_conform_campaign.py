@@ -79,17 +79,17 @@ def test_a_mutant_the_specification_rejects_is_caught_by_it(tmp_path):
     # checker clean, specification REJECT: listed as a disagreement, both verdicts, the trace kept
     d = s["disagreements"][0]
     assert (d["spec_verdict"], d["checker_verdict"], d["spec"]) == ("REJECT", "clean", "ABSTrace")
-    assert (tmp_path / "v" / d["trace"]).read_text().startswith('{"type":"header"')
+    assert (tmp_path / "v" / d["trace"]).read_text().startswith('{"format":"snapcheck-trace"')
     _follows_the_schema(tmp_path / "v" / "summary.json")
 
 
 def test_a_correct_run_the_specification_rejects_fails_with_a_command_reproducing_it(tmp_path, monkeypatch):
-    """A specification that wrongly rejects long traces (ChandyLamportTrace limited to 30
+    """A specification that wrongly rejects long traces (UncoordinatedTrace limited to 30
     events, in a copy of specs/ named by SNAPCHECK_SPECS): the correct runs it rejects are
     failing runs, and their reproduction command gives the same verdict."""
     specs = tmp_path / "specs"
     shutil.copytree(specs_dir(), specs)
-    module = specs / "ChandyLamportTrace.tla"
+    module = specs / "UncoordinatedTrace.tla"
     text = module.read_text()
     assert "TraceNext == cursor < Len(Traces[traceNo]) /\\ " in text
     module.write_text(text.replace("TraceNext == cursor < Len(Traces[traceNo]) /\\ ", "TraceNext == cursor < 30 /\\ "))
@@ -98,7 +98,7 @@ def test_a_correct_run_the_specification_rejects_fails_with_a_command_reproducin
     s = run_validation(
         2,
         str(out),
-        protocols=["chandy-lamport"],
+        protocols=["unc"],
         workloads=["q1"],
         mutants=(),
         failures=False,
@@ -186,6 +186,15 @@ def _follows_the_schema(path: Path) -> None:
         v.validate(broken)
     with pytest.raises(jsonschema.ValidationError):
         v.validate(dict(summary, conformance=[dict(summary["conformance"][0], rejected=-1)]))
+
+
+def test_without_java_the_chosen_runs_are_counted_not_conformed(monkeypatch):
+    monkeypatch.setenv("SNAPCHECK_JAVA", "/nonexistent/bin/java")
+    sel = Selection(protocols=("chandy-lamport",), workloads=("q1",), failures=False, conform=1.0)
+    rows = _rows(0, 3, 100, sel)
+    assert [r["conform"] for r in rows] == ["no-java"] * 3
+    assert all("no Java on this executor" in r["conform_detail"] for r in rows)
+    assert [r["verdict"] for r in rows] == ["clean"] * 3  # the checker's verdicts stand
 
 
 def test_conform_is_a_fraction_of_the_runs(tmp_path):
