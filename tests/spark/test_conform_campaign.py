@@ -30,6 +30,21 @@ pytestmark = pytest.mark.tlc
 SNAPCHECK = str(Path(sys.executable).parent / "snapcheck")
 
 
+def _failure_free_campaign(n: int, out: Path, protocol: str) -> dict:
+    """The summary of ``n`` failure-free runs of ``protocol`` on q1, every one conformed."""
+    return run_validation(
+        n,
+        str(out),
+        protocols=[protocol],
+        workloads=["q1"],
+        mutants=(),
+        failures=False,
+        conform=1.0,
+        engine="python",
+        progress=False,
+    )
+
+
 def _seeds_with(rows, column: str) -> set[int]:
     return {r["seed"] for r in rows if r[column] is not None}
 
@@ -95,17 +110,7 @@ def test_a_correct_run_the_specification_rejects_fails_with_a_command_reproducin
     module.write_text(text.replace("TraceNext == cursor < Len(Traces[traceNo]) /\\ ", "TraceNext == cursor < 30 /\\ "))
     monkeypatch.setenv("SNAPCHECK_SPECS", str(specs))
     out = tmp_path / "v"
-    s = run_validation(
-        2,
-        str(out),
-        protocols=["unc"],
-        workloads=["q1"],
-        mutants=(),
-        failures=False,
-        conform=1.0,
-        engine="python",
-        progress=False,
-    )
+    s = _failure_free_campaign(2, out, "unc")
     assert not s["ok"] and len(s["failing_runs"]) == 2
     for f in s["failing_runs"]:
         assert (f["verdict"], f["conform"]) == ("clean", "reject")  # the checker passed it
@@ -142,17 +147,7 @@ def test_a_checker_contradicting_the_specification_is_a_disagreement(tmp_path, m
         return report
 
     monkeypatch.setattr(checker, "check_trace", planted)
-    s = run_validation(
-        3,
-        str(tmp_path / "v"),
-        protocols=["abs-aligned"],
-        workloads=["q1"],
-        mutants=(),
-        failures=False,
-        conform=1.0,
-        engine="python",
-        progress=False,
-    )
+    s = _failure_free_campaign(3, tmp_path / "v", "abs-aligned")
     assert len(s["disagreements"]) == 3
     for d in s["disagreements"]:
         assert (d["spec_verdict"], d["checker_verdict"], d["spec"]) == ("ACCEPT", "orphan", "ABSTrace")
