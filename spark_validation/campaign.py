@@ -6,7 +6,8 @@ result table (Parquet, one row per run) under ``OUT/results``:
 
 * ``engine="spark"``: the runs are cut into coarse chunks (≥ 1–2 k runs per
   task on large campaigns, 2–4 tasks per core: Spark costs ≈30 ms per task, so
-  throughput is set by the per-run Python work), each chunk a row of a
+  throughput is set by the per-run Python work; with ``--conform`` one task per
+  core, since traces of one topology share TLC runs only within a task), each chunk a row of a
   ``spark.range`` DataFrame whose partitions ``mapInArrow`` turns into result
   batches. Rows are a pure function of the run id, so the result is identical
   whatever the partitioning; a retried task recomputes the same rows and Spark's
@@ -30,10 +31,12 @@ import time
 from dataclasses import dataclass
 
 from snapcheck.spark_validation.configs import Selection, draw_config
+from snapcheck.spark_validation.conformance import Conformer
 from snapcheck.spark_validation.runner import COLUMN_NAMES, arrow_schema, run_one, spark_schema
 
 MAX_CHUNK = 2000  # runs per Spark task on large campaigns
 TASKS_PER_CORE = 3
+CONFORM_TASKS_PER_CORE = 1  # --conform: runs of one topology share TLC runs only within a task
 
 
 @dataclass
@@ -46,15 +49,27 @@ class CampaignResult:
     tasks: int
 
 
-def chunk_plan(n: int, cores: int) -> list[tuple[int, int]]:
-    """Run-id ranges [a, b): at least TASKS_PER_CORE tasks per core, at most MAX_CHUNK runs each."""
-    tasks = min(n, max(cores * TASKS_PER_CORE, math.ceil(n / MAX_CHUNK)))
+def chunk_plan(n: int, cores: int, per_core: int = TASKS_PER_CORE) -> list[tuple[int, int]]:
+    """Run-id ranges [a, b): at least ``per_core`` tasks per core, at most MAX_CHUNK runs each."""
+    tasks = min(n, max(cores * per_core, math.ceil(n / MAX_CHUNK)))
     cuts = [n * k // tasks for k in range(tasks + 1)] if tasks else [0]
     return list(zip(cuts, cuts[1:]))
 
 
 def _rows(a: int, b: int, base_seed: int, sel: Selection) -> list[dict]:
-    return [run_one(i, base_seed + i, draw_config(i, base_seed + i, sel), sel.oracle) for i in range(a, b)]
+    """The result rows of runs ``a … b-1``; with ``sel.conform``, the chosen ones validated
+    against their TLA+ specifications here, after the runs (``conformance``)."""
+    conformer = Conformer(sel.conform) if sel.conform else None
+    rows = []
+    try:
+        for i in range(a, b):
+            seed = base_seed + i
+            wants = conformer is not None and conformer.wants(seed)
+            rows.append(run_one(i, seed, draw_config(i, seed, sel), sel.oracle, conformer if wants else None))
+    finally:
+        if conformer is not None:
+            conformer.finish()
+    return rows
 
 
 def _batch(rows: list[dict]):
@@ -164,7 +179,7 @@ def _run_spark(
 
     specs = sel.protocols + sel.mutants
     spark = get_session(master, protocols=specs, **session_options)
-    plan = chunk_plan(n, default_parallelism())
+    plan = chunk_plan(n, default_parallelism(), CONFORM_TASKS_PER_CORE if sel.conform else TASKS_PER_CORE)
     bounds = [a for a, _ in plan] + [n]
     user = user_protocols(specs)  # user classes: sent by reference, their modules shipped
 

@@ -71,6 +71,7 @@ class Selection:
     oracle: bool = True  # also run the end-to-end exactly-once oracle (runner.run_one)
     explore: str = "uniform"  # exploration strategy (spark_validation.strategies.STRATEGIES)
     mutant_every: int = MUTANT_EVERY  # every this many runs is a mutant run (with protocols selected)
+    conform: float = 0.0  # fraction of the runs also validated against their TLA+ specification
 
     @classmethod
     def of(
@@ -82,6 +83,7 @@ class Selection:
         oracle: bool = True,
         explore: str | None = None,
         runs: int | None = None,
+        conform: float = 0.0,
     ) -> Selection:
         """A selection from option values; ``mutants=None`` means every mutant of a selected
         protocol (``()`` for none); ``runs``: the campaign's size, if known (``mutant_period``)."""
@@ -98,6 +100,7 @@ class Selection:
             oracle,
             explore or DEFAULT_STRATEGY,
             mutant_period(runs, len(mutants)) if runs else MUTANT_EVERY,
+            conform,
         )
 
     def check(self) -> None:
@@ -118,6 +121,8 @@ class Selection:
                 raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")
+        if not 0 <= self.conform <= 1:
+            raise UsageError(f"--conform {self.conform}: a fraction of the runs, 0 < FRACTION <= 1")
         if self.explore not in STRATEGIES:
             raise UsageError(f"unknown exploration strategy {self.explore!r} (known: {', '.join(STRATEGIES)})")
         for p in self.protocols + self.mutants:

@@ -2,7 +2,9 @@
 
 ``run_validation(n, out_dir, …)`` runs the campaign (``campaign``), summarizes it
 (``summary``), prints the tables and the failing runs, writes ``summary.md`` and
-``summary.json`` next to the result table, and returns the summary dict
+``summary.json`` next to the result table (with ``--conform``, the traces of
+disagreements and of correct runs the specification rejected under ``traces/``),
+and returns the summary dict
 (``summary["ok"]`` is False when a correct protocol failed or a mutant escaped).
 
 ``run_default(out_dir)`` is the main job's default size: DEFAULT_TRACES runs
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from snapcheck.spark_validation.campaign import run_campaign
 from snapcheck.spark_validation.configs import Selection
-from snapcheck.spark_validation.summary import print_summary, summarize, write
+from snapcheck.spark_validation.summary import keep_traces, print_summary, summarize, write
 
 DEFAULT_TRACES = 3000
 
@@ -30,6 +32,7 @@ def run_validation(
     mutants=None,
     failures: bool = True,
     oracle: bool = True,
+    conform: float = 0.0,
     seed: int = 0,
     master: str | None = None,
     engine: str = "spark",
@@ -42,6 +45,8 @@ def run_validation(
     names, ``MODULE:CLASS`` / ``FILE.py:CLASS`` specs or ``Protocol`` classes (also the
     user's own); ``mutants=None``: every mutant of a selected protocol. ``explore``: the
     exploration strategy (``spark_validation.strategies``; default the best measured).
+    ``conform``: the fraction of runs also validated against their TLA+ specification
+    (``conformance``).
     ``session_options``: Spark session settings (``session.get_session``)."""
     from rich.console import Console
 
@@ -55,6 +60,7 @@ def run_validation(
         failures,
         oracle,
         explore,
+        conform=conform,
         runs=n,
     )
     res = run_campaign(
@@ -79,12 +85,17 @@ def run_validation(
         "oracle": sel.oracle,
         "explore": sel.explore,
         "mutant_every": sel.mutant_every,
+        "conform_fraction": sel.conform,
         "results": res.results,
         "runs_per_second": round(n / res.seconds, 2) if res.seconds else None,
     }
     summary = summarize(res.results, meta)
     print_summary(summary, console)
     md, js = write(summary, out_dir)
+    if sel.conform:
+        kept = keep_traces(res.results, out_dir)
+        if kept:
+            console.print(f"kept {len(kept)} trace(s) (disagreements, rejected correct runs) in {out_dir}/traces/")
     console.print(
         f"{n:,} runs in {res.seconds:.1f} s ({meta['runs_per_second']} runs/s); results {res.results}; "
         f"summary {md}, {js}; verdict {'OK' if summary['ok'] else 'FAILED'}",

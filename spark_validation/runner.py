@@ -59,6 +59,13 @@ COLUMNS = (
     ("faults_not_fired", "int64", "bigint"),  # requested crashes that crashed nothing (their moment never came)
     ("situations", "string", "string"),  # JSON {situation: occurrences} (reference.sim.exploration)
     ("command", "string", "string"),
+    # TLA+ conformance (``--conform``; spark_validation.conformance): null for runs not chosen
+    ("conform", "string", "string"),  # accept | reject | outside | no-spec | no-java | no-trace | error
+    ("conform_spec", "string", "string"),  # the trace specification module
+    ("conform_detail", "string", "string"),  # REJECT: run-SEED.jsonl:LINE: the first unmatched event; else why
+    ("conform_outside", "string", "string"),  # outside: the first event the specification does not model
+    ("disagreement", "string", "string"),  # the specification and the checker contradict each other: why
+    ("trace", "string", "string"),  # JSONL, kept for disagreements and correct runs the specification rejects
 )
 COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
 
@@ -95,9 +102,11 @@ def _row(run_id: int, seed: int, cfg) -> dict:
     return row
 
 
-def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
+def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
-    skips the exactly-once oracle (about a quarter of the cost of a campaign)."""
+    skips the exactly-once oracle (about a quarter of the cost of a campaign). ``conformer``
+    (``conformance.Conformer``): the run is also to be validated against its TLA+
+    specification; it gets the finished row and the simulation result."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
     from snapcheck.reference.oracle import Inconclusive, baseline, exactly_once
@@ -114,6 +123,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
                 unjudged = str(exc)
     except Exception as exc:  # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
+        if conformer is not None:
+            conformer.add(row, None)
         return row
     m = res.metrics
     kinds = sorted(report.kinds)
@@ -153,6 +164,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True) -> dict:
     )
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
+    if conformer is not None:
+        conformer.add(row, res)
     return row
 
 

@@ -55,9 +55,15 @@ def summarize(results: str, meta: dict) -> dict:
         "workload",
         "situations",
         "faults_not_fired",
+        "conform",
+        "conform_spec",
+        "conform_detail",
+        "conform_outside",
+        "disagreement",
     ]
     df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
-    df["failing"] = df["verdict"].isin(("violation", "error"))
+    df["spec_reject"] = df["conform"] == "reject"
+    df["failing"] = df["verdict"].isin(("violation", "error")) | df["spec_reject"]
     correct = df[df["mutant"].isna()]
     mutant = df[df["mutant"].notna()]
 
@@ -68,6 +74,7 @@ def summarize(results: str, meta: dict) -> dict:
         kinds = sorted(
             {k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
             | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set())
+            | ({SPEC_REJECT} if caught["spec_reject"].any() else set())
         )
         first = int(g["failing"].to_numpy().argmax()) + 1 if len(caught) else None
         mutants.append(
@@ -78,6 +85,7 @@ def summarize(results: str, meta: dict) -> dict:
                 "caught": int(len(caught)),
                 "catch_rate": round(len(caught) / len(g), 4),
                 "runs_to_first_catch": first,
+                "caught_by_spec": int(g["spec_reject"].sum()),
                 "reported": kinds,
                 "escaped": bool(len(caught) == 0),
                 "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
@@ -146,7 +154,9 @@ def summarize(results: str, meta: dict) -> dict:
             "violation_kinds": r.violation_kinds,
             "oracle": r.oracle,
             "error": r.error,
-            "command": r.command,
+            "conform": r.conform,
+            "conform_detail": r.conform_detail if r.spec_reject else None,
+            "command": conform_command(r.command, r.seed) if r.spec_reject else r.command,
         }
         for r in fails.itertuples()
     ]
@@ -164,7 +174,96 @@ def summarize(results: str, meta: dict) -> dict:
         "mutants_not_run": not_run,
         "coverage": coverage,
         "failing_runs": failing,
+        **conformance(df, meta.get("conform_fraction") or 0.0),
     }
+
+
+SPEC_REJECT = "TLA+ REJECT"  # what a mutant run whose trace its specification rejects reports
+
+
+def conform_command(command: str, seed: int) -> str:
+    """The reproduction command of a run the specification rejected: simulate, then conform.
+
+    >>> conform_command("snapcheck simulate --protocol unaligned --seed 3 -o run-3.jsonl", 3)
+    'snapcheck simulate --protocol unaligned --seed 3 -o run-3.jsonl && snapcheck conform run-3.jsonl'
+    """
+    return f"{command} && snapcheck conform run-{seed}.jsonl"
+
+
+def conformance(df, fraction: float) -> dict:
+    """The TLA+ conformance part of the summary (``--conform``): per protocol (correct runs)
+    and per mutant, how many runs were chosen and what their specification said, and
+    every disagreement between the specification and the checker."""
+    if not fraction:
+        return {}
+    chosen = df[df["conform"].notna()]
+    rows = []
+    for (protocol, mutant), g in chosen.groupby([chosen["protocol"], chosen["mutant"].fillna("")], sort=True):
+        counts = g["conform"].value_counts()
+        outside = g[g["conform"] == "outside"]["conform_outside"].fillna("?").value_counts()
+        errors = g[g["conform"].isin(("error", "no-java", "no-trace"))]
+        rows.append(
+            {
+                "protocol": protocol,
+                "mutant": mutant or None,
+                "specs": sorted(set(g["conform_spec"].dropna())),
+                "chosen": int(len(g)),
+                "conformed": int(counts.get("accept", 0) + counts.get("reject", 0)),
+                "accepted": int(counts.get("accept", 0)),
+                "rejected": int(counts.get("reject", 0)),
+                "outside": int(counts.get("outside", 0)),
+                "outside_reasons": {str(k): int(v) for k, v in outside.items()},
+                "no_spec": int(counts.get("no-spec", 0)),
+                "no_java": int(counts.get("no-java", 0)),
+                "no_trace": int(counts.get("no-trace", 0)),
+                "errors": int(counts.get("error", 0)),
+                "error_examples": [
+                    f"run {int(r.run_id)}: {r.conform_detail}"
+                    for r in errors.sort_values("run_id").head(3).itertuples()
+                ],
+                "disagreements": int(g["disagreement"].notna().sum()),
+            }
+        )
+    dis = chosen[chosen["disagreement"].notna()].sort_values("run_id")
+    disagreements = [
+        {
+            "run_id": int(r.run_id),
+            "seed": int(r.seed),
+            "protocol": r.protocol,
+            "mutant": r.mutant,
+            "spec": r.conform_spec,
+            "spec_verdict": r.conform.upper(),
+            "spec_detail": r.conform_detail,
+            "checker_verdict": r.violation_kinds or "clean",
+            "why": r.disagreement,
+            "trace": f"{KEPT_DIR}/run-{int(r.seed)}.jsonl",
+            "command": conform_command(r.command, int(r.seed)),
+        }
+        for r in dis.itertuples()
+    ]
+    return {"conform_fraction": fraction, "conformance": rows, "disagreements": disagreements}
+
+
+KEPT_DIR = "traces"  # under the output directory: the traces of disagreements and of rejected correct runs
+
+
+def keep_traces(results: str, out_dir: str) -> list[str]:
+    """Write the traces the result table keeps (``runner.COLUMNS``: ``trace``) as
+    ``OUT/traces/run-SEED.jsonl``; the paths written."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    from snapcheck.traces.atomic import write_atomic
+
+    data = ds.dataset(results, format="parquet")
+    kept = data.to_table(columns=["seed", "trace"], filter=pc.field("trace").is_valid()).to_pylist()
+    paths = []
+    for r in kept:
+        os.makedirs(os.path.join(out_dir, KEPT_DIR), exist_ok=True)
+        path = os.path.join(out_dir, KEPT_DIR, f"run-{r['seed']}.jsonl")
+        write_atomic(path, r["trace"])
+        paths.append(path)
+    return paths
 
 
 def situation_coverage(runs) -> dict:
@@ -309,10 +408,11 @@ def markdown(s: dict) -> str:
             out.append(f"| {name} | {c['runs']:,} | {reached} | {', '.join(c['unreached']) or '-'} |")
     if s["mutants_not_run"]:
         out += ["", f"Mutants selected but not run (campaign too small): {', '.join(s['mutants_not_run'])}."]
+    out += conformance_markdown(s)
     out += ["", "## Failing runs of correct protocols", ""]
     if s["failing_runs"]:
         for f in s["failing_runs"]:
-            why = f["error"] or f["violation_kinds"] or f["oracle"]
+            why = _why(f)
             out += [
                 f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}",
                 "",
@@ -328,6 +428,87 @@ def markdown(s: dict) -> str:
         for name, c in examples:
             out.append(f"- {name}: `{c}`")
     return "\n".join(out) + "\n"
+
+
+def _why(f: dict) -> str:
+    """Why a failing run failed: its error, the checker's kinds, the oracle, or the specification."""
+    reject = f"TLA+ REJECT: {f['conform_detail']}" if f.get("conform") == "reject" else ""
+    return "; ".join(x for x in (f["error"] or f["violation_kinds"] or "", reject) if x) or f["oracle"]
+
+
+CONFORM_COLUMNS = (
+    ("chosen", "chosen"),
+    ("conformed", "conformed"),
+    ("accepted", "accepted"),
+    ("rejected", "rejected"),
+    ("outside", "outside"),
+    ("no_spec", "no spec"),
+    ("no_java", "no java"),
+    ("errors", "errors"),
+    ("disagreements", "disagreements"),
+)
+
+
+def _reasons(c: dict) -> str:
+    return ", ".join(f"{k} {v:,}" for k, v in c["outside_reasons"].items()) or "-"
+
+
+def conformance_table(s: dict):
+    """The conformance table for the console."""
+    from rich.table import Table
+
+    t = Table(title=f"TLA+ conformance ({s['conform_fraction']:g} of the runs)", title_justify="left")
+    t.add_column("protocol / mutant", no_wrap=True)
+    t.add_column("spec")
+    for _, head in CONFORM_COLUMNS:
+        t.add_column(head, justify="right")
+    t.add_column("outside: first unmodelled event")
+    for c in s["conformance"]:
+        cells = [_fmt(c[k]) for k, _ in CONFORM_COLUMNS]
+        if c["disagreements"]:
+            cells[-1] = f"[red]{cells[-1]}[/]"
+        t.add_row(c["mutant"] or c["protocol"], ", ".join(c["specs"]) or "-", *cells, _reasons(c))
+    return t
+
+
+def conformance_markdown(s: dict) -> list[str]:
+    if not s.get("conformance"):
+        return []
+    out = [
+        "",
+        f"## TLA+ conformance ({s['conform_fraction']:g} of the runs)",
+        "",
+        "Chosen runs validated against their protocol's trace specification; a mutant's REJECT is a catch, "
+        "a correct run's REJECT a failing run. Outside: the first event the specification does not model.",
+        "",
+        "| protocol / mutant | spec | " + " | ".join(h for _, h in CONFORM_COLUMNS) + " | outside: events |",
+        "|---|---|" + "---:|" * len(CONFORM_COLUMNS) + "---|",
+    ]
+    for c in s["conformance"]:
+        out.append(
+            f"| {c['mutant'] or c['protocol']} | {', '.join(c['specs']) or '-'} | "
+            + " | ".join(_fmt(c[k]) for k, _ in CONFORM_COLUMNS)
+            + f" | {_reasons(c)} |"
+        )
+    errors = [e for c in s["conformance"] for e in c["error_examples"]]
+    if errors:
+        out += ["", "Not conformed (errors, no Java, no trace), first examples:", ""]
+        out += [f"- {e}" for e in errors]
+    out += ["", "## Disagreements between the specification and the checker", ""]
+    if not s["disagreements"]:
+        out.append("None.")
+    for d in s["disagreements"]:
+        out += [
+            f"- run {d['run_id']} ({d['mutant'] or d['protocol']}, {d['spec']}): {d['why']}",
+            f"  - specification: {d['spec_verdict']} {d['spec_detail'] or ''}".rstrip(),
+            f"  - checker: {d['checker_verdict']}",
+            f"  - trace: {d['trace']}",
+            "",
+            "  ```",
+            f"  {d['command']}",
+            "  ```",
+        ]
+    return out
 
 
 def write(s: dict, out_dir: str) -> tuple[str, str]:
@@ -352,11 +533,22 @@ def print_summary(s: dict, console) -> None:
         console.print(
             f"[yellow]mutants selected but not run (campaign too small):[/] {', '.join(s['mutants_not_run'])}"
         )
+    if s.get("conformance"):
+        console.print(conformance_table(s))
+    for d in s.get("disagreements", ())[:PRINT_FAILURES]:
+        console.print(
+            f"[red]DISAGREEMENT[/] run {d['run_id']} ({d['mutant'] or d['protocol']}): {escape(d['why'])}\n"
+            f"  spec {d['spec_verdict']}: {escape(str(d['spec_detail'] or '-'))}\n  checker: {escape(d['checker_verdict'])}"
+            f"\n  {escape(d['command'])}",
+            highlight=False,
+            emoji=False,  # FILE:end: is a location
+        )
     for f in s["failing_runs"][:PRINT_FAILURES]:
-        why = f["error"] or f["violation_kinds"] or f["oracle"]
+        why = _why(f)
         console.print(
             f"[red]FAILING[/] run {f['run_id']} ({f['protocol']}): {escape(str(why))}\n  {escape(f['command'])}",
             highlight=False,
+            emoji=False,
         )
     if len(s["failing_runs"]) > PRINT_FAILURES:
         console.print(f"… and {len(s['failing_runs']) - PRINT_FAILURES} more (see summary.md)")

@@ -23,6 +23,11 @@
 (*   drop      p discards recovered record n of o (no action allows it);   *)
 (*   stale     p processes a record its sender sent before its own restore *)
 (*             undid it (no action allows it);                             *)
+(*   retire    p leaves the job at a checkpoint of the restored round: its *)
+(*             later steps are undone and its state lives on in the        *)
+(*             restores naming it, so its pending records go with it (the  *)
+(*             ones still in flight there are that round's channel state,  *)
+(*             which the next restores must take);                         *)
 (*   end       the trace ends.                                             *)
 (* TLC explores TraceSpec with one behaviour per trace; a trace is         *)
 (* accepted iff all its events are matched (Progress reports the longest   *)
@@ -88,6 +93,11 @@ TLive ==
     /\ ~\E x \in pending : x[1] = E.p /\ x[2] = E.c
     /\ UNCHANGED vars
 
+\* A process that leaves at a checkpoint hands its input over to the restores naming it.
+TRetire ==
+    /\ pending' = {x \in pending : x[1] # E.p}
+    /\ UNCHANGED <<recorded, took, mapped, lastComplete>>
+
 TEnd == pending = {} /\ UNCHANGED vars
 
 Match ==
@@ -97,6 +107,7 @@ Match ==
     \/ E.op = "restored" /\ TRestored
     \/ E.op = "recover" /\ TRecover
     \/ E.op = "live" /\ TLive
+    \/ E.op = "retire" /\ TRetire
     \/ E.op = "end" /\ TEnd
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)

@@ -92,6 +92,8 @@ class Verdict:
     message: str = ""
     ignored: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    spec: str = ""  # the trace specification module that judged it
+    outside: str = ""  # ERROR outside the specification: the event it does not model ("fail", "send:cancel")
 
     def render(self) -> str:
         head = f"{self.path}: {self.verdict}"
@@ -331,8 +333,16 @@ def conform(
         except OutOfScope as exc:
             assert trace is not None  # raised by prepare, after the trace was read
             loc = f"{path}:{exc.line}" if exc.line else path
+            protocol = str(trace.header.protocol.get("name", ""))
+            family = mappings.get(protocol)
             verdicts[n] = Verdict(
-                path, ERROR, str(trace.header.protocol.get("name", "")), location=loc, message=str(exc)
+                path,
+                ERROR,
+                protocol,
+                location=loc,
+                message=str(exc),
+                spec=family.module if family else "",
+                outside=outside_reason(trace, exc),
             )
             _notify(on_verdict, verdicts[n])
             continue
@@ -358,7 +368,7 @@ def conform(
                     if final is None:  # a cut no state reaches: judged whole, below
                         whole.append(n)
                         continue
-                    verdicts[n] = final
+                    verdicts[n] = final = replace(final, spec=p.family.module)
                     _notify(on_verdict, final)
 
     whole: list[int] = []
@@ -375,6 +385,29 @@ def conform(
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
             list(pool.map(run, [c for members in regroup.values() for c in _chunks(members, parallel)]))
     return [verdicts[n] for n in range(len(paths))]
+
+
+def outside_reason(trace: Trace, exc: OutOfScope) -> str:
+    """What a trace outside its specification has that the specification does not model:
+    the type (and kind, or a control message's verb) of the event ``exc`` names, or its
+    message when it names no event (a topology or header the specification does not model).
+
+    >>> from snapcheck.traces.golden import golden
+    >>> trace = golden("theory_c_domino")
+    >>> [outside_reason(trace, OutOfScope("not modelled", line)) for line in (2, 3)]
+    ['checkpoint:basic', 'send']
+    >>> outside_reason(trace, OutOfScope("two sinks"))
+    'two sinks'
+    """
+    if exc.line:
+        for e in trace.events:
+            if e.line == exc.line:
+                if e.kind and e.kind != "data":
+                    return f"{e.type}:{e.kind}"
+                if e.type == "send" and isinstance(e.value, list) and e.value and isinstance(e.value[0], str):
+                    return f"send:{e.value[0]}"  # a control message: its verb ("decline", "ack", …)
+                return e.type
+    return str(exc)
 
 
 def _chunks(members: list, parallel: int) -> list[list]:

