@@ -343,9 +343,10 @@ def _from_keys(keys: tuple):
 
 
 def _keyed_constructor(keys: tuple, shared: bool):
-    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, mids) -> make`` of
-    constructors that replace the event type, process and channel by the string of
-    ``names`` equal to them and the message id by the one of ``mids`` (added when new)."""
+    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, mids, times) -> make``
+    of constructors that replace the event type, process and channel by the string of
+    ``names`` equal to them, the message id by the one of ``mids`` and an integer time by the
+    one of ``times`` (both added when new)."""
     names = ["source" if k == "from" else k for k in keys]
     order = list(EVENT_FIELDS)
     if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) or "line" in names:
@@ -353,20 +354,22 @@ def _keyed_constructor(keys: tuple, shared: bool):
         def make(line, *values):
             return Event(line=line, **dict(zip(names, values)))
 
-        return (lambda _names, _mids: make) if shared else make
+        return (lambda _names, _mids, _times: make) if shared else make
     params = [f"v{i}" for i in range(len(names))]
     arg = dict(zip(names, params)) | {"line": "line"}
     if shared:
         arg.update((n, f"N.get({arg[n]}, {arg[n]})") for n in ("type", "proc", "ch") if n in arg)
         if "mid" in arg:
             arg["mid"] = f"M.setdefault({arg['mid']}, {arg['mid']})"
+        if "t" in arg:  # integers only: 1.0 == 1, but a float time stays a float
+            arg["t"] = f"(T.setdefault({arg['t']}, {arg['t']}) if {arg['t']}.__class__ is int else {arg['t']})"
     # the event is made without ``__init__`` (which would test every rare field): each slot
     # is set, and the rare fields present go to the instance dictionary
     body = [f"    e.{n} = {arg.get(n, 'None')}" for n in _SLOTTED]
     body += [f"    if {arg[n]} is not None: e.{n} = {arg[n]}" for n in _RARE if n in arg]
     code = "\n".join([f"def make(line, {', '.join(params)}):", "    e = new(Event)", *body, "    return e"])
     if shared:
-        code = "def factory(N, M):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
+        code = "def factory(N, M, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
     scope = {"Event": Event, "new": object.__new__}
     exec(code, scope)
     return scope["factory" if shared else "make"]
@@ -376,8 +379,10 @@ class EventBuilder:
     """``Event.from_dict`` for the events of one trace, sharing strings: one string object
     per event type, process, channel (``names``: each maps to itself) and message id. The
     parser makes a new string for every value; on a trace of millions of events the copies
-    would cost hundreds of megabytes. With ``keep_mids=False`` (events streamed, not kept)
-    message ids are shared within a batch only, so the table does not grow with the trace.
+    would cost hundreds of megabytes. Integer times are shared within a batch (events
+    close in the file often happen at the same time). With ``keep_mids=False`` (events
+    streamed, not kept) message ids too are shared within a batch only, so no table grows
+    with the trace.
 
     >>> b = EventBuilder(["ab"])
     >>> x, y = b.events([(2, {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1}),
@@ -390,6 +395,7 @@ class EventBuilder:
         self.names: dict[str, str] = {t: t for t in EVENT_TYPES}
         self.names.update((n, n) for n in names)
         self.mids: dict[str, str] = {}
+        self.times: dict[int, int] = {}
         self.keep_mids = keep_mids
         self._makers: dict[tuple, Callable[..., Event]] = {}
 
@@ -402,8 +408,9 @@ class EventBuilder:
             keys = tuple(obj)
             make = makers.get(keys)
             if make is None:
-                make = makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids)
+                make = makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids, self.times)
             add(make(line, *obj.values()))
+        self.times.clear()
         if not self.keep_mids:
             self.mids.clear()
         return out
