@@ -10,6 +10,7 @@ the interval of its (first) processing, ``None`` when it is never processed.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from snapcheck.traces.model import Event, Trace
@@ -53,21 +54,24 @@ def event_intervals(trace: Trace) -> list[int]:
     A checkpoint event ``C_{i,x}`` gets ``x`` (it closes interval ``x``); a
     ``restore`` of ``C_{i,x}`` also gets ``x`` and the events after it ``x+1``.
     """
+    return list(_intervals(trace))
+
+
+def _intervals(trace: Trace) -> Iterator[int]:
+    """``event_intervals``, one at a time."""
     current = {p.id: 0 for p in trace.processes}
-    out = []
     for e in trace.events:
         if e.type in ("checkpoint", "restore"):
             current[e.proc] = e.ckpt
-            out.append(e.ckpt)
+            yield e.ckpt
         else:
-            out.append(current[e.proc] + 1)
-    return out
+            yield current[e.proc] + 1
 
 
 def message_table(trace: Trace) -> dict[str, Message]:
     """Every message incarnation of the trace by mid, with its fate and intervals."""
     ends = {c.id: (c.src, c.dst) for c in trace.channels}
-    iota = event_intervals(trace)
+    iota = _intervals(trace)  # not kept: a long trace has millions of events
     msgs: dict[str, Message] = {}
     pending: list[tuple[Event, int]] = []
     for e, ι in zip(trace.events, iota):
