@@ -11,6 +11,7 @@ incarnation), while ``(ch, seq)`` repeats when a restored sender regenerates it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -119,44 +120,10 @@ def _compact(obj, cls) -> dict:
     return out
 
 
-# The fields of an ``Event`` in the canonical key order of the JSONL form (``from`` is
-# ``source`` here); the positional order of ``Event(...)``.
-EVENT_FIELDS = (
-    "type",
-    "proc",
-    "idx",
-    "line",
-    "ch",
-    "mid",
-    "seq",
-    "kind",
-    "round",
-    "ckpt",
-    "part",
-    "mids",
-    "replay_of",
-    "source",
-    "logged",
-    "size",
-    "key",
-    "value",
-    "piggyback",
-    "vars",
-    "digest",
-    "through_seq",
-    "reason",
-    "recovery",
-    "t",
-    "attrs",
-    "key_group",
-    "sources",
-    "channels",
-)
 # The fields most events of a trace carry: one slot each. The others are rare (a few event
 # types set them): an event stores those it has in its instance dictionary, created only
 # when it has one, and reads the class default None for the rest.
 _SLOTTED = ("type", "proc", "idx", "line", "ch", "mid", "seq", "kind", "round", "ckpt", "size", "key", "value", "t")
-_RARE = tuple(f for f in EVENT_FIELDS if f not in _SLOTTED)
 
 
 class Event:
@@ -329,6 +296,10 @@ class Event:
         return self.kind in MARKERS
 
 
+# The fields of an ``Event`` in the canonical key order of the JSONL form (``from`` is
+# ``source`` here): the positional order of ``Event(...)``.
+EVENT_FIELDS = tuple(inspect.signature(Event).parameters)
+_RARE = tuple(f for f in EVENT_FIELDS if f not in _SLOTTED)
 _EVENT_OPTIONAL = tuple(f for f in EVENT_FIELDS if f not in ("type", "proc", "idx", "line"))
 _FROM_KEYS: dict[tuple, Callable[..., Event]] = {}
 
