@@ -10,7 +10,6 @@ the interval of its (first) processing, ``None`` when it is never processed.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from snapcheck.traces.model import Event, Trace
@@ -54,31 +53,36 @@ def event_intervals(trace: Trace) -> list[int]:
     A checkpoint event ``C_{i,x}`` gets ``x`` (it closes interval ``x``); a
     ``restore`` of ``C_{i,x}`` also gets ``x`` and the events after it ``x+1``.
     """
-    return list(_intervals(trace))
-
-
-def _intervals(trace: Trace) -> Iterator[int]:
-    """``event_intervals``, one at a time."""
     current = {p.id: 0 for p in trace.processes}
+    out = []
     for e in trace.events:
         if e.type in ("checkpoint", "restore"):
             current[e.proc] = e.ckpt
-            yield e.ckpt
+            out.append(e.ckpt)
         else:
-            yield current[e.proc] + 1
+            out.append(current[e.proc] + 1)
+    return out
 
 
 def message_table(trace: Trace) -> dict[str, Message]:
-    """Every message incarnation of the trace by mid, with its fate and intervals."""
+    """Every message incarnation of the trace by mid, with its fate and intervals
+    (``event_intervals``: ι of a send or receive is its process's interval index + 1,
+    followed here in one pass, not kept per event)."""
     ends = {c.id: (c.src, c.dst) for c in trace.channels}
-    iota = _intervals(trace)  # not kept: a long trace has millions of events
+    current = {p.id: 0 for p in trace.processes}  # the last checkpoint (or restore) of each process
     msgs: dict[str, Message] = {}
     pending: list[tuple[Event, int]] = []
-    for e, ι in zip(trace.events, iota):
+    for e in trace.events:
         t = e.type
         if t == "send":
             src, dst = ends[e.ch]  # positional: mid ch src dst kind origin round seq replay_of ... s
-            msgs[e.mid] = Message(e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None, None, None, None, ι)
+            msgs[e.mid] = Message(
+                e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None, None, None, None, current[e.proc] + 1
+            )
+        elif t in RECEIVE_LIKE:
+            pending.append((e, current[e.proc] + 1))
+        elif t == "checkpoint" or t == "restore":
+            current[e.proc] = e.ckpt
         elif t == "replay":
             src, dst = ends[e.ch]
             orig = msgs.get(e.replay_of)
@@ -95,10 +99,8 @@ def message_table(trace: Trace) -> dict[str, Message]:
                 None,
                 None,
                 None,
-                ι,
+                current[e.proc] + 1,
             )
-        elif t in RECEIVE_LIKE:
-            pending.append((e, ι))
     for e, ι in pending:  # a receive may precede its send in file order
         m = msgs[e.mid]
         if e.type == "arrive" and m.arrive is None:
