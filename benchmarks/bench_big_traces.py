@@ -47,18 +47,21 @@ print(json.dumps({{"cpu": ru.ru_utime + ru.ru_stime, "wall": time.perf_counter()
 
 # Why a target is missed, when it is (what the figures above show; see also docs/benchmarks.md).
 WHY_NOT = {
-    "replay": "`replay` reads the whole trace into memory (a third of the time), runs the checker for the "
-    "violation panels (a quarter) and applies every event; reading builds one Python object per "
-    "event, which no faster parser removes.",
-    "check-memory": "the checker holds the whole trace as `Event` objects (26 slots, 240 bytes each, plus "
-    "their values: about 500 bytes per event here, strings shared) and builds its histories "
-    "over them; meeting 1 GB at 2,000,000 events needs a columnar in-memory trace for the "
-    "checker, not done.",
-    "check-time": "reading costs 2-2.5x validating (the events are built and kept), and the analyses add "
-    "about a third more.",
-    "validate": "the floor of validation in CPython: per event one schema check (generated code), one "
-    "dictionary lookup per id and the per-message tables; at 200,000 events it is within 4x "
-    "(`docs/trace-format.md`), at 2,000,000 the tables outgrow the caches.",
+    "replay": "`replay` reads the whole trace (validation, then one `Event` per line: about half of its CPU "
+    "time), runs the checker for the violation panels (about a fifth) and applies every event to the "
+    "replayed state (about a fifth); each part costs a few microseconds of interpreted Python per event, "
+    "and CPU time on this shared 2-vCPU machine grows with its load.",
+    "check-memory": "the checker holds the whole trace in memory: per event a compact `Event` (14 slots, "
+    "160 bytes; the rarer fields only where set) and its own integers and values (about 400 bytes per "
+    "event here, strings shared), and per message its tuple of the effective history; going well below "
+    "needs a columnar in-memory trace (one array per field), not done.",
+    "check-time": "`check` is reading (the same validation, then one `Event` built and kept per line: "
+    "1.6-1.8x validation alone) plus the analyses (about 0.8x validation: the event index, the effective "
+    "history, the cuts of every round, the recovery lines); 2x needs the events built in the validator's "
+    "own pass or kept in columns, not done.",
+    "validate": "the floor of validation in CPython: per event one generated schema check for its key "
+    "order, one dictionary lookup per id and the per-message tables; the ratio moves with the load of the "
+    "shared machine (the bare parse is short and cache-friendly).",
 }
 
 

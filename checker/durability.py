@@ -55,17 +55,20 @@ class Durability:
         chans = h.channels
         seq_of: dict[str, int] = {}
         logs: dict[str, list] = {}  # channel -> heap of (seq, mid) currently logged
+        truncates = h.trace_index.has("log_truncate")  # else nothing leaves a log: no heaps needed
         resolve = h.resolve
         for e in h.events:
             t = e.type
             if t == "send":
                 if e.kind in MARKERS:
                     continue
-                seq_of[e.mid] = e.seq
                 c = chans.get(e.ch)
                 if e.logged or (c is not None and c.logged) or e.proc in h.external:
                     start.setdefault(e.mid, e.line)
-                    heapq.heappush(logs.setdefault(e.ch, []), (e.seq, e.mid))
+                    if truncates:
+                        heapq.heappush(logs.setdefault(e.ch, []), (e.seq, e.mid))
+                if truncates:
+                    seq_of[e.mid] = e.seq
             elif t == "record":
                 self.records.setdefault((e.proc, e.ckpt), []).append(e)
             elif t == "log":
@@ -74,7 +77,8 @@ class Durability:
                     if o not in start or o in end:
                         start[o] = e.line
                         end.pop(o, None)
-                        heapq.heappush(logs.setdefault(e.ch, []), (seq_of.get(o, 0), o))
+                        if truncates:
+                            heapq.heappush(logs.setdefault(e.ch, []), (seq_of.get(o, 0), o))
             elif t == "log_truncate":
                 heap = logs.get(e.ch)
                 while heap and heap[0][0] <= e.through_seq:

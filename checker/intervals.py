@@ -317,7 +317,6 @@ class History:
             self.L.append(len(nums) - 1)
         self.pos_of = [{c: x for x, c in enumerate(nums)} for nums in self.ckpt_num]
         orig = self.orig
-        recvs: dict[str, list[Event]] = {}
         ghosts: list[Event] = []
         for e, i, c in recv_at:
             assert e.mid is not None
@@ -334,11 +333,28 @@ class History:
                 if m.r is None:
                     m.r = c
                     m.recv_line = e.line
-            recvs.setdefault(o, []).append(e)
         self.msgs = msgs
         self.by_mid = by_mid
-        self.recvs = recvs
+        self._recvs: dict[str, list[Event]] | None = None
         self.ghost_recvs = [e for e in ghosts if e.mid not in self.barrier_mids]
+
+    @property
+    def recvs(self) -> dict[str, list[Event]]:
+        """Original mid -> the effective recv events of its incarnations, in per-process order
+        (processes in ``procs`` order); made when first asked for (the analyses of recoveries
+        and rescales ask)."""
+        if self._recvs is None:
+            analysed, orig, by_mid = self.ch_ends, self.orig, self.by_mid
+            recvs: dict[str, list[Event]] = {}
+            for eff in self.eff:
+                for e in eff:
+                    if e.type == "recv" and e.ch in analysed:
+                        assert e.mid is not None  # a recv names its message (validated)
+                        o = orig.get(e.mid, e.mid)
+                        if o in by_mid:
+                            recvs.setdefault(o, []).append(e)
+            self._recvs = recvs
+        return self._recvs
 
     @property
     def barrier_mids(self) -> set[str]:

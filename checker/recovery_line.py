@@ -131,10 +131,13 @@ def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], 
     steps: list[Step] = []
     last = [-1] * n
     msgs = h.msgs
-    watch: list[list[tuple]] = [[] for _ in range(n)]
-    for k, m in enumerate(msgs):
+    # per process y, its constraints "lower a neighbour x to a - 1 once g_y < armed":
+    # (armed, x, a, k, no-drop), from the highest threshold down; an orphan constraint is
+    # kept as its Msg (m.s, m.dst, m.r, m.k, 0), no tuple per message of a long trace
+    watch: list[list] = [[] for _ in range(n)]
+    for m in msgs:
         if m.r is not None and m.src != EXTERNAL:
-            watch[m.src].append((m.s, m.dst, m.r, k, 0))
+            watch[m.src].append(m)
     for m in nodrop:
         k = m.k
         if m.src == EXTERNAL:
@@ -147,7 +150,7 @@ def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], 
         else:
             watch[m.dst].append((m.r, m.src, m.s, k, 1))
     for w in watch:
-        w.sort(reverse=True)
+        w.sort(key=_constraint, reverse=True)
     ptr = [0] * n
     work = list(range(n))
     while work:
@@ -155,8 +158,8 @@ def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], 
         w = watch[y]
         p = ptr[y]
         gy = g[y]
-        while p < len(w) and w[p][0] > gy:
-            _, x, a, k, nd = w[p]
+        while p < len(w) and _constraint(w[p])[0] > gy:
+            _, x, a, k, nd = _constraint(w[p])
             p += 1
             if g[x] >= a:
                 steps.append(Step(x, g[x], a - 1, k, y, gy, "no-drop" if nd else "orphan", last[y]))
@@ -167,6 +170,11 @@ def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], 
                 work.append(x)
         ptr[y] = p
     return g, steps, last
+
+
+def _constraint(c) -> tuple:
+    """An RL-FIX constraint as ``(armed, x, a, k, no-drop)`` (a Msg stands for its orphan one)."""
+    return c if c.__class__ is tuple else (c.s, c.dst, c.r, c.k, 0)
 
 
 def r_mark(h: History, U: list[int], graph: Graph | None = None) -> list[int]:

@@ -82,12 +82,13 @@ class Graph:
                 adj[b + x].append(b + x + 1)
                 adjm[b + x].append(-1)
         shift = 0 if kind == "r" else 1
-        for k, m in enumerate(h.msgs):
+        ids = list(range(total))  # one int object per node, shared by the edges into it
+        for m in h.msgs:
             if m.r is None or m.src == EXTERNAL:
                 continue
             u = base[m.src] + m.s - shift
-            adj[u].append(base[m.dst] + m.r)
-            adjm[u].append(k)
+            adj[u].append(ids[base[m.dst] + m.r])
+            adjm[u].append(m.k)
         self.adj = adj
         self.adjm = adjm
 

@@ -20,7 +20,7 @@ import orjson
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
-from snapcheck.traces.model import EVENT_TYPES, Event, Header, Trace
+from snapcheck.traces.model import Event, EventBuilder, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
 
@@ -90,7 +90,6 @@ class _JsonLines:
         loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
         for n, lines, long_digits in self._remaining():
             valid: list = []
-            keep_valid = valid.append if keep else _discard
             for raw in lines:
                 try:
                     obj = loads(raw)
@@ -105,8 +104,8 @@ class _JsonLines:
                         error(n, problem)
                         n += 1
                         continue
-                if check(obj, n):
-                    keep_valid((n, obj))
+                if check(obj, n) and keep:
+                    valid.append((n, obj))
                 n += 1
             yield valid
 
@@ -115,10 +114,6 @@ def _not_json(raw: bytes, exc: Exception) -> str:
     """Why a line is not parsed: an integer too long for any number type (orjson calls it
     infinity), else the parser's message."""
     return integer_problem(raw) or f"malformed JSON: {exc}"
-
-
-def _discard(_pair) -> None:
-    """Where ``_JsonLines.checked`` puts the valid events nobody keeps."""
 
 
 def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
@@ -145,44 +140,20 @@ def iter_events(
     one read batch (``traces.lines.CHUNK`` bytes) at a time.
     """
     v = validator or TraceValidator(str(path), max_errors)
-    from_dict = Event.from_dict
-    share = _Strings(v)
+    build = None
     for batch in _valid_batches(path, v, trace_id, max_line_bytes, keep=True, progress=progress):
-        share.apply(batch)
-        for line, obj in batch:
-            yield from_dict(obj, line)
+        if build is None:
+            if v.header_obj is None:
+                continue
+            build = _builder(v.header_obj, keep_mids=False).events
+        yield from build(batch)
     if raise_errors:
         v.raise_if_errors()
 
 
-class _Strings:
-    """One string object per process, channel, event type and message id of a trace: the
-    events read share them (the parser makes a new string for every value; on a trace of
-    millions of events the copies would cost hundreds of megabytes)."""
-
-    def __init__(self, v: TraceValidator):
-        self.v = v
-        self.names: dict[str, str] | None = None
-        self.mids: dict[str, str] = {}
-
-    def apply(self, batch: list[tuple[int, dict]]) -> None:
-        if self.names is None:
-            if v_header := self.v.header_obj:
-                self.names = {t: t for t in EVENT_TYPES}
-                self.names.update((p.id, p.id) for p in v_header.processes)
-                self.names.update((c.id, c.id) for c in v_header.channels)
-            else:
-                return
-        names, mids = self.names, self.mids
-        for _, obj in batch:
-            obj["type"] = names[obj["type"]]
-            obj["proc"] = names[obj["proc"]]
-            ch = obj.get("ch")
-            if ch is not None:
-                obj["ch"] = names.get(ch, ch)
-            mid = obj.get("mid")
-            if mid is not None:
-                obj["mid"] = mids.setdefault(mid, mid)
+def _builder(header: Header, keep_mids: bool = True) -> EventBuilder:
+    """The ``EventBuilder`` of a trace: its processes and channels share their header's strings."""
+    return EventBuilder([p.id for p in header.processes] + [c.id for c in header.channels], keep_mids)
 
 
 def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_bytes: int | None = None) -> None:
@@ -278,9 +249,17 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
 
     The cyclic garbage collector is paused while the events are built (``traces.gc_pause``)."""
     v = TraceValidator(str(path), max_errors)
+    events: list[Event] = []
+    build = None
     with paused_gc():
-        events = list(iter_events(path, validator=v, trace_id=trace_id, progress=progress))
-    assert v.header_obj is not None  # iter_events raised otherwise
+        for batch in _valid_batches(path, v, trace_id, None, keep=True, progress=progress):
+            if build is None:
+                if v.header_obj is None:
+                    continue
+                build = _builder(v.header_obj).events
+            events += build(batch)
+    v.raise_if_errors()
+    assert v.header_obj is not None  # raised otherwise
     return Trace(v.header_obj, events, str(path))
 
 

@@ -11,6 +11,7 @@ incarnation), while ``(ch, seq)`` repeats when a restored sender regenerates it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -119,40 +120,150 @@ def _compact(obj, cls) -> dict:
     return out
 
 
-@dataclass(slots=True)
+# The fields most events of a trace carry: one slot each. The others are rare (a few event
+# types set them): an event stores those it has in its instance dictionary, created only
+# when it has one, and reads the class default None for the rest.
+_SLOTTED = ("type", "proc", "idx", "line", "ch", "mid", "seq", "kind", "round", "ckpt", "size", "key", "value", "t")
+
+
 class Event:
     """One trace event. Only the fields its ``type`` defines are set; the rest are None.
-    Field order is the canonical key order of the JSONL form (``from`` is ``source`` here)."""
+    Field order (``EVENT_FIELDS``) is the canonical key order of the JSONL form (``from``
+    is ``source`` here). Compact: a trace of millions of events keeps one per line, so
+    the fields few events carry take no room in the others (``_SLOTTED``).
 
-    type: str
-    proc: str
-    idx: int
-    line: int = 0
-    ch: str | None = None
-    mid: str | None = None
-    seq: int | None = None
-    kind: str | None = None
-    round: int | None = None
-    ckpt: int | None = None
+    >>> e = Event("recv", "B", 0, 3, ch="ab", mid="ab:1")
+    >>> e.mid, e.reason, e == Event("recv", "B", 0, 3, "ab", "ab:1"), e == Event("recv", "B", 0, 3, "ab", "ab:2")
+    ('ab:1', None, True, False)
+    """
+
+    __slots__ = (*_SLOTTED, "__dict__")
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    # defaults of the rare fields (an instance's own value, when it has one, is in its dict)
     part: str | None = None
     mids: list | None = None
     replay_of: str | None = None
     source: str | None = None
     logged: bool | None = None
-    size: int | None = None
-    key: Any = None
-    value: Any = None
     piggyback: dict | None = None
     vars: dict | None = None
     digest: str | None = None
     through_seq: int | None = None
     reason: str | None = None
     recovery: int | None = None
-    t: float | None = None
     attrs: dict | None = None
     key_group: int | None = None  # send: the key group of the record's key (keyed edges)
     sources: list | None = None  # restore: [{proc, ckpt, key_groups?, partitions?}]
     channels: list | None = None  # restore: [{old, new, key_groups?}] onto the restoring process's inputs
+
+    type: str
+    proc: str
+    idx: int
+    line: int
+    ch: str | None
+    mid: str | None
+    seq: int | None
+    kind: str | None
+    round: int | None
+    ckpt: int | None
+    size: int | None
+    key: Any
+    value: Any
+    t: float | None
+
+    def __init__(
+        self,
+        type: str,
+        proc: str,
+        idx: int,
+        line: int = 0,
+        ch: str | None = None,
+        mid: str | None = None,
+        seq: int | None = None,
+        kind: str | None = None,
+        round: int | None = None,
+        ckpt: int | None = None,
+        part: str | None = None,
+        mids: list | None = None,
+        replay_of: str | None = None,
+        source: str | None = None,
+        logged: bool | None = None,
+        size: int | None = None,
+        key: Any = None,
+        value: Any = None,
+        piggyback: dict | None = None,
+        vars: dict | None = None,
+        digest: str | None = None,
+        through_seq: int | None = None,
+        reason: str | None = None,
+        recovery: int | None = None,
+        t: float | None = None,
+        attrs: dict | None = None,
+        key_group: int | None = None,
+        sources: list | None = None,
+        channels: list | None = None,
+    ) -> None:
+        self.type = type
+        self.proc = proc
+        self.idx = idx
+        self.line = line
+        self.ch = ch
+        self.mid = mid
+        self.seq = seq
+        self.kind = kind
+        self.round = round
+        self.ckpt = ckpt
+        self.size = size
+        self.key = key
+        self.value = value
+        self.t = t
+        if (
+            part is not None
+            or mids is not None
+            or replay_of is not None
+            or source is not None
+            or logged is not None
+            or piggyback is not None
+            or vars is not None
+            or digest is not None
+            or through_seq is not None
+            or reason is not None
+            or recovery is not None
+            or attrs is not None
+            or key_group is not None
+            or sources is not None
+            or channels is not None
+        ):
+            rare = {
+                "part": part,
+                "mids": mids,
+                "replay_of": replay_of,
+                "source": source,
+                "logged": logged,
+                "piggyback": piggyback,
+                "vars": vars,
+                "digest": digest,
+                "through_seq": through_seq,
+                "reason": reason,
+                "recovery": recovery,
+                "attrs": attrs,
+                "key_group": key_group,
+                "sources": sources,
+                "channels": channels,
+            }
+            self.__dict__.update((k, v) for k, v in rare.items() if v is not None)
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, f) for f in EVENT_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __repr__(self) -> str:
+        return f"Event({', '.join(f'{f}={getattr(self, f)!r}' for f in EVENT_FIELDS)})"
 
     @classmethod
     def from_dict(cls, d: dict, line: int = 0) -> Event:
@@ -185,28 +296,95 @@ class Event:
         return self.kind in MARKERS
 
 
-_EVENT_OPTIONAL = tuple(f.name for f in fields(Event) if f.name not in ("type", "proc", "idx", "line"))
+# The fields of an ``Event`` in the canonical key order of the JSONL form (``from`` is
+# ``source`` here): the positional order of ``Event(...)``.
+EVENT_FIELDS = tuple(inspect.signature(Event).parameters)
+_RARE = tuple(f for f in EVENT_FIELDS if f not in _SLOTTED)
+_EVENT_OPTIONAL = tuple(f for f in EVENT_FIELDS if f not in ("type", "proc", "idx", "line"))
 _FROM_KEYS: dict[tuple, Callable[..., Event]] = {}
 
 
 def _from_keys(keys: tuple):
     """A constructor ``make(line, *values)`` of ``Event`` for JSON objects with exactly these
     keys in this order (an unknown or repeated key raises ``TypeError``, as a keyword would)."""
+    make = _keyed_constructor(keys, False)
+    if len(_FROM_KEYS) < 4096:
+        _FROM_KEYS[keys] = make
+    return make
+
+
+def _keyed_constructor(keys: tuple, shared: bool):
+    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, mids, times) -> make``
+    of constructors that replace the event type, process and channel by the string of
+    ``names`` equal to them, the message id by the one of ``mids`` and an integer time by the
+    one of ``times`` (both added when new)."""
     names = ["source" if k == "from" else k for k in keys]
-    order = [f.name for f in fields(Event)]
+    order = list(EVENT_FIELDS)
     if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) or "line" in names:
 
         def make(line, *values):
             return Event(line=line, **dict(zip(names, values)))
-    else:
-        params = [f"v{i}" for i in range(len(names))]
-        arg = dict(zip(names, params)) | {"line": "line"}
-        last = max(order.index(n) for n in arg)
-        call = ", ".join(arg.get(n, "None") for n in order[: last + 1])
-        make = eval(f"lambda line, {', '.join(params)}: Event({call})", {"Event": Event})
-    if len(_FROM_KEYS) < 4096:
-        _FROM_KEYS[keys] = make
-    return make
+
+        return (lambda _names, _mids, _times: make) if shared else make
+    params = [f"v{i}" for i in range(len(names))]
+    arg = dict(zip(names, params)) | {"line": "line"}
+    if shared:
+        arg.update((n, f"N.get({arg[n]}, {arg[n]})") for n in ("type", "proc", "ch") if n in arg)
+        if "mid" in arg:
+            arg["mid"] = f"M.setdefault({arg['mid']}, {arg['mid']})"
+        if "t" in arg:  # integers only: 1.0 == 1, but a float time stays a float
+            arg["t"] = f"(T.setdefault({arg['t']}, {arg['t']}) if {arg['t']}.__class__ is int else {arg['t']})"
+    # the event is made without ``__init__`` (which would test every rare field): each slot
+    # is set, and the rare fields present go to the instance dictionary
+    body = [f"    e.{n} = {arg.get(n, 'None')}" for n in _SLOTTED]
+    body += [f"    if {arg[n]} is not None: e.{n} = {arg[n]}" for n in _RARE if n in arg]
+    code = "\n".join([f"def make(line, {', '.join(params)}):", "    e = new(Event)", *body, "    return e"])
+    if shared:
+        code = "def factory(N, M, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
+    scope = {"Event": Event, "new": object.__new__}
+    exec(code, scope)
+    return scope["factory" if shared else "make"]
+
+
+class EventBuilder:
+    """``Event.from_dict`` for the events of one trace, sharing strings: one string object
+    per event type, process, channel (``names``: each maps to itself) and message id. The
+    parser makes a new string for every value; on a trace of millions of events the copies
+    would cost hundreds of megabytes. Integer times are shared within a batch (events
+    close in the file often happen at the same time). With ``keep_mids=False`` (events
+    streamed, not kept) message ids too are shared within a batch only, so no table grows
+    with the trace.
+
+    >>> b = EventBuilder(["ab"])
+    >>> x, y = b.events([(2, {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1}),
+    ...                  (3, {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m"})])
+    >>> (y.line, y.mid, x.seq), x.mid is y.mid
+    ((3, 'm', 1), True)
+    """
+
+    def __init__(self, names, keep_mids: bool = True) -> None:
+        self.names: dict[str, str] = {t: t for t in EVENT_TYPES}
+        self.names.update((n, n) for n in names)
+        self.mids: dict[str, str] = {}
+        self.times: dict[int, int] = {}
+        self.keep_mids = keep_mids
+        self._makers: dict[tuple, Callable[..., Event]] = {}
+
+    def events(self, batch: list[tuple[int, dict]]) -> list[Event]:
+        """The events of (line, JSON object) pairs."""
+        makers = self._makers
+        out: list[Event] = []
+        add = out.append
+        for line, obj in batch:
+            keys = tuple(obj)
+            make = makers.get(keys)
+            if make is None:
+                make = makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids, self.times)
+            add(make(line, *obj.values()))
+        self.times.clear()
+        if not self.keep_mids:
+            self.mids.clear()
+        return out
 
 
 @dataclass(slots=True)

@@ -132,10 +132,44 @@ def fast_event_check(event_type: str, trusted: frozenset = frozenset()):
     >>> fast_event_check("recv", frozenset({"proc"}))({"type": "recv", "proc": 7, "idx": 0, "ch": "c", "mid": "m"})
     True
     """
+    return _generated_check(event_type, trusted, None)
+
+
+def keyed_event_check(event_type: str, keys: tuple, trusted: frozenset = frozenset()):
+    """``fast_event_check`` for the events whose keys are exactly ``keys``: it checks only
+    the values of those fields (whether the key set is allowed and complete is decided
+    once, here). Not cached: a caller keeps a bounded table of the key orders it meets.
+
+    >>> check = keyed_event_check("recv", ("type", "proc", "idx", "ch", "mid"))
+    >>> check({"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "ab:1"})
+    True
+    >>> check({"type": "recv", "proc": "B", "idx": -1, "ch": "ab", "mid": "ab:1"})
+    False
+    >>> keyed_event_check("recv", ("type", "proc", "idx", "ch"))({"type": "recv", "proc": "B", "idx": 0, "ch": "ab"})
+    False
+    """
+    return _generated_check(event_type, trusted, keys)
+
+
+def _generated_check(event_type: str, trusted: frozenset, keys: tuple | None):
+    """The predicate of ``fast_event_check`` (``keys`` None) or ``keyed_event_check``."""
     defs = schema()["$defs"]
     ev = defs[f"event_{event_type}"]
     required = frozenset(ev["required"])
     props = ev["properties"]
+    if keys is not None:
+        if not required <= set(keys) <= set(props):
+            return _refuse
+        body = []
+        for k in keys:
+            if k == "type" or k in trusted:
+                continue
+            e = _expr(props[k], defs, "v")
+            if e is None:
+                return _refuse
+            if e != "True":
+                body += [f"    v = d[{k!r}]", f"    if not ({e}):", "        return False"]
+        return _compiled(["def check(d):", *body, "    return True"], props)
     body = []
     present = [
         k for k in props if k in required and k != "type" and (k in trusted or _expr(props[k], defs, "v") == "True")
@@ -147,7 +181,7 @@ def fast_event_check(event_type: str, trusted: frozenset = frozenset()):
             continue
         e = _expr(p, defs, "v")
         if e is None:
-            return lambda d: False
+            return _refuse
         if e == "True":
             continue
         if k in required:  # a missing required field raises KeyError: not accepted
@@ -161,9 +195,18 @@ def fast_event_check(event_type: str, trusted: frozenset = frozenset()):
             ]
     lines = ["def check(d):", "    if not ALLOWED.issuperset(d):", "        return False", "    try:"]
     lines += ["    " + x for x in body] + ["    except KeyError:", "        return False", "    return True"]
+    return _compiled(lines, props)
+
+
+def _compiled(lines: list[str], props: dict):
     scope = {"ALLOWED": frozenset(props), "NUMBER": frozenset((int, float))}
     exec("\n".join(lines), scope)
     return scope["check"]
+
+
+def _refuse(d) -> bool:
+    """The predicate of events the generated checks leave to the full schema validator."""
+    return False
 
 
 @cache

@@ -26,6 +26,7 @@ from snapcheck.traces.schema import (
     event_validator,
     fast_event_check,
     header_validator,
+    keyed_event_check,
     stricter_than_schema,
 )
 from snapcheck.traces.validate_rescale import RescaleRules
@@ -164,9 +165,13 @@ class TraceValidator(RescaleRules):
         self.events_seen += 1
         try:
             etype = d["type"]
-            check, handler = _DISPATCH[etype]
+            checks, handler = _DISPATCH[etype]
         except (KeyError, TypeError, IndexError):
             return self._bad_type(d, line)
+        keys = tuple(d)
+        check = checks.get(keys)
+        if check is None:
+            check = _keyed_check(etype, keys, checks)
         if not check(d) and self._schema_failed(d, line):
             return False
         proc = d["proc"]
@@ -193,7 +198,7 @@ class TraceValidator(RescaleRules):
         elif self._alt_idx:
             self._alt_idx.pop(p, None)
         next_idx[p] = idx + 1
-        if self._rescale_event(d, p, line):
+        if (p in self._started and not self._retired) or self._rescale_event(d, p, line):
             if self._failed[p] and etype not in ("restore", "retire"):
                 self.error(line, f"{proc} has failed and records {etype!r} before a 'restore'")
             elif handler(self, d, p, line):
@@ -541,4 +546,15 @@ _TRUSTED = {
     t: frozenset({"proc", "ch", "mid"} if t in ("send", "arrive", "recv", "discard", "replay") else {"proc"})
     for t in EVENT_TYPES
 }
-_DISPATCH = {t: (fast_event_check(t, _TRUSTED[t]), getattr(TraceValidator, "_on_" + t)) for t in EVENT_TYPES}
+# Per event type: the generated checks by key order (``keyed_event_check``) and the handler.
+_DISPATCH: dict[str, tuple[dict, Any]] = {t: ({}, getattr(TraceValidator, "_on_" + t)) for t in EVENT_TYPES}
+_MAX_KEY_ORDERS = 256  # per event type; beyond, events go to the check of any key order
+
+
+def _keyed_check(etype: str, keys: tuple, checks: dict):
+    """The generated check of events of type ``etype`` with these keys, made and kept in
+    ``checks`` (a table of at most ``_MAX_KEY_ORDERS``; then ``fast_event_check``)."""
+    if len(checks) >= _MAX_KEY_ORDERS:
+        return fast_event_check(etype, _TRUSTED[etype])
+    check = checks[keys] = keyed_event_check(etype, keys, _TRUSTED[etype])
+    return check

@@ -13,6 +13,7 @@ import orjson
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
 from snapcheck.options import cut_option
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION
+from snapcheck.traces.gc_pause import paused_gc
 
 
 def _unknown_protocol_note(protocol: dict) -> str | None:
@@ -119,21 +120,22 @@ def check(
             refuse_inputs(html_target(html_file, path, len(traces)), traces)
     reports, mismatches, codes = [], {}, [EXIT_CLEAN]
     for path in traces:
-        report, code = _check_one(
-            path,
-            trace_id,
-            properties,
-            cut,
-            failures,
-            semantics,
-            use_z3,
-            z3_min_replay,
-            expect,
-            require_faults,
-            html_file,
-            len(traces),
-            mismatches,
-        )
+        with paused_gc():  # the trace's events and the checker's indexes are alive and acyclic until reported
+            report, code = _check_one(
+                path,
+                trace_id,
+                properties,
+                cut,
+                failures,
+                semantics,
+                use_z3,
+                z3_min_replay,
+                expect,
+                require_faults,
+                html_file,
+                len(traces),
+                mismatches,
+            )
         reports.append(report)
         codes.append(code)
     exit_code = max(codes)

@@ -15,6 +15,7 @@ from snapcheck.debug.findings import Findings, check_options, findings_from_repo
 from snapcheck.options import cut_option
 from snapcheck.traces import read_trace
 from snapcheck.traces.errors import UsageError
+from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.model import Trace
 
 _TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
@@ -119,11 +120,12 @@ def replay(
     """
     from snapcheck.debug.stepper import Stepper
 
-    trace = read_trace(trace_path, trace_id=trace_id)
-    findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-    console = make_console()
     targets = [x is not None for x in (until, until_line, at_violation)]
-    stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels, navigable=not any(targets))
+    with paused_gc():  # the trace, the findings and the stepper's tables are alive and acyclic
+        trace = read_trace(trace_path, trace_id=trace_id)
+        findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
+        console = make_console()
+        stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels, navigable=not any(targets))
     if sum(targets) > 1:
         raise UsageError("give at most one of --until, --until-line, --at-violation")
     if any(targets):

@@ -65,16 +65,24 @@ def event_intervals(trace: Trace) -> list[int]:
 
 
 def message_table(trace: Trace) -> dict[str, Message]:
-    """Every message incarnation of the trace by mid, with its fate and intervals."""
+    """Every message incarnation of the trace by mid, with its fate and intervals
+    (``event_intervals``: ι of a send or receive is its process's interval index + 1,
+    followed here in one pass, not kept per event)."""
     ends = {c.id: (c.src, c.dst) for c in trace.channels}
-    iota = event_intervals(trace)
+    current = {p.id: 0 for p in trace.processes}  # the last checkpoint (or restore) of each process
     msgs: dict[str, Message] = {}
     pending: list[tuple[Event, int]] = []
-    for e, ι in zip(trace.events, iota):
+    for e in trace.events:
         t = e.type
         if t == "send":
             src, dst = ends[e.ch]  # positional: mid ch src dst kind origin round seq replay_of ... s
-            msgs[e.mid] = Message(e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None, None, None, None, ι)
+            msgs[e.mid] = Message(
+                e.mid, e.ch, src, dst, e.kind or "data", e, e.round, e.seq, None, None, None, None, current[e.proc] + 1
+            )
+        elif t in RECEIVE_LIKE:
+            pending.append((e, current[e.proc] + 1))
+        elif t == "checkpoint" or t == "restore":
+            current[e.proc] = e.ckpt
         elif t == "replay":
             src, dst = ends[e.ch]
             orig = msgs.get(e.replay_of)
@@ -91,10 +99,8 @@ def message_table(trace: Trace) -> dict[str, Message]:
                 None,
                 None,
                 None,
-                ι,
+                current[e.proc] + 1,
             )
-        elif t in RECEIVE_LIKE:
-            pending.append((e, ι))
     for e, ι in pending:  # a receive may precede its send in file order
         m = msgs[e.mid]
         if e.type == "arrive" and m.arrive is None:

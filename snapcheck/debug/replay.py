@@ -374,12 +374,12 @@ class Replay:
             base = max(k for k in self._snapshots if k <= n)
             if not (base <= cur <= n):
                 self._state = copy.deepcopy(self._snapshots[base])
-        while self._state.position < n:
-            self._m.apply(self._state, self.events[self._state.position])
-            p = self._state.position
-            if p % self._every == 0 and p not in self._snapshots:
-                self._snapshots[p] = copy.deepcopy(self._state)
-        return self._state
+        st, apply, events, every, snapshots = self._state, self._m.apply, self.events, self._every, self._snapshots
+        for p in range(st.position + 1, n + 1):  # p: the position after the event
+            apply(st, events[p - 1])
+            if p % every == 0 and p not in snapshots:
+                snapshots[p] = copy.deepcopy(st)
+        return st
 
     def forward(self, k: int = 1) -> ReplayState:
         return self.goto(self.position + k)
