@@ -190,7 +190,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
-            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs)  # drawn last: earlier draws stay as they were
+            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs, sel.failures)  # drawn last: earlier draws stay
     if mutant is None:
         return cfg
     adjusted = cls.adjust(replace(cfg, mutant=mutant))
@@ -215,14 +215,14 @@ def _named(cfg):
     return replace(cfg, **named) if named else cfg
 
 
-def _draw_rescale(cfg, rnd: random.Random, finish: bool):
-    """A restore at another parallelism (stop-with-savepoint or a failure, up or down) in
-    ``RESCALE_PROB`` of the runs; else sources that finish early in ``FINISH_PROB`` (for
-    protocols whose tasks let a finished input leave)."""
+def _draw_rescale(cfg, rnd: random.Random, finish: bool, failures: bool):
+    """A restore at another parallelism (stop-with-savepoint, or a failure when ``failures``
+    are drawn at all; up or down) in ``RESCALE_PROB`` of the runs; else sources that finish
+    early in ``FINISH_PROB`` (for protocols whose tasks let a finished input leave)."""
     x = rnd.random()
     if x < RESCALE_PROB:
         horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
-        kind = rnd.choice(("savepoint", "failure"))
+        kind = rnd.choice(("savepoint", "failure") if failures else ("savepoint",))
         new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
         return replace(
             cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),), max_parallelism=rnd.choice((4, 16, 128))

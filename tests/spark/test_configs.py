@@ -151,3 +151,9 @@ def test_useless_checkpoints_of_coordinated_protocols_belong_to_rounds_that_neve
         if seen == 3:
             return
     pytest.fail("fewer than three campaign runs with useless checkpoints")
+
+
+def test_a_campaign_without_failures_draws_no_rescale_after_a_failure():
+    cfgs = [draw_config(i, i, Selection.of(mutants=(), failures=False)) for i in range(400)]
+    kinds = {kind for c in cfgs for kind, _, _ in c.rescale}
+    assert kinds == {"savepoint"} and not any(c.failures for c in cfgs)

@@ -67,9 +67,10 @@ def test_the_chosen_runs_are_a_function_of_the_seed_whatever_the_partitioning():
 def test_a_mutant_the_specification_rejects_is_caught_by_it(tmp_path):
     """aligned-no-cancel declines a round without sending cancellation markers: a rule
     ABSTrace states and the checker does not (it sees only the consequence, an alignment
-    that never ends, when one happens). Seed 9 draws a run with declines and no such
-    consequence: the checker passes it, the specification rejects it. Runs 0-3 (seeds
-    5-8) are abs-aligned, run 4 (every fifth run is a mutant's) the mutant."""
+    that never ends, when one happens). In this five-run campaign (base seed 1) runs 1 and 3
+    are the mutant's (a small campaign gives every second run to its one mutant), and one of
+    them declines without such a consequence: the checker passes it, the specification
+    rejects it."""
     s = run_validation(
         5,
         str(tmp_path / "v"),
@@ -77,7 +78,7 @@ def test_a_mutant_the_specification_rejects_is_caught_by_it(tmp_path):
         workloads=["q8"],
         mutants=["aligned-no-cancel"],
         conform=1.0,
-        seed=5,
+        seed=1,
         engine="python",
         progress=False,
     )
@@ -89,7 +90,7 @@ def test_a_mutant_the_specification_rejects_is_caught_by_it(tmp_path):
     assert m["caught_by_spec"] == len(rejected) and not m["escaped"] and "TLA+ REJECT" in m["reported"]
     assert not s["failing_runs"] and s["ok"]  # a mutant's catch fails nothing
     c = next(c for c in s["conformance"] if c["mutant"])
-    assert (c["mutant"], c["chosen"], c["rejected"]) == ("aligned-no-cancel", 1, len(rejected))
+    assert (c["mutant"], c["chosen"], c["rejected"]) == ("aligned-no-cancel", len(rows), len(rejected))
     assert c["conformed"] == c["accepted"] + c["rejected"]
     # checker clean, specification REJECT: listed as a disagreement, both verdicts, the trace kept
     d = s["disagreements"][0]
@@ -148,12 +149,13 @@ def test_a_checker_contradicting_the_specification_is_a_disagreement(tmp_path, m
 
     monkeypatch.setattr(checker, "check_trace", planted)
     s = _failure_free_campaign(3, tmp_path / "v", "abs-aligned")
-    assert len(s["disagreements"]) == 3
+    by_abs = [r for r in read_results(s["results"]).to_pylist() if r["conform_spec"] == "ABSTrace"]
+    assert len(by_abs) >= 2 and len(s["disagreements"]) == len(by_abs)  # (a rescaled run goes to RescaleTrace)
     for d in s["disagreements"]:
         assert (d["spec_verdict"], d["checker_verdict"], d["spec"]) == ("ACCEPT", "orphan", "ABSTrace")
         assert "orphan, which ABSTrace expresses" in d["why"]
         assert (tmp_path / "v" / d["trace"]).is_file()
-    assert s["conformance"][0]["disagreements"] == 3
+    assert s["conformance"][0]["disagreements"] == len(by_abs)
     _follows_the_schema(tmp_path / "v" / "summary.json")
 
 
