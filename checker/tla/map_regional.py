@@ -83,9 +83,27 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     splits = {
         p.id: p.attrs["split"] for p in h.processes if roles[p.id] == "external" and p.attrs and "split" in p.attrs
     }
-    owner = {splits[c.src]: c.dst for c in h.channels if c.src in splits}
-    if set(owner) != set(splits.values()):
+    readers: dict = {}  # split -> the readers its log has a channel to
+    for link in h.channels:
+        if link.src in splits:
+            readers.setdefault(splits[link.src], set()).add(link.dst)
+    if set(readers) != set(splits.values()):
         raise OutOfScope("a split log has no channel to a reader")
+    # A split whose log has channels to several readers (declared when a rescale may move it)
+    # belongs to the reader its log actually feeds; feeding two is a moved split.
+    fed: dict = {}
+    for e in trace.events:
+        if e.type == "send" and e.proc in splits and e.ch in chans:
+            fed.setdefault(splits[e.proc], set()).add(chans[e.ch].dst)
+    owner = {}
+    for sp, rs in readers.items():
+        used = fed.get(sp, set()) if len(rs) > 1 else rs
+        if len(used) > 1:
+            raise OutOfScope(
+                f"split {sp} is read by {sorted(used)}: it moved between readers, as a rescale does: "
+                "a whole-job restore (rescale) is outside the regional specification"
+            )
+        owner[sp] = min(used or rs)
     regions = sorted(set(region.values()))
     max_failed = int(float(params.get("max_failure_ratio", 1.0)) * len(regions) + 1e-9)
 
