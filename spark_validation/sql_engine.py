@@ -26,6 +26,7 @@ function registered under that name), and the per-trace checker stage
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import orjson
@@ -181,42 +182,47 @@ DUCKDB = Dialect("duckdb")
 INPUT_COLUMNS = tuple(f.name for f in SCHEMA)
 
 
-class Engine:
+class Engine(ABC):
     """Runs named statements. ``table`` computes and keeps; ``view`` names a statement lazily."""
 
     dialect: Dialect
     master: str
 
+    @abstractmethod
     def table(self, name: str, sql: str) -> None:
-        raise NotImplementedError
+        """Compute ``sql`` now and keep its result as table ``name``."""
 
+    @abstractmethod
     def view(self, name: str, sql: str) -> None:
-        raise NotImplementedError
+        """Name ``sql`` as view ``name``, computed when read."""
 
+    @abstractmethod
     def rows(self, sql: str) -> list[dict]:
-        raise NotImplementedError
+        """Every row of ``sql``, as dictionaries."""
 
+    @abstractmethod
     def write_parquet(self, sql: str, path: str) -> None:
-        raise NotImplementedError
+        """Write the result of ``sql`` to the Parquet file or directory ``path``."""
 
+    @abstractmethod
     def read_parquet(self, name: str, path: str) -> None:
-        raise NotImplementedError
+        """Name the Parquet data at ``path`` as view ``name``."""
 
+    @abstractmethod
     def checked(self, name: str, source: str, check) -> None:
         """``name`` := one result row per trace of ``source`` (rows in the v1 columns), computed by
         ``check(rows, trace_id) -> dict`` (``trace_udf.RESULT_SCHEMA``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def forget(self, names=None) -> None:
         """Drop the tables and views ``names`` (default: every one this engine made)."""
-        raise NotImplementedError
 
     def close(self) -> None:
         self.forget()
 
+    @abstractmethod
     def first(self, sql: str) -> tuple:
         """The first row of ``sql`` as a tuple (columns may share a name)."""
-        raise NotImplementedError
 
     def value(self, sql: str):
         return self.first(sql)[0]
