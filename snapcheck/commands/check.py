@@ -6,10 +6,12 @@ See docs/checker.md."""
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, replace
 
 import click
 import orjson
 
+from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
 from snapcheck.options import cut_option
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION
@@ -118,24 +120,26 @@ def check(
 
         for path in traces:
             refuse_inputs(html_target(html_file, path, len(traces)), traces)
+    run = _Run(
+        options=CheckOptions(
+            properties=set(properties) if properties else None,
+            cut=cut,
+            failures=failures,
+            semantics=semantics or "partial",
+            z3=use_z3 or z3_min_replay,
+            z3_min_replay=z3_min_replay,
+        ),
+        from_expected=cut is None and failures is None and semantics is None,
+        trace_id=trace_id,
+        expect=expect,
+        require_faults=require_faults,
+        html_file=html_file,
+        n_traces=len(traces),
+    )
     reports, mismatches, codes = [], {}, [EXIT_CLEAN]
     for path in traces:
         with paused_gc():  # the trace's events and the checker's indexes are alive and acyclic until reported
-            report, code = _check_one(
-                path,
-                trace_id,
-                properties,
-                cut,
-                failures,
-                semantics,
-                use_z3,
-                z3_min_replay,
-                expect,
-                require_faults,
-                html_file,
-                len(traces),
-                mismatches,
-            )
+            report, code = _check_one(path, run, mismatches)
         reports.append(report)
         codes.append(code)
     exit_code = max(codes)
@@ -197,42 +201,35 @@ def _write_html_index(html_file: str, traces, reports) -> None:
     write_atomic(html_file, html_index(rows), inputs=traces)
 
 
-def _check_one(
-    path,
-    trace_id,
-    properties,
-    cut,
-    failures,
-    semantics,
-    use_z3,
-    z3_min_replay,
-    expect,
-    require_faults,
-    html_file,
-    n_traces,
-    mismatches,
-):
+@dataclass(frozen=True)
+class _Run:
+    """What every file of one ``snapcheck check`` invocation is checked with: the checker's
+    options (completed per trace by its protocol's facts and, when ``from_expected``, by its
+    ``metadata.expected.check``) and what the command does with each report."""
+
+    options: CheckOptions
+    from_expected: bool  # no --cut/--failures/--semantics given: the trace's expected options apply
+    trace_id: str | None
+    expect: bool
+    require_faults: bool
+    html_file: str | None
+    n_traces: int
+
+
+def _check_one(path: str, run: _Run, mismatches: dict):
     """Check one file: (its report or ``UnreadTrace``, its exit code)."""
-    from snapcheck.checker import CheckerUsageError, CheckOptions, check_trace
+    from snapcheck.checker import CheckerUsageError, check_trace
     from snapcheck.checker.expected import compare_expected, options_from_expected
     from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces import read_trace
     from snapcheck.traces.errors import TraceErrors
 
     try:
-        trace = read_trace(path, trace_id=trace_id)
+        trace = read_trace(path, trace_id=run.trace_id)
     except TraceErrors as exc:
         return UnreadTrace(path, [str(e) for e in exc.errors], exc.total), EXIT_BAD_INPUT
-    opts = CheckOptions(
-        properties=set(properties) if properties else None,
-        cut=cut,
-        failures=failures,
-        semantics=semantics or "partial",
-        z3=use_z3 or z3_min_replay,
-        z3_min_replay=z3_min_replay,
-        facts=header_facts(trace.header.protocol),
-    )
-    if cut is None and failures is None and semantics is None:
+    opts = replace(run.options, facts=header_facts(trace.header.protocol))
+    if run.from_expected:
         opts = options_from_expected(trace, opts)
     try:
         report = check_trace(trace, opts)
@@ -241,19 +238,19 @@ def _check_one(
     note = _unknown_protocol_note(trace.header.protocol)
     if note:
         report.notes.insert(0, note)
-    if html_file:
+    if run.html_file:
         from snapcheck.debug.html_report import html_target, write_html_report
 
-        write_html_report(trace, report, html_target(html_file, path, n_traces))
+        write_html_report(trace, report, html_target(run.html_file, path, run.n_traces))
     code = EXIT_CLEAN
-    if expect and trace.header.expected:
+    if run.expect and trace.header.expected:
         mm = compare_expected(trace, report)
         mismatches[report.trace] = mm
         if mm:
             code = EXIT_VIOLATION
     elif not report.ok:
         code = EXIT_VIOLATION
-    if require_faults and report.faults_not_exercised:
+    if run.require_faults and report.faults_not_exercised:
         code = EXIT_VIOLATION
     return report, code
 
