@@ -73,8 +73,9 @@ def chosen(seed: int, fraction: float) -> bool:
 class Conformer:
     """Collects the chosen runs of one task and validates them (``add`` then ``finish``)."""
 
-    def __init__(self, fraction: float):
+    def __init__(self, fraction: float, timeout: float = TIMEOUT_S):
         self.fraction = fraction
+        self.timeout = timeout  # seconds per TLC run (a run that exceeds it is split: ``conform.validate_batch``)
         self.tmp: str | None = None
         self.groups: dict[tuple, list[tuple[dict, str]]] = defaultdict(list)
         self.events: dict[tuple, int] = defaultdict(int)
@@ -127,7 +128,7 @@ class Conformer:
             for row, _ in members:
                 row.update(conform="no-java", conform_detail=f"not conformed: no Java on this executor: {exc}"[:500])
             return
-        verdicts = conform([p for _, p in members], self.mappings, timeout=TIMEOUT_S)
+        verdicts = conform([p for _, p in members], self.mappings, timeout=self.timeout)
         for (row, path), v in zip(members, verdicts):
             judge(row, v, path)
             os.unlink(path)

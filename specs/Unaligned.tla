@@ -53,8 +53,9 @@
 (* of it, a barrier of a newer round, or learns that the coordinator      *)
 (* aborted it; markers of rounds a task already handled are dropped (in    *)
 (* mode unaligned wherever they stand, in mode aligned_timeout at the head *)
-(* of the buffer); the coordinator completes, aborts (after a decline, a   *)
-(* newer completion, or a timeout if Timeouts) and keeps at most           *)
+(* of the buffer, and a priority barrier of a newer round may overtake     *)
+(* them); the coordinator completes, aborts (after a decline, a newer      *)
+(* completion, or a timeout if Timeouts) and keeps at most                 *)
 (* MaxInFlight rounds in flight.  Backpressure: a data channel (wire and   *)
 (* input buffer) holds at most Capacity records; an operator emitting into *)
 (* a full channel blocks; barriers and cancellation markers need no        *)
@@ -270,30 +271,45 @@ GiveUp(p, r) ==
           /\ pending' = [pending EXCEPT ![p] = Out(p)]
           /\ owe' = [owe EXCEPT ![p] = "cancel"]
 
-\* Dst[c] handles the first barrier in its input buffer of c, either
+\* A barrier older than the newest round p handled or aligns, or of a round p
+\* handled without snapshotting it: it aligns nothing any more (the channel
+\* state of a round is recorded on arrivals, not on handling).
+Obsolete(p, m) == m.k = "b" /\ (m.n < rec[p] \/ m.n < Aligning(p) \/ (m.n = rec[p] /\ m.n \notin took[p]))
+\* The positions of the barriers Dst[c] may handle next on c: the first one, and
+\* in mode aligned_timeout one that only obsolete barriers precede (Flink, on an
+\* alignment timeout, turns the pending checkpoint's barrier into a priority
+\* event that jumps the queue, and ignores a barrier of an older checkpoint
+\* when it reaches it; the reference does the same).
+NextBarriers(c) ==
+    {pos \in BarrierPos(ibuf[c]) :
+        \A pos2 \in BarrierPos(ibuf[c]) :
+            pos2 < pos => Mode = "aligned_timeout" /\ Obsolete(Dst[c], ibuf[c][pos2])}
+
+\* Dst[c] handles the barrier at position pos of its input buffer of c (one of
+\* NextBarriers(c)), either
 \*  - aligned (mode aligned_timeout): at the head of the buffer; c is blocked
 \*    until the snapshot; an older round p was aligning is given up; or
 \*  - as a priority event wherever it stands (mode unaligned; in mode
 \*    aligned_timeout once the round has timed out -- the reference's rule is a
-\*    barrier that arrives after the timeout or from a sender that switched):
-\*    the first one of a round triggers an unaligned snapshot, and the data
-\*    queued ahead of it is in transit (its input part); later ones only end
-\*    the recording of their channel; or
+\*    barrier that arrives after the timeout or from a sender that switched),
+\*    also ahead of obsolete barriers (mode aligned_timeout): the first one of
+\*    a round triggers an unaligned snapshot, and the data queued ahead of it
+\*    is in transit (its input part); later ones only end the recording of
+\*    their channel; or
 \*  - as obsolete (a round p handled without snapshotting it, or older than the
-\*    one it aligns): dropped, in mode aligned_timeout only at the head.
-RecvBarrier(c) ==
+\*    one it aligns): dropped, in mode aligned_timeout only at the head; closed[c]
+\*    never goes back (a newer barrier may have overtaken it).
+RecvBarrierAt(c, pos) ==
     LET p == Dst[c]
-        pos == FirstBarrier(ibuf[c])
         r == ibuf[c][pos].n
         cur == Aligning(p)
         after == r <= rec[p] /\ r \in took[p] /\ closed[c] < r /\ (Mode = "unaligned" \/ unal[p]) IN
-    /\ pos <= Len(ibuf[c])
     /\ ~Busy(p)
     /\ ~Blocked(c)
     /\ ibuf' = [ibuf EXCEPT ![c] = RemoveAt(@, pos)]
     /\ IF r <= rec[p] \/ r < cur
-         THEN /\ closed' = [closed EXCEPT ![c] = IF r <= rec[p] THEN r ELSE @]
-              /\ after \/ Mode = "unaligned" \/ pos = 1
+         THEN /\ closed' = [closed EXCEPT ![c] = IF r <= rec[p] /\ r > @ THEN r ELSE @]
+              /\ after \/ (pos = FirstBarrier(ibuf[c]) /\ (Mode = "unaligned" \/ pos = 1))
               /\ UNCHANGED <<rec, pending, owe, mustSnap, inpart>>
          ELSE /\ closed' = [closed EXCEPT ![c] = r]
               /\ IF cur # 0 /\ cur < r THEN GiveUp(p, cur) ELSE UNCHANGED <<rec, pending, owe>>
@@ -308,6 +324,8 @@ RecvBarrier(c) ==
                                    ELSE inpart
     /\ UNCHANGED <<wire, nsent, nrcvd, took, unal, emitting, completed, aborted, arrivedB, outpart,
                    sentAt, rcvdAt>>
+
+RecvBarrier(c) == \E pos \in NextBarriers(c) : RecvBarrierAt(c, pos)
 
 \* Dst[c] processes the cancellation marker at the head of its input buffer of c:
 \* it gives up that round (and any older one it aligns) unless it is obsolete.
@@ -496,6 +514,9 @@ Unblocks == \A c \in Chans : Blocked(c) ~> ~Blocked(c)
 TrapOutputPart == ~(\E r \in RoundIds, c \in DataChans : outpart[r][c] # <<>>)
 \* In-flight input data was persisted.
 TrapInputPart == ~(\E r \in RoundIds, c \in DataChans : SealedNow(r, c) /\ inpart[r][c] # <<>>)
+\* A barrier overtook an older one in an input buffer (mode aligned_timeout: a
+\* priority barrier ahead of an obsolete one).
+TrapObsoleteOvertaken == ~(\E c \in Chans : \E pos \in BarrierPos(ibuf[c]) : ibuf[c][pos].n < closed[c])
 \* A mixed snapshot (docs/theory.md, "Aligned checkpoints with a timeout"): a task
 \* timed out after one input had aligned (empty input part) and persisted in-flight
 \* data of another input.

@@ -49,9 +49,7 @@ TArrive == wire[E.c] # <<>> /\ Head(wire[E.c]) = Msg(E.k, E.n) /\ U!Arrive(E.c)
 TRecv ==
     CASE E.k = "d" -> ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("d", E.n) /\ U!Recv(E.c)
       [] E.k = "cancel" -> ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("cancel", E.n) /\ U!RecvCancel(E.c)
-      [] OTHER -> /\ U!FirstBarrier(ibuf[E.c]) <= Len(ibuf[E.c])
-           /\ ibuf[E.c][U!FirstBarrier(ibuf[E.c])] = Msg("b", E.n)
-           /\ U!RecvBarrier(E.c)
+      [] OTHER -> \E pos \in U!NextBarriers(E.c) : ibuf[E.c][pos] = Msg("b", E.n) /\ U!RecvBarrierAt(E.c, pos)
 
 TCheckpoint == U!Snapshot(E.p) /\ rec'[E.p] = E.n /\ E.n \in took'[E.p]
 

@@ -159,12 +159,24 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
     A first TLC run reports only which elements are matched to the end (printing
     every new longest prefix costs about a fifth of TLC's time); the others run
     again, reporting their longest prefixes. A run in which one element makes the
-    specification itself violate an invariant is repeated without it."""
+    specification itself violate an invariant is repeated without it. A run that
+    exceeds ``timeout`` seconds is repeated on two halves of its elements
+    (``halves``: the largest elements apart from the small ones), recursively, so
+    only an element that exceeds the limit alone is an ERROR (naming the limit)."""
     verdicts: dict[int, Verdict] = {}
     pending = list(range(len(batch)))
     report = "Accepted"
     while pending:
         res, best = _run_tlc(batch, pending, report, timeout, refinement)
+        if res.result == "timeout":
+            if len(pending) == 1:
+                verdicts[pending[0]] = _timed_out(batch[pending[0]], timeout)
+            else:
+                for part in halves([len(batch[k].events) for k in pending]):
+                    members = [pending[j] for j in part]
+                    for k, v in zip(members, validate_batch([batch[k] for k in members], timeout, refinement)):
+                        verdicts[k] = v
+            break
         if res.result == "pass":
             for j, k in enumerate(list(pending)):
                 if report == "Progress" or best[j + 1] >= len(batch[k].events):
@@ -206,6 +218,40 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
         )
         pending.remove(culprit)
     return [verdicts[k] for k in range(len(batch))]
+
+
+def halves(sizes: list[int]) -> tuple[list[int], list[int]]:
+    """Two non-empty parts of a batch whose elements have these ``sizes`` (events), as
+    indices: the largest elements until they hold half of all events, and the rest; so a
+    run that timed out because of one huge element has it alone in the next step.
+
+    >>> halves([10, 10_000, 12, 9])
+    ([1], [0, 2, 3])
+    >>> halves([5, 5, 5, 5])
+    ([0, 1], [2, 3])
+    """
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    total, big, held = sum(sizes), [], 0
+    for i in order[:-1]:
+        big.append(i)
+        held += sizes[i]
+        if 2 * held >= total:
+            break
+    return sorted(big), sorted(set(order) - set(big))
+
+
+def _timed_out(p: Prepared, timeout: float) -> Verdict:
+    return Verdict(
+        p.path,
+        ERROR,
+        p.protocol,
+        total=len(p.events),
+        message=f"TLC did not finish within its time limit of {timeout:g} s on this "
+        f"{'segment of the trace' if p.start is not None or p.cut is not None else 'trace'} alone "
+        f"({len(p.events) - 1:,} mapped events); the other traces of its TLC run were judged without it",
+        ignored=dict(p.ignored),
+        notes=list(p.notes),
+    )
 
 
 def _run_tlc(batch: list[Prepared], members: list[int], report: str, timeout: float, refinement: bool):
@@ -415,8 +461,9 @@ def _chunks(members: list, parallel: int) -> list[list]:
     ``MAX_EVENTS_PER_RUN`` events each, and as many as there are parallel runs when
     there is enough work (a JVM's start costs about a second); members with similar
     numbers of rounds together (a batch's per-round state is as large as its
-    largest member's)."""
-    members = sorted(members, key=lambda m: m[2].bounds.get("TRounds", 1))
+    largest member's), and of similar lengths (the longest last: a run that times out
+    is split, ``validate_batch``)."""
+    members = sorted(members, key=lambda m: (m[2].bounds.get("TRounds", 1), len(m[2].events)))
     total = sum(len(m[2].events) for m in members)
     runs = max(-(-total // MAX_EVENTS_PER_RUN), min(parallel, total // MIN_EVENTS_PER_RUN), 1)
     chunks: list[list] = [[] for _ in range(runs)]
