@@ -158,10 +158,15 @@ class _Machine:
             if c.kind != "control" and roles[c.src] not in ("external", "coordinator"):
                 self.inputs[c.dst].append(c.id)
         self.barrier_arrivals: dict[tuple[str, int], list[int]] = {}
+        self.barrier_round: dict[str, int] = {}  # mid -> round, of the barriers that name one
         for m in self.msgs.values():
+            if not m.is_barrier:
+                continue
             first = m.arrive or m.recv
-            if m.is_barrier and first is not None:
+            if first is not None:
                 self.barrier_arrivals.setdefault((m.ch, m.round), []).append(first.line)
+            if m.round is not None:
+                self.barrier_round[m.mid] = m.round
         self.ckpt_kind = {(e.proc, e.ckpt): e.kind for e in trace.events if e.type == "checkpoint"}
         self._handlers = {
             t: getattr(self, "_on_" + t)
@@ -221,7 +226,9 @@ class _Machine:
         _, m = self._find(st, e)
         if m is not None:
             m.arrived = True
-        self._barrier_arrived(st, pv, e)
+        r = self.barrier_round.get(e.mid)
+        if r is not None:
+            self._barrier_arrived(st, pv, e.ch, r)
 
     def _on_recv(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
         k, m = self._find(st, e)
@@ -231,21 +238,20 @@ class _Machine:
             st.early.add(e.mid)
         if e.type == "recv" and e.vars:
             pv.vars.update(e.vars)
-        msg = self.msgs.get(e.mid)
-        if msg is not None and msg.is_barrier and msg.arrive is None:
-            self._barrier_arrived(st, pv, e)
+        r = self.barrier_round.get(e.mid)
+        if r is not None and self.msgs[e.mid].arrive is None:
+            self._barrier_arrived(st, pv, e.ch, r)
 
     _on_discard = _on_recv
 
-    def _barrier_arrived(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
-        msg = self.msgs.get(e.mid)
-        if msg is None or not msg.is_barrier or msg.round is None:
-            return
-        r = msg.round
-        if pv.recording.get(e.ch) is not None and pv.recording[e.ch] <= r:
-            del pv.recording[e.ch]
-        if r not in pv.rounds and r not in st.aborted_rounds:
-            pv.blocked[e.ch] = r
+    def _barrier_arrived(self, st: ReplayState, pv: ProcessView, ch: str, r: int) -> None:
+        """A barrier of round ``r`` arrived on input ``ch``: it ends the recording of ``ch`` for
+        round ``r`` (or an earlier one) and blocks ``ch`` until the process checkpoints for ``r``."""
+        if pv.recording.get(ch) is not None and pv.recording[ch] <= r:
+            del pv.recording[ch]
+        done = pv.rounds
+        if not (done and done[-1] == r) and r not in done and r not in st.aborted_rounds:
+            pv.blocked[ch] = r
 
     # -- checkpoints and state --------------------------------------------------
     def _on_checkpoint(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
