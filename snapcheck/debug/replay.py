@@ -167,7 +167,15 @@ class _Machine:
                 self.barrier_arrivals.setdefault((m.ch, m.round), []).append(first.line)
             if m.round is not None:
                 self.barrier_round[m.mid] = m.round
-        self.ckpt_kind = {(e.proc, e.ckpt): e.kind for e in trace.events if e.type == "checkpoint"}
+        self.ckpt_kind: dict[tuple[str, int | None], str | None] = {}
+        # (process, round) -> position of the process's first checkpoint for that round: whether
+        # it has checkpointed for the round by a position, without searching its list of rounds
+        self.round_ckpt: dict[tuple[str, int], int] = {}
+        for k, e in enumerate(trace.events):
+            if e.type == "checkpoint":
+                self.ckpt_kind[(e.proc, e.ckpt)] = e.kind
+                if e.round is not None:
+                    self.round_ckpt.setdefault((e.proc, e.round), k)
         self._handlers = {
             t: getattr(self, "_on_" + t)
             for t in (
@@ -208,10 +216,15 @@ class _Machine:
         if e.mid in st.early:
             st.early.discard(e.mid)
             return
-        m = self.msgs[e.mid]
-        st.channels[e.ch].in_flight.append(InFlight(e.mid, m.kind, m.seq, m.round, e.line, replay_of=e.replay_of))
+        if e.type == "send":  # its message's kind, seq and round are the send's
+            kind, seq, rnd = e.kind or "data", e.seq, e.round
+        else:  # a replay's are those of the message it replays
+            m = self.msgs[e.mid]
+            kind, seq, rnd = m.kind, m.seq, m.round
+        chan = st.channels[e.ch]
+        chan.in_flight.append(InFlight(e.mid, kind, seq, rnd, e.line, replay_of=e.replay_of))
         if e.logged:
-            st.channels[e.ch].log.append(e.mid)
+            chan.log.append(e.mid)
 
     _on_replay = _on_send
 
@@ -249,9 +262,8 @@ class _Machine:
         round ``r`` (or an earlier one) and blocks ``ch`` until the process checkpoints for ``r``."""
         if pv.recording.get(ch) is not None and pv.recording[ch] <= r:
             del pv.recording[ch]
-        done = pv.rounds
-        if not (done and done[-1] == r) and r not in done and r not in st.aborted_rounds:
-            pv.blocked[ch] = r
+        if self.round_ckpt.get((pv.id, r), st.position) >= st.position - 1 and r not in st.aborted_rounds:
+            pv.blocked[ch] = r  # not checkpointed for r before this event (r not in pv.rounds)
 
     # -- checkpoints and state --------------------------------------------------
     def _on_checkpoint(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
