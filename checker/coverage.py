@@ -226,7 +226,7 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
     [('crash of P0 at tick 5', True), ('crash of P0 at tick 9', False)]
     """
     meta = trace.header.metadata or {}
-    fails = _fail_counts(trace)
+    fails: Counter | None = None  # counted when a fault is matched to the fail events
     used: Counter = Counter()
     out = []
 
@@ -235,6 +235,9 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
             return RequestedFault(
                 fault, None, False, "the producer names no process and says nothing of whether it fired"
             )
+        nonlocal fails
+        if fails is None:
+            fails = _fail_counts(trace)
         used[proc] += 1
         if fails[proc] >= used[proc]:
             return RequestedFault(fault, proc, True, f"{proc} fails in the trace")

@@ -112,6 +112,24 @@ def is_consistent(h, g: list[int]) -> bool:
     return True
 
 
+def _tree(leaves: list[int], op, pad: int) -> array:
+    """The segment tree of ``leaves`` (a power of two of them) under ``op``: node 1 is the
+    root, node ``k``'s children are ``2k`` and ``2k + 1``, the leaves are the last half
+    (node 0, unused, is ``pad``).
+
+    >>> list(_tree([3, 1, 4, 1], min, 9))
+    [9, 1, 1, 1, 3, 1, 4, 1]
+    """
+    levels = [leaves]
+    while len(levels[-1]) > 1:
+        below = levels[-1]
+        levels.append(list(map(op, below[0::2], below[1::2])))
+    tree = array("q", [pad])
+    for level in reversed(levels):
+        tree.extend(level)
+    return tree
+
+
 class _Pair:
     """The messages from one process to another, sorted by send interval ``s``, with
     segment trees of the minimum and the maximum receive interval ``r`` over them."""
@@ -127,13 +145,8 @@ class _Pair:
             size *= 2
         self.size = size
         rs = [_NEVER if m.r is None else m.r for m in self.msgs]
-        self.min_r = array("q", [_NEVER]) * (2 * size)
-        self.max_r = array("q", [-1]) * (2 * size)
-        self.min_r[size : size + len(rs)] = array("q", rs)
-        self.max_r[size : size + len(rs)] = array("q", rs)
-        for node in range(size - 1, 0, -1):
-            self.min_r[node] = min(self.min_r[2 * node], self.min_r[2 * node + 1])
-            self.max_r[node] = max(self.max_r[2 * node], self.max_r[2 * node + 1])
+        self.min_r = _tree(rs + [_NEVER] * (size - len(rs)), min, _NEVER)
+        self.max_r = _tree(rs + [-1] * (size - len(rs)), max, -1)
 
     def select(self, lo: int, hi: int, bound: int, above: bool, out: list) -> None:
         """Append the messages at positions [lo, hi) whose r > bound (``above``; r = ⊥

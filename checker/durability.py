@@ -55,9 +55,13 @@ class Durability:
         chans = h.channels
         seq_of: dict[str, int] = {}
         logs: dict[str, list] = {}  # channel -> heap of (seq, mid) currently logged
-        truncates = h.trace_index.has("log_truncate")  # else nothing leaves a log: no heaps needed
+        ix = h.trace_index
+        truncates = ix.has("log_truncate")  # else nothing leaves a log: no heaps needed
         resolve = h.resolve
-        for e in h.events:
+        events = h.events
+        if events is h.trace.events and not truncates and not ix.has("log"):
+            events = ix.of_type("send") + ix.of_type("record")  # the only ones that count then
+        for e in events:
             t = e.type
             if t == "send":
                 if e.kind in MARKERS:

@@ -274,8 +274,11 @@ class History:
                         (by_mid if e.type == "send" else moved)[e.mid] = m
                         msgs.append(m)
         self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
+        # receives whose message is not known when they are met (the rest are counted as met:
+        # all receives of one message are at its destination, in that process's order)
         recv_at: list[tuple[Event, int, int]] = []
         barriers: set[str] = set()
+        orig = self.orig
         add_msg, add_recv, get_dst = msgs.append, recv_at.append, dst_of.get
         for i, eff in enumerate(effs):
             nums, at = [0], [-1]
@@ -294,7 +297,15 @@ class History:
                             add_msg(m)
                 elif t == "recv":
                     if e.ch in dst_of:
-                        add_recv((e, i, c))
+                        assert e.mid is not None  # required of a recv
+                        m = by_mid.get(orig.get(e.mid, e.mid))
+                        if m is not None and m.dst == i:  # its send is known: count it now
+                            m.nrecv += 1
+                            if m.r is None:
+                                m.r = c
+                                m.recv_line = e.line
+                        else:  # sent by a later process, moved, or a ghost: after every send
+                            add_recv((e, i, c))
                 elif t == "replay" and remapped and self._moves(e):
                     assert e.mid is not None and e.ch is not None
                     d = get_dst(e.ch)
@@ -316,7 +327,6 @@ class History:
             self.ckpt_at.append(at)
             self.L.append(len(nums) - 1)
         self.pos_of = [{c: x for x, c in enumerate(nums)} for nums in self.ckpt_num]
-        orig = self.orig
         ghosts: list[Event] = []
         for e, i, c in recv_at:
             assert e.mid is not None

@@ -35,7 +35,7 @@ class TraceIndex:
     [3, 4]
     """
 
-    __slots__ = ("trace", "channels", "by_proc", "_by_type", "_attr_cache", "_lines")
+    __slots__ = ("trace", "channels", "by_proc", "_by_type", "_attr_cache", "_attributed", "_lines")
 
     def __init__(self, trace: Trace):
         self.trace = trace
@@ -48,6 +48,7 @@ class TraceIndex:
         self.by_proc = by_proc
         self._by_type = dict(by_type)
         self._attr_cache: dict[tuple[str, str], list] = {}
+        self._attributed: dict[str, list] = {}
         self._lines: dict[str, list[int] | None] = {}
 
     # -- by type and attribute ---------------------------------------------------------
@@ -63,7 +64,14 @@ class TraceIndex:
         """The events of type ``etype`` whose ``attrs`` has the key ``key`` (any value)."""
         got = self._attr_cache.get((etype, key))
         if got is None:
-            got = self._attr_cache[(etype, key)] = [e for e in self.of_type(etype) if e.attrs and key in e.attrs]
+            got = self._attr_cache[(etype, key)] = [e for e in self._with_attrs(etype) if key in e.attrs]
+        return got
+
+    def _with_attrs(self, etype: str) -> list:
+        """The events of type ``etype`` that have ``attrs`` (one scan per type: few events have them)."""
+        got = self._attributed.get(etype)
+        if got is None:
+            got = self._attributed[etype] = [e for e in self.of_type(etype) if e.attrs]
         return got
 
     # -- prefixes -------------------------------------------------------------------------

@@ -46,10 +46,11 @@ class _JsonLines:
     """The parsed lines of a JSON Lines source, read in batches (``traces.lines``).
 
     ``rows()`` yields (line number, parsed object or None, parse error or None), blank
-    lines skipped; ``checked(check, error)`` goes on after the last line ``rows()``
-    yielded and yields, per batch, the (line, object) pairs ``check(object, line)``
-    accepts, parsing and checking in one loop (the hot path of every reader); the
-    problems of the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
+    lines skipped; ``checked(check, error, builder)`` goes on after the last line
+    ``rows()`` yielded and yields, per batch, the ``Event`` objects ``builder`` makes of
+    the lines ``check(object, line)`` accepts (empty lists without a builder): parsing,
+    checking and building in one loop, the hot path of every reader. The problems of
+    the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
     reading cannot go on (a line over the length limit)."""
 
     def __init__(self, source, max_line_bytes: int | None = None, progress=None):
@@ -86,10 +87,12 @@ class _JsonLines:
             yield n + self._next, lines[self._next :], long_digits
         yield from self._batches
 
-    def checked(self, check, error, keep: bool = True) -> Iterator[list[tuple[int, dict]]]:
+    def checked(self, check, error, builder: EventBuilder | None = None) -> Iterator[list[Event]]:
         loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        makers = builder.makers if builder is not None else None
         for n, lines, long_digits in self._remaining():
-            valid: list = []
+            events: list[Event] = []
+            add = events.append
             for raw in lines:
                 try:
                     obj = loads(raw)
@@ -104,10 +107,16 @@ class _JsonLines:
                         error(n, problem)
                         n += 1
                         continue
-                if check(obj, n) and keep:
-                    valid.append((n, obj))
+                if check(obj, n) and makers is not None:
+                    keys = tuple(obj)
+                    make = makers.get(keys)
+                    if make is None:
+                        make = builder.maker(keys)  # type: ignore[union-attr]  # makers is builder's
+                    add(make(n, *obj.values()))
                 n += 1
-            yield valid
+            if builder is not None:
+                builder.batch_done()
+            yield events
 
 
 def _not_json(raw: bytes, exc: Exception) -> str:
@@ -140,13 +149,8 @@ def iter_events(
     one read batch (``traces.lines.CHUNK`` bytes) at a time.
     """
     v = validator or TraceValidator(str(path), max_errors)
-    build = None
-    for batch in _valid_batches(path, v, trace_id, max_line_bytes, keep=True, progress=progress):
-        if build is None:
-            if v.header_obj is None:
-                continue
-            build = _builder(v.header_obj, keep_mids=False).events
-        yield from build(batch)
+    for events in _valid_batches(path, v, trace_id, max_line_bytes, progress, keep_mids=False):
+        yield from events
     if raise_errors:
         v.raise_if_errors()
 
@@ -158,16 +162,23 @@ def _builder(header: Header, keep_mids: bool = True) -> EventBuilder:
 
 def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_bytes: int | None = None) -> None:
     """Validate a whole trace file into ``validator`` without building events."""
-    for _ in _valid_batches(path, validator, trace_id, max_line_bytes, keep=False):
+    for _ in _valid_batches(path, validator, trace_id, max_line_bytes):
         pass
 
 
 def _valid_batches(
-    path, v: TraceValidator, trace_id: str | None, max_line_bytes: int | None, keep: bool, progress=None
-):
-    """Lists of (line, event object) of the valid event lines (empty lists unless ``keep``),
-    recording every problem in ``v``; the whole-trace checks run at the end when the file
-    could be read to its end."""
+    path,
+    v: TraceValidator,
+    trace_id: str | None,
+    max_line_bytes: int | None,
+    progress=None,
+    keep_mids: bool | None = None,
+) -> Iterator[list[Event]]:
+    """Per read batch, the ``Event`` objects of its valid event lines, built in the validating
+    pass by the trace's ``EventBuilder`` (sharing message ids across the trace, or with
+    ``keep_mids=False`` within a batch); empty lists when ``keep_mids`` is None (validation
+    only). Every problem is recorded in ``v``; the whole-trace checks run at the end when
+    the file could be read to its end."""
     source = _source(path, trace_id, max_line_bytes, progress)
     rows = source.rows() if isinstance(source, _JsonLines) else source
     got_header = complete = False
@@ -181,20 +192,22 @@ def _valid_batches(
         else:
             complete = True
         if got_header:
+            assert v.header_obj is not None
+            builder = None if keep_mids is None else _builder(v.header_obj, keep_mids)
             if isinstance(source, _JsonLines):
-                yield from source.checked(v.check_event, v.error, keep)
+                yield from source.checked(v.check_event, v.error, builder)
             else:
                 check = v.check_event
-                valid = []
+                valid: list = []
                 for line, obj, err in rows:
                     if err is not None:
                         v.error(line, err)
-                    elif check(obj, line) and keep:
+                    elif check(obj, line) and builder is not None:
                         valid.append((line, obj))
                         if len(valid) >= 4096:
-                            yield valid
+                            yield builder.events(valid)
                             valid = []
-                yield valid
+                yield builder.events(valid) if builder is not None else []
             complete = True
     except Unreadable as exc:
         v.error(exc.line, exc.reason)
@@ -250,14 +263,9 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
     The cyclic garbage collector is paused while the events are built (``traces.gc_pause``)."""
     v = TraceValidator(str(path), max_errors)
     events: list[Event] = []
-    build = None
     with paused_gc():
-        for batch in _valid_batches(path, v, trace_id, None, keep=True, progress=progress):
-            if build is None:
-                if v.header_obj is None:
-                    continue
-                build = _builder(v.header_obj).events
-            events += build(batch)
+        for batch in _valid_batches(path, v, trace_id, None, progress, keep_mids=True):
+            events += batch
     v.raise_if_errors()
     assert v.header_obj is not None  # raised otherwise
     return Trace(v.header_obj, events, str(path))

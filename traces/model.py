@@ -368,22 +368,32 @@ class EventBuilder:
         self.mids: dict[str, str] = {}
         self.times: dict[int, int] = {}
         self.keep_mids = keep_mids
-        self._makers: dict[tuple, Callable[..., Event]] = {}
+        self.makers: dict[tuple, Callable[..., Event]] = {}
+
+    def maker(self, keys: tuple) -> Callable[..., Event]:
+        """The constructor ``make(line, *values)`` of the events whose JSON objects have these
+        keys in this order (made once, then found in ``makers``)."""
+        make = self.makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids, self.times)
+        return make
+
+    def batch_done(self) -> None:
+        """Forget what is shared within a batch only (times; message ids unless ``keep_mids``)."""
+        self.times.clear()
+        if not self.keep_mids:
+            self.mids.clear()
 
     def events(self, batch: list[tuple[int, dict]]) -> list[Event]:
-        """The events of (line, JSON object) pairs."""
-        makers = self._makers
+        """The events of (line, JSON object) pairs (one batch)."""
+        makers = self.makers
         out: list[Event] = []
         add = out.append
         for line, obj in batch:
             keys = tuple(obj)
             make = makers.get(keys)
             if make is None:
-                make = makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids, self.times)
+                make = self.maker(keys)
             add(make(line, *obj.values()))
-        self.times.clear()
-        if not self.keep_mids:
-            self.mids.clear()
+        self.batch_done()
         return out
 
 

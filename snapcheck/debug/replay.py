@@ -158,11 +158,24 @@ class _Machine:
             if c.kind != "control" and roles[c.src] not in ("external", "coordinator"):
                 self.inputs[c.dst].append(c.id)
         self.barrier_arrivals: dict[tuple[str, int], list[int]] = {}
+        self.barrier_round: dict[str, int] = {}  # mid -> round, of the barriers that name one
         for m in self.msgs.values():
+            if not m.is_barrier:
+                continue
             first = m.arrive or m.recv
-            if m.is_barrier and first is not None:
+            if first is not None:
                 self.barrier_arrivals.setdefault((m.ch, m.round), []).append(first.line)
-        self.ckpt_kind = {(e.proc, e.ckpt): e.kind for e in trace.events if e.type == "checkpoint"}
+            if m.round is not None:
+                self.barrier_round[m.mid] = m.round
+        self.ckpt_kind: dict[tuple[str, int | None], str | None] = {}
+        # (process, round) -> position of the process's first checkpoint for that round: whether
+        # it has checkpointed for the round by a position, without searching its list of rounds
+        self.round_ckpt: dict[tuple[str, int], int] = {}
+        for k, e in enumerate(trace.events):
+            if e.type == "checkpoint":
+                self.ckpt_kind[(e.proc, e.ckpt)] = e.kind
+                if e.round is not None:
+                    self.round_ckpt.setdefault((e.proc, e.round), k)
         self._handlers = {
             t: getattr(self, "_on_" + t)
             for t in (
@@ -203,10 +216,15 @@ class _Machine:
         if e.mid in st.early:
             st.early.discard(e.mid)
             return
-        m = self.msgs[e.mid]
-        st.channels[e.ch].in_flight.append(InFlight(e.mid, m.kind, m.seq, m.round, e.line, replay_of=e.replay_of))
+        if e.type == "send":  # its message's kind, seq and round are the send's
+            kind, seq, rnd = e.kind or "data", e.seq, e.round
+        else:  # a replay's are those of the message it replays
+            m = self.msgs[e.mid]
+            kind, seq, rnd = m.kind, m.seq, m.round
+        chan = st.channels[e.ch]
+        chan.in_flight.append(InFlight(e.mid, kind, seq, rnd, e.line, replay_of=e.replay_of))
         if e.logged:
-            st.channels[e.ch].log.append(e.mid)
+            chan.log.append(e.mid)
 
     _on_replay = _on_send
 
@@ -221,7 +239,9 @@ class _Machine:
         _, m = self._find(st, e)
         if m is not None:
             m.arrived = True
-        self._barrier_arrived(st, pv, e)
+        r = self.barrier_round.get(e.mid)
+        if r is not None:
+            self._barrier_arrived(st, pv, e.ch, r)
 
     def _on_recv(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
         k, m = self._find(st, e)
@@ -231,21 +251,19 @@ class _Machine:
             st.early.add(e.mid)
         if e.type == "recv" and e.vars:
             pv.vars.update(e.vars)
-        msg = self.msgs.get(e.mid)
-        if msg is not None and msg.is_barrier and msg.arrive is None:
-            self._barrier_arrived(st, pv, e)
+        r = self.barrier_round.get(e.mid)
+        if r is not None and self.msgs[e.mid].arrive is None:
+            self._barrier_arrived(st, pv, e.ch, r)
 
     _on_discard = _on_recv
 
-    def _barrier_arrived(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
-        msg = self.msgs.get(e.mid)
-        if msg is None or not msg.is_barrier or msg.round is None:
-            return
-        r = msg.round
-        if pv.recording.get(e.ch) is not None and pv.recording[e.ch] <= r:
-            del pv.recording[e.ch]
-        if r not in pv.rounds and r not in st.aborted_rounds:
-            pv.blocked[e.ch] = r
+    def _barrier_arrived(self, st: ReplayState, pv: ProcessView, ch: str, r: int) -> None:
+        """A barrier of round ``r`` arrived on input ``ch``: it ends the recording of ``ch`` for
+        round ``r`` (or an earlier one) and blocks ``ch`` until the process checkpoints for ``r``."""
+        if pv.recording.get(ch) is not None and pv.recording[ch] <= r:
+            del pv.recording[ch]
+        if self.round_ckpt.get((pv.id, r), st.position) >= st.position - 1 and r not in st.aborted_rounds:
+            pv.blocked[ch] = r  # not checkpointed for r before this event (r not in pv.rounds)
 
     # -- checkpoints and state --------------------------------------------------
     def _on_checkpoint(self, st: ReplayState, pv: ProcessView, e: Event) -> None:
