@@ -79,15 +79,15 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
     horizon = cfg.records * cfg.gap + 4 * cfg.interval
     if strategy == "moments":
         if failures and rnd.random() < 0.7:
-            cfg = replace(cfg, failures=_moments(rnd, cls, cfg, tasks, horizon))
+            cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon))
     elif strategy == "backpressure":
         if failures and rnd.random() < 0.5:
-            cfg = replace(cfg, failures=_moments(rnd, cls, cfg, tasks, horizon))
+            cfg = replace(cfg, failures=_moments(rnd, cls, tasks, horizon))
     elif strategy == "stress":
         if failures and rnd.random() < 0.8:
             cfg = replace(
                 cfg,
-                failures=_moments(rnd, cls, cfg, tasks, horizon)
+                failures=_moments(rnd, cls, tasks, horizon)
                 + tuple((rnd.choice(tasks), rnd.randrange(horizon)) for _ in range(rnd.randint(0, 1))),
             )
     elif failures and rnd.random() < 0.5:
@@ -252,7 +252,7 @@ def own_moments(strategy: str, rnd, cls, cfg, failures: bool):
     if not failures or strategy not in ("moments", "stress", "backpressure"):
         return cfg
     if cls.situations and rnd.random() < 0.5:
-        cfg = replace(cfg, failures=tuple(cfg.failures) + _moments(rnd, cls, cfg, cls.task_names(cfg), 0, timed=0.0))
+        cfg = replace(cfg, failures=tuple(cfg.failures) + _moments(rnd, cls, cls.task_names(cfg), 0, timed=0.0))
     if cls.job_faults and not any(f[0] in cls.job_faults for f in cfg.failures) and rnd.random() < JOB_FAULT_PROB:
         cfg = replace(cfg, failures=tuple(cfg.failures) + _job_fault(rnd, cls))
     return cfg
@@ -279,18 +279,16 @@ def _straggler(rnd, tasks: list) -> tuple:
     return ((rnd.choice(tasks), rnd.choice((3.0, 5.0, 10.0))),)
 
 
-def _moments(rnd, cls, cfg, tasks: list, horizon: int, timed: float = 1 / 3) -> tuple:
+def _moments(rnd, cls, tasks: list, horizon: int, timed: float = 1 / 3) -> tuple:
     """One or two crashes: the first right after the k-th occurrence of a situation
     relevant to ``cls`` that needs no earlier crash (or, with probability ``timed``, at a
     random time); half the runs add a second crash, at a situation of the recovery it
     caused (during recovery, during replay, a crash in recovery, a stale message) when
     ``cls`` has any. Without ``tasks`` only situations at a task are chosen (the crash
-    hits ``self``). Situations ``cfg`` rules out (``exploration.possible``) are not chosen."""
-    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, SITUATIONS, possible
+    hits ``self``)."""
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, SITUATIONS
 
-    situations = [
-        s for s in cls.situations if (tasks or s in AT_A_TASK or s not in SITUATIONS) and possible(s, cfg)
-    ]  # see _at
+    situations = [s for s in cls.situations if tasks or s in AT_A_TASK or s not in SITUATIONS]  # see _at
     first = [s for s in situations if s not in AFTER_A_CRASH]
     later = [s for s in situations if s in AFTER_A_CRASH] or first
     crashes = [_at(rnd, first, tasks, horizon, timed)]
@@ -304,16 +302,13 @@ def _at(rnd, situations: list, tasks: list, horizon: int, timed: float) -> tuple
     occurs, when it occurs at a task, seven times in ten; always without ``tasks``), or
     at a random time. A situation a protocol marks itself (``ctx.situation``) occurs at a
     task. A situation of a task recurs about once per task and round, so its k ranges
-    over three rounds' worth; one of the whole job (a round completing) over three
-    occurrences; one of a recovery an earlier crash caused over its first occurrences
-    (one per task, or two of the whole job): those that crash causes."""
-    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, SELF, SITUATIONS
+    over three rounds' worth; one of the whole job (a round completing, a recovery) over
+    three occurrences."""
+    from snapcheck.reference.sim.exploration import AT_A_TASK, SELF, SITUATIONS
 
     if not situations or (tasks and rnd.random() < timed):
         return rnd.choice(tasks), rnd.randrange(horizon)
     name = rnd.choice(situations)
     per_task = name in AT_A_TASK or name not in SITUATIONS
     target = SELF if per_task and (not tasks or rnd.random() < 0.7) else rnd.choice(tasks)
-    if name in AFTER_A_CRASH:  # a moment of the recovery an earlier crash caused: one of its first occurrences
-        return target, name, rnd.randint(1, len(tasks) if per_task and tasks else 2)
     return target, name, rnd.randint(1, 3 * len(tasks) if per_task and tasks else 3)

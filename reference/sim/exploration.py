@@ -100,26 +100,6 @@ OF_THE_JOB = frozenset(SITUATIONS) - AT_A_TASK - AFTER_A_CRASH
 SELF = "self"
 
 
-def possible(name: str, cfg) -> bool:
-    """False when ``cfg`` rules situation ``name`` out: no decline without declined
-    snapshots, no cancellation without declines or a checkpoint timeout, no overlapping
-    rounds with one round at a time (a fault placed there would never fire).
-
-    >>> from snapcheck.reference import SimConfig
-    >>> possible("decline", SimConfig(decline_prob=0.0)), possible("cancel", SimConfig(checkpoint_timeout=500))
-    (False, True)
-    >>> possible("rounds-overlap", SimConfig(max_concurrent=1)), possible("snapshot", SimConfig())
-    (False, True)
-    """
-    if name in ("decline", "decline-while-aligning"):
-        return bool(cfg.decline_prob)
-    if name == "cancel":
-        return bool(cfg.decline_prob) or cfg.checkpoint_timeout is not None
-    if name == "rounds-overlap":
-        return cfg.max_concurrent > 1
-    return True
-
-
 def parse_fault(spec) -> tuple:
     """A failure entry: ``(task, time)`` or ``(task, situation, k)``; from a command line,
     ``TASK@TIME`` or ``TASK@SITUATION#K``.
