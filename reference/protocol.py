@@ -201,6 +201,10 @@ class Protocol:
     * ``situations``: the protocol-relevant moments (``reference.sim.exploration``) a
       campaign should reach and place crashes at; its coverage report lists those no
       run reached. A protocol marks its own with ``ctx.situation(name)``.
+    * ``job_faults``: faults of the whole job, beside a task's crash, that its simulator
+      injects at a time or at a situation (``--fail NAME@SITUATION#K``; the
+      simulator's ``extra_fault_targets``), e.g. the regional family's ``rescale``; a
+      targeted campaign places them at the situations of the whole job it lists.
 
     What the checker holds it to (written into the header, ``traces.protocol_facts``):
 
@@ -248,6 +252,7 @@ class Protocol:
         "crash-in-recovery",
         "stale",
     )
+    job_faults: tuple[str, ...] = ()
     cic: str | None = None
     tla: TlaMapping | None = None
     demo: dict = {}

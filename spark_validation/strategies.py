@@ -29,6 +29,10 @@ so a run is a pure function of its seed, and everything it draws is a field of t
 * ``targeted``: a portfolio: each run draws one of ``stress``, ``backpressure`` and
   ``moments`` (``PORTFOLIO``), so no bug class is left to a single distribution that
   happens to miss it.
+
+Under ``moments``, ``stress`` and ``backpressure`` a protocol with its own dataflow
+that declares faults of the whole job (``Protocol.job_faults``, e.g. a rescale) gets
+one, when it drew none itself, at a situation of the whole job (``own_moments``).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ FEATURES = ("declines", "timeouts", "skew", "tiny-buffers", "latency", "overlap"
 # fastest in the benchmark (benchmarks/bench_hunt.py; docs/benchmarks.md, "Hunting mutants
 # blind"), keeping calmer runs with crashes at protocol moments in the mix.
 PORTFOLIO = (("stress", 0.45), ("backpressure", 0.45), ("moments", 0.1))
+JOB_FAULT_PROB = 0.3  # runs of a member of ``targeted`` with a fault of the whole job at a situation (own_moments)
 
 
 def pick(strategy: str, rnd) -> str:
@@ -239,12 +244,33 @@ def own_moments(strategy: str, rnd, cls, cfg, failures: bool):
     """``cfg`` of a protocol with its own topology (drawn by its ``random_config``) with,
     under ``moments``, ``stress`` and ``backpressure``, in half the runs one or two more
     crashes at its situations (``_moments``, never at a random time: the protocol drew
-    those), named by ``Protocol.task_names`` or ``self``. Its schedule and flow control
+    those), named by ``Protocol.task_names`` or ``self``; and, for a protocol with faults
+    of the whole job that drew none, one at a situation of the whole job in
+    ``JOB_FAULT_PROB`` of the runs (``_job_fault``). Its schedule and flow control
     stay the protocol's own (no straggler: a task slower than the protocol's own draws
     assume can overload a job for good, which no protocol survives)."""
-    if failures and cls.situations and strategy in ("moments", "stress", "backpressure") and rnd.random() < 0.5:
+    if not failures or strategy not in ("moments", "stress", "backpressure"):
+        return cfg
+    if cls.situations and rnd.random() < 0.5:
         cfg = replace(cfg, failures=tuple(cfg.failures) + _moments(rnd, cls, cls.task_names(cfg), 0, timed=0.0))
+    if cls.job_faults and not any(f[0] in cls.job_faults for f in cfg.failures) and rnd.random() < JOB_FAULT_PROB:
+        cfg = replace(cfg, failures=tuple(cfg.failures) + _job_fault(rnd, cls))
     return cfg
+
+
+def _job_fault(rnd, cls) -> tuple:
+    """One fault of the whole job (one of ``cls.job_faults``, e.g. a rescale) right after
+    the first to third occurrence of a situation of the whole job ``cls`` lists
+    (``OF_THE_JOB``: two rounds in flight, a round that just completed, regionally or
+    with a region falling back after its tasks acknowledged) — a rescale restores the
+    latest completed round, so the moments that decide which round that is are where
+    it differs from one at a random time. None when ``cls`` lists no such situation."""
+    from snapcheck.reference.sim.exploration import OF_THE_JOB
+
+    situations = [s for s in cls.situations if s in OF_THE_JOB]
+    if not situations:
+        return ()
+    return ((rnd.choice(cls.job_faults), rnd.choice(situations), rnd.randint(1, 3)),)
 
 
 def _straggler(rnd, tasks: list) -> tuple:

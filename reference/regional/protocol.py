@@ -142,7 +142,7 @@ class RegionalCheckpoints:
                 (f"{rnd.choice(shape.operator_names())}[{rnd.randrange(regions)}]", rnd.choice((3.0, 5.0, 10.0))),
             )
             fields["checkpoint_timeout"] = None
-        if failures and cls.aligned and rnd.random() < 0.25:  # rescaled once: in the middle of the input,
+        if failures and RESCALE in cls.job_faults and rnd.random() < 0.25:  # rescaled once: in the middle of the input,
             if rnd.random() < 2 / 3:  # or right after the first round that completed with regions falling back
                 fields["failures"] += ((RESCALE, "regional-completion", 1),)
             else:
@@ -154,12 +154,13 @@ _DEMO = {"parallelism": 3, "records": 6, "gap": 80, "interval": 300, "decline_pr
 
 
 # what regional rounds add to a barrier protocol's situations (reference.regional.simulator)
-REGIONAL_SITUATIONS = ("region-acknowledged", "regional-completion")
+REGIONAL_SITUATIONS = ("region-acknowledged", "regional-completion", "acknowledged-fallback")
 
 
 class RegionalAligned(RegionalCheckpoints, AlignedABS):
     name = "regional-aligned"
     situations = AlignedABS.situations + REGIONAL_SITUATIONS
+    job_faults = (RESCALE,)  # rescaling needs aligned checkpoints (reference.regional.rescale)
     summary = (
         "FLIP-600 regional checkpoints on aligned barriers: a failed region keeps an older state, "
         "the rest completes; split enumerator, 2PC sinks, forced global checkpoints"

@@ -405,6 +405,8 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.last_completed_progress = keep  # the failed regions' progress is not covered
         self.m["regional_completions"] += 1
         self.situation("regional-completion")
+        if any(pid in self.rinfo[r].acked for pid in fallback):  # a task whose region fell back holds a newer state
+            self.situation("acknowledged-fallback")
         self.consecutive += 1
         if self.consecutive >= self.max_consecutive and self.protocol.forces_global and self.force_next is None:
             self.force_next = "consecutive"

@@ -30,6 +30,9 @@ situation                  when
 ``region-acknowledged``    regional checkpoints: every task of a region acknowledged a round
                            still pending (at the task whose acknowledgement completed it)
 ``regional-completion``    regional checkpoints: a round completed with regions falling back
+``acknowledged-fallback``  regional checkpoints: a round completed with a region falling back
+                           one of whose tasks had acknowledged it (that task's own state of the
+                           round is not the state the round's metadata names for it)
 =========================  ==============================================================
 
 **Faults at situations**: a ``SimConfig.failures`` entry ``(task, situation, k)``
@@ -69,6 +72,7 @@ SITUATIONS = (
     "log-truncate",
     "region-acknowledged",
     "regional-completion",
+    "acknowledged-fallback",
 )
 # Situations that occur at a task (a fault there may crash "self": that task).
 AT_A_TASK = frozenset(
@@ -89,6 +93,10 @@ AT_A_TASK = frozenset(
 )
 # Situations that occur only once something crashed: a fault there is a second fault.
 AFTER_A_CRASH = frozenset(("recovery", "replay", "crash-in-recovery", "stale"))
+# Situations of the whole job that need no crash (two rounds in flight, a round that just
+# completed, regionally or not): where a fault of the whole job (``Protocol.job_faults``,
+# e.g. a rescale, which restores the latest completed round) is placed.
+OF_THE_JOB = frozenset(SITUATIONS) - AT_A_TASK - AFTER_A_CRASH
 SELF = "self"
 
 

@@ -238,3 +238,21 @@ def test_a_rescale_is_a_requested_fault_the_run_reports_not_a_crash_of_a_task_na
         "crash of src[0] at tick 900": True,
         "rescale at tick 1000000": False,
     }
+
+
+def test_acknowledged_fallback_is_the_moment_a_rescale_by_id_reads_a_state_the_metadata_does_not_name():
+    """A rescale right after a round completed with a region falling back whose tasks had
+    partly acknowledged it: the correct protocol restores the named states (clean), the
+    mutant reads the acknowledged task's own newer state (caught) — every time; a round
+    that completed regionally without such a task never reaches the situation."""
+    fired = 0
+    for seed in range(40):
+        cfg = random_cfg("regional-aligned", seed, failures=(("rescale", "acknowledged-fallback", 1),))
+        res = simulate(cfg)
+        sits = res.metrics["situations"]
+        assert sits.get("acknowledged-fallback", 0) <= sits.get("regional-completion", 0), seed
+        assert check_trace(res.trace()).ok, seed
+        bad = check_trace(simulate(replace(cfg, mutant="regional-rescale-by-id")).trace())
+        assert ("restore-unnamed" in bad.kinds) == ("acknowledged-fallback" in sits), seed
+        fired += "acknowledged-fallback" in sits
+    assert fired >= 5

@@ -108,3 +108,25 @@ def test_the_summary_accounts_for_mutants_blind_and_lists_what_was_not_explored(
     assert cov["runs"] == 32 and cov["reached"]["snapshot"] == 32
     assert set(cov["unreached"]) <= set(MUTANTS["abs-aligned-no-block"].situations)
     assert "overtake" not in cov["reached"]  # aligned barriers never overtake records
+
+
+@pytest.mark.parametrize("strategy", ["moments", "stress", "backpressure"])
+def test_faults_of_the_whole_job_are_placed_at_situations_of_the_whole_job(strategy):
+    """Under targeted's members a protocol declaring a fault of the whole job (the regional
+    family's rescale, aligned only) gets it at a situation of the whole job it lists, in
+    about ``JOB_FAULT_PROB`` of the runs that drew none of their own; a protocol declaring
+    none never gets one."""
+    from snapcheck.reference.sim.exploration import OF_THE_JOB
+    from snapcheck.spark_validation.strategies import JOB_FAULT_PROB
+
+    def runs(spec):
+        return [draw_config(i, 900 + i, Selection(protocols=(spec,), mutants=(), explore=strategy)) for i in range(300)]
+
+    aligned = runs("regional-aligned")
+    placed = [f for c in aligned for f in c.failures if f[0] == "rescale" and len(f) == 3]
+    assert all(f[1] in OF_THE_JOB and f[1] in resolve("regional-aligned").situations for f in placed)
+    assert {f[1] for f in placed} >= {"regional-completion", "acknowledged-fallback", "completed-unnotified"}
+    assert all(sum(f[0] == "rescale" for f in c.failures) <= 1 for c in aligned)  # one at most: a draw of its own
+    share = sum(any(f[0] == "rescale" for f in c.failures) for c in aligned) / len(aligned)
+    assert JOB_FAULT_PROB * 0.75 < share < JOB_FAULT_PROB + 0.25 + 0.1  # its own quarter plus the placed ones
+    assert not any(f[0] == "rescale" for c in runs("regional-unaligned") for f in c.failures)
