@@ -114,7 +114,7 @@ def summarize(results: str, meta: dict) -> dict:
                 "overhead_ratio": round(float(g["overhead_ratio"].mean()), 4)
                 if g["overhead_ratio"].notna().any()
                 else None,
-                "domino": int(g["domino"].fillna(False).sum()),
+                "domino": int(g["domino"].eq(True).sum()),  # None (not judged) counts as no domino
                 "mutants_caught": f"{sum(not m['escaped'] for m in ms)}/{len(ms)}" if ms else "-",
             }
         )

@@ -94,3 +94,13 @@ def test_the_summary_says_how_the_runs_were_shared_with_the_mutants(tmp_path):
 def test_inconclusive_runs_do_not_fail_the_campaign(tmp_path):
     s = _summary(tmp_path, [_row(0, "bcs", "inconclusive", kinds="every final round aborted")])
     assert s["ok"] and s["protocols"][0]["inconclusive"] == 1
+
+
+def test_runs_whose_domino_was_not_judged_count_as_none_and_warn_nothing(tmp_path):
+    import warnings
+
+    rows = [_row(0, "unc", domino=None), _row(1, "unc", domino=True), _row(2, "unc", domino=None)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas' downcasting FutureWarning reached users' terminals
+        s = _summary(tmp_path, rows)
+    assert s["protocols"][0]["domino"] == 1
