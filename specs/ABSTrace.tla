@@ -65,13 +65,20 @@ TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
             (A!SealedNow(r, c) /\ crec[r][c] # <<>>) => <<r, c, "input">> \in recorded
 
 \* A segment ends where every round of it is finished -- all started, each completed
-\* or aborted, every process handled it, every marker handled, none owed -- with
-\* in flight exactly what the next segment starts from.
+\* or aborted, no process owes or aligns anything, no marker in flight -- with in
+\* flight exactly what the next segment starts from.  A task that never heard of
+\* an aborted round has handled an older round, and its inputs closed at older
+\* rounds: for the events to come, which refer only to newer rounds, that state
+\* behaves as the one in which it handled the newest round (segments.py), except
+\* for a process without regular inputs, whose next round is its own rec + 1.
 TCutOk ==
     LET next == TCut[traceNo] IN
-    /\ \A p \in TProcs \cup TCoords : rec[p] = next.rounds /\ pending[p] = {}
+    /\ \A p \in TProcs \cup TCoords :
+          /\ pending[p] = {}
+          /\ rec[p] <= next.rounds
+          /\ rec[p] = next.rounds \/ A!RegularIn(p) # {}
     /\ \A r \in 1..next.rounds : r \in completed \cup aborted
-    /\ \A c \in TChans : closed[c] = next.rounds
+    /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ chan = next.chan /\ nsent = next.sent /\ nrcvd = next.rcvd
 
 Match ==

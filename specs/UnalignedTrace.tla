@@ -69,11 +69,22 @@ TRecord ==
            /\ (E.c \notin pending[E.p] \/ rec[E.p] > E.n)
            /\ outpart[E.n][E.c] = E.s
 
+\* A segment ends where every round of it is finished -- all started, each completed
+\* or aborted, no process owes or aligns anything, no marker in flight -- with in
+\* flight exactly what the next segment starts from.  A task that never heard of
+\* an aborted round (its upstream declined it without cancellation markers) has
+\* handled an older round, and its inputs closed at older rounds: for the events
+\* to come, which refer only to newer rounds, that state behaves as the one in
+\* which it handled the newest round (segments.py), except for a process without
+\* inputs, whose next round is its own rec + 1.
 TCutOk ==
     LET next == TCut[traceNo] IN
-    /\ \A p \in TProcs \cup TCoords : rec[p] = next.rounds /\ ~U!Busy(p)
+    /\ \A p \in TProcs \cup TCoords :
+          /\ ~U!Busy(p)
+          /\ rec[p] <= next.rounds
+          /\ rec[p] = next.rounds \/ U!In(p) # {}
     /\ \A r \in 1..next.rounds : r \in completed \cup aborted
-    /\ \A c \in TChans : closed[c] = next.rounds
+    /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
 
 TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :

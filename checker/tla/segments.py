@@ -12,22 +12,35 @@ the trace.
 A *clean cut* after spec event ``i`` is a point where (all read from the mapped
 events, ``R`` the newest round started):
 
-* round ``R`` completed and every round before it completed or aborted;
-* the last marker processed on every modelled channel (data and control) is
-  of round ``R``, and no marker is in flight;
+* every round up to ``R`` completed or aborted;
+* no marker is in flight, and either ``R`` was aborted or the last marker
+  processed on every modelled channel (data and control) is of round ``R``;
 * no later event refers to a round ``<= R`` (no late record, decline or
   marker of an old round).
 
-There, every state of the trace specification that matched the prefix is the
-initial state with rounds shifted by ``R`` -- every process handled ``R``, owes
-nothing and aligns nothing, every channel is closed at ``R`` -- except for the
-data records in flight and the channel counters, which the events determine.
-The next segment starts from exactly that state (``TInit``); the segment before
-it ends with a synthetic ``cut`` event whose step requires TLC's state to be
-that state (``TCut``), so a cut no behaviour reaches is never a silent
-verdict: that trace is validated whole instead (``conform.combine``). Per-round state of finished rounds (histories, recorded channel
-states, ``recorded``) is dropped: the segment's ``end`` event has already
-checked that every non-empty recorded channel state of its rounds was reported.
+There, a state of the trace specification that matched the prefix and in
+which no process owes or aligns anything behaves, for the events to come, as
+the initial state with rounds shifted by ``R`` -- every process handled ``R``,
+every channel is closed at ``R`` -- with the data records in flight and the
+channel counters the events determine. After an aborted round not every
+process handled ``R`` (a task whose upstream declined ``R`` without
+cancellation markers never heard of it) and some channels are closed at older
+rounds; since every later marker, checkpoint and decline is of a round
+``> R``, a process that handled an older round, none of whose inputs is closed
+beyond what it handled, takes every later step exactly as one that handled
+``R`` (the specifications compare those rounds only with ``>``, ``<`` against
+newer ones) -- except a process without inputs, whose next round is its own
+plus one. A task still aligning an aborted round may give it up between two
+events (``LearnAbort``), which only allows more. The next segment starts from
+that shifted initial state (``TInit``); the segment before it ends with a
+synthetic ``cut`` event whose step requires TLC's state to be one of that
+class (``TCut``: nothing owed, nothing aligned, every round resolved, in
+flight exactly the cut's records), so a cut no behaviour reaches is never a
+silent verdict: that trace is validated whole instead (``conform.combine``).
+Per-round state of finished rounds (histories, recorded channel states,
+``recorded``) is dropped: no later event changes what the refinement mapping
+shows of them, and the segment's ``end`` event has already checked that every
+non-empty recorded channel state of its rounds was reported.
 
 Verdicts combine so that a segmented run finds exactly what a whole run finds
 (``combine``): the first segment whose real events do not all match gives the
@@ -125,8 +138,7 @@ def clean_cuts(p: Prepared):
                 resolved_upto += 1
         if (
             not markers
-            and at_started == len(chans)
-            and started in completed
+            and (at_started == len(chans) or started not in completed)
             and resolved_upto >= started
             and later[i + 1] > started
         ):
@@ -147,7 +159,7 @@ def split(p: Prepared, min_events: int) -> list[Segment]:
         return [Segment(p, 0, body)]
     out = []
     bounds = [(0, 0, None), *chosen, (body, None, None)]
-    for (a, base, start), (b, _, cut) in zip(bounds, bounds[1:]):
+    for (a, base, start), (b, upto, cut) in zip(bounds, bounds[1:]):
         seg_events = [_renumber(e, base) for e in events[a:b]]
         seg_lines, seg_descr = list(lines[a:b]), list(descr[a:b])
         if cut is not None:
@@ -169,7 +181,7 @@ def split(p: Prepared, min_events: int) -> list[Segment]:
             descr=seg_descr,
             bounds={**p.bounds, "TRounds": rounds},
             start=None if start is None else start_state(p.topology, **start),
-            cut=None if cut is None else {**start_state(p.topology, **cut), "rounds": rounds},
+            cut=None if cut is None else {**start_state(p.topology, **cut), "rounds": upto - base},
         )
         out.append(Segment(seg, a, b - a))
     return out

@@ -120,3 +120,66 @@ def test_every_snapshot_mutant_gives_the_same_verdict_in_segments_and_whole(tmp_
     assert len(split_ones) >= len(names) // 2, split_ones
     verdicts = assert_same(paths)
     assert sum(v.verdict == REJECT for v in verdicts) >= len(names) // 3, [v.render() for v in verdicts]
+
+
+def stale_cuts(path: str, min_events: int = SEGMENT_EVENTS) -> list[int]:
+    """The rounds after which ``conform`` cuts the trace although the round was aborted
+    and some channel's last processed marker is of an older round (a task declined the
+    round without cancellation markers, so its downstream never heard of it)."""
+    p = conformance.prepare(read_trace(path), tla_mappings())
+    segs = split(p, min_events)
+    family, procs, coords, data_chans, ctrl_chans, ends, back = p.topology
+    out = []
+    for seg in segs[1:]:
+        before = p.events[: seg.offset]
+        r = max((e["n"] for e in before if e["op"] == "start"), default=0)
+        closed = {e["c"]: e["n"] for e in before if e["op"] == "recv" and e["k"] != "d"}
+        aborted = any(e["op"] == "abort" and e["n"] == r for e in before)
+        if aborted and any(closed.get(c, 0) < r for c in set(data_chans) | set(ctrl_chans)):
+            out.append(r)
+    return out
+
+
+def test_cuts_after_aborted_rounds_some_tasks_never_heard_of(tmp_path, monkeypatch):
+    """Unaligned checkpoints on a cyclic graph with declines: a task that declines
+    sends no cancellation markers, the round is aborted and the tasks downstream never
+    handle it, so after it some channels stay closed at older rounds. The trace is still
+    cut there (a run of aborted rounds leaves no long segment), every cut is reached
+    (no fallback to a whole run) and the verdicts equal the whole run's."""
+    fallbacks = []
+    combine = conformance.combine
+
+    def recording(p, segments, results):
+        v = combine(p, segments, results)
+        fallbacks.extend([p.path] if v is None else [])
+        return v
+
+    monkeypatch.setattr(conformance, "combine", recording)
+    paths = [
+        write(
+            tmp_path,
+            f"{protocol}-{seed}",
+            SimConfig(
+                protocol=protocol,
+                workload="random-cyclic",
+                parallelism=2,
+                seed=seed,
+                records=12,
+                decline_prob=0.2,
+                interval=100,
+                aligned_timeout=200,
+                latency=2,
+                jitter=5,
+                buffer=1,
+                out_buffer=1,
+            ),
+        )
+        for protocol, seed in (("unaligned", 2), ("unaligned", 5), ("aligned-timeout", 9))
+    ]
+    for path in paths:
+        assert stale_cuts(path), path
+        p = conformance.prepare(read_trace(path), tla_mappings())
+        assert max(s.real for s in split(p, SEGMENT_EVENTS)) <= 3 * SEGMENT_EVENTS, path
+    verdicts = assert_same(paths)
+    assert not fallbacks, fallbacks
+    assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]
