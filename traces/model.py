@@ -314,10 +314,9 @@ def _from_keys(keys: tuple):
 
 
 def _keyed_constructor(keys: tuple, shared: bool):
-    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, mids, times) -> make``
+    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, times) -> make``
     of constructors that replace the event type, process and channel by the string of
-    ``names`` equal to them, the message id by the one of ``mids`` and an integer time by the
-    one of ``times`` (both added when new)."""
+    ``names`` equal to them and an integer time by the one of ``times`` (added when new)."""
     names = ["source" if k == "from" else k for k in keys]
     order = list(EVENT_FIELDS)
     if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) or "line" in names:
@@ -325,13 +324,11 @@ def _keyed_constructor(keys: tuple, shared: bool):
         def make(line, *values):
             return Event(line=line, **dict(zip(names, values)))
 
-        return (lambda _names, _mids, _times: make) if shared else make
+        return (lambda _names, _times: make) if shared else make
     params = [f"v{i}" for i in range(len(names))]
     arg = dict(zip(names, params)) | {"line": "line"}
     if shared:
         arg.update((n, f"N.get({arg[n]}, {arg[n]})") for n in ("type", "proc", "ch") if n in arg)
-        if "mid" in arg:
-            arg["mid"] = f"M.setdefault({arg['mid']}, {arg['mid']})"
         if "t" in arg:  # integers only: 1.0 == 1, but a float time stays a float
             arg["t"] = f"(T.setdefault({arg['t']}, {arg['t']}) if {arg['t']}.__class__ is int else {arg['t']})"
     # the event is made without ``__init__`` (which would test every rare field): each slot
@@ -340,7 +337,7 @@ def _keyed_constructor(keys: tuple, shared: bool):
     body += [f"    if {arg[n]} is not None: e.{n} = {arg[n]}" for n in _RARE if n in arg]
     code = "\n".join([f"def make(line, {', '.join(params)}):", "    e = new(Event)", *body, "    return e"])
     if shared:
-        code = "def factory(N, M, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
+        code = "def factory(N, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
     scope = {"Event": Event, "new": object.__new__}
     exec(code, scope)
     return scope["factory" if shared else "make"]
@@ -348,39 +345,34 @@ def _keyed_constructor(keys: tuple, shared: bool):
 
 class EventBuilder:
     """``Event.from_dict`` for the events of one trace, sharing strings: one string object
-    per event type, process, channel (``names``: each maps to itself) and message id. The
-    parser makes a new string for every value; on a trace of millions of events the copies
-    would cost hundreds of megabytes. Integer times are shared within a batch (events
-    close in the file often happen at the same time). With ``keep_mids=False`` (events
-    streamed, not kept) message ids too are shared within a batch only, so no table grows
-    with the trace.
+    per event type, process and channel (``names``: each maps to itself). The parser makes
+    a new string for every value; on a trace of millions of events the copies would cost
+    hundreds of megabytes. Integer times are shared within a batch (events close in the
+    file often happen at the same time). Message ids are shared before: the validator
+    gives a receive's object the string of its message's send (``traces.validate``).
 
     >>> b = EventBuilder(["ab"])
-    >>> x, y = b.events([(2, {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1}),
-    ...                  (3, {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m"})])
-    >>> (y.line, y.mid, x.seq), x.mid is y.mid
-    ((3, 'm', 1), True)
+    >>> x, y = b.events([(2, {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1, "t": 5}),
+    ...                  (3, {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m", "t": 5})])
+    >>> (y.line, y.mid, x.seq), x.ch is y.ch, x.t is y.t
+    ((3, 'm', 1), True, True)
     """
 
-    def __init__(self, names, keep_mids: bool = True) -> None:
+    def __init__(self, names) -> None:
         self.names: dict[str, str] = {t: t for t in EVENT_TYPES}
         self.names.update((n, n) for n in names)
-        self.mids: dict[str, str] = {}
         self.times: dict[int, int] = {}
-        self.keep_mids = keep_mids
         self.makers: dict[tuple, Callable[..., Event]] = {}
 
     def maker(self, keys: tuple) -> Callable[..., Event]:
         """The constructor ``make(line, *values)`` of the events whose JSON objects have these
         keys in this order (made once, then found in ``makers``)."""
-        make = self.makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids, self.times)
+        make = self.makers[keys] = _keyed_constructor(keys, True)(self.names, self.times)
         return make
 
     def batch_done(self) -> None:
-        """Forget what is shared within a batch only (times; message ids unless ``keep_mids``)."""
+        """Forget what is shared within a batch only (times)."""
         self.times.clear()
-        if not self.keep_mids:
-            self.mids.clear()
 
     def events(self, batch: list[tuple[int, dict]]) -> list[Event]:
         """The events of (line, JSON object) pairs (one batch)."""
