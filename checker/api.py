@@ -147,8 +147,8 @@ class _Run:
 
     def recovery_groups(self) -> list[list]:
         """The trace's observed recoveries (groups of restores), computed once."""
-        if self._groups is None:
-            self._groups = recovery_groups(self.trace)
+        if self._groups is None:  # none without a restore (no scan of the events then)
+            self._groups = recovery_groups(self.trace) if self.ix.has("restore") else []
         return self._groups
 
     def durability(self, limit: int) -> Durability:
