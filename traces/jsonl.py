@@ -114,7 +114,7 @@ class _JsonLines:
                     make = makers.get(keys)
                     if make is None:
                         make = builder.maker(keys)  # type: ignore[union-attr]  # makers is builder's
-                    add(make(n, *obj.values()))
+                    add(make(n, obj))
                 n += 1
             if builder is not None:
                 builder.batch_done()

@@ -280,7 +280,7 @@ class Event:
         make = _FROM_KEYS.get(keys)
         if make is None:
             make = _from_keys(keys)
-        return make(line, *d.values())
+        return make(line, d)
 
     def to_dict(self) -> dict:
         out: dict = {"type": self.type, "proc": self.proc, "idx": self.idx}
@@ -305,7 +305,7 @@ _FROM_KEYS: dict[tuple, Callable[..., Event]] = {}
 
 
 def _from_keys(keys: tuple):
-    """A constructor ``make(line, *values)`` of ``Event`` for JSON objects with exactly these
+    """A constructor ``make(line, obj)`` of ``Event`` for JSON objects ``obj`` with exactly these
     keys in this order (an unknown or repeated key raises ``TypeError``, as a keyword would)."""
     make = _keyed_constructor(keys, False)
     if len(_FROM_KEYS) < 4096:
@@ -321,8 +321,8 @@ def _keyed_constructor(keys: tuple, shared: bool):
     order = list(EVENT_FIELDS)
     if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) or "line" in names:
 
-        def make(line, *values):
-            return Event(line=line, **dict(zip(names, values)))
+        def make(line, obj):
+            return Event(line=line, **dict(zip(names, obj.values())))
 
         return (lambda _names, _times: make) if shared else make
     params = [f"v{i}" for i in range(len(names))]
@@ -335,7 +335,9 @@ def _keyed_constructor(keys: tuple, shared: bool):
     # is set, and the rare fields present go to the instance dictionary
     body = [f"    e.{n} = {arg.get(n, 'None')}" for n in _SLOTTED]
     body += [f"    if {arg[n]} is not None: e.{n} = {arg[n]}" for n in _RARE if n in arg]
-    code = "\n".join([f"def make(line, {', '.join(params)}):", "    e = new(Event)", *body, "    return e"])
+    # the values are unpacked from the object inside (cheaper than a call with ``*obj.values()``)
+    head = ["def make(line, obj):", f"    {', '.join(params)}, = obj.values()", "    e = new(Event)"]
+    code = "\n".join([*head, *body, "    return e"])
     if shared:
         code = "def factory(N, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
     scope = {"Event": Event, "new": object.__new__}
@@ -365,7 +367,7 @@ class EventBuilder:
         self.makers: dict[tuple, Callable[..., Event]] = {}
 
     def maker(self, keys: tuple) -> Callable[..., Event]:
-        """The constructor ``make(line, *values)`` of the events whose JSON objects have these
+        """The constructor ``make(line, obj)`` of the events whose JSON objects have these
         keys in this order (made once, then found in ``makers``)."""
         make = self.makers[keys] = _keyed_constructor(keys, True)(self.names, self.times)
         return make
@@ -384,7 +386,7 @@ class EventBuilder:
             make = makers.get(keys)
             if make is None:
                 make = self.maker(keys)
-            add(make(line, *obj.values()))
+            add(make(line, obj))
         self.batch_done()
         return out
 
