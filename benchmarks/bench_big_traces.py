@@ -69,11 +69,14 @@ WHY_NOT = {
     "needs a columnar in-memory trace (one array per field), not done.",
     "check-time": "in one process (`check, by part`), validation alone took {validate:.1f} s; `check` adds "
     "to it the building of the events ({build:.2f}x validation: one `Event` per line, made in the "
-    "validator's own pass, kept with its values), the analyses ({analyses:.2f}x: the event index, the "
-    "effective history with one object per message and the table of message ids, the cuts of every round, "
-    "the recovery lines) and freeing the trace ({free:.2f}x), besides starting the interpreter. Each of "
-    "these is CPython allocating and filling millions of objects (about a microsecond per event and per "
-    "message); 2x needs the trace kept in columns (one array per field) with the analyses "
+    "validator's own pass, kept with its values) and the analyses ({analyses:.2f}x: the event index, the "
+    "effective history with one object per message and the table of message ids (the largest part: "
+    "allocations and hash-table lookups spread over a heap of about 1 GB), the cuts of every round, the "
+    "recovery lines), besides starting the interpreter and importing the checker and the protocol "
+    "catalogue; the command leaves the trace to the operating system instead of freeing it "
+    "(`traces/process_exit.py`). Each part is CPython allocating and filling millions of objects, and "
+    "the system time of the page faults of a 1 GB heap grows with the machine's load more than the "
+    "validation's; well below 2x needs the trace kept in columns (one array per field) with the analyses "
     "written over them, not done.",
     "validate": "validation costs {v_us:.2f} µs of CPU per event here, the bare parse {o_us:.2f} µs: besides "
     "the parse, per event the dispatch on its type and key order and one generated schema check, one "
@@ -186,7 +189,8 @@ def main() -> None:
         + (
             f"\n\n`check` by part (one process, CPU s): validation alone {parts['validate']:.1f}, reading "
             f"(validation and building the events) {parts['read']:.1f}, analyses {parts['analyses']:.1f}, "
-            f"freeing the trace {parts['free']:.1f}."
+            f"freeing the trace {parts['free']:.1f} (which the `snapcheck` command leaves to the operating "
+            "system: `traces/process_exit.py`)."
         )
         + ("\n\nTargets missed, and why:\n\n" + "\n".join(missed) if missed else "")
     )
