@@ -70,6 +70,7 @@ from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.model import Trace
+from snapcheck.traces.process_exit import hold
 from snapcheck.traces.protocol_facts import DeclaredFacts
 
 
@@ -146,8 +147,8 @@ class _Run:
 
     def recovery_groups(self) -> list[list]:
         """The trace's observed recoveries (groups of restores), computed once."""
-        if self._groups is None:
-            self._groups = recovery_groups(self.trace)
+        if self._groups is None:  # none without a restore (no scan of the events then)
+            self._groups = recovery_groups(self.trace) if self.ix.has("restore") else []
         return self._groups
 
     def durability(self, limit: int) -> Durability:
@@ -184,11 +185,14 @@ def check_trace(trace: Trace, opts: CheckOptions | None = None) -> Report:
     opts = opts or CheckOptions()
     opts.validate()
     with paused_gc():  # the analyses build many small objects and no garbage cycles
-        return _check(trace, opts)
+        run = _Run(trace, opts)
+        _check(run)
+    hold(run)  # the history and indexes are not freed when the process ends next (traces.process_exit)
+    return run.report
 
 
-def _check(trace: Trace, opts: CheckOptions) -> Report:
-    run = _Run(trace, opts)
+def _check(run: _Run) -> None:
+    trace, opts = run.trace, run.opts
     _protocol_errors(run)
     _useless(run)
     check_cic(run)  # CIC conformance, timestamps along Z-paths (checker/cic.py)
@@ -218,7 +222,6 @@ def _check(trace: Trace, opts: CheckOptions) -> Report:
     )
     run.report.not_judged = not_judged(run)
     run.report.faults = [f.to_json() for f in requested_faults(trace)]
-    return run.report
 
 
 def _protocol_errors(run: _Run) -> None:

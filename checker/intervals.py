@@ -287,18 +287,20 @@ class History:
             for j, e in enumerate(eff):
                 t = e.type
                 if t == "send":
-                    assert e.mid is not None and e.ch is not None  # required of every message event
+                    mid, ch = e.mid, e.ch
+                    assert mid is not None and ch is not None  # required of every message event
                     if e.kind in MARKERS:
-                        barriers.add(e.mid)
+                        barriers.add(mid)
                     else:
-                        d = get_dst(e.ch)
+                        d = get_dst(ch)
                         if d is not None:
-                            m = by_mid[e.mid] = Msg(e.mid, e.ch, e.seq, i, c, d, e.line, len(msgs))
+                            m = by_mid[mid] = Msg(mid, ch, e.seq, i, c, d, e.line, len(msgs))
                             add_msg(m)
                 elif t == "recv":
                     if e.ch in dst_of:
-                        assert e.mid is not None  # required of a recv
-                        m = by_mid.get(orig.get(e.mid, e.mid))
+                        mid = e.mid
+                        assert mid is not None  # required of a recv
+                        m = by_mid.get(orig.get(mid, mid) if orig else mid)
                         if m is not None and m.dst == i:  # its send is known: count it now
                             m.nrecv += 1
                             if m.r is None:

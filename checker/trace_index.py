@@ -20,7 +20,8 @@ from snapcheck.traces.model import Trace
 
 
 class TraceIndex:
-    """Events of one ``traces.Trace`` grouped by process, by type, and by attribute.
+    """Events of one ``traces.Trace`` grouped by process, by type, and by attribute (the
+    events with ``attrs`` are noted by type in the one pass).
 
     Attributes:
       trace        the trace
@@ -42,13 +43,16 @@ class TraceIndex:
         self.channels = trace.channel_map()
         by_proc: dict[str, list] = {p.id: [] for p in trace.header.processes}
         by_type: defaultdict[str, list] = defaultdict(list)
+        attributed: defaultdict[str, list] = defaultdict(list)
         for e in trace.events:
             by_proc[e.proc].append(e)
             by_type[e.type].append(e)
+            if e.attrs:  # few events: noted while the event is at hand, not in a scan of its type later
+                attributed[e.type].append(e)
         self.by_proc = by_proc
         self._by_type = dict(by_type)
         self._attr_cache: dict[tuple[str, str], list] = {}
-        self._attributed: dict[str, list] = {}
+        self._attributed = dict(attributed)
         self._lines: dict[str, list[int] | None] = {}
 
     # -- by type and attribute ---------------------------------------------------------
@@ -64,14 +68,7 @@ class TraceIndex:
         """The events of type ``etype`` whose ``attrs`` has the key ``key`` (any value)."""
         got = self._attr_cache.get((etype, key))
         if got is None:
-            got = self._attr_cache[(etype, key)] = [e for e in self._with_attrs(etype) if key in e.attrs]
-        return got
-
-    def _with_attrs(self, etype: str) -> list:
-        """The events of type ``etype`` that have ``attrs`` (one scan per type: few events have them)."""
-        got = self._attributed.get(etype)
-        if got is None:
-            got = self._attributed[etype] = [e for e in self.of_type(etype) if e.attrs]
+            got = self._attr_cache[(etype, key)] = [e for e in self._attributed.get(etype, ()) if key in e.attrs]
         return got
 
     # -- prefixes -------------------------------------------------------------------------

@@ -1,3 +1,3 @@
-from snapcheck.cli import main
+from snapcheck.cli import console
 
-main()
+console()

@@ -80,3 +80,22 @@ def main(argv: list[str] | None = None) -> None:
             "snapcheck: internal error (the traceback above is a bug in snapcheck; please report it)", markup=False
         )
         sys.exit(EXIT_INTERNAL)
+
+
+def console() -> None:
+    """The ``snapcheck`` console script: ``main`` in a process that ends when the command
+    returns. What the command held for that end (``snapcheck.traces.process_exit``: the
+    last trace ``check`` read and the checker's state of it) is left to the operating
+    system instead of being freed; the streams are written out first."""
+    from snapcheck.traces import process_exit
+
+    process_exit.ends_after_command()
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        if not process_exit.held() or not isinstance(exc.code, int | None):
+            raise
+        code = exc.code or 0
+    if process_exit.held():
+        process_exit.exit_without_freeing(code)

@@ -48,8 +48,10 @@ class _JsonLines:
     ``rows()`` yields (line number, parsed object or None, parse error or None), blank
     lines skipped; ``checked(check, error, builder)`` goes on after the last line
     ``rows()`` yielded and yields, per batch, the ``Event`` objects ``builder`` makes of
-    the lines ``check(object, line)`` accepts (empty lists without a builder): parsing,
-    checking and building in one loop, the hot path of every reader. The problems of
+    the lines ``check(object, line)`` accepts (empty lists without a builder; ``check``
+    returns the object's keys in order, which pick the builder's constructor, or None for
+    a line it refuses): parsing, checking and building in one loop, the hot path of every
+    reader. The problems of
     the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
     reading cannot go on (a line over the length limit)."""
 
@@ -107,12 +109,12 @@ class _JsonLines:
                         error(n, problem)
                         n += 1
                         continue
-                if check(obj, n) and makers is not None:
-                    keys = tuple(obj)
+                keys = check(obj, n)
+                if keys and makers is not None:
                     make = makers.get(keys)
                     if make is None:
                         make = builder.maker(keys)  # type: ignore[union-attr]  # makers is builder's
-                    add(make(n, *obj.values()))
+                    add(make(n, obj))
                 n += 1
             if builder is not None:
                 builder.batch_done()
@@ -149,15 +151,15 @@ def iter_events(
     one read batch (``traces.lines.CHUNK`` bytes) at a time.
     """
     v = validator or TraceValidator(str(path), max_errors)
-    for events in _valid_batches(path, v, trace_id, max_line_bytes, progress, keep_mids=False):
+    for events in _valid_batches(path, v, trace_id, max_line_bytes, progress, build=True):
         yield from events
     if raise_errors:
         v.raise_if_errors()
 
 
-def _builder(header: Header, keep_mids: bool = True) -> EventBuilder:
+def _builder(header: Header) -> EventBuilder:
     """The ``EventBuilder`` of a trace: its processes and channels share their header's strings."""
-    return EventBuilder([p.id for p in header.processes] + [c.id for c in header.channels], keep_mids)
+    return EventBuilder([p.id for p in header.processes] + [c.id for c in header.channels])
 
 
 def scan(path, validator: TraceValidator, trace_id: str | None = None, max_line_bytes: int | None = None) -> None:
@@ -172,13 +174,12 @@ def _valid_batches(
     trace_id: str | None,
     max_line_bytes: int | None,
     progress=None,
-    keep_mids: bool | None = None,
+    build: bool = False,
 ) -> Iterator[list[Event]]:
-    """Per read batch, the ``Event`` objects of its valid event lines, built in the validating
-    pass by the trace's ``EventBuilder`` (sharing message ids across the trace, or with
-    ``keep_mids=False`` within a batch); empty lists when ``keep_mids`` is None (validation
-    only). Every problem is recorded in ``v``; the whole-trace checks run at the end when
-    the file could be read to its end."""
+    """Per read batch, the ``Event`` objects of its valid event lines, built (``build``) in the
+    validating pass by the trace's ``EventBuilder``; empty lists otherwise (validation only).
+    Every problem is recorded in ``v``; the whole-trace checks run at the end when the file
+    could be read to its end."""
     source = _source(path, trace_id, max_line_bytes, progress)
     rows = source.rows() if isinstance(source, _JsonLines) else source
     got_header = complete = False
@@ -193,7 +194,7 @@ def _valid_batches(
             complete = True
         if got_header:
             assert v.header_obj is not None
-            builder = None if keep_mids is None else _builder(v.header_obj, keep_mids)
+            builder = _builder(v.header_obj) if build else None
             if isinstance(source, _JsonLines):
                 yield from source.checked(v.check_event, v.error, builder)
             else:
@@ -264,7 +265,7 @@ def read_trace(path, max_errors: int = DEFAULT_MAX_ERRORS, trace_id: str | None 
     v = TraceValidator(str(path), max_errors)
     events: list[Event] = []
     with paused_gc():
-        for batch in _valid_batches(path, v, trace_id, None, progress, keep_mids=True):
+        for batch in _valid_batches(path, v, trace_id, None, progress, build=True):
             events += batch
     v.raise_if_errors()
     assert v.header_obj is not None  # raised otherwise

@@ -280,7 +280,7 @@ class Event:
         make = _FROM_KEYS.get(keys)
         if make is None:
             make = _from_keys(keys)
-        return make(line, *d.values())
+        return make(line, d)
 
     def to_dict(self) -> dict:
         out: dict = {"type": self.type, "proc": self.proc, "idx": self.idx}
@@ -305,7 +305,7 @@ _FROM_KEYS: dict[tuple, Callable[..., Event]] = {}
 
 
 def _from_keys(keys: tuple):
-    """A constructor ``make(line, *values)`` of ``Event`` for JSON objects with exactly these
+    """A constructor ``make(line, obj)`` of ``Event`` for JSON objects ``obj`` with exactly these
     keys in this order (an unknown or repeated key raises ``TypeError``, as a keyword would)."""
     make = _keyed_constructor(keys, False)
     if len(_FROM_KEYS) < 4096:
@@ -314,33 +314,32 @@ def _from_keys(keys: tuple):
 
 
 def _keyed_constructor(keys: tuple, shared: bool):
-    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, mids, times) -> make``
+    """``_from_keys``'s constructor; with ``shared``, a factory ``(names, times) -> make``
     of constructors that replace the event type, process and channel by the string of
-    ``names`` equal to them, the message id by the one of ``mids`` and an integer time by the
-    one of ``times`` (both added when new)."""
+    ``names`` equal to them and an integer time by the one of ``times`` (added when new)."""
     names = ["source" if k == "from" else k for k in keys]
     order = list(EVENT_FIELDS)
     if len(set(names)) != len(names) or not {"type", "proc", "idx"} <= set(names) <= set(order) or "line" in names:
 
-        def make(line, *values):
-            return Event(line=line, **dict(zip(names, values)))
+        def make(line, obj):
+            return Event(line=line, **dict(zip(names, obj.values())))
 
-        return (lambda _names, _mids, _times: make) if shared else make
+        return (lambda _names, _times: make) if shared else make
     params = [f"v{i}" for i in range(len(names))]
     arg = dict(zip(names, params)) | {"line": "line"}
     if shared:
         arg.update((n, f"N.get({arg[n]}, {arg[n]})") for n in ("type", "proc", "ch") if n in arg)
-        if "mid" in arg:
-            arg["mid"] = f"M.setdefault({arg['mid']}, {arg['mid']})"
         if "t" in arg:  # integers only: 1.0 == 1, but a float time stays a float
             arg["t"] = f"(T.setdefault({arg['t']}, {arg['t']}) if {arg['t']}.__class__ is int else {arg['t']})"
     # the event is made without ``__init__`` (which would test every rare field): each slot
     # is set, and the rare fields present go to the instance dictionary
     body = [f"    e.{n} = {arg.get(n, 'None')}" for n in _SLOTTED]
     body += [f"    if {arg[n]} is not None: e.{n} = {arg[n]}" for n in _RARE if n in arg]
-    code = "\n".join([f"def make(line, {', '.join(params)}):", "    e = new(Event)", *body, "    return e"])
+    # the values are unpacked from the object inside (cheaper than a call with ``*obj.values()``)
+    head = ["def make(line, obj):", f"    {', '.join(params)}, = obj.values()", "    e = new(Event)"]
+    code = "\n".join([*head, *body, "    return e"])
     if shared:
-        code = "def factory(N, M, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
+        code = "def factory(N, T):\n" + "\n".join("    " + x for x in code.splitlines()) + "\n    return make"
     scope = {"Event": Event, "new": object.__new__}
     exec(code, scope)
     return scope["factory" if shared else "make"]
@@ -348,39 +347,34 @@ def _keyed_constructor(keys: tuple, shared: bool):
 
 class EventBuilder:
     """``Event.from_dict`` for the events of one trace, sharing strings: one string object
-    per event type, process, channel (``names``: each maps to itself) and message id. The
-    parser makes a new string for every value; on a trace of millions of events the copies
-    would cost hundreds of megabytes. Integer times are shared within a batch (events
-    close in the file often happen at the same time). With ``keep_mids=False`` (events
-    streamed, not kept) message ids too are shared within a batch only, so no table grows
-    with the trace.
+    per event type, process and channel (``names``: each maps to itself). The parser makes
+    a new string for every value; on a trace of millions of events the copies would cost
+    hundreds of megabytes. Integer times are shared within a batch (events close in the
+    file often happen at the same time). Message ids are shared before: the validator
+    gives a receive's object the string of its message's send (``traces.validate``).
 
     >>> b = EventBuilder(["ab"])
-    >>> x, y = b.events([(2, {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1}),
-    ...                  (3, {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m"})])
-    >>> (y.line, y.mid, x.seq), x.mid is y.mid
-    ((3, 'm', 1), True)
+    >>> x, y = b.events([(2, {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m", "seq": 1, "t": 5}),
+    ...                  (3, {"type": "recv", "proc": "B", "idx": 0, "ch": "ab", "mid": "m", "t": 5})])
+    >>> (y.line, y.mid, x.seq), x.ch is y.ch, x.t is y.t
+    ((3, 'm', 1), True, True)
     """
 
-    def __init__(self, names, keep_mids: bool = True) -> None:
+    def __init__(self, names) -> None:
         self.names: dict[str, str] = {t: t for t in EVENT_TYPES}
         self.names.update((n, n) for n in names)
-        self.mids: dict[str, str] = {}
         self.times: dict[int, int] = {}
-        self.keep_mids = keep_mids
         self.makers: dict[tuple, Callable[..., Event]] = {}
 
     def maker(self, keys: tuple) -> Callable[..., Event]:
-        """The constructor ``make(line, *values)`` of the events whose JSON objects have these
+        """The constructor ``make(line, obj)`` of the events whose JSON objects have these
         keys in this order (made once, then found in ``makers``)."""
-        make = self.makers[keys] = _keyed_constructor(keys, True)(self.names, self.mids, self.times)
+        make = self.makers[keys] = _keyed_constructor(keys, True)(self.names, self.times)
         return make
 
     def batch_done(self) -> None:
-        """Forget what is shared within a batch only (times; message ids unless ``keep_mids``)."""
+        """Forget what is shared within a batch only (times)."""
         self.times.clear()
-        if not self.keep_mids:
-            self.mids.clear()
 
     def events(self, batch: list[tuple[int, dict]]) -> list[Event]:
         """The events of (line, JSON object) pairs (one batch)."""
@@ -392,7 +386,7 @@ class EventBuilder:
             make = makers.get(keys)
             if make is None:
                 make = self.maker(keys)
-            add(make(line, *obj.values()))
+            add(make(line, obj))
         self.batch_done()
         return out
 

@@ -10,6 +10,12 @@ checkpoint number that goes backwards, a restore of a checkpoint never taken,
 and a causally impossible history (a cycle in happened-before); the rules of
 rescaling and finished tasks are in ``validate_rescale``. Memory is
 O(processes + messages): events are checked and passed on, never kept.
+
+The ``mid`` of a valid receive (``recv``, ``arrive``, ``discard`` of a message sent
+earlier in the file) is replaced in its parsed object by the equal string of the
+message's send: the parser makes a new string for every value, and the events built
+from the objects then share one string per message id (on a trace of millions of
+messages the copies would cost hundreds of megabytes).
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ class TraceValidator(RescaleRules):
         self._last_seq: list[int] = []  # per channel: last seq sent since its sender's last restore
         self._out_chans: list[list[int]] = []  # per process: the channels it sends on
         self._mid_num: dict[str, int] = {}
+        self._mid_of: list[str] = []  # per message: its mid, the string of its send's line
         self._msg_ch = array("i")
         self._msg_line = array("q")
         self._used_line = array("q")  # per message: line of its recv (-line: discard; 0: none yet)
@@ -159,28 +166,30 @@ class TraceValidator(RescaleRules):
         invalid (the error is recorded)."""
         return Event.from_dict(d, line) if self.check_event(d, line) else None
 
-    def check_event(self, d: Any, line: int) -> bool:
-        """Check one event line (its parsed JSON object) without building an ``Event``;
-        False if it is invalid (the error is recorded)."""
+    def check_event(self, d: Any, line: int) -> tuple | None:
+        """Check one event line (its parsed JSON object) without building an ``Event``: its
+        keys in order (``tuple(d)``, which a builder of events reuses), or None if it is
+        invalid (the error is recorded)."""
         self.events_seen += 1
         try:
             etype = d["type"]
             checks, handler = _DISPATCH[etype]
         except (KeyError, TypeError, IndexError):
-            return self._bad_type(d, line)
+            self._bad_type(d, line)
+            return None
         keys = tuple(d)
         check = checks.get(keys)
         if check is None:
             check = _keyed_check(etype, keys, checks)
         if not check(d) and self._schema_failed(d, line):
-            return False
+            return None
         proc = d["proc"]
         try:
             p = self._procs[proc]
         except (KeyError, TypeError):
             if not self._schema_failed(d, line):
                 self.error(line, f"unknown process {proc!r}")
-            return False
+            return None
         idx = d["idx"]
         next_idx = self._next_idx
         want = next_idx[p]
@@ -189,7 +198,7 @@ class TraceValidator(RescaleRules):
                 self.error(line, f"out-of-order per-process sequence: {proc} event idx {idx}, expected {want}")
                 if self.strict:
                     self.events_seen -= 1
-                    return False
+                    return None
                 # Resynchronise on either reading (a typo'd idx or a missing line), and go on
                 # checking the event so one slip does not cascade.
                 self._alt_idx[p] = want + 1
@@ -202,20 +211,19 @@ class TraceValidator(RescaleRules):
             if self._failed[p] and etype not in ("restore", "retire"):
                 self.error(line, f"{proc} has failed and records {etype!r} before a 'restore'")
             elif handler(self, d, p, line):
-                return True
+                return keys
         if self.strict:
             next_idx[p] = want
             self.events_seen -= 1
-        return False
+        return None
 
-    def _bad_type(self, d: Any, line: int) -> bool:
+    def _bad_type(self, d: Any, line: int) -> None:
         if type(d) is not dict:
             self.error(line, f"an event must be a JSON object, found {type(d).__name__}")
         elif "type" not in d:
             self.error(line, "missing field 'type'")
         else:
             self.error(line, f"unknown event type {d['type']!r} (known: {', '.join(EVENT_TYPES)})")
-        return False
 
     def _schema_failed(self, d: dict, line: int) -> bool:
         """Run the full schema validator on an event the generated check refused or whose
@@ -250,6 +258,7 @@ class TraceValidator(RescaleRules):
             return False
         self._msg_ch.append(c)
         self._msg_line.append(line)
+        self._mid_of.append(mid)
         self._used_line.append(self._early.pop(mid, 0) if self._early else 0)
         return True
 
@@ -373,6 +382,7 @@ class TraceValidator(RescaleRules):
             if fates[n]:
                 return self._once(mid, n, line, what)
             fates[n] = line if what == "recv" else -line
+        d["mid"] = self._mid_of[n]  # one string per message id in the events built from the objects
         if self._hb:
             self._comm[p].append(2 * n + 1)
             self._comm_line[p].append(line)

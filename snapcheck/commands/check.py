@@ -16,6 +16,7 @@ from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
 from snapcheck.options import cut_option
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION
 from snapcheck.traces.gc_pause import paused_gc
+from snapcheck.traces.process_exit import hold, holding
 
 
 def _unknown_protocol_note(protocol: dict) -> str | None:
@@ -137,8 +138,10 @@ def check(
         n_traces=len(traces),
     )
     reports, mismatches, codes = [], {}, [EXIT_CLEAN]
-    for path in traces:
-        with paused_gc():  # the trace's events and the checker's indexes are alive and acyclic until reported
+    for k, path in enumerate(traces):
+        # the trace's events and the checker's indexes are alive and acyclic until reported; those of
+        # the last trace are held to the end when the process ends after the command (traces.process_exit)
+        with paused_gc(), holding(last=k == len(traces) - 1):
             report, code = _check_one(path, run, mismatches)
         reports.append(report)
         codes.append(code)
@@ -252,6 +255,7 @@ def _check_one(path: str, run: _Run, mismatches: dict):
         code = EXIT_VIOLATION
     if run.require_faults and report.faults_not_exercised:
         code = EXIT_VIOLATION
+    hold(trace)  # not freed when the process ends next (traces.process_exit)
     return report, code
 
 

@@ -1,0 +1,83 @@
+"""The ``snapcheck`` console script ends ``check`` without freeing the last trace
+(``snapcheck.traces.process_exit``): what it prints, the files it writes and its exit code
+are those of ``main`` run in-process, the ``atexit`` handlers still run, and in-process
+runs never hold anything."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from snapcheck.traces import process_exit
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "traces" / "examples"
+CLEAN = str(EXAMPLES / "checkmate_fig2a_consistent.jsonl")
+ORPHAN = str(EXAMPLES / "checkmate_fig2b_orphan.jsonl")
+
+# Runs the console entry point with an ``atexit`` handler that reports whether anything was
+# held (so whether the process ended through ``exit_without_freeing``).
+_CONSOLE = """
+import atexit, sys
+from snapcheck.cli import console
+from snapcheck.traces import process_exit
+atexit.register(lambda: print("held at exit:", process_exit.held(), file=sys.stderr))
+sys.argv = ["snapcheck", *sys.argv[1:]]
+console()
+"""
+
+
+def _console(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _CONSOLE, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", CLEAN],
+        ["check", "-v", ORPHAN],
+        ["check", "--json", CLEAN, ORPHAN],
+        ["check", "--json", "--property", "consistency", ORPHAN, CLEAN],
+    ],
+)
+def test_console_check_prints_and_exits_as_main_does(snapcheck_cli, args, tmp_path):
+    console_junit, main_junit = tmp_path / "console.xml", tmp_path / "main.xml"
+    run = _console(*args[:1], "--junit", str(console_junit), *args[1:])
+    code, out = snapcheck_cli(*args[:1], "--junit", str(main_junit), *args[1:])
+    assert (run.returncode, run.stdout) == (code, out)
+    assert console_junit.read_text() == main_junit.read_text()
+    assert run.stderr.splitlines()[-1] == "held at exit: True"  # ended without freeing, atexit ran
+
+
+def test_console_without_a_trace_read_ends_normally(tmp_path):
+    run = _console("check", str(tmp_path / "missing.jsonl"))
+    assert run.returncode == 2
+    assert run.stderr.splitlines()[-1] == "held at exit: False"
+
+
+def test_nothing_is_held_in_process(snapcheck_cli):
+    assert snapcheck_cli("check", ORPHAN)[0] == 1
+    assert not process_exit.held()
+
+
+def test_hold_keeps_only_inside_holding_in_a_process_that_ends():
+    code = (
+        "from snapcheck.traces import process_exit as p\n"
+        "p.hold(1)\n"
+        "with p.holding(last=False):\n"
+        "    p.hold(2)\n"
+        "a = p.held()\n"
+        "p.ends_after_command()\n"
+        "p.hold(3)\n"
+        "with p.holding(last=False):\n"
+        "    p.hold(4)\n"
+        "b = p.held()\n"
+        "with p.holding():\n"
+        "    p.hold(5)\n"
+        "p.hold(6)\n"
+        "print(a, b, p._held)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.split() == ["False", "False", "[5]"]
