@@ -121,7 +121,8 @@ class TaskContext(_Typing):
     def unblock_all(self) -> None: ...
 
     def complete(self, round: int) -> None:
-        """This task's part of ``round`` is durable: acknowledge it to the coordinator."""
+        """This task's part of ``round`` is durable — its checkpoint and every record of
+        channel state that belongs to it: acknowledge it to the coordinator."""
 
     def set_timer(self, at: int, key: Any) -> None: ...
 
