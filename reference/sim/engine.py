@@ -21,7 +21,9 @@ only what their protocol changes.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
+import sysconfig
 from heapq import heappop, heappush
 
 import orjson
@@ -84,6 +86,25 @@ def _raised_in_kit(tb) -> str:
     return f" (raised in the simulator, {module}:{tb.tb_lineno}, {tb.tb_frame.f_code.co_name})"
 
 
+_LIBRARIES = tuple({os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _user_frame(tb) -> str:
+    """Where the protocol's own code was when it raised: `` (at FILE:LINE, in FUNCTION)``
+    for the innermost frame of ``tb`` outside the kit and the installed libraries (the
+    file's base name, so the same run gives the same trace wherever the file lives), or
+    empty when there is none (the kit's own protocols)."""
+    where = ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        path = os.path.abspath(code.co_filename)
+        if not module.startswith("snapcheck.") and not path.startswith(tuple(lib + os.sep for lib in _LIBRARIES)):
+            where = f" (at {os.path.basename(path)}:{tb.tb_lineno}, in {code.co_name})"
+        tb = tb.tb_next
+    return where
+
+
 class Task:
     """A task: one parallel instance of an operator. Implements ``reference.protocol.TaskContext``."""
 
@@ -122,22 +143,44 @@ class Task:
     def now(self) -> int:
         return self.sim.now
 
+    def _round(self, call: str, round) -> None:
+        """A protocol passes a round number where the trace needs one (else it broke)."""
+        if type(round) is not int:
+            raise ProtocolBroke(self, call, f"a round is an int, not {type(round).__name__} {round!r}")
+
+    def _channel(self, call: str, ch, chans: list) -> None:
+        """A protocol names one of this task's own channels (``chans``) (else it broke)."""
+        if not any(ch is c for c in chans):
+            have = ", ".join(c.id for c in chans) or "none"
+            raise ProtocolBroke(self, call, f"{ch!r} is not one of the channels it may name here ({have})")
+
     def checkpoint(self, round: int) -> int | None:
+        self._round("checkpoint", round)
         return self.sim.take_checkpoint(self, round)
 
     def send_barrier(self, round: int, priority: bool = False, unaligned: bool = False) -> dict:
+        self._round("send_barrier", round)
         return self.sim.send_barrier(self, round, priority, unaligned)
 
     def record(self, ckpt: int, ch: Chan, msgs: list, part: str = "input") -> None:
+        if part not in ("input", "output"):
+            raise ProtocolBroke(self, "record", f"part is 'input' or 'output', not {part!r}")
+        self._channel("record", ch, self.inputs if part == "input" else self.outputs)
+        if not isinstance(msgs, (list, tuple)) or not all(isinstance(m, Msg) and m.kind == DATA for m in msgs):
+            raise ProtocolBroke(
+                self, "record", f"msgs is a list of data records (ctx.queued, on_process), not {msgs!r}"
+            )
         self.sim.record(self, ckpt, ch, msgs, part)
 
     def queued(self, ch: Chan) -> list:
         return [m for m in ch.inq if m.kind == DATA]
 
     def send_cancel(self, round: int) -> None:
+        self._round("send_cancel", round)
         self.sim.send_barrier(self, round, False, False, CANCEL)
 
     def take_barrier(self, ch: Chan, round: int) -> list | None:
+        self._channel("take_barrier", ch, self.inputs)
         q = ch.inq
         for i, m in enumerate(q):
             if m.kind == BARRIER and m.round == round:
@@ -149,6 +192,7 @@ class Task:
 
     def block(self, ch: Chan) -> None:
         if not ch.blocked:
+            self._channel("block", ch, self.inputs)
             if not any(c.blocked for c in self.inputs):
                 self.sim.situation("aligning", self)
             ch.blocked = True
@@ -162,6 +206,7 @@ class Task:
                 self.sim.m_blocked += now - ch.blocked_since
 
     def complete(self, round: int) -> None:
+        self._round("complete", round)
         self.sim.acknowledge(self, round, "ack")
 
     def situation(self, name: str) -> None:
@@ -386,7 +431,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             try:
                 t.proto = proto.make(t)
             except Exception as exc:  # noqa: BLE001 - a protocol's constructor may raise anything
-                self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
+                reason = f"{type(exc).__name__}: {exc}{_user_frame(exc.__traceback__)}"
+                self.failed_to_start = self.failed_to_start or (t, reason)
                 t.proto = TaskProtocol(t, proto)
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
 
@@ -427,12 +473,13 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         try:
             self._loop()
         except ProtocolBroke as exc:
-            self.protocol_error(exc.task, exc.handler, exc.reason)
+            self.protocol_error(exc.task, exc.handler, exc.reason + _user_frame(exc.__traceback__))
         except Exception as exc:  # noqa: BLE001 - a protocol may raise anything; see protocol_error
             task, handler = _handler_frame(exc.__traceback__)
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
                 raise  # the kit's own code failed outside a protocol handler: a bug of ours
-            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_raised_in_kit(exc.__traceback__)}")
+            tb = exc.__traceback__
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_user_frame(tb)}{_raised_in_kit(tb)}")
 
     def _loop(self) -> None:
         heap = self.heap
