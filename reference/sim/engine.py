@@ -86,6 +86,8 @@ def _raised_in_kit(tb) -> str:
     return f" (raised in the simulator, {module}:{tb.tb_lineno}, {tb.tb_frame.f_code.co_name})"
 
 
+MAX_IDLE_TICKS = 10  # coordinator ticks with only protocol timers left and nothing happening: the run is over
+TIMER_STORM = 100_000  # timers fired at one tick beyond which the simulated clock is stuck (a protocol error)
 _LIBRARIES = tuple({os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
@@ -213,6 +215,7 @@ class Task:
         self.sim.situation(name, self)
 
     def set_timer(self, at: int, key) -> None:
+        self.sim.timers += 1
         self.sim.at(max(at, self.sim.now), self.sim.fire_timer, self, self.incarnation, key)
 
 
@@ -229,6 +232,13 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.heap: list = []
         self.counter = 0
         self.pending = 0  # scheduled work (everything but the coordinator's clock)
+        self.timers = 0  # protocol timers scheduled and not fired yet (part of pending)
+        self.idle_mark: tuple | None = None  # what the run had done when only timers were left
+        self.idle_ticks = 0  # coordinator ticks since then with only timers left and nothing done
+        self.timer_storm = (-1, 0)  # (tick, timers fired at it)
+        self.quiet_at = (-1, False)  # (tick, quiescent() at it)
+        self.timers_fired = 0  # protocol timers fired so far
+        self.fired_at_tick = 0  # timers_fired at the coordinator's last tick
         self.epoch = 0  # number of recoveries so far
         self.progress = 0  # data records processed so far
         self.dedup = protocol.dedup
@@ -495,6 +505,29 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             self.now = t
             fn(*args)
 
+    def quiescent(self) -> bool:
+        """Is the run out of work (the coordinator's clock decides then how it ends)? Yes with
+        nothing scheduled; also when only protocol timers are left and, over ``MAX_IDLE_TICKS``
+        ticks of the coordinator's clock, timers fired at each and none processed a record or
+        started, ended or completed a round: a protocol that re-arms a periodic timer would
+        otherwise keep a finished run alive until ``max_time``. (A timer still to fire, with
+        none firing meanwhile, is waited for.) The same answer all through one tick."""
+        if self.quiet_at[0] == self.now:
+            return self.quiet_at[1]
+        if self.pending == 0 or self.pending > self.timers:
+            self.idle_mark, self.idle_ticks = None, 0
+            quiet = self.pending == 0
+        else:
+            mark = (self.progress, self.next_round, tuple(self.rounds), self.last_completed, self.epoch)
+            if mark != self.idle_mark:
+                self.idle_mark, self.idle_ticks = mark, 0
+            elif self.timers_fired != self.fired_at_tick:
+                self.idle_ticks += 1
+            quiet = self.idle_ticks >= MAX_IDLE_TICKS
+        self.fired_at_tick = self.timers_fired
+        self.quiet_at = (self.now, quiet)
+        return quiet
+
     def protocol_error(self, task, handler: str | None, reason: str) -> None:
         """End the run: the protocol raised in ``handler`` of ``task`` (or broke an invariant
         of the simulator). The trace keeps every event so far and ends with a
@@ -621,8 +654,20 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.send_control(v, v.ack, [what, round])
 
     def fire_timer(self, v: Task, inc: int, key) -> None:
-        if inc != v.incarnation or not v.alive:
+        self.timers -= 1
+        if inc != v.incarnation or not v.alive or self.finished:
             return
+        self.timers_fired += 1
+        tick, fired = self.timer_storm
+        fired = fired + 1 if tick == self.now else 1
+        self.timer_storm = (self.now, fired)
+        if fired > TIMER_STORM:
+            raise ProtocolBroke(
+                v,
+                "on_timer",
+                f"{fired} timers fired at tick {self.now}: a timer re-armed for the current tick from on_timer "
+                "never lets the simulated clock advance",
+            )
         v.proto.on_timer(key)
         if not v.wake:
             self.step(v)
