@@ -49,6 +49,7 @@ from snapcheck.reference.sim.messages import (
 )
 from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
+from snapcheck.reference.sim.watchdog import HandlerTimeout, handler_watchdog
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
 from snapcheck.traces.model import Channel, Header, Process
 
@@ -481,7 +482,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             self.at(when, self.fail, self.by_id[tid])
         self.clock(cfg.interval, self.tick)
         try:
-            self._loop()
+            with handler_watchdog():
+                self._loop()
         except ProtocolBroke as exc:
             self.protocol_error(exc.task, exc.handler, exc.reason + _user_frame(exc.__traceback__))
         except Exception as exc:  # noqa: BLE001 - a protocol may raise anything; see protocol_error
@@ -489,7 +491,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
                 raise  # the kit's own code failed outside a protocol handler: a bug of ours
             tb = exc.__traceback__
-            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_user_frame(tb)}{_raised_in_kit(tb)}")
+            kit = "" if isinstance(exc, HandlerTimeout) else _raised_in_kit(tb)  # stopped wherever it was
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_user_frame(tb)}{kit}")
 
     def _loop(self) -> None:
         heap = self.heap

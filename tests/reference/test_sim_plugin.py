@@ -139,3 +139,30 @@ def test_a_timer_that_never_lets_the_clock_advance_is_a_protocol_error():
     last = res.trace().events[-1]
     assert last.type == "protocol_error" and "never lets the simulated clock advance" in last.reason
     assert last.attrs["handler"] == "on_timer"
+
+
+class SpinningTask(MyAlignedTask):
+    """Waits inside on_barrier for a record that cannot arrive while it waits."""
+
+    def on_barrier(self, ch, barrier, overtaking):
+        while barrier.round == 2 and not self.ctx.queued(ch):
+            pass
+        super().on_barrier(ch, barrier, overtaking)
+
+
+class Spinning(MyAligned):
+    name = "spinning"
+    task_class = SpinningTask
+
+
+def test_a_handler_that_never_returns_is_a_protocol_error_not_a_hang(monkeypatch):
+    from snapcheck.reference.sim import watchdog
+
+    monkeypatch.setattr(watchdog, "HANDLER_BUDGET", 0.2)
+    res = simulate(SimConfig(protocol=Spinning, workload="q1", seed=0))
+    last = res.trace().events[-1]
+    assert last.type == "protocol_error" and last.attrs["handler"] == "on_barrier"
+    assert "HandlerTimeout: on_barrier has not returned after 0.2 s (at test_sim_plugin.py:" in last.reason
+    assert "raised in the simulator" not in last.reason
+    assert "protocol-error" in check_trace(res.trace()).kinds
+    assert simulate(SimConfig(protocol=MyAligned, workload="q1", seed=0)).metrics["protocol_error"] is None
