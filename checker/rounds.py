@@ -22,7 +22,13 @@ taken: a ``round_complete`` that precedes some participant's checkpoint of the r
 in the trace is a ``premature-completion`` (property ``completion``) at the
 ``round_complete`` line, even when the checkpoint follows — the coordinator
 acknowledged a state that was not durable yet, and a failure in between restores a
-round without it (the bug class "acknowledged before durable").
+round without it (the bug class "acknowledged before durable"). Likewise for the
+round's channel state: a ``record`` of messages persisted with a participant's checkpoint
+of the round, or a barrier of the round between participants received, after the
+``round_complete`` is a ``completion-before-channel-state`` (property ``completion``):
+the round was declared complete while its channel state was still being recorded (in
+Chandy and Lamport's terms, before every channel had delivered its marker), and a
+failure in between restores it with part of that state missing.
 
 Regional checkpoints (FLIP-600): a ``round_complete`` whose ``attrs.fallback`` maps
 participants to older rounds completes although those participants did not
@@ -86,6 +92,7 @@ class RoundInfo:
         "declared_complete",
         "fallback",
         "complete_attrs",
+        "records",
     )
 
     def __init__(self, rnd: int, start_line: int):
@@ -100,6 +107,7 @@ class RoundInfo:
         self.declared_complete = False
         self.fallback: dict[str, int] = {}  # participant -> round it keeps (regional completion)
         self.complete_attrs: dict = {}  # attrs of the (first) round_complete
+        self.records: list[Event] = []  # record events persisted with a participant's checkpoint of the round
 
 
 def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
@@ -117,6 +125,7 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
     """
     rounds: dict[int, RoundInfo] = {}
     barrier_of: dict[str, tuple[int, str]] = {}
+    round_of: dict[tuple[str, int], int] = {}  # (participant, checkpoint number) -> its round
     chans = trace.channel_map()
     fails: list[int] = []
 
@@ -148,6 +157,12 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
             if e.round is not None and e.proc in participants:
                 info = get(e.round, e.line)
                 info.ckpts.setdefault(e.proc, e)
+                if e.ckpt is not None:
+                    round_of[(e.proc, e.ckpt)] = e.round
+        elif t == "record":
+            of = round_of.get((e.proc, e.ckpt)) if e.ckpt is not None else None
+            if of is not None and rounds[of].ckpts[e.proc].ckpt == e.ckpt:
+                rounds[of].records.append(e)
         elif t == "round_start":
             assert e.round is not None  # required by the trace format, as for the other round_* events
             get(e.round, e.line)
@@ -340,42 +355,83 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
 
 def completion_violations(info: RoundInfo) -> list[Violation]:
     """``premature-completion`` (property ``completion``): round ``info`` is declared
-    complete before some participant's checkpoint of it (module docstring); a
-    participant the completion's fallback names keeps an older state, so its late
-    checkpoint of the round is not part of it.
+    complete before some participant's checkpoint of it; ``completion-before-channel-state``:
+    it is declared complete before its channel state is final — a ``record`` persisted
+    with a participant's checkpoint of it, or one of its barriers between participants
+    received, comes later (module docstring). A participant the completion's fallback
+    names keeps an older state, so its late checkpoint of the round, and what is
+    recorded with it or sent to it, is not part of it.
 
     >>> from snapcheck.traces import TraceRecorder
-    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [("a2b", "A", "B")])
     >>> _ = rec.checkpoint("A", "coordinated", round=1)
     >>> rec.round_complete("C", 1)
     >>> _ = rec.checkpoint("B", "coordinated", round=1)          # after the round was declared complete
     >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
     >>> [(v.kind, v.lines, v.witness["late"]) for v in completion_violations(info)]
     [('premature-completion', [3, 4], ['B'])]
+    >>> m = rec.send("A", "a2b"); b = rec.barrier("A", "a2b", round=1); rec.recv("B", m); rec.recv("B", b)
+    >>> rec.record("B", 1, "a2b", [m])                           # B's channel state, after the completion
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> [(v.kind, v.lines) for v in completion_violations(info)][1]
+    ('completion-before-channel-state', [3, 8, 9])
     """
     if not info.declared_complete:
         return []
     assert info.complete_line is not None  # set with declared_complete
-    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > info.complete_line and p not in info.fallback)
-    if not late:
-        return []
-    who = ", ".join(f"{p} (line {ln})" for ln, p in late)
-    msg = (
-        f"Round {info.round} is declared complete at line {info.complete_line}, before the checkpoint of "
-        f"round {info.round} of {who}: the round was acknowledged while that state was not durable yet. A "
-        f"failure between line {info.complete_line} and line {late[0][0]} recovers to a round that has no "
-        f"checkpoint of {late[0][1]}."
-    )
-    return [
-        Violation(
-            "premature-completion",
-            "completion",
-            f"round {info.round}",
-            msg,
-            [info.complete_line] + [ln for ln, _ in late],
-            {"round": info.round, "late": [p for _, p in late]},
+    done, fb = info.complete_line, info.fallback
+    out = []
+    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > done and p not in fb)
+    if late:
+        who = ", ".join(f"{p} (line {ln})" for ln, p in late)
+        msg = (
+            f"Round {info.round} is declared complete at line {done}, before the checkpoint of "
+            f"round {info.round} of {who}: the round was acknowledged while that state was not durable yet. A "
+            f"failure between line {done} and line {late[0][0]} recovers to a round that has no "
+            f"checkpoint of {late[0][1]}."
         )
+        out.append(
+            Violation(
+                "premature-completion",
+                "completion",
+                f"round {info.round}",
+                msg,
+                [done] + [ln for ln, _ in late],
+                {"round": info.round, "late": [p for _, p in late]},
+            )
+        )
+    records = [e for e in info.records if e.line > done and e.proc not in fb and e.mids]
+    barriers = [
+        (ch, slot.recv)
+        for ch, slot in info.barriers.items()
+        if slot.recv is not None and slot.recv.line > done and info.barrier_dst[ch] not in fb
     ]
+    if records or barriers:
+        what = [f"{e.proc} records channel state of {e.ch} at line {e.line}" for e in records] + [
+            f"the barrier on {ch} reaches {rcv.proc} at line {rcv.line}" for ch, rcv in barriers
+        ]
+        first = min([e.line for e in records] + [rcv.line for _, rcv in barriers])
+        msg = (
+            f"Round {info.round} is declared complete at line {done}, before its channel state is final: "
+            + "; ".join(what)
+            + f". The round was acknowledged while its snapshot was still being recorded; a failure between line "
+            f"{done} and line {first} recovers to it with that channel state missing."
+        )
+        out.append(
+            Violation(
+                "completion-before-channel-state",
+                "completion",
+                f"round {info.round}",
+                msg,
+                sorted({done} | {e.line for e in records} | {rcv.line for _, rcv in barriers}),
+                {
+                    "round": info.round,
+                    "records": [[e.proc, e.ch, e.line] for e in records],
+                    "barriers": [[ch, rcv.line] for ch, rcv in barriers],
+                },
+            )
+        )
+    return out
 
 
 def round_status(info: RoundInfo, participants: list[str]) -> str:

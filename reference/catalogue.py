@@ -40,7 +40,7 @@ from snapcheck.reference.coordinated.abs_cyclic import CyclicABS
 from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
 from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport
 from snapcheck.reference.coordinated.unaligned import Unaligned
-from snapcheck.reference.protocol import Protocol
+from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.regional import mutants as regional_mutants
 from snapcheck.reference.regional.protocol import RegionalAligned, RegionalUnaligned
 from snapcheck.reference.replication import mutants as replication_mutants
@@ -127,8 +127,83 @@ def load(spec: str) -> type[Protocol]:
         raise UsageError(f"protocol {spec!r}: {where} has no class {clsname}")
     if not (inspect.isclass(cls) and issubclass(cls, Protocol)):
         raise UsageError(f"protocol {spec!r}: {clsname} is not a subclass of snapcheck.reference.protocol.Protocol")
+    problems = declaration_problems(cls)
+    if problems:
+        raise UsageError(f"protocol {spec!r}: " + "; ".join(problems))
     _LOADED[spec] = cls
     return cls
+
+
+TOPOLOGIES = ("any", "acyclic", "cyclic", "own")
+
+
+def declaration_problems(cls: type[Protocol]) -> list[str]:
+    """What is wrong with the facts and handlers ``cls`` declares, as a user would fix it
+    (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``recovery_modes`` a
+    tuple of names, ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
+    protocol that exists, and — for the shared simulator — a ``task_class`` subclassing
+    ``TaskProtocol`` whose handlers take the arguments the simulator passes them.
+
+    >>> class Typo(Protocol):
+    ...     topologies = "acylic"
+    ...     mutant_of = "no-such-protocol"
+    >>> for p in declaration_problems(Typo): print(p)
+    topologies = 'acylic': expected one of any, acyclic, cyclic, own
+    mutant_of = 'no-such-protocol': unknown protocol 'no-such-protocol' (known: ...; or give MODULE:CLASS)
+    >>> [cls for cls in {**PROTOCOLS, **MUTANTS}.values() if declaration_problems(cls)]
+    []
+    """
+    out = []
+    if cls.topologies not in TOPOLOGIES:
+        out.append(f"topologies = {cls.topologies!r}: expected one of {', '.join(TOPOLOGIES)}")
+    modes = cls.recovery_modes
+    if not (isinstance(modes, (tuple, list)) and modes and all(isinstance(m, str) and m for m in modes)):
+        out.append(f"recovery_modes = {modes!r}: expected a tuple of recovery names, e.g. ('restart-all',)")
+    rounds = cls.max_rounds_in_flight
+    if rounds is not None and not (isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1):
+        out.append(f"max_rounds_in_flight = {rounds!r}: expected None (any) or a positive integer")
+    base = cls.mutant_of
+    if base:
+        if inspect.isclass(base):
+            if not issubclass(base, Protocol):
+                out.append(f"mutant_of = {base.__qualname__}: not a subclass of Protocol")
+        elif not isinstance(base, str):
+            out.append(f"mutant_of = {base!r}: expected a protocol class, a catalogue name or MODULE:CLASS")
+        else:
+            try:
+                resolve(base)
+            except UsageError as exc:
+                out.append(f"mutant_of = {base!r}: {exc}")
+    if cls.simulator is None:
+        out.extend(_handler_problems(cls.task_class))
+    return out
+
+
+def _handler_problems(task_class) -> list[str]:
+    """Why the shared simulator cannot call ``task_class``'s handlers as
+    ``TaskProtocol`` documents them (empty when it can)."""
+    if not (inspect.isclass(task_class) and issubclass(task_class, TaskProtocol)):
+        what = task_class.__qualname__ if inspect.isclass(task_class) else f"an instance of {type(task_class).__name__}"
+        return [
+            f"task_class = {what}: expected a subclass of snapcheck.reference.protocol.TaskProtocol "
+            "(the class, not an instance)"
+        ]
+    out = []
+    for name, documented in vars(TaskProtocol).items():
+        mine = getattr(task_class, name)
+        if not callable(documented) or mine is documented:
+            continue
+        params = list(inspect.signature(documented).parameters)
+        try:
+            inspect.signature(mine).bind(*params)  # self plus what the simulator passes, positionally
+        except TypeError:
+            out.append(
+                f"{task_class.__qualname__}.{name}{inspect.signature(mine)} cannot be called as "
+                f"{name}({', '.join(params)})"
+            )
+        except ValueError:  # no signature to read (a builtin): the call will tell
+            continue
+    return out
 
 
 def register(spec: str, cls: type[Protocol]) -> None:

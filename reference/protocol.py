@@ -121,9 +121,14 @@ class TaskContext(_Typing):
     def unblock_all(self) -> None: ...
 
     def complete(self, round: int) -> None:
-        """This task's part of ``round`` is durable: acknowledge it to the coordinator."""
+        """This task's part of ``round`` is durable — its checkpoint and every record of
+        channel state that belongs to it: acknowledge it to the coordinator."""
 
-    def set_timer(self, at: int, key: Any) -> None: ...
+    def set_timer(self, at: int, key: Any) -> None:
+        """Call ``on_timer(key)`` at tick ``at`` (now, if ``at`` has passed). A periodic timer
+        does not keep a finished run alive: once only timers are left and, for ten ticks of
+        the coordinator's clock, those that fired changed nothing, the run ends; a timer
+        re-armed for the current tick over and over is a protocol error."""
 
 
 class TaskProtocol:

@@ -141,7 +141,11 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
     row.update(
         verdict=verdict,
         violation_kinds=",".join(kinds),
-        violations=sum(r.omitted + len(r.violations) for r in report.results),
+        violations=sum(
+            len([v for v in r.violations if v.kind in kinds])
+            + (r.omitted if any(v.kind in kinds for v in r.violations) else 0)
+            for r in report.results
+        ),
         oracle=("inconclusive: " + unjudged)[:300]
         if unjudged
         else "skipped"

@@ -230,7 +230,7 @@ class CommitSimulator(Simulator):
                 for k in self.unacked():
                     if self.now - self.events[k][2] >= self.cfg.interval:
                         self.send_event(self.events[k][0], k)
-            idle = self.pending == 0 and not self.rounds and self.last_completed_progress == self.progress
+            idle = self.quiescent() and not self.rounds and self.last_completed_progress == self.progress
             if idle and self._closing():
                 self.clock(self.now + self.cfg.interval, self.tick)
                 return

@@ -100,7 +100,7 @@ class Coordinator:
         if self.finished:
             return
         if not self.recovering:
-            if self.pending == 0:
+            if self.quiescent():
                 if self.rounds:
                     self.stuck = True  # nothing can move and a round never completes
                     self.finished = True

@@ -21,7 +21,9 @@ only what their protocol changes.
 from __future__ import annotations
 
 import hashlib
+import os
 import random
+import sysconfig
 from heapq import heappop, heappush
 
 import orjson
@@ -47,6 +49,7 @@ from snapcheck.reference.sim.messages import (
 )
 from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
+from snapcheck.reference.sim.watchdog import HandlerTimeout, handler_watchdog
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
 from snapcheck.traces.model import Channel, Header, Process
 
@@ -82,6 +85,27 @@ def _raised_in_kit(tb) -> str:
     if not module.startswith(("snapcheck.reference.sim", "snapcheck.reference.simulation", "snapcheck.traces")):
         return ""
     return f" (raised in the simulator, {module}:{tb.tb_lineno}, {tb.tb_frame.f_code.co_name})"
+
+
+MAX_IDLE_TICKS = 10  # coordinator ticks with only protocol timers left and nothing happening: the run is over
+TIMER_STORM = 100_000  # timers fired at one tick beyond which the simulated clock is stuck (a protocol error)
+_LIBRARIES = tuple({os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _user_frame(tb) -> str:
+    """Where the protocol's own code was when it raised: `` (at FILE:LINE, in FUNCTION)``
+    for the innermost frame of ``tb`` outside the kit and the installed libraries (the
+    file's base name, so the same run gives the same trace wherever the file lives), or
+    empty when there is none (the kit's own protocols)."""
+    where = ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        path = os.path.abspath(code.co_filename)
+        if not module.startswith("snapcheck.") and not path.startswith(tuple(lib + os.sep for lib in _LIBRARIES)):
+            where = f" (at {os.path.basename(path)}:{tb.tb_lineno}, in {code.co_name})"
+        tb = tb.tb_next
+    return where
 
 
 class Task:
@@ -122,22 +146,44 @@ class Task:
     def now(self) -> int:
         return self.sim.now
 
+    def _round(self, call: str, round) -> None:
+        """A protocol passes a round number where the trace needs one (else it broke)."""
+        if type(round) is not int:
+            raise ProtocolBroke(self, call, f"a round is an int, not {type(round).__name__} {round!r}")
+
+    def _channel(self, call: str, ch, chans: list) -> None:
+        """A protocol names one of this task's own channels (``chans``) (else it broke)."""
+        if not any(ch is c for c in chans):
+            have = ", ".join(c.id for c in chans) or "none"
+            raise ProtocolBroke(self, call, f"{ch!r} is not one of the channels it may name here ({have})")
+
     def checkpoint(self, round: int) -> int | None:
+        self._round("checkpoint", round)
         return self.sim.take_checkpoint(self, round)
 
     def send_barrier(self, round: int, priority: bool = False, unaligned: bool = False) -> dict:
+        self._round("send_barrier", round)
         return self.sim.send_barrier(self, round, priority, unaligned)
 
     def record(self, ckpt: int, ch: Chan, msgs: list, part: str = "input") -> None:
+        if part not in ("input", "output"):
+            raise ProtocolBroke(self, "record", f"part is 'input' or 'output', not {part!r}")
+        self._channel("record", ch, self.inputs if part == "input" else self.outputs)
+        if not isinstance(msgs, (list, tuple)) or not all(isinstance(m, Msg) and m.kind == DATA for m in msgs):
+            raise ProtocolBroke(
+                self, "record", f"msgs is a list of data records (ctx.queued, on_process), not {msgs!r}"
+            )
         self.sim.record(self, ckpt, ch, msgs, part)
 
     def queued(self, ch: Chan) -> list:
         return [m for m in ch.inq if m.kind == DATA]
 
     def send_cancel(self, round: int) -> None:
+        self._round("send_cancel", round)
         self.sim.send_barrier(self, round, False, False, CANCEL)
 
     def take_barrier(self, ch: Chan, round: int) -> list | None:
+        self._channel("take_barrier", ch, self.inputs)
         q = ch.inq
         for i, m in enumerate(q):
             if m.kind == BARRIER and m.round == round:
@@ -149,6 +195,7 @@ class Task:
 
     def block(self, ch: Chan) -> None:
         if not ch.blocked:
+            self._channel("block", ch, self.inputs)
             if not any(c.blocked for c in self.inputs):
                 self.sim.situation("aligning", self)
             ch.blocked = True
@@ -162,12 +209,14 @@ class Task:
                 self.sim.m_blocked += now - ch.blocked_since
 
     def complete(self, round: int) -> None:
+        self._round("complete", round)
         self.sim.acknowledge(self, round, "ack")
 
     def situation(self, name: str) -> None:
         self.sim.situation(name, self)
 
     def set_timer(self, at: int, key) -> None:
+        self.sim.timers += 1
         self.sim.at(max(at, self.sim.now), self.sim.fire_timer, self, self.incarnation, key)
 
 
@@ -184,6 +233,13 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.heap: list = []
         self.counter = 0
         self.pending = 0  # scheduled work (everything but the coordinator's clock)
+        self.timers = 0  # protocol timers scheduled and not fired yet (part of pending)
+        self.idle_mark: tuple | None = None  # what the run had done when only timers were left
+        self.idle_ticks = 0  # coordinator ticks since then with only timers left and nothing done
+        self.timer_storm = (-1, 0)  # (tick, timers fired at it)
+        self.quiet_at = (-1, False)  # (tick, quiescent() at it)
+        self.timers_fired = 0  # protocol timers fired so far
+        self.fired_at_tick = 0  # timers_fired at the coordinator's last tick
         self.epoch = 0  # number of recoveries so far
         self.progress = 0  # data records processed so far
         self.dedup = protocol.dedup
@@ -386,7 +442,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             try:
                 t.proto = proto.make(t)
             except Exception as exc:  # noqa: BLE001 - a protocol's constructor may raise anything
-                self.failed_to_start = self.failed_to_start or (t, f"{type(exc).__name__}: {exc}")
+                reason = f"{type(exc).__name__}: {exc}{_user_frame(exc.__traceback__)}"
+                self.failed_to_start = self.failed_to_start or (t, reason)
                 t.proto = TaskProtocol(t, proto)
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
 
@@ -425,14 +482,17 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             self.at(when, self.fail, self.by_id[tid])
         self.clock(cfg.interval, self.tick)
         try:
-            self._loop()
+            with handler_watchdog():
+                self._loop()
         except ProtocolBroke as exc:
-            self.protocol_error(exc.task, exc.handler, exc.reason)
+            self.protocol_error(exc.task, exc.handler, exc.reason + _user_frame(exc.__traceback__))
         except Exception as exc:  # noqa: BLE001 - a protocol may raise anything; see protocol_error
             task, handler = _handler_frame(exc.__traceback__)
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
                 raise  # the kit's own code failed outside a protocol handler: a bug of ours
-            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_raised_in_kit(exc.__traceback__)}")
+            tb = exc.__traceback__
+            kit = "" if isinstance(exc, HandlerTimeout) else _raised_in_kit(tb)  # stopped wherever it was
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_user_frame(tb)}{kit}")
 
     def _loop(self) -> None:
         heap = self.heap
@@ -447,6 +507,29 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
                 break
             self.now = t
             fn(*args)
+
+    def quiescent(self) -> bool:
+        """Is the run out of work (the coordinator's clock decides then how it ends)? Yes with
+        nothing scheduled; also when only protocol timers are left and, over ``MAX_IDLE_TICKS``
+        ticks of the coordinator's clock, timers fired at each and none processed a record or
+        started, ended or completed a round: a protocol that re-arms a periodic timer would
+        otherwise keep a finished run alive until ``max_time``. (A timer still to fire, with
+        none firing meanwhile, is waited for.) The same answer all through one tick."""
+        if self.quiet_at[0] == self.now:
+            return self.quiet_at[1]
+        if self.pending == 0 or self.pending > self.timers:
+            self.idle_mark, self.idle_ticks = None, 0
+            quiet = self.pending == 0
+        else:
+            mark = (self.progress, self.next_round, tuple(self.rounds), self.last_completed, self.epoch)
+            if mark != self.idle_mark:
+                self.idle_mark, self.idle_ticks = mark, 0
+            elif self.timers_fired != self.fired_at_tick:
+                self.idle_ticks += 1
+            quiet = self.idle_ticks >= MAX_IDLE_TICKS
+        self.fired_at_tick = self.timers_fired
+        self.quiet_at = (self.now, quiet)
+        return quiet
 
     def protocol_error(self, task, handler: str | None, reason: str) -> None:
         """End the run: the protocol raised in ``handler`` of ``task`` (or broke an invariant
@@ -574,8 +657,20 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.send_control(v, v.ack, [what, round])
 
     def fire_timer(self, v: Task, inc: int, key) -> None:
-        if inc != v.incarnation or not v.alive:
+        self.timers -= 1
+        if inc != v.incarnation or not v.alive or self.finished:
             return
+        self.timers_fired += 1
+        tick, fired = self.timer_storm
+        fired = fired + 1 if tick == self.now else 1
+        self.timer_storm = (self.now, fired)
+        if fired > TIMER_STORM:
+            raise ProtocolBroke(
+                v,
+                "on_timer",
+                f"{fired} timers fired at tick {self.now}: a timer re-armed for the current tick from on_timer "
+                "never lets the simulated clock advance",
+            )
         v.proto.on_timer(key)
         if not v.wake:
             self.step(v)

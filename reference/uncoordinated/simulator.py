@@ -239,7 +239,7 @@ class UncoordinatedSimulator(Simulator):
         if self.finished:
             return
         if not self.recovering:
-            quiet = self.pending == 0
+            quiet = self.quiescent()
             done = quiet and self.final_progress == self.progress
             if quiet and not done:
                 for v in self.tasks:

@@ -360,7 +360,8 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     """
     from snapcheck.checker import CheckOptions
     from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
-    from snapcheck.debug.shrink_sim import shrink_config, simulate_config
+    from snapcheck.debug.shrink_sim import shrink_config, sim_config, simulate_config
+    from snapcheck.spark_validation.configs import command
     from snapcheck.traces.atomic import ensure_writable
     from snapcheck.traces.writer import write_trace
 
@@ -391,6 +392,9 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         )
         origin.update(config=small.config, simulated_events=len(small.trace.events))
         trace = small.trace
+        click.echo(
+            f"the smallest failing run: {command(sim_config(small.config), out.rsplit('.', 1)[0] + '.run.jsonl')}"
+        )
     try:
         res = shrink_trace(trace, violates, base, kind, prop)
     except ShrinkError as exc:

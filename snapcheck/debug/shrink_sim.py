@@ -24,15 +24,23 @@ LIST_FIELDS = ("failures", "stragglers", "pauses")
 SIZE_FIELDS = {"parallelism": 1, "records": 1}  # field -> lower bound
 
 
-def simulate_config(config: dict) -> Trace:
-    """Run the reference simulator on a ``SimConfig`` given as a dict (its ``describe()`` form)."""
-    from snapcheck.reference import SimConfig, simulate
+def sim_config(config: dict):
+    """The ``SimConfig`` a dict (its ``describe()`` form, or a trace header's
+    ``simulator.config``) gives."""
+    from snapcheck.reference import SimConfig
 
     cfg = dict(config)
     for key in LIST_FIELDS:
         if key in cfg:
             cfg[key] = tuple(tuple(x) for x in cfg[key])
-    return simulate(SimConfig(**cfg)).trace()
+    return SimConfig(**cfg)
+
+
+def simulate_config(config: dict) -> Trace:
+    """Run the reference simulator on a ``SimConfig`` given as a dict (its ``describe()`` form)."""
+    from snapcheck.reference import simulate
+
+    return simulate(sim_config(config)).trace()
 
 
 @dataclass

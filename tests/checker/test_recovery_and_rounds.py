@@ -205,9 +205,10 @@ def test_aborted_or_failed_rounds_terminate():
     assert check_trace(rounds_trace(complete=False, fail=True)).ok
 
 
-def _late_barrier_trace(abort_first: bool):
-    """T checkpoints on C's barrier, S's message m is in transit and never recorded;
-    S's barrier reaches T after (or before) the coordinator aborts the round."""
+def _round_with_m_in_transit(protocol: str):
+    """Round 1 on S -> T, each triggered by the coordinator C: S sends m, checkpoints and
+    sends its barrier; T checkpoints and processes m (in transit for the round). Returns
+    the recorder, m, S's barrier and T's checkpoint number."""
     rec = TraceRecorder(
         [{"id": "C", "role": "coordinator"}, "S", "T"],
         [
@@ -215,7 +216,7 @@ def _late_barrier_trace(abort_first: bool):
             {"id": "cs", "src": "C", "dst": "S", "kind": "control"},
             {"id": "ct", "src": "C", "dst": "T", "kind": "control"},
         ],
-        protocol="unaligned",
+        protocol=protocol,
     )
     rec.round_start("C", 1)
     m = rec.send("S", "st")
@@ -223,8 +224,15 @@ def _late_barrier_trace(abort_first: bool):
     rec.checkpoint("S", kind="coordinated", round=1)
     bb = rec.barrier("S", "st", 1)
     rec.recv("T", rec.barrier("C", "ct", 1))
-    rec.checkpoint("T", kind="coordinated", round=1)
+    t = rec.checkpoint("T", kind="coordinated", round=1)
     rec.recv("T", m)
+    return rec, m, bb, t
+
+
+def _late_barrier_trace(abort_first: bool):
+    """T checkpoints on C's barrier, S's message m is in transit and never recorded;
+    S's barrier reaches T after (or before) the coordinator aborts the round."""
+    rec, _, bb, _ = _round_with_m_in_transit("unaligned")
     if abort_first:
         rec.round_abort("C", 1, reason="timeout")
     rec.recv("T", bb)
@@ -333,3 +341,30 @@ def test_a_process_down_during_a_recovery_is_judged_when_it_restores():
     assert [v.subject for v in inconsistent] == ["recovery 2"]
     assert inconsistent[0].witness["messages"] == ["c:1"]
     assert "duplicate-processing" in bad.kinds
+
+
+def _acknowledged_while_recording(late: str):
+    """Chandy-Lamport on S -> T: T checkpoints on the coordinator's barrier, then records m,
+    in transit on st, when S's barrier arrives. ``late``: what comes after the round's
+    ``round_complete`` — nothing, S's barrier and T's record, or an empty record only."""
+    rec, m, bb, t = _round_with_m_in_transit("chandy-lamport")
+    if late != "barrier":
+        rec.recv("T", bb)
+        rec.record("T", t, "st", [m])
+    if late == "empty record":
+        rec.record("T", t, "st", [])
+    rec.round_complete("C", 1)
+    if late == "barrier":
+        rec.recv("T", bb)
+        rec.record("T", t, "st", [m])
+    return rec.trace()
+
+
+def test_a_round_declared_complete_while_its_channel_state_is_recorded_is_reported():
+    assert check_trace(_acknowledged_while_recording("nothing")).ok
+    rep = check_trace(_acknowledged_while_recording("barrier"))
+    (v,) = rep.violations
+    assert (v.kind, v.property) == ("completion-before-channel-state", "completion")
+    assert v.lines == [12, 13, 14]  # the completion, the barrier's receipt, the record
+    assert "the barrier on st reaches T at line 13" in v.message and "T records channel state of st" in v.message
+    assert check_trace(_acknowledged_while_recording("empty record")).ok  # recording nothing adds nothing

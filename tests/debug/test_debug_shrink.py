@@ -4,6 +4,7 @@ renumbered), and shrunk traces that still fail and are 1-minimal."""
 from __future__ import annotations
 
 import random
+import shlex
 from pathlib import Path
 
 import debug_samples as S
@@ -279,6 +280,16 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
     origin = small.header.metadata["shrunk_from"]
     assert origin["config"]["seed"] == 3 and origin["config"]["records"] <= 12
     assert check_trace(small, CheckOptions(properties={"consistency"})).kinds == {"orphan"}
+    # the command it prints re-creates the smallest failing run, which still fails
+    (line,) = [x for x in res.output.splitlines() if x.startswith("the smallest failing run: snapcheck simulate ")]
+    args = shlex.split(line.split(": ", 1)[1])[1:]
+    args[args.index("-o") + 1] = str(tmp_path / "again.jsonl")
+    assert CliRunner().invoke(cli, args).exit_code == 0
+    again = read_trace(str(tmp_path / "again.jsonl"))
+    from snapcheck.debug.shrink_sim import sim_config
+
+    assert sim_config(again.header.metadata["simulator"]["config"]) == sim_config(origin["config"])
+    assert "orphan" in check_trace(again).kinds
     # the same through --simulation on the simulator's own trace
     from snapcheck.debug.shrink_sim import simulate_config
     from snapcheck.traces.writer import write_trace

@@ -91,3 +91,78 @@ def test_a_users_protocol_under_the_public_strategies(cfg):
     res = simulate(cfg)
     assert check_trace(res.trace()).ok
     assert exactly_once(cfg, res) == []
+
+
+class HeartbeatTask(MyAlignedTask):
+    """MyAligned plus a heartbeat: every task re-arms a timer every ``period`` ticks for ever."""
+
+    period = 40
+
+    def __init__(self, ctx, protocol):
+        super().__init__(ctx, protocol)
+        self.beats = 0
+        ctx.set_timer(ctx.now + self.period, "beat")
+
+    def on_timer(self, key):
+        if key != "beat":
+            return super().on_timer(key)
+        self.beats += 1
+        self.ctx.set_timer(self.ctx.now + self.period, "beat")
+
+
+class Heartbeat(MyAligned):
+    name = "heartbeat"
+    task_class = HeartbeatTask
+
+
+class StuckClockTask(HeartbeatTask):
+    period = 0  # re-armed for the tick it fires at
+
+
+class StuckClock(MyAligned):
+    name = "stuck-clock"
+    task_class = StuckClockTask
+
+
+def test_a_periodic_timer_does_not_keep_a_finished_run_alive():
+    cfg = SimConfig(protocol=MyAligned, workload="q3", seed=2)
+    plain, beating = simulate(cfg), simulate(SimConfig(protocol=Heartbeat, workload="q3", seed=2))
+    assert not beating.metrics["stuck"] and not beating.metrics["truncated"]
+    assert beating.metrics["rounds_completed"] == plain.metrics["rounds_completed"]
+    # it ends within the idle ticks the coordinator allows once only the heartbeats are left
+    assert beating.metrics["sim_time"] <= plain.metrics["sim_time"] + 12 * cfg.interval
+    assert check_trace(beating.trace()).ok and exactly_once(SimConfig(protocol=Heartbeat, workload="q3", seed=2)) == []
+
+
+def test_a_timer_that_never_lets_the_clock_advance_is_a_protocol_error():
+    res = simulate(SimConfig(protocol=StuckClock, workload="q1", seed=0))
+    last = res.trace().events[-1]
+    assert last.type == "protocol_error" and "never lets the simulated clock advance" in last.reason
+    assert last.attrs["handler"] == "on_timer"
+
+
+class SpinningTask(MyAlignedTask):
+    """Waits inside on_barrier for a record that cannot arrive while it waits."""
+
+    def on_barrier(self, ch, barrier, overtaking):
+        while barrier.round == 2 and not self.ctx.queued(ch):
+            pass
+        super().on_barrier(ch, barrier, overtaking)
+
+
+class Spinning(MyAligned):
+    name = "spinning"
+    task_class = SpinningTask
+
+
+def test_a_handler_that_never_returns_is_a_protocol_error_not_a_hang(monkeypatch):
+    from snapcheck.reference.sim import watchdog
+
+    monkeypatch.setattr(watchdog, "HANDLER_BUDGET", 0.2)
+    res = simulate(SimConfig(protocol=Spinning, workload="q1", seed=0))
+    last = res.trace().events[-1]
+    assert last.type == "protocol_error" and last.attrs["handler"] == "on_barrier"
+    assert "HandlerTimeout: on_barrier has not returned after 0.2 s (at test_sim_plugin.py:" in last.reason
+    assert "raised in the simulator" not in last.reason
+    assert "protocol-error" in check_trace(res.trace()).kinds
+    assert simulate(SimConfig(protocol=MyAligned, workload="q1", seed=0)).metrics["protocol_error"] is None

@@ -221,3 +221,35 @@ def test_a_round_declared_complete_before_a_checkpoint_is_premature_even_if_it_c
     (v,) = [v for v in rep.violations if v.kind == "premature-completion"]
     assert v.property == "completion" and "B (line" in v.message
     assert check_trace(trace(late=False), CheckOptions()).ok
+
+
+def test_acknowledging_a_round_before_its_channel_state_is_recorded_is_caught():
+    """A Chandy-Lamport task that acknowledges its round at the snapshot, before the other
+    inputs' markers closed their recordings: the round completes with channel state still
+    to come (a failure then would restore it without that state)."""
+    from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, ChandyLamportTask
+
+    class AckAtSnapshotTask(ChandyLamportTask):
+        acked = frozenset()
+
+        def start(self, r, first):
+            super().start(r, first)
+            if r in self.active:  # recording goes on: acknowledged all the same
+                self.acked |= {r}
+                self.ctx.complete(r)
+
+        def done(self, r):
+            del self.active[r]
+            if r not in self.acked:
+                self.ctx.complete(r)
+
+    class AckAtSnapshot(ChandyLamport):
+        name = "ack-at-snapshot"
+        task_class = AckAtSnapshotTask
+
+    def kinds(protocol, seed):
+        cfg = SimConfig(protocol=protocol, workload="q3", seed=seed, latency=30, jitter=400)
+        return check_trace(simulate(cfg).trace()).kinds
+
+    assert all(kinds(ChandyLamport, s) == set() for s in range(3))
+    assert all("completion-before-channel-state" in kinds(AckAtSnapshot, s) for s in range(3))

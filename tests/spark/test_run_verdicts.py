@@ -134,3 +134,4 @@ def test_a_lost_notification_in_a_run_that_gave_up_is_a_consequence_of_giving_up
     assert notices and all(e.mid not in received for e in notices)  # lost, never re-sent
     row = run_one(351, 351, SEED_351)
     assert row["verdict"] == "inconclusive" and row["violation_kinds"] == "every final round aborted"
+    assert row["violations"] == 0  # nor counted as a violation in the summary's column

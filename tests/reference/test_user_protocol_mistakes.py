@@ -1,0 +1,178 @@
+"""A user's mistake in writing a protocol is told as such: a declaration the kit cannot use
+(a misspelt fact, a handler with the wrong signature, a ``task_class`` that is not a
+``TaskProtocol``, a ``mutant_of`` naming nothing) is exit 2 naming the attribute before
+anything runs; a handler that calls the task context with something it cannot take ends
+the run with a ``protocol-error`` at the call, never with an invalid trace; and every
+protocol error names the line of the user's file it came from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from snapcheck.checker import check_trace
+from snapcheck.reference import SimConfig, simulate
+from snapcheck.reference.catalogue import MUTANTS, PROTOCOLS, declaration_problems, load
+from snapcheck.traces import read_trace
+from snapcheck.traces.errors import UsageError
+from snapcheck.traces.writer import write_trace
+
+MODULE = textwrap.dedent("""
+    from snapcheck.reference.protocol import Protocol, TaskProtocol
+
+
+    class Task(TaskProtocol):
+        def on_trigger(self, round, barrier):
+            self.ctx.checkpoint(round)
+            self.ctx.send_barrier(round)
+            self.ctx.complete(round)
+
+        def on_barrier(self, ch, barrier, overtaking):
+            self.ctx.block(ch)
+
+
+    class Good(Protocol):
+        name = "good"
+        task_class = Task
+
+
+    class Typo(Good):
+        topologies = "acylic"
+
+
+    class OneMode(Good):
+        recovery_modes = "restart-all"
+
+
+    class NoRounds(Good):
+        max_rounds_in_flight = 0
+
+
+    class NoBase(Good):
+        mutant_of = "no-such-protocol"
+
+
+    class Instance(Good):
+        task_class = Task(None, None)
+
+
+    class NotATask:
+        pass
+
+
+    class Plain(Good):
+        task_class = NotATask
+
+
+    class ShortTask(TaskProtocol):
+        def on_barrier(self, ch, barrier):
+            pass
+
+
+    class Short(Good):
+        task_class = ShortTask
+
+
+    class StringRoundTask(Task):
+        def on_trigger(self, round, barrier):
+            self.ctx.checkpoint(round)
+            self.ctx.send_barrier(str(round))
+
+
+    class StringRound(Good):
+        task_class = StringRoundTask
+
+
+    class ForeignChannelTask(Task):
+        def on_trigger(self, round, barrier):
+            n = self.ctx.checkpoint(round)
+            self.ctx.record(n, "a channel", [])
+
+
+    class ForeignChannel(Good):
+        task_class = ForeignChannelTask
+
+
+    class RaisesTask(Task):
+        def on_barrier(self, ch, barrier, overtaking):
+            {}["missing"]
+
+
+    class Raises(Good):
+        task_class = RaisesTask
+""")
+
+
+@pytest.fixture
+def userdir(tmp_path):
+    (tmp_path / "mine.py").write_text(MODULE)
+    return tmp_path
+
+
+def cli(cwd, *args):
+    env = dict(os.environ, PYTHONPATH=str(cwd))
+    return subprocess.run(
+        [sys.executable, "-m", "snapcheck", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.parametrize(
+    "cls,reason",
+    [
+        ("Typo", "topologies = 'acylic': expected one of any, acyclic, cyclic, own"),
+        ("OneMode", "recovery_modes = 'restart-all': expected a tuple"),
+        ("NoRounds", "max_rounds_in_flight = 0: expected None (any) or a positive integer"),
+        ("NoBase", "mutant_of = 'no-such-protocol': unknown protocol"),
+        ("Instance", "task_class = an instance of Task: expected a subclass of"),
+        ("Plain", "task_class = NotATask: expected a subclass of"),
+        (
+            "Short",
+            "ShortTask.on_barrier(self, ch, barrier) cannot be called as on_barrier(self, ch, barrier, overtaking)",
+        ),
+    ],
+)
+def test_a_declaration_the_kit_cannot_use_is_a_usage_error_naming_the_attribute(userdir, cls, reason):
+    with pytest.raises(UsageError) as err:
+        load(f"{userdir / 'mine.py'}:{cls}")
+    assert reason in str(err.value)
+
+
+def test_the_cli_says_it_before_anything_runs_exit_2(userdir):
+    res = cli(userdir, "simulate", "-p", "mine:Typo", "-w", "q1", "-o", "t.jsonl")
+    assert res.returncode == 2 and "topologies = 'acylic'" in res.stderr and "Traceback" not in res.stderr
+    assert not (userdir / "t.jsonl").exists()
+
+
+def test_every_protocol_of_the_kit_declares_itself_correctly():
+    assert [name for name, cls in {**PROTOCOLS, **MUTANTS}.items() if declaration_problems(cls)] == []
+
+
+def last_event(userdir, cls):
+    res = simulate(SimConfig(protocol=f"{userdir / 'mine.py'}:{cls}", workload="q1"))
+    trace = res.trace()
+    return trace, trace.events[-1]
+
+
+@pytest.mark.parametrize(
+    "cls,call,reason",
+    [
+        ("StringRound", "send_barrier", "a round is an int, not str '1'"),
+        ("ForeignChannel", "record", "'a channel' is not one of the channels it may name here"),
+    ],
+)
+def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_trace(userdir, cls, call, reason):
+    trace, last = last_event(userdir, cls)
+    assert last.type == "protocol_error" and last.attrs["handler"] == call
+    assert reason in last.reason and last.reason.endswith("in on_trigger)") and "(at mine.py:" in last.reason
+    write_trace(userdir / "t.jsonl", trace.header, trace.events)
+    assert "protocol-error" in check_trace(read_trace(userdir / "t.jsonl")).kinds  # a valid trace, judged
+
+
+def test_a_protocol_error_names_the_line_of_the_users_file_it_came_from(userdir):
+    _, last = last_event(userdir, "Raises")
+    number = MODULE.splitlines().index('        {}["missing"]') + 1
+    assert last.reason.endswith(f"KeyError: 'missing' (at mine.py:{number}, in on_barrier)")
