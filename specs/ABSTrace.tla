@@ -76,7 +76,7 @@ TCutOk ==
     /\ \A p \in TProcs \cup TCoords :
           /\ pending[p] = {}
           /\ rec[p] <= next.rounds
-          /\ rec[p] = next.rounds \/ A!RegularIn(p) # {}
+          /\ rec[p] # next.rounds => A!RegularIn(p) # {}
     /\ \A r \in 1..next.rounds : r \in completed \cup aborted
     /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ chan = next.chan /\ nsent = next.sent /\ nrcvd = next.rcvd

@@ -82,7 +82,7 @@ TCutOk ==
     /\ \A p \in TProcs \cup TCoords :
           /\ ~U!Busy(p)
           /\ rec[p] <= next.rounds
-          /\ rec[p] = next.rounds \/ U!In(p) # {}
+          /\ rec[p] # next.rounds => U!In(p) # {}
     /\ \A r \in 1..next.rounds : r \in completed \cup aborted
     /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
