@@ -19,7 +19,8 @@ the same shape and density, streaming, in O(processes) memory:
   coordinated checkpoint at its first barrier of the round, the barrier forwarded
   on every output, the messages that arrive on an input after the checkpoint and
   before that input's barrier recorded as its channel state, and the
-  coordinator's ``round_complete`` once every task has checkpointed.
+  coordinator's ``round_complete`` once every task's snapshot is final (its
+  checkpoint taken and the barrier of every input received).
 
 Every round's cut is consistent and its channel state exact, so ``snapcheck
 check`` finds the trace clean; it is valid for ``validate-trace``.
@@ -186,14 +187,17 @@ def generate(
                         mid_b = f"{out}:b{r}"
                         w.ev("send", p, t, ch=out, mid=mid_b, kind="barrier", round=r, size=16)
                         deliver(out, out.split("->")[1], mid_b, t, r)
-                    done_round[r] = done_round.get(r, 0) + 1
-                    if done_round[r] == len(tasks):
-                        w.ev("round_complete", "coordinator", t, round=r)
-                        del done_round[r]
                 elif ch in recording[p]:
                     mids = recording[p].pop(ch)
                     if mids:
                         w.ev("record", p, t, ch=ch, ckpt=r, part="input", mids=mids)
+                else:
+                    continue
+                if not recording[p]:  # p's snapshot of round r is final: checkpoint and channel states
+                    done_round[r] = done_round.get(r, 0) + 1
+                    if done_round[r] == len(tasks):
+                        w.ev("round_complete", "coordinator", t, round=r)
+                        del done_round[r]
                 continue
             if ch in recording[p]:
                 recording[p][ch].append(mid)
