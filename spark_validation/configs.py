@@ -194,11 +194,15 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     if mutant is None:
         return cfg
     adjusted = cls.adjust(replace(cfg, mutant=mutant))
-    if adjusted.workload != cfg.workload:  # crashes were drawn for the other workload's tasks
+    if adjusted.workload != cfg.workload:  # crashes and stragglers were drawn for the other workload's tasks
         from snapcheck.reference.testing import task_ids
 
         known = set(task_ids(adjusted.workload, adjusted.parallelism, seed)) | {"self"}
-        adjusted = replace(adjusted, failures=tuple(f for f in adjusted.failures if f[0] in known))
+        adjusted = replace(
+            adjusted,
+            failures=tuple(f for f in adjusted.failures if f[0] in known),
+            stragglers=tuple(s for s in adjusted.stragglers if s[0] in known),
+        )
     return adjusted
 
 

@@ -241,6 +241,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.timers_fired = 0  # protocol timers fired so far
         self.fired_at_tick = 0  # timers_fired at the coordinator's last tick
         self.epoch = 0  # number of recoveries so far
+        self.marker_mids: set[str] = set()  # the ids of every barrier and cancellation marker sent
         self.progress = 0  # data records processed so far
         self.dedup = protocol.dedup
         self.observe_arrivals = protocol.observe_arrivals
@@ -597,6 +598,14 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         )
         for c in v.outputs:
             mid = f"{c.id}:{tag}{round}" if not v.restores else f"{c.id}:{tag}{round}@{v.restores}"
+            if mid in self.marker_mids:
+                raise ProtocolBroke(
+                    v,
+                    "send_barrier",
+                    f"task {v.id} sent a second {name} of round {round} on {c.id} (a task sends one {name} of "
+                    "a round on each output)",
+                )
+            self.marker_mids.add(mid)
             b = Msg(mid, c, None, kind, None, None, BARRIER_SIZE, now, c.epoch)
             b.round = round
             b.started = started

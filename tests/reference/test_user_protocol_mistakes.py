@@ -2,7 +2,8 @@
 (a misspelt fact, a handler with the wrong signature, a ``task_class`` that is not a
 ``TaskProtocol``, a ``mutant_of`` naming nothing) is exit 2 naming the attribute before
 anything runs; a handler that calls the task context with something it cannot take ends
-the run with a ``protocol-error`` at the call, never with an invalid trace; and every
+the run with a ``protocol-error`` at the call, never with an invalid trace (so does a second
+barrier of a round on one output, whose message id the trace would hold twice); and every
 protocol error names the line of the user's file it came from."""
 
 from __future__ import annotations
@@ -87,6 +88,17 @@ MODULE = textwrap.dedent("""
         task_class = StringRoundTask
 
 
+    class TwiceTask(Task):
+        def on_trigger(self, round, barrier):
+            self.ctx.checkpoint(round)
+            self.ctx.send_barrier(round)
+            self.ctx.send_barrier(round)
+
+
+    class Twice(Good):
+        task_class = TwiceTask
+
+
     class ForeignChannelTask(Task):
         def on_trigger(self, round, barrier):
             n = self.ctx.checkpoint(round)
@@ -162,6 +174,7 @@ def last_event(userdir, cls):
     [
         ("StringRound", "send_barrier", "a round is an int, not str '1'"),
         ("ForeignChannel", "record", "'a channel' is not one of the channels it may name here"),
+        ("Twice", "send_barrier", "sent a second barrier of round 1 on"),
     ],
 )
 def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_trace(userdir, cls, call, reason):

@@ -157,3 +157,21 @@ def test_a_campaign_without_failures_draws_no_rescale_after_a_failure():
     cfgs = [draw_config(i, i, Selection.of(mutants=(), failures=False)) for i in range(400)]
     kinds = {kind for c in cfgs for kind, _, _ in c.rescale}
     assert kinds == {"savepoint"} and not any(c.failures for c in cfgs)
+
+
+@pytest.mark.parametrize("explore", ["targeted", "stress", "swarm"])
+def test_crashes_and_stragglers_name_tasks_of_the_workload_the_run_uses(explore):
+    """A mutant's forced adjustments may change the workload after the crashes and
+    stragglers were drawn (for the first workload's tasks): the run keeps only those that
+    name a task of its own workload, so no run of a campaign fails on its configuration."""
+    from snapcheck.reference.catalogue import resolve
+    from snapcheck.reference.testing import task_ids
+
+    sel = Selection.of(explore=explore)
+    for i in range(1200):
+        cfg = draw_config(i, 5000 + i, sel)
+        if not isinstance(cfg.workload, str) or resolve(cfg.mutant or cfg.protocol).topologies == "own":
+            continue
+        known = set(task_ids(cfg.workload, cfg.parallelism, cfg.seed)) | {"self"}
+        assert {f[0] for f in cfg.failures} <= known, (i, cfg.workload, cfg.failures)
+        assert {s[0] for s in cfg.stragglers} <= known, (i, cfg.workload, cfg.stragglers)
