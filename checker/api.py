@@ -299,7 +299,7 @@ def _rounds(run: _Run) -> None:
         if run.want("termination"):
             run.add("termination", f"round {r}", round_violations(info, members, trace))
         if run.want("completion") and info.declared_complete:
-            run.add("completion", f"round {r}", completion_violations(info))
+            run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore))
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
             continue
         cut = dict(info.ckpts)

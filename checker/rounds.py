@@ -28,7 +28,9 @@ of the round, or a barrier of the round between participants received, after the
 ``round_complete`` is a ``completion-before-channel-state`` (property ``completion``):
 the round was declared complete while its channel state was still being recorded (in
 Chandy and Lamport's terms, before every channel had delivered its marker), and a
-failure in between restores it with part of that state missing.
+failure in between restores it with part of that state missing. (In a trace whose channel
+state is observed at restore, ``channel_state: observed-at-restore``, a ``record`` is written
+when a restore reads it, so only the barriers are judged.)
 
 Regional checkpoints (FLIP-600): a ``round_complete`` whose ``attrs.fallback`` maps
 participants to older rounds completes although those participants did not
@@ -353,14 +355,17 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
     return [Violation("incomplete-round", "termination", subject, msg, lines, {"round": info.round, "waiting": waits})]
 
 
-def completion_violations(info: RoundInfo) -> list[Violation]:
+def completion_violations(info: RoundInfo, observed_at_restore: bool = False) -> list[Violation]:
     """``premature-completion`` (property ``completion``): round ``info`` is declared
     complete before some participant's checkpoint of it; ``completion-before-channel-state``:
     it is declared complete before its channel state is final — a ``record`` persisted
     with a participant's checkpoint of it, or one of its barriers between participants
     received, comes later (module docstring). A participant the completion's fallback
     names keeps an older state, so its late checkpoint of the round, and what is
-    recorded with it or sent to it, is not part of it.
+    recorded with it or sent to it, is not part of it. With ``observed_at_restore`` (the
+    trace declares ``channel_state: observed-at-restore``: its ``record`` events are written
+    when a restore reads the state, not when it was persisted) the position of a ``record``
+    says nothing about when the state became durable, and only the barriers are judged.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [("a2b", "A", "B")])
@@ -400,7 +405,7 @@ def completion_violations(info: RoundInfo) -> list[Violation]:
                 {"round": info.round, "late": [p for _, p in late]},
             )
         )
-    records = [e for e in info.records if e.line > done and e.proc not in fb and e.mids]
+    records = [] if observed_at_restore else [e for e in info.records if e.line > done and e.proc not in fb and e.mids]
     barriers = [
         (ch, slot.recv)
         for ch, slot in info.barriers.items()
