@@ -89,7 +89,9 @@ def _raised_in_kit(tb) -> str:
 
 MAX_IDLE_TICKS = 10  # coordinator ticks with only protocol timers left and nothing happening: the run is over
 TIMER_STORM = 100_000  # timers fired at one tick beyond which the simulated clock is stuck (a protocol error)
-_LIBRARIES = tuple({os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+_LIBRARIES = tuple(  # the directories of the installed libraries and the standard library, as path prefixes
+    {os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+)
 
 
 def _user_frame(tb) -> str:
@@ -102,7 +104,7 @@ def _user_frame(tb) -> str:
         code = tb.tb_frame.f_code
         module = tb.tb_frame.f_globals.get("__name__", "")
         path = os.path.abspath(code.co_filename)
-        if not module.startswith("snapcheck.") and not path.startswith(tuple(lib + os.sep for lib in _LIBRARIES)):
+        if not module.startswith("snapcheck.") and not path.startswith(_LIBRARIES):
             where = f" (at {os.path.basename(path)}:{tb.tb_lineno}, in {code.co_name})"
         tb = tb.tb_next
     return where
@@ -601,7 +603,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             if mid in self.marker_mids:
                 raise ProtocolBroke(
                     v,
-                    "send_barrier",
+                    f"send_{name}",  # the context's call: send_barrier or send_cancel
                     f"task {v.id} sent a second {name} of round {round} on {c.id} (a task sends one {name} of "
                     "a round on each output)",
                 )

@@ -99,6 +99,16 @@ MODULE = textwrap.dedent("""
         task_class = TwiceTask
 
 
+    class TwiceCancelTask(Task):
+        def on_trigger(self, round, barrier):
+            self.ctx.send_cancel(round)
+            self.ctx.send_cancel(round)
+
+
+    class TwiceCancel(Good):
+        task_class = TwiceCancelTask
+
+
     class ForeignChannelTask(Task):
         def on_trigger(self, round, barrier):
             n = self.ctx.checkpoint(round)
@@ -175,6 +185,7 @@ def last_event(userdir, cls):
         ("StringRound", "send_barrier", "a round is an int, not str '1'"),
         ("ForeignChannel", "record", "'a channel' is not one of the channels it may name here"),
         ("Twice", "send_barrier", "sent a second barrier of round 1 on"),
+        ("TwiceCancel", "send_cancel", "sent a second cancel of round 1 on"),
     ],
 )
 def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_trace(userdir, cls, call, reason):
