@@ -145,6 +145,7 @@ class Rescaling:
             self._set_key_groups(self.header.processes, self.tasks)
         self.notify_chans: dict = {}
         self.waiting_final: dict = {}  # finished task -> its last checkpoint before finishing
+        self.retired_states: dict = {}  # retired finished task's id -> its state when it retired
         if cfg.finish_sources:
             self._notify_channels(self.tasks)
         self._savepoint_round = None
@@ -437,6 +438,7 @@ class Rescaling:
 
     def _retire_finished(self, v) -> None:
         del self.waiting_final[v]
+        self.retired_states[v.id] = v.op.canonical()
         self.log.retire(v.pid, self.now, None, "finished")
         v.alive = False
         v.incarnation += 1
@@ -452,6 +454,13 @@ class Rescaling:
             if not d.inputs and d.alive and not any(t.dst is d for t in self.triggers):
                 self._trigger_directly(d)
             self.step(d)
+
+    def final_states(self) -> dict:
+        """Every task's state at the end of the run, a retired finished task's included:
+        retiring a task that finished its input changes no result, so a run whose finished
+        source retired and one where it was still waiting for its final round (a later
+        round it needed was never triggered) have the same final states."""
+        return {**self.retired_states, **super().final_states()}
 
     def _trigger_directly(self, d) -> None:
         """A task whose inputs all finished is triggered by the coordinator, like a source."""

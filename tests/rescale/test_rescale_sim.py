@@ -220,3 +220,23 @@ def test_a_stop_with_savepoint_whose_savepoints_all_fail_is_given_up():
     m = res.metrics
     assert not m["truncated"] and res.gave_up and m["rounds_completed"] == 0 and m["sim_time"] < 50_000
     assert not any(e.type == "retire" for e in res.trace().events)  # the job never rescaled
+
+
+def test_a_retired_finished_task_keeps_its_final_state():
+    """Retiring a finished source changes no result: its final state is the one it
+    retired with. A campaign run (stress exploration, seed 46479) retired a finished
+    source after a later round that its failure-free twin never triggered, and the
+    oracle saw the retired source's state as missing."""
+    from snapcheck.spark_validation.configs import Selection, draw_config
+
+    cfg = draw_config(0, 46479, Selection.of(mutants=(), explore="stress"))
+    assert cfg.finish_sources and cfg.decline_prob
+    assert exactly_once(cfg) == []
+    for seed in range(6):
+        res = simulate(
+            SimConfig(protocol="unaligned", workload="q3", seed=seed, records=6, gap=60, finish_sources=True)
+        )
+        retired = {e.proc for e in res.events if e.type == "retire"}
+        assert retired, "no source retired: the test judges nothing"
+        tasks = {p.id for p in res.header.processes if p.role in ("source", "task", "sink")}
+        assert set(res.final_states) == tasks
