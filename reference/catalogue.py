@@ -108,7 +108,8 @@ def load(spec: str) -> type[Protocol]:
 
     A file is imported under a module name derived from its resolved path, so the
     same file always gives the same class (and Spark executors that receive the
-    file import it the same way). A module that fails to import, a missing class or
+    file import it the same way); its directory goes first on ``sys.path``, as for a
+    script, so it may import its siblings. A module that fails to import, a missing class or
     a class that is not a ``Protocol`` is a ``UsageError`` naming the reason.
     """
     if spec in _LOADED:
@@ -232,6 +233,8 @@ def _import_file(path: str):
     name = "snapcheck_user_" + hashlib.sha1(str(p).encode()).hexdigest()[:12] + "_" + p.stem
     if name in sys.modules:
         return sys.modules[name]
+    if str(p.parent) not in sys.path:
+        sys.path.insert(0, str(p.parent))  # its sibling modules import, as when the file runs as a script
     spec = importlib.util.spec_from_file_location(name, p)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -15,7 +15,8 @@
   cluster of identical machines or images; see docs/spark.md for YARN and
   Kubernetes.
 * **User protocol modules** (``MODULE:CLASS``, ``path/file.py:CLASS``): each
-  module the driver loaded is sent under the module name the driver gave it
+  module the driver loaded, and every module it imported from its own
+  directory, is sent under the module name the driver gave it
   (``SparkContext.addPyFile``: a single file as is, a package as a zip), and
   every task registers the classes under their specs
   (``catalogue.register``), so executors import the same module and resolve
@@ -223,37 +224,52 @@ def user_protocols(specs) -> UserProtocols:
 
 def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str]:
     """Files to ``addPyFile`` so that executors import every module of ``protocols`` by the name the
-    driver gave it: a top-level module as ``NAME.py``, a package (or a module inside one) as a zip
-    of its top-level package. Modules of the kit and of the packed environment are not sent."""
+    driver gave it, and the modules it imported from its own directory (its siblings, e.g. a
+    ``helpers.py`` next to it, or a package there): a top-level module as ``NAME.py``, a package (or
+    a module inside one) as a zip of its top-level package. Modules of the kit and of the packed
+    environment are not sent."""
     dest = dest or cache_dir()
-    out: list[str] = []
-    for top in sorted({cls.__module__.split(".")[0] for cls in protocols.classes.values()}):
-        module = importlib.import_module(top)
-        origin = Path(getattr(module, "__file__", None) or "")
-        if top == "snapcheck" or not origin.is_file() or origin.is_relative_to(Path(sys.prefix)):
-            continue
-        if hasattr(module, "__path__"):  # a package: zip its directory
-            root = origin.parent
-            data = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-            digest = hashlib.sha256(b"".join(p.read_bytes() for p in data)).hexdigest()[:12]
-            path = dest / f"{top}-{digest}" / f"{top}.zip"
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
-                    for p in data:
-                        z.write(p, f"{top}/{p.relative_to(root)}")
-                os.replace(tmp, path)
-        else:  # one file, under its module name
-            text = origin.read_bytes()
-            path = dest / f"{top}-{hashlib.sha256(text).hexdigest()[:12]}" / f"{top}.py"
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(text)
-                os.replace(tmp, path)
-        out.append(str(path))
-    return out
+    tops = {cls.__module__.split(".")[0] for cls in protocols.classes.values()}
+    roots = {root for top in tops if (root := _user_root(sys.modules.get(top) or importlib.import_module(top)))}
+    tops |= {name for name, m in list(sys.modules.items()) if "." not in name and _user_root(m) in roots}
+    return [_shipped(top, sys.modules[top], dest) for top in sorted(tops) if _user_root(sys.modules[top])]
+
+
+def _user_root(module) -> Path | None:
+    """The directory a top-level user module was imported from (None for the kit, the
+    environment's and the standard library's modules, and modules without a file)."""
+    origin = Path(getattr(module, "__file__", None) or "")
+    if module.__name__ in ("snapcheck", "__main__") or not origin.is_file():
+        return None
+    if any(origin.is_relative_to(Path(prefix)) for prefix in {sys.prefix, sys.base_prefix}):
+        return None
+    return origin.parent.parent if hasattr(module, "__path__") else origin.parent
+
+
+def _shipped(top: str, module, dest: Path) -> str:
+    """The cached file (``TOP.py``, or ``TOP.zip`` for a package) that ships ``module``."""
+    origin = Path(module.__file__)
+    if hasattr(module, "__path__"):  # a package: zip its directory
+        root = origin.parent
+        data = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        digest = hashlib.sha256(b"".join(p.read_bytes() for p in data)).hexdigest()[:12]
+        path = dest / f"{top}-{digest}" / f"{top}.zip"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+                for p in data:
+                    z.write(p, f"{top}/{p.relative_to(root)}")
+            os.replace(tmp, path)
+    else:  # one file, under its module name
+        text = origin.read_bytes()
+        path = dest / f"{top}-{hashlib.sha256(text).hexdigest()[:12]}" / f"{top}.py"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(text)
+            os.replace(tmp, path)
+    return str(path)
 
 
 def ship_user_modules(sc, protocols: UserProtocols) -> None:

@@ -84,3 +84,38 @@ def test_packages_are_shipped_as_zips_and_the_kit_is_not(tmp_path, monkeypatch):
     files = shipping.module_files(user, tmp_path / "cache")
     assert [Path(f).name for f in files] == ["myprotos.zip"]
     assert set(zipfile.ZipFile(files[0]).namelist()) == {"myprotos/__init__.py", "myprotos/proto.py"}
+
+
+def test_a_protocol_file_ships_with_the_modules_it_imports_from_its_directory(tmp_path, monkeypatch):
+    """A protocol file that imports a sibling module and a sibling package loads from another
+    directory (as ``python path/file.py`` would), and an executor that never saw the driver's
+    directory imports all three from what was shipped."""
+    from snapcheck.reference.catalogue import resolve
+
+    src = tmp_path / "proj"
+    (src / "sibpkg").mkdir(parents=True)
+    (src / "sibpkg" / "__init__.py").write_text("NAME = 'sib-pkg'\n")
+    (src / "sibhelp.py").write_text(PROTOCOL)
+    (src / "sibproto.py").write_text(
+        "from sibhelp import Shipped\nfrom sibpkg import NAME\n\n\nclass Sib(Shipped):\n    name = NAME\n"
+    )
+    (src / "unrelated.py").write_text("X = 1\n")  # in the directory but never imported: not shipped
+    monkeypatch.chdir(tmp_path)
+    spec = "proj/sibproto.py:Sib"
+    user = shipping.user_protocols([spec])
+    assert resolve(spec).name == "sib-pkg"
+    files = shipping.module_files(user, tmp_path / "cache")
+    names = sorted(Path(f).name for f in files)
+    assert names == sorted(["sibhelp.py", "sibpkg.zip", f"{resolve(spec).__module__}.py"])
+    blob = pickle.dumps(user)
+    executor = tmp_path / "executor"
+    executor.mkdir()
+    paths = [str(Path(f)) if f.endswith(".zip") else str(Path(f).parent) for f in files]
+    code = (
+        f"import sys, pickle; sys.path[:0] = {paths!r}; "
+        f"u = pickle.loads({blob!r}); u.register(); "
+        "from snapcheck.reference.catalogue import resolve; "
+        f"print(resolve({spec!r}).name)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["sib-pkg"]
