@@ -61,17 +61,8 @@ def test_user_protocol_module_reaches_another_process(tmp_path, monkeypatch):
     files = shipping.module_files(user, tmp_path / "cache")
     assert [Path(f).name for f in files] == [f"{resolve(spec).__module__}.py"]
     assert Path(files[0]).read_text() == PROTOCOL
-    blob = pickle.dumps(user)
-    executor = tmp_path / "executor"
-    executor.mkdir()
-    code = (
-        f"import sys, pickle; sys.path.insert(0, {str(Path(files[0]).parent)!r}); "
-        f"u = pickle.loads({blob!r}); u.register(); "
-        "from snapcheck.reference.catalogue import resolve; "
-        f"c = resolve({spec!r}); print(c.name, c.__module__, c.mutant_of)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["shipped", resolve(spec).__module__, "None"]
+    out = _in_executor(tmp_path, user, files, f"c = resolve({spec!r}); print(c.name, c.__module__, c.mutant_of)")
+    assert out.split() == ["shipped", resolve(spec).__module__, "None"]
 
 
 def test_packages_are_shipped_as_zips_and_the_kit_is_not(tmp_path, monkeypatch):
@@ -107,15 +98,20 @@ def test_a_protocol_file_ships_with_the_modules_it_imports_from_its_directory(tm
     files = shipping.module_files(user, tmp_path / "cache")
     names = sorted(Path(f).name for f in files)
     assert names == sorted(["sibhelp.py", "sibpkg.zip", f"{resolve(spec).__module__}.py"])
-    blob = pickle.dumps(user)
+    out = _in_executor(tmp_path, user, files, f"print(resolve({spec!r}).name)")
+    assert out.split() == ["sib-pkg"]
+
+
+def _in_executor(tmp_path, user, files, statement: str) -> str:
+    """Run ``statement`` in a fresh interpreter, in a directory of its own, that has only the
+    shipped ``files`` on its path and the unpickled ``user`` protocols registered, as an executor
+    does; its standard output."""
     executor = tmp_path / "executor"
-    executor.mkdir()
-    paths = [str(Path(f)) if f.endswith(".zip") else str(Path(f).parent) for f in files]
+    executor.mkdir(exist_ok=True)
+    paths = [f if f.endswith(".zip") else str(Path(f).parent) for f in files]
     code = (
         f"import sys, pickle; sys.path[:0] = {paths!r}; "
-        f"u = pickle.loads({blob!r}); u.register(); "
-        "from snapcheck.reference.catalogue import resolve; "
-        f"print(resolve({spec!r}).name)"
+        f"u = pickle.loads({pickle.dumps(user)!r}); u.register(); "
+        f"from snapcheck.reference.catalogue import resolve; {statement}"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["sib-pkg"]
+    return subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True).stdout
