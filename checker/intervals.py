@@ -38,6 +38,7 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import repeat
 
 from snapcheck.checker.trace_index import TraceIndex
@@ -379,8 +380,7 @@ class History:
                     m.r = c
                     m.recv_line = e.line
         msgs = [m for ms in sent[n:] + sent[:n] for m in ms]  # the external inputs' first, as they are in ``Msg.k``
-        for k, m in enumerate(msgs):
-            m.k = k
+        deque(map(setattr, msgs, repeat("k"), range(len(msgs))), maxlen=0)  # m.k = k, without a Python loop
         self.eff = effs
         self.ckpt_num = nums
         self.ckpt_ev = cevs
@@ -508,15 +508,17 @@ class History:
 
 def _positions(eff: list[Event], ckpts: list[Event | None]) -> list[int]:
     """The index in ``eff`` of each checkpoint event of ``ckpts`` (``C_{i,0}``, -1 when it
-    is implied, then the later ones in ``eff``'s order), found by identity without reading
-    the events.
+    is implied, then the later ones in ``eff``'s order): its ``idx`` when that is where it
+    is (a process's events numbered from 0, none rolled back), else found by identity.
 
     >>> a, b, c = Event("send", "P", 0), Event("checkpoint", "P", 1, ckpt=1), Event("recv", "P", 2)
-    >>> _positions([a, b, c], [None, b])
-    [-1, 1]
+    >>> _positions([a, b, c], [None, b]), _positions([b, c], [None, b])
+    ([-1, 1], [-1, 0])
     """
 
     def find(ev: Event, j: int) -> int:
+        if ev.idx < len(eff) and eff[ev.idx] is ev:
+            return ev.idx
         while eff[j] is not ev:
             j += 1
         return j
