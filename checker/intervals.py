@@ -46,7 +46,7 @@ from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import MARKERS, Event, Trace
 
 EXTERNAL = -1
-_BLOCK = 256  # messages allocated at a time for one sender (``History._build``)
+_BLOCK = 256  # at most this many messages allocated at a time for one sender (``History._build``)
 _NOT_ANALYSED = ("coordinator", "external")
 
 
@@ -280,8 +280,9 @@ class History:
         nums: list[list[int]] = [[0] for _ in range(n)]
         cevs: list[list[Event | None]] = [[None] for _ in range(n)]
         # per sender (the participants, then the external inputs): its messages in its order, and
-        # the blank ones allocated for it (``_BLOCK`` at a time, so that each sender's messages are
-        # neighbours in memory for the analyses' passes over ``msgs``, as if made one sender at a time)
+        # the blank ones allocated for it, as many at a time as it has (up to ``_BLOCK``): each
+        # sender's messages are neighbours in memory for the analyses' passes over ``msgs``, as if
+        # made one sender at a time, and a sender of a few messages has few blank ones
         externals = [p.id for p in self.trace.header.processes if p.role == "external"]
         ext_of = {p: n + k for k, p in enumerate(externals)}
         sent: list[list[Msg]] = [[] for _ in range(n + len(externals))]
@@ -308,7 +309,7 @@ class History:
                 x, src, s = i, i, count[i]
             spare = blank[x]
             if not spare:
-                spare.extend(map(Msg.__new__, repeat(Msg, _BLOCK)))
+                spare.extend(map(Msg.__new__, repeat(Msg, min(_BLOCK, len(sent[x]) + 1))))
                 spare.reverse()
             m = spare.pop()
             m.__init__(mid, ch, seq, src, s, d, line, 0)  # type: ignore[misc]  # a blank one, made here
