@@ -46,7 +46,6 @@ from operator import attrgetter, le
 from snapcheck.checker.intervals import EXTERNAL
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.report import Violation
-from snapcheck.traces.protocol_facts import DeclaredFacts
 
 _NEVER = 2**62  # the receive interval of a message never processed (r = ⊥), as a number
 
@@ -395,7 +394,7 @@ class CutAnalysis:
                 recorded.setdefault(rec.ch, []).append((mid, part, rec))
         seen: dict[str, tuple] = {}
         accepted: set[str] = set()
-        shown = {rec.ch for rec in recs} if DeclaredFacts.of(h.protocol).observed_at_restore else None
+        shown = {rec.ch for rec in recs} if h.facts.observed_at_restore else None
         for ch, entries in recorded.items():
             chan = h.channels.get(ch)
             aligned_ch = aligned and chan is not None and not chan.back_edge

@@ -44,6 +44,7 @@ from itertools import repeat
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import MARKERS, Event, Trace
+from snapcheck.traces.protocol_facts import DeclaredFacts
 
 EXTERNAL = -1
 _BLOCK = 256  # at most this many messages allocated at a time for one sender (``History._build``)
@@ -125,6 +126,7 @@ class History:
       resurrected      Event -> line of its first rollback, for events a restore of a rolled-back
                        checkpoint made effective again (``first_rollback``)
       trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
+      facts            what the header's protocol declares (``DeclaredFacts``, without supplement)
     """
 
     _barrier_mids: set[str]  # built on first use (``barrier_mids``)
@@ -143,6 +145,7 @@ class History:
         self.trace_index = ix
         header = trace.header
         self.protocol = header.protocol or {}
+        self.facts = DeclaredFacts.of(self.protocol)
         roles = {p.id: p.role for p in header.processes}
         self.roles = roles
         self.procs = [p.id for p in header.processes if p.role not in _NOT_ANALYSED]
@@ -296,26 +299,7 @@ class History:
         orig, remapped, external = self.orig, self.remapped, self.external
         add_recv, get_dst, get_i = recv_at.append, dst_of.get, self.index.get
         m: Msg | None
-
-        def message(sender: str, mid: str, ch: str, seq: int | None, d: int, line: int) -> Msg | None:
-            """A new message of ``sender`` (None if it is not analysed), at the end of its list."""
-            i = get_i(sender)
-            if i is None:
-                x = ext_of.get(sender)
-                if x is None:
-                    return None
-                src, s = EXTERNAL, 0
-            else:
-                x, src, s = i, i, count[i]
-            spare = blank[x]
-            if not spare:
-                spare.extend(map(Msg.__new__, repeat(Msg, min(_BLOCK, len(sent[x]) + 1))))
-                spare.reverse()
-            m = spare.pop()
-            m.__init__(mid, ch, seq, src, s, d, line, 0)  # type: ignore[misc]  # a blank one, made here
-            sent[x].append(m)
-            return m
-
+        into: dict[str, Msg]
         for e in events:
             t = e.type
             if t == "send":
@@ -324,11 +308,7 @@ class History:
                 if e.kind in MARKERS:
                     barriers.add(mid)
                     continue
-                d = get_dst(ch)
-                if d is not None:
-                    m = message(e.proc, mid, ch, e.seq, d, e.line)
-                    if m is not None:
-                        by_mid[mid] = m
+                into, seq = by_mid, e.seq
             elif t == "recv":
                 if e.ch in dst_of:
                     i = get_i(e.proc)
@@ -344,6 +324,7 @@ class History:
                             m.recv_line = e.line
                     else:  # sent later in the file, moved, or a ghost: after every send
                         add_recv((e, i, count[i]))
+                continue
             elif t == "checkpoint":
                 i = get_i(e.proc)
                 if i is not None:
@@ -353,15 +334,35 @@ class History:
                         cevs[i].append(e)
                     else:
                         cevs[i][0] = e
+                continue
             elif t == "replay" and remapped:
                 mid, ch = e.mid, e.ch
                 assert mid is not None and ch is not None
-                d = get_dst(ch)
-                if d is not None and self._moves(e):
-                    # the seq of an external input's replay is kept (a participant regenerates it)
-                    m = message(e.proc, mid, ch, e.seq if e.proc in external else None, d, e.line)
-                    if m is not None:
-                        moved[mid] = m
+                if get_dst(ch) is None or not self._moves(e):
+                    continue
+                # a record moved onto a new channel; an external input's replay keeps its seq
+                into, seq = moved, e.seq if e.proc in external else None
+            else:
+                continue
+            # a new message of the sender of ``e``, at the end of its list
+            d = get_dst(ch)
+            if d is None:
+                continue
+            i = get_i(e.proc)
+            if i is None:
+                x = ext_of.get(e.proc)
+                if x is None:
+                    continue
+                src, s = EXTERNAL, 0
+            else:
+                x, src, s = i, i, count[i]
+            spare = blank[x]
+            if not spare:
+                spare.extend(map(Msg.__new__, repeat(Msg, min(_BLOCK, len(sent[x]) + 1))))
+                spare.reverse()
+            m = into[mid] = spare.pop()
+            m.__init__(mid, ch, seq, src, s, d, e.line, 0)  # type: ignore[misc]  # a blank one, made here
+            sent[x].append(m)
         ghosts: list[tuple[int, Event]] = []
         first: set[int] = set()  # ids of the messages a receive resolved here has counted
         for e, i, c in recv_at:
