@@ -39,12 +39,13 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from itertools import islice
 from math import inf
+from operator import attrgetter, le
 
 from snapcheck.checker.intervals import EXTERNAL
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.report import Violation
-from snapcheck.traces.protocol_facts import DeclaredFacts
 
 _NEVER = 2**62  # the receive interval of a message never processed (r = ⊥), as a number
 
@@ -142,8 +143,12 @@ class _Pair:
 
     def __init__(self, src: int, dst: int, msgs: list):
         self.src, self.dst = src, dst
-        self.msgs = sorted(msgs, key=lambda m: m.s)
-        self.s = [m.s for m in self.msgs]
+        s = [m.s for m in msgs]
+        if not all(map(le, s, islice(s, 1, None))):  # a sender's messages come in its order, sorted already
+            msgs = sorted(msgs, key=attrgetter("s"))
+            s = [m.s for m in msgs]
+        self.msgs = msgs
+        self.s = s
         size = 1
         while size < len(self.msgs):
             size *= 2
@@ -154,19 +159,35 @@ class _Pair:
 
     def select(self, lo: int, hi: int, bound: int, above: bool, out: list) -> None:
         """Append the messages at positions [lo, hi) whose r > bound (``above``; r = ⊥
-        included) or r <= bound, descending only into subtrees that can hold one."""
+        included) or r <= bound, in position order: the range is split bottom-up into the
+        O(log n) subtrees that cover it, and each is searched only where it can hold one."""
         tree, size, msgs = (self.max_r if above else self.min_r), self.size, self.msgs
-        stack = [(1, 0, size)]
-        while stack:
-            node, a, b = stack.pop()
-            if b <= lo or a >= hi or (tree[node] <= bound if above else tree[node] > bound):
+        lo += size
+        hi += size
+        tops, right = [], []
+        while lo < hi:
+            if lo & 1:
+                tops.append(lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                right.append(hi)
+            lo >>= 1
+            hi >>= 1
+        tops += reversed(right)
+        for top in tops:
+            if tree[top] <= bound if above else tree[top] > bound:
                 continue
-            if b - a == 1:
-                out.append(msgs[a])
-                continue
-            mid = (a + b) // 2
-            stack.append((2 * node + 1, mid, b))
-            stack.append((2 * node, a, mid))
+            stack = [top]
+            while stack:
+                node = stack.pop()
+                if tree[node] <= bound if above else tree[node] > bound:
+                    continue
+                if node >= size:
+                    out.append(msgs[node - size])
+                    continue
+                stack.append(2 * node + 1)
+                stack.append(2 * node)
 
 
 class CutIndex:
@@ -373,7 +394,7 @@ class CutAnalysis:
                 recorded.setdefault(rec.ch, []).append((mid, part, rec))
         seen: dict[str, tuple] = {}
         accepted: set[str] = set()
-        shown = {rec.ch for rec in recs} if DeclaredFacts.of(h.protocol).observed_at_restore else None
+        shown = {rec.ch for rec in recs} if h.facts.observed_at_restore else None
         for ch, entries in recorded.items():
             chan = h.channels.get(ch)
             aligned_ch = aligned and chan is not None and not chan.back_edge

@@ -61,13 +61,13 @@ class Durability:
         events = h.events
         if events is h.trace.events and not truncates and not ix.has("log"):
             events = ix.of_type("send") + ix.of_type("record")  # the only ones that count then
+        logged, external = {c.id for c in chans.values() if c.logged}, h.external
         for e in events:
             t = e.type
             if t == "send":
                 if e.kind in MARKERS:
                     continue
-                c = chans.get(e.ch)
-                if e.logged or (c is not None and c.logged) or e.proc in h.external:
+                if e.proc in external or e.ch in logged or e.logged:
                     start.setdefault(e.mid, e.line)
                     if truncates:
                         heapq.heappush(logs.setdefault(e.ch, []), (e.seq, e.mid))

@@ -38,11 +38,16 @@ process are outside the consistency definition (like sink outputs).
 
 from __future__ import annotations
 
+from collections import deque
+from itertools import repeat
+
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.model import MARKERS, Event, Trace
+from snapcheck.traces.protocol_facts import DeclaredFacts
 
 EXTERNAL = -1
+_BLOCK = 256  # at most this many messages allocated at a time for one sender (``History._build``)
 _NOT_ANALYSED = ("coordinator", "external")
 
 
@@ -121,6 +126,7 @@ class History:
       resurrected      Event -> line of its first rollback, for events a restore of a rolled-back
                        checkpoint made effective again (``first_rollback``)
       trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
+      facts            what the header's protocol declares (``DeclaredFacts``, without supplement)
     """
 
     _barrier_mids: set[str]  # built on first use (``barrier_mids``)
@@ -139,6 +145,7 @@ class History:
         self.trace_index = ix
         header = trace.header
         self.protocol = header.protocol or {}
+        self.facts = DeclaredFacts.of(self.protocol)
         roles = {p.id: p.role for p in header.processes}
         self.roles = roles
         self.procs = [p.id for p in header.processes if p.role not in _NOT_ANALYSED]
@@ -254,101 +261,139 @@ class History:
         return eff
 
     def _build(self) -> None:
-        """Effective histories, checkpoint positions, interval indices and message tuples."""
+        """Effective histories, checkpoint positions, interval indices and message tuples.
+
+        One pass over the analysed events in file order, which holds every process's
+        effective events in that process's order (an effective history is a subsequence
+        of the process's events, also after a restore brought back rolled-back ones): a
+        per-process counter gives each event's interval index, and a receive comes soon
+        after its send, while the message is at hand. A receive met before its message's
+        send (a trace's file order need not be causal), or of a moved or unknown message,
+        is resolved after the pass; it comes before every receive of that message met
+        after the send, so it is the first one in its process's order."""
         dst_of = {ch: dst for ch, (_, dst) in self.ch_ends.items()}
-        msgs: list[Msg] = []
+        effs = [self._effective(p) for p in self.procs]  # every rollback is known before ``_moves``
+        rolled = {p for p, eff in zip(self.procs, effs) if eff is not self.raw[p]}
+        events = self.events
+        if rolled:  # only the effective events of the processes that rolled back
+            kept = {id(e) for p, eff in zip(self.procs, effs) if p in rolled for e in eff}
+            events = [e for e in events if e.proc not in rolled or id(e) in kept]
+        n = self.n
+        count = [1] * n  # per participant: the interval index of its next event (checkpoints so far, C_{i,0} too)
+        nums: list[list[int]] = [[0] for _ in range(n)]
+        cevs: list[list[Event | None]] = [[None] for _ in range(n)]
+        # per sender (the participants, then the external inputs): its messages in its order, and
+        # the blank ones allocated for it, as many at a time as it has (up to ``_BLOCK``): each
+        # sender's messages are neighbours in memory for the analyses' passes over ``msgs``, as if
+        # made one sender at a time, and a sender of a few messages has few blank ones
+        externals = [p.id for p in self.trace.header.processes if p.role == "external"]
+        ext_of = {p: n + k for k, p in enumerate(externals)}
+        sent: list[list[Msg]] = [[] for _ in range(n + len(externals))]
+        blank: list[list[Msg]] = [[] for _ in sent]
         by_mid: dict[str, Msg] = {}
-        remapped = self.remapped
         moved: dict[str, Msg] = {}
         self.moved = moved
-        m: Msg | None
-        effs = [self._effective(p) for p in self.procs]  # every rollback is known before ``_moves``
-        for p in self.trace.header.processes:
-            if p.role != "external":
-                continue
-            for e in self.raw[p.id]:
-                if (e.type == "send" and e.kind not in MARKERS) or (e.type == "replay" and self._moves(e)):
-                    d = dst_of.get(e.ch)
-                    if d is not None:
-                        m = Msg(e.mid, e.ch, e.seq, EXTERNAL, 0, d, e.line, len(msgs))
-                        (by_mid if e.type == "send" else moved)[e.mid] = m
-                        msgs.append(m)
-        self.eff, self.ckpt_num, self.ckpt_ev, self.ckpt_at, self.L = [], [], [], [], []
-        # receives whose message is not known when they are met (the rest are counted as met:
-        # all receives of one message are at its destination, in that process's order)
+        # receives resolved after the pass: (event, its process, its interval index)
         recv_at: list[tuple[Event, int, int]] = []
         barriers: set[str] = set()
-        orig = self.orig
-        add_msg, add_recv, get_dst = msgs.append, recv_at.append, dst_of.get
-        for i, eff in enumerate(effs):
-            nums, at = [0], [-1]
-            cevs: list[Event | None] = [None]
-            c = 1
-            for j, e in enumerate(eff):
-                t = e.type
-                if t == "send":
-                    mid, ch = e.mid, e.ch
-                    assert mid is not None and ch is not None  # required of every message event
-                    if e.kind in MARKERS:
-                        barriers.add(mid)
-                    else:
-                        d = get_dst(ch)
-                        if d is not None:
-                            m = by_mid[mid] = Msg(mid, ch, e.seq, i, c, d, e.line, len(msgs))
-                            add_msg(m)
-                elif t == "recv":
-                    if e.ch in dst_of:
-                        mid = e.mid
-                        assert mid is not None  # required of a recv
-                        m = by_mid.get(orig.get(mid, mid) if orig else mid)
-                        if m is not None and m.dst == i:  # its send is known: count it now
-                            m.nrecv += 1
-                            if m.r is None:
-                                m.r = c
-                                m.recv_line = e.line
-                        else:  # sent by a later process, moved, or a ghost: after every send
-                            add_recv((e, i, c))
-                elif t == "replay" and remapped and self._moves(e):
-                    assert e.mid is not None and e.ch is not None
-                    d = get_dst(e.ch)
-                    if d is not None:
-                        m = moved[e.mid] = Msg(e.mid, e.ch, None, i, c, d, e.line, len(msgs))
-                        add_msg(m)
-                elif t == "checkpoint":
+        orig, remapped, external = self.orig, self.remapped, self.external
+        add_recv, get_dst, get_i = recv_at.append, dst_of.get, self.index.get
+        m: Msg | None
+        into: dict[str, Msg]
+        for e in events:
+            t = e.type
+            if t == "send":
+                mid, ch = e.mid, e.ch
+                assert mid is not None and ch is not None  # required of every message event
+                if e.kind in MARKERS:
+                    barriers.add(mid)
+                    continue
+                into, seq = by_mid, e.seq
+            elif t == "recv":
+                if e.ch in dst_of:
+                    i = get_i(e.proc)
+                    if i is None:
+                        continue
+                    mid = e.mid
+                    assert mid is not None  # required of a recv
+                    m = by_mid.get(orig.get(mid, mid) if orig else mid)
+                    if m is not None and m.dst == i:  # its send is known: count it now
+                        m.nrecv += 1
+                        if m.r is None:
+                            m.r = count[i]
+                            m.recv_line = e.line
+                    else:  # sent later in the file, moved, or a ghost: after every send
+                        add_recv((e, i, count[i]))
+                continue
+            elif t == "checkpoint":
+                i = get_i(e.proc)
+                if i is not None:
                     if e.ckpt:  # required: not None
-                        c += 1
-                        nums.append(e.ckpt)
-                        cevs.append(e)
-                        at.append(j)
+                        count[i] += 1
+                        nums[i].append(e.ckpt)
+                        cevs[i].append(e)
                     else:
-                        cevs[0] = e
-                        at[0] = j
-            self.eff.append(eff)
-            self.ckpt_num.append(nums)
-            self.ckpt_ev.append(cevs)
-            self.ckpt_at.append(at)
-            self.L.append(len(nums) - 1)
-        self.pos_of = [{c: x for x, c in enumerate(nums)} for nums in self.ckpt_num]
-        ghosts: list[Event] = []
+                        cevs[i][0] = e
+                continue
+            elif t == "replay" and remapped:
+                mid, ch = e.mid, e.ch
+                assert mid is not None and ch is not None
+                if get_dst(ch) is None or not self._moves(e):
+                    continue
+                # a record moved onto a new channel; an external input's replay keeps its seq
+                into, seq = moved, e.seq if e.proc in external else None
+            else:
+                continue
+            # a new message of the sender of ``e``, at the end of its list
+            d = get_dst(ch)
+            if d is None:
+                continue
+            i = get_i(e.proc)
+            if i is None:
+                x = ext_of.get(e.proc)
+                if x is None:
+                    continue
+                src, s = EXTERNAL, 0
+            else:
+                x, src, s = i, i, count[i]
+            spare = blank[x]
+            if not spare:
+                spare.extend(map(Msg.__new__, repeat(Msg, min(_BLOCK, len(sent[x]) + 1))))
+                spare.reverse()
+            m = into[mid] = spare.pop()
+            m.__init__(mid, ch, seq, src, s, d, e.line, 0)  # type: ignore[misc]  # a blank one, made here
+            sent[x].append(m)
+        ghosts: list[tuple[int, Event]] = []
+        first: set[int] = set()  # ids of the messages a receive resolved here has counted
         for e, i, c in recv_at:
             assert e.mid is not None
             o = orig.get(e.mid, e.mid)
             m = by_mid.get(o)
             if m is None:
                 if o not in barriers:
-                    ghosts.append(e)
+                    ghosts.append((i, e))
                 continue
             if m.dst != i:
                 m = self.moved_of(e.mid) if moved else None
             if m is not None and m.dst == i:
                 m.nrecv += 1
-                if m.r is None:
+                if id(m) not in first:
+                    first.add(id(m))
                     m.r = c
                     m.recv_line = e.line
+        msgs = [m for ms in sent[n:] + sent[:n] for m in ms]  # the external inputs' first, as they are in ``Msg.k``
+        deque(map(setattr, msgs, repeat("k"), range(len(msgs))), maxlen=0)  # m.k = k, without a Python loop
+        self.eff = effs
+        self.ckpt_num = nums
+        self.ckpt_ev = cevs
+        self.ckpt_at = [_positions(eff, evs) for eff, evs in zip(effs, cevs)]
+        self.L = [len(ns) - 1 for ns in nums]
+        self.pos_of = [{c: x for x, c in enumerate(ns)} for ns in nums]
         self.msgs = msgs
         self.by_mid = by_mid
         self._recvs: dict[str, list[Event]] | None = None
-        self.ghost_recvs = [e for e in ghosts if e.mid not in self.barrier_mids]
+        ghosts.sort(key=lambda g: g[0])  # by process (each in its order), as the analyses list them
+        self.ghost_recvs = [e for _, e in ghosts if e.mid not in self.barrier_mids]
 
     @property
     def recvs(self) -> dict[str, list[Event]]:
@@ -461,3 +506,27 @@ class History:
         if x > self.L[i]:
             return 0
         return len(self.eff[i]) - 1 - self.ckpt_at[i][x]
+
+
+def _positions(eff: list[Event], ckpts: list[Event | None]) -> list[int]:
+    """The index in ``eff`` of each checkpoint event of ``ckpts`` (``C_{i,0}``, -1 when it
+    is implied, then the later ones in ``eff``'s order): its ``idx`` when that is where it
+    is (a process's events numbered from 0, none rolled back), else found by identity.
+
+    >>> a, b, c = Event("send", "P", 0), Event("checkpoint", "P", 1, ckpt=1), Event("recv", "P", 2)
+    >>> _positions([a, b, c], [None, b]), _positions([b, c], [None, b])
+    ([-1, 1], [-1, 0])
+    """
+
+    def find(ev: Event, j: int) -> int:
+        if ev.idx < len(eff) and eff[ev.idx] is ev:
+            return ev.idx
+        while eff[j] is not ev:
+            j += 1
+        return j
+
+    out = [-1 if ckpts[0] is None else find(ckpts[0], 0)]
+    for ev in ckpts[1:]:
+        assert ev is not None  # only C_{i,0} may be implied
+        out.append(find(ev, out[-1] + 1 if len(out) > 1 else 0))
+    return out

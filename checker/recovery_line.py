@@ -132,12 +132,14 @@ def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], 
     last = [-1] * n
     msgs = h.msgs
     # per process y, its constraints "lower a neighbour x to a - 1 once g_y < armed":
-    # (armed, x, a, k, no-drop), from the highest threshold down; an orphan constraint is
-    # kept as its Msg (m.s, m.dst, m.r, m.k, 0), no tuple per message of a long trace
-    watch: list[list] = [[] for _ in range(n)]
+    # (armed, x, a, k, no-drop), grouped by threshold ``armed`` (the groups from the highest
+    # down, each put in order when g_y falls below it: most constraints of a long trace never
+    # fire); an orphan constraint is kept as its Msg (m.s, m.dst, m.r, m.k, 0), no tuple per
+    # message of a long trace
+    watch: list[dict[int, list]] = [{} for _ in range(n)]
     for m in msgs:
         if m.r is not None and m.src != EXTERNAL:
-            watch[m.src].append(m)
+            _arm(watch[m.src], m.s, m)
     for m in nodrop:
         k = m.k
         if m.src == EXTERNAL:
@@ -148,28 +150,37 @@ def rl_fix(h: History, U: list[int], nodrop=()) -> tuple[list[int], list[Step], 
                 last[m.src] = len(steps) - 1
                 g[m.src] = m.s - 1
         else:
-            watch[m.dst].append((m.r, m.src, m.s, k, 1))
-    for w in watch:
-        w.sort(key=_constraint, reverse=True)
+            _arm(watch[m.dst], m.r, (m.r, m.src, m.s, k, 1))
+    levels = [sorted(w, reverse=True) for w in watch]
     ptr = [0] * n
     work = list(range(n))
     while work:
         y = work.pop()
-        w = watch[y]
+        lv = levels[y]
         p = ptr[y]
         gy = g[y]
-        while p < len(w) and _constraint(w[p])[0] > gy:
-            _, x, a, k, nd = _constraint(w[p])
+        while p < len(lv) and lv[p] > gy:
+            for c in sorted(watch[y][lv[p]], key=_constraint, reverse=True):
+                _, x, a, k, nd = _constraint(c)
+                if g[x] >= a:
+                    steps.append(Step(x, g[x], a - 1, k, y, gy, "no-drop" if nd else "orphan", last[y]))
+                    last[x] = len(steps) - 1
+                    g[x] = a - 1
+                    if g[x] < 0:
+                        raise AssertionError("no consistent line: missing initial checkpoint")
+                    work.append(x)
             p += 1
-            if g[x] >= a:
-                steps.append(Step(x, g[x], a - 1, k, y, gy, "no-drop" if nd else "orphan", last[y]))
-                last[x] = len(steps) - 1
-                g[x] = a - 1
-                if g[x] < 0:
-                    raise AssertionError("no consistent line: missing initial checkpoint")
-                work.append(x)
         ptr[y] = p
     return g, steps, last
+
+
+def _arm(watch: dict[int, list], armed: int, c) -> None:
+    """Add constraint ``c`` to the group of its threshold ``armed`` in ``watch``."""
+    group = watch.get(armed)
+    if group is None:
+        watch[armed] = [c]
+    else:
+        group.append(c)
 
 
 def _constraint(c) -> tuple:
