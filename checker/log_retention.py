@@ -7,12 +7,15 @@ channel's log, and let ``R`` be the recovery line if *every* process failed just
 before ``ℓ`` (the maximum consistent global checkpoint of stable checkpoints of the
 trace prefix, docs/theory.md, "Log retention", with ``U = L``). Every later recovery line lies at or
 above ``R`` (a consistent line of stable checkpoints stays consistent as the
-execution grows). If ``m`` is in transit with respect to ``R`` —
-``s ≤ R_src ∧ (r = ⊥ ∨ r > R_dst)`` at ``ℓ`` — then a failure of every process at
-that moment must replay ``m`` from the log, which no longer has it: a
-``premature-truncation`` (property ``log-retention``). Messages whose receipt the
-receiver's checkpoint on ``R`` reflects are never needed again; truncating them is
-what a correct protocol does.
+execution grows). Messages whose receipt the receiver's checkpoint on ``R``
+reflects are therefore never needed again; truncating them is what a correct
+protocol does. Any other message — ``r = ⊥ ∨ r > R_dst`` at ``ℓ`` — may be needed:
+if ``s ≤ R_src`` it is in transit with respect to ``R`` and a failure of every
+process at that moment must replay it; if ``s > R_src``, a later line whose sender
+checkpoint reflects the send while the receiver's stays below ``r`` (the
+receiver's later checkpoints being orphans through other channels) has it in
+transit. Either way recovery would replay it from a log that no longer has it: a
+``premature-truncation`` (property ``log-retention``).
 
 The prefix line is computed with RL-FIX on the effective history of the trace
 segment between two restores (within a segment the history of a prefix is the
@@ -31,9 +34,9 @@ from snapcheck.traces.model import Trace
 
 def premature_truncations(trace: Trace, ix, history, dur, max_witnesses: int) -> tuple[list[Violation], int]:
     """``premature-truncation`` violations (property ``log-retention``, module docstring):
-    a ``log_truncate`` removes a message that is in transit with respect to ``R``, the
-    restart-all recovery line of the trace before the truncation. Returns the first
-    ``max_witnesses`` violations and the number of further ones.
+    a ``log_truncate`` removes a message whose receipt the receiver's checkpoint on ``R``,
+    the restart-all recovery line of the trace before the truncation, does not reflect.
+    Returns the first ``max_witnesses`` violations and the number of further ones.
 
     ``ix``: the trace's ``TraceIndex``; ``history(limit)``: the effective history of the
     prefix before line ``limit`` (``None``: the whole trace); ``dur``: the ``Durability``
@@ -86,7 +89,7 @@ def premature_truncations(trace: Trace, ix, history, dur, max_witnesses: int) ->
             if m is None or m.src == EXTERNAL or m.send_line >= line:
                 continue
             r = m.r if m.recv_line is not None and m.recv_line < line else None
-            if m.s <= R[m.src] and (r is None or r > R[m.dst]):
+            if r is None or r > R[m.dst]:
                 if len(out) >= max_witnesses:
                     omitted += 1
                     continue
@@ -157,15 +160,24 @@ def _violation(h, e, m, r, R) -> Violation:
         if r is not None
         else f"not yet processed by {dst}"
     )
+    if m.s <= R[m.src]:
+        sent = f"before {src}'s checkpoint on R"
+        needed = "it is in transit w.r.t. R, so recovery from R must replay it"
+    else:
+        sent = f"after {src}'s checkpoint on R"
+        needed = (
+            f"a later recovery line with a checkpoint of {src} after the send and {dst}'s checkpoint still the "
+            "one on R has it in transit, and recovery from that line must replay it"
+        )
     return Violation(
         "premature-truncation",
         "log-retention",
         f"log_truncate at line {e.line}",
         f"Let R = {{{rline}}} be the recovery line if every process failed just before line {e.line}. {e.proc} "
         f"truncates its log of {e.ch} through seq {e.through_seq} at line {e.line}, removing {m.mid} (seq {m.seq}, "
-        f"sent at line {m.send_line}, before {src}'s checkpoint on R) — but {m.mid} is {recv}: it is in transit "
-        f"w.r.t. R, so recovery from R must replay it from the log, which no longer has it. A log entry may be "
-        f"dropped only once the receiver's checkpoint on the recovery line reflects its processing.",
+        f"sent at line {m.send_line}, {sent}) — but {m.mid} is {recv}: {needed} from the log, which no longer "
+        f"has it. A log entry may be dropped only once the receiver's checkpoint on the recovery line reflects "
+        f"its processing.",
         [e.line, m.send_line] + ([m.recv_line] if r is not None else []),
         {"messages": [m.mid], "cut": line},
     )

@@ -46,11 +46,16 @@
 (* cancellation markers of the abandoned round (Flink does, a protocol     *)
 (* that does not is still live because every task learns of the abort).   *)
 (* Markers of a round a task already handled, or older than the one it     *)
-(* aligns, are dropped.  The coordinator completes a round every task      *)
-(* snapshotted and aborts one that a task declined or gave up, that a      *)
-(* newer completed round subsumes, or -- if Timeouts -- any round in       *)
-(* flight.  Barriers and cancellation markers travel FIFO with the records *)
-(* on the data channels.                                                   *)
+(* aligns, are dropped -- except a cancellation marker of the round a task *)
+(* snapshotted last while it still waits for markers of that round on     *)
+(* back-edges: the task gives that round up too, and may forward           *)
+(* cancellation markers behind its barriers (Flink's barrier handler acts  *)
+(* on a cancellation of the pending checkpoint until all of its barriers   *)
+(* arrived, and its task then broadcasts a cancellation marker).  The      *)
+(* coordinator completes a round every task snapshotted and aborts one     *)
+(* that a task declined or gave up, that a newer completed round subsumes, *)
+(* or -- if Timeouts -- any round in flight.  Barriers and cancellation    *)
+(* markers travel FIFO with the records on the data channels.              *)
 (*                                                                         *)
 (* Backpressure.  A data channel holds at most Capacity records (its       *)
 (* receiver's credits and its sender's buffers); barriers and cancellation *)
@@ -116,10 +121,11 @@ VARIABLES
     completed, \* rounds the coordinator completed
     aborted,   \* rounds the coordinator aborted
     crec,      \* crec[r][c]: back-edge log of round r on c (message numbers)
+    quit,      \* quit[p]: a round p gave up after its snapshot (0: none)
     sentAt, rcvdAt   \* history variables, as in ConsistentSnapshot
 
 vars == <<chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, aborted,
-          crec, sentAt, rcvdAt>>
+          crec, quit, sentAt, rcvdAt>>
 
 AllProcs == Procs \cup Coords
 DataChans == Chans \ CtrlChans
@@ -180,6 +186,7 @@ TypeOK ==
     /\ emitting \in [AllProcs -> DataChans \cup {""}]
     /\ completed \subseteq RoundIds /\ aborted \subseteq RoundIds
     /\ crec \in [RoundIds -> [DataChans -> Seq(Nat)]]
+    /\ quit \in [AllProcs -> 0..Rounds]
     /\ \A c \in DataChans \ BackEdges : Records(c) <= Capacity
 
 \* The initial state with the given messages in flight and channel counters
@@ -196,6 +203,7 @@ InitWith(inflight, ns, nr) ==
     /\ emitting = [p \in AllProcs |-> ""]
     /\ completed = {} /\ aborted = {}
     /\ crec = [r \in RoundIds |-> [c \in DataChans |-> <<>>]]
+    /\ quit = [p \in AllProcs |-> 0]
     /\ sentAt = [r \in RoundIds |-> [c \in DataChans |-> 0]]
     /\ rcvdAt = [r \in RoundIds |-> [c \in DataChans |-> 0]]
 
@@ -213,7 +221,7 @@ Send(c) ==
               /\ UNCHANGED emitting
          ELSE /\ emitting' = [emitting EXCEPT ![p] = c]
               /\ UNCHANGED <<nsent, chan>>
-    /\ UNCHANGED <<nrcvd, rec, took, closed, pending, owe, completed, aborted, crec, sentAt, rcvdAt>>
+    /\ UNCHANGED <<quit, nrcvd, rec, took, closed, pending, owe, completed, aborted, crec, sentAt, rcvdAt>>
 
 \* The blocked record enters its channel once the channel has room.
 SendBlocked(p) ==
@@ -223,7 +231,7 @@ SendBlocked(p) ==
     /\ nsent' = [nsent EXCEPT ![c] = @ + 1]
     /\ chan' = [chan EXCEPT ![c] = Append(@, Data(nsent[c] + 1))]
     /\ emitting' = [emitting EXCEPT ![p] = ""]
-    /\ UNCHANGED <<nrcvd, rec, took, closed, pending, owe, completed, aborted, crec, sentAt, rcvdAt>>
+    /\ UNCHANGED <<quit, nrcvd, rec, took, closed, pending, owe, completed, aborted, crec, sentAt, rcvdAt>>
 
 \* p sends its marker of round rec[p] (barrier or cancellation) on output c.
 SendMarker(p, c) ==
@@ -231,7 +239,7 @@ SendMarker(p, c) ==
     /\ chan' = [chan EXCEPT ![c] = Append(@, [k |-> owe[p], n |-> rec[p]])]
     /\ pending' = [pending EXCEPT ![p] = @ \ {c}]
     /\ owe' = IF pending[p] = {c} THEN [owe EXCEPT ![p] = "b"] ELSE owe   \* "b" whenever nothing is owed
-    /\ UNCHANGED <<nsent, nrcvd, rec, took, closed, emitting, completed, aborted, crec,
+    /\ UNCHANGED <<quit, nsent, nrcvd, rec, took, closed, emitting, completed, aborted, crec,
                    sentAt, rcvdAt>>
 
 \* Dst[c] processes the record at the head of c (not while c is blocked).
@@ -246,7 +254,7 @@ Recv(c) ==
     /\ nrcvd' = [nrcvd EXCEPT ![c] = @ + 1]
     /\ crec' = [r \in RoundIds |->
                   [crec[r] EXCEPT ![c] = IF Logging(r, c) THEN Append(@, m.n) ELSE @]]
-    /\ UNCHANGED <<nsent, rec, took, closed, pending, owe, emitting, completed, aborted, sentAt, rcvdAt>>
+    /\ UNCHANGED <<quit, nsent, rec, took, closed, pending, owe, emitting, completed, aborted, sentAt, rcvdAt>>
 
 \* p gives up round r, which it did not snapshot, and owes cancellation markers
 \* of it on its outputs if it forwards the cancellation (never under "no_cancel").
@@ -257,10 +265,26 @@ GiveUp(p, r) ==
           /\ pending' = [pending EXCEPT ![p] = Out(p)]
           /\ owe' = [owe EXCEPT ![p] = "cancel"]
 
+\* p snapshotted its newest round r and still waits for markers of r (on back-edges,
+\* whose records it logs); it has not given r up since.
+Unfinished(p, r) ==
+    /\ r = rec[p] /\ r \in took[p] /\ quit[p] # r
+    /\ \E c \in In(p) : closed[c] < r
+
+\* p gives up its newest round after its snapshot (a cancellation marker of it came
+\* while p still waited for markers of it, as Flink's barrier handler acts on the
+\* cancellation of the pending checkpoint until every barrier of it arrived): its log
+\* of the round is of no use, and it may forward cancellation markers although its
+\* barriers of the round are out.
+GiveUpTaken(p) ==
+    /\ quit' = [quit EXCEPT ![p] = rec[p]]
+    /\ GiveUp(p, rec[p])
+
 \* Dst[c] processes the barrier or cancellation marker of round r at the head of c.
 \*  - an obsolete marker (of a round p handled, or older than the one it aligns) is dropped;
 \*    on a back-edge it still ends the logging of its round (and under "early_back_edge"
-\*    every back-edge marker only does that);
+\*    every back-edge marker only does that); a cancellation marker of the round p
+\*    snapshotted last, while p still waits for markers of it, gives that round up;
 \*  - a barrier blocks c until the snapshot (on a back-edge: an early barrier); an older
 \*    round p was aligning is given up: the newer round subsumes it;
 \*  - a cancellation marker gives up round r, and any older round p was aligning.
@@ -276,8 +300,11 @@ RecvMarker(c) ==
     /\ chan' = [chan EXCEPT ![c] = Tail(@)]
     /\ IF c \notin Watched(p) \/ r <= rec[p] \/ r < cur
          THEN /\ closed' = [closed EXCEPT ![c] = IF c \in BackEdges \/ r <= rec[p] THEN r ELSE @]
-              /\ UNCHANGED <<rec, pending, owe>>
+              /\ IF m.k = "cancel" /\ c \in Watched(p) /\ Unfinished(p, r)
+                   THEN GiveUpTaken(p)
+                   ELSE UNCHANGED <<quit, rec, pending, owe>>
          ELSE /\ closed' = [closed EXCEPT ![c] = r]
+              /\ UNCHANGED quit
               /\ IF m.k = "cancel" THEN GiveUp(p, r)
                  ELSE IF cur # 0 /\ cur < r THEN GiveUp(p, cur)
                  ELSE UNCHANGED <<rec, pending, owe>>
@@ -296,7 +323,7 @@ Snapshot(p) ==
                     [c \in DataChans |-> IF Src[c] = p THEN nsent[c] ELSE sentAt[r][c]]]
     /\ rcvdAt' = [rcvdAt EXCEPT ![r] =
                     [c \in DataChans |-> IF Dst[c] = p THEN nrcvd[c] ELSE rcvdAt[r][c]]]
-    /\ UNCHANGED <<chan, nsent, nrcvd, closed, owe, emitting, completed, aborted, crec>>
+    /\ UNCHANGED <<quit, chan, nsent, nrcvd, closed, owe, emitting, completed, aborted, crec>>
 
 \* Aligned, p declines the round instead: no snapshot, its inputs unblock, and
 \* (unless "no_cancel") a cancellation marker goes on every output.
@@ -311,7 +338,7 @@ Decline(p) ==
          THEN UNCHANGED <<pending, owe>>
          ELSE /\ pending' = [pending EXCEPT ![p] = Out(p)]
               /\ owe' = [owe EXCEPT ![p] = "cancel"]
-    /\ UNCHANGED <<chan, nsent, nrcvd, took, closed, emitting, completed, aborted, crec, sentAt, rcvdAt>>
+    /\ UNCHANGED <<quit, chan, nsent, nrcvd, took, closed, emitting, completed, aborted, crec, sentAt, rcvdAt>>
 
 \* The coordinator's abort reaches p while p aligns the aborted round: p gives it up.
 LearnAbort(p) ==
@@ -320,7 +347,7 @@ LearnAbort(p) ==
     /\ ~Busy(p)
     /\ Aligning(p) \in aborted
     /\ GiveUp(p, Aligning(p))
-    /\ UNCHANGED <<chan, nsent, nrcvd, took, closed, emitting, completed, aborted, crec, sentAt, rcvdAt>>
+    /\ UNCHANGED <<quit, chan, nsent, nrcvd, took, closed, emitting, completed, aborted, crec, sentAt, rcvdAt>>
 
 StartRound(p) ==
     /\ p \in Coords
@@ -329,14 +356,14 @@ StartRound(p) ==
     /\ Cardinality(InFlight) < MaxInFlight
     /\ rec' = [rec EXCEPT ![p] = @ + 1]
     /\ pending' = [pending EXCEPT ![p] = Out(p)]
-    /\ UNCHANGED <<chan, nsent, nrcvd, took, closed, owe, emitting, completed, aborted, crec, sentAt, rcvdAt>>
+    /\ UNCHANGED <<quit, chan, nsent, nrcvd, took, closed, owe, emitting, completed, aborted, crec, sentAt, rcvdAt>>
 
 \* The coordinator completes round r: every task snapshotted it.
 Complete(r) ==
     /\ r \in RoundIds \ (completed \cup aborted)
     /\ \A p \in Procs : r \in took[p]
     /\ completed' = completed \cup {r}
-    /\ UNCHANGED <<chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, aborted, crec,
+    /\ UNCHANGED <<quit, chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, aborted, crec,
                    sentAt, rcvdAt>>
 
 \* The coordinator aborts round r: a task declined or gave it up, a newer completed
@@ -348,7 +375,7 @@ Abort(r) ==
        \/ \E p \in Procs : rec[p] >= r /\ r \notin took[p]
        \/ \E r2 \in completed : r2 > r
     /\ aborted' = aborted \cup {r}
-    /\ UNCHANGED <<chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, crec,
+    /\ UNCHANGED <<quit, chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, crec,
                    sentAt, rcvdAt>>
 
 RoundDone(r) ==

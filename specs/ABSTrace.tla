@@ -26,7 +26,7 @@
 EXTENDS Naturals, Sequences, TLC, TraceLog
 
 VARIABLES chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, aborted,
-          crec, sentAt, rcvdAt, traceNo, cursor, recorded
+          crec, quit, sentAt, rcvdAt, traceNo, cursor, recorded
 
 TDataChans == TChans \ TCtrlChans
 
@@ -38,7 +38,7 @@ A == INSTANCE ABS WITH
     MaxInFlight <- TRounds
 
 pvars == <<chan, nsent, nrcvd, rec, took, closed, pending, owe, emitting, completed, aborted,
-           crec, sentAt, rcvdAt>>
+           crec, quit, sentAt, rcvdAt>>
 E == Traces[traceNo][cursor + 1]
 HeadIs(c, k, n) == chan[c] # <<>> /\ Head(chan[c]) = [k |-> k, n |-> n]
 

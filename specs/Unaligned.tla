@@ -54,11 +54,15 @@
 (* aborted it; markers of rounds a task already handled are dropped (in    *)
 (* mode unaligned wherever they stand, in mode aligned_timeout at the head *)
 (* of the buffer, and a priority barrier of a newer round may overtake     *)
-(* them); the coordinator completes, aborts (after a decline, a newer      *)
-(* completion, or a timeout if Timeouts) and keeps at most                 *)
-(* MaxInFlight rounds in flight.  Backpressure: a data channel (wire and   *)
-(* input buffer) holds at most Capacity records; an operator emitting into *)
-(* a full channel blocks; barriers and cancellation markers need no        *)
+(* them, as it may overtake any older barrier), except a cancellation      *)
+(* marker of the round a task took an unaligned snapshot of and still      *)
+(* records channel state for: the task                                     *)
+(* gives that round up too and may forward cancellation markers behind its *)
+(* barriers, as Flink does; the coordinator completes, aborts (after a     *)
+(* decline, a newer completion, or a timeout if Timeouts) and keeps at     *)
+(* most MaxInFlight rounds in flight.  Backpressure: a data channel (wire  *)
+(* and input buffer) holds at most Capacity records; an operator emitting  *)
+(* into a full channel blocks; barriers and cancellation markers need no   *)
 (* credit.  A timed-out alignment switches to an unaligned snapshot, which *)
 (* unblocks the inputs: unlike aligned ABS (MCABS_bug_no_cancel), aligned  *)
 (* checkpoints with a timeout do not deadlock after a declined round even  *)
@@ -90,7 +94,7 @@ VARIABLES
                \* (coordinator: the last round started)
     took,      \* took[p]: the rounds p snapshotted
     mustSnap,  \* mustSnap[p]: round whose first barrier p handled as a priority event, 0: none
-    unal,      \* unal[p]: p's snapshot of round rec[p] was unaligned
+    unal,      \* unal[p]: p's snapshot of round rec[p] was unaligned (and p has not given it up)
     pending,   \* pending[p]: outputs still waiting for p's marker of round rec[p]
     owe,       \* owe[p]: the kind of that marker, "b" (barrier) or "cancel"
     emitting,  \* emitting[p]: the full channel p's operator is blocked emitting into ("": none)
@@ -271,19 +275,15 @@ GiveUp(p, r) ==
           /\ pending' = [pending EXCEPT ![p] = Out(p)]
           /\ owe' = [owe EXCEPT ![p] = "cancel"]
 
-\* A barrier older than the newest round p handled or aligns, or of a round p
-\* handled without snapshotting it: it aligns nothing any more (the channel
-\* state of a round is recorded on arrivals, not on handling).
-Obsolete(p, m) == m.k = "b" /\ (m.n < rec[p] \/ m.n < Aligning(p) \/ (m.n = rec[p] /\ m.n \notin took[p]))
 \* The positions of the barriers Dst[c] may handle next on c: the first one, and
-\* in mode aligned_timeout one that only obsolete barriers precede (Flink, on an
-\* alignment timeout, turns the pending checkpoint's barrier into a priority
-\* event that jumps the queue, and ignores a barrier of an older checkpoint
-\* when it reaches it; the reference does the same).
+\* in mode aligned_timeout any one (Flink, on an alignment timeout, turns the
+\* pending checkpoint's barrier into a priority event that jumps the queue,
+\* older barriers included: their checkpoints are subsumed, and a barrier of an
+\* older checkpoint is ignored when the task reaches it; the reference does the
+\* same).  Which of them may be handled, and how, RecvBarrierAt says: one behind
+\* another barrier only as a priority event.
 NextBarriers(c) ==
-    {pos \in BarrierPos(ibuf[c]) :
-        \A pos2 \in BarrierPos(ibuf[c]) :
-            pos2 < pos => Mode = "aligned_timeout" /\ Obsolete(Dst[c], ibuf[c][pos2])}
+    {pos \in BarrierPos(ibuf[c]) : Mode = "aligned_timeout" \/ pos = FirstBarrier(ibuf[c])}
 
 \* Dst[c] handles the barrier at position pos of its input buffer of c (one of
 \* NextBarriers(c)), either
@@ -292,7 +292,7 @@ NextBarriers(c) ==
 \*  - as a priority event wherever it stands (mode unaligned; in mode
 \*    aligned_timeout once the round has timed out -- the reference's rule is a
 \*    barrier that arrives after the timeout or from a sender that switched),
-\*    also ahead of obsolete barriers (mode aligned_timeout): the first one of
+\*    also ahead of older barriers (mode aligned_timeout): the first one of
 \*    a round triggers an unaligned snapshot, and the data queued ahead of it
 \*    is in transit (its input part); later ones only end the recording of
 \*    their channel; or
@@ -327,8 +327,16 @@ RecvBarrierAt(c, pos) ==
 
 RecvBarrier(c) == \E pos \in NextBarriers(c) : RecvBarrierAt(c, pos)
 
+\* p took an unaligned snapshot of its newest round r and still records the channel
+\* state of an input whose marker of r has not come; it has not given r up since.
+Recording(p, r) == r = rec[p] /\ r \in took[p] /\ unal[p] /\ \E c \in In(p) : closed[c] < r
+
 \* Dst[c] processes the cancellation marker at the head of its input buffer of c:
-\* it gives up that round (and any older one it aligns) unless it is obsolete.
+\* it gives up that round (and any older one it aligns) unless it is obsolete.  A
+\* task still recording the channel state of the round it snapshotted last gives
+\* that round up too and may forward cancellation markers behind its barriers:
+\* Flink's barrier handler acts on a cancellation of the pending checkpoint until
+\* every barrier of it arrived, and its task then broadcasts a cancellation marker.
 RecvCancel(c) ==
     LET p == Dst[c]
         r == Head(ibuf[c]).n
@@ -340,10 +348,13 @@ RecvCancel(c) ==
     /\ ibuf' = [ibuf EXCEPT ![c] = Tail(@)]
     /\ IF r <= rec[p] \/ r < cur
          THEN /\ closed' = [closed EXCEPT ![c] = IF r <= rec[p] THEN r ELSE @]
-              /\ UNCHANGED <<rec, pending, owe>>
+              /\ IF Recording(p, r)
+                   THEN GiveUp(p, r) /\ unal' = [unal EXCEPT ![p] = FALSE]
+                   ELSE UNCHANGED <<rec, pending, owe, unal>>
          ELSE /\ closed' = [closed EXCEPT ![c] = r]
               /\ GiveUp(p, r)
-    /\ UNCHANGED <<wire, nsent, nrcvd, took, mustSnap, unal, emitting, completed, aborted, arrivedB,
+              /\ UNCHANGED unal
+    /\ UNCHANGED <<wire, nsent, nrcvd, took, mustSnap, emitting, completed, aborted, arrivedB,
                    inpart, outpart, sentAt, rcvdAt>>
 
 \* p records its local state for round r; aligned = FALSE persists in-flight input.
@@ -531,7 +542,7 @@ TrapOutputPart == ~(\E r \in RoundIds, c \in DataChans : outpart[r][c] # <<>>)
 \* In-flight input data was persisted.
 TrapInputPart == ~(\E r \in RoundIds, c \in DataChans : SealedNow(r, c) /\ inpart[r][c] # <<>>)
 \* A barrier overtook an older one in an input buffer (mode aligned_timeout: a
-\* priority barrier ahead of an obsolete one).
+\* priority barrier ahead of an older one).
 TrapObsoleteOvertaken == ~(\E c \in Chans : \E pos \in BarrierPos(ibuf[c]) : ibuf[c][pos].n < closed[c])
 \* A mixed snapshot (docs/theory.md, "Aligned checkpoints with a timeout"): a task
 \* timed out after one input had aligned (empty input part) and persisted in-flight

@@ -19,8 +19,9 @@ channels (acknowledgements, commits; a task's ``["decline", r]`` is mapped),
 ``output``, ``log``, ``log_truncate``, initial checkpoints, and ``arrive`` for
 the specifications that do not model buffering. For unaligned and
 aligned-timeout a message without an ``arrive`` event arrives as late as FIFO
-allows (right before its receipt, or before a later message of its channel
-arrives). A synthetic last event ``end`` asks that every non-empty channel
+allows (right before its receipt, or before a message behind it on its channel
+arrives: sent later, or overtaken by it, as a barrier overtakes the output
+records its source persists). A synthetic last event ``end`` asks that every non-empty channel
 state of a round not aborted was reported by a ``record`` event.
 """
 
@@ -138,7 +139,9 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 overtaken[(e.proc, e.ch, r)] = len(e.mids)
 
     arrived = {e.mid for e in trace.events if e.type == "arrive"}
-    in_wire: dict[str, list[str]] = defaultdict(list)  # per channel: sent, not yet arrived (send order)
+    # per channel: sent, not yet arrived, in wire order (send order, but a barrier goes
+    # ahead of the output records it overtook)
+    in_wire: dict[str, list[str]] = defaultdict(list)
     events: list[dict] = []
     lines: list[int] = []
     descr: list[str] = []
@@ -215,8 +218,9 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     if e.type == "recv" and e.mid not in arrived:
                         add(where, f"arrival (implied) of {e.mid!r} on {e.ch!r}", "arrive", e.proc, ch, k, n)
             if e.type == "send":
-                in_wire[e.ch].append(e.mid)
                 x = overtaken.get((e.proc, e.ch, n), 0) if k == "b" else 0
+                wire = in_wire[e.ch]
+                wire.insert(max(0, len(wire) - x), e.mid)
                 add(where, what, "send", e.proc, ch, k, n, x)
             else:
                 add(where, what, e.type, e.proc, ch, k, n)

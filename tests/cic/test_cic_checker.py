@@ -168,22 +168,33 @@ def test_cic_properties_need_a_cic_protocol():
     assert {r.property for r in check_trace(rec.trace()).results} == {"z-cycles"}
 
 
-def retention_trace(truncate_after_p2_checkpoint: bool):
-    """P1 processes m1 (from P0) and x (from P2, sent after P2's last checkpoint), then
+def retention_trace(truncate_after_p2_checkpoint: bool, sent_after_checkpoint: bool = False):
+    """P1 processes m (from P0) and x (from P2, sent after P2's last checkpoint), then
     checkpoints. If every process failed now, x would be an orphan: P1 rolls back to
-    C1,0 and m1 is in transit — P0 must keep m1 in its log until P2 checkpoints."""
+    C1,0 and m is in transit — P0 must keep m in its log until P2 checkpoints.
+
+    ``sent_after_checkpoint``: P0 checkpoints just before sending m, so m is not in
+    transit w.r.t. that line; P0 truncates m and checkpoints again (or, after P2's
+    checkpoint, checkpoints first, so that the line reflects m's receipt)."""
     chans = [{"id": "a", "src": "P0", "dst": "P1"}, {"id": "b", "src": "P2", "dst": "P1"}]
     rec = TraceRecorder(["P0", "P1", "P2"], chans, protocol="unc")
-    m1 = rec.send("P0", "a", logged=True)
-    rec.checkpoint("P0")
+    if sent_after_checkpoint:
+        rec.checkpoint("P0")
+    m = rec.send("P0", "a", logged=True)
+    if not sent_after_checkpoint:
+        rec.checkpoint("P0")
     x = rec.send("P2", "b", logged=True)
-    rec.recv("P1", m1)
+    rec.recv("P1", m)
     rec.recv("P1", x)
     rec.checkpoint("P1")
     if truncate_after_p2_checkpoint:
         rec.checkpoint("P2")
+        if sent_after_checkpoint:
+            rec.checkpoint("P0")
     rec.log_truncate("P0", "a", 1)
-    return rec.trace(), m1
+    if sent_after_checkpoint and not truncate_after_p2_checkpoint:
+        rec.checkpoint("P0")  # the sender's next checkpoint: a line with it has m in transit
+    return rec.trace(), m
 
 
 def test_premature_log_truncation():
@@ -194,6 +205,25 @@ def test_premature_log_truncation():
     assert v.property == "log-retention" and v.witness["messages"] == [m1]
     assert v.witness["cut"] == {"P0": 1, "P1": 0, "P2": 0}
     t, _ = retention_trace(True)
+    assert check_trace(t).ok
+
+
+def test_truncation_that_a_later_recovery_line_needs():
+    """A message sent after the sender's checkpoint on R and processed after the
+    receiver's: not in transit w.r.t. R, but once the sender checkpoints again the
+    recovery line (RL-FIX on the whole trace) has it in transit -- its truncation
+    was premature. Truncating it once R reflects its receipt is safe."""
+    t, m2 = retention_trace(False, sent_after_checkpoint=True)
+    h = History(t)
+    line = rl_fix(h, list(h.L))[0]
+    m = h.by_mid[m2]
+    assert m.s <= line[m.src] and m.r > line[m.dst]  # in transit w.r.t. the final line
+    rep = check_trace(t)
+    assert rep.kinds == {"premature-truncation"}
+    v = rep.violations[0]
+    assert v.witness == {"messages": [m2], "cut": {"P0": 1, "P1": 0, "P2": 0}}
+    assert "after P0's checkpoint on R" in v.message
+    t, _ = retention_trace(True, sent_after_checkpoint=True)
     assert check_trace(t).ok
 
 

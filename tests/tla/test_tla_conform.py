@@ -101,9 +101,11 @@ def aligned(late_processing=False) -> TraceRecorder:
     return rec
 
 
-def unaligned(output_part=True) -> TraceRecorder:
+def unaligned(output_part=True, overtaken_arrives_first=False) -> TraceRecorder:
     """Unaligned: s's barrier overtakes its queued record r2 (output part); a's
-    barrier handling overtakes the arrived r1 (input part)."""
+    barrier handling overtakes the arrived r1 (input part). The trace has no arrival
+    event of the barrier; ``overtaken_arrives_first``: r2's arrival is written before
+    a handles the barrier (the barrier, ahead of r2 on the wire, arrived before it)."""
     rec = TraceRecorder(
         [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a"],
         [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"}, ("s>a", "s", "a")],
@@ -119,11 +121,14 @@ def unaligned(output_part=True) -> TraceRecorder:
     if output_part:
         rec.record("s", cs, "s>a", [r2], part="output")
     rec.arrive("a", r1)
+    if overtaken_arrives_first:
+        rec.arrive("a", r2)
     rec.recv("a", b)  # priority: overtakes r1 in the input buffer
     ca = rec.checkpoint("a", kind="coordinated", round=1)
     rec.record("a", ca, "s>a", [r1], part="input")
     rec.recv("a", r1)
-    rec.arrive("a", r2)
+    if not overtaken_arrives_first:
+        rec.arrive("a", r2)
     rec.recv("a", r2)
     rec.round_complete("co", 1)
     return rec
@@ -156,13 +161,16 @@ def test_mapping_of_a_chandy_lamport_trace():
     assert named(ctrl) == ("co>a",) and named(data) == ("a>b", "b>a")
 
 
-def test_unaligned_mapping_implies_arrivals_and_overtaking():
-    p = prepare(unaligned().trace())
+@pytest.mark.parametrize("overtaken_arrives_first", [False, True])
+def test_unaligned_mapping_implies_arrivals_and_overtaking(overtaken_arrives_first):
+    p = prepare(unaligned(overtaken_arrives_first=overtaken_arrives_first).trace())
     events = spec_events(p)
     barrier_send = next(e for e in events if e["op"] == "send" and e["c"] == "s>a" and e["k"] == "b")
     assert barrier_send["x"] == 1  # one record overtaken (the output part)
     arrivals = [(e["c"], e["k"], e["n"]) for e in events if e["op"] == "arrive"]
-    # the control barrier and s's barrier have no arrive event: they arrive just before their recv
+    # the control barrier and s's barrier have no arrive event: they arrive as late as
+    # the wire's order allows -- just before their recv, or before r2, which s's
+    # barrier overtook, when r2's arrival comes first in the trace
     assert arrivals == [("co>s", "b", 1), ("s>a", "d", 1), ("s>a", "b", 1), ("s>a", "d", 2)]
 
 
@@ -257,10 +265,12 @@ def test_aligned_abs_blocking(tmp_path):
 @pytest.mark.tlc
 def test_unaligned_input_and_output_parts(tmp_path):
     good = write(unaligned(), tmp_path / "uc.jsonl")
+    early = write(unaligned(overtaken_arrives_first=True), tmp_path / "uc-overtaken-arrives-first.jsonl")
     bad_rec = unaligned(output_part=False)
     bad = write(bad_rec, tmp_path / "uc-no-output.jsonl")
-    v_good, v_bad = conform([good, bad])
+    v_good, v_early, v_bad = conform([good, early, bad])
     assert v_good.verdict == ACCEPT, v_good.render()
+    assert v_early.verdict == ACCEPT, v_early.render()
     # without the output part the barrier cannot have overtaken r2, yet it arrives first
     assert v_bad.verdict == REJECT
     assert v_bad.location == f"{bad}:{line_of(bad_rec, type='recv', mid='s>a:b1')}"

@@ -1,6 +1,6 @@
 """Declined, aborted, subsumed and cancelled rounds in trace validation (ABSTrace,
-UnalignedTrace), on hand-made traces of the diamond s -> a, s -> b -> a (where aligned
-ABS without cancellation deadlocks under backpressure).
+UnalignedTrace), on hand-made traces, most of them of the diamond s -> a, s -> b -> a
+(where aligned ABS without cancellation deadlocks under backpressure).
 
 A cancellation marker is a ``send`` with ``kind: "cancel"`` and its round (mid
 ``<ch>:c<round>``), received with a ``recv``; a decline is the task's control
@@ -35,6 +35,17 @@ def cancel(rec: TraceRecorder, sender: str, receiver: str, ch: str, r: int) -> N
     rec.recv(receiver, rec.cancel(sender, ch, r))
 
 
+# the diamond s -> a, s -> b -> a, then a -> k; b tells the coordinator its declines
+DIAMOND_CHANNELS = [
+    {"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
+    {"id": "b>co", "src": "b", "dst": "co", "kind": "control"},
+    ("s>a", "s", "a"),
+    ("s>b", "s", "b"),
+    ("b>a", "b", "a"),
+    ("a>k", "a", "k"),
+]
+
+
 def diamond(
     protocol="abs-aligned", *, cancels=True, early_recv=False, late_checkpoint=False, forward=False, subsume=False
 ) -> TraceRecorder:
@@ -50,14 +61,7 @@ def diamond(
     without forwarding it, and the coordinator aborts round 1 only when round 2
     completed -- round 2's barrier on b>a subsumes a's alignment of round 1."""
     procs = [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b", {"id": "k", "role": "sink"}]
-    chans = [
-        {"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
-        {"id": "b>co", "src": "b", "dst": "co", "kind": "control"},
-        ("s>a", "s", "a"),
-        ("s>b", "s", "b"),
-        ("b>a", "b", "a"),
-        ("a>k", "a", "k"),
-    ]
+    chans = list(DIAMOND_CHANNELS)
     if subsume:
         procs.append({"id": "s2", "role": "source"})
         chans += [
@@ -233,3 +237,142 @@ def test_files_with_cancellation_markers(tmp_path):
     assert v_good.verdict == ACCEPT, v_good.render()
     assert v_bad.verdict == REJECT, v_bad.render()
     assert v_bad.location == f"{bad}:{line_of(without, type='recv', mid='s>b:b2')}"
+
+
+# -- a cancellation after the task's own snapshot ------------------------------------
+
+
+def cyclic_late_cancel() -> TraceRecorder:
+    """abs-cyclic on the loop s -> a -> b, b -> a (a back-edge), b -> k: a snapshots
+    round 1 on its only regular input and logs the back-edge; b declines round 1 and
+    sends cancellation markers; the one on the back-edge reaches a while a still waits
+    for a marker of round 1 there, and a forwards a cancellation marker behind its
+    barrier (as Flink's task does when its barrier handler aborts the pending
+    checkpoint)."""
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b", {"id": "k", "role": "sink"}],
+        [
+            {"id": "co>s", "src": "co", "dst": "s", "kind": "control"},
+            {"id": "b>co", "src": "b", "dst": "co", "kind": "control"},
+            ("s>a", "s", "a"),
+            ("a>b", "a", "b"),
+            {"id": "b>a", "src": "b", "dst": "a", "back_edge": True},
+            ("b>k", "b", "k"),
+        ],
+        protocol="abs-cyclic",
+    )
+    rec.round_start("co", 1)
+    rec.recv("s", rec.barrier("co", "co>s", 1))
+    rec.checkpoint("s", kind="coordinated", round=1)
+    rec.recv("a", rec.barrier("s", "s>a", 1))
+    rec.checkpoint("a", kind="coordinated", round=1)
+    rec.recv("b", rec.barrier("a", "a>b", 1))
+    rec.recv("co", rec.send("b", "b>co", value=["decline", 1]))
+    to_a, to_k = rec.cancel("b", "b>a", 1), rec.cancel("b", "b>k", 1)
+    rec.recv("a", to_a)
+    cancel(rec, "a", "b", "a>b", 1)  # obsolete at b, which declined the round
+    rec.recv("k", to_k)
+    rec.round_abort("co", 1, reason="declined by b")
+    return rec
+
+
+def timeout_late_cancel(finished_forwards: bool = False) -> TraceRecorder:
+    """aligned-timeout on the diamond s -> a, s -> b -> a, then a -> k -> z: a aligns
+    round 1 on s>a, times out and takes an unaligned snapshot (recording b>a until its
+    marker of round 1 comes); k snapshots round 1 aligned on its only input and
+    forwards the barrier. b declines round 1; its cancellation marker reaches a while a
+    still records b>a: a gives the round up and forwards a cancellation marker behind
+    its barrier. k has finished round 1: the marker is obsolete there, and
+    ``finished_forwards`` makes k forward it anyway (not what Flink does: its barrier
+    handler ignores the cancellation of a checkpoint whose barriers all arrived)."""
+    rec = TraceRecorder(
+        [
+            {"id": "co", "role": "coordinator"},
+            {"id": "s", "role": "source"},
+            "a",
+            "b",
+            "k",
+            {"id": "z", "role": "sink"},
+        ],
+        [*DIAMOND_CHANNELS, ("k>z", "k", "z")],
+        protocol="aligned-timeout",
+        params={"timeout": 10},
+    )
+    rec.round_start("co", 1)
+    rec.recv("s", rec.barrier("co", "co>s", 1))
+    rec.checkpoint("s", kind="coordinated", round=1)
+    sa1, sb1 = rec.barrier("s", "s>a", 1), rec.barrier("s", "s>b", 1)
+    rec.recv("a", sa1)
+    rec.checkpoint("a", kind="coordinated", round=1)  # the alignment timed out
+    ak1 = rec.barrier("a", "a>k", 1)
+    rec.recv("k", ak1)
+    rec.checkpoint("k", kind="coordinated", round=1)
+    rec.recv("z", rec.barrier("k", "k>z", 1))
+    rec.checkpoint("z", kind="coordinated", round=1)
+    rec.recv("b", sb1)
+    rec.recv("co", rec.send("b", "b>co", value=["decline", 1]))
+    cancel(rec, "b", "a", "b>a", 1)
+    cancel(rec, "a", "k", "a>k", 1)
+    if finished_forwards:
+        cancel(rec, "k", "z", "k>z", 1)
+    rec.round_abort("co", 1, reason="declined by b")
+    return rec
+
+
+@pytest.mark.tlc
+def test_a_cancellation_after_the_snapshot_is_forwarded_while_markers_are_due(tmp_path):
+    """A task that snapshotted round n and still waits for markers of n (a back-edge it
+    logs; an input whose channel state it records after an alignment timeout) gives n
+    up on a cancellation marker of n and forwards one behind its barrier; a task whose
+    markers of n all came drops it."""
+    recs = {
+        "cyclic": cyclic_late_cancel(),
+        "timeout": timeout_late_cancel(),
+        "finished-forwards": timeout_late_cancel(finished_forwards=True),
+    }
+    v = verdicts(recs, tmp_path)
+    assert v["cyclic"].verdict == ACCEPT, v["cyclic"].render()
+    assert v["timeout"].verdict == ACCEPT, v["timeout"].render()
+    bad = recs["finished-forwards"]
+    assert v["finished-forwards"].verdict == REJECT
+    assert v["finished-forwards"].location.endswith(f":{line_of(bad, type='send', mid='k>z:c1')}")
+
+
+def priority_overtakes_older_barrier() -> TraceRecorder:
+    """aligned-timeout, s -> a: the coordinator times round 1 out before a processed s's
+    barrier of it; round 2's barrier reaches a behind it and record r1, times out and is
+    handled as a priority event ahead of both -- a round a has not heard of is
+    subsumed, as in Flink, where a priority barrier jumps the whole input queue. r1,
+    sent between the two snapshots of s, is in transit for round 2 (a's input part);
+    the barrier of round 1 is dropped when a reaches it."""
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, {"id": "a", "role": "sink"}],
+        [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"}, ("s>a", "s", "a")],
+        protocol="aligned-timeout",
+        params={"timeout": 10},
+    )
+    rec.round_start("co", 1)
+    rec.recv("s", rec.barrier("co", "co>s", 1))
+    rec.checkpoint("s", kind="coordinated", round=1)
+    b1 = rec.barrier("s", "s>a", 1)
+    r1 = rec.send("s", "s>a", value=1)
+    rec.round_abort("co", 1, reason="timeout")
+    rec.round_start("co", 2)
+    rec.recv("s", rec.barrier("co", "co>s", 2))
+    rec.checkpoint("s", kind="coordinated", round=2)
+    b2 = rec.barrier("s", "s>a", 2)
+    rec.arrive("a", b1)
+    rec.arrive("a", r1)
+    rec.recv("a", b2)  # priority: ahead of r1 and of round 1's barrier
+    ca = rec.checkpoint("a", kind="coordinated", round=2)
+    rec.record("a", ca, "s>a", [r1])
+    rec.recv("a", b1)  # obsolete
+    rec.recv("a", r1)
+    rec.round_complete("co", 2)
+    return rec
+
+
+@pytest.mark.tlc
+def test_a_priority_barrier_overtakes_the_barrier_of_an_older_round(tmp_path):
+    v = verdicts({"overtake": priority_overtakes_older_barrier()}, tmp_path)
+    assert v["overtake"].verdict == ACCEPT, v["overtake"].render()
