@@ -156,7 +156,7 @@ def summarize(results: str, meta: dict) -> dict:
             "error": r.error,
             "conform": r.conform,
             "conform_detail": r.conform_detail if r.spec_reject else None,
-            "command": conform_command(r.command, r.seed) if r.spec_reject else r.command,
+            "command": repro_command(r),
         }
         for r in fails.itertuples()
     ]
@@ -179,6 +179,20 @@ def summarize(results: str, meta: dict) -> dict:
 
 
 SPEC_REJECT = "TLA+ REJECT"  # what a mutant run whose trace its specification rejects reports
+
+
+def repro_command(r) -> str:
+    """The command that reproduces a failing run ``r`` (a result row) and shows why it failed:
+    its ``simulate`` command, with ``--oracle`` when the end-to-end oracle found a difference,
+    then ``conform`` when its specification rejected it.
+
+    >>> from types import SimpleNamespace as Row
+    >>> repro_command(Row(command="snapcheck simulate --seed 3 -o run-3.jsonl", seed=3, oracle="differs: x",
+    ...                   spec_reject=False))
+    'snapcheck simulate --seed 3 -o run-3.jsonl --oracle'
+    """
+    command = f"{r.command} --oracle" if str(r.oracle or "").startswith("differs") else r.command
+    return conform_command(command, int(r.seed)) if r.spec_reject else command
 
 
 def conform_command(command: str, seed: int) -> str:

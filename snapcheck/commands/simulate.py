@@ -201,6 +201,12 @@ def _print_list() -> None:
 )
 @click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Trace file to write (.jsonl).")
 @click.option("--metrics-json", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
+@click.option(
+    "--oracle",
+    is_flag=True,
+    help="Also compare the run's results with its failure-free twin (the end-to-end exactly-once "
+    "oracle of the campaigns): exit 1 when they differ.",
+)
 @click.option("--list", "list_", is_flag=True, help="List protocols, workloads and mutants.")
 @click.pass_context
 def simulate_cmd(
@@ -233,12 +239,15 @@ def simulate_cmd(
     finish_sources,
     output,
     metrics_json,
+    oracle,
     list_,
 ) -> None:
     """Simulate a streaming dataflow under a checkpointing protocol and write its trace.
 
     Deterministic: the same options give a byte-identical trace. Times are in ticks
-    (simulated microseconds). Check the result with `snapcheck check TRACE`.
+    (simulated microseconds). Check the result with `snapcheck check TRACE`; with
+    --oracle, the final states and sink output are also compared with those of the same
+    run without failures, declines, rescales or mutant (exit 1 when they differ).
     """
     if list_:
         _print_list()
@@ -329,6 +338,35 @@ def simulate_cmd(
             )
     if metrics_json:
         write_atomic(metrics_json, orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    if oracle:
+        _run_oracle(res)
+
+
+def _run_oracle(res) -> None:
+    """Print the end-to-end oracle's verdict on ``res`` (exit 1 when the results differ)."""
+    from snapcheck.reference.catalogue import resolve
+    from snapcheck.reference.oracle import Inconclusive, baseline, exactly_once
+
+    cfg = res.config
+    if not resolve(cfg.protocol).failure_free_oracle:
+        console.print("  oracle: not judged: the protocol declares that the end-to-end oracle does not apply")
+        return
+    if baseline(cfg) is None:
+        console.print(
+            "  oracle: not judged: the run is its own failure-free run (no failure, decline, rescale or mutant)"
+        )
+        return
+    try:
+        diffs = exactly_once(cfg, res)
+    except Inconclusive as exc:
+        console.print(f"  oracle: inconclusive: {exc}", markup=False)
+        return
+    if not diffs:
+        console.print("  oracle: the results equal those of the failure-free run", markup=False)
+        return
+    for d in diffs:
+        console.print(f"  oracle: DIFFERS: {d}", markup=False)
+    raise SystemExit(1)
 
 
 def register(group) -> None:

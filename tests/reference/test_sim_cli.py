@@ -92,3 +92,19 @@ def test_bad_input_exits_2_with_a_message(run, tmp_path, args, message):
 def test_output_is_required(run):
     code, text = run("simulate", "-p", "abs-aligned")
     assert code == 2 and "--output" in text
+
+
+def test_simulate_oracle_shows_what_a_campaign_oracle_failure_is(snapcheck_cli, tmp_path):
+    """``--oracle`` compares the run's results with its failure-free twin, as a campaign does:
+    a mutant that loses logged messages on recovery differs (exit 1, the difference named), a
+    correct protocol under the same failures does not, and a run without failures is its own
+    twin (said, not judged)."""
+    out = str(tmp_path / "t.jsonl")
+    code, text = snapcheck_cli("simulate", "--mutant", "unc-no-logging", "--demo", "-o", out, "--oracle")
+    assert code == 1 and "oracle: DIFFERS: sink output differs" in text
+    code, text = snapcheck_cli(
+        "simulate", "-p", "unc", "-w", "q12", "--fail", "window_count[0]@2000", "-o", out, "--oracle"
+    )
+    assert code == 0 and "failures 1," in text and "oracle: the results equal those of the failure-free run" in text
+    code, text = snapcheck_cli("simulate", "-p", "unc", "-o", out, "--oracle")
+    assert code == 0 and "oracle: not judged: the run is its own failure-free run" in text
