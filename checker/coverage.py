@@ -13,12 +13,17 @@ inject, and whether each one happened: a test whose crash never fired did not
 exercise recovery, whatever its verdict. Producers declare them in the header
 (docs/trace-format.md, "Requested faults"): ``metadata.faults`` (any producer:
 a list of ``{"fault", "proc", "fired"}``), the reference simulator's
-``metadata.simulator.config.failures`` (``[task, time]`` crashes) and the Flink
+``metadata.simulator.config.failures`` (``[task, time]`` crashes and ``[task,
+situation, k]`` crashes after a situation's ``k``-th occurrence, ``task`` possibly
+``self``: wherever it occurs) and the Flink
 adapter's ``metadata.flink.faults`` / ``fired``; when ``metadata.faults`` is
 present the other two are not read. A fault whose producer does not say whether
 it fired counts as exercised when the trace has a ``fail`` event of its process
-(one per requested crash of that process, in order); one that names no process
-either is listed as not exercised. The shape of ``metadata.faults`` is part of
+(one per requested crash of that process, in order); a ``self`` crash counts as
+exercised when a ``fail`` event is left that no crash of a named process accounts
+for, and a fault of the whole job (a target that is no process, e.g. ``rescale``)
+when the trace has a restore; one that names no process either is listed as not
+exercised. The shape of ``metadata.faults`` is part of
 the trace format (its JSON Schema): a malformed entry is an invalid trace.
 """
 
@@ -224,6 +229,15 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
     >>> rec.fail("P0")
     >>> [(f.fault, f.exercised) for f in requested_faults(rec.trace())]
     [('crash of P0 at tick 5', True), ('crash of P0 at tick 9', False)]
+
+    Crashes at situations: ``P0`` after its first snapshot, and two of whichever task
+    declines (``self``); ``P0`` and ``P1`` fail, so one ``self`` crash happened:
+
+    >>> rec = TraceRecorder(["P0", "P1"], [], metadata={"simulator": {"config": {"failures": [
+    ...     ["P0", "snapshot", 1], ["self", "decline", 2], ["self", "decline", 5]]}}})
+    >>> rec.fail("P0"); rec.fail("P1")
+    >>> [(f.fault, f.exercised) for f in requested_faults(rec.trace())]
+    [('crash of P0 after snapshot #1', True), ('crash of self after decline #2', True), ('crash of self after decline #5', False)]
     """
     meta = trace.header.metadata or {}
     fails: Counter | None = None  # counted when a fault is matched to the fail events
@@ -257,9 +271,31 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
             out.append(by_fail_event(fault, proc))
     if "faults" not in meta:
         sim = (meta.get("simulator") or {}).get("config") or {}
+        procs = {p.id for p in trace.header.processes}
+        anywhere: list[int] = []  # positions in ``out`` of crashes of "self"
         for item in sim.get("failures") or ():
             if isinstance(item, (list, tuple)) and len(item) == 2:
                 out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
+            elif isinstance(item, (list, tuple)) and len(item) == 3:
+                target, situation, k = (str(x) for x in item)
+                what = f"crash of {target} after {situation} #{k}"
+                if target in procs:
+                    out.append(by_fail_event(what, target))
+                elif target == "self":
+                    anywhere.append(len(out))
+                    out.append(RequestedFault(what, None, False, ""))
+                else:
+                    restored = any(e.type == "restore" for e in trace.events)
+                    why = "the job was restored in the trace" if restored else "the trace has no restore"
+                    out.append(RequestedFault(f"{target} after {situation} #{k}", None, restored, why))
+        if anywhere:
+            counts = fails if fails is not None else _fail_counts(trace)
+            left = sum(counts.values()) - sum(min(counts[p], n) for p, n in used.items())
+            for i in anywhere:
+                ok = left > 0
+                left -= ok
+                detail = "a fail event no crash of a named task accounts for" if ok else "no fail event is left for it"
+                out[i] = RequestedFault(out[i].fault, None, ok, detail)
         flink = meta.get("flink") or {}
         fired = flink.get("fired")
         if not isinstance(fired, dict):
