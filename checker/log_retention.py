@@ -15,7 +15,11 @@ process at that moment must replay it; if ``s > R_src``, a later line whose send
 checkpoint reflects the send while the receiver's stays below ``r`` (the
 receiver's later checkpoints being orphans through other channels) has it in
 transit. Either way recovery would replay it from a log that no longer has it: a
-``premature-truncation`` (property ``log-retention``).
+``premature-truncation`` (property ``log-retention``). The second case needs
+processes that checkpoint on their own (a ``basic`` or ``forced`` checkpoint in the
+trace): when every checkpoint belongs to a round, recovery lines are rounds, whose
+later checkpoints reflect a receipt that came before them (or record the message as
+channel state), so only a message in transit with respect to ``R`` is needed.
 
 The prefix line is computed with RL-FIX on the effective history of the trace
 segment between two restores (within a segment the history of a prefix is the
@@ -60,6 +64,7 @@ def premature_truncations(trace: Trace, ix, history, dur, max_witnesses: int) ->
     """
     events = trace.events
     restores = [e.line for e in ix.of_type("restore")]
+    independent = any(c.kind in ("basic", "forced") for c in ix.of_type("checkpoint"))
     removed: dict[int, list[str]] = {}  # truncation line -> mids it removed
     for mid, line in dur.end.items():
         removed.setdefault(line, []).append(mid)
@@ -89,7 +94,7 @@ def premature_truncations(trace: Trace, ix, history, dur, max_witnesses: int) ->
             if m is None or m.src == EXTERNAL or m.send_line >= line:
                 continue
             r = m.r if m.recv_line is not None and m.recv_line < line else None
-            if r is None or r > R[m.dst]:
+            if (r is None or r > R[m.dst]) and (independent or m.s <= R[m.src]):
                 if len(out) >= max_witnesses:
                     omitted += 1
                     continue
