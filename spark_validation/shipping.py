@@ -40,6 +40,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from snapcheck.traces.atomic import atomic_open, write_atomic
+
 ENV_DIR = "environment"  # where executors unpack the environment
 ENV_PYTHON = f"./{ENV_DIR}/bin/python"
 NOT_PACKED = ("pyspark", "snapcheck")  # distributions left out of the packed environment
@@ -115,11 +117,9 @@ def build_kit(dest: Path | None = None) -> str:
         digest.update(arc.encode() + b"\0" + src.read_bytes() + b"\0")
     path = (dest or cache_dir()) / f"snapcheck-kit-{digest.hexdigest()[:16]}.zip"
     if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+        with atomic_open(path) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
             for src, arc in files:
                 z.write(src, arc)
-        os.replace(tmp, path)
         kits = sorted(path.parent.glob("snapcheck-kit-*.zip"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in kits[KEEP_KITS:]:  # a few stay: other checkouts may be running theirs
             old.unlink(missing_ok=True)
@@ -239,7 +239,7 @@ def _user_root(module) -> Path | None:
     """The directory a top-level user module was imported from (None for the kit, the
     environment's and the standard library's modules, and modules without a file)."""
     origin = Path(getattr(module, "__file__", None) or "")
-    if module.__name__ in ("snapcheck", "__main__") or not origin.is_file():
+    if getattr(module, "__name__", None) in ("snapcheck", "__main__") or not origin.is_file():
         return None
     if any(origin.is_relative_to(Path(prefix)) for prefix in {sys.prefix, sys.base_prefix}):
         return None
@@ -256,19 +256,15 @@ def _shipped(top: str, module, dest: Path) -> str:
         path = dest / f"{top}-{digest}" / f"{top}.zip"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+            with atomic_open(path) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
                 for p in data:
                     z.write(p, f"{top}/{p.relative_to(root)}")
-            os.replace(tmp, path)
     else:  # one file, under its module name
         text = origin.read_bytes()
         path = dest / f"{top}-{hashlib.sha256(text).hexdigest()[:12]}" / f"{top}.py"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(text)
-            os.replace(tmp, path)
+            write_atomic(path, text)
     return str(path)
 
 
