@@ -65,7 +65,14 @@ from snapcheck.checker.replication import check_replication
 from snapcheck.checker.report import Report, Violation
 from snapcheck.checker.rescale import check_rescale
 from snapcheck.checker.rgraph import Graph, scc_labels
-from snapcheck.checker.rounds import completion_violations, find_rounds, round_cut, round_status, round_violations
+from snapcheck.checker.rounds import (
+    completion_violations,
+    discarded_snapshot,
+    find_rounds,
+    round_cut,
+    round_status,
+    round_violations,
+)
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.checker.zcycles import stably_unusable_positions, useless_positions, useless_violations
 from snapcheck.traces.gc_pause import paused_gc
@@ -300,6 +307,9 @@ def _rounds(run: _Run) -> None:
             run.add("termination", f"round {r}", round_violations(info, members, trace))
         if run.want("completion") and info.declared_complete:
             run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore))
+        if (run.want("consistency") or run.want("channel-state")) and (why := discarded_snapshot(info, members)):
+            entry["not_analysed"] = why
+            run.report.notes.append(f"round {r}: {why}.")
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):
             continue
         cut = dict(info.ckpts)

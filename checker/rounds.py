@@ -88,6 +88,7 @@ class RoundInfo:
         "ckpts",
         "complete_line",
         "abort_line",
+        "abort_reason",
         "fail_line",
         "barriers",
         "barrier_dst",
@@ -103,6 +104,7 @@ class RoundInfo:
         self.ckpts: dict[str, Event] = {}  # proc -> checkpoint Event (first of the round)
         self.complete_line: int | None = None
         self.abort_line: int | None = None
+        self.abort_reason: str | None = None  # the reason of the (first) round_abort
         self.fail_line: int | None = None
         self.barriers: dict[str, Barrier] = {}  # channel -> its barrier of the round and its receipt
         self.barrier_dst: dict[str, str] = {}  # channel -> its destination
@@ -181,7 +183,8 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
         elif t == "round_abort":
             assert e.round is not None
             info = get(e.round, e.line)
-            info.abort_line = info.abort_line or e.line
+            if info.abort_line is None:
+                info.abort_line, info.abort_reason = e.line, e.reason
         elif t == "fail" or t == "protocol_error":  # the run was cut: pending rounds are not judged
             fails.append(e.line)
     for info in rounds.values():
@@ -440,8 +443,17 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
 
 
 def round_status(info: RoundInfo, participants: list[str]) -> str:
-    """``complete`` (``is_complete``), ``aborted``, ``interrupted by failure`` or
-    ``incomplete``. Only complete rounds are judged for consistency and channel state.
+    """``complete``, ``aborted``, ``interrupted by failure`` or ``incomplete``. Only
+    complete rounds are judged for consistency and channel state.
+
+    A round is complete when ``is_complete`` holds and the coordinator did not discard
+    it: a round it aborted (``round_abort``) without declaring it complete is
+    ``aborted`` even if every checkpoint and barrier of it came before the abort. Its
+    snapshot is thrown away and no recovery may restore it (``restore-aborted``), and a
+    task may have given it up without a word -- a task that takes a newer round while
+    the older one still records channel state stops recording the older one, which the
+    coordinator then aborts as subsumed -- so its channel state is not final
+    (``discarded_snapshot`` says why, for the report's notes).
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -449,11 +461,40 @@ def round_status(info: RoundInfo, participants: list[str]) -> str:
     >>> rec.fail("B")
     >>> round_status(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"])
     'interrupted by failure'
+    >>> rec = TraceRecorder(["A", "B", "C"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_abort("C", 1, reason="subsumed by round 2")
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> is_complete(info, ["A", "B"]), round_status(info, ["A", "B"])
+    (True, 'aborted')
     """
-    if is_complete(info, participants):
+    if is_complete(info, participants) and (info.declared_complete or info.abort_line is None):
         return "complete"
     if info.abort_line is not None:
         return "aborted"
     if info.fail_line is not None:
         return "interrupted by failure"
     return "incomplete"
+
+
+def discarded_snapshot(info: RoundInfo, participants: list[str]) -> str | None:
+    """Why a round whose snapshot was whole (``is_complete``) is not judged as one: the
+    coordinator aborted it without declaring it complete (``round_status``); None if it
+    is judged or was never whole.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B", "C"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
+    >>> rec.round_abort("C", 1, reason="timeout")
+    >>> print(discarded_snapshot(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"]))
+    aborted at line 6 (timeout) after every checkpoint and barrier of it: the coordinator discarded its snapshot, so its consistency and channel state are not judged
+    """
+    if round_status(info, participants) != "aborted" or not is_complete(info, participants):
+        return None
+    reason = f" ({info.abort_reason})" if info.abort_reason else ""
+    return (
+        f"aborted at line {info.abort_line}{reason} after every checkpoint and barrier of it: the coordinator "
+        "discarded its snapshot, so its consistency and channel state are not judged"
+    )

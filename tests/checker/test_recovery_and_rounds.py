@@ -245,8 +245,20 @@ def test_round_aborted_before_its_last_barrier_is_not_judged_as_a_cut():
     rep = check_trace(_late_barrier_trace(abort_first=True))
     assert rep.ok, rep.render_text()
     assert rep.rounds["1"]["status"] == "aborted"
-    late = check_trace(_late_barrier_trace(abort_first=False))  # complete, then aborted: the cut was taken
-    assert late.rounds["1"]["status"] == "complete" and late.kinds == {"dropped"}
+    # whole before the abort, but aborted: the coordinator discarded the snapshot, the report says so
+    late = check_trace(_late_barrier_trace(abort_first=False))
+    assert late.ok and late.rounds["1"]["status"] == "aborted", late.render_text()
+    assert "discarded its snapshot" in late.rounds["1"]["not_analysed"]
+    assert any(n.startswith("round 1: aborted at line") for n in late.notes)
+
+
+def test_a_whole_round_declared_complete_is_judged_even_if_an_abort_follows():
+    rec, _, bb, _ = _round_with_m_in_transit("unaligned")
+    rec.recv("T", bb)
+    rec.round_complete("C", 1)
+    rec.round_abort("C", 1, reason="late")
+    rep = check_trace(rec.trace())
+    assert rep.rounds["1"]["status"] == "complete" and rep.kinds == {"dropped"}, rep.render_text()
 
 
 def test_round_rolled_back_later_is_analysed_before_the_restore():
