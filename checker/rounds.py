@@ -318,10 +318,14 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
     return out
 
 
-def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Violation]:
+def round_violations(info: RoundInfo, participants: list[str], trace, declared: bool = False) -> list[Violation]:
     """``incomplete-round`` (property ``termination``): the round is declared complete and
     is not, or it never completes, aborts or meets a failure before the trace ends. The
-    witness says who waits for which barrier (``waiting_for``).
+    witness says who waits for which barrier (``waiting_for``). With ``declared`` (the
+    trace's coordinator declares the outcome of its rounds: some round has a
+    ``round_complete`` or ``round_abort``), a round whose checkpoints and barriers are all
+    there but which the coordinator neither completes nor aborts before the trace ends
+    is one too: an acknowledgement never reached the coordinator, and the round hangs.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -330,11 +334,41 @@ def round_violations(info: RoundInfo, participants: list[str], trace) -> list[Vi
     >>> info = find_rounds(trace, {"A", "B"})[1]
     >>> [(v.kind, v.subject, v.lines) for v in round_violations(info, ["A", "B"], trace)]
     [('incomplete-round', 'round 1', [2, 3])]
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
+    >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)   # whole, never declared
+    >>> trace = rec.trace()
+    >>> info = find_rounds(trace, {"A", "B"})[1]
+    >>> [(v.kind, v.lines) for v in round_violations(info, ["A", "B"], trace, declared=True)]
+    [('incomplete-round', [2, 5])]
     """
     complete = is_complete(info, participants)
     subject = f"round {info.round}"
     if complete:
-        return []
+        if not declared or info.declared_complete or info.abort_line is not None or info.fail_line is not None:
+            return []
+        whole = max(
+            [e.line for e in info.ckpts.values()] + [slot.recv.line for slot in info.barriers.values() if slot.recv],
+            default=info.start_line,
+        )
+        msg = (
+            f"Round {info.round} starts at line {info.start_line}, and by line {whole} every participant took its "
+            "checkpoint of it and every barrier of it was received, but the coordinator, which declares the "
+            "outcome of rounds in this trace, neither completes nor aborts it before the trace ends: an "
+            "acknowledgement of it never reached the coordinator (a participant gave the round up without "
+            "declining it, or its acknowledgement was lost), and the round hangs."
+        )
+        waiting = ["the coordinator waits for an acknowledgement of the round"]
+        return [
+            Violation(
+                "incomplete-round",
+                "termination",
+                subject,
+                msg,
+                sorted({info.start_line, whole}),
+                {"round": info.round, "waiting": waiting},
+            )
+        ]
     lines = sorted(
         {ln for ln in (info.start_line, info.complete_line) if ln}
         | {slot.send.line for slot in info.barriers.values() if slot.recv is None}

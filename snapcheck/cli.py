@@ -12,6 +12,7 @@ from snapcheck import __version__
 from snapcheck.console import make_console
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
 from snapcheck.traces.lines import DEFAULT_MAX_LINE_BYTES, set_max_line_bytes
+from snapcheck.traces.lines import max_line_bytes as current_max_line_bytes
 
 # Each module defines click commands and a ``register(group)`` function.
 COMMAND_MODULES = [
@@ -44,7 +45,10 @@ def cli(max_line_bytes: int) -> None:
 
     Exit codes: 0 clean, 1 violation found, 2 bad input or usage.
     """
+    before = current_max_line_bytes()
     set_max_line_bytes(max_line_bytes)
+    # main() called in-process leaves the limit as it found it for the caller's own readers
+    click.get_current_context().call_on_close(lambda: set_max_line_bytes(before))
 
 
 for _name in COMMAND_MODULES:

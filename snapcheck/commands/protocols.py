@@ -14,11 +14,11 @@ console = make_console()
 
 
 def catalogue_rows(specs: tuple[str, ...] = ()) -> list[dict]:
-    """The catalogue rows (``reference.catalogue.entry``) of the built-in protocols and
-    mutants, then of the user's ``MODULE:CLASS`` protocols named in ``specs``."""
+    """The catalogue rows (``reference.catalogue.entry``): of the user's ``MODULE:CLASS``
+    protocols named in ``specs`` if any, else of the built-in protocols and mutants."""
     from snapcheck.reference.catalogue import MUTANTS, PROTOCOLS, entry, resolve
 
-    classes = list(PROTOCOLS.values()) + list(MUTANTS.values()) + [resolve(s) for s in specs]
+    classes = [resolve(s) for s in specs] if specs else list(PROTOCOLS.values()) + list(MUTANTS.values())
     return [entry(cls) for cls in classes]
 
 
@@ -68,8 +68,8 @@ def markdown_tables(rows: list[dict]) -> str:
 def protocols_cmd(specs: tuple[str, ...], as_json: bool, markdown: bool) -> None:
     """The protocol catalogue: every protocol and mutant with the facts it declares.
 
-    Also lists protocols from your own modules (MODULE:CLASS or path/to/file.py:CLASS),
-    read the same way the campaigns and the checker read them.
+    Given protocols from your own modules (MODULE:CLASS or path/to/file.py:CLASS), lists
+    those alone, read the same way the campaigns and the checker read them.
     """
     rows = catalogue_rows(specs)
     if as_json:
@@ -93,14 +93,18 @@ def protocols_cmd(specs: tuple[str, ...], as_json: bool, markdown: bool) -> None
                 r["tla"] or "-",
                 str(len(r["mutants"])),
             )
-    console.print(table)
+    if table.row_count:
+        console.print(table)
     mutants = Table(title="mutants", title_justify="left")
     for col in ("mutant", "of", "bug behind it", "checker reports"):
         mutants.add_column(col, overflow="fold")
     for r in rows:
         if "mutant_of" in r:
             mutants.add_row(r["name"], r["mutant_of"], r["bug"], " or ".join(r["expect"]))
-    console.print(mutants)
+    if mutants.row_count:
+        console.print(mutants)
+    if specs:
+        console.print("(the built-in protocols and mutants: snapcheck protocols)")
 
 
 def register(group) -> None:

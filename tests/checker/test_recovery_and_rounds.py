@@ -205,6 +205,35 @@ def test_aborted_or_failed_rounds_terminate():
     assert check_trace(rounds_trace(complete=False, fail=True)).ok
 
 
+def _whole_round_never_declared(declares: bool):
+    """Round 1 is completed by the coordinator (if ``declares``); round 2's checkpoints and
+    barrier are all there, but the coordinator never completes or aborts it."""
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "T"],
+        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
+        protocol="abs-aligned",
+    )
+    for r in (1, 2):
+        if declares:
+            rec.round_start("C", r)
+        rec.recv("S", rec.barrier("C", "cs", r))
+        rec.checkpoint("S", kind="coordinated", round=r)
+        rec.recv("T", rec.barrier("S", "st", r))
+        rec.checkpoint("T", kind="coordinated", round=r)
+        if declares and r == 1:
+            rec.round_complete("C", 1)
+    return rec.trace()
+
+
+def test_a_whole_round_the_coordinator_never_resolves_hangs():
+    rep = check_trace(_whole_round_never_declared(declares=True))
+    assert rep.kinds == {"incomplete-round"}, rep.render_text()
+    v = rep.violations[0]
+    assert v.subject == "round 2" and "neither completes nor aborts it" in v.message
+    # without coordinator events, rounds are whole by their checkpoints and barriers alone
+    assert check_trace(_whole_round_never_declared(declares=False)).ok
+
+
 def _round_with_m_in_transit(protocol: str):
     """Round 1 on S -> T, each triggered by the coordinator C: S sends m, checkpoints and
     sends its barrier; T checkpoints and processes m (in transit for the round). Returns

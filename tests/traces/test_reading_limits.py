@@ -179,3 +179,19 @@ def test_max_line_bytes_option_reaches_every_reader(tmp_path, snapcheck_cli):
     assert code == 2 and f"{p}:1: line longer than 50 bytes" in out
     code, _ = snapcheck_cli("check", str(p))
     assert code == 0
+
+
+def test_an_in_process_cli_call_leaves_the_line_limit_as_it_found_it(tmp_path):
+    """``snapcheck --max-line-bytes N`` called through ``cli.main`` in a process that reads
+    traces itself (a test suite, a user's script) must not shrink its later reads."""
+    from snapcheck.cli import main
+    from snapcheck.traces.lines import max_line_bytes
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(HEADER + "\n")
+    before = max_line_bytes()
+    with pytest.raises(SystemExit) as done:
+        main(["--max-line-bytes", "20", "validate-trace", str(path)])
+    assert done.value.code == 2  # the header is longer than 20 bytes
+    assert max_line_bytes() == before
+    assert read_trace(path).header.processes
