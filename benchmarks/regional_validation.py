@@ -111,7 +111,7 @@ def tables(correct: list[dict], mutants: list[dict], strategies: tuple[str, ...]
     lines += [
         "",
         "| mutant | expected kinds | "
-        + " | ".join(f"caught, {s}" for s in strategies)
+        + " | ".join(f"expected kind (any failure), {s}" for s in strategies)
         + " | kinds reported ("
         + strategies[-1]
         + ") |",
@@ -122,7 +122,10 @@ def tables(correct: list[dict], mutants: list[dict], strategies: tuple[str, ...]
         cells = []
         for s in strategies:
             r = by[(name, s)]
-            cells.append(f"{r['caught']}/{r['runs']} ({100 * r['caught'] / r['runs']:.0f} %)")
+            cells.append(
+                f"{r['caught']}/{r['runs']} ({100 * r['caught'] / r['runs']:.0f} %; "
+                f"any {100 * r['violating'] / r['runs']:.0f} %)"
+            )
         last = by[(name, strategies[-1])]
         kinds = ", ".join(f"{k} ({v})" for k, v in last["kinds"].items())
         lines.append(f"| `{name}` | {', '.join(last['expect'])} | " + " | ".join(cells) + f" | {kinds} |")

@@ -293,7 +293,7 @@ def _rounds(run: _Run) -> None:
     h, trace = run.h, run.trace
     rounds = run.rounds
     life = run.lifetimes
-    declared = any(i.declared_complete or i.abort_line is not None for i in rounds.values())
+    declared = any(i.announced or i.declared_complete or i.abort_line is not None for i in rounds.values())
     for r in sorted(rounds):
         info = rounds[r]
         members = life.members(h.procs, info.start_line)

@@ -93,6 +93,7 @@ class RoundInfo:
         "barriers",
         "barrier_dst",
         "declared_complete",
+        "announced",
         "fallback",
         "complete_attrs",
         "records",
@@ -109,6 +110,7 @@ class RoundInfo:
         self.barriers: dict[str, Barrier] = {}  # channel -> its barrier of the round and its receipt
         self.barrier_dst: dict[str, str] = {}  # channel -> its destination
         self.declared_complete = False
+        self.announced = False  # a coordinator started it (round_start)
         self.fallback: dict[str, int] = {}  # participant -> round it keeps (regional completion)
         self.complete_attrs: dict = {}  # attrs of the (first) round_complete
         self.records: list[Event] = []  # record events persisted with a participant's checkpoint of the round
@@ -169,7 +171,7 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
                 rounds[of].records.append(e)
         elif t == "round_start":
             assert e.round is not None  # required by the trace format, as for the other round_* events
-            get(e.round, e.line)
+            get(e.round, e.line).announced = True
         elif t == "round_complete":
             assert e.round is not None
             info = get(e.round, e.line)
@@ -322,10 +324,11 @@ def round_violations(info: RoundInfo, participants: list[str], trace, declared: 
     """``incomplete-round`` (property ``termination``): the round is declared complete and
     is not, or it never completes, aborts or meets a failure before the trace ends. The
     witness says who waits for which barrier (``waiting_for``). With ``declared`` (the
-    trace's coordinator declares the outcome of its rounds: some round has a
-    ``round_complete`` or ``round_abort``), a round whose checkpoints and barriers are all
-    there but which the coordinator neither completes nor aborts before the trace ends
-    is one too: an acknowledgement never reached the coordinator, and the round hangs.
+    trace has a coordinator that starts rounds or declares their outcome: some round has a
+    ``round_start``, ``round_complete`` or ``round_abort``), a round whose checkpoints and
+    barriers are all there but which the coordinator neither completes nor aborts before
+    the trace ends is one too: an acknowledgement never reached the coordinator, and the
+    round hangs.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -353,8 +356,8 @@ def round_violations(info: RoundInfo, participants: list[str], trace, declared: 
         )
         msg = (
             f"Round {info.round} starts at line {info.start_line}, and by line {whole} every participant took its "
-            "checkpoint of it and every barrier of it was received, but the coordinator, which declares the "
-            "outcome of rounds in this trace, neither completes nor aborts it before the trace ends: an "
+            "checkpoint of it and every barrier of it was received, but the coordinator, which starts rounds "
+            "or declares their outcome in this trace, neither completes nor aborts it before the trace ends: an "
             "acknowledgement of it never reached the coordinator (a participant gave the round up without "
             "declining it, or its acknowledgement was lost), and the round hangs."
         )

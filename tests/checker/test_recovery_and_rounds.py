@@ -234,6 +234,20 @@ def test_a_whole_round_the_coordinator_never_resolves_hangs():
     assert check_trace(_whole_round_never_declared(declares=False)).ok
 
 
+def test_a_started_round_that_is_whole_but_never_resolved_hangs_even_if_it_is_the_only_one():
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "T"],
+        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
+        protocol="abs-aligned",
+    )
+    rec.round_start("C", 1)
+    rec.recv("S", rec.barrier("C", "cs", 1))
+    rec.checkpoint("S", kind="coordinated", round=1)
+    rec.recv("T", rec.barrier("S", "st", 1))
+    rec.checkpoint("T", kind="coordinated", round=1)
+    assert check_trace(rec.trace()).kinds == {"incomplete-round"}
+
+
 def _round_with_m_in_transit(protocol: str):
     """Round 1 on S -> T, each triggered by the coordinator C: S sends m, checkpoints and
     sends its barrier; T checkpoints and processes m (in transit for the round). Returns
