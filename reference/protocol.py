@@ -124,6 +124,14 @@ class TaskContext(_Typing):
         """This task's part of ``round`` is durable — its checkpoint and every record of
         channel state that belongs to it: acknowledge it to the coordinator."""
 
+    def decline(self, round: int) -> None:
+        """Give ``round`` up and tell the coordinator, which aborts it (and, with
+        ``abort_notices``, tells every task): what a task does with a round it will never
+        acknowledge — a newer round's barrier or cancellation marker made it obsolete
+        here (Flink's ``declineCheckpoint``). A round given up without a word stays
+        pending at the coordinator until a later round completes or a timeout aborts it;
+        if neither comes, it hangs (``incomplete-round``)."""
+
     def set_timer(self, at: int, key: Any) -> None:
         """Call ``on_timer(key)`` at tick ``at`` (now, if ``at`` has passed). A periodic timer
         does not keep a finished run alive: once only timers are left and, for ten ticks of

@@ -214,6 +214,10 @@ class Task:
         self._round("complete", round)
         self.sim.acknowledge(self, round, "ack")
 
+    def decline(self, round: int) -> None:
+        self._round("decline", round)
+        self.sim.acknowledge(self, round, "decline")
+
     def situation(self, name: str) -> None:
         self.sim.situation(name, self)
 

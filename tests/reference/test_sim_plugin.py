@@ -166,3 +166,50 @@ def test_a_handler_that_never_returns_is_a_protocol_error_not_a_hang(monkeypatch
     assert "raised in the simulator" not in last.reason
     assert "protocol-error" in check_trace(res.trace()).kinds
     assert simulate(SimConfig(protocol=MyAligned, workload="q1", seed=0)).metrics["protocol_error"] is None
+
+
+class GiveUpFirstTask(TaskProtocol):
+    """Snapshot on the first barrier and forward it (one input per task); the sink gives
+    round 1 up after its snapshot — declining it if the protocol says so."""
+
+    def on_trigger(self, round, barrier):
+        self.take(round)
+
+    def on_barrier(self, ch, barrier, overtaking):
+        self.take(barrier.round)
+
+    def take(self, r):
+        if self.ctx.checkpoint(r) is None:
+            self.ctx.send_cancel(r)
+            return
+        self.ctx.send_barrier(r)
+        if r == 1 and not self.ctx.outputs:
+            if self.protocol.tell:
+                self.ctx.decline(r)
+            return
+        self.ctx.complete(r)
+
+
+class GiveUpSilently(Protocol):
+    name = "give-up-silently"
+    task_class = GiveUpFirstTask
+    topologies = "acyclic"
+    tell = False
+
+
+class GiveUpAndDecline(GiveUpSilently):
+    name = "give-up-and-decline"
+    tell = True
+
+
+def test_a_round_given_up_silently_hangs_and_a_declined_one_is_aborted():
+    cfg = dict(workload="q1", parallelism=1, seed=3, max_concurrent=1)
+    silent = simulate(SimConfig(protocol=GiveUpSilently(), **cfg))
+    assert silent.metrics["stuck"] and silent.metrics["rounds_completed"] == 0
+    rep = check_trace(silent.trace())
+    assert rep.kinds == {"incomplete-round"} and rep.violations[0].subject == "round 1", rep.render_text()
+    told = simulate(SimConfig(protocol=GiveUpAndDecline(), **cfg))
+    aborts = [e for e in told.trace().events if e.type == "round_abort"]
+    assert [(e.round, e.reason) for e in aborts][:1] == [(1, "declined by sink[0]")]
+    assert not told.metrics["stuck"] and told.metrics["rounds_completed"] >= 1
+    assert check_trace(told.trace()).ok
