@@ -142,8 +142,9 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     """What is wrong with the facts and handlers ``cls`` declares, as a user would fix it
     (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``recovery_modes`` a
     tuple of names, ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
-    protocol that exists, and — for the shared simulator — a ``task_class`` subclassing
-    ``TaskProtocol`` whose handlers take the arguments the simulator passes them.
+    protocol that exists, and — for the shared simulator — ``recovery_modes`` it implements
+    (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
+    the arguments the simulator passes them.
 
     >>> class Typo(Protocol):
     ...     topologies = "acylic"
@@ -176,6 +177,12 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
             except UsageError as exc:
                 out.append(f"mutant_of = {base!r}: {exc}")
     if cls.simulator is None:
+        if isinstance(modes, (tuple, list)) and any(m != "restart-all" for m in modes):
+            out.append(
+                f"recovery_modes = {tuple(modes)!r}: the shared dataflow simulator recovers by restarting "
+                "every task from the last completed round ('restart-all') only; a protocol with another "
+                "recovery brings its own simulator (Protocol.simulator)"
+            )
         out.extend(_handler_problems(cls.task_class))
     return out
 

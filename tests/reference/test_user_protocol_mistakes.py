@@ -49,6 +49,10 @@ MODULE = textwrap.dedent("""
         recovery_modes = "restart-all"
 
 
+    class Partial(Good):
+        recovery_modes = ("restart-all", "partial")  # the shared simulator restarts every task
+
+
     class NoRounds(Good):
         max_rounds_in_flight = 0
 
@@ -147,6 +151,7 @@ def cli(cwd, *args):
     [
         ("Typo", "topologies = 'acylic': expected one of any, acyclic, cyclic, own"),
         ("OneMode", "recovery_modes = 'restart-all': expected a tuple"),
+        ("Partial", "the shared dataflow simulator recovers by restarting every task"),
         ("NoRounds", "max_rounds_in_flight = 0: expected None (any) or a positive integer"),
         ("NoBase", "mutant_of = 'no-such-protocol': unknown protocol"),
         ("Instance", "task_class = an instance of Task: expected a subclass of"),
