@@ -102,6 +102,29 @@ def _row(run_id: int, seed: int, cfg) -> dict:
     return row
 
 
+OPTED_OUT = "the protocol declares failure_free_oracle = False"
+
+
+def oracle_skip(cfg, oracle: bool = True) -> str | None:
+    """Why the exactly-once oracle does not judge the run of ``cfg`` (None: it does).
+
+    >>> from snapcheck.reference import SimConfig
+    >>> oracle_skip(SimConfig(protocol="unaligned", workload="q1"))
+    'the run is its own failure-free run'
+    >>> oracle_skip(SimConfig(protocol="liverobin"))
+    'the protocol declares failure_free_oracle = False'
+    """
+    from snapcheck.reference.oracle import baseline
+
+    if not oracle:
+        return "off (--no-oracle)"
+    if not resolve(cfg.protocol).failure_free_oracle:
+        return OPTED_OUT
+    if baseline(cfg) is None:
+        return "the run is its own failure-free run"
+    return None
+
+
 def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign). ``conformer``
@@ -109,14 +132,15 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
     specification; it gets the finished row and the simulation result."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
-    from snapcheck.reference.oracle import Inconclusive, baseline, exactly_once
+    from snapcheck.reference.oracle import Inconclusive, exactly_once
 
     row = _row(run_id, seed, cfg)
     diffs = unjudged = None
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        if oracle and resolve(cfg.protocol).failure_free_oracle and baseline(cfg) is not None:
+        skip = oracle_skip(cfg, oracle)
+        if skip is None:
             try:
                 diffs = exactly_once(cfg, res)
             except Inconclusive as exc:  # the failure-free run has no end state to compare with
@@ -148,7 +172,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
         ),
         oracle=("inconclusive: " + unjudged)[:300]
         if unjudged
-        else "skipped"
+        else f"skipped: {skip}"
         if diffs is None
         else ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
         tasks=m["tasks"],

@@ -26,6 +26,8 @@ import os
 
 import orjson
 
+from snapcheck.spark_validation.runner import OPTED_OUT
+
 LIST_MUTANT_RUNS = 3  # reproduction commands listed per mutant (all are in the result table)
 PRINT_FAILURES = 20
 
@@ -138,8 +140,11 @@ def summarize(results: str, meta: dict) -> dict:
         )
 
     coverage = situation_coverage(correct)
+    opted_out = correct[correct["oracle"].fillna("").str.startswith(f"skipped: {OPTED_OUT}")]
+    opted = opted_out.groupby("protocol").size().to_dict()
     for p in protocols:
         p["situations_unreached"] = coverage.get(p["protocol"], {}).get("unreached", [])
+        p["oracle_not_applied"] = int(opted.get(p["protocol"], 0))
         p["faults_not_fired"] = int(
             correct[correct["protocol"] == p["protocol"]]["faults_not_fired"].fillna(0).astype(bool).sum()
         )
@@ -422,6 +427,9 @@ def markdown(s: dict) -> str:
             out.append(f"| {name} | {c['runs']:,} | {reached} | {', '.join(c['unreached']) or '-'} |")
     if s["mutants_not_run"]:
         out += ["", f"Mutants selected but not run (campaign too small): {', '.join(s['mutants_not_run'])}."]
+    unjudged = oracle_not_judged(s)
+    if unjudged:
+        out += ["", "## Not judged by the exactly-once oracle", ""] + [f"- {line}" for line in unjudged]
     out += conformance_markdown(s)
     out += ["", "## Failing runs of correct protocols", ""]
     if s["failing_runs"]:
@@ -442,6 +450,22 @@ def markdown(s: dict) -> str:
         for name, c in examples:
             out.append(f"- {name}: `{c}`")
     return "\n".join(out) + "\n"
+
+
+def oracle_not_judged(s: dict) -> list[str]:
+    """What the end-to-end exactly-once oracle did not judge in campaign summary ``s``:
+    every run if it was off, else the runs of protocols that opt out of it.
+
+    >>> oracle_not_judged({"oracle": True, "protocols": [{"protocol": "mine.py:Mine", "runs": 30, "oracle_not_applied": 30}]})
+    ['mine.py:Mine: 30 of 30 runs (the protocol declares failure_free_oracle = False)']
+    """
+    if s.get("oracle") is False:
+        return ["every run: the oracle was off (--no-oracle)"]
+    return [
+        f"{p['protocol']}: {p['oracle_not_applied']:,} of {p['runs']:,} runs ({OPTED_OUT})"
+        for p in s["protocols"]
+        if p.get("oracle_not_applied")
+    ]
 
 
 def _why(f: dict) -> str:
@@ -576,3 +600,5 @@ def print_summary(s: dict, console) -> None:
     for name, c in (s.get("coverage") or {}).items():
         if c["unreached"]:
             console.print(f"[yellow]not explored[/] {name}: no run reached {', '.join(c['unreached'])}")
+    for line in oracle_not_judged(s):
+        console.print(f"[yellow]not judged[/] {escape(line)}", highlight=False)

@@ -104,3 +104,15 @@ def test_runs_whose_domino_was_not_judged_count_as_none_and_warn_nothing(tmp_pat
         warnings.simplefilter("error")  # pandas' downcasting FutureWarning reached users' terminals
         s = _summary(tmp_path, rows)
     assert s["protocols"][0]["domino"] == 1
+
+
+def test_what_the_oracle_did_not_judge_is_said(tmp_path):
+    opted = "skipped: the protocol declares failure_free_oracle = False"
+    rows = [_row(0, "mine.py:Mine", oracle=opted), _row(1, "mine.py:Mine", oracle=opted), _row(2, "unaligned")]
+    s = _summary(tmp_path, rows, oracle=True)
+    by = {p["protocol"]: p["oracle_not_applied"] for p in s["protocols"]}
+    assert by == {"mine.py:Mine": 2, "unaligned": 0}
+    assert "- mine.py:Mine: 2 of 2 runs (the protocol declares failure_free_oracle = False)" in markdown(s)
+    (tmp_path / "off").mkdir()
+    off = _summary(tmp_path / "off", [_row(0, "unaligned")], oracle=False)
+    assert "- every run: the oracle was off (--no-oracle)" in markdown(off)
