@@ -142,8 +142,8 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     """What is wrong with the facts and handlers ``cls`` declares, as a user would fix it
     (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``recovery_modes`` a
     tuple of names, ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
-    protocol that exists, and — for the shared simulator — ``recovery_modes`` it implements
-    (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
+    protocol that exists, and — for the shared simulator — a topology it can run (not
+    ``own``), ``recovery_modes`` it implements (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
     the arguments the simulator passes them.
 
     >>> class Typo(Protocol):
@@ -177,6 +177,11 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
             except UsageError as exc:
                 out.append(f"mutant_of = {base!r}: {exc}")
     if cls.simulator is None:
+        if cls.topologies == "own":
+            out.append(
+                "topologies = 'own': the shared dataflow simulator runs a protocol on the campaign's "
+                "workloads; a protocol that builds its own processes brings its own simulator (Protocol.simulator)"
+            )
         if isinstance(modes, (tuple, list)) and any(m != "restart-all" for m in modes):
             out.append(
                 f"recovery_modes = {tuple(modes)!r}: the shared dataflow simulator recovers by restarting "

@@ -53,6 +53,10 @@ MODULE = textwrap.dedent("""
         recovery_modes = ("restart-all", "partial")  # the shared simulator restarts every task
 
 
+    class Own(Good):
+        topologies = "own"  # processes of its own need a simulator of its own
+
+
     class NoRounds(Good):
         max_rounds_in_flight = 0
 
@@ -152,6 +156,7 @@ def cli(cwd, *args):
         ("Typo", "topologies = 'acylic': expected one of any, acyclic, cyclic, own"),
         ("OneMode", "recovery_modes = 'restart-all': expected a tuple"),
         ("Partial", "the shared dataflow simulator recovers by restarting every task"),
+        ("Own", "topologies = 'own': the shared dataflow simulator runs a protocol on the campaign's workloads"),
         ("NoRounds", "max_rounds_in_flight = 0: expected None (any) or a positive integer"),
         ("NoBase", "mutant_of = 'no-such-protocol': unknown protocol"),
         ("Instance", "task_class = an instance of Task: expected a subclass of"),
