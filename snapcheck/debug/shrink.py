@@ -408,12 +408,69 @@ def shrink_trace(
     return ShrinkResult(cand, text, opts, kind, prop, stats["tests"], stats["invalid"], before, len(elems))
 
 
-def checker_predicate(prop: str, kind: str, base_options: Callable[[dict], object]) -> Callable[[Trace, dict], bool]:
-    """``violates(trace, options)``: the checker reports a ``kind`` violation of ``prop``."""
+# Violations that say something never happens: a round that never ends, a transaction
+# never published, a replica that stalls, a final checkpoint never taken or notified,
+# drift never bounded. Removing events from a trace can always make such a thing so
+# (drop the receipt that ended the round, the output that published the transaction), so
+# a shrunk trace must keep the original's witness of it, not only its kind.
+ABSENCE_KINDS = frozenset(
+    {
+        "incomplete-round",
+        "uncommitted",
+        "replica-stalled",
+        "final-checkpoint-unnotified",
+        "final-checkpoint-missing",
+        "unbounded-drift",
+    }
+)
+_LINES = re.compile(r"\blines? \d+(?:(?:, | and )\d+)*")
+
+
+def witness_identity(v) -> tuple[str, object]:
+    """What a shrunk trace must keep of an absence violation ``v``: its subject and its
+    message, line numbers left out (they change as events go). Of a round that never
+    ends, the processes that hold it up: those that never take their checkpoint though
+    no barrier is missing, and barriers sent but never received — not the processes
+    downstream that only wait for a barrier nobody sent them.
+
+    >>> from snapcheck.checker.report import Violation
+    >>> waits = ["B never takes its checkpoint of round 2 (no barrier is missing on its inputs)",
+    ...          "C (no checkpoint of round 2) waits for the barrier on bc from B: B never sent it"]
+    >>> v = Violation("incomplete-round", "termination", "round 2", "Round 2 ...", [7], {"round": 2, "waiting": waits})
+    >>> witness_identity(v)
+    ('round 2', frozenset({'B never takes its checkpoint of round 2 (no barrier is missing on its inputs)'}))
+    >>> witness_identity(Violation("uncommitted", "output-commit", "S", "txn 3 staged at line 12, never published", [12]))
+    ('S', 'txn 3 staged at line, never published')
+    """
+
+    def plain(text: str) -> str:
+        return _LINES.sub(lambda m: m.group(0).split()[0], text)
+
+    waiting = (v.witness or {}).get("waiting") if v.kind == "incomplete-round" else None
+    if isinstance(waiting, list):
+        return v.subject, frozenset(plain(w) for w in waiting if "never sent it" not in w or "never received" in w)
+    return v.subject, plain(v.message)
+
+
+def checker_predicate(
+    prop: str, kind: str, base_options: Callable[[dict], object], like: tuple[Trace, dict] | None = None
+) -> Callable[[Trace, dict], bool]:
+    """``violates(trace, options)``: the checker reports a ``kind`` violation of ``prop``.
+    With ``like`` (the trace being shrunk and its options) and an absence kind
+    (``ABSENCE_KINDS``), one whose ``witness_identity`` is that of a violation ``like``
+    shows."""
     from snapcheck.checker import check_trace
+
+    same: set | None = None
+    if like is not None and kind in ABSENCE_KINDS:
+        report = check_trace(like[0], base_options(like[1]))
+        same = {witness_identity(v) for v in report.violations if v.kind == kind and v.property == prop}
 
     def violates(t: Trace, options: dict) -> bool:
         report = check_trace(t, base_options(options))
-        return any(v.kind == kind and v.property == prop for v in report.violations)
+        return any(
+            v.kind == kind and v.property == prop and (same is None or witness_identity(v) in same)
+            for v in report.violations
+        )
 
     return violates

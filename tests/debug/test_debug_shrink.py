@@ -301,3 +301,42 @@ def test_cli_shrink_a_failing_simulation(tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert len(read_trace(str(tmp_path / "sim2.jsonl")).events) == 4
+
+
+def _hang_trace():
+    """Round 1 completes; in round 2, B receives A's barrier and never takes its checkpoint."""
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "A", "B"],
+        [("ab", "A", "B"), {"id": "ca", "src": "C", "dst": "A", "kind": "control"}],
+        protocol="abs-aligned",
+    )
+    for r in (1, 2):
+        rec.round_start("C", r)
+        rec.recv("A", rec.barrier("C", "ca", r))
+        rec.checkpoint("A", kind="coordinated", round=r)
+        rec.recv("B", rec.send("A", "ab"))
+        rec.recv("B", rec.barrier("A", "ab", r))
+        if r == 1:
+            rec.checkpoint("B", kind="coordinated", round=r)
+            rec.round_complete("C", r)
+        rec.recv("B", rec.send("A", "ab"))
+    return rec.trace()
+
+
+def test_shrinking_a_hang_keeps_what_holds_the_round_up():
+    """A round that never ends can be made by removing any event that ends one (say
+    B's receipt of round 1's barrier); the shrunk trace keeps the original's witness:
+    B never takes its checkpoint of round 2 although no barrier is missing."""
+    trace = _hang_trace()
+
+    def options(d):
+        return CheckOptions(properties={"termination"}, **d)
+
+    like = checker_predicate("termination", "incomplete-round", options, like=(trace, {}))
+    res = shrink_trace(trace, like, {}, "incomplete-round", "termination")
+    (v,) = [v for v in check_trace(res.trace, options({})).violations if v.kind == "incomplete-round"]
+    assert v.subject == "round 2"
+    assert "B never takes its checkpoint of round 2 (no barrier is missing on its inputs)" in v.message
+    assert len(res.trace.events) < len(trace.events)  # (by kind alone: 1 event, round 1 "never ends")
