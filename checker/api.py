@@ -293,7 +293,7 @@ def _rounds(run: _Run) -> None:
     h, trace = run.h, run.trace
     rounds = run.rounds
     life = run.lifetimes
-    declared = any(i.announced or i.declared_complete or i.abort_line is not None for i in rounds.values())
+    coordinated = any(i.announced or i.declared_complete or i.abort_line is not None for i in rounds.values())
     for r in sorted(rounds):
         info = rounds[r]
         members = life.members(h.procs, info.start_line)
@@ -305,7 +305,7 @@ def _rounds(run: _Run) -> None:
         }
         run.report.rounds[str(r)] = entry
         if run.want("termination"):
-            run.add("termination", f"round {r}", round_violations(info, members, trace, declared))
+            run.add("termination", f"round {r}", round_violations(info, members, trace, coordinated))
         if run.want("completion") and info.declared_complete:
             run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore))
         if (run.want("consistency") or run.want("channel-state")) and (why := discarded_snapshot(info, members)):

@@ -320,10 +320,10 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
     return out
 
 
-def round_violations(info: RoundInfo, participants: list[str], trace, declared: bool = False) -> list[Violation]:
+def round_violations(info: RoundInfo, participants: list[str], trace, coordinated: bool = False) -> list[Violation]:
     """``incomplete-round`` (property ``termination``): the round is declared complete and
     is not, or it never completes, aborts or meets a failure before the trace ends. The
-    witness says who waits for which barrier (``waiting_for``). With ``declared`` (the
+    witness says who waits for which barrier (``waiting_for``). With ``coordinated`` (the
     trace has a coordinator that starts rounds or declares their outcome: some round has a
     ``round_start``, ``round_complete`` or ``round_abort``), a round whose checkpoints and
     barriers are all there but which the coordinator neither completes nor aborts before
@@ -342,13 +342,13 @@ def round_violations(info: RoundInfo, participants: list[str], trace, declared: 
     >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)   # whole, never declared
     >>> trace = rec.trace()
     >>> info = find_rounds(trace, {"A", "B"})[1]
-    >>> [(v.kind, v.lines) for v in round_violations(info, ["A", "B"], trace, declared=True)]
+    >>> [(v.kind, v.lines) for v in round_violations(info, ["A", "B"], trace, coordinated=True)]
     [('incomplete-round', [2, 5])]
     """
     complete = is_complete(info, participants)
     subject = f"round {info.round}"
     if complete:
-        if not declared or info.declared_complete or info.abort_line is not None or info.fail_line is not None:
+        if not coordinated or info.declared_complete or info.abort_line is not None or info.fail_line is not None:
             return []
         whole = max(
             [e.line for e in info.ckpts.values()] + [slot.recv.line for slot in info.barriers.values() if slot.recv],
