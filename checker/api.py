@@ -297,7 +297,7 @@ def _rounds(run: _Run) -> None:
     for r in sorted(rounds):
         info = rounds[r]
         members = life.members(h.procs, info.start_line)
-        status = round_status(info, members)
+        status = round_status(info, members, coordinated)
         entry = {
             "status": status,
             "start_line": info.start_line,
@@ -308,7 +308,9 @@ def _rounds(run: _Run) -> None:
             run.add("termination", f"round {r}", round_violations(info, members, trace, coordinated))
         if run.want("completion") and info.declared_complete:
             run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore))
-        if (run.want("consistency") or run.want("channel-state")) and (why := discarded_snapshot(info, members)):
+        if (run.want("consistency") or run.want("channel-state")) and (
+            why := discarded_snapshot(info, members, coordinated)
+        ):
             entry["not_analysed"] = why
             run.report.notes.append(f"round {r}: {why}.")
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):

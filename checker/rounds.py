@@ -479,18 +479,20 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
     return out
 
 
-def round_status(info: RoundInfo, participants: list[str]) -> str:
+def round_status(info: RoundInfo, participants: list[str], coordinated: bool = False) -> str:
     """``complete``, ``aborted``, ``interrupted by failure`` or ``incomplete``. Only
     complete rounds are judged for consistency and channel state.
 
-    A round is complete when ``is_complete`` holds and the coordinator did not discard
-    it: a round it aborted (``round_abort``) without declaring it complete is
-    ``aborted`` even if every checkpoint and barrier of it came before the abort. Its
-    snapshot is thrown away and no recovery may restore it (``restore-aborted``), and a
-    task may have given it up without a word -- a task that takes a newer round while
-    the older one still records channel state stops recording the older one, which the
-    coordinator then aborts as subsumed -- so its channel state is not final
-    (``discarded_snapshot`` says why, for the report's notes).
+    Without coordinator events a round is complete when ``is_complete`` holds. In a
+    ``coordinated`` trace (a coordinator starts rounds or declares their outcome: some
+    round has a ``round_start``, ``round_complete`` or ``round_abort``), it must also be
+    declared complete (``round_complete``): a whole round the coordinator aborted, or
+    never completed before a failure or the end of the trace, is a snapshot nobody keeps
+    -- no recovery may restore it (``restore-aborted``) -- and a task may have given it
+    up without a word: a task that takes a newer round while the older one still records
+    channel state stops recording the older one, which the coordinator then aborts as
+    subsumed. Its channel state is not final; ``discarded_snapshot`` says why it is not
+    judged, for the report's notes.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -503,10 +505,10 @@ def round_status(info: RoundInfo, participants: list[str]) -> str:
     >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
     >>> rec.round_abort("C", 1, reason="subsumed by round 2")
     >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
-    >>> is_complete(info, ["A", "B"]), round_status(info, ["A", "B"])
+    >>> is_complete(info, ["A", "B"]), round_status(info, ["A", "B"], coordinated=True)
     (True, 'aborted')
     """
-    if is_complete(info, participants) and (info.declared_complete or info.abort_line is None):
+    if is_complete(info, participants) and (info.declared_complete or not coordinated):
         return "complete"
     if info.abort_line is not None:
         return "aborted"
@@ -515,23 +517,30 @@ def round_status(info: RoundInfo, participants: list[str]) -> str:
     return "incomplete"
 
 
-def discarded_snapshot(info: RoundInfo, participants: list[str]) -> str | None:
+def discarded_snapshot(info: RoundInfo, participants: list[str], coordinated: bool = False) -> str | None:
     """Why a round whose snapshot was whole (``is_complete``) is not judged as one: the
-    coordinator aborted it without declaring it complete (``round_status``); None if it
-    is judged or was never whole.
+    coordinator of a ``coordinated`` trace never declared it complete (``round_status``);
+    None if it is judged or was never whole.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B", "C"], [("a2b", "A", "B")])
     >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
     >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
     >>> rec.round_abort("C", 1, reason="timeout")
-    >>> print(discarded_snapshot(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"]))
+    >>> print(discarded_snapshot(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"], coordinated=True))
     aborted at line 6 (timeout) after every checkpoint and barrier of it: the coordinator discarded its snapshot, so its consistency and channel state are not judged
     """
-    if round_status(info, participants) != "aborted" or not is_complete(info, participants):
+    status = round_status(info, participants, coordinated)
+    if status == "complete" or not is_complete(info, participants):
         return None
-    reason = f" ({info.abort_reason})" if info.abort_reason else ""
-    return (
-        f"aborted at line {info.abort_line}{reason} after every checkpoint and barrier of it: the coordinator "
-        "discarded its snapshot, so its consistency and channel state are not judged"
-    )
+    if status == "aborted":
+        reason = f" ({info.abort_reason})" if info.abort_reason else ""
+        what = f"aborted at line {info.abort_line}{reason} after every checkpoint and barrier of it: the coordinator "
+        what += "discarded its snapshot"
+    elif status == "interrupted by failure":
+        what = (
+            f"whole but not declared complete before the failure at line {info.fail_line}, which discarded its snapshot"
+        )
+    else:
+        what = "whole but never declared complete before the trace ends: the coordinator never kept its snapshot"
+    return f"{what}, so its consistency and channel state are not judged"

@@ -288,6 +288,15 @@ def test_round_aborted_before_its_last_barrier_is_not_judged_as_a_cut():
     assert any(n.startswith("round 1: aborted at line") for n in late.notes)
 
 
+def test_a_whole_round_a_failure_ends_before_its_completion_is_not_judged_as_a_snapshot():
+    rec, _, bb, _ = _round_with_m_in_transit("unaligned")
+    rec.recv("T", bb)  # whole, with m missing from its channel state, and never declared complete
+    rec.fail("T")
+    rep = check_trace(rec.trace())
+    assert "dropped" not in rep.kinds and rep.rounds["1"]["status"] == "interrupted by failure", rep.render_text()
+    assert "before the failure at line" in rep.rounds["1"]["not_analysed"]
+
+
 def test_a_whole_round_declared_complete_is_judged_even_if_an_abort_follows():
     rec, _, bb, _ = _round_with_m_in_transit("unaligned")
     rec.recv("T", bb)
