@@ -236,6 +236,8 @@ def _import_file(path: str):
     if str(p.parent) not in sys.path:
         sys.path.insert(0, str(p.parent))  # its sibling modules import, as when the file runs as a script
     spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:  # a file no importer takes (no .py suffix, ...)
+        raise UsageError(f"protocol module {path}: not a Python module (a file.py)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
