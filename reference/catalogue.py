@@ -48,6 +48,7 @@ from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
 from snapcheck.reference.uncoordinated.protocol import UNC
 from snapcheck.traces.errors import UsageError
+from snapcheck.traces.protocol_facts import TlaMapping
 
 PROTOCOLS: dict[str, type[Protocol]] = {
     cls.name: cls
@@ -320,6 +321,7 @@ def as_spec(protocol) -> str:
 def base_of(mutant: type[Protocol]) -> str:
     """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``)."""
     base = mutant.mutant_of
+    assert base, f"{mutant.__qualname__} declares no mutant_of"  # every caller checks it first
     return spec_of(base) if isinstance(base, type) else base
 
 
@@ -353,7 +355,7 @@ def header_facts(protocol: dict | None) -> dict | None:
 def tla_mappings() -> dict:
     """Trace protocol name -> ``TlaMapping`` for every catalogue protocol with a TLA+
     trace specification."""
-    out = {}
+    out: dict[str, TlaMapping] = {}
     for cls in PROTOCOLS.values():
         if cls.tla is not None:
             out.setdefault(cls.header_name(), cls.tla)
