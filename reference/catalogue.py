@@ -48,6 +48,7 @@ from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
 from snapcheck.reference.uncoordinated.protocol import UNC
 from snapcheck.traces.errors import UsageError
+from snapcheck.traces.protocol_facts import TlaMapping
 
 PROTOCOLS: dict[str, type[Protocol]] = {
     cls.name: cls
@@ -248,6 +249,8 @@ def _import_file(path: str):
     if str(p.parent) not in sys.path:
         sys.path.insert(0, str(p.parent))  # its sibling modules import, as when the file runs as a script
     spec = importlib.util.spec_from_file_location(name, p)
+    if spec is None or spec.loader is None:  # a file no importer takes (no .py suffix, ...)
+        raise UsageError(f"protocol module {path}: not a Python module (a file.py)")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -330,6 +333,7 @@ def as_spec(protocol) -> str:
 def base_of(mutant: type[Protocol]) -> str:
     """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``)."""
     base = mutant.mutant_of
+    assert base, f"{mutant.__qualname__} declares no mutant_of"  # every caller checks it first
     return spec_of(base) if isinstance(base, type) else base
 
 
@@ -363,7 +367,7 @@ def header_facts(protocol: dict | None) -> dict | None:
 def tla_mappings() -> dict:
     """Trace protocol name -> ``TlaMapping`` for every catalogue protocol with a TLA+
     trace specification."""
-    out = {}
+    out: dict[str, TlaMapping] = {}
     for cls in PROTOCOLS.values():
         if cls.tla is not None:
             out.setdefault(cls.header_name(), cls.tla)

@@ -271,7 +271,7 @@ class Protocol:
     demo: dict = {}
     crash_targets: str | None = None
     finished_inputs = True
-    mutant_of: Any = None
+    mutant_of: type[Protocol] | str | None = None
     bug = ""
     expect: tuple[str, ...] = ()
     prop = ""

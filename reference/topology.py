@@ -139,17 +139,17 @@ def find_back_edges(operators: list[OperatorSpec], edges: list[EdgeSpec]) -> Non
         state[root] = 1
         while stack:
             node, it = stack[-1]
-            e = next(it, None)
-            if e is None:
+            edge = next(it, None)
+            if edge is None:
                 state[node] = 2
                 stack.pop()
                 continue
-            s = state.get(e.dst)
+            s = state.get(edge.dst)
             if s == 1:
-                e.back_edge = True
+                edge.back_edge = True
             elif s is None:
-                state[e.dst] = 1
-                stack.append((e.dst, iter(out[e.dst])))
+                state[edge.dst] = 1
+                stack.append((edge.dst, iter(out[edge.dst])))
     unreachable = [op.name for op in operators if op.name not in state]
     if unreachable:
         raise ValueError(f"operators unreachable from every source: {', '.join(unreachable)}")

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from snapcheck.reference.operators import (
     Filter,
     IncrementalJoin,
     KeyedAggregate,
     Map,
+    Operator,
     Sink,
     Source,
     WindowedCount,
@@ -79,7 +81,7 @@ def nexmark_inputs(records: int, gap: int, hot_ratio: float, parallelism: int) -
     n_people = max(1, records * parallelism)
 
     def inputs(rng: random.Random, source: str, subtask: int):
-        out = []
+        out: list[tuple[int, tuple, int]] = []  # (time, record, size)
         times = _arrivals(rng, records, gap)
         for k, ts in enumerate(times):
             ident = k * parallelism + subtask
@@ -315,6 +317,7 @@ def _random_op(rng: random.Random, name: str, p: int) -> OperatorSpec:
     Aggregates count per (key, hops) and emit values computed from the count alone,
     so that their output multiset does not depend on the arrival order."""
     kind = ("map", "filter", "keyed-aggregate", "windowed-count")[int(rng.random() * 4)]
+    make: Callable[[int], Operator]
     if kind == "map":
         make = lambda i: Map(lambda r: (r[0], (r[1] * 7 + 3) % 100, r[2], r[3]))
     elif kind == "filter":
@@ -433,7 +436,7 @@ def _random_edge(rng: random.Random, a: OperatorSpec, b: OperatorSpec) -> EdgeSp
     return EdgeSpec(a.name, b.name, part, key=(lambda r: r[0]) if part == "hash" else None)
 
 
-WORKLOADS = {
+WORKLOADS: dict[str, Callable[..., Workload]] = {
     "q1": q1,
     "q3": q3,
     "q8": q8,
@@ -455,7 +458,7 @@ def make_workload(
     hot_ratio: float = 0.0,
 ) -> Workload:
     """Build a named workload. Random graphs draw their structure from ``seed``."""
-    kw = {"hot_ratio": hot_ratio}
+    kw: dict[str, Any] = {"hot_ratio": hot_ratio}
     if records is not None:
         kw["records"] = records
     if gap is not None:

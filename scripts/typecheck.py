@@ -1,5 +1,6 @@
 """Type-check the packages named in pyproject.toml (``[tool.mypy] packages``: the
-base layer ``snapcheck.traces`` and ``snapcheck.checker`` with ``checker/tla``) with mypy.
+base layer ``snapcheck.traces``, ``snapcheck.checker`` with ``checker/tla``,
+``snapcheck.reference`` and ``snapcheck.spark_validation``) with mypy.
 
 Like ``lint_imports.py``, it assembles the tree the wheel installs (the repository
 keeps each layer in a top-level directory the build maps onto ``snapcheck.*``) in a

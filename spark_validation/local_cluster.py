@@ -61,6 +61,7 @@ class LocalCluster:
     def _start(self, name: str, *args: str) -> subprocess.Popen:
         import pyspark
 
+        assert self.workdir is not None  # made by start()
         log = (self.workdir / f"{name}.log").open("w")
         p = subprocess.Popen(
             ["bash", str(Path(pyspark.__file__).parent / "bin" / "spark-class"), *args],
@@ -74,6 +75,7 @@ class LocalCluster:
         return p
 
     def log(self, name: str) -> str:
+        assert self.workdir is not None  # made by start()
         path = self.workdir / f"{name}.log"
         return path.read_text()[-3000:] if path.exists() else ""
 

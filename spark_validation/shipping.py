@@ -270,7 +270,7 @@ def _shipped(top: str, module, dest: Path) -> str:
 
 def ship_user_modules(sc, protocols: UserProtocols) -> None:
     """Send the modules of ``protocols`` to the executors of ``sc`` (once per file per context)."""
-    sent = getattr(sc, "_snapcheck_sent", set())
+    sent: set[str] = getattr(sc, "_snapcheck_sent", set())
     for path in module_files(protocols):
         if path not in sent:
             sc.addPyFile(path)

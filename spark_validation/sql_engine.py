@@ -243,7 +243,9 @@ class DuckEngine(Engine):
         self.con.execute(f"SET threads TO {self.threads}")
         self.con.execute("SET enable_progress_bar = false")
         self.con.execute("SET preserve_insertion_order = false")
-        self.con.create_function(
+        # duckdb's stubs (_duckdb-stubs) want null_handling as its FunctionNullHandling enum, whose module
+        # moved between the versions we accept (duckdb.functional, duckdb.func); every version takes the string.
+        self.con.create_function(  # type: ignore[call-overload]
             "aligned_of", aligned_of, ["VARCHAR"], "BOOLEAN", null_handling="special", side_effects=False
         )
 
@@ -443,7 +445,8 @@ def _chunks(reader, traces_per_chunk: int):
 
 def check_table(check, table) -> list[dict]:
     """``check(rows, trace_id)`` for every trace of an Arrow table sorted by trace_id."""
-    out, rows = [], []
+    out: list[dict] = []
+    rows: list[dict] = []
     for r in table.to_pylist():
         if rows and r["trace_id"] != rows[0]["trace_id"]:
             out.append(check(rows, rows[0]["trace_id"]))

@@ -75,7 +75,7 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
         cfg = _backpressure(rnd, protocol, cls, seed, workloads)
     else:
         cfg = _uniform(rnd, protocol, cls, seed, workloads)
-    tasks = task_ids(cfg.workload, cfg.parallelism, seed) if failures else None
+    tasks: list[str] = task_ids(cfg.workload, cfg.parallelism, seed) if failures else []
     horizon = cfg.records * cfg.gap + 4 * cfg.interval
     if strategy == "moments":
         if failures and rnd.random() < 0.7:

@@ -20,6 +20,7 @@ into one v1 Parquet file.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from snapcheck.traces import TraceRecorder
 
@@ -33,7 +34,7 @@ def random_trace(
     procs = [f"P{i}" for i in range(n)]
     pairs = [(a, b) for a in procs for b in procs if a != b]
     chosen = rnd.sample(pairs, rnd.randint(1, len(pairs)))
-    channels = [
+    channels: list[dict[str, Any]] = [  # header channels (JSON objects)
         {"id": f"{a}>{b}", "src": a, "dst": b, "logged": rnd.random() < 0.1, "back_edge": rnd.random() < 0.1}
         for a, b in chosen
     ]

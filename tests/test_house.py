@@ -21,9 +21,10 @@ def test_import_contracts_are_kept():
     assert "Contracts: 2 kept, 0 broken." in run.stdout
 
 
-def test_the_base_layer_and_the_checker_type_check():
+def test_the_base_layer_the_checker_the_reference_and_the_spark_validation_type_check():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
-    assert {"snapcheck.traces", "snapcheck.checker"} <= set(config["packages"])
+    checked = {"snapcheck.traces", "snapcheck.checker", "snapcheck.reference", "snapcheck.spark_validation"}
+    assert checked <= set(config["packages"])
     assert not config.get("overrides"), "no module may be exempted ([[tool.mypy.overrides]])"
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "typecheck.py")], capture_output=True, text=True, timeout=900

@@ -43,6 +43,7 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from snapcheck.traces.recorder import TraceRecorder
 
@@ -118,7 +119,7 @@ class GicModel:
         self.offsets = [0] * parallelism  # records sent per task (the source's position)
         self.down_until: int | None = None
         self.recoveries = 0
-        self.m = {
+        self.m: dict[str, Any] = {  # a count, or a list of samples
             "checkpoint_bytes": [],
             "incremental_bytes": [],
             "full_bytes": [],
@@ -294,6 +295,7 @@ class GicModel:
         if h["materialization"] and mat is None:
             self.m["missing_at_restore"] += 1
         if mat is not None:
+            assert mat.state is not None  # a materialization holds its snapshot
             t.state = dict(mat.state)
             t.mat = mat
         for sid, lo, hi in h["changelog"]:

@@ -34,12 +34,17 @@ class BCSTask(UncoordinatedTask):
         return "sn" if pb["sn"] > self.sn else None
 
     def checkpoint_taken(self, kind: str, pb: dict | None) -> None:
-        self.sn = pb["sn"] if kind == "forced" else self.sn + 1
+        if kind == "forced":
+            assert pb is not None  # a forced checkpoint comes with the piggyback that forced it
+            self.sn = pb["sn"]
+        else:
+            self.sn += 1
 
     def vars(self) -> dict:
         return {"sn": self.sn}
 
-    def restore_vars(self, vars: dict) -> None:
+    def restore_vars(self, vars: dict | None) -> None:
+        assert vars is not None  # saved by vars(), a dict
         self.sn = vars["sn"]
 
 

@@ -113,7 +113,8 @@ class HMNRTask(UncoordinatedTask):
     def vars(self) -> dict:
         return {"lc": self.lc, "ckpt": self.ckpt[:], "taken": self.taken[:], "greater": self.greater[:]}
 
-    def restore_vars(self, vars: dict) -> None:
+    def restore_vars(self, vars: dict | None) -> None:
+        assert vars is not None  # saved by vars(), a dict
         self.lc = vars["lc"]
         self.ckpt = list(vars["ckpt"])
         self.taken = list(vars["taken"])
@@ -174,7 +175,8 @@ class HMNRClockTask(HMNRTask):
     def vars(self) -> dict:
         return {"clock": self.clock[:], "ckpt": self.ckpt[:], "taken": self.taken[:]}
 
-    def restore_vars(self, vars: dict) -> None:
+    def restore_vars(self, vars: dict | None) -> None:
+        assert vars is not None  # saved by vars(), a dict
         self.clock = list(vars["clock"])
         self.ckpt = list(vars["ckpt"])
         self.taken = list(vars["taken"])

@@ -43,13 +43,30 @@ protocol are unchanged. What it adds, and how it shows in the trace:
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.sim.messages import Chan, Msg, Stored
 from snapcheck.traces.model import Channel
 
+if TYPE_CHECKING:
+    from snapcheck.reference.protocol import Protocol
+
+    class CommitProtocol(Protocol):
+        """The switches a protocol run by ``CommitSimulator`` declares (``commit.protocol``,
+        ``regional.protocol``, which import this module)."""
+
+        sink_class: type
+        commit_on_checkpoint: bool
+        final_resend: bool
+        eos_early: bool
+        await_event_acks: bool
+        restore_policy: str
+
 
 class CommitSimulator(Simulator):
+    protocol: CommitProtocol
+
     def __init__(self, cfg, workload, protocol, log_class):
         super().__init__(cfg, workload, protocol, log_class)
         self.m.update(control_lost=0, notifications_resent=0, events_sent=0, events_resent=0, rounds_aborted_events=0)

@@ -106,6 +106,7 @@ class AlignedTask(TaskProtocol):
         return first
 
     def give_up(self) -> None:
+        assert self.round is not None  # called while a round is being aligned
         self.passed(self.round)
         self.round = None
         self.arrived = {}
@@ -130,7 +131,7 @@ class AlignedABS(Protocol):
     abort_notices = True
     family = "coordinated"
     topologies = "acyclic"
-    tla = TlaMapping("ABSTrace")  # Algorithm 1: no back-edges, whatever the header says
+    tla: TlaMapping | None = TlaMapping("ABSTrace")  # Algorithm 1: no back-edges, whatever the header says
     summary = "ABS Algorithm 1: block inputs until aligned; no channel state (DAGs only)"
     task_class = AlignedTask
     aligned = True

@@ -116,6 +116,7 @@ class AlignedTimeoutTask(TaskProtocol):
         for c in ctx.inputs:
             if c in st.marked:
                 continue  # barrier already processed: later records are post-barrier
+            pre: list | None
             if c is trigger:
                 pre = ctx.queued(c)
             else:
@@ -139,6 +140,7 @@ class AlignedTimeoutTask(TaskProtocol):
         st.marked[ch] = True
         recorded = st.pending.pop(ch, None)
         if recorded:
+            assert st.ckpt is not None  # recordings open once the checkpoint is taken (switch)
             self.ctx.record(st.ckpt, ch, recorded)
         self.maybe_done(r, st)
 

@@ -31,7 +31,7 @@ class ChandyLamportTask(ChannelRecordingTask):
         if ckpt is None:  # declined: no markers for this round
             return
         self.ctx.send_barrier(r)
-        pending = {c: [] for c in self.ctx.inputs if c is not first}
+        pending: dict[object, list] = {c: [] for c in self.ctx.inputs if c is not first}  # channel -> records
         self.active[r] = (ckpt, pending)
         if not pending:
             self.done(r)

@@ -13,10 +13,16 @@ checkpoints).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from snapcheck.reference.protocol import TaskProtocol
 
 
 class ChannelRecordingTask(TaskProtocol):
+    if TYPE_CHECKING:
+
+        def start(self, r: int, trigger) -> None: ...  # the subclass's (module docstring)
+
     def __init__(self, ctx, protocol) -> None:
         super().__init__(ctx, protocol)
         self.active: dict[int, tuple[int, dict]] = {}  # round -> (ckpt, {pending channel: records})

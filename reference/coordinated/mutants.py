@@ -156,6 +156,7 @@ class LateSnapshotTask(UnalignedTask):
             self.snapshot_now()
 
     def snapshot_now(self) -> None:
+        assert self.deferred is not None  # a snapshot was deferred
         r, trigger, _, seen = self.deferred
         self.deferred = None
         super().start(r, trigger)

@@ -67,7 +67,7 @@ class Unaligned(Protocol):
     situations = Protocol.situations + ("overtake", "backpressured-barrier")
     family = "coordinated"
     max_rounds_in_flight = 1  # FLIP-76: no concurrent unaligned checkpoints
-    tla = TlaMapping("UnalignedTrace", mode="unaligned", models_arrival=True)
+    tla: TlaMapping | None = TlaMapping("UnalignedTrace", mode="unaligned", models_arrival=True)
     summary = "FLIP-76: priority barriers overtake buffers; persists input and output parts"
     task_class = UnalignedTask
     observe_arrivals = True

@@ -100,7 +100,7 @@ class SplitReader(Operator):
         self.agreed = snap[1]
 
     def canonical(self):
-        out = {"splits": sorted([s, p] for s, p in self.pos.items())}
+        out: dict[str, object] = {"splits": sorted([s, p] for s, p in self.pos.items())}
         if self.agreed_key:
             out[self.agreed_key] = self.agreed
         return out

@@ -27,6 +27,7 @@ above; plus the commit simulator's notification loss and delay.
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS
 from snapcheck.reference.coordinated.unaligned import Unaligned
@@ -39,8 +40,13 @@ from snapcheck.traces.protocol_facts import TlaMapping
 READINGS = ("region-restart", "region-continue")
 DEFAULTS = {"notify_loss": 0.0, "notify_jitter": 0, "event_loss": 0.0, "event_jitter": 0, "events": 0}
 
+if TYPE_CHECKING:  # a mixin of a barrier protocol: checked as a Protocol
+    from snapcheck.reference.protocol import Protocol as _Protocol
+else:
+    _Protocol = object
 
-class RegionalCheckpoints:
+
+class RegionalCheckpoints(_Protocol):
     """The facts and switches shared by both regional protocols (a mixin of a barrier
     protocol). Each mutant flips one switch."""
 
@@ -60,7 +66,7 @@ class RegionalCheckpoints:
     # regional switches
     regions_by = "components"  # pipeline regions: connected components of the data channels
     cross_edge = False  # the job has a src -> sink hash edge across slices
-    agreed = None  # union state all readers agree on: "config-epoch" | "checkpoint-id"
+    agreed: str | None = None  # union state all readers agree on: "config-epoch" | "checkpoint-id"
     forces_global = True  # after max_consecutive regional completions the next must be global
     corrects_coordinator = True  # the enumerator's checkpointed state is corrected before notification
     live_correction = False  # the correction also takes the splits back from running readers

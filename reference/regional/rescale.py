@@ -29,9 +29,31 @@ completes regionally (the regions' older rounds predate the new distribution).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from snapcheck.reference.operators import KeyedAggregate
 from snapcheck.reference.sim.exploration import SELF, parse_fault
+
+if TYPE_CHECKING:  # a mixin of RegionalSimulator, a CommitSimulator: checked as one
+    from snapcheck.reference.commit.simulator import CommitProtocol
+    from snapcheck.reference.commit.simulator import CommitSimulator as _Simulator
+    from snapcheck.reference.regional.splits import SplitEnumerator
+    from snapcheck.reference.sim.engine import Task
+
+    class RegionalFacts(CommitProtocol):
+        """The switches a regional protocol declares (``regional.protocol.RegionalCheckpoints``,
+        which imports the simulator) that the simulator reads."""
+
+        regions_by: str
+        agreed: str | None
+        forces_global: bool
+        corrects_coordinator: bool
+        live_correction: bool
+        fallback_commit: bool
+        fails_acked_regions: bool
+        rescale_by_id: bool
+else:
+    _Simulator = object
 
 RESCALE = "rescale"
 
@@ -45,11 +67,31 @@ def deal(elements: list, n: int) -> list[list]:
     return [elements[i::n] for i in range(n)]
 
 
-class Rescale:
+class Rescale(_Simulator):
     """Mixin of ``RegionalSimulator``: rescale events and the restore that redistributes
     list state (module docstring)."""
 
     extra_fault_targets = (RESCALE,)
+    protocol: RegionalFacts
+    # what it uses of RegionalSimulator (regional.simulator, which imports this module)
+    rescale_base: int | None
+    force_next: str | None
+    may_rescale: bool
+    rescales: tuple[int, ...]
+    rescaling: bool
+    readers: list[Task]
+    logs: dict  # split -> regional.simulator.SplitLog
+    enum: SplitEnumerator
+    regions: list[int]
+    refs: dict[int, dict[int, int]]
+    rinfo: dict  # round -> its regional state (regional.simulator._Round)
+    down: dict[int, dict]
+
+    if TYPE_CHECKING:
+
+        def request_split(self, reader: Task) -> None: ...
+        def read_split(self, reader: Task, log, start: int) -> None: ...
+        def evaluate(self, r: int, why: str) -> None: ...
 
     def run(self) -> None:
         cfg = self.cfg
@@ -127,11 +169,13 @@ class Rescale:
             if self.protocol.rescale_by_id and line in v.round_ckpt:
                 ref = line  # the state handle looked up by the checkpoint id restored
             ckpt[v.pid] = v.round_ckpt[ref] if ref else 0
+            assert v.initial is not None  # set by _start_tasks
             stored[v.pid] = self.store[(v.pid, ckpt[v.pid])] if ckpt[v.pid] else v.initial
         n = len(self.readers)
         elements = [(s, p, v) for v in self.readers for s, p in sorted(stored[v.pid].state[0].items())]
-        owner = {}
-        state, sources = {}, {}
+        owner: dict[int, Task] = {}  # split -> the reader it is dealt to
+        state: dict[int, object] = {}  # pid -> its operator's redistributed snapshot
+        sources: dict[int, list] = {}
         for j, share in enumerate(deal(elements, n)):
             reader = self.readers[j]
             owner.update((s, reader) for s, _, _ in share)

@@ -85,7 +85,7 @@ LIVELOCK_SPANS = 100  # a run still busy after 100 input spans is given up (600 
 class SplitLog(External):
     """An external split log: never fails, every record durable. It has a channel to its
     reader (to every reader when the job may be rescaled: ``chans``), the records sent on
-    each (``sent``), and ``reading`` numbers the readings started by assignments, so that
+    each (``first_sends``), and ``reading`` numbers the readings started by assignments, so that
     a superseded one stops."""
 
     def __init__(self, pid: int, split) -> None:
@@ -94,7 +94,7 @@ class SplitLog(External):
         self.reading = 0
         self.reader = -1  # the task pid reading it (its owner)
         self.chans: dict[int, Chan] = {}
-        self.sent: dict[int, dict[int, Msg]] = {}  # reader pid -> record index -> its first send
+        self.first_sends: dict[int, dict[int, Msg]] = {}  # reader pid -> record index -> its first send
 
     def channel(self) -> Chan:
         """The channel to the split's current reader."""
@@ -167,7 +167,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
             procs.append(Process(log.id, "external", "splits", attrs={"split": sp.index, "records": len(sp.records)}))
             for reader in self.readers if self.may_rescale else [self.readers[sp.owner]]:
                 c = log.chans[reader.pid] = Chan(f"{log.id}->{reader.id}", log, reader, port=sp.index)
-                log.sent[reader.pid] = {}
+                log.first_sends[reader.pid] = {}
                 reader.reads.append(c)
                 channels.append(Channel(c.id, log.id, reader.id, logged=True, attrs={"split": sp.index}))
             self.logs[sp.index] = log
@@ -239,7 +239,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         """Record ``j`` of a split enters its reader's input: sent the first time, replayed
         (from the durable log) when read again."""
         ch = log.channel()
-        sent = log.sent[log.reader]
+        sent = log.first_sends[log.reader]
         if j in sent:
             m = self._replay(log, sent[j], "source")
         else:
@@ -391,7 +391,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         assignment = self.enum.complete(r, readers, correct=self.protocol.corrects_coordinator)
         keep = self.last_completed_progress
         super().complete_round(r)  # log, subsume older rounds, notify (notify_completion)
-        attrs = {"assignment": {str(s): self.tasks[pid].id for s, pid in assignment.items()}}
+        attrs: dict[str, object] = {"assignment": {str(s): self.tasks[pid].id for s, pid in assignment.items()}}
         if fallback:
             attrs["fallback"] = {self.tasks[pid].id: k if self.resolve_refs else before for pid, k in fallback.items()}
         if self.rinfo[r].timed_out:

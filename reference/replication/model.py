@@ -98,10 +98,10 @@ class ReplicationModel:
         self.rng = random.Random(f"{seed}/replication")
         self.merge = self.p["merge"]
         self.reps = [Replica(f"{TASK}#{r}", order) for r, order in enumerate(self.queue_orders())]
-        procs = [{"id": s, "role": "source"} for s in SOURCES]
+        procs: list[dict] = [{"id": s, "role": "source"} for s in SOURCES]
         procs += [{"id": r.id, "operator": "U", "subtask": 0, "worker": f"w{i}"} for i, r in enumerate(self.reps)]
         procs.append({"id": "sink", "role": "sink"})
-        chans = [(self.ch(s, r.id), s, r.id) for s in SOURCES for r in self.reps]
+        chans: list[tuple | dict] = [(self.ch(s, r.id), s, r.id) for s in SOURCES for r in self.reps]
         chans += [(self.ch(r.id, "sink"), r.id, "sink") for r in self.reps]
         if self.merge == "liverobin":
             procs.append({"id": "HG", "role": "source"})

@@ -34,7 +34,9 @@ class LiveRobin(Protocol):
     family = "replication"
     topologies = "own"
     crash_targets = "U[0]#0 or U[0]#1: a replica, at a time in the model's ticks"
-    tla = TlaMapping("LiveRobinTrace", kind="replication", invariants=("ReplicaAgreement",), refinement="MergeSpec")
+    tla: TlaMapping | None = TlaMapping(
+        "LiveRobinTrace", kind="replication", invariants=("ReplicaAgreement",), refinement="MergeSpec"
+    )
     summary = (
         "active replication, leaderless: duplicate sending, dedup by sequence number, "
         "LiveRobin deterministic merge with heartbeat generator and mergers"

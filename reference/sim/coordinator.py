@@ -13,12 +13,13 @@ sealed it completes, then published (``output`` events).
 
 from __future__ import annotations
 
+from snapcheck.reference.sim.base import SimulatorBase
 from snapcheck.reference.sim.messages import BARRIER, BARRIER_SIZE, CONTROL, CONTROL_SIZE, Chan, Msg
 
 MAX_FINAL_ATTEMPTS = 10  # give up after this many aborted rounds on a quiescent dataflow
 
 
-class Coordinator:
+class Coordinator(SimulatorBase):
     """Mixin of ``Simulator``: control messages, rounds and output commit."""
 
     def send_control(self, node, ch: Chan, value, size: int = CONTROL_SIZE, keep_alive: bool = True) -> None:

@@ -113,6 +113,13 @@ def _user_frame(tb) -> str:
 class Task:
     """A task: one parallel instance of an operator. Implements ``reference.protocol.TaskContext``."""
 
+    # set by some simulators only (absent otherwise)
+    restart_epoch: int  # regional: the epoch of the task's last restart
+    processed: dict[Chan, int]  # uncoordinated: records processed per channel read
+    ckpts: list[Stored]  # uncoordinated: its local checkpoints
+    ckpt_interval: int  # uncoordinated: ticks between its checkpoints
+    ckpt_rng: random.Random  # uncoordinated: the jitter of its checkpoint times
+
     def __init__(self, sim: Simulator, pid: int, ident: str, spec, subtask: int, cost: int):
         self.sim = sim
         self.pid = pid
@@ -128,7 +135,7 @@ class Task:
         self.outputs: list[Chan] = []  # data outputs
         self.routes: list = []
         self.ack: Chan | None = None  # control channel to the coordinator
-        self.proto = None
+        self.proto: TaskProtocol | None = None  # set by Simulator._start_tasks
         self.alive = True
         self.busy_until = 0
         self.wake = False
@@ -551,6 +558,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
 
     def barrier_received(self, v: Task, ch: Chan, m: Msg) -> None:
         self.log_recv(v.pid, self.now, ch.id, m.mid)
+        assert m.round is not None  # a barrier carries its round
         v.first_barrier.setdefault(m.round, self.now)
 
     def take_checkpoint(self, v: Task, round: int) -> int | None:
@@ -570,6 +578,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         v.ckpt_no += 1
         n = v.ckpt_no
         sent = {c: c.seq for c in v.outputs}
+        assert v.ack is not None  # set when the dataflow is built
         sent[v.ack] = v.ack.seq
         self.store[(v.pid, n)] = Stored(n, "coordinated", round, state, None, Counts(sent))
         v.round_ckpt[round] = n
@@ -669,6 +678,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             )
         if what == "ack":
             self.task_ckpt_time.append(self.now - v.first_barrier.get(round, self.now))
+        assert v.ack is not None  # set when the dataflow is built
         self.send_control(v, v.ack, [what, round])
 
     def fire_timer(self, v: Task, inc: int, key) -> None:
@@ -686,6 +696,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
                 f"{fired} timers fired at tick {self.now}: a timer re-armed for the current tick from on_timer "
                 "never lets the simulated clock advance",
             )
+        assert v.proto is not None  # set by _start_tasks
         v.proto.on_timer(key)
         if not v.wake:
             self.step(v)

@@ -53,6 +53,8 @@ is found with probability at least ``1 / (n k^(d-1))`` per run.
 
 from __future__ import annotations
 
+from snapcheck.reference.sim.base import SimulatorBase
+
 SITUATIONS = (
     "aligning",
     "snapshot",
@@ -129,7 +131,7 @@ def format_fault(entry: tuple) -> str:
     return f"{entry[0]}@{entry[1]}#{entry[2]}"
 
 
-class Exploration:
+class Exploration(SimulatorBase):
     """Mixin of ``Simulator``: situation counters, fault triggers and pauses."""
 
     extra_fault_targets: tuple[str, ...] = ()  # fault targets that are not tasks (``fire_fault`` handles them)

@@ -152,4 +152,9 @@ class External(Node):
         super().__init__(pid, ident)
         self.records = records
         self.sent: list[Msg] = []
-        self.chan: Chan | None = None
+        self.chan: Chan | None = None  # to the task reading this log (set when the dataflow is built)
+
+    def channel(self) -> Chan:
+        """The channel to the task reading this log."""
+        assert self.chan is not None, f"{self.id} has no channel yet"
+        return self.chan

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from heapq import heappush
 
+from snapcheck.reference.sim.base import SimulatorBase
 from snapcheck.reference.sim.messages import BARRIER, CANCEL, DATA, FORWARD, HASH, Chan, External, Msg
 from snapcheck.reference.topology import partition
 
 
-class Network:
+class Network(SimulatorBase):
     """Mixin of ``Simulator``: moving records through channels and tasks."""
 
     partition = staticmethod(partition)  # the receiving subtask of a keyed record
@@ -38,6 +39,7 @@ class Network:
         records = ext.records
         t, value, size = records[i]
         ch = ext.chan
+        assert ch is not None  # set when the dataflow is built
         seq = i + 1
         mid = f"{ch.id}:{seq}"
         m = Msg(mid, ch, seq, DATA, value, None, size, t, ch.epoch)

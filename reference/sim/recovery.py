@@ -13,10 +13,11 @@ previous epoch still in flight are discarded on arrival (``discard``, reason
 
 from __future__ import annotations
 
+from snapcheck.reference.sim.base import SimulatorBase
 from snapcheck.reference.sim.messages import DATA, Msg, Stored
 
 
-class Recovery:
+class Recovery(SimulatorBase):
     """Mixin of ``Simulator``: crashes, global rollback and replay."""
 
     def fail(self, v, reason: str = "injected crash") -> None:
@@ -63,17 +64,18 @@ class Recovery:
         self.epoch += 1
         self.reset_channels(self.chans, self.epoch)
         for ext in self.externals:
-            ext.chan.inq.clear()
+            ext.channel().inq.clear()
         # checkpoint 0: the initial state, also of a task started after the round
         stored = [self.restore_task(v, v.round_ckpt.get(line, 0) if line else 0, k, line or None) for v in self.tasks]
         self.outstanding = 0
         self.replay_channel_state(self.tasks, stored)
         for ext in self.externals:  # sources re-read from their offsets
-            src = ext.chan.dst
-            for m in ext.sent[src.op.position(ext.chan.port) :]:
-                nm = self._replay(ext, m, "source", ext.chan)
+            ch = ext.channel()
+            src = ch.dst
+            for m in ext.sent[src.op.position(ch.port) :]:
+                nm = self._replay(ext, m, "source", ch)
                 nm.arr = now
-                ext.chan.inq.append(nm)
+                ch.inq.append(nm)
         rec = self.recoveries[-1]
         rec["restored"] = now
         rec["line"] = line

@@ -60,6 +60,7 @@ from __future__ import annotations
 import copy
 import random
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from snapcheck.reference.operators import SplitSource
 from snapcheck.reference.sim.engine import ProtocolBroke
@@ -125,7 +126,13 @@ class Recorded:
         return self.inner.canonical()
 
 
-class Rescaling:
+if TYPE_CHECKING:  # a mixin of a Simulator class (``rescaling_class``), checked as one
+    from snapcheck.reference.sim.engine import Simulator as _Simulator
+else:
+    _Simulator = object
+
+
+class Rescaling(_Simulator):
     """Mixin of ``Simulator`` (module docstring); ``rescaling_class`` composes it."""
 
     # -- construction --------------------------------------------------------------------
@@ -138,7 +145,7 @@ class Rescaling:
         self.ext_chans: dict = {ext: [ext.chan] for ext in self.externals}
         self.partition_of = {}  # external -> (source operator, partition index)
         for ext in self.externals:
-            self.partition_of[ext] = (ext.chan.dst.spec.name, ext.chan.dst.subtask)
+            self.partition_of[ext] = (ext.channel().dst.spec.name, ext.channel().dst.subtask)
         if cfg.rescale:
             for t in self.tasks:
                 t.op = Recorded(t.op)
@@ -148,11 +155,12 @@ class Rescaling:
         self.retired_states: dict = {}  # retired finished task's id -> its state when it retired
         if cfg.finish_sources:
             self._notify_channels(self.tasks)
-        self._savepoint_round = None
+        self._savepoint_round: tuple[int, int] | None = None  # (round, parallelism) of a stop-with-savepoint
         self._savepoint_tries = 0
-        self._pending_rescale = None
+        self._pending_rescale: int | None = None  # the parallelism of the restart after a failure
         self.late: dict = {}  # channel -> recovered records delivered late
         for t in self.tasks:
+            assert t.initial is not None  # set by _start_tasks
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
 
     def _keyed(self, spec) -> bool:
@@ -166,7 +174,7 @@ class Rescaling:
                 lo, hi = kg_range(self.max_par, t.spec.parallelism, t.subtask)
                 procs[i] = replace(proc, key_groups=[[lo, hi]], max_parallelism=self.max_par)
             elif t.is_source:
-                procs[i] = replace(proc, partitions=[e.id for e in self.externals if e.chan.dst is t])
+                procs[i] = replace(proc, partitions=[e.id for e in self.externals if e.channel().dst is t])
 
     def _notify_channels(self, tasks) -> None:
         chans = []
@@ -201,7 +209,10 @@ class Rescaling:
             self.waiting_final[v] = v.ckpt_no  # its checkpoints after this one are final
 
     def _exhausted(self, v) -> bool:
-        return all(ext.chan.dst is not v or v.op.position(ext.chan.port) >= len(ext.records) for ext in self.externals)
+        return all(
+            ext.channel().dst is not v or v.op.position(ext.channel().port) >= len(ext.records)
+            for ext in self.externals
+        )
 
     # -- the schedule ----------------------------------------------------------------------
     def run(self) -> None:
@@ -306,10 +317,10 @@ class Rescaling:
         chans, channels = self._make_data_channels(graph, by_id, prefix)
         channels += self._make_control_channels(tasks)
         self.tasks, self.chans = tasks, chans
-        by_old = {}
+        by_old: dict[str, list] = {}
         for v in old:
             by_old.setdefault(v.spec.name, []).append(v)
-        new_of = {}
+        new_of: dict[str, list] = {}
         for t in tasks:
             new_of.setdefault(t.spec.name, []).append(t)
         # input logs: split i of a source operator goes to new subtask i mod p
@@ -340,7 +351,7 @@ class Rescaling:
             log.restore_from(t.pid, now, k, r or None, plan.sources[t], plan.mappings.get(t))
         for ext, c in ext_new.items():
             c.dst.reads.insert(0, c)
-            ext.chan.inq.clear()
+            ext.channel().inq.clear()
             ext.chan = c
             self.ext_chans[ext].append(c)
         for t in tasks:  # recovered in-flight records first
@@ -361,6 +372,7 @@ class Rescaling:
                 self._publish(t, vals, old)
         self.recoveries.append({"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p})
         for t in tasks:
+            assert t.proto is not None  # set by _start_tasks
             t.proto.on_restore(0, r or None)
         for t in tasks:
             self.step(t)
@@ -501,16 +513,17 @@ class _Plan:
         olds = self._olds(spec.name)
         p_old = len(olds)
         if spec.source:
-            offsets, srcs = {}, []
+            offsets: dict[int, int] = {}
+            held: list[tuple] = []  # (the old task holding a partition, the partition)
             for ext, c in self.ext_new.items():
                 if c.dst is not t:
                     continue
-                holder = next(v for v in olds if ext.chan.dst is v)
-                offsets[c.port] = _restored(holder, self.snaps[holder]).position(ext.chan.port)
-                srcs.append((holder, ext.id))
+                holder = next(v for v in olds if ext.channel().dst is v)
+                offsets[c.port] = _restored(holder, self.snaps[holder]).position(ext.channel().port)
+                held.append((holder, ext.id))
             t.op = Recorded(SplitSource(offsets))
             by_holder: dict = {}
-            for holder, part in srcs:
+            for holder, part in held:
                 by_holder.setdefault(holder, []).append(part)
             self.sources[t] = [self._src(v, partitions=parts) for v, parts in by_holder.items()] or [
                 self._src(olds[j % p_old], partitions=[])
@@ -519,7 +532,8 @@ class _Plan:
         if spec.sink:
             group = [v for v in olds if v.subtask % self.p == j]
             commits = []
-            pending, staged = [], {}
+            pending: list = []
+            staged: dict[int, tuple] = {}
             for v in group:
                 scratch = _restored(v, self.snaps[v])
                 commits.append((v.id, scratch.commit(self.r, sim.committed[v.pid])))

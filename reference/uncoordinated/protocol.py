@@ -71,7 +71,7 @@ class UncoordinatedTask(TaskProtocol):
 class UncoordinatedProtocol(Protocol):
     """Base of UNC, HMNR and BCS: switches of the uncoordinated simulator."""
 
-    situations = ("snapshot", "log-truncate", "recovery", "replay", "crash-in-recovery", "stale")
+    situations: tuple[str, ...] = ("snapshot", "log-truncate", "recovery", "replay", "crash-in-recovery", "stale")
     family = "uncoordinated"
     recovery_modes = RECOVERY_MODES
 

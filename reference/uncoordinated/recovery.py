@@ -72,7 +72,7 @@ def recovery_line(
         queued[u] = False
         su = stable[u]
         x = g[u]
-        sent = (su[x] if x < len(su) else current[u]).sent
+        sent = (su[x] if x < len(su) else _current(current, u)).sent
         last = su[-1].sent
         for key, v in out[u]:
             limit = sent.get(key, 0)
@@ -80,7 +80,7 @@ def recovery_line(
             y = gv = g[v]
             sv = stable[v]
             while True:
-                p = (sv[y] if y < len(sv) else current[v]).processed.get(key, 0)
+                p = (sv[y] if y < len(sv) else _current(current, v)).processed.get(key, 0)
                 if cap is not None and p > cap:
                     p = cap
                 if p <= limit:
@@ -92,6 +92,13 @@ def recovery_line(
                     queued[v] = True
                     work.append(v)
     return g
+
+
+def _current(current: list | None, i: int):
+    """Task ``i``'s current counters, which ``recovery_line`` reads only above its stable
+    checkpoints (where ``current`` is given)."""
+    assert current is not None, "a bound above the stable checkpoints needs the current counters"
+    return current[i]
 
 
 def rollback_steps(stable: list, U: list[int], g: list[int]) -> int:

@@ -48,10 +48,12 @@ Channels must be FIFO: the replay windows are sequence-number ranges.
 from __future__ import annotations
 
 import random
+import typing
 from collections import deque
+from typing import TYPE_CHECKING, cast
 
 from snapcheck.reference.sim.engine import Simulator
-from snapcheck.reference.sim.messages import CONTROL_SIZE, DATA, Counts, Msg, Stored
+from snapcheck.reference.sim.messages import CONTROL_SIZE, DATA, Chan, Counts, Msg, Stored
 from snapcheck.reference.sim.recording import EventLog, NullLog, _constructor
 from snapcheck.reference.uncoordinated.recovery import depth, recovery_line, rollback_steps
 
@@ -78,7 +80,34 @@ class UncoordinatedNullLog(NullLog, UncoordinatedLog):
     send_full = local_checkpoint = log_truncate = NullLog._nothing
 
 
+if TYPE_CHECKING:
+    from snapcheck.reference.protocol import Protocol
+    from snapcheck.reference.uncoordinated.recovery import LineDefects
+
+    class UncoordinatedFacts(Protocol):
+        """The switches a protocol run by ``UncoordinatedSimulator`` declares
+        (``uncoordinated.protocol.UncoordinatedProtocol``, which imports this module)."""
+
+        recovery: str
+        logging: bool
+        truncation: str
+        skip_single_replay: bool
+        defects: LineDefects
+        log_piggyback: bool
+        log_vars: bool
+
+
+class CheckpointVars(typing.Protocol):
+    """What the simulator asks of a task's state machine (``uncoordinated.protocol.UncoordinatedTask``)
+    about the protocol variables saved with a checkpoint."""
+
+    def vars(self) -> dict | None: ...
+
+
 class UncoordinatedSimulator(Simulator):
+    protocol: UncoordinatedFacts
+    log: UncoordinatedLog
+
     def __init__(self, cfg, workload, protocol, log_class):
         if not cfg.fifo:
             raise ValueError(
@@ -88,10 +117,10 @@ class UncoordinatedSimulator(Simulator):
         log_class = UncoordinatedNullLog if issubclass(log_class, NullLog) else UncoordinatedLog
         super().__init__(cfg, workload, protocol, log_class)
         self.txn_outputs = False  # transactions are checkpoint numbers, not rounds: plain outputs
-        self.msglog = {c: deque() for c in self.chans}  # sender-side logs
+        self.msglog: dict[Chan, deque[Msg]] = {c: deque() for c in self.chans}  # sender-side logs
         self.trunc = {c: 0 for c in self.chans}  # truncated through seq
         self.line_chans = [(c, c.src.pid, c.dst.pid, c.src.subtask == c.dst.subtask) for c in self.chans]
-        self.ext_of = {ext.chan.dst: ext for ext in self.externals}
+        self.ext_of = {ext.channel().dst: ext for ext in self.externals}
         self.commit_ch = {c.dst: c for c in self.commits}
         self.commit_inflight: set[int] = set()
         self.final_progress = -1
@@ -105,7 +134,7 @@ class UncoordinatedSimulator(Simulator):
                     "initial",
                     None,
                     v.op.snapshot(),
-                    v.proto.vars(),
+                    cast(CheckpointVars, v.proto).vars(),
                     Counts({c: 0 for c in v.outputs}, dict(v.processed)),
                 )
             ]
@@ -320,7 +349,7 @@ class UncoordinatedSimulator(Simulator):
         )
         rec["domino"] = rec["depth"] >= 2
         for v in rolled:
-            self.restore_task(v, g[v.pid], k)
+            self.restore_local(v, g[v.pid], k)
         self.outstanding = 0
         rolled_set = set(rolled)
         for c in self.chans:
@@ -330,7 +359,7 @@ class UncoordinatedSimulator(Simulator):
         for v in rolled:
             if v.is_source:
                 ext = self.ext_of[v]
-                ch = ext.chan
+                ch = ext.channel()
                 ch.inq.clear()
                 for m in ext.sent[v.processed[ch] :]:
                     nm = self._replay(ext, m, "source")
@@ -345,7 +374,9 @@ class UncoordinatedSimulator(Simulator):
                 v.waiting = False
                 self.step(v)
 
-    def restore_task(self, v, x: int, recovery: int) -> None:
+    def restore_local(self, v, x: int, recovery: int) -> None:
+        """Roll ``v`` back to its local checkpoint ``x`` (an index of ``v.ckpts``, whose later
+        checkpoints it drops) in recovery ``recovery``."""
         st = v.ckpts[x]
         del v.ckpts[x + 1 :]
         self.log.restore(v.pid, self.now, st.number, recovery, None)

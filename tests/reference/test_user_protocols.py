@@ -57,6 +57,8 @@ MODULE = textwrap.dedent("""
 def userdir(tmp_path):
     (tmp_path / "userproto.py").write_text(MODULE)
     (tmp_path / "broken.py").write_text("import no_such_module_anywhere\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "userproto").write_text(MODULE)  # a path without the .py suffix
     return tmp_path
 
 
@@ -85,6 +87,7 @@ def test_simulate_takes_module_and_file_specs_and_the_trace_names_the_protocol(u
         ("userproto:Nope", "has no class Nope"),
         ("userproto:NotAProtocol", "is not a subclass"),
         ("nofile.py:X", "no such file"),
+        (os.path.join("sub", "userproto") + ":Mine", "not a Python module"),
         ("userproto", "unknown protocol"),
     ],
 )
