@@ -24,6 +24,8 @@ import importlib.util
 import inspect
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from snapcheck.reference.changelog import mutants as changelog_mutants
@@ -47,6 +49,7 @@ from snapcheck.reference.replication import mutants as replication_mutants
 from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
 from snapcheck.reference.uncoordinated.protocol import UNC
+from snapcheck.reference.user_code import user_frame
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.protocol_facts import TlaMapping
 
@@ -285,6 +288,35 @@ def resolve(spec, kind: str = "protocol") -> type[Protocol]:
 def is_builtin(cls: type[Protocol]) -> bool:
     """Is ``cls`` one of the kit's own protocols or mutants (not a user's)?"""
     return PROTOCOLS.get(cls.name) is cls or MUTANTS.get(cls.name) is cls
+
+
+@contextmanager
+def user_hook(cls: type[Protocol], hook: str) -> Iterator[None]:
+    """Run ``hook`` of protocol class ``cls`` (its ``adjust``, its constructor): whatever a
+    user's hook raises, ``sys.exit`` too, is the user's mistake, a ``UsageError`` naming
+    the protocol, the hook and the line of the user's file. The kit's own protocols
+    raise through: their errors are bugs of the kit.
+
+    >>> from snapcheck.reference.protocol import Protocol
+    >>> class Mine(Protocol):
+    ...     name = "mine"
+    >>> try:
+    ...     with user_hook(Mine, "adjust"):
+    ...         raise SystemExit(0)
+    ... except UsageError as exc:
+    ...     print(exc)
+    protocol '...:Mine': adjust raised SystemExit: 0
+    """
+    try:
+        yield
+    except UsageError:
+        raise
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a user's hook may raise anything
+        if is_builtin(cls):
+            raise
+        raise UsageError(
+            f"protocol {spec_of(cls)!r}: {hook} raised {type(exc).__name__}: {exc}{user_frame(exc.__traceback__)}"
+        ) from None
 
 
 def spec_of(cls: type[Protocol]) -> str:

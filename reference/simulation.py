@@ -145,7 +145,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
     references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
     declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``."""
-    from snapcheck.reference.catalogue import base_of
+    from snapcheck.reference.catalogue import base_of, user_hook
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
 
@@ -156,8 +156,10 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             raise UsageError(f"{cfg.mutant} is not a mutant: its class declares no mutant_of")
         if lookup(protocol) is not lookup(base_of(mut)):
             raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
-        cfg = mut.adjust(cfg)
-        protocol = mut.from_config(cfg)
+        with user_hook(mut, "adjust"):
+            cfg = mut.adjust(cfg)
+        with user_hook(mut, "its constructor"):
+            protocol = mut.from_config(cfg)
     elif isinstance(protocol, Protocol):
         if cfg.recovery != "restart-all":
             raise UsageError(

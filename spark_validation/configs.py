@@ -107,7 +107,7 @@ class Selection:
         """Unknown names, modules that fail to import and impossible combinations are
         usage errors (exit 2)."""
         from snapcheck.reference import RANDOM_WORKLOADS, WORKLOADS
-        from snapcheck.reference.catalogue import resolve
+        from snapcheck.reference.catalogue import is_builtin, resolve
         from snapcheck.traces.errors import UsageError
 
         known = list(WORKLOADS) + list(RANDOM_WORKLOADS)
@@ -119,6 +119,8 @@ class Selection:
         for m in self.mutants:
             if not resolve(m, "mutant").mutant_of:
                 raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
+            if not is_builtin(resolve(m, "mutant")):  # a user's hooks run here first: a broken one is exit 2
+                draw_config(0, 0, replace(self, protocols=(), mutants=(m,)))
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")
         if not 0 <= self.conform <= 1:
@@ -167,7 +169,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     adjustments (``Protocol.adjust``); its ``demo`` configuration is for
     ``snapcheck simulate --demo`` and the docs only."""
     from snapcheck.reference import SimConfig
-    from snapcheck.reference.catalogue import base_of, resolve
+    from snapcheck.reference.catalogue import base_of, resolve, user_hook
     from snapcheck.spark_validation.strategies import draw, own_moments, pick
 
     rnd = random.Random(seed)
@@ -193,7 +195,8 @@ def draw_config(run_id: int, seed: int, sel: Selection):
             cfg = _draw_rescale(cfg, rnd, cls.finished_inputs, sel.failures)  # drawn last: earlier draws stay
     if mutant is None:
         return cfg
-    adjusted = cls.adjust(replace(cfg, mutant=mutant))
+    with user_hook(cls, "adjust"):
+        adjusted = cls.adjust(replace(cfg, mutant=mutant))
     if adjusted.workload != cfg.workload:  # crashes and stragglers were drawn for the other workload's tasks
         from snapcheck.reference.testing import task_ids
 

@@ -21,9 +21,7 @@ only what their protocol changes.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
-import sysconfig
 from heapq import heappop, heappush
 
 import orjson
@@ -51,6 +49,7 @@ from snapcheck.reference.sim.network import Network
 from snapcheck.reference.sim.recovery import Recovery
 from snapcheck.reference.sim.watchdog import HandlerTimeout, handler_watchdog
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
+from snapcheck.reference.user_code import user_frame
 from snapcheck.traces.model import Channel, Header, Process
 
 
@@ -89,25 +88,6 @@ def _raised_in_kit(tb) -> str:
 
 MAX_IDLE_TICKS = 10  # coordinator ticks with only protocol timers left and nothing happening: the run is over
 TIMER_STORM = 100_000  # timers fired at one tick beyond which the simulated clock is stuck (a protocol error)
-_LIBRARIES = tuple(  # the directories of the installed libraries and the standard library, as path prefixes
-    {os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-)
-
-
-def _user_frame(tb) -> str:
-    """Where the protocol's own code was when it raised: `` (at FILE:LINE, in FUNCTION)``
-    for the innermost frame of ``tb`` outside the kit and the installed libraries (the
-    file's base name, so the same run gives the same trace wherever the file lives), or
-    empty when there is none (the kit's own protocols)."""
-    where = ""
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        module = tb.tb_frame.f_globals.get("__name__", "")
-        path = os.path.abspath(code.co_filename)
-        if not module.startswith("snapcheck.") and not path.startswith(_LIBRARIES):
-            where = f" (at {os.path.basename(path)}:{tb.tb_lineno}, in {code.co_name})"
-        tb = tb.tb_next
-    return where
 
 
 class Task:
@@ -455,8 +435,8 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         for t in tasks:
             try:
                 t.proto = proto.make(t)
-            except Exception as exc:  # noqa: BLE001 - a protocol's constructor may raise anything
-                reason = f"{type(exc).__name__}: {exc}{_user_frame(exc.__traceback__)}"
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - a protocol's constructor may raise anything
+                reason = f"{type(exc).__name__}: {exc}{user_frame(exc.__traceback__)}"
                 self.failed_to_start = self.failed_to_start or (t, reason)
                 t.proto = TaskProtocol(t, proto)
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
@@ -499,14 +479,14 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             with handler_watchdog():
                 self._loop()
         except ProtocolBroke as exc:
-            self.protocol_error(exc.task, exc.handler, exc.reason + _user_frame(exc.__traceback__))
-        except Exception as exc:  # noqa: BLE001 - a protocol may raise anything; see protocol_error
+            self.protocol_error(exc.task, exc.handler, exc.reason + user_frame(exc.__traceback__))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a protocol may raise anything (sys.exit too)
             task, handler = _handler_frame(exc.__traceback__)
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
                 raise  # the kit's own code failed outside a protocol handler: a bug of ours
             tb = exc.__traceback__
             kit = "" if isinstance(exc, HandlerTimeout) else _raised_in_kit(tb)  # stopped wherever it was
-            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{_user_frame(tb)}{kit}")
+            self.protocol_error(task, handler, f"{type(exc).__name__}: {exc}{user_frame(tb)}{kit}")
 
     def _loop(self) -> None:
         heap = self.heap

@@ -328,6 +328,11 @@ def simulate_cmd(
         f"simulated time {m['sim_time']} ticks" + (", STUCK (a round never completed)" if m["stuck"] else ""),
         markup=False,
     )
+    if m.get("protocol_error"):
+        console.print(
+            f"  PROTOCOL ERROR (the run ended there; snapcheck check reports it): {m['protocol_error']}",
+            markup=False,
+        )
     from snapcheck.checker.coverage import requested_faults
 
     for f in requested_faults(res.trace()):

@@ -134,6 +134,34 @@ MODULE = textwrap.dedent("""
 
     class Raises(Good):
         task_class = RaisesTask
+
+
+    class ExitsTask(Task):
+        def on_barrier(self, ch, barrier, overtaking):
+            import sys
+            sys.exit(0)
+
+
+    class Exits(Good):
+        task_class = ExitsTask
+
+
+    class RaiseAdjust(Good):
+        name = "raise-adjust"
+        mutant_of = Good
+
+        @classmethod
+        def adjust(cls, cfg):
+            raise RuntimeError("no")
+
+
+    class ExitAdjust(RaiseAdjust):
+        name = "exit-adjust"
+
+        @classmethod
+        def adjust(cls, cfg):
+            import sys
+            sys.exit(0)
 """)
 
 
@@ -210,3 +238,20 @@ def test_a_protocol_error_names_the_line_of_the_users_file_it_came_from(userdir)
     _, last = last_event(userdir, "Raises")
     number = MODULE.splitlines().index('        {}["missing"]') + 1
     assert last.reason.endswith(f"KeyError: 'missing' (at mine.py:{number}, in on_barrier)")
+
+
+def test_a_handler_that_calls_sys_exit_is_a_protocol_error_not_a_silent_end(userdir):
+    trace, last = last_event(userdir, "Exits")
+    assert last.type == "protocol_error" and "SystemExit: 0" in last.reason and "(at mine.py:" in last.reason
+    assert "protocol-error" in check_trace(trace).kinds
+
+
+@pytest.mark.parametrize("cls,why", [("RaiseAdjust", "RuntimeError: no"), ("ExitAdjust", "SystemExit: 0")])
+def test_a_mutant_whose_adjust_raises_or_exits_is_a_usage_error_before_anything_runs(userdir, cls, why):
+    from snapcheck.spark_validation.configs import Selection
+
+    base, mutant = f"{userdir / 'mine.py'}:Good", f"{userdir / 'mine.py'}:{cls}"
+    with pytest.raises(UsageError, match=f"adjust raised {why}"):
+        simulate(SimConfig(protocol=base, mutant=mutant, workload="q1"))
+    with pytest.raises(UsageError, match=f"adjust raised {why}"):  # a campaign's driver, before Spark starts
+        Selection.of(protocols=(base,), mutants=(mutant,)).check()
