@@ -69,6 +69,7 @@ from snapcheck.checker.rounds import (
     completion_violations,
     discarded_snapshot,
     find_rounds,
+    is_complete,
     round_cut,
     round_status,
     round_violations,
@@ -297,7 +298,8 @@ def _rounds(run: _Run) -> None:
     for r in sorted(rounds):
         info = rounds[r]
         members = life.members(h.procs, info.start_line)
-        status = round_status(info, members, coordinated)
+        whole = is_complete(info, members)
+        status = round_status(info, members, coordinated, whole)
         entry = {
             "status": status,
             "start_line": info.start_line,
@@ -305,12 +307,10 @@ def _rounds(run: _Run) -> None:
         }
         run.report.rounds[str(r)] = entry
         if run.want("termination"):
-            run.add("termination", f"round {r}", round_violations(info, members, trace, coordinated))
+            run.add("termination", f"round {r}", round_violations(info, members, trace, coordinated, whole))
         if run.want("completion") and info.declared_complete:
             run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore))
-        if (run.want("consistency") or run.want("channel-state")) and (
-            why := discarded_snapshot(info, members, coordinated)
-        ):
+        if (run.want("consistency") or run.want("channel-state")) and (why := discarded_snapshot(info, status, whole)):
             entry["not_analysed"] = why
             run.report.notes.append(f"round {r}: {why}.")
         if status != "complete" or not (run.want("consistency") or run.want("channel-state")):

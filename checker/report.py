@@ -120,6 +120,23 @@ KIND_PROPERTY = {
     "final-checkpoint-missing": "finished-tasks",
 }
 
+# Kinds that say something never happens: a round that never ends, a transaction never
+# published, a replica that stalls, a final checkpoint never taken or notified, drift
+# never bounded. Removing events from a trace can always make such a thing so (drop the
+# receipt that ended the round, the output that published the transaction), so whatever
+# edits a trace (``snapcheck shrink``) must keep such a violation's witness, not only its kind.
+ABSENCE_KINDS = frozenset(
+    {
+        "incomplete-round",
+        "uncommitted",
+        "replica-stalled",
+        "final-checkpoint-unnotified",
+        "final-checkpoint-missing",
+        "unbounded-drift",
+    }
+)
+assert ABSENCE_KINDS <= KIND_PROPERTY.keys()
+
 
 @dataclass
 class UnreadTrace:

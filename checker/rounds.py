@@ -320,7 +320,9 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
     return out
 
 
-def round_violations(info: RoundInfo, participants: list[str], trace, coordinated: bool = False) -> list[Violation]:
+def round_violations(
+    info: RoundInfo, participants: list[str], trace, coordinated: bool = False, whole: bool | None = None
+) -> list[Violation]:
     """``incomplete-round`` (property ``termination``): the round is declared complete and
     is not, or it never completes, aborts or meets a failure before the trace ends. The
     witness says who waits for which barrier (``waiting_for``). With ``coordinated`` (the
@@ -328,7 +330,7 @@ def round_violations(info: RoundInfo, participants: list[str], trace, coordinate
     ``round_start``, ``round_complete`` or ``round_abort``), a round whose checkpoints and
     barriers are all there but which the coordinator neither completes nor aborts before
     the trace ends is one too: an acknowledgement never reached the coordinator, and the
-    round hangs.
+    round hangs. ``whole``: ``is_complete(info, participants)``, if the caller has it.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -345,17 +347,16 @@ def round_violations(info: RoundInfo, participants: list[str], trace, coordinate
     >>> [(v.kind, v.lines) for v in round_violations(info, ["A", "B"], trace, coordinated=True)]
     [('incomplete-round', [2, 5])]
     """
-    complete = is_complete(info, participants)
     subject = f"round {info.round}"
-    if complete:
+    if is_complete(info, participants) if whole is None else whole:
         if not coordinated or info.declared_complete or info.abort_line is not None or info.fail_line is not None:
             return []
-        whole = max(
+        last = max(
             [e.line for e in info.ckpts.values()] + [slot.recv.line for slot in info.barriers.values() if slot.recv],
             default=info.start_line,
         )
         msg = (
-            f"Round {info.round} starts at line {info.start_line}, and by line {whole} every participant took its "
+            f"Round {info.round} starts at line {info.start_line}, and by line {last} every participant took its "
             "checkpoint of it and every barrier of it was received, but the coordinator, which starts rounds "
             "or declares their outcome in this trace, neither completes nor aborts it before the trace ends: an "
             "acknowledgement of it never reached the coordinator (a participant gave the round up without "
@@ -368,7 +369,7 @@ def round_violations(info: RoundInfo, participants: list[str], trace, coordinate
                 "termination",
                 subject,
                 msg,
-                sorted({info.start_line, whole}),
+                sorted({info.start_line, last}),
                 {"round": info.round, "waiting": waiting},
             )
         ]
@@ -479,7 +480,7 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
     return out
 
 
-def round_status(info: RoundInfo, participants: list[str], coordinated: bool = False) -> str:
+def round_status(info: RoundInfo, participants: list[str], coordinated: bool = False, whole: bool | None = None) -> str:
     """``complete``, ``aborted``, ``interrupted by failure`` or ``incomplete``. Only
     complete rounds are judged for consistency and channel state.
 
@@ -492,7 +493,8 @@ def round_status(info: RoundInfo, participants: list[str], coordinated: bool = F
     up without a word: a task that takes a newer round while the older one still records
     channel state stops recording the older one, which the coordinator then aborts as
     subsumed. Its channel state is not final; ``discarded_snapshot`` says why it is not
-    judged, for the report's notes.
+    judged, for the report's notes. ``whole``: ``is_complete(info, participants)``, if the
+    caller has it.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -508,7 +510,9 @@ def round_status(info: RoundInfo, participants: list[str], coordinated: bool = F
     >>> is_complete(info, ["A", "B"]), round_status(info, ["A", "B"], coordinated=True)
     (True, 'aborted')
     """
-    if is_complete(info, participants) and (info.declared_complete or not coordinated):
+    if whole is None:
+        whole = is_complete(info, participants)
+    if whole and (info.declared_complete or not coordinated):
         return "complete"
     if info.abort_line is not None:
         return "aborted"
@@ -517,21 +521,21 @@ def round_status(info: RoundInfo, participants: list[str], coordinated: bool = F
     return "incomplete"
 
 
-def discarded_snapshot(info: RoundInfo, participants: list[str], coordinated: bool = False) -> str | None:
-    """Why a round whose snapshot was whole (``is_complete``) is not judged as one: the
-    coordinator of a ``coordinated`` trace never declared it complete (``round_status``);
-    None if it is judged or was never whole.
+def discarded_snapshot(info: RoundInfo, status: str, whole: bool) -> str | None:
+    """Why a round whose snapshot was ``whole`` (``is_complete``) is not judged as one: its
+    ``status`` (``round_status``) is not ``complete``, as the coordinator of a coordinated
+    trace never declared it complete; None if it is judged or was never whole.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B", "C"], [("a2b", "A", "B")])
     >>> _ = rec.checkpoint("A", "coordinated", round=1); b = rec.barrier("A", "a2b", round=1)
     >>> rec.recv("B", b); _ = rec.checkpoint("B", "coordinated", round=1)
     >>> rec.round_abort("C", 1, reason="timeout")
-    >>> print(discarded_snapshot(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"], coordinated=True))
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> print(discarded_snapshot(info, round_status(info, ["A", "B"], coordinated=True), whole=True))
     aborted at line 6 (timeout) after every checkpoint and barrier of it: the coordinator discarded its snapshot, so its consistency and channel state are not judged
     """
-    status = round_status(info, participants, coordinated)
-    if status == "complete" or not is_complete(info, participants):
+    if status == "complete" or not whole:
         return None
     if status == "aborted":
         reason = f" ({info.abort_reason})" if info.abort_reason else ""

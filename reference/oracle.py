@@ -79,6 +79,27 @@ def baseline(cfg: SimConfig) -> SimConfig | None:
     return clean
 
 
+OPTED_OUT = "the protocol declares failure_free_oracle = False"
+
+
+def not_judged(cfg: SimConfig) -> str | None:
+    """Why the oracle does not judge a run of ``cfg`` (None: it does): its protocol opts
+    out (``Protocol.failure_free_oracle``), or the run is its own baseline (``baseline``).
+
+    >>> not_judged(SimConfig(protocol="unaligned", workload="q1"))
+    'the run is its own failure-free run (no failure, decline, rescale or mutant)'
+    >>> not_judged(SimConfig(protocol="liverobin"))
+    'the protocol declares failure_free_oracle = False'
+    """
+    from snapcheck.reference.catalogue import resolve
+
+    if not resolve(cfg.protocol).failure_free_oracle:
+        return OPTED_OUT
+    if baseline(cfg) is None:
+        return "the run is its own failure-free run (no failure, decline, rescale or mutant)"
+    return None
+
+
 class Inconclusive(Exception):
     """The oracle cannot judge a run: the failure-free run it compares with has no
     committed end state (``SimResult.gave_up``) or never finished (cut by a livelock

@@ -117,9 +117,10 @@ class Selection:
         for p in self.protocols:
             resolve(p)
         for m in self.mutants:
-            if not resolve(m, "mutant").mutant_of:
+            cls = resolve(m, "mutant")
+            if not cls.mutant_of:
                 raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
-            if not is_builtin(resolve(m, "mutant")):  # a user's hooks run here first: a broken one is exit 2
+            if not is_builtin(cls):  # a user's hooks run here first: a broken one is exit 2
                 draw_config(0, 0, replace(self, protocols=(), mutants=(m,)))
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")

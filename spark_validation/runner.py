@@ -102,29 +102,6 @@ def _row(run_id: int, seed: int, cfg) -> dict:
     return row
 
 
-OPTED_OUT = "the protocol declares failure_free_oracle = False"
-
-
-def oracle_skip(cfg, oracle: bool = True) -> str | None:
-    """Why the exactly-once oracle does not judge the run of ``cfg`` (None: it does).
-
-    >>> from snapcheck.reference import SimConfig
-    >>> oracle_skip(SimConfig(protocol="unaligned", workload="q1"))
-    'the run is its own failure-free run'
-    >>> oracle_skip(SimConfig(protocol="liverobin"))
-    'the protocol declares failure_free_oracle = False'
-    """
-    from snapcheck.reference.oracle import baseline
-
-    if not oracle:
-        return "off (--no-oracle)"
-    if not resolve(cfg.protocol).failure_free_oracle:
-        return OPTED_OUT
-    if baseline(cfg) is None:
-        return "the run is its own failure-free run"
-    return None
-
-
 def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign). ``conformer``
@@ -132,14 +109,14 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
     specification; it gets the finished row and the simulation result."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
-    from snapcheck.reference.oracle import Inconclusive, exactly_once
+    from snapcheck.reference.oracle import Inconclusive, exactly_once, not_judged
 
     row = _row(run_id, seed, cfg)
     diffs = unjudged = None
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
-        skip = oracle_skip(cfg, oracle)
+        skip = not_judged(cfg) if oracle else "off (--no-oracle)"
         if skip is None:
             try:
                 diffs = exactly_once(cfg, res)

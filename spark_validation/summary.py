@@ -26,7 +26,7 @@ import os
 
 import orjson
 
-from snapcheck.spark_validation.runner import OPTED_OUT
+from snapcheck.reference.oracle import OPTED_OUT
 
 LIST_MUTANT_RUNS = 3  # reproduction commands listed per mutant (all are in the result table)
 PRINT_FAILURES = 20

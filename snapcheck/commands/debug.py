@@ -359,7 +359,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     --simulation or --simulate, the simulation's configuration is shrunk first.
     """
     from snapcheck.checker import CheckOptions
-    from snapcheck.debug.shrink import ABSENCE_KINDS, ShrinkError, checker_predicate, shrink_trace
+    from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config, sim_config, simulate_config
     from snapcheck.spark_validation.configs import command
     from snapcheck.traces.atomic import ensure_writable
@@ -395,10 +395,8 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         click.echo(
             f"the smallest failing run: {command(sim_config(small.config), out.rsplit('.', 1)[0] + '.run.jsonl')}"
         )
-    if kind in ABSENCE_KINDS:  # keep this very witness: removing events can make any round hang
-        violates = checker_predicate(prop, kind, options, like=(trace, base))
-    try:
-        res = shrink_trace(trace, violates, base, kind, prop)
+    try:  # the trace shrinks keeping its own witness where removing events could forge one
+        res = shrink_trace(trace, checker_predicate(prop, kind, options, like=(trace, base)), base, kind, prop)
     except ShrinkError as exc:
         raise UsageError(str(exc)) from None
     header = res.trace.header

@@ -349,17 +349,12 @@ def simulate_cmd(
 
 def _run_oracle(res) -> None:
     """Print the end-to-end oracle's verdict on ``res`` (exit 1 when the results differ)."""
-    from snapcheck.reference.catalogue import resolve
-    from snapcheck.reference.oracle import Inconclusive, baseline, exactly_once
+    from snapcheck.reference.oracle import Inconclusive, exactly_once, not_judged
 
     cfg = res.config
-    if not resolve(cfg.protocol).failure_free_oracle:
-        console.print("  oracle: not judged: the protocol declares that the end-to-end oracle does not apply")
-        return
-    if baseline(cfg) is None:
-        console.print(
-            "  oracle: not judged: the run is its own failure-free run (no failure, decline, rescale or mutant)"
-        )
+    why = not_judged(cfg)
+    if why:
+        console.print(f"  oracle: not judged: {why}", markup=False)
         return
     try:
         diffs = exactly_once(cfg, res)

@@ -408,21 +408,6 @@ def shrink_trace(
     return ShrinkResult(cand, text, opts, kind, prop, stats["tests"], stats["invalid"], before, len(elems))
 
 
-# Violations that say something never happens: a round that never ends, a transaction
-# never published, a replica that stalls, a final checkpoint never taken or notified,
-# drift never bounded. Removing events from a trace can always make such a thing so
-# (drop the receipt that ended the round, the output that published the transaction), so
-# a shrunk trace must keep the original's witness of it, not only its kind.
-ABSENCE_KINDS = frozenset(
-    {
-        "incomplete-round",
-        "uncommitted",
-        "replica-stalled",
-        "final-checkpoint-unnotified",
-        "final-checkpoint-missing",
-        "unbounded-drift",
-    }
-)
 _LINES = re.compile(r"\blines? \d+(?:(?:, | and )\d+)*")
 
 
@@ -457,9 +442,10 @@ def checker_predicate(
 ) -> Callable[[Trace, dict], bool]:
     """``violates(trace, options)``: the checker reports a ``kind`` violation of ``prop``.
     With ``like`` (the trace being shrunk and its options) and an absence kind
-    (``ABSENCE_KINDS``), one whose ``witness_identity`` is that of a violation ``like``
+    (``checker.report.ABSENCE_KINDS``), one whose ``witness_identity`` is that of a violation ``like``
     shows."""
     from snapcheck.checker import check_trace
+    from snapcheck.checker.report import ABSENCE_KINDS
 
     same: set | None = None
     if like is not None and kind in ABSENCE_KINDS:
