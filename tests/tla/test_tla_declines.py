@@ -182,11 +182,12 @@ def test_declined_rounds_are_judged_step_by_step(tmp_path, protocol):
     assert v["late"].location.endswith(f":{line_of(recs['late'], type='checkpoint', proc='a', round=1)}")
 
 
-def timed_out(recv_before_abort: bool) -> TraceRecorder:
+def timed_out(recv_before_abort: bool, b_first: bool = False) -> TraceRecorder:
     """The coordinator times round 1 out while a aligns it (a blocked s>a at s's
     barrier, b has not processed s's barrier yet); a processes r1 from s>a after the
-    abort (or before it: a bug); b then snapshots round 1 anyway, and a drops its
-    barrier of the given-up round."""
+    abort (or before it: a bug); b then snapshots round 1 anyway (``b_first``: b does
+    so between the abort and a's record, so a learns of the abort only after steps of
+    another task), and a drops its barrier of the given-up round."""
     rec = TraceRecorder(
         [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a", "b"],
         [
@@ -206,10 +207,14 @@ def timed_out(recv_before_abort: bool) -> TraceRecorder:
     if recv_before_abort:
         rec.recv("a", r1)
     rec.round_abort("co", 1, reason="timeout")
+    if b_first:
+        rec.recv("b", sb1)
+        rec.checkpoint("b", kind="coordinated", round=1)
     if not recv_before_abort:
         rec.recv("a", r1)
-    rec.recv("b", sb1)
-    rec.checkpoint("b", kind="coordinated", round=1)
+    if not b_first:
+        rec.recv("b", sb1)
+        rec.checkpoint("b", kind="coordinated", round=1)
     rec.recv("a", rec.barrier("b", "b>a", 1))  # obsolete at a
     return rec
 
@@ -219,9 +224,10 @@ def test_the_coordinators_abort_ends_an_alignment(tmp_path):
     """A round the coordinator aborted (here timed out, no task declined it) ends a
     task's alignment once the abort reached it: a record of a blocked input processed
     after the abort is accepted, before the abort rejected."""
-    recs = {"after": timed_out(False), "before": timed_out(True)}
+    recs = {"after": timed_out(False), "later": timed_out(False, b_first=True), "before": timed_out(True)}
     v = verdicts(recs, tmp_path)
     assert v["after"].verdict == ACCEPT, v["after"].render()
+    assert v["later"].verdict == ACCEPT, v["later"].render()
     assert v["before"].verdict == REJECT
     assert v["before"].location.endswith(f":{line_of(recs['before'], type='recv', mid='s>a:1')}")
 
