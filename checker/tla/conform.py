@@ -435,8 +435,9 @@ def conform(
 
 def outside_reason(trace: Trace, exc: OutOfScope) -> str:
     """What a trace outside its specification has that the specification does not model:
-    the type (and kind, or a control message's verb) of the event ``exc`` names, or its
-    message when it names no event (a topology or header the specification does not model).
+    the category ``exc`` gives (``OutOfScope.category``), else the type (and kind, or a
+    control message's verb) of the event it names, else its message (a topology or header
+    the specification does not model).
 
     >>> from snapcheck.traces.golden import golden
     >>> trace = golden("theory_c_domino")
@@ -444,7 +445,11 @@ def outside_reason(trace: Trace, exc: OutOfScope) -> str:
     ['checkpoint:basic', 'send']
     >>> outside_reason(trace, OutOfScope("two sinks"))
     'two sinks'
+    >>> outside_reason(trace, OutOfScope("split 3 is read by a and b", 0, "a split that moved between readers"))
+    'a split that moved between readers'
     """
+    if exc.category:
+        return exc.category
     if exc.line:
         for e in trace.events:
             if e.line == exc.line:

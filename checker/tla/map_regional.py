@@ -54,6 +54,8 @@ from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents,
 from snapcheck.traces.model import MARKERS, Trace
 from snapcheck.traces.protocol_facts import TlaMapping
 
+RESCALE = "a restore of the whole job (a rescale)"  # outside: the specification models the failover of one region
+
 READING = {"region-restart": "restart", "region-continue": "continue"}
 
 
@@ -76,7 +78,10 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         if p.id in procs:
             r = (p.attrs or {}).get("region")
             if not isinstance(r, int):
-                raise OutOfScope(f"process {p.id} has no attrs.region: the pipeline regions are not declared")
+                raise OutOfScope(
+                    f"process {p.id} has no attrs.region: the pipeline regions are not declared",
+                    category="a process without a declared region",
+                )
             region[p.id] = r
     chans = {c.id: c for c in h.channels}
     data = sorted(c.id for c in h.channels if c.kind == "data" and c.src in region and c.dst in region)
@@ -101,7 +106,8 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         if len(used) > 1:
             raise OutOfScope(
                 f"split {sp} is read by {sorted(used)}: it moved between readers, as a rescale does: "
-                "a whole-job restore (rescale) is outside the regional specification"
+                "a whole-job restore (rescale) is outside the regional specification",
+                category=RESCALE,
             )
         owner[sp] = min(used or rs)
     regions = sorted(set(region.values()))
@@ -214,10 +220,13 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     "as a rescale does: a whole-job restore (rescale) is outside the regional specification, "
                     "which models the failover of one region",
                     e.line,
+                    RESCALE,
                 )
             if len(regs) != 1 or {x.proc for x in group} != {p for p in procs if region[p] in regs}:
                 raise OutOfScope(
-                    f"recovery {key} restores {sorted(x.proc for x in group)}: not one whole region", e.line
+                    f"recovery {key} restores {sorted(x.proc for x in group)}: not one whole region",
+                    e.line,
+                    "a recovery that restores other than one whole region",
                 )
             pairs = [[x.proc, round_of_ckpt.get((x.proc, x.ckpt), 0) if x.ckpt else 0] for x in group]
             add(

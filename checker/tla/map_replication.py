@@ -52,21 +52,32 @@ def prepare_replication(trace: Trace, protocol: str, family: TlaMapping) -> Prep
         )
     ((task, replicas),) = replicated.items()
     if len(replicas) != 2:
-        raise OutOfScope(f"task {task} has {len(replicas)} replicas: the specification models two")
+        raise OutOfScope(
+            f"task {task} has {len(replicas)} replicas: the specification models two", category="not two replicas"
+        )
     rep_no = {rid: n for n, rid in enumerate(replicas, 1)}
     chans = {c.id: c for c in h.channels}
     order = [c.src for c in h.channels if c.dst == replicas[0] and c.kind == "data"]
     config = (params.get("merge_config") or {}).get(replicas[0], list(range(len(order))))
     if sorted(config) != list(range(len(order))):
-        raise OutOfScope(f"merge_config of {replicas[0]} is not an order of its {len(order)} input queues")
+        raise OutOfScope(
+            f"merge_config of {replicas[0]} is not an order of its {len(order)} input queues",
+            category="a merge_config that is not an order of the input queues",
+        )
     queue = {order[j]: k for k, j in enumerate(config, 1)}  # merger -> queue number
     for r in replicas[1:]:
         mine = sorted(c.src for c in h.channels if c.dst == r and c.kind == "data")
         if mine != sorted(order):
-            raise OutOfScope(f"replica {r} does not read the same queues as {replicas[0]}")
+            raise OutOfScope(
+                f"replica {r} does not read the same queues as {replicas[0]}",
+                category="replicas that read different queues",
+            )
     sinks = {c.dst for c in h.channels if c.src in rep_no}
     if len(sinks) != 1:
-        raise OutOfScope(f"the replicas send to {sorted(sinks)}: the specification models one sink")
+        raise OutOfScope(
+            f"the replicas send to {sorted(sinks)}: the specification models one sink",
+            category="replicas that send to more than one sink",
+        )
     (sink,) = sinks
 
     numbers: Counter = Counter()

@@ -19,11 +19,15 @@ class Function(dict):
 
 
 class OutOfScope(Exception):
-    """The trace cannot be mapped to the specification (an ERROR verdict)."""
+    """The trace cannot be mapped to the specification (an ERROR verdict). ``line``: the
+    event it names (0: none); ``category``: what the specification does not model, in
+    words that name no process, split or recovery of this trace, so that the traces
+    outside it for the same reason count together (``conform.outside_reason``)."""
 
-    def __init__(self, message: str, line: int = 0):
+    def __init__(self, message: str, line: int = 0, category: str = ""):
         super().__init__(message)
         self.line = line
+        self.category = category
 
 
 @dataclass

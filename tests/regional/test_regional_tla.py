@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform, prepare
+from snapcheck.checker.tla.map_regional import RESCALE as WHOLE_JOB_RESTORE
 from snapcheck.checker.tla.trace_events import OutOfScope
 from snapcheck.reference import PROTOCOLS, SimConfig, simulate
 from snapcheck.reference.catalogue import resolve, tla_mappings
@@ -109,13 +110,17 @@ def test_more_reference_traces_conform(tmp_path):
 @pytest.mark.slow
 def test_a_rescale_is_outside_the_specification(tmp_path):
     """A rescale restores the whole job at once, with state dealt out anew: an ERROR that says so
-    (the regional specification restores one region from its own snapshots)."""
+    (the regional specification restores one region from its own snapshots), whose reason
+    for being outside names nothing of the trace, so that a campaign counts such traces
+    together (the messages name the splits and recoveries of each)."""
     cfgs = [c for c in map(_random, range(4, 60)) if _rescales(c) and _fired(c)][:2]
     assert len(cfgs) == 2
     paths = [_write(tmp_path, c, f"rescale{c.seed}.jsonl") for c in cfgs]
-    for v in conform(paths, tla_mappings()):
+    verdicts = conform(paths, tla_mappings())
+    for v in verdicts:
         assert v.verdict == ERROR, v.render()
         assert "a whole-job restore (rescale) is outside the regional specification" in v.message, v.render()
+    assert {v.outside for v in verdicts} == {WHOLE_JOB_RESTORE}
 
 
 @pytest.mark.parametrize("mutant", ["regional-fallback-commit", "regional-notify-before-correction"])
