@@ -275,6 +275,17 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         ("TMaxPending", tla(params.get("max_concurrent", 1))),
     ]
     notes = []
+    joined = [c for c in data if region[chans[c].src] != region[chans[c].dst]]
+    unproven = {}
+    if joined:  # the composed checkpoint is a consistent snapshot only for independent regions
+        c = chans[joined[0]]
+        why = (
+            f"channel {c.id!r} joins regions {region[c.src]} and {region[c.dst]}"
+            + (f" ({len(joined) - 1} more channel(s) join regions)" if len(joined) > 1 else "")
+            + ": a checkpoint composed of the regions' own rounds is a consistent snapshot only when no "
+            "data channel joins two regions"
+        )
+        unproven = dict.fromkeys(("ComposedConsistent", "ComposedChannelStateExact"), why)
     started = {e.round for e in trace.events if e.type == "round_start" and e.round is not None}  # (required)
     ended = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}
     if started - ended:
@@ -291,4 +302,5 @@ def prepare_regional(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         out.descr,
         Counter(out.ignored),
         notes,
+        unproven=unproven,
     )

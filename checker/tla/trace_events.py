@@ -48,6 +48,9 @@ class Prepared:
     names: dict = field(default_factory=dict)  # a process's or channel's name in the spec -> in the trace
     start: dict | None = None  # snapshot family: the state a trace starts from (None: the initial state)
     cut: dict | None = None  # snapshot family: the state a segment ends in (its "cut" event)
+    # invariant -> why the specification keeps it only for topologies this trace's is not:
+    # a violation of one is the trace's (a REJECT), not the specification's error
+    unproven: dict = field(default_factory=dict)
 
 
 @dataclass
