@@ -26,7 +26,9 @@ old channel ``c`` (input part by ``c``'s destination, output part by its source)
 is processed after the restore exactly once by each of its new owners: for a
 record with a ``key_group``, when some new process of ``c``'s destination operator
 owns key groups, the one that owns the record's key group; otherwise each new
-channel a restore maps ``c`` onto whose key-group filter keeps it. It must be processed before any record that the same
+channel a restore maps ``c`` onto whose key-group filter keeps it (a record without a
+key group, when several mappings of ``c`` filter by key group: exactly one of those
+channels, which one not judged and noted). It must be processed before any record that the same
 new channel carried after the restore (recovered data first). Kinds:
 ``in-flight-lost`` (never processed by its owner: the explanation says whether no
 restore mapped ``c``, or it was mapped and not replayed, or replayed and dropped),
@@ -502,6 +504,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     for p in rs.new:
         new_of_op.setdefault(own.operator[p], []).append(p)
     out: list[Violation] = []
+    unkeyed: list[str] = []  # records without a key group whose owner among filtered channels is not judged
     for c, mids in recorded.items():
         ch = chans[c]
         op = own.operator[ch.dst]  # a channel joins declared processes
@@ -528,34 +531,56 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                     else f"the new owner of key group {kg} (no new process of {op} owns it)",
                     mapping.get(c, []),
                     dv,
-                    target[0] if target else None,
+                    target,
                 )
             else:
                 maps = mapping.get(c, [])
                 targets = [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
                 if not targets and maps and kg is None:
                     continue  # every mapping filters it out: discarded on purpose
+                # without a key group, the channels that filter by key group share the record: one of them owns it
+                shared = [new for new, keep, _ in maps if keep and kg is None]
+                shared = shared if len(shared) > 1 else []
                 if not targets:
-                    out += _judge(
-                        rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})", [], dv, None
-                    )
+                    out += _judge(rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})", [], dv, [])
                 for t in targets:
+                    if t not in shared:
+                        out += _judge(
+                            rs,
+                            o,
+                            c,
+                            kg,
+                            [e for e in got if e.ch == t],
+                            lambda e: True,
+                            f"its new channel {t}",
+                            maps,
+                            dv,
+                            [chans[t].dst],
+                        )
+                if shared:
+                    unkeyed.append(o)
                     out += _judge(
                         rs,
                         o,
                         c,
                         kg,
-                        [e for e in got if e.ch == t],
+                        [e for e in got if e.ch in shared],
                         lambda e: True,
-                        f"its new channel {t}",
-                        mapping.get(c, []),
+                        f"one of its new channels {', '.join(shared)} (the one whose key-group filter keeps its key)",
+                        maps,
                         dv,
-                        chans[t].dst,
+                        [chans[t].dst for t in shared],
                     )
                 stray = [e for e in got if e.ch not in targets]
                 if stray and targets:
                     out.append(_misrouted(rs, o, c, kg, stray[0], f"on {stray[0].ch}, which no restore maps {c} onto"))
             out += _after_live(rs, o, c, kg, got, dv)
+    if unkeyed:
+        run.report.notes.append(
+            f"{rs.subject}: {len(unkeyed)} recovered record(s) without a key_group (e.g. {unkeyed[0]}) on channels "
+            "mapped onto several new channels filtered by key group: each must be processed exactly once on one of "
+            "them, but which one owns it is not judged (the send names no key_group)."
+        )
     out += _input_violations(run, rs, dv)
     return out
 
@@ -575,7 +600,11 @@ def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
     return {c: inp + outp for c, (inp, outp) in parts.items()}
 
 
-def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> list[Violation]:
+def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[str]) -> list[Violation]:
+    """The in-flight verdict of the recovered record ``o`` of old channel ``c`` (key group ``kg``):
+    of its receives ``got``, those ``is_owner`` accepts must be exactly one (``owner_text``
+    names the owner); the others are misrouted. ``owner_procs``, the processes that may own
+    it, and the mappings ``maps`` of ``c`` explain a loss."""
     mine = [e for e in got if is_owner(e)]
     out = []
     for e in got:
@@ -586,10 +615,11 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> lis
         wit["key_group"] = kg
     kgt = f" (key group {kg})" if kg is not None else ""
     if not mine:
-        if owner_proc is None:
+        if not owner_procs:
             why = "no restore maps it onto an input of a new owner: its channel state was not redistributed"
         else:
-            onto = [new for new, _, e in maps if e.proc == owner_proc]
+            owner_proc = " or ".join(owner_procs)
+            onto = [new for new, _, e in maps if e.proc in owner_procs]
             reps = dv.replays.get(o, [])
             if not onto:
                 why = (
