@@ -105,6 +105,7 @@ KIND_PROPERTY = {
     "key-group-duplicated": "rescale-state",
     "key-group-wrong-owner": "rescale-state",
     "key-group-mismatch": "rescale-state",
+    "max-parallelism-changed": "rescale-state",
     "state-wrong-round": "rescale-state",
     "partition-lost": "rescale-state",
     "partition-duplicated": "rescale-state",

@@ -16,9 +16,13 @@ old process that owned it. Kinds: ``key-group-lost`` (taken by no restore: its
 state is gone), ``key-group-duplicated`` (taken twice: its state is counted
 twice), ``key-group-wrong-owner`` (taken from a process that did not own it, so
 the state restored for it is not its state), ``state-wrong-round`` (a source
-checkpoint of another round), ``key-group-mismatch`` (a new process declares key
-groups other than those it restored); the same for list-state partitions
-(``partition-lost``, ``partition-duplicated``, ``partition-wrong-owner``).
+checkpoint of another round, or an old process that retires handing over another
+checkpoint than the one taken, so that what it did in between is kept and done
+again), ``key-group-mismatch`` (a new process declares key groups other than those
+it restored), ``max-parallelism-changed`` (a new process declares another max
+parallelism than the process it takes state from: key groups then name other keys);
+the same for list-state partitions (``partition-lost``, ``partition-duplicated``,
+``partition-wrong-owner``).
 
 ``rescale-in-flight`` (each rescale; unaligned checkpoints' channel state, and
 the input logs): every record the restored round recorded as channel state of an
@@ -100,6 +104,7 @@ class Ownership:
 
     def __init__(self, trace: Trace, restores_with_sources: list) -> None:
         self.operator = {p.id: p.operator or p.id for p in trace.header.processes}
+        self.max_parallelism = {p.id: p.max_parallelism for p in trace.header.processes}
         self.kg: dict[str, set[int]] = {}
         self.parts: dict[str, set[str]] = {}
         declared_kg = {p.id: p.key_groups for p in trace.header.processes if p.key_groups is not None}
@@ -162,6 +167,9 @@ class Rescale:
             f" (recovery {group[0].recovery})" if group[0].recovery is not None else ""
         )
         self.ckpt_ev = {(e.proc, e.ckpt): e for e in ix.of_type("checkpoint")}
+        self.retire = {e.proc: e for e in ix.of_type("retire")}
+        self._by_proc = ix.by_proc
+        self._markers = {e.mid for e in ix.of_type("send") if e.kind in ("barrier", "cancel")}
         rounds = [e.round for e in group if e.round is not None]
         if not rounds:
             rounds = [
@@ -176,6 +184,15 @@ class Rescale:
             for e in ix.of_type("checkpoint"):
                 if e.round == self.round and e.proc not in self.new and e.proc not in self.old_ckpt:
                     self.old_ckpt[e.proc] = e.ckpt
+
+    def data_events(self, p: str, after: int, before: int) -> list[Event]:
+        """The events of process ``p`` between two lines that send, process or re-inject
+        data (barriers and cancellation markers are not data)."""
+        return [
+            x
+            for x in self._by_proc.get(p, [])
+            if after < x.line < before and x.mid is not None and x.mid not in self._markers
+        ]
 
     def sources(self, e) -> list[dict]:
         """A restore's sources; a restore without a ``sources`` field takes all of its own
@@ -257,8 +274,10 @@ def state_violations(rs: Rescale) -> list[Violation]:
                         {"checkpoints": [[s["proc"], s["ckpt"]]], "round": rs.round},
                     )
                 )
+    out += _retired_elsewhere(rs)
     ops = sorted({own.operator[p] for p in rs.new})
     for op in ops:
+        out += _max_parallelism_violations(rs, op)
         out += _kg_violations(rs, op)
         out += _partition_violations(rs, op)
     for p, e in rs.new.items():
@@ -282,6 +301,78 @@ def state_violations(rs: Rescale) -> list[Violation]:
                     + ".",
                     [e.line],
                     {"process": p, "key_groups": extra or missing, "key_group": (extra or missing)[0][0]},
+                )
+            )
+    return out
+
+
+def _retired_elsewhere(rs: Rescale) -> list[Violation]:
+    """Old processes whose state the rescale takes from one checkpoint while their ``retire``
+    hands over another (or, retiring without a checkpoint, keeps data processed after the
+    one taken): what the old process did in between is kept by it and done again by the
+    new processes."""
+    taken: dict[str, set[int]] = {}
+    for e in rs.group:
+        for s in e.sources or ():
+            taken.setdefault(s["proc"], set()).add(s["ckpt"])
+    out = []
+    for q, cks in taken.items():
+        ret = rs.retire.get(q)
+        if ret is None or q in rs.new:
+            continue
+        if ret.ckpt is not None:
+            if ret.ckpt in cks:
+                continue
+            ck = rs.ckpt_ev.get((q, ret.ckpt))
+            kept = f"its checkpoint {ret.ckpt}" + (f" (round {ck.round})" if ck is not None else "")
+        else:
+            last = max((rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev), default=None)
+            later = rs.data_events(q, last, ret.line) if last is not None else []
+            if not later:
+                continue
+            kept = f"its final state (it processed or sent data after that checkpoint, at line {later[0].line})"
+        which = ", ".join(f"{q}:{c}" for c in sorted(cks))
+        out.append(
+            Violation(
+                "state-wrong-round",
+                "rescale-state",
+                rs.subject,
+                f"{q} retires at line {ret.line} handing over {kept}, but {rs.subject} restores its state from "
+                f"{which} (round {rs.round}): what {q} did in between is kept by the retired process and done "
+                "again by the new ones.",
+                [ret.line] + [rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev],
+                {"process": q, "checkpoints": [[q, c] for c in sorted(cks)], "round": rs.round},
+            )
+        )
+    return out
+
+
+def _max_parallelism_violations(rs: Rescale, op: str) -> list[Violation]:
+    """Key groups mean the same keys only under one max parallelism: a new process of ``op``
+    declaring another number of key groups than the old processes whose state it takes
+    (Flink refuses such a restore) restores each key's state under the wrong key group."""
+    declared = rs.own.max_parallelism
+    out = []
+    for p, e in rs.new.items():
+        if rs.own.operator[p] != op or declared.get(p) is None:
+            continue
+        other = sorted(
+            (declared[s["proc"]], s["proc"], s["ckpt"])
+            for s in rs.sources(e)
+            if declared.get(s["proc"]) not in (None, declared[p])
+        )
+        if other:
+            m, q, ck = other[0]
+            out.append(
+                Violation(
+                    "max-parallelism-changed",
+                    "rescale-state",
+                    rs.subject,
+                    f"{p} declares max_parallelism {declared[p]} but restores key-group state of {q}, whose operator "
+                    f"{op} had max_parallelism {m} (restore at line {e.line}): a key's group depends on the max "
+                    "parallelism, so the state restored under each key group belongs to other keys.",
+                    [e.line],
+                    {"operator": op, "process": p, "max_parallelism": [m, declared[p]], "checkpoints": [[q, ck]]},
                 )
             )
     return out

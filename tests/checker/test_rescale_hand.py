@@ -7,11 +7,13 @@ from the range formula the checker's docs quote."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from snapcheck.checker import check_trace
 from snapcheck.traces import TraceRecorder
+from snapcheck.traces.errors import RecorderError
 
 
 def ranges(M: int, p: int) -> list[list[int]]:
@@ -166,3 +168,45 @@ def test_a_record_without_a_key_group_dropped_or_processed_twice(p_old, p_new, M
     assert v.kind == kind
     mid = v.witness["messages"][0]
     assert mid in recorded and v.witness["old_channel"] == f"src[0]>agg[{recorded[mid][1]}]"
+
+
+@settings(max_examples=40, deadline=None)
+@given(p_old=pars, p_new=pars, M=st.integers(2, 13), new_M=st.integers(2, 13))
+def test_a_restore_under_another_max_parallelism(p_old, p_new, M, new_M):
+    """Key groups of ``M`` restored into processes declaring ``new_M > M`` key groups: every
+    new aggregate that takes state is reported (brute force: those whose scanned range
+    meets an old one), and nothing when the max parallelism is unchanged."""
+    assume(M >= max(p_old, p_new) and new_M >= p_new)
+    if new_M < M:  # key group M - 1 does not exist among new_M: the trace is malformed, said by the validator
+        with pytest.raises(RecorderError, match="outside max_parallelism"):
+            keyed_rescale(p_old, p_new, M, new_M=new_M)
+        return
+    rec, _ = keyed_rescale(p_old, p_new, M, new_M=new_M)
+    report = check_trace(rec.trace())
+    got = {v.witness["process"] for v in report.violations if v.kind == "max-parallelism-changed"}
+    takers = {f"g1.agg[{jn}]" for jn, groups in enumerate(ranges(M, p_new)) if groups}
+    assert got == (takers if new_M != M else set())
+    for v in report.violations:
+        if v.kind == "max-parallelism-changed":
+            assert v.witness["max_parallelism"] == [M, new_M]
+
+
+def test_old_tasks_retiring_at_a_later_checkpoint_than_the_one_restored():
+    """Round 2 is aborted after every old task checkpointed it; the job is restored from
+    round 1, but the old tasks retire at their checkpoint 2, so what they processed between
+    the two checkpoints is kept and processed again. The twin retiring at checkpoint 1 is
+    clean, and so is one whose tasks retire without a checkpoint but did nothing after the
+    restored one."""
+    rec, _ = keyed_rescale(3, 2, 7, late_round=True, retire_at=2)
+    report = check_trace(rec.trace())
+    wrong = [v for v in report.violations if v.kind == "state-wrong-round"]
+    assert {v.witness["process"] for v in wrong} == {"src[0]", "agg[0]", "agg[1]", "agg[2]"}
+    assert all(v.witness["checkpoints"] == [[v.witness["process"], 1]] for v in wrong)
+    assert check_trace(keyed_rescale(3, 2, 7, late_round=True, retire_at=1)[0].trace()).violations == []
+    # retiring without a checkpoint keeps the records processed after checkpoint 1
+    unhanded = check_trace(keyed_rescale(3, 2, 7, retire_at=None)[0].trace())
+    assert {v.witness["process"] for v in unhanded.violations if v.kind == "state-wrong-round"} == {
+        "agg[0]",
+        "agg[1]",
+        "agg[2]",
+    }  # not src[0]: it sent only barriers after its checkpoint
