@@ -22,7 +22,9 @@ again), ``key-group-mismatch`` (a new process declares key groups other than tho
 it restored), ``max-parallelism-changed`` (a new process declares another max
 parallelism than the process it takes state from: key groups then name other keys);
 the same for list-state partitions (``partition-lost``, ``partition-duplicated``,
-``partition-wrong-owner``).
+``partition-wrong-owner``). State restored whole from processes that declare neither
+key groups nor partitions (union, broadcast or split state: the trace does not say
+which) is not judged, and a note says so (``unjudged_state``).
 
 ``rescale-in-flight`` (each rescale; unaligned checkpoints' channel state, and
 the input logs): every record the restored round recorded as channel state of an
@@ -521,6 +523,46 @@ def _ckpt_line(rs: Rescale, q: str) -> int:
     return ev.line if ev is not None else 0
 
 
+def unjudged_state(rs: Rescale) -> list[str]:
+    """What ``rescale-state`` cannot judge in the rescale ``rs``, one sentence per operator:
+    state restored whole (a source naming neither key groups nor partitions) from old
+    processes that own neither. Such state may be union or broadcast state (every new
+    process, or any, takes a copy) or state kept at the same parallelism (one each); the
+    trace does not say which, so who must take it is not judged.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.observed_recovery import recovery_groups
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["U0", "U1", {"id": "N", "appears": True, "operator": "U1"}], [])
+    >>> _ = rec.checkpoint("U0", round=1); _ = rec.checkpoint("U1", round=1)
+    >>> rec.retire("U0", 1); rec.retire("U1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "U1", "ckpt": 1}])
+    >>> trace = rec.trace()
+    >>> [group] = recovery_groups(trace)
+    >>> unjudged_state(Rescale(trace, TraceIndex(trace), group, Ownership(trace, group)))  # doctest: +ELLIPSIS
+    ['rescale at line 6 (recovery 1): operator U1 restores state whole from U1:1, whose ...is not judged...']
+    """
+    own = rs.own
+    whole: dict[str, set[str]] = {}
+    for p, e in rs.new.items():
+        for s in e.sources or ():
+            q = s["proc"]
+            if (
+                s.get("key_groups") is None
+                and s.get("partitions") is None
+                and not own.kg.get(q)
+                and not own.parts.get(q)
+            ):
+                whole.setdefault(own.operator[p], set()).add(f"{q}:{s['ckpt']}")
+    return [
+        f"{rs.subject}: operator {op} restores state whole from {', '.join(sorted(cks))}, whose processes declare "
+        "neither key groups nor partitions: whether it is union or broadcast state (each new process takes a copy) "
+        "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged "
+        "(declare list-state partitions in the header to have it judged)."
+        for op, cks in sorted(whole.items())
+    ]
+
+
 # -- rescale-in-flight ---------------------------------------------------------------------
 class _Deliveries:
     """Replays and effective receives after a rescale, by original message."""
@@ -872,5 +914,6 @@ def check_rescale(run) -> None:
     for rs in rescale_groups(run):
         if run.want("rescale-state"):
             run.add("rescale-state", rs.subject, state_violations(rs))
+            run.report.notes.extend(unjudged_state(rs))
         if run.want("rescale-in-flight"):
             run.add("rescale-in-flight", rs.subject, in_flight_violations(run, rs))

@@ -7,11 +7,15 @@ from the range formula the checker's docs quote."""
 
 from __future__ import annotations
 
+import json
+import xml.etree.ElementTree as ET
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from snapcheck.checker import check_trace
+from snapcheck.checker.junit import junit_xml
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.errors import RecorderError
 
@@ -210,3 +214,49 @@ def test_old_tasks_retiring_at_a_later_checkpoint_than_the_one_restored():
         "agg[1]",
         "agg[2]",
     }  # not src[0]: it sent only barriers after its checkpoint
+
+
+def _whole_state(declare_partitions: bool, partial: bool) -> TraceRecorder:
+    """Operator ``u`` at 2 restored at 3, each new process taking whole checkpoints (union
+    state: both old ones); ``partial``: the last takes only ``u[0]``'s. With partitions
+    declared, only ``g1.u[0]`` takes one (``u[0]``'s)."""
+    procs: list = [{"id": "coord", "role": "coordinator"}]
+    for j in range(2):
+        procs.append(
+            {"id": f"u[{j}]", "operator": "u", "subtask": j} | ({"partitions": [f"u{j}"]} if declare_partitions else {})
+        )
+    procs += [{"id": f"g1.u[{j}]", "operator": "u", "subtask": j, "appears": True} for j in range(3)]
+    rec = TraceRecorder(procs, [], protocol="unaligned")
+    rec.round_start("coord", 1)
+    for j in range(2):
+        rec.checkpoint(f"u[{j}]", kind="coordinated", round=1)
+    rec.round_complete("coord", 1)
+    for j in range(2):
+        rec.retire(f"u[{j}]", ckpt=1)
+    for j in range(3):
+        srcs = [{"proc": f"u[{i}]", "ckpt": 1} for i in range(2)]
+        if declare_partitions:
+            srcs = [dict(s, partitions=[f"u{i}"]) for i, s in enumerate(srcs) if i == j == 0]
+        elif partial and j == 2:
+            srcs = srcs[:1]
+        rec.restore(f"g1.u[{j}]", 0, recovery=1, round=1, sources=srcs)
+    return rec
+
+
+def test_state_restored_whole_is_said_not_judged():
+    """Whole-checkpoint state of processes that declare neither key groups nor partitions
+    (union, broadcast or split: the trace does not say) is never silently passed: the
+    text, JSON and JUnit reports say it is not judged; with partitions declared it is
+    judged (here: old ``u[1]``'s partition, taken by no new process, is lost)."""
+    for partial in (False, True):
+        report = check_trace(_whole_state(False, partial).trace())
+        assert report.violations == []
+        [note] = [n for n in report.notes if "operator u restores state whole" in n]
+        assert "u[0]:1, u[1]:1" in note and "not judged" in note
+        assert note in json.loads(json.dumps(report.to_json()))["notes"]
+        assert note in report.render_text()
+        out = ET.fromstring(junit_xml([report])).find("testsuite/system-out")
+        assert out is not None and note in (out.text or "")
+    judged = check_trace(_whole_state(True, False).trace())
+    assert not [n for n in judged.notes if "restores state whole" in n]
+    assert {(v.kind, v.witness.get("partition")) for v in judged.violations} == {("partition-lost", "u1")}
