@@ -5,7 +5,9 @@ in which at least one restore names ``sources`` (Flink: a job stopped, or failed
 and restarted at another parallelism from a checkpoint or savepoint): the job is restored at another
 parallelism from round ``r`` (the round of the sources' checkpoints). Its *old
 processes* are the processes outside the group that took a checkpoint of round
-``r``; its *new processes* the restoring ones. A process *owns* the key groups
+``r``, and those owning key groups or partitions that belonged to the job when round
+``r`` started but took no checkpoint of it (their state of round ``r`` does not
+exist, so a restore can take it from nowhere); its *new processes* the restoring ones. A process *owns* the key groups
 (and list-state partitions) the header declares for it, or else those its own
 restore took (all of a source's when the restore names neither). Key groups belong to an operator (the header's ``operator``).
 
@@ -51,6 +53,7 @@ group and the old channel.
 
 from __future__ import annotations
 
+from snapcheck.checker.lifetimes import Lifetimes
 from snapcheck.checker.report import Violation
 from snapcheck.traces.model import Event, Trace
 
@@ -140,7 +143,9 @@ class Rescale:
     ``round`` is the restored round (the restores' ``round``, else the round of their
     sources' checkpoints; None if neither says), ``new`` maps each restoring process to
     its restore, ``old_ckpt`` each old process (outside the group, with a checkpoint of
-    ``round``) to that checkpoint, ``start`` is the line of the first restore and
+    ``round``) to that checkpoint, ``missing`` each process that owned key groups or
+    partitions and belonged to the job when that round started but has no checkpoint of it
+    (to the line where the round started), ``start`` is the line of the first restore and
     ``subject`` names the rescale in the report.
 
     >>> from snapcheck.traces import TraceRecorder
@@ -182,10 +187,21 @@ class Rescale:
             ]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
+        self.missing: dict[str, int] = {}  # old process without one -> line where the round started
         if self.round:
+            started = [e.line for e in ix.of_type("checkpoint") if e.round == self.round]
+            started += [e.line for e in ix.of_type("round_start") if e.round == self.round]
             for e in ix.of_type("checkpoint"):
                 if e.round == self.round and e.proc not in self.new and e.proc not in self.old_ckpt:
                     self.old_ckpt[e.proc] = e.ckpt
+            stateful = [
+                p.id
+                for p in trace.header.processes
+                if (own.kg.get(p.id) or own.parts.get(p.id)) and p.id not in self.new and p.id not in self.old_ckpt
+            ]
+            if started and stateful:
+                line = min(started)
+                self.missing = {q: line for q in Lifetimes(trace, ix).members(stateful, line)}
 
     def data_events(self, p: str, after: int, before: int) -> list[Event]:
         """The events of process ``p`` between two lines that send, process or re-inject
@@ -382,7 +398,7 @@ def _max_parallelism_violations(rs: Rescale, op: str) -> list[Violation]:
 
 def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
     own = rs.own
-    olds = [q for q in rs.old_ckpt if own.operator.get(q) == op and q in own.kg]
+    olds = [q for q in [*rs.old_ckpt, *rs.missing] if own.operator.get(q) == op and q in own.kg]
     universe: dict[int, str] = {}
     for q in olds:
         for k in own.kg[q]:
@@ -418,10 +434,10 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
                     "key-group-lost",
                     "rescale-state",
                     rs.subject,
-                    f"{q} owned {what} at round {rs.round} (checkpoint {q}:{rs.old_ckpt[q]}), but no restore of "
+                    f"{q} owned {what} at round {rs.round} ({_held_at(rs, q)}), but no restore of "
                     f"{rs.subject} takes {'them' if len(ks) > 1 else 'it'}: that state is lost.",
                     [_ckpt_line(rs, q)] + [e.line for e in rs.group],
-                    {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[q, rs.old_ckpt[q]]]},
+                    {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": _held_ckpt(rs, q)},
                 )
             )
         elif key[0] == "dup":
@@ -461,7 +477,9 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
 
 def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
     own = rs.own
-    universe = {part: q for q in rs.old_ckpt if own.operator.get(q) == op for part in own.parts.get(q, ())}
+    universe = {
+        part: q for q in [*rs.old_ckpt, *rs.missing] if own.operator.get(q) == op for part in own.parts.get(q, ())
+    }
     taken: dict[str, list] = {}
     for p, e in rs.new.items():
         if own.operator[p] != op:
@@ -482,10 +500,10 @@ def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
                     "partition-lost",
                     "rescale-state",
                     rs.subject,
-                    f"{q} held partition {part!r} of operator {op} at round {rs.round}, but no restore of {rs.subject} "
-                    "takes it: its state (e.g. an input offset) is lost.",
+                    f"{q} held partition {part!r} of operator {op} at round {rs.round} ({_held_at(rs, q)}), but no "
+                    f"restore of {rs.subject} takes it: its state (e.g. an input offset) is lost.",
                     [_ckpt_line(rs, q)],
-                    {"operator": op, "partition": part, "checkpoints": [[q, rs.old_ckpt[q]]]},
+                    {"operator": op, "partition": part, "checkpoints": _held_ckpt(rs, q)},
                 )
             )
         if len(got) > 1:
@@ -518,9 +536,22 @@ def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
 
 
 def _ckpt_line(rs: Rescale, q: str) -> int:
-    """The line of ``q``'s checkpoint of the rescaled round (0, which a witness omits: none)."""
+    """The line of ``q``'s checkpoint of the rescaled round (0, which a witness omits: none),
+    or, when it has none, the line where that round started."""
     ev = rs.ckpt_ev.get((q, rs.old_ckpt.get(q)))
-    return ev.line if ev is not None else 0
+    return ev.line if ev is not None else rs.missing.get(q, 0)
+
+
+def _held_at(rs: Rescale, q: str) -> str:
+    """Where the old process ``q``'s state of the rescaled round is, in words."""
+    if q in rs.old_ckpt:
+        return f"checkpoint {q}:{rs.old_ckpt[q]}"
+    return f"it belonged to the job when the round started at line {rs.missing[q]}, but took no checkpoint of it"
+
+
+def _held_ckpt(rs: Rescale, q: str) -> list[list]:
+    """The witness's checkpoints of ``q`` for the rescaled round (none when it took none)."""
+    return [[q, rs.old_ckpt[q]]] if q in rs.old_ckpt else []
 
 
 def unjudged_state(rs: Rescale) -> list[str]:

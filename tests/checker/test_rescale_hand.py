@@ -42,6 +42,7 @@ def keyed_rescale(
     fault: str | None = None,
     late_round: bool = False,
     retire_at: int | None = 1,
+    unsaved: int | None = None,
 ) -> tuple[TraceRecorder, dict[str, tuple[int, int]]]:
     """The job (module docstring) with one record per key group: each old aggregate
     processes the first half of its records before round 1's barrier and records the rest
@@ -52,7 +53,9 @@ def keyed_rescale(
     parallelism. ``fault``: ``drop`` (the first recorded record whose old channel several
     new channels share is never replayed), ``twice`` (it is also processed on a second of
     those channels). ``late_round``: a round 2 that every old process checkpoints, then
-    aborted; ``retire_at``: the checkpoint the old processes retire at (None: none)."""
+    aborted; ``retire_at``: the checkpoint the old processes retire at (None: none).
+    ``unsaved``: an old subtask that takes no checkpoint of round 1 (it processes all its
+    records and retires without a checkpoint); no restore takes its key groups."""
     old, new = ranges(M, p_old), ranges(M, p_new)
     procs: list = [{"id": "coord", "role": "coordinator"}, {"id": "in[0]", "role": "external"}]
     procs.append({"id": "src[0]", "role": "source", "operator": "src", "partitions": ["in[0]"]})
@@ -82,6 +85,10 @@ def keyed_rescale(
         rec.barrier("src[0]", f"src[0]>agg[{j}]", 1)
     recorded: dict[str, tuple[int, int]] = {}
     for j in olds:
+        if j == unsaved:
+            for mid, _ in queue[j]:
+                rec.recv(f"agg[{j}]", mid)
+            continue
         half = len(queue[j]) // 2
         for mid, _ in queue[j][:half]:
             rec.recv(f"agg[{j}]", mid)
@@ -98,7 +105,7 @@ def keyed_rescale(
             rec.checkpoint(p, kind="coordinated", round=2)
         rec.round_abort("coord", 2, reason="stopped")
     for p in ["src[0]"] + [f"agg[{j}]" for j in olds]:
-        rec.retire(p, ckpt=retire_at, reason="rescaled")
+        rec.retire(p, ckpt=None if p == f"agg[{unsaved}]" else retire_at, reason="rescaled")
     rec.restore(
         "g1.src[0]",
         0,
@@ -111,13 +118,13 @@ def keyed_rescale(
     for jn in range(p_new):
         srcs, maps = [], []
         for j in olds:
-            both = sorted(set(new[jn]) & set(old[j]))
+            both = sorted(set(new[jn]) & set(old[j])) if j != unsaved else []
             if both:
                 srcs.append({"proc": f"agg[{j}]", "ckpt": 1, "key_groups": span(both)})
                 maps.append({"old": f"src[0]>agg[{j}]", "new": f"g1.src[0]>g1.agg[{jn}]", "key_groups": span(both)})
                 onto.setdefault(j, []).append(jn)
         rec.restore(f"g1.agg[{jn}]", 0, recovery=1, round=1, sources=srcs, channels=maps)
-    victim = next((mid for mid, (_, j) in recorded.items() if len(onto[j]) > 1), None)
+    victim = next((mid for mid, (_, j) in recorded.items() if len(onto.get(j, ())) > 1), None)
     for mid, (g, j) in recorded.items():
         owner = g * p_new // M
         if fault == "drop" and mid == victim:
@@ -214,6 +221,21 @@ def test_old_tasks_retiring_at_a_later_checkpoint_than_the_one_restored():
         "agg[1]",
         "agg[2]",
     }  # not src[0]: it sent only barriers after its checkpoint
+
+
+@settings(max_examples=40, deadline=None)
+@given(p_old=st.integers(2, 5), p_new=pars, M=max_par, data=st.data())
+def test_an_old_subtask_without_a_checkpoint_of_the_restored_round_loses_its_key_groups(p_old, p_new, M, data):
+    """An old subtask that was in the job when round 1 started but never checkpointed it,
+    and whose key groups no restore takes: exactly its key groups (brute force) are
+    key-group-lost, the witness naming no checkpoint. The twin that checkpointed is clean."""
+    assume(M >= max(p_old, p_new))
+    j = data.draw(st.integers(0, p_old - 1))
+    report = check_trace(keyed_rescale(p_old, p_new, M, unsaved=j)[0].trace())
+    [lost] = [v for v in report.violations if v.kind == "key-group-lost"]
+    assert lost.witness["key_groups"] == span(ranges(M, p_old)[j]) and lost.witness["checkpoints"] == []
+    assert f"agg[{j}] owned" in lost.message and "took no checkpoint" in lost.message
+    assert check_trace(keyed_rescale(p_old, p_new, M)[0].trace()).violations == []
 
 
 def _whole_state(declare_partitions: bool, partial: bool) -> TraceRecorder:
