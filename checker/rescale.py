@@ -19,8 +19,8 @@ state is gone), ``key-group-duplicated`` (taken twice: its state is counted
 twice), ``key-group-wrong-owner`` (taken from a process that did not own it, so
 the state restored for it is not its state), ``state-wrong-round`` (a source
 checkpoint of another round, or an old process that retires handing over another
-checkpoint than the one taken, so that what it did in between is kept and done
-again), ``key-group-mismatch`` (a new process declares key groups other than those
+checkpoint than the one taken, or never retires although all its state was taken, so
+that what it did in between is kept and done again), ``key-group-mismatch`` (a new process declares key groups other than those
 it restored), ``max-parallelism-changed`` (a new process declares another max
 parallelism than the process it takes state from: key groups then name other keys);
 the same for list-state partitions (``partition-lost``, ``partition-duplicated``,
@@ -326,39 +326,53 @@ def state_violations(rs: Rescale) -> list[Violation]:
 
 def _retired_elsewhere(rs: Rescale) -> list[Violation]:
     """Old processes whose state the rescale takes from one checkpoint while their ``retire``
-    hands over another (or, retiring without a checkpoint, keeps data processed after the
-    one taken): what the old process did in between is kept by it and done again by the
-    new processes."""
+    hands over another (or, retiring without a checkpoint or never retiring, keeps data
+    processed or sent after the one taken): what the old process did in between is kept by
+    it and done again by the new processes. A process that never retires counts only when
+    the rescale takes all of its state (else it may live on with the part it keeps)."""
+    own = rs.own
     taken: dict[str, set[int]] = {}
+    whole: set[str] = set()  # old processes all of whose state the rescale takes
+    kgs: dict[str, set[int]] = {}
+    parts: dict[str, set[str]] = {}
     for e in rs.group:
         for s in e.sources or ():
-            taken.setdefault(s["proc"], set()).add(s["ckpt"])
+            q = s["proc"]
+            taken.setdefault(q, set()).add(s["ckpt"])
+            if s.get("key_groups") is None and s.get("partitions") is None:
+                whole.add(q)
+            kgs.setdefault(q, set()).update(_expand(s.get("key_groups")))
+            parts.setdefault(q, set()).update(s.get("partitions") or ())
+    whole |= {q for q in taken if own.kg.get(q, set()) <= kgs[q] and own.parts.get(q, set()) <= parts[q]}
     out = []
     for q, cks in taken.items():
         ret = rs.retire.get(q)
-        if ret is None or q in rs.new:
+        if q in rs.new or (ret is None and q not in whole):  # a process that keeps part of its state lives on
             continue
-        if ret.ckpt is not None:
+        if ret is not None and ret.ckpt is not None:
             if ret.ckpt in cks:
                 continue
             ck = rs.ckpt_ev.get((q, ret.ckpt))
             kept = f"its checkpoint {ret.ckpt}" + (f" (round {ck.round})" if ck is not None else "")
+            after = ""
         else:
             last = max((rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev), default=None)
-            later = rs.data_events(q, last, ret.line) if last is not None else []
+            later = rs.data_events(q, last, ret.line if ret is not None else 1 << 62) if last is not None else []
             if not later:
                 continue
-            kept = f"its final state (it processed or sent data after that checkpoint, at line {later[0].line})"
+            kept, after = "its final state", f", after which it processed or sent data (line {later[0].line})"
         which = ", ".join(f"{q}:{c}" for c in sorted(cks))
+        how = f"retires at line {ret.line} handing over" if ret is not None else "never retires, and so keeps"
         out.append(
             Violation(
                 "state-wrong-round",
                 "rescale-state",
                 rs.subject,
-                f"{q} retires at line {ret.line} handing over {kept}, but {rs.subject} restores its state from "
-                f"{which} (round {rs.round}): what {q} did in between is kept by the retired process and done "
+                f"{q} {how} {kept}, but {rs.subject} restores its state from "
+                f"{which} (round {rs.round}){after}: what {q} did in between is kept by the old process and done "
                 "again by the new ones.",
-                [ret.line] + [rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev],
+                ([ret.line] if ret is not None else [])
+                + [rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev],
                 {"process": q, "checkpoints": [[q, c] for c in sorted(cks)], "round": rs.round},
             )
         )

@@ -43,6 +43,8 @@ def keyed_rescale(
     late_round: bool = False,
     retire_at: int | None = 1,
     unsaved: int | None = None,
+    zombie: int | None = None,
+    keeps: bool = False,
 ) -> tuple[TraceRecorder, dict[str, tuple[int, int]]]:
     """The job (module docstring) with one record per key group: each old aggregate
     processes the first half of its records before round 1's barrier and records the rest
@@ -55,7 +57,8 @@ def keyed_rescale(
     those channels). ``late_round``: a round 2 that every old process checkpoints, then
     aborted; ``retire_at``: the checkpoint the old processes retire at (None: none).
     ``unsaved``: an old subtask that takes no checkpoint of round 1 (it processes all its
-    records and retires without a checkpoint); no restore takes its key groups."""
+    records and retires without a checkpoint); no restore takes its key groups. ``zombie``:
+    an old subtask that never retires; ``keeps``: the restores leave it its first key group."""
     old, new = ranges(M, p_old), ranges(M, p_new)
     procs: list = [{"id": "coord", "role": "coordinator"}, {"id": "in[0]", "role": "external"}]
     procs.append({"id": "src[0]", "role": "source", "operator": "src", "partitions": ["in[0]"]})
@@ -104,7 +107,7 @@ def keyed_rescale(
         for p in ["src[0]"] + [f"agg[{j}]" for j in olds]:
             rec.checkpoint(p, kind="coordinated", round=2)
         rec.round_abort("coord", 2, reason="stopped")
-    for p in ["src[0]"] + [f"agg[{j}]" for j in olds]:
+    for p in ["src[0]"] + [f"agg[{j}]" for j in olds if j != zombie]:
         rec.retire(p, ckpt=None if p == f"agg[{unsaved}]" else retire_at, reason="rescaled")
     rec.restore(
         "g1.src[0]",
@@ -119,6 +122,8 @@ def keyed_rescale(
         srcs, maps = [], []
         for j in olds:
             both = sorted(set(new[jn]) & set(old[j])) if j != unsaved else []
+            if keeps and j == zombie:
+                both = [g for g in both if g != old[j][0]]
             if both:
                 srcs.append({"proc": f"agg[{j}]", "ckpt": 1, "key_groups": span(both)})
                 maps.append({"old": f"src[0]>agg[{j}]", "new": f"g1.src[0]>g1.agg[{jn}]", "key_groups": span(both)})
@@ -236,6 +241,25 @@ def test_an_old_subtask_without_a_checkpoint_of_the_restored_round_loses_its_key
     assert lost.witness["key_groups"] == span(ranges(M, p_old)[j]) and lost.witness["checkpoints"] == []
     assert f"agg[{j}] owned" in lost.message and "took no checkpoint" in lost.message
     assert check_trace(keyed_rescale(p_old, p_new, M)[0].trace()).violations == []
+
+
+@settings(max_examples=30, deadline=None)
+@given(p_old=st.integers(2, 5), p_new=pars, M=max_par, data=st.data())
+def test_an_old_subtask_that_never_retires(p_old, p_new, M, data):
+    """An old subtask all of whose key groups the rescale takes but that never retires
+    keeps what it processed after the restored checkpoint (a zombie): state-wrong-round
+    naming it exactly when it processed records after it (brute force: its second half).
+    One that keeps a key group of its own may live on: its lost remainder aside, nothing."""
+    assume(M >= max(p_old, p_new))
+    j = data.draw(st.integers(0, p_old - 1))
+    after = len(ranges(M, p_old)[j]) - len(ranges(M, p_old)[j]) // 2  # records it processes after checkpoint 1
+    report = check_trace(keyed_rescale(p_old, p_new, M, zombie=j)[0].trace())
+    wrong = {v.witness["process"] for v in report.violations if v.kind == "state-wrong-round"}
+    assert wrong == ({f"agg[{j}]"} if after else set())
+    kept = check_trace(keyed_rescale(p_old, p_new, M, zombie=j, keeps=True)[0].trace())
+    assert not [v for v in kept.violations if v.kind == "state-wrong-round"]
+    # the group it keeps is lost to the new job (whose owner still processes its recovered record)
+    assert "key-group-lost" in {v.kind for v in kept.violations}
 
 
 def _whole_state(declare_partitions: bool, partial: bool) -> TraceRecorder:
