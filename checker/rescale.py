@@ -806,6 +806,9 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[
                 )
             elif not reps:
                 why = f"{c} is mapped onto {', '.join(onto)}, but the record is never replayed there"
+            elif len(got) > len(mine):
+                x = next(e for e in got if not is_owner(e))
+                why = f"it is processed by {x.proc} on {x.ch} at line {x.line} instead (misrouted)"
             else:
                 r = reps[0]
                 why = f"it is replayed as {r.mid} on {r.ch} at line {r.line}, but never processed (dropped)"

@@ -54,7 +54,7 @@ def keyed_rescale(
     ``key_groups=False``: sends name no key group. ``new_M``: the new aggregates' max
     parallelism. ``fault``: ``drop`` (the first recorded record whose old channel several
     new channels share is never replayed), ``twice`` (it is also processed on a second of
-    those channels). ``late_round``: a round 2 that every old process checkpoints, then
+    those channels), ``misroute`` (it is processed on a second of them instead). ``late_round``: a round 2 that every old process checkpoints, then
     aborted; ``retire_at``: the checkpoint the old processes retire at (None: none).
     ``unsaved``: an old subtask that takes no checkpoint of round 1 (it processes all its
     records and retires without a checkpoint); no restore takes its key groups. ``zombie``:
@@ -134,6 +134,8 @@ def keyed_rescale(
         owner = g * p_new // M
         if fault == "drop" and mid == victim:
             continue
+        if fault == "misroute" and mid == victim:
+            owner = next(x for x in onto[j] if x != owner)
         rec.recv(
             f"g1.agg[{owner}]", rec.replay(f"g1.agg[{owner}]", mid, "channel_state", ch=f"g1.src[0]>g1.agg[{owner}]")
         )
@@ -184,6 +186,22 @@ def test_a_record_without_a_key_group_dropped_or_processed_twice(p_old, p_new, M
     assert v.kind == kind
     mid = v.witness["messages"][0]
     assert mid in recorded and v.witness["old_channel"] == f"src[0]>agg[{recorded[mid][1]}]"
+
+
+@settings(max_examples=30, deadline=None)
+@given(p_old=pars, p_new=pars, M=max_par)
+def test_a_keyed_record_replayed_to_a_process_that_does_not_own_its_key_group(p_old, p_new, M):
+    """Misrouted to another new channel its old channel is mapped onto: the non-owner's
+    receive is in-flight-misrouted and the loss explains where the record went."""
+    assume(M >= max(p_old, p_new))
+    rec, recorded = keyed_rescale(p_old, p_new, M, fault="misroute")
+    assume(shared(p_old, p_new, M, recorded))
+    vs = check_trace(rec.trace()).violations
+    assert {v.kind for v in vs} == {"in-flight-misrouted", "in-flight-lost"}
+    [lost] = [v for v in vs if v.kind == "in-flight-lost"]
+    g = lost.witness["key_group"]
+    assert recorded[lost.witness["messages"][0]][0] == g
+    assert f"the new owner of key group {g}" in lost.message and "instead (misrouted)" in lost.message
 
 
 @settings(max_examples=40, deadline=None)
