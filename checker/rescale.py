@@ -1,7 +1,7 @@
 """Rescaling: state and in-flight records redistributed at another parallelism.
 
 A *rescale* is a recovery (a group of ``restore`` events, ``observed_recovery``)
-in which at least one restore names ``sources`` (Flink: a job stopped, or failed,
+in which at least one restore has a ``sources`` field, even an empty one (Flink: a job stopped, or failed,
 and restarted at another parallelism from a checkpoint or savepoint): the job is restored at another
 parallelism from round ``r`` (the round of the sources' checkpoints). Its *old
 processes* are the processes outside the group that took a checkpoint of round
@@ -141,7 +141,7 @@ class Rescale:
     """One rescale: the restores ``group`` of a recovery of which some name sources
     (``trace`` and its ``TraceIndex`` ``ix``; ``own``: the ``Ownership`` of the trace).
     ``round`` is the restored round (the restores' ``round``, else the round of their
-    sources' checkpoints; None if neither says), ``new`` maps each restoring process to
+    sources' checkpoints, 0 when they are all initial states; None if neither says), ``new`` maps each restoring process to
     its restore, ``old_ckpt`` each old process (outside the group, with a checkpoint of
     ``round``) to that checkpoint, ``missing`` each process that owned key groups or
     partitions and belonged to the job when that round started but has no checkpoint of it
@@ -185,10 +185,19 @@ class Rescale:
                 for s in e.sources or ()
                 if (s["proc"], s["ckpt"]) in self.ckpt_ev
             ]
+        named = [s["ckpt"] for e in group for s in e.sources or ()]
+        if not rounds and named and not any(named):  # every source is an initial state: round 0
+            rounds = [0]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started
-        if self.round:
+        if self.round == 0:  # every process present from the start has its initial checkpoint
+            self.old_ckpt = {
+                p.id: 0
+                for p in trace.header.processes
+                if not p.appears and p.id not in self.new and p.role not in ("coordinator", "external")
+            }
+        elif self.round is not None:
             started = [e.line for e in ix.of_type("checkpoint") if e.round == self.round]
             started += [e.line for e in ix.of_type("round_start") if e.round == self.round]
             for e in ix.of_type("checkpoint"):
@@ -238,10 +247,10 @@ def rescale_groups(run) -> list[Rescale]:
     >>> [(r.property, r.subject, r.ok) for r in check_trace(trace).results if r.property.startswith("rescale")]
     [('rescale-state', 'rescale at line 6 (recovery 1)', True), ('rescale-in-flight', 'rescale at line 6 (recovery 1)', True)]
     """
-    groups = [g for g in run.recovery_groups() if any(e.sources for e in g)]
+    groups = [g for g in run.recovery_groups() if any(e.sources is not None for e in g)]
     if not groups:
         return []
-    own = Ownership(run.trace, [e for g in groups for e in g if e.sources])
+    own = Ownership(run.trace, [e for g in groups for e in g if e.sources is not None])
     return [Rescale(run.trace, run.ix, g, own) for g in groups]
 
 
@@ -885,7 +894,10 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
     h, own = run.h, rs.own
     externals = {p.id for p in run.trace.header.processes if p.role == "external"}
     out = []
-    new_holder = {part: p for p in rs.new for part in own.parts.get(p, ())}
+    new_holders: dict[str, list[str]] = {}  # a partition restored twice has two holders, each reading it
+    for p in rs.new:
+        for part in own.parts.get(p, ()):
+            new_holders.setdefault(part, []).append(p)
     into: dict[int, list] = {}
     for m in h.msgs:
         if m.src == -1 and m.ch in h.ch_ends:
@@ -894,14 +906,15 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
         for part in own.parts.get(q, ()):
             if part not in externals:
                 continue
-            holder = new_holder.get(part)
+            holders = new_holders.get(part, [])
+            holder = " and ".join(holders)
             for m in into.get(h.index.get(q), ()):
                 if h.trace_index.channels[m.ch].src != part:
                     continue
                 kept = [e for e in h.recvs.get(m.mid, ()) if e.proc == q]
                 if kept:
                     continue
-                got = [e for e in dv.recvs.get(m.mid, ()) if e.proc == holder]
+                got = [e for e in dv.recvs.get(m.mid, ()) if e.proc in holders]
                 if len(got) == 1:
                     continue
                 if not got:
@@ -960,6 +973,12 @@ def check_rescale(run) -> None:
     if not run.ix.has("restore"):
         return
     for rs in rescale_groups(run):
+        if rs.round is None:
+            run.report.notes.append(
+                f"{rs.subject}: its restored round is unknown (its restores name no round and no checkpoint), so "
+                "its state and in-flight records are not judged."
+            )
+            continue
         if run.want("rescale-state"):
             run.add("rescale-state", rs.subject, state_violations(rs))
             run.report.notes.extend(unjudged_state(rs))

@@ -324,3 +324,119 @@ def test_state_restored_whole_is_said_not_judged():
     judged = check_trace(_whole_state(True, False).trace())
     assert not [n for n in judged.notes if "restores state whole" in n]
     assert {(v.kind, v.witness.get("partition")) for v in judged.violations} == {("partition-lost", "u1")}
+
+
+def _splits(n: int, p_old: int, p_new: int, fault: str | None) -> TraceRecorder:
+    """``n`` input splits read round robin by ``p_old`` readers, each reading one record of
+    each of its splits before round 1 and leaving the second unread; restored round robin
+    on ``p_new`` readers, which re-read the unread records from the logs. ``fault``:
+    ``dup`` (split 0 is also given to the next reader), ``none`` (split 0 to nobody)."""
+    holder = {s: s % p_old for s in range(n)}
+    given = {s: [s % p_new] for s in range(n)}
+    if fault == "dup":
+        given[0].append((given[0][0] + 1) % p_new)
+    if fault == "none":
+        given[0] = []
+    procs: list = [{"id": "coord", "role": "coordinator"}]
+    procs += [{"id": f"in[{s}]", "role": "external"} for s in range(n)]
+    procs += [
+        {
+            "id": f"src[{j}]",
+            "role": "source",
+            "operator": "src",
+            "partitions": [f"in[{s}]" for s in range(n) if holder[s] == j],
+        }
+        for j in range(p_old)
+    ]
+    procs += [{"id": f"g1.src[{j}]", "role": "source", "operator": "src", "appears": True} for j in range(p_new)]
+    chans = [(f"in[{s}]>src[{holder[s]}]", f"in[{s}]", f"src[{holder[s]}]") for s in range(n)]
+    chans += [(f"in[{s}]>g1.src[{j}]", f"in[{s}]", f"g1.src[{j}]") for s in range(n) for j in range(p_new)]
+    rec = TraceRecorder(procs, chans, protocol="unaligned")
+    rec.round_start("coord", 1)
+    unread = {}
+    for s in range(n):
+        rec.recv(f"src[{holder[s]}]", rec.send(f"in[{s}]", f"in[{s}]>src[{holder[s]}]", value=1))
+        unread[s] = rec.send(f"in[{s}]", f"in[{s}]>src[{holder[s]}]", value=2)
+    for j in range(p_old):
+        rec.checkpoint(f"src[{j}]", kind="coordinated", round=1)
+    rec.round_complete("coord", 1)
+    for j in range(p_old):
+        rec.retire(f"src[{j}]", ckpt=1)
+    for jn in range(p_new):
+        mine = [s for s in range(n) if jn in given[s]]
+        olds = sorted({holder[s] for s in mine})
+        srcs = [
+            {"proc": f"src[{q}]", "ckpt": 1, "partitions": [f"in[{s}]" for s in mine if holder[s] == q]} for q in olds
+        ]
+        maps = [{"old": f"in[{s}]>src[{holder[s]}]", "new": f"in[{s}]>g1.src[{jn}]"} for s in mine]
+        rec.restore(f"g1.src[{jn}]", 0, recovery=1, round=1, sources=srcs, channels=maps)
+    for s in range(n):
+        for jn in given[s]:
+            rec.recv(f"g1.src[{jn}]", rec.replay(f"in[{s}]", unread[s], "log", ch=f"in[{s}]>g1.src[{jn}]"))
+    return rec
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 6), p_old=pars, p_new=st.integers(2, 5), fault=st.sampled_from([None, "dup", "none"]))
+def test_source_splits_given_to_two_readers_or_none(n, p_old, p_new, fault):
+    """Round-robin split reassignment is clean; a split given to two readers is
+    partition-duplicated and its unread record, read by both, in-flight-duplicated (the
+    witness names it); a split given to nobody is partition-lost and its record input-lost."""
+    report = check_trace(_splits(n, p_old, p_new, fault).trace())
+    got = {(v.kind, v.witness.get("partition"), tuple(v.witness.get("messages", ())[:1])) for v in report.violations}
+    first = ("in[0]>src[0]:2",)
+    expected = {
+        None: set(),
+        "dup": {("partition-duplicated", "in[0]", ()), ("in-flight-duplicated", "in[0]", first)},
+        "none": {("partition-lost", "in[0]", ()), ("input-lost", "in[0]", first)},
+    }[fault]
+    assert got == expected
+
+
+def test_a_job_restarted_at_another_parallelism_with_no_state_at_all():
+    """Every new reader restores with ``sources: []``: the old readers' splits (handed over
+    by their retire) are lost, although no restore names a single source; with neither a
+    round nor a source checkpoint the rescale's round is unknown, and that is said."""
+    report = check_trace(_splits(1, 1, 2, "none").trace())
+    assert {(v.kind, v.witness["partition"]) for v in report.violations} == {
+        ("partition-lost", "in[0]"),
+        ("input-lost", "in[0]"),
+    }
+    rec = TraceRecorder(["A", {"id": "N", "appears": True}], [])
+    _ = rec.checkpoint("A", round=1)
+    rec.retire("A", 1)
+    rec.restore("N", 0, recovery=1, sources=[])
+    unknown = check_trace(rec.trace())
+    assert "rescale-state" not in unknown.judged and "known restored round" in unknown.not_judged["rescale-state"]
+    assert any("restored round is unknown" in n for n in unknown.notes)
+
+
+def test_a_rescale_from_the_initial_state():
+    """A job that failed before its first checkpoint and restarts at another parallelism
+    restores every old subtask's initial state (checkpoint 0, no round): that is round 0,
+    judged like any other (it was passed unjudged)."""
+
+    def restart(both: bool):
+        agg = {"operator": "agg", "max_parallelism": 4}
+        rec = TraceRecorder(
+            [
+                dict(agg, id="A0", key_groups=[[0, 1]]),
+                dict(agg, id="A1", key_groups=[[2, 3]]),
+                dict(agg, id="N", appears=True),
+            ],
+            [],
+        )
+        rec.retire("A0", 0)
+        rec.retire("A1", 0)
+        srcs = [{"proc": "A0", "ckpt": 0, "key_groups": [[0, 1]]}, {"proc": "A1", "ckpt": 0, "key_groups": [[2, 3]]}]
+        rec.restore("N", 0, recovery=1, sources=srcs if both else srcs[:1])
+        return check_trace(rec.trace())
+
+    ok = restart(True)
+    assert ok.violations == [] and "rescale-state" in ok.judged
+    [lost] = restart(False).violations
+    assert (lost.kind, lost.witness["key_groups"], lost.witness["checkpoints"]) == (
+        "key-group-lost",
+        [[2, 3]],
+        [["A1", 0]],
+    )
