@@ -115,6 +115,7 @@ KIND_PROPERTY = {
     "in-flight-misrouted": "rescale-in-flight",
     "in-flight-after-live": "rescale-in-flight",
     "input-lost": "rescale-in-flight",
+    "live-misrouted": "rescale-in-flight",
     "send-after-finish": "finished-tasks",
     "retired-before-final-checkpoint": "finished-tasks",
     "final-checkpoint-unnotified": "finished-tasks",

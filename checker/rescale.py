@@ -42,7 +42,9 @@ new channel carried after the restore (recovered data first). Kinds:
 restore mapped ``c``, or it was mapped and not replayed, or replayed and dropped),
 ``in-flight-duplicated``, ``in-flight-misrouted`` (processed by a process that
 does not own its key group, or on a channel ``c`` is not mapped onto),
-``in-flight-after-live``. A record without a key group that every mapping of ``c``
+``in-flight-after-live``; and a record sent after the restore with a ``key_group`` is
+processed by a new process that owns it, when the receiver owns key groups
+(``live-misrouted``: a sender still routing by the old parallelism). A record without a key group that every mapping of ``c``
 filters out (an empty ``key_groups``) is discarded on purpose: Flink drops the extra
 copies of broadcast channel state on a downscale. A partition named after an ``external`` process is that
 input log's split: each record the log sent to the old holder and the old holder
@@ -625,6 +627,7 @@ class _Deliveries:
         self.recvs: dict[str, list] = {}
         self.replays: dict[str, list] = {}
         self.first_live: dict[tuple[str, str], Event] = {}  # (process, channel) -> first live recv
+        self.live: list[tuple[Event, Event]] = []  # (recv, its send) of records sent after the restore
         for p in rs.new:
             i = h.index.get(p)
             if i is None:
@@ -638,6 +641,7 @@ class _Deliveries:
                     s = send_of.get(o)
                     if s is not None and s.line > rs.start:
                         self.first_live.setdefault((p, e.ch), e)
+                        self.live.append((e, s))
                 elif e.type == "replay":
                     self.replays.setdefault(h.resolve(e.mid), []).append(e)
 
@@ -768,7 +772,38 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
             "mapped onto several new channels filtered by key group: each must be processed exactly once on one of "
             "them, but which one owns it is not judged (the send names no key_group)."
         )
+    out += _live_misrouted(rs, dv)
     out += _input_violations(run, rs, dv)
+    return out
+
+
+def _live_misrouted(rs: Rescale, dv: _Deliveries) -> list[Violation]:
+    """Records sent after the restore with a ``key_group`` that a new process owning key
+    groups processes although it does not own theirs (a sender still routing by the old
+    parallelism or another max parallelism): one violation per process, naming the key
+    groups and the first such record."""
+    wrong: dict[str, list[tuple[Event, Event, int]]] = {}
+    for e, s in dv.live:
+        mine, g = rs.own.kg.get(e.proc), s.key_group
+        if mine and g is not None and g not in mine:
+            wrong.setdefault(e.proc, []).append((e, s, g))
+    out = []
+    for p, found in wrong.items():
+        e, s, _ = found[0]
+        rg = _ranges([g for _, _, g in found])
+        out.append(
+            Violation(
+                "live-misrouted",
+                "rescale-in-flight",
+                rs.subject,
+                f"{p} owns key groups {_fmt(_ranges(list(rs.own.kg[p])))} after {rs.subject}, but processes "
+                f"{len(found)} record(s) sent after it of key group{'s' if len(rg) > 1 or rg[0][0] != rg[0][1] else ''} "
+                f"{_fmt(rg)}, first {s.mid} (sent at line {s.line}, processed at line {e.line}): their state "
+                "grows in a process that does not own it and is lost or split at the next restore.",
+                [s.line, e.line],
+                {"messages": [s.mid], "key_group": s.key_group, "key_groups": rg, "process": p},
+            )
+        )
     return out
 
 

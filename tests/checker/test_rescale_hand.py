@@ -45,6 +45,7 @@ def keyed_rescale(
     unsaved: int | None = None,
     zombie: int | None = None,
     keeps: bool = False,
+    live: str | None = None,
 ) -> tuple[TraceRecorder, dict[str, tuple[int, int]]]:
     """The job (module docstring) with one record per key group: each old aggregate
     processes the first half of its records before round 1's barrier and records the rest
@@ -58,7 +59,10 @@ def keyed_rescale(
     aborted; ``retire_at``: the checkpoint the old processes retire at (None: none).
     ``unsaved``: an old subtask that takes no checkpoint of round 1 (it processes all its
     records and retires without a checkpoint); no restore takes its key groups. ``zombie``:
-    an old subtask that never retires; ``keeps``: the restores leave it its first key group."""
+    an old subtask that never retires; ``keeps``: the restores leave it its first key group.
+    ``live``: after the recovered records the new source sends one record per key group,
+    routed by the new parallelism (``new``) or still by the old one (``old``, modulo the
+    new parallelism)."""
     old, new = ranges(M, p_old), ranges(M, p_new)
     procs: list = [{"id": "coord", "role": "coordinator"}, {"id": "in[0]", "role": "external"}]
     procs.append({"id": "src[0]", "role": "source", "operator": "src", "partitions": ["in[0]"]})
@@ -145,6 +149,9 @@ def keyed_rescale(
                 f"g1.agg[{other}]",
                 rec.replay(f"g1.agg[{other}]", mid, "channel_state", ch=f"g1.src[0]>g1.agg[{other}]"),
             )
+    for g in range(M) if live else ():
+        to = (g * p_old // M) % p_new if live == "old" else g * p_new // M
+        rec.recv(f"g1.agg[{to}]", rec.send("g1.src[0]", f"g1.src[0]>g1.agg[{to}]", key=f"k{g}", key_group=g))
     return rec, recorded
 
 
@@ -440,3 +447,33 @@ def test_a_rescale_from_the_initial_state():
         [[2, 3]],
         [["A1", 0]],
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(p_old=pars, p_new=pars, M=max_par, live=st.sampled_from(["new", "old"]))
+def test_live_records_routed_by_the_old_parallelism_after_the_rescale(p_old, p_new, M, live):
+    """After the restore the new source routes each key group either to its new owner
+    (clean) or still by the old parallelism: exactly the new subtasks that receive key
+    groups outside their scanned range are live-misrouted, naming those key groups."""
+    assume(M >= max(p_old, p_new))
+    report = check_trace(keyed_rescale(p_old, p_new, M, live=live)[0].trace())
+    new = ranges(M, p_new)
+    expected: dict[str, list[int]] = {}
+    for g in range(M):
+        to = (g * p_old // M) % p_new if live == "old" else g * p_new // M
+        if g not in new[to]:
+            expected.setdefault(f"g1.agg[{to}]", []).append(g)
+    got = {v.witness["process"]: v.witness["key_groups"] for v in report.violations if v.kind == "live-misrouted"}
+    assert got == {p: _runs(gs) for p, gs in expected.items()}
+    assert {v.kind for v in report.violations} <= {"live-misrouted"}
+
+
+def _runs(gs: list[int]) -> list[list[int]]:
+    """Sorted integers as inclusive runs, counted one by one."""
+    out: list[list[int]] = []
+    for g in sorted(gs):
+        if out and out[-1][1] + 1 == g:
+            out[-1][1] = g
+        else:
+            out.append([g, g])
+    return out
