@@ -76,6 +76,13 @@ def _cic(run) -> str:
     return "not applicable"
 
 
+def _rescale(run) -> str:
+    """Why no rescale was judged: there is none, or none has a known restored round."""
+    if any(e.sources is not None for e in run.ix.of_type("restore")):
+        return "no restore at another parallelism has a known restored round (its restores name no round and no checkpoint)"
+    return "the trace has no restore at another parallelism (no restore names its sources)"
+
+
 def _no_restore(run) -> str:
     return "the trace has no restore: no recovery happened to judge"
 
@@ -137,8 +144,8 @@ REASONS = {
     "replica-agreement": lambda run: "the protocol declares no replicas (params.replicas)",
     "replica-delivery": lambda run: "the protocol declares no replicas (params.replicas)",
     "replica-liveness": lambda run: "the protocol declares no replicas (params.replicas)",
-    "rescale-state": lambda run: "the trace has no restore at another parallelism (no restore names its sources)",
-    "rescale-in-flight": lambda run: "the trace has no restore at another parallelism (no restore names its sources)",
+    "rescale-state": _rescale,
+    "rescale-in-flight": _rescale,
     "finished-tasks": lambda run: "no task of the trace finishes (no finish event)",
     "regional-restore": _regional_restore,
     "regional-cut": lambda run: _NOT_REGIONAL,

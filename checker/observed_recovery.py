@@ -253,7 +253,7 @@ class ObservedRecovery:
         """Processes restored below the maximal line (not those restored at another
         parallelism: their restored state is built from others' checkpoints)."""
         hp = self.hp
-        rescaled = {e.proc for e in self.restores if e.sources}
+        rescaled = {e.proc for e in self.restores if e.sources is not None}
         return [i for i in range(hp.n) if self.g[i] < self.gmax[i] and hp.procs[i] not in rescaled]
 
     def summary(self) -> dict:

@@ -1,11 +1,13 @@
 """Rescaling: state and in-flight records redistributed at another parallelism.
 
 A *rescale* is a recovery (a group of ``restore`` events, ``observed_recovery``)
-in which at least one restore names ``sources`` (Flink: a job stopped, or failed,
+in which at least one restore has a ``sources`` field, even an empty one (Flink: a job stopped, or failed,
 and restarted at another parallelism from a checkpoint or savepoint): the job is restored at another
 parallelism from round ``r`` (the round of the sources' checkpoints). Its *old
 processes* are the processes outside the group that took a checkpoint of round
-``r``; its *new processes* the restoring ones. A process *owns* the key groups
+``r``, and those owning key groups or partitions that belonged to the job when round
+``r`` started but took no checkpoint of it (their state of round ``r`` does not
+exist, so a restore can take it from nowhere); its *new processes* the restoring ones. A process *owns* the key groups
 (and list-state partitions) the header declares for it, or else those its own
 restore took (all of a source's when the restore names neither). Key groups belong to an operator (the header's ``operator``).
 
@@ -16,9 +18,15 @@ old process that owned it. Kinds: ``key-group-lost`` (taken by no restore: its
 state is gone), ``key-group-duplicated`` (taken twice: its state is counted
 twice), ``key-group-wrong-owner`` (taken from a process that did not own it, so
 the state restored for it is not its state), ``state-wrong-round`` (a source
-checkpoint of another round), ``key-group-mismatch`` (a new process declares key
-groups other than those it restored); the same for list-state partitions
-(``partition-lost``, ``partition-duplicated``, ``partition-wrong-owner``).
+checkpoint of another round, or an old process that retires handing over another
+checkpoint than the one taken, or never retires although all its state was taken, so
+that what it did in between is kept and done again), ``key-group-mismatch`` (a new process declares key groups other than those
+it restored), ``max-parallelism-changed`` (a new process declares another max
+parallelism than the process it takes state from: key groups then name other keys);
+the same for list-state partitions (``partition-lost``, ``partition-duplicated``,
+``partition-wrong-owner``). State restored whole from processes that declare neither
+key groups nor partitions (union, broadcast or split state: the trace does not say
+which) is not judged, and a note says so (``unjudged_state``).
 
 ``rescale-in-flight`` (each rescale; unaligned checkpoints' channel state, and
 the input logs): every record the restored round recorded as channel state of an
@@ -26,13 +34,17 @@ old channel ``c`` (input part by ``c``'s destination, output part by its source)
 is processed after the restore exactly once by each of its new owners: for a
 record with a ``key_group``, when some new process of ``c``'s destination operator
 owns key groups, the one that owns the record's key group; otherwise each new
-channel a restore maps ``c`` onto whose key-group filter keeps it. It must be processed before any record that the same
+channel a restore maps ``c`` onto whose key-group filter keeps it (a record without a
+key group, when several mappings of ``c`` filter by key group: exactly one of those
+channels, which one not judged and noted). It must be processed before any record that the same
 new channel carried after the restore (recovered data first). Kinds:
 ``in-flight-lost`` (never processed by its owner: the explanation says whether no
 restore mapped ``c``, or it was mapped and not replayed, or replayed and dropped),
 ``in-flight-duplicated``, ``in-flight-misrouted`` (processed by a process that
 does not own its key group, or on a channel ``c`` is not mapped onto),
-``in-flight-after-live``. A record without a key group that every mapping of ``c``
+``in-flight-after-live``; and a record sent after the restore with a ``key_group`` is
+processed by a new process that owns it, when the receiver owns key groups
+(``live-misrouted``: a sender still routing by the old parallelism). A record without a key group that every mapping of ``c``
 filters out (an empty ``key_groups``) is discarded on purpose: Flink drops the extra
 copies of broadcast channel state on a downscale. A partition named after an ``external`` process is that
 input log's split: each record the log sent to the old holder and the old holder
@@ -43,6 +55,7 @@ group and the old channel.
 
 from __future__ import annotations
 
+from snapcheck.checker.lifetimes import Lifetimes
 from snapcheck.checker.report import Violation
 from snapcheck.traces.model import Event, Trace
 
@@ -98,6 +111,7 @@ class Ownership:
 
     def __init__(self, trace: Trace, restores_with_sources: list) -> None:
         self.operator = {p.id: p.operator or p.id for p in trace.header.processes}
+        self.max_parallelism = {p.id: p.max_parallelism for p in trace.header.processes}
         self.kg: dict[str, set[int]] = {}
         self.parts: dict[str, set[str]] = {}
         declared_kg = {p.id: p.key_groups for p in trace.header.processes if p.key_groups is not None}
@@ -129,9 +143,11 @@ class Rescale:
     """One rescale: the restores ``group`` of a recovery of which some name sources
     (``trace`` and its ``TraceIndex`` ``ix``; ``own``: the ``Ownership`` of the trace).
     ``round`` is the restored round (the restores' ``round``, else the round of their
-    sources' checkpoints; None if neither says), ``new`` maps each restoring process to
+    sources' checkpoints, 0 when they are all initial states; None if neither says), ``new`` maps each restoring process to
     its restore, ``old_ckpt`` each old process (outside the group, with a checkpoint of
-    ``round``) to that checkpoint, ``start`` is the line of the first restore and
+    ``round``) to that checkpoint, ``missing`` each process that owned key groups or
+    partitions and belonged to the job when that round started but has no checkpoint of it
+    (to the line where the round started), ``start`` is the line of the first restore and
     ``subject`` names the rescale in the report.
 
     >>> from snapcheck.traces import TraceRecorder
@@ -160,6 +176,9 @@ class Rescale:
             f" (recovery {group[0].recovery})" if group[0].recovery is not None else ""
         )
         self.ckpt_ev = {(e.proc, e.ckpt): e for e in ix.of_type("checkpoint")}
+        self.retire = {e.proc: e for e in ix.of_type("retire")}
+        self._by_proc = ix.by_proc
+        self._markers = {e.mid for e in ix.of_type("send") if e.kind in ("barrier", "cancel")}
         rounds = [e.round for e in group if e.round is not None]
         if not rounds:
             rounds = [
@@ -168,12 +187,41 @@ class Rescale:
                 for s in e.sources or ()
                 if (s["proc"], s["ckpt"]) in self.ckpt_ev
             ]
+        named = [s["ckpt"] for e in group for s in e.sources or ()]
+        if not rounds and named and not any(named):  # every source is an initial state: round 0
+            rounds = [0]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
-        if self.round:
+        self.missing: dict[str, int] = {}  # old process without one -> line where the round started
+        if self.round == 0:  # every process present from the start has its initial checkpoint
+            self.old_ckpt = {
+                p.id: 0
+                for p in trace.header.processes
+                if not p.appears and p.id not in self.new and p.role not in ("coordinator", "external")
+            }
+        elif self.round is not None:
+            started = [e.line for e in ix.of_type("checkpoint") if e.round == self.round]
+            started += [e.line for e in ix.of_type("round_start") if e.round == self.round]
             for e in ix.of_type("checkpoint"):
                 if e.round == self.round and e.proc not in self.new and e.proc not in self.old_ckpt:
                     self.old_ckpt[e.proc] = e.ckpt
+            stateful = [
+                p.id
+                for p in trace.header.processes
+                if (own.kg.get(p.id) or own.parts.get(p.id)) and p.id not in self.new and p.id not in self.old_ckpt
+            ]
+            if started and stateful:
+                line = min(started)
+                self.missing = {q: line for q in Lifetimes(trace, ix).members(stateful, line)}
+
+    def data_events(self, p: str, after: int, before: int) -> list[Event]:
+        """The events of process ``p`` between two lines that send, process or re-inject
+        data (barriers and cancellation markers are not data)."""
+        return [
+            x
+            for x in self._by_proc.get(p, [])
+            if after < x.line < before and x.mid is not None and x.mid not in self._markers
+        ]
 
     def sources(self, e) -> list[dict]:
         """A restore's sources; a restore without a ``sources`` field takes all of its own
@@ -201,10 +249,10 @@ def rescale_groups(run) -> list[Rescale]:
     >>> [(r.property, r.subject, r.ok) for r in check_trace(trace).results if r.property.startswith("rescale")]
     [('rescale-state', 'rescale at line 6 (recovery 1)', True), ('rescale-in-flight', 'rescale at line 6 (recovery 1)', True)]
     """
-    groups = [g for g in run.recovery_groups() if any(e.sources for e in g)]
+    groups = [g for g in run.recovery_groups() if any(e.sources is not None for e in g)]
     if not groups:
         return []
-    own = Ownership(run.trace, [e for g in groups for e in g if e.sources])
+    own = Ownership(run.trace, [e for g in groups for e in g if e.sources is not None])
     return [Rescale(run.trace, run.ix, g, own) for g in groups]
 
 
@@ -255,8 +303,10 @@ def state_violations(rs: Rescale) -> list[Violation]:
                         {"checkpoints": [[s["proc"], s["ckpt"]]], "round": rs.round},
                     )
                 )
+    out += _retired_elsewhere(rs)
     ops = sorted({own.operator[p] for p in rs.new})
     for op in ops:
+        out += _max_parallelism_violations(rs, op)
         out += _kg_violations(rs, op)
         out += _partition_violations(rs, op)
     for p, e in rs.new.items():
@@ -285,9 +335,95 @@ def state_violations(rs: Rescale) -> list[Violation]:
     return out
 
 
+def _retired_elsewhere(rs: Rescale) -> list[Violation]:
+    """Old processes whose state the rescale takes from one checkpoint while their ``retire``
+    hands over another (or, retiring without a checkpoint or never retiring, keeps data
+    processed or sent after the one taken): what the old process did in between is kept by
+    it and done again by the new processes. A process that never retires counts only when
+    the rescale takes all of its state (else it may live on with the part it keeps)."""
+    own = rs.own
+    taken: dict[str, set[int]] = {}
+    whole: set[str] = set()  # old processes all of whose state the rescale takes
+    kgs: dict[str, set[int]] = {}
+    parts: dict[str, set[str]] = {}
+    for e in rs.group:
+        for s in e.sources or ():
+            q = s["proc"]
+            taken.setdefault(q, set()).add(s["ckpt"])
+            if s.get("key_groups") is None and s.get("partitions") is None:
+                whole.add(q)
+            kgs.setdefault(q, set()).update(_expand(s.get("key_groups")))
+            parts.setdefault(q, set()).update(s.get("partitions") or ())
+    whole |= {q for q in taken if own.kg.get(q, set()) <= kgs[q] and own.parts.get(q, set()) <= parts[q]}
+    out = []
+    for q, cks in taken.items():
+        ret = rs.retire.get(q)
+        if q in rs.new or (ret is None and q not in whole):  # a process that keeps part of its state lives on
+            continue
+        if ret is not None and ret.ckpt is not None:
+            if ret.ckpt in cks:
+                continue
+            ck = rs.ckpt_ev.get((q, ret.ckpt))
+            kept = f"its checkpoint {ret.ckpt}" + (f" (round {ck.round})" if ck is not None else "")
+            after = ""
+        else:
+            last = max((rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev), default=None)
+            later = rs.data_events(q, last, ret.line if ret is not None else 1 << 62) if last is not None else []
+            if not later:
+                continue
+            kept, after = "its final state", f", after which it processed or sent data (line {later[0].line})"
+        which = ", ".join(f"{q}:{c}" for c in sorted(cks))
+        how = f"retires at line {ret.line} handing over" if ret is not None else "never retires, and so keeps"
+        out.append(
+            Violation(
+                "state-wrong-round",
+                "rescale-state",
+                rs.subject,
+                f"{q} {how} {kept}, but {rs.subject} restores its state from "
+                f"{which} (round {rs.round}){after}: what {q} did in between is kept by the old process and done "
+                "again by the new ones.",
+                ([ret.line] if ret is not None else [])
+                + [rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev],
+                {"process": q, "checkpoints": [[q, c] for c in sorted(cks)], "round": rs.round},
+            )
+        )
+    return out
+
+
+def _max_parallelism_violations(rs: Rescale, op: str) -> list[Violation]:
+    """Key groups mean the same keys only under one max parallelism: a new process of ``op``
+    declaring another number of key groups than the old processes whose state it takes
+    (Flink refuses such a restore) restores each key's state under the wrong key group."""
+    declared = rs.own.max_parallelism
+    out = []
+    for p, e in rs.new.items():
+        if rs.own.operator[p] != op or declared.get(p) is None:
+            continue
+        other = sorted(
+            (declared[s["proc"]], s["proc"], s["ckpt"])
+            for s in rs.sources(e)
+            if declared.get(s["proc"]) not in (None, declared[p])
+        )
+        if other:
+            m, q, ck = other[0]
+            out.append(
+                Violation(
+                    "max-parallelism-changed",
+                    "rescale-state",
+                    rs.subject,
+                    f"{p} declares max_parallelism {declared[p]} but restores key-group state of {q}, whose operator "
+                    f"{op} had max_parallelism {m} (restore at line {e.line}): a key's group depends on the max "
+                    "parallelism, so the state restored under each key group belongs to other keys.",
+                    [e.line],
+                    {"operator": op, "process": p, "max_parallelism": [m, declared[p]], "checkpoints": [[q, ck]]},
+                )
+            )
+    return out
+
+
 def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
     own = rs.own
-    olds = [q for q in rs.old_ckpt if own.operator.get(q) == op and q in own.kg]
+    olds = [q for q in [*rs.old_ckpt, *rs.missing] if own.operator.get(q) == op and q in own.kg]
     universe: dict[int, str] = {}
     for q in olds:
         for k in own.kg[q]:
@@ -323,10 +459,10 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
                     "key-group-lost",
                     "rescale-state",
                     rs.subject,
-                    f"{q} owned {what} at round {rs.round} (checkpoint {q}:{rs.old_ckpt[q]}), but no restore of "
+                    f"{q} owned {what} at round {rs.round} ({_held_at(rs, q)}), but no restore of "
                     f"{rs.subject} takes {'them' if len(ks) > 1 else 'it'}: that state is lost.",
                     [_ckpt_line(rs, q)] + [e.line for e in rs.group],
-                    {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[q, rs.old_ckpt[q]]]},
+                    {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": _held_ckpt(rs, q)},
                 )
             )
         elif key[0] == "dup":
@@ -366,7 +502,9 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
 
 def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
     own = rs.own
-    universe = {part: q for q in rs.old_ckpt if own.operator.get(q) == op for part in own.parts.get(q, ())}
+    universe = {
+        part: q for q in [*rs.old_ckpt, *rs.missing] if own.operator.get(q) == op for part in own.parts.get(q, ())
+    }
     taken: dict[str, list] = {}
     for p, e in rs.new.items():
         if own.operator[p] != op:
@@ -387,10 +525,10 @@ def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
                     "partition-lost",
                     "rescale-state",
                     rs.subject,
-                    f"{q} held partition {part!r} of operator {op} at round {rs.round}, but no restore of {rs.subject} "
-                    "takes it: its state (e.g. an input offset) is lost.",
+                    f"{q} held partition {part!r} of operator {op} at round {rs.round} ({_held_at(rs, q)}), but no "
+                    f"restore of {rs.subject} takes it: its state (e.g. an input offset) is lost.",
                     [_ckpt_line(rs, q)],
-                    {"operator": op, "partition": part, "checkpoints": [[q, rs.old_ckpt[q]]]},
+                    {"operator": op, "partition": part, "checkpoints": _held_ckpt(rs, q)},
                 )
             )
         if len(got) > 1:
@@ -423,9 +561,62 @@ def _partition_violations(rs: Rescale, op: str) -> list[Violation]:
 
 
 def _ckpt_line(rs: Rescale, q: str) -> int:
-    """The line of ``q``'s checkpoint of the rescaled round (0, which a witness omits: none)."""
+    """The line of ``q``'s checkpoint of the rescaled round (0, which a witness omits: none),
+    or, when it has none, the line where that round started."""
     ev = rs.ckpt_ev.get((q, rs.old_ckpt.get(q)))
-    return ev.line if ev is not None else 0
+    return ev.line if ev is not None else rs.missing.get(q, 0)
+
+
+def _held_at(rs: Rescale, q: str) -> str:
+    """Where the old process ``q``'s state of the rescaled round is, in words."""
+    if q in rs.old_ckpt:
+        return f"checkpoint {q}:{rs.old_ckpt[q]}"
+    return f"it belonged to the job when the round started at line {rs.missing[q]}, but took no checkpoint of it"
+
+
+def _held_ckpt(rs: Rescale, q: str) -> list[list]:
+    """The witness's checkpoints of ``q`` for the rescaled round (none when it took none)."""
+    return [[q, rs.old_ckpt[q]]] if q in rs.old_ckpt else []
+
+
+def unjudged_state(rs: Rescale) -> list[str]:
+    """What ``rescale-state`` cannot judge in the rescale ``rs``, one sentence per operator:
+    state restored whole (a source naming neither key groups nor partitions) from old
+    processes that own neither. Such state may be union or broadcast state (every new
+    process, or any, takes a copy) or state kept at the same parallelism (one each); the
+    trace does not say which, so who must take it is not judged.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.observed_recovery import recovery_groups
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> rec = TraceRecorder(["U0", "U1", {"id": "N", "appears": True, "operator": "U1"}], [])
+    >>> _ = rec.checkpoint("U0", round=1); _ = rec.checkpoint("U1", round=1)
+    >>> rec.retire("U0", 1); rec.retire("U1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "U1", "ckpt": 1}])
+    >>> trace = rec.trace()
+    >>> [group] = recovery_groups(trace)
+    >>> unjudged_state(Rescale(trace, TraceIndex(trace), group, Ownership(trace, group)))  # doctest: +ELLIPSIS
+    ['rescale at line 6 (recovery 1): operator U1 restores state whole from U1:1, whose ...is not judged...']
+    """
+    own = rs.own
+    whole: dict[str, set[str]] = {}
+    for p, e in rs.new.items():
+        for s in e.sources or ():
+            q = s["proc"]
+            if (
+                s.get("key_groups") is None
+                and s.get("partitions") is None
+                and not own.kg.get(q)
+                and not own.parts.get(q)
+            ):
+                whole.setdefault(own.operator[p], set()).add(f"{q}:{s['ckpt']}")
+    return [
+        f"{rs.subject}: operator {op} restores state whole from {', '.join(sorted(cks))}, whose processes declare "
+        "neither key groups nor partitions: whether it is union or broadcast state (each new process takes a copy) "
+        "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged "
+        "(declare list-state partitions in the header to have it judged)."
+        for op, cks in sorted(whole.items())
+    ]
 
 
 # -- rescale-in-flight ---------------------------------------------------------------------
@@ -436,6 +627,7 @@ class _Deliveries:
         self.recvs: dict[str, list] = {}
         self.replays: dict[str, list] = {}
         self.first_live: dict[tuple[str, str], Event] = {}  # (process, channel) -> first live recv
+        self.live: list[tuple[Event, Event]] = []  # (recv, its send) of records sent after the restore
         for p in rs.new:
             i = h.index.get(p)
             if i is None:
@@ -449,6 +641,7 @@ class _Deliveries:
                     s = send_of.get(o)
                     if s is not None and s.line > rs.start:
                         self.first_live.setdefault((p, e.ch), e)
+                        self.live.append((e, s))
                 elif e.type == "replay":
                     self.replays.setdefault(h.resolve(e.mid), []).append(e)
 
@@ -502,6 +695,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     for p in rs.new:
         new_of_op.setdefault(own.operator[p], []).append(p)
     out: list[Violation] = []
+    unkeyed: list[str] = []  # records without a key group whose owner among filtered channels is not judged
     for c, mids in recorded.items():
         ch = chans[c]
         op = own.operator[ch.dst]  # a channel joins declared processes
@@ -528,35 +722,88 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                     else f"the new owner of key group {kg} (no new process of {op} owns it)",
                     mapping.get(c, []),
                     dv,
-                    target[0] if target else None,
+                    target,
                 )
             else:
                 maps = mapping.get(c, [])
                 targets = [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
                 if not targets and maps and kg is None:
                     continue  # every mapping filters it out: discarded on purpose
+                # without a key group, the channels that filter by key group share the record: one of them owns it
+                shared = [new for new, keep, _ in maps if keep and kg is None]
+                shared = shared if len(shared) > 1 else []
                 if not targets:
-                    out += _judge(
-                        rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})", [], dv, None
-                    )
+                    out += _judge(rs, o, c, kg, got, lambda e: False, f"a new owner (no restore maps {c})", [], dv, [])
                 for t in targets:
+                    if t not in shared:
+                        out += _judge(
+                            rs,
+                            o,
+                            c,
+                            kg,
+                            [e for e in got if e.ch == t],
+                            lambda e: True,
+                            f"its new channel {t}",
+                            maps,
+                            dv,
+                            [chans[t].dst],
+                        )
+                if shared:
+                    unkeyed.append(o)
                     out += _judge(
                         rs,
                         o,
                         c,
                         kg,
-                        [e for e in got if e.ch == t],
+                        [e for e in got if e.ch in shared],
                         lambda e: True,
-                        f"its new channel {t}",
-                        mapping.get(c, []),
+                        f"one of its new channels {', '.join(shared)} (the one whose key-group filter keeps its key)",
+                        maps,
                         dv,
-                        chans[t].dst,
+                        [chans[t].dst for t in shared],
                     )
                 stray = [e for e in got if e.ch not in targets]
                 if stray and targets:
                     out.append(_misrouted(rs, o, c, kg, stray[0], f"on {stray[0].ch}, which no restore maps {c} onto"))
             out += _after_live(rs, o, c, kg, got, dv)
+    if unkeyed:
+        run.report.notes.append(
+            f"{rs.subject}: {len(unkeyed)} recovered record(s) without a key_group (e.g. {unkeyed[0]}) on channels "
+            "mapped onto several new channels filtered by key group: each must be processed exactly once on one of "
+            "them, but which one owns it is not judged (the send names no key_group)."
+        )
+    out += _live_misrouted(rs, dv)
     out += _input_violations(run, rs, dv)
+    return out
+
+
+def _live_misrouted(rs: Rescale, dv: _Deliveries) -> list[Violation]:
+    """Records sent after the restore with a ``key_group`` that a new process owning key
+    groups processes although it does not own theirs (a sender still routing by the old
+    parallelism or another max parallelism): one violation per process, naming the key
+    groups and the first such record."""
+    wrong: dict[str, list[tuple[Event, Event, int]]] = {}
+    for e, s in dv.live:
+        mine, g = rs.own.kg.get(e.proc), s.key_group
+        if mine and g is not None and g not in mine:
+            wrong.setdefault(e.proc, []).append((e, s, g))
+    out = []
+    for p, found in wrong.items():
+        e, s, _ = found[0]
+        rg = _ranges([g for _, _, g in found])
+        out.append(
+            Violation(
+                "live-misrouted",
+                "rescale-in-flight",
+                rs.subject,
+                f"{p} owns key groups {_fmt(_ranges(list(rs.own.kg[p])))} after {rs.subject}, but processes "
+                f"{len(found)} record(s) sent after it of key group{'s' if len(rg) > 1 or rg[0][0] != rg[0][1] else ''} "
+                f"{_fmt(rg)}, first {s.mid} (sent at line {s.line}, processed at line {e.line}): their state "
+                "grows in a process that does not own it and is lost or split at the next restore.",
+                [s.line, e.line],
+                {"messages": [s.mid], "key_group": s.key_group, "key_groups": rg, "process": p},
+            )
+        )
     return out
 
 
@@ -575,7 +822,11 @@ def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
     return {c: inp + outp for c, (inp, outp) in parts.items()}
 
 
-def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> list[Violation]:
+def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[str]) -> list[Violation]:
+    """The in-flight verdict of the recovered record ``o`` of old channel ``c`` (key group ``kg``):
+    of its receives ``got``, those ``is_owner`` accepts must be exactly one (``owner_text``
+    names the owner); the others are misrouted. ``owner_procs``, the processes that may own
+    it, and the mappings ``maps`` of ``c`` explain a loss."""
     mine = [e for e in got if is_owner(e)]
     out = []
     for e in got:
@@ -586,10 +837,11 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> lis
         wit["key_group"] = kg
     kgt = f" (key group {kg})" if kg is not None else ""
     if not mine:
-        if owner_proc is None:
+        if not owner_procs:
             why = "no restore maps it onto an input of a new owner: its channel state was not redistributed"
         else:
-            onto = [new for new, _, e in maps if e.proc == owner_proc]
+            owner_proc = " or ".join(owner_procs)
+            onto = [new for new, _, e in maps if e.proc in owner_procs]
             reps = dv.replays.get(o, [])
             if not onto:
                 why = (
@@ -598,6 +850,9 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_proc) -> lis
                 )
             elif not reps:
                 why = f"{c} is mapped onto {', '.join(onto)}, but the record is never replayed there"
+            elif len(got) > len(mine):
+                x = next(e for e in got if not is_owner(e))
+                why = f"it is processed by {x.proc} on {x.ch} at line {x.line} instead (misrouted)"
             else:
                 r = reps[0]
                 why = f"it is replayed as {r.mid} on {r.ch} at line {r.line}, but never processed (dropped)"
@@ -674,7 +929,10 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
     h, own = run.h, rs.own
     externals = {p.id for p in run.trace.header.processes if p.role == "external"}
     out = []
-    new_holder = {part: p for p in rs.new for part in own.parts.get(p, ())}
+    new_holders: dict[str, list[str]] = {}  # a partition restored twice has two holders, each reading it
+    for p in rs.new:
+        for part in own.parts.get(p, ()):
+            new_holders.setdefault(part, []).append(p)
     into: dict[int, list] = {}
     for m in h.msgs:
         if m.src == -1 and m.ch in h.ch_ends:
@@ -683,14 +941,15 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
         for part in own.parts.get(q, ()):
             if part not in externals:
                 continue
-            holder = new_holder.get(part)
+            holders = new_holders.get(part, [])
+            holder = " and ".join(holders)
             for m in into.get(h.index.get(q), ()):
                 if h.trace_index.channels[m.ch].src != part:
                     continue
                 kept = [e for e in h.recvs.get(m.mid, ()) if e.proc == q]
                 if kept:
                     continue
-                got = [e for e in dv.recvs.get(m.mid, ()) if e.proc == holder]
+                got = [e for e in dv.recvs.get(m.mid, ()) if e.proc in holders]
                 if len(got) == 1:
                     continue
                 if not got:
@@ -749,7 +1008,14 @@ def check_rescale(run) -> None:
     if not run.ix.has("restore"):
         return
     for rs in rescale_groups(run):
+        if rs.round is None:
+            run.report.notes.append(
+                f"{rs.subject}: its restored round is unknown (its restores name no round and no checkpoint), so "
+                "its state and in-flight records are not judged."
+            )
+            continue
         if run.want("rescale-state"):
             run.add("rescale-state", rs.subject, state_violations(rs))
+            run.report.notes.extend(unjudged_state(rs))
         if run.want("rescale-in-flight"):
             run.add("rescale-in-flight", rs.subject, in_flight_violations(run, rs))
