@@ -127,11 +127,6 @@ def _not_json(raw: bytes, exc: Exception) -> str:
     return integer_problem(raw) or f"malformed JSON: {exc}"
 
 
-def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
-    """(line number, parsed object or None, parse error or None); blank lines skipped."""
-    return _JsonLines(source, max_line_bytes).rows()
-
-
 def iter_events(
     path,
     validator: TraceValidator | None = None,
