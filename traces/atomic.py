@@ -67,11 +67,19 @@ def refuse_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]
 
 
 def ensure_writable(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
-    """Fail fast, before any work: ``path`` is not one of ``inputs`` and its directory exists."""
+    """Fail fast, before any work: ``path`` is not one of ``inputs``, and its directory
+    exists and takes a new file (not read-only, not ``/proc/self/fd``)."""
     refuse_inputs(path, inputs)
     path = os.fspath(path)
-    if not _is_special(path):
-        _check_directory(os.path.realpath(path) if os.path.islink(path) else path)
+    if _is_special(path):
+        return
+    directory = _check_directory(os.path.realpath(path) if os.path.islink(path) else path)
+    try:  # the directory takes a new file (the temporary one atomic_open will make)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".snapcheck-probe.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _check_directory(path: str) -> str:

@@ -7,6 +7,7 @@ the checker where violations are needed, and print or write the results.
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -368,7 +369,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     config = _sim_config(trace_path, simulation, simulate, trace_id)
     if trace_path is None and config is None:
         raise UsageError("give a TRACE or --simulate CONFIG")
-    out = output or ((trace_path or "simulation").rsplit(".", 1)[0] + ".shrunk.jsonl")
+    out = output or (os.path.splitext(trace_path or "simulation")[0] + ".shrunk.jsonl")
     inputs = [trace_path] if trace_path else []
     ensure_writable(out, inputs)
     trace = simulate_config(config) if trace_path is None else read_trace(trace_path, trace_id=trace_id)
