@@ -19,7 +19,7 @@ import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.gc_pause import paused_gc
-from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
+from snapcheck.traces.lines import Unreadable, duplicate_key, integer_problem, line_batches
 from snapcheck.traces.model import Event, EventBuilder, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
@@ -76,7 +76,7 @@ class _JsonLines:
                     if raw and not raw.isspace():
                         yield n + k, None, _not_json(raw, exc)
                     continue
-                problem = integer_problem(raw) if long_digits else None
+                problem = (integer_problem(raw) if long_digits else None) or _repeated(raw, obj)
                 if problem is not None:
                     yield n + k, None, problem
                     continue
@@ -103,12 +103,11 @@ class _JsonLines:
                         error(n, _not_json(raw, exc))
                     n += 1
                     continue
-                if long_digits:
-                    problem = integer_problem(raw)
-                    if problem is not None:
-                        error(n, problem)
-                        n += 1
-                        continue
+                problem = (integer_problem(raw) if long_digits else None) or _repeated(raw, obj)
+                if problem is not None:
+                    error(n, problem)
+                    n += 1
+                    continue
                 keys = check(obj, n)
                 if keys and makers is not None:
                     make = makers.get(keys)
@@ -119,6 +118,11 @@ class _JsonLines:
             if builder is not None:
                 builder.batch_done()
             yield events
+
+
+def _repeated(raw: bytes, obj: object) -> str | None:
+    problem = duplicate_key(raw, obj)
+    return None if problem is None else f"malformed JSON: {problem}"
 
 
 def _not_json(raw: bytes, exc: Exception) -> str:

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.lines import integer_problem
+from snapcheck.traces.lines import duplicate_key, integer_problem
 
 TYPED = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt")
 
@@ -102,7 +102,11 @@ def dict_of(row: dict) -> tuple[dict, bool]:
         return _extra(extra), True
     obj = {k: row[k] for k in TYPED if row.get(k) is not None}
     if extra:
-        obj.update(_extra(extra))
+        more = _extra(extra)
+        repeated = [k for k in more if k in obj]
+        if repeated:
+            raise RowError(f"column 'extra' repeats the typed column(s) {', '.join(map(repr, repeated))}")
+        obj.update(more)
     return obj, False
 
 
@@ -113,7 +117,7 @@ def _extra(text: str) -> dict:
         raise RowError(f"malformed JSON in column 'extra': {exc}") from None
     if not isinstance(obj, dict):
         raise RowError("column 'extra' must hold a JSON object")
-    problem = integer_problem(text)
+    problem = integer_problem(text) or duplicate_key(text, obj)
     if problem is not None:
         raise RowError(f"column 'extra': {problem}")
     return obj

@@ -96,6 +96,31 @@ def _row(**kw) -> dict:
             ],
             "outside the signed 64-bit range",
         ),
+        (
+            "extra_repeats_a_key",
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], '
+                    '"channels": [], "processes": [{"id": "B"}]}',
+                )
+            ],
+            "column 'extra': key 'processes' appears twice in one object",
+        ),
+        (
+            "extra_overrides_a_typed_column",
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}], '
+                    '"channels": []}',
+                ),
+                _row(line=2, type="fail", proc="A", idx=0, extra='{"proc": "B"}'),
+            ],
+            "column 'extra' repeats the typed column(s) 'proc'",
+        ),
         ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
     ],
 )
