@@ -176,16 +176,31 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
                 )
             ]
         )
+    last = 0  # the line of the trace's last row
     try:
         for batch in pf.iter_batches(batch_size=BATCH):
             for row in batch.to_pylist():
                 if trace_id is not None and row["trace_id"] != trace_id:
                     continue
-                line = row.get("line") or 0
+                line = row.get("line")
+                if line is None or line <= last:
+                    yield (
+                        last if line is None else line,
+                        None,
+                        f"a row without a line number after line {last}"
+                        if line is None
+                        else f"the row of line {line} comes after the row of line {last}: a trace's rows "
+                        "are in the order of its lines, each line once",
+                    )
+                    continue
+                first, last = last == 0, line
                 try:
-                    obj, _ = dict_of(row)
+                    obj, is_header = dict_of(row)
                 except RowError as exc:
                     yield line, None, str(exc)
+                    continue
+                if is_header and not first:
+                    yield line, None, "a second header row (a trace has one header, its first row)"
                     continue
                 yield line, obj, None
     except (OSError, pa.ArrowException) as exc:

@@ -135,6 +135,44 @@ def test_hostile_parquet(name, rows, fragment, tmp_path):
         assert code == 2 and fragment in out and "Traceback" not in out, (command, out)
 
 
+_HEADER_ROW = _row(
+    type="header",
+    idx=-1,
+    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}], "channels": []}',
+)
+_EVENT_ROWS = [_row(line=2, type="fail", proc="A", idx=0), _row(line=3, type="fail", proc="B", idx=0)]
+
+
+@pytest.mark.parametrize(
+    "name, rows, fragment",
+    [
+        (
+            "one_line_twice",
+            [_HEADER_ROW, _EVENT_ROWS[0], dict(_EVENT_ROWS[1], line=2)],
+            "the row of line 2 comes after",
+        ),
+        ("lines_backwards", [_HEADER_ROW, *_EVENT_ROWS[::-1]], "the row of line 2 comes after the row of line 3"),
+        ("no_line", [_HEADER_ROW, dict(_EVENT_ROWS[0], line=None)], "a row without a line number after line 1"),
+        ("second_header", [_HEADER_ROW, *_EVENT_ROWS, dict(_HEADER_ROW, line=4)], "a second header row"),
+    ],
+)
+def test_parquet_rows_follow_their_lines(name, rows, fragment, tmp_path):
+    """A trace's rows name each line once, in order, and one header: otherwise every
+    FILE:LINE of a report could name the wrong event (all rows of line 1 used to be read)."""
+    from snapcheck.spark_validation.trace_udf import check_rows
+
+    path = tmp_path / f"{name}.parquet"
+    _write_parquet(path, rows)
+    for command in ("validate-trace", "check", "convert-jsonl"):
+        code, out = run(argv(command, str(path), tmp_path))
+        assert code == 2 and fragment in out, (command, out)
+    if name in ("one_line_twice", "second_header"):  # the Spark/DuckDB job sorts rows by line first
+        result = check_rows([dict(r) for r in rows], "t", None, None, "partial")
+        assert not result["valid"] and ("two rows of line 2" in result["problem"] or fragment in result["problem"])
+    _write_parquet(path, [_HEADER_ROW, *_EVENT_ROWS])
+    assert run(argv("check", str(path), tmp_path))[0] == 0
+
+
 def test_multi_trace_parquet_needs_a_trace_id_everywhere(tmp_path):
     one = str(DATA / "crlf.jsonl")
     two = tmp_path / "two.jsonl"
