@@ -237,3 +237,17 @@ def test_many_files_one_run_reports_each(tmp_path):
     code, out = run(["check", good, orphan, "--json"])
     doc = json.loads(out)
     assert code == 1 and doc["exit_code"] == 1 and [r["verdict"] for r in doc["reports"]] == ["not-judged", "violation"]
+
+
+def test_a_file_name_that_is_not_utf8_is_bad_input(tmp_path):
+    """A trace whose file name is not UTF-8 (Python holds it with surrogate escapes) is
+    refused with exit 2 by every command: its name could not be written into a JSON
+    report, a diagram title or a Parquet trace id (tracebacks, exit 3)."""
+    import os
+
+    name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/t\xff.jsonl")
+    with open(os.fsencode(name), "wb") as f:
+        f.write((DATA / "crlf.jsonl").read_bytes())
+    for command in COMMANDS:
+        code, out = run(argv(command, name, tmp_path))
+        assert code == 2 and "t\\xff.jsonl: the argument is not valid UTF-8" in out, (command, out)
