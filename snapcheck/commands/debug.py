@@ -24,9 +24,16 @@ _TRACE_ID = click.option("--trace-id", default=None, help="Which trace of a mult
 
 
 def _failures(value: str | None):
-    if value is None:
-        return None
-    return "all" if value == "all" else [p for p in value.split(",") if p]
+    """``--failures``: None, ``"all"``, or the failed processes (none: ``[]``), as
+    ``snapcheck check`` reads it (``checker.recovery_report.parse_failures``)."""
+    if value is None or value.strip().lower() == "all":
+        return value and "all"
+    if value.strip().lower() == "none":
+        return []
+    procs = [p.strip() for p in value.split(",") if p.strip()]
+    if not procs:
+        raise UsageError(f"the failure set {value!r} names no process (write P0,P1, all or none)")
+    return procs
 
 
 def _properties_opt(f):

@@ -251,3 +251,24 @@ def test_a_file_name_that_is_not_utf8_is_bad_input(tmp_path):
     for command in COMMANDS:
         code, out = run(argv(command, name, tmp_path))
         assert code == 2 and "t\\xff.jsonl: the argument is not valid UTF-8" in out, (command, out)
+
+
+@pytest.mark.parametrize("command", ["check", "replay", "render", "shrink"])
+def test_cut_and_failure_options_are_read_alike_and_strictly(command, tmp_path):
+    """A process given twice in --cut (the last one silently won) and a --failures that
+    names no process (',' was judged as no failure) are usage errors; --failures none
+    means no failure in every command (render, replay and shrink took 'none' for a
+    process name)."""
+    trace = str(Path(__file__).resolve().parents[2] / "traces" / "examples" / "checkmate_fig2b_orphan.jsonl")
+    extra = {
+        "check": [],
+        "replay": ["--until", "0"],
+        "render": ["-o", str(tmp_path / "x.svg")],
+        "shrink": ["--property", "orphan", "-o", str(tmp_path / "x.jsonl")],
+    }[command]
+    code, out = run([command, trace, *extra, "--cut", "O1=1,O2=1,O3=1,O2=0"])
+    assert code == 2 and "O2 is given twice" in out, out
+    code, out = run([command, trace, *extra, "--failures", " , "])
+    assert code == 2 and "names no process" in out, out
+    code, out = run([command, trace, *extra, "--failures", "none", "--cut", "O1=1,O2=1,O3=1"])
+    assert code == (1 if command == "check" else 0) and "Traceback" not in out, out
