@@ -23,6 +23,8 @@ from snapcheck.traces.lines import Unreadable, duplicate_key, integer_problem, l
 from snapcheck.traces.model import Event, EventBuilder, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
 
+_JSON_SPACE = b" \t\r\n"  # the whitespace of JSON (RFC 8259): \v or \f makes no blank line
+
 
 def _is_parquet(path: str) -> bool:
     return str(path).endswith((".parquet", ".pq"))
@@ -73,7 +75,7 @@ class _JsonLines:
                 try:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
-                    if raw and not raw.isspace():
+                    if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
                         yield n + k, None, _not_json(raw, exc)
                     continue
                 problem = (integer_problem(raw) if long_digits else None) or _repeated(raw, obj)
@@ -99,7 +101,7 @@ class _JsonLines:
                 try:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
-                    if raw and not raw.isspace():
+                    if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
                         error(n, _not_json(raw, exc))
                     n += 1
                     continue

@@ -265,3 +265,17 @@ def test_an_event_with_a_repeated_key_is_malformed(line, tmp_path):
     with pytest.raises(TraceErrors) as exc:
         read_trace(str(path))
     assert f"{path}:2: malformed JSON: key " in str(exc.value) and "appears twice" in str(exc.value)
+
+
+@pytest.mark.parametrize("filler, blank", [(b"", True), (b" \t\r", True), (b"\x0c", False), (b" \x0b ", False)])
+def test_only_json_whitespace_makes_a_blank_line(filler, blank, tmp_path):
+    """A line of spaces, tabs and a CR is blank and skipped; a form feed or vertical tab
+    is not JSON whitespace, so the line is malformed (it used to be skipped unseen)."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(HEADER.encode() + b"\n" + filler + b"\n" + b'{"type":"fail","proc":"A","idx":0}\n')
+    if blank:
+        assert len(read_trace(str(path)).events) == 1
+    else:
+        with pytest.raises(TraceErrors) as exc:
+            read_trace(str(path))
+        assert f"{path}:2: malformed JSON" in str(exc.value)
