@@ -247,3 +247,18 @@ def test_fast_schema_path_agrees_with_the_full_schema_validator():
             schema_ok = False
         if fast_event_check(d["type"])(d):
             assert schema_ok, d
+
+
+@pytest.mark.parametrize(
+    "event, reason",
+    [
+        ({"type": "fail", "proc": "X", "idx": 0}, "X is an external input log, which never fails"),
+        ({"type": "restore", "proc": "X", "idx": 0, "ckpt": 0}, "X is an external input log, which never rolls back"),
+    ],
+)
+def test_an_external_input_log_never_fails_nor_rolls_back(event, reason):
+    """The header's role 'external' promises a log that never fails (every send durable);
+    a fail or restore of one contradicts it (such a trace was judged clean)."""
+    header = {**HEADER, "processes": [*HEADER["processes"], {"id": "X", "role": "external"}]}
+    assert only_error(event, header=header) == (2, f"{reason} (its role in the header)")
+    parse_trace(text({"type": "fail", "proc": "A", "idx": 0}, header=header))  # a task may
