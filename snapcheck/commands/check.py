@@ -35,7 +35,9 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 
 
 @click.command("check")
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument(
+    "traces", nargs=-1, required=True, type=click.Path()
+)  # a directory: reported unreadable like a missing file
 @click.option(
     "--json",
     "as_json",

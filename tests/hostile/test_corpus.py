@@ -272,3 +272,18 @@ def test_cut_and_failure_options_are_read_alike_and_strictly(command, tmp_path):
     assert code == 2 and "names no process" in out, out
     code, out = run([command, trace, *extra, "--failures", "none", "--cut", "O1=1,O2=1,O3=1"])
     assert code == (1 if command == "check" else 0) and "Traceback" not in out, out
+
+
+def test_a_directory_among_the_traces_is_reported_not_fatal(tmp_path):
+    """check / validate-trace A DIR B (a glob that caught a directory): every file is still
+    read and reported, the directory as unreadable; click used to refuse the whole command,
+    writing no JUnit file."""
+    good = str(DATA / "crlf.jsonl")
+    folder = tmp_path / "runs.jsonl"
+    folder.mkdir()
+    junit = tmp_path / "x.xml"
+    code, out = run(["check", good, str(folder), "--junit", str(junit)])
+    assert code == 2 and f"{folder}: cannot open: Is a directory" in out and f"{good}: protocol none" in out, out
+    assert 'errors="1"' in junit.read_text()
+    code, out = run(["validate-trace", str(folder), good])
+    assert code == 2 and f"{folder}: cannot open" in out and f"{good}: OK" in out, out
