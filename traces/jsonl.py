@@ -66,7 +66,7 @@ class _JsonLines:
         self._next = 0  # its next line
 
     def rows(self) -> Iterator[tuple[int, dict | None, str | None]]:
-        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        loads, dumps, JSONDecodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
         for batch in self._batches:
             self._batch = batch
             n, lines, long_digits = batch
@@ -78,7 +78,9 @@ class _JsonLines:
                     if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
                         yield n + k, None, _not_json(raw, exc)
                     continue
-                problem = (integer_problem(raw) if long_digits else None) or _repeated(raw, obj)
+                problem = integer_problem(raw) if long_digits else None
+                if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
+                    problem = _repeated(raw, obj)
                 if problem is not None:
                     yield n + k, None, problem
                     continue
@@ -92,7 +94,7 @@ class _JsonLines:
         yield from self._batches
 
     def checked(self, check, error, builder: EventBuilder | None = None) -> Iterator[list[Event]]:
-        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        loads, dumps, JSONDecodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
         makers = builder.makers if builder is not None else None
         for n, lines, long_digits in self._remaining():
             events: list[Event] = []
@@ -105,7 +107,9 @@ class _JsonLines:
                         error(n, _not_json(raw, exc))
                     n += 1
                     continue
-                problem = (integer_problem(raw) if long_digits else None) or _repeated(raw, obj)
+                problem = integer_problem(raw) if long_digits else None
+                if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
+                    problem = _repeated(raw, obj)
                 if problem is not None:
                     error(n, problem)
                     n += 1
