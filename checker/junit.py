@@ -11,6 +11,7 @@ The report's notes go to the suite's ``system-out``.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from snapcheck.checker.report import UnreadTrace
@@ -100,5 +101,24 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
             totals[k] += v
     for k, v in totals.items():
         root.set(k, str(v))
+    _xml_chars(root)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+# characters XML 1.0 cannot hold, even escaped (a CI's JUnit parser rejects the whole file)
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_chars(root: ET.Element) -> None:
+    """Write every character XML cannot hold (a control character in a process name, a
+    failure reason, a file name) as an escape, in every text and attribute under ``root``."""
+
+    def shown(text: str) -> str:
+        return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else "\ufffd", text)
+
+    for el in root.iter():
+        if el.text:
+            el.text = shown(el.text)
+        for k, v in el.attrib.items():
+            el.attrib[k] = shown(v)

@@ -40,6 +40,9 @@ def parse_cut(text: str) -> dict:
     >>> parse_cut("P0=last")
     Traceback (most recent call last):
     snapcheck.traces.errors.UsageError: cut 'P0=last': 'P0=last' is not PROC=CKPT ...
+    >>> parse_cut("P0=1,P1=1,P0=2")
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: cut 'P0=1,P1=1,P0=2': P0 is given twice (one checkpoint per process)
     """
     items = [item.strip() for item in text.strip().strip("{}").split(",") if item.strip()]
     if not items:
@@ -52,5 +55,7 @@ def parse_cut(text: str) -> dict:
             raise UsageError(
                 f"cut {text!r}: {item!r} is not PROC=CKPT with CKPT a checkpoint number or V (e.g. P0=1,P1=V)"
             )
+        if proc in cut:
+            raise UsageError(f"cut {text!r}: {proc} is given twice (one checkpoint per process)")
         cut[proc] = "V" if value.upper() == "V" else int(value)
     return cut

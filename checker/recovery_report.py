@@ -50,7 +50,9 @@ def parse_failures(h: History, failures) -> tuple[list[int], str]:
             return list(range(h.n)), "all"
         if failures.strip().lower() == "none":
             return [], "none"
-        failures = [f.strip() for f in failures.split(",") if f.strip()]
+        text, failures = failures, [f.strip() for f in failures.split(",") if f.strip()]
+        if not failures:
+            raise CheckerUsageError(f"the failure set {text!r} names no process (write P0,P1, all or none)")
     out = []
     for p in failures:
         if p not in h.index:

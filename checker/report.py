@@ -57,6 +57,7 @@ KIND_PROPERTY = {
     "aligned-in-flight": "channel-state",
     "incomplete-round": "termination",
     "premature-completion": "completion",
+    "contradictory-outcome": "completion",
     "completion-before-channel-state": "completion",
     "protocol-error": "protocol-error",
     "useless-checkpoint": "z-cycles",

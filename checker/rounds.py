@@ -30,7 +30,10 @@ the round was declared complete while its channel state was still being recorded
 Chandy and Lamport's terms, before every channel had delivered its marker), and a
 failure in between restores it with part of that state missing. (In a trace whose channel
 state is observed at restore, ``channel_state: observed-at-restore``, a ``record`` is written
-when a restore reads it, so only the barriers are judged.)
+when a restore reads it, so only the barriers are judged.) A coordinator decides a
+round's outcome once: a round declared complete and also aborted (in either order), or
+complete twice, is a ``contradictory-outcome`` (property ``completion``) naming every
+such line.
 
 Regional checkpoints (FLIP-600): a ``round_complete`` whose ``attrs.fallback`` maps
 participants to older rounds completes although those participants did not
@@ -97,6 +100,7 @@ class RoundInfo:
         "fallback",
         "complete_attrs",
         "records",
+        "outcomes",
     )
 
     def __init__(self, rnd: int, start_line: int):
@@ -114,6 +118,7 @@ class RoundInfo:
         self.fallback: dict[str, int] = {}  # participant -> round it keeps (regional completion)
         self.complete_attrs: dict = {}  # attrs of the (first) round_complete
         self.records: list[Event] = []  # record events persisted with a participant's checkpoint of the round
+        self.outcomes: list[Event] = []  # every round_complete and round_abort of the round, in file order
 
 
 def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
@@ -175,6 +180,7 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
         elif t == "round_complete":
             assert e.round is not None
             info = get(e.round, e.line)
+            info.outcomes.append(e)
             if not info.declared_complete:
                 info.complete_attrs = dict(e.attrs or {})
                 fallback = info.complete_attrs.get("fallback")
@@ -185,6 +191,7 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
         elif t == "round_abort":
             assert e.round is not None
             info = get(e.round, e.line)
+            info.outcomes.append(e)
             if info.abort_line is None:
                 info.abort_line, info.abort_reason = e.line, e.reason
         elif t == "fail" or t == "protocol_error":  # the run was cut: pending rounds are not judged
@@ -397,7 +404,8 @@ def round_violations(
 
 
 def completion_violations(info: RoundInfo, observed_at_restore: bool = False) -> list[Violation]:
-    """``premature-completion`` (property ``completion``): round ``info`` is declared
+    """``contradictory-outcome`` (property ``completion``): round ``info`` is declared
+    complete and also aborted, or complete twice; ``premature-completion``: it is declared
     complete before some participant's checkpoint of it; ``completion-before-channel-state``:
     it is declared complete before its channel state is final — a ``record`` persisted
     with a participant's checkpoint of it, or one of its barriers between participants
@@ -421,12 +429,36 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
     >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
     >>> [(v.kind, v.lines) for v in completion_violations(info)][1]
     ('completion-before-channel-state', [3, 8, 9])
+    >>> rec.round_abort("C", 1)                                  # and given up as well
+    >>> info = find_rounds(rec.trace(), {"A", "B"})[1]
+    >>> [(v.kind, v.lines) for v in completion_violations(info)][0]
+    ('contradictory-outcome', [3, 10])
     """
     if not info.declared_complete:
         return []
     assert info.complete_line is not None  # set with declared_complete
     done, fb = info.complete_line, info.fallback
     out = []
+    if len(info.outcomes) > 1:
+        said = "; ".join(
+            f"{'complete' if e.type == 'round_complete' else 'aborted'} at line {e.line}" for e in info.outcomes
+        )
+        msg = f"Round {info.round} is declared {said}: a coordinator decides the outcome of a round once. " + (
+            "A sink that commits on the completion and one that discards on the abort disagree about "
+            "its output, and a recovery may restore a round that was given up."
+            if info.abort_line is not None
+            else "Every completion notifies the sinks, which commit the round's output again."
+        )
+        out.append(
+            Violation(
+                "contradictory-outcome",
+                "completion",
+                f"round {info.round}",
+                msg,
+                [e.line for e in info.outcomes],
+                {"round": info.round, "outcomes": [[e.type, e.line] for e in info.outcomes]},
+            )
+        )
     late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > done and p not in fb)
     if late:
         who = ", ".join(f"{p} (line {ln})" for ln, p in late)

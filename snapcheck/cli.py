@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -55,9 +56,28 @@ for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(cli)
 
 
+def _not_utf8(args: list[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (a file name in another encoding, which
+    Python holds with surrogate escapes), written with byte escapes; None if all are."""
+    for a in args:
+        try:
+            a.encode("utf-8")
+        except UnicodeEncodeError:
+            return os.fsencode(a).decode("utf-8", "backslashreplace")
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     from snapcheck.traces.errors import TraceErrors
 
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:  # every report, JSON, JUnit and image names its trace in UTF-8
+        err_console.print(
+            f"snapcheck: {bad}: the argument is not valid UTF-8 (a file name in another encoding?); "
+            "rename the file or link it under a UTF-8 name",
+            markup=False,
+        )
+        sys.exit(EXIT_BAD_INPUT)
     try:
         cli.main(args=argv, prog_name="snapcheck", standalone_mode=False)
     except TraceErrors as exc:

@@ -44,13 +44,21 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     v = TraceValidator(trace_id)
     events = []
     header = None
+    last = None
     for r in rows:
+        if r["line"] is not None and r["line"] == last:
+            v.error(r["line"], f"two rows of line {last}: a trace's rows hold each line once")
+            continue
+        last = r["line"]
         try:
             obj, is_header = dict_of(r)
         except orjson.JSONDecodeError as exc:
             v.error(r["line"] or 0, f"malformed JSON in column 'extra': {exc}")
             continue
         if is_header:
+            if header is not None:
+                v.error(r["line"] or 0, "a second header row (a trace has one header, its first row)")
+                continue
             header = v.header(obj, r["line"] or 1)
             continue
         if header is None:

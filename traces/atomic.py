@@ -5,7 +5,11 @@ to a temporary file in the target's directory and renamed over the target only
 when the write succeeded (``os.replace``, atomic on POSIX), so a failed or
 interrupted run leaves an existing file exactly as it was and a reader never
 sees half a file. The new file gets the mode an ordinary ``open`` would give it
-(the existing file's mode, else 0666 minus the umask).
+(the existing file's mode, else 0666 minus the umask). A symbolic link is followed:
+the file it points to is replaced, in that file's directory, and the link stays. A
+target that exists and is not a regular file (``/dev/null``, ``/dev/stdout``, a named
+pipe) is written to directly, as ``open`` would: renaming a file over it would replace
+the device or pipe itself.
 
 ``refuse_inputs`` rejects an output that *is* one of the command's inputs (the
 same path, a symbolic link to it or a hard link: the same device and inode)
@@ -30,6 +34,7 @@ b'one\\n'
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -62,9 +67,19 @@ def refuse_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]
 
 
 def ensure_writable(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
-    """Fail fast, before any work: ``path`` is not one of ``inputs`` and its directory exists."""
+    """Fail fast, before any work: ``path`` is not one of ``inputs``, and its directory
+    exists and takes a new file (not read-only, not ``/proc/self/fd``)."""
     refuse_inputs(path, inputs)
-    _check_directory(os.fspath(path))
+    path = os.fspath(path)
+    if _is_special(path):
+        return
+    directory = _check_directory(os.path.realpath(path) if os.path.islink(path) else path)
+    try:  # the directory takes a new file (the temporary one atomic_open will make)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".snapcheck-probe.", suffix=".tmp")
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _check_directory(path: str) -> str:
@@ -74,6 +89,16 @@ def _check_directory(path: str) -> str:
     if os.path.isdir(path):
         raise UsageError(f"cannot write {path}: it is a directory")
     return directory
+
+
+def _is_special(path: str) -> bool:
+    """Does ``path`` (links followed) exist and is something other than a regular file or
+    a directory: a device, a named pipe, a socket?"""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _mode_for(path: str) -> int:
@@ -96,24 +121,41 @@ def atomic_open(
     Errors opening or renaming are a ``UsageError`` naming the file."""
     path = os.fspath(path)
     refuse_inputs(path, inputs)
-    directory = _check_directory(path)
     if "b" not in mode and encoding is None:
         encoding = "utf-8"
+    if _is_special(path):
+        with _writing(path, path):
+            with open(path, mode, encoding=encoding) as f:
+                yield f
+        return
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    directory = _check_directory(target)
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, mode, encoding=encoding) as f:
-            yield f
-        os.chmod(tmp, _mode_for(path))
-        os.replace(tmp, path)
-    except BaseException as exc:
+        with _writing(path, tmp, target):
+            with os.fdopen(fd, mode, encoding=encoding) as f:
+                yield f
+            os.chmod(tmp, _mode_for(target))
+            os.replace(tmp, target)
+    except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        if isinstance(exc, OSError) and exc.filename in (None, tmp, path):  # writing, not reading an input
+        raise
+
+
+@contextmanager
+def _writing(path: str, *names: str) -> Iterator[None]:
+    """Turn an ``OSError`` of writing ``path`` (the error names one of ``names``, or no
+    file) into a ``UsageError`` naming ``path``; other errors (reading an input) pass."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename in (None, path, *names):
             raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 

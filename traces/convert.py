@@ -1,12 +1,16 @@
 """Conversions between the JSONL and the Parquet forms of v1 traces (``parquet``
-describes the columns): every trace is validated before anything is written, files
-are written atomically and never onto one of their sources, and a round trip is
-lossless.
+describes the columns): every source is read once, validated as it is converted, and
+the output (written atomically, never onto one of its sources) replaces the target
+only when every source was valid; a round trip is lossless. Reading once is what
+makes a source that can be read only once (a pipe, ``<(zcat t.jsonl.gz)``) convert
+whole, and a file that grows while it is converted convert as it was validated.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -14,28 +18,49 @@ import pyarrow.parquet as pq
 
 from snapcheck.traces.atomic import atomic_open
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.jsonl import _is_parquet, _raw_lines, iter_events
-from snapcheck.traces.parquet import BATCH, SCHEMA, iter_parquet_dicts, row_of
+from snapcheck.traces.jsonl import _valid_batches
+from snapcheck.traces.model import Header
+from snapcheck.traces.parquet import BATCH, SCHEMA, row_of
+from snapcheck.traces.validate import TraceValidator
 
 
-def _validate(source: str, trace_id: str | None) -> None:
-    for _ in iter_events(source, trace_id=trace_id):
-        pass
+class _Keeping(TraceValidator):
+    """A validator that keeps the (line, object) of every line it accepts."""
+
+    def __init__(self, file: str):
+        super().__init__(file)
+        self.kept: list[tuple[int, dict]] = []
+
+    def header(self, d: object, line: int = 1) -> Header | None:
+        as_read = copy.deepcopy(d)  # the schema check fills in defaults
+        h = super().header(d, line)
+        if h is not None:
+            self.kept.append((line, as_read))  # type: ignore[arg-type]  # a valid header is a dict
+        return h
+
+    def check_event(self, d: Any, line: int) -> tuple | None:
+        keys = super().check_event(d, line)
+        if keys:
+            self.kept.append((line, d))
+        return keys
 
 
 def _objects(source: str, trace_id: str | None) -> Iterator[tuple[int, dict]]:
-    """(line, object) of a trace already validated, in file order (blank lines skipped)."""
-    rows = iter_parquet_dicts(source, trace_id) if _is_parquet(source) else _raw_lines(source)
-    for line, obj, _err in rows:
-        if obj is not None:
-            yield line, obj
+    """(line, object) of every line of a trace in file order (blank lines skipped), read
+    once and validated on the way; ``TraceErrors`` at the end if any line was invalid."""
+    v = _Keeping(source)
+    for _ in _valid_batches(source, v, trace_id, None):
+        yield from v.kept
+        v.kept.clear()
+    yield from v.kept
+    v.raise_if_errors()
 
 
 def write_parquet(items: list[tuple[str, str | None, str]], dest: str) -> int:
     """Write traces into one Parquet file; returns rows written. ``items``: (source file,
     trace id within it for a multi-trace Parquet source or None, trace id to write).
-    Every trace is validated before anything is written; the file is written atomically
-    and never onto one of its sources."""
+    Every trace is validated as it is read; the file is written atomically (replaced
+    only when every trace was valid) and never onto one of its sources."""
     first_from: dict[str, str] = {}
     for source, _, out_id in items:
         if out_id in first_from:
@@ -50,8 +75,6 @@ def write_parquet(items: list[tuple[str, str | None, str]], dest: str) -> int:
                 ]
             )
         first_from[out_id] = source
-    for source, tid, _ in items:
-        _validate(source, tid)
     rows_written = 0
     with atomic_open(dest, "wb", inputs=[s for s, _, _ in items]) as f:
         writer = pq.ParquetWriter(f, SCHEMA)
@@ -83,8 +106,8 @@ def jsonl_to_parquet(sources: list[str], dest: str, trace_ids: list[str] | None 
 def write_jsonl(source: str, dest: str, trace_id: str | None = None) -> int:
     """Write one trace (of a JSONL file, or of a Parquet file: ``trace_id`` picks one of
     several) as normalized JSONL (compact, one object per line, blank lines dropped);
-    returns lines written. Validated first; written atomically, never onto ``source``."""
-    _validate(source, trace_id)
+    returns lines written. Validated as it is read; written atomically (only when
+    valid), never onto ``source``."""
     n = 0
     with atomic_open(dest, "wb", inputs=[source]) as out:
         for _line, obj in _objects(source, trace_id):

@@ -19,9 +19,11 @@ import orjson
 
 from snapcheck.traces.errors import TraceError, TraceErrors
 from snapcheck.traces.gc_pause import paused_gc
-from snapcheck.traces.lines import Unreadable, integer_problem, line_batches
+from snapcheck.traces.lines import Unreadable, duplicate_key, integer_problem, line_batches
 from snapcheck.traces.model import Event, EventBuilder, Header, Trace
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS, TraceValidator
+
+_JSON_SPACE = b" \t\r\n"  # the whitespace of JSON (RFC 8259): \v or \f makes no blank line
 
 
 def _is_parquet(path: str) -> bool:
@@ -64,7 +66,7 @@ class _JsonLines:
         self._next = 0  # its next line
 
     def rows(self) -> Iterator[tuple[int, dict | None, str | None]]:
-        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        loads, dumps, JSONDecodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
         for batch in self._batches:
             self._batch = batch
             n, lines, long_digits = batch
@@ -73,10 +75,12 @@ class _JsonLines:
                 try:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
-                    if raw and not raw.isspace():
+                    if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
                         yield n + k, None, _not_json(raw, exc)
                     continue
                 problem = integer_problem(raw) if long_digits else None
+                if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
+                    problem = _repeated(raw, obj)
                 if problem is not None:
                     yield n + k, None, problem
                     continue
@@ -90,7 +94,7 @@ class _JsonLines:
         yield from self._batches
 
     def checked(self, check, error, builder: EventBuilder | None = None) -> Iterator[list[Event]]:
-        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+        loads, dumps, JSONDecodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
         makers = builder.makers if builder is not None else None
         for n, lines, long_digits in self._remaining():
             events: list[Event] = []
@@ -99,16 +103,17 @@ class _JsonLines:
                 try:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
-                    if raw and not raw.isspace():
+                    if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
                         error(n, _not_json(raw, exc))
                     n += 1
                     continue
-                if long_digits:
-                    problem = integer_problem(raw)
-                    if problem is not None:
-                        error(n, problem)
-                        n += 1
-                        continue
+                problem = integer_problem(raw) if long_digits else None
+                if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
+                    problem = _repeated(raw, obj)
+                if problem is not None:
+                    error(n, problem)
+                    n += 1
+                    continue
                 keys = check(obj, n)
                 if keys and makers is not None:
                     make = makers.get(keys)
@@ -121,15 +126,15 @@ class _JsonLines:
             yield events
 
 
+def _repeated(raw: bytes, obj: object) -> str | None:
+    problem = duplicate_key(raw, obj)
+    return None if problem is None else f"malformed JSON: {problem}"
+
+
 def _not_json(raw: bytes, exc: Exception) -> str:
     """Why a line is not parsed: an integer too long for any number type (orjson calls it
     infinity), else the parser's message."""
     return integer_problem(raw) or f"malformed JSON: {exc}"
-
-
-def _raw_lines(source, max_line_bytes: int | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
-    """(line number, parsed object or None, parse error or None); blank lines skipped."""
-    return _JsonLines(source, max_line_bytes).rows()
 
 
 def iter_events(

@@ -13,6 +13,13 @@ into floats without a word, so the check looks at the text itself: only a line
 with a run of 19 or more digits can hold an out-of-range integer, and only such
 a line is parsed a second time, exactly, to find the field.
 
+``duplicate_key`` decides whether a JSON object repeats a key (``{"ckpt": 1, "ckpt":
+2}``): orjson keeps the last value without a word, which would let one line say two
+things. A line is proved free of repeated keys by comparing it with the serialization
+of what was parsed (equal texts, once spaces are removed, have the same number of keys
+in every object); only a line that differs otherwise (other escapes or number forms)
+is parsed a second time, keeping every key.
+
 >>> import io
 >>> list(split_lines(io.BytesIO(b'{"a": 1}\\n\\n{"b": 2}'), "t.jsonl"))
 [(1, b'{"a": 1}'), (2, b''), (3, b'{"b": 2}')]
@@ -20,6 +27,8 @@ a line is parsed a second time, exactly, to find the field.
 "field 'vars.x': integer 18446744073709551616 is outside the signed 64-bit range"
 >>> integer_problem(b'{"seq": 9223372036854775807}') is None
 True
+>>> duplicate_key(b'{"a": 1, "b": {"c": 2, "c": 3}}', {"a": 1, "b": {"c": 3}})
+"key 'c' appears twice in one object (which value is meant is ambiguous)"
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
+
+import orjson
 
 DEFAULT_MAX_LINE_BYTES = 64 * 2**20
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -187,3 +198,40 @@ def integer_problem(raw: bytes | str) -> str | None:
     shown = text if len(text) <= 40 else f"{text[:20]}…{text[-8:]} ({len(text.lstrip('-'))} digits)"
     where = f"field {path!r}: " if path else ""
     return f"{where}integer {shown} is outside the signed 64-bit range"
+
+
+_SPACES = b" \t\r\n"
+
+
+class _Repeated(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _Repeated(k)
+            seen.add(k)
+    return d
+
+
+def duplicate_key(raw: bytes | str, obj: object) -> str | None:
+    """None if no object of the JSON text ``raw`` (parsed as ``obj``) repeats a key, else
+    the reason naming the key."""
+    if isinstance(raw, str):
+        raw = raw.encode()
+    again = orjson.dumps(obj)
+    if again == raw or again.translate(None, _SPACES) == raw.translate(None, _SPACES):
+        return None
+    try:
+        json.loads(raw, object_pairs_hook=_unique)
+    except _Repeated as exc:
+        return f"key {exc.key!r} appears twice in one object (which value is meant is ambiguous)"
+    except (ValueError, RecursionError):
+        return None  # a text orjson reads and json does not: no repeated key was seen
+    return None

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.lines import integer_problem
+from snapcheck.traces.lines import duplicate_key, integer_problem
 
 TYPED = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt")
 
@@ -102,7 +102,11 @@ def dict_of(row: dict) -> tuple[dict, bool]:
         return _extra(extra), True
     obj = {k: row[k] for k in TYPED if row.get(k) is not None}
     if extra:
-        obj.update(_extra(extra))
+        more = _extra(extra)
+        repeated = [k for k in more if k in obj]
+        if repeated:
+            raise RowError(f"column 'extra' repeats the typed column(s) {', '.join(map(repr, repeated))}")
+        obj.update(more)
     return obj, False
 
 
@@ -113,7 +117,7 @@ def _extra(text: str) -> dict:
         raise RowError(f"malformed JSON in column 'extra': {exc}") from None
     if not isinstance(obj, dict):
         raise RowError("column 'extra' must hold a JSON object")
-    problem = integer_problem(text)
+    problem = integer_problem(text) or duplicate_key(text, obj)
     if problem is not None:
         raise RowError(f"column 'extra': {problem}")
     return obj
@@ -172,16 +176,31 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
                 )
             ]
         )
+    last = 0  # the line of the trace's last row
     try:
         for batch in pf.iter_batches(batch_size=BATCH):
             for row in batch.to_pylist():
                 if trace_id is not None and row["trace_id"] != trace_id:
                     continue
-                line = row.get("line") or 0
+                line = row.get("line")
+                if line is None or line <= last:
+                    yield (
+                        last if line is None else line,
+                        None,
+                        f"a row without a line number after line {last}"
+                        if line is None
+                        else f"the row of line {line} comes after the row of line {last}: a trace's rows "
+                        "are in the order of its lines, each line once",
+                    )
+                    continue
+                first, last = last == 0, line
                 try:
-                    obj, _ = dict_of(row)
+                    obj, is_header = dict_of(row)
                 except RowError as exc:
                     yield line, None, str(exc)
+                    continue
+                if is_header and not first:
+                    yield line, None, "a second header row (a trace has one header, its first row)"
                     continue
                 yield line, obj, None
     except (OSError, pa.ArrowException) as exc:

@@ -254,6 +254,9 @@ def describe_schema_error(exc: fastjsonschema.JsonSchemaException) -> str:
     if "must contain" in msg and "properties" in msg:
         missing = re.findall(r"'([^']+)'", msg)
         return f"missing field {missing[0]!r}" if missing else "missing field"
+    definition = getattr(exc, "definition", None)
+    if getattr(exc, "rule", None) == "anyOf" and isinstance(definition, dict) and "description" in definition:
+        msg = f"must be {definition['description']}"  # "cannot be validated by any definition" says nothing
     if path:
         return f"field {path!r} {msg}"
     return msg

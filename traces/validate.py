@@ -465,10 +465,16 @@ class TraceValidator(RescaleRules):
     _on_log_truncate = _on_log
 
     def _on_fail(self, d: dict, p: int, line: int) -> bool:
+        if self._roles[p] == "external":
+            self.error(line, f"{d['proc']} is an external input log, which never fails (its role in the header)")
+            return False
         self._failed[p] = True
         return True
 
     def _on_restore(self, d: dict, p: int, line: int) -> bool:
+        if self._roles[p] == "external":
+            self.error(line, f"{d['proc']} is an external input log, which never rolls back (its role in the header)")
+            return False
         if not self._known_ckpt(d, p, line):
             return False
         if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):

@@ -124,6 +124,7 @@ def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
     h = trace.header
     protocol = str(h.protocol.get("name", "unknown"))
     family = mappings.get(protocol)
+    _fits_tlc(trace)
     if family is None:
         raise OutOfScope(
             f"no TLA+ trace specification for protocol {protocol!r} (supported: {', '.join(sorted(mappings))})"
@@ -135,6 +136,28 @@ def prepare(trace: Trace, mappings: Mapping[str, TlaMapping]) -> Prepared:
     if family.kind == "cic" and "unc" in mappings and has_recovery(trace):  # CIC with failures: its
         return prepare_unc(trace, protocol, mappings["unc"], forced=True)  # recovery lines, as unc's
     return prepare_snapshot(trace, protocol, family)
+
+
+TLC_INT_MIN, TLC_INT_MAX = -(2**31), 2**31 - 1  # TLC's integers are Java ints
+
+
+def _fits_tlc(trace: Trace) -> None:
+    """Raise ``OutOfScope`` at the first event whose round, sequence or checkpoint number
+    TLC cannot represent (the trace format allows 64 bits, TLC 32).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A"], [])
+    >>> _ = rec.checkpoint("A", round=2**31)
+    >>> _fits_tlc(rec.trace())
+    Traceback (most recent call last):
+    ...
+    snapcheck.checker.tla.trace_events.OutOfScope: round 2147483648 is beyond TLC's 32-bit integers
+    """
+    for e in trace.events:
+        for name in ("round", "seq", "ckpt"):
+            v = getattr(e, name)
+            if v is not None and not TLC_INT_MIN <= v <= TLC_INT_MAX:
+                raise OutOfScope(f"{name} {v} is beyond TLC's 32-bit integers", e.line)
 
 
 # -- running ---------------------------------------------------------------------

@@ -35,7 +35,9 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 
 
 @click.command("check")
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument(
+    "traces", nargs=-1, required=True, type=click.Path()
+)  # a directory: reported unreadable like a missing file
 @click.option(
     "--json",
     "as_json",
@@ -113,14 +115,14 @@ def check(
     """
     from snapcheck.traces.atomic import refuse_inputs
 
-    for out in (junit_file, html_file):
+    html_outs: list[str | None] = [None] * len(traces)
+    if html_file:
+        from snapcheck.debug.html_report import html_targets
+
+        html_outs = list(html_targets(html_file, traces))
+    for out in (junit_file, html_file, *html_outs):
         if out:
             refuse_inputs(out, traces)
-    if html_file and len(traces) > 1:
-        from snapcheck.debug.html_report import html_target
-
-        for path in traces:
-            refuse_inputs(html_target(html_file, path, len(traces)), traces)
     run = _Run(
         options=CheckOptions(
             properties=set(properties) if properties else None,
@@ -134,15 +136,13 @@ def check(
         trace_id=trace_id,
         expect=expect,
         require_faults=require_faults,
-        html_file=html_file,
-        n_traces=len(traces),
     )
     reports, mismatches, codes = [], {}, [EXIT_CLEAN]
     for k, path in enumerate(traces):
         # the trace's events and the checker's indexes are alive and acyclic until reported; those of
         # the last trace are held to the end when the process ends after the command (traces.process_exit)
         with paused_gc(), holding(last=k == len(traces) - 1):
-            report, code = _check_one(path, run, mismatches)
+            report, code = _check_one(path, run, mismatches, html_outs[k])
         reports.append(report)
         codes.append(code)
     exit_code = max(codes)
@@ -176,20 +176,20 @@ def check(
 
         write_atomic(junit_file, junit_xml(reports, mismatches if expect else None, require_faults), inputs=traces)
     if html_file and len(traces) > 1:
-        _write_html_index(html_file, traces, reports)
+        _write_html_index(html_file, traces, reports, html_outs)
     if exit_code:
         sys.exit(exit_code)
 
 
-def _write_html_index(html_file: str, traces, reports) -> None:
+def _write_html_index(html_file: str, traces, reports, html_outs) -> None:
     """The index page of a multi-trace ``--html``: every trace, its verdict, a link to its report."""
     import os
 
-    from snapcheck.debug.html_report import html_index, html_target
+    from snapcheck.debug.html_report import html_index
     from snapcheck.traces.atomic import write_atomic
 
     rows = []
-    for path, r in zip(traces, reports):
+    for path, r, out in zip(traces, reports, html_outs):
         if isinstance(r, UnreadTrace):
             rows.append((path, "bad input", "; ".join(r.errors[:3]), None))
         else:
@@ -198,7 +198,7 @@ def _write_html_index(html_file: str, traces, reports) -> None:
                     path,
                     r.verdict,
                     ", ".join(sorted(r.kinds)),
-                    os.path.basename(html_target(html_file, path, len(traces))),
+                    os.path.basename(out),
                 )
             )
     write_atomic(html_file, html_index(rows), inputs=traces)
@@ -215,12 +215,11 @@ class _Run:
     trace_id: str | None
     expect: bool
     require_faults: bool
-    html_file: str | None
-    n_traces: int
 
 
-def _check_one(path: str, run: _Run, mismatches: dict):
-    """Check one file: (its report or ``UnreadTrace``, its exit code)."""
+def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
+    """Check one file: (its report or ``UnreadTrace``, its exit code); its HTML report is
+    written to ``html_out`` when given."""
     from snapcheck.checker import CheckerUsageError, check_trace
     from snapcheck.checker.expected import compare_expected, options_from_expected
     from snapcheck.reference.catalogue import header_facts
@@ -241,10 +240,10 @@ def _check_one(path: str, run: _Run, mismatches: dict):
     note = _unknown_protocol_note(trace.header.protocol)
     if note:
         report.notes.insert(0, note)
-    if run.html_file:
-        from snapcheck.debug.html_report import html_target, write_html_report
+    if html_out:
+        from snapcheck.debug.html_report import write_html_report
 
-        write_html_report(trace, report, html_target(run.html_file, path, run.n_traces))
+        write_html_report(trace, report, html_out)
     code = EXIT_CLEAN
     if run.expect and trace.header.expected:
         mm = compare_expected(trace, report)

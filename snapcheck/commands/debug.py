@@ -7,6 +7,7 @@ the checker where violations are needed, and print or write the results.
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -23,9 +24,16 @@ _TRACE_ID = click.option("--trace-id", default=None, help="Which trace of a mult
 
 
 def _failures(value: str | None):
-    if value is None:
-        return None
-    return "all" if value == "all" else [p for p in value.split(",") if p]
+    """``--failures``: None, ``"all"``, or the failed processes (none: ``[]``), as
+    ``snapcheck check`` reads it (``checker.recovery_report.parse_failures``)."""
+    if value is None or value.strip().lower() == "all":
+        return value and "all"
+    if value.strip().lower() == "none":
+        return []
+    procs = [p.strip() for p in value.split(",") if p.strip()]
+    if not procs:
+        raise UsageError(f"the failure set {value!r} names no process (write P0,P1, all or none)")
+    return procs
 
 
 def _properties_opt(f):
@@ -368,7 +376,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     config = _sim_config(trace_path, simulation, simulate, trace_id)
     if trace_path is None and config is None:
         raise UsageError("give a TRACE or --simulate CONFIG")
-    out = output or ((trace_path or "simulation").rsplit(".", 1)[0] + ".shrunk.jsonl")
+    out = output or (os.path.splitext(trace_path or "simulation")[0] + ".shrunk.jsonl")
     inputs = [trace_path] if trace_path else []
     ensure_writable(out, inputs)
     trace = simulate_config(config) if trace_path is None else read_trace(trace_path, trace_id=trace_id)

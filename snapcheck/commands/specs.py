@@ -155,7 +155,9 @@ def _apalache(entries, length: int, timeout: float) -> None:
 
 
 @click.command("conform")
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument(
+    "traces", nargs=-1, required=True, type=click.Path()
+)  # a directory: an ERROR verdict like a missing file
 @click.option(
     "--timeout",
     type=click.FloatRange(1),

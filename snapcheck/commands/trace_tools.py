@@ -12,7 +12,9 @@ from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 
 
 @click.command("validate-trace")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path()
+)  # a directory: reported unreadable like a missing file
 @click.option(
     "--max-errors",
     default=DEFAULT_MAX_ERRORS,

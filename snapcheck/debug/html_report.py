@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 from pathlib import Path
 
 from snapcheck import __version__
@@ -183,19 +184,26 @@ def write_html_report(trace: Trace, report, path: str) -> None:
     write_atomic(path, html_report(trace, report), inputs=[trace.path] if trace.path != "<memory>" else [])
 
 
-def html_target(html_path: str, trace_path: str, n_traces: int) -> str:
-    """Where ``snapcheck check --html PATH`` writes the report of ``trace_path``: PATH
+def html_targets(html_path: str, trace_paths: list[str]) -> list[str]:
+    """Where ``snapcheck check --html PATH`` writes the report of each trace: PATH
     itself for one trace, else ``PATH`` with the trace's file stem inserted
     (``report.html`` -> ``report-fig2b.html``; PATH is then the index, ``html_index``).
+    Traces whose stems are equal (``a/t.jsonl`` and ``b/t.jsonl``, ``run.1.jsonl`` and
+    ``run.2.jsonl``) also get their position in the list, so that no report overwrites
+    another.
 
-    >>> html_target("report.html", "traces/fig2b.jsonl", 2)
-    'report-fig2b.html'
+    >>> html_targets("report.html", ["traces/fig2b.jsonl", "x/y.parquet"])
+    ['report-fig2b.html', 'report-y.html']
+    >>> html_targets("out/r.html", ["a/t.jsonl", "b/t.jsonl", "c.jsonl"])
+    ['out/r-t-1.html', 'out/r-t-2.html', 'out/r-c.html']
     """
-    if n_traces == 1:
-        return html_path
-    stem = Path(trace_path).name.split(".")[0]
-    base, dot, ext = html_path.rpartition(".")
-    return f"{base}-{stem}.{ext}" if dot else f"{html_path}-{stem}.html"
+    if len(trace_paths) == 1:
+        return [html_path]
+    stems = [Path(p).name.split(".")[0] for p in trace_paths]
+    shared = {s for s in stems if stems.count(s) > 1}
+    base, ext = os.path.splitext(html_path)
+    ext = ext or ".html"
+    return [f"{base}-{s}-{k}{ext}" if s in shared else f"{base}-{s}{ext}" for k, s in enumerate(stems, 1)]
 
 
 def html_index(rows: list[tuple[str, str, str, str | None]]) -> str:

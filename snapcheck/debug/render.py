@@ -40,6 +40,7 @@ import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
+from matplotlib.text import Text
 
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
@@ -84,6 +85,27 @@ class RenderOptions:
     title: str | None = None
     dpi: int = 110
     cut: dict | None = None  # the global checkpoint that was checked (drawn grey)
+
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def _shown(text: str) -> str:
+    """``text`` as drawn: control characters (which no font has and SVG may not hold)
+    written as escapes.
+
+    >>> _shown("A\\x01B")
+    'A\\\\x01B'
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _plain_text(fig: Figure) -> None:
+    """Every text of ``fig`` drawn as it is written: no mathtext (a process named
+    ``$x^2$`` is not a formula, and ``a$\\q$`` no parse error) and no control characters."""
+    for t in fig.findobj(Text):
+        t.set_parse_math(False)
+        t.set_text(_shown(t.get_text()))
 
 
 def _gid(*parts) -> str:
@@ -256,7 +278,7 @@ class _Diagram:
         ax = fig.add_axes((left / width, bottom / height, 1 - (left + 0.3) / width, 1 - (bottom + 0.5) / height))
         ax.set_xlim(self.xmin, self.xmax)
         ax.set_ylim(-len(self.procs) + 0.4, 0.75)
-        ax.set_yticks([self.y[p] for p in self.procs], [self._lane_label(p) for p in self.procs], fontsize=9)
+        ax.set_yticks([self.y[p] for p in self.procs], [_shown(self._lane_label(p)) for p in self.procs], fontsize=9)
         ax.tick_params(axis="x", labelsize=7)
         ax.set_xlabel(
             {
@@ -276,6 +298,7 @@ class _Diagram:
         fig.legend(
             handles=handles, loc="lower left", bbox_to_anchor=(0.6 / width, 0.02), ncol=ncol, fontsize=7, frameon=False
         )
+        _plain_text(fig)
         return fig
 
     def _lane_label(self, p: str) -> str:
@@ -635,13 +658,17 @@ def render_figure(trace: Trace, findings: Findings | None = None, options: Rende
     return _Diagram(trace, findings, opts).figure()
 
 
+# text.parse_math: tick labels are made again when the figure is drawn
+_SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "snapcheck", "text.parse_math": False}
+
+
 def render(trace: Trace, path: str, findings: Findings | None = None, options: RenderOptions | None = None) -> None:
     """Write the diagram to ``path`` (atomically, never onto the trace); the format follows
     the extension (.svg, .png, .pdf)."""
     ext = image_format(path)
     fig = render_figure(trace, findings, options)
     with (
-        matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}),
+        matplotlib.rc_context(_SAVE_RC),
         atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f,
     ):
         fig.savefig(f, format=ext, metadata={"Date": None} if ext == "svg" else None)
@@ -661,7 +688,7 @@ def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOp
 
     fig = render_figure(trace, findings, options)
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "snapcheck"}):
+    with matplotlib.rc_context(_SAVE_RC):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg") :]

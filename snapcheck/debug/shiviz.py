@@ -36,6 +36,9 @@ SHIVIZ_REGEX = r"(?<host>\S+) (?<clock>\{.*?\}) \| (?<event>.*)"
 PYTHON_REGEX = re.compile(SHIVIZ_REGEX.replace("(?<", "(?P<"))
 
 
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")  # what a reader may split lines at
+
+
 def shiviz_lines(trace: Trace) -> list[str]:
     """The log lines (without the regex header), in a causal order."""
     msgs = message_table(trace)
@@ -44,7 +47,7 @@ def shiviz_lines(trace: Trace) -> list[str]:
     for i in causal_order(trace):
         e = trace.events[i]
         clock = json.dumps({_host(p): v for p, v in clocks[i].items()}, separators=(",", ":"), sort_keys=True)
-        text = describe_event(e, msgs).replace("\n", " ")
+        text = _LINE_BREAK.sub(" ", describe_event(e, msgs))
         out.append(f"{_host(e.proc)} {clock} | L{e.line} {text}")
     return out
 
@@ -62,5 +65,11 @@ def write_shiviz(trace: Trace, path: str) -> int:
 
 
 def _host(proc: str) -> str:
-    """A process id as a ShiViz host name (whitespace would end the ``host`` group)."""
-    return re.sub(r"\s", "_", proc)
+    """A process id as a ShiViz host name: whitespace (which would end the ``host``
+    group) and ``%`` percent-encoded, so that two processes never share a host name
+    (``A B`` is ``A%20B``, ``A_B`` stays itself, ``A%20B`` is ``A%2520B``).
+
+    >>> _host("src 0"), _host("50%")
+    ('src%200', '50%25')
+    """
+    return re.sub(r"[\s%]", lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), proc)

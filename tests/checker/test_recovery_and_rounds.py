@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.checker.intervals import History
 from snapcheck.traces import TraceRecorder
@@ -303,7 +306,40 @@ def test_a_whole_round_declared_complete_is_judged_even_if_an_abort_follows():
     rec.round_complete("C", 1)
     rec.round_abort("C", 1, reason="late")
     rep = check_trace(rec.trace())
-    assert rep.rounds["1"]["status"] == "complete" and rep.kinds == {"dropped"}, rep.render_text()
+    assert rep.rounds["1"]["status"] == "complete", rep.render_text()
+    assert rep.kinds == {"dropped", "contradictory-outcome"}, rep.render_text()  # and its two outcomes are reported
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["complete", "abort"]), min_size=1, max_size=4), st.booleans())
+def test_a_round_has_one_outcome(outcomes, whole):
+    """A round declared complete and also aborted (either order), or complete twice, is a
+    contradictory-outcome naming every outcome's line (it was judged clean); one
+    completion, or aborts alone, are not."""
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "S", "T"],
+        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
+        protocol="abs-aligned",
+    )
+    rec.round_start("C", 1)
+    rec.recv("S", rec.barrier("C", "cs", 1))
+    rec.checkpoint("S", kind="coordinated", round=1)
+    bb = rec.barrier("S", "st", 1)
+    if whole:
+        rec.recv("T", bb)
+        rec.checkpoint("T", kind="coordinated", round=1)
+    for o in outcomes:
+        rec.round_complete("C", 1) if o == "complete" else rec.round_abort("C", 1, reason="x")
+    rep = check_trace(rec.trace())
+    found = [v for v in rep.violations if v.kind == "contradictory-outcome"]
+    if "complete" in outcomes and len(outcomes) > 1:
+        (v,) = found
+        lines = [e.line for e in rec.trace().events if e.type in ("round_complete", "round_abort")]
+        assert v.lines == lines and v.witness["outcomes"] == [
+            ["round_complete" if o == "complete" else "round_abort", ln] for o, ln in zip(outcomes, lines)
+        ]
+    else:
+        assert not found, rep.render_text()
 
 
 def test_round_rolled_back_later_is_analysed_before_the_restore():

@@ -11,6 +11,8 @@ from pathlib import Path
 import debug_samples as S
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from snapcheck.checker import CheckOptions, check_trace
@@ -178,11 +180,41 @@ def test_every_golden_trace_renders_and_replays(name, tmp_path):
 
 
 def test_html_target_names():
-    from snapcheck.debug.html_report import html_target
+    from snapcheck.debug.html_report import html_targets
 
-    assert html_target("out/report.html", "traces/a.jsonl", 1) == "out/report.html"
-    assert html_target("out/report.html", "traces/fig2b.jsonl", 3) == "out/report-fig2b.html"
-    assert html_target("report", "x/y.parquet", 2) == "report-y.html"
+    assert html_targets("out/report.html", ["traces/a.jsonl"]) == ["out/report.html"]
+    assert html_targets("out/report.html", ["traces/fig2b.jsonl", "b.jsonl", "c.jsonl"])[0] == "out/report-fig2b.html"
+    assert html_targets("report", ["x/y.parquet", "z.jsonl"]) == ["report-y.html", "report-z.html"]
+    assert html_targets("out.d/report", ["y.jsonl", "z.jsonl"]) == ["out.d/report-y.html", "out.d/report-z.html"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["t.jsonl", "a/t.jsonl", "t.1.jsonl", "t.2.parquet", "u.jsonl", "b/u"]), min_size=2))
+def test_html_targets_never_collide(paths):
+    """Every trace of a multi-trace --html gets its own report file, also when file names repeat."""
+    from snapcheck.debug.html_report import html_targets
+
+    targets = html_targets("out/r.html", paths)
+    assert len(set(targets)) == len(paths) and "out/r.html" not in targets
+
+
+def test_html_reports_of_traces_with_one_name_are_all_kept(tmp_path):
+    """check x/t.jsonl y/t.jsonl --html r.html: two reports, each linked from the index
+    (one report used to overwrite the other, and both links led to the survivor)."""
+    from snapcheck.cli import cli
+
+    ex = Path(__file__).resolve().parents[2] / "traces" / "examples"
+    traces = []
+    for d, name in (("x", "checkmate_fig2b_orphan.jsonl"), ("y", "checkmate_fig2a_consistent.jsonl")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "t.jsonl").write_bytes((ex / name).read_bytes())
+        traces.append(str(tmp_path / d / "t.jsonl"))
+    res = CliRunner().invoke(cli, ["check", *traces, "--html", str(tmp_path / "r.html")])
+    assert res.exit_code == 1, res.output
+    index = (tmp_path / "r.html").read_text()
+    assert "href='r-t-1.html'" in index and "href='r-t-2.html'" in index
+    assert "orphan" in (tmp_path / "r-t-1.html").read_text()
+    assert "orphan" not in (tmp_path / "r-t-2.html").read_text()
 
 
 def test_html_with_several_traces_writes_an_index_linking_each_report(tmp_path):

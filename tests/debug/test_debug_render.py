@@ -7,6 +7,8 @@ import time
 
 import debug_samples as S
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from snapcheck.debug.findings import Finding, Findings
@@ -162,3 +164,42 @@ def test_finding_window():
     t = S.example_c()
     f = Finding(1, "orphan", "consistency", "c", "m", [12, 13], 12)
     assert finding_window(t, f, margin=2) == (9, 14)
+
+
+_NAMES = st.text(min_size=1, max_size=10).filter(lambda s: s.strip())
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(_NAMES, min_size=2, max_size=2, unique=True), _NAMES)
+@example(["a$\\qq{$", "$x^{2}$"], "p\x01\u202e")
+def test_any_names_give_well_formed_svg_and_junit(names, protocol):
+    """Process and protocol names of any characters (control characters, '$x^2$',
+    'a$\\q$', RTL marks) give a diagram and a JUnit file that XML parsers read, the names
+    drawn as written: mathtext parse errors used to end render and check --html with a
+    traceback, and control characters made the SVG and the JUnit XML unreadable."""
+    import xml.etree.ElementTree as ET
+
+    from snapcheck.checker import CheckOptions, check_trace
+    from snapcheck.checker.junit import junit_xml
+    from snapcheck.debug.findings import findings_from_report
+    from snapcheck.traces import TraceRecorder
+
+    a, b = names
+    rec = TraceRecorder([a, b], [("c", a, b)], protocol=protocol)  # an unknown protocol is named in a note
+    rec.checkpoint(a)
+    rec.recv(b, rec.send(a, "c"))
+    rec.checkpoint(b)
+    trace = rec.trace()
+    report = check_trace(trace, CheckOptions(cut={a: 1, b: 1}))
+    assert "orphan" in report.kinds
+    ET.fromstring(junit_xml([report]))
+    svg = render_svg(trace, findings_from_report(trace, report))
+    ET.fromstring(svg)
+    if "$" in a and a.isprintable():
+        assert a.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in svg
+
+
+def test_control_characters_are_drawn_as_escapes():
+    from snapcheck.debug.render import _shown
+
+    assert _shown("A\x01B\x7f\tC\nD") == "A\\x01B\\x7f\\x09C\nD"

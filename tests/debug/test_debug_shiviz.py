@@ -7,6 +7,8 @@ import json
 
 import debug_samples as S
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from snapcheck.cli import cli
 from snapcheck.debug.history import message_table
@@ -79,3 +81,28 @@ def test_log_file_layout_and_cli(tmp_path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "c.log").read_text() == text
     assert SHIVIZ_REGEX in res.output
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["A", "A B", "A_B", "A%20B", "A\tB", "A\u2003B", "B", "%"]), min_size=2, unique=True))
+def test_every_process_is_its_own_host(names):
+    """Processes whose names differ only in whitespace, '_' or '%' get distinct hosts
+    ('A B' and 'A_B' used to share one, merging their clocks), and every line still
+    parses with the published regex, also with line breaks in a channel's name."""
+    from snapcheck.traces import TraceRecorder
+
+    chans = [(f"c{k}\r\u2028", a, b) for k, (a, b) in enumerate(zip(names, names[1:]))]
+    rec = TraceRecorder(names, chans)
+    for ch, a, b in chans:
+        rec.recv(b, rec.send(a, ch))
+    trace = rec.trace()
+    by_line = {e.line: e.proc for e in trace.events}
+    host_of: dict[str, set] = {}
+    clock_keys: set[str] = set()
+    for host, clock, event in _parsed(trace):  # every line parses: no line break inside one
+        host_of.setdefault(by_line[int(event.split()[0][1:])], set()).add(host)
+        clock_keys |= set(clock)
+    hosts = {h for hs in host_of.values() for h in hs}
+    assert all(len(hs) == 1 for hs in host_of.values())
+    assert len(hosts) == len(host_of) == len(names) and clock_keys == hosts
+    assert len(shiviz_lines(trace)) == len(trace.events)

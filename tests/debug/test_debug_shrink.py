@@ -3,6 +3,7 @@ renumbered), and shrunk traces that still fail and are 1-minimal."""
 
 from __future__ import annotations
 
+import os
 import random
 import shlex
 from pathlib import Path
@@ -181,6 +182,35 @@ def test_cli_shrink_golden_orphan(tmp_path):
     report = check_trace(small, CheckOptions(cut=cut))
     assert report.kinds == {"orphan"}
     _assert_one_minimal_cli(small, cut)
+
+
+def test_cli_shrink_default_output_is_beside_the_trace(tmp_path, capsys, monkeypatch):
+    """Without -o the shrunk trace is the trace's path with its extension replaced, also
+    when a directory name has a dot and the file has no extension (it used to land in the
+    parent directory as 'runs.shrunk.jsonl'); an output directory that takes no file is
+    refused before the shrinking starts."""
+    runs = tmp_path / "runs.2024"
+    runs.mkdir()
+    for name in ("orphan", "orphan.v1.jsonl"):
+        (runs / name).write_bytes((EXAMPLES / "checkmate_fig2b_orphan.jsonl").read_bytes())
+        assert _exit("shrink", runs / name, "--property", "orphan") == 0
+    assert sorted(p.name for p in runs.iterdir()) == [
+        "orphan",
+        "orphan.shrunk.jsonl",
+        "orphan.v1.jsonl",
+        "orphan.v1.shrunk.jsonl",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.2024"]
+    if os.path.isdir("/proc/self/fd"):  # no file can be made there, whoever runs the test
+        import snapcheck.debug.shrink
+
+        def started(*args, **kwargs):
+            raise AssertionError("the shrinking started")
+
+        monkeypatch.setattr(snapcheck.debug.shrink, "shrink_trace", started)
+        capsys.readouterr()
+        assert _exit("shrink", runs / "orphan", "--property", "orphan", "-o", "/proc/self/fd/x.jsonl") == 2
+        assert "cannot write /proc/self/fd/x.jsonl" in capsys.readouterr().err
 
 
 def _assert_one_minimal_cli(small, cut):

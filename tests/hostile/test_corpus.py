@@ -96,6 +96,31 @@ def _row(**kw) -> dict:
             ],
             "outside the signed 64-bit range",
         ),
+        (
+            "extra_repeats_a_key",
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], '
+                    '"channels": [], "processes": [{"id": "B"}]}',
+                )
+            ],
+            "column 'extra': key 'processes' appears twice in one object",
+        ),
+        (
+            "extra_overrides_a_typed_column",
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}], '
+                    '"channels": []}',
+                ),
+                _row(line=2, type="fail", proc="A", idx=0, extra='{"proc": "B"}'),
+            ],
+            "column 'extra' repeats the typed column(s) 'proc'",
+        ),
         ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
     ],
 )
@@ -108,6 +133,44 @@ def test_hostile_parquet(name, rows, fragment, tmp_path):
     for command in ("validate-trace", "check", "convert-jsonl", "replay"):
         code, out = run(argv(command, str(path), tmp_path))
         assert code == 2 and fragment in out and "Traceback" not in out, (command, out)
+
+
+_HEADER_ROW = _row(
+    type="header",
+    idx=-1,
+    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}, {"id": "B"}], "channels": []}',
+)
+_EVENT_ROWS = [_row(line=2, type="fail", proc="A", idx=0), _row(line=3, type="fail", proc="B", idx=0)]
+
+
+@pytest.mark.parametrize(
+    "name, rows, fragment",
+    [
+        (
+            "one_line_twice",
+            [_HEADER_ROW, _EVENT_ROWS[0], dict(_EVENT_ROWS[1], line=2)],
+            "the row of line 2 comes after",
+        ),
+        ("lines_backwards", [_HEADER_ROW, *_EVENT_ROWS[::-1]], "the row of line 2 comes after the row of line 3"),
+        ("no_line", [_HEADER_ROW, dict(_EVENT_ROWS[0], line=None)], "a row without a line number after line 1"),
+        ("second_header", [_HEADER_ROW, *_EVENT_ROWS, dict(_HEADER_ROW, line=4)], "a second header row"),
+    ],
+)
+def test_parquet_rows_follow_their_lines(name, rows, fragment, tmp_path):
+    """A trace's rows name each line once, in order, and one header: otherwise every
+    FILE:LINE of a report could name the wrong event (all rows of line 1 used to be read)."""
+    from snapcheck.spark_validation.trace_udf import check_rows
+
+    path = tmp_path / f"{name}.parquet"
+    _write_parquet(path, rows)
+    for command in ("validate-trace", "check", "convert-jsonl"):
+        code, out = run(argv(command, str(path), tmp_path))
+        assert code == 2 and fragment in out, (command, out)
+    if name in ("one_line_twice", "second_header"):  # the Spark/DuckDB job sorts rows by line first
+        result = check_rows([dict(r) for r in rows], "t", None, None, "partial")
+        assert not result["valid"] and ("two rows of line 2" in result["problem"] or fragment in result["problem"])
+    _write_parquet(path, [_HEADER_ROW, *_EVENT_ROWS])
+    assert run(argv("check", str(path), tmp_path))[0] == 0
 
 
 def test_multi_trace_parquet_needs_a_trace_id_everywhere(tmp_path):
@@ -174,3 +237,53 @@ def test_many_files_one_run_reports_each(tmp_path):
     code, out = run(["check", good, orphan, "--json"])
     doc = json.loads(out)
     assert code == 1 and doc["exit_code"] == 1 and [r["verdict"] for r in doc["reports"]] == ["not-judged", "violation"]
+
+
+def test_a_file_name_that_is_not_utf8_is_bad_input(tmp_path):
+    """A trace whose file name is not UTF-8 (Python holds it with surrogate escapes) is
+    refused with exit 2 by every command: its name could not be written into a JSON
+    report, a diagram title or a Parquet trace id (tracebacks, exit 3)."""
+    import os
+
+    name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/t\xff.jsonl")
+    with open(os.fsencode(name), "wb") as f:
+        f.write((DATA / "crlf.jsonl").read_bytes())
+    for command in COMMANDS:
+        code, out = run(argv(command, name, tmp_path))
+        assert code == 2 and "t\\xff.jsonl: the argument is not valid UTF-8" in out, (command, out)
+
+
+@pytest.mark.parametrize("command", ["check", "replay", "render", "shrink"])
+def test_cut_and_failure_options_are_read_alike_and_strictly(command, tmp_path):
+    """A process given twice in --cut (the last one silently won) and a --failures that
+    names no process (',' was judged as no failure) are usage errors; --failures none
+    means no failure in every command (render, replay and shrink took 'none' for a
+    process name)."""
+    trace = str(Path(__file__).resolve().parents[2] / "traces" / "examples" / "checkmate_fig2b_orphan.jsonl")
+    extra = {
+        "check": [],
+        "replay": ["--until", "0"],
+        "render": ["-o", str(tmp_path / "x.svg")],
+        "shrink": ["--property", "orphan", "-o", str(tmp_path / "x.jsonl")],
+    }[command]
+    code, out = run([command, trace, *extra, "--cut", "O1=1,O2=1,O3=1,O2=0"])
+    assert code == 2 and "O2 is given twice" in out, out
+    code, out = run([command, trace, *extra, "--failures", " , "])
+    assert code == 2 and "names no process" in out, out
+    code, out = run([command, trace, *extra, "--failures", "none", "--cut", "O1=1,O2=1,O3=1"])
+    assert code == (1 if command == "check" else 0) and "Traceback" not in out, out
+
+
+def test_a_directory_among_the_traces_is_reported_not_fatal(tmp_path):
+    """check / validate-trace A DIR B (a glob that caught a directory): every file is still
+    read and reported, the directory as unreadable; click used to refuse the whole command,
+    writing no JUnit file."""
+    good = str(DATA / "crlf.jsonl")
+    folder = tmp_path / "runs.jsonl"
+    folder.mkdir()
+    junit = tmp_path / "x.xml"
+    code, out = run(["check", good, str(folder), "--junit", str(junit)])
+    assert code == 2 and f"{folder}: cannot open: Is a directory" in out and f"{good}: protocol none" in out, out
+    assert 'errors="1"' in junit.read_text()
+    code, out = run(["validate-trace", str(folder), good])
+    assert code == 2 and f"{folder}: cannot open" in out and f"{good}: OK" in out, out

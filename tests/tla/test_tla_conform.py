@@ -374,3 +374,23 @@ def test_uncoordinated_recovery_is_judged_step_by_step(tmp_path):
     # m2 is in transit on the line but not in a's log: lost at the recovery
     assert v["unlogged"].verdict == REJECT
     assert v["unlogged"].location.endswith(f":{line_of(recs['unlogged'], type='restore', proc='a')}")
+
+
+@pytest.mark.parametrize("field", ["round", "seq", "ckpt"])
+def test_numbers_beyond_tlc_integers_are_an_error_naming_the_line(field, tmp_path):
+    """The trace format allows 64-bit numbers, TLC 32-bit ones: such a trace is an ERROR
+    at the event's line (writing it for TLC ended conform with a traceback)."""
+    import re
+
+    from tests.hostile.commands import run
+
+    path = tmp_path / "t.jsonl"
+    chandy_lamport().write(path)
+    number = re.compile(rf'"{field}":(\d+)')
+    lines = [number.sub(lambda m: f'"{field}":{int(m[1]) + 2**31}', text) for text in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+    line = next(n for n, text in enumerate(lines, 1) if number.search(text))
+    big = int(number.search(lines[line - 1])[1])
+    code, out = run(["conform", str(path)])
+    assert code == 2 and "Traceback" not in out, out
+    assert f"{path}:{line}: {field} {big} is beyond TLC's 32-bit integers" in out, out

@@ -1,6 +1,7 @@
 """Trace format v1: round trips (JSONL, Parquet), the recorder, the schema, and the reader."""
 
 import io
+import os
 import tracemalloc
 
 import jsonschema
@@ -44,6 +45,50 @@ def test_jsonl_parquet_round_trip_is_lossless(tmp_path, rec1, rec2):
         out = tmp_path / f"{tid}.jsonl"
         parquet_to_jsonl(str(pq), str(out), tid)
         assert out.read_bytes() == src.read_bytes()
+
+
+def _through_a_pipe(data: bytes, keep: list) -> str:
+    """A pipe fed ``data`` by a thread, as ``/dev/fd/N`` (what a shell's ``<(zcat t.gz)``
+    gives): a source that can be read only once, a second reading finding it empty."""
+    import threading
+
+    r, w = os.pipe()
+    keep.append(r)
+
+    def feed():
+        with os.fdopen(w, "wb") as f:
+            f.write(data)
+
+    threading.Thread(target=feed, daemon=True).start()
+    return f"/dev/fd/{r}"
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd")
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(recorded_traces())
+def test_a_source_read_once_converts_whole(tmp_path_factory, rec):
+    """convert reads each source once: a pipe converts to the same bytes as the file,
+    and a pipe whose last line is bad converts to an error, the target untouched."""
+    from snapcheck.traces.errors import TraceErrors
+
+    tmp = tmp_path_factory.mktemp("pipe")
+    data, fds = rec.dumps(), []
+    (tmp / "f.jsonl").write_bytes(data)
+    jsonl_to_parquet([str(tmp / "f.jsonl")], str(tmp / "f.parquet"), ["t"])
+    parquet_to_jsonl(str(tmp / "f.parquet"), str(tmp / "f.out.jsonl"))
+    jsonl_to_parquet([_through_a_pipe(data, fds)], str(tmp / "p.parquet"), ["t"])
+    parquet_to_jsonl(str(tmp / "p.parquet"), str(tmp / "p.jsonl"))
+    assert (tmp / "p.jsonl").read_bytes() == (tmp / "f.out.jsonl").read_bytes() == data
+    parquet_to_jsonl(_through_a_pipe(data, fds), str(tmp / "q.jsonl"))  # JSONL -> JSONL
+    assert (tmp / "q.jsonl").read_bytes() == data
+    (tmp / "keep.jsonl").write_bytes(b"precious")
+    with pytest.raises(TraceErrors):
+        parquet_to_jsonl(_through_a_pipe(data + b"not json\n", fds), str(tmp / "keep.jsonl"))
+    assert (tmp / "keep.jsonl").read_bytes() == b"precious"
+    for fd in fds:
+        os.close(fd)
 
 
 @SETTINGS

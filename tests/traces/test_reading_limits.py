@@ -195,3 +195,87 @@ def test_an_in_process_cli_call_leaves_the_line_limit_as_it_found_it(tmp_path):
     assert done.value.code == 2  # the header is longer than 20 bytes
     assert max_line_bytes() == before
     assert read_trace(path).header.processes
+
+
+# -- repeated keys -------------------------------------------------------------------
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def _with_repeat(obj, key_value):
+    """``obj`` as JSON text with one more (key, value) pair written into its first object
+    that already has that key; None if no object has it."""
+    key, value = key_value
+    import json
+
+    if isinstance(obj, dict):
+        if key in obj:
+            body = json.dumps(obj)
+            return body[:-1] + (", " if obj else "") + json.dumps(key) + ": " + json.dumps(value) + "}"
+        parts = []
+        found = None
+        for k, v in obj.items():
+            sub = None if found else _with_repeat(v, key_value)
+            found = found or sub
+            parts.append(json.dumps(k) + ": " + (sub or json.dumps(v)))
+        return "{" + ", ".join(parts) + "}" if found else None
+    if isinstance(obj, list):
+        for i, v in enumerate(obj):
+            sub = _with_repeat(v, key_value)
+            if sub is not None:
+                return "[" + ", ".join(sub if j == i else json.dumps(w) for j, w in enumerate(obj)) + "]"
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, st.text(max_size=4), _JSON, st.sampled_from([{}, {"ensure_ascii": False}, {"separators": (",", ":")}]))
+def test_duplicate_key_finds_exactly_the_repeated_keys(obj, key, value, style):
+    """Any JSON value written in any style passes; with a key written twice into one of its
+    objects it is refused naming the key (orjson would keep the last value silently)."""
+    import json
+
+    from snapcheck.traces.lines import duplicate_key
+
+    raw = json.dumps(obj, **style).encode()
+    assert duplicate_key(raw, orjson.loads(raw)) is None
+    repeated = _with_repeat({key: 0, "x": obj}, (key, value))
+    assert repeated is not None
+    raw = repeated.encode()
+    assert duplicate_key(raw, orjson.loads(raw)) == (
+        f"key {key!r} appears twice in one object (which value is meant is ambiguous)"
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"type":"send","proc":"A","idx":0,"ch":"ab","mid":"m1","seq":1,"proc":"A"}',
+        '{"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m1", "seq": 1, "seq": 1}',
+        '{"type":"send","proc":"A","idx":0,"ch":"ab","mid":"m1","seq":1,"attrs":{"k":1,"k":2}}',
+    ],
+)
+def test_an_event_with_a_repeated_key_is_malformed(line, tmp_path):
+    """Even when both values are equal or the key is nested, a line that repeats a key is
+    refused at its line (tests/hostile/test_corpus.py: the same in Parquet's 'extra')."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(HEADER + "\n" + line + "\n")
+    with pytest.raises(TraceErrors) as exc:
+        read_trace(str(path))
+    assert f"{path}:2: malformed JSON: key " in str(exc.value) and "appears twice" in str(exc.value)
+
+
+@pytest.mark.parametrize("filler, blank", [(b"", True), (b" \t\r", True), (b"\x0c", False), (b" \x0b ", False)])
+def test_only_json_whitespace_makes_a_blank_line(filler, blank, tmp_path):
+    """A line of spaces, tabs and a CR is blank and skipped; a form feed or vertical tab
+    is not JSON whitespace, so the line is malformed (it used to be skipped unseen)."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(HEADER.encode() + b"\n" + filler + b"\n" + b'{"type":"fail","proc":"A","idx":0}\n')
+    if blank:
+        assert len(read_trace(str(path)).events) == 1
+    else:
+        with pytest.raises(TraceErrors) as exc:
+            read_trace(str(path))
+        assert f"{path}:2: malformed JSON" in str(exc.value)

@@ -247,3 +247,50 @@ def test_fast_schema_path_agrees_with_the_full_schema_validator():
             schema_ok = False
         if fast_event_check(d["type"])(d):
             assert schema_ok, d
+
+
+@pytest.mark.parametrize(
+    "event, reason",
+    [
+        ({"type": "fail", "proc": "X", "idx": 0}, "X is an external input log, which never fails"),
+        ({"type": "restore", "proc": "X", "idx": 0, "ckpt": 0}, "X is an external input log, which never rolls back"),
+    ],
+)
+def test_an_external_input_log_never_fails_nor_rolls_back(event, reason):
+    """The header's role 'external' promises a log that never fails (every send durable);
+    a fail or restore of one contradicts it (such a trace was judged clean)."""
+    header = {**HEADER, "processes": [*HEADER["processes"], {"id": "X", "role": "external"}]}
+    assert only_error(event, header=header) == (2, f"{reason} (its role in the header)")
+    parse_trace(text({"type": "fail", "proc": "A", "idx": 0}, header=header))  # a task may
+
+
+@pytest.mark.parametrize(
+    "where, value, reason",
+    [
+        ("params", {"aligned": "false"}, "field 'protocol.params.aligned' must be boolean"),
+        ("params", {"guarantees": 5}, "field 'protocol.params.guarantees' must be array"),
+        ("params", {"cic": ["bcs"]}, "field 'protocol.params.cic' must be string"),
+        ("check", {"failures": 5}, "field 'metadata.expected.check.failures' must be a string (P0,P1, all or none)"),
+        ("check", {"cut": {"A": 1.5}}, "field 'metadata.expected.check.cut.A' must be a checkpoint number or V"),
+        ("check", {"cut": {"A": True}}, "field 'metadata.expected.check.cut.A' must be a checkpoint number or V"),
+        ("check", {"cut": "A=1"}, "field 'metadata.expected.check.cut' must be object"),
+        ("check", {"semantics": "all"}, "field 'metadata.expected.check.semantics' must be one of"),
+        ("check", {"cuts": {"A": 1}}, "unknown field 'cuts'"),
+        ("check", [1], "field 'metadata.expected.check' must be object"),
+    ],
+)
+def test_what_the_checker_reads_from_the_header_is_typed(where, value, reason):
+    """The protocol params and expected check options the checker reads are checked at
+    line 1: aligned "false" was true, guarantees 5 and failures 5 ended check with a
+    traceback, a cut of 1.5 or true was read as checkpoint 1, and a misspelt option was
+    ignored; other params stay free-form."""
+    if where == "params":
+        header = {**HEADER, "protocol": {"name": "p", "params": {"interval": [1, "x"], **value}}}
+    else:
+        header = {**HEADER, "metadata": {"expected": {"verdict": "clean", "check": value}}}
+    line, got = only_error(header=header)
+    assert line == 1 and got.startswith("bad header: ") and reason in got, got
+    ok = {**HEADER, "protocol": {"name": "p", "params": {"aligned": False, "guarantees": ["rdt"], "x": {}}}}
+    parse_trace(
+        text(header={**ok, "metadata": {"expected": {"check": {"cut": {"A": 1, "B": "V"}, "failures": "all"}}}})
+    )

@@ -156,6 +156,45 @@ def test_missing_directory_and_directory_target_are_usage_errors(tmp_path):
         atomic.write_atomic(tmp_path, b"{}")
 
 
+def test_a_special_file_is_written_to_never_replaced(tmp_path):
+    """A named pipe (like /dev/null or /dev/stdout) given as the output receives the
+    content and stays a pipe: renaming a temporary file over it would replace it."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    atomic.write_atomic(fifo, b"through the pipe\n")
+    reader.join(10)
+    assert got == [b"through the pipe\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.fifo"]  # no temporary file either
+    atomic.ensure_writable(fifo)  # not refused: it exists and is no directory
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+    """Writing through a link replaces the file it points to (atomically, in that file's
+    directory) and leaves the link a link; a dangling link into a missing directory is
+    refused naming that directory."""
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "t.txt"
+    target.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    atomic.write_atomic(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["t.txt"]
+    dangling = tmp_path / "dangling.txt"
+    dangling.symlink_to(tmp_path / "gone" / "x.txt")
+    for attempt in (atomic.ensure_writable, lambda p: atomic.write_atomic(p, "x")):
+        with pytest.raises(UsageError, match="directory .*gone does not exist"):
+            attempt(dangling)
+
+
 def test_new_files_get_the_umask_mode(tmp_path):
     old = os.umask(0o027)
     try:
