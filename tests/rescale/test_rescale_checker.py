@@ -1,4 +1,4 @@
-"""The rescale checker (checker/rescale.py) on generated rescales with known faults,
+"""The rescale checker (checker/rescale*.py) on generated rescales with known faults,
 cross-checked with a brute-force oracle of the data each key ends with (gen.oracle)."""
 
 from __future__ import annotations
