@@ -371,7 +371,8 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
                         "recovery-lineage",
                         subject,
                         f"recovery {i} (line {first}) restores {what} although round {latest} completed at line "
-                        f"{coord.complete_line[latest]}: committed output is replayed and published again.",
+                        f"{coord.complete_line[latest]}: the job goes back behind a completed checkpoint, so what it did "
+                        "after that checkpoint is done again (output committed since is published twice).",
                         lines + [coord.complete_line[latest]],
                         {"round": r or 0, "latest": latest},
                     )
