@@ -34,6 +34,8 @@ trace of millions of events costs about as much as drawing a small trace.
 from __future__ import annotations
 
 import re
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import matplotlib
@@ -662,15 +664,22 @@ def render_figure(trace: Trace, findings: Findings | None = None, options: Rende
 _SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "snapcheck", "text.parse_math": False}
 
 
+@contextmanager
+def _saving():
+    """Matplotlib as a figure is written: ``_SAVE_RC``, and no warning for a character of a
+    name that the layout font lacks. An SVG keeps every name as text, which the viewer
+    draws with its own fonts; a PNG or PDF draws such a character as an empty box."""
+    with matplotlib.rc_context(_SAVE_RC), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
+        yield
+
+
 def render(trace: Trace, path: str, findings: Findings | None = None, options: RenderOptions | None = None) -> None:
     """Write the diagram to ``path`` (atomically, never onto the trace); the format follows
     the extension (.svg, .png, .pdf)."""
     ext = image_format(path)
     fig = render_figure(trace, findings, options)
-    with (
-        matplotlib.rc_context(_SAVE_RC),
-        atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f,
-    ):
+    with _saving(), atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f:
         fig.savefig(f, format=ext, metadata={"Date": None} if ext == "svg" else None)
 
 
@@ -688,7 +697,7 @@ def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOp
 
     fig = render_figure(trace, findings, options)
     buf = io.StringIO()
-    with matplotlib.rc_context(_SAVE_RC):
+    with _saving():
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     return text[text.index("<svg") :]
