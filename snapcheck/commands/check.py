@@ -35,9 +35,8 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 
 
 @click.command("check")
-@click.argument(
-    "traces", nargs=-1, required=True, type=click.Path()
-)  # a directory: reported unreadable like a missing file
+# any path (a directory: reported unreadable like a missing file)
+@click.argument("traces", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--json",
     "as_json",

@@ -23,19 +23,6 @@ _TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=
 _TRACE_ID = click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to use.")
 
 
-def _failures(value: str | None):
-    """``--failures``: None, ``"all"``, or the failed processes (none: ``[]``), as
-    ``snapcheck check`` reads it (``checker.recovery_report.parse_failures``)."""
-    if value is None or value.strip().lower() == "all":
-        return value and "all"
-    if value.strip().lower() == "none":
-        return []
-    procs = [p.strip() for p in value.split(",") if p.strip()]
-    if not procs:
-        raise UsageError(f"the failure set {value!r} names no process (write P0,P1, all or none)")
-    return procs
-
-
 def _properties_opt(f):
     return click.option(
         "--property",
@@ -60,9 +47,7 @@ def _check_opts(f):
 
 def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
     """Run the checker with the command's options; bad options are usage errors."""
-    opts = check_options(
-        trace, properties=set(properties) or None, failures=_failures(failures), semantics=semantics, cut=cut
-    )
+    opts = check_options(trace, properties=set(properties) or None, failures=failures, semantics=semantics, cut=cut)
     return findings_from_report(trace, run_checker(trace, opts))
 
 
@@ -254,11 +239,7 @@ def render(
         trace = phases.read(trace_path, trace_id)
         phases.step("checking")
         findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
-        checked = (
-            None
-            if no_check
-            else options_dict(trace, failures=_failures(failures), semantics=semantics, cut=cut).get("cut")
-        )
+        checked = None if no_check else options_dict(trace, failures=failures, semantics=semantics, cut=cut).get("cut")
         opts = RenderOptions(
             layout=layout,
             window=_window(window),
@@ -380,7 +361,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     inputs = [trace_path] if trace_path else []
     ensure_writable(out, inputs)
     trace = simulate_config(config) if trace_path is None else read_trace(trace_path, trace_id=trace_id)
-    base = options_dict(trace, failures=_failures(failures), semantics=semantics, cut=cut)
+    base = options_dict(trace, failures=failures, semantics=semantics, cut=cut)
     prop, kind = _target(trace, prop, kind, base)
 
     def options(d: dict):

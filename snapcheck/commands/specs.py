@@ -155,9 +155,8 @@ def _apalache(entries, length: int, timeout: float) -> None:
 
 
 @click.command("conform")
-@click.argument(
-    "traces", nargs=-1, required=True, type=click.Path()
-)  # a directory: an ERROR verdict like a missing file
+# any path (a directory: an ERROR verdict like a missing file)
+@click.argument("traces", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--timeout",
     type=click.FloatRange(1),

@@ -12,9 +12,8 @@ from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 
 
 @click.command("validate-trace")
-@click.argument(
-    "files", nargs=-1, required=True, type=click.Path()
-)  # a directory: reported unreadable like a missing file
+# any path (a directory: reported unreadable like a missing file)
+@click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option(
     "--max-errors",
     default=DEFAULT_MAX_ERRORS,
