@@ -171,7 +171,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     ``snapcheck simulate --demo`` and the docs only."""
     from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import base_of, resolve, user_hook
-    from snapcheck.spark_validation.strategies import draw, own_moments, pick
+    from snapcheck.spark_validation.strategies import LANDED, draw, land, own_moments, pick
 
     rnd = random.Random(seed)
     mutant = None
@@ -189,13 +189,16 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         cfg = SimConfig(
             protocol=protocol, seed=seed, **cls.random_config(rnd, sel.failures, hard=strategy == "stress", seed=seed)
         )
+        own = cfg.failures  # the protocol's own draws: never landed
         cfg = own_moments(strategy, rnd, cls, cfg, sel.failures)
+        drawn = cfg.failures[len(own) :]
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
+        drawn = cfg.failures
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
             cfg = _draw_rescale(cfg, rnd, cls.finished_inputs, sel.failures)  # drawn last: earlier draws stay
     if mutant is None:
-        return cfg
+        return land(rnd, cls, cfg, drawn) if sel.explore in LANDED else cfg
     with user_hook(cls, "adjust"):
         adjusted = cls.adjust(replace(cfg, mutant=mutant))
     if adjusted.workload != cfg.workload:  # crashes and stragglers were drawn for the other workload's tasks
@@ -207,7 +210,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
             failures=tuple(f for f in adjusted.failures if f[0] in known),
             stragglers=tuple(s for s in adjusted.stragglers if s[0] in known),
         )
-    return adjusted
+    return land(rnd, cls, adjusted, drawn) if sel.explore in LANDED else adjusted
 
 
 def _named(cfg):

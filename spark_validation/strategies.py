@@ -28,7 +28,10 @@ so a run is a pure function of its seed, and everything it draws is a field of t
   2010).
 * ``targeted``: a portfolio: each run draws one of ``stress``, ``backpressure`` and
   ``moments`` (``PORTFOLIO``), so no bug class is left to a single distribution that
-  happens to miss it.
+  happens to miss it; and every crash it places at a situation is *landed* (``land``):
+  moved to an occurrence of that situation the run really reaches, drawn uniformly over
+  the whole run, so it neither misses (a situation the run never reaches) nor clusters
+  in the first round (where a recovery restarts from the initial state and tests little).
 
 Under ``moments``, ``stress`` and ``backpressure`` a protocol with its own dataflow
 that declares faults of the whole job (``Protocol.job_faults``, e.g. a rescale) gets
@@ -46,6 +49,8 @@ FEATURES = ("declines", "timeouts", "skew", "tiny-buffers", "latency", "overlap"
 # blind"), keeping calmer runs with crashes at protocol moments in the mix.
 PORTFOLIO = (("stress", 0.45), ("backpressure", 0.45), ("moments", 0.1))
 JOB_FAULT_PROB = 0.3  # runs of a member of ``targeted`` with a fault of the whole job at a situation (own_moments)
+AFTER_COMPLETION = 0.75  # landed crashes placed after the run's first completed round, when it has one
+LANDED = ("targeted",)  # strategies whose crashes at situations are landed on occurrences the run reaches (land)
 
 
 def pick(strategy: str, rnd) -> str:
@@ -312,3 +317,79 @@ def _at(rnd, situations: list, tasks: list, horizon: int, timed: float) -> tuple
     per_task = name in AT_A_TASK or name not in SITUATIONS
     target = SELF if per_task and (not tasks or rnd.random() < 0.7) else rnd.choice(tasks)
     return target, name, rnd.randint(1, 3 * len(tasks) if per_task and tasks else 3)
+
+
+def land(rnd, cls, cfg, drawn: tuple):
+    """``cfg`` with each fault of ``drawn`` (entries of ``cfg.failures`` the strategy drew)
+    that waits for a situation needing no earlier crash — ``(target, situation, k)`` —
+    moved to a moment the run reaches. A dry run of ``cfg`` without those faults (the
+    same seed, so the same run up to the first of them) counts every situation's
+    occurrences, and how many came before a round first completed. The fault keeps its
+    situation when the dry run reached it, else takes one of the protocol's situations
+    of the same sort that it reached (of a task for ``self``, of the whole job for a
+    fault of the whole job); its ``k`` is drawn uniformly among that situation's
+    occurrences after the first completed round (``AFTER_COMPLETION`` of the time, when
+    there are such occurrences: a crash before any round completed restarts from the
+    initial state, where most recovery bugs cannot show), else among all of them. A
+    fault whose situation the dry run never reached in any form stays as drawn (it may
+    not fire: ``faults_not_fired``). Faults at situations that follow a crash (recovery,
+    replay…) and faults at a time are left alone. The result is an ordinary
+    configuration: its reproduction command carries the landed ``k``.
+
+    >>> from snapcheck.reference import SimConfig
+    >>> from snapcheck.reference.catalogue import resolve
+    >>> import random
+    >>> cfg = SimConfig(protocol="abs-aligned", workload="q1", records=12, failures=(("self", "snapshot", 1),))
+    >>> landed = land(random.Random(1), resolve("abs-aligned"), cfg, cfg.failures)
+    >>> counts, *_ = dry_run(cfg, [0])
+    >>> landed.failures[0][:2], 1 <= landed.failures[0][2] <= counts["snapshot"]
+    (('self', 'snapshot'), True)
+    """
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, OF_THE_JOB, SELF, SITUATIONS
+
+    movable = [i for i, f in enumerate(cfg.failures) if f in drawn and (len(f) == 2 or f[1] not in AFTER_A_CRASH)]
+    if not movable:
+        return cfg
+    counts, before, first_time, end = dry_run(cfg, movable)
+    failures = list(cfg.failures)
+    for i in movable:
+        if len(failures[i]) == 2:  # a crash at a time: within the run, after its first completion mostly
+            start = first_time if first_time is not None and rnd.random() < AFTER_COMPLETION else 0
+            if end:
+                failures[i] = (failures[i][0], rnd.randint(start, end))
+            continue
+        target, name, _ = failures[i]
+        if not counts.get(name):
+            if name in OF_THE_JOB:
+                sort = [s for s in cls.situations if s in OF_THE_JOB]
+            elif target == SELF:
+                sort = [s for s in cls.situations if s in AT_A_TASK or s not in SITUATIONS]
+            else:
+                sort = [s for s in cls.situations if s not in AFTER_A_CRASH]
+            reached = [s for s in sort if counts.get(s)]
+            if not reached:
+                continue
+            name = rnd.choice(reached)
+        first = before.get(name, 0) if before and rnd.random() < AFTER_COMPLETION else 0
+        failures[i] = (target, name, rnd.randint(first + 1 if first < counts[name] else 1, counts[name]))
+    return replace(cfg, failures=tuple(failures))
+
+
+def dry_run(cfg, without) -> tuple[dict, dict, int | None, int]:
+    """A run of ``cfg`` without its faults at the indices ``without`` (no trace
+    recorded): how often each situation occurred, how often before a round first
+    completed (empty when none did), that completion's time (None) and the run's end
+    time; nothing when the simulator refuses ``cfg`` (the run itself reports why)."""
+    from snapcheck.reference import simulate
+
+    rest = tuple(f for i, f in enumerate(cfg.failures) if i not in without)
+    try:
+        m = simulate(replace(cfg, failures=rest), record=False).metrics
+    except Exception:  # a configuration the simulator refuses: the run itself will say so
+        return {}, {}, None, 0
+    return (
+        m.get("situations", {}),
+        m.get("situations_at_first_completion", {}),
+        m.get("first_completion_time"),
+        m.get("sim_time", 0),
+    )

@@ -138,6 +138,8 @@ class Exploration(SimulatorBase):
 
     def init_exploration(self, cfg) -> None:
         self.situations: dict[str, int] = {}
+        self.at_first_completion: dict[str, int] | None = None  # the counts when a round first completed
+        self.first_completion_time: int | None = None
         self.fault_triggers: dict[str, list] = {}  # situation -> [[task, k, fired]]
         self.timed_faults: list[tuple[str, int]] = []
         for entry in cfg.failures:
@@ -171,6 +173,9 @@ class Exploration(SimulatorBase):
         """Situation ``name`` occurred (at task ``v``, if any): count it, fire its faults."""
         n = self.situations.get(name, 0) + 1
         self.situations[name] = n
+        if name == "completed-unnotified" and self.at_first_completion is None:
+            self.at_first_completion = dict(self.situations)
+            self.first_completion_time = self.now
         triggers = self.fault_triggers.get(name)
         if triggers:
             for t in triggers:
@@ -195,13 +200,16 @@ class Exploration(SimulatorBase):
             v.busy_until += extra
 
     def exploration_metrics(self) -> dict:
-        """Situations reached, faults requested and faults that crashed no task (their
-        situation never occurred, or their task was already down)."""
+        """Situations reached (and how many of them, and the time, when a round first
+        completed), faults requested and faults that crashed no task (their situation never
+        occurred, or their task was already down)."""
         requested = len(self.timed_faults) + sum(
             1 for ts in self.fault_triggers.values() for t in ts if t[0] not in self.extra_fault_targets
         )
         return {
             "situations": dict(sorted(self.situations.items())),
+            "situations_at_first_completion": self.at_first_completion or {},
+            "first_completion_time": self.first_completion_time,
             "faults_requested": requested,
             "faults_not_fired": max(0, requested - self.crashes),
         }

@@ -4,11 +4,14 @@ they say; the summary accounts for mutants and coverage."""
 
 from __future__ import annotations
 
+import random
 import shlex
 from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from snapcheck.cli import cli
 from snapcheck.reference import SimConfig, simulate
@@ -61,11 +64,77 @@ def test_the_strategies_draw_what_they_promise():
 
 @pytest.mark.parametrize("name", [m for m, c in MUTANTS.items() if c.topologies != "own"][:12])
 def test_a_mutant_is_drawn_blind_exactly_as_its_base_protocol(name):
+    """Exactly, under a strategy that does not land its crashes; under ``targeted`` the
+    same draws, each crash then landed on the mutant's own run (what a hunt of a user's
+    buggy protocol does: it runs that protocol): only where its crashes fall may differ."""
     m = MUTANTS[name]
     for i in range(20):
-        mine = draw_config(i, 500 + i, Selection(protocols=(), mutants=(name,), explore="targeted"))
-        base = draw_config(i, 500 + i, Selection(protocols=(base_of(m),), mutants=(), explore="targeted"))
-        assert mine == m.adjust(replace(base, mutant=name)) or mine.workload != base.workload
+        for strategy in ("stress", "targeted"):
+            mine = draw_config(i, 500 + i, Selection(protocols=(), mutants=(name,), explore=strategy))
+            base = draw_config(i, 500 + i, Selection(protocols=(base_of(m),), mutants=(), explore=strategy))
+            expected = m.adjust(replace(base, mutant=name))
+            if mine.workload != base.workload:
+                continue
+            if strategy == "targeted":
+                assert [f[0] for f in mine.failures] == [f[0] for f in expected.failures]
+                mine, expected = replace(mine, failures=()), replace(expected, failures=())
+            assert mine == expected
+
+
+def _first_crash_after_a_completed_round(cfg) -> bool | None:
+    """Whether the run's first crash came after its first completed round (None: no crash)."""
+    events = simulate(cfg).trace().events
+    done = next((e.line for e in events if e.type == "round_complete"), None)
+    fail = next((e.line for e in events if e.type == "fail"), None)
+    return None if fail is None else done is not None and done < fail
+
+
+@pytest.mark.parametrize("protocol", ["abs-aligned", "unaligned", "abs-aligned-2pc"])
+def test_targeted_lands_its_crashes_on_moments_the_run_reaches_mostly_after_a_completed_round(protocol, monkeypatch):
+    """``targeted`` moves each crash it places to an occurrence the run reaches, mostly
+    after the first completed round: fewer runs that asked for crashes end without any
+    (crashes at situations that follow a crash, never landed, may still not fire), and
+    more of the first crashes come after a round completed (where a recovery has a
+    checkpoint to restore, and recovery bugs show), than the same draws without landing."""
+    from snapcheck.spark_validation import strategies
+
+    sel = Selection(protocols=(protocol,), explore="targeted")
+
+    def measure():
+        cfgs = [c for c in (draw_config(i, 900 + i, sel) for i in range(80)) if c.failures]
+        after = [_first_crash_after_a_completed_round(c) for c in cfgs]
+        crashed = [x for x in after if x is not None]
+        return 1 - len(crashed) / len(cfgs), sum(crashed) / len(crashed)
+
+    landed_none, landed_after = measure()
+    monkeypatch.setattr(strategies, "LANDED", ())
+    drawn_none, drawn_after = measure()
+    assert landed_none < 0.05 < drawn_none
+    assert landed_after > 0.5 and landed_after > drawn_after + 0.15
+
+
+@given(
+    seed=st.integers(0, 10**6), protocol=st.sampled_from(["abs-aligned", "unaligned", "chandy-lamport", "abs-cyclic"])
+)
+@settings(max_examples=25, deadline=None)
+def test_a_landed_crash_fires_the_dry_run_is_the_run_up_to_it(seed, protocol):
+    """The dry run ``land`` counts occurrences on is the run itself up to the crash (same
+    seed, a crash at a situation changes nothing before it fires), so a single landed
+    crash always fires — at the situation and occurrence it names."""
+    from snapcheck.spark_validation.strategies import dry_run, land
+
+    cls = resolve(protocol)
+    draw = draw_config(0, seed, Selection(protocols=(protocol,), explore="stress", failures=False))
+    counts, *_ = dry_run(draw, [])
+    reached = [s for s in cls.situations if counts.get(s) and s in ("aligning", "snapshot", "acknowledged", "overtake")]
+    assume(reached)
+    cfg = replace(draw, failures=(("self", reached[seed % len(reached)], 10**6),))
+    landed = land(random.Random(seed), cls, cfg, cfg.failures)
+    ((target, name, k),) = landed.failures
+    assert name == cfg.failures[0][1] and 1 <= k <= counts[name]
+    res = simulate(landed)
+    assert res.metrics["faults_not_fired"] == 0 and res.metrics["failures"] >= 1
+    assert f"{name}#{k}" in next(e.reason for e in res.trace().events if e.type == "fail")
 
 
 def test_a_crash_at_a_situation_hits_the_task_where_it_happened():
