@@ -16,6 +16,7 @@ lines, so a viewer that shows the witness shows what the explanation talks about
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -122,6 +123,38 @@ KIND_PROPERTY = {
     "final-checkpoint-unnotified": "finished-tasks",
     "final-checkpoint-missing": "finished-tasks",
 }
+
+
+def expectation_problems(expect, prop) -> list[str]:
+    """What is wrong with a mutant's declared expectation — the violation kinds it should
+    be caught by (``expect``) and their property (``prop``) — against the checker's
+    vocabulary (``KIND_PROPERTY``): empty when nothing is. A misspelt kind would never
+    match a finding, and the mutant would look as if no run caught it by its kind.
+
+    >>> expectation_problems(("orphan",), "consistency")
+    []
+    >>> for p in expectation_problems(("orphans", "lost"), "exactly once"): print(p)
+    expect: 'orphans' is not a violation kind the checker reports (did you mean 'orphan'?); docs/checker.md lists them all
+    prop = 'exactly once': not a property of the checker (did you mean 'exactly-once'?)
+    """
+    if isinstance(expect, str) or not isinstance(expect, (tuple, list)):
+        return [f"expect = {expect!r}: expected a tuple of violation kinds, e.g. ('orphan',)"]
+    properties = list(dict.fromkeys(KIND_PROPERTY.values()))
+
+    def hint(word, known) -> str:
+        close = difflib.get_close_matches(str(word), known, n=1)
+        return f"did you mean {close[0]!r}?" if close else f"e.g. {', '.join(known[:3])}"
+
+    out = [
+        f"expect: {k!r} is not a violation kind the checker reports ({hint(k, list(KIND_PROPERTY))}); "
+        "docs/checker.md lists them all"
+        for k in expect
+        if k not in KIND_PROPERTY
+    ]
+    if prop and prop not in properties:
+        out.append(f"prop = {prop!r}: not a property of the checker ({hint(prop, properties)})")
+    return out
+
 
 # Kinds that say something never happens: a round that never ends, a transaction never
 # published, a replica that stalls, a final checkpoint never taken or notified, drift

@@ -106,6 +106,7 @@ class Selection:
     def check(self) -> None:
         """Unknown names, modules that fail to import and impossible combinations are
         usage errors (exit 2)."""
+        from snapcheck.checker.report import expectation_problems
         from snapcheck.reference import RANDOM_WORKLOADS, WORKLOADS
         from snapcheck.reference.catalogue import is_builtin, resolve
         from snapcheck.traces.errors import UsageError
@@ -121,6 +122,9 @@ class Selection:
             if not cls.mutant_of:
                 raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
             if not is_builtin(cls):  # a user's hooks run here first: a broken one is exit 2
+                problems = expectation_problems(cls.expect, cls.prop)
+                if problems:
+                    raise UsageError(f"mutant {m}: " + "; ".join(problems))
                 draw_config(0, 0, replace(self, protocols=(), mutants=(m,)))
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")

@@ -38,13 +38,26 @@ def _parse_conf(values: tuple[str, ...]) -> dict:
 
 
 def _writable(out_dir: str) -> None:
-    """``--output`` must be a directory this process can create and write in (exit 2, not a traceback)."""
+    """``--output`` must be a directory this process can create and write in (exit 2, not a
+    traceback). Directories made to find out are removed again: a later usage error leaves
+    nothing behind, and the job makes them when it writes."""
+    made = []  # the directories this test creates, deepest first
+    d = os.path.abspath(out_dir)
+    while not os.path.exists(d) and d != os.path.dirname(d):
+        made.append(d)
+        d = os.path.dirname(d)
     try:
         os.makedirs(out_dir, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out_dir, prefix=".snapcheck-write-test-"):
             pass
     except OSError as exc:
         raise UsageError(f"--output {out_dir}: cannot write there ({exc.strerror or exc})") from None
+    finally:
+        for d in made:
+            try:
+                os.rmdir(d)
+            except OSError:
+                break
 
 
 # the files ``validate --input`` writes under ``--output``

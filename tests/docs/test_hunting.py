@@ -52,12 +52,12 @@ def test_the_hunt_finds_the_bug_and_the_failing_run_reproduces_and_shrinks(tmp_p
         assert res.returncode == want, (argv, res.stdout[-2000:], res.stderr[-2000:])
     summary = json.loads((tmp_path / "hunt" / "summary.json").read_text())
     failing = [f["command"] for f in summary["failing_runs"]]
-    (shown, _), *rest = _commands("failing")
+    (shown, want), *rest = _commands("failing")
     assert shlex.join(shown[0]) == failing[0], "the doc must show the campaign's first failing run"
     assert "orphan" in summary["failing_runs"][0]["violation_kinds"].split(",")
     assert all(f["verdict"] == "violation" for f in summary["failing_runs"])  # violations, never errors
-    res = _run(shown[0], tmp_path)  # the pasted reproduction command
-    assert res.returncode == 0, res.stderr
+    res = _run(shown[0], tmp_path)  # the pasted reproduction command (with --oracle: exit 1 when it differs)
+    assert res.returncode == want, res.stderr
     for chain, want in rest:
         res = _run(chain[0], tmp_path)
         assert res.returncode == want, (chain[0], res.stdout[-2000:], res.stderr[-2000:])

@@ -57,6 +57,12 @@ MODULE = textwrap.dedent("""
         topologies = "own"  # processes of its own need a simulator of its own
 
 
+    class Misspelt(Good):
+        mutant_of = Good
+        expect = ("orphans",)  # the checker says "orphan"
+        prop = "consistency"
+
+
     class NoRounds(Good):
         max_rounds_in_flight = 0
 
@@ -205,6 +211,15 @@ def test_the_cli_says_it_before_anything_runs_exit_2(userdir):
     res = cli(userdir, "simulate", "-p", "mine:Typo", "-w", "q1", "-o", "t.jsonl")
     assert res.returncode == 2 and "topologies = 'acylic'" in res.stderr and "Traceback" not in res.stderr
     assert not (userdir / "t.jsonl").exists()
+
+
+def test_a_mutant_expecting_a_kind_the_checker_never_reports_is_exit_2_before_the_campaign(userdir):
+    """A misspelt expected kind would never match a finding: the mutant would look as if no
+    run caught it by its kind. The campaign says so before it starts (no Spark, no output)."""
+    res = cli(userdir, "validate", "-n", "10", "--protocols", "mine:Good", "--mutants", "mine:Misspelt", "-o", "out")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "mutant mine:Misspelt: expect: 'orphans' is not a violation kind" in res.stderr
+    assert "did you mean 'orphan'?" in res.stderr and not (userdir / "out").exists()
 
 
 def test_every_protocol_of_the_kit_declares_itself_correctly():
