@@ -30,6 +30,13 @@ def machine() -> str:
     )
 
 
+def read_section(name: str, doc: Path = DOC) -> str:
+    """The text of section ``name`` as it stands ('' when there is none)."""
+    text = doc.read_text() if doc.exists() else ""
+    m = re.search(re.escape(f"<!-- bench:{name} -->") + r"\n(.*?)\n" + re.escape(f"<!-- /bench:{name} -->"), text, re.S)
+    return m.group(1) if m else ""
+
+
 def write_section(name: str, markdown: str, doc: Path = DOC) -> None:
     text = doc.read_text() if doc.exists() else PREAMBLE
     begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"

@@ -8,7 +8,9 @@ chunk is one ordinary, resumable campaign whose ``summary.json`` stays in ``--ou
 chunk whose summary exists is not run again, so an interrupted measurement continues
 where it stopped. Then every summary found is added up per strategy — runs, events,
 failing runs (their reproduction commands, which must not exist), inconclusive runs (the
-oracle could not compare) and campaign seconds — and written into docs/benchmarks.md.
+oracle could not compare) and campaign seconds — and written into docs/benchmarks.md; a
+strategy with no summary in ``--out`` keeps the row the section already has for it (a
+strategy whose draws changed is measured again on its own, the others stay).
 
     python benchmarks/correct_at_scale.py --strategies uniform,targeted --chunks 10     # 100,000 runs each
     python benchmarks/correct_at_scale.py --collect-only --out /tmp/big                  # summaries only
@@ -22,11 +24,12 @@ import os
 import subprocess
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchdoc import machine, write_section  # noqa: E402
+from benchdoc import machine, read_section, write_section  # noqa: E402
 
 
 def run_chunks(strategy: str, chunks: int, size: int, out: Path, master: str) -> None:
@@ -79,8 +82,10 @@ def _seed_ranges(seeds: list[tuple[int, int]]) -> str:
     return ", ".join(f"{a:,}…{b:,}" for a, b in merged)
 
 
-def report(per: dict[str, dict]) -> str:
-    """The docs/benchmarks.md section of the summaries."""
+def report(per: dict[str, dict], kept: dict[str, str] | None = None) -> str:
+    """The docs/benchmarks.md section of the summaries, with the rows ``kept`` (strategy ->
+    its row as the section had it) of strategies measured earlier."""
+    kept = {k: v for k, v in (kept or {}).items() if k not in per}
     rows = [
         "| strategy | runs | seeds | events | failing runs | inconclusive | campaign time | runs/s |",
         "|---|---:|---|---:|---:|---:|---:|---:|",
@@ -90,6 +95,7 @@ def report(per: dict[str, dict]) -> str:
             f"| {name} | {a['runs']:,} | {_seed_ranges(a['seeds'])} | {a['events']:,} | {len(a['failing']):,} | "
             f"{a['inconclusive']:,} | {a['seconds'] / 60:.0f} min | {a['runs'] / a['seconds']:.1f} |"
         )
+    rows += list(kept.values())
     failing = [c for a in per.values() for c in a["failing"]]
     masters = sorted({a["master"] for a in per.values()})
     sizes = sorted({f"{b - a + 1:,}" for x in per.values() for a, b in x["seeds"]})
@@ -105,9 +111,29 @@ def report(per: dict[str, dict]) -> str:
         "",
         *rows,
     ]
+    if kept:
+        text += [
+            "",
+            f"Measured on {date.today().isoformat()}: {', '.join(sorted(per))}; the rows of "
+            f"{', '.join(sorted(kept))} are from an earlier measurement (their draws have not changed since).",
+        ]
     if failing:
         text += ["", "Failing runs (reproduction commands):", "", *[f"    {c}" for c in failing[:20]]]
     return "\n".join(text)
+
+
+def _rows(section: str) -> dict[str, str]:
+    """The table rows of a section this script wrote, by strategy.
+
+    >>> _rows("| strategy | runs |\\n|---|---:|\\n| uniform | 100,000 |\\n\\nFailing runs")
+    {'uniform': '| uniform | 100,000 |'}
+    """
+    out = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0] not in ("strategy",) and not cells[0].startswith("-"):
+            out[cells[0]] = line
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     per = collect(args.out)
     if not per:
         raise SystemExit(f"no campaign summary in {args.out}")
-    text = report(per)
+    text = report(per, _rows(read_section("correct-at-scale")))
     print(text)
     print(f"({time.perf_counter() - start:.0f} s)")
     if not args.no_doc:
