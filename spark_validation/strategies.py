@@ -28,10 +28,11 @@ so a run is a pure function of its seed, and everything it draws is a field of t
   2010).
 * ``targeted``: a portfolio: each run draws one of ``stress``, ``backpressure`` and
   ``moments`` (``PORTFOLIO``), so no bug class is left to a single distribution that
-  happens to miss it; and every crash it places at a situation is *landed* (``land``):
-  moved to an occurrence of that situation the run really reaches, drawn uniformly over
-  the whole run, so it neither misses (a situation the run never reaches) nor clusters
-  in the first round (where a recovery restarts from the initial state and tests little).
+  happens to miss it; and every crash it places at a situation or a time is *landed*
+  (``land``): moved to an occurrence of that situation (a time) the run really reaches,
+  drawn uniformly over the run, mostly after its first completed round, so it neither
+  misses (a situation the run never reaches) nor clusters in the first round (where a
+  recovery restarts from the initial state and tests little).
 
 Under ``moments``, ``stress`` and ``backpressure`` a protocol with its own dataflow
 that declares faults of the whole job (``Protocol.job_faults``, e.g. a rescale) gets
@@ -332,9 +333,11 @@ def land(rnd, cls, cfg, drawn: tuple):
     there are such occurrences: a crash before any round completed restarts from the
     initial state, where most recovery bugs cannot show), else among all of them. A
     fault whose situation the dry run never reached in any form stays as drawn (it may
-    not fire: ``faults_not_fired``). Faults at situations that follow a crash (recovery,
-    replay…) and faults at a time are left alone. The result is an ordinary
-    configuration: its reproduction command carries the landed ``k``.
+    not fire: ``faults_not_fired``). A fault at a time moves to a time drawn uniformly
+    between the first completion (``AFTER_COMPLETION`` of the time; else the start) and
+    the dry run's end. Faults at situations that follow a crash (recovery, replay…) are
+    left alone. The result is an ordinary configuration: its reproduction command
+    carries the landed ``k`` and times.
 
     >>> from snapcheck.reference import SimConfig
     >>> from snapcheck.reference.catalogue import resolve

@@ -29,4 +29,4 @@ def test_an_output_inside_the_input_directory_is_refused(snapcheck_cli, parquet_
     d, f = parquet_input
     code, text = snapcheck_cli("validate", "--input", str(d), "--output", str(d / sub) if sub else str(d), stderr=True)
     assert code == 2 and "inside the input directory" in text
-    assert sorted(p.name for p in d.iterdir()) == (["results", "traces.parquet"] if sub else ["traces.parquet"])
+    assert sorted(p.name for p in d.iterdir()) == ["traces.parquet"]  # nothing written, no directory left behind
