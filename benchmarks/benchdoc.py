@@ -30,17 +30,20 @@ def machine() -> str:
     )
 
 
+def _section(name: str) -> re.Pattern:
+    """Section ``name`` between its markers; group 1 is its text."""
+    return re.compile(re.escape(f"<!-- bench:{name} -->") + r"\n?(.*?)\n?" + re.escape(f"<!-- /bench:{name} -->"), re.S)
+
+
 def read_section(name: str, doc: Path = DOC) -> str:
     """The text of section ``name`` as it stands ('' when there is none)."""
-    text = doc.read_text() if doc.exists() else ""
-    m = re.search(re.escape(f"<!-- bench:{name} -->") + r"\n(.*?)\n" + re.escape(f"<!-- /bench:{name} -->"), text, re.S)
+    m = _section(name).search(doc.read_text()) if doc.exists() else None
     return m.group(1) if m else ""
 
 
 def write_section(name: str, markdown: str, doc: Path = DOC) -> None:
     text = doc.read_text() if doc.exists() else PREAMBLE
-    begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-    block = f"{begin}\n{markdown.strip()}\n{end}"
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    block = f"<!-- bench:{name} -->\n{markdown.strip()}\n<!-- /bench:{name} -->"
+    pattern = _section(name)
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     doc.write_text(text)

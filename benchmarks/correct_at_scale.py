@@ -131,7 +131,7 @@ def _rows(section: str) -> dict[str, str]:
     out = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("| ") and cells[0] not in ("strategy",) and not cells[0].startswith("-"):
+        if line.startswith("| ") and cells[0] != "strategy":
             out[cells[0]] = line
     return out
 

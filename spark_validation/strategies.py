@@ -292,15 +292,24 @@ def _moments(rnd, cls, tasks: list, horizon: int, timed: float = 1 / 3) -> tuple
     caused (during recovery, during replay, a crash in recovery, a stale message) when
     ``cls`` has any. Without ``tasks`` only situations at a task are chosen (the crash
     hits ``self``)."""
-    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, SITUATIONS
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH
 
-    situations = [s for s in cls.situations if tasks or s in AT_A_TASK or s not in SITUATIONS]  # see _at
+    situations = [s for s in cls.situations if tasks or _of_a_task(s)]
     first = [s for s in situations if s not in AFTER_A_CRASH]
     later = [s for s in situations if s in AFTER_A_CRASH] or first
     crashes = [_at(rnd, first, tasks, horizon, timed)]
     if rnd.random() < 0.5:
         crashes.append(_at(rnd, later, tasks, horizon, timed * 3 / 4))
     return tuple(crashes)
+
+
+def _of_a_task(name: str) -> bool:
+    """Does situation ``name`` occur at a task (so a crash there may hit ``self``)? The
+    simulator's task situations, and every situation a protocol marks itself
+    (``ctx.situation``, always at its task)."""
+    from snapcheck.reference.sim.exploration import AT_A_TASK, SITUATIONS
+
+    return name in AT_A_TASK or name not in SITUATIONS
 
 
 def _at(rnd, situations: list, tasks: list, horizon: int, timed: float) -> tuple:
@@ -310,12 +319,12 @@ def _at(rnd, situations: list, tasks: list, horizon: int, timed: float) -> tuple
     task. A situation of a task recurs about once per task and round, so its k ranges
     over three rounds' worth; one of the whole job (a round completing, a recovery) over
     three occurrences."""
-    from snapcheck.reference.sim.exploration import AT_A_TASK, SELF, SITUATIONS
+    from snapcheck.reference.sim.exploration import SELF
 
     if not situations or (tasks and rnd.random() < timed):
         return rnd.choice(tasks), rnd.randrange(horizon)
     name = rnd.choice(situations)
-    per_task = name in AT_A_TASK or name not in SITUATIONS
+    per_task = _of_a_task(name)
     target = SELF if per_task and (not tasks or rnd.random() < 0.7) else rnd.choice(tasks)
     return target, name, rnd.randint(1, 3 * len(tasks) if per_task and tasks else 3)
 
@@ -348,7 +357,7 @@ def land(rnd, cls, cfg, drawn: tuple):
     >>> landed.failures[0][:2], 1 <= landed.failures[0][2] <= counts["snapshot"]
     (('self', 'snapshot'), True)
     """
-    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, AT_A_TASK, OF_THE_JOB, SELF, SITUATIONS
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, OF_THE_JOB, SELF
 
     movable = [i for i, f in enumerate(cfg.failures) if f in drawn and (len(f) == 2 or f[1] not in AFTER_A_CRASH)]
     if not movable:
@@ -366,7 +375,7 @@ def land(rnd, cls, cfg, drawn: tuple):
             if name in OF_THE_JOB:
                 sort = [s for s in cls.situations if s in OF_THE_JOB]
             elif target == SELF:
-                sort = [s for s in cls.situations if s in AT_A_TASK or s not in SITUATIONS]
+                sort = [s for s in cls.situations if _of_a_task(s)]
             else:
                 sort = [s for s in cls.situations if s not in AFTER_A_CRASH]
             reached = [s for s in sort if counts.get(s)]

@@ -227,19 +227,15 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
             break
         p = batch[culprit]
         step = len(res.trace) - 1
-        name = res.result.split(":", 1)[1]
+        name = res.result.partition(":")[2]
         if name in p.unproven:  # the trace's topology is outside what the invariant is proven for
-            verdict, message = (
-                REJECT,
-                f"the trace reaches a state that violates {name} after this event: {p.unproven[name]}",
-            )
+            verdict = REJECT
+            message = f"the trace reaches a state that violates {name} after this event: {p.unproven[name]}"
         else:
-            verdict, message = (
-                ERROR,
-                (
-                    f"the specification violates {res.result} after this event: the trace is a "
-                    "behaviour of the specification, but the specification is wrong here"
-                ),
+            verdict = ERROR
+            message = (
+                f"the specification violates {res.result} after this event: the trace is a "
+                "behaviour of the specification, but the specification is wrong here"
             )
         verdicts[culprit] = Verdict(
             p.path,
