@@ -15,11 +15,18 @@ console = make_console()
 
 def catalogue_rows(specs: tuple[str, ...] = ()) -> list[dict]:
     """The catalogue rows (``reference.catalogue.entry``): of the user's ``MODULE:CLASS``
-    protocols named in ``specs`` if any, else of the built-in protocols and mutants."""
+    protocols named in ``specs`` if any, else of the built-in protocols and mutants. A
+    user's mutant row also lists, as ``problems``, why a campaign would refuse its
+    ``expect`` or ``prop`` (``checker.report.expectation_problems``)."""
+    from snapcheck.checker.report import expectation_problems
     from snapcheck.reference.catalogue import MUTANTS, PROTOCOLS, entry, resolve
 
     classes = [resolve(s) for s in specs] if specs else list(PROTOCOLS.values()) + list(MUTANTS.values())
-    return [entry(cls) for cls in classes]
+    rows = [entry(cls) for cls in classes]
+    for row, cls in zip(rows, classes):
+        if specs and cls.mutant_of:
+            row["problems"] = expectation_problems(cls.expect, cls.prop)
+    return rows
 
 
 def markdown_tables(rows: list[dict]) -> str:
@@ -69,9 +76,19 @@ def protocols_cmd(specs: tuple[str, ...], as_json: bool, markdown: bool) -> None
     """The protocol catalogue: every protocol and mutant with the facts it declares.
 
     Given protocols from your own modules (MODULE:CLASS or path/to/file.py:CLASS), lists
-    those alone, read the same way the campaigns and the checker read them.
+    those alone, read the same way the campaigns and the checker read them; a mutant
+    whose expect or prop a campaign would refuse is then exit 2, after the listing.
     """
     rows = catalogue_rows(specs)
+    _list(rows, as_json, markdown, bool(specs))
+    problems = [f"mutant {spec}: {p}" for spec, r in zip(specs, rows) for p in r.get("problems", ())]
+    if problems:
+        from snapcheck.traces.errors import UsageError
+
+        raise UsageError("; ".join(problems))
+
+
+def _list(rows: list[dict], as_json: bool, markdown: bool, own: bool) -> None:
     if as_json:
         click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
         return
@@ -103,7 +120,7 @@ def protocols_cmd(specs: tuple[str, ...], as_json: bool, markdown: bool) -> None
             mutants.add_row(r["name"], r["mutant_of"], r["bug"], " or ".join(r["expect"]))
     if mutants.row_count:
         console.print(mutants)
-    if specs:
+    if own:
         console.print("(the built-in protocols and mutants: snapcheck protocols)")
 
 

@@ -222,6 +222,16 @@ def test_a_mutant_expecting_a_kind_the_checker_never_reports_is_exit_2_before_th
     assert "did you mean 'orphan'?" in res.stderr and not (userdir / "out").exists()
 
 
+def test_listing_a_mutant_whose_expectation_a_campaign_would_refuse_says_why_exit_2(userdir):
+    """``snapcheck protocols FILE:CLASS`` is where a user reads what the kit makes of a
+    class: it lists the mutant, then says what ``validate`` would refuse, exit 2."""
+    res = cli(userdir, "protocols", "mine:Misspelt")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "mutants" in res.stdout and "mutant mine:Misspelt: expect: 'orphans'" in res.stderr
+    res = cli(userdir, "protocols", "mine:Good")
+    assert res.returncode == 0 and not res.stderr, res.stderr
+
+
 def test_every_protocol_of_the_kit_declares_itself_correctly():
     assert [name for name, cls in {**PROTOCOLS, **MUTANTS}.items() if declaration_problems(cls)] == []
 
