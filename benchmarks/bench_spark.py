@@ -57,6 +57,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchdoc import machine, write_section  # noqa: E402
 
+from snapcheck.traces.atomic import write_atomic  # noqa: E402
+
 # The core check as one SQL text for both engines ({explode_mids} is the one dialect difference:
 # one row per recorded mid of a record row).
 CORE_SQL = """
@@ -680,7 +682,7 @@ def write_subsections(md: str) -> None:
         m = re.search(rf"(?ms)^{re.escape(key)}\b.*?(?=^### |\Z)", body)
         new = part.strip() + "\n\n"
         body = body[: m.start()] + new + body[m.end() :] if m else body.rstrip("\n") + "\n\n" + new
-    DOC.write_text(text[:begin] + "<!-- bench:spark -->" + "\n" + body.strip("\n") + "\n" + text[end:])
+    write_atomic(DOC, text[:begin] + "<!-- bench:spark -->" + "\n" + body.strip("\n") + "\n" + text[end:])
 
 
 def main() -> None:

@@ -12,6 +12,8 @@ import re
 from datetime import date
 from pathlib import Path
 
+from snapcheck.traces.atomic import write_atomic
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
 PREAMBLE = """# Benchmarks
 
@@ -46,4 +48,4 @@ def write_section(name: str, markdown: str, doc: Path = DOC) -> None:
     block = f"<!-- bench:{name} -->\n{markdown.strip()}\n<!-- /bench:{name} -->"
     pattern = _section(name)
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
-    doc.write_text(text)
+    write_atomic(doc, text)

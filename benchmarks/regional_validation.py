@@ -28,6 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from snapcheck.traces.atomic import write_atomic
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocols.md"
 PROTOCOLS = ("regional-aligned", "regional-unaligned")
 MARK = "regional-validation"
@@ -139,9 +141,7 @@ def write(table: str, path: Path = DOC) -> None:
     text, n = re.subn(rf"<!-- {MARK} -->.*?<!-- /{MARK} -->", lambda _: block, text, flags=re.DOTALL)
     if n != 1:
         raise SystemExit(f"{path}: no {MARK} markers")
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 def main(argv=None) -> int:

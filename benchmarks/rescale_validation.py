@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from snapcheck.traces.atomic import write_atomic
+
 DOC = Path(__file__).resolve().parents[1] / "docs" / "protocols.md"
 MUTANTS = ("rescale-race", "rescale-skip-stateless", "rescale-undispatched", "final-notify-lost")
 
@@ -116,7 +118,7 @@ def main() -> None:
         text, n = re.subn(r"<!-- rescale-validation -->.*?<!-- /rescale-validation -->", block, text, flags=re.S)
         if n != 1:
             raise SystemExit("docs/protocols.md has no rescale-validation markers")
-        DOC.write_text(text)
+        write_atomic(DOC, text)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from snapcheck.reference import SimConfig, simulate  # noqa: E402
 from snapcheck.reference.intervals import CaStream, CaStreamOptimal, Daly, FaultAware, Fixed, IntervalABS, Young  # noqa: E402
 from snapcheck.reference.intervals.policies import ca_stream_optimum, efficiency  # noqa: E402
+from snapcheck.traces.atomic import write_atomic  # noqa: E402
 
 BASE = dict(workload="q1", parallelism=2, records=400, snapshot_cost=150, barrier_cost=5)
 T_CHPT = 155
@@ -217,7 +218,7 @@ def write(text: str, path: Path) -> None:
     old = path.read_text() if path.exists() else "# Results\n"
     pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
     new = pattern.sub(lambda _: text, old) if pattern.search(old) else old.rstrip("\n") + "\n\n" + text + "\n"
-    path.write_text(new)
+    write_atomic(path, new)
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ import re
 import sys
 from pathlib import Path
 
+from snapcheck.traces.atomic import write_atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -83,7 +85,7 @@ def main(argv: list[str]) -> int:
         if new != old:
             drifted.append(f"{path} [{name}]")
             if not check:
-                f.write_text(new)
+                write_atomic(f, new)
     if check and drifted:
         print("generated sections out of date (run python scripts/update_docs.py): " + ", ".join(drifted))
         return 1

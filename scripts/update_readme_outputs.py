@@ -83,7 +83,9 @@ def replace(name: str, body: str) -> None:
     pattern = re.compile(rf"(<!-- output:{re.escape(name)} -->\n```\n)(.*?)(\n```)", re.S)
     if not pattern.search(text):
         raise SystemExit(f"README.md has no <!-- output:{name} --> block")
-    README.write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
+    tmp = README.with_name(README.name + ".tmp")  # then renamed: an interrupted run leaves README intact
+    tmp.write_text(pattern.sub(lambda m: m.group(1) + body + m.group(3), text, count=1))
+    tmp.replace(README)
 
 
 def main(argv: list[str]) -> int:
