@@ -104,6 +104,26 @@ def _encoding_problem(obj) -> str | None:
     return integer_problem(text)
 
 
+def encoded(obj) -> tuple[bytes, str | None]:
+    """``obj`` as one line of a trace, and why it cannot be one (None when it can): a value
+    JSON cannot hold, NaN or infinity, an integer beyond 64 bits.
+
+    >>> encoded({"sn": 3})
+    (b'{"sn":3}', None)
+    >>> encoded({"sn": object()})[1]
+    'a value cannot be written as JSON (Type is not JSON serializable: object)'
+    >>> encoded({"sn": float("nan")})[1]
+    'NaN and infinity are not JSON numbers'
+    """
+    try:
+        line = orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError) as exc:
+        return b"", _encoding_problem(obj) or f"a value cannot be written as JSON ({exc})"
+    if b"null" in line and _not_finite(obj):
+        return line, "NaN and infinity are not JSON numbers"
+    return line, integer_problem(line)
+
+
 class TraceWriter:
     """A trace written event by event, each event checked at the call (see the module).
 
@@ -126,15 +146,7 @@ class TraceWriter:
         return self._v.events_seen
 
     def _encode(self, obj: dict, what: str) -> bytes:
-        try:
-            line = orjson.dumps(obj)
-        except (TypeError, orjson.JSONEncodeError) as exc:
-            raise RecorderError(
-                f"{what}: {_encoding_problem(obj) or f'a value cannot be written as JSON ({exc})'}"
-            ) from None
-        if b"null" in line and _not_finite(obj):
-            raise RecorderError(f"{what}: NaN and infinity are not JSON numbers")
-        problem = integer_problem(line)
+        line, problem = encoded(obj)
         if problem is not None:
             raise RecorderError(f"{what}: {problem}")
         return line

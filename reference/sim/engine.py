@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from heapq import heappop, heappush
 
 import orjson
@@ -51,6 +52,10 @@ from snapcheck.reference.sim.watchdog import HandlerTimeout, handler_watchdog
 from snapcheck.reference.topology import ChannelSpec, Workload, expand
 from snapcheck.reference.user_code import user_frame
 from snapcheck.traces.model import Channel, Header, Process
+
+# A default repr's memory address (``<object object at 0x7f…>``) differs from run to run:
+# the trace of a protocol error keeps the same bytes when the run is reproduced.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 class ProtocolBroke(Exception):
@@ -530,7 +535,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         of the simulator). The trace keeps every event so far and ends with a
         ``protocol_error`` event, which the checker reports as a violation."""
         where = f"{handler} of {task.id}" if task is not None and handler else task.id if task is not None else None
-        text = f"{'in ' + where + ': ' if where else ''}{reason}"
+        text = _ADDRESS.sub(" at 0x…", f"{'in ' + where + ': ' if where else ''}{reason}")
         pid = task.pid if task is not None else self.coord.pid
         self.log.protocol_error(pid, self.now, text[:1000], {"handler": handler} if handler else None)
         self.broken = text[:1000]

@@ -52,10 +52,11 @@ import typing
 from collections import deque
 from typing import TYPE_CHECKING, cast
 
-from snapcheck.reference.sim.engine import Simulator
+from snapcheck.reference.sim.engine import ProtocolBroke, Simulator
 from snapcheck.reference.sim.messages import CONTROL_SIZE, DATA, Chan, Counts, Msg, Stored
 from snapcheck.reference.sim.recording import EventLog, NullLog, _constructor
 from snapcheck.reference.uncoordinated.recovery import depth, recovery_line, rollback_steps
+from snapcheck.traces.writer import encoded
 
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "logged", "size", "key", "value", "piggyback", "attrs")
 _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "vars", "digest", "size", "attrs")
@@ -102,6 +103,17 @@ class CheckpointVars(typing.Protocol):
     about the protocol variables saved with a checkpoint."""
 
     def vars(self) -> dict | None: ...
+
+
+def _traced(v, hook: str, value):
+    """``value``, which the protocol's ``hook`` of task ``v`` returned for the trace; a value
+    no trace line can hold (not JSON, NaN, an integer beyond 64 bits) is the protocol's
+    error, named at the hook."""
+    if value is not None:
+        problem = encoded(value)[1]
+        if problem is not None:
+            raise ProtocolBroke(v, hook, f"{hook}() returned a {type(value).__name__} no trace can hold: {problem}")
+    return value
 
 
 class UncoordinatedSimulator(Simulator):
@@ -181,7 +193,7 @@ class UncoordinatedSimulator(Simulator):
         state = op.snapshot()
         proto = v.proto
         proto.checkpoint_taken(kind, pb)
-        vars_ = proto.vars()
+        vars_ = _traced(v, "vars", proto.vars())
         v.ckpts.append(Stored(n, kind, None, state, vars_, Counts({c: c.seq for c in v.outputs}, dict(v.processed))))
         digest, size = self.state_digest(op)
         self.log.local_checkpoint(
@@ -221,7 +233,7 @@ class UncoordinatedSimulator(Simulator):
         """A data record with the protocol's piggyback, logged by its sender (``send.logged``)."""
         seq, mid = self.next_mid(v, ch)
         proto = self.protocol
-        pb = v.proto.piggyback(ch)
+        pb = _traced(v, "piggyback", v.proto.piggyback(ch))
         m = Msg(mid, ch, seq, DATA, value, key, size, born, ch.epoch)
         m.pb = pb
         mm = self.m

@@ -248,6 +248,9 @@ def simulate_cmd(
     (simulated microseconds). Check the result with `snapcheck check TRACE`; with
     --oracle, the final states and sink output are also compared with those of the same
     run without failures, declines, rescales or mutant (exit 1 when they differ).
+
+    Exit 1 also when the protocol raised or broke the simulator's rules: the trace is
+    written up to there and ends with the protocol_error that check reports.
     """
     if list_:
         _print_list()
@@ -345,6 +348,8 @@ def simulate_cmd(
         write_atomic(metrics_json, orjson.dumps(m, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     if oracle:
         _run_oracle(res)
+    if m.get("protocol_error"):
+        raise SystemExit(1)  # the trace is written; its protocol-error is a violation
 
 
 def _run_oracle(res) -> None:

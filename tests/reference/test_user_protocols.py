@@ -131,7 +131,8 @@ def test_a_user_mutant_is_caught_and_shrinks_to_a_minimal_witness(userdir):
 
 def test_a_protocol_that_raises_gives_a_trace_and_a_protocol_error_never_a_traceback(userdir):
     res = cli(userdir, "simulate", "-p", "userproto:Raises", "-w", "q1", "-o", "r.jsonl")
-    assert res.returncode == 0 and "Traceback" not in res.stderr
+    assert res.returncode == 1 and "Traceback" not in res.stderr  # a violation: the trace says which
+    assert "PROTOCOL ERROR" in res.stdout
     lines = [json.loads(x) for x in (userdir / "r.jsonl").read_text().splitlines()]
     last = lines[-1]
     assert last["type"] == "protocol_error" and "ZeroDivisionError" in last["reason"]
@@ -256,3 +257,52 @@ def test_acknowledging_a_round_before_its_channel_state_is_recorded_is_caught():
 
     assert all(kinds(ChandyLamport, s) == set() for s in range(3))
     assert all("completion-before-channel-state" in kinds(AckAtSnapshot, s) for s in range(3))
+
+
+class _Unwritable:
+    """Something no trace line can hold; its default repr carries a memory address."""
+
+
+@pytest.mark.parametrize("hook", ["piggyback", "vars"])
+def test_a_value_no_trace_can_hold_is_a_protocol_error_at_its_hook_with_the_same_bytes_every_time(hook):
+    """A CIC protocol's piggyback or checkpoint variables go into the trace: a value JSON
+    cannot hold ends the run with a protocol_error naming the hook (not a traceback when
+    the trace is written), and the reason has no memory address, so a reproduction gives
+    the same bytes."""
+    from snapcheck.reference.cic.bcs import BCS, BCSTask
+
+    class Task(BCSTask):
+        def piggyback(self, ch):
+            return {"sn": _Unwritable()} if hook == "piggyback" else super().piggyback(ch)
+
+        def vars(self):
+            return {"sn": _Unwritable()} if hook == "vars" else super().vars()
+
+    class Unwritable(BCS):
+        name = "unwritable"
+        task_class = Task
+
+    runs = [simulate(SimConfig(protocol=Unwritable, workload="q1", records=20)) for _ in range(2)]
+    last = runs[0].trace().events[-1]
+    assert last.type == "protocol_error" and last.attrs == {"handler": hook}, last
+    assert "no trace can hold" in last.reason and "0x" not in last.reason
+    assert runs[0].dumps() == runs[1].dumps()
+
+
+def test_an_exception_naming_an_object_gives_the_same_trace_bytes_every_time():
+    """An exception's message often holds a default repr (``<... at 0x7f...>``), whose
+    address differs between processes: the protocol_error keeps the rest of it."""
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    class Task(AlignedTask):
+        def on_barrier(self, ch, barrier, overtaking):
+            raise ValueError(f"cannot align with {_Unwritable()!r}")
+
+    class Raises(AlignedABS):
+        name = "raises-repr"
+        task_class = Task
+
+    runs = [simulate(SimConfig(protocol=Raises, workload="q1", records=20)) for _ in range(2)]
+    reason = runs[0].trace().events[-1].reason
+    assert "cannot align with <" in reason and "_Unwritable object at 0x…>" in reason, reason
+    assert runs[0].dumps() == runs[1].dumps()
