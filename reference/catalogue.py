@@ -112,8 +112,9 @@ def load(spec: str) -> type[Protocol]:
 
     A file is imported under a module name derived from its resolved path, so the
     same file always gives the same class (and Spark executors that receive the
-    file import it the same way); its directory goes first on ``sys.path``, as for a
-    script, so it may import its siblings. A module that fails to import, a missing class or
+    file import it the same way); its directory goes last on ``sys.path``, so it may
+    import its siblings, and a file of the user's named like a module of Python or of
+    the kit's environment (``random.py``) does not replace that module. A module that fails to import, a missing class or
     a class that is not a ``Protocol`` is a ``UsageError`` naming the reason.
     """
     if spec in _LOADED:
@@ -238,7 +239,7 @@ def register(spec: str, cls: type[Protocol]) -> None:
 
 def _import_module(name: str):
     if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())  # "importable from the current directory"
+        sys.path.append(os.getcwd())  # "importable from the current directory", after Python's own
     return importlib.import_module(name)
 
 
@@ -250,7 +251,7 @@ def _import_file(path: str):
     if name in sys.modules:
         return sys.modules[name]
     if str(p.parent) not in sys.path:
-        sys.path.insert(0, str(p.parent))  # its sibling modules import, as when the file runs as a script
+        sys.path.append(str(p.parent))  # its sibling modules import (after Python's own: see ``load``)
     spec = importlib.util.spec_from_file_location(name, p)
     if spec is None or spec.loader is None:  # a file no importer takes (no .py suffix, ...)
         raise UsageError(f"protocol module {path}: not a Python module (a file.py)")

@@ -163,6 +163,10 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
         "spark.sql.adaptive.enabled": "true",
         "spark.sql.constraintPropagation.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
+        # Spark starts its Python workers with ``python -m``, which puts the current directory
+        # first on their sys.path: a user's random.py there would replace the standard module
+        # in every worker. The user's protocol modules reach the workers by addPyFile instead.
+        "spark.executorEnv.PYTHONSAFEPATH": "1",
     }
     if local:
         cores = local_cores(master)

@@ -3,11 +3,14 @@ packed environment leaves out pyspark and the kit's own installation, and a user
 reaches an executor-like process (another interpreter, another directory, where the driver's file
 path does not exist) under the driver's module name, its spec resolving to the same class."""
 
+import json
 import pickle
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from snapcheck.spark_validation import shipping
 
@@ -115,3 +118,27 @@ def _in_executor(tmp_path, user, files, statement: str) -> str:
         f"from snapcheck.reference.catalogue import resolve; {statement}"
     )
     return subprocess.run([sys.executable, "-c", code], cwd=executor, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.spark
+def test_a_users_file_named_like_a_standard_module_breaks_neither_the_driver_nor_the_workers(tmp_path):
+    """A ``random.py`` in the current directory and a protocol file named ``json.py``: Spark
+    starts its Python workers with ``python -m`` from the current directory, which would put
+    that ``random.py`` in place of Python's (``tempfile`` imports it) in every worker; the
+    driver appends user directories after Python's own."""
+    (tmp_path / "random.py").write_text("# a user's own random: no Random in it\n")
+    (tmp_path / "json.py").write_text(
+        "from snapcheck.reference.catalogue import PROTOCOLS\n\n\n"
+        "class Mine(PROTOCOLS['abs-aligned']):\n    name = 'mine'\n"
+    )
+    snapcheck = str(Path(sys.executable).parent / "snapcheck")  # as a user runs it (not python -m)
+    cmd = [snapcheck, "validate", "-n", "4", "-p", "json.py:Mine", "--mutants", "none"]
+    res = subprocess.run(
+        [*cmd, "--master", "local[1]", "--no-progress", "-o", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-3000:]
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["runs"] == 4
