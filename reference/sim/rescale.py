@@ -423,17 +423,25 @@ class Rescaling(_Simulator):
 
     def _try_retire(self, v, inc: int) -> None:
         """Retire a notified finished task once no round is running, its output channels
-        are drained (its receivers processed everything up to its end of partition) and
-        no receiver holds an input blocked (aligning a round that was aborted: a newer
+        are drained (nothing buffered, travelling or queued: its receivers processed
+        everything up to its end of partition) and no receiver holds an input blocked (aligning a round that was aborted: a newer
         barrier, possibly its own, must still reach it)."""
         if v not in self.waiting_final or inc != v.incarnation or not v.alive or self.finished:
             return
+        # (a receiver may still be aligning an aborted round)
         busy = any(c.outbuf or c.inq or c.occupancy or any(i.blocked for i in c.dst.inputs) for c in v.outputs)
-        if self.recovering or self.rounds or busy:  # (a receiver still aligning an aborted round)
+        if self.recovering or self.rounds or busy or self._on_the_wire(v.outputs):
             self.clock(self.now + max(1, self.cfg.interval // 4), self._try_retire, v, inc)  # keeps no run alive
             return
         if not self._recorded_on(v, self.last_completed):
             self._retire_finished(v)
+
+    def _on_the_wire(self, chans: list) -> bool:
+        """Is a message of one of ``chans`` still travelling (``occupancy`` counts the data
+        records only; a barrier of an aborted round may be on its way, and its receiver's
+        handler will name the channel)?"""
+        arrive, wanted = self.arrive, set(map(id, chans))
+        return any(fn == arrive and id(args[0].ch) in wanted for _, _, _, fn, args in self.heap)
 
     def _recorded_on(self, v, r: int) -> bool:
         """Whether round ``r`` holds recorded channel state of ``v``'s output channels (a

@@ -240,3 +240,72 @@ def test_a_retired_finished_task_keeps_its_final_state():
         assert retired, "no source retired: the test judges nothing"
         tasks = {p.id for p in res.header.processes if p.role in ("source", "task", "sink")}
         assert set(res.final_states) == tasks
+
+
+def test_a_finished_source_retires_only_after_its_barriers_have_arrived():
+    """A barrier of an aborted round may still be travelling when the run has no round
+    running: its sender must not retire before it lands, or the receiver's handler is
+    given a channel that is no longer one of its inputs (``ctx.block`` then refuses it,
+    and the protocol is blamed with a protocol-error). Found by a user's protocol that
+    handles barriers on arrival and blocks their channels; several of these 120
+    schedules blamed it before the fix."""
+    from snapcheck.reference.protocol import Protocol, TaskProtocol
+
+    class AtArrival(TaskProtocol):
+        """Aligned barriers, each handled as it arrives (it overtakes queued records: the
+        protocol is wrong in other ways, which this test does not judge)."""
+
+        def __init__(self, ctx, protocol):
+            super().__init__(ctx, protocol)
+            self.round, self.arrived, self.done = None, set(), 0
+
+        def barrier_priority(self, ch, barrier):
+            return True
+
+        def on_trigger(self, round, barrier):
+            self.snapshot(round)
+
+        def on_barrier(self, ch, barrier, overtaking):
+            r = barrier.round
+            if r <= self.done:
+                return
+            if self.round is not None and r > self.round:
+                self.done = self.round
+                self.ctx.decline(self.round)
+                self.round, self.arrived = None, set()
+                self.ctx.unblock_all()
+            self.round = r
+            self.arrived.add(ch)
+            self.ctx.block(ch)  # refused when ch has left the task's inputs
+            if len(self.arrived) == len(self.ctx.inputs):
+                self.round, self.arrived = None, set()
+                self.snapshot(r)
+                self.ctx.unblock_all()
+
+        def on_cancel(self, ch, marker):
+            if marker.round > self.done:
+                self.done, self.round, self.arrived = marker.round, None, set()
+                self.ctx.unblock_all()
+                self.ctx.send_cancel(marker.round)
+
+        def snapshot(self, r):
+            self.done = r
+            if self.ctx.checkpoint(r) is None:
+                self.ctx.send_cancel(r)
+                return
+            self.ctx.send_barrier(r)
+            self.ctx.complete(r)
+
+    class Eager(Protocol):
+        name = "eager"
+        task_class = AtArrival
+        aligned = True
+        topologies = "acyclic"
+
+    cfg = SimConfig(
+        protocol=Eager, workload="random-dag", records=22, gap=50, hot_ratio=0.8, interval=80,
+        max_concurrent=3, latency=32, jitter=150, buffer=1, out_buffer=1, stragglers=(("src0[0]", 5.0),),
+        decline_prob=0.1, finish_sources=True,
+    )  # fmt: skip
+    runs = (simulate(replace(cfg, seed=s)).metrics for s in range(120))
+    assert [m["protocol_error"] for m in runs if m.get("protocol_error")] == []
