@@ -332,13 +332,18 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
                 continue
             holders = new_holders.get(part, [])
             holder = " and ".join(holders)
+            seen: set[str] = set()
             for m in into.get(h.index.get(q), ()):
-                if h.trace_index.channels[m.ch].src != part:
+                # an incarnation (``m.mid``: e.g. a record an earlier rescale re-read) is judged
+                # by its original, under which its receives are filed
+                o = h.resolve(m.mid)
+                if h.trace_index.channels[m.ch].src != part or o in seen:
                     continue
-                kept = [e for e in h.recvs.get(m.mid, ()) if e.proc == q]
+                seen.add(o)
+                kept = [e for e in h.recvs.get(o, ()) if e.proc == q]
                 if kept:
                     continue
-                got = [e for e in dv.recvs.get(m.mid, ()) if e.proc in holders]
+                got = [e for e in dv.recvs.get(o, ()) if e.proc in holders]
                 if len(got) == 1:
                     continue
                 if not got:
