@@ -84,6 +84,27 @@ def recovery_groups(trace: Trace) -> list[list]:
     return groups
 
 
+def restored_round(e: Event, ckpt_round: dict) -> int | None:
+    """The round restore ``e`` goes back to: its ``round`` when it says; else the round of
+    the checkpoints it takes (its ``sources``, or its own checkpoint ``ckpt``), a
+    checkpoint 0 being the initial state (round 0); None when they do not say or
+    disagree. ``ckpt_round``: (process, checkpoint) -> that checkpoint's round.
+
+    >>> from snapcheck.traces.model import Event
+    >>> def restore(proc, ckpt, **more): return Event.from_dict({"type": "restore", "proc": proc, "idx": 0, "ckpt": ckpt, **more})
+    >>> rounds = {("A", 3): 2, ("B", 1): 2}
+    >>> restored_round(restore("A", 3), rounds), restored_round(restore("N", 0, sources=[{"proc": "B", "ckpt": 1}]), rounds)
+    (2, 2)
+    >>> restored_round(restore("A", 0), rounds), restored_round(restore("N", 0, sources=[]), rounds)
+    (0, None)
+    """
+    if e.round is not None:
+        return e.round
+    taken = e.sources if e.sources is not None else [{"proc": e.proc, "ckpt": e.ckpt}]
+    rounds = {0 if s.get("ckpt") == 0 else ckpt_round.get((s.get("proc"), s.get("ckpt"))) for s in taken}
+    return rounds.pop() if len(rounds) == 1 else None
+
+
 class ObservedRecovery:
     """Recovery number ``number`` of ``trace``, the group ``restores`` (module docstring):
     its restored line ``g`` (``line`` with trace checkpoint numbers), the ``failed`` and

@@ -52,6 +52,7 @@ process's state to what it was at checkpoint ``c`` (the events in between are un
 
 from __future__ import annotations
 
+from snapcheck.checker.observed_recovery import restored_round
 from snapcheck.checker.report import Violation
 
 
@@ -67,6 +68,7 @@ class _Coordination:
         self.abort_line: dict[int, int] = {}
         self.start_line: dict[int, int] = {}
         self.valid_notify: dict[str, int] = {}  # mid -> round, for notifications sent after completion
+        self.ckpt_round = {(e.proc, e.ckpt): e.round for e in ix.of_type("checkpoint")}
         for e in ix.of_type("round_complete"):
             self.complete_line.setdefault(e.round, e.line)
         for e in ix.of_type("round_abort"):
@@ -335,7 +337,9 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
     for i, group in enumerate(groups, 1):
         first = min(e.line for e in group)
         latest = coord.completed_before(first)
-        rounds = {e.round for e in group}
+        # a restore without ``round`` goes back to the round of what it takes; one that
+        # says nothing (a new subtask given no state) is no evidence either way
+        rounds = {r for e in group if (r := restored_round(e, coord.ckpt_round)) is not None}
         lines = [e.line for e in group]
         subject = f"recovery {i}"
         if len(rounds) > 1:
@@ -349,8 +353,8 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
                     lines,
                 )
             )
-        for r in sorted(rounds, key=lambda x: -1 if x is None else x):
-            if r is not None and coord.complete_line.get(r, first) >= first:
+        for r in sorted(rounds):
+            if r and coord.complete_line.get(r, first) >= first:
                 why = f"was aborted at line {coord.abort_line[r]}" if r in coord.abort_line else "never completed"
                 out.append(
                     Violation(
@@ -363,7 +367,7 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
                         {"round": r},
                     )
                 )
-            elif (r or 0) < latest:
+            elif r < latest:
                 what = f"round {r}" if r else "the empty initial state"
                 out.append(
                     Violation(
@@ -374,7 +378,7 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
                         f"{coord.complete_line[latest]}: the job goes back behind a completed checkpoint, so what it did "
                         "after that checkpoint is done again (output committed since is published twice).",
                         lines + [coord.complete_line[latest]],
-                        {"round": r or 0, "latest": latest},
+                        {"round": r, "latest": latest},
                     )
                 )
     return out

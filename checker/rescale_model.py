@@ -5,7 +5,7 @@ the key-group range helpers the two rescale properties share."""
 from __future__ import annotations
 
 from snapcheck.checker.lifetimes import Lifetimes
-from snapcheck.checker.observed_recovery import recovery_groups
+from snapcheck.checker.observed_recovery import recovery_groups, restored_round
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.model import Event, Trace
 from snapcheck.traces.recorder import TraceRecorder
@@ -121,17 +121,9 @@ class Rescale:
         self.retire = {e.proc: e for e in ix.of_type("retire")}
         self._by_proc = ix.by_proc
         self._markers = {e.mid for e in ix.of_type("send") if e.kind in ("barrier", "cancel")}
-        rounds = [e.round for e in group if e.round is not None]
-        if not rounds:
-            rounds = [
-                self.ckpt_ev[(s["proc"], s["ckpt"])].round
-                for e in group
-                for s in e.sources or ()
-                if (s["proc"], s["ckpt"]) in self.ckpt_ev
-            ]
-        named = [s["ckpt"] for e in group for s in e.sources or ()]
-        if not rounds and named and not any(named):  # every source is an initial state: round 0
-            rounds = [0]
+        stated = [e.round for e in group if e.round is not None]
+        ckpt_round = {k: e.round for k, e in self.ckpt_ev.items()}
+        rounds = stated or [r for e in group if (r := restored_round(e, ckpt_round)) is not None]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started

@@ -172,3 +172,25 @@ def test_recovery_lineage():
     r = base()
     _recover(r, [1, 2], [("A", 1), ("S", 2)])
     assert kinds(r, {"recovery-lineage"}) == {"restore-mixed", "restore-aborted"}
+
+
+def test_a_restore_without_its_round_goes_back_to_the_round_of_what_it_takes():
+    """``round`` is optional on a restore: the round is then that of the checkpoint it takes
+    (its own, or its ``sources``'). Restoring round 1's checkpoints after round 1 completed
+    is the latest round, not the empty initial state (it was judged restore-stale)."""
+
+    def base():
+        r = rec()
+        round1(r)
+        return r
+
+    r = base()
+    _recover(r, [None, None], [("A", 1), ("S", 1)])
+    assert kinds(r, {"recovery-lineage"}) == set()
+    r = base()
+    r.round_start("C", 2)
+    r.checkpoint("A", "coordinated", round=2)
+    r.checkpoint("S", "coordinated", round=2)
+    r.round_complete("C", 2)
+    _recover(r, [None, None], [("A", 1), ("S", 1)])  # behind round 2: stale, whether said or not
+    assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
