@@ -98,7 +98,8 @@ class Rescale:
     ``round`` is the restored round (the restores' ``round``, else the round of their
     sources' checkpoints, 0 when they are all initial states; None if neither says), ``new`` maps each restoring process to
     its restore, ``old_ckpt`` each old process (outside the group, with a checkpoint of
-    ``round``) to that checkpoint, ``missing`` each process that owned key groups or
+    ``round``; a process restored in place, without ``sources``, is one too) to that
+    checkpoint, ``missing`` each process that owned key groups or
     partitions and belonged to the job when that round started but has no checkpoint of it
     (to the line where the round started), ``start`` is the line of the first restore and
     ``subject`` names the rescale in the report.
@@ -127,17 +128,26 @@ class Rescale:
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started
+        # a restore without sources restores its process in place (an operator whose
+        # parallelism did not change): its own checkpoint is one of the old ones too
+        in_place = {p for p, e in self.new.items() if e.sources is None}
         if self.round == 0:  # every process present from the start has its initial checkpoint
             self.old_ckpt = {
                 p.id: 0
                 for p in trace.header.processes
-                if not p.appears and p.id not in self.new and p.role not in ("coordinator", "external")
+                if not p.appears
+                and (p.id not in self.new or p.id in in_place)
+                and p.role not in ("coordinator", "external")
             }
         elif self.round is not None:
             started = [e.line for e in ix.of_type("checkpoint") if e.round == self.round]
             started += [e.line for e in ix.of_type("round_start") if e.round == self.round]
             for e in ix.of_type("checkpoint"):
-                if e.round == self.round and e.proc not in self.new and e.proc not in self.old_ckpt:
+                if (
+                    e.round == self.round
+                    and (e.proc not in self.new or e.proc in in_place)
+                    and e.proc not in self.old_ckpt
+                ):
                     self.old_ckpt[e.proc] = e.ckpt
             stateful = [
                 p.id

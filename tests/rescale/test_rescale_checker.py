@@ -345,3 +345,31 @@ def test_a_rolled_back_move_is_moved_again():
     trace, again = _failure_before_a_new_round(False)
     lost = check_trace(trace).violations
     assert {(v.kind, v.subject, tuple(v.witness["messages"])) for v in lost} == {("dropped", "round 2", (again,))}
+
+
+def _in_place(edit=None):
+    """tests/data/rescale/one_operator_in_place.jsonl: ``src`` keeps parallelism 1 and
+    restores its own checkpoint in place (a restore without ``sources``) while ``agg``
+    goes from 2 to 3; ``edit`` changes the events first."""
+    import json
+    from pathlib import Path
+
+    from snapcheck.traces.jsonl import parse_trace
+
+    header, *events = (
+        json.loads(x) for x in (Path(__file__).parents[1] / "data/rescale/one_operator_in_place.jsonl").open()
+    )
+    events = edit(events) if edit else events
+    seen: dict = {}
+    for e in events:  # per-process order after removals
+        e["idx"] = seen[e["proc"]] = seen.get(e["proc"], -1) + 1
+    return {v.kind for v in check_trace(parse_trace("\n".join(json.dumps(x) for x in [header, *events]))).violations}
+
+
+def test_an_operator_restored_in_place_beside_a_rescaled_one_holds_its_own_partitions():
+    """Its own checkpoint is one of the old ones: the partition it takes back was not
+    'held by no old process' (a partition-wrong-owner false positive); what it must still
+    re-read after the restore is judged (input-lost when it does not)."""
+    assert _in_place() == set()
+    reread = "in[0]>src[0]:3/r1"
+    assert _in_place(lambda es: [e for e in es if e.get("mid") != reread]) == {"input-lost"}
