@@ -25,7 +25,7 @@ import inspect
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 
 from snapcheck.reference.changelog import mutants as changelog_mutants
@@ -123,7 +123,8 @@ def load(spec: str) -> type[Protocol]:
     if not where or not clsname.isidentifier():
         raise UsageError(f"protocol {spec!r}: expected MODULE:CLASS or path/to/file.py:CLASS")
     try:
-        module = _import_file(where) if where.endswith(".py") or os.sep in where else _import_module(where)
+        with redirect_stdout(sys.stderr):  # what it prints is not the command's output (--json)
+            module = _import_file(where) if where.endswith(".py") or os.sep in where else _import_module(where)
     except UsageError:
         raise
     except BaseException as exc:  # noqa: BLE001 - a user module may raise anything while importing

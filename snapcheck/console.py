@@ -21,4 +21,4 @@ def make_console(stderr: bool = False) -> Console:
             width = max(PIPED_WIDTH, int(os.environ.get("COLUMNS", PIPED_WIDTH)))
         except ValueError:
             width = PIPED_WIDTH
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width, emoji=False)

@@ -43,7 +43,7 @@ def run_validation(
 ) -> dict:
     """Run a campaign of ``n`` runs and summarize it. ``protocols`` and ``mutants``: catalogue
     names, ``MODULE:CLASS`` / ``FILE.py:CLASS`` specs or ``Protocol`` classes (also the
-    user's own); ``mutants=None``: every mutant of a selected protocol. ``explore``: the
+    user's own), or one string listing them with commas, like ``workloads``; ``mutants=None``: every mutant of a selected protocol. ``explore``: the
     exploration strategy (``spark_validation.strategies``; default the best measured).
     ``conform``: the fraction of runs also validated against their TLA+ specification
     (``conformance``).
@@ -52,7 +52,9 @@ def run_validation(
 
     from snapcheck.reference.catalogue import as_spec
 
-    console = console or Console(highlight=False)
+    console = console or Console(highlight=False, emoji=False)
+    # one string is a comma list, as on the command line ("abs-aligned,unaligned")
+    protocols, workloads, mutants = (x.split(",") if isinstance(x, str) else x for x in (protocols, workloads, mutants))
     sel = Selection.of(
         [as_spec(p) for p in protocols] if protocols else None,
         workloads,
@@ -95,7 +97,9 @@ def run_validation(
     if sel.conform:
         kept = keep_traces(res.results, out_dir)
         if kept:
-            console.print(f"kept {len(kept)} trace(s) (disagreements, rejected correct runs) in {out_dir}/traces/")
+            console.print(
+                f"kept {len(kept)} trace(s) (disagreements, rejected correct runs) in {out_dir}/traces/", markup=False
+            )
     console.print(
         f"{n:,} runs in {res.seconds:.1f} s ({meta['runs_per_second']} runs/s); results {res.results}; "
         f"summary {md}, {js}; verdict {'OK' if summary['ok'] else 'FAILED'}",

@@ -348,6 +348,7 @@ def rich_tables(s: dict):
         t.add_column(head, justify="left" if head == "protocol" else "right", no_wrap=head == "protocol")
     for p in s["protocols"]:
         cells = [_fmt(p[k]) for k, _ in PROTOCOL_COLUMNS]
+        cells[0] = escape(cells[0])  # a user's protocol spec (a path may hold "[")
         if p["failing_runs"]:
             cells[3] = f"[red]{cells[3]}[/]"
         t.add_row(*cells)
@@ -361,7 +362,7 @@ def rich_tables(s: dict):
     for x in s["mutants"]:
         m.add_row(
             escape(x["mutant"]),
-            x["protocol"],
+            escape(x["protocol"]),
             _fmt(x["runs"]),
             _fmt(x["caught"]),
             f"{100 * x['catch_rate']:.1f} %",
@@ -493,6 +494,7 @@ def _reasons(c: dict) -> str:
 
 def conformance_table(s: dict):
     """The conformance table for the console."""
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=f"TLA+ conformance ({s['conform_fraction']:g} of the runs)", title_justify="left")
@@ -505,7 +507,7 @@ def conformance_table(s: dict):
         cells = [_fmt(c[k]) for k, _ in CONFORM_COLUMNS]
         if c["disagreements"]:
             cells[-1] = f"[red]{cells[-1]}[/]"
-        t.add_row(c["mutant"] or c["protocol"], ", ".join(c["specs"]) or "-", *cells, _reasons(c))
+        t.add_row(escape(c["mutant"] or c["protocol"]), ", ".join(c["specs"]) or "-", *cells, escape(_reasons(c)))
     return t
 
 
@@ -569,13 +571,14 @@ def print_summary(s: dict, console) -> None:
         console.print(m)
     if s["mutants_not_run"]:
         console.print(
-            f"[yellow]mutants selected but not run (campaign too small):[/] {', '.join(s['mutants_not_run'])}"
+            f"[yellow]mutants selected but not run (campaign too small):[/] {escape(', '.join(s['mutants_not_run']))}",
+            emoji=False,
         )
     if s.get("conformance"):
         console.print(conformance_table(s))
     for d in s.get("disagreements", ())[:PRINT_FAILURES]:
         console.print(
-            f"[red]DISAGREEMENT[/] run {d['run_id']} ({d['mutant'] or d['protocol']}): {escape(d['why'])}\n"
+            f"[red]DISAGREEMENT[/] run {d['run_id']} ({escape(d['mutant'] or d['protocol'])}): {escape(d['why'])}\n"
             f"  spec {d['spec_verdict']}: {escape(str(d['spec_detail'] or '-'))}\n  checker: {escape(d['checker_verdict'])}"
             f"\n  {escape(d['command'])}",
             highlight=False,
@@ -584,7 +587,7 @@ def print_summary(s: dict, console) -> None:
     for f in s["failing_runs"][:PRINT_FAILURES]:
         why = _why(f)
         console.print(
-            f"[red]FAILING[/] run {f['run_id']} ({f['protocol']}): {escape(str(why))}\n  {escape(f['command'])}",
+            f"[red]FAILING[/] run {f['run_id']} ({escape(f['protocol'])}): {escape(str(why))}\n  {escape(f['command'])}",
             highlight=False,
             emoji=False,
         )
@@ -593,12 +596,16 @@ def print_summary(s: dict, console) -> None:
     for x in s["mutants"]:
         if x["escaped"]:
             console.print(
-                f"[red]ESCAPED[/] mutant {x['mutant']}: {x['runs']} run(s), none caught; e.g.\n  "
+                f"[red]ESCAPED[/] mutant {escape(x['mutant'])}: {x['runs']} run(s), none caught; e.g.\n  "
                 f"{escape(x['escaped_runs'][0])}",
                 highlight=False,
+                emoji=False,
             )
     for name, c in (s.get("coverage") or {}).items():
         if c["unreached"]:
-            console.print(f"[yellow]not explored[/] {name}: no run reached {', '.join(c['unreached'])}")
+            console.print(
+                f"[yellow]not explored[/] {escape(name)}: no run reached {escape(', '.join(c['unreached']))}",
+                emoji=False,
+            )
     for line in oracle_not_judged(s):
-        console.print(f"[yellow]not judged[/] {escape(line)}", highlight=False)
+        console.print(f"[yellow]not judged[/] {escape(line)}", highlight=False, emoji=False)

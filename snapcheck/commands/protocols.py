@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 import orjson
+from rich.markup import escape
 from rich.table import Table
 
 from snapcheck.console import make_console
@@ -101,7 +102,7 @@ def _list(rows: list[dict], as_json: bool, markdown: bool, own: bool) -> None:
     for r in rows:
         if "mutant_of" not in r:
             table.add_row(
-                r["name"],
+                escape(r["name"]),
                 r["family"],
                 r["topologies"],
                 str(r["max_rounds_in_flight"] or "any"),
@@ -117,7 +118,7 @@ def _list(rows: list[dict], as_json: bool, markdown: bool, own: bool) -> None:
         mutants.add_column(col, overflow="fold")
     for r in rows:
         if "mutant_of" in r:
-            mutants.add_row(r["name"], r["mutant_of"], r["bug"], " or ".join(r["expect"]))
+            mutants.add_row(*(escape(str(x)) for x in (r["name"], r["mutant_of"], r["bug"], " or ".join(r["expect"]))))
     if mutants.row_count:
         console.print(mutants)
     if own:

@@ -67,7 +67,7 @@ class Stepper:
         self.trace = trace
         self.replay = Replay(trace, navigable=navigable)
         self.findings = findings or Findings()
-        self.console = console or Console(highlight=False)
+        self.console = console or Console(highlight=False, emoji=False)
         self.show_all_channels = show_all_channels
         self.message = ""  # feedback of the last command, shown above the state
         self._last = "n"

@@ -306,3 +306,17 @@ def test_an_exception_naming_an_object_gives_the_same_trace_bytes_every_time():
     reason = runs[0].trace().events[-1].reason
     assert "cannot align with <" in reason and "_Unwritable object at 0x…>" in reason, reason
     assert runs[0].dumps() == runs[1].dumps()
+
+
+def test_a_users_names_are_printed_as_written_and_what_a_module_prints_stays_off_stdout(tmp_path):
+    """A path holding rich markup (``[/b]``) or an emoji code (``:Loop:``) is printed as
+    it is (it crashed the summary, or became ➿); a module that prints when imported does
+    not spoil ``--json``."""
+    (tmp_path / "br[/b]").mkdir(parents=True)  # the directory br[ and in it b]
+    (tmp_path / "br[/b]" / "p.py").write_text('print("hello from import")\n' + MODULE + "\nLoop = Mine\n")
+    res = cli(tmp_path, "protocols", "br[/b]/p.py:Loop", "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)[0]["name"], res.stdout[:300]
+    assert "hello from import" in res.stderr
+    res = cli(tmp_path, "validate", "-n", "2", "--engine", "python", "-p", "br[/b]/p.py:Loop", "--mutants", "none", "-o", "o")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert "br[/b]/p.py:Loop" in res.stdout and "➿" not in res.stdout
