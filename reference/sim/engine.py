@@ -480,12 +480,15 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         for tid, when in self.timed_faults:
             self.at(when, self.fail, self.by_id[tid])
         self.clock(cfg.interval, self.tick)
+        watch = None
         try:
-            with handler_watchdog():
+            with handler_watchdog() as watch:
                 self._loop()
         except ProtocolBroke as exc:
             self.protocol_error(exc.task, exc.handler, exc.reason + user_frame(exc.__traceback__))
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a protocol may raise anything (sys.exit too)
+        except BaseException as exc:  # noqa: BLE001 - a protocol may raise anything (sys.exit, GeneratorExit too)
+            if isinstance(exc, KeyboardInterrupt) and (watch is None or watch.interrupted):
+                raise  # Ctrl-C: the user stops the kit (a protocol's own raise is its error)
             task, handler = _handler_frame(exc.__traceback__)
             if task is None and type(self.protocol).__module__.startswith("snapcheck."):
                 raise  # the kit's own code failed outside a protocol handler: a bug of ours

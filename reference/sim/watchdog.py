@@ -1,13 +1,20 @@
-"""A watchdog for protocol handlers that never return.
+"""A watchdog for protocol handlers that never return, and for a real Ctrl-C.
 
 A handler stuck in a loop (waiting, say, for ``ctx.queued(ch)`` to change, which it
 cannot while the handler runs: the simulator is single-threaded) would hang the
 simulation, and with it a whole campaign. While a simulation runs, a real-time
-interval timer (``SIGALRM``) looks every ``budget`` seconds at the innermost protocol
-handler on the stack; a handler call (the same frame) found at two consecutive looks
-has run for ``budget`` seconds at least, and ``HandlerTimeout`` is raised inside it.
-The simulator ends the run with a ``protocol_error`` (``Simulator.run``), which names the
-handler and the line of the protocol's code it was at.
+interval timer (``SIGALRM``) looks ``LOOKS`` times per ``budget`` seconds at the
+innermost protocol handler on the stack; once the same handler call (the same frame) has
+been on the stack for ``budget`` seconds, ``HandlerTimeout`` is raised inside it, and
+raised again at every later look while that call still runs (a handler that swallows it
+in a loop is stopped all the same). ``HandlerTimeout`` is a ``BaseException``, so an
+``except Exception`` of the protocol's does not catch it. The simulator ends the run with
+a ``protocol_error`` (``Simulator.run``), which names the handler and the line of the
+protocol's code it was at.
+
+It also notes whether ``SIGINT`` arrived (``Watch.interrupted``): a ``KeyboardInterrupt``
+that a protocol raises itself is the protocol's error; one that Ctrl-C raised stops the
+kit.
 
 Only the main thread can take signals: elsewhere (and where ``setitimer`` does not
 exist) the watchdog does nothing.
@@ -17,15 +24,26 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from snapcheck.reference.protocol import TaskProtocol
 
 HANDLER_BUDGET = 60.0  # seconds a single protocol handler call may run
+LOOKS = 4  # looks per budget: a stuck handler is stopped within 1.25 budgets
 
 
-class HandlerTimeout(Exception):
-    """A protocol handler ran longer than the watchdog's budget."""
+class HandlerTimeout(BaseException):
+    """A protocol handler ran longer than the watchdog's budget (a ``BaseException``: a
+    protocol's ``except Exception`` does not swallow it)."""
+
+
+@dataclass
+class Watch:
+    """What the watchdog saw while it ran."""
+
+    interrupted: bool = False  # SIGINT arrived (a real Ctrl-C, not a protocol's own raise)
 
 
 def _innermost_handler(frame):
@@ -40,29 +58,47 @@ def _innermost_handler(frame):
 @contextmanager
 def handler_watchdog(budget: float | None = None):
     """Raise ``HandlerTimeout`` in a protocol handler call that runs ``budget`` seconds
-    (default ``HANDLER_BUDGET``) or more while the ``with`` block runs (module docstring).
+    (default ``HANDLER_BUDGET``) or more while the ``with`` block runs; yields the
+    ``Watch`` (module docstring).
 
-    >>> with handler_watchdog(0.05):
+    >>> with handler_watchdog(0.05) as watch:
     ...     sum(range(10))
     45
+    >>> watch.interrupted
+    False
     """
     budget = HANDLER_BUDGET if budget is None else budget
+    watch = Watch()
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
-        yield
+        yield watch
         return
-    seen: list = [None]
+    since: dict = {}  # the handler frame seen at the last look -> when it was first seen
 
     def look(signum, frame) -> None:
         handler = _innermost_handler(frame)
-        if handler is not None and handler is seen[0]:
-            seen[0] = None
+        first = since.get(handler, time.monotonic()) if handler is not None else None
+        since.clear()
+        if handler is None:
+            return
+        since[handler] = first
+        if time.monotonic() - first >= budget:
             raise HandlerTimeout(f"{handler.f_code.co_name} has not returned after {budget:g} s")
-        seen[0] = handler
+
+    def interrupt(signum, frame) -> None:
+        watch.interrupted = True
+        raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGALRM, look)
-    signal.setitimer(signal.ITIMER_REAL, budget, budget)
+    previous_int = (
+        signal.signal(signal.SIGINT, interrupt)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        else None
+    )
+    signal.setitimer(signal.ITIMER_REAL, budget / LOOKS, budget / LOOKS)
     try:
-        yield
+        yield watch
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)

@@ -1,6 +1,7 @@
 """The plug-in interface: a user's own protocol runs in the simulator and is judged
 by the checker; the public strategies drive it."""
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from snapcheck.checker import check_trace
@@ -166,6 +167,47 @@ def test_a_handler_that_never_returns_is_a_protocol_error_not_a_hang(monkeypatch
     assert "raised in the simulator" not in last.reason
     assert "protocol-error" in check_trace(res.trace()).kinds
     assert simulate(SimConfig(protocol=MyAligned, workload="q1", seed=0)).metrics["protocol_error"] is None
+
+
+class SwallowingTask(MyAlignedTask):
+    """Retries forever, and its ``except Exception`` would swallow an ordinary exception."""
+
+    def on_barrier(self, ch, barrier, overtaking):
+        while True:
+            try:
+                sum(range(1000))
+            except Exception:  # noqa: BLE001, S112 - the user's mistake under test
+                continue
+
+
+class RaisesBase(MyAlignedTask):
+    """Raises a ``BaseException`` that is neither an ``Exception`` nor ``SystemExit``."""
+
+    error: type[BaseException] = GeneratorExit
+
+    def on_barrier(self, ch, barrier, overtaking):
+        raise self.error("from the protocol")
+
+
+class RaisesInterrupt(RaisesBase):
+    error = KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    "task,kind",
+    [(SwallowingTask, "HandlerTimeout"), (RaisesBase, "GeneratorExit"), (RaisesInterrupt, "KeyboardInterrupt")],
+)
+def test_whatever_a_handler_raises_or_swallows_ends_the_run_with_a_protocol_error(monkeypatch, task, kind):
+    """The watchdog's timeout is not an ``Exception`` (an ``except Exception`` loop does
+    not swallow it); a ``BaseException`` of the protocol's own, a ``KeyboardInterrupt``
+    raised without Ctrl-C too, is its error, not the kit's."""
+    from snapcheck.reference.sim import watchdog
+
+    monkeypatch.setattr(watchdog, "HANDLER_BUDGET", 0.2)
+    cls = type("P", (MyAligned,), {"name": "p", "task_class": task})
+    last = simulate(SimConfig(protocol=cls, workload="q1", seed=0)).trace().events[-1]
+    assert last.type == "protocol_error" and last.attrs["handler"] == "on_barrier", last
+    assert last.reason.split(": ", 2)[1] == kind, last.reason
 
 
 class GiveUpFirstTask(TaskProtocol):
