@@ -106,6 +106,25 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_INTERNAL)
 
 
+HASH_SEED = "0"  # what PySpark gives its Python workers unless the driver has another
+
+
+def _pin_string_hashing() -> None:
+    """Start again (``exec``) with ``PYTHONHASHSEED=0`` unless it is set so: Python salts
+    string hashes per process, so a user protocol that iterates a set of strings would
+    take another order in ``snapcheck simulate`` (a reproduction command) than on the
+    Spark executors, which PySpark runs with 0. The same seed everywhere makes the order
+    part of the run: the pasted command gives the campaign's trace."""
+    if os.environ.get("PYTHONHASHSEED") == HASH_SEED or not sys.executable:
+        return
+    script = sys.argv[0]
+    how = ["-P", "-m", "snapcheck"] if os.path.basename(script) == "__main__.py" else [script]
+    try:
+        os.execve(sys.executable, [sys.executable, *how, *sys.argv[1:]], dict(os.environ, PYTHONHASHSEED=HASH_SEED))
+    except OSError:  # cannot start again: run as is
+        return
+
+
 def console() -> None:
     """The ``snapcheck`` console script: ``main`` in a process that ends when the command
     returns. What the command held for that end (``snapcheck.traces.process_exit``: the
@@ -113,6 +132,7 @@ def console() -> None:
     system instead of being freed; the streams are written out first."""
     from snapcheck.traces import process_exit
 
+    _pin_string_hashing()
     process_exit.ends_after_command()
     try:
         main()

@@ -320,3 +320,34 @@ def test_a_users_names_are_printed_as_written_and_what_a_module_prints_stays_off
     res = cli(tmp_path, "validate", "-n", "2", "--engine", "python", "-p", "br[/b]/p.py:Loop", "--mutants", "none", "-o", "o")
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-2000:]
     assert "br[/b]/p.py:Loop" in res.stdout and "➿" not in res.stdout
+
+
+SET_ORDER = textwrap.dedent("""
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    class FirstByHashTask(AlignedTask):
+        def block(self, ch):  # "the first input needs no blocking": first in a set of strings
+            if ch.id == next(iter({c.id for c in self.ctx.inputs})):
+                self.arrived[ch] = True
+            else:
+                super().block(ch)
+
+    class FirstByHash(AlignedABS):
+        name = "first-by-hash"
+        task_class = FirstByHashTask
+""")
+
+
+def test_a_protocol_iterating_a_set_of_strings_gives_one_trace_under_any_hash_seed(tmp_path):
+    """Python salts string hashes per process; Spark's workers run with PYTHONHASHSEED=0,
+    and so does every snapcheck command (it starts again with it), so a reproduction
+    command pasted into any shell gives the campaign's trace."""
+    (tmp_path / "sets.py").write_text(SET_ORDER)
+    traces = []
+    for salt in ("1", "2", "3", "random"):
+        env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONHASHSEED=salt)
+        cmd = [sys.executable, "-m", "snapcheck", "simulate", "-p", "sets:FirstByHash", "-w", "q3", "-o", f"{salt}.jsonl"]
+        res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        traces.append((tmp_path / f"{salt}.jsonl").read_bytes())
+    assert len(set(traces)) == 1
