@@ -105,6 +105,19 @@ def restored_round(e: Event, ckpt_round: dict) -> int | None:
     return rounds.pop() if len(rounds) == 1 else None
 
 
+def checkpoint_rounds(ix) -> dict[tuple[str, int], int | None]:
+    """(process, checkpoint) -> the round it belongs to: a ``checkpoint`` event's round; and
+    the checkpoint 0 of a process a rescale created (a restore with ``sources``), which
+    holds the round that restore restored: after two rescales the second takes the
+    first's new processes' checkpoint 0, which is not the empty initial state. ``ix``: the
+    trace's ``TraceIndex``."""
+    rounds: dict[tuple[str, int], int | None] = {(e.proc, e.ckpt): e.round for e in ix.of_type("checkpoint")}
+    for e in ix.of_type("restore"):  # in trace order: a later rescale may take an earlier one's
+        if e.sources is not None and e.ckpt == 0 and (e.proc, 0) not in rounds:
+            rounds[(e.proc, 0)] = restored_round(e, rounds)
+    return rounds
+
+
 class ObservedRecovery:
     """Recovery number ``number`` of ``trace``, the group ``restores`` (module docstring):
     its restored line ``g`` (``line`` with trace checkpoint numbers), the ``failed`` and

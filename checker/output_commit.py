@@ -52,7 +52,7 @@ process's state to what it was at checkpoint ``c`` (the events in between are un
 
 from __future__ import annotations
 
-from snapcheck.checker.observed_recovery import restored_round
+from snapcheck.checker.observed_recovery import checkpoint_rounds, restored_round
 from snapcheck.checker.report import Violation
 
 
@@ -68,7 +68,7 @@ class _Coordination:
         self.abort_line: dict[int, int] = {}
         self.start_line: dict[int, int] = {}
         self.valid_notify: dict[str, int] = {}  # mid -> round, for notifications sent after completion
-        self.ckpt_round = {(e.proc, e.ckpt): e.round for e in ix.of_type("checkpoint")}
+        self.ckpt_round = checkpoint_rounds(ix)
         for e in ix.of_type("round_complete"):
             self.complete_line.setdefault(e.round, e.line)
         for e in ix.of_type("round_abort"):

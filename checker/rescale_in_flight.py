@@ -8,13 +8,22 @@ from snapcheck.checker.report import Violation
 from snapcheck.checker.rescale_model import Rescale, expand_ranges, fmt_ranges, to_ranges
 from snapcheck.traces.model import Event
 
+_ENDS = ("retire", "fail", "restore")  # what ends a process's life (as this rescale began it)
+
 
 class _Deliveries:
-    """Replays and effective receives after a rescale, by original message."""
+    """Replays and effective receives after a rescale, by original message; and the new
+    processes whose life ends later in the trace (``ends``: they retire, fail or are
+    restored again). A record such a process has not processed by then is owed by what
+    follows: the next rescale hands it (unprocessed at the checkpoint it restores) to its
+    own new holder, a recovery replays it; each of those is judged on its own."""
 
     def __init__(self, h, rs: Rescale, send_of: dict) -> None:
         self.recvs: dict[str, list] = {}
         self.replays: dict[str, list] = {}
+        self.ends: set[str] = {
+            p for p, r in rs.new.items() if any(e.line > r.line and e.type in _ENDS for e in rs.events_of(p))
+        }
         self.first_live: dict[tuple[str, str], Event] = {}  # (process, channel) -> first live recv
         self.live: list[tuple[Event, Event]] = []  # (recv, its send) of records sent after the restore
         for p in rs.new:
@@ -217,6 +226,7 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[
     names the owner); the others are misrouted. ``owner_procs``, the processes that may own
     it, and the mappings ``maps`` of ``c`` explain a loss."""
     mine = [e for e in got if is_owner(e)]
+    deferred = not mine and owner_procs and set(owner_procs) <= dv.ends  # owed by a later rescale or recovery
     out = []
     for e in got:
         if not is_owner(e):
@@ -225,7 +235,7 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[
     if kg is not None:
         wit["key_group"] = kg
     kgt = f" (key group {kg})" if kg is not None else ""
-    if not mine:
+    if not mine and not deferred:
         if not owner_procs:
             why = "no restore maps it onto an input of a new owner: its channel state was not redistributed"
         else:
@@ -346,6 +356,8 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
                 got = [e for e in dv.recvs.get(o, ()) if e.proc in holders]
                 if len(got) == 1:
                     continue
+                if not got and holders and set(holders) <= dv.ends:
+                    continue  # owed by what ends the holders' life (a later rescale or recovery)
                 if not got:
                     out.append(
                         Violation(

@@ -5,7 +5,7 @@ the key-group range helpers the two rescale properties share."""
 from __future__ import annotations
 
 from snapcheck.checker.lifetimes import Lifetimes
-from snapcheck.checker.observed_recovery import recovery_groups, restored_round
+from snapcheck.checker.observed_recovery import checkpoint_rounds, recovery_groups, restored_round
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.model import Event, Trace
 from snapcheck.traces.recorder import TraceRecorder
@@ -102,7 +102,8 @@ class Rescale:
     checkpoint, ``missing`` each process that owned key groups or
     partitions and belonged to the job when that round started but has no checkpoint of it
     (to the line where the round started), ``start`` is the line of the first restore and
-    ``subject`` names the rescale in the report.
+    ``subject`` names the rescale in the report. ``after``: the line where the previous
+    rescale began (0: none); the processes it replaced are not old ones here.
 
     >>> trace = two_to_one([0, 1], [2, 3])
     >>> rs = Rescale.only(trace)
@@ -110,7 +111,7 @@ class Rescale:
     ('rescale at line 6 (recovery 1)', 1, ['N'], {'A0': 1, 'A1': 1})
     """
 
-    def __init__(self, trace: Trace, ix, group: list, own: Ownership) -> None:
+    def __init__(self, trace: Trace, ix, group: list, own: Ownership, after: int = 0) -> None:
         self.group = group
         self.own = own
         self.start = min(e.line for e in group)
@@ -122,38 +123,36 @@ class Rescale:
         self.retire = {e.proc: e for e in ix.of_type("retire")}
         self._by_proc = ix.by_proc
         self._markers = {e.mid for e in ix.of_type("send") if e.kind in ("barrier", "cancel")}
+        self.ckpt_round = checkpoint_rounds(ix)
         stated = [e.round for e in group if e.round is not None]
-        ckpt_round = {k: e.round for k, e in self.ckpt_ev.items()}
-        rounds = stated or [r for e in group if (r := restored_round(e, ckpt_round)) is not None]
+        rounds = stated or [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started
         # a restore without sources restores its process in place (an operator whose
         # parallelism did not change): its own checkpoint is one of the old ones too
         in_place = {p for p, e in self.new.items() if e.sources is None}
-        if self.round == 0:  # every process present from the start has its initial checkpoint
-            self.old_ckpt = {
-                p.id: 0
-                for p in trace.header.processes
-                if not p.appears
-                and (p.id not in self.new or p.id in in_place)
-                and p.role not in ("coordinator", "external")
-            }
+        # the generation this rescale replaces: not one an earlier rescale (from line
+        # ``after``) had already replaced, nor one of its new processes
+        retired_at = {e.proc: e.line for e in ix.of_type("retire")}
+        generation = [
+            p.id
+            for p in trace.header.processes
+            if (p.id not in self.new or p.id in in_place)
+            and p.role not in ("coordinator", "external")
+            and retired_at.get(p.id, after + 1) > after
+            and not (p.appears and min((e.line for e in ix.by_proc.get(p.id, ())), default=0) > self.start)
+        ]  # (nor a process a later rescale creates)
+        if self.round == 0:  # each has its checkpoint 0: the initial state, or what its creation restored
+            self.old_ckpt = {q: 0 for q in generation}
         elif self.round is not None:
+            mine = set(generation)
             started = [e.line for e in ix.of_type("checkpoint") if e.round == self.round]
             started += [e.line for e in ix.of_type("round_start") if e.round == self.round]
-            for e in ix.of_type("checkpoint"):
-                if (
-                    e.round == self.round
-                    and (e.proc not in self.new or e.proc in in_place)
-                    and e.proc not in self.old_ckpt
-                ):
-                    self.old_ckpt[e.proc] = e.ckpt
-            stateful = [
-                p.id
-                for p in trace.header.processes
-                if (own.kg.get(p.id) or own.parts.get(p.id)) and p.id not in self.new and p.id not in self.old_ckpt
-            ]
+            for (q, c), r in self.ckpt_round.items():  # checkpoint events first, in trace order
+                if r == self.round and q in mine and q not in self.old_ckpt:
+                    self.old_ckpt[q] = c
+            stateful = [q for q in generation if (own.kg.get(q) or own.parts.get(q)) and q not in self.old_ckpt]
             if started and stateful:
                 line = min(started)
                 self.missing = {q: line for q in Lifetimes(trace, ix).members(stateful, line)}
@@ -177,6 +176,10 @@ class Rescale:
             if after < x.line < before and x.mid is not None and x.mid not in self._markers
         ]
 
+    def events_of(self, p: str) -> list[Event]:
+        """Every event of process ``p`` (effective or rolled back), in its order."""
+        return self._by_proc.get(p, [])
+
     def sources(self, e) -> list[dict]:
         """A restore's sources; a restore without a ``sources`` field takes all of its own
         checkpoint, one with an empty list (a new subtask given no state) takes nothing."""
@@ -199,7 +202,8 @@ def rescale_groups(run) -> list[Rescale]:
     if not groups:
         return []
     own = Ownership(run.trace, [e for g in groups for e in g if e.sources is not None])
-    return [Rescale(run.trace, run.ix, g, own) for g in groups]
+    starts = [0] + [min(e.line for e in g) for g in groups]  # each rescale replaces what the one before began
+    return [Rescale(run.trace, run.ix, g, own, after) for g, after in zip(groups, starts)]
 
 
 def two_to_one(a0_groups: list[int], a1_groups: list[int] | None = None) -> Trace:

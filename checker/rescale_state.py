@@ -31,7 +31,7 @@ def state_violations(rs: Rescale) -> list[Violation]:
     for e in rs.group:
         for s in rs.sources(e):
             ck = rs.ckpt_ev.get((s["proc"], s["ckpt"]))
-            r = ck.round if ck is not None else (0 if s["ckpt"] == 0 else None)
+            r = rs.ckpt_round.get((s["proc"], s["ckpt"]), 0 if s["ckpt"] == 0 else None)
             if r != rs.round:
                 out.append(
                     Violation(
@@ -114,7 +114,10 @@ def _retired_elsewhere(rs: Rescale) -> list[Violation]:
             if not later:
                 continue
             kept, after = "its final state", f", after which it processed or sent data (line {later[0].line})"
-        which = ", ".join(f"{q}:{c}" for c in sorted(cks))
+        which = ", ".join(
+            f"{q}:{c}" + (f" (round {rs.ckpt_round[(q, c)]})" if rs.ckpt_round.get((q, c)) is not None else "")
+            for c in sorted(cks)
+        )
         how = f"retires at line {ret.line} handing over" if ret is not None else "never retires, and so keeps"
         out.append(
             Violation(
@@ -122,7 +125,7 @@ def _retired_elsewhere(rs: Rescale) -> list[Violation]:
                 "rescale-state",
                 rs.subject,
                 f"{q} {how} {kept}, but {rs.subject} restores its state from "
-                f"{which} (round {rs.round}){after}: what {q} did in between is kept by the old process and done "
+                f"{which}{after}: what {q} did in between is kept by the old process and done "
                 "again by the new ones.",
                 ([ret.line] if ret is not None else [])
                 + [rs.ckpt_ev[(q, c)].line for c in cks if (q, c) in rs.ckpt_ev],

@@ -57,6 +57,7 @@ _OPTIONS = {
     "max_parallelism": "--max-parallelism",
 }
 RESCALE_PROB = 0.25  # correct runs that restore at another parallelism (coordinated dataflow simulator)
+SECOND_RESCALE_PROB = 1 / 3  # of those: the restored job is rescaled once more
 FINISH_PROB = 0.15  # of the others: sources finish early (FLIP-147)
 
 
@@ -232,16 +233,25 @@ def _named(cfg):
 
 def _draw_rescale(cfg, rnd: random.Random, finish: bool, failures: bool):
     """A restore at another parallelism (stop-with-savepoint, or a failure when ``failures``
-    are drawn at all; up or down) in ``RESCALE_PROB`` of the runs; else sources that finish
+    are drawn at all; up or down) in ``RESCALE_PROB`` of the runs, a third of them followed
+    by a second one (``SECOND_RESCALE_PROB``); else sources that finish
     early in ``FINISH_PROB`` (for protocols whose tasks let a finished input leave)."""
     x = rnd.random()
     if x < RESCALE_PROB:
         horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
-        kind = rnd.choice(("savepoint", "failure") if failures else ("savepoint",))
-        new = rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
-        return replace(
-            cfg, rescale=((kind, cfg.interval + rnd.randrange(horizon), new),), max_parallelism=rnd.choice((4, 16, 128))
-        )
+        kinds = ("savepoint", "failure") if failures else ("savepoint",)
+        kind, new = rnd.choice(kinds), rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
+        rescale = ((kind, cfg.interval + rnd.randrange(horizon), new),)
+        max_parallelism = rnd.choice((4, 16, 128))
+        if rnd.random() < SECOND_RESCALE_PROB:  # the restored job is rescaled again (e.g. 2 -> 3 -> 2)
+            rescale += (
+                (
+                    rnd.choice(kinds),
+                    rescale[0][1] + cfg.interval + rnd.randrange(horizon),
+                    rnd.choice([p for p in (1, 2, 3, 4) if p != new]),
+                ),
+            )
+        return replace(cfg, rescale=rescale, max_parallelism=max_parallelism)
     if x < RESCALE_PROB + FINISH_PROB and finish:
         return replace(cfg, finish_sources=True)
     return cfg
