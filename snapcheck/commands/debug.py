@@ -357,6 +357,8 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     config = _sim_config(trace_path, simulation, simulate, trace_id)
     if trace_path is None and config is None:
         raise UsageError("give a TRACE or --simulate CONFIG")
+    if config is not None:
+        _loadable(config, trace_path)
     out = output or (os.path.splitext(trace_path or "simulation")[0] + ".shrunk.jsonl")
     inputs = [trace_path] if trace_path else []
     ensure_writable(out, inputs)
@@ -370,7 +372,15 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     violates = checker_predicate(prop, kind, options)
     origin: dict = {"trace": trace_path, "events": len(trace.events), "property": prop, "kind": kind}
     if config is not None:
-        small = shrink_config(config, lambda t: violates(t, base))
+        try:
+            small = shrink_config(config, lambda t: violates(t, base))
+        except ValueError as exc:  # its run, simulated again, does not fail
+            raise UsageError(
+                f"{trace_path or 'the configuration'}: {exc}: simulated again, its run does not violate {prop} "
+                "(a protocol that depends on something other than the seed, e.g. time, the global random module "
+                "or state its class keeps between runs, cannot be shrunk by simulation; shrink the trace "
+                "itself: drop --simulation)"
+            ) from None
         click.echo(
             f"configuration: {small.runs} simulations; "
             + ", ".join(
@@ -435,6 +445,24 @@ def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None, 
             raise UsageError(f"{trace_path}: no metadata.simulator.config (not a simulator trace)")
         return dict(sim["config"])
     return None
+
+
+def _loadable(config: dict, trace_path: str | None) -> None:
+    """The protocol and mutant the configuration names can be loaded here (else exit 2
+    saying why: a protocol file named relative to the directory the trace was made in)."""
+    from snapcheck.reference.catalogue import resolve
+
+    for key in ("protocol", "mutant"):
+        spec = config.get(key)
+        if isinstance(spec, str):
+            try:
+                resolve(spec, key)
+            except UsageError as exc:
+                where = f"{trace_path}: " if trace_path else ""
+                raise UsageError(
+                    f"{where}the simulation's {key} cannot be loaded here: {exc} (a protocol file is named as "
+                    "the command that made the trace named it: run from that directory, or set PYTHONPATH)"
+                ) from None
 
 
 def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str, str]:

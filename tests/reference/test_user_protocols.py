@@ -317,7 +317,9 @@ def test_a_users_names_are_printed_as_written_and_what_a_module_prints_stays_off
     res = cli(tmp_path, "protocols", "br[/b]/p.py:Loop", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)[0]["name"], res.stdout[:300]
     assert "hello from import" in res.stderr
-    res = cli(tmp_path, "validate", "-n", "2", "--engine", "python", "-p", "br[/b]/p.py:Loop", "--mutants", "none", "-o", "o")
+    res = cli(
+        tmp_path, "validate", "-n", "2", "--engine", "python", "-p", "br[/b]/p.py:Loop", "--mutants", "none", "-o", "o"
+    )
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-2000:]
     assert "br[/b]/p.py:Loop" in res.stdout and "➿" not in res.stdout
 
@@ -346,8 +348,53 @@ def test_a_protocol_iterating_a_set_of_strings_gives_one_trace_under_any_hash_se
     traces = []
     for salt in ("1", "2", "3", "random"):
         env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONHASHSEED=salt)
-        cmd = [sys.executable, "-m", "snapcheck", "simulate", "-p", "sets:FirstByHash", "-w", "q3", "-o", f"{salt}.jsonl"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "snapcheck",
+            "simulate",
+            "-p",
+            "sets:FirstByHash",
+            "-w",
+            "q3",
+            "-o",
+            f"{salt}.jsonl",
+        ]
         res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr
         traces.append((tmp_path / f"{salt}.jsonl").read_bytes())
     assert len(set(traces)) == 1
+
+
+def test_shrinking_a_simulation_whose_protocol_file_is_elsewhere_says_so_exit_2(userdir, tmp_path_factory):
+    """The header names a protocol file as the command did (relative): from another
+    directory the simulation cannot be rerun, and shrink says why (it was a traceback)."""
+    res = cli(
+        userdir,
+        "simulate",
+        "-p",
+        "userproto.py:Mine",
+        "--mutant",
+        "userproto.py:MineNoBlock",
+        "-w",
+        "q1",
+        "-s",
+        "1",
+        "-o",
+        "bad.jsonl",
+    )
+    assert res.returncode == 0, res.stderr
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    cmd = [
+        sys.executable,
+        "-m",
+        "snapcheck",
+        "shrink",
+        str(userdir / "bad.jsonl"),
+        "--simulation",
+        "--property",
+        "consistency",
+    ]
+    res = subprocess.run(cmd, cwd=elsewhere, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "userproto.py: no such file" in res.stderr and "run from that directory" in res.stderr
