@@ -321,6 +321,23 @@ def user_hook(cls: type[Protocol], hook: str) -> Iterator[None]:
         ) from None
 
 
+def user_files(specs) -> list[str]:
+    """The source files of the user's protocol classes among ``specs`` (names, specs,
+    classes; None skipped): inputs of a command, never to be overwritten by its output."""
+    out = []
+    for spec in specs:
+        if spec is None or (isinstance(spec, str) and not is_reference(spec)):
+            continue
+        cls = resolve(spec)
+        if is_builtin(cls):
+            continue
+        try:
+            out.append(inspect.getfile(cls))
+        except (TypeError, OSError):  # a class without a file (made in memory)
+            continue
+    return out
+
+
 def spec_of(cls: type[Protocol]) -> str:
     """How to name ``cls`` on a command line: its catalogue name, the ``MODULE:CLASS`` it
     was loaded by, or ``path/to/file.py:CLASS`` for a class defined in a file (which a

@@ -66,6 +66,25 @@ def refuse_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]
             raise UsageError(f"{out}: the output is the input {src}; write to another file")
 
 
+def distinct_outputs(*outputs: str | os.PathLike | None) -> None:
+    """Raise ``UsageError`` if two of a command's outputs (None: not asked for) name the same
+    file: one would silently replace the other.
+
+    >>> distinct_outputs("r.xml", None, "r.html")
+    >>> distinct_outputs("same.out", "./same.out")
+    Traceback (most recent call last):
+    ...
+    snapcheck.traces.errors.UsageError: same.out and ./same.out name the same file: give each output its own
+    """
+    given = [os.fspath(o) for o in outputs if o is not None]
+    for i, a in enumerate(given):
+        for b in given[i + 1 :]:
+            if a == b:
+                raise UsageError(f"{a} is given for two outputs: give each output its own file")
+            if os.path.abspath(a) == os.path.abspath(b) or _same_file(a, b):
+                raise UsageError(f"{a} and {b} name the same file: give each output its own")
+
+
 def ensure_writable(path: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> None:
     """Fail fast, before any work: ``path`` is not one of ``inputs``, and its directory
     exists and takes a new file (not read-only, not ``/proc/self/fd``)."""

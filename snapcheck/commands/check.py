@@ -112,16 +112,17 @@ def check(
     --expect, a mismatch with metadata.expected; with --require-faults, a requested
     fault that never happened), 2 bad input or usage.
     """
-    from snapcheck.traces.atomic import refuse_inputs
+    from snapcheck.traces.atomic import distinct_outputs, ensure_writable
 
     html_outs: list[str | None] = [None] * len(traces)
     if html_file:
         from snapcheck.debug.html_report import html_targets
 
         html_outs = list(html_targets(html_file, traces))
-    for out in (junit_file, html_file, *html_outs):
-        if out:
-            refuse_inputs(out, traces)
+    outputs = [o for o in (junit_file, html_file) if o] + [o for o in html_outs if o and o != html_file]
+    distinct_outputs(*outputs)
+    for out in outputs:  # before any work: a report that cannot be written is refused first
+        ensure_writable(out, traces)
     run = _Run(
         options=CheckOptions(
             properties=set(properties) if properties else None,

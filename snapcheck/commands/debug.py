@@ -361,6 +361,12 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         _loadable(config, trace_path)
     out = output or (os.path.splitext(trace_path or "simulation")[0] + ".shrunk.jsonl")
     inputs = [trace_path] if trace_path else []
+    if simulate and simulate.startswith("@"):
+        inputs.append(simulate[1:])  # the configuration file it read
+    if config is not None:
+        from snapcheck.reference.catalogue import user_files
+
+        inputs += user_files([config.get("protocol"), config.get("mutant")])
     ensure_writable(out, inputs)
     trace = simulate_config(config) if trace_path is None else read_trace(trace_path, trace_id=trace_id)
     base = options_dict(trace, failures=failures, semantics=semantics, cut=cut)

@@ -257,13 +257,15 @@ def simulate_cmd(
         return
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
-    from snapcheck.traces.atomic import ensure_writable, write_atomic
-
-    ensure_writable(output)
-    if metrics_json:
-        ensure_writable(metrics_json, [output])
     from snapcheck.reference import SimConfig, simulate
-    from snapcheck.reference.catalogue import base_of, resolve
+    from snapcheck.reference.catalogue import base_of, resolve, user_files
+    from snapcheck.traces.atomic import distinct_outputs, ensure_writable, write_atomic
+
+    sources = user_files([protocol, mutant])  # the user's protocol files are inputs
+    distinct_outputs(output, metrics_json)
+    ensure_writable(output, sources)
+    if metrics_json:
+        ensure_writable(metrics_json, sources)
 
     fields = dict(
         protocol=protocol or "abs-aligned",

@@ -196,6 +196,11 @@ def html_targets(html_path: str, trace_paths: list[str]) -> list[str]:
     ['report-fig2b.html', 'report-y.html']
     >>> html_targets("out/r.html", ["a/t.jsonl", "b/t.jsonl", "c.jsonl"])
     ['out/r-t-1.html', 'out/r-t-2.html', 'out/r-c.html']
+
+    A stem that spells another's numbered name (``a-1``) gets its position too:
+
+    >>> html_targets("r.html", ["a.jsonl", "b/a.jsonl", "a-1.jsonl"])
+    ['r-a-1.html', 'r-a-2.html', 'r-a-1-3.html']
     """
     if len(trace_paths) == 1:
         return [html_path]
@@ -203,7 +208,15 @@ def html_targets(html_path: str, trace_paths: list[str]) -> list[str]:
     shared = {s for s in stems if stems.count(s) > 1}
     base, ext = os.path.splitext(html_path)
     ext = ext or ".html"
-    return [f"{base}-{s}-{k}{ext}" if s in shared else f"{base}-{s}{ext}" for k, s in enumerate(stems, 1)]
+    out: list[str] = []
+    taken = {html_path}
+    for k, s in enumerate(stems, 1):
+        name = f"{base}-{s}-{k}{ext}" if s in shared else f"{base}-{s}{ext}"
+        if name in taken or name in (f"{base}-{t}-{j}{ext}" for j, t in enumerate(stems, 1) if t in shared):
+            name = f"{base}-{s}-{k}{ext}"
+        taken.add(name)
+        out.append(name)
+    return out
 
 
 def html_index(rows: list[tuple[str, str, str, str | None]]) -> str:

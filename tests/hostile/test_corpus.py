@@ -287,3 +287,40 @@ def test_a_directory_among_the_traces_is_reported_not_fatal(tmp_path):
     assert 'errors="1"' in junit.read_text()
     code, out = run(["validate-trace", str(folder), good])
     assert code == 2 and f"{folder}: cannot open" in out and f"{good}: OK" in out, out
+
+
+def test_a_commands_other_inputs_and_two_of_its_outputs_are_never_overwritten(tmp_path):
+    """Inputs besides the trace: a user's protocol file (simulate -p FILE.py:CLASS, and its
+    --metrics-json) and shrink's @CONFIG file; two outputs of one command naming one file;
+    an output that cannot be written is refused before any work (check --json printed its
+    verdict, then exited 2)."""
+    proto = tmp_path / "myproto.py"
+    proto.write_text(
+        "from snapcheck.reference.catalogue import PROTOCOLS\n\n\nclass Mine(PROTOCOLS['abs-aligned']):\n    name = 'mine'\n"
+    )
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text('{"protocol": "abs-aligned", "workload": "q1"}\n')
+    src = tmp_path / "t.jsonl"
+    src.write_bytes((DATA / "crlf.jsonl").read_bytes())
+    keep = {p: p.read_bytes() for p in (proto, cfg, src)}
+    for args, why in (
+        (["simulate", "-p", f"{proto}:Mine", "-o", str(proto)], "the output is the input"),
+        (
+            ["simulate", "-p", f"{proto}:Mine", "-o", str(tmp_path / "s.jsonl"), "--metrics-json", str(proto)],
+            "the output is the input",
+        ),
+        (
+            ["simulate", "-o", str(tmp_path / "s.jsonl"), "--metrics-json", str(tmp_path / "s.jsonl")],
+            "given for two outputs",
+        ),
+        (["shrink", "--simulate", f"@{cfg}", "--property", "channel-state", "-o", str(cfg)], "the output is the input"),
+        (
+            ["check", str(src), "--junit", str(tmp_path / "same.out"), "--html", str(tmp_path / "same.out")],
+            "given for two outputs",
+        ),
+        (["check", str(src), "--json", "--junit", str(tmp_path / "no" / "x.xml")], "does not exist"),
+    ):
+        code, text = run(args)
+        assert code == 2 and why in text and "Traceback" not in text, (args, text)
+        assert '"exit_code"' not in text, text  # refused before the check ran
+    assert {p: p.read_bytes() for p in keep} == keep and not (tmp_path / "same.out").exists()
