@@ -117,10 +117,9 @@ def _pin_string_hashing() -> None:
     part of the run: the pasted command gives the campaign's trace."""
     if os.environ.get("PYTHONHASHSEED") == HASH_SEED or not sys.executable:
         return
-    script = sys.argv[0]
-    how = ["-P", "-m", "snapcheck"] if os.path.basename(script) == "__main__.py" else [script]
-    try:
-        os.execve(sys.executable, [sys.executable, *how, *sys.argv[1:]], dict(os.environ, PYTHONHASHSEED=HASH_SEED))
+    again = [sys.executable, "-P", "-c", "from snapcheck.cli import console; console()", *sys.argv[1:]]
+    try:  # (-P: the current directory does not go first on the import path, as for the console script)
+        os.execve(sys.executable, again, dict(os.environ, PYTHONHASHSEED=HASH_SEED))
     except OSError:  # cannot start again: run as is
         return
 

@@ -5,6 +5,7 @@ runs never hold anything."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +31,9 @@ console()
 
 
 def _console(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _CONSOLE, *args], capture_output=True, text=True, timeout=120)
+    # PYTHONHASHSEED=0 as the console script sets it (else it starts again, without this atexit handler)
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    return subprocess.run([sys.executable, "-c", _CONSOLE, *args], capture_output=True, text=True, timeout=120, env=env)
 
 
 @pytest.mark.parametrize(
