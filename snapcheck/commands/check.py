@@ -13,6 +13,7 @@ import orjson
 
 from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
+from snapcheck.console import echo
 from snapcheck.options import cut_option
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION
 from snapcheck.traces.gc_pause import paused_gc
@@ -161,15 +162,15 @@ def check(
     else:
         for r in reports:
             if isinstance(r, UnreadTrace):
-                click.echo(r.render_text(), err=True)
+                echo(r.render_text(), err=True)
                 continue
-            click.echo(r.render_text(verbose))
+            echo(r.render_text(verbose))
             if expect and r.trace in mismatches:
                 mm = mismatches[r.trace]
-                click.echo("expected verdict: " + ("holds" if not mm else "MISMATCH\n  " + "\n  ".join(mm)))
+                echo("expected verdict: " + ("holds" if not mm else "MISMATCH\n  " + "\n  ".join(mm)))
             if require_faults and r.faults_not_exercised:
-                click.echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
-            click.echo("")
+                echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
+            echo("")
     if junit_file:
         from snapcheck.checker.junit import junit_xml
         from snapcheck.traces.atomic import write_atomic

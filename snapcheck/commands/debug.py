@@ -11,7 +11,7 @@ import os
 
 import click
 
-from snapcheck.console import make_console
+from snapcheck.console import echo, make_console
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
 from snapcheck.options import cut_option
 from snapcheck.traces import read_trace
@@ -131,7 +131,7 @@ def replay(
             stepper.replay.goto_line(until_line)
         else:
             if not findings.items:
-                click.echo("no violation found" + (" (--no-check: the checker did not run)" if no_check else ""))
+                echo("no violation found" + (" (--no-check: the checker did not run)" if no_check else ""))
                 return
             if not 1 <= at_violation <= len(findings.items):
                 raise UsageError(f"--at-violation {at_violation}: there are {len(findings.items)} violation(s)")
@@ -143,7 +143,7 @@ def replay(
             out["violations_visible"] = [_finding_json(f) for f in findings.visible(stepper.replay.position)]
             if violation is not None:
                 out["violation"] = _finding_json(violation)
-            click.echo(json.dumps(out, indent=1, default=str))
+            echo(json.dumps(out, indent=1, default=str))
         else:
             stepper.show()
         return
@@ -254,8 +254,8 @@ def render(
         phases.step("drawing")
         draw(trace, output, findings, opts)
     for note in view.notes:
-        click.echo(f"note: {note}")
-    click.echo(
+        echo(f"note: {note}")
+    echo(
         f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
         + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "")
         + ")"
@@ -387,7 +387,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
                 "or state its class keeps between runs, cannot be shrunk by simulation; shrink the trace "
                 "itself: drop --simulation)"
             ) from None
-        click.echo(
+        echo(
             f"configuration: {small.runs} simulations; "
             + ", ".join(
                 f"{k} {config.get(k)} -> {small.config.get(k)}"
@@ -397,9 +397,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         )
         origin.update(config=small.config, simulated_events=len(small.trace.events))
         trace = small.trace
-        click.echo(
-            f"the smallest failing run: {command(sim_config(small.config), out.rsplit('.', 1)[0] + '.run.jsonl')}"
-        )
+        echo(f"the smallest failing run: {command(sim_config(small.config), out.rsplit('.', 1)[0] + '.run.jsonl')}")
     try:  # the trace shrinks keeping its own witness where removing events could forge one
         res = shrink_trace(trace, checker_predicate(prop, kind, options, like=(trace, base)), base, kind, prop)
     except ShrinkError as exc:
@@ -413,14 +411,14 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     header.metadata["expected"] = expected
     header.metadata["shrunk_from"] = origin
     write_trace(out, header, res.trace.events, inputs=inputs)
-    click.echo(
+    echo(
         f"shrunk {origin['events']} events -> {len(res.trace.events)} events "
         f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
         f"1-minimal; wrote {out}"
     )
     for v in report.violations:
         if v.kind == kind and v.property == prop:
-            click.echo(v.message)
+            echo(v.message)
             break
 
 
@@ -511,8 +509,8 @@ def shiviz(trace_path, output, trace_id) -> None:
     ensure_writable(output, [trace_path])
     trace = read_trace(trace_path, trace_id=trace_id)
     n = write_shiviz(trace, output)
-    click.echo(f"wrote {output} ({n} events, {len(trace.processes)} hosts)")
-    click.echo(f"ShiViz log parsing regular expression: {SHIVIZ_REGEX}")
+    echo(f"wrote {output} ({n} events, {len(trace.processes)} hosts)")
+    echo(f"ShiViz log parsing regular expression: {SHIVIZ_REGEX}")
 
 
 def register(group: click.Group) -> None:

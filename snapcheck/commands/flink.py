@@ -27,7 +27,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from snapcheck.console import make_console
+from snapcheck.console import echo, make_console
 from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
 console = make_console()
@@ -208,7 +208,7 @@ def build_cmd(force: bool, flink_home: str | None) -> None:
     t0 = time.monotonic()
     b = _build(force, flink_home)
     how = "cached" if b.cached else f"compiled in {time.monotonic() - t0:.1f} s"
-    click.echo(f"snapcheck-flink jar: {b.jar} (Flink {b.flink_version}, {how})")
+    echo(f"snapcheck-flink jar: {b.jar} (Flink {b.flink_version}, {how})")
 
 
 @flink.command("run")
@@ -347,9 +347,9 @@ def run_cmd(
             shutil.rmtree(tmp, ignore_errors=True)
     merged = outcome.merged
     merged.write(output)
-    click.echo(f"{output}: {len(merged.events)} events from a {outcome.seconds:.1f} s run (status {outcome.status})")
+    echo(f"{output}: {len(merged.events)} events from a {outcome.seconds:.1f} s run (status {outcome.status})")
     for a in merged.anomalies:
-        click.echo(f"[flink-anomaly] {a}")
+        echo(f"[flink-anomaly] {a}")
     if check:
         from snapcheck.traces.errors import TraceErrors
 
@@ -358,10 +358,10 @@ def run_cmd(
         except TraceErrors as exc:
             if not merged.anomalies:
                 raise
-            click.echo(exc.render())
-            click.echo("verdict: VIOLATION (flink-anomaly): the anomalies above make the merged trace invalid")
+            echo(exc.render())
+            echo("verdict: VIOLATION (flink-anomaly): the anomalies above make the merged trace invalid")
             sys.exit(EXIT_VIOLATION)
-        click.echo(j.render())
+        echo(j.render())
         if not j.ok or (require_faults and j.faults_not_exercised):
             sys.exit(EXIT_VIOLATION)
 
@@ -373,7 +373,7 @@ def classpath_cmd(jvm_options: bool) -> None:
     from snapcheck.flink.build import JAVA_OPENS
 
     b = _build()
-    click.echo(" ".join([*JAVA_OPENS, f"-Dlog4j2.configurationFile={b.log4j}"]) if jvm_options else b.classpath())
+    echo(" ".join([*JAVA_OPENS, f"-Dlog4j2.configurationFile={b.log4j}"]) if jvm_options else b.classpath())
 
 
 @flink.command("merge")
@@ -388,7 +388,7 @@ def merge_cmd(run_dir, output) -> None:
     ensure_writable(output)
     res = merge_run(run_dir)
     res.write(output)
-    click.echo(
+    echo(
         f"{output}: {len(res.events)} events"
         + (f"; {len(res.anomalies)} anomalies:\n  " + "\n  ".join(res.anomalies) if res.anomalies else "")
     )
@@ -405,8 +405,8 @@ def check_cmd(traces, require_faults, trace_id) -> None:
     bad = False
     for path in traces:
         j = judge_file(path, trace_id)
-        click.echo(f"{path}:")
-        click.echo(j.render())
+        echo(f"{path}:")
+        echo(j.render())
         bad = bad or not j.ok or bool(require_faults and j.faults_not_exercised)
     if bad:
         sys.exit(EXIT_VIOLATION)

@@ -9,7 +9,7 @@ import orjson
 from rich.markup import escape
 from rich.table import Table
 
-from snapcheck.console import make_console
+from snapcheck.console import echo, make_console
 
 console = make_console()
 
@@ -91,10 +91,10 @@ def protocols_cmd(specs: tuple[str, ...], as_json: bool, markdown: bool) -> None
 
 def _list(rows: list[dict], as_json: bool, markdown: bool, own: bool) -> None:
     if as_json:
-        click.echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
+        echo(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode())
         return
     if markdown:
-        click.echo(markdown_tables(rows), nl=False)
+        echo(markdown_tables(rows), nl=False)
         return
     table = Table(title="protocols", title_justify="left")
     for col in ("protocol", "family", "topologies", "rounds", "recovery", "guarantees", "TLA+", "mutants"):

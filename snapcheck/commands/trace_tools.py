@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from snapcheck.console import echo
 from snapcheck.traces.errors import EXIT_BAD_INPUT, TraceErrors, UsageError
 from snapcheck.traces.jsonl import validate_file
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
@@ -31,13 +32,13 @@ def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None
         v = validate_file(path, max_errors, trace_id)
         if v.ok:
             h = v.header_obj
-            click.echo(
+            echo(
                 f"{path}: OK ({v.events_seen} events, {len(h.processes)} processes, "
                 f"{len(h.channels)} channels, protocol {h.protocol.get('name')})"
             )
         else:
             bad += 1
-            click.echo(TraceErrors(v.errors, v.total_errors).render(), err=True)
+            echo(TraceErrors(v.errors, v.total_errors).render(), err=True)
     if bad:
         sys.exit(EXIT_BAD_INPUT)
 
@@ -77,7 +78,7 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
             else:
                 items.append((src, None, src))
         rows = write_parquet(items, output)
-        click.echo(f"wrote {rows} rows ({len(items)} trace(s)) to {output}")
+        echo(f"wrote {rows} rows ({len(items)} trace(s)) to {output}")
     elif output.endswith(".jsonl"):
         if len(sources) != 1:
             raise UsageError(
@@ -87,7 +88,7 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
         if trace_id is not None and not _is_parquet(sources[0]):
             raise UsageError(f"--trace-id picks a trace of a Parquet source; {sources[0]} is JSONL (one trace)")
         n = write_jsonl(sources[0], output, trace_id)
-        click.echo(f"wrote {n} lines to {output}")
+        echo(f"wrote {n} lines to {output}")
     else:
         raise UsageError(
             f"cannot tell the output format of {output!r}: name it .parquet or .jsonl (directions: "

@@ -22,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from snapcheck.checker.notation import fmt_checkpoint
+from snapcheck.console import make_console
 from snapcheck.debug.findings import Findings
 from snapcheck.debug.history import describe_event
 from snapcheck.debug.replay import Breakpoint, ProcessView, Replay, ReplayState
@@ -67,7 +68,7 @@ class Stepper:
         self.trace = trace
         self.replay = Replay(trace, navigable=navigable)
         self.findings = findings or Findings()
-        self.console = console or Console(highlight=False, emoji=False)
+        self.console = console or make_console()
         self.show_all_channels = show_all_channels
         self.message = ""  # feedback of the last command, shown above the state
         self._last = "n"

@@ -5,6 +5,7 @@ and no output file left behind by a failed run."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -324,3 +325,22 @@ def test_a_commands_other_inputs_and_two_of_its_outputs_are_never_overwritten(tm
         assert code == 2 and why in text and "Traceback" not in text, (args, text)
         assert '"exit_code"' not in text, text  # refused before the check ran
     assert {p: p.read_bytes() for p in keep} == keep and not (tmp_path / "same.out").exists()
+
+
+TERMINAL = Path(__file__).resolve().parents[1] / "data" / "terminal"
+
+
+@pytest.mark.parametrize("trace", ["terminal_controls.jsonl", "carriage_return_name.jsonl"])
+@pytest.mark.parametrize(
+    "args", [["check"], ["check", "-v"], ["replay", "--until", "5"], ["validate-trace"], ["shiviz", "-o", "OUT.log"]]
+)
+def test_text_output_never_carries_a_control_character_of_the_data(trace, args, tmp_path):
+    """Process names with BEL, ESC sequences (clear the screen, set the terminal title,
+    colour), backspace, DEL, a C1 CSI, or a carriage return that would print a forged
+    verdict over the real one: every text report writes them as escapes."""
+    argv = [tmp_path / "out.log" if a == "OUT.log" else a for a in args]
+    code, out = run([str(a) for a in argv[:1]] + [str(TERMINAL / trace)] + [str(a) for a in argv[1:]])
+    assert code in (0, 1) and "Traceback" not in out, out
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", out), repr(out[:2000])
+    if args[0] == "check":
+        assert "\\x1b" in out or "\\x0d" in out  # the names are there, escaped
