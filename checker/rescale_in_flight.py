@@ -12,11 +12,11 @@ _ENDS = ("retire", "fail", "restore")  # what ends a process's life (as this res
 
 
 class _Deliveries:
-    """Replays and effective receives after a rescale, by original message; and the new
+    """Replays and effective receives after a rescale, by original message; the new
     processes whose life ends later in the trace (``ends``: they retire, fail or are
-    restored again). A record such a process has not processed by then is owed by what
-    follows: the next rescale hands it (unprocessed at the checkpoint it restores) to its
-    own new holder, a recovery replays it; each of those is judged on its own."""
+    restored again) and which new processes each record reached (``reached``). A record
+    that reached such a process unprocessed is owed by what ends its life: the next
+    rescale hands it on, a recovery replays it; each of those is judged on its own."""
 
     def __init__(self, h, rs: Rescale, send_of: dict) -> None:
         self.recvs: dict[str, list] = {}
@@ -24,6 +24,17 @@ class _Deliveries:
         self.ends: set[str] = {
             p for p, r in rs.new.items() if any(e.line > r.line and e.type in _ENDS for e in rs.events_of(p))
         }
+        # original mid -> the new processes an incarnation of it reached (replayed to, or received)
+        self.reached: dict[str, set[str]] = {}
+        chans = h.trace_index.channels
+        for e in h.trace_index.of_type("replay"):
+            dst = chans[e.ch].dst if e.ch in chans else None
+            if e.line > rs.start and dst in rs.new:
+                self.reached.setdefault(h.resolve(e.mid), set()).add(dst)
+        for p in rs.new:
+            for e in rs.events_of(p):
+                if e.type == "recv" and e.line > rs.start:
+                    self.reached.setdefault(h.resolve(e.mid), set()).add(p)
         self.first_live: dict[tuple[str, str], Event] = {}  # (process, channel) -> first live recv
         self.live: list[tuple[Event, Event]] = []  # (recv, its send) of records sent after the restore
         for p in rs.new:
@@ -42,6 +53,13 @@ class _Deliveries:
                         self.live.append((e, s))
                 elif e.type == "replay":
                     self.replays.setdefault(h.resolve(e.mid), []).append(e)
+
+    def owed_later(self, o: str, holders) -> bool:
+        """Has ``o`` reached ``holders`` (all of whose lives end later) unprocessed? Then the
+        rescale or recovery that ends them owes it (it is in their input, or in flight to
+        them, at the checkpoint it restores); a record that never reached them is lost here."""
+        holders = set(holders)
+        return bool(holders) and holders <= self.ends and bool(holders & self.reached.get(o, set()))
 
 
 def in_flight_violations(run, rs: Rescale) -> list[Violation]:
@@ -226,7 +244,7 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[
     names the owner); the others are misrouted. ``owner_procs``, the processes that may own
     it, and the mappings ``maps`` of ``c`` explain a loss."""
     mine = [e for e in got if is_owner(e)]
-    deferred = not mine and owner_procs and set(owner_procs) <= dv.ends  # owed by a later rescale or recovery
+    deferred = not mine and dv.owed_later(o, owner_procs)
     out = []
     for e in got:
         if not is_owner(e):
@@ -356,8 +374,8 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
                 got = [e for e in dv.recvs.get(o, ()) if e.proc in holders]
                 if len(got) == 1:
                     continue
-                if not got and holders and set(holders) <= dv.ends:
-                    continue  # owed by what ends the holders' life (a later rescale or recovery)
+                if not got and dv.owed_later(o, holders):
+                    continue
                 if not got:
                     out.append(
                         Violation(

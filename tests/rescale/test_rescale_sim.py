@@ -90,6 +90,27 @@ def test_a_reread_record_the_second_rescale_loses_is_input_lost():
     assert found and lost in found[0].message
 
 
+def test_a_recorded_record_never_replayed_before_a_second_rescale_is_in_flight_lost():
+    """The next rescale owes only what reached the generation it replaces: a recorded
+    in-flight record the first rescale never replayed (its replay and processing removed)
+    is lost at the first, whatever follows."""
+    cfg = SimConfig(
+        protocol="unaligned", workload="q12", parallelism=2, seed=4,
+        rescale=(("savepoint", 1200, 3), ("failure", 2400, 2)),
+    )  # fmt: skip
+    header, *events = (json.loads(x) for x in simulate(cfg).dumps().decode().splitlines())
+    replay = next(
+        e for e in events if e["type"] == "replay" and e.get("from") == "channel_state" and e["proc"].startswith("g1.")
+    )
+    events = [e for e in events if e.get("mid") != replay["mid"]]
+    seen: dict = {}
+    for e in events:
+        e["idx"] = seen[e["proc"]] = seen.get(e["proc"], -1) + 1
+    trace = parse_trace("\n".join(json.dumps(x) for x in [header, *events]), "mutated")
+    lost = [v for v in check_trace(trace).violations if v.kind == "in-flight-lost"]
+    assert lost and replay["replay_of"] in lost[0].message and "(recovery 1)" in lost[0].message
+
+
 def test_rescale_moves_in_flight_state():
     """An unaligned downscale with backpressure records in-flight state and re-routes it."""
     cfg = SimConfig(
