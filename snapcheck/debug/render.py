@@ -89,17 +89,20 @@ class RenderOptions:
     cut: dict | None = None  # the global checkpoint that was checked (drawn grey)
 
 
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
 
 
 def _shown(text: str) -> str:
     """``text`` as drawn: control characters (which no font has and SVG may not hold)
-    written as escapes.
+    and the characters XML cannot hold at all (U+FFFE, U+FFFF, lone surrogates) written
+    as escapes.
 
-    >>> _shown("A\\x01B")
-    'A\\\\x01B'
+    >>> _shown("A\\x01B\\uffffC")
+    'A\\\\x01B\\\\uffffC'
     """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def _plain_text(fig: Figure) -> None:
@@ -133,9 +136,9 @@ def columns(trace: Trace, layout: str, numbers: list[int] | None = None) -> list
         if any(t is None for t in ts):
             raise UsageError("layout 'time' needs a 't' on every event; use --layout lamport or file")
         lo, hi = min(ts, default=0.0), max(ts, default=0.0)
-        span = (hi - lo) or 1.0
+        span = (hi / 2 - lo / 2) or 1.0  # in halves: the difference of two extreme times overflows
         n = max(lamport_columns(trace), default=1)
-        return [1.0 + (t - lo) / span * max(n - 1, 1) for t in ts]
+        return [1.0 + (t / 2 - lo / 2) / span * max(n - 1, 1) for t in ts]
     raise UsageError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
 
 

@@ -207,3 +207,19 @@ def test_control_characters_are_drawn_as_escapes():
     from snapcheck.debug.render import _shown
 
     assert _shown("A\x01B\x7f\tC\nD") == "A\\x01B\\x7f\\x09C\nD"
+
+
+@pytest.mark.parametrize(
+    "name,layout", [("huge_times.jsonl", "time"), ("huge_times.jsonl", "lamport"), ("xml_nonchars.jsonl", "lamport")]
+)
+def test_extreme_times_and_names_xml_cannot_hold_still_draw_well_formed_svg(name, layout, tmp_path):
+    """Times of ±1e308 (their difference overflows: the time layout divided by infinity
+    and crashed) and process names with U+FFFE/U+FFFF (which XML cannot hold at all:
+    the SVG did not parse)."""
+    import xml.etree.ElementTree as ET
+    from pathlib import Path
+
+    from snapcheck.traces import read_trace
+
+    trace = read_trace(str(Path(__file__).resolve().parents[1] / "data" / "terminal" / name))
+    ET.fromstring(render_svg(trace, options=RenderOptions(layout=layout)))
