@@ -277,6 +277,7 @@ class PropertyResult:
     ok: bool
     violations: list[Violation] = field(default_factory=list)
     omitted: int = 0  # further violations of this result not listed (cap per result)
+    omitted_kinds: frozenset[str] = frozenset()  # the kinds among them (a capped kind is still reported)
 
     def to_json(self) -> dict:
         """The result as a JSON object (the schema's ``result``)."""
@@ -364,18 +365,20 @@ class Report:
 
     @property
     def kinds(self) -> set[str]:
-        """The kinds of the listed violations."""
-        return {v.kind for v in self.violations}
+        """The kinds of the violations found: listed, or beyond the cap per result."""
+        return {v.kind for v in self.violations}.union(*(r.omitted_kinds for r in self.results))
 
     def add(
         self, prop: str, subject: str, violations: list[Violation], cap: int | None = None, omitted: int = 0
     ) -> PropertyResult:
         """Record one property result; violations beyond ``cap`` (and ``omitted`` ones
         found but not given a witness) are counted, not listed."""
+        beyond: frozenset[str] = frozenset()
         if cap is not None and len(violations) > cap:
             omitted += len(violations) - cap
+            beyond = frozenset(v.kind for v in violations[cap:]) - {v.kind for v in violations[:cap]}
             violations = violations[:cap]
-        r = PropertyResult(prop, subject, not violations and not omitted, violations, omitted)
+        r = PropertyResult(prop, subject, not violations and not omitted, violations, omitted, beyond)
         self.results.append(r)
         return r
 

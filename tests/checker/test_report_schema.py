@@ -125,3 +125,20 @@ def test_validate_summary_follows_its_schema(tmp_path):
     broken = dict(summary, runs="many")
     with pytest.raises(jsonschema.ValidationError):
         v.validate(broken)
+
+
+def test_a_kind_beyond_the_cap_per_result_is_still_among_the_reports_kinds():
+    """Campaigns list one witness per result (max_per_result=1): the kinds of the others
+    still count, so a campaign's violation_kinds are those ``check`` reports."""
+    from snapcheck.checker import CheckOptions, check_trace
+    from snapcheck.traces.golden import golden
+
+    trace = golden("checkmate_fig2b_orphan")
+    full = check_trace(trace, CheckOptions())
+    capped = check_trace(trace, CheckOptions(max_witnesses=1, max_per_result=1))
+    assert capped.kinds == full.kinds
+    from snapcheck.checker.report import Report, Violation
+
+    r = Report()
+    r.add("p", "s", [Violation("a", "p", "s", "one"), Violation("b", "p", "s", "two")], cap=1)
+    assert r.kinds == {"a", "b"} and [v.kind for v in r.violations] == ["a"] and r.results[0].omitted == 1
