@@ -23,6 +23,8 @@ compare it with.
 
 from __future__ import annotations
 
+import sys
+
 import orjson
 
 from snapcheck.reference.catalogue import resolve, spec_of
@@ -113,6 +115,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
 
     row = _row(run_id, seed, cfg)
     diffs = unjudged = None
+    users = _users(cfg)
+    before = _kept_state(cfg) if users else ""
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
@@ -169,9 +173,66 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
     )
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
+    if users and (_kept_state(cfg) != before or (verdict == "violation" and not _same_run_again(cfg, res))):
+        row.update(
+            verdict="violation", violation_kinds=",".join(filter(None, [row["violation_kinds"], NONDETERMINISTIC]))
+        )
     if conformer is not None:
         conformer.add(row, res)
     return row
+
+
+# A user's protocol that keeps state from one run to the next (in its classes or its
+# module), or whose failing run, simulated again from the same configuration, gives another
+# trace: its reproduction command would not reproduce what the campaign saw.
+NONDETERMINISTIC = "nondeterministic-run"
+
+
+def _users(cfg) -> bool:
+    """Does ``cfg`` run a user's protocol or mutant (the kit's own are deterministic, tested)?"""
+    from snapcheck.reference.catalogue import is_builtin, resolve
+
+    return any(x is not None and not is_builtin(resolve(x)) for x in (cfg.protocol, cfg.mutant))
+
+
+def _kept_state(cfg) -> str:
+    """What a user's protocol keeps outside a run: the data attributes of its classes (and
+    its task classes) and of their modules, as text. A run that changes it leaves the
+    next run of this process another start than a reproduction command has."""
+    import inspect
+
+    from snapcheck.reference.catalogue import resolve
+
+    owners: list = []
+    for spec in (cfg.protocol, cfg.mutant):
+        if spec is None:
+            continue
+        cls = resolve(spec)
+        for c in (*inspect.getmro(cls), *inspect.getmro(getattr(cls, "task_class", object))):
+            if not c.__module__.startswith(("snapcheck.", "builtins")) and c not in owners:
+                owners.append(c)
+    owners += list(dict.fromkeys(m for c in list(owners) if (m := sys.modules.get(c.__module__)) is not None))
+    return "\n".join(
+        f"{getattr(o, '__name__', o)}.{k}={v!r}"
+        for o in owners
+        for k, v in list(vars(o).items())
+        if not k.startswith("__")
+        and not callable(v)
+        and not inspect.ismodule(v)
+        and not isinstance(v, (classmethod, staticmethod, property))
+    )
+
+
+def _same_run_again(cfg, res) -> bool:
+    """Does the same configuration, simulated again in this process, give the same trace?
+    Not when the protocol depends on anything but the seed: the clock, the global random
+    module, a class attribute that keeps state from run to run."""
+    from snapcheck.reference import simulate
+
+    try:
+        return simulate(cfg).dumps() == res.dumps()
+    except Exception:  # noqa: BLE001 - the second run failed where the first did not: not the same run
+        return False
 
 
 # What a run that stopped because every final round aborted shows by construction: a

@@ -398,3 +398,53 @@ def test_shrinking_a_simulation_whose_protocol_file_is_elsewhere_says_so_exit_2(
     res = subprocess.run(cmd, cwd=elsewhere, capture_output=True, text=True, timeout=300)
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     assert "userproto.py: no such file" in res.stderr and "run from that directory" in res.stderr
+
+
+NONDET_MODULE = textwrap.dedent("""
+    import random
+
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    class LeakyTask(AlignedTask):
+        seen = []  # shared by every run of this process
+
+        def on_barrier(self, ch, barrier, overtaking):
+            LeakyTask.seen.append(barrier.round)
+            if len(LeakyTask.seen) > 40:  # "the job has warmed up": skip alignment
+                self.arrived[ch] = True
+                return
+            super().on_barrier(ch, barrier, overtaking)
+
+    class Leaky(AlignedABS):
+        name = "leaky"
+        task_class = LeakyTask
+
+    class DiceTask(AlignedTask):
+        def block(self, ch):
+            if random.random() < 0.5:  # the global random module: not the run's seed
+                super().block(ch)
+            else:
+                self.arrived[ch] = True
+
+    class Dice(AlignedABS):
+        name = "dice"
+        task_class = DiceTask
+""")
+
+
+@pytest.mark.parametrize("cls", ["Leaky", "Dice"])
+def test_a_protocol_that_depends_on_more_than_the_seed_is_told_so(tmp_path, cls):
+    """State kept by a class from run to run, or the global random module: a campaign
+    run's reproduction command would not give its trace. The runs say so
+    (nondeterministic-run), whatever else they break; the correct protocol never does."""
+    from snapcheck.spark_validation.configs import Selection, draw_config
+    from snapcheck.spark_validation.runner import NONDETERMINISTIC
+
+    (tmp_path / "nondet.py").write_text(NONDET_MODULE)
+    sel = Selection.of([f"{tmp_path / 'nondet.py'}:{cls}"], mutants=())
+    rows = [run_one(i, i, draw_config(i, i, sel)) for i in range(12)]
+    assert any(NONDETERMINISTIC in r["violation_kinds"] for r in rows), [r["violation_kinds"] for r in rows]
+    (tmp_path / "mine.py").write_text(MODULE)
+    good = Selection.of([f"{tmp_path / 'mine.py'}:Mine"], mutants=())
+    rows = [run_one(i, i, draw_config(i, i, good)) for i in range(12)]
+    assert not any(NONDETERMINISTIC in r["violation_kinds"] for r in rows)
