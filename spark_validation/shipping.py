@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.metadata as md
+import importlib.util
 import json
 import os
 import sys
@@ -224,15 +225,42 @@ def user_protocols(specs) -> UserProtocols:
 
 def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str]:
     """Files to ``addPyFile`` so that executors import every module of ``protocols`` by the name the
-    driver gave it, and the modules it imported from its own directory (its siblings, e.g. a
-    ``helpers.py`` next to it, or a package there): a top-level module as ``NAME.py``, a package (or
-    a module inside one) as a zip of its top-level package. Modules of the kit and of the packed
-    environment are not sent."""
+    driver gave it, and every module of its own directory that it may import (its siblings, e.g.
+    a ``helpers.py`` next to it, or a package there; also those it imports only inside a handler,
+    which the driver has not imported): a top-level module as ``NAME.py``, a package (or a module
+    inside one) as a zip of its top-level package. Modules of the kit and of the packed
+    environment are not sent, nor a sibling named like one of Python's or the environment's
+    modules (it would replace that module on the executors; the driver does not import it
+    either)."""
     dest = dest or cache_dir()
     tops = {cls.__module__.split(".")[0] for cls in protocols.classes.values()}
     roots = {root for top in tops if (root := _user_root(sys.modules.get(top) or importlib.import_module(top)))}
     tops |= {name for name, m in list(sys.modules.items()) if "." not in name and _user_root(m) in roots}
-    return [_shipped(top, sys.modules[top], dest) for top in sorted(tops) if _user_root(sys.modules[top])]
+    files = {top: Path(sys.modules[top].__file__) for top in tops if _user_root(sys.modules[top])}
+    for root in roots:
+        for name, origin in _siblings(root):
+            if origin not in files.values():  # (a protocol file is shipped under the name it was loaded by)
+                files.setdefault(name, origin)
+    return [_shipped(top, origin, dest) for top, origin in sorted(files.items())]
+
+
+def _siblings(root: Path) -> list[tuple[str, Path]]:
+    """The top-level modules of directory ``root`` a protocol there may import: ``NAME.py``
+    files and packages (``NAME/__init__.py``) whose name no module of Python or of the
+    environment has."""
+    out = []
+    for p in sorted(root.iterdir()):
+        name = p.stem if p.suffix == ".py" and p.is_file() else p.name if (p / "__init__.py").is_file() else None
+        if name is None or not name.isidentifier() or name in sys.stdlib_module_names:
+            continue
+        found = importlib.util.find_spec(name) if name not in sys.modules else None
+        theirs = sys.modules.get(name)
+        if (theirs is not None and _user_root(theirs) is None) or (
+            found is not None and found.origin and Path(found.origin).parent not in (root, p)
+        ):
+            continue  # a module of the environment has this name
+        out.append((name, p / "__init__.py" if p.is_dir() else p))
+    return out
 
 
 def _user_root(module) -> Path | None:
@@ -246,10 +274,10 @@ def _user_root(module) -> Path | None:
     return origin.parent.parent if hasattr(module, "__path__") else origin.parent
 
 
-def _shipped(top: str, module, dest: Path) -> str:
-    """The cached file (``TOP.py``, or ``TOP.zip`` for a package) that ships ``module``."""
-    origin = Path(module.__file__)
-    if hasattr(module, "__path__"):  # a package: zip its directory
+def _shipped(top: str, origin: Path, dest: Path) -> str:
+    """The cached file (``TOP.py``, or ``TOP.zip`` for a package) that ships the module whose
+    file is ``origin`` (a package's ``__init__.py``)."""
+    if origin.name == "__init__.py":  # a package: zip its directory
         root = origin.parent
         data = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
         digest = hashlib.sha256(b"".join(p.read_bytes() for p in data)).hexdigest()[:12]

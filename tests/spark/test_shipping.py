@@ -83,7 +83,7 @@ def test_packages_are_shipped_as_zips_and_the_kit_is_not(tmp_path, monkeypatch):
 def test_a_protocol_file_ships_with_the_modules_it_imports_from_its_directory(tmp_path, monkeypatch):
     """A protocol file that imports a sibling module and a sibling package loads from another
     directory (as ``python path/file.py`` would), and an executor that never saw the driver's
-    directory imports all three from what was shipped."""
+    directory imports them, and a sibling only a handler imports, from what was shipped."""
     from snapcheck.reference.catalogue import resolve
 
     src = tmp_path / "proj"
@@ -93,16 +93,18 @@ def test_a_protocol_file_ships_with_the_modules_it_imports_from_its_directory(tm
     (src / "sibproto.py").write_text(
         "from sibhelp import Shipped\nfrom sibpkg import NAME\n\n\nclass Sib(Shipped):\n    name = NAME\n"
     )
-    (src / "unrelated.py").write_text("X = 1\n")  # in the directory but never imported: not shipped
+    (src / "lazyhelp.py").write_text("X = 'lazy'\n")  # imported only inside a handler: shipped too
+    (src / "random.py").write_text("")  # named like Python's own: never shipped (it would replace it)
+    (src / "orjson.py").write_text("")  # named like a module of the environment: never shipped
     monkeypatch.chdir(tmp_path)
     spec = "proj/sibproto.py:Sib"
     user = shipping.user_protocols([spec])
     assert resolve(spec).name == "sib-pkg"
     files = shipping.module_files(user, tmp_path / "cache")
     names = sorted(Path(f).name for f in files)
-    assert names == sorted(["sibhelp.py", "sibpkg.zip", f"{resolve(spec).__module__}.py"])
-    out = _in_executor(tmp_path, user, files, f"print(resolve({spec!r}).name)")
-    assert out.split() == ["sib-pkg"]
+    assert names == sorted(["lazyhelp.py", "sibhelp.py", "sibpkg.zip", f"{resolve(spec).__module__}.py"])
+    out = _in_executor(tmp_path, user, files, f"print(resolve({spec!r}).name); import lazyhelp; print(lazyhelp.X)")
+    assert out.split() == ["sib-pkg", "lazy"]
 
 
 def _in_executor(tmp_path, user, files, statement: str) -> str:
