@@ -251,6 +251,7 @@ def _import_file(path: str):
     name = "snapcheck_user_" + hashlib.sha1(str(p).encode()).hexdigest()[:12] + "_" + p.stem
     if name in sys.modules:
         return sys.modules[name]
+    _no_namesake(p)
     if str(p.parent) not in sys.path:
         sys.path.append(str(p.parent))  # its sibling modules import (after Python's own: see ``load``)
     spec = importlib.util.spec_from_file_location(name, p)
@@ -264,6 +265,27 @@ def _import_file(path: str):
         del sys.modules[name]
         raise
     return module
+
+
+def _no_namesake(p: Path) -> None:
+    """A protocol file whose directory holds a module (``common.py``, a package) that this
+    process already imported from another directory of the user's is refused: Python keeps
+    one module per name, so the file would silently get the other directory's module."""
+    for sib in p.parent.iterdir():
+        name = (
+            sib.stem if sib.suffix == ".py" and sib.is_file() else sib.name if (sib / "__init__.py").is_file() else None
+        )
+        other = sys.modules.get(name) if name and name != "snapcheck" else None  # (the kit's own wins)
+        where = Path(getattr(other, "__file__", None) or "")
+        if other is None or not where.is_file() or where.resolve().is_relative_to(p.parent):
+            continue
+        if any(where.resolve().is_relative_to(Path(x).resolve()) for x in {sys.prefix, sys.base_prefix}):
+            continue  # a module of Python or of the environment (the sibling is never imported)
+        raise UsageError(
+            f"protocol module {p}: its directory holds {sib.name}, but this process already imported "
+            f"{name} from {where}: one process holds one module of a name, so the protocol would get that "
+            "one; rename one of them (or run the protocols in separate commands)"
+        )
 
 
 def resolve(spec, kind: str = "protocol") -> type[Protocol]:

@@ -280,3 +280,19 @@ def test_a_mutant_whose_adjust_raises_or_exits_is_a_usage_error_before_anything_
         simulate(SimConfig(protocol=base, mutant=mutant, workload="q1"))
     with pytest.raises(UsageError, match=f"adjust raised {why}"):  # a campaign's driver, before Spark starts
         Selection.of(protocols=(base,), mutants=(mutant,)).check()
+
+
+def test_two_protocol_directories_with_a_module_of_the_same_name_are_refused(tmp_path):
+    """dirA/p.py and dirB/p.py each import their own common.py: one process holds one
+    module named common, so dirB's protocol would silently run with dirA's (its bug
+    hidden: its runs were all clean). The second is refused, exit 2, naming both files."""
+    for d, body in (("dirA", "def act(): return None\n"), ("dirB", "def act(): raise ValueError('B')\n")):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "common.py").write_text(body)
+        (tmp_path / d / "p.py").write_text(
+            "from common import act\nfrom snapcheck.reference.catalogue import PROTOCOLS\n\n\n"
+            "class P(PROTOCOLS['abs-aligned']):\n    name = 'p'\n"
+        )
+    res = cli(tmp_path, "validate", "-n", "2", "--engine", "python", "-p", "dirA/p.py:P,dirB/p.py:P", "-o", "out")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "dirB" in res.stderr and "common" in res.stderr and "already imported" in res.stderr
