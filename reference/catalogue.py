@@ -373,11 +373,23 @@ def spec_of(cls: type[Protocol]) -> str:
         path = inspect.getfile(cls)
     except (TypeError, OSError):
         path = None
-    if path and path.endswith(".py") and "." not in cls.__qualname__:
-        spec = f"{path}:{cls.__qualname__}"
+    module = cls.__module__
+    if path and path.endswith(".py") and "." not in cls.__qualname__ and module != "__main__":
+        # by its module's name when that name finds this file (a module of a package, whose
+        # relative imports work only so), else by the file's path
+        found = None if module.startswith("snapcheck_user_") else _find_spec(module)
+        same = found is not None and found.origin and os.path.realpath(found.origin) == os.path.realpath(path)
+        spec = f"{module}:{cls.__qualname__}" if same else f"{path}:{cls.__qualname__}"
         _LOADED[spec] = cls
         return spec
-    return f"{cls.__module__}:{cls.__qualname__}"  # a name for the record; not loadable (a local class)
+    return f"{module}:{cls.__qualname__}"  # a name for the record; not loadable (a local class, __main__)
+
+
+def _find_spec(module: str):
+    try:
+        return importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
 
 
 def as_spec(protocol) -> str:
@@ -394,6 +406,12 @@ def as_spec(protocol) -> str:
             )
         protocol = type(protocol)
     cls = resolve(protocol)
+    if cls.__module__ == "__main__":
+        raise UsageError(
+            f"protocol class {cls.__qualname__} is defined in the script that runs the campaign (__main__): "
+            "its reproduction commands would run that script again; define it in a module of its own and "
+            "import it"
+        )
     spec = spec_of(cls)
     if not is_builtin(cls) and _LOADED.get(spec) is not cls:
         raise UsageError(

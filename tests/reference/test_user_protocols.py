@@ -448,3 +448,23 @@ def test_a_protocol_that_depends_on_more_than_the_seed_is_told_so(tmp_path, cls)
     good = Selection.of([f"{tmp_path / 'mine.py'}:Mine"], mutants=())
     rows = [run_one(i, i, draw_config(i, i, good)) for i in range(12)]
     assert not any(NONDETERMINISTIC in r["violation_kinds"] for r in rows)
+
+
+def test_a_class_handed_to_the_api_is_named_so_that_its_command_loads_it(tmp_path, monkeypatch):
+    """A class of a package module with relative imports is named MODULE:CLASS (its file
+    path would not load: the relative import fails); a class of the campaign's own script
+    (__main__) is refused: its command would run that script again."""
+    from snapcheck.reference.catalogue import as_spec
+    from snapcheck.traces.errors import UsageError
+
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "base.py").write_text(MODULE)
+    (tmp_path / "mypkg" / "mine.py").write_text("from .base import Mine\n\n\nclass Pkg(Mine):\n    name = 'pkg'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from mypkg.mine import Pkg  # type: ignore[import-not-found]
+
+    assert as_spec(Pkg) == "mypkg.mine:Pkg"
+    script = type("Script", (Pkg,), {"__module__": "__main__"})
+    with pytest.raises(UsageError, match="__main__"):
+        as_spec(script)
