@@ -375,9 +375,9 @@ def spec_of(cls: type[Protocol]) -> str:
         path = None
     module = cls.__module__
     if path and path.endswith(".py") and "." not in cls.__qualname__ and module != "__main__":
-        # by its module's name when that name finds this file (a module of a package, whose
-        # relative imports work only so), else by the file's path
-        found = None if module.startswith("snapcheck_user_") else _find_spec(module)
+        # a module of a package by its name, when that name finds this file (its relative
+        # imports work only so); else by the file's path, which loads from any directory
+        found = _find_spec(module) if "." in module else None
         same = found is not None and found.origin and os.path.realpath(found.origin) == os.path.realpath(path)
         spec = f"{module}:{cls.__qualname__}" if same else f"{path}:{cls.__qualname__}"
         _LOADED[spec] = cls
