@@ -79,6 +79,10 @@ def summarize(results: str, meta: dict) -> dict:
             | ({SPEC_REJECT} if caught["spec_reject"].any() else set())
         )
         first = int(g["failing"].to_numpy().argmax()) + 1 if len(caught) else None
+        expected = _expected_kinds(name)
+        as_expected = int(
+            caught["violation_kinds"].fillna("").map(lambda ks, e=expected: bool(e & set(ks.split(",")))).sum()
+        )
         mutants.append(
             {
                 "mutant": name,
@@ -88,6 +92,8 @@ def summarize(results: str, meta: dict) -> dict:
                 "catch_rate": round(len(caught) / len(g), 4),
                 "runs_to_first_catch": first,
                 "caught_by_spec": int(g["spec_reject"].sum()),
+                "expected_kinds": sorted(expected),
+                "caught_as_expected": as_expected,
                 "reported": kinds,
                 "escaped": bool(len(caught) == 0),
                 "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
@@ -353,7 +359,17 @@ def rich_tables(s: dict):
             cells[3] = f"[red]{cells[3]}[/]"
         t.add_row(*cells)
     m = Table(title=f"Mutants ({_mutant_share(s)})", title_justify="left")
-    for head in ("mutant", "protocol", "runs", "caught", "catch rate", "first catch", "checker reports", "verdict"):
+    for head in (
+        "mutant",
+        "protocol",
+        "runs",
+        "caught",
+        "catch rate",
+        "first catch",
+        "as expected",
+        "checker reports",
+        "verdict",
+    ):
         m.add_column(
             head,
             justify="right" if head in ("runs", "caught", "catch rate", "first catch") else "left",
@@ -367,10 +383,30 @@ def rich_tables(s: dict):
             _fmt(x["caught"]),
             f"{100 * x['catch_rate']:.1f} %",
             _fmt(x["runs_to_first_catch"]),
+            escape(_as_expected(x)),
             ", ".join(x["reported"]) or "-",
             "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]",
         )
     return t, m
+
+
+def _expected_kinds(mutant: str) -> set[str]:
+    """The kinds the mutant declares the checker reports (``expect``; empty when its class
+    cannot be loaded here)."""
+    from snapcheck.reference.catalogue import resolve
+    from snapcheck.traces.errors import UsageError
+
+    try:
+        return set(resolve(mutant, "mutant").expect or ())
+    except UsageError:
+        return set()
+
+
+def _as_expected(x: dict) -> str:
+    """How many of a mutant's catching runs reported a kind it expects, and which kinds."""
+    if not x.get("expected_kinds"):
+        return "-"
+    return f"{x['caught_as_expected']:,} ({' or '.join(x['expected_kinds'])})"
 
 
 def _mutant_share(s: dict) -> str:
@@ -403,15 +439,22 @@ def markdown(s: dict) -> str:
             "",
             _mutant_share(s)[0].upper() + _mutant_share(s)[1:] + ".",
             "",
-            "| mutant | protocol | runs | caught | catch rate | runs to first catch | checker reports | verdict |",
-            "|---|---|---:|---:|---:|---:|---|---|",
+            "| mutant | protocol | runs | caught | catch rate | runs to first catch | as expected | "
+            "checker reports | verdict |",
+            "|---|---|---:|---:|---:|---:|---|---|---|",
         ]
         for x in s["mutants"]:
             out.append(
                 f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | "
-                f"{100 * x['catch_rate']:.1f} % | {_fmt(x['runs_to_first_catch'])} | "
+                f"{100 * x['catch_rate']:.1f} % | {_fmt(x['runs_to_first_catch'])} | {_as_expected(x)} | "
                 f"{', '.join(x['reported']) or '-'} | {'ESCAPED' if x['escaped'] else 'caught'} |"
             )
+        out += [
+            "",
+            "A mutant is caught by any failing run; *as expected* counts the runs that reported one of "
+            "the kinds it declares (`expect`): a mutant caught only otherwise may be caught for "
+            "another reason than its bug.",
+        ]
     cov = s.get("coverage") or {}
     if cov:
         out += [

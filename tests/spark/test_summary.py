@@ -116,3 +116,23 @@ def test_what_the_oracle_did_not_judge_is_said(tmp_path):
     (tmp_path / "off").mkdir()
     off = _summary(tmp_path / "off", [_row(0, "unaligned")], oracle=False)
     assert "- every run: the oracle was off (--no-oracle)" in markdown(off)
+
+
+def test_each_mutant_says_how_many_catches_reported_a_kind_it_expects(tmp_path):
+    """Any failing run catches a mutant; the summary also counts those that reported one of
+    the kinds its class declares (``expect``), so a mutant caught only for another reason
+    shows it."""
+    from snapcheck.reference.catalogue import resolve
+
+    expect = sorted(resolve("unaligned-late-snapshot").expect)
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "unaligned"),
+            _row(1, "unaligned", "violation", "unaligned-late-snapshot", expect[0]),
+            _row(2, "unaligned", "violation", "unaligned-late-snapshot", "protocol-error"),
+        ],
+    )
+    m = s["mutants"][0]
+    assert (m["caught"], m["caught_as_expected"], m["expected_kinds"]) == (2, 1, expect)
+    assert f"| 1 ({' or '.join(expect)}) |" in markdown(s)
