@@ -51,7 +51,7 @@ from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
 from snapcheck.reference.uncoordinated.protocol import UNC
 from snapcheck.reference.user_code import user_frame
 from snapcheck.traces.errors import UsageError
-from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.traces.protocol_facts import CIC_FORMS, PROMISABLE, TlaMapping
 
 PROTOCOLS: dict[str, type[Protocol]] = {
     cls.name: cls
@@ -146,7 +146,8 @@ TOPOLOGIES = ("any", "acyclic", "cyclic", "own")
 
 def declaration_problems(cls: type[Protocol]) -> list[str]:
     """What is wrong with the facts and handlers ``cls`` declares, as a user would fix it
-    (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``recovery_modes`` a
+    (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``guarantees`` a tuple
+    of promisable properties, ``cic`` None or a known form, ``recovery_modes`` a
     tuple of names, ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
     protocol that exists, and — for the shared simulator — a topology it can run (not
     ``own``), ``recovery_modes`` it implements (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
@@ -167,6 +168,11 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     modes = cls.recovery_modes
     if not (isinstance(modes, (tuple, list)) and modes and all(isinstance(m, str) and m for m in modes)):
         out.append(f"recovery_modes = {modes!r}: expected a tuple of recovery names, e.g. ('restart-all',)")
+    promised = cls.guarantees
+    if not isinstance(promised, (tuple, list)) or any(g not in PROMISABLE for g in promised):
+        out.append(f"guarantees = {promised!r}: expected a tuple of {', '.join(map(repr, PROMISABLE))} (or empty)")
+    if cls.cic is not None and cls.cic not in CIC_FORMS:
+        out.append(f"cic = {cls.cic!r}: expected None or one of {', '.join(map(repr, CIC_FORMS))}")
     rounds = cls.max_rounds_in_flight
     if rounds is not None and not (isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1):
         out.append(f"max_rounds_in_flight = {rounds!r}: expected None (any) or a positive integer")

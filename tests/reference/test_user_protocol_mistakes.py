@@ -57,6 +57,14 @@ MODULE = textwrap.dedent("""
         topologies = "own"  # processes of its own need a simulator of its own
 
 
+    class Promises(Good):
+        guarantees = ("z-cycle-free",)  # the checker knows "z-cycles"
+
+
+    class Cic(Good):
+        cic = "bsc"
+
+
     class Misspelt(Good):
         mutant_of = Good
         expect = ("orphans",)  # the checker says "orphan"
@@ -188,6 +196,8 @@ def cli(cwd, *args):
     "cls,reason",
     [
         ("Typo", "topologies = 'acylic': expected one of any, acyclic, cyclic, own"),
+        ("Promises", "guarantees = ('z-cycle-free',): expected a tuple of 'z-cycles', 'rdt'"),
+        ("Cic", "cic = 'bsc': expected None or one of 'bcs', 'hmnr'"),
         ("OneMode", "recovery_modes = 'restart-all': expected a tuple"),
         ("Partial", "the shared dataflow simulator recovers by restarting every task"),
         ("Own", "topologies = 'own': the shared dataflow simulator runs a protocol on the campaign's workloads"),
