@@ -153,6 +153,14 @@ class Task:
 
     def checkpoint(self, round: int) -> int | None:
         self._round("checkpoint", round)
+        if not 1 <= round < self.sim.next_round:
+            raise ProtocolBroke(
+                self,
+                "checkpoint",
+                f"round {round} was never started by the coordinator (started so far: "
+                f"{'1..' + str(self.sim.next_round - 1) if self.sim.next_round > 1 else 'none'}); "
+                "a task checkpoints the rounds it is triggered for or receives barriers of",
+            )
         return self.sim.take_checkpoint(self, round)
 
     def send_barrier(self, round: int, priority: bool = False, unaligned: bool = False) -> dict:

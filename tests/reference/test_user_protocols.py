@@ -15,7 +15,7 @@ import pytest
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.catalogue import as_spec, resolve
-from snapcheck.reference.coordinated.abs_aligned import AlignedABS
+from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
 from snapcheck.reference.oracle import baseline, exactly_once
 from snapcheck.spark_validation.runner import run_one
 from snapcheck.traces import TraceRecorder
@@ -468,3 +468,19 @@ def test_a_class_handed_to_the_api_is_named_so_that_its_command_loads_it(tmp_pat
     script = type("Script", (Pkg,), {"__module__": "__main__"})
     with pytest.raises(UsageError, match="__main__"):
         as_spec(script)
+
+
+def test_checkpointing_a_round_the_coordinator_never_started_is_a_protocol_error():
+    """A local checkpoint written as ctx.checkpoint(10_000 + k): the trace looked like a
+    coordinator that hung on round 10,001 (incomplete-round), and the oracle like lost output."""
+
+    class LocalTask(AlignedTask):
+        def on_trigger(self, round, barrier):
+            self.ctx.checkpoint(10_000 + round)
+
+    class Local(AlignedABS):
+        name = "local-rounds"
+        task_class = LocalTask
+
+    last = simulate(SimConfig(protocol=Local, workload="q1")).trace().events[-1]
+    assert last.type == "protocol_error" and "round 10001 was never started by the coordinator" in last.reason
