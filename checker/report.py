@@ -107,6 +107,7 @@ KIND_PROPERTY = {
     "key-group-duplicated": "rescale-state",
     "key-group-wrong-owner": "rescale-state",
     "key-group-mismatch": "rescale-state",
+    "key-group-changed": "rescale-state",
     "max-parallelism-changed": "rescale-state",
     "state-wrong-round": "rescale-state",
     "partition-lost": "rescale-state",

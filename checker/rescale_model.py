@@ -123,6 +123,8 @@ class Rescale:
         self.retire = {e.proc: e for e in ix.of_type("retire")}
         self._by_proc = ix.by_proc
         self._markers = {e.mid for e in ix.of_type("send") if e.kind in ("barrier", "cancel")}
+        self.channels = ix.channels
+        self.keyed_sends = [e for e in ix.of_type("send") if e.key is not None and e.key_group is not None]
         self.ckpt_round = checkpoint_rounds(ix)
         stated = [e.round for e in group if e.round is not None]
         rounds = stated or [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]

@@ -51,6 +51,7 @@ def state_violations(rs: Rescale) -> list[Violation]:
         out += _max_parallelism_violations(rs, op)
         out += _kg_violations(rs, op)
         out += _partition_violations(rs, op)
+    out += _key_group_changed(rs, ops)
     for p, e in rs.new.items():
         restored = own.restored_kg.get(p)
         if restored is not None and own.kg.get(p) != restored:
@@ -132,6 +133,50 @@ def _retired_elsewhere(rs: Rescale) -> list[Violation]:
                 {"process": q, "checkpoints": [[q, c] for c in sorted(cks)], "round": rs.round},
             )
         )
+    return out
+
+
+def _key_group_changed(rs: Rescale, ops: list[str]) -> list[Violation]:
+    """A key whose records an operator of the rescale received in one key group before it
+    and in another after it, under the same max parallelism: its state was restored where
+    its old key group went, and its new records go elsewhere (a key whose hash is not the
+    same in every process, e.g. an enum's or an array's identity hash in Java). One
+    violation per operator, at the first such key."""
+    own = rs.own
+    chans = rs.channels
+    first: dict[tuple, tuple] = {}  # (operator, max parallelism, key) -> (key group, send)
+    out: list[Violation] = []
+    flagged: set[str] = set()
+    for e in rs.keyed_sends:
+        dst = chans[e.ch].dst if e.ch in chans else None
+        op = own.operator.get(dst)
+        if op not in ops or op in flagged:
+            continue
+        k = (op, own.max_parallelism.get(dst), repr(e.key))
+        seen = first.get(k)
+        if seen is None:
+            first[k] = (e.key_group, e)
+            continue
+        g, before = seen
+        if g != e.key_group and before.line < rs.start < e.line:
+            flagged.add(op)
+            out.append(
+                Violation(
+                    "key-group-changed",
+                    "rescale-state",
+                    rs.subject,
+                    f"key {e.key!r} of operator {op} is in key group {g} before {rs.subject} (sent at line "
+                    f"{before.line}) and in key group {e.key_group} after it (sent at line {e.line}), under the same "
+                    "max parallelism: its state was restored with key group "
+                    f"{g}, and its records now go to the owner of key group {e.key_group}: the key's state is split.",
+                    [before.line, e.line],
+                    {
+                        "operator": op,
+                        "key_groups": [[g, g], [e.key_group, e.key_group]],
+                        "messages": [before.mid, e.mid],
+                    },
+                )
+            )
     return out
 
 

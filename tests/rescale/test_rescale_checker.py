@@ -373,3 +373,26 @@ def test_an_operator_restored_in_place_beside_a_rescaled_one_holds_its_own_parti
     assert _in_place() == set()
     reread = "in[0]>src[0]:3/r1"
     assert _in_place(lambda es: [e for e in es if e.get("mid") != reread]) == {"input-lost"}
+
+
+def test_a_key_whose_key_group_changes_across_the_rescale_is_flagged():
+    """tests/data/rescale/key_changes_group.jsonl: key k3 is in key group 3 before a 2 -> 3
+    rescale and in key group 0 after it, under the same max parallelism (a hash that differs
+    between processes): its state went with group 3, its records go to group 0's owner.
+    The same trace with the later key group written as before is clean."""
+    import json
+    from pathlib import Path
+
+    from snapcheck.traces.jsonl import parse_trace
+
+    text = (Path(__file__).parents[1] / "data/rescale/key_changes_group.jsonl").read_text()
+    report = check_trace(parse_trace(text, "k"))
+    [v] = [v for v in report.violations if v.kind == "key-group-changed"]
+    assert "'k3'" in v.message and v.witness["key_groups"] == [[3, 3], [0, 0]]
+    lines = [json.loads(x) for x in text.splitlines()]
+    moved = [x for x in lines if x.get("type") == "send" and x.get("key") == "k3" and x.get("key_group") == 0]
+    assert moved
+    for x in moved:
+        x["key_group"] = 3  # the declared group mended (its channel stays)
+    fixed = check_trace(parse_trace("\n".join(json.dumps(x) for x in lines), "k"))
+    assert "key-group-changed" not in fixed.kinds
