@@ -14,9 +14,9 @@ _ENDS = ("retire", "fail", "restore")  # what ends a process's life (as this res
 class _Deliveries:
     """Replays and effective receives after a rescale, by original message; the new
     processes whose life ends later in the trace (``ends``: they retire, fail or are
-    restored again) and which new processes each record reached (``reached``). A record
-    that reached such a process unprocessed is owed by what ends its life: the next
-    rescale hands it on, a recovery replays it; each of those is judged on its own."""
+    restored again) and what each of them holds for a later recovery (``owed_later``): a
+    record it holds unprocessed is owed by what ends its life (the next rescale hands it
+    on, a recovery replays it; each of those is judged on its own)."""
 
     def __init__(self, h, rs: Rescale, send_of: dict) -> None:
         self.recvs: dict[str, list] = {}
@@ -24,17 +24,26 @@ class _Deliveries:
         self.ends: set[str] = {
             p for p, r in rs.new.items() if any(e.line > r.line and e.type in _ENDS for e in rs.events_of(p))
         }
-        # original mid -> the new processes an incarnation of it reached (replayed to, or received)
-        self.reached: dict[str, set[str]] = {}
-        chans = h.trace_index.channels
-        for e in h.trace_index.of_type("replay"):
-            dst = chans[e.ch].dst if e.ch in chans else None
-            if e.line > rs.start and dst in rs.new:
-                self.reached.setdefault(h.resolve(e.mid), set()).add(dst)
+        # original mid -> the new processes that hold it for a later recovery: received it
+        # (the receive rolled back since), recorded it as channel state of a later checkpoint,
+        # or (``fed``) had it re-read from an input log, which a later restore re-reads again
+        # from the offset its checkpoint holds
+        self.held: dict[str, set[str]] = {}
+        self.fed: dict[str, set[str]] = {}
+        ix = h.trace_index
+        for e in ix.of_type("replay"):
+            dst = ix.channels[e.ch].dst if e.ch in ix.channels else None
+            if e.line > rs.start and dst in rs.new and e.source == "source":
+                self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
         for p in rs.new:
             for e in rs.events_of(p):
-                if e.type == "recv" and e.line > rs.start:
-                    self.reached.setdefault(h.resolve(e.mid), set()).add(p)
+                if e.line <= rs.start:
+                    continue
+                if e.type == "recv":
+                    self.held.setdefault(h.resolve(e.mid), set()).add(p)
+                elif e.type == "record":
+                    for mid in e.mids or ():
+                        self.held.setdefault(h.resolve(mid), set()).add(p)
         self.first_live: dict[tuple[str, str], Event] = {}  # (process, channel) -> first live recv
         self.live: list[tuple[Event, Event]] = []  # (recv, its send) of records sent after the restore
         for p in rs.new:
@@ -54,12 +63,16 @@ class _Deliveries:
                 elif e.type == "replay":
                     self.replays.setdefault(h.resolve(e.mid), []).append(e)
 
-    def owed_later(self, o: str, holders) -> bool:
-        """Has ``o`` reached ``holders`` (all of whose lives end later) unprocessed? Then the
-        rescale or recovery that ends them owes it (it is in their input, or in flight to
-        them, at the checkpoint it restores); a record that never reached them is lost here."""
+    def owed_later(self, o: str, holders, from_log: bool = False) -> bool:
+        """Do ``holders`` (all of whose lives end later) hold ``o`` unprocessed for what ends
+        them? They received it and a later restore rolled that back, or recorded it in a
+        later checkpoint's channel state, or (``from_log``) it is a record of an input log
+        they were re-reading: then that rescale or recovery owes it, and is judged for it.
+        A record they never got, or got and dropped, is lost here."""
         holders = set(holders)
-        return bool(holders) and holders <= self.ends and bool(holders & self.reached.get(o, set()))
+        if not holders or not holders <= self.ends:
+            return False
+        return bool(holders & self.held.get(o, set())) or (from_log and bool(holders & self.fed.get(o, set())))
 
 
 def in_flight_violations(run, rs: Rescale) -> list[Violation]:
@@ -374,7 +387,7 @@ def _input_violations(run, rs: Rescale, dv: _Deliveries) -> list[Violation]:
                 got = [e for e in dv.recvs.get(o, ()) if e.proc in holders]
                 if len(got) == 1:
                     continue
-                if not got and dv.owed_later(o, holders):
+                if not got and dv.owed_later(o, holders, from_log=True):
                     continue
                 if not got:
                     out.append(
