@@ -251,7 +251,7 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
                     rs.subject,
                     f"{q} owned {what} at round {rs.round} ({_held_at(rs, q)}), but no restore of "
                     f"{rs.subject} takes {'them' if len(ks) > 1 else 'it'}: that state is lost.",
-                    [_ckpt_line(rs, q)] + [e.line for e in rs.group],
+                    [_ckpt_line(rs, q), rs.start],
                     {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": _held_ckpt(rs, q)},
                 )
             )
@@ -270,6 +270,7 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
                         "key_group": ks[0],
                         "key_groups": rg,
                         "checkpoints": [[sp, sc] for _, sp, sc in key[1]],
+                        "processes": [p for p, _, _ in key[1]],
                     },
                 )
             )
