@@ -131,9 +131,26 @@ def _repeated(raw: bytes, obj: object) -> str | None:
     return None if problem is None else f"malformed JSON: {problem}"
 
 
+# How files that are not JSON Lines begin: the line that fails says what the file is
+_NOT_JSONL = (
+    (b"\x1f\x8b", "a gzip-compressed file, not JSON Lines: decompress it first (gunzip)"),
+    (b"PAR1", "a Parquet file named as JSON Lines: name it .parquet"),
+    (b"\xff\xfe", "UTF-16 text, not UTF-8: convert it (iconv -f UTF-16 -t UTF-8)"),
+    (b"\xfe\xff", "UTF-16 text, not UTF-8: convert it (iconv -f UTF-16 -t UTF-8)"),
+)
+
+
 def _not_json(raw: bytes, exc: Exception) -> str:
-    """Why a line is not parsed: an integer too long for any number type (orjson calls it
-    infinity), else the parser's message."""
+    r"""Why a line is not parsed: a file of another format (gzip, Parquet, UTF-16), an
+    integer too long for any number type (orjson calls it infinity), else the parser's
+    message.
+
+    >>> _not_json(b"\x1f\x8b\x08\x00", ValueError("str is not valid UTF-8"))
+    'not JSON: a gzip-compressed file, not JSON Lines: decompress it first (gunzip)'
+    """
+    for magic, what in _NOT_JSONL:
+        if raw.startswith(magic):
+            return f"not JSON: {what}"
     return integer_problem(raw) or f"malformed JSON: {exc}"
 
 
