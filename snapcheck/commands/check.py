@@ -15,7 +15,7 @@ from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
 from snapcheck.console import echo
 from snapcheck.options import cut_option
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.process_exit import hold, holding
 
@@ -138,6 +138,10 @@ def check(
         expect=expect,
         require_faults=require_faults,
     )
+    try:  # a property or semantics the checker does not know is the command's mistake, not a trace's
+        run.options.validate()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     reports, mismatches, codes = [], {}, [EXIT_CLEAN]
     for k, path in enumerate(traces):
         # the trace's events and the checker's indexes are alive and acyclic until reported; those of

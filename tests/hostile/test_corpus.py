@@ -354,3 +354,10 @@ def test_a_file_of_another_format_named_jsonl_is_named_for_what_it_is(name, says
     "malformed JSON: str is not valid UTF-8: surrogates not allowed")."""
     code, out = run(["validate-trace", str(TERMINAL / name)])
     assert code == 2 and f"{name}:1: not JSON: " in out and says in out, out
+
+
+def test_an_unknown_property_is_the_commands_mistake_not_the_traces():
+    """--property bogus is refused once, before any trace is read (each trace was reported
+    NOT CHECKED, as if it were bad input)."""
+    code, out = run(["check", str(DATA / "crlf.jsonl"), "--property", "bogus"])
+    assert code == 2 and out.startswith("snapcheck: unknown property bogus") and "NOT CHECKED" not in out, out
