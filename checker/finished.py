@@ -77,6 +77,10 @@ def finished_violations(run) -> list[Violation]:
         if c is not None:
             sent_to.setdefault(c.dst, []).append(s)
     retired = {e.proc: e for e in ix.of_type("retire")}
+    # processes whose state a rescale's restore takes (``sources``): a finished one that
+    # retires handing its checkpoint over lives on in its successor, which owes the final
+    # checkpoint and its notification (it finishes again and is judged as itself)
+    handed = {s.get("proc") for e in ix.of_type("restore") for s in e.sources or ()}
     out: list[Violation] = []
     for fin in ix.of_type("finish"):
         p = fin.proc
@@ -100,8 +104,10 @@ def finished_violations(run) -> list[Violation]:
                     )
                 )
                 break
-        finals = [e for e in eff if e.line > fin.line and e.type == "checkpoint" and e.round in completed]
         end = retired.get(p)
+        if end is not None and end.ckpt is not None and p in handed:
+            continue
+        finals = [e for e in eff if e.line > fin.line and e.type == "checkpoint" and e.round in completed]
         limit = end.line if end is not None else float("inf")
         final = next((c for c in finals if completed[c.round] < limit), None)
         notified = None

@@ -396,3 +396,26 @@ def test_a_key_whose_key_group_changes_across_the_rescale_is_flagged():
         x["key_group"] = 3  # the declared group mended (its channel stays)
     fixed = check_trace(parse_trace("\n".join(json.dumps(x) for x in lines), "k"))
     assert "key-group-changed" not in fixed.kinds
+
+
+def test_a_finished_source_that_hands_its_checkpoint_to_a_rescale_owes_nothing_its_successor_does():
+    """tests/data/rescale/finished_then_rescaled.jsonl: src[0] finishes, takes its final
+    checkpoint, and retires handing it to the rescale (as a Flink job restored at another
+    parallelism from a checkpoint with finished tasks). Its successor finishes again and
+    is held to the final checkpoint and its notification: without the notification it
+    is retired-before-final-checkpoint; the original was judged so (a false positive)."""
+    import json
+    from pathlib import Path
+
+    from snapcheck.traces.jsonl import parse_trace
+
+    text = (Path(__file__).parents[1] / "data/rescale/finished_then_rescaled.jsonl").read_text()
+    assert check_trace(parse_trace(text, "f")).ok
+    lines = [json.loads(x) for x in text.splitlines()]
+    unnotified = [x for x in lines if not (x.get("mid") == "coord>g1.src[0]:1")]
+    seen: dict = {}
+    for x in unnotified[1:]:
+        x["idx"] = seen[x["proc"]] = seen.get(x["proc"], -1) + 1
+    report = check_trace(parse_trace("\n".join(json.dumps(x) for x in unnotified), "f"))
+    [v] = [v for v in report.violations if v.kind == "retired-before-final-checkpoint"]
+    assert v.message.startswith("g1.src[0] finished")
