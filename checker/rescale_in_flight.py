@@ -30,11 +30,26 @@ class _Deliveries:
         # from the offset its checkpoint holds
         self.held: dict[str, set[str]] = {}
         self.fed: dict[str, set[str]] = {}
+        self.replayed: dict[str, set[str]] = {}  # the new processes this rescale's replays reached
         ix = h.trace_index
         for e in ix.of_type("replay"):
             dst = ix.channels[e.ch].dst if e.ch in ix.channels else None
-            if e.line > rs.start and dst in rs.new and e.source == "source":
-                self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
+            if e.line > rs.start and dst in rs.new:
+                self.replayed.setdefault(h.resolve(e.mid), set()).add(dst)
+                if e.source == "source":
+                    self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
+        # new processes whose checkpoint 0, the state this rescale gave them, a later
+        # recovery restores (or a later rescale takes): it replays this rescale's records again
+        self.restarted: set[str] = {
+            p
+            for p, r in rs.new.items()
+            if any(e.line > r.line and e.type == "restore" and e.ckpt == 0 for e in rs.events_of(p))
+        }
+        for e in ix.of_type("restore"):
+            for src in e.sources or ():
+                p = src.get("proc")
+                if p in rs.new and src.get("ckpt") == 0 and e.line > rs.new[p].line:
+                    self.restarted.add(p)
         for p in rs.new:
             for e in rs.events_of(p):
                 if e.line <= rs.start:
@@ -67,12 +82,18 @@ class _Deliveries:
         """Do ``holders`` (all of whose lives end later) hold ``o`` unprocessed for what ends
         them? They received it and a later restore rolled that back, or recorded it in a
         later checkpoint's channel state, or (``from_log``) it is a record of an input log
-        they were re-reading: then that rescale or recovery owes it, and is judged for it.
-        A record they never got, or got and dropped, is lost here."""
+        they were re-reading, or this rescale replayed it to them and a later recovery
+        restores them to the state this rescale gave them (and replays it again): then
+        that rescale or recovery owes it, and is judged for it. A record they never got,
+        or got and dropped, is lost here."""
         holders = set(holders)
         if not holders or not holders <= self.ends:
             return False
-        return bool(holders & self.held.get(o, set())) or (from_log and bool(holders & self.fed.get(o, set())))
+        return (
+            bool(holders & self.held.get(o, set()))
+            or (from_log and bool(holders & self.fed.get(o, set())))
+            or bool(holders & self.restarted & self.replayed.get(o, set()))
+        )
 
 
 def in_flight_violations(run, rs: Rescale) -> list[Violation]:

@@ -382,6 +382,9 @@ def test_campaign_runs_that_rescale_twice_are_judged_clean_for_correct_protocols
     sel = Selection.of(mutants=())
     twice = [(i, cfg) for i in range(1700) if len((cfg := draw_config(i, 7000 + i, sel)).rescale) == 2]
     assert len(twice) >= 30
+    # and runs where a recovery between the rescales, or the second rescale, restores the
+    # state the first gave (checkpoint 0 of its processes) and replays its records again
+    twice += [(i, draw_config(i, 7000 + i, sel)) for i in (2996, 5231, 27791, 34414, 36766)]
     rows = [(run_one(i, 7000 + i, cfg), cfg) for i, cfg in twice]
     wrong = [(r["violation_kinds"], command(cfg)) for r, cfg in rows if r["verdict"] not in ("clean", "inconclusive")]
     assert wrong == []
