@@ -110,7 +110,13 @@ def checkpoint_rounds(ix) -> dict[tuple[str, int], int | None]:
     the checkpoint 0 of a process a rescale created (a restore with ``sources``), which
     holds the round that restore restored: after two rescales the second takes the
     first's new processes' checkpoint 0, which is not the empty initial state. ``ix``: the
-    trace's ``TraceIndex``."""
+    trace's ``TraceIndex``.
+
+    >>> from snapcheck.checker.rescale_model import two_to_one
+    >>> from snapcheck.checker.trace_index import TraceIndex
+    >>> sorted(checkpoint_rounds(TraceIndex(two_to_one([0, 1], [2, 3]))).items())
+    [(('A0', 1), 1), (('A1', 1), 1), (('N', 0), 1)]
+    """
     rounds: dict[tuple[str, int], int | None] = {(e.proc, e.ckpt): e.round for e in ix.of_type("checkpoint")}
     for e in ix.of_type("restore"):  # in trace order: a later rescale may take an earlier one's
         if e.sources is not None and e.ckpt == 0 and (e.proc, 0) not in rounds:

@@ -33,7 +33,7 @@ class _Deliveries:
         self.replayed: dict[str, set[str]] = {}  # the new processes this rescale's replays reached
         ix = h.trace_index
         for e in ix.of_type("replay"):
-            dst = ix.channels[e.ch].dst if e.ch in ix.channels else None
+            dst = ix.channels[e.ch].dst if e.ch in ix.channels else ""
             if e.line > rs.start and dst in rs.new:
                 self.replayed.setdefault(h.resolve(e.mid), set()).add(dst)
                 if e.source == "source":

@@ -148,7 +148,9 @@ def _key_group_changed(rs: Rescale, ops: list[str]) -> list[Violation]:
     out: list[Violation] = []
     flagged: set[str] = set()
     for e in rs.keyed_sends:
-        dst = chans[e.ch].dst if e.ch in chans else None
+        if e.ch not in chans:
+            continue
+        dst = chans[e.ch].dst
         op = own.operator.get(dst)
         if op not in ops or op in flagged:
             continue

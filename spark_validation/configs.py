@@ -241,7 +241,7 @@ def _draw_rescale(cfg, rnd: random.Random, finish: bool, failures: bool):
         horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
         kinds = ("savepoint", "failure") if failures else ("savepoint",)
         kind, new = rnd.choice(kinds), rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
-        rescale = ((kind, cfg.interval + rnd.randrange(horizon), new),)
+        rescale: tuple[tuple[str, int, int], ...] = ((kind, cfg.interval + rnd.randrange(horizon), new),)
         max_parallelism = rnd.choice((4, 16, 128))
         if rnd.random() < SECOND_RESCALE_PROB:  # the restored job is rescaled again (e.g. 2 -> 3 -> 2)
             rescale += (

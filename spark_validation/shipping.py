@@ -236,7 +236,7 @@ def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str
     tops = {cls.__module__.split(".")[0] for cls in protocols.classes.values()}
     roots = {root for top in tops if (root := _user_root(sys.modules.get(top) or importlib.import_module(top)))}
     tops |= {name for name, m in list(sys.modules.items()) if "." not in name and _user_root(m) in roots}
-    files = {top: Path(sys.modules[top].__file__) for top in tops if _user_root(sys.modules[top])}
+    files = {top: Path(sys.modules[top].__file__ or "") for top in tops if _user_root(sys.modules[top])}
     for root in roots:
         for name, origin in _siblings(root):
             if origin not in files.values():  # (a protocol file is shipped under the name it was loaded by)

@@ -344,8 +344,8 @@ def land(rnd, cls, cfg, drawn: tuple):
     fault whose situation the dry run never reached in any form stays as drawn (it may
     not fire: ``faults_not_fired``). A fault at a time moves to a time drawn uniformly
     between the first completion (``AFTER_COMPLETION`` of the time; else the start) and
-    the dry run's end. Faults at situations that follow a crash (recovery, replay…) are
-    left alone. The result is an ordinary configuration: its reproduction command
+    the dry run's end, or the time its task left the job if earlier (a rescale retired
+    it). Faults at situations that follow a crash (recovery, replay…) are left alone. The result is an ordinary configuration: its reproduction command
     carries the landed ``k`` and times.
 
     >>> from snapcheck.reference import SimConfig
@@ -362,13 +362,14 @@ def land(rnd, cls, cfg, drawn: tuple):
     movable = [i for i, f in enumerate(cfg.failures) if f in drawn and (len(f) == 2 or f[1] not in AFTER_A_CRASH)]
     if not movable:
         return cfg
-    counts, before, first_time, end = dry_run(cfg, movable)
+    counts, before, first_time, end, gone = dry_run(cfg, movable)
     failures = list(cfg.failures)
     for i in movable:
         if len(failures[i]) == 2:  # a crash at a time: within the run, after its first completion mostly
+            last = min(end, gone.get(failures[i][0], end))  # (a task a rescale replaced is gone after it)
             start = first_time if first_time is not None and rnd.random() < AFTER_COMPLETION else 0
-            if end:
-                failures[i] = (failures[i][0], rnd.randint(start, end))
+            if last:
+                failures[i] = (failures[i][0], rnd.randint(min(start, last), last))
             continue
         target, name, _ = failures[i]
         if not counts.get(name):
@@ -387,21 +388,23 @@ def land(rnd, cls, cfg, drawn: tuple):
     return replace(cfg, failures=tuple(failures))
 
 
-def dry_run(cfg, without) -> tuple[dict, dict, int | None, int]:
+def dry_run(cfg, without) -> tuple[dict, dict, int | None, int, dict]:
     """A run of ``cfg`` without its faults at the indices ``without`` (no trace
     recorded): how often each situation occurred, how often before a round first
-    completed (empty when none did), that completion's time (None) and the run's end
-    time; nothing when the simulator refuses ``cfg`` (the run itself reports why)."""
+    completed (empty when none did), that completion's time (None), the run's end
+    time and when each task that left the job did (a rescale replaced it, or it
+    finished); nothing when the simulator refuses ``cfg`` (the run itself reports why)."""
     from snapcheck.reference import simulate
 
     rest = tuple(f for i, f in enumerate(cfg.failures) if i not in without)
     try:
         m = simulate(replace(cfg, failures=rest), record=False).metrics
     except Exception:  # a configuration the simulator refuses: the run itself will say so
-        return {}, {}, None, 0
+        return {}, {}, None, 0, {}
     return (
         m.get("situations", {}),
         m.get("situations_at_first_completion", {}),
         m.get("first_completion_time"),
         m.get("sim_time", 0),
+        m.get("retired_at", {}),
     )

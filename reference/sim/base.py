@@ -78,6 +78,7 @@ class SimulatorBase:
     m_blocked: int
     progress: int
     crashes: int
+    retired_at: dict[str, int]  # task id -> when it left the job
     latencies: list[int]
     round_durations: list[int]
     recoveries: list[dict]

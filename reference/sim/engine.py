@@ -244,6 +244,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.idle_ticks = 0  # coordinator ticks since then with only timers left and nothing done
         self.timer_storm = (-1, 0)  # (tick, timers fired at it)
         self.quiet_at = (-1, False)  # (tick, quiescent() at it)
+        self.retired_at: dict[str, int] = {}  # task id -> when it left the job (a rescale, a finished source)
         self.timers_fired = 0  # protocol timers fired so far
         self.fired_at_tick = 0  # timers_fired at the coordinator's last tick
         self.epoch = 0  # number of recoveries so far

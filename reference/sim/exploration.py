@@ -212,4 +212,5 @@ class Exploration(SimulatorBase):
             "first_completion_time": self.first_completion_time,
             "faults_requested": requested,
             "faults_not_fired": max(0, requested - self.crashes),
+            "retired_at": dict(self.retired_at),
         }

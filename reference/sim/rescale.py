@@ -301,6 +301,7 @@ class Rescaling(_Simulator):
             log.retire(
                 v.pid, now, old_ckpt[v], "rescaled" if why != "failure" else "failed over at another parallelism"
             )
+            self.retired_at[v.id] = now
         self.retired.extend(old)
         self.generation += 1
         self.epoch += 1
@@ -460,6 +461,7 @@ class Rescaling(_Simulator):
         del self.waiting_final[v]
         self.retired_states[v.id] = v.op.canonical()
         self.log.retire(v.pid, self.now, None, "finished")
+        self.retired_at[v.id] = self.now
         v.alive = False
         v.incarnation += 1
         self.tasks.remove(v)

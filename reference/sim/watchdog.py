@@ -76,10 +76,11 @@ def handler_watchdog(budget: float | None = None):
 
     def look(signum, frame) -> None:
         handler = _innermost_handler(frame)
-        first = since.get(handler, time.monotonic()) if handler is not None else None
-        since.clear()
         if handler is None:
+            since.clear()
             return
+        first: float = since.get(handler, time.monotonic())
+        since.clear()
         since[handler] = first
         if time.monotonic() - first >= budget:
             raise HandlerTimeout(f"{handler.f_code.co_name} has not returned after {budget:g} s")

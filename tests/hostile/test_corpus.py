@@ -346,9 +346,7 @@ def test_text_output_never_carries_a_control_character_of_the_data(trace, args, 
         assert "\\x1b" in out or "\\x0d" in out  # the names are there, escaped
 
 
-@pytest.mark.parametrize(
-    "name,says", [("gzipped.jsonl", "gzip-compressed"), ("utf16.jsonl", "UTF-16 text, not UTF-8")]
-)
+@pytest.mark.parametrize("name,says", [("gzipped.jsonl", "gzip-compressed"), ("utf16.jsonl", "UTF-16 text, not UTF-8")])
 def test_a_file_of_another_format_named_jsonl_is_named_for_what_it_is(name, says):
     """A gzip or UTF-16 file read as JSON Lines: line 1 says what the file is (it said
     "malformed JSON: str is not valid UTF-8: surrogates not allowed")."""

@@ -199,3 +199,19 @@ def test_faults_of_the_whole_job_are_placed_at_situations_of_the_whole_job(strat
     share = sum(any(f[0] == "rescale" for f in c.failures) for c in aligned) / len(aligned)
     assert JOB_FAULT_PROB * 0.75 < share < JOB_FAULT_PROB + 0.25 + 0.1  # its own quarter plus the placed ones
     assert not any(f[0] == "rescale" for c in runs("regional-unaligned") for f in c.failures)
+
+
+def test_a_crash_at_a_time_is_landed_while_its_task_is_in_the_job():
+    """A rescale replaces every task: a crash of an old task landed after the rescale
+    would never fire. It lands before the task left, which the dry run reports."""
+    from snapcheck.reference import SimConfig, simulate
+    from snapcheck.spark_validation.strategies import land
+
+    cfg = SimConfig(
+        protocol="unaligned", workload="q1", records=30, rescale=(("savepoint", 900, 3),), failures=(("map[0]", 5000),)
+    )
+    gone = simulate(replace(cfg, failures=())).metrics["retired_at"]["map[0]"]
+    for seed in range(20):
+        (landed,) = land(random.Random(seed), resolve("unaligned"), cfg, cfg.failures).failures
+        assert landed[0] == "map[0]" and landed[1] <= gone
+        assert any(e.type == "fail" for e in simulate(replace(cfg, failures=(landed,))).trace().events)
