@@ -56,7 +56,7 @@ def abridge_verify_all(text: str) -> str:
             j = i + 1
             rows = 0
             while j < len(lines) and TABLE_LINE.match(lines[j]):
-                rows += lines[j].startswith("│")
+                rows += lines[j].startswith("│") and bool(lines[j].split("│")[1].strip())  # (not a wrapped line)
                 j += 1
             out += [line, f"  ... the table of {rows} mutants: runs, caught, catch rate, runs to the first catch ..."]
             i = j
