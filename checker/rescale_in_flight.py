@@ -21,9 +21,7 @@ class _Deliveries:
     def __init__(self, h, rs: Rescale, send_of: dict) -> None:
         self.recvs: dict[str, list] = {}
         self.replays: dict[str, list] = {}
-        self.ends: set[str] = {
-            p for p, r in rs.new.items() if any(e.line > r.line and e.type in _ENDS for e in rs.events_of(p))
-        }
+        self.ends: set[str] = set()
         # original mid -> the new processes that hold it for a later recovery: received it
         # (the receive rolled back since), recorded it as channel state of a later checkpoint,
         # or (``fed``) had it re-read from an input log, which a later restore re-reads again
@@ -40,21 +38,21 @@ class _Deliveries:
                     self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
         # new processes whose checkpoint 0, the state this rescale gave them, a later
         # recovery restores (or a later rescale takes): it replays this rescale's records again
-        self.restarted: set[str] = {
-            p
-            for p, r in rs.new.items()
-            if any(e.line > r.line and e.type == "restore" and e.ckpt == 0 for e in rs.events_of(p))
-        }
+        self.restarted: set[str] = set()
         for e in ix.of_type("restore"):
             for src in e.sources or ():
                 p = src.get("proc")
                 if p in rs.new and src.get("ckpt") == 0 and e.line > rs.new[p].line:
                     self.restarted.add(p)
-        for p in rs.new:
+        for p, r in rs.new.items():  # every event of p after its restore, rolled back or not
             for e in rs.events_of(p):
-                if e.line <= rs.start:
+                if e.line <= r.line:
                     continue
-                if e.type == "recv":
+                if e.type in _ENDS:
+                    self.ends.add(p)
+                    if e.type == "restore" and e.ckpt == 0:
+                        self.restarted.add(p)
+                elif e.type == "recv":
                     self.held.setdefault(h.resolve(e.mid), set()).add(p)
                 elif e.type == "record":
                     for mid in e.mids or ():

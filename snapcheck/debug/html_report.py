@@ -209,11 +209,11 @@ def html_targets(html_path: str, trace_paths: list[str]) -> list[str]:
     base, ext = os.path.splitext(html_path)
     ext = ext or ".html"
     out: list[str] = []
-    taken = {html_path}
+    taken = {html_path} | {f"{base}-{t}-{j}{ext}" for j, t in enumerate(stems, 1) if t in shared}
     for k, s in enumerate(stems, 1):
-        name = f"{base}-{s}-{k}{ext}" if s in shared else f"{base}-{s}{ext}"
-        if name in taken or name in (f"{base}-{t}-{j}{ext}" for j, t in enumerate(stems, 1) if t in shared):
-            name = f"{base}-{s}-{k}{ext}"
+        name = f"{base}-{s}-{k}{ext}"
+        if s not in shared and f"{base}-{s}{ext}" not in taken:
+            name = f"{base}-{s}{ext}"
         taken.add(name)
         out.append(name)
     return out
