@@ -11,7 +11,7 @@ import click
 
 from snapcheck import __version__
 from snapcheck.console import make_console
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
 from snapcheck.traces.lines import DEFAULT_MAX_LINE_BYTES, set_max_line_bytes
 from snapcheck.traces.lines import max_line_bytes as current_max_line_bytes
 
@@ -86,9 +86,15 @@ def main(argv: list[str] | None = None) -> None:
     except UsageError as exc:
         err_console.print(f"snapcheck: {exc}", markup=False)
         sys.exit(EXIT_BAD_INPUT)
-    except click.exceptions.Abort:
-        err_console.print("aborted", markup=False)
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # Ctrl-C: the shell's convention
+            err_console.print("snapcheck: interrupted", markup=False)
+            sys.exit(EXIT_INTERRUPTED)
+        err_console.print("aborted", markup=False)  # end of input at a prompt
         sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:  # outside click's own handling (e.g. while a Spark job stops)
+        err_console.print("snapcheck: interrupted", markup=False)
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_BAD_INPUT if exc.exit_code not in (0,) else 0)

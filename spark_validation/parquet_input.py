@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from snapcheck.traces.model import EVENT_TYPES
-from snapcheck.traces.parquet import SCHEMA
+from snapcheck.traces.parquet import SCHEMA, unknown_columns
 
 _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
@@ -193,6 +193,8 @@ def check_columns(have: dict[str, str], path: str) -> None:
             problems.append(f"missing column {f.name!r}")
         elif have[f.name] != want[str(f.type)]:
             problems.append(f"column {f.name!r} has type {have[f.name]}, expected {want[str(f.type)]}")
+    if unknown := unknown_columns(have):
+        problems.append(unknown)
     if problems:
         raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace file: " + "; ".join(problems))])
 

@@ -15,6 +15,7 @@ EXIT_CLEAN = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # a bug in snapcheck itself (prints a traceback), never a verdict
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report it: 128 + the signal number
 
 
 class UsageError(ValueError):

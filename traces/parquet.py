@@ -139,6 +139,26 @@ def trace_ids(path: str) -> list[str]:
     return list(seen)
 
 
+def unknown_columns(names) -> str:
+    """What is wrong with a file's columns beyond the v1 ones ('' if nothing): a column the
+    format does not have would be data no reader looks at, so it is refused, as a field
+    an event of the JSONL form does not have is.
+
+    >>> unknown_columns([f.name for f in SCHEMA])
+    ''
+    >>> unknown_columns([f.name for f in SCHEMA] + ["ts"])
+    "unknown column(s) 'ts' (a field of an event that has no column of its own goes in the JSON of 'extra')"
+    """
+    known = set(SCHEMA.names)
+    extra = [n for n in names if n not in known]
+    if not extra:
+        return ""
+    return (
+        f"unknown column(s) {', '.join(map(repr, extra))} "
+        "(a field of an event that has no column of its own goes in the JSON of 'extra')"
+    )
+
+
 def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
     """Yield (line, object, error) for one trace of a Parquet file, like the JSONL reader.
 
@@ -152,6 +172,8 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
         raise TraceErrors(
             [TraceError(path, 0, f"not a snapcheck Parquet trace: missing column(s) {', '.join(missing)}")]
         )
+    if unknown := unknown_columns(pf.schema_arrow.names):
+        raise TraceErrors([TraceError(path, 0, f"not a snapcheck Parquet trace: {unknown}")])
     ids = trace_ids(path)
     if trace_id is None and len(ids) > 1:
         raise TraceErrors(

@@ -84,3 +84,23 @@ def test_hold_keeps_only_inside_holding_in_a_process_that_ends():
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.stdout.split() == ["False", "False", "[5]"]
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path):
+    """Ctrl-C (SIGINT) stops any command with the shell's code for it, 128 + 2, and one
+    line saying so; not 2 (which means bad input) and not a traceback."""
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from snapcheck.cli import main; main()", "simulate", "-p", "abs-aligned",
+         "-w", "q1", "--records", "100000000", "-o", str(tmp_path / "t.jsonl")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    time.sleep(4)  # well into the run
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert err.strip().splitlines()[-1] == "snapcheck: interrupted" and "Traceback" not in err, err
+    assert not (tmp_path / "t.jsonl").exists()  # an interrupted run writes no partial trace

@@ -123,12 +123,16 @@ def _row(**kw) -> dict:
             "column 'extra' repeats the typed column(s) 'proc'",
         ),
         ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
+        ("unknown_column", "ts", "not a snapcheck Parquet trace: unknown column(s) 'ts'"),
     ],
 )
 def test_hostile_parquet(name, rows, fragment, tmp_path):
     path = tmp_path / f"{name}.parquet"
     if rows is None:
         pq.write_table(pa.table({"x": [1, 2]}), path)
+    elif rows == "ts":  # a valid trace with one column more: data no reader would look at
+        table = pa.Table.from_pylist([_HEADER_ROW, *_EVENT_ROWS], SCHEMA)
+        pq.write_table(table.append_column("ts", pa.array([0, 1, 2], pa.int64())), path)
     else:
         _write_parquet(path, rows)
     for command in ("validate-trace", "check", "convert-jsonl", "replay"):

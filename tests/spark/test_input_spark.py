@@ -223,3 +223,19 @@ def test_duckdb_and_spark_write_the_same_results(spark, input_file):
     }
     for name in ("violations.parquet", "quarantine.parquet", "traces.parquet"):
         assert _table(duck_out / name) == _table(sp_out / name), name
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_a_column_the_format_does_not_have_is_bad_input(request, input_file, tmp_path, engine):
+    """A column beyond the v1 ones is data no reader would look at: exit 2 naming it,
+    never a silently ignored field (a JSONL event with an unknown field is refused too)."""
+    from snapcheck.spark_validation.input_job import validate_input
+    from snapcheck.traces.errors import TraceErrors
+
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    table = pq.read_table(input_file[0])
+    path = tmp_path / "with-ts.parquet"
+    pq.write_table(table.append_column("ts", pa.array(range(table.num_rows), pa.int64())), path)
+    with pytest.raises(TraceErrors, match="unknown column\\(s\\) 'ts'"):
+        validate_input(str(path), str(tmp_path / "out"), master="local[2]", engine=engine, cut=CUT)
