@@ -125,7 +125,7 @@ class _Run:
     def rounds(self) -> dict:
         """The trace's coordinated rounds (``checker.rounds.find_rounds``), found once."""
         if self._rounds is None:
-            self._rounds = find_rounds(self.trace, set(self.h.procs))
+            self._rounds = find_rounds(self.trace, set(self.h.procs), self.facts.barriers_delimit)
         return self._rounds
 
     def want(self, prop: str) -> bool:

@@ -35,6 +35,15 @@ round's outcome once: a round declared complete and also aborted (in either orde
 complete twice, is a ``contradictory-outcome`` (property ``completion``) naming every
 such line.
 
+A protocol whose barriers only make tasks checkpoint, and which ends each channel's
+recording by other means (counters of messages sent and received, colours: Lai and
+Yang, "On distributed snapshots", 1987; Mattern, "Efficient algorithms for distributed
+snapshots and global virtual time approximation", 1993), declares
+``barriers_delimit_channel_state: false`` in its header: its rounds are complete once
+every participant checkpointed them, barriers still travelling do not keep a round
+open, and only a ``record`` after the ``round_complete`` is a
+``completion-before-channel-state``.
+
 Regional checkpoints (FLIP-600): a ``round_complete`` whose ``attrs.fallback`` maps
 participants to older rounds completes although those participants did not
 checkpoint the round: each keeps its state of the round it names (following the
@@ -121,10 +130,20 @@ class RoundInfo:
         self.outcomes: list[Event] = []  # every round_complete and round_abort of the round, in file order
 
 
-def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
+_MARKERS_ONLY = (
+    " (If the protocol's barriers only make tasks checkpoint and it ends each channel's recording by other "
+    "means, counters or colours, its trace header declares params.barriers_delimit_channel_state: false; "
+    "a Protocol class sets barriers_delimit_channel_state = False.)"
+)
+
+
+def find_rounds(trace: Trace, participants: set[str], barriers_delimit: bool = True) -> dict[int, RoundInfo]:
     """Every coordinated round of ``trace``, by number: its start (the first event that
     names it), checkpoints, barriers, completion, abort and failure (module docstring).
-    ``participants``: the processes that take part in global checkpoints.
+    ``participants``: the processes that take part in global checkpoints. Without
+    ``barriers_delimit`` (the header declares ``barriers_delimit_channel_state: false``)
+    a barrier only makes its receiver checkpoint: it names its round but is not one of
+    the round's barriers, which the round waits for.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -155,6 +174,8 @@ def find_rounds(trace: Trace, participants: set[str]) -> dict[int, RoundInfo]:
                 c = chans.get(ch)
                 if c is not None and c.src in participants and c.dst in participants and c.kind != "control":
                     info = get(rnd, e.line)
+                    if not barriers_delimit:
+                        continue
                     info.barriers.setdefault(ch, Barrier(e))
                     info.barrier_dst[ch] = c.dst
                     barrier_of[mid] = (rnd, ch)
@@ -391,6 +412,8 @@ def round_violations(
             + "; ".join(waits)
             + "."
         )
+        if all(p in info.ckpts or p in info.fallback for p in participants):  # only barriers are missing
+            msg += _MARKERS_ONLY
         return [
             Violation("incomplete-round", "termination", subject, msg, lines, {"round": info.round, "waiting": waits})
         ]
@@ -495,6 +518,8 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
             + f". The round was acknowledged while its snapshot was still being recorded; a failure between line "
             f"{done} and line {first} recovers to it with that channel state missing."
         )
+        if not records:
+            msg += _MARKERS_ONLY
         out.append(
             Violation(
                 "completion-before-channel-state",

@@ -171,6 +171,8 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     promised = cls.guarantees
     if not isinstance(promised, (tuple, list)) or any(g not in PROMISABLE for g in promised):
         out.append(f"guarantees = {promised!r}: expected a tuple of {', '.join(map(repr, PROMISABLE))} (or empty)")
+    if not isinstance(cls.barriers_delimit_channel_state, bool):
+        out.append(f"barriers_delimit_channel_state = {cls.barriers_delimit_channel_state!r}: expected True or False")
     if cls.cic is not None and cls.cic not in CIC_FORMS:
         out.append(f"cic = {cls.cic!r}: expected None or one of {', '.join(map(repr, CIC_FORMS))}")
     rounds = cls.max_rounds_in_flight
@@ -454,6 +456,8 @@ def header_facts(protocol: dict | None) -> dict | None:
     if cls is None:
         return None
     facts: dict = {"aligned": cls.aligned}
+    if cls.barriers_delimit_channel_state is False:
+        facts["barriers_delimit_channel_state"] = False
     if cls.guarantees:
         facts["guarantees"] = list(cls.guarantees)
     if cls.cic:
@@ -483,6 +487,7 @@ def entry(cls: type[Protocol]) -> dict:
         "recovery_modes": list(cls.recovery_modes),
         "failure_free_oracle": cls.failure_free_oracle,
         "aligned": cls.aligned,
+        "barriers_delimit_channel_state": cls.barriers_delimit_channel_state,
         "guarantees": list(cls.guarantees),
         "cic": cls.cic,
         "tla": cls.tla.module if cls.tla else None,

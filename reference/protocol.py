@@ -224,6 +224,12 @@ class Protocol:
     * ``guarantees``: promised properties beyond the universal ones
       (``"z-cycles"``, ``"rdt"``); ``cic``: ``"bcs"`` or ``"hmnr"`` when the trace's
       piggybacks follow that protocol's rules.
+    * ``barriers_delimit_channel_state``: True (Chandy-Lamport, Flink) when a round's
+      barrier on a channel ends the channel state its receiver records for the round,
+      so a round is complete only once every barrier of it arrived; False when
+      barriers (markers) only make tasks checkpoint and the protocol ends each
+      channel's recording by other means (message counters, colours: Lai-Yang,
+      Mattern), so a round is complete once every task checkpointed it.
     * ``tla``: its TLA+ trace specification (a ``TlaMapping``), or None.
     * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
     * ``finished_inputs``: its task state machines read their inputs anew for each
@@ -254,6 +260,7 @@ class Protocol:
     max_rounds_in_flight: int | None = None
     recovery_modes: tuple[str, ...] = ("restart-all",)
     failure_free_oracle = True
+    barriers_delimit_channel_state = True
     guarantees: tuple[str, ...] = ()
     situations: tuple[str, ...] = (
         "snapshot",
@@ -350,6 +357,8 @@ class Protocol:
     def header_params(self) -> dict:
         out = dict(self.params)
         out["aligned"] = self.aligned
+        if self.barriers_delimit_channel_state is False:
+            out["barriers_delimit_channel_state"] = False
         if self.guarantees:
             out["guarantees"] = list(self.guarantees)
         if self.cic:

@@ -22,6 +22,14 @@ header's ``protocol.params``:
   checker can re-decide every forced checkpoint.
 * ``channel_state: "observed-at-restore"``: recorded channel state is visible
   only where a restore observed it.
+* ``barriers_delimit_channel_state`` (bool, default true): a round's barrier (marker)
+  on a channel ends the channel state its receiver records for the round, as in Chandy
+  and Lamport's algorithm and Flink's; false when barriers only make tasks checkpoint
+  and the protocol ends each channel's recording otherwise (counters of messages sent
+  and received, colours: Lai and Yang, "On distributed snapshots"; Mattern, "Efficient
+  algorithms for distributed snapshots and global virtual time approximation"). A
+  round is then complete once every participant checkpointed it, whatever barriers are
+  still travelling.
 
 >>> facts = DeclaredFacts.of({"name": "my-cic", "params": {"guarantees": ["rdt"], "cic": "bcs"}})
 >>> facts.promises("z-cycles"), facts.promises("rdt"), facts.cic
@@ -48,6 +56,7 @@ class DeclaredFacts:
     guarantees: frozenset = frozenset()
     cic: str | None = None
     channel_state: str | None = None
+    barriers_delimit: bool = True
     declared: frozenset = frozenset()  # which of the keys above the header (or supplement) states
 
     @classmethod
@@ -62,12 +71,14 @@ class DeclaredFacts:
         if "rdt" in guarantees:
             guarantees.add("z-cycles")
         cic = params.get("cic")
-        declared = {k for k in ("aligned", "guarantees", "zcf", "rdt", "cic", "channel_state") if k in params}
+        keys = ("aligned", "guarantees", "zcf", "rdt", "cic", "channel_state", "barriers_delimit_channel_state")
+        declared = {k for k in keys if k in params}
         return cls(
             aligned=bool(params.get("aligned", False)),
             guarantees=frozenset(guarantees),
             cic=cic if cic in CIC_FORMS else None,
             channel_state=params.get("channel_state"),
+            barriers_delimit=params.get("barriers_delimit_channel_state", True) is not False,
             declared=frozenset(declared),
         )
 

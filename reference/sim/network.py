@@ -214,10 +214,12 @@ class Network(SimulatorBase):
 
     def consume(self, v, ch: Chan, m: Msg, now: int) -> None:
         """``v`` processes the data record ``m`` of ``ch`` (``recv``): the operator state
-        changes and its outputs are sent."""
-        self.log_recv(v.pid, now, ch.id, m.mid)
+        changes and its outputs are sent. ``on_process`` runs first, while the record is
+        *about to be* processed: what it does (a checkpoint, a barrier sent) precedes the
+        ``recv`` in the trace, as it precedes the record's effect on the state."""
         if self.observe_processing:
             v.proto.on_process(ch, m)
+        self.log_recv(v.pid, now, ch.id, m.mid)
         self.progress += 1
         outs = v.op.process(ch.port, m.value)
         if outs:
