@@ -35,7 +35,8 @@ checker (``checker.intervals``, ``checker.cuts``, ``checker.rounds``,
   **order** (FIFO channel state not in send order); **aligned-in-flight** for
   aligned protocols, whose snapshots have no channel state.
 * **Subjects**: every *complete* coordinated round (every participant took a
-  checkpoint of the round and every barrier between participants arrived) and an
+  checkpoint of the round and every barrier between participants arrived, unless the
+  header declares ``barriers_delimit_channel_state: false``) and an
   optional explicit cut ``{proc: ckpt | "V"}``. A round whose checkpoints a later
   restore rolled back is judged on the history before that restore (the trace
   prefix of lines below it), as the checker does.
@@ -320,6 +321,7 @@ def _rounds(engine, q) -> None:
                           JOIN n_participants s ON s.trace_id = c.trace_id AND s.proc = c.src
                           JOIN n_participants t ON t.trace_id = c.trace_id AND t.proc = c.dst
                           WHERE c.ch_kind <> 'control') p ON p.trace_id = e.trace_id AND p.ch = e.ch
+        JOIN (SELECT trace_id FROM {q.protocols} WHERE barriers_delimit) d ON d.trace_id = e.trace_id
         WHERE e.type = 'send' AND e.kind = 'barrier'""",
     )
     engine.view("n_brecv", "SELECT DISTINCT trace_id, mid FROM n_ev WHERE type IN ('arrive', 'recv')")

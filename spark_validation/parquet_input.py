@@ -177,7 +177,7 @@ class Quarantine:
     problems: str = "q_problems"  # (trace_id, line, rule, reason): every problem found
     processes: str = "q_processes"  # (trace_id, proc, role) of the clean traces
     channels: str = "q_channels"  # (trace_id, ch, src, dst, fifo, ch_kind, back_edge, ch_logged)
-    protocols: str = "q_protocols"  # (trace_id, protocol, aligned)
+    protocols: str = "q_protocols"  # (trace_id, protocol, aligned, barriers_delimit)
     rows: str = "q_rows"  # every input row with its parsed fields and row rule
     columns: tuple = field(default=("replay_of", "part", "mids", "logged", "through_seq"))
 
@@ -258,8 +258,8 @@ def quarantine(engine) -> Quarantine:
     # catalogue's facts for a protocol it knows by name, as for the checker (never the name alone).
     engine.table(
         "q_all_protocols",
-        "SELECT trace_id, hdr.protocol.name AS protocol, "
-        "coalesce(aligned_of(extra), false) AS aligned FROM q_ok_headers",
+        "SELECT trace_id, hdr.protocol.name AS protocol, coalesce(aligned_of(extra), false) AS aligned, "
+        "coalesce(barriers_delimit_of(extra), true) AS barriers_delimit FROM q_ok_headers",
     )
 
     engine.view("q_ev", "SELECT * FROM q_rows WHERE type <> 'header' AND trace_id IS NOT NULL AND row_rule IS NULL")

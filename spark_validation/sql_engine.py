@@ -34,16 +34,11 @@ import orjson
 from snapcheck.traces.parquet import SCHEMA
 
 
-def aligned_of(extra: str | None) -> bool | None:
-    """Does a trace header (its ``extra`` JSON text) declare aligned snapshots, with the
-    catalogue's facts for a protocol known by name completing what the header omits?
-    The same decision as ``snapcheck check`` (``CheckOptions(facts=header_facts(...))``).
-
-    >>> aligned_of('{"protocol": {"name": "abs-aligned"}}'), aligned_of('{"protocol": {"name": "x"}}')
-    (True, False)
-    >>> aligned_of('{"protocol": {"name": "abs-aligned", "params": {"aligned": false}}}')
-    False
-    """
+def _facts(extra: str | None):
+    """The ``DeclaredFacts`` of a trace header (its ``extra`` JSON text), with the
+    catalogue's facts for a protocol known by name completing what the header omits: the
+    same decision as ``snapcheck check`` (``CheckOptions(facts=header_facts(...))``);
+    None for JSON that does not parse."""
     from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces.protocol_facts import DeclaredFacts
 
@@ -54,8 +49,35 @@ def aligned_of(extra: str | None) -> bool | None:
     protocol = header.get("protocol") if isinstance(header, dict) else None
     if not isinstance(protocol, dict):
         protocol = None
-    return DeclaredFacts.of(protocol, header_facts(protocol)).aligned
+    return DeclaredFacts.of(protocol, header_facts(protocol))
 
+
+def aligned_of(extra: str | None) -> bool | None:
+    """Does a trace header (its ``extra`` JSON text) declare aligned snapshots?
+
+    >>> aligned_of('{"protocol": {"name": "abs-aligned"}}'), aligned_of('{"protocol": {"name": "x"}}')
+    (True, False)
+    >>> aligned_of('{"protocol": {"name": "abs-aligned", "params": {"aligned": false}}}')
+    False
+    """
+    facts = _facts(extra)
+    return None if facts is None else facts.aligned
+
+
+def barriers_delimit_of(extra: str | None) -> bool | None:
+    """Do a trace's barriers end the channel state recorded for their round (the header's
+    ``params.barriers_delimit_channel_state``, true unless declared false)?
+
+    >>> barriers_delimit_of('{"protocol": {"name": "x"}}')
+    True
+    >>> barriers_delimit_of('{"protocol": {"name": "x", "params": {"barriers_delimit_channel_state": false}}}')
+    False
+    """
+    facts = _facts(extra)
+    return None if facts is None else facts.barriers_delimit
+
+
+UDFS = {"aligned_of": aligned_of, "barriers_delimit_of": barriers_delimit_of}  # header facts, both engines
 
 HEADER_DDL = (
     "struct<format:string,version:bigint,"
@@ -245,9 +267,10 @@ class DuckEngine(Engine):
         self.con.execute("SET preserve_insertion_order = false")
         # duckdb's stubs (_duckdb-stubs) want null_handling as its FunctionNullHandling enum, whose module
         # moved between the versions we accept (duckdb.functional, duckdb.func); every version takes the string.
-        self.con.create_function(  # type: ignore[call-overload]
-            "aligned_of", aligned_of, ["VARCHAR"], "BOOLEAN", null_handling="special", side_effects=False
-        )
+        for name, fn in UDFS.items():
+            self.con.create_function(  # type: ignore[call-overload]
+                name, fn, ["VARCHAR"], "BOOLEAN", null_handling="special", side_effects=False
+            )
 
     def table(self, name, sql):
         self._make(name, "TABLE", sql)
@@ -325,7 +348,8 @@ class SparkEngine(Engine):
         self.master = master
         self.names: list[str] = []
         self.kept: dict = {}  # name -> checkpointed DataFrame
-        spark.udf.register("aligned_of", aligned_of, "boolean")
+        for name, fn in UDFS.items():
+            spark.udf.register(name, fn, "boolean")
 
     def df(self, name: str):
         return self.spark.table(name)

@@ -13,7 +13,7 @@ from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.reference.catalogue import header_facts
 from snapcheck.spark_validation.synthetic import random_trace, to_jsonl
 from snapcheck.spark_validation.trace_udf import ROUND_KINDS
-from snapcheck.traces import read_trace
+from snapcheck.traces import TraceRecorder, read_trace
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.parquet import SCHEMA, row_of
 
@@ -21,6 +21,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
 CUT = {"P0": 1, "P1": 1}  # the cut of worked example D of docs/theory.md (also fits 2-process synthetic traces)
 SEEDS = range(24)
 CATALOGUE_SEEDS = range(100, 106)
+DELIMIT_SEEDS = range(200, 206)
 
 
 def _rows(tid, header, events):
@@ -86,6 +87,31 @@ def input_file(tmp_path_factory):
         header = dict(header, protocol={"name": "abs-aligned"})
         traces[f"cat{s}"] = parse_trace(to_jsonl(header, events), f"cat{s}")
         rows += _rows(f"cat{s}", header, events)
+    # Barriers that only trigger checkpoints: rounds complete with barriers still travelling.
+    for s in DELIMIT_SEEDS:
+        header, events = random_trace(s, max_procs=3)
+        protocol = dict(header["protocol"])
+        protocol["params"] = dict(protocol.get("params") or {}, barriers_delimit_channel_state=False)
+        header = dict(header, protocol=protocol)
+        traces[f"markers{s}"] = parse_trace(to_jsonl(header, events), f"markers{s}")
+        rows += _rows(f"markers{s}", header, events)
+    # A round complete only because its barrier need not arrive: a record overtook the
+    # barrier on a non-FIFO channel and is an orphan of it.
+    for delimit in (True, False):
+        rec = TraceRecorder(
+            ["A", "B", {"id": "C", "role": "coordinator"}],
+            [{"id": "a2b", "src": "A", "dst": "B", "fifo": False}],
+            protocol="mine",
+            params={"aligned": False, "barriers_delimit_channel_state": delimit},
+        )
+        _ = rec.checkpoint("A", "coordinated", round=1)
+        rec.barrier("A", "a2b", round=1)
+        rec.recv("B", rec.send("A", "a2b"))
+        _ = rec.checkpoint("B", "coordinated", round=1)
+        rec.round_complete("C", 1)
+        t = rec.trace()
+        traces[f"overtaken-{delimit}"] = t
+        rows += _rows(f"overtaken-{delimit}", t.header.to_dict(), [e.to_dict() for e in t.events])
     for path in sorted(GOLDEN.glob("theory_*.jsonl")) + sorted(GOLDEN.glob("checkmate_fig2*.jsonl")):
         t = read_trace(path)
         traces[path.stem] = t
@@ -169,6 +195,8 @@ def test_spark_native_results_equal_the_checker_on_the_same_traces(checked):
     kinds = {k for _, _, k, _ in native}
     assert {"orphan", "dropped", "phantom", "duplicate-recorded", "aligned-in-flight"} <= kinds
     assert native[("theory_d_dropped", "cut", "dropped", "P0>P1:1")] == 1
+    assert [k[2] for k in native if k[0] == "overtaken-False"] == ["orphan"]  # judged: its barrier need not arrive
+    assert not [k for k in native if k[0] == "overtaken-True"]  # not complete: its barrier never arrived
     assert ("theory_d_phantom", "cut", "phantom", "P0>P1:2") in native
     assert res.summary["native_vs_checker"]["traces_disagreeing"] == 0
 
