@@ -162,6 +162,7 @@ class Coordinator(SimulatorBase):
         self.log.round_event("round_complete", self.coord.pid, now, r)
         self.round_durations.append(now - start)
         self.last_completed = r
+        self.completed_rounds.add(r)
         self.last_completed_progress = progress
         self.final_attempts = 0
         for old in [o for o in self.rounds if o < r]:

@@ -161,6 +161,14 @@ class Task:
                 f"{'1..' + str(self.sim.next_round - 1) if self.sim.next_round > 1 else 'none'}); "
                 "a task checkpoints the rounds it is triggered for or receives barriers of",
             )
+        if round in self.round_ckpt and (round in self.sim.rounds or round in self.sim.completed_rounds):
+            raise ProtocolBroke(  # the round would complete with, or a recovery to it restore, either one
+                self,
+                "checkpoint",
+                f"round {round} already has this task's checkpoint {self.round_ckpt[round]} and is "
+                f"{'in flight' if round in self.sim.rounds else 'complete'}; a task checkpoints a round once (after a "
+                "restore of the round, its restored checkpoint is that round's)",
+            )
         return self.sim.take_checkpoint(self, round)
 
     def send_barrier(self, round: int, priority: bool = False, unaligned: bool = False) -> dict:
@@ -341,6 +349,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.next_round = 1
         self.rounds: dict[int, list] = {}  # round -> [start, acks, progress at start]
         self.last_completed = 0
+        self.completed_rounds: set[int] = set()
         self.last_completed_progress = -1
         self.last_trigger_progress = -1
         self.final_attempts = 0  # rounds triggered at quiescence since the last completion

@@ -221,3 +221,27 @@ def test_the_declaration_reaches_the_header_and_the_catalogue_row():
     assert entry(Counting)["barriers_delimit_channel_state"] is False
     plain = simulate(SimConfig(protocol="abs-aligned", workload="q1", seed=0)).trace().header.protocol["params"]
     assert "barriers_delimit_channel_state" not in plain  # the default is not written
+
+
+class ForgetfulTask(CountingTask):
+    """Forgets, after a restore, that the restored round is over: a record its upstream
+    sent after that round's checkpoint looks red, and the fresh task checkpoints the
+    restored round again (the bug a user's own first Lai-Yang had)."""
+
+    def on_restore(self, ckpt, round):
+        pass
+
+
+class Forgetful(Counting):
+    name = "forgetful"
+    task_class = ForgetfulTask
+
+
+def test_a_second_checkpoint_of_a_completed_round_is_a_protocol_error():
+    """A recovery to the round would restore one of the two checkpoints: the simulator
+    refuses the second one where it is taken (it used to replace the first silently)."""
+    last = (
+        simulate(SimConfig(protocol=Forgetful, workload="q3", seed=0, failures=[("join[0]", 900)])).trace().events[-1]
+    )
+    assert last.type == "protocol_error" and last.attrs["handler"] == "checkpoint", last
+    assert "round 1 already has this task's checkpoint 1 and is complete" in last.reason, last.reason

@@ -121,6 +121,16 @@ MODULE = textwrap.dedent("""
         task_class = TwiceTask
 
 
+    class AgainTask(Task):
+        def on_trigger(self, round, barrier):
+            super().on_trigger(round, barrier)
+            self.ctx.checkpoint(round)
+
+
+    class Again(Good):
+        task_class = AgainTask
+
+
     class TwiceCancelTask(Task):
         def on_trigger(self, round, barrier):
             self.ctx.send_cancel(round)
@@ -259,6 +269,7 @@ def last_event(userdir, cls):
         ("ForeignChannel", "record", "'a channel' is not one of the channels it may name here"),
         ("Twice", "send_barrier", "sent a second barrier of round 1 on"),
         ("TwiceCancel", "send_cancel", "sent a second cancel of round 1 on"),
+        ("Again", "checkpoint", "round 1 already has this task's checkpoint 1 and is in flight"),
     ],
 )
 def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_trace(userdir, cls, call, reason):
