@@ -446,6 +446,7 @@ def duplicate_violations(h: History) -> list[Violation]:
     """
     effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
     seen: dict[tuple, Event] = {}
+    recovered: list[tuple[tuple, Event]] = []  # (the original's identity, a copy recovered on a new channel)
     out = []
     for i, eff in enumerate(h.eff):
         for e in eff:
@@ -460,6 +461,7 @@ def duplicate_violations(h: History) -> list[Violation]:
                 if m.dst != i and h.moved:  # recovered on a new channel after a rescale:
                     mv = h.moved_of(e.mid)  # once per new channel (each copy of broadcast state)
                     if mv is not None:
+                        recovered.append((key, e))
                         key = (mv.ch, o)
             else:
                 sent = h.sent_ever(o)
@@ -494,6 +496,21 @@ def duplicate_violations(h: History) -> list[Violation]:
                     f"{h.procs[i]} processes message {key[0]}#{key[1]} twice in the effective history: as {first.mid} at "
                     f"line {first.line} and as {e.mid} at line {e.line} (neither is rolled back).",
                     [first.line, e.line],
+                    {"messages": [first.mid, e.mid]},
+                )
+            )
+    for key, e in recovered:  # its original receiver had processed it, and that processing stands
+        first = seen.get(key)
+        if first is not None:
+            out.append(
+                Violation(
+                    "duplicate-processing",
+                    "exactly-once",
+                    "effective history",
+                    f"{e.proc} processes {e.mid} at line {e.line}, a copy of {first.mid} recovered on {e.ch} after a "
+                    f"rescale, but {first.proc} had processed {first.mid} at line {first.line} and that is not "
+                    "rolled back: the record was counted in the restored state and is processed again.",
+                    sorted([first.line, e.line]),
                     {"messages": [first.mid, e.mid]},
                 )
             )

@@ -23,10 +23,21 @@ from collections import Counter
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.model import Process
 
-FAULTS = ("drop", "misroute", "duplicate", "skip-mapping", "live-first", "kg-drop", "kg-dup", "kg-wrong", "input-drop")
+FAULTS = (
+    "drop",
+    "misroute",
+    "duplicate",
+    "skip-mapping",
+    "live-first",
+    "kg-drop",
+    "kg-dup",
+    "kg-wrong",
+    "input-drop",
+    "input-reread",
+)
 # faults that change the data the job ends with (the oracle sees them); the others break
 # ordering or provenance only
-DATA_FAULTS = {"drop", "misroute", "duplicate", "skip-mapping", "kg-drop", "kg-dup", "input-drop"}
+DATA_FAULTS = {"drop", "misroute", "duplicate", "skip-mapping", "kg-drop", "kg-dup", "input-drop", "input-reread"}
 
 
 def kg_range(M: int, p: int, j: int) -> tuple[int, int]:
@@ -150,7 +161,10 @@ def build(
     live_first_done = False
     pending_live = []
     for i in range(sources):
-        for x in range(processed_by_src[i], n):
+        start = processed_by_src[i]
+        if "input-reread" in faults and i == 0 and start > 0:
+            start -= 1  # the source's offset rewound by one: a record its checkpoint holds is read again
+        for x in range(start, n):
             if "input-drop" in faults and i == 0 and x == processed_by_src[i]:
                 continue
             m = rec.replay(f"in[{i}]", ext_mids[i][x], "source", ch=f"in[{i}]>g1.src[{i}]")
