@@ -184,8 +184,10 @@ def _key_group_changed(rs: Rescale, ops: list[str]) -> list[Violation]:
 
 def _max_parallelism_violations(rs: Rescale, op: str) -> list[Violation]:
     """Key groups mean the same keys only under one max parallelism: a new process of ``op``
-    declaring another number of key groups than the old processes whose state it takes
-    (Flink refuses such a restore) restores each key's state under the wrong key group."""
+    declaring another number of key groups than the old processes whose key-group state it
+    takes (Flink refuses such a restore) restores each key's state under the wrong key
+    group. State without key groups (a source's splits, list state) is not keyed: another
+    max parallelism changes nothing of it."""
     declared = rs.own.max_parallelism
     out = []
     for p, e in rs.new.items():
@@ -195,6 +197,7 @@ def _max_parallelism_violations(rs: Rescale, op: str) -> list[Violation]:
             (declared[s["proc"]], s["proc"], s["ckpt"])
             for s in rs.sources(e)
             if declared.get(s["proc"]) not in (None, declared[p])
+            and (s.get("key_groups") is not None or s["proc"] in rs.own.kg)
         )
         if other:
             m, q, ck = other[0]

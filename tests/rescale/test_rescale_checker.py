@@ -419,3 +419,25 @@ def test_a_finished_source_that_hands_its_checkpoint_to_a_rescale_owes_nothing_i
     report = check_trace(parse_trace("\n".join(json.dumps(x) for x in unnotified), "f"))
     [v] = [v for v in report.violations if v.kind == "retired-before-final-checkpoint"]
     assert v.message.startswith("g1.src[0] finished")
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_another_max_parallelism_matters_only_for_key_group_state(keyed):
+    """A source restoring its splits (no key groups) at another max parallelism restores
+    nothing keyed: no violation. An operator restoring key-group state does:
+    max-parallelism-changed (a key's group depends on the number of key groups)."""
+    from snapcheck.traces import TraceRecorder
+
+    old = {"operator": "op", "max_parallelism": 4}
+    new = {"operator": "op", "max_parallelism": 8, "appears": True}
+    if keyed:
+        old["key_groups"] = [[0, 3]]
+    else:
+        old["partitions"] = ["split-0"]
+    rec = TraceRecorder([dict(old, id="A"), dict(new, id="N")], [])
+    rec.checkpoint("A", round=1)
+    rec.retire("A", 1)
+    source = {"proc": "A", "ckpt": 1, **({"key_groups": [[0, 3]]} if keyed else {"partitions": ["split-0"]})}
+    rec.restore("N", 0, recovery=1, round=1, sources=[source])
+    kinds = {v.kind for v in check_trace(rec.trace()).violations}
+    assert ("max-parallelism-changed" in kinds) == keyed, kinds
