@@ -124,6 +124,36 @@ def checkpoint_rounds(ix) -> dict[tuple[str, int], int | None]:
     return rounds
 
 
+def restorable(hp: History, U: list[int], before: int) -> list[int]:
+    """``U`` lowered, process by process, to the latest checkpoint a recovery at line
+    ``before`` may restore: in a trace whose coordinator declares round outcomes
+    (``round_complete``), a checkpoint of a round not declared complete before that line
+    (aborted, or still in flight) is a snapshot nobody keeps, so the maximal line the
+    report compares the restore with never contains it.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker.intervals import History
+    >>> rec = TraceRecorder(["A", {"id": "C", "role": "coordinator"}], [])
+    >>> _ = rec.checkpoint("A", round=1); rec.round_complete("C", 1)
+    >>> _ = rec.checkpoint("A", round=2); rec.round_abort("C", 2)
+    >>> rec.fail("A"); rec.restore("A", 1)
+    >>> hp = History(rec.trace(), per_proc_limit={"A": 7, "C": 7})  # the history as the restore at line 7 meets it
+    >>> restorable(hp, [2], before=7)  # A's checkpoint 2 (of round 2, aborted) is not restorable
+    [1]
+    """
+    done = {e.round for e in hp.trace_index.of_type("round_complete") if e.line < before}
+    if not hp.trace_index.of_type("round_complete"):
+        return U
+    out = list(U)
+    for i in range(hp.n):
+        x = min(out[i], hp.L[i])
+        while x > 0 and hp.ckpt_ev[i][x] is not None and hp.ckpt_ev[i][x].round not in (None, *done):
+            x -= 1
+        if x < min(out[i], hp.L[i]):
+            out[i] = x
+    return out
+
+
 class ObservedRecovery:
     """Recovery number ``number`` of ``trace``, the group ``restores`` (module docstring):
     its restored line ``g`` (``line`` with trace checkpoint numbers), the ``failed`` and
@@ -186,7 +216,7 @@ class ObservedRecovery:
         if all(p in self.restore_line for p in hp.procs):
             semantics = "restart-all"  # everyone restarted: compare with the restart-all line
         self.semantics = semantics
-        U = bound(hp, failed, semantics)
+        U = restorable(hp, bound(hp, failed, semantics), last)
         self.U = U
         self.gmax, _, _ = rl_fix(hp, U)
         down = set(self.down)
