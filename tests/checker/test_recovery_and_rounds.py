@@ -125,6 +125,22 @@ def test_extra_rollback_is_a_note_not_a_violation():
     assert any("extra rollback" in n for n in rep.notes)
 
 
+def test_restoring_the_round_before_an_aborted_one_is_no_extra_rollback():
+    """A checkpoint of a round the coordinator aborted is nobody's to restore: the maximal
+    line stops below it, and restoring the last complete round is not called wasteful."""
+    rec = TraceRecorder(["P0", {"id": "C", "role": "coordinator"}], [])
+    rec.checkpoint("P0", round=1)
+    rec.round_complete("C", 1)
+    rec.checkpoint("P0", round=2)
+    rec.round_abort("C", 2)
+    rec.fail("P0")
+    rec.restore("P0", 1)
+    rep = check_trace(rec.trace())
+    assert rep.ok and not rep.observed[0]["extra_rollback"], rep.notes
+    assert rep.observed[0]["maximal_line"] == {"P0": 1}
+    assert not any("extra rollback" in n for n in rep.notes)
+
+
 def test_processing_a_rolled_back_send_that_is_never_regenerated_is_phantom():
     rec = TraceRecorder(["P0", "P1", "P2"], [("c", "P0", "P1"), ("d", "P0", "P2")])
     rec.checkpoint("P0")
