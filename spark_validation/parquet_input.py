@@ -124,6 +124,11 @@ REF_RULES = (
         "coordinator-checkpoint",
         "concat(proc, ' is a coordinator and takes no checkpoints')",
     ),
+    (
+        "type IN ('fail', 'restore') AND role = 'coordinator'",
+        "coordinator-failover",
+        "concat(proc, ' is a coordinator and ', type, 's: a coordinator failover is not an event of the format')",
+    ),
 )
 
 # Per-process order (window columns rn = position, prev_type, prev_ckpt).

@@ -43,6 +43,15 @@ MAX_ID = 200  # the longest id or mid (the schema's maxLength)
 _RECEIVE_LIKE = ("recv", "arrive", "discard")
 
 
+# A coordinator keeps no checkpoint of its own in the format, so a failover of it (a
+# JobManager restart) cannot be judged; what it decides afterwards can.
+_COORDINATOR_FAILOVER = (
+    "{proc} is a coordinator and {what}: a coordinator failover (e.g. a JobManager restart) is not an event "
+    "of the format; record what the coordinator decides after it (the rounds it starts, completes, aborts) "
+    "and the tasks' own failures and restores"
+)
+
+
 class TraceValidator(RescaleRules):
     """Feed the header, then every event in file order; ``finish()`` runs the
     whole-trace checks and returns the errors (first ``max_errors`` kept, all counted)."""
@@ -468,12 +477,18 @@ class TraceValidator(RescaleRules):
         if self._roles[p] == "external":
             self.error(line, f"{d['proc']} is an external input log, which never fails (its role in the header)")
             return False
+        if self._roles[p] == "coordinator":
+            self.error(line, _COORDINATOR_FAILOVER.format(proc=d["proc"], what="fails"))
+            return False
         self._failed[p] = True
         return True
 
     def _on_restore(self, d: dict, p: int, line: int) -> bool:
         if self._roles[p] == "external":
             self.error(line, f"{d['proc']} is an external input log, which never rolls back (its role in the header)")
+            return False
+        if self._roles[p] == "coordinator":
+            self.error(line, _COORDINATOR_FAILOVER.format(proc=d["proc"], what="restores"))
             return False
         if not self._known_ckpt(d, p, line):
             return False

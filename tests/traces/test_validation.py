@@ -264,6 +264,18 @@ def test_an_external_input_log_never_fails_nor_rolls_back(event, reason):
     parse_trace(text({"type": "fail", "proc": "A", "idx": 0}, header=header))  # a task may
 
 
+@pytest.mark.parametrize("etype", ["fail", "restore"])
+def test_a_coordinator_failover_is_bad_input_saying_what_to_record(etype):
+    """A coordinator keeps no checkpoint in the format, so its fail or restore cannot be
+    judged (one was judged a whole-job restore-stale)."""
+    header = {**HEADER, "processes": [*HEADER["processes"], {"id": "J", "role": "coordinator"}]}
+    event = {"type": etype, "proc": "J", "idx": 0, **({"ckpt": 0} if etype == "restore" else {})}
+    line, reason = only_error(event, header=header)
+    verb = "fails" if etype == "fail" else "restores"
+    assert line == 2 and reason.startswith(f"J is a coordinator and {verb}: a coordinator failover"), reason
+    assert "record what the coordinator decides after it" in reason
+
+
 @pytest.mark.parametrize(
     "where, value, reason",
     [
