@@ -16,11 +16,25 @@ sections ``spark`` and ``hunt``).
 
 from __future__ import annotations
 
+import os
+
 from snapcheck.spark_validation.campaign import run_campaign
 from snapcheck.spark_validation.configs import Selection
 from snapcheck.spark_validation.summary import keep_traces, print_summary, summarize, write
 
 DEFAULT_TRACES = 3000
+
+
+def located_here(spec: str) -> bool:
+    """Does a protocol spec find its module from the current directory: a relative
+    ``FILE.py:CLASS`` or a ``MODULE:CLASS`` (then the campaign's reproduction commands
+    work from the directory it ran in, which its summary says)?
+
+    >>> located_here("abs-aligned"), located_here("mine.py:Mine"), located_here("/home/me/mine.py:Mine")
+    (False, True, False)
+    """
+    where = spec.rpartition(":")[0]
+    return bool(where) and not os.path.isabs(where)
 
 
 def run_validation(
@@ -90,6 +104,7 @@ def run_validation(
         "conform_fraction": sel.conform,
         "results": res.results,
         "runs_per_second": round(n / res.seconds, 2) if res.seconds else None,
+        "workdir": os.getcwd() if any(located_here(s) for s in (*sel.protocols, *sel.mutants)) else None,
     }
     summary = summarize(res.results, meta)
     print_summary(summary, console)

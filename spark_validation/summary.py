@@ -417,6 +417,13 @@ def _mutant_share(s: dict) -> str:
     return f"drawn blind, taking turns: every {'second third fourth fifth'.split()[every - 2]} run is a mutant run"
 
 
+def _workdir_note(s: dict) -> str:
+    return (
+        f"The commands name your protocol as the campaign was given it: run them from {s['workdir']} "
+        "(or give its file's absolute path)."
+    )
+
+
 def markdown(s: dict) -> str:
     out = [
         "# Validation summary",
@@ -428,6 +435,8 @@ def markdown(s: dict) -> str:
         f"Verdict: **{'OK' if s['ok'] else 'FAILED'}**.",
         "",
     ]
+    if s.get("workdir"):
+        out += [_workdir_note(s), ""]
     out.append("| " + " | ".join(h for _, h in PROTOCOL_COLUMNS) + " |")
     out.append("|" + "|".join("---" if k == "protocol" else "---:" for k, _ in PROTOCOL_COLUMNS) + "|")
     for p in s["protocols"]:
@@ -480,7 +489,7 @@ def markdown(s: dict) -> str:
         for f in s["failing_runs"]:
             why = _why(f)
             out += [
-                f"- run {f['run_id']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}",
+                f"- run {f['run_id']}, seed {f['seed']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}",
                 "",
                 "  ```",
                 f"  {f['command']}",
@@ -582,7 +591,7 @@ def conformance_markdown(s: dict) -> list[str]:
         out.append("None.")
     for d in s["disagreements"]:
         out += [
-            f"- run {d['run_id']} ({d['mutant'] or d['protocol']}, {d['spec']}): {d['why']}",
+            f"- run {d['run_id']}, seed {d['seed']} ({d['mutant'] or d['protocol']}, {d['spec']}): {d['why']}",
             f"  - specification: {d['spec_verdict']} {d['spec_detail'] or ''}".rstrip(),
             f"  - checker: {d['checker_verdict']}",
             f"  - trace: {d['trace']}",
@@ -621,16 +630,20 @@ def print_summary(s: dict, console) -> None:
         console.print(conformance_table(s))
     for d in s.get("disagreements", ())[:PRINT_FAILURES]:
         console.print(
-            f"[red]DISAGREEMENT[/] run {d['run_id']} ({escape(d['mutant'] or d['protocol'])}): {escape(d['why'])}\n"
+            f"[red]DISAGREEMENT[/] run {d['run_id']}, seed {d['seed']} ({escape(d['mutant'] or d['protocol'])}): "
+            f"{escape(d['why'])}\n"
             f"  spec {d['spec_verdict']}: {escape(str(d['spec_detail'] or '-'))}\n  checker: {escape(d['checker_verdict'])}"
             f"\n  {escape(d['command'])}",
             highlight=False,
             emoji=False,  # FILE:end: is a location
         )
+    if s.get("workdir") and (s["failing_runs"] or any(x["escaped"] for x in s["mutants"])):
+        console.print(_workdir_note(s), markup=False, highlight=False)
     for f in s["failing_runs"][:PRINT_FAILURES]:
         why = _why(f)
         console.print(
-            f"[red]FAILING[/] run {f['run_id']} ({escape(f['protocol'])}): {escape(str(why))}\n  {escape(f['command'])}",
+            f"[red]FAILING[/] run {f['run_id']}, seed {f['seed']} ({escape(f['protocol'])}): {escape(str(why))}\n"
+            f"  {escape(f['command'])}",
             highlight=False,
             emoji=False,
         )

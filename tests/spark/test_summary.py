@@ -68,6 +68,32 @@ def test_a_failing_correct_run_fails_the_campaign_and_is_listed_with_its_command
     assert "snapcheck simulate --protocol unaligned --seed 2" in markdown(s)
 
 
+def test_a_failing_run_is_named_by_its_seed_too(tmp_path):
+    """A campaign started at ``-s 1000`` runs seed 1166 as its run 166: the line names
+    both, so it matches the command's ``--seed`` and ``run-SEED.jsonl``."""
+    import io
+
+    from rich.console import Console
+
+    from snapcheck.spark_validation.summary import print_summary
+
+    s = _summary(tmp_path, [_row(166, "unaligned", "violation", kinds="dropped", seed=1166)])
+    out = io.StringIO()
+    print_summary(s, Console(file=out, width=200))
+    assert "FAILING run 166, seed 1166 (unaligned)" in out.getvalue()
+    assert "- run 166, seed 1166 (unaligned, q1)" in markdown(s)
+
+
+def test_commands_naming_a_protocol_relative_to_the_campaign_say_where_to_run_them(tmp_path):
+    from snapcheck.spark_validation.main_job import located_here
+
+    assert located_here("mine.py:Mine") and located_here("pkg.mod:Mine") and not located_here("/abs/mine.py:Mine")
+    rows = [_row(1, "mine.py:Mine", "violation", kinds="dropped")]
+    assert "run them from /home/me/hunt" in markdown(_summary(tmp_path, rows, workdir="/home/me/hunt"))
+    (tmp_path / "b").mkdir()
+    assert "run them from" not in markdown(_summary(tmp_path / "b", rows, workdir=None))
+
+
 def test_an_escaped_mutant_fails_the_campaign(tmp_path):
     s = _summary(
         tmp_path,
