@@ -399,8 +399,9 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             else:
                 if must_replay:
                     notes.append(
-                        f"{rec.subject}: {m.mid} on {m.ch} is in transit w.r.t. the restored line and "
-                        f"replayable, but not yet processed when the trace ends."
+                        f"{rec.subject}: not judged whether {m.mid} on {m.ch} is lost: it is in transit w.r.t. the "
+                        "restored line and replayable, but not yet processed when the trace ends (what comes after "
+                        "the trace decides: a replay delivers it, a source that skipped it loses it)."
                     )
                 continue
         else:
