@@ -435,6 +435,7 @@ class CutAnalysis:
                             {"messages": [o], "cut": self.cut},
                         )
                     )
+                    accepted.add(o)  # reported once: not again as in transit
                     continue
                 if m is None:
                     out.append(self._phantom_unknown(o, ch, rec))

@@ -61,7 +61,7 @@ def state_violations(rs: Rescale) -> list[Violation]:
                     "key-group-mismatch",
                     "rescale-state",
                     rs.subject,
-                    f"{p} declares key groups it did not restore (restore at line {e.line}): "
+                    f"{p}'s declared key groups differ from those it restored (restore at line {e.line}): "
                     + "; ".join(
                         x
                         for x in (

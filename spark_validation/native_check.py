@@ -261,7 +261,8 @@ def analyse(engine, q, cut: dict | None = None) -> NativeResult:
         "n_candidates",
         f"""
         SELECT * FROM (SELECT * FROM n_transit WHERE NOT ext)
-        ANTI JOIN (SELECT trace_id, lim, subject, o AS mid FROM n_judged WHERE kind IS NULL)
+        ANTI JOIN (SELECT trace_id, lim, subject, o AS mid FROM n_judged
+                   WHERE kind IS NULL OR kind = 'aligned-in-flight')  -- reported once, as recorded
              USING (trace_id, lim, subject, mid)
         JOIN (SELECT trace_id, aligned FROM {q.protocols}) USING (trace_id)""",
     )

@@ -477,3 +477,18 @@ def test_a_round_declared_complete_while_its_channel_state_is_recorded_is_report
     assert v.lines == [12, 13, 14]  # the completion, the barrier's receipt, the record
     assert "the barrier on st reaches T at line 13" in v.message and "T records channel state of st" in v.message
     assert check_trace(_acknowledged_while_recording("empty record")).ok  # recording nothing adds nothing
+
+
+def test_a_message_an_aligned_round_records_is_reported_once():
+    """Recorded as channel state and in transit: one aligned-in-flight violation per
+    message, at its record (it was reported twice)."""
+    rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")], protocol="mine", params={"aligned": True})
+    m = rec.send("A", "a2b")
+    rec.checkpoint("A", round=1)
+    b = rec.barrier("A", "a2b", round=1)
+    rec.checkpoint("B", round=1)
+    rec.record("B", 1, "a2b", [m])
+    rec.recv("B", m)
+    rec.recv("B", b)
+    found = [v for v in check_trace(rec.trace()).violations if v.kind == "aligned-in-flight"]
+    assert [(v.witness["messages"], v.lines) for v in found] == [([m], [6])]
