@@ -67,6 +67,7 @@ class SimulatorBase:
     round_started: dict[int, int]
     next_round: int
     last_completed: int
+    completed_rounds: set[int]
     epoch: int
     recovering: bool
     n_recoveries: int
