@@ -141,15 +141,20 @@ def restorable(hp: History, U: list[int], before: int) -> list[int]:
     >>> restorable(hp, [2], before=7)  # A's checkpoint 2 (of round 2, aborted) is not restorable
     [1]
     """
-    done = {e.round for e in hp.trace_index.of_type("round_complete") if e.line < before}
-    if not hp.trace_index.of_type("round_complete"):
+    completions = hp.trace_index.of_type("round_complete")
+    if not completions:
         return U
+    done = {e.round for e in completions if e.line < before}
+
+    def kept(ev) -> bool:  # a checkpoint a recovery may restore
+        return ev is None or ev.round is None or ev.round in done
+
     out = list(U)
     for i in range(hp.n):
-        x = min(out[i], hp.L[i])
-        while x > 0 and hp.ckpt_ev[i][x] is not None and hp.ckpt_ev[i][x].round not in (None, *done):
+        top = x = min(out[i], hp.L[i])
+        while x > 0 and not kept(hp.ckpt_ev[i][x]):
             x -= 1
-        if x < min(out[i], hp.L[i]):
+        if x < top:
             out[i] = x
     return out
 
