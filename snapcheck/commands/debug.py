@@ -398,8 +398,9 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         origin.update(config=small.config, simulated_events=len(small.trace.events))
         trace = small.trace
         echo(f"the smallest failing run: {command(sim_config(small.config), out.rsplit('.', 1)[0] + '.run.jsonl')}")
+    like = checker_predicate(prop, kind, options, like=(trace, base))
     try:  # the trace shrinks keeping its own witness where removing events could forge one
-        res = shrink_trace(trace, checker_predicate(prop, kind, options, like=(trace, base)), base, kind, prop)
+        res = shrink_trace(trace, like, base, kind, prop)
     except ShrinkError as exc:
         raise UsageError(str(exc)) from None
     header = res.trace.header
@@ -416,10 +417,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
         f"1-minimal; wrote {out}"
     )
-    for v in report.violations:
-        if v.kind == kind and v.property == prop:
-            echo(v.message)
-            break
+    echo(like.matches(report, res.names)[0].message)
 
 
 def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None, trace_id: str | None) -> dict | None:

@@ -198,9 +198,10 @@ class TraceShrinker:
     def _all_checkpoints(self):
         return [(e.proc, e.ckpt) for e in self.events if e.type == "checkpoint"]
 
-    def candidate(self, removed: Sequence[Element]) -> tuple[Header, list[dict], dict]:
+    def candidate(self, removed: Sequence[Element]) -> tuple[Header, list[dict], dict, dict[str, str]]:
         """The header, event dicts and checker options of the trace without ``removed``
-        (renumbered, options mapped)."""
+        (renumbered, options mapped), and the new id of each renamed message (``{old: new}``,
+        empty when the ids stay)."""
         r = self.removal(removed)
         kept: list[dict] = []
         for i, e in enumerate(self.events):
@@ -218,7 +219,7 @@ class TraceShrinker:
             seed=h.seed,
             metadata=dict(h.metadata),
         )
-        return header, kept, map_options(self.options, maps, {p.id for p in procs})
+        return header, kept, map_options(self.options, maps, {p.id for p in procs}), maps["mid"]
 
     def _keep(self, i: int, e: Event, r: Removal) -> dict | None:
         if e.proc in r.procs or i in r.events:
@@ -345,6 +346,7 @@ class ShrinkResult:
     invalid: int  # candidates rejected by validation (expected 0)
     elements_before: int
     elements_after: int
+    names: dict[str, str]  # renamed message ids -> their ids in the trace shrunk
 
 
 class ShrinkError(Exception):
@@ -352,9 +354,14 @@ class ShrinkError(Exception):
 
 
 def shrink_trace(
-    trace: Trace, violates: Callable[[Trace, dict], bool], options: dict | None = None, kind: str = "", prop: str = ""
+    trace: Trace,
+    violates: Callable[[Trace, dict, dict[str, str]], bool],
+    options: dict | None = None,
+    kind: str = "",
+    prop: str = "",
 ) -> ShrinkResult:
-    """Shrink ``trace`` while ``violates(candidate, mapped_options)`` holds.
+    """Shrink ``trace`` while ``violates(candidate, mapped_options, names)`` holds; ``names``
+    maps the candidate's renamed message ids to the ids they have in ``trace``.
 
     After ddmin the result is re-split into its own elements and checked for
     1-minimality directly (each remaining element removed alone), repeating until
@@ -362,8 +369,8 @@ def shrink_trace(
     """
     stats = {"tests": 0, "invalid": 0}
 
-    def build(sh: TraceShrinker, removed: Sequence[Element]):
-        header, events, opts = sh.candidate(removed)
+    def build(sh: TraceShrinker, removed: Sequence[Element], names: dict[str, str]):
+        header, events, opts, renamed = sh.candidate(removed)
         if not header.processes:  # a trace has at least one process: nothing to test
             return None
         text = dumps_trace(header, events)
@@ -372,51 +379,81 @@ def shrink_trace(
         except TraceErrors:
             stats["invalid"] += 1
             return None
-        return cand, text, opts
+        if renamed:
+            names = {new: names.get(old, old) for old, new in renamed.items()}
+        return cand, text, opts, names
 
-    def run(sh: TraceShrinker, elems: list[Element], kept: list[Element]) -> bool:
+    def without(sh: TraceShrinker, elems: list[Element], kept: list[Element]):
         keep = set(kept)
-        built = build(sh, [x for x in elems if x not in keep])
+        return build(sh, [x for x in elems if x not in keep], {})
+
+    def test(built) -> bool:
         if built is None:
             return False
         stats["tests"] += 1
-        return violates(built[0], built[2])
+        return violates(built[0], built[2], built[3])
 
     options = dict(options or {})
     sh = TraceShrinker(trace, options)
-    if not violates(trace, options):
+    if not violates(trace, options, {}):
         raise ShrinkError("the trace does not show the violation to shrink")
     elems = sh.elements()
     before = len(elems)
-    kept = ddmin(elems, lambda k: run(sh, elems, k))
-    built = build(sh, [x for x in elems if x not in set(kept)])
+    built = without(sh, elems, ddmin(elems, lambda kept: test(without(sh, elems, kept))))
     if built is None:
         raise ShrinkError("internal: the shrunk candidate is not a valid trace")
-    cand, text, opts = built
     while True:  # 1-minimality on the shrunk trace's own elements
-        sh = TraceShrinker(cand, opts)
+        sh = TraceShrinker(built[0], built[2])
         elems = sh.elements()
-        for x in elems:
-            built = build(sh, [x])
-            if built is not None:
-                stats["tests"] += 1
-                if violates(built[0], built[2]):
-                    cand, text, opts = built
-                    break
-        else:
+        smaller = (build(sh, [x], built[3]) for x in elems)
+        found = next((b for b in smaller if test(b)), None)
+        if found is None:
             break
-    return ShrinkResult(cand, text, opts, kind, prop, stats["tests"], stats["invalid"], before, len(elems))
+        built = found
+    cand, text, opts, names = built
+    return ShrinkResult(cand, text, opts, kind, prop, stats["tests"], stats["invalid"], before, len(elems), names)
 
 
 _LINES = re.compile(r"\blines? \d+(?:(?:, | and )\d+)*")
 
+# Kinds whose violation claims that an event is missing from the trace, besides those of
+# ``checker.report.ABSENCE_KINDS``: a message never processed, replayed or delivered (or
+# truncated from a log before it was), state that no restore takes, an operator event no
+# checkpoint reflects, a notification, checkpoint or artifact that never comes. Deleting
+# events can always make such a claim true (drop the processing of a message, the
+# notification that a round completed), so a shrunk trace must keep the original's
+# witness, not only its kind. Claims that an event is present or misplaced (an orphan,
+# a duplicate, a Z-cycle) need no such guard.
+MISSING_EVENT_KINDS = frozenset(
+    {
+        "dropped",
+        "lost",
+        "in-flight-lost",
+        "input-lost",
+        "split-lost",
+        "dedup-lost",
+        "premature-truncation",
+        "key-group-lost",
+        "partition-lost",
+        "control-dropped",
+        "premature-commit",
+        "eos-before-commit",
+        "missing-forced-checkpoint",
+        "retired-before-final-checkpoint",
+        "fallback-unresolved",
+        "artifact-unknown",
+    }
+)
 
-def witness_identity(v) -> tuple[str, object]:
-    """What a shrunk trace must keep of an absence violation ``v``: its subject and its
-    message, line numbers left out (they change as events go). Of a round that never
-    ends, the processes that hold it up: those that never take their checkpoint though
-    no barrier is missing, and barriers sent but never received — not the processes
-    downstream that only wait for a barrier nobody sent them.
+
+def witness_identity(v, names: dict[str, str] | None = None) -> tuple[str, object]:
+    """What a shrunk trace must keep of a violation ``v`` that claims an event is missing:
+    its subject and, when it names messages, those messages (renamed ones by the id
+    ``names`` gives them in the original trace), else its message; line numbers left
+    out (they change as events go). Of a round that never ends, the processes that hold
+    it up: those that never take their checkpoint though no barrier is missing, and
+    barriers sent but never received — not the processes downstream that only wait for
+    a barrier nobody sent them.
 
     >>> from snapcheck.checker.report import Violation
     >>> waits = ["B never takes its checkpoint of round 2 (no barrier is missing on its inputs)",
@@ -426,37 +463,65 @@ def witness_identity(v) -> tuple[str, object]:
     ('round 2', frozenset({'B never takes its checkpoint of round 2 (no barrier is missing on its inputs)'}))
     >>> witness_identity(Violation("uncommitted", "output-commit", "S", "txn 3 staged at line 12, never published", [12]))
     ('S', 'txn 3 staged at line, never published')
+    >>> witness_identity(Violation("dropped", "channel-state", "round 1", "...", [2], {"messages": ["c:1"]}), {"c:1": "c:7"})
+    ('round 1', frozenset({'c:7'}))
     """
 
     def plain(text: str) -> str:
         return _LINES.sub(lambda m: m.group(0).split()[0], text)
 
-    waiting = (v.witness or {}).get("waiting") if v.kind == "incomplete-round" else None
+    witness = v.witness or {}
+    waiting = witness.get("waiting") if v.kind == "incomplete-round" else None
     if isinstance(waiting, list):
         return v.subject, frozenset(plain(w) for w in waiting if "never sent it" not in w or "never received" in w)
-    return v.subject, plain(v.message)
+    if isinstance(witness.get("messages"), list):
+        return plain(v.subject), frozenset((names or {}).get(m, m) for m in witness["messages"])
+    return plain(v.subject), plain(v.message)
 
 
-def checker_predicate(
-    prop: str, kind: str, base_options: Callable[[dict], object], like: tuple[Trace, dict] | None = None
-) -> Callable[[Trace, dict], bool]:
-    """``violates(trace, options)``: the checker reports a ``kind`` violation of ``prop``.
-    With ``like`` (the trace being shrunk and its options) and an absence kind
-    (``checker.report.ABSENCE_KINDS``), one whose ``witness_identity`` is that of a violation ``like``
-    shows."""
-    from snapcheck.checker import check_trace
-    from snapcheck.checker.report import ABSENCE_KINDS
+class CheckerPredicate:
+    """``violates(trace, options, names=None)``: the checker reports a ``kind`` violation of
+    ``prop``. With ``like`` (the trace being shrunk and its options) and a kind that claims
+    an event is missing (``checker.report.ABSENCE_KINDS``, ``MISSING_EVENT_KINDS``), one
+    whose ``witness_identity`` (message ids mapped through ``names``, as ``shrink_trace``
+    gives them) is that of a violation ``like`` shows.
 
-    same: set | None = None
-    if like is not None and kind in ABSENCE_KINDS:
-        report = check_trace(like[0], base_options(like[1]))
-        same = {witness_identity(v) for v in report.violations if v.kind == kind and v.property == prop}
+    >>> from snapcheck.checker import CheckOptions
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["P", "Q"], [("c", "P", "Q")])
+    >>> rec.recv("Q", rec.send("P", "c")); _ = rec.checkpoint("Q"); _ = rec.checkpoint("P")
+    >>> CheckerPredicate("consistency", "orphan", lambda d: CheckOptions(**d))(rec.trace(), {})
+    False
+    """
 
-    def violates(t: Trace, options: dict) -> bool:
-        report = check_trace(t, base_options(options))
-        return any(
-            v.kind == kind and v.property == prop and (same is None or witness_identity(v) in same)
+    def __init__(
+        self, prop: str, kind: str, base_options: Callable[[dict], object], like: tuple[Trace, dict] | None = None
+    ):
+        from snapcheck.checker.report import ABSENCE_KINDS
+
+        self.prop, self.kind, self.base_options = prop, kind, base_options
+        self.same: set | None = None
+        if like is not None and kind in ABSENCE_KINDS | MISSING_EVENT_KINDS:
+            self.same = {witness_identity(v) for v in self.matches(self.check(*like))}
+
+    def check(self, trace: Trace, options: dict):
+        """The checker's report on ``trace`` with ``options``."""
+        from snapcheck.checker import check_trace
+
+        return check_trace(trace, self.base_options(options))
+
+    def matches(self, report, names: dict[str, str] | None = None) -> list:
+        """The violations of ``report`` that count (``names`` as for ``__call__``)."""
+        return [
+            v
             for v in report.violations
-        )
+            if v.kind == self.kind
+            and v.property == self.prop
+            and (self.same is None or witness_identity(v, names) in self.same)
+        ]
 
-    return violates
+    def __call__(self, trace: Trace, options: dict, names: dict[str, str] | None = None) -> bool:
+        return bool(self.matches(self.check(trace, options), names))
+
+
+checker_predicate = CheckerPredicate

@@ -151,7 +151,7 @@ def random_trace(seed: int, n: int = 4, steps: int = 60, fail: bool = False):
     return _finish(rec, f"random-{seed}.jsonl")
 
 
-def orphan_wrt_last(trace, options=None) -> bool:
+def orphan_wrt_last(trace, options=None, names=None) -> bool:
     """Independent oracle: some message is an orphan of the global checkpoint made of
     every process's last checkpoint (r <= g_dst and s > g_src: docs/theory.md, "Orphans,
     in-transit messages and consistency")."""

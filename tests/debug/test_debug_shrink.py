@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shlex
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_ddmin_empty_failure():
 
 # -- candidates -----------------------------------------------------------------------
 def _valid(sh: TraceShrinker, removed) -> bool:
-    header, events, _ = sh.candidate(removed)
+    header, events, _, _ = sh.candidate(removed)
     if not header.processes:
         return True
     try:
@@ -83,7 +84,7 @@ def test_renumbering_follows_the_recorder():
     t = S.failure()
     sh = TraceShrinker(t)
     # remove the first message and P0's checkpoint: seq, ckpt and mids move down
-    header, events, _ = sh.candidate([("message", "c01:1"), ("checkpoint", ("P1", 1))])
+    header, events, _, _ = sh.candidate([("message", "c01:1"), ("checkpoint", ("P1", 1))])
     # P1's checkpoint is gone, so the failure restoring it goes too
     assert [e["type"] for e in events if e["proc"] == "P1"] == ["recv", "recv"]
     sends = [(e["mid"], e["seq"]) for e in events if e["type"] == "send"]
@@ -110,7 +111,7 @@ def test_regenerated_messages_keep_their_sequence_numbers():
     m2b = rec.send("P0", "c")  # regenerated: seq 2 again, mid c:2@1
     rec.recv("P1", m2b)
     t = parse_trace(rec.dumps().decode())
-    header, events, _ = TraceShrinker(t).candidate([("message", "c:1")])
+    header, events, _, _ = TraceShrinker(t).candidate([("message", "c:1")])
     sends = [(e["mid"], e["seq"]) for e in events if e["type"] == "send"]
     assert sends == [("c:1", 1), ("c:1@1", 1)]
     parse_trace(dumps_trace(header, events).decode())
@@ -120,7 +121,7 @@ def test_regenerated_messages_keep_their_sequence_numbers():
 def _assert_one_minimal(result, violates):
     sh = TraceShrinker(result.trace, result.options)
     for x in sh.elements():
-        header, events, opts = sh.candidate([x])
+        header, events, opts, _ = sh.candidate([x])
         if not header.processes:
             continue
         cand = parse_trace(dumps_trace(header, events).decode())
@@ -143,7 +144,7 @@ def test_shrink_random_traces_with_an_independent_oracle(seed):
 
 def test_shrink_refuses_a_passing_trace():
     with pytest.raises(ShrinkError):
-        shrink_trace(S.example_a(), lambda t, o: False)
+        shrink_trace(S.example_a(), lambda t, o, names: False)
 
 
 # -- shrinking with the checker -----------------------------------------------------------
@@ -217,7 +218,7 @@ def _assert_one_minimal_cli(small, cut):
     violates = _violates("consistency", "orphan")
     sh = TraceShrinker(small, {"cut": cut})
     for x in sh.elements():
-        header, events, opts = sh.candidate([x])
+        header, events, opts, _ = sh.candidate([x])
         if header.processes:
             assert not violates(parse_trace(dumps_trace(header, events).decode()), opts), x
 
@@ -246,7 +247,7 @@ def test_elements_cover_every_event():
     for t in (S.failure(), S.unaligned(), S.aligned()):
         sh = TraceShrinker(t)
         elems = [x for x in sh.elements() if x[0] != "process"]
-        header, events, _ = sh.candidate(elems)
+        header, events, _, _ = sh.candidate(elems)
         assert events == [] and len(header.processes) == len(t.processes)
 
 
@@ -370,3 +371,40 @@ def test_shrinking_a_hang_keeps_what_holds_the_round_up():
     assert v.subject == "round 2"
     assert "B never takes its checkpoint of round 2 (no barrier is missing on its inputs)" in v.message
     assert len(res.trace.events) < len(trace.events)  # (by kind alone: 1 event, round 1 "never ends")
+
+
+def test_missing_event_kinds_are_kinds_of_the_checker():
+    from snapcheck.checker.report import ABSENCE_KINDS, KIND_PROPERTY
+    from snapcheck.debug.shrink import MISSING_EVENT_KINDS
+
+    assert MISSING_EVENT_KINDS <= KIND_PROPERTY.keys() and not MISSING_EVENT_KINDS & ABSENCE_KINDS
+    assert "orphan" not in MISSING_EVENT_KINDS and "useless-checkpoint" not in MISSING_EVENT_KINDS
+
+
+LOSSES = [  # (simulation, kind, what the printed witness must say: as every original one does)
+    (["--mutant", "rescale-race", "--demo"], "dropped", r"/r1 on g1\.bids\[0\]->g1\.window_count\[0\] is sent"),
+    (
+        ["--mutant", "unc-no-logging", "-w", "q3", "-P", "2", "-s", "5", "--records", "40", "--fail", "join[0]@1500"],
+        "lost",
+        r"its processing at line \d+ was undone",
+    ),
+    (["--mutant", "rescale-race", "--demo"], "in-flight-lost", r"old channel bids\[[12]\]->window_count"),
+]
+
+
+@pytest.mark.parametrize("simulation, kind, witness", LOSSES)
+def test_shrinking_a_loss_keeps_the_lost_message(tmp_path, capsys, simulation, kind, witness):
+    """Deleting the processing or the replay of any message makes it "lost" or "dropped":
+    the shrunk trace shows the original loss (one of the original messages, lost the
+    same way), not one the shrinker made. Before, rescale-race shrank to a message to a
+    sink whose processing was deleted, and unc-no-logging to one "not yet processed"."""
+    run, small = tmp_path / "run.jsonl", tmp_path / "small.jsonl"
+    assert _exit("simulate", *simulation, "-o", run) == 0
+    original = check_trace(read_trace(run), CheckOptions())
+    channels = {m.rsplit(":", 1)[0] for v in original.violations if v.kind == kind for m in v.witness["messages"]}
+    capsys.readouterr()
+    assert _exit("shrink", run, "--property", kind, "-o", small) == 0
+    explanation = capsys.readouterr().out.splitlines()[1]
+    assert re.search(witness, explanation), explanation
+    shrunk = [v for v in check_trace(read_trace(small), CheckOptions()).violations if v.kind == kind]
+    assert any(v.message == explanation and v.witness["messages"][0].rsplit(":", 1)[0] in channels for v in shrunk)
