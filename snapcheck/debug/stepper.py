@@ -331,7 +331,7 @@ class Stepper:
         out = []
         earlier = [f for f in self.findings.visible(st.position) if f.position < st.position]
         if earlier:
-            body = Text(
+            body = _prose(
                 "\n".join(
                     f"{f.title()}: since event {f.position} (lines {', '.join(map(str, f.lines))})"
                     for f in earlier[:_EARLIER_SHOWN]
@@ -343,7 +343,7 @@ class Stepper:
                 Panel(body, title=f"{len(earlier)} violation(s) still present", border_style="red", title_align="left")
             )
         for f in self.findings.at(st.position):
-            body = Text(f.message)
+            body = _prose(f.message)
             if f.messages:
                 body.append("\nwitness messages: " + " → ".join(f.messages))
             if f.checkpoints:
@@ -377,3 +377,9 @@ def _input_lines(prompt: str):
             yield input(prompt)
         except EOFError:
             return
+
+
+def _prose(text: str) -> Text:
+    """Text of a panel that wraps at the panel's width, also on a console that soft-wraps
+    (``make_console``: a panel would clip every line longer than itself)."""
+    return Text(text, no_wrap=False, overflow="fold")

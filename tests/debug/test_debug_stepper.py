@@ -208,3 +208,23 @@ def test_stepper_through_a_pseudo_terminal(tmp_path):
     assert "event 1/18" in out
     assert "event 7/18" in out and "s2a (r1)" in out  # A blocked after the barrier arrived
     assert "breakpoint ckpt B" in out and "event 17/18" in out
+
+
+def test_a_long_explanation_wraps_inside_its_panel(capsys):
+    """The consoles soft-wrap (piped, a line is never broken at 80 columns); a violation's
+    explanation still wraps inside its panel, piped (240 columns) or at a 120-column
+    terminal, instead of being clipped at the panel's edge."""
+    from snapcheck.console import make_console
+
+    t = S.example_c()
+    findings = _fake_findings(t)
+    long = " ".join(f"word{i}" for i in range(120)) + " and the last words of the sentence."
+    findings.items[1].message = long
+    for console in (make_console(), Console(width=120, soft_wrap=True, record=True, color_system=None)):
+        s = Stepper(t, findings, console=console)
+        s.execute("v")
+        s.show()
+        out = console.export_text() if console.record else capsys.readouterr().out
+        lines = out[out.index("#2 useless-checkpoint") :].splitlines()
+        assert all(len(line) <= console.width for line in lines)
+        assert long in " ".join(line.strip("│ ") for line in lines)
