@@ -70,9 +70,10 @@ def _findings(trace: Trace, properties, failures, semantics, cut) -> Findings:
     type=int,
     default=None,
     is_flag=False,
-    flag_value=1,
+    flag_value=0,
     metavar="[K]",
-    help="Print the state where violation K (default 1) becomes visible, and exit.",
+    help="Print the state where violation K (numbered as in the report) becomes visible, and exit; "
+    "without K (or with 0), where the first violation to become visible does.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the state as JSON (with --until/--at-violation).")
 @click.option("--no-check", is_flag=True, help="Do not run the checker (no violation jumping).")
@@ -133,9 +134,9 @@ def replay(
             if not findings.items:
                 echo("no violation found" + (" (--no-check: the checker did not run)" if no_check else ""))
                 return
-            if not 1 <= at_violation <= len(findings.items):
+            if not 0 <= at_violation <= len(findings.items):
                 raise UsageError(f"--at-violation {at_violation}: there are {len(findings.items)} violation(s)")
-            violation = findings.items[at_violation - 1]
+            violation = findings.items[at_violation - 1] if at_violation else findings.first()
             stepper.replay.goto(violation.position)
         if as_json:
             out = stepper.replay.state.to_json()

@@ -82,6 +82,17 @@ class Findings:
     def positions(self) -> list[int]:
         return sorted({f.position for f in self.items})
 
+    def first(self) -> Finding:
+        """The violation that becomes visible first (of those at one position, the first in
+        the report's order); ``items`` must not be empty.
+
+        >>> late = Finding(1, "orphan", "consistency", "round 1", "...", [9], position=9)
+        >>> early = Finding(2, "dropped", "channel-state", "round 1", "...", [4], position=4)
+        >>> Findings(items=[late, early]).first().number
+        2
+        """
+        return min(self.items, key=lambda f: (f.position, f.number))
+
 
 def findings_from_report(trace: Trace, report) -> Findings:
     """Locate every violation of ``report`` (a ``checker.Report``) in ``trace``."""

@@ -82,6 +82,21 @@ def test_replay_at_violation_on_a_clean_trace():
     assert exit_code("replay", FIG2B, "--at-violation", "2") == 2
 
 
+def test_replay_at_violation_goes_to_the_first_in_time(tmp_path):
+    """Without K, --at-violation goes where the first violation becomes visible, whatever
+    its number; K is the report's numbering (the HTML report's commands use it). In the
+    mutant "ABS without blocking" violation #2 appears at event 383, #1 only at 404."""
+    trace = tmp_path / "noblock.jsonl"
+    assert exit_code("simulate", "--mutant", "abs-aligned-no-block", "--demo", "-o", trace) == 0
+    every = [json.loads(run("replay", trace, "--at-violation", k, "--json").output) for k in (1, 2, 3)]
+    first = min(every, key=lambda out: out["position"])
+    assert first["violation"]["number"] != 1
+    out = json.loads(run("replay", trace, "--at-violation", "--json").output)
+    assert out["position"] == first["position"] and out["violation"] == first["violation"]
+    assert [out["violation"]["number"] for out in every] == [1, 2, 3]
+    assert exit_code("replay", trace, "--at-violation", "4") == 2
+
+
 def test_replay_selected_property_gives_z_cycle_witnesses():
     res = run("replay", str(EXAMPLES / "theory_a_zcycle.jsonl"), "--property", "z-cycles", "--at-violation", "--json")
     assert res.exit_code == 0, res.output
