@@ -2,10 +2,11 @@
 
 One file, no external resources (inline CSS, inline SVG diagrams), fit to keep
 as a CI artifact: the verdict, one row per property result, every violation
-with its explanation, trace lines, machine-readable witness and a space-time
-diagram that highlights exactly that witness (a window around it on long
-traces), useless checkpoints, recovery lines, notes, an overview diagram and
-the JSON report.
+with its explanation, trace lines, machine-readable witness and, for the first
+``DIAGRAMS_SHOWN``, a space-time diagram that highlights exactly that witness (a
+window around it on long traces), useless checkpoints, recovery lines, notes, an
+overview diagram and the JSON report. Each inline diagram's element ids carry its
+own prefix (``v3-``, ``overview-``), so that ids are unique in the document.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from snapcheck.traces.model import Trace
 
 OVERVIEW_LIMIT = 1500  # events: above this the overview diagram is replaced by a note
 WINDOW_ABOVE = 120  # events: above this a violation's diagram shows a window around it
+DIAGRAMS_SHOWN = 20  # violations drawn (the first, in the report's order); the others are listed
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1400px}
@@ -43,8 +45,8 @@ def _e(x) -> str:
     return html.escape(str(x))
 
 
-def _diagram(trace: Trace, findings: Findings, opts: RenderOptions) -> str:
-    return f'<div class="diagram">{render_svg(trace, findings, opts)}</div>'
+def _diagram(trace: Trace, findings: Findings, opts: RenderOptions, ids: str) -> str:
+    return f'<div class="diagram">{render_svg(trace, findings, opts, ids)}</div>'
 
 
 def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
@@ -76,14 +78,21 @@ def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
     out.append(_results_table(report))
     if f.items:
         out.append("<h2>Violations</h2>")
-        for fi in f.items:
-            out.append(_violation(trace, f, fi))
+        undrawn = len(f.items) - DIAGRAMS_SHOWN
+        if undrawn > 0:
+            out.append(
+                f"<p class='muted'>Diagrams are drawn for the first {DIAGRAMS_SHOWN} violations; the other "
+                f"{undrawn} are listed without one. See violation K with <code>snapcheck replay {_e(name)} "
+                f"--at-violation K</code> or <code>snapcheck render {_e(name)} --violation K -o vK.svg</code>.</p>"
+            )
+        for k, fi in enumerate(f.items):
+            out.append(_violation(trace, f, fi, drawn=k < DIAGRAMS_SHOWN))
     out.append(_checkpoints_and_lines(trace, f))
     if f.notes:
         out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in f.notes) + "</ul>")
     out.append("<h2>Space-time diagram</h2>")
     if n_ev <= OVERVIEW_LIMIT:
-        out.append(_diagram(trace, f, RenderOptions()))
+        out.append(_diagram(trace, f, RenderOptions(), "overview-"))
     else:
         out.append(
             f"<p class='muted'>The trace has {n_ev} events; render parts of it with "
@@ -125,7 +134,7 @@ def _results_table(report) -> str:
     )
 
 
-def _violation(trace: Trace, f: Findings, fi) -> str:
+def _violation(trace: Trace, f: Findings, fi, drawn: bool) -> str:
     parts = [
         f'<div class="violation" id="violation-{fi.number}"><h3>{_e(fi.title())}</h3>',
         f"<pre>{_e(fi.message)}</pre>",
@@ -135,8 +144,10 @@ def _violation(trace: Trace, f: Findings, fi) -> str:
     witness = {k: v for k, v in (("messages", fi.messages), ("checkpoints", fi.checkpoints), ("cut", fi.cut)) if v}
     if witness:
         parts.append(f"<p>witness: <code>{_e(json.dumps(witness))}</code></p>")
-    window = finding_window(trace, fi) if len(trace.events) > WINDOW_ABOVE else None
-    parts.append(_diagram(trace, f, RenderOptions(window=window, only=[fi.number], recovery_line=None)))
+    if drawn:
+        window = finding_window(trace, fi) if len(trace.events) > WINDOW_ABOVE else None
+        options = RenderOptions(window=window, only=[fi.number], recovery_line=None)
+        parts.append(_diagram(trace, f, options, f"v{fi.number}-"))
     parts.append("</div>")
     return "\n".join(parts)
 

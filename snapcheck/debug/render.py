@@ -694,8 +694,12 @@ def image_format(path: str) -> str:
     return ext
 
 
-def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None) -> str:
-    """The diagram as SVG text (embedded by the HTML report)."""
+def render_svg(
+    trace: Trace, findings: Findings | None = None, options: RenderOptions | None = None, ids: str = ""
+) -> str:
+    """The diagram as SVG text (embedded by the HTML report); ``ids`` prefixes every element
+    id and every reference to one, so that several diagrams in one document keep their ids
+    apart (``lane-P`` becomes ``v2-lane-P``)."""
     import io
 
     fig = render_figure(trace, findings, options)
@@ -703,7 +707,20 @@ def render_svg(trace: Trace, findings: Findings | None = None, options: RenderOp
     with _saving():
         fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
-    return text[text.index("<svg") :]
+    return prefix_ids(text[text.index("<svg") :], ids)
+
+
+_ID_OR_REFERENCE = re.compile(r'(\bid="|url\(#|href="#)')
+
+
+def prefix_ids(svg: str, prefix: str) -> str:
+    """``svg`` with ``prefix`` before every element id and every reference to one
+    (``url(#...)``, ``href="#..."``).
+
+    >>> prefix_ids('<path id="lane-A" clip-path="url(#p1)"/><use xlink:href="#m0"/>', "v2-")
+    '<path id="v2-lane-A" clip-path="url(#v2-p1)"/><use xlink:href="#v2-m0"/>'
+    """
+    return _ID_OR_REFERENCE.sub(lambda m: m.group(1) + prefix, svg) if prefix else svg
 
 
 def finding_window(trace: Trace, finding: Finding, margin: int = 6) -> tuple[int, int]:

@@ -161,7 +161,7 @@ def test_html_report_is_self_contained_and_complete(tmp_path):
     assert "VIOLATION" in text and "orphan" in text
     assert report.violations[0].message.split(".")[0] in text.replace("&gt;", ">")
     assert text.count("<svg") == 2  # the violation's diagram + the overview
-    assert 'id="violation-1"' in text and 'id="orphan-msg-O2_O3_1"' in text
+    assert 'id="violation-1"' in text and 'id="v1-orphan-msg-O2_O3_1"' in text
     assert "JSON report" in text and "Recovery lines" in text
 
 
@@ -171,7 +171,7 @@ def test_html_report_for_a_clean_trace_with_useless_checkpoints():
     text = html_report(t, report)
     assert "CLEAN" in text and "Useless checkpoints" in text
     assert "O1:2, O2:2, O3:2" in text
-    assert text.count("<svg") == 1 and 'id="recovery-line"' in text
+    assert text.count("<svg") == 1 and 'id="overview-recovery-line"' in text
 
 
 def test_html_report_windows_long_traces():
@@ -181,6 +181,27 @@ def test_html_report_windows_long_traces():
     text = html_report(t, report)
     assert text.count("<svg") == 1 + len(report.violations)
     assert "window" in text
+
+
+def test_html_report_draws_a_bounded_number_of_diagrams_with_unique_ids(monkeypatch):
+    """The first DIAGRAMS_SHOWN violations are drawn (hundreds of diagrams made a report of
+    gigabytes of memory and tens of megabytes); the report says how many are not and how
+    to see them. Every element id of the document is unique: each diagram prefixes its own."""
+    import snapcheck.debug.html_report as H
+
+    t = S.random_trace(1, n=3, steps=40)
+    report = check_trace(t, CheckOptions(properties={"z-cycles"}))
+    assert len(report.violations) == 2
+    text = html_report(t, report)
+    ids = re.findall(r'\bid="([^"]+)"', text)
+    assert len(ids) == len(set(ids)) and "v1-figure_1" in ids and "v2-figure_1" in ids and "overview-figure_1" in ids
+    assert set(re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', text)) <= {(i, "") for i in ids} | {("", i) for i in ids}
+    assert text.count("<svg") == 3 and "Diagrams are drawn" not in text
+    monkeypatch.setattr(H, "DIAGRAMS_SHOWN", 1)
+    text = html_report(t, report)
+    assert text.count("<svg") == 2 and 'id="violation-2"' in text and "v2-figure_1" not in text
+    assert "Diagrams are drawn for the first 1 violations; the other 1 are listed without one" in text
+    assert f"snapcheck replay {t.path} --at-violation K" in text and "--violation K -o vK.svg" in text
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.jsonl")))
