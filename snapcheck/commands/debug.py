@@ -230,7 +230,7 @@ def render(
     recovery line, the orphan / dropped / phantom messages, and Z-cycle witnesses with
     their useless checkpoints are highlighted.
     """
-    from snapcheck.debug.render import RenderOptions, image_format, plan_view
+    from snapcheck.debug.render import RenderOptions, chosen, image_format, in_window, plan_view
     from snapcheck.debug.render import render as draw
     from snapcheck.traces.atomic import ensure_writable
 
@@ -251,14 +251,20 @@ def render(
             title=title,
             cut=checked,
         )
+        unknown = [k for k in only if not 1 <= k <= len(findings.items)]
+        if unknown:
+            raise UsageError(f"--violation {unknown[0]}: there are {len(findings.items)} violation(s)")
         view = plan_view(trace, findings, opts)
         phases.step("drawing")
         draw(trace, output, findings, opts)
     for note in view.notes:
         echo(f"note: {note}")
+    picked = chosen(findings, opts)
+    drawn = sum(in_window(trace, fi, view.window) for fi in picked)
+    outside = f", {len(picked) - drawn} outside the window: --violation K draws K" if drawn < len(picked) else ""
     echo(
         f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
-        + (f", {len(findings.items)} violation(s) highlighted" if findings.items else "")
+        + (f", {drawn} violation(s) highlighted{outside}" if picked else "")
         + ")"
     )
 

@@ -164,13 +164,39 @@ class View:
     notes: list[str]
 
 
+def chosen(findings: Findings | None, opts: RenderOptions) -> list[Finding]:
+    """The findings to highlight: those ``opts.only`` names (all by default).
+
+    >>> f = Findings(items=[Finding(n, "orphan", "consistency", "cut", "...", [n], n) for n in (1, 2, 3)])
+    >>> [fi.number for fi in chosen(f, RenderOptions(only=[2]))], len(chosen(None, RenderOptions()))
+    ([2], 0)
+    """
+    return [fi for fi in (findings.items if findings else []) if opts.only is None or fi.number in opts.only]
+
+
+def in_window(trace: Trace, finding: Finding, window: tuple[int, int] | None) -> bool:
+    """Whether a line ``finding`` cites is that of an event of ``window`` (every finding is
+    in a picture of the whole trace).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["P"], []); _ = [rec.checkpoint("P") for _ in range(4)]
+    >>> t = rec.trace(); fi = Finding(1, "orphan", "consistency", "cut", "...", [t.events[3].line], 4)
+    >>> in_window(t, fi, (1, 2)), in_window(t, fi, (3, 4)), in_window(t, fi, None)
+    (False, True, True)
+    """
+    if window is None or not trace.events:
+        return True
+    a, b = max(window[0], 1), min(window[1], len(trace.events))
+    return a <= b and any(trace.events[a - 1].line <= line <= trace.events[b - 1].line for line in finding.lines)
+
+
 def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> View:
     """The window and lanes to draw (see the module docstring); ``UsageError`` for a given
     window or lane list over the limits, naming options that fit."""
     n, procs = len(trace.events), [p.id for p in trace.processes]
     notes = []
     window = opts.window
-    chosen = [fi for fi in (findings.items if findings else []) if opts.only is None or fi.number in opts.only]
+    picked = chosen(findings, opts)
     if window is not None and window[1] - window[0] + 1 > DRAW_LIMIT:
         a = window[0]
         raise UsageError(
@@ -178,11 +204,11 @@ def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> V
             f"{DRAW_LIMIT:,}: use --window {a}:{a + DRAW_LIMIT - 1} (and further windows after it)"
         )
     if window is None and n > DRAW_LIMIT:
-        if chosen:
-            a, b = finding_window(trace, chosen[0], WITNESS_MARGIN)
+        if picked:
+            a, b = finding_window(trace, picked[0], WITNESS_MARGIN)
             if b - a + 1 > DRAW_LIMIT:
                 b = a + DRAW_LIMIT - 1
-            why = f"the witness of violation #{chosen[0].number} ({chosen[0].kind})"
+            why = f"the witness of violation #{picked[0].number} ({picked[0].kind})"
         else:
             a, b = 1, DRAW_LIMIT
             why = "the beginning"
@@ -199,15 +225,15 @@ def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> V
         )
     if lanes is None and len(procs) > LANE_LIMIT:
         a, b = window or (1, n)
-        active = dict.fromkeys(p for fi in chosen for p, _ in fi.checkpoints)
-        for fi in chosen:
+        active = dict.fromkeys(p for fi in picked for p, _ in fi.checkpoints)
+        for fi in picked:
             active.update(dict.fromkeys(p for p in (fi.cut or {})))
         active.update(dict.fromkeys(e.proc for e in trace.events[a - 1 : b]))
         known = set(procs)
         lanes = [p for p in active if p in known][:LANE_LIMIT] or procs[:LANE_LIMIT]
         notes.append(
             f"the trace has {len(procs):,} processes: drawing {len(lanes)} lanes (those with events in the "
-            f"picture{', witness processes first' if chosen else ''}); choose with --procs P,Q,... (at most "
+            f"picture{', witness processes first' if picked else ''}); choose with --procs P,Q,... (at most "
             f"{LANE_LIMIT})"
         )
     return View(window, lanes, notes)
@@ -259,7 +285,7 @@ class _Diagram:
         self.end_x = max(self.x, default=1.0) + 0.7  # where "V" (current state) sits
         self.highlight: dict[str, tuple[str, int | None]] = {}  # mid -> (style, order)
         self.rings: dict[tuple[str, int], str] = {}
-        self.findings = [fi for fi in self.f.items if opts.only is None or fi.number in opts.only]
+        self.findings = chosen(self.f, opts)
         for fi in self.findings:
             for k, m in enumerate(fi.messages, 1):
                 self.highlight.setdefault(m, (fi.style, k if fi.style == "zcycle" else None))

@@ -129,6 +129,20 @@ def test_render_cli(tmp_path):
     assert exit_code("render", FIG5, "-o", tmp_path / "bad.gif") == 2
 
 
+def test_render_says_how_many_violations_it_drew(tmp_path):
+    """The summary counts the violations drawn: those --violation picks, in the window
+    (it counted every violation of the trace)."""
+    path = tmp_path / "z.jsonl"
+    path.write_text(S.as_text(S.random_trace(1, n=3, steps=40)))  # two Z-cycles, lines 17..36
+    zc = ["--property", "z-cycles"]
+    assert "2 violation(s) highlighted)" in run("render", path, "-o", tmp_path / "a.svg", *zc).output
+    res = run("render", path, "-o", tmp_path / "b.svg", *zc, "--violation", "2")
+    assert res.exit_code == 0 and "1 violation(s) highlighted)" in res.output
+    res = run("render", path, "-o", tmp_path / "c.svg", *zc, "--window", "1:10")
+    assert "0 violation(s) highlighted, 2 outside the window: --violation K draws K)" in res.output
+    assert exit_code("render", path, "-o", tmp_path / "d.svg", *zc, "--violation", "3") == 2
+
+
 def test_render_without_checker_run(tmp_path):
     res = run("render", FIG2B, "-o", tmp_path / "plain.svg", "--no-check")
     assert res.exit_code == 0
