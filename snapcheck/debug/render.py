@@ -691,6 +691,8 @@ def render_figure(trace: Trace, findings: Findings | None = None, options: Rende
 
 # text.parse_math: tick labels are made again when the figure is drawn
 _SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "snapcheck", "text.parse_math": False}
+# the metadata that would date a file: without it, one diagram drawn twice is the same bytes
+_NO_DATE = {"svg": {"Date": None}, "pdf": {"CreationDate": None}}
 
 
 @contextmanager
@@ -709,7 +711,7 @@ def render(trace: Trace, path: str, findings: Findings | None = None, options: R
     ext = image_format(path)
     fig = render_figure(trace, findings, options)
     with _saving(), atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f:
-        fig.savefig(f, format=ext, metadata={"Date": None} if ext == "svg" else None)
+        fig.savefig(f, format=ext, metadata=_NO_DATE.get(ext))
 
 
 def image_format(path: str) -> str:
@@ -731,7 +733,7 @@ def render_svg(
     fig = render_figure(trace, findings, options)
     buf = io.StringIO()
     with _saving():
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+        fig.savefig(buf, format="svg", metadata=_NO_DATE["svg"])
     text = buf.getvalue()
     return prefix_ids(text[text.index("<svg") :], ids)
 

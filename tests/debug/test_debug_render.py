@@ -148,6 +148,16 @@ def test_png_and_svg_files(tmp_path):
         render(t, str(tmp_path / "a.gif"))
 
 
+@pytest.mark.parametrize("ext", ["pdf", "svg", "png"])
+def test_a_diagram_drawn_twice_is_the_same_file(ext, tmp_path, monkeypatch):
+    """No creation date in the file (a PDF had one): drawn at two moments, the same bytes."""
+    t = S.example_c()
+    for moment in ("1000000000", "2000000000"):  # matplotlib dates files by SOURCE_DATE_EPOCH if set
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", moment)
+        render(t, str(tmp_path / f"{moment}.{ext}"))
+    assert (tmp_path / f"1000000000.{ext}").read_bytes() == (tmp_path / f"2000000000.{ext}").read_bytes()
+
+
 def test_sixteen_processes_and_hundreds_of_events_stay_legible(tmp_path):
     t = S.random_trace(7, n=16, steps=400)
     start = time.monotonic()
