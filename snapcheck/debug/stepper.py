@@ -26,7 +26,7 @@ from snapcheck.console import make_console
 from snapcheck.debug.findings import Findings
 from snapcheck.debug.history import describe_event
 from snapcheck.debug.replay import Breakpoint, ProcessView, Replay, ReplayState
-from snapcheck.traces.model import Trace
+from snapcheck.traces.model import EVENT_TYPES, Trace
 
 HELP = """\
 commands (a number k repeats or selects; Enter repeats the last command):
@@ -160,6 +160,9 @@ class Stepper:
             return
         if what == "msg" and value not in self.replay.messages:
             self.message = f"unknown message {value!r}"
+            return
+        if what == "type" and value not in EVENT_TYPES:
+            self.message = f"unknown event type {value!r} (event types: {', '.join(EVENT_TYPES)})"
             return
         self.replay.breakpoints.append(Breakpoint(what, value))
         self.message = f"breakpoint [{len(self.replay.breakpoints)}] {what} {value}"

@@ -122,6 +122,16 @@ def test_breakpoints_through_commands():
     assert s.message == "breakpoints: [1] ckpt B"
 
 
+def test_a_breakpoint_on_an_unknown_event_type_is_refused():
+    """Like an unknown process or message (it was accepted, and never hit)."""
+    s = _stepper(S.aligned())
+    s.execute("b type zzz")
+    assert s.message.startswith("unknown event type 'zzz' (event types: send, ") and "checkpoint" in s.message
+    assert s.replay.breakpoints == []
+    s.execute("b type checkpoint")
+    assert s.message == "breakpoint [1] type checkpoint"
+
+
 def test_screen_shows_processes_channels_and_context():
     s = _stepper(S.aligned())
     s.execute("line 15")
