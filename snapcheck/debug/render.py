@@ -596,8 +596,12 @@ class _Diagram:
             self._polyline(
                 ax, fi.cut, CUT_COLOUR, 1.6, "dashdot", _gid("cut", fi.number), f"cut of #{fi.number}", zorder=2.5
             )
-        if self.o.cut and not any(fi.cut == self.o.cut for fi in cuts):
+        if self._checked_cut_apart():
             self._polyline(ax, self.o.cut, CUT_COLOUR, 1.6, "dashdot", "checked-cut", "checked cut", zorder=2.5)
+
+    def _checked_cut_apart(self) -> bool:
+        """The checked cut is drawn as a line of its own (no violation's cut is the same)."""
+        return bool(self.o.cut) and not any(fi.cut == self.o.cut for fi in self.findings)
 
     def _recovery_label(self) -> str | None:
         lines = self.f.recovery_lines
@@ -641,14 +645,24 @@ class _Diagram:
                 h.append(
                     Line2D([], [], color=RECOVERY_COLOUR, lw=1.2, ls=(0, (1, 1.5)), label="rollback start (bound)")
                 )
-        if self.o.cut or any(fi.cut for fi in self.findings):
-            h.append(Line2D([], [], color=CUT_COLOUR, lw=1.6, ls="dashdot", label="checked cut"))
-        for etype, marker, colour, name in (
-            ("record", "P", "#8c564b", "recorded channel state"),
-            ("fail", "X", "#d62728", "failure"),
-            ("restore", "o", "#2ca02c", "restore"),
+        drawn = (
+            ("cut of a violation", any(fi.cut for fi in self.findings)),
+            ("checked cut", self._checked_cut_apart()),
+        )
+        cuts = [name for name, shown in drawn if shown]
+        if cuts:
+            h.append(Line2D([], [], color=CUT_COLOUR, lw=1.6, ls="dashdot", label=" / ".join(cuts)))
+        for etypes, marker, colour, name in (
+            (("record",), "P", "#8c564b", "recorded channel state"),
+            (("fail",), "X", "#d62728", "failure"),
+            (("restore",), "o", "#2ca02c", "restore"),
+            (("log", "log_truncate"), "v", "#7f7f7f", "log entry / truncation"),
+            (("arrive",), "|", "#7f7f7f", "arrival (buffered)"),
+            (("discard",), "x", DATA_COLOUR, "discard"),
+            (("round_start", "round_complete", "round_abort"), "|", "black", "round start / complete / abort"),
+            (("output",), "*", "#bcbd22", "output"),
         ):
-            if any(e.type == etype for e in self.trace.events):
+            if any(e.type in etypes for e in self.trace.events):
                 h.append(Line2D([], [], marker=marker, color=colour, ls="none", label=name))
         for style in sorted({s for s, _ in self.highlight.values()} | set(self.rings.values())):
             name = {

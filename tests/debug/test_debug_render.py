@@ -98,6 +98,20 @@ def test_highlights_orphan_zcycle_useless_cut_and_recovery_line():
     assert ids(only, "zcycle-msg-")
 
 
+def test_the_legend_names_what_is_drawn():
+    """A violation's cut is not called the checked cut (it was, with no checked-cut line drawn);
+    log, arrival, round and output markers have entries when the trace has such events."""
+    t = S.example_c()
+    f = Findings(items=[Finding(1, "orphan", "consistency", "cut", "o", [12, 13], 12, cut={"P0": 3, "P1": 1})])
+    svg = render_svg(t, f)
+    assert ids(svg, "cut-") == ["cut-1"] and "cut of a violation" in svg and "checked cut" not in svg
+    svg = render_svg(t, f, RenderOptions(cut={"P0": 2, "P1": 1}))
+    assert ids(svg, "checked-cut") and "cut of a violation / checked cut" in svg
+    assert "checked cut" not in render_svg(t, f, RenderOptions(cut={"P0": 3, "P1": 1}))  # one line: the violation's
+    assert "log entry / truncation" in render_svg(S.failure()) and "arrival (buffered)" in render_svg(S.aligned())
+    assert "log entry" not in render_svg(t) and "arrival" not in render_svg(t)
+
+
 def test_auto_recovery_line_gives_way_to_a_violation_cut():
     t = S.example_c()
     f = Findings(
