@@ -416,35 +416,6 @@ def shrink_trace(
 
 _LINES = re.compile(r"\blines? \d+(?:(?:, | and )\d+)*")
 
-# Kinds whose violation claims that an event is missing from the trace, besides those of
-# ``checker.report.ABSENCE_KINDS``: a message never processed, replayed or delivered (or
-# truncated from a log before it was), state that no restore takes, an operator event no
-# checkpoint reflects, a notification, checkpoint or artifact that never comes. Deleting
-# events can always make such a claim true (drop the processing of a message, the
-# notification that a round completed), so a shrunk trace must keep the original's
-# witness, not only its kind. Claims that an event is present or misplaced (an orphan,
-# a duplicate, a Z-cycle) need no such guard.
-MISSING_EVENT_KINDS = frozenset(
-    {
-        "dropped",
-        "lost",
-        "in-flight-lost",
-        "input-lost",
-        "split-lost",
-        "dedup-lost",
-        "premature-truncation",
-        "key-group-lost",
-        "partition-lost",
-        "control-dropped",
-        "premature-commit",
-        "eos-before-commit",
-        "missing-forced-checkpoint",
-        "retired-before-final-checkpoint",
-        "fallback-unresolved",
-        "artifact-unknown",
-    }
-)
-
 
 def witness_identity(v, names: dict[str, str] | None = None) -> tuple[str, object]:
     """What a shrunk trace must keep of a violation ``v`` that claims an event is missing:
@@ -482,7 +453,7 @@ def witness_identity(v, names: dict[str, str] | None = None) -> tuple[str, objec
 class CheckerPredicate:
     """``violates(trace, options, names=None)``: the checker reports a ``kind`` violation of
     ``prop``. With ``like`` (the trace being shrunk and its options) and a kind that claims
-    an event is missing (``checker.report.ABSENCE_KINDS``, ``MISSING_EVENT_KINDS``), one
+    an event is missing (``checker.report.ABSENCE_KINDS``), one
     whose ``witness_identity`` (message ids mapped through ``names``, as ``shrink_trace``
     gives them) is that of a violation ``like`` shows.
 
@@ -501,7 +472,7 @@ class CheckerPredicate:
 
         self.prop, self.kind, self.base_options = prop, kind, base_options
         self.same: set | None = None
-        if like is not None and kind in ABSENCE_KINDS | MISSING_EVENT_KINDS:
+        if like is not None and kind in ABSENCE_KINDS:
             self.same = {witness_identity(v) for v in self.matches(self.check(*like))}
 
     def check(self, trace: Trace, options: dict):

@@ -375,10 +375,9 @@ def test_shrinking_a_hang_keeps_what_holds_the_round_up():
 
 def test_missing_event_kinds_are_kinds_of_the_checker():
     from snapcheck.checker.report import ABSENCE_KINDS, KIND_PROPERTY
-    from snapcheck.debug.shrink import MISSING_EVENT_KINDS
 
-    assert MISSING_EVENT_KINDS <= KIND_PROPERTY.keys() and not MISSING_EVENT_KINDS & ABSENCE_KINDS
-    assert "orphan" not in MISSING_EVENT_KINDS and "useless-checkpoint" not in MISSING_EVENT_KINDS
+    assert ABSENCE_KINDS <= KIND_PROPERTY.keys() and {"dropped", "lost", "in-flight-lost"} <= ABSENCE_KINDS
+    assert "orphan" not in ABSENCE_KINDS and "useless-checkpoint" not in ABSENCE_KINDS
 
 
 LOSSES = [  # (simulation, kind, what the printed witness must say: as every original one does)
