@@ -144,6 +144,12 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
         new_of_op.setdefault(own.operator[p], []).append(p)
     out: list[Violation] = []
     unkeyed: list[str] = []  # records without a key group whose owner among filtered channels is not judged
+    reach: dict[str, set[str]] = {}  # record -> every new channel a copy of it may be processed on
+    for c, mids in recorded.items():  # (copies of broadcast state recorded on several old channels)
+        for mid in mids:
+            o = h.resolve(mid)
+            snd = send_of.get(o)
+            reach.setdefault(o, set()).update(_targets(mapping.get(c, []), snd.key_group if snd else None))
     for c, mids in recorded.items():
         ch = chans[c]
         op = own.operator[ch.dst]  # a channel joins declared processes
@@ -174,7 +180,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                 )
             else:
                 maps = mapping.get(c, [])
-                targets = [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
+                targets = _targets(maps, kg)
                 if not targets and maps and kg is None:
                     continue  # every mapping filters it out: discarded on purpose
                 # without a key group, the channels that filter by key group share the record: one of them owns it
@@ -210,7 +216,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                         dv,
                         [chans[t].dst for t in shared],
                     )
-                stray = [e for e in got if e.ch not in targets]
+                stray = [e for e in got if e.ch not in reach[o]]  # no copy of it was mapped there
                 if stray and targets:
                     out.append(_misrouted(rs, o, c, kg, stray[0], f"on {stray[0].ch}, which no restore maps {c} onto"))
             out += _after_live(rs, o, c, kg, got, dv)
@@ -223,6 +229,17 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
     out += _live_misrouted(rs, dv)
     out += _input_violations(run, rs, dv)
     return out
+
+
+def _targets(maps, kg: int | None) -> list[str]:
+    """The new channels a record of key group ``kg`` (None: unknown) recovered from an old
+    channel with mappings ``maps`` goes to: those without a key-group filter, and those
+    whose filter keeps ``kg`` (any non-empty filter when ``kg`` is unknown).
+
+    >>> _targets([("n0", None, None), ("n1", {1, 2}, None), ("n2", set(), None)], 2)
+    ['n0', 'n1']
+    """
+    return [new for new, keep, _ in maps if keep is None or (kg in keep if kg is not None else keep)]
 
 
 def _live_misrouted(rs: Rescale, dv: _Deliveries) -> list[Violation]:

@@ -388,3 +388,23 @@ def test_campaign_runs_that_rescale_twice_are_judged_clean_for_correct_protocols
     rows = [(run_one(i, 7000 + i, cfg), cfg) for i, cfg in twice]
     wrong = [(r["violation_kinds"], command(cfg)) for r, cfg in rows if r["verdict"] not in ("clean", "inconclusive")]
     assert wrong == []
+
+
+def test_copies_of_broadcast_state_recorded_again_before_a_second_rescale_are_not_misrouted(snapcheck_cli, tmp_path):
+    """Found by a 100,000-run campaign of correct protocols: a record in flight on a
+    broadcast edge is recovered as one copy per new channel by the first rescale (1 -> 4);
+    three copies are still in flight at the next round, recorded on three channels, and
+    the second rescale (4 -> 3) maps each onto one new channel. A copy processed on the
+    channel another copy's old channel maps onto is not misrouted (every pairing of a
+    copy with another copy's processing was reported as in-flight-misrouted)."""
+    out = tmp_path / "run.jsonl"
+    args = (
+        "--protocol aligned-timeout --workload random-dag --parallelism 1 --seed 59829 --records 17 --gap 50 "
+        "--hot-ratio 0.8 --fail self@snapshot#110 --fail op1[0]@crash-in-recovery#2 --interval 200 "
+        "--aligned-timeout 50 --latency 31 --jitter 150 --buffer 2 --out-buffer 3 --straggler src0[0]=3.0 "
+        "--decline-prob 0.1 --rescale savepoint@1404:3 --rescale savepoint@2093:4"
+    ).split()
+    assert snapcheck_cli("simulate", *args, "-o", str(out))[0] == 0
+    code, text = snapcheck_cli("check", str(out))
+    assert code == 0, text
+    assert "rescale-in-flight (2 subjects)" in text
