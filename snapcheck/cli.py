@@ -10,7 +10,7 @@ import sys
 import click
 
 from snapcheck import __version__
-from snapcheck.console import make_console
+from snapcheck.console import make_console, survive_closed_pipes
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
 from snapcheck.traces.lines import DEFAULT_MAX_LINE_BYTES, set_max_line_bytes
 from snapcheck.traces.lines import max_line_bytes as current_max_line_bytes
@@ -138,6 +138,7 @@ def console() -> None:
     from snapcheck.traces import process_exit
 
     _pin_string_hashing()
+    survive_closed_pipes()  # `snapcheck check … | head` exits with the verdict's code
     process_exit.ends_after_command()
     try:
         main()

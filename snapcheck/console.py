@@ -11,6 +11,7 @@ escapes (``\x1b``); the consoles apply it to all they print but their own stylin
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import sys
@@ -48,6 +49,61 @@ class SafeConsole(Console):
 
     def _render_buffer(self, buffer) -> str:
         return super()._render_buffer(s if s.control else Segment(printable(s.text), s.style) for s in buffer)
+
+
+class _DiscardWhenClosed(io.FileIO):
+    r"""The raw file of a standard stream that outlives its reader: once the pipe it writes
+    to is closed (``snapcheck check … | head -1``), the descriptor is pointed at
+    ``os.devnull`` and what is written, then and later, is discarded instead of raising.
+
+    >>> r, w = os.pipe(); os.close(r)              # a pipe whose reader has gone
+    >>> out = _DiscardWhenClosed(w, "w")
+    >>> out.write(b"lost\n"), out.write(b"lost too\n")
+    (5, 9)
+    >>> out.close()
+    """
+
+    def write(self, b) -> int:
+        try:
+            return super().write(b)
+        except BrokenPipeError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.fileno())
+            os.close(devnull)
+            return super().write(b)
+
+
+def survive_closed_pipes() -> None:
+    """Let stdout and stderr outlive their reader (``_DiscardWhenClosed``) for the rest of
+    the process: a command whose output pipe is closed early goes on to its verdict, and
+    exits with the verdict's code, its output discarded. (Left to themselves, click and
+    rich end the command with exit 1 at the first write to a closed pipe, the code of a
+    violation.) For the ``snapcheck`` program only: in-process callers keep their streams.
+
+    A child that prints after its reader has gone still exits with its own code:
+
+    >>> import subprocess
+    >>> child = subprocess.Popen([sys.executable, "-c", "import sys, time; from snapcheck.console import "
+    ...     "survive_closed_pipes; survive_closed_pipes(); time.sleep(0.3); print('lost', flush=True); sys.exit(7)"],
+    ...     stdout=subprocess.PIPE)
+    >>> child.stdout.close(); child.wait(timeout=60)
+    7
+    """
+    for name in ("stdout", "stderr"):
+        old = getattr(sys, name)
+        if old is None:  # started with the descriptor closed
+            continue
+        old.flush()
+        raw = _DiscardWhenClosed(old.fileno(), "w", closefd=False)
+        unbuffered = isinstance(old.buffer, io.RawIOBase)  # as Python makes stderr, or both with -u
+        new = io.TextIOWrapper(
+            raw if unbuffered else io.BufferedWriter(raw),
+            encoding=old.encoding,
+            errors=old.errors,
+            line_buffering=old.line_buffering,
+            write_through=old.write_through,
+        )
+        setattr(sys, name, new)
 
 
 def echo(message: str = "", err: bool = False, nl: bool = True) -> None:

@@ -104,3 +104,30 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     assert proc.returncode == 130, (proc.returncode, err)
     assert err.strip().splitlines()[-1] == "snapcheck: interrupted" and "Traceback" not in err, err
     assert not (tmp_path / "t.jsonl").exists()  # an interrupted run writes no partial trace
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        (["check", CLEAN], 0),
+        (["check", "--json", CLEAN], 0),
+        (["check", "-v", ORPHAN, CLEAN], 1),
+        (["check", CLEAN, "/nonexistent/trace.jsonl"], 2),  # its reasons go to stderr
+        (["protocols"], 0),  # a rich table (rich ends the process with exit 1 at a closed pipe)
+    ],
+)
+def test_a_closed_output_pipe_leaves_the_exit_code_to_the_verdict(args, code, tmp_path):
+    """``snapcheck check … | head -1``: the reader closes the pipe before the command
+    writes; the command goes on judging every trace, its output discarded, and exits
+    with the verdict's code (under ``pipefail`` CI sees that code, not exit 1 for a
+    clean trace)."""
+    junit = tmp_path / "x.xml"
+    extra = ["--junit", str(junit)] if args[0] == "check" else []
+    for closed, unbuffered in (("stdout", ""), ("stderr", ""), ("stdout", "1"), ("stderr", "1")):
+        env = dict(os.environ, PYTHONHASHSEED="0", PYTHONUNBUFFERED=unbuffered)
+        streams = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, closed: subprocess.PIPE}
+        proc = subprocess.Popen([sys.executable, "-m", "snapcheck", *args[:1], *extra, *args[1:]], env=env, **streams)
+        getattr(proc, closed).close()  # the reader is gone before snapcheck has started
+        assert proc.wait(timeout=120) == code, (closed, unbuffered)
+    if extra:  # every trace was judged and reported after the pipe closed
+        assert junit.read_text().count("<testsuite ") == sum(a.endswith(".jsonl") for a in args)
