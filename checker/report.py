@@ -430,8 +430,9 @@ class Report:
             "stats": self.stats,
         }
 
-    def render_text(self, verbose: bool = False) -> str:
-        """The human-readable report (``checker.text.render_text``)."""
+    def render_text(self, verbose: bool = False, expected: list[str] | None = None) -> str:
+        """The human-readable report (``checker.text.render_text``); ``expected``: the
+        mismatches with the trace's ``metadata.expected``, when compared."""
         from snapcheck.checker.text import render_text
 
-        return render_text(self, verbose)
+        return render_text(self, verbose, expected)

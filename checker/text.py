@@ -16,7 +16,7 @@ from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
 from snapcheck.checker.options import NOT_SELECTED, VOCABULARY
 
 
-def _verdict(report) -> str:
+def _verdict(report, expected: list[str] | None) -> str:
     if not report.ok:
         head = f"VIOLATION ({', '.join(sorted(report.kinds))})"
     elif report.results:
@@ -24,7 +24,12 @@ def _verdict(report) -> str:
     else:
         head = "NOTHING JUDGED (no property applied to this trace; see below)"
     n = len(report.judged)
-    return f"{head} — {n} propert{'y' if n == 1 else 'ies'} judged, {len(report.not_judged)} not judged"
+    verdict = f"{head} — {n} propert{'y' if n == 1 else 'ies'} judged, {len(report.not_judged)} not judged"
+    if expected is None:
+        return verdict
+    if expected:
+        return f"MISMATCH with metadata.expected ({len(expected)}; see below) — the check says: {verdict}"
+    return f"{verdict} — as metadata.expected says"
 
 
 def not_judged_lines(report, verbose: bool = True) -> list[str]:
@@ -65,8 +70,10 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
     return out
 
 
-def render_text(report, verbose: bool = False) -> str:
-    r"""The human-readable report of ``report`` (a ``Report``): the verdict, each failed
+def render_text(report, verbose: bool = False, expected: list[str] | None = None) -> str:
+    r"""The human-readable report of ``report`` (a ``Report``): the verdict (with
+    ``expected``, the mismatches with the trace's ``metadata.expected``: first whether
+    they hold, the mismatches last), each failed
     property result with its violations explained in the style of Elle (Kingsbury and
     Alvaro, "Elle: Inferring Isolation Anomalies from Experimental Observations", 2020),
     the useless checkpoints, every recovery line with its rollback distance and the chain
@@ -87,8 +94,13 @@ def render_text(report, verbose: bool = False) -> str:
     <BLANKLINE>
     Recovery line for failures all (restart-all): {P0: 2, P1: 1}
       rollback: 0 checkpoint(s), 0 event(s) undone, 0 message(s) to replay
+
+    Checked against an expected verdict it does not meet, the report says so first:
+
+    >>> print(render_text(report, expected=["expected verdict violation, got not-judged"]).splitlines()[0])
+    theory_a_zcycle.jsonl: protocol none: MISMATCH with metadata.expected (1; see below) — the check says: NOTHING JUDGED ...
     """
-    out = [f"{report.trace}: protocol {report.protocol}: {_verdict(report)}"]
+    out = [f"{report.trace}: protocol {report.protocol}: {_verdict(report, expected)}"]
     failed = [r for r in report.results if not r.ok]
     for r in failed:
         out.append(f"\n[{r.property}] {r.subject}: {len(r.violations) + r.omitted} violation(s)")
@@ -168,4 +180,6 @@ def render_text(report, verbose: bool = False) -> str:
     if report.notes:
         out.append("\nNotes:")
         out.extend(f"  - {n}" for n in report.notes)
+    if expected is not None:
+        out.append("expected verdict: " + ("MISMATCH\n  " + "\n  ".join(expected) if expected else "holds"))
     return "\n".join(out)

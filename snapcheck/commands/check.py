@@ -168,10 +168,7 @@ def check(
             if isinstance(r, UnreadTrace):
                 echo(r.render_text(), err=True)
                 continue
-            echo(r.render_text(verbose))
-            if expect and r.trace in mismatches:
-                mm = mismatches[r.trace]
-                echo("expected verdict: " + ("holds" if not mm else "MISMATCH\n  " + "\n  ".join(mm)))
+            echo(r.render_text(verbose, mismatches.get(r.trace)))
             if require_faults and r.faults_not_exercised:
                 echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
             echo("")

@@ -131,6 +131,27 @@ def test_metadata_expected_check_applies_and_expect_flag(run, tmp_path):
     assert code == 1 and "MISMATCH" in out
 
 
+def test_expect_headline_states_whether_the_expected_verdict_holds(run, tmp_path):
+    """With --expect, a trace's first line says whether its metadata.expected holds: a
+    mismatch (exit 1) never heads the report as OK, a violation that was expected says so."""
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], metadata={"expected": {"verdict": "violation"}})
+    rec.checkpoint("A")
+    rec.recv("B", rec.send("A", "ab"))
+    rec.checkpoint("B")
+    path = write(tmp_path, "exp.jsonl", rec)
+    code, out = run("check", path, "--cut", "A=V,B=V", "--expect")
+    assert code == 1
+    assert out.splitlines()[0] == (
+        f"{path}: protocol unknown: MISMATCH with metadata.expected (1; see below) — the check says: "
+        "OK — 2 properties judged, 29 not judged"
+    )
+    code, out = run("check", path, "--cut", "A=1,B=1", "--expect")
+    assert code == 0
+    assert out.splitlines()[0] == (
+        f"{path}: protocol unknown: VIOLATION (orphan) — 2 properties judged, 29 not judged — as metadata.expected says"
+    )
+
+
 def test_compare_expected_reports_each_mismatch(tmp_path):
     rec = TraceRecorder(
         ["A", "B"],
