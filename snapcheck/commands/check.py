@@ -151,6 +151,14 @@ def check(
         reports.append(report)
         codes.append(code)
     exit_code = max(codes)
+    for r in reports:
+        if isinstance(r, UnreadTrace):  # on stderr also with --json: stdout holds the JSON document only
+            echo(r.render_text(), err=True)
+        elif not as_json:
+            echo(r.render_text(verbose, mismatches.get(r.trace)))
+            if require_faults and r.faults_not_exercised:
+                echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
+            echo("")
     if as_json:
         doc = {
             "schema": "snapcheck-check",
@@ -163,15 +171,6 @@ def check(
             for r in doc["reports"]:
                 r["expected_mismatches"] = mismatches.get(r["trace"])
         sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-    else:
-        for r in reports:
-            if isinstance(r, UnreadTrace):
-                echo(r.render_text(), err=True)
-                continue
-            echo(r.render_text(verbose, mismatches.get(r.trace)))
-            if require_faults and r.faults_not_exercised:
-                echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
-            echo("")
     if junit_file:
         from snapcheck.checker.junit import junit_xml
         from snapcheck.traces.atomic import write_atomic

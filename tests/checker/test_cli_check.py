@@ -61,6 +61,22 @@ def test_exit_codes(run, clean, orphan, tmp_path):
     assert run("check", clean, "--cut", "A")[0] == 2
 
 
+def test_json_reports_unreadable_files_on_stderr_too(clean, tmp_path, capsys):
+    """check --json: an unreadable file's FILE:LINE reasons go to stderr as without --json,
+    and stdout is the JSON document alone."""
+    from snapcheck.cli import main
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", "--json", clean, str(bad)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2
+    assert [r["verdict"] for r in json.loads(out)["reports"]][1] == "error"
+    assert f"{bad}: NOT CHECKED (bad input: exit 2)\n  {bad}:1: " in err and clean not in err
+
+
 def test_json_report_schema(run, orphan):
     code, out = run("check", orphan, "--cut", "A=1,B=1", "--failures", "A", "--json")
     assert code == 1
