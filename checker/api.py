@@ -33,7 +33,10 @@ regional properties for traces with regional completions, split logs or agreed
 values (``checker.regional``). Nothing is decided from the protocol's name:
 ``CheckOptions.facts`` completes what the header declares (the command line fills
 it from the protocol catalogue for protocols it knows by name).
-A property named explicitly is checked even where the protocol promises nothing.
+Naming properties (``properties``) selects among these; it makes none of them apply,
+but for the protocol's promises (``options.PROMISED``: z-cycles and rdt are judged when
+named although the protocol does not promise them, and so are the CIC properties of a
+protocol that declares CIC rules).
 Every property without a result is listed in ``report.not_judged`` with the
 reason (``checker.coverage``), and the faults the trace's producer was asked to
 inject are listed in ``report.faults`` with whether each happened.
@@ -57,7 +60,7 @@ from snapcheck.checker.observed_recovery import (
     duplicate_violations,
     recovery_groups,
 )
-from snapcheck.checker.options import CheckOptions
+from snapcheck.checker.options import PROMISED, CheckOptions
 from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
 from snapcheck.checker.regional import check_regional
@@ -132,7 +135,9 @@ class _Run:
         return self.opts.properties is None or prop in self.opts.properties
 
     def explicit(self, prop: str) -> bool:
-        return self.opts.properties is not None and prop in self.opts.properties
+        """Is ``prop`` a promise (``options.PROMISED``) named with --property? Then it is
+        judged also where the protocol does not promise it; no other property is."""
+        return prop in PROMISED and self.opts.properties is not None and prop in self.opts.properties
 
     def add(self, prop, subject, violations, omitted: int = 0):
         return self.report.add(prop, subject, violations, self.opts.max_per_result, omitted)

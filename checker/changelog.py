@@ -294,7 +294,8 @@ def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
 
 def check_changelog(run) -> None:
     """Add ``changelog-restore`` and ``artifact-retention`` to a ``check_trace`` run
-    where the trace has the changelog vocabulary (``has_changelog``) or when selected.
+    where the trace has the changelog vocabulary (``has_changelog``), when selected (the
+    default: all); otherwise the report lists them as not judged.
 
     A handle whose materialization holds change 0 and whose changelog range holds
     change 1 restores the task's state exactly:
@@ -313,8 +314,8 @@ def check_changelog(run) -> None:
     [('changelog-restore', True), ('artifact-retention', True)]
     """
     present = has_changelog(run.ix)
-    want_restore = run.want("changelog-restore") and (present or run.explicit("changelog-restore"))
-    want_retention = run.want("artifact-retention") and (present or run.explicit("artifact-retention"))
+    want_restore = present and run.want("changelog-restore")
+    want_retention = present and run.want("artifact-retention")
     if not (want_restore or want_retention):
         return
     arts = _Artifacts(run.ix)

@@ -173,8 +173,8 @@ def finished_violations(run) -> list[Violation]:
 
 def check_finished(run) -> None:
     """Add one ``finished-tasks`` result (subject ``trace``) to a ``check_trace`` run when
-    the trace has ``finish`` events or the property is named explicitly; otherwise the
-    report lists it as not judged.
+    the trace has ``finish`` events and the property is selected (the default: all);
+    otherwise the report lists it as not judged.
 
     A task that keeps sending data after the end of its input, and then takes no final
     checkpoint (no round completes):
@@ -190,5 +190,5 @@ def check_finished(run) -> None:
     >>> check_trace(golden("theory_a_zcycle")).not_judged["finished-tasks"]
     'no task of the trace finishes (no finish event)'
     """
-    if run.want("finished-tasks") and (run.ix.has("finish") or run.explicit("finished-tasks")):
+    if run.ix.has("finish") and run.want("finished-tasks"):
         run.add("finished-tasks", "trace", finished_violations(run))

@@ -190,7 +190,8 @@ def _violation(h, e, m, r, R) -> Violation:
 
 def check_log_retention(run) -> None:
     """Add the ``log-retention`` result to a ``check_trace`` run (``premature_truncations``):
-    by default for every trace that truncates sender logs (``log_truncate`` events).
+    for every trace that truncates sender logs (``log_truncate`` events), when selected
+    (the default: all); otherwise the report lists it as not judged.
 
     Truncating once the receiver's checkpoint reflects the message is safe:
 
@@ -202,10 +203,7 @@ def check_log_retention(run) -> None:
     >>> [(r.property, r.ok) for r in check_trace(rec.trace()).results]
     [('log-retention', True)]
     """
-    if not run.explicit("log-retention"):
-        if run.opts.properties is not None:
-            return
-        if not run.ix.has("log_truncate"):
-            return
+    if not (run.ix.has("log_truncate") and run.want("log-retention")):
+        return
     vs, omitted = premature_truncations(run.trace, run.ix, run.history, run.dur, run.opts.max_per_result)
     run.add("log-retention", "trace", vs, omitted)

@@ -38,6 +38,11 @@ PROPERTIES = (
     "finished-tasks",  # FLIP-147: finished tasks send nothing, get their final checkpoint and its notification
 )
 SEMANTICS = ("partial", "restart-all")
+# What a protocol promises (Z-cycle freedom, RDT, its CIC rules): named with --property, such
+# a property is judged on the trace also where the protocol does not promise it (a CIC one
+# needs CIC rules declared: else naming it is a usage error). Naming any other property does
+# not make it apply: where it does not, it is not judged, with the reason (checker.coverage).
+PROMISED = ("z-cycles", "rdt", "cic-conformance", "cic-efficiency", "timestamps")
 
 NOT_SELECTED = "not selected (only the properties named with --property were checked)"
 # Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).

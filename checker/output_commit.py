@@ -386,7 +386,8 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
 
 def check_output_properties(run) -> None:
     """Add ``output-commit``, ``control-delivery`` and ``recovery-lineage`` to a
-    ``check_trace`` run, each where the trace has its vocabulary (or when selected):
+    ``check_trace`` run, each where the trace has its vocabulary and when selected (the
+    default: all):
     sink outputs with a ``phase``, operator events (``attrs.event``), and rounds
     (``round_start``) with recoveries.
 
@@ -404,16 +405,13 @@ def check_output_properties(run) -> None:
     ix = run.ix
     coord = None
     has_phase = any(e.attrs["phase"] for e in ix.with_attr("output", "phase"))
-    if run.want("output-commit") and (has_phase or run.explicit("output-commit")):
+    if has_phase and run.want("output-commit"):
         coord = coord or _Coordination(ix)
         run.add("output-commit", "trace", output_commit_violations(ix, coord))
     has_events = any(e.attrs["event"] is not None for e in ix.with_attr("send", "event"))
-    if run.want("control-delivery") and (has_events or run.explicit("control-delivery")):
+    if has_events and run.want("control-delivery"):
         coord = coord or _Coordination(ix)
         run.add("control-delivery", "trace", control_delivery_violations(ix, coord))
-    if run.want("recovery-lineage"):
-        if ix.has("round_start") or run.explicit("recovery-lineage"):
-            groups = run.recovery_groups()
-            if groups or run.explicit("recovery-lineage"):
-                coord = coord or _Coordination(ix)
-                run.add("recovery-lineage", "trace", recovery_lineage_violations(groups, coord))
+    if run.want("recovery-lineage") and ix.has("round_start") and (groups := run.recovery_groups()):
+        coord = coord or _Coordination(ix)
+        run.add("recovery-lineage", "trace", recovery_lineage_violations(groups, coord))

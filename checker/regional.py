@@ -14,7 +14,7 @@ coordinator sends with ``attrs.split`` assign a split; ``round_abort
 attrs.forced_global`` ends a forced global round; header
 ``protocol.params.max_consecutive`` the consecutive-regional limit.
 
-Properties (each where the trace has its vocabulary, or when selected):
+Properties (each where the trace has its vocabulary, when selected; the default: all):
 
 ``regional-restore`` — a region's restored state is a state it had at the
 checkpoint the metadata names: a restore of completed round ``n`` restores, for
@@ -616,7 +616,7 @@ def drift_violations(ix, comp: Completions, limit: int) -> list[Violation]:
 
 def check_regional(run) -> None:
     """Add the regional properties to a ``check_trace`` run, each where the trace has its
-    vocabulary (or when selected explicitly).
+    vocabulary, when selected (the default: all); otherwise the report lists it as not judged.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> from snapcheck.checker import check_trace
@@ -630,22 +630,19 @@ def check_regional(run) -> None:
     h, ix = run.h, run.ix
     comp = Completions(run.rounds, h.procs)
     regional = comp.regional
-
-    def applies(prop: str, has: bool) -> bool:
-        return run.want(prop) and (has or run.explicit(prop))
-
-    if applies("regional-restore", regional or bool(ix.with_attr("restore", "digest"))):
+    want = run.want
+    if (regional or ix.with_attr("restore", "digest")) and want("regional-restore"):
         run.add("regional-restore", "trace", restore_violations(ix, comp))
-    if applies("regional-cut", regional):
+    if regional and want("regional-cut"):
         data = [c for c in h.trace.header.channels if c.kind != "control" and c.src in h.index and c.dst in h.index]
         run.add("regional-cut", "trace", cut_violations(h, comp, data))
-    if applies("regional-commit", regional and bool(ix.with_attr("output", "phase"))):
+    if regional and ix.with_attr("output", "phase") and want("regional-commit"):
         run.add("regional-commit", "trace", commit_violations(ix, comp))
     has_splits = any(p.role == "external" and p.attrs and "split" in p.attrs for p in h.trace.header.processes)
-    if applies("split-assignment", has_splits):
+    if has_splits and want("split-assignment"):
         run.add("split-assignment", "trace", split_violations(h, ix, comp))
-    if applies("agreement", bool(ix.with_attr("checkpoint", "agreed"))):
+    if ix.with_attr("checkpoint", "agreed") and want("agreement"):
         run.add("agreement", "trace", agreement_violations(h, comp))
     limit = (h.trace.header.protocol.get("params") or {}).get("max_consecutive")
-    if isinstance(limit, int) and applies("regional-drift", regional):
+    if isinstance(limit, int) and regional and want("regional-drift"):
         run.add("regional-drift", "trace", drift_violations(ix, comp, limit))

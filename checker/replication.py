@@ -288,8 +288,8 @@ def liveness_violations(trace: Trace, rp: _Replication) -> list[Violation]:
 
 def check_replication(run) -> None:
     """Add ``replica-agreement``, ``replica-delivery`` and ``replica-liveness`` to a
-    ``check_trace`` run for traces that declare replicas (``replicas_of``) or when
-    selected.
+    ``check_trace`` run for traces that declare replicas (``replicas_of``), when selected
+    (the default: all); otherwise the report lists them as not judged.
 
     The sink ``K`` picks the first copy of record 1 and discards the second:
 
@@ -303,11 +303,7 @@ def check_replication(run) -> None:
     """
     trace = run.trace
     replicas = replicas_of(trace)
-    wanted = [
-        p
-        for p in ("replica-agreement", "replica-delivery", "replica-liveness")
-        if run.want(p) and (replicas or run.explicit(p))
-    ]
+    wanted = [p for p in ("replica-agreement", "replica-delivery", "replica-liveness") if run.want(p) and replicas]
     if not wanted:
         return
     rp = _Replication(trace, replicas)

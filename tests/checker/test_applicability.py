@@ -1,0 +1,76 @@
+"""Selecting a property (``--property``, ``CheckOptions.properties``) does not make it
+apply: on a trace where a property does not apply, naming it gives no verdict on it
+but the reason it has without the selection, never a passed result. Only the
+protocol's promises (``options.PROMISED``) are judged when named where the protocol
+does not promise them (docs/checker.md, "Properties")."""
+
+from __future__ import annotations
+
+import glob
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from snapcheck.checker import PROPERTIES, CheckerUsageError, CheckOptions, check_trace
+from snapcheck.checker.options import PROMISED
+from snapcheck.reference.catalogue import header_facts
+from snapcheck.traces import read_trace
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOLDEN = sorted(glob.glob(os.path.join(ROOT, "traces", "examples", "*.jsonl")))
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    """The golden traces, and simulated ones with rounds, two-phase-commit outputs, a
+    failure, recoveries and sender-log truncation (each applies some properties, not all)."""
+    from snapcheck.reference import SimConfig, simulate
+
+    d = tmp_path_factory.mktemp("sim")
+    paths = list(GOLDEN)
+    for name, cfg in {
+        "rounds-2pc": SimConfig(protocol="abs-aligned", workload="q12", parallelism=3, records=10),
+        "unc-fail": SimConfig(protocol="unc", workload="q3", records=40, failures=(("join[0]", 900),)),
+    }.items():
+        p = d / f"{name}.jsonl"
+        p.write_bytes(simulate(cfg).dumps())
+        paths.append(str(p))
+    return paths
+
+
+def test_a_property_named_where_it_does_not_apply_is_not_judged(traces):
+    """Every property of the checker, named alone on every trace where it does not apply
+    by default: not judged, with the same reason (a promise: judged, or a usage error
+    where the protocol declares no CIC rules)."""
+    seen = set()
+    for path in traces:
+        trace = read_trace(path)
+        facts = header_facts(trace.header.protocol)
+        default = check_trace(trace, CheckOptions(facts=facts))
+        for prop in PROPERTIES:
+            if prop in default.judged:
+                continue
+            seen.add(prop)
+            try:
+                alone = check_trace(trace, CheckOptions(properties={prop}, facts=facts))
+            except CheckerUsageError:
+                assert prop in PROMISED, (path, prop)
+                continue
+            if prop in PROMISED:
+                assert alone.judged == [prop], (path, prop)
+            else:
+                assert (alone.judged, alone.not_judged[prop]) == ([], default.not_judged[prop]), (path, prop)
+    assert seen == set(PROPERTIES)  # each one was named somewhere it does not apply
+
+
+@pytest.mark.parametrize("prop", [p for p in PROPERTIES if p not in PROMISED])
+def test_the_command_never_reports_a_property_that_does_not_apply_as_passed(snapcheck_cli, prop, tmp_path):
+    """``snapcheck check T --property P`` on a trace with no rounds, restores or vocabulary:
+    P is under "Not judged" in the text, and a skipped JUnit case, never a passing one."""
+    trace = os.path.join(ROOT, "traces", "examples", "theory_a_zcycle.jsonl")
+    junit = tmp_path / "x.xml"
+    _, out = snapcheck_cli("check", trace, "--property", prop, "--junit", str(junit), "-v")
+    assert "Passed" not in out and f"  - {prop}: " in out.split("Not judged")[1]
+    cases = [c for c in ET.parse(junit).iter("testcase") if c.get("classname") == f"snapcheck.{prop}"]
+    assert len(cases) == 1 and cases[0].get("name") == "not judged" and cases[0].find("skipped") is not None
