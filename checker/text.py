@@ -35,8 +35,9 @@ def _verdict(report, expected: list[str] | None) -> str:
 def not_judged_lines(report, verbose: bool = True) -> list[str]:
     """The lines of the "Not judged" section of ``report``: the properties without a
     result, grouped by reason, one line per reason in order of first appearance
-    (not-selected ones in one line; unless ``verbose``, also those of
-    ``checker.coverage.VOCABULARY`` whose vocabulary the trace does not use).
+    (not-selected ones in one line; unless ``verbose`` or properties were selected, also
+    those of ``checker.options.VOCABULARY`` whose vocabulary the trace does not use: a
+    property named with --property always gets its own reason).
 
     >>> from snapcheck.checker import CheckOptions, check_trace
     >>> from snapcheck.traces.golden import golden
@@ -47,11 +48,14 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
       - termination: the trace has no snapshot rounds
     >>> print(not_judged_lines(check_trace(golden("theory_a_zcycle")), verbose=False)[0])
       - protocol-error, log-retention, ..., finished-tasks: the trace has none of what they judge (...)
+    >>> print(not_judged_lines(check_trace(golden("theory_a_zcycle"), CheckOptions(properties=["rescale-state"])))[1])
+      - rescale-state: the trace has no restore at another parallelism (no restore names its sources)
     """
     by_reason: dict[str, list[str]] = {}
     unused = []
+    group = not verbose and NOT_SELECTED not in report.not_judged.values()
     for prop, reason in report.not_judged.items():
-        if not verbose and prop in VOCABULARY and reason != NOT_SELECTED:
+        if group and prop in VOCABULARY:
             unused.append(prop)
         else:
             by_reason.setdefault(reason, []).append(prop)
