@@ -2,7 +2,9 @@
 failure set, trace); a failing case carries every violation with its witness.
 
 Nothing judged reads as passed: every property without a result is a *skipped*
-test case whose message says why; every requested fault is a test case,
+test case whose message says why, and a trace in which not one property was
+judged has an *error* test case (``snapcheck.verdict``, "nothing judged"): it
+has no verdict; every requested fault is a test case,
 skipped when it never happened (a *failure* with ``require_faults``); a trace
 that could not be read is an *error* test case with its ``FILE:LINE`` reasons.
 The report's notes go to the suite's ``system-out``.
@@ -41,7 +43,8 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
     """JUnit XML for ``reports`` (a ``Report`` or ``UnreadTrace`` per trace, one test
     suite each): one test case per property result, a failing one carrying every
     violation with its witness; a skipped case per property not judged, with the
-    reason; an error case for an unreadable trace; a case per requested fault (a
+    reason; an error case for an unreadable trace, and one for a trace in which nothing
+    was judged; a case per requested fault (a
     failure when it never happened and ``require_faults``, else skipped).
     ``mismatches``: trace -> list of expected-verdict mismatches (``compare_expected``);
     when given, each suite has an extra ``metadata.expected`` test case.
@@ -75,6 +78,12 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
                 ET.SubElement(case, "skipped", message=reason)
                 count["tests"] += 1
                 count["skipped"] += 1
+            if rep.verdict == "not-judged":
+                case = ET.SubElement(suite, "testcase", classname="snapcheck.verdict", name="nothing judged")
+                message = "no property was judged: no verdict, neither clean nor a violation"
+                ET.SubElement(case, "error", message=message, type="not-judged")
+                count["tests"] += 1
+                count["errors"] += 1
             for f in rep.faults:
                 case = ET.SubElement(suite, "testcase", classname="snapcheck.fault-injection", name=f["fault"])
                 count["tests"] += 1

@@ -320,7 +320,8 @@ class Report:
     recoveries, ``notes`` (e.g. messages not judged because their channel state is not
     shown), ``stats``, ``not_judged`` (each property without a result and why) and the
     requested ``faults`` with whether each happened (``checker.coverage``). ``verdict``
-    is ``"not-judged"`` when there is no result at all. ``to_json()`` is the documented
+    is ``"not-judged"`` when there is no result at all (``ok`` is then True: nothing was
+    violated; in the JSON report ``ok`` is the verdict ``clean``). ``to_json()`` is the documented
     JSON report (docs/checker.md, "JSON report"), ``render_text()`` the human one.
 
     Worked example A of docs/theory.md: no property is violated (the trace promises no
@@ -410,7 +411,7 @@ class Report:
             "version": JSON_SCHEMA_VERSION,
             "trace": self.trace,
             "protocol": self.protocol,
-            "ok": self.ok,
+            "ok": self.verdict == "clean",  # a trace with nothing judged is not OK (exit 4)
             "verdict": self.verdict,
             "judged": self.judged,
             "not_judged": [{"property": p, "reason": r} for p, r in self.not_judged.items()],

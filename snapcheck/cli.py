@@ -44,7 +44,7 @@ err_console = make_console(stderr=True)
 def cli(max_line_bytes: int) -> None:
     """Verify checkpointing protocols of streaming dataflows from their traces.
 
-    Exit codes: 0 clean, 1 violation found, 2 bad input or usage.
+    Exit codes: 0 clean, 1 violation found, 2 bad input or usage, 4 nothing judged (check).
     """
     before = current_max_line_bytes()
     set_max_line_bytes(max_line_bytes)

@@ -2,7 +2,8 @@
 
 Exit codes everywhere: 0 clean, 1 a violation was found, 2 bad input or usage
 (3: an internal error, a bug in snapcheck, which is never confused with a
-verdict). A user mistake never shows a Python traceback: code raises
+verdict; 4, from ``snapcheck check`` only: nothing was judged, so there is no
+verdict, neither clean nor a violation). A user mistake never shows a Python traceback: code raises
 ``UsageError`` (bad options, an unknown name, a protocol module that fails to
 import) or ``TraceErrors`` (a malformed trace, always ``FILE:LINE: reason``), and
 the command line prints the message and exits 2."""
@@ -15,6 +16,7 @@ EXIT_CLEAN = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # a bug in snapcheck itself (prints a traceback), never a verdict
+EXIT_NOT_JUDGED = 4  # check: no property applied to a trace (or none of those selected): no verdict
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT), as shells report it: 128 + the signal number
 
 

@@ -15,9 +15,14 @@ from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
 from snapcheck.console import echo
 from snapcheck.options import cut_option
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION, UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.process_exit import hold, holding
+
+# A report's verdict and its exit code; over many traces the command exits with the worst,
+# first in WORST_FIRST: a trace not read, then a violation, then a trace with no verdict.
+VERDICT_EXIT = {"clean": EXIT_CLEAN, "violation": EXIT_VIOLATION, "not-judged": EXIT_NOT_JUDGED}
+WORST_FIRST = (EXIT_BAD_INPUT, EXIT_VIOLATION, EXIT_NOT_JUDGED, EXIT_CLEAN)
 
 
 def _unknown_protocol_note(protocol: dict) -> str | None:
@@ -109,9 +114,11 @@ def check(
     Every file is checked and reported, also when another one is unreadable. Every
     property is either judged or listed as not judged with the reason. When no
     --cut/--failures/--semantics is given, a trace's metadata.expected.check options
-    apply. Exit codes (the worst over the files): 0 clean, 1 violation (or, with
-    --expect, a mismatch with metadata.expected; with --require-faults, a requested
-    fault that never happened), 2 bad input or usage.
+    apply. Exit codes (the worst over the files: 2, then 1, then 4): 0 clean, 1
+    violation (or, with --expect, a mismatch with metadata.expected; with
+    --require-faults, a requested fault that never happened), 2 bad input or usage,
+    4 nothing judged (no property applied to a trace, or none of those named with
+    --property: no verdict).
     """
     from snapcheck.traces.atomic import distinct_outputs, ensure_writable
 
@@ -150,7 +157,7 @@ def check(
             report, code = _check_one(path, run, mismatches, html_outs[k])
         reports.append(report)
         codes.append(code)
-    exit_code = max(codes)
+    exit_code = min(codes, key=WORST_FIRST.index)
     for r in reports:
         if isinstance(r, UnreadTrace):  # on stderr also with --json: stdout holds the JSON document only
             echo(r.render_text(), err=True)
@@ -245,14 +252,12 @@ def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
         from snapcheck.debug.html_report import write_html_report
 
         write_html_report(trace, report, html_out)
-    code = EXIT_CLEAN
     if run.expect and trace.header.expected:
         mm = compare_expected(trace, report)
         mismatches[report.trace] = mm
-        if mm:
-            code = EXIT_VIOLATION
-    elif not report.ok:
-        code = EXIT_VIOLATION
+        code = EXIT_VIOLATION if mm else EXIT_CLEAN
+    else:
+        code = VERDICT_EXIT[report.verdict]
     if run.require_faults and report.faults_not_exercised:
         code = EXIT_VIOLATION
     hold(trace)  # not freed when the process ends next (traces.process_exit)

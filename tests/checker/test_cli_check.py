@@ -7,6 +7,7 @@ import json
 import os
 import xml.etree.ElementTree as ET
 
+import jsonschema
 import pytest
 
 from snapcheck.checker import CheckOptions, check_trace
@@ -49,7 +50,8 @@ def orphan(tmp_path):
 
 
 def test_exit_codes(run, clean, orphan, tmp_path):
-    assert run("check", clean)[0] == 0
+    assert run("check", clean, "--cut", "A=1,B=1")[0] == 0
+    assert run("check", clean)[0] == 4  # no cut, no rounds: nothing judged
     code, out = run("check", orphan, "--cut", "A=1,B=1")
     assert code == 1 and "orphan" in out and "line" in out
     bad = tmp_path / "bad.jsonl"
@@ -75,6 +77,32 @@ def test_json_reports_unreadable_files_on_stderr_too(clean, tmp_path, capsys):
     assert exit_.value.code == 2
     assert [r["verdict"] for r in json.loads(out)["reports"]][1] == "error"
     assert f"{bad}: NOT CHECKED (bad input: exit 2)\n  {bad}:1: " in err and clean not in err
+
+
+def test_nothing_judged_is_no_verdict_in_every_output(run, clean, tmp_path):
+    """A trace in which no property was judged (no cut, no rounds; or none of the
+    properties named applies) has no verdict: exit 4, never 0 (clean) nor 1 (violation);
+    JSON ok false; a JUnit error case; the text says NOTHING JUDGED. Over many traces
+    the exit code is the worst: bad input, then a violation, then nothing judged."""
+    from snapcheck.checker.report import json_schema
+
+    junit = tmp_path / "x.xml"
+    code, out = run("check", clean, "--junit", str(junit))
+    assert code == 4 and out.startswith(f"{clean}: protocol unknown: NOTHING JUDGED")
+    suite = ET.parse(junit).getroot().find("testsuite")
+    (case,) = [c for c in suite.iter("testcase") if c.get("classname") == "snapcheck.verdict"]
+    assert case.get("name") == "nothing judged" and case.find("error") is not None and suite.get("errors") == "1"
+    code, out = run("check", clean, "--json")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(json_schema()).validate(doc)
+    assert (code, doc["exit_code"], doc["ok"]) == (4, 4, False)
+    assert (doc["reports"][0]["verdict"], doc["reports"][0]["ok"]) == ("not-judged", False)
+    # a property named where it does not apply: nothing judged either
+    assert run("check", clean, "--cut", "A=1,B=1", "--property", "rescale-state")[0] == 4
+    example = os.path.join(ROOT, "traces", "examples", "checkmate_fig2{}.jsonl").format  # judged by their options
+    assert run("check", example("a_consistent"), clean)[0] == 4
+    assert run("check", clean, example("b_orphan"))[0] == 1
+    assert run("check", clean, str(tmp_path / "missing.jsonl"))[0] == 2
 
 
 def test_json_report_schema(run, orphan):
