@@ -98,7 +98,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
          "-w", "q1", "--records", "100000000", "-o", str(tmp_path / "t.jsonl")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    time.sleep(4)  # well into the run
+    time.sleep(6)  # well into the run (imports take well under a second)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, err)
