@@ -18,6 +18,7 @@ from pathlib import Path
 
 from snapcheck import __version__
 from snapcheck.checker.notation import fmt_checkpoint
+from snapcheck.console import printable
 from snapcheck.debug.findings import Findings, findings_from_report
 from snapcheck.debug.render import RenderOptions, finding_window, render_svg
 from snapcheck.traces.atomic import write_atomic
@@ -42,7 +43,7 @@ pre{background:#f7f7f7;padding:.6em;overflow-x:auto;white-space:pre-wrap}
 
 
 def _e(x) -> str:
-    return html.escape(str(x))
+    return html.escape(printable(str(x)))  # no control character of the data acts on the page (U+202E)
 
 
 def _diagram(trace: Trace, findings: Findings, opts: RenderOptions, ids: str) -> str:

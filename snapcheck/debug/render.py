@@ -89,13 +89,14 @@ class RenderOptions:
     cut: dict | None = None  # the global checkpoint that was checked (drawn grey)
 
 
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]")
 
 
 def _shown(text: str) -> str:
-    """``text`` as drawn: control characters (which no font has and SVG may not hold)
-    and the characters XML cannot hold at all (U+FFFE, U+FFFF, lone surrogates) written
-    as escapes.
+    """``text`` as drawn: control characters (which no font has and SVG may not hold),
+    the bidirectional controls (which would reorder what a reader sees, U+202E) and the
+    characters XML cannot hold at all (U+FFFE, U+FFFF, lone surrogates) written as
+    escapes.
 
     >>> _shown("A\\x01B\\uffffC")
     'A\\\\x01B\\\\uffffC'

@@ -247,3 +247,19 @@ def test_extreme_times_and_names_xml_cannot_hold_still_draw_well_formed_svg(name
 
     trace = read_trace(str(Path(__file__).resolve().parents[1] / "data" / "terminal" / name))
     ET.fromstring(render_svg(trace, options=RenderOptions(layout=layout)))
+
+
+def test_bidirectional_controls_of_the_data_never_reach_a_diagram_or_a_report(tmp_path):
+    """A process named with U+202E (right-to-left override) would show readers of the SVG
+    and of the HTML report other names than the trace's: both write it as an escape."""
+    from snapcheck.checker import check_trace
+    from snapcheck.debug.html_report import html_report
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(["A\u202eB", "C"], [("c", "A\u202eB", "C")])
+    rec.recv("C", rec.send("A\u202eB", "c"))
+    trace = rec.trace()
+    svg = render_svg(trace)
+    assert "\u202e" not in svg and "A\\u202eB" in svg
+    page = html_report(trace, check_trace(trace))
+    assert "\u202e" not in page and "A\\u202eB" in page
