@@ -20,7 +20,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-JSON_SCHEMA_VERSION = 2
+JSON_SCHEMA_VERSION = 3  # 3: exit code 4 (nothing judged: no verdict), a report's ok = its verdict is clean
 _CITED = re.compile(r"\blines? (\d+(?:(?:, | and )\d+)*)")
 
 
