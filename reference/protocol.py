@@ -292,6 +292,18 @@ class Protocol:
         return self.name if self.mutant_of else None
 
     @classmethod
+    def is_users(cls) -> bool:
+        """Is this class the user's own, not one of the kit's (defined outside the kit's
+        package, a subclass of a kit protocol too)? A user's protocol is held to checks
+        the kit's own need not pay for (the values it hands the trace) and its failures
+        are its errors, never the kit's.
+
+        >>> Protocol.is_users(), type("Mine", (Protocol,), {"__module__": "mine"}).is_users()
+        (False, True)
+        """
+        return not cls.__module__.startswith("snapcheck.")
+
+    @classmethod
     def header_name(cls) -> str:
         """The protocol name written into the trace header."""
         if cls.trace_name:

@@ -101,7 +101,7 @@ def shrunk_example() -> None:
     """A failing simulation of the mutant 'abs-aligned-no-block', shrunk, then drawn."""
     from snapcheck.checker import CheckOptions
     from snapcheck.debug.findings import findings_from_report, run_checker
-    from snapcheck.debug.shrink import checker_predicate, shrink_trace
+    from snapcheck.debug.shrink import CheckerPredicate, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config
 
     config = {
@@ -112,7 +112,7 @@ def shrunk_example() -> None:
         "gap": 60,
         "seed": 3,
     }
-    violates = checker_predicate("consistency", "orphan", lambda d: CheckOptions(properties={"consistency"}, **d))
+    violates = CheckerPredicate("consistency", "orphan", lambda d: CheckOptions(properties={"consistency"}, **d))
     small = shrink_config(config, lambda t: violates(t, {}))
     before = small.trace
     res = shrink_trace(before, violates, {}, "orphan", "consistency")

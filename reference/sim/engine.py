@@ -508,7 +508,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             if isinstance(exc, KeyboardInterrupt) and (watch is None or watch.interrupted):
                 raise  # Ctrl-C: the user stops the kit (a protocol's own raise is its error)
             task, handler = _handler_frame(exc.__traceback__)
-            if task is None and type(self.protocol).__module__.startswith("snapcheck."):
+            if task is None and not self.protocol.is_users():
                 raise  # the kit's own code failed outside a protocol handler: a bug of ours
             tb = exc.__traceback__
             kit = "" if isinstance(exc, HandlerTimeout) else _raised_in_kit(tb)  # stopped wherever it was

@@ -137,7 +137,7 @@ class UncoordinatedSimulator(Simulator):
         self.commit_ch = {c.dst: c for c in self.commits}
         self.commit_inflight: set[int] = set()
         self.final_progress = -1
-        self.users_values = not type(protocol).__module__.startswith("snapcheck.")
+        self.users_values = protocol.is_users()
         intervals = protocol.params.get("intervals") or {}
         self.timer_jitter = float(protocol.params.get("jitter", 0.2))
         for v in self.tasks:

@@ -355,7 +355,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     --simulation or --simulate, the simulation's configuration is shrunk first.
     """
     from snapcheck.checker import CheckOptions
-    from snapcheck.debug.shrink import ShrinkError, checker_predicate, shrink_trace
+    from snapcheck.debug.shrink import CheckerPredicate, ShrinkError, shrink_trace
     from snapcheck.debug.shrink_sim import shrink_config, sim_config, simulate_config
     from snapcheck.spark_validation.configs import command
     from snapcheck.traces.atomic import ensure_writable
@@ -382,7 +382,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     def options(d: dict):
         return CheckOptions(properties={prop}, **d)
 
-    violates = checker_predicate(prop, kind, options)
+    violates = CheckerPredicate(prop, kind, options)
     origin: dict = {"trace": trace_path, "events": len(trace.events), "property": prop, "kind": kind}
     if config is not None:
         try:
@@ -405,7 +405,7 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         origin.update(config=small.config, simulated_events=len(small.trace.events))
         trace = small.trace
         echo(f"the smallest failing run: {command(sim_config(small.config), out.rsplit('.', 1)[0] + '.run.jsonl')}")
-    like = checker_predicate(prop, kind, options, like=(trace, base))
+    like = CheckerPredicate(prop, kind, options, like=(trace, base))
     try:  # the trace shrinks keeping its own witness where removing events could forge one
         res = shrink_trace(trace, like, base, kind, prop)
     except ShrinkError as exc:

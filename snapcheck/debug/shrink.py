@@ -493,6 +493,3 @@ class CheckerPredicate:
 
     def __call__(self, trace: Trace, options: dict, names: dict[str, str] | None = None) -> bool:
         return bool(self.matches(self.check(trace, options), names))
-
-
-checker_predicate = CheckerPredicate

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.cli import cli, main
-from snapcheck.debug.shrink import ShrinkError, TraceShrinker, checker_predicate, ddmin, shrink_trace
+from snapcheck.debug.shrink import CheckerPredicate, ShrinkError, TraceShrinker, ddmin, shrink_trace
 from snapcheck.traces import read_trace
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
@@ -149,7 +149,7 @@ def test_shrink_refuses_a_passing_trace():
 
 # -- shrinking with the checker -----------------------------------------------------------
 def _violates(prop, kind):
-    return checker_predicate(prop, kind, lambda d: CheckOptions(properties={prop}, **d))
+    return CheckerPredicate(prop, kind, lambda d: CheckOptions(properties={prop}, **d))
 
 
 @pytest.mark.parametrize("seed", [1, 8, 13])
@@ -365,7 +365,7 @@ def test_shrinking_a_hang_keeps_what_holds_the_round_up():
     def options(d):
         return CheckOptions(properties={"termination"}, **d)
 
-    like = checker_predicate("termination", "incomplete-round", options, like=(trace, {}))
+    like = CheckerPredicate("termination", "incomplete-round", options, like=(trace, {}))
     res = shrink_trace(trace, like, {}, "incomplete-round", "termination")
     (v,) = [v for v in check_trace(res.trace, options({})).violations if v.kind == "incomplete-round"]
     assert v.subject == "round 2"
