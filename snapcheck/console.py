@@ -35,10 +35,15 @@ def printable(text: str) -> str:
     >>> printable("abc\u202edef")
     'abc\\u202edef'
     """
-    return _UNPRINTABLE.sub(_escape, text)
+    return _UNPRINTABLE.sub(escape_char, text)
 
 
-def _escape(m: re.Match) -> str:
+def escape_char(m: re.Match) -> str:
+    r"""The escape that stands for the one character ``m`` matched (``\x07``, ``\u202e``).
+
+    >>> escape_char(re.match(".", "\u202e"))
+    '\\u202e'
+    """
     c = ord(m.group())
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 

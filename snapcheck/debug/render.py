@@ -44,6 +44,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.text import Text
 
+from snapcheck.console import escape_char
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
 from snapcheck.traces.atomic import atomic_open
@@ -101,9 +102,7 @@ def _shown(text: str) -> str:
     >>> _shown("A\\x01B\\uffffC")
     'A\\\\x01B\\\\uffffC'
     """
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
-    )
+    return _CONTROL.sub(escape_char, text)
 
 
 def _plain_text(fig: Figure) -> None:
