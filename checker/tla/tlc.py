@@ -11,9 +11,12 @@ tells them apart by message code 2116 or 2112), 75 evaluation error, 150 parse e
 255 configuration or unexpected error, 1 bad command line. ``-continue`` is never
 used (it turns violations into exit 0), and ``-workers`` is always a number.
 
-Every run gets its own temporary directory for ``-metadir`` and
+Every run gets its own temporary directory for ``-metadir``, and its JVM its own
 ``java.io.tmpdir`` (TLC extracts its standard modules there), so concurrent runs
-do not interfere, and a wall-clock timeout after which the JVM is killed.
+do not interfere, and a wall-clock timeout after which the JVM is killed. A run
+goes to a warm TLC server of this process when one can take it
+(``checker.tla.server``: the same result without a JVM start per run), else to a
+JVM of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from snapcheck.checker.tla import server
 from snapcheck.traces.errors import UsageError
 
 JAR_ENV = "SNAPCHECK_TLA2TOOLS"
@@ -243,35 +247,49 @@ class TlcJob:
     quick: bool = True
 
 
+def _jvm_flags(job: TlcJob) -> list[str]:
+    flags = ["-XX:+UseParallelGC", f"-Xmx{job.heap_mb}m", "-Xss16m"]
+    if job.quick:
+        flags.append("-XX:TieredStopAtLevel=1")
+    return flags
+
+
+def _tlc_args(job: TlcJob, metadir: str, module: str) -> list[str]:
+    args = ["-tool", "-workers", str(max(1, job.workers)), "-fp", "0", "-metadir", metadir, "-config", job.config]
+    if job.fpmem is not None:
+        args += ["-fpmem", str(job.fpmem)]
+    if not job.deadlock:
+        args.append("-deadlock")
+    return [*args, module]
+
+
 def run_tlc(job: TlcJob) -> TlcResult:
-    """Run one TLC job to completion (or its timeout) and return the parsed result."""
+    """Run one TLC job to completion (or its timeout) and return the parsed result:
+    in a warm TLC server of this process when one can run it (``checker.tla.server``),
+    else in a JVM of its own."""
     jar, java = find_jar(), find_java()
+    props = dict(job.properties)
+    if job.library:
+        props["TLA-Library"] = os.pathsep.join(str(p) for p in job.library)
+    if server.enabled() and not os.path.isabs(job.config):
+        with tempfile.TemporaryDirectory(prefix="snapcheck-tlc-") as tmp:
+            module = str((job.directory / job.module).resolve())
+            args = _tlc_args(job, os.path.join(tmp, "meta"), module)
+            warm = server.run(_jvm_flags(job), jar, java, job.directory, job.classpath, props, args, job.timeout)
+        if warm is not None:
+            res = parse_output(warm.output, warm.exit_code)
+            res.seconds, res.cpu_seconds = warm.seconds, warm.cpu_seconds
+            return res
+    return _run_cold(job, jar, java, props)
+
+
+def _run_cold(job: TlcJob, jar: Path, java: str, props: dict[str, str]) -> TlcResult:
+    """Run one TLC job in a JVM of its own."""
     with tempfile.TemporaryDirectory(prefix="snapcheck-tlc-") as tmp:
-        cmd = [java, "-XX:+UseParallelGC", f"-Xmx{job.heap_mb}m", "-Xss16m", f"-Djava.io.tmpdir={tmp}"]
-        if job.quick:
-            cmd.append("-XX:TieredStopAtLevel=1")
-        if job.library:
-            cmd.append("-DTLA-Library=" + os.pathsep.join(str(p) for p in job.library))
-        cmd += [f"-D{k}={v}" for k, v in job.properties.items()]
-        cmd += [
-            "-cp",
-            os.pathsep.join(str(p) for p in [jar, *job.classpath]),
-            "tlc2.TLC",
-            "-tool",
-            "-workers",
-            str(max(1, job.workers)),
-            "-fp",
-            "0",
-            "-metadir",
-            os.path.join(tmp, "meta"),
-            "-config",
-            job.config,
-        ]
-        if job.fpmem is not None:
-            cmd += ["-fpmem", str(job.fpmem)]
-        if not job.deadlock:
-            cmd.append("-deadlock")
-        cmd.append(job.module)
+        cmd = [java, *_jvm_flags(job), f"-Djava.io.tmpdir={tmp}"]
+        cmd += [f"-D{k}={v}" for k, v in props.items()]
+        cmd += ["-cp", os.pathsep.join(str(p) for p in [jar, *job.classpath]), "tlc2.TLC"]
+        cmd += _tlc_args(job, os.path.join(tmp, "meta"), job.module)
         start = time.monotonic()
         proc = subprocess.Popen(
             cmd, cwd=job.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True

@@ -8,8 +8,7 @@ million-event trace take half an hour. TLC 2.15 replaces a definition of module
 ``M`` by the public static method of the same name and arity of a class named
 ``M`` on its classpath; ``java/TraceLog.java`` is that class for ``TraceLog``: it
 reads the file named by the system property ``snapcheck.tracelog`` once. The
-class is compiled with ``javac`` on first use into
-``$SNAPCHECK_CACHE/tlc-overrides/<key>/`` (default ``~/.cache/snapcheck``), keyed
+class is compiled with ``javac`` on first use (``checker.tla.javac``), cached
 by its source and the TLC jar; without a JDK the run falls back to TLA+ text.
 
 The format (big-endian) is described in ``java/TraceLog.java``; ``write_values``
@@ -27,17 +26,13 @@ b'SNAPTLA1'
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import shutil
 import struct
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
 from snapcheck.checker.tla import packaged
+from snapcheck.checker.tla.javac import compiled
 from snapcheck.checker.tla.trace_events import Function, tla
 
 JAVA_DIR = Path(__file__).resolve().parent / "java"  # TraceLog.java (inside the kit's zip on an executor)
@@ -116,41 +111,7 @@ def write_values(out: BinaryIO, defs: dict) -> None:
     out.write(body)
 
 
-def cache_root() -> Path:
-    return packaged.cache_root() / "tlc-overrides"
-
-
 def override_classes(jar: Path, java: str) -> Path | None:
     """The directory holding the compiled ``TraceLog`` class (compiled now if needed),
     or None if no ``javac`` is found next to ``java`` or on PATH, or it fails."""
-    source = packaged.on_disk(JAVA_DIR) / "TraceLog.java"
-    key = hashlib.sha256(
-        source.read_bytes() + str(jar.resolve()).encode() + str(jar.stat().st_size).encode()
-    ).hexdigest()[:16]
-    target = cache_root() / key
-    if (target / "TraceLog.class").is_file():
-        return target
-    javac = Path(os.path.realpath(java)).with_name("javac")
-    javac_cmd = str(javac) if javac.is_file() else shutil.which("javac")
-    if not javac_cmd:
-        return None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{key}.tmp", dir=target.parent))  # unique per thread and process
-    try:
-        proc = subprocess.run(
-            [javac_cmd, "-nowarn", "-cp", str(jar), "-d", str(tmp), str(source)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        shutil.rmtree(tmp, ignore_errors=True)
-        return None
-    if proc.returncode != 0 or not (tmp / "TraceLog.class").is_file():
-        shutil.rmtree(tmp, ignore_errors=True)
-        return None
-    try:
-        tmp.rename(target)  # atomic; a concurrent compiler may have won
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target if (target / "TraceLog.class").is_file() else None
+    return compiled(packaged.on_disk(JAVA_DIR) / "TraceLog.java", jar, java)

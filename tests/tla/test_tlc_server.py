@@ -1,0 +1,131 @@
+"""Warm TLC servers (``checker.tla.server``): a job run in a server gives exactly the
+result it gives in a JVM of its own, whatever ran in that server before it; a server
+that dies or hangs never costs a verdict."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from snapcheck.checker.tla import conform, server
+from snapcheck.checker.tla.tlc import TlcJob, run_tlc
+from snapcheck.reference.catalogue import tla_mappings
+from snapcheck.traces import TraceRecorder
+
+pytestmark = pytest.mark.tlc
+
+COUNTER = (
+    "---- MODULE Counter ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
+    "Next == x < {n} /\\ x' = x + 1\nSpec == Init /\\ [][Next]_x\nSmall == x < 3\n====\n"
+)
+
+
+def _specs(tmp_path: Path) -> list[TlcJob]:
+    """Jobs whose settings differ (deadlock checking, the specification and its
+    variables, the invariant), in an order where a setting carried over from the
+    previous job would change the verdict."""
+    jobs = []
+    for n, cfg, deadlock in [(5, "ok", False), (5, "ok", True), (7, "bad", True), (4, "ok", False), (2, "bad", True)]:
+        d = tmp_path / f"c{len(jobs)}"
+        d.mkdir()
+        (d / "Counter.tla").write_text(COUNTER.format(n=n))
+        (d / "ok.cfg").write_text("SPECIFICATION Spec\n")
+        (d / "bad.cfg").write_text("SPECIFICATION Spec\nINVARIANT Small\n")
+        jobs.append(TlcJob(d, "Counter", f"{cfg}.cfg", deadlock=deadlock))
+    other = tmp_path / "other"
+    other.mkdir()  # another spec, other variable names, in the same server
+    (other / "Pair.tla").write_text(
+        "---- MODULE Pair ----\nEXTENDS Naturals\nVARIABLES y, x\nInit == y = 0 /\\ x = 1\n"
+        "Next == y < 3 /\\ y' = y + 1 /\\ x' = x\nSpec == Init /\\ [][Next]_<<y, x>>\nSmall == x = 1\n====\n"
+    )
+    (other / "p.cfg").write_text("SPECIFICATION Spec\nINVARIANT Small\n")
+    jobs.insert(2, TlcJob(other, "Pair", "p.cfg"))
+    return jobs
+
+
+def _summary(r) -> tuple:
+    return (r.result, r.exit_code, r.distinct, r.generated, r.depth, r.trace)
+
+
+def test_a_server_gives_every_job_the_result_of_a_jvm_of_its_own(tmp_path, monkeypatch):
+    jobs = _specs(tmp_path)
+    monkeypatch.setenv(server.SERVER_ENV, "0")
+    cold = [_summary(run_tlc(j)) for j in jobs]
+    assert [c[0] for c in cold] == ["pass", "deadlock", "deadlock", "invariant:Small", "pass", "deadlock"]
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    server.close_all()
+    warm = [_summary(run_tlc(j)) for j in jobs]
+    assert warm == cold
+    assert len(server._idle) == 1 and server._idle[0].jobs == len(jobs)  # one server ran them all
+
+
+def test_a_server_that_died_costs_no_verdict(tmp_path, monkeypatch):
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    server.close_all()
+    first, second = _specs(tmp_path)[:2]
+    assert run_tlc(first).result == "pass"
+    (s,) = server._idle
+    os.killpg(s.proc.pid, signal.SIGKILL)
+    s.proc.wait()
+    assert run_tlc(second).result == "deadlock"  # a new server, or a JVM of its own
+
+
+def test_a_job_past_its_time_limit_kills_its_server_and_the_next_job_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    server.close_all()
+    (tmp_path / "Forever.tla").write_text(
+        "---- MODULE Forever ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
+        "Next == x' = x + 1\nSpec == Init /\\ [][Next]_x\n====\n"
+    )
+    (tmp_path / "f.cfg").write_text("SPECIFICATION Spec\n")
+    jobs = _specs(tmp_path)
+    assert run_tlc(jobs[0]).result == "pass"  # a warm server now waits
+    r = run_tlc(TlcJob(tmp_path, "Forever", "f.cfg", timeout=3))
+    assert r.result == "timeout" and r.exit_code is None and r.seconds < 60
+    assert not server._idle  # it was killed
+    assert run_tlc(jobs[1]).result == "deadlock"
+
+
+def test_a_server_is_replaced_after_its_jobs(tmp_path, monkeypatch):
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    monkeypatch.setattr(server, "MAX_JOBS", 2)
+    server.close_all()
+    jobs = _specs(tmp_path)[:3]
+    assert [run_tlc(j).result for j in jobs] == ["pass", "deadlock", "deadlock"]
+    assert len(server._idle) == 1 and server._idle[0].jobs == 1  # the first server retired after 2 jobs
+
+
+def _two_messages(path: Path, reordered: bool) -> str:
+    """a sends two messages to b; b processes them in order, or the second first."""
+    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
+    m1, m2 = rec.send("a", "a>b"), rec.send("a", "a>b")
+    for m in (m2, m1) if reordered else (m1, m2):
+        rec.recv("b", m)
+    rec.write(path)
+    return str(path)
+
+
+def test_each_conformance_job_reads_its_own_trace(tmp_path, monkeypatch):
+    """TLC's operator override ``TraceLog`` keeps the trace it read in a static field:
+    a server sharing classes between jobs would validate the first job's trace again."""
+    paths = [
+        _two_messages(tmp_path / f"{i}.jsonl", reordered) for i, reordered in enumerate([False, True, False, True])
+    ]
+
+    def verdicts() -> list[tuple]:
+        return [
+            (v.verdict, v.matched, v.location)
+            for path in paths
+            for v in conform.conform([path], tla_mappings())  # one TLC job per trace
+        ]
+
+    monkeypatch.setenv(server.SERVER_ENV, "0")
+    cold = verdicts()
+    assert [v[0] for v in cold] == [conform.ACCEPT, conform.REJECT] * 2
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    server.close_all()
+    assert verdicts() == cold
+    assert server._idle and server._idle[0].jobs >= len(paths)
