@@ -27,8 +27,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from snapcheck.commands.check import VERDICT_EXIT, WORST_FIRST
 from snapcheck.console import echo, make_console
-from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
 
 console = make_console()
 
@@ -78,6 +79,21 @@ class Judgement:
     @property
     def ok(self) -> bool:
         return not self.violations and not self.findings
+
+    @property
+    def verdict(self) -> str:
+        """``violation``, ``clean``, or ``not-judged`` when no property of the checker
+        applied to the trace and Flink's expectations found nothing (no verdict)."""
+        if not self.ok:
+            return "violation"
+        return "not-judged" if self.report.verdict == "not-judged" else "clean"
+
+    def exit_code(self, require_faults: bool = False) -> int:
+        """The command's exit code for this trace (``--require-faults``: a requested
+        failure that never fired is a violation)."""
+        if require_faults and self.faults_not_exercised:
+            return EXIT_VIOLATION
+        return VERDICT_EXIT[self.verdict]
 
     @property
     def faults_not_exercised(self) -> list[dict]:
@@ -152,7 +168,11 @@ class Judgement:
             ckpt, ops = stateless_operators(self.trace)
             for s in ops:
                 lines.append(f"checkpoint {ckpt} (_metadata): operator without state of its own: {s.describe()}.")
-        verdict = "clean" if self.ok else "VIOLATION (" + ", ".join(self.kinds) + ")"
+        verdict = {
+            "clean": "clean",
+            "not-judged": "NOTHING JUDGED (no property applied to this trace)",
+            "violation": "VIOLATION (" + ", ".join(self.kinds) + ")",
+        }[self.verdict]
         if self.ok and self.faults_not_exercised:
             verdict += (
                 f", but {len(self.faults_not_exercised)} requested failure(s) never fired: recovery not exercised"
@@ -362,8 +382,8 @@ def run_cmd(
             echo("verdict: VIOLATION (flink-anomaly): the anomalies above make the merged trace invalid")
             sys.exit(EXIT_VIOLATION)
         echo(j.render())
-        if not j.ok or (require_faults and j.faults_not_exercised):
-            sys.exit(EXIT_VIOLATION)
+        if j.exit_code(require_faults) != EXIT_CLEAN:
+            sys.exit(j.exit_code(require_faults))
 
 
 @flink.command("classpath")
@@ -401,15 +421,17 @@ def merge_cmd(run_dir, output) -> None:
 def check_cmd(traces, require_faults, trace_id) -> None:
     """Judge Flink traces written by 'snapcheck flink run': the checker's verdict plus Flink's
     expectations (latest completed checkpoint restored, no merge anomaly), without judging the
-    channel state of unaligned checkpoints that were never restored. Exit 1 on a violation."""
-    bad = False
+    channel state of unaligned checkpoints that were never restored. Exit 1 on a violation, 4 when
+    no property applied to a trace (over many traces: the worst, as 'snapcheck check')."""
+    codes = [EXIT_CLEAN]
     for path in traces:
         j = judge_file(path, trace_id)
         echo(f"{path}:")
         echo(j.render())
-        bad = bad or not j.ok or bool(require_faults and j.faults_not_exercised)
-    if bad:
-        sys.exit(EXIT_VIOLATION)
+        codes.append(j.exit_code(require_faults))
+    worst = min(codes, key=WORST_FIRST.index)
+    if worst != EXIT_CLEAN:
+        sys.exit(worst)
 
 
 @flink.command("campaign")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import shlex
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,6 +15,7 @@ from snapcheck.flink import build as build_mod
 from snapcheck.flink.build import FlinkSetupError
 from snapcheck.flink.campaign import CAMPAIGN_JOBS, CampaignRow, sample, summarize
 from snapcheck.flink.run import OPERATORS, RunConfig
+from snapcheck.traces import TraceRecorder
 from snapcheck.traces.errors import UsageError
 
 
@@ -153,6 +155,24 @@ def test_flink_check_cli_on_a_merged_trace(tmp_path):
     res = CliRunner().invoke(cli, ["check", str(tmp_path / "t.jsonl")])
     assert res.exit_code == 0, res.output
     assert "not judged as dropped" in res.output
+
+
+def test_flink_check_has_no_verdict_for_a_trace_nothing_applied_to(tmp_path):
+    """As 'snapcheck check': a trace no property applied to exits 4 (no verdict), and over
+    several traces the worst exit code wins (a violation before no verdict)."""
+    examples = Path(__file__).resolve().parents[2] / "traces" / "examples"
+    nothing = str(examples / "theory_a_zcycle.jsonl")
+    res = CliRunner().invoke(cli, ["flink", "check", nothing])
+    assert res.exit_code == 4, res.output
+    assert "verdict: NOTHING JUDGED" in res.output
+    assert CliRunner().invoke(cli, ["check", nothing]).exit_code == 4
+    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="chandy-lamport")
+    rec.checkpoint("a", kind="coordinated", round=1)
+    rec.recv("b", rec.send("a", "a>b"))  # sent after a's checkpoint, processed before b's: an orphan
+    rec.checkpoint("b", kind="coordinated", round=1)
+    rec.write(tmp_path / "orphan.jsonl")
+    res = CliRunner().invoke(cli, ["flink", "check", nothing, str(tmp_path / "orphan.jsonl")])
+    assert res.exit_code == 1 and "verdict: VIOLATION (orphan)" in res.output
 
 
 def test_run_reports_anomalies_that_break_the_trace_as_a_violation(monkeypatch, tmp_path):
