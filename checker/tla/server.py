@@ -11,8 +11,8 @@ What a job sees is what it would see in a JVM of its own: each job runs in a fre
 class loader (no static field of TLC survives a job), with its own system
 properties, output and working directory, and TLC's exit code computed as
 ``tlc2.TLC.main`` computes it. A server is a child of one process: it ends when
-that process closes it or exits (end of its input), and it is replaced after
-``MAX_JOBS`` jobs. A job the server cannot run (no ``javac`` to compile the server;
+that process closes it or exits (end of its input), after ``IDLE_SECONDS`` without
+a job, and it is replaced after ``MAX_JOBS`` jobs. A job the server cannot run (no ``javac`` to compile the server;
 a configuration given as an absolute path; the server dying under it, e.g. TLC
 calling ``System.exit``) runs in a JVM of its own instead, so the verdict never
 depends on the server. A job that exceeds its time limit kills its server.
@@ -40,6 +40,7 @@ from snapcheck.checker.tla.javac import compiled
 SERVER_ENV = "SNAPCHECK_TLC_SERVER"
 MAX_JOBS = 200  # jobs per server before it is replaced (class metadata of past jobs)
 MAX_IDLE = 2  # idle servers a process keeps; more are closed (each holds a heap)
+IDLE_SECONDS = 30.0  # a server idle this long is closed
 JAVA_DIR = Path(__file__).resolve().parent / "java"
 
 
@@ -57,6 +58,7 @@ class Server:
     tmp: Path
     pid: int = field(default_factory=os.getpid)  # the process that started it
     jobs: int = 0
+    idle_since: float = 0.0
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -109,12 +111,25 @@ def _give_back(server: Server) -> None:
     if server.jobs >= MAX_JOBS:
         server.close()
         return
+    server.idle_since = since = time.monotonic()
     with _lock:
         _idle.append(server)
         surplus = _idle[:-MAX_IDLE] if len(_idle) > MAX_IDLE else []
         del _idle[: len(surplus)]
     for s in surplus:
         s.close()
+    reaper = threading.Timer(IDLE_SECONDS, _close_if_idle, (server, since))
+    reaper.daemon = True
+    reaper.start()
+
+
+def _close_if_idle(server: Server, since: float) -> None:
+    """Close ``server`` if it has been idle since ``since`` (it ran no job after)."""
+    with _lock:
+        if server.idle_since != since or not any(s is server for s in _idle):
+            return
+        _idle[:] = [s for s in _idle if s is not server]
+    server.close()
 
 
 def _start(key: tuple, jvm_flags: list[str], jar: Path, java: str) -> Server | None:

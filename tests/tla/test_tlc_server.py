@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,19 @@ def test_a_server_is_replaced_after_its_jobs(tmp_path, monkeypatch):
     jobs = _specs(tmp_path)[:3]
     assert [run_tlc(j).result for j in jobs] == ["pass", "deadlock", "deadlock"]
     assert len(server._idle) == 1 and server._idle[0].jobs == 1  # the first server retired after 2 jobs
+
+
+def test_an_idle_server_is_closed(tmp_path, monkeypatch):
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    monkeypatch.setattr(server, "IDLE_SECONDS", 3.0)
+    server.close_all()
+    assert run_tlc(_specs(tmp_path)[0]).result == "pass"
+    (s,) = server._idle
+    s.proc.wait(timeout=60)  # closed by the reaper, not by this test
+    deadline = time.monotonic() + 30
+    while s.tmp.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not server._idle and not s.tmp.exists()
 
 
 def _two_messages(path: Path, reordered: bool) -> str:
