@@ -93,7 +93,8 @@ class TlcResult:
     error (``assumption``, ``eval-error``, ``parse-error``, ``config-error``,
     ``cli-error``, ``timeout``, ``error``). ``depth`` is the depth of the search
     when it completed, or the length of the counterexample when one was found.
-    ``seconds`` is wall-clock time, ``cpu_seconds`` the CPU time of the JVM.
+    ``seconds`` is wall-clock time, ``cpu_seconds`` the CPU time of the JVM (of a warm
+    server: its CPU time during this job).
     """
 
     exit_code: int | None
