@@ -12,9 +12,12 @@ class loader (no static field of TLC survives a job), with its own system
 properties, output and working directory, and TLC's exit code computed as
 ``tlc2.TLC.main`` computes it. A server is a child of one process: it ends when
 that process closes it or exits (end of its input), after ``IDLE_SECONDS`` without
-a job, and it is replaced after ``MAX_JOBS`` jobs. A job the server cannot run (no ``javac`` to compile the server;
-a configuration given as an absolute path; the server dying under it, e.g. TLC
-calling ``System.exit``) runs in a JVM of its own instead, so the verdict never
+a job, and it is replaced after ``MAX_JOBS`` jobs, or sooner when it says that past jobs left too much on its heap.
+A job the server cannot run (no ``javac`` to compile the server; a configuration
+given as an absolute path; the server dying under it, e.g. TLC calling
+``System.exit``), and a job whose exit code is not one of ``keep_exits`` (TLC's
+verdicts: an error such as running out of memory may be the server's doing),
+run again in a JVM of their own, and that server is closed: the verdict never
 depends on the server. A job that exceeds its time limit kills its server.
 
 ``SNAPCHECK_TLC_SERVER=0`` runs every job in a JVM of its own.
@@ -38,10 +41,11 @@ from snapcheck.checker.tla import packaged
 from snapcheck.checker.tla.javac import compiled
 
 SERVER_ENV = "SNAPCHECK_TLC_SERVER"
-MAX_JOBS = 200  # jobs per server before it is replaced (class metadata of past jobs)
+MAX_JOBS = 10  # jobs per server before it is replaced (past jobs' classes are not all collected)
 MAX_IDLE = 2  # idle servers a process keeps; more are closed (each holds a heap)
 IDLE_SECONDS = 30.0  # a server idle this long is closed
 JAVA_DIR = Path(__file__).resolve().parent / "java"
+HEAD = ">iqii"  # a response's head: exit code, CPU nanoseconds, retire, output length
 
 
 def enabled() -> bool:
@@ -196,10 +200,11 @@ def run(
     properties: dict[str, str],
     args: list[str],
     timeout: float,
+    keep_exits: frozenset[int],
 ) -> Outcome | None:
     """Run TLC with ``args`` (the module given by its absolute path) as if in a JVM
-    started with ``jvm_flags`` in ``directory``; None if no server could run it (the
-    caller then starts a JVM of its own)."""
+    started with ``jvm_flags`` in ``directory``; None if no server could run it or
+    TLC's exit code is not in ``keep_exits`` (the caller then starts a JVM of its own)."""
     key = (java, str(jar), tuple(jvm_flags))
     server = _take(key) or _start(key, jvm_flags, jar, java)
     if server is None:
@@ -227,8 +232,8 @@ def run(
         assert server.proc.stdin is not None and server.proc.stdout is not None  # PIPE
         server.proc.stdin.write(request)
         server.proc.stdin.flush()
-        head = _read_exactly(server.proc.stdout, 16)
-        body = _read_exactly(server.proc.stdout, struct.unpack(">iqi", head)[2]) if head else None
+        head = _read_exactly(server.proc.stdout, 20)
+        body = _read_exactly(server.proc.stdout, struct.unpack(HEAD, head)[3]) if head else None
     except OSError:
         head = body = None
     finally:
@@ -239,7 +244,13 @@ def run(
         if timed_out.is_set():
             return Outcome("", None, elapsed, elapsed)
         return None
-    exit_code, cpu_ns, _ = struct.unpack(">iqi", head)
+    exit_code, cpu_ns, tired, _ = struct.unpack(HEAD, head)
     server.jobs += 1
-    _give_back(server)
+    if exit_code not in keep_exits:
+        server.close()
+        return None
+    if tired:
+        server.close()
+    else:
+        _give_back(server)
     return Outcome(body.decode("utf-8", "replace"), exit_code, elapsed, cpu_ns / 1e9)

@@ -54,6 +54,8 @@ MSG_DEPTH = 2194
 MSG_FINISHED = 2186
 MSG_INITIAL = 2190
 
+VERDICT_EXITS = frozenset({0, 11, 12, 13})  # TLC's exit codes of a verdict, not of an error
+
 EXIT_OUTCOMES = {
     0: "pass",
     10: "assumption",
@@ -276,7 +278,9 @@ def run_tlc(job: TlcJob) -> TlcResult:
         with tempfile.TemporaryDirectory(prefix="snapcheck-tlc-") as tmp:
             module = str((job.directory / job.module).resolve())
             args = _tlc_args(job, os.path.join(tmp, "meta"), module)
-            warm = server.run(_jvm_flags(job), jar, java, job.directory, job.classpath, props, args, job.timeout)
+            warm = server.run(
+                _jvm_flags(job), jar, java, job.directory, job.classpath, props, args, job.timeout, VERDICT_EXITS
+            )
         if warm is not None:
             res = parse_output(warm.output, warm.exit_code)
             res.seconds, res.cpu_seconds = warm.seconds, warm.cpu_seconds

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from snapcheck.checker.tla import conform, server
+from snapcheck.checker.tla import conform, server, tlc
 from snapcheck.checker.tla.tlc import TlcJob, run_tlc
 from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import TraceRecorder
 
 pytestmark = pytest.mark.tlc
+real_cold = tlc._run_cold
 
 COUNTER = (
     "---- MODULE Counter ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
@@ -97,6 +98,22 @@ def test_a_server_is_replaced_after_its_jobs(tmp_path, monkeypatch):
     jobs = _specs(tmp_path)[:3]
     assert [run_tlc(j).result for j in jobs] == ["pass", "deadlock", "deadlock"]
     assert len(server._idle) == 1 and server._idle[0].jobs == 1  # the first server retired after 2 jobs
+
+
+def test_an_error_is_judged_in_a_jvm_of_its_own(tmp_path, monkeypatch):
+    """TLC ending in an error (here a parse error) may be the server's doing (e.g. out of
+    memory after past jobs): the job runs again in a JVM of its own, the server is closed."""
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    server.close_all()
+    jobs = _specs(tmp_path)
+    assert run_tlc(jobs[0]).result == "pass"
+    (first,) = server._idle
+    (jobs[1].directory / "Counter.tla").write_text("---- MODULE Counter ----\nVARIABLE x\nInit == x = \n====\n")
+    cold = []
+    monkeypatch.setattr(tlc, "_run_cold", lambda *a: cold.append(a) or real_cold(*a))
+    r = run_tlc(jobs[1])
+    assert r.result == "parse-error" and len(cold) == 1
+    assert first.proc.poll() is not None and not server._idle
 
 
 def test_an_idle_server_is_closed(tmp_path, monkeypatch):

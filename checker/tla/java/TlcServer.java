@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
@@ -35,7 +37,11 @@ import javax.management.ObjectName;
  * <p>Protocol on stdin/stdout, big-endian, strings as a 4-byte length and UTF-8:
  * request = directory, n + n classpath entries, n + n (name, value) system
  * properties, n + n TLC arguments; response = exit code (int), CPU nanoseconds of
- * the whole JVM during the job (long), output length (int) and output bytes.
+ * the whole JVM during the job (long), whether the server should be retired (int:
+ * 1 when what the last collection left on the heap exceeds a quarter of the maximum
+ * heap, or class metadata exceeds 256 MiB: past jobs' classes are not always
+ * collected, TLC exports some of its objects over RMI and to JFR), output length
+ * (int) and output bytes.
  * End of input ends the server; a job that TLC ends with {@code System.exit}
  * ends it too (the client then runs that job in a JVM of its own).
  */
@@ -100,10 +106,24 @@ public final class TlcServer {
             byte[] text = buf.toByteArray();
             out.writeInt(exit);
             out.writeLong(cpu);
+            out.writeInt(tired() ? 1 : 0);
             out.writeInt(text.length);
             out.write(text);
             out.flush();
         }
+    }
+
+    private static boolean tired() {
+        long retained = 0;
+        long metadata = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP && pool.getCollectionUsage() != null) {
+                retained += pool.getCollectionUsage().getUsed();
+            } else if (pool.getName().equals("Metaspace")) {
+                metadata = pool.getUsage().getUsed();
+            }
+        }
+        return retained > Runtime.getRuntime().maxMemory() / 4 || metadata > (256L << 20);
     }
 
     private static long cpu() {
