@@ -7,7 +7,9 @@ conformance (runs per second, CPU, what the specifications said).
 Both campaigns run the protocols the trace specifications cover and all their mutants
 on the same seeds (``--master``, default local[2]); ``--reuse-conform`` reads the
 summary.json of a ``--conform 1`` campaign already run with the same options instead of
-running it again. Wall-clock time only (with the Spark session's start). Writes the section ``conform-campaign``
+running it again. ``--cold`` also runs the ``--conform 1`` campaign with every TLC job in
+a JVM of its own (``SNAPCHECK_TLC_SERVER=0``, no warm TLC servers), and compares the
+two campaigns' conformance verdicts run by run: they must be equal. Wall-clock time only (with the Spark session's start). Writes the section ``conform-campaign``
 of docs/benchmarks.md.
 """
 
@@ -32,7 +34,7 @@ PROTOCOLS = (
 WORKLOADS = "q1,q3,q8,q12,diamond,reachability"
 
 
-def campaign(args, out: Path, conform: bool) -> dict:
+def campaign(args, out: Path, conform: bool, env: dict[str, str] | None = None) -> dict:
     """Run one campaign; its summary and wall-clock seconds (the CPU time of Spark's
     workers and of the TLC JVMs is not visible to this process: they are not its waited
     children)."""
@@ -56,12 +58,29 @@ def campaign(args, out: Path, conform: bool) -> dict:
     if conform:
         cmd += ["--conform", "1"]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})})
     wall = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     summary = json.loads((out / "summary.json").read_text())
-    return {"summary": summary, "wall": wall}
+    return {"summary": summary, "wall": wall, "out": out}
+
+
+# A REJECT's detail names the first event no behaviour matches (FILE:LINE): compared too.
+VERDICT_COLUMNS = (
+    "seed, conform, conform_spec, conform_outside, disagreement, "
+    "case when conform = 'reject' then conform_detail end as rejected_at"
+)
+
+
+def differing_verdicts(a: Path, b: Path) -> list[tuple]:
+    """Runs whose conformance verdict differs between two campaigns' result tables."""
+    import duckdb
+
+    def rows(out: Path) -> set[tuple]:
+        return set(duckdb.sql(f"select {VERDICT_COLUMNS} from read_parquet('{out}/results/*.parquet')").fetchall())
+
+    return sorted(rows(a) ^ rows(b), key=lambda r: (r[0], str(r)))
 
 
 def main() -> None:
@@ -72,6 +91,7 @@ def main() -> None:
     ap.add_argument("--workloads", default=WORKLOADS)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--reuse-conform", help="output directory of a --conform 1 campaign run with these options")
+    ap.add_argument("--cold", action="store_true", help="also run --conform 1 without warm TLC servers, and compare")
     ap.add_argument("--no-write", action="store_true", help="print only, do not rewrite docs/benchmarks.md")
     args = ap.parse_args()
     load = os.getloadavg()[0]
@@ -81,9 +101,10 @@ def main() -> None:
         s = json.loads((Path(args.reuse_conform) / "summary.json").read_text())
         if (s["runs"], s["base_seed"]) != (args.runs, args.seed):
             raise SystemExit(f"{args.reuse_conform}: {s['runs']} runs from seed {s['base_seed']}, not these options")
-        conf = {"summary": s, "wall": s["seconds"]}
+        conf = {"summary": s, "wall": s["seconds"], "out": Path(args.reuse_conform)}
     else:
         conf = campaign(args, tmp / "conform", conform=True)
+    cold = campaign(args, tmp / "cold", conform=True, env={"SNAPCHECK_TLC_SERVER": "0"}) if args.cold else None
     c = conf["summary"]
     totals = {
         k: sum(x[k] for x in c["conformance"])
@@ -108,6 +129,19 @@ def main() -> None:
         f"| without `--conform` | {plain['wall']:,.1f} s | {n / plain['wall']:,.2f} |",
         f"| `--conform 1`{' (`--reuse-conform`)' if args.reuse_conform else ''} | {conf['wall']:,.1f} s | "
         f"{n / conf['wall']:,.2f} |",
+    ]
+    if cold is not None:
+        differ = differing_verdicts(conf["out"], cold["out"])
+        lines += [
+            f"| `--conform 1`, every TLC job in a JVM of its own (`SNAPCHECK_TLC_SERVER=0`) | {cold['wall']:,.1f} s | "
+            f"{n / cold['wall']:,.2f} |",
+            "",
+            f"With warm TLC servers against without: {cold['wall'] / conf['wall']:.2f}x faster; runs whose "
+            f"conformance verdict differs between the two: {len(differ):,}"
+            + (f" (seeds {', '.join(str(r[0]) for r in differ[:20])})" if differ else "")
+            + ".",
+        ]
+    lines += [
         "",
         f"Conformance: {totals['chosen']:,} runs chosen, {totals['conformed']:,} conformed "
         f"({totals['accepted']:,} accepted, {totals['rejected']:,} rejected), {totals['outside']:,} outside the "
