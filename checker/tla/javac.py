@@ -17,16 +17,19 @@ from pathlib import Path
 
 from snapcheck.checker.tla import packaged
 
+JAVA_DIR = Path(__file__).resolve().parent / "java"  # the helpers' sources (inside the kit's zip on an executor)
+
 
 def cache_root() -> Path:
     return packaged.cache_root() / "tlc-classes"
 
 
-def compiled(source: Path, jar: Path, java: str) -> Path | None:
-    """The directory holding the classes compiled from ``source`` (a ``.java`` file
-    whose public class is named like the file), compiled now if needed; None if no
-    ``javac`` is found next to ``java`` or on PATH, or it fails."""
-    main = source.stem + ".class"
+def compiled(helper: str, jar: Path, java: str) -> Path | None:
+    """The directory holding the classes of the helper ``java/HELPER.java`` (its public
+    class is ``HELPER``), compiled now if needed; None if no ``javac`` is found next to
+    ``java`` or on PATH, or it fails."""
+    source = packaged.on_disk(JAVA_DIR) / f"{helper}.java"
+    main = f"{helper}.class"
     key = hashlib.sha256(
         source.read_bytes() + str(jar.resolve()).encode() + str(jar.stat().st_size).encode()
     ).hexdigest()[:16]

@@ -12,8 +12,8 @@ class loader (no static field of TLC survives a job), with its own system
 properties, output and working directory, and TLC's exit code computed as
 ``tlc2.TLC.main`` computes it. A server is a child of one process: it ends when
 that process closes it or exits (end of its input), after ``IDLE_SECONDS`` without
-a job, and it is replaced after ``MAX_JOBS`` jobs, or sooner when it says that past jobs left too much on its heap.
-A job the server cannot run (no ``javac`` to compile the server; a configuration
+a job, and it is replaced after ``MAX_JOBS`` jobs, or sooner when it says that past
+jobs left too much on its heap. A job the server cannot run (no ``javac`` to compile the server; a configuration
 given as an absolute path; the server dying under it, e.g. TLC calling
 ``System.exit``), and a job whose exit code is not one of ``keep_exits`` (TLC's
 verdicts: an error such as running out of memory may be the server's doing),
@@ -37,14 +37,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from snapcheck.checker.tla import packaged
 from snapcheck.checker.tla.javac import compiled
 
 SERVER_ENV = "SNAPCHECK_TLC_SERVER"
 MAX_JOBS = 10  # jobs per server before it is replaced (past jobs' classes are not all collected)
 MAX_IDLE = 2  # idle servers a process keeps; more are closed (each holds a heap)
 IDLE_SECONDS = 30.0  # a server idle this long is closed
-JAVA_DIR = Path(__file__).resolve().parent / "java"
 HEAD = ">iqii"  # a response's head: exit code, CPU nanoseconds, retire, output length
 
 
@@ -137,7 +135,7 @@ def _close_if_idle(server: Server, since: float) -> None:
 
 
 def _start(key: tuple, jvm_flags: list[str], jar: Path, java: str) -> Server | None:
-    classes = compiled(packaged.on_disk(JAVA_DIR) / "TlcServer.java", jar, java)
+    classes = compiled("TlcServer", jar, java)
     if classes is None:
         return None
     tmp = Path(tempfile.mkdtemp(prefix="snapcheck-tlc-server-"))

@@ -31,11 +31,9 @@ import struct
 from pathlib import Path
 from typing import BinaryIO
 
-from snapcheck.checker.tla import packaged
 from snapcheck.checker.tla.javac import compiled
 from snapcheck.checker.tla.trace_events import Function, tla
 
-JAVA_DIR = Path(__file__).resolve().parent / "java"  # TraceLog.java (inside the kit's zip on an executor)
 MAGIC = b"SNAPTLA1"
 PROPERTY = "snapcheck.tracelog"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -114,4 +112,4 @@ def write_values(out: BinaryIO, defs: dict) -> None:
 def override_classes(jar: Path, java: str) -> Path | None:
     """The directory holding the compiled ``TraceLog`` class (compiled now if needed),
     or None if no ``javac`` is found next to ``java`` or on PATH, or it fails."""
-    return compiled(packaged.on_disk(JAVA_DIR) / "TraceLog.java", jar, java)
+    return compiled("TraceLog", jar, java)

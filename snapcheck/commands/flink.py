@@ -382,8 +382,9 @@ def run_cmd(
             echo("verdict: VIOLATION (flink-anomaly): the anomalies above make the merged trace invalid")
             sys.exit(EXIT_VIOLATION)
         echo(j.render())
-        if j.exit_code(require_faults) != EXIT_CLEAN:
-            sys.exit(j.exit_code(require_faults))
+        code = j.exit_code(require_faults)
+        if code != EXIT_CLEAN:
+            sys.exit(code)
 
 
 @flink.command("classpath")

@@ -14,8 +14,6 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Properties;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -191,17 +189,13 @@ public final class TlcServer {
 
     private static void unregisterBeans() {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-        Map<ObjectName, Boolean> names = new HashMap<>();
-        for (ObjectName name : server.queryNames(null, null)) {
+        for (ObjectName name : server.queryNames(null, null)) {  // a copy: unregistering is safe
             if (name.getDomain().startsWith("tlc2")) {
-                names.put(name, true);
-            }
-        }
-        for (ObjectName name : names.keySet()) {
-            try {
-                server.unregisterMBean(name);
-            } catch (Exception e) {
-                // already gone
+                try {
+                    server.unregisterMBean(name);
+                } catch (Exception e) {
+                    // already gone
+                }
             }
         }
     }
