@@ -5,7 +5,8 @@ participant's checkpoint, a barrier between participants, a ``round_complete`` o
 ``round_abort`` with ``round = n``. Every participant (a process that is neither a
 coordinator nor an external input log) must take a checkpoint of round ``n`` and
 every barrier of round ``n`` sent on a data channel between participants must be
-received (``arrive`` or ``recv``): only then are the recorded channel states final
+received (``arrive`` or ``recv``, matched by ``mid`` wherever it is in the file, which
+may list it before its send): only then are the recorded channel states final
 (in Chandy and Lamport, "Distributed Snapshots: Determining Global States of
 Distributed Systems", 1985, a snapshot is complete once every channel has delivered
 its marker), all of it before the round's ``round_abort`` if there is one (a
@@ -154,7 +155,12 @@ def find_rounds(trace: Trace, participants: set[str], barriers_delimit: bool = T
     ([1], {'A': 2, 'B': 5})
     """
     rounds: dict[int, RoundInfo] = {}
-    barrier_of: dict[str, tuple[int, str]] = {}
+    # A barrier's receipt is matched to its send by mid wherever each is in the file (a
+    # merge of per-process logs may list a receive before its send: docs/trace-format.md,
+    # convention 5), so the barriers' mids are known before the receipts are visited.
+    markers = {e.mid for e in trace.events if e.type == "send" and e.kind == "barrier"} if barriers_delimit else set()
+    receipt: dict[str, Event] = {}  # barrier mid -> its receiver's first arrive or recv
+    barrier_of: dict[str, Barrier] = {}  # mid of a round's barrier -> the round's slot for its channel
     round_of: dict[tuple[str, int], int] = {}  # (participant, checkpoint number) -> its round
     chans = trace.channel_map()
     fails: list[int] = []
@@ -176,15 +182,12 @@ def find_rounds(trace: Trace, participants: set[str], barriers_delimit: bool = T
                     info = get(rnd, e.line)
                     if not barriers_delimit:
                         continue
-                    info.barriers.setdefault(ch, Barrier(e))
+                    barrier_of[mid] = info.barriers.setdefault(ch, Barrier(e))
                     info.barrier_dst[ch] = c.dst
-                    barrier_of[mid] = (rnd, ch)
         elif t == "recv" or t == "arrive":
-            if e.mid in barrier_of:
-                r, ch = barrier_of[e.mid]
-                slot = rounds[r].barriers[ch]
-                if slot.recv is None:
-                    slot.recv = e
+            if e.mid in markers:
+                assert e.mid is not None  # a recv or arrive names its message
+                receipt.setdefault(e.mid, e)
         elif t == "checkpoint":
             if e.round is not None and e.proc in participants:
                 info = get(e.round, e.line)
@@ -220,6 +223,10 @@ def find_rounds(trace: Trace, participants: set[str], barriers_delimit: bool = T
     for info in rounds.values():
         after = [ln for ln in fails if ln > info.start_line]
         info.fail_line = after[0] if after else None
+    for mid, slot in barrier_of.items():
+        got = receipt.get(mid)
+        if got is not None and (slot.recv is None or got.line < slot.recv.line):
+            slot.recv = got
     return rounds
 
 

@@ -492,3 +492,44 @@ def test_a_message_an_aligned_round_records_is_reported_once():
     rec.recv("B", b)
     found = [v for v in check_trace(rec.trace()).violations if v.kind == "aligned-in-flight"]
     assert [(v.witness["messages"], v.lines) for v in found] == [([m], [6])]
+
+
+def _chandy_lamport_pq(recorded: bool, merged: bool):
+    """A Chandy-Lamport round on P <-> Q in which q1 is in transit on qp: P records it
+    (``recorded``) or not. ``merged``: the file lists all of P's events, then all of Q's
+    (a merge of per-process logs: P's receipts of q1 and of Q's marker come before their
+    sends), else the recorder's causal order."""
+    import json
+
+    from snapcheck.traces.jsonl import parse_trace
+
+    rec = TraceRecorder(["P", "Q"], [("pq", "P", "Q"), ("qp", "Q", "P")], protocol="chandy-lamport")
+    p1 = rec.send("P", "pq")
+    rec.checkpoint("P", kind="coordinated", round=1)
+    mk1 = rec.barrier("P", "pq", 1)
+    q1 = rec.send("Q", "qp")
+    rec.recv("Q", p1)
+    rec.recv("Q", mk1)
+    rec.checkpoint("Q", kind="coordinated", round=1)
+    mkq = rec.barrier("Q", "qp", 1)
+    rec.record("Q", 1, "pq", [])
+    rec.recv("P", q1)
+    rec.recv("P", mkq)
+    rec.record("P", 1, "qp", [q1] if recorded else [])
+    trace = rec.trace()
+    events = sorted(trace.events, key=lambda e: e.proc) if merged else trace.events
+    lines = [trace.header.to_dict(), *(e.to_dict() for e in events)]
+    return parse_trace("\n".join(json.dumps(x) for x in lines), "merged" if merged else "causal")
+
+
+def test_a_merge_of_per_process_logs_is_judged_as_the_causal_order():
+    """A barrier received before its send in the file is received (docs/trace-format.md,
+    convention 5): the round is complete, not waiting for that barrier, and its channel
+    state is judged. The merged logs were reported incomplete-round ("sent at line 12,
+    never received") and the dropped q1 went unreported."""
+    for recorded, kinds in ((True, set()), (False, {"dropped"})):
+        causal = check_trace(_chandy_lamport_pq(recorded, merged=False))
+        merged = check_trace(_chandy_lamport_pq(recorded, merged=True))
+        assert causal.kinds == merged.kinds == kinds, merged.render_text()
+        assert merged.rounds["1"]["status"] == "complete"
+        assert [r.property for r in merged.results] == [r.property for r in causal.results]
