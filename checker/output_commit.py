@@ -113,22 +113,13 @@ def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
     out: list[Violation] = []
     handed: dict[str, dict[int, int]] = {}  # retired sink -> txn -> pre-commit line
     inherited: dict[tuple[str, int], list[int]] = {}  # (retired sink, txn) -> commit lines
+    own: dict[str, dict[int, int]] = {}  # sink -> txn -> the line where the sink itself published it
     for proc, events in ix.by_proc.items():
         if proc in sinks:
-            out.extend(_sink(proc, events, coord, last_round, handed, inherited))
+            out.extend(_sink(proc, events, coord, last_round, handed, inherited, own))
     for (old, n), lines in sorted(inherited.items()):
         if n not in handed.get(old, {}):
-            out.append(
-                Violation(
-                    "duplicate-commit",
-                    "output-commit",
-                    f"sink {old}",
-                    f"transaction {n} of {old} is published again at line {lines[0]} after {old} retired "
-                    f"without it pending (already published, or never pre-committed).",
-                    lines,
-                    {"txn": n},
-                )
-            )
+            out.append(_not_handed(old, n, lines, handed, own.get(old, {}).get(n)))
         elif len(lines) > 1:
             out.append(
                 Violation(
@@ -148,6 +139,33 @@ def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
     return out
 
 
+def _not_handed(old: str, n: int, lines: list[int], handed: dict, published: int | None) -> Violation:
+    """``duplicate-commit``: transaction ``n`` of sink ``old`` published by successors, as
+    ``old``'s, at ``lines``, although ``old`` handed over no such pending transaction: it
+    published ``n`` itself (at line ``published``), or never pre-committed it, or never
+    retired at a checkpoint and so handed over nothing."""
+    retired = old in handed
+    if published is not None:
+        text = (
+            f"transaction {n} of {old} is published twice: by {old} itself at line {published}, and as {old}'s "
+            f"by a successor at line {lines[0]}; "
+            + (
+                f"{old} had published it before it retired, so it handed it over as done, not pending."
+                if retired
+                else f"{old} never retired at a checkpoint: it kept running after its state was taken over."
+            )
+        )
+        return Violation(
+            "duplicate-commit", "output-commit", f"sink {old}", text, sorted([published, *lines]), {"txn": n}
+        )
+    why = "it never pre-committed it" if retired else "it never retired at a checkpoint, so it handed over nothing"
+    text = (
+        f"transaction {n} of {old} is published as {old}'s by a successor at line {lines[0]}, but {old} "
+        f"handed over no such pending transaction: {why}."
+    )
+    return Violation("duplicate-commit", "output-commit", f"sink {old}", text, lines, {"txn": n})
+
+
 def _uncommitted(proc, n, ln, coord, how="") -> Violation:
     return Violation(
         "uncommitted",
@@ -161,7 +179,7 @@ def _uncommitted(proc, n, ln, coord, how="") -> Violation:
     )
 
 
-def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]:
+def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Violation]:
     out: list[Violation] = []
     staged: dict[int, int] = {}  # effective, unpublished txn -> pre-commit line
     snaps: dict[int, dict] = {0: {}}
@@ -232,6 +250,7 @@ def _sink(proc, events, coord, last_round, handed, inherited) -> list[Violation]
         for n, ln in sorted(staged.items()):
             if n <= last_round:
                 out.append(_uncommitted(proc, n, ln, coord))
+    own[proc] = published
     return out
 
 

@@ -194,3 +194,40 @@ def test_a_restore_without_its_round_goes_back_to_the_round_of_what_it_takes():
     r.round_complete("C", 2)
     _recover(r, [None, None], [("A", 1), ("S", 1)])  # behind round 2: stale, whether said or not
     assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
+
+
+def _handover(old_publishes: bool, old_retires: bool):
+    """Sink S hands round 1's transaction 1 to its successor N (a restore naming S's
+    checkpoint), which publishes it as S's (``attrs.of``). ``old_publishes``: S publishes
+    it itself first; ``old_retires``: S retires at its checkpoint (else it keeps running)."""
+    r = TraceRecorder(
+        [*PROCS, {"id": "N", "role": "sink", "appears": True}],
+        [*CHANS, {"id": "C->N", "src": "C", "dst": "N", "kind": "control"}, {"id": "A->N", "src": "A", "dst": "N"}],
+        protocol="test-2pc",
+    )
+    round1(r)
+    if old_publishes:
+        r.recv("S", notify(r, 1))
+        out(r, "S", ["x"], txn=1, phase="commit")
+    if old_retires:
+        r.retire("S", ckpt=1)
+    r.restore("A", 1, recovery=1, round=1)
+    r.restore(
+        "N", 0, recovery=1, round=1, sources=[{"proc": "S", "ckpt": 1}], channels=[{"old": "A->S", "new": "A->N"}]
+    )
+    out(r, "N", ["x"], txn=1, phase="commit", of="S")
+    return check_trace(r.trace(), CheckOptions(properties={"output-commit"}))
+
+
+def test_a_transaction_published_by_the_old_sink_and_by_its_successor_cites_both():
+    """The witness names both publications and the text says why the second is one too
+    many: the old sink had published it before retiring, or it never retired (a zombie).
+    Before, only the successor's line was cited, with "after S retired" for a sink that
+    never retired."""
+    assert _handover(old_publishes=False, old_retires=True).ok
+    for retires, why in ((True, "S had published it before it retired"), (False, "S never retired at a checkpoint")):
+        rep = _handover(old_publishes=True, old_retires=retires)
+        (v,) = rep.violations
+        assert v.kind == "duplicate-commit" and v.lines == [9, 13 if retires else 12], v.lines
+        assert "published twice: by S itself at line 9, and as S's by a successor at line" in v.message
+        assert why in v.message and ("retired without" not in v.message)
