@@ -27,7 +27,9 @@ not judged here (they are judged by the recovery in which it restores).
     checkpoints' channel state, not from an external input log) or, on a FIFO
     channel, a later message of that channel was processed after the recovery
     instead. A replayable message that simply has not been processed when the
-    trace ends is a note ("not yet replayed"), not a violation.
+    trace ends is a note ("not yet replayed"), not a violation. A message processed
+    after the recovery, even if a later restore undid that, is not lost by this
+    recovery: it is in transit for the later one, which judges it.
   - ``duplicate-processing``: one logical message — the same original, a replayed
     incarnation of it, or a regenerated copy with the same ``(channel, seq)`` — is
     processed twice.
@@ -356,9 +358,11 @@ def _where(h, g, i) -> str:
 
 def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[str]) -> list[Violation]:
     """``lost`` (property ``exactly-once``): messages in transit with respect to the line
-    restored by ``rec`` that are never processed after it, in the final effective history
-    ``h`` of ``trace``. Replayable messages not yet processed when the trace ends are
-    added to ``notes``.
+    restored by ``rec`` that are never processed after it in ``trace`` (``h``: its final
+    effective history). A processing after ``rec`` that a later restore undid counts as
+    processed here: the later recovery has the message in transit and judges it, so a
+    loss is blamed on the recovery after which it is really lost. Replayable messages
+    not yet processed when the trace ends are added to ``notes``.
 
     A message that had reached the receiver (arrived or processed) before the
     receiver's restore must be replayed; one still in the network is pending, not
@@ -386,6 +390,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
     reached: dict[str, set[str]] = {}
     for p in rec.restore_line:
         reached[p] = {hp.resolve(e.mid) for e in hp.raw.get(p, ()) if e.type in ("arrive", "recv")}
+    processed_after: dict[str, set[str]] = {}  # receiver -> what it processed after this recovery
     out = []
     for m in rec.in_transit:
         fm = h.by_mid.get(m.mid)
@@ -393,7 +398,13 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             continue
         dst = hp.procs[m.dst]
         after = rec.restore_line.get(dst, max(rec.restore_line.values()))
-        if any(e.line > after for e in h.recvs.get(m.mid, ())):
+        if dst not in processed_after:
+            evs = h.raw[dst]
+            start = len(h.trace_index.proc_prefix(dst, after + 1))
+            processed_after[dst] = {h.resolve(e.mid) for e in evs[start:] if e.type == "recv"}
+        if m.mid in processed_after[dst]:
+            # processed after this recovery: if a later restore undid that, the later
+            # recovery's line has it in transit, and that recovery judges whether it is lost
             continue
         skipped = _fifo_successor(h, m, dst, after)
         must_replay = m.mid in reached.get(dst, ())

@@ -533,3 +533,32 @@ def test_a_merge_of_per_process_logs_is_judged_as_the_causal_order():
         assert causal.kinds == merged.kinds == kinds, merged.render_text()
         assert merged.rounds["1"]["status"] == "complete"
         assert [r.property for r in merged.results] == [r.property for r in causal.results]
+
+
+def _failing_twice(second_rereads: bool):
+    """Source S reads r1, r2, r3 from an external log E; S checkpoints after r1, then
+    processes r2 and fails. Recovery 1 re-reads r2 and S processes it; S fails again
+    before its next checkpoint, and recovery 2 re-reads r2 (``second_rereads``) or skips
+    it, S processing r3 next."""
+    rec = TraceRecorder([{"id": "E", "role": "external"}, {"id": "S", "role": "source"}], [("es", "E", "S")])
+    r1, r2, r3 = (rec.send("E", "es") for _ in range(3))
+    rec.recv("S", r1)
+    rec.checkpoint("S")
+    rec.recv("S", r2)
+    for recovery in (1, 2):
+        rec.fail("S")
+        rec.restore("S", 1, recovery=recovery)
+        if recovery == 1 or second_rereads:
+            rec.recv("S", rec.replay("E", r2, source="source"))
+    rec.recv("S", r3)
+    return check_trace(rec.trace())
+
+
+def test_a_loss_is_blamed_on_the_recovery_after_which_it_is_lost():
+    """Recovery 1 re-read r2 correctly; recovery 2 undid that and skipped r2. One loss,
+    by recovery 2 (recovery 1 was blamed too, "after the recovery it is never processed",
+    although it was processed after it)."""
+    assert _failing_twice(second_rereads=True).ok
+    rep = _failing_twice(second_rereads=False)
+    assert [(v.kind, v.subject) for v in rep.violations] == [("lost", "recovery 2")], rep.render_text()
+    assert "processes the later es:3" in rep.violations[0].message
