@@ -477,3 +477,18 @@ def _runs(gs: list[int]) -> list[list[int]]:
         else:
             out.append([g, g])
     return out
+
+
+def test_a_recovered_record_processed_on_two_new_channels_is_judged_by_rescale_in_flight():
+    """exactly-once identifies a recovered record per new channel (a copy of broadcast
+    state is processed once on each), so the same record processed by its owner and by
+    another new process passes exactly-once: rescale-in-flight reports it, misrouted when
+    it has a key group, duplicated when it has none (docs/checker.md said exactly-once
+    reports it as duplicate-processing)."""
+    for key_groups, kind in ((True, "in-flight-misrouted"), (False, "in-flight-duplicated")):
+        rec, recorded = keyed_rescale(2, 3, 8, key_groups=key_groups, fault="twice")
+        assert shared(2, 3, 8, recorded)
+        report = check_trace(rec.trace())
+        assert report.kinds == {kind}
+        assert [r.property for r in report.results if r.violations] == ["rescale-in-flight"]
+        assert any(r.property == "exactly-once" and r.ok for r in report.results)
