@@ -358,10 +358,10 @@ class CutAnalysis:
 
     def _orphan(self, m) -> Violation:
         h = self.h
-        src, dst = h.procs[m.src], h.procs[m.dst]
+        dst = h.procs[m.dst]
         text = (
             f"Let G = {fmt_cut(self.cut)} ({self.subject}). Then message {m.mid} on {m.ch} is processed by "
-            f"{dst} at line {m.recv_line}, before {self._where(m.dst)}, but sent by {src} at line "
+            f"{dst} at line {m.recv_line}, before {self._where(m.dst)}, but {h.sent_by(m)} at line "
             f"{m.send_line}, after {self._where(m.src)}: G reflects the receive and not the send — "
             f"an orphan, a contradiction with consistency."
         )
@@ -486,7 +486,7 @@ class CutAnalysis:
                         "channel-state",
                         self.subject,
                         f"The protocol {h.protocol.get('name')!r} is aligned (its snapshots have no channel state), "
-                        f"yet message {m.mid} on {m.ch} is in transit w.r.t. {self.subject}: sent by {h.procs[m.src]} "
+                        f"yet message {m.mid} on {m.ch} is in transit w.r.t. {self.subject}: {h.sent_by(m)} "
                         f"at line {m.send_line}, before {self._where(m.src)}, and "
                         + (
                             f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}."
@@ -515,8 +515,8 @@ class CutAnalysis:
         trunc = dur.truncated_line(m.mid)
         log = f" (its log entry was truncated at line {trunc})" if trunc else ""
         text = (
-            f"Let G = {fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is sent by "
-            f"{h.procs[m.src]} at line {m.send_line}, before {self._where(m.src)}, and {recv}: it is in transit. "
+            f"Let G = {fmt_cut(self.cut)} ({self.subject}). Message {m.mid} on {m.ch} is {h.sent_by(m)} "
+            f"at line {m.send_line}, before {self._where(m.src)}, and {recv}: it is in transit. "
             f"It is neither in the recorded channel state of {m.ch} nor in a durable log{log}: "
             f"recovery from G loses it."
         )
@@ -529,7 +529,7 @@ class CutAnalysis:
         h = self.h
         if m.s > self.g[m.src]:
             why = (
-                f"it is sent by {h.procs[m.src]} at line {m.send_line}, after {self._where(m.src)}, "
+                f"it is {h.sent_by(m)} at line {m.send_line}, after {self._where(m.src)}, "
                 f"so it is post-snapshot data that re-execution regenerates"
             )
         else:

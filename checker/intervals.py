@@ -51,6 +51,13 @@ _BLOCK = 256  # at most this many messages allocated at a time for one sender (`
 _NOT_ANALYSED = ("coordinator", "external")
 
 
+_REINJECTED = {  # a replay's ``from``, as a report names the send of what it re-injects
+    "channel_state": "re-injected from recovered channel state",
+    "log": "replayed from its log",
+    "source": "re-read from its source",
+}
+
+
 class Msg:
     """One logical data message of the effective history: the tuple ``(src, s, dst, r)``
     of docs/theory.md, "Messages", with ``s = ι(send)``, ``r = ι(recv)`` (``None``: not
@@ -459,6 +466,27 @@ class History:
                 return m
             cur = parent.get(cur)
         return None
+
+    def sent_by(self, m: Msg) -> str:
+        """How the report names ``m``'s send: ``sent by P``, except for a record recovered
+        onto a new channel after a rescale (``moved``), whose send is the ``replay`` that
+        re-injects it: ``re-injected from recovered channel state by P`` (the receiver
+        itself), ``replayed from its log by P`` or ``re-read from its source by P``.
+
+        >>> from snapcheck.traces import TraceRecorder
+        >>> rec = TraceRecorder(["A", "B", {"id": "N", "appears": True}], [("ab", "A", "B"), ("an", "A", "N")])
+        >>> m = rec.send("A", "ab"); _ = rec.checkpoint("B", round=1); rec.record("B", 1, "ab", [m]); rec.retire("B", 1)
+        >>> rec.restore("N", 0, sources=[{"proc": "B", "ckpt": 1}], channels=[{"old": "ab", "new": "an"}])
+        >>> r = rec.replay("N", m, "channel_state", ch="an"); h = History(rec.trace())
+        >>> h.sent_by(h.by_mid[m]), h.sent_by(h.moved[r])
+        ('sent by A', 're-injected from recovered channel state by N')
+        """
+        who = "an external input" if m.src == EXTERNAL else self.procs[m.src]
+        if self.moved.get(m.mid) is m:
+            e = self.sent_ever(m.mid)
+            if e is not None and e.type == "replay":
+                return f"{_REINJECTED.get(e.source or '', 'replayed')} by {who}"
+        return f"sent by {who}"
 
     def resolve(self, mid: str) -> str:
         """The original mid of a (possibly replayed) incarnation."""

@@ -256,7 +256,7 @@ class ObservedRecovery:
                     self.subject,
                     f"Let G = {fmt_cut(self.line)} be the line restored by {self.subject} (restore at line(s) "
                     f"{', '.join(map(str, sorted(set(rl))))}). Then {m.mid} on {m.ch} is processed by {dst} at line "
-                    f"{m.recv_line}, before {wd}, but sent by {src} at line {m.send_line}, after {ws}: the restored "
+                    f"{m.recv_line}, before {wd}, but {hp.sent_by(m)} at line {m.send_line}, after {ws}: the restored "
                     f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency.",
                     sorted({m.send_line, m.recv_line, *rl}),
                     {"messages": [m.mid], "cut": self.line},
@@ -435,8 +435,8 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
                 "lost",
                 "exactly-once",
                 rec.subject,
-                f"Let G = {fmt_cut(rec.line)} be the line restored by {rec.subject}. Message {m.mid} on {m.ch} is sent "
-                f"by {_name(hp, m.src)} at line {m.send_line} and kept by the restore, but {undone}; after the "
+                f"Let G = {fmt_cut(rec.line)} be the line restored by {rec.subject}. Message {m.mid} on {m.ch} is "
+                f"{hp.sent_by(m)} at line {m.send_line} and kept by the restore, but {undone}; after the "
                 f"recovery it is never processed: {why}. It is lost.",
                 lines,
                 {"messages": [m.mid], "cut": rec.line},
@@ -457,10 +457,6 @@ def _fifo_successor(h: History, m, dst: str, after: int):
             if o is not None and o.seq is not None and o.seq > m.seq:
                 return e
     return None
-
-
-def _name(h, i) -> str:
-    return "an external input" if i == EXTERNAL else h.procs[i]
 
 
 def duplicate_violations(h: History) -> list[Violation]:

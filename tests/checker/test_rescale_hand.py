@@ -492,3 +492,23 @@ def test_a_recovered_record_processed_on_two_new_channels_is_judged_by_rescale_i
         assert report.kinds == {kind}
         assert [r.property for r in report.results if r.violations] == ["rescale-in-flight"]
         assert any(r.property == "exactly-once" and r.ok for r in report.results)
+
+
+def test_a_record_re_injected_from_recovered_channel_state_is_not_said_to_be_sent_by_its_receiver():
+    """N re-injects m, recovered from B's channel state after a rescale, then takes its
+    round-2 checkpoint before processing it and records nothing: dropped. The report
+    named N, the receiver itself, as the sender ("is sent by N")."""
+    rec = TraceRecorder(["A", "B", {"id": "N", "appears": True}], [("ab", "A", "B"), ("an", "A", "N")])
+    m = rec.send("A", "ab")
+    rec.checkpoint("A", round=1)
+    rec.checkpoint("B", round=1)
+    rec.record("B", 1, "ab", [m])
+    rec.retire("B", 1)
+    rec.restore("N", 0, round=1, sources=[{"proc": "B", "ckpt": 1}], channels=[{"old": "ab", "new": "an"}])
+    r = rec.replay("N", m, "channel_state", ch="an")
+    rec.checkpoint("A", round=2)
+    rec.checkpoint("N", round=2)
+    rec.recv("N", r)
+    [v] = [v for v in check_trace(rec.trace()).violations if v.kind == "dropped"]
+    assert f"Message {r} on an is re-injected from recovered channel state by N at line 8" in v.message
+    assert "sent by N" not in v.message
