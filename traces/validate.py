@@ -185,12 +185,14 @@ class TraceValidator(RescaleRules):
             checks, handler = _DISPATCH[etype]
         except (KeyError, TypeError, IndexError):
             self._bad_type(d, line)
+            self._count_rejected(d)
             return None
         keys = tuple(d)
         check = checks.get(keys)
         if check is None:
             check = _keyed_check(etype, keys, checks)
         if not check(d) and self._schema_failed(d, line):
+            self._count_rejected(d)
             return None
         proc = d["proc"]
         try:
@@ -225,6 +227,18 @@ class TraceValidator(RescaleRules):
             next_idx[p] = want
             self.events_seen -= 1
         return None
+
+    def _count_rejected(self, d: Any) -> None:
+        """An event refused before its ``idx`` was checked (an unknown type, a field
+        missing, mistyped or unknown) still takes its place in its process's sequence
+        when it names a known process and the expected ``idx``, so the next event of
+        that process is not reported out of order as well (the reader resynchronises;
+        a writer, ``strict``, records nothing of it)."""
+        if self.strict or type(d) is not dict:
+            return
+        p = self._procs.get(d["proc"]) if type(d.get("proc")) is str else None
+        if p is not None and d.get("idx") == self._next_idx[p] and type(d["idx"]) is int:
+            self._next_idx[p] += 1
 
     def _bad_type(self, d: Any, line: int) -> None:
         if type(d) is not dict:
@@ -518,6 +532,7 @@ class TraceValidator(RescaleRules):
                 self._check_ref_channel(mid, n, c, line, what)
         if unresolved == 0:
             self._hb_check()
+        self.errors.sort(key=lambda e: e.line)  # references resolved here were found last
         return self.errors
 
     def _hb_check(self) -> None:

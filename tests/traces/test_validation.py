@@ -306,3 +306,22 @@ def test_what_the_checker_reads_from_the_header_is_typed(where, value, reason):
     parse_trace(
         text(header={**ok, "metadata": {"expected": {"check": {"cut": {"A": 1, "B": "V"}, "failures": "all"}}}})
     )
+
+
+def test_a_rejected_event_keeps_its_place_in_its_process_sequence():
+    """An event refused for its type or a field still counts in its process's idx
+    sequence: the next event of the process is not also reported out of order (it was:
+    "idx 1, expected 0", as if that event's idx were wrong)."""
+    typo = {"type": "recieve", "proc": "A", "idx": 0}
+    unknown = {**send("A", 0, "ab", "m1", 1), "sqe": 1}
+    missing = {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "seq": 1}
+    for bad in (typo, unknown, missing):
+        [(line, _)] = errors_of(bad, send("A", 1, "ab", "m2", 1))
+        assert line == 2
+
+
+def test_errors_are_listed_in_line_order():
+    """A reference resolved at the end of the file (a receive of a message never sent) is
+    listed at its own line among the others, not after them."""
+    errs = errors_of(recv("B", 0, "ab", "ghost"), send("A", 0, "ab", "m1", 1), send("A", 2, "ab", "m2", 2))
+    assert [line for line, _ in errs] == [2, 4], errs
