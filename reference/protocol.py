@@ -60,7 +60,9 @@ Which handler runs when:
   FIFO position on ``ch`` (an upstream task declined or gave up that round).
 * ``on_abort(round)`` — the coordinator aborted ``round`` after a decline or a
   timeout (only for protocols with ``abort_notices``).
-* ``on_restore(ckpt, round)`` — called on the fresh handler after a restore.
+* ``on_restore(ckpt, round)`` — called on the fresh handler after a restore: ``ckpt``
+  the task's checkpoint restored (0: its initial state), ``round`` the round restored
+  (0: the initial state, when no round had completed; always an ``int``).
 
 The ``ctx`` (``TaskContext``) a handler gets is documented below.
 """
@@ -170,7 +172,7 @@ class TaskProtocol:
     def on_abort(self, round: int) -> None:
         pass
 
-    def on_restore(self, ckpt: int, round: int | None) -> None:
+    def on_restore(self, ckpt: int, round: int) -> None:
         pass
 
 

@@ -42,10 +42,9 @@ class CountingTask(TaskProtocol):
         return c is None or msg.seq <= c
 
     def on_restore(self, ckpt, round):
-        if round is not None:
-            self.latest = round
-            for c in self.ctx.inputs:
-                self.base[c.id] = self.protocol.counts.get((round, c.id), 0)
+        self.latest = round
+        for c in self.ctx.inputs:
+            self.base[c.id] = self.protocol.counts.get((round, c.id), 0)
 
     def on_trigger(self, round, barrier):
         self.start(round)
