@@ -237,6 +237,11 @@ class Protocol:
     * ``finished_inputs``: its task state machines read their inputs anew for each
       round, so an input whose sender finished can leave (runs with finishing
       sources, FLIP-147, need it).
+    * ``rescalable``: its tasks can be restored at another parallelism
+      (``SimConfig.rescale``; what the new tasks ``g1.*`` receive: docs/protocols.md,
+      "A protocol under a rescale"). True (the default): campaigns draw rescales
+      for it on the shared simulator; False: no run rescales it, and ``simulate``
+      refuses a ``rescale`` (exit 2).
 
     A mutant (a protocol with a known bug) is a subclass that also sets
     ``mutant_of`` (the correct protocol: its catalogue name, ``MODULE:CLASS``, or the
@@ -280,6 +285,7 @@ class Protocol:
     demo: dict = {}
     crash_targets: str | None = None
     finished_inputs = True
+    rescalable = True
     mutant_of: type[Protocol] | str | None = None
     bug = ""
     expect: tuple[str, ...] = ()

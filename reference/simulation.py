@@ -181,7 +181,8 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     return cfg, workload, protocol
 
 
-def _cyclic(workload: Workload) -> bool:
+def is_cyclic(workload: Workload) -> bool:
+    """Has ``workload`` a cycle (its back-edges marked on the way)?"""
     from snapcheck.reference.topology import find_back_edges
 
     find_back_edges(workload.operators, workload.edges)
@@ -201,8 +202,13 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     try:
         cfg, workload, protocol = resolve(cfg)
         sim_class = protocol.simulator or Simulator
-        if (cfg.rescale or cfg.finish_sources) and _cyclic(workload):
+        if (cfg.rescale or cfg.finish_sources) and is_cyclic(workload):
             raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
+        if cfg.rescale and not protocol.rescalable:
+            raise UsageError(
+                f"{type(protocol).name} cannot run with a rescale: it declares that it does not "
+                "restore at another parallelism (protocol fact rescalable = False)"
+            )
         if cfg.finish_sources and not protocol.finished_inputs:
             raise UsageError(
                 f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
