@@ -173,10 +173,11 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     (``spark_validation.strategies``). A mutant is drawn exactly as its base protocol
     would be — blind, the way a hunted bug meets a campaign — and then gets its forced
     adjustments (``Protocol.adjust``); its ``demo`` configuration is for
-    ``snapcheck simulate --demo`` and the docs only."""
+    ``snapcheck simulate --demo`` and the docs only. A protocol with non-FIFO channels
+    gets room to reorder records (``strategies.reordering``), drawn after the rest."""
     from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import base_of, resolve, user_hook
-    from snapcheck.spark_validation.strategies import LANDED, draw, land, own_moments, pick
+    from snapcheck.spark_validation.strategies import LANDED, draw, land, own_moments, pick, reordering
 
     rnd = random.Random(seed)
     mutant = None
@@ -202,6 +203,8 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         drawn = cfg.failures
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
             cfg = _draw_rescale(cfg, rnd, cls, sel.failures)  # drawn last: earlier draws stay
+        if not resolve(protocol).fifo:  # the base protocol's channels (a mutant is drawn blind); after the rest
+            cfg = reordering(rnd, cfg)
     if mutant is None:
         return land(rnd, cls, cfg, drawn) if sel.explore in LANDED else cfg
     with user_hook(cls, "adjust"):
