@@ -84,10 +84,10 @@ class TaskContext(_Typing):
     (a barrier sent overtaking) and ``recovered`` (a replayed record).
     """
 
-    id: str
+    id: str  # the task's identity: "op[i]", "g1.op[i]" in a job restored at another parallelism
     inputs: list  # data input channels from other tasks (not the external input)
     outputs: list  # data output channels
-    is_source: bool
+    is_source: bool  # the task reads an external input (a source)
 
     @property
     def now(self) -> int: ...
@@ -133,6 +133,10 @@ class TaskContext(_Typing):
         here (Flink's ``declineCheckpoint``). A round given up without a word stays
         pending at the coordinator until a later round completes or a timeout aborts it;
         if neither comes, it hangs (``incomplete-round``)."""
+
+    def situation(self, name: str) -> None:
+        """Mark a moment of the protocol, at this task, for the campaigns' coverage and crash
+        placement (``Protocol.situations``)."""
 
     def set_timer(self, at: int, key: Any) -> None:
         """Call ``on_timer(key)`` at tick ``at`` (now, if ``at`` has passed). A periodic timer

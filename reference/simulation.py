@@ -14,6 +14,7 @@ Everything is determined by the config: one seed gives one byte-identical trace.
 
 from __future__ import annotations
 
+import copy
 import gc
 from dataclasses import dataclass, fields
 from typing import Any
@@ -144,7 +145,9 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
 
     ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
     references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
-    declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``."""
+    declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``.
+    An instance is copied (``copy.deepcopy``): each run starts from the instance as it
+    was given, never from what an earlier run left on it."""
     from snapcheck.reference.catalogue import base_of, user_hook
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
@@ -165,6 +168,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             raise UsageError(
                 "recovery applies to a protocol given by name or class; pass it to your Protocol's constructor"
             )
+        protocol = copy.deepcopy(protocol)  # each run its own instance: nothing it keeps leaks into the next run
     else:
         protocol = lookup(protocol).from_config(cfg)
     workload = cfg.workload

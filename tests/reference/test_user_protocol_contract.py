@@ -106,3 +106,29 @@ def test_the_hypothesis_strategies_rescale_only_the_protocols_that_declare_they_
 def test_the_hypothesis_strategies_draw_rescales_that_run_clean():
     cfg = find(sim_configs(protocols=[Restores], cyclic=False, rescales=True), lambda c: bool(c.rescale))
     assert check_trace(simulate(cfg).trace()).ok
+
+
+class OnceTask(AlignedTask):
+    def on_trigger(self, round, barrier):
+        if (self.ctx.id, round) in self.protocol.triggered:  # state of another run: it gives up
+            self.ctx.decline(round)
+            return
+        self.protocol.triggered.add((self.ctx.id, round))
+        super().on_trigger(round, barrier)
+
+
+class Once(AlignedABS):
+    name = "once"
+    task_class = OnceTask
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.triggered: set = set()  # kept on the instance, which every task of one run shares
+
+
+def test_runs_given_one_protocol_instance_each_start_from_it_as_it_was_given():
+    once = Once()
+    cfg = SimConfig(protocol=once, workload="q1", seed=2)
+    first, again = simulate(cfg), simulate(cfg)
+    assert first.dumps() == again.dumps() and check_trace(again.trace()).ok
+    assert once.triggered == set()
