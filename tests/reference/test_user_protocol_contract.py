@@ -132,3 +132,20 @@ def test_runs_given_one_protocol_instance_each_start_from_it_as_it_was_given():
     first, again = simulate(cfg), simulate(cfg)
     assert first.dumps() == again.dumps() and check_trace(again.trace()).ok
     assert once.triggered == set()
+
+
+def test_simulate_demo_of_a_mutant_without_a_demo_is_exit_2(tmp_path):
+    (tmp_path / "nodemo.py").write_text(
+        "from snapcheck.reference.coordinated.abs_aligned import AlignedABS\n\n"
+        "class Bug(AlignedABS):\n    name = 'bug'\n    mutant_of = 'abs-aligned'\n"
+        "    bug = 'none'\n    expect = ('orphan',)\n    prop = 'consistency'\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "snapcheck", "simulate", "--mutant", "nodemo.py:Bug", "--demo", "-o", "x.jsonl"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2 and "declares no demonstration config" in run.stderr, run.stderr
+    assert not (tmp_path / "x.jsonl").exists()
