@@ -148,7 +148,8 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     """What is wrong with the facts and handlers ``cls`` declares, as a user would fix it
     (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``guarantees`` a tuple
     of promisable properties, ``cic`` None or a known form, ``recovery_modes`` a
-    tuple of names, ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
+    tuple of names, ``barriers_delimit_channel_state``, ``finished_inputs`` and
+    ``rescalable`` booleans, ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
     protocol that exists, and — for the shared simulator — a topology it can run (not
     ``own``), ``recovery_modes`` it implements (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
     the arguments the simulator passes them.
@@ -171,8 +172,9 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     promised = cls.guarantees
     if not isinstance(promised, (tuple, list)) or any(g not in PROMISABLE for g in promised):
         out.append(f"guarantees = {promised!r}: expected a tuple of {', '.join(map(repr, PROMISABLE))} (or empty)")
-    if not isinstance(cls.barriers_delimit_channel_state, bool):
-        out.append(f"barriers_delimit_channel_state = {cls.barriers_delimit_channel_state!r}: expected True or False")
+    for fact in ("barriers_delimit_channel_state", "finished_inputs", "rescalable"):
+        if not isinstance(getattr(cls, fact), bool):
+            out.append(f"{fact} = {getattr(cls, fact)!r}: expected True or False")
     if cls.cic is not None and cls.cic not in CIC_FORMS:
         out.append(f"cic = {cls.cic!r}: expected None or one of {', '.join(map(repr, CIC_FORMS))}")
     rounds = cls.max_rounds_in_flight
@@ -493,6 +495,7 @@ def entry(cls: type[Protocol]) -> dict:
         "tla": cls.tla.module if cls.tla else None,
         "demo": _jsonable(cls.demo),
         "finished_inputs": cls.finished_inputs,
+        "rescalable": cls.rescalable,
     }
     if cls.mutant_of:
         row.update(mutant_of=base_of(cls), bug=cls.bug, expect=list(cls.expect), prop=cls.prop)

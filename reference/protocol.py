@@ -60,7 +60,9 @@ Which handler runs when:
   FIFO position on ``ch`` (an upstream task declined or gave up that round).
 * ``on_abort(round)`` — the coordinator aborted ``round`` after a decline or a
   timeout (only for protocols with ``abort_notices``).
-* ``on_restore(ckpt, round)`` — called on the fresh handler after a restore.
+* ``on_restore(ckpt, round)`` — called on the fresh handler after a restore: ``ckpt``
+  the task's checkpoint restored (0: its initial state), ``round`` the round restored
+  (0: the initial state, when no round had completed; always an ``int``).
 
 The ``ctx`` (``TaskContext``) a handler gets is documented below.
 """
@@ -82,10 +84,10 @@ class TaskContext(_Typing):
     (a barrier sent overtaking) and ``recovered`` (a replayed record).
     """
 
-    id: str
+    id: str  # the task's identity: "op[i]", "g1.op[i]" in a job restored at another parallelism
     inputs: list  # data input channels from other tasks (not the external input)
     outputs: list  # data output channels
-    is_source: bool
+    is_source: bool  # the task reads an external input (a source)
 
     @property
     def now(self) -> int: ...
@@ -132,6 +134,10 @@ class TaskContext(_Typing):
         pending at the coordinator until a later round completes or a timeout aborts it;
         if neither comes, it hangs (``incomplete-round``)."""
 
+    def situation(self, name: str) -> None:
+        """Mark a moment of the protocol, at this task, for the campaigns' coverage and crash
+        placement (``Protocol.situations``)."""
+
     def set_timer(self, at: int, key: Any) -> None:
         """Call ``on_timer(key)`` at tick ``at`` (now, if ``at`` has passed). A periodic timer
         does not keep a finished run alive: once only timers are left and, for ten ticks of
@@ -170,7 +176,7 @@ class TaskProtocol:
     def on_abort(self, round: int) -> None:
         pass
 
-    def on_restore(self, ckpt: int, round: int | None) -> None:
+    def on_restore(self, ckpt: int, round: int) -> None:
         pass
 
 
@@ -235,6 +241,11 @@ class Protocol:
     * ``finished_inputs``: its task state machines read their inputs anew for each
       round, so an input whose sender finished can leave (runs with finishing
       sources, FLIP-147, need it).
+    * ``rescalable``: its tasks can be restored at another parallelism
+      (``SimConfig.rescale``; what the new tasks ``g1.*`` receive: docs/protocols.md,
+      "A protocol under a rescale"). True (the default): campaigns draw rescales
+      for it on the shared simulator; False: no run rescales it, and ``simulate``
+      refuses a ``rescale`` (exit 2).
 
     A mutant (a protocol with a known bug) is a subclass that also sets
     ``mutant_of`` (the correct protocol: its catalogue name, ``MODULE:CLASS``, or the
@@ -278,6 +289,7 @@ class Protocol:
     demo: dict = {}
     crash_targets: str | None = None
     finished_inputs = True
+    rescalable = True
     mutant_of: type[Protocol] | str | None = None
     bug = ""
     expect: tuple[str, ...] = ()

@@ -14,6 +14,7 @@ Everything is determined by the config: one seed gives one byte-identical trace.
 
 from __future__ import annotations
 
+import copy
 import gc
 from dataclasses import dataclass, fields
 from typing import Any
@@ -144,7 +145,9 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
 
     ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
     references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
-    declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``."""
+    declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``.
+    An instance is copied (``copy.deepcopy``): each run starts from the instance as it
+    was given, never from what an earlier run left on it."""
     from snapcheck.reference.catalogue import base_of, user_hook
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
@@ -165,6 +168,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             raise UsageError(
                 "recovery applies to a protocol given by name or class; pass it to your Protocol's constructor"
             )
+        protocol = copy.deepcopy(protocol)  # each run its own instance: nothing it keeps leaks into the next run
     else:
         protocol = lookup(protocol).from_config(cfg)
     workload = cfg.workload
@@ -181,7 +185,8 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     return cfg, workload, protocol
 
 
-def _cyclic(workload: Workload) -> bool:
+def is_cyclic(workload: Workload) -> bool:
+    """Has ``workload`` a cycle (its back-edges marked on the way)?"""
     from snapcheck.reference.topology import find_back_edges
 
     find_back_edges(workload.operators, workload.edges)
@@ -201,8 +206,13 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     try:
         cfg, workload, protocol = resolve(cfg)
         sim_class = protocol.simulator or Simulator
-        if (cfg.rescale or cfg.finish_sources) and _cyclic(workload):
+        if (cfg.rescale or cfg.finish_sources) and is_cyclic(workload):
             raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
+        if cfg.rescale and not protocol.rescalable:
+            raise UsageError(
+                f"{type(protocol).name} cannot run with a rescale: it declares that it does not "
+                "restore at another parallelism (protocol fact rescalable = False)"
+            )
         if cfg.finish_sources and not protocol.finished_inputs:
             raise UsageError(
                 f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "

@@ -27,7 +27,10 @@ Strategies:
   delay, buffer sizes, checkpoint interval, concurrency, input rate, skew) and
   round aborts (declined snapshots, checkpoint timeouts).
 * ``failures(tasks, horizon)`` — crash schedules: which tasks fail when.
-* ``sim_configs(...)`` — complete ``SimConfig`` values combining the above.
+* ``sim_configs(...)`` — complete ``SimConfig`` values combining the above; with
+  ``rescales=True``, half of those of a protocol that declares it can be restored at
+  another parallelism (``Protocol.rescalable``, on the shared simulator) on an acyclic
+  workload restore at another parallelism once (``SimConfig.rescale``).
 """
 
 from __future__ import annotations
@@ -38,9 +41,9 @@ from hypothesis import strategies as st
 
 from snapcheck.reference.catalogue import PROTOCOLS, resolve
 from snapcheck.reference.protocol import Protocol
-from snapcheck.reference.simulation import SimConfig
+from snapcheck.reference.simulation import SimConfig, is_cyclic
 from snapcheck.reference.topology import Workload, expand
-from snapcheck.reference.workloads import WORKLOADS, random_graph
+from snapcheck.reference.workloads import CYCLIC, WORKLOADS, random_graph
 
 COORDINATED = tuple(name for name, cls in PROTOCOLS.items() if cls.family == "coordinated")
 ACYCLIC_WORKLOADS = ("q1", "q3", "q8", "q12", "diamond")
@@ -114,13 +117,22 @@ def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]
 
 @st.composite
 def sim_configs(
-    draw, protocols=None, cyclic: bool | None = None, with_failures: bool = True, max_parallelism: int = 3
+    draw,
+    protocols=None,
+    cyclic: bool | None = None,
+    with_failures: bool = True,
+    max_parallelism: int = 3,
+    rescales: bool = False,
 ) -> SimConfig:
     """A complete simulation config. ``protocols``: names or ``Protocol`` instances
     (default: the coordinated family ``COORDINATED``; a protocol whose ``topologies``
-    is ``"acyclic"`` only gets acyclic workloads)."""
+    is ``"acyclic"`` only gets acyclic workloads). ``rescales``: half the configs of a
+    ``rescalable`` protocol of the shared simulator on an acyclic workload get a restore
+    at another parallelism (``rescale_of``); a protocol declaring ``rescalable = False``
+    never does."""
     protocol = draw(st.sampled_from(list(protocols) if protocols is not None else list(COORDINATED)))
-    only = resolve(protocol).topologies
+    cls = resolve(protocol)
+    only = cls.topologies
     workload = draw(workloads(False if only == "acyclic" else True if only == "cyclic" else cyclic, max_parallelism))
     fields = draw(schedules(protocol))
     parallelism = draw(st.integers(1, max_parallelism))
@@ -131,4 +143,31 @@ def sim_configs(
         horizon = fields["records"] * fields["gap"] + 4 * fields["interval"]
         tasks = task_ids(workload, parallelism, fields["seed"])
         cfg = replace(cfg, failures=draw(failures(tasks, horizon)))
+    if (
+        rescales
+        and cls.rescalable
+        and cls.simulator is None
+        and not (workload in CYCLIC if isinstance(workload, str) else is_cyclic(workload))
+        and draw(st.booleans())
+    ):
+        cfg = replace(cfg, **draw(rescale_of(cfg, max_parallelism)))
     return cfg
+
+
+@st.composite
+def rescale_of(draw, cfg: SimConfig, max_parallelism: int = 3) -> dict:
+    """The ``SimConfig`` fields of one restore of ``cfg``'s job at another parallelism (at
+    most ``max_parallelism``, at least 2): after a stop-with-savepoint or a failure, some
+    time after the first checkpoint interval, with a drawn number of key groups."""
+    horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
+    others = [p for p in range(1, max(2, max_parallelism) + 1) if p != cfg.parallelism]
+    return {
+        "rescale": (
+            (
+                draw(st.sampled_from(("savepoint", "failure"))),
+                cfg.interval + draw(st.integers(0, horizon)),
+                draw(st.sampled_from(others)),
+            ),
+        ),
+        "max_parallelism": draw(st.sampled_from((4, 16, 128))),
+    }

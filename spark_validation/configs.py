@@ -173,10 +173,11 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     (``spark_validation.strategies``). A mutant is drawn exactly as its base protocol
     would be — blind, the way a hunted bug meets a campaign — and then gets its forced
     adjustments (``Protocol.adjust``); its ``demo`` configuration is for
-    ``snapcheck simulate --demo`` and the docs only."""
+    ``snapcheck simulate --demo`` and the docs only. A protocol with non-FIFO channels
+    gets room to reorder records (``strategies.reordering``), drawn after the rest."""
     from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import base_of, resolve, user_hook
-    from snapcheck.spark_validation.strategies import LANDED, draw, land, own_moments, pick
+    from snapcheck.spark_validation.strategies import LANDED, draw, land, own_moments, pick, reordering
 
     rnd = random.Random(seed)
     mutant = None
@@ -201,7 +202,9 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
         drawn = cfg.failures
         if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
-            cfg = _draw_rescale(cfg, rnd, cls.finished_inputs, sel.failures)  # drawn last: earlier draws stay
+            cfg = _draw_rescale(cfg, rnd, cls, sel.failures)  # drawn last: earlier draws stay
+        if not resolve(protocol).fifo:  # the base protocol's channels (a mutant is drawn blind); after the rest
+            cfg = reordering(rnd, cfg)
     if mutant is None:
         return land(rnd, cls, cfg, drawn) if sel.explore in LANDED else cfg
     with user_hook(cls, "adjust"):
@@ -231,13 +234,16 @@ def _named(cfg):
     return replace(cfg, **named) if named else cfg
 
 
-def _draw_rescale(cfg, rnd: random.Random, finish: bool, failures: bool):
+def _draw_rescale(cfg, rnd: random.Random, cls, failures: bool):
     """A restore at another parallelism (stop-with-savepoint, or a failure when ``failures``
     are drawn at all; up or down) in ``RESCALE_PROB`` of the runs, a third of them followed
-    by a second one (``SECOND_RESCALE_PROB``); else sources that finish
-    early in ``FINISH_PROB`` (for protocols whose tasks let a finished input leave)."""
+    by a second one (``SECOND_RESCALE_PROB``), for a protocol ``cls`` that is ``rescalable``
+    (the others run those runs as drawn); else sources that finish early in
+    ``FINISH_PROB`` (for protocols whose tasks let a finished input leave)."""
     x = rnd.random()
     if x < RESCALE_PROB:
+        if not cls.rescalable:
+            return cfg
         horizon = (cfg.records or 6) * (cfg.gap or 80) + 2 * cfg.interval
         kinds = ("savepoint", "failure") if failures else ("savepoint",)
         kind, new = rnd.choice(kinds), rnd.choice([p for p in (1, 2, 3, 4) if p != cfg.parallelism])
@@ -252,7 +258,7 @@ def _draw_rescale(cfg, rnd: random.Random, finish: bool, failures: bool):
                 ),
             )
         return replace(cfg, rescale=rescale, max_parallelism=max_parallelism)
-    if x < RESCALE_PROB + FINISH_PROB and finish:
+    if x < RESCALE_PROB + FINISH_PROB and cls.finished_inputs:
         return replace(cfg, finish_sources=True)
     return cfg
 

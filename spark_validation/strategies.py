@@ -37,6 +37,12 @@ so a run is a pure function of its seed, and everything it draws is a field of t
 Under ``moments``, ``stress`` and ``backpressure`` a protocol with its own dataflow
 that declares faults of the whole job (``Protocol.job_faults``, e.g. a rescale) gets
 one, when it drew none itself, at a situation of the whole job (``own_moments``).
+
+Under every strategy a protocol that declares non-FIFO channels (``Protocol.fifo``
+False; a mutant is drawn by its base protocol's declaration) gets, in
+``REORDER_PROB`` of its runs, room for records to overtake each other (``reordering``):
+with one credit per channel, as tiny buffers and ``backpressure`` have, a channel
+holds one record at a time and cannot reorder records.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ PORTFOLIO = (("stress", 0.45), ("backpressure", 0.45), ("moments", 0.1))
 JOB_FAULT_PROB = 0.3  # runs of a member of ``targeted`` with a fault of the whole job at a situation (own_moments)
 AFTER_COMPLETION = 0.75  # landed crashes placed after the run's first completed round, when it has one
 LANDED = ("targeted",)  # strategies whose crashes at situations are landed on occurrences the run reaches (land)
+REORDER_PROB = 0.5  # runs of a protocol with non-FIFO channels given room to reorder records (reordering)
 
 
 def pick(strategy: str, rnd) -> str:
@@ -109,6 +116,17 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
     if len(cls.recovery_modes) > 1:  # e.g. restart every task, or only those rollback propagation reaches;
         cfg = replace(cfg, recovery=rnd.choice(cls.recovery_modes))  # drawn last: the other draws stay as they were
     return cfg
+
+
+def reordering(rnd, cfg):
+    """``cfg`` of a protocol with non-FIFO channels (drawn last, after every other draw of
+    its run: ``configs.draw_config``) with, in ``REORDER_PROB`` of the runs, room for the
+    records of a channel to overtake each other: two to four credits per channel (two records on the
+    wire at once) and a network jitter of 60 to 400 ticks, above the gaps between sends;
+    each kept where ``cfg`` already has more."""
+    if rnd.random() >= REORDER_PROB:
+        return cfg
+    return replace(cfg, buffer=max(cfg.buffer, rnd.randint(2, 4)), jitter=max(cfg.jitter, rnd.choice((60, 150, 400))))
 
 
 def _uniform(rnd, protocol, cls, seed, workloads):

@@ -105,8 +105,10 @@ class Recovery(SimulatorBase):
 
     def restore_task(self, v, ckpt: int, recovery: int, round) -> Stored:
         """Restore task ``v`` to its checkpoint ``ckpt`` (0: the initial state) as part of
-        recovery ``recovery`` of ``round``; a fresh protocol handler starts. Returns the
-        stored checkpoint (its recorded channel state is replayed by the caller)."""
+        recovery ``recovery`` of ``round`` (None: the initial state, which the ``restore``
+        event records without a round); a fresh protocol handler starts, and its
+        ``on_restore`` gets round 0 for the initial state. Returns the stored checkpoint
+        (its recorded channel state is replayed by the caller)."""
         now = self.now
         st = self.store[(v.pid, ckpt)] if ckpt else v.initial
         v.op.restore(st.state)
@@ -121,7 +123,7 @@ class Recovery(SimulatorBase):
         v.waiting = False
         v.first_barrier = {}
         v.proto = self.protocol.make(v)
-        v.proto.on_restore(ckpt, round)
+        v.proto.on_restore(ckpt, round or 0)
         return st
 
     def restored(self, v, ckpt: int, recovery: int, round) -> None:

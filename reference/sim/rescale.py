@@ -374,7 +374,7 @@ class Rescaling(_Simulator):
         self.recoveries.append({"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p})
         for t in tasks:
             assert t.proto is not None  # set by _start_tasks
-            t.proto.on_restore(0, r or None)
+            t.proto.on_restore(0, r)
         for t in tasks:
             self.step(t)
 

@@ -148,7 +148,11 @@ def _print_list() -> None:
     default=None,
     help="Run a mutant: a catalogue name (see --list) or MODULE:CLASS of a class declaring mutant_of.",
 )
-@click.option("--demo", is_flag=True, help="With --mutant: start from the mutant's demonstration config.")
+@click.option(
+    "--demo",
+    is_flag=True,
+    help="With --mutant: start from the mutant's demonstration config (exit 2 if it declares none).",
+)
 @click.option("--interval", type=int, default=600, show_default=True, help="Checkpoint interval (ticks).")
 @click.option("--max-concurrent", type=int, default=1, show_default=True, help="Rounds in progress at once.")
 @click.option("--checkpoint-timeout", type=int, default=None, help="Abort rounds running longer (ticks).")
@@ -300,6 +304,11 @@ def simulate_cmd(
             raise UsageError(f"{mutant} is not a mutant: its class declares no mutant_of (run it with --protocol)")
         if protocol is None:
             fields["protocol"] = base_of(m)
+        if demo and not m.demo:
+            raise UsageError(
+                f"--demo: mutant {mutant} declares no demonstration config (Protocol.demo); "
+                "run it without --demo, or declare one"
+            )
         if demo:
             for opt, key in _DEMO_OPTIONS.items():
                 if key in m.demo and ctx.get_parameter_source(opt) != ParameterSource.COMMANDLINE:

@@ -42,10 +42,9 @@ class CountingTask(TaskProtocol):
         return c is None or msg.seq <= c
 
     def on_restore(self, ckpt, round):
-        if round is not None:
-            self.latest = round
-            for c in self.ctx.inputs:
-                self.base[c.id] = self.protocol.counts.get((round, c.id), 0)
+        self.latest = round
+        for c in self.ctx.inputs:
+            self.base[c.id] = self.protocol.counts.get((round, c.id), 0)
 
     def on_trigger(self, round, barrier):
         self.start(round)
@@ -245,3 +244,23 @@ def test_a_second_checkpoint_of_a_completed_round_is_a_protocol_error():
     )
     assert last.type == "protocol_error" and last.attrs["handler"] == "checkpoint", last
     assert "round 1 already has this task's checkpoint 1 and is complete" in last.reason, last.reason
+
+
+class NextInLineTask(CountingTask):
+    """Takes a channel's white records as recorded once its last white record was
+    processed: right on FIFO channels, wrong where records overtake each other."""
+
+    def done(self, r, ch) -> bool:
+        c = self.count(r, ch)
+        if c is None or any(m.recovered for m in self.ctx.queued(ch)):
+            return False
+        return c <= self.base[ch.id] or c in self.seen[ch.id]
+
+
+class NextInLine(Counting):
+    name = "counting-next-in-line"
+    task_class = NextInLineTask
+    mutant_of = Counting
+    bug = "a channel's recording ends with its last white record, as if channels were FIFO"
+    expect = ("dropped",)
+    prop = "channel-state"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import shlex
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -215,3 +216,46 @@ def test_a_crash_at_a_time_is_landed_while_its_task_is_in_the_job():
         (landed,) = land(random.Random(seed), resolve("unaligned"), cfg, cfg.failures).failures
         assert landed[0] == "map[0]" and landed[1] <= gone
         assert any(e.type == "fail" for e in simulate(replace(cfg, failures=(landed,))).trace().events)
+
+
+COUNTING = f"{Path(__file__).parents[1] / 'reference' / 'test_marker_free_recording.py'}"  # Lai-Yang, non-FIFO
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_a_protocol_with_non_fifo_channels_gets_room_to_reorder_records_under_every_strategy(strategy):
+    """With one credit per channel no record overtakes another: a protocol declaring
+    non-FIFO channels gets two or more and a jitter above the gaps between sends in about
+    ``REORDER_PROB`` of its runs; its draws are otherwise those of the same protocol with
+    FIFO channels, whose buffer and jitter stay as drawn."""
+    from snapcheck.reference.catalogue import load
+    from snapcheck.spark_validation.strategies import LANDED, REORDER_PROB
+
+    non_fifo = load(f"{COUNTING}:Counting")
+    fifo = type("CountingFifo", (non_fifo,), {"fifo": True, "__module__": "mine"})
+
+    def runs(cls):
+        return [draw_config(i, 700 + i, Selection(protocols=(cls,), mutants=(), explore=strategy)) for i in range(120)]
+
+    reorder = runs(non_fifo)
+    share = sum(c.buffer >= 2 and c.jitter >= 60 for c in reorder) / len(reorder)
+    assert share >= REORDER_PROB * 0.8, share
+    if strategy not in LANDED:  # (landing draws after them, from dry runs that differ)
+        for mine, plain in zip(reorder, runs(fifo)):
+            assert mine.buffer >= plain.buffer and mine.jitter >= plain.jitter
+            assert replace(mine, protocol=None, buffer=0, jitter=0) == replace(plain, protocol=None, buffer=0, jitter=0)
+
+
+@pytest.mark.parametrize("strategy, runs, catches", [("backpressure", 30, 3), ("targeted", 40, 5)])
+def test_a_bug_that_needs_records_to_overtake_each_other_is_caught_blind(strategy, runs, catches):
+    """A non-FIFO protocol whose mutant ends a channel's recording with its last white
+    record (right only when records cannot overtake each other) is caught blind, on cyclic
+    workloads (no rescale), under one credit per channel too (before: never)."""
+    from snapcheck.checker import check_trace
+
+    sel = Selection(
+        protocols=(), mutants=(f"{COUNTING}:NextInLine",), explore=strategy, workloads=("reachability", "random-cyclic")
+    )
+    kinds = [
+        {v.kind for v in check_trace(simulate(draw_config(i, 100 + i, sel)).trace()).violations} for i in range(runs)
+    ]
+    assert sum("dropped" in k for k in kinds) >= catches, kinds
