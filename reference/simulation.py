@@ -146,8 +146,9 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     ``cfg.protocol`` and ``cfg.mutant`` are catalogue names, ``MODULE:CLASS``
     references, ``Protocol`` subclasses or (protocol only) instances; a mutant must
     declare ``mutant_of`` naming ``cfg.protocol``. Unknown names are a ``UsageError``.
-    An instance is copied (``copy.deepcopy``): each run starts from the instance as it
-    was given, never from what an earlier run left on it."""
+    An instance is copied (``copy.deepcopy``; one that cannot be is a ``UsageError``):
+    each run starts from the instance as it was given, never from what an earlier run
+    left on it."""
     from snapcheck.reference.catalogue import base_of, user_hook
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
@@ -168,7 +169,13 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             raise UsageError(
                 "recovery applies to a protocol given by name or class; pass it to your Protocol's constructor"
             )
-        protocol = copy.deepcopy(protocol)  # each run its own instance: nothing it keeps leaks into the next run
+        try:  # each run its own instance: nothing it keeps leaks into the next run
+            protocol = copy.deepcopy(protocol)
+        except Exception as exc:  # e.g. a lock or an open file kept on the instance
+            raise UsageError(
+                f"{type(protocol).name}: the protocol instance cannot be copied for the run ({exc}); "
+                "pass its class instead, or keep what cannot be copied out of the instance"
+            ) from None
     else:
         protocol = lookup(protocol).from_config(cfg)
     workload = cfg.workload

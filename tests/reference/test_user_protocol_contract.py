@@ -134,6 +134,15 @@ def test_runs_given_one_protocol_instance_each_start_from_it_as_it_was_given():
     assert once.triggered == set()
 
 
+def test_a_protocol_instance_that_cannot_be_copied_is_a_usage_error_naming_the_reason():
+    import threading
+
+    held = Once()
+    held.lock = threading.Lock()  # type: ignore[attr-defined]
+    with pytest.raises(UsageError, match="cannot be copied for the run .*lock"):
+        simulate(SimConfig(protocol=held, workload="q1", seed=2))
+
+
 def test_simulate_demo_of_a_mutant_without_a_demo_is_exit_2(tmp_path):
     (tmp_path / "nodemo.py").write_text(
         "from snapcheck.reference.coordinated.abs_aligned import AlignedABS\n\n"
