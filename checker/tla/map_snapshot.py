@@ -13,7 +13,10 @@ forced checkpoint preceded it. See docs/specs.md for the table of events.
 
 The snapshot and CIC specifications model failure-free runs: ``fail``,
 ``restore``, ``replay`` and ``discard`` are out of scope; declined and aborted
-rounds and cancellation markers only for ``ABSTrace`` and ``UnalignedTrace``.
+rounds and cancellation markers only for ``ABSTrace`` and ``UnalignedTrace``; so
+are headers whose channel state is observed at restore (such a trace reports none)
+where the specification records channel state, and channel state not delimited by
+barriers.
 Not mapped, and counted: external input, non-barrier messages on control
 channels (acknowledgements, commits; a task's ``["decline", r]`` is mapped),
 ``output``, ``log``, ``log_truncate``, initial checkpoints, and ``arrive`` for
@@ -32,7 +35,7 @@ from collections import Counter, defaultdict
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, causal_order, short_names, task_topology
 from snapcheck.checker.tla.tracelog import snapshot_consts
 from snapcheck.traces.model import Trace
-from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.traces.protocol_facts import OBSERVED_AT_RESTORE, DeclaredFacts, TlaMapping
 
 OUT_OF_SCOPE = ("fail", "restore", "replay", "discard")
 MARKERS = {"barrier": "b", "cancel": "cancel"}  # trace message kind -> spec message kind
@@ -57,6 +60,40 @@ def _declined_round(e, roles: dict, chans: dict) -> int | None:
     if isinstance(v, (list, tuple)) and len(v) == 2 and v[0] == "decline" and isinstance(v[1], int):
         return v[1]
     return None
+
+
+def _check_header(trace: Trace, protocol: str, recorded: list[str]) -> None:
+    """Raise ``OutOfScope`` (at the header) when the header declares facts that leave out
+    what the specification judges: channel state observed at restore, which a trace
+    without restores never reports, on channels whose state the specification records
+    (``recorded``); channel state not delimited by the barriers.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="unaligned")
+    >>> rec.header.protocol["params"] = {"channel_state": "observed-at-restore"}
+    >>> _check_header(rec.trace(), "abs-aligned", [])  # no channel state to report
+    >>> try:
+    ...     _check_header(rec.trace(), "unaligned", ["a>b"])
+    ... except OutOfScope as exc:
+    ...     print(exc.line, exc.category)
+    1 channel state observed at restore
+    """
+    facts = DeclaredFacts.of(trace.header.protocol)
+    if facts.observed_at_restore and recorded:
+        raise OutOfScope(
+            f'channel state observed at restore (header: channel_state: "{OBSERVED_AT_RESTORE}"): the TLA+ '
+            f"specification of {protocol} judges the channel state of every snapshot, which this trace reports "
+            "only where a restore read it, and it restores nothing",
+            1,
+            "channel state observed at restore",
+        )
+    if not facts.barriers_delimit:
+        raise OutOfScope(
+            "channel state not delimited by barriers (header: barriers_delimit_channel_state: false): the TLA+ "
+            f"specification of {protocol} ends each channel's recorded state at the round's barrier",
+            1,
+            "channel state not delimited by barriers",
+        )
 
 
 def _message(k: str, n: int) -> str:
@@ -112,6 +149,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             raise OutOfScope(f"barrier sent on control channel {c!r} to a {roles[chans[c].dst]} process")
     modelled = set(data_chans) | set(ctrl_chans)
     back = sorted(c for c in data_chans if chans[c].back_edge) if family.back_edges else []
+    _check_header(trace, protocol, back if family.aligned else data_chans)
 
     # message identities: mid -> (channel, kind, number)
     msg: dict[str, tuple[str, str, int]] = {}
