@@ -8,8 +8,9 @@ by their per-channel sequence number (``k = "d"``), barriers (``"b"``) and
 cancellation markers (``"cancel"``) by their round, recorded channel state by
 the sequence numbers it lists, checkpoints, declines and records by their round;
 ``x`` is, for an unaligned barrier, the number of output records it overtook
-(the size of the output part its source reports), and for a CIC receive 1 iff a
-forced checkpoint preceded it. See docs/specs.md for the table of events.
+(the size of the output part its source reports), for a decline 1 iff a
+cancellation marker implies it, and for a CIC receive 1 iff a forced checkpoint
+preceded it. See docs/specs.md for the table of events.
 
 The snapshot and CIC specifications model failure-free runs: ``fail``,
 ``restore``, ``replay`` and ``discard`` are out of scope; declined and aborted
@@ -17,6 +18,9 @@ rounds and cancellation markers only for ``ABSTrace`` and ``UnalignedTrace``; so
 are headers whose channel state is observed at restore (such a trace reports none)
 where the specification records channel state, and channel state not delimited by
 barriers.
+A task's first cancellation marker of a round with no ``["decline", r]`` before
+it implies its decline (``decline`` with ``x = 1``, right before the marker's
+send: the trace format's decline, which needs no message to the coordinator).
 Not mapped, and counted: external input, non-barrier messages on control
 channels (acknowledgements, commits; a task's ``["decline", r]`` is mapped),
 ``output``, ``log``, ``log_truncate``, initial checkpoints, and ``arrive`` for
@@ -184,6 +188,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     lines: list[int] = []
     descr: list[str] = []
     ignored: Counter = Counter()
+    declined: set[tuple[str, int]] = set()  # (task, round): a decline mapped
     rounds = 1
     max_data = 1
 
@@ -223,8 +228,27 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             continue
         if e.type == "send" and (r := _declined_round(e, roles, chans)) is not None:
             rounds = max(rounds, r)
+            declined.add((e.proc, r))
             add(where, f"decline of round {r} by {e.proc} (its message to the coordinator)", "decline", e.proc, n=r)
             continue
+        if (
+            e.type == "send"
+            and e.kind == "cancel"
+            and e.ch in modelled
+            and e.proc in procs
+            and (e.proc, e.round) not in declined
+        ):
+            assert e.round is not None  # required of a marker
+            declined.add((e.proc, e.round))
+            add(
+                where,
+                f"decline of round {e.round} by {e.proc} (implied by its cancellation marker {e.mid!r}: "
+                "it declines the round now unless it already declined or gave it up)",
+                "decline",
+                e.proc,
+                n=e.round,
+                x=1,
+            )
         if e.type in ("send", "recv", "arrive"):
             assert e.ch is not None and e.mid is not None  # required of a message event
             if e.ch not in modelled:
