@@ -5,8 +5,10 @@
 (* traces; cursor counts the matched events of trace traceNo.  A barrier's *)
 (* recv blocks its regular input, the checkpoint event is the snapshot     *)
 (* once aligned, record events report back-edge logs.  A decline is the   *)
-(* task's decline message to the coordinator, a cancellation marker is     *)
-(* sent and received like a barrier, round_complete and round_abort are    *)
+(* task's decline message to the coordinator, or without one its first    *)
+(* cancellation marker of the round (the mapping inserts the decline      *)
+(* before it, x = 1); a cancellation marker is sent and received like a   *)
+(* barrier, round_complete and round_abort are                            *)
 (* the coordinator's Complete and Abort (any round in flight may be        *)
 (* aborted: the reference times rounds out).  That the coordinator's abort *)
 (* reached a task is not an event of its own: a task that aligns an        *)
@@ -52,10 +54,13 @@ TRecv ==
 
 TCheckpoint == A!Snapshot(E.p) /\ rec'[E.p] = E.n
 
-\* The task declines round n now, or reports a round it already gave up.
+\* The task declines round n now, or reports a round it already gave up.  x = 1:
+\* the decline its first cancellation marker of n implies when no decline message
+\* came before (the marker says that its sender declined or gave up the round): it
+\* declines n now unless it already handled n; the marker's send checks it owes it.
 TDecline ==
     \/ A!Decline(E.p) /\ rec'[E.p] = E.n
-    \/ rec[E.p] >= E.n /\ E.n \notin took[E.p] /\ UNCHANGED pvars
+    \/ rec[E.p] >= E.n /\ (E.n \notin took[E.p] \/ E.x = 1) /\ UNCHANGED pvars
 
 TStartRound == A!StartRound(E.p) /\ rec'[E.p] = E.n
 

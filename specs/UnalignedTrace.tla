@@ -54,10 +54,11 @@ TRecv ==
 TCheckpoint == U!Snapshot(E.p) /\ rec'[E.p] = E.n /\ E.n \in took'[E.p]
 
 \* The task declines round n now (nothing is at stake here but the decision:
-\* rec'[p] = n), or reports a round it already gave up.
+\* rec'[p] = n), or reports a round it already gave up.  x = 1: the decline its
+\* first cancellation marker of n implies, as in ABSTrace.
 TDecline ==
     \/ U!Snapshot(E.p) /\ rec'[E.p] = E.n /\ E.n \notin took'[E.p]
-    \/ rec[E.p] >= E.n /\ E.n \notin took[E.p] /\ mustSnap[E.p] = 0 /\ UNCHANGED pvars
+    \/ rec[E.p] >= E.n /\ (E.n \notin took[E.p] \/ E.x = 1) /\ mustSnap[E.p] = 0 /\ UNCHANGED pvars
 
 TStartRound == U!StartRound(E.p) /\ rec'[E.p] = E.n
 

@@ -101,7 +101,8 @@ class TlaMapping:
     uncoordinated checkpoints with logging and recovery; ``replication``: active
     replicas). ``mode`` is the Unaligned specification's mode; ``models_arrival``:
     the specification distinguishes arrival from processing; ``back_edges``: the
-    header's back-edges are modelled (cyclic ABS); ``invariants`` are checked
+    header's back-edges are modelled (cyclic ABS); ``aligned``: its snapshots record
+    channel state only on the back-edges it models (aligned ABS); ``invariants`` are checked
     along the trace and ``refinement`` is the property every step must satisfy.
     """
 
@@ -110,6 +111,7 @@ class TlaMapping:
     mode: str | None = None
     models_arrival: bool = False
     back_edges: bool = False
+    aligned: bool = False
     invariants: tuple = ("Consistent", "ChannelStateExact")
     refinement: str | None = "AbsSpec"
     notes: tuple = field(default=())

@@ -11,7 +11,8 @@ trace event              spec event
 ``record`` (of a round   one ``rec`` per record listed: ``o`` the channel it is
 a restore restores)      recorded under, ``n`` the identity of its original
                          message, ``k`` its ``key_group`` plus one (0: none), ``r`` the
-                         round of the checkpoint
+                         round of the checkpoint (channel state observed at
+                         restore: before the first restore of the round)
 ``restore`` (a task)     ``restore``: ``r`` the round (0: the initial state), ``m``
                          its channel mappings ``<<old, new, key groups, all>>``
                          (a restore without ``channels`` maps each of its input
@@ -46,11 +47,12 @@ checkpoint.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import cast
 
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, causal_order, task_topology
 from snapcheck.traces.model import Trace
-from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.traces.protocol_facts import DeclaredFacts, TlaMapping
 
 RECOVERY = TlaMapping("RescaleTrace", kind="recovery", invariants=(), refinement=None)
 MAPPED = ("round_complete", "record", "restore", "recv", "discard")
@@ -115,22 +117,39 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
         out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g))
 
+    def recorded(e) -> None:
+        """The ``rec`` events of a record of a restored round."""
+        r = ckpt_round[(e.proc, e.ckpt)]
+        assert e.mids is not None  # required of a record
+        for mid in e.mids:
+            o = resolve(mid)
+            n = ident.setdefault(o, len(ident) + 1)
+            snd = send_of.get(o)
+            k = snd.key_group + 1 if snd is not None and snd.key_group is not None else 0
+            rec_channel[(r, n)] = e.ch
+            add(e, f"{mid!r} recorded as channel state of {e.ch!r} in round {r}", "rec", o=e.ch, n=n, k=k, r=r)
+
+    # Channel state observed at restore: a record is written when a restore reads it, after
+    # that restore, yet it is the channel state of the round restored: its rec events go
+    # before the first restore of the round.
+    observed: dict[int, list] = defaultdict(list)
+    if DeclaredFacts.of(trace.header.protocol).observed_at_restore:
+        for e in trace.events:
+            if e.type == "record" and e.ch in data and ckpt_round.get((e.proc, e.ckpt)) in restored_rounds:
+                observed[ckpt_round[(e.proc, e.ckpt)]].append(e)
+    hoisted = {id(e) for records in observed.values() for e in records}
+
     for e in causal_order(trace):
         t = e.type
         if t == "round_complete":
             add(e, f"round {e.round} completes", "complete", r=e.round)
         elif t == "record" and e.ch in data and ckpt_round.get((e.proc, e.ckpt)) in restored_rounds:
-            r = ckpt_round[(e.proc, e.ckpt)]
-            assert e.mids is not None  # required of a record
-            for mid in e.mids:
-                o = resolve(mid)
-                n = ident.setdefault(o, len(ident) + 1)
-                snd = send_of.get(o)
-                k = snd.key_group + 1 if snd is not None and snd.key_group is not None else 0
-                rec_channel[(r, n)] = e.ch
-                add(e, f"{mid!r} recorded as channel state of {e.ch!r} in round {r}", "rec", o=e.ch, n=n, k=k, r=r)
+            if id(e) not in hoisted:
+                recorded(e)
         elif t == "restore" and e.proc in tasks:
             r = e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
+            for rec in observed.pop(r, ()):
+                recorded(rec)
             if e.channels:
                 maps = frozenset(
                     (m["old"], m["new"], _ranges(m.get("key_groups")), 0 if m.get("key_groups") is not None else 1)

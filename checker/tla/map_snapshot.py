@@ -8,12 +8,19 @@ by their per-channel sequence number (``k = "d"``), barriers (``"b"``) and
 cancellation markers (``"cancel"``) by their round, recorded channel state by
 the sequence numbers it lists, checkpoints, declines and records by their round;
 ``x`` is, for an unaligned barrier, the number of output records it overtook
-(the size of the output part its source reports), and for a CIC receive 1 iff a
-forced checkpoint preceded it. See docs/specs.md for the table of events.
+(the size of the output part its source reports), for a decline 1 iff a
+cancellation marker implies it, and for a CIC receive 1 iff a forced checkpoint
+preceded it. See docs/specs.md for the table of events.
 
 The snapshot and CIC specifications model failure-free runs: ``fail``,
 ``restore``, ``replay`` and ``discard`` are out of scope; declined and aborted
-rounds and cancellation markers only for ``ABSTrace`` and ``UnalignedTrace``.
+rounds and cancellation markers only for ``ABSTrace`` and ``UnalignedTrace``; so
+are headers whose channel state is observed at restore (such a trace reports none)
+where the specification records channel state, and channel state not delimited by
+barriers.
+A task's first cancellation marker of a round with no ``["decline", r]`` before
+it implies its decline (``decline`` with ``x = 1``, right before the marker's
+send: the trace format's decline, which needs no message to the coordinator).
 Not mapped, and counted: external input, non-barrier messages on control
 channels (acknowledgements, commits; a task's ``["decline", r]`` is mapped),
 ``output``, ``log``, ``log_truncate``, initial checkpoints, and ``arrive`` for
@@ -32,7 +39,7 @@ from collections import Counter, defaultdict
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, causal_order, short_names, task_topology
 from snapcheck.checker.tla.tracelog import snapshot_consts
 from snapcheck.traces.model import Trace
-from snapcheck.traces.protocol_facts import TlaMapping
+from snapcheck.traces.protocol_facts import OBSERVED_AT_RESTORE, DeclaredFacts, TlaMapping
 
 OUT_OF_SCOPE = ("fail", "restore", "replay", "discard")
 MARKERS = {"barrier": "b", "cancel": "cancel"}  # trace message kind -> spec message kind
@@ -57,6 +64,40 @@ def _declined_round(e, roles: dict, chans: dict) -> int | None:
     if isinstance(v, (list, tuple)) and len(v) == 2 and v[0] == "decline" and isinstance(v[1], int):
         return v[1]
     return None
+
+
+def _check_header(trace: Trace, protocol: str, recorded: list[str]) -> None:
+    """Raise ``OutOfScope`` (at the header) when the header declares facts that leave out
+    what the specification judges: channel state observed at restore, which a trace
+    without restores never reports, on channels whose state the specification records
+    (``recorded``); channel state not delimited by the barriers.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="unaligned")
+    >>> rec.header.protocol["params"] = {"channel_state": "observed-at-restore"}
+    >>> _check_header(rec.trace(), "abs-aligned", [])  # no channel state to report
+    >>> try:
+    ...     _check_header(rec.trace(), "unaligned", ["a>b"])
+    ... except OutOfScope as exc:
+    ...     print(exc.line, exc.category)
+    1 channel state observed at restore
+    """
+    facts = DeclaredFacts.of(trace.header.protocol)
+    if facts.observed_at_restore and recorded:
+        raise OutOfScope(
+            f'channel state observed at restore (header: channel_state: "{OBSERVED_AT_RESTORE}"): the TLA+ '
+            f"specification of {protocol} judges the channel state of every snapshot, which this trace reports "
+            "only where a restore read it, and it restores nothing",
+            1,
+            "channel state observed at restore",
+        )
+    if not facts.barriers_delimit:
+        raise OutOfScope(
+            "channel state not delimited by barriers (header: barriers_delimit_channel_state: false): the TLA+ "
+            f"specification of {protocol} ends each channel's recorded state at the round's barrier",
+            1,
+            "channel state not delimited by barriers",
+        )
 
 
 def _message(k: str, n: int) -> str:
@@ -112,6 +153,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             raise OutOfScope(f"barrier sent on control channel {c!r} to a {roles[chans[c].dst]} process")
     modelled = set(data_chans) | set(ctrl_chans)
     back = sorted(c for c in data_chans if chans[c].back_edge) if family.back_edges else []
+    _check_header(trace, protocol, back if family.aligned else data_chans)
 
     # message identities: mid -> (channel, kind, number)
     msg: dict[str, tuple[str, str, int]] = {}
@@ -146,6 +188,7 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     lines: list[int] = []
     descr: list[str] = []
     ignored: Counter = Counter()
+    declined: set[tuple[str, int]] = set()  # (task, round): a decline mapped
     rounds = 1
     max_data = 1
 
@@ -185,8 +228,27 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             continue
         if e.type == "send" and (r := _declined_round(e, roles, chans)) is not None:
             rounds = max(rounds, r)
+            declined.add((e.proc, r))
             add(where, f"decline of round {r} by {e.proc} (its message to the coordinator)", "decline", e.proc, n=r)
             continue
+        if (
+            e.type == "send"
+            and e.kind == "cancel"
+            and e.ch in modelled
+            and e.proc in procs
+            and (e.proc, e.round) not in declined
+        ):
+            assert e.round is not None  # required of a marker
+            declined.add((e.proc, e.round))
+            add(
+                where,
+                f"decline of round {e.round} by {e.proc} (implied by its cancellation marker {e.mid!r}: "
+                "it declines the round now unless it already declined or gave it up)",
+                "decline",
+                e.proc,
+                n=e.round,
+                x=1,
+            )
         if e.type in ("send", "recv", "arrive"):
             assert e.ch is not None and e.mid is not None  # required of a message event
             if e.ch not in modelled:

@@ -131,7 +131,9 @@ class AlignedABS(Protocol):
     abort_notices = True
     family = "coordinated"
     topologies = "acyclic"
-    tla: TlaMapping | None = TlaMapping("ABSTrace")  # Algorithm 1: no back-edges, whatever the header says
+    tla: TlaMapping | None = TlaMapping(
+        "ABSTrace", aligned=True
+    )  # Algorithm 1: no back-edges, whatever the header says
     summary = "ABS Algorithm 1: block inputs until aligned; no channel state (DAGs only)"
     task_class = AlignedTask
     aligned = True

@@ -172,7 +172,7 @@ class CyclicABS(Protocol):
         "rounds-overlap",
     )
     family = "coordinated"
-    tla = TlaMapping("ABSTrace", back_edges=True)
+    tla = TlaMapping("ABSTrace", back_edges=True, aligned=True)
     summary = "ABS Algorithm 2: align regular inputs, log back-edge records (per back-edge)"
     finished_inputs = False  # its regular and back-edge inputs are fixed when a task starts
     task_class = CyclicTask

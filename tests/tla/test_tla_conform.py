@@ -6,7 +6,7 @@ import pytest
 
 from snapcheck.checker.tla import conform as conformance
 from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT
-from snapcheck.checker.tla.trace_events import causal_order, tla, tla_function
+from snapcheck.checker.tla.trace_events import OutOfScope, causal_order, tla, tla_function
 from snapcheck.checker.tla.tracelog import tracelog_text
 from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import TraceRecorder
@@ -394,3 +394,108 @@ def test_numbers_beyond_tlc_integers_are_an_error_naming_the_line(field, tmp_pat
     code, out = run(["conform", str(path)])
     assert code == 2 and "Traceback" not in out, out
     assert f"{path}:{line}: {field} {big} is beyond TLC's 32-bit integers" in out, out
+
+
+# -- header params that leave out what a specification judges ------------------------
+
+
+def with_params(rec: TraceRecorder, **params) -> TraceRecorder:
+    """The trace with these protocol params in its header (by default channel state
+    observed at restore: ``record`` events only where a restore read the state)."""
+    rec.header.protocol["params"] = params or {"channel_state": "observed-at-restore"}
+    return rec
+
+
+@pytest.mark.parametrize(
+    "rec",
+    [
+        with_params(chandy_lamport(with_record=False)),
+        with_params(unaligned(output_part=False)),
+        with_params(unaligned(), barriers_delimit_channel_state=False),
+        with_params(aligned(), barriers_delimit_channel_state=False),
+    ],
+    ids=["chandy-lamport", "unaligned", "unaligned-counters", "abs-aligned-counters"],
+)
+def test_header_params_that_leave_out_what_the_specification_judges_are_outside(rec):
+    """A failure-free trace whose channel state is observed at restore reports no channel
+    state: judged by a specification that records it, it would be rejected for lacking
+    data, not for leaving the specification. Channel state not delimited by the barriers
+    is not what the specifications model either."""
+    with pytest.raises(OutOfScope) as exc:
+        prepare(rec.trace())
+    assert exc.value.line == 1
+    assert exc.value.category in ("channel state observed at restore", "channel state not delimited by barriers")
+
+
+def test_channel_state_observed_at_restore_is_an_error_not_a_reject(tmp_path):
+    path = tmp_path / "observed.jsonl"
+    path.write_text(
+        unaligned(output_part=False)
+        .dumps()
+        .decode()
+        .replace('"params":{}', '"params":{"channel_state":"observed-at-restore"}', 1)
+    )
+    (v,) = conform([str(path)])
+    assert v.verdict == ERROR and v.location == f"{path}:1", v.render()
+    assert v.outside == "channel state observed at restore"
+
+
+def test_channel_state_observed_at_restore_is_judged_where_no_channel_state_is_recorded():
+    """Aligned ABS (Algorithm 1) records no channel state: nothing is missing."""
+    assert prepare(with_params(aligned()).trace()).family.module == "ABSTrace"
+
+
+def observed_recovery(live_first: bool) -> TraceRecorder:
+    """Unaligned, channel state observed at restore: round 1 completes with r1 in flight
+    on s>a; a fails, every task restores round 1, a's record of s>a is written when the
+    restore read it (after the restores), a processes the recovered r1 and then the live
+    r2 (``live_first``: r2 before r1, the recovered record is late)."""
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, {"id": "s", "role": "source"}, "a"],
+        [{"id": "co>s", "src": "co", "dst": "s", "kind": "control"}, ("s>a", "s", "a")],
+        protocol="unaligned",
+        params={"channel_state": "observed-at-restore"},
+    )
+    r1 = rec.send("s", "s>a", value=1)
+    rec.round_start("co", 1)
+    rec.recv("s", rec.barrier("co", "co>s", 1))
+    cs = rec.checkpoint("s", kind="coordinated", round=1)
+    rec.arrive("a", r1)
+    rec.recv("a", rec.barrier("s", "s>a", 1))  # overtakes r1: its input part
+    ca = rec.checkpoint("a", kind="coordinated", round=1)
+    rec.round_complete("co", 1)
+    rec.fail("a")
+    for p, ck in (("a", ca), ("s", cs)):
+        rec.restore(p, ck, recovery=1, round=1)
+    replayed = rec.replay("a", r1, source="channel_state")
+    rec.record("a", ca, "s>a", [r1])
+    r2 = rec.send("s", "s>a", value=2)
+    for m in (r2, replayed) if live_first else (replayed, r2):
+        rec.recv("a", m)
+    return rec
+
+
+def test_channel_state_observed_at_restore_is_the_state_the_restore_took():
+    """A record written after the restore that read it is the restored round's channel
+    state: the recovered record is judged as recovered, not as live data."""
+    p = prepare(observed_recovery(live_first=False).trace())
+    assert [e["op"] for e in p.events] == [
+        "complete",
+        "rec",
+        "restore",
+        "restore",
+        "restored",
+        "recover",
+        "live",
+        "end",
+    ]
+
+
+@pytest.mark.tlc
+def test_a_recovered_record_after_live_data_is_rejected_when_observed_at_restore(tmp_path):
+    good_rec, late_rec = observed_recovery(live_first=False), observed_recovery(live_first=True)
+    good, late = write(good_rec, tmp_path / "good.jsonl"), write(late_rec, tmp_path / "late.jsonl")
+    v_good, v_late = conform([good, late])
+    assert v_good.verdict == ACCEPT, v_good.render()
+    assert v_late.verdict == REJECT, v_late.render()
+    assert v_late.location == f"{late}:{line_of(late_rec, type='recv', mid='s>a:2@1')}"

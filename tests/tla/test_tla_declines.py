@@ -4,8 +4,9 @@ UnalignedTrace), on hand-made traces, most of them of the diamond s -> a, s -> b
 
 A cancellation marker is a ``send`` with ``kind: "cancel"`` and its round (mid
 ``<ch>:c<round>``), received with a ``recv``; a decline is the task's control
-message ``["decline", r]`` to the coordinator; the declining task takes no
-checkpoint of that round. The traces are built with ``TraceRecorder``; the TLC
+message ``["decline", r]`` to the coordinator or, without one, its first
+cancellation marker of the round; the declining task takes no checkpoint of that
+round. The traces are built with ``TraceRecorder``; the TLC
 tests give the mapped traces to TLC directly (``validate_batch``), and one test
 goes end to end through files."""
 
@@ -47,13 +48,25 @@ DIAMOND_CHANNELS = [
 
 
 def diamond(
-    protocol="abs-aligned", *, cancels=True, early_recv=False, late_checkpoint=False, forward=False, subsume=False
+    protocol="abs-aligned",
+    *,
+    cancels=True,
+    tells=True,
+    early_cancel=False,
+    early_recv=False,
+    late_checkpoint=False,
+    forward=False,
+    subsume=False,
 ) -> TraceRecorder:
     """Round 1: s snapshots and sends its barriers, then record r1 on s>a; a blocks s>a
     at s's barrier; b declines round 1, sending a cancellation marker on b>a (unless
     not ``cancels``: the behaviour without cancellation); the coordinator aborts
     round 1. Round 2 completes.
 
+    ``tells``: b tells the coordinator of its decline (without it, its cancellation
+    marker is the decline, as the trace format says); ``early_cancel``: b sends its
+    cancellation marker before it processed s's barrier, declining a round it does
+    not align yet (a bug).
     ``early_recv``: a processes r1 from its blocked input before anything gave the
     round up (a bug); ``late_checkpoint``: a snapshots round 1 after its cancellation;
     ``forward``: a forwards the cancellation on a>k; ``subsume``: a second source s2
@@ -85,9 +98,12 @@ def diamond(
         cancel(rec, "s2", "b", "s2>b", 1)
         rec.recv("b", sb1)  # obsolete: b gave round 1 up
     else:
+        if early_cancel:
+            cancel(rec, "b", "a", "b>a", 1)
         rec.recv("b", sb1)
-        rec.recv("co", rec.send("b", "b>co", value=["decline", 1]))
-        if cancels:
+        if tells:
+            rec.recv("co", rec.send("b", "b>co", value=["decline", 1]))
+        if cancels and not early_cancel:
             cancel(rec, "b", "a", "b>a", 1)
             if forward:
                 cancel(rec, "a", "k", "a>k", 1)
@@ -141,6 +157,12 @@ def test_declines_cancellations_and_aborts_are_mapped():
     assert ("decline", "b", "", "", 1) in ops
     assert ("send", "b", "b>a", "cancel", 1) in ops and ("recv", "a", "b>a", "cancel", 1) in ops
     assert ("send", "a", "a>k", "cancel", 1) in ops
+    # the declines a first cancellation marker implies: a's (it gave the round up on
+    # b's marker), and b's own when b does not tell the coordinator
+    implied = [(e["op"], p.names.get(e["p"]), e["n"]) for e in p.events if e["x"] == 1 and e["op"] == "decline"]
+    assert implied == [("decline", "a", 1)]
+    silent = prepare(diamond(tells=False).trace())
+    assert [(silent.names.get(e["p"]), e["x"]) for e in silent.events if e["op"] == "decline"] == [("b", 1)]
     assert ("abort", "co", "", "", 1) in ops and ("complete", "co", "", "", 2) in ops
     assert p.ignored["recv (external input or control message)"] == 1  # the decline's receipt
 
@@ -162,14 +184,24 @@ def test_declined_rounds_are_judged_step_by_step(tmp_path, protocol):
     recs = {
         "cancel": diamond(protocol),
         "forward": diamond(protocol, forward=True),
+        "silent": diamond(protocol, tells=False, forward=True),
+        "early-cancel": diamond(protocol, tells=False, early_cancel=True),
         "no-cancel": diamond(protocol, cancels=False),
         "subsume": diamond(protocol, subsume=True),
         "early": diamond(protocol, early_recv=True),
         "late": diamond(protocol, late_checkpoint=True),
     }
     v = verdicts(recs, tmp_path)
-    for name in ("cancel", "forward", "subsume"):
+    for name in ("cancel", "forward", "silent", "subsume"):
         assert v[name].verdict == ACCEPT, v[name].render()
+    # a cancellation marker is a decline: aligned ABS declines only a round it aligned,
+    # so one of a round whose barrier b has not processed is none (with a timeout, a
+    # task may decide a started round whose barrier has not come: accepted)
+    if protocol == "abs-aligned":
+        assert v["early-cancel"].verdict == REJECT
+        assert v["early-cancel"].location.endswith(f":{line_of(recs['early-cancel'], type='send', mid='b>a:c1')}")
+    else:
+        assert v["early-cancel"].verdict == ACCEPT, v["early-cancel"].render()
     # a decline without cancellation markers (the deadlocking behaviour): the decliner
     # owes them, so its next event is not a behaviour of the specification
     assert v["no-cancel"].verdict == REJECT
