@@ -117,11 +117,26 @@ TDiscard ==
     /\ stale' = [stale EXCEPT ![E.c] = @ \ {Msg}]
     /\ UNCHANGED <<alive, nsent, nrcvd, chan, logged, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
 
+\* The recovery line for the failure of every process (stable checkpoints
+\* only: U = the last of each history).  No later recovery line lies below
+\* it: every later bound U is at least as high, the line is consistent for
+\* good (its counters are stable checkpoints), and rollback propagation from
+\* U never passes below a consistent cut under U.  So the checkpoints before
+\* it are never restored, compared or read again.
+Floor(h) == RollbackPropagation(h, CurAll, [q \in TProcs |-> Len(h[q])], TProcs, TChans, TSrc, TDst)
+
+\* Histories from the floor F on (F[q] becomes index 1).  Keeping only these
+\* makes the state, and so every step's cost, independent of the trace's length.
+Trim(h, F) == [q \in TProcs |-> SubSeq(h[q], F[q], Len(h[q]))]
+
 TCheckpoint ==
+    LET h == [hist EXCEPT ![E.p] = Append(@, Cur(E.p))]
+        F == Floor(h)
+    IN
     /\ Free(E.p)
     /\ E.n > LastOf(hnum[E.p])
-    /\ hist' = [hist EXCEPT ![E.p] = Append(@, Cur(E.p))]
-    /\ hnum' = [hnum EXCEPT ![E.p] = Append(@, E.n)]
+    /\ hist' = Trim(h, F)
+    /\ hnum' = Trim([hnum EXCEPT ![E.p] = Append(@, E.n)], F)
     /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, logged, restoreTo, pend, lastHist, lastCur, lastLine>>
 
 \* The sender logs already-sent messages (format event "log").
@@ -134,9 +149,7 @@ TLog ==
 \* The recovery line for the failure of every process: no future recovery line
 \* lies below it, so log entries its receiver checkpoints reflect are never
 \* needed again.
-SafeTruncation(c) ==
-    LET R == RollbackPropagation(hist, CurAll, [q \in TProcs |-> Len(hist[q])], TProcs, TChans, TSrc, TDst)
-    IN hist[TDst[c]][R[TDst[c]]][c]
+SafeTruncation(c) == LET R == Floor(hist) IN hist[TDst[c]][R[TDst[c]]][c]
 
 TTruncate ==
     /\ alive[E.p] /\ ~Recovering /\ TSrc[E.c] = E.p

@@ -499,3 +499,42 @@ def test_a_recovered_record_after_live_data_is_rejected_when_observed_at_restore
     assert v_good.verdict == ACCEPT, v_good.render()
     assert v_late.verdict == REJECT, v_late.render()
     assert v_late.location == f"{late}:{line_of(late_rec, type='recv', mid='s>a:2@1')}"
+
+
+def checkpoint_pairs(rounds: int, domino: bool, restore: dict) -> TraceRecorder:
+    """UNC: ``rounds`` times a sends b one message, b processes it and checkpoints;
+    with ``domino`` b then answers and a processes the answer and checkpoints (every
+    checkpoint of one has an orphan with the other's, so the recovery line falls
+    back to the initial state); without, a checkpoints after its send (the line is
+    the last checkpoints). Then b fails and each process restores ``restore[p]``."""
+    chans = [("a>b", "a", "b")] + ([("b>a", "b", "a")] if domino else [])
+    rec = TraceRecorder(["a", "b"], chans, protocol="unc", params={"recovery": "restart-all"})
+    for _ in range(rounds):
+        rec.recv("b", rec.send("a", "a>b", value=1, logged=True))
+        rec.checkpoint("b")
+        if domino:
+            rec.recv("a", rec.send("b", "b>a", value=2, logged=True))
+        rec.checkpoint("a")
+    rec.fail("b")
+    for p in ("a", "b"):
+        rec.restore(p, restore[p], recovery=1)
+    return rec
+
+
+def test_uncoordinated_histories_keep_every_checkpoint_a_recovery_can_still_restore(tmp_path):
+    """The trace specification drops the checkpoints below the recovery line for the
+    failure of every process (so its state does not grow with the trace); a recovery
+    line deep in the past (the domino effect) is still there to restore, and a restore
+    of a dropped checkpoint is still rejected where it happens."""
+    recs = {
+        "latest": checkpoint_pairs(6, False, {"a": 6, "b": 6}),
+        "too-old": checkpoint_pairs(6, False, {"a": 6, "b": 2}),
+        "domino": checkpoint_pairs(6, True, {"a": 0, "b": 0}),
+        "domino-too-new": checkpoint_pairs(6, True, {"a": 0, "b": 1}),
+    }
+    paths = {k: write(r, tmp_path / f"{k}.jsonl") for k, r in recs.items()}
+    v = dict(zip(recs, conform(list(paths.values()))))
+    assert v["latest"].verdict == ACCEPT and v["domino"].verdict == ACCEPT, v["domino"].render()
+    for bad in ("too-old", "domino-too-new"):
+        assert v[bad].verdict == REJECT, v[bad].render()
+        assert v[bad].location == f"{paths[bad]}:{line_of(recs[bad], type='restore', proc='b')}"
