@@ -107,5 +107,16 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<lrvars, own, traceNo, cursor>>
 Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
 
 ReplicaAgreement == LR!ReplicaAgreement
-MergeSpec == LR!MergeSpec
+
+\* The refinement of DeterministicMerge (LR!MergeSpec), with each step's merge
+\* step named instead of searched for: LR!Merged!Next tries every replica and
+\* every element of Elems (which grows with the trace's events and heartbeats)
+\* and compares whole output sequences for each, so every step cost O(length^2)
+\* of the trace.  A step that leaves the outputs unchanged is a stutter of the
+\* merge; one that appends e to out[r] can only be Consume(r, e) (the other
+\* replicas' seen stay as they were), so it is tried first; LR!Merged!Next, last,
+\* judges every other step.  The property is LR!MergeSpec's.
+NamedConsume ==
+    \E r \in LR!Replicas : Len(out'[r]) = Len(out[r]) + 1 /\ LR!Merged!Consume(r, out'[r][Len(out'[r])])
+MergeSpec == LR!Merged!Init /\ [][UNCHANGED out \/ NamedConsume \/ LR!Merged!Next]_<<LR!Longer, out>>
 =============================================================================
