@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,11 +71,12 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def measure(cmd: list[str]) -> dict:
-    """Run ``cmd``; its wall time, CPU time (with its waited-for children) and peak tree memory."""
+def measure(cmd: list[str], timeout: float | None = None) -> dict:
+    """Run ``cmd``; its wall time, CPU time (with its waited-for children) and peak tree
+    memory; after ``timeout`` seconds its whole process group is killed (``exit`` None)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     peak = 0
     done = threading.Event()
 
@@ -86,21 +88,28 @@ def measure(cmd: list[str]) -> dict:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, _ = proc.communicate()
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, code = proc.communicate()[0], None
     done.set()
     sampler.join()
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "peak_mb": peak / 2**20, "exit": proc.returncode, "out": out}
+    return {"wall": wall, "cpu": cpu, "peak_mb": peak / 2**20, "exit": code, "out": out}
 
 
-def simulate(records: int, directory: Path) -> tuple[Path, int]:
-    path = directory / f"abs-aligned-q1-{records}.jsonl"
-    tmp = directory / f"abs-aligned-q1-{records}.part.jsonl"
+def simulate(records: int, directory: Path, protocol: str = "abs-aligned") -> tuple[Path, int]:
+    """The trace of ``snapcheck simulate -p PROTOCOL -w q1 --records RECORDS`` (made once
+    in ``directory``) and its number of events."""
+    path = directory / f"{protocol}-q1-{records}.jsonl"
+    tmp = directory / f"{protocol}-q1-{records}.part.jsonl"
     if not path.exists():
         subprocess.run(
-            [*SNAPCHECK, "simulate", "-p", "abs-aligned", "-w", "q1", "--records", str(records), "-o", str(tmp)],
+            [*SNAPCHECK, "simulate", "-p", protocol, "-w", "q1", "--records", str(records), "-o", str(tmp)],
             check=True,
             stdout=subprocess.DEVNULL,
         )
