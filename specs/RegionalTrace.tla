@@ -94,8 +94,18 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<rcvars, traceNo, cursor>>
 
 Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
 
-ComposedConsistent == RC!ComposedConsistent
-ComposedChannelStateExact == RC!ComposedChannelStateExact
+\* RC!ComposedConsistent and RC!ComposedChannelStateExact unfolded through the
+\* refinement mapping RC!Comp (a completed round n is taken and sealed everywhere,
+\* its state at p is round ref[n][p]'s, its channel states are empty): evaluated
+\* through the mapping, every reference to a mapped variable builds the mapped
+\* function over all rounds and channels again, so each state cost
+\* O((rounds x channels)^2).  Unfolded, the same formulas cost O(rounds x channels):
+\* no orphan, and (InTransit = <<>>, Seg(a, b) empty iff b < a) nothing in transit.
+RcvdIn(n, c) == rcvdAt[ref[n][TDst[c]]][c]
+SentIn(n, c) == sentAt[ref[n][TSrc[c]]][c]
+ComposedConsistent == \A n \in RC!RoundIds : status[n] = "done" => \A c \in TChans : RcvdIn(n, c) <= SentIn(n, c)
+ComposedChannelStateExact ==
+    \A n \in RC!RoundIds : status[n] = "done" => \A c \in TChans : SentIn(n, c) <= RcvdIn(n, c)
 NoFallbackCommit == RC!NoFallbackCommit
 SplitsAgree == RC!SplitsAgree
 NoSplitReadTwice == RC!NoSplitReadTwice
