@@ -99,7 +99,8 @@ class TaskContext(_Typing):
 
     def send_barrier(self, round: int, priority: bool = False, unaligned: bool = False) -> dict:
         """Send the barrier of ``round`` on every output. ``priority``: it overtakes the
-        output buffers; returns ``{chan: [overtaken records]}`` (the output part of an
+        records in the output buffers (not a barrier or cancellation marker queued
+        there: it goes right behind the last one); returns ``{chan: [overtaken records]}`` (the output part of an
         unaligned checkpoint). ``unaligned`` flags the barrier so that receivers
         handle it at once."""
 

@@ -643,10 +643,11 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
                 else:
                     self.transmit(b)
                 continue
-            # Priority: overtake the buffered records behind the last buffered barrier.
+            # Priority: overtake the buffered records behind the last buffered marker (a
+            # barrier or a cancellation marker keeps its FIFO place, as in Unaligned.tla).
             last = -1
             for i in range(len(q) - 1, -1, -1):
-                if q[i].kind == BARRIER:
+                if q[i].kind != DATA:
                     last = i
                     break
             if last < 0:

@@ -14,6 +14,10 @@ from protocol_harness import Channel, Context, marker
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.catalogue import resolve
+from snapcheck.reference.sim.engine import Simulator
+from snapcheck.reference.sim.messages import BARRIER, CANCEL, DATA
+from snapcheck.reference.sim.recording import EventLog
+from snapcheck.reference.simulation import resolve as resolve_config
 from snapcheck.reference.topology import expand
 from snapcheck.reference.workloads import random_graph
 
@@ -242,3 +246,28 @@ def test_campaign_runs_with_an_abort_notice_overtaking_an_older_round_are_clean(
     res = simulate(SimConfig(seed=seed, **OVERLAPPING_ABORTS[seed]))
     rep = check_trace(res.trace())
     assert rep.ok and not res.metrics["stuck"], sorted(rep.kinds)
+
+
+def test_a_priority_barrier_overtakes_records_but_not_a_queued_cancellation_marker():
+    """A priority barrier goes ahead of the records in its output buffer, but right
+    behind a barrier or cancellation marker queued there (Unaligned.tla's SendMarker):
+    the trace never writes a marker's arrival, so conformance places the barrier by
+    the records it overtook. Seed 2 of aligned-timeout on the diamond below, with its
+    cancellation marker of round 4 queued behind a record when round 5 timed out, was
+    rejected by ``snapcheck conform`` while the reference's barrier overtook both."""
+    sim = Simulator(*resolve_config(SimConfig(protocol="aligned-timeout", workload="diamond", seed=2)), EventLog)
+    task = next(t for t in sim.tasks if t.outputs and not t.is_source)
+    ch = task.outputs[0]
+    ch.occupancy = ch.capacity  # no credit: what the task sends stays in its output buffer
+    sim.next_round = 3
+    sim.send_data(task, ch, "before", 0, 0, 1)
+    task.send_cancel(1)
+    sim.send_data(task, ch, "after", 0, 0, 1)
+    overtaken = task.send_barrier(2, priority=True, unaligned=True)
+    assert [m.value for m in overtaken[ch]] == ["after"]
+    assert [(m.kind, m.value if m.kind == DATA else m.round) for m in ch.outbuf] == [
+        (DATA, "before"),
+        (CANCEL, 1),
+        (BARRIER, 2),
+        (DATA, "after"),
+    ]

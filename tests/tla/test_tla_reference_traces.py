@@ -148,6 +148,25 @@ def test_held_early_back_edge_barriers_are_accepted(tmp_path):
         assert v.verdict == ACCEPT, v.render()
 
 
+def test_a_timed_out_barrier_behind_a_queued_cancellation_marker_is_accepted(tmp_path):
+    """aligned-timeout on the diamond with short rounds and declines: a task's
+    cancellation marker of round 4 still waited behind a record in its output buffer
+    when round 5 timed out there. The priority barrier goes right behind the marker
+    and overtakes only the records after it, as Unaligned.tla's SendMarker says (it
+    overtook the marker too, and the record ahead of it, and was rejected at its send)."""
+    cfg = SimConfig(
+        protocol="aligned-timeout",
+        workload="diamond",
+        seed=2,
+        records=6,
+        interval=60,
+        aligned_timeout=30,
+        decline_prob=0.15,
+    )
+    (v,) = conform([run(tmp_path, "timed-out-behind-cancel", cfg)])
+    assert v.verdict == ACCEPT, v.render()
+
+
 def declining_runs(tmp_path, protocols):
     """Runs in which tasks decline 15 % of their snapshots."""
     out = {}
