@@ -54,7 +54,8 @@ _COORDINATOR_FAILOVER = (
 
 class TraceValidator(RescaleRules):
     """Feed the header, then every event in file order; ``finish()`` runs the
-    whole-trace checks and returns the errors (first ``max_errors`` kept, all counted)."""
+    whole-trace checks and returns the errors (the first ``max_errors`` by line kept, all
+    counted)."""
 
     def __init__(self, file: str = "<memory>", max_errors: int = DEFAULT_MAX_ERRORS, strict: bool = False):
         """``strict``: a rejected event changes nothing (for writers, which refuse it and
@@ -100,6 +101,12 @@ class TraceValidator(RescaleRules):
         self.last_error = TraceError(self.file, line, reason)
         if len(self.errors) < self.max_errors:
             self.errors.append(self.last_error)
+            return
+        # the first ``max_errors`` by line are kept, also when an earlier line's error is
+        # found late (a reference resolved at the end of the file)
+        last = max(range(len(self.errors)), key=lambda i: self.errors[i].line, default=None)
+        if last is not None and line < self.errors[last].line:
+            self.errors[last] = self.last_error
 
     @property
     def last_reason(self) -> str:

@@ -8,6 +8,7 @@ import pytest
 
 from snapcheck.traces import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 
 HEADER = {
     "format": "snapcheck-trace",
@@ -325,3 +326,11 @@ def test_errors_are_listed_in_line_order():
     listed at its own line among the others, not after them."""
     errs = errors_of(recv("B", 0, "ab", "ghost"), send("A", 0, "ab", "m1", 1), send("A", 2, "ab", "m2", 2))
     assert [line for line, _ in errs] == [2, 4], errs
+
+
+def test_the_errors_kept_are_the_first_by_line_even_when_found_last():
+    """Past the cap, an error of an early line found at the end of the file (a receive
+    of a message never sent) is kept in place of a later line's."""
+    late = [send("A", i, "ab", f"m{i}", i + 1, seq_typo=1) for i in range(DEFAULT_MAX_ERRORS + 5)]
+    errs = errors_of(recv("B", 0, "ab", "ghost"), *late)
+    assert len(errs) == DEFAULT_MAX_ERRORS and errs[0][0] == 2 and "ghost" in errs[0][1], errs[:2]
