@@ -88,6 +88,7 @@ class TraceValidator(RescaleRules):
         self._used_line = array("q")  # per message: line of its recv (-line: discard; 0: none yet)
         self._early: dict[str, int] = {}  # mid -> its recv or discard line, when that comes before its send
         self._pending: list[tuple[str, int, int, str]] = []  # (mid, line, channel or -1, what)
+        self._refused_sends: set[str] = set()  # mids of sends refused (their error said it)
         self._comm: list[array] = []  # per process: encoded comm events (see _hb_check)
         self._comm_line: list[array] = []
         self._hb = False  # recording comm events (from the first forward reference)
@@ -240,9 +241,12 @@ class TraceValidator(RescaleRules):
         missing, mistyped or unknown) still takes its place in its process's sequence
         when it names a known process and the expected ``idx``, so the next event of
         that process is not reported out of order as well (the reader resynchronises;
-        a writer, ``strict``, records nothing of it)."""
+        a writer, ``strict``, records nothing of it). A refused send's ``mid`` is noted, so
+        a reference to it is not reported again as one to a message never sent."""
         if self.strict or type(d) is not dict:
             return
+        if d.get("type") == "send" and type(d.get("mid")) is str:
+            self._refused_sends.add(d["mid"])
         p = self._procs.get(d["proc"]) if type(d.get("proc")) is str else None
         if p is not None and d.get("idx") == self._next_idx[p] and type(d["idx"]) is int:
             self._next_idx[p] += 1
@@ -533,6 +537,8 @@ class TraceValidator(RescaleRules):
             n = self._mid_num.get(mid)
             if n is None:
                 unresolved += 1
+                if mid in self._refused_sends:  # its send's own error said what was wrong
+                    continue
                 noun = {"record": "recording", "replay": "replay", "log": "log entry"}.get(what, what)
                 self.error(line, f"{noun} of a message never sent: {mid!r}")
             else:

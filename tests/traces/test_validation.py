@@ -328,6 +328,13 @@ def test_errors_are_listed_in_line_order():
     assert [line for line, _ in errs] == [2, 4], errs
 
 
+def test_a_receive_of_a_refused_send_is_not_reported_again():
+    """A send refused for a field of its own (an unknown one here) is the one error:
+    its receive is not also reported as a receive of a message never sent."""
+    errs = errors_of(send("A", 0, "ab", "m1", 1, colour="red"), recv("B", 0, "ab", "m1"))
+    assert [line for line, _ in errs] == [2], errs
+
+
 def test_the_errors_kept_are_the_first_by_line_even_when_found_last():
     """Past the cap, an error of an early line found at the end of the file (a receive
     of a message never sent) is kept in place of a later line's."""
