@@ -12,17 +12,12 @@ import click
 import orjson
 
 from snapcheck.checker.options import CheckOptions
-from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
+from snapcheck.checker.report import JSON_SCHEMA_VERSION, VERDICT_EXIT, UnreadTrace, worst_exit
 from snapcheck.console import echo
 from snapcheck.options import cut_option
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.process_exit import hold, holding
-
-# A report's verdict and its exit code; over many traces the command exits with the worst,
-# first in WORST_FIRST: a trace not read, then a violation, then a trace with no verdict.
-VERDICT_EXIT = {"clean": EXIT_CLEAN, "violation": EXIT_VIOLATION, "not-judged": EXIT_NOT_JUDGED}
-WORST_FIRST = (EXIT_BAD_INPUT, EXIT_VIOLATION, EXIT_NOT_JUDGED, EXIT_CLEAN)
 
 
 def _unknown_protocol_note(protocol: dict) -> str | None:
@@ -149,7 +144,7 @@ def check(
         run.options.validate()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    reports, mismatches, codes = [], {}, [EXIT_CLEAN]
+    reports, mismatches, codes = [], {}, []
     for k, path in enumerate(traces):
         # the trace's events and the checker's indexes are alive and acyclic until reported; those of
         # the last trace are held to the end when the process ends after the command (traces.process_exit)
@@ -157,7 +152,7 @@ def check(
             report, code = _check_one(path, run, mismatches, html_outs[k])
         reports.append(report)
         codes.append(code)
-    exit_code = min(codes, key=WORST_FIRST.index)
+    exit_code = worst_exit(codes)
     for r in reports:
         if isinstance(r, UnreadTrace):  # on stderr also with --json: stdout holds the JSON document only
             echo(r.render_text(), err=True)
