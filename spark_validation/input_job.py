@@ -102,8 +102,11 @@ def validate_input(
 ) -> InputResult:
     """Check the traces of a v1 Parquet file or directory; results under ``out_dir``. ``engine``:
     "duckdb" or "spark" (default: ``input_engine(master)``)."""
+    from snapcheck.spark_validation.parquet_input import check_files
+
     name = input_engine(master, engine)
     start = time.perf_counter()
+    check_files(path)
     eng = open_engine(name, master, **(session_options or {}))
     try:
         summary = _run(eng, path, out_dir, cut, failures, semantics, native_only)

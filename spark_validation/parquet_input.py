@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from snapcheck.traces.model import EVENT_TYPES
-from snapcheck.traces.parquet import SCHEMA, unknown_columns
+from snapcheck.traces.parquet import SCHEMA, check_columns, open_parquet
 
 _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
@@ -187,21 +187,25 @@ class Quarantine:
     columns: tuple = field(default=("replay_of", "part", "mids", "logged", "through_seq"))
 
 
-def check_columns(have: dict[str, str], path: str) -> None:
-    """The file must have the v1 Parquet columns with their types (else exit 2)."""
-    from snapcheck.traces.errors import TraceError, TraceErrors
+def check_files(path: str) -> None:
+    """Open every file of a local input and check its columns (``open_parquet``, as ``snapcheck
+    check`` does), before any engine starts: an engine looks at one file's footer and columns
+    and fails on another file in the middle of the work. Bad input is ``TraceErrors`` naming
+    each bad file and why. A cluster's file system (``hdfs://``, ``s3a://``) is read by Spark
+    alone; ``load`` checks the columns it sees."""
+    from snapcheck.spark_validation.sql_engine import parquet_files
+    from snapcheck.traces.errors import TraceErrors
 
-    want = {"string": "string", "int64": "bigint"}
-    problems = []
-    for f in SCHEMA:
-        if f.name not in have:
-            problems.append(f"missing column {f.name!r}")
-        elif have[f.name] != want[str(f.type)]:
-            problems.append(f"column {f.name!r} has type {have[f.name]}, expected {want[str(f.type)]}")
-    if unknown := unknown_columns(have):
-        problems.append(unknown)
-    if problems:
-        raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace file: " + "; ".join(problems))])
+    if "://" in path:
+        return
+    errors = []
+    for f in parquet_files(path):
+        try:
+            open_parquet(f)
+        except TraceErrors as exc:
+            errors += exc.errors
+    if errors:
+        raise TraceErrors(errors)
 
 
 def load(engine, path: str) -> None:
