@@ -131,12 +131,12 @@ REF_RULES = (
     ),
 )
 
-# Per-process order (window columns rn = position, prev_type, prev_ckpt).
+# Per-process order (window columns expected_idx = the idx after the previous event's, prev_type, prev_ckpt).
 SEQ_RULES = (
     (
-        "idx <> rn",
+        "idx <> expected_idx",
         "per-process-sequence",
-        "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)",
+        "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', expected_idx)",
     ),
     (
         "prev_type = 'fail' AND type <> 'restore'",
@@ -280,16 +280,30 @@ def quarantine(engine) -> Quarantine:
                            LEFT JOIN (SELECT trace_id, ch, src, dst FROM q_chans) USING (trace_id, ch)""",
     )
     # Per-process order: idx = 0, 1, 2, …; checkpoint numbers increase; nothing between fail and restore.
+    # Each break of the idx sequence is one problem, reported where it happens (the event after a
+    # missing or repeated idx is compared with its predecessor, not with its position: the JSONL
+    # reader resynchronises alike); and a row refused by a row rule keeps its place in its
+    # process's sequence when it has a process and an idx no other row of the process has (as
+    # ``traces.validate`` does, ``_count_rejected``), so one bad row is one problem.
     engine.view(
         "q_seq",
         """
-        SELECT trace_id, proc, idx, line, type, ckpt,
-               row_number() OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) - 1 AS rn,
+        SELECT trace_id, proc, idx, line, type, ckpt, expected_idx,
                lag(type) OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) AS prev_type,
                max(CASE WHEN type = 'checkpoint' THEN ckpt END) OVER (
                    PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ckpt
-        FROM q_ev""",
+        FROM (
+          SELECT *, coalesce(lag(idx) OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) + 1, 0)
+                    AS expected_idx
+          FROM (SELECT trace_id, proc, idx, line, type, ckpt, false AS refused FROM q_ev
+                UNION ALL
+                SELECT trace_id, proc, idx, line, type, ckpt, true AS refused
+                FROM (SELECT trace_id, proc, idx, line, type, ckpt FROM q_rows
+                      WHERE row_rule IS NOT NULL AND type IS DISTINCT FROM 'header' AND trace_id IS NOT NULL
+                        AND proc IS NOT NULL AND idx >= 0)
+                ANTI JOIN (SELECT trace_id, proc, idx FROM q_ev) USING (trace_id, proc, idx)))
+        WHERE NOT refused""",
     )
     # Restores and records refer to checkpoints that were taken (0 = the initial one).
     ck_problems = """
