@@ -20,7 +20,24 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION
+
 JSON_SCHEMA_VERSION = 3  # 3: exit code 4 (nothing judged: no verdict), a report's ok = its verdict is clean
+# A report's verdict and its exit code; over many traces a command exits with the worst,
+# first in WORST_FIRST: a trace not read, then a violation, then a trace with no verdict.
+VERDICT_EXIT = {"clean": EXIT_CLEAN, "violation": EXIT_VIOLATION, "not-judged": EXIT_NOT_JUDGED}
+WORST_FIRST = (EXIT_BAD_INPUT, EXIT_VIOLATION, EXIT_NOT_JUDGED, EXIT_CLEAN)
+
+
+def worst_exit(codes) -> int:
+    """The exit code of a command over many traces: the worst of theirs (``WORST_FIRST``), 0 for none.
+
+    >>> worst_exit([0, 4, 1]), worst_exit([4, 0]), worst_exit([1, 2]), worst_exit([])
+    (1, 4, 2, 0)
+    """
+    return min(codes, key=WORST_FIRST.index, default=EXIT_CLEAN)
+
+
 _CITED = re.compile(r"\blines? (\d+(?:(?:, | and )\d+)*)")
 
 
@@ -363,6 +380,10 @@ class Report:
             return "violation"
         return "clean" if self.results else "not-judged"
 
+    def not_judged_json(self) -> list[dict]:
+        """The properties not judged and why, as the JSON report lists them (``{property, reason}``)."""
+        return [{"property": p, "reason": r} for p, r in self.not_judged.items()]
+
     @property
     def faults_not_exercised(self) -> list[dict]:
         """The requested faults that did not happen (``checker.coverage``)."""
@@ -414,7 +435,7 @@ class Report:
             "ok": self.verdict == "clean",  # a trace with nothing judged is not OK (exit 4)
             "verdict": self.verdict,
             "judged": self.judged,
-            "not_judged": [{"property": p, "reason": r} for p, r in self.not_judged.items()],
+            "not_judged": self.not_judged_json(),
             "faults": list(self.faults),
             "violation_kinds": sorted(self.kinds),
             "violations": [v.to_json() for v in self.violations],

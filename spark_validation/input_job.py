@@ -26,6 +26,8 @@ quarantined row with its reason and its trace's first problem),
 ``summary.md`` and ``summary.json``. DuckDB writes each ``.parquet`` as one
 file, Spark as a directory of part files; both read back the same. Exit code:
 1 when a checked trace has a violation, else 2 when rows were quarantined,
+else 4 when a checked trace has no verdict (not one property applied to it:
+``snapcheck check``'s rule over many traces, ``checker.report.worst_exit``),
 else 0.
 """
 
@@ -39,7 +41,9 @@ from dataclasses import dataclass
 
 import orjson
 
+from snapcheck.checker.report import VERDICT_EXIT, worst_exit
 from snapcheck.traces.atomic import write_atomic
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION
 from snapcheck.traces.parquet import SCHEMA
 
 EXAMPLES = 20
@@ -98,8 +102,11 @@ def validate_input(
 ) -> InputResult:
     """Check the traces of a v1 Parquet file or directory; results under ``out_dir``. ``engine``:
     "duckdb" or "spark" (default: ``input_engine(master)``)."""
+    from snapcheck.spark_validation.parquet_input import check_files
+
     name = input_engine(master, engine)
     start = time.perf_counter()
+    check_files(path)
     eng = open_engine(name, master, **(session_options or {}))
     try:
         summary = _run(eng, path, out_dir, cut, failures, semantics, native_only)
@@ -188,7 +195,7 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
 
     summary = {
         "schema": "snapcheck-input-validation",
-        "version": 1,
+        "version": 2,  # 2: exit code 4 (a checked trace with nothing judged), ok = exit code 0
         "input": path,
         "master": eng.master,
         "rows_in": rows_in,
@@ -203,11 +210,15 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
         "native_violations": dict(sorted(by_kind.items())),
         "native_traces_with_violations": native_traces,
     }
+    codes = [EXIT_VIOLATION if native_traces else EXIT_CLEAN]
     if not native_only:
         summary.update(_checker_part(eng, out_dir))
-    violating = native_traces or summary.get("checker_traces_with_violations", 0)
-    summary["ok"] = not violating and rows_quarantined == 0
-    summary["exit_code"] = 1 if violating else 2 if rows_quarantined else 0
+        codes += [VERDICT_EXIT[r["verdict"]] for r in eng.rows("SELECT DISTINCT verdict FROM i_valid")]
+    exit_code = worst_exit(codes)  # over the checked traces, as snapcheck check: violation, then nothing judged
+    if rows_quarantined and exit_code != EXIT_VIOLATION:  # a violation found outweighs rows not checked
+        exit_code = EXIT_BAD_INPUT
+    summary["ok"] = exit_code == EXIT_CLEAN
+    summary["exit_code"] = exit_code
     return summary
 
 
@@ -238,7 +249,8 @@ def _checker_part(eng, out_dir: str) -> dict:
         os.path.join(out_dir, "traces.parquet"),
     )
     agg = eng.rows("""
-        SELECT count(*) AS traces, CAST(sum(CASE WHEN ok THEN 0 ELSE 1 END) AS BIGINT) AS bad,
+        SELECT count(*) AS traces, CAST(sum(CASE WHEN verdict = 'violation' THEN 1 ELSE 0 END) AS BIGINT) AS bad,
+               CAST(sum(CASE WHEN verdict = 'not-judged' THEN 1 ELSE 0 END) AS BIGINT) AS not_judged,
                CAST(sum(n_useless) AS BIGINT) AS useless, CAST(sum(checkpoints) AS BIGINT) AS checkpoints,
                CAST(sum(CASE WHEN domino THEN 1 ELSE 0 END) AS BIGINT) AS domino
         FROM i_valid""")[0]
@@ -249,8 +261,16 @@ def _checker_part(eng, out_dir: str) -> dict:
         for k in r["violation_kinds"].split(","):
             kinds[k] += r["n"]
     ck = agg["checkpoints"] or 0
+    not_judged = [
+        r["trace_id"]
+        for r in eng.rows(
+            f"SELECT trace_id FROM i_valid WHERE verdict = 'not-judged' ORDER BY trace_id LIMIT {EXAMPLES}"
+        )
+    ]
     return {
         "checker_traces_with_violations": agg["bad"] or 0,
+        "checker_traces_not_judged": agg["not_judged"] or 0,
+        "not_judged_examples": not_judged,
         "checker_kinds": dict(sorted(kinds.items())),
         "useless_checkpoints": agg["useless"] or 0,
         "useless_pct": round(100.0 * (agg["useless"] or 0) / ck, 3) if ck else 0.0,
@@ -261,6 +281,14 @@ def _checker_part(eng, out_dir: str) -> dict:
             "examples": diff_examples,
         },
     }
+
+
+VERDICT_WORDS = {
+    EXIT_CLEAN: "OK",
+    EXIT_VIOLATION: "violations found",
+    EXIT_BAD_INPUT: "bad input",
+    EXIT_NOT_JUDGED: "NOTHING JUDGED",
+}
 
 
 def markdown(s: dict) -> str:
@@ -295,6 +323,17 @@ def markdown(s: dict) -> str:
             "",
         ]
         out += [f"- {k}: {v:,} traces" for k, v in s["checker_kinds"].items()]
+        if s["checker_traces_not_judged"]:
+            n = s["checker_traces_not_judged"]
+            shown = s["not_judged_examples"]
+            out += [
+                "",
+                f"**Nothing judged** in {n:,} checked traces: not one property applied to them, so they have no "
+                "verdict, neither clean nor a violation (traces.parquet: `verdict` not-judged, `not_judged` "
+                "says why)" + (f"; the first {len(shown)}:" if len(shown) < n else ":"),
+                "",
+            ]
+            out += [f"- `{t}`" for t in shown]
         out += [
             "",
             f"Native vs checker on the same rounds/cuts: {nv['traces_compared']:,} traces compared, "
@@ -303,8 +342,7 @@ def markdown(s: dict) -> str:
         out += [f"- {e}" for e in nv["examples"]]
     out += [
         "",
-        f"Verdict: **{'OK' if s['ok'] else 'violations found' if s['exit_code'] == 1 else 'bad input'}** "
-        f"(exit {s['exit_code']}).",
+        f"Verdict: **{VERDICT_WORDS[s['exit_code']]}** (exit {s['exit_code']}).",
     ]
     return "\n".join(out) + "\n"
 

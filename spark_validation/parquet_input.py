@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from snapcheck.traces.model import EVENT_TYPES
-from snapcheck.traces.parquet import SCHEMA, unknown_columns
+from snapcheck.traces.parquet import SCHEMA, check_columns, open_parquet
 
 _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
@@ -131,12 +131,12 @@ REF_RULES = (
     ),
 )
 
-# Per-process order (window columns rn = position, prev_type, prev_ckpt).
+# Per-process order (window columns expected_idx = the idx after the previous event's, prev_type, prev_ckpt).
 SEQ_RULES = (
     (
-        "idx <> rn",
+        "idx <> expected_idx",
         "per-process-sequence",
-        "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', rn)",
+        "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', expected_idx)",
     ),
     (
         "prev_type = 'fail' AND type <> 'restore'",
@@ -187,21 +187,25 @@ class Quarantine:
     columns: tuple = field(default=("replay_of", "part", "mids", "logged", "through_seq"))
 
 
-def check_columns(have: dict[str, str], path: str) -> None:
-    """The file must have the v1 Parquet columns with their types (else exit 2)."""
-    from snapcheck.traces.errors import TraceError, TraceErrors
+def check_files(path: str) -> None:
+    """Open every file of a local input and check its columns (``open_parquet``, as ``snapcheck
+    check`` does), before any engine starts: an engine looks at one file's footer and columns
+    and fails on another file in the middle of the work. Bad input is ``TraceErrors`` naming
+    each bad file and why. A cluster's file system (``hdfs://``, ``s3a://``) is read by Spark
+    alone; ``load`` checks the columns it sees."""
+    from snapcheck.spark_validation.sql_engine import parquet_files
+    from snapcheck.traces.errors import TraceErrors
 
-    want = {"string": "string", "int64": "bigint"}
-    problems = []
-    for f in SCHEMA:
-        if f.name not in have:
-            problems.append(f"missing column {f.name!r}")
-        elif have[f.name] != want[str(f.type)]:
-            problems.append(f"column {f.name!r} has type {have[f.name]}, expected {want[str(f.type)]}")
-    if unknown := unknown_columns(have):
-        problems.append(unknown)
-    if problems:
-        raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace file: " + "; ".join(problems))])
+    if "://" in path:
+        return
+    errors = []
+    for f in parquet_files(path):
+        try:
+            open_parquet(f)
+        except TraceErrors as exc:
+            errors += exc.errors
+    if errors:
+        raise TraceErrors(errors)
 
 
 def load(engine, path: str) -> None:
@@ -276,16 +280,30 @@ def quarantine(engine) -> Quarantine:
                            LEFT JOIN (SELECT trace_id, ch, src, dst FROM q_chans) USING (trace_id, ch)""",
     )
     # Per-process order: idx = 0, 1, 2, …; checkpoint numbers increase; nothing between fail and restore.
+    # Each break of the idx sequence is one problem, reported where it happens (the event after a
+    # missing or repeated idx is compared with its predecessor, not with its position: the JSONL
+    # reader resynchronises alike); and a row refused by a row rule keeps its place in its
+    # process's sequence when it has a process and an idx no other row of the process has (as
+    # ``traces.validate`` does, ``_count_rejected``), so one bad row is one problem.
     engine.view(
         "q_seq",
         """
-        SELECT trace_id, proc, idx, line, type, ckpt,
-               row_number() OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) - 1 AS rn,
+        SELECT trace_id, proc, idx, line, type, ckpt, expected_idx,
                lag(type) OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) AS prev_type,
                max(CASE WHEN type = 'checkpoint' THEN ckpt END) OVER (
                    PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_ckpt
-        FROM q_ev""",
+        FROM (
+          SELECT *, coalesce(lag(idx) OVER (PARTITION BY trace_id, proc ORDER BY idx, line NULLS FIRST) + 1, 0)
+                    AS expected_idx
+          FROM (SELECT trace_id, proc, idx, line, type, ckpt, false AS refused FROM q_ev
+                UNION ALL
+                SELECT trace_id, proc, idx, line, type, ckpt, true AS refused
+                FROM (SELECT trace_id, proc, idx, line, type, ckpt FROM q_rows
+                      WHERE row_rule IS NOT NULL AND type IS DISTINCT FROM 'header' AND trace_id IS NOT NULL
+                        AND proc IS NOT NULL AND idx >= 0)
+                ANTI JOIN (SELECT trace_id, proc, idx FROM q_ev) USING (trace_id, proc, idx)))
+        WHERE NOT refused""",
     )
     # Restores and records refer to checkpoints that were taken (0 = the initial one).
     ck_problems = """

@@ -299,7 +299,7 @@ class DuckEngine(Engine):
     def read_parquet(self, name, path):
         import duckdb
 
-        files = _parquet_files(path)
+        files = parquet_files(path)
         if not files:
             raise duckdb.IOException(f"no Parquet files in {path}")
         listed = ", ".join(f"'{_sql_str(f)}'" for f in files)
@@ -422,7 +422,7 @@ def _sql_str(s: str) -> str:
     return s.replace("'", "''")
 
 
-def _parquet_files(path: str) -> list[str]:
+def parquet_files(path: str) -> list[str]:
     """A Parquet file, or the Parquet files of a directory (Spark's output: ``part-*``; files
     starting with ``_`` or ``.`` are not data)."""
     if os.path.isdir(path):

@@ -11,8 +11,11 @@ with ``traces.TraceValidator`` (every rule of the format, including
 happened-before cycles, which the SQL quarantine cannot see) and
 checked with the protocol facts of the trace header completed by the
 catalogue's (``header_facts``), exactly as ``snapcheck check`` does. One result
-row per trace; a trace the validator rejects is reported with its first problem
-and quarantined by the caller.
+row per trace: its ``verdict`` (``clean``, ``violation`` or ``not-judged`` when
+not one property applied, as ``snapcheck check`` says), ``ok`` (the verdict is
+clean), the properties ``judged`` and those ``not_judged`` with the reason (JSON,
+as in ``check --json``); a trace the validator rejects is reported with its first
+problem and quarantined by the caller.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import orjson
 ROUND_KINDS = ("orphan", "dropped", "phantom", "order", "duplicate-recorded", "wrong-channel", "aligned-in-flight")
 
 RESULT_SCHEMA = (
-    "trace_id string, events bigint, valid boolean, problem string, problems bigint, ok boolean, "
-    "violation_kinds string, violations bigint, useless string, n_useless bigint, checkpoints bigint, "
+    "trace_id string, events bigint, valid boolean, problem string, problems bigint, verdict string, "
+    "ok boolean, judged string, not_judged string, violation_kinds string, violations bigint, useless string, n_useless bigint, checkpoints bigint, "
     "recovery_line string, rollback_checkpoints bigint, domino boolean, subject_counts string, "
     "notes string"
 )
@@ -107,7 +110,10 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     line = report.recovery_lines.get("all")
     out.update(
         valid=True,
-        ok=report.ok,
+        verdict=report.verdict,
+        ok=report.verdict == "clean",
+        judged=",".join(report.judged),
+        not_judged=orjson.dumps(report.not_judged_json()).decode(),
         violation_kinds=",".join(sorted(report.kinds)),
         violations=sum(len(r.violations) + r.omitted for r in report.results),
         useless=",".join(f"{p}:{c}" for p, c in report.useless),

@@ -34,6 +34,7 @@ b'one\\n'
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -183,3 +184,34 @@ def write_atomic(path: str | os.PathLike, data: bytes | str, inputs: Iterable[st
     """Write ``data`` to ``path`` atomically (see ``atomic_open``)."""
     with atomic_open(path, "wb" if isinstance(data, bytes) else "w", inputs) as f:
         f.write(data)
+
+
+class StagedFiles:
+    """Files written as a set: with ``staged``, into a hidden temporary directory next to
+    ``targets`` (its ``paths``; the targets share one directory), moved into place together by
+    ``publish``; the directory is removed on leaving the ``with`` block, also when the run is
+    interrupted (Ctrl-C), so that no partial set of new files is left beside older ones (the
+    pages of ``snapcheck check --html`` and their index). Without ``staged``, ``paths`` are the
+    targets themselves. A target may be None (nothing to write)."""
+
+    def __init__(self, targets: list[str | None], staged: bool):
+        self.targets = targets
+        self.dir: str | None = None
+        self.paths = list(targets)
+        if staged:
+            first = next((t for t in targets if t), ".")
+            self.dir = tempfile.mkdtemp(prefix=".snapcheck-staged-", dir=os.path.dirname(os.path.abspath(first)))
+            self.paths = [os.path.join(self.dir, os.path.basename(t)) if t else None for t in targets]
+
+    def publish(self) -> None:
+        """Move every file written into its place."""
+        for path, target in zip(self.paths, self.targets):
+            if path and target and path != target and os.path.exists(path):
+                os.replace(path, target)
+
+    def __enter__(self) -> StagedFiles:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)

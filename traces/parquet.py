@@ -127,10 +127,78 @@ def _unreadable(path: str, exc: Exception) -> TraceErrors:
     return TraceErrors([TraceError(path, 0, f"cannot read Parquet: {exc}")])
 
 
+def _not_parquet(path: str) -> str | None:
+    """Why ``path`` is not a Parquet file at all (None when it begins like one)."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(4)
+    except OSError:
+        return None  # the reader says why it cannot open it
+    if start == b"PAR1":
+        return None
+    return (
+        "not a Parquet file (it does not begin with the Parquet magic bytes PAR1); a trace in JSON Lines "
+        "becomes a Parquet trace file with 'snapcheck convert TRACE.jsonl... -o traces.parquet'"
+    )
+
+
+# The type of a column in the spelling of the SQL engines (Spark's simpleString), from Arrow's.
+_SQL_TYPES = {"string": "string", "large_string": "string", "string_view": "string", "int64": "bigint"}
+
+
+def sql_type(t: pa.DataType) -> str:
+    """An Arrow type in the SQL engines' spelling, as the input check compares them.
+
+    >>> sql_type(pa.int64()), sql_type(pa.large_string()), sql_type(pa.int32())
+    ('bigint', 'string', 'int32')
+    """
+    return _SQL_TYPES.get(str(t), str(t))
+
+
+def check_columns(have: dict[str, str], path: str) -> None:
+    """A Parquet trace file has the v1 columns with their types and no other (``have``: column ->
+    type in the SQL spelling, ``sql_type``); else ``TraceErrors`` naming the file and every problem.
+    The one check of every reader of Parquet traces (``open_parquet``, ``validate --input``).
+
+    >>> check_columns({f.name: sql_type(f.type) for f in SCHEMA}, "t.parquet")
+    >>> check_columns(dict({f.name: sql_type(f.type) for f in SCHEMA}, line="string"), "t.parquet")
+    Traceback (most recent call last):
+    ...
+    snapcheck.traces.errors.TraceErrors: t.parquet: not a snapcheck Parquet trace: column 'line' has type string, \
+expected bigint
+    """
+    problems = []
+    missing = [f.name for f in SCHEMA if f.name not in have]
+    if missing:
+        problems.append(f"missing column(s) {', '.join(map(repr, missing))}")
+    for f in SCHEMA:
+        want = sql_type(f.type)
+        if f.name in have and have[f.name] != want:
+            problems.append(f"column {f.name!r} has type {have[f.name]}, expected {want}")
+    if unknown := unknown_columns(have):
+        problems.append(unknown)
+    if problems:
+        raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace: " + "; ".join(problems))])
+
+
+def open_parquet(path: str) -> pq.ParquetFile:
+    """A Parquet trace file, opened and its columns checked (``check_columns``); else
+    ``TraceErrors`` naming it and the reason (unreadable, not Parquet, wrong columns)."""
+    try:
+        pf = pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as exc:
+        reason = _not_parquet(path)
+        if reason is not None:
+            raise TraceErrors([TraceError(path, 0, reason)]) from None
+        raise _unreadable(path, exc) from None
+    check_columns({f.name: sql_type(f.type) for f in pf.schema_arrow}, path)
+    return pf
+
+
 def trace_ids(path: str) -> list[str]:
     """The trace ids in a Parquet trace file, in order of first appearance."""
     try:
-        table = pq.read_table(path, columns=["trace_id"])
+        table = open_parquet(path).read(columns=["trace_id"])
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, exc) from None
     seen: dict[str, None] = {}
@@ -163,17 +231,7 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
     """Yield (line, object, error) for one trace of a Parquet file, like the JSONL reader.
 
     Without ``trace_id`` the file must hold exactly one trace."""
-    try:
-        pf = pq.ParquetFile(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise _unreadable(path, exc) from None
-    missing = [f.name for f in SCHEMA if f.name not in pf.schema_arrow.names]
-    if missing:
-        raise TraceErrors(
-            [TraceError(path, 0, f"not a snapcheck Parquet trace: missing column(s) {', '.join(missing)}")]
-        )
-    if unknown := unknown_columns(pf.schema_arrow.names):
-        raise TraceErrors([TraceError(path, 0, f"not a snapcheck Parquet trace: {unknown}")])
+    pf = open_parquet(path)
     ids = trace_ids(path)
     if trace_id is None and len(ids) > 1:
         raise TraceErrors(

@@ -12,17 +12,12 @@ import click
 import orjson
 
 from snapcheck.checker.options import CheckOptions
-from snapcheck.checker.report import JSON_SCHEMA_VERSION, UnreadTrace
+from snapcheck.checker.report import JSON_SCHEMA_VERSION, VERDICT_EXIT, UnreadTrace, worst_exit
 from snapcheck.console import echo
 from snapcheck.options import cut_option
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.process_exit import hold, holding
-
-# A report's verdict and its exit code; over many traces the command exits with the worst,
-# first in WORST_FIRST: a trace not read, then a violation, then a trace with no verdict.
-VERDICT_EXIT = {"clean": EXIT_CLEAN, "violation": EXIT_VIOLATION, "not-judged": EXIT_NOT_JUDGED}
-WORST_FIRST = (EXIT_BAD_INPUT, EXIT_VIOLATION, EXIT_NOT_JUDGED, EXIT_CLEAN)
 
 
 def _unknown_protocol_note(protocol: dict) -> str | None:
@@ -120,7 +115,7 @@ def check(
     4 nothing judged (no property applied to a trace, or none of those named with
     --property: no verdict).
     """
-    from snapcheck.traces.atomic import distinct_outputs, ensure_writable
+    from snapcheck.traces.atomic import StagedFiles, distinct_outputs, ensure_writable
 
     html_outs: list[str | None] = [None] * len(traces)
     if html_file:
@@ -149,42 +144,46 @@ def check(
         run.options.validate()
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    reports, mismatches, codes = [], {}, [EXIT_CLEAN]
-    for k, path in enumerate(traces):
-        # the trace's events and the checker's indexes are alive and acyclic until reported; those of
-        # the last trace are held to the end when the process ends after the command (traces.process_exit)
-        with paused_gc(), holding(last=k == len(traces) - 1):
-            report, code = _check_one(path, run, mismatches, html_outs[k])
-        reports.append(report)
-        codes.append(code)
-    exit_code = min(codes, key=WORST_FIRST.index)
-    for r in reports:
-        if isinstance(r, UnreadTrace):  # on stderr also with --json: stdout holds the JSON document only
-            echo(r.render_text(), err=True)
-        elif not as_json:
-            echo(r.render_text(verbose, mismatches.get(r.trace)))
-            if require_faults and r.faults_not_exercised:
-                echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
-            echo("")
-    if as_json:
-        doc = {
-            "schema": "snapcheck-check",
-            "version": JSON_SCHEMA_VERSION,
-            "ok": exit_code == EXIT_CLEAN,
-            "exit_code": exit_code,
-            "reports": [r.to_json() for r in reports],
-        }
-        if expect:
-            for r in doc["reports"]:
-                r["expected_mismatches"] = mismatches.get(r["trace"])
-        sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-    if junit_file:
-        from snapcheck.checker.junit import junit_xml
-        from snapcheck.traces.atomic import write_atomic
+    # several traces: their pages are written aside and moved into place with the index at the end,
+    # so an interrupted run (Ctrl-C) leaves no partial set of new pages next to an older index
+    with StagedFiles(html_outs, staged=html_file is not None and len(traces) > 1) as pages:
+        reports, mismatches, codes = [], {}, []
+        for k, path in enumerate(traces):
+            # the trace's events and the checker's indexes are alive and acyclic until reported; those of
+            # the last trace are held to the end when the process ends after the command (traces.process_exit)
+            with paused_gc(), holding(last=k == len(traces) - 1):
+                report, code = _check_one(path, run, mismatches, pages.paths[k])
+            reports.append(report)
+            codes.append(code)
+        exit_code = worst_exit(codes)
+        for r in reports:
+            if isinstance(r, UnreadTrace):  # on stderr also with --json: stdout holds the JSON document only
+                echo(r.render_text(), err=True)
+            elif not as_json:
+                echo(r.render_text(verbose, mismatches.get(r.trace)))
+                if require_faults and r.faults_not_exercised:
+                    echo(f"--require-faults: {len(r.faults_not_exercised)} requested fault(s) never happened")
+                echo("")
+        if as_json:
+            doc = {
+                "schema": "snapcheck-check",
+                "version": JSON_SCHEMA_VERSION,
+                "ok": exit_code == EXIT_CLEAN,
+                "exit_code": exit_code,
+                "reports": [r.to_json() for r in reports],
+            }
+            if expect:
+                for r in doc["reports"]:
+                    r["expected_mismatches"] = mismatches.get(r["trace"])
+            sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
+        if junit_file:
+            from snapcheck.checker.junit import junit_xml
+            from snapcheck.traces.atomic import write_atomic
 
-        write_atomic(junit_file, junit_xml(reports, mismatches if expect else None, require_faults), inputs=traces)
-    if html_file and len(traces) > 1:
-        _write_html_index(html_file, traces, reports, html_outs)
+            write_atomic(junit_file, junit_xml(reports, mismatches if expect else None, require_faults), inputs=traces)
+        if html_file and len(traces) > 1:
+            pages.publish()
+            _write_html_index(html_file, traces, reports, html_outs)
     if exit_code:
         sys.exit(exit_code)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import click
 from rich.table import Table
 
-from snapcheck.commands.check import VERDICT_EXIT, WORST_FIRST
+from snapcheck.checker.report import VERDICT_EXIT, worst_exit
 from snapcheck.console import echo, make_console
 from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
 
@@ -424,13 +424,13 @@ def check_cmd(traces, require_faults, trace_id) -> None:
     expectations (latest completed checkpoint restored, no merge anomaly), without judging the
     channel state of unaligned checkpoints that were never restored. Exit 1 on a violation, 4 when
     no property applied to a trace (over many traces: the worst, as 'snapcheck check')."""
-    codes = [EXIT_CLEAN]
+    codes = []
     for path in traces:
         j = judge_file(path, trace_id)
         echo(f"{path}:")
         echo(j.render())
         codes.append(j.exit_code(require_faults))
-    worst = min(codes, key=WORST_FIRST.index)
+    worst = worst_exit(codes)
     if worst != EXIT_CLEAN:
         sys.exit(worst)
 

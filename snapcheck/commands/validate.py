@@ -207,7 +207,8 @@ def validate_cmd(
     in this process on a local master, Spark on a cluster).
 
     Exit codes: 0 clean; 1 a correct protocol failed, a mutant escaped, or an input trace
-    has a violation; 2 bad input or usage (also: input rows were quarantined).
+    has a violation; 2 bad input or usage (also: input rows were quarantined); 4 (--input)
+    nothing judged in a trace (no property applied to it: no verdict).
     """
     console = make_console()
     if (traces is None) == (input_path is None):

@@ -281,3 +281,37 @@ def test_html_with_several_traces_writes_an_index_linking_each_report(tmp_path):
     for stem in ("checkmate_fig2a_consistent", "theory_d_dropped"):
         assert f"href='r-{stem}.html'" in index and (tmp_path / f"r-{stem}.html").exists()
     assert "bad input" in index and not (tmp_path / "r-broken.html").exists()
+
+
+def test_an_interrupted_html_run_leaves_the_older_report_set_as_it_was(tmp_path, monkeypatch):
+    """Ctrl-C during check A B C --html r.html: the per-trace pages are written aside and moved
+    into place with the index at the end, so no new page lands beside the older index (the
+    pages of the traces checked before the interruption used to)."""
+    import snapcheck.commands.check as check_cmd
+
+    traces = [FIG2B, FIG5, str(EXAMPLES / "theory_d_dropped.jsonl")]
+    (tmp_path / "r.html").write_text("old index")
+    (tmp_path / "r-checkmate_fig2b_orphan.html").write_text("old page")
+    before = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    check_one = check_cmd._check_one
+
+    def interrupted(path, *args):
+        if path == traces[-1]:
+            raise KeyboardInterrupt
+        return check_one(path, *args)
+
+    monkeypatch.setattr(check_cmd, "_check_one", interrupted)
+    with pytest.raises(SystemExit) as info:
+        main(["check", *traces, "--html", str(tmp_path / "r.html")])
+    assert info.value.code == 130
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == before  # no staging directory left either
+    monkeypatch.setattr(check_cmd, "_check_one", check_one)
+    with pytest.raises(SystemExit):
+        main(["check", *traces, "--html", str(tmp_path / "r.html")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "r-checkmate_fig2b_orphan.html",
+        "r-checkmate_fig5_domino_cyclic.html",
+        "r-theory_d_dropped.html",
+        "r.html",
+    ]
+    assert (tmp_path / "r-checkmate_fig2b_orphan.html").read_text() != "old page"

@@ -124,6 +124,11 @@ def _row(**kw) -> dict:
         ),
         ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
         ("unknown_column", "ts", "not a snapcheck Parquet trace: unknown column(s) 'ts'"),
+        (
+            "mistyped_column",
+            "line:string",
+            "not a snapcheck Parquet trace: column 'line' has type string, expected bigint",
+        ),
     ],
 )
 def test_hostile_parquet(name, rows, fragment, tmp_path):
@@ -133,6 +138,9 @@ def test_hostile_parquet(name, rows, fragment, tmp_path):
     elif rows == "ts":  # a valid trace with one column more: data no reader would look at
         table = pa.Table.from_pylist([_HEADER_ROW, *_EVENT_ROWS], SCHEMA)
         pq.write_table(table.append_column("ts", pa.array([0, 1, 2], pa.int64())), path)
+    elif rows == "line:string":  # a valid trace with its line numbers stored as strings
+        table = pa.Table.from_pylist([_HEADER_ROW, *_EVENT_ROWS], SCHEMA)
+        pq.write_table(table.set_column(1, "line", table.column("line").cast(pa.string())), path)
     else:
         _write_parquet(path, rows)
     for command in ("validate-trace", "check", "convert-jsonl", "replay"):

@@ -172,6 +172,18 @@ def test_every_row_is_checked_or_quarantined_with_its_reason(checked):
     assert res.exit_code == 1  # violations found (takes precedence over bad input)
 
 
+def test_a_refused_row_keeps_its_place_in_its_process_sequence(checked):
+    """One row of an unknown type is one problem, as for the JSONL reader (``traces.validate``):
+    the next events of its process are not reported out of order as well."""
+    res, _, _, _, out = checked
+    q = pq.read_table(out / "quarantine.parquet").to_pylist()
+    reasons = [r["reason"] for r in q if r["trace_id"] == "bad-type" and r["reason"]]
+    assert "unknown event type snapshot" in reasons
+    assert not [r for r in reasons if "per-process sequence" in r]
+    gap = [r["reason"] for r in q if r["trace_id"] == "gap" and r["reason"]]
+    assert len([r for r in gap if "per-process sequence" in r]) == 1  # a missing row: one break, where it is
+
+
 def test_spark_native_results_equal_the_checker_on_the_same_traces(checked):
     res, traces, _, _, out = checked
     native = Counter(

@@ -1,0 +1,78 @@
+"""``validate --input`` judges each trace as ``snapcheck check`` does: a trace to which not one
+property applied has no verdict (``not-judged``), never "OK", and the command's exit code over the
+traces follows check's rule (a violation, then nothing judged, then clean; DuckDB only)."""
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pyarrow.parquet as pq
+import pytest
+
+from snapcheck.checker import check_trace
+from snapcheck.checker.report import json_schema
+from snapcheck.spark_validation.input_job import markdown, validate_input
+from snapcheck.spark_validation.synthetic import random_trace, to_jsonl
+from snapcheck.traces import TraceRecorder, read_trace
+from snapcheck.traces.convert import jsonl_to_parquet
+from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
+
+GOLDEN = Path(__file__).resolve().parents[2] / "traces" / "examples"
+NOTHING = "nothing"  # theory_a_zcycle: no rounds, no cut, no promise; snapcheck check: NOTHING JUDGED, exit 4
+CLEAN = "clean"  # one complete round, nothing in flight
+VIOLATION = "violation"  # a random synthetic trace with violations
+
+
+def _trace(name):
+    if name == NOTHING:
+        return read_trace(GOLDEN / "theory_a_zcycle.jsonl")
+    if name == VIOLATION:
+        return parse_trace(to_jsonl(*random_trace(0, max_procs=3)), name)
+    rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [{"id": "ab", "src": "A", "dst": "B"}])
+    rec.round_start("C", 1)
+    _ = rec.checkpoint("A", "coordinated", round=1)
+    rec.recv("B", rec.barrier("A", "ab", round=1))
+    _ = rec.checkpoint("B", "coordinated", round=1)
+    rec.round_complete("C", 1)
+    return rec.trace()
+
+
+def _validate(tmp_path, names):
+    sources = []
+    for n in names:
+        sources.append(tmp_path / f"{n}.jsonl")
+        t = _trace(n)
+        sources[-1].write_bytes(dumps_trace(t.header, t.events))
+    src = tmp_path / "in.parquet"
+    jsonl_to_parquet([str(p) for p in sources], str(src), trace_ids=list(names))
+    return validate_input(str(src), str(tmp_path / "out"), master="local[1]"), tmp_path / "out"
+
+
+@pytest.mark.parametrize(
+    ("names", "code"), [((NOTHING,), 4), ((CLEAN, NOTHING), 4), ((NOTHING, VIOLATION), 1), ((CLEAN,), 0)]
+)
+def test_the_exit_code_is_checks_worst_over_the_traces(tmp_path, names, code):
+    res, out = _validate(tmp_path, names)
+    s = res.summary
+    assert res.exit_code == s["exit_code"] == code and s["ok"] == (code == 0)
+    assert s["checker_traces_not_judged"] == names.count(NOTHING)
+    assert s["not_judged_examples"] == [NOTHING] * names.count(NOTHING)
+    jsonschema.Draft202012Validator(json_schema("validate-summary")).validate(s)
+    text = markdown(s)
+    assert "OK" not in text.split("Verdict:")[1] if code else "**OK** (exit 0)" in text
+    assert ("Nothing judged" in text) == (NOTHING in names)
+
+
+def test_a_trace_with_nothing_judged_says_so_and_why(tmp_path):
+    res, out = _validate(tmp_path, (NOTHING, CLEAN))
+    per = {r["trace_id"]: r for r in pq.read_table(out / "traces.parquet").to_pylist()}
+    for name in (NOTHING, CLEAN):
+        report = check_trace(_trace(name))
+        row = per[name]
+        assert row["verdict"] == report.verdict and row["ok"] == (report.verdict == "clean")
+        assert row["judged"] == ",".join(report.judged)
+        assert json.loads(row["not_judged"]) == report.not_judged_json()
+    assert per[NOTHING]["verdict"] == "not-judged" and not per[NOTHING]["ok"]
+    assert "NOTHING JUDGED" in (out / "summary.md").read_text()
+    assert json.loads((out / "summary.json").read_text())["checker_traces_not_judged"] == 1
