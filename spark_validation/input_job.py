@@ -211,7 +211,14 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
         "native_traces_with_violations": native_traces,
     }
     codes = [EXIT_VIOLATION if native_traces else EXIT_CLEAN]
-    if not native_only:
+    if native_only:  # only the SQL rules judge: a trace with no complete round (and no --cut) has no verdict
+        unjudged = "SELECT DISTINCT trace_id FROM i_clean ANTI JOIN i_subjects USING (trace_id)"
+        summary["native_traces_not_judged"] = n_unjudged = eng.value(f"SELECT count(*) AS n FROM ({unjudged})")
+        summary["not_judged_examples"] = [
+            r["trace_id"] for r in eng.rows(f"SELECT trace_id FROM ({unjudged}) ORDER BY trace_id LIMIT {EXAMPLES}")
+        ]
+        codes += [EXIT_NOT_JUDGED] if n_unjudged else []
+    else:
         summary.update(_checker_part(eng, out_dir))
         codes += [VERDICT_EXIT[r["verdict"]] for r in eng.rows("SELECT DISTINCT verdict FROM i_valid")]
     exit_code = worst_exit(codes)  # over the checked traces, as snapcheck check: violation, then nothing judged
@@ -313,6 +320,16 @@ def markdown(s: dict) -> str:
         "",
     ]
     out += [f"- {k}: {v:,}" for k, v in s["native_violations"].items()]
+    if s.get("native_traces_not_judged"):
+        n, shown = s["native_traces_not_judged"], s["not_judged_examples"]
+        out += [
+            "",
+            f"**Nothing judged** in {n:,} checked traces: with `--native-only` only the SQL analysis judges, and "
+            "they have no complete round (and no `--cut` was given), so they have no verdict"
+            + (f"; the first {len(shown)}:" if len(shown) < n else ":"),
+            "",
+        ]
+        out += [f"- `{t}`" for t in shown]
     if "checker_kinds" in s:
         nv = s["native_vs_checker"]
         out += [

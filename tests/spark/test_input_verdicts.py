@@ -38,7 +38,7 @@ def _trace(name):
     return rec.trace()
 
 
-def _validate(tmp_path, names):
+def _validate(tmp_path, names, **kw):
     sources = []
     for n in names:
         sources.append(tmp_path / f"{n}.jsonl")
@@ -46,7 +46,7 @@ def _validate(tmp_path, names):
         sources[-1].write_bytes(dumps_trace(t.header, t.events))
     src = tmp_path / "in.parquet"
     jsonl_to_parquet([str(p) for p in sources], str(src), trace_ids=list(names))
-    return validate_input(str(src), str(tmp_path / "out"), master="local[1]"), tmp_path / "out"
+    return validate_input(str(src), str(tmp_path / "out"), master="local[1]", **kw), tmp_path / "out"
 
 
 @pytest.mark.parametrize(
@@ -76,3 +76,16 @@ def test_a_trace_with_nothing_judged_says_so_and_why(tmp_path):
     assert per[NOTHING]["verdict"] == "not-judged" and not per[NOTHING]["ok"]
     assert "NOTHING JUDGED" in (out / "summary.md").read_text()
     assert json.loads((out / "summary.json").read_text())["checker_traces_not_judged"] == 1
+
+
+@pytest.mark.parametrize(("names", "code"), [((NOTHING,), 4), ((CLEAN, NOTHING), 4), ((CLEAN,), 0)])
+def test_native_only_says_which_traces_it_judged_nothing_of(tmp_path, names, code):
+    """With --native-only the SQL analysis is the only judge: a trace without a complete
+    round (and no --cut) is judged by nothing, which the summary says and the exit shows."""
+    res, out = _validate(tmp_path, names, native_only=True)
+    s = res.summary
+    assert res.exit_code == s["exit_code"] == code
+    assert s["native_traces_not_judged"] == names.count(NOTHING)
+    assert s["not_judged_examples"] == [NOTHING] * names.count(NOTHING)
+    jsonschema.Draft202012Validator(json_schema("validate-summary")).validate(s)
+    assert ("Nothing judged" in markdown(s)) == (NOTHING in names)
