@@ -21,11 +21,13 @@ JVM of its own.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,6 +43,7 @@ JAR_ENV = "SNAPCHECK_TLA2TOOLS"
 JAVA_ENV = "SNAPCHECK_JAVA"
 MIN_JAVA = 17
 DEFAULT_TIMEOUT = 600.0
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent (thread) ends
 
 # Message codes of TLC's -tool mode (tlc2.output.EC / MP).
 MSG_INVARIANT = 2110
@@ -288,6 +291,17 @@ def run_tlc(job: TlcJob) -> TlcResult:
     return _run_cold(job, jar, java, props)
 
 
+def die_with_parent() -> None:
+    """In a child about to run a TLC JVM (``preexec_fn``): on Linux, have the kernel kill it
+    when the thread that started it ends (``PR_SET_PDEATHSIG``), so a TLC job whose
+    starter was killed (SIGKILL, a CI timeout) does not run on for no one; the JVM runs in
+    a session of its own, which a Ctrl-C or a signal to the starter's group does not
+    reach. The starting thread waits for the JVM, so it never ends first otherwise.
+    Elsewhere nothing is done."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _run_cold(job: TlcJob, jar: Path, java: str, props: dict[str, str]) -> TlcResult:
     """Run one TLC job in a JVM of its own."""
     with tempfile.TemporaryDirectory(prefix="snapcheck-tlc-") as tmp:
@@ -297,7 +311,12 @@ def _run_cold(job: TlcJob, jar: Path, java: str, props: dict[str, str]) -> TlcRe
         cmd += _tlc_args(job, os.path.join(tmp, "meta"), job.module)
         start = time.monotonic()
         proc = subprocess.Popen(
-            cmd, cwd=job.directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=job.directory,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
         )
         timed_out = threading.Event()
 

@@ -160,3 +160,65 @@ def test_each_conformance_job_reads_its_own_trace(tmp_path, monkeypatch):
     server.close_all()
     assert verdicts() == cold
     assert server._idle and server._idle[0].jobs >= len(paths)
+
+
+def _tlc_jvms(pid: int) -> list[int]:
+    """The TLC JVMs (a server or ``tlc2.TLC``) whose parent is ``pid`` (Linux ``/proc``;
+    not the ``java -version`` or ``javac`` the kit runs first)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if int(stat[1]) == pid and (b"tlc2.TLC" in cmdline or b"TlcServer\x00" in cmdline):
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+STARTER = (
+    "import sys\nfrom pathlib import Path\nfrom snapcheck.checker.tla.tlc import TlcJob, run_tlc\n"
+    "run_tlc(TlcJob(Path(sys.argv[1]), 'Counter', 'ok.cfg', timeout=600))\n"
+)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_a_tlc_job_whose_starter_is_killed_stops_with_it(tmp_path, warm):
+    """A job runs in a JVM of its own session (a Ctrl-C of the command must not reach
+    it first); when the process that started it is killed, not ended, the JVM stops
+    too, in the middle of its job, instead of running for minutes for no one."""
+    import subprocess
+    import sys
+
+    (tmp_path / "Counter.tla").write_text(COUNTER.format(n=10**9))  # minutes of TLC
+    (tmp_path / "ok.cfg").write_text("SPECIFICATION Spec\n")
+    starter = subprocess.Popen(
+        [sys.executable, "-c", STARTER, str(tmp_path)], env={**os.environ, server.SERVER_ENV: warm}
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (jvms := _tlc_jvms(starter.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert jvms, "no TLC JVM started"
+        time.sleep(3)  # well into the job
+        assert all(_alive(j) for j in jvms)
+        starter.kill()
+        starter.wait()
+        deadline = time.monotonic() + 20
+        while any(_alive(j) for j in jvms) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(j) for j in jvms)
+    finally:
+        starter.kill()
+        for j in _tlc_jvms(starter.pid):
+            os.kill(j, signal.SIGKILL)

@@ -81,6 +81,10 @@ public final class TlcServer {
     }
 
     public static void main(String[] argv) throws Exception {
+        // A starter that ends closes this server's input (end of file: exit below); one
+        // that is killed does not, so the server also stops when its starter is gone, at
+        // once, even in the middle of a job no one will read.
+        ProcessHandle.current().parent().ifPresent(p -> p.onExit().thenRun(() -> Runtime.getRuntime().halt(1)));
         DataInputStream in = new DataInputStream(System.in);
         DataOutputStream out = new DataOutputStream(new FileOutputStream(FileDescriptor.out));
         PrintStream silent = new PrintStream(OutputStream.nullOutputStream());
