@@ -291,7 +291,7 @@ def run_tlc(job: TlcJob) -> TlcResult:
     return _run_cold(job, jar, java, props)
 
 
-def die_with_parent() -> None:
+def _die_with_parent() -> None:
     """In a child about to run a TLC JVM (``preexec_fn``): on Linux, have the kernel kill it
     when the thread that started it ends (``PR_SET_PDEATHSIG``), so a TLC job whose
     starter was killed (SIGKILL, a CI timeout) does not run on for no one; the JVM runs in
@@ -316,7 +316,7 @@ def _run_cold(job: TlcJob, jar: Path, java: str, props: dict[str, str]) -> TlcRe
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=die_with_parent,
+            preexec_fn=_die_with_parent,
         )
         timed_out = threading.Event()
 
