@@ -381,7 +381,11 @@ def test_missing_event_kinds_are_kinds_of_the_checker():
 
 
 LOSSES = [  # (simulation, kind, what the printed witness must say: as every original one does)
-    (["--mutant", "rescale-race", "--demo"], "dropped", r"/r1 on g1\.bids\[0\]->g1\.window_count\[0\] is sent"),
+    (
+        ["--mutant", "rescale-race", "--demo"],
+        "dropped",
+        r"/r1 on g1\.bids\[0\]->g1\.window_count\[0\] is re-injected from recovered channel state by g1\.window_count\[0\]",
+    ),
     (
         ["--mutant", "unc-no-logging", "-w", "q3", "-P", "2", "-s", "5", "--records", "40", "--fail", "join[0]@1500"],
         "lost",
