@@ -14,7 +14,7 @@ oracle::
     @given(sim_configs(protocols=[MyProtocol()], cyclic=False))
     def test_my_protocol(cfg):
         res = simulate(cfg)
-        assert check_trace(res.trace()).ok
+        assert check_trace(res.trace()).clean
         assert exactly_once(cfg, res) == []
 
 Strategies:
