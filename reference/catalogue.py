@@ -431,6 +431,15 @@ def as_spec(protocol) -> str:
     return spec
 
 
+def mutant_class(spec) -> type[Protocol]:
+    """The mutant class named by ``spec`` (as ``resolve``); a class that declares no
+    ``mutant_of`` is a ``UsageError``."""
+    cls = resolve(spec, "mutant")
+    if not cls.mutant_of:
+        raise UsageError(f"{spec} is not a mutant: its class declares no mutant_of")
+    return cls
+
+
 def base_of(mutant: type[Protocol]) -> str:
     """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``)."""
     base = mutant.mutant_of

@@ -34,16 +34,21 @@ class SimConfig:
 
     protocol / workload: a registered name (``reference.PROTOCOLS``,
     ``reference.WORKLOADS``) or an object (your own ``Protocol`` instance, a
-    ``Workload``). ``records``: input records per source partition (None: the
+    ``Workload``); the protocol by default: ``abs-aligned``, or the one ``mutant``
+    mutates. ``records``: input records per source partition (None: the
     workload's default). ``failures``: crashes, ``(task id, time)`` or ``(task id,
     situation, k)`` — right after the k-th occurrence of a situation, see
     ``reference.sim.exploration``. ``pauses``: ``(k, ticks)`` schedule perturbations
-    (the task of the k-th step is held back). ``mutant``: a
-    name from ``reference.MUTANTS`` (it fixes the protocol and may adjust the
-    config, see ``mutants.py``).
+    (the task of the k-th step is held back). ``mutant``: a name from
+    ``reference.MUTANTS`` or a mutant class (it runs in place of the protocol it
+    mutates, its ``mutant_of``, which is the protocol unless another is given: that is
+    a ``UsageError`` at ``simulate``; it may adjust the config, see ``mutants.py``).
+
+    >>> SimConfig().protocol, SimConfig(mutant="unaligned-late-snapshot").protocol
+    ('abs-aligned', 'unaligned')
     """
 
-    protocol: Any = "abs-aligned"
+    protocol: Any = None  # set by __post_init__: "abs-aligned", or the mutant's base protocol
     workload: Any = "q1"
     parallelism: int = 2
     seed: int = 0
@@ -77,6 +82,13 @@ class SimConfig:
     max_parallelism: int = 16  # key groups of keyed operators (runs that rescale)
     finish_sources: bool = False  # sources finish at the end of their input (FLIP-147); the rest goes on
 
+    def __post_init__(self) -> None:
+        if self.protocol is None:  # as snapcheck simulate without --protocol
+            from snapcheck.reference.catalogue import base_of, mutant_class
+
+            base = DEFAULT_PROTOCOL if self.mutant is None else base_of(mutant_class(self.mutant))
+            object.__setattr__(self, "protocol", base)
+
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
         d = {
@@ -98,6 +110,7 @@ class SimConfig:
         return d
 
 
+DEFAULT_PROTOCOL = "abs-aligned"
 _FIELDS = tuple(f.name for f in fields(SimConfig))
 _DEFAULTS = {f.name: f.default for f in fields(SimConfig)}
 _EXTENSIONS = ("rescale", "max_parallelism", "finish_sources")  # described only when set
@@ -149,15 +162,13 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     An instance is copied (``copy.deepcopy``; one that cannot be is a ``UsageError``):
     each run starts from the instance as it was given, never from what an earlier run
     left on it."""
-    from snapcheck.reference.catalogue import base_of, user_hook
+    from snapcheck.reference.catalogue import base_of, mutant_class, user_hook
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
 
     protocol = cfg.protocol
     if cfg.mutant is not None:
-        mut = lookup(cfg.mutant, "mutant")
-        if not mut.mutant_of:
-            raise UsageError(f"{cfg.mutant} is not a mutant: its class declares no mutant_of")
+        mut = mutant_class(cfg.mutant)
         if lookup(protocol) is not lookup(base_of(mut)):
             raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
         with user_hook(mut, "adjust"):
