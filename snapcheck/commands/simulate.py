@@ -323,8 +323,12 @@ def simulate_cmd(
     ):
         if value < 1:
             raise UsageError(f"--{name} must be at least 1")
+    from snapcheck.reference.sim.exploration import FaultError
+
     try:
         res = simulate(SimConfig(**fields))
+    except FaultError as exc:
+        raise UsageError(f"--fail: {exc.detail}") from None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     write_atomic(output, res.dumps())
