@@ -4,9 +4,16 @@ worded for the API), matching what ``snapcheck simulate`` does on the command li
 
 from __future__ import annotations
 
-import pytest
+import io
+import re
 
-from snapcheck.reference import SimConfig, simulate
+import pytest
+from hypothesis import HealthCheck, given, settings
+from rich.console import Console
+
+from snapcheck.reference import Protocol, SimConfig, TaskProtocol, simulate
+from snapcheck.reference.catalogue import resolve
+from snapcheck.reference.testing import sim_configs
 from snapcheck.traces.errors import UsageError
 
 
@@ -53,3 +60,80 @@ def test_a_field_of_the_wrong_type_is_a_usage_error_naming_it(fields, message):
 def test_the_command_line_names_its_own_option(run, tmp_path):
     code, text = run("simulate", "--fail", "nosuch[0]@10", "-o", str(tmp_path / "t.jsonl"))
     assert code == 2 and "--fail: names no task: 'nosuch[0]'" in text and "SimConfig" not in text
+
+
+class ShortTask(TaskProtocol):
+    def on_barrier(self, ch, barrier):  # the simulator passes overtaking too
+        pass
+
+
+class Short(Protocol):
+    name = "short"
+    task_class = ShortTask
+
+
+SHORT = "ShortTask.on_barrier(self, ch, barrier) cannot be called as on_barrier(self, ch, barrier, overtaking)"
+
+
+@pytest.mark.parametrize("protocol", [Short, Short()], ids=["class", "instance"])
+def test_a_protocol_given_as_an_object_gets_the_declaration_checks_of_the_command_line(protocol):
+    with pytest.raises(UsageError, match=re.escape(SHORT)):
+        simulate(SimConfig(protocol=protocol))
+    with pytest.raises(UsageError, match=re.escape(SHORT)):
+        sim_configs(protocols=[protocol])  # when the strategy is made, not at its first draw
+
+
+def test_the_command_line_gives_the_same_reason(run, tmp_path):
+    (tmp_path / "short.py").write_text(
+        "from snapcheck.reference.protocol import Protocol, TaskProtocol\n"
+        "class ShortTask(TaskProtocol):\n    def on_barrier(self, ch, barrier):\n        pass\n"
+        "class Short(Protocol):\n    name = 'short'\n    task_class = ShortTask\n"
+    )
+    code, text = run("simulate", "-p", f"{tmp_path / 'short.py'}:Short", "-o", str(tmp_path / "t.jsonl"))
+    assert code == 2 and SHORT in text
+
+
+@pytest.mark.parametrize(
+    ("protocols", "names"),
+    [("abs-aligned", {"abs-aligned"}), ("abs-aligned, unaligned", {"abs-aligned", "unaligned"})],
+)
+def test_sim_configs_reads_one_string_as_run_validation_does(protocols, names):
+    drawn = set()
+
+    @settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(sim_configs(protocols=protocols, with_failures=False))
+    def draw(cfg):
+        drawn.add(cfg.protocol)
+
+    draw()
+    assert drawn <= names and drawn
+
+
+def test_sim_configs_takes_one_class_as_a_list_of_one_and_refuses_what_names_no_protocol():
+    @settings(max_examples=3, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(sim_configs(protocols=resolve("unaligned"), with_failures=False))
+    def draw(cfg):
+        assert cfg.protocol is resolve("unaligned")
+
+    draw()
+    with pytest.raises(UsageError, match="protocols: expected a list of names, MODULE:CLASS specs or Protocol classes"):
+        sim_configs(protocols=3)
+    with pytest.raises(UsageError, match="unknown protocol 'no-such'"):
+        sim_configs(protocols="no-such")
+
+
+def test_run_validation_takes_none_for_no_mutant_and_one_name_as_the_command_line_does(tmp_path):
+    from snapcheck.spark_validation.main_job import run_validation
+
+    summary = run_validation(
+        2,
+        str(tmp_path),
+        protocols="abs-aligned",
+        workloads="q1",
+        mutants="none",
+        engine="python",
+        progress=False,
+        console=Console(file=io.StringIO()),
+        oracle=False,
+    )
+    assert summary["mutants_selected"] == [] and summary["protocols_selected"] == ["abs-aligned"] and summary["ok"]
