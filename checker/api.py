@@ -44,6 +44,8 @@ inject are listed in ``report.faults`` with whether each happened.
 
 from __future__ import annotations
 
+from os import PathLike
+
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
 from snapcheck.checker.coverage import not_judged, requested_faults
@@ -194,7 +196,21 @@ def check_trace(trace: Trace, opts: CheckOptions | None = None) -> Report:
 
     >>> check_trace(golden("checkmate_fig2b_orphan"), CheckOptions(cut={"O1": 1, "O2": 1, "O3": 1})).kinds
     {'orphan'}
+
+    ``trace`` is a ``Trace`` only: a file is read with ``snapcheck.traces.read_trace(path)``
+    (which validates it; ``snapcheck check FILE`` also completes the options from the
+    protocol catalogue and the trace's ``metadata.expected``), a simulation's trace is
+    ``res.trace()``. Anything else, and ``opts`` that are not a ``CheckOptions``, is a
+    ``TypeError`` saying what to pass:
+
+    >>> check_trace("run.jsonl")
+    Traceback (most recent call last):
+    TypeError: check_trace(trace): expected a snapcheck.traces.Trace, not str; read a trace file with snapcheck.traces.read_trace(path)
+    >>> check_trace(golden("theory_c_domino"), {"failures": "all"})
+    Traceback (most recent call last):
+    TypeError: check_trace(trace, opts): expected a CheckOptions, not dict; e.g. CheckOptions(**opts)
     """
+    _check_arguments(trace, opts)
     opts = opts or CheckOptions()
     opts.validate()
     with paused_gc():  # the analyses build many small objects and no garbage cycles
@@ -202,6 +218,24 @@ def check_trace(trace: Trace, opts: CheckOptions | None = None) -> Report:
         _check(run)
     hold(run)  # the history and indexes are not freed when the process ends next (traces.process_exit)
     return run.report
+
+
+def _check_arguments(trace, opts) -> None:
+    """A ``TypeError`` for a ``check_trace`` argument of the wrong type, saying what to pass."""
+    if not isinstance(trace, Trace):
+        what = type(trace).__name__
+        if isinstance(trace, (str, bytes, PathLike)):
+            how = "read a trace file with snapcheck.traces.read_trace(path)"
+        elif callable(getattr(trace, "trace", None)):  # a SimResult (the checker does not import the simulator)
+            how = "pass a simulation's trace, res.trace()"
+        else:
+            how = "read one with snapcheck.traces.read_trace(path)"
+        raise TypeError(f"check_trace(trace): expected a snapcheck.traces.Trace, not {what}; {how}")
+    if opts is not None and not isinstance(opts, CheckOptions):
+        raise TypeError(
+            f"check_trace(trace, opts): expected a CheckOptions, not {type(opts).__name__}"
+            + ("; e.g. CheckOptions(**opts)" if isinstance(opts, dict) else "")
+        )
 
 
 def _check(run: _Run) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 PROPERTIES = (
@@ -89,6 +90,15 @@ class CheckOptions:
     checkpoint, as in CheckMate), z3 certificates, the cross-checks of the recovery line
     and the caps on witnesses and listed violations.
 
+    ``properties`` and ``cut`` may also be written as on the command line: one string
+    naming properties with commas (``"consistency,channel-state"``), a cut as
+    ``"P0=1,P1=V"`` (``checker.notation.parse_cut``).
+
+    >>> CheckOptions(properties="consistency", cut="P0=1,P1=V").properties
+    {'consistency'}
+    >>> CheckOptions(cut="P0=1,P1=V").cut
+    {'P0': 1, 'P1': 'V'}
+
     The domino effect of docs/theory.md, worked example C, after the failure of both
     processes:
 
@@ -111,8 +121,50 @@ class CheckOptions:
     max_per_result: int = 20  # violations listed per property result (all are counted)
     facts: dict | None = None  # protocol facts completing the header's params (header wins)
 
+    def __post_init__(self) -> None:
+        if isinstance(self.properties, str):  # "consistency,channel-state", as --property takes them
+            self.properties = {p.strip() for p in self.properties.split(",") if p.strip()}
+        if isinstance(self.cut, str):
+            from snapcheck.checker.notation import parse_cut
+            from snapcheck.traces.errors import UsageError
+
+            try:
+                self.cut = parse_cut(self.cut)
+            except UsageError as exc:
+                raise CheckerUsageError(str(exc)) from None
+
     def validate(self) -> None:
-        """Raise ``CheckerUsageError`` for an unknown semantics or property name."""
+        """Raise ``CheckerUsageError`` for an unknown semantics or property name, or a
+        ``properties``, ``cut`` or ``failures`` of a type it cannot be.
+
+        >>> opts = CheckOptions()
+        >>> opts.cut = [("P0", 1)]
+        >>> opts.validate()
+        Traceback (most recent call last):
+        snapcheck.checker.options.CheckerUsageError: cut: expected a dict {process: checkpoint number or "V"} or a string like "P0=1,P1=V", not list
+        """
+        if self.properties is not None and (
+            isinstance(self.properties, str)
+            or not isinstance(self.properties, Iterable)
+            or not all(isinstance(p, str) for p in self.properties)
+        ):
+            raise CheckerUsageError(
+                f"properties: expected a set of property names (or one string naming them with commas), "
+                f"not {self.properties!r}"
+            )
+        if self.cut is not None and not isinstance(self.cut, dict):
+            raise CheckerUsageError(
+                'cut: expected a dict {process: checkpoint number or "V"} or a string like "P0=1,P1=V", '
+                f"not {type(self.cut).__name__}"
+            )
+        if not (
+            self.failures is None
+            or isinstance(self.failures, str)
+            or (isinstance(self.failures, Iterable) and all(isinstance(p, str) for p in self.failures))
+        ):
+            raise CheckerUsageError(
+                f'failures: expected None, "all", a list of process ids or a string like "P0,P1", not {self.failures!r}'
+            )
         if self.semantics not in SEMANTICS:
             raise CheckerUsageError(f"unknown semantics {self.semantics!r} (use {' or '.join(SEMANTICS)})")
         if self.properties is not None:

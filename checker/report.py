@@ -217,7 +217,7 @@ class UnreadTrace:
     """A trace that was not checked because it could not be read or is not valid (the
     ``check`` command exits 2 for it): ``errors`` are ``FILE:LINE: reason`` texts (the
     first ones; ``total`` counts all). It stands where a ``Report`` would, with
-    ``ok`` False and ``verdict`` ``"error"``.
+    ``ok`` and ``clean`` False and ``verdict`` ``"error"``.
 
     >>> unread = UnreadTrace("run.jsonl", ["run.jsonl:3: unknown channel 'x'"], total=4)
     >>> unread.ok, unread.verdict, unread.to_json()["error"]
@@ -233,6 +233,7 @@ class UnreadTrace:
     total: int = 0
 
     ok = False
+    clean = False
     verdict = "error"
 
     def to_json(self) -> dict:
@@ -338,7 +339,7 @@ class Report:
     shown), ``stats``, ``not_judged`` (each property without a result and why) and the
     requested ``faults`` with whether each happened (``checker.coverage``). ``verdict``
     is ``"not-judged"`` when there is no result at all (``ok`` is then True: nothing was
-    violated; in the JSON report ``ok`` is the verdict ``clean``). ``to_json()`` is the documented
+    violated; ``clean`` is False, and in the JSON report ``ok`` is ``clean``). ``to_json()`` is the documented
     JSON report (docs/checker.md, "JSON report"), ``render_text()`` the human one.
 
     Worked example A of docs/theory.md: no property is violated (the trace promises no
@@ -403,8 +404,23 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """Whether every result is ``ok`` (True for a report without results: see ``verdict``)."""
+        """Whether every result is ``ok`` (True for a report without results: see ``verdict``;
+        a test asserts ``clean``)."""
         return all(r.ok for r in self.results)
+
+    @property
+    def clean(self) -> bool:
+        """Whether the verdict is ``clean``: something was judged and nothing violated (what
+        ``snapcheck check`` exits 0 for and the JSON report calls ``ok``). The assertion of a
+        test: ``assert check_trace(trace).clean`` fails also for a trace with nothing judged.
+
+        >>> from snapcheck.checker import check_trace
+        >>> from snapcheck.traces.golden import golden
+        >>> nothing = check_trace(golden("theory_a_zcycle"))
+        >>> nothing.ok, nothing.clean, nothing.verdict
+        (True, False, 'not-judged')
+        """
+        return self.verdict == "clean"
 
     @property
     def kinds(self) -> set[str]:
@@ -432,7 +448,7 @@ class Report:
             "version": JSON_SCHEMA_VERSION,
             "trace": self.trace,
             "protocol": self.protocol,
-            "ok": self.verdict == "clean",  # a trace with nothing judged is not OK (exit 4)
+            "ok": self.clean,  # a trace with nothing judged is not OK (exit 4)
             "verdict": self.verdict,
             "judged": self.judged,
             "not_judged": self.not_judged_json(),

@@ -134,10 +134,23 @@ def load(spec: str) -> type[Protocol]:
         raise UsageError(f"protocol {spec!r}: {where} has no class {clsname}")
     if not (inspect.isclass(cls) and issubclass(cls, Protocol)):
         raise UsageError(f"protocol {spec!r}: {clsname} is not a subclass of snapcheck.reference.protocol.Protocol")
+    _LOADED[spec] = checked(cls, spec)
+    return cls
+
+
+_CHECKED: set[type[Protocol]] = set()
+
+
+def checked(cls: type[Protocol], spec: str | None = None) -> type[Protocol]:
+    """``cls`` once its declarations are checked (``declaration_problems``, once per class;
+    the kit's own are not): a problem is a ``UsageError`` naming the protocol (``spec``, or
+    ``spec_of(cls)``), whether the class came by name, as a class or as an instance."""
+    if cls in _CHECKED or is_builtin(cls):
+        return cls
     problems = declaration_problems(cls)
     if problems:
-        raise UsageError(f"protocol {spec!r}: " + "; ".join(problems))
-    _LOADED[spec] = cls
+        raise UsageError(f"protocol {spec or spec_of(cls)!r}: " + "; ".join(problems))
+    _CHECKED.add(cls)
     return cls
 
 
@@ -303,9 +316,9 @@ def resolve(spec, kind: str = "protocol") -> type[Protocol]:
     ``MODULE:CLASS``, ``FILE.py:CLASS``, a ``Protocol`` subclass or instance. ``kind``
     ("protocol" or "mutant") words the error for an unknown name."""
     if inspect.isclass(spec) and issubclass(spec, Protocol):
-        return spec
+        return checked(spec)
     if isinstance(spec, Protocol):
-        return type(spec)
+        return checked(type(spec))
     if not isinstance(spec, str):
         raise UsageError(f"a protocol is a name, MODULE:CLASS or a Protocol subclass, not {type(spec).__name__}")
     if is_reference(spec):
@@ -317,6 +330,31 @@ def resolve(spec, kind: str = "protocol") -> type[Protocol]:
             f"unknown {kind} {spec!r} (known: {', '.join(known)}; see snapcheck protocols; or give MODULE:CLASS)"
         )
     return cls
+
+
+def as_list(value, what: str = "protocols") -> list | None:
+    """Protocols (or mutants, workloads) given to an API function as a list: None stays
+    None (the default selection); one string is a comma list, as on the command line
+    (``"abs-aligned,unaligned"``; one name is a list of one); one ``Protocol`` class or
+    instance is a list of one. Anything else that is not iterable is a ``UsageError``
+    naming ``what``.
+
+    >>> as_list("abs-aligned, unaligned"), as_list(resolve("unaligned")) == [resolve("unaligned")]
+    (['abs-aligned', 'unaligned'], True)
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [n.strip() for n in value.split(",") if n.strip()]
+    if isinstance(value, Protocol) or inspect.isclass(value):
+        return [value]
+    try:
+        return list(value)
+    except TypeError:
+        raise UsageError(
+            f"{what}: expected a list of names, MODULE:CLASS specs or Protocol classes (or one of them), "
+            f"not {type(value).__name__}"
+        ) from None
 
 
 def is_builtin(cls: type[Protocol]) -> bool:
@@ -429,6 +467,15 @@ def as_spec(protocol) -> str:
             "it at the top level of a module or file)"
         )
     return spec
+
+
+def mutant_class(spec) -> type[Protocol]:
+    """The mutant class named by ``spec`` (as ``resolve``); a class that declares no
+    ``mutant_of`` is a ``UsageError``."""
+    cls = resolve(spec, "mutant")
+    if not cls.mutant_of:
+        raise UsageError(f"{spec} is not a mutant: its class declares no mutant_of")
+    return cls
 
 
 def base_of(mutant: type[Protocol]) -> str:

@@ -34,16 +34,24 @@ class SimConfig:
 
     protocol / workload: a registered name (``reference.PROTOCOLS``,
     ``reference.WORKLOADS``) or an object (your own ``Protocol`` instance, a
-    ``Workload``). ``records``: input records per source partition (None: the
+    ``Workload``); the protocol by default: ``abs-aligned``, or the one ``mutant``
+    mutates. ``records``: input records per source partition (None: the
     workload's default). ``failures``: crashes, ``(task id, time)`` or ``(task id,
     situation, k)`` — right after the k-th occurrence of a situation, see
     ``reference.sim.exploration``. ``pauses``: ``(k, ticks)`` schedule perturbations
-    (the task of the k-th step is held back). ``mutant``: a
-    name from ``reference.MUTANTS`` (it fixes the protocol and may adjust the
-    config, see ``mutants.py``).
+    (the task of the k-th step is held back). ``mutant``: a name from
+    ``reference.MUTANTS`` or a mutant class (it runs in place of the protocol it
+    mutates, its ``mutant_of``, which is the protocol unless another is given: that is
+    a ``UsageError`` at ``simulate``; it may adjust the config, see ``mutants.py``).
+
+    ``simulate`` checks the fields first (``check_fields``): a value of another type, or
+    below what the simulator takes, is a ``UsageError`` naming the field.
+
+    >>> SimConfig().protocol, SimConfig(mutant="unaligned-late-snapshot").protocol
+    ('abs-aligned', 'unaligned')
     """
 
-    protocol: Any = "abs-aligned"
+    protocol: Any = None  # set by __post_init__: "abs-aligned", or the mutant's base protocol
     workload: Any = "q1"
     parallelism: int = 2
     seed: int = 0
@@ -77,6 +85,13 @@ class SimConfig:
     max_parallelism: int = 16  # key groups of keyed operators (runs that rescale)
     finish_sources: bool = False  # sources finish at the end of their input (FLIP-147); the rest goes on
 
+    def __post_init__(self) -> None:
+        if self.protocol is None:  # as snapcheck simulate without --protocol
+            from snapcheck.reference.catalogue import base_of, mutant_class
+
+            base = DEFAULT_PROTOCOL if self.mutant is None else base_of(mutant_class(self.mutant))
+            object.__setattr__(self, "protocol", base)
+
     def describe(self) -> dict:
         """JSON-serialisable form for the trace header."""
         d = {
@@ -98,6 +113,7 @@ class SimConfig:
         return d
 
 
+DEFAULT_PROTOCOL = "abs-aligned"
 _FIELDS = tuple(f.name for f in fields(SimConfig))
 _DEFAULTS = {f.name: f.default for f in fields(SimConfig)}
 _EXTENSIONS = ("rescale", "max_parallelism", "finish_sources")  # described only when set
@@ -140,6 +156,98 @@ class SimResult:
         )
 
 
+# What each plain field of SimConfig holds: (type, minimum or None, None allowed); the
+# minimums are those snapcheck simulate enforces. The protocol, workload, mutant and the
+# entries of failures, stragglers, pauses and rescale are checked where they are read.
+_INT: tuple[type, ...] = (int,)
+_NUMBER: tuple[type, ...] = (int, float)
+_BOOL: tuple[type, ...] = (bool,)
+_KINDS = {
+    "seed": (_INT, None, False),
+    "parallelism": (_INT, 1, False),
+    "records": (_INT, 1, True),
+    "gap": (_INT, 1, True),
+    "hot_ratio": (_NUMBER, 0, False),
+    "interval": (_INT, 1, False),
+    "max_concurrent": (_INT, 1, False),
+    "checkpoint_timeout": (_INT, 1, True),
+    "aligned_timeout": (_INT, 0, False),
+    "recovery": ((str,), None, False),
+    "latency": (_INT, 0, False),
+    "jitter": (_INT, 0, False),
+    "fifo": (_BOOL, None, False),
+    "buffer": (_INT, 1, False),
+    "out_buffer": (_INT, 1, False),
+    "barrier_cost": (_INT, 0, False),
+    "snapshot_cost": (_INT, 0, False),
+    "control_latency": (_INT, 0, False),
+    "detect_delay": (_INT, 0, False),
+    "restart_delay": (_INT, 0, False),
+    "decline_prob": (_NUMBER, 0, False),
+    "digests": (_BOOL, None, False),
+    "values": (_BOOL, None, False),
+    "max_time": (_INT, 1, False),
+    "max_parallelism": (_INT, 1, False),
+    "finish_sources": (_BOOL, None, False),
+}
+_ENTRIES = {  # tuple fields: the form of one entry
+    "failures": "(task id, time) or (task id, situation, k), or 'TASK@TIME'",
+    "stragglers": "(task id, cost factor)",
+    "pauses": "(step, ticks)",
+    "rescale": "(kind, time, parallelism)",
+}
+
+
+def check_fields(cfg: SimConfig) -> None:
+    """A ``UsageError`` naming the first field of ``cfg`` whose value is not of the type
+    (or below the minimum) the simulator takes, and what it takes.
+
+    >>> check_fields(SimConfig(parallelism="2"))
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: SimConfig.parallelism: expected an integer >= 1, not '2' (str)
+    >>> check_fields(SimConfig(failures=("map[0]",)))
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: SimConfig.failures: fault 'map[0]': expected TASK@TIME or TASK@SITUATION#K, e.g. join[0]@1500
+    """
+    from snapcheck.reference.sim.exploration import parse_fault
+
+    for name, (types, least, optional) in _KINDS.items():
+        v = getattr(cfg, name)
+        if v is None and optional:
+            continue
+        fits = isinstance(v, types) and (types == _BOOL or not isinstance(v, bool))
+        if not fits or (least is not None and v < least):
+            what = {_INT: "an integer", _NUMBER: "a number", _BOOL: "True or False"}.get(types, "a string")
+            what += f" >= {least}" if least is not None else ""
+            raise UsageError(
+                f"SimConfig.{name}: expected {what}{' or None' if optional else ''}, not {v!r} ({type(v).__name__})"
+            )
+    for name, form in _ENTRIES.items():
+        v = getattr(cfg, name)
+        entries = v if isinstance(v, (tuple, list)) else None
+        bad = [
+            e
+            for e in entries or ()
+            if not (isinstance(e, (tuple, list)) or (name == "failures" and isinstance(e, str)))
+        ]
+        if entries is None or bad:
+            raise UsageError(f"SimConfig.{name}: expected a tuple of {form} entries, not {v!r}")
+    try:
+        faults = [parse_fault(f) for f in cfg.failures]
+    except ValueError as exc:
+        raise UsageError(f"SimConfig.failures: {exc}") from None
+    for f in faults:
+        if not (
+            isinstance(f[0], str)
+            and (len(f) == 2 and _integer(f[1]) or len(f) == 3 and isinstance(f[1], str) and _integer(f[2]))
+        ):
+            raise UsageError(f"SimConfig.failures: {f!r} is not {_ENTRIES['failures']}")
+
+
+def _integer(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     """Apply the mutant and build the workload and protocol objects of a config.
 
@@ -149,15 +257,14 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
     An instance is copied (``copy.deepcopy``; one that cannot be is a ``UsageError``):
     each run starts from the instance as it was given, never from what an earlier run
     left on it."""
-    from snapcheck.reference.catalogue import base_of, user_hook
+    from snapcheck.reference.catalogue import base_of, mutant_class, user_hook
     from snapcheck.reference.catalogue import resolve as lookup
     from snapcheck.reference.workloads import make_workload
 
+    check_fields(cfg)
     protocol = cfg.protocol
     if cfg.mutant is not None:
-        mut = lookup(cfg.mutant, "mutant")
-        if not mut.mutant_of:
-            raise UsageError(f"{cfg.mutant} is not a mutant: its class declares no mutant_of")
+        mut = mutant_class(cfg.mutant)
         if lookup(protocol) is not lookup(base_of(mut)):
             raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
         with user_hook(mut, "adjust"):
@@ -187,8 +294,6 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
 
             known = ", ".join(list(WORKLOADS) + list(RANDOM_WORKLOADS))
             raise UsageError(f"unknown workload {workload!r} (known: {known})") from None
-    if cfg.parallelism < 1:
-        raise UsageError("parallelism must be at least 1")
     return cfg, workload, protocol
 
 

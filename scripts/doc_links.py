@@ -17,7 +17,10 @@ Markdown files and in the code, checked against the files and headings that exis
   "section" and a digit) is reported: cite the heading, whose name survives
   renumbering;
 * in Markdown, a path in backticks that starts with a top-level directory of the
-  repository (``checker/cuts.py``) must exist (globs and placeholders are skipped).
+  repository (``checker/cuts.py``) must exist (globs and placeholders are skipped);
+* in Markdown, a module path in backticks is the one a user imports: it starts with
+  ``snapcheck.`` (``snapcheck.checker.check_trace``, not ``checker.check_trace``, which
+  works only inside the repository; ``PACKAGE_DIRS``), file names aside (``traces.parquet``).
 
 Names of files the kit *writes* (``OUTPUT_NAMES``) and string literals that are a
 bare file name (a path being built in code) are not citations.
@@ -48,6 +51,10 @@ _QUOTED = re.compile(r"""\s*(?:,|:)?\s*\(?\s*(?:section\s+)?(?:"([^"\n]+)"|“([
 _SECTION_NUMBER = re.compile(r"\s*,?\s*(?:§|section\s+\d|sections\s+\d)")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _SKIP_SUFFIXES = {".png", ".svg", ".jpg", ".gif", ".jsonl", ".parquet", ".jar", ".class", ".pdf"}
+#: The directories the build installs as ``snapcheck.<name>`` (pyproject.toml, package-dir).
+PACKAGE_DIRS = ("traces", "checker", "reference", "spark_validation", "flink", "specs")
+_FILE_SUFFIXES = _SKIP_SUFFIXES | {".md", ".py", ".json", ".toml", ".tla", ".cfg", ".java", ".txt", ".html", ".xml"}
+_MODULE_PATH = re.compile(rf"(?<![\w./-])((?:{'|'.join(PACKAGE_DIRS)})(?:\.[A-Za-z_]\w*)+)")
 
 
 def github_slug(heading: str) -> str:
@@ -192,6 +199,7 @@ class _Checker:
                 self.mention(path, lineno, line, m, [self.root, path.parent])
             for m in _CODE_SPAN.finditer(line):
                 self.repo_path(path, lineno, m.group(1), top_dirs)
+                self.module_path(path, lineno, m.group(1))
 
     def link(self, path: Path, lineno: int, target: str) -> None:
         if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I):
@@ -211,6 +219,11 @@ class _Checker:
         file_part = cand.split("#", 1)[0].split("::", 1)[0]
         if not (self.root / file_part).exists():
             self.report(path, lineno, f"`{cand}` is not a path of the repository")
+
+    def module_path(self, path: Path, lineno: int, span: str) -> None:
+        for m in _MODULE_PATH.finditer(span):
+            if Path(m.group(1)).suffix not in _FILE_SUFFIXES:
+                self.report(path, lineno, f"`{m.group(1)}`: a user imports it as snapcheck.{m.group(1)}")
 
     # -- any other text file --------------------------------------------------------------
     def code(self, path: Path) -> None:

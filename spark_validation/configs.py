@@ -109,7 +109,7 @@ class Selection:
         usage errors (exit 2)."""
         from snapcheck.checker.report import expectation_problems
         from snapcheck.reference import RANDOM_WORKLOADS, WORKLOADS
-        from snapcheck.reference.catalogue import is_builtin, resolve
+        from snapcheck.reference.catalogue import is_builtin, mutant_class, resolve
         from snapcheck.traces.errors import UsageError
 
         known = list(WORKLOADS) + list(RANDOM_WORKLOADS)
@@ -119,9 +119,7 @@ class Selection:
         for p in self.protocols:
             resolve(p)
         for m in self.mutants:
-            cls = resolve(m, "mutant")
-            if not cls.mutant_of:
-                raise UsageError(f"{m} is not a mutant: its class declares no mutant_of")
+            cls = mutant_class(m)
             if not is_builtin(cls):  # a user's hooks run here first: a broken one is exit 2
                 problems = expectation_problems(cls.expect, cls.prop)
                 if problems:

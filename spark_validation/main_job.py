@@ -57,18 +57,20 @@ def run_validation(
 ) -> dict:
     """Run a campaign of ``n`` runs and summarize it. ``protocols`` and ``mutants``: catalogue
     names, ``MODULE:CLASS`` / ``FILE.py:CLASS`` specs or ``Protocol`` classes (also the
-    user's own), or one string listing them with commas, like ``workloads``; ``mutants=None``: every mutant of a selected protocol. ``explore``: the
+    user's own), or one string listing them with commas, like ``workloads``, or one class;
+    ``mutants=None``: every mutant of a selected protocol, ``"none"`` (or ``[]``): none. ``explore``: the
     exploration strategy (``spark_validation.strategies``; default the best measured).
     ``conform``: the fraction of runs also validated against their TLA+ specification
     (``conformance``).
     ``session_options``: Spark session settings (``session.get_session``)."""
     from rich.console import Console
 
-    from snapcheck.reference.catalogue import as_spec
+    from snapcheck.reference.catalogue import as_list, as_spec
 
     console = console or Console(highlight=False, emoji=False)
-    # one string is a comma list, as on the command line ("abs-aligned,unaligned")
-    protocols, workloads, mutants = (x.split(",") if isinstance(x, str) else x for x in (protocols, workloads, mutants))
+    # one string is a comma list, as on the command line ("abs-aligned,unaligned"); one class a list of one
+    protocols, workloads = as_list(protocols, "protocols"), as_list(workloads, "workloads")
+    mutants = [] if (mutants := as_list(mutants, "mutants")) == ["none"] else mutants  # as --mutants none
     sel = Selection.of(
         [as_spec(p) for p in protocols] if protocols else None,
         workloads,

@@ -54,6 +54,7 @@ is found with probability at least ``1 / (n k^(d-1))`` per run.
 from __future__ import annotations
 
 from snapcheck.reference.sim.base import SimulatorBase
+from snapcheck.traces.errors import UsageError
 
 SITUATIONS = (
     "aligning",
@@ -100,6 +101,16 @@ AFTER_A_CRASH = frozenset(("recovery", "replay", "crash-in-recovery", "stale"))
 # e.g. a rescale, which restores the latest completed round) is placed.
 OF_THE_JOB = frozenset(SITUATIONS) - AT_A_TASK - AFTER_A_CRASH
 SELF = "self"
+
+
+class FaultError(UsageError):
+    """A fault the run cannot place (no such task or situation): ``detail`` says why
+    without naming the option, which the caller does (``SimConfig.failures`` for the API,
+    ``--fail`` for ``snapcheck simulate``)."""
+
+    def __init__(self, detail: str):
+        super().__init__(f"SimConfig.failures: {detail}")
+        self.detail = detail
 
 
 def parse_fault(spec) -> tuple:
@@ -158,8 +169,8 @@ class Exploration(SimulatorBase):
         situations = set(SITUATIONS) | set(self.protocol.situations)
         bad = sorted(set(self.fault_triggers) - situations)
         if bad:
-            raise ValueError(
-                f"--fail: unknown situation(s) {', '.join(map(repr, bad))} (known: "
+            raise FaultError(
+                f"unknown situation(s) {', '.join(map(repr, bad))} (known: "
                 f"{', '.join(sorted(situations))}; a time is an integer number of ticks)"
             )
         names = [tid for tid, _ in self.timed_faults]
@@ -167,7 +178,7 @@ class Exploration(SimulatorBase):
         names = [n for n in names if n not in self.extra_fault_targets]
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"--fail names no task: {', '.join(map(repr, unknown))} (tasks: {', '.join(known)})")
+            raise FaultError(f"names no task: {', '.join(map(repr, unknown))} (tasks: {', '.join(known)})")
 
     def situation(self, name: str, v=None) -> None:
         """Situation ``name`` occurred (at task ``v``, if any): count it, fire its faults."""

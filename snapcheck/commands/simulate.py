@@ -262,7 +262,7 @@ def simulate_cmd(
     if output is None:
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
     from snapcheck.reference import SimConfig, simulate
-    from snapcheck.reference.catalogue import base_of, resolve, user_files
+    from snapcheck.reference.catalogue import resolve, user_files
     from snapcheck.traces.atomic import distinct_outputs, ensure_writable, write_atomic
 
     sources = user_files([protocol, mutant])  # the user's protocol files are inputs
@@ -272,7 +272,7 @@ def simulate_cmd(
         ensure_writable(metrics_json, sources)
 
     fields = dict(
-        protocol=protocol or "abs-aligned",
+        protocol=protocol,  # None: abs-aligned, or the mutant's (SimConfig)
         workload=workload,
         parallelism=parallelism,
         seed=seed,
@@ -302,8 +302,6 @@ def simulate_cmd(
         m = resolve(mutant, "mutant")
         if not m.mutant_of:
             raise UsageError(f"{mutant} is not a mutant: its class declares no mutant_of (run it with --protocol)")
-        if protocol is None:
-            fields["protocol"] = base_of(m)
         if demo and not m.demo:
             raise UsageError(
                 f"--demo: mutant {mutant} declares no demonstration config (Protocol.demo); "
@@ -325,8 +323,12 @@ def simulate_cmd(
     ):
         if value < 1:
             raise UsageError(f"--{name} must be at least 1")
+    from snapcheck.reference.sim.exploration import FaultError
+
     try:
         res = simulate(SimConfig(**fields))
+    except FaultError as exc:
+        raise UsageError(f"--fail: {exc.detail}") from None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     write_atomic(output, res.dumps())

@@ -265,14 +265,12 @@ def validate_cmd(
     _writable(out_dir)
     from snapcheck.spark_validation.main_job import run_validation
 
-    names = _names(mutants)
-    sel_mutants = () if names == ("none",) else names
     summary = run_validation(
         traces,
         out_dir,
         protocols=_names(protocols),
         workloads=_names(workloads),
-        mutants=sel_mutants,
+        mutants=_names(mutants),  # "none": none (run_validation)
         failures=not no_failures,
         oracle=not no_oracle,
         conform=conform or 0.0,

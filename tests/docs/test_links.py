@@ -76,6 +76,21 @@ def test_markdown_links_and_anchors(tmp_path):
     assert any("`pkg/gone.py` is not a path" in p for p in bad)
 
 
+def test_module_paths_in_markdown_are_the_ones_a_user_imports(tmp_path):
+    root = _fake_repo(tmp_path)
+    good = (
+        "Python: `snapcheck.spark_validation.main_job.run_validation(n, out_dir)`, "
+        "`snapcheck.checker.check_trace`; files `traces.parquet`, `spark_validation/configs.py`, "
+        "`checker.json`.\n"
+    )
+    assert _problems(root, f"docs/guide{MD}", "# Guide\n\n" + good) == []
+    bad = _problems(root, f"docs/guide{MD}", "# Guide\n\n`spark_validation.main_job.run_validation(n)`\n")
+    assert bad == [
+        f"docs/guide{MD}:3: `spark_validation.main_job.run_validation`: a user imports it as "
+        "snapcheck.spark_validation.main_job.run_validation"
+    ]
+
+
 def test_document_mentions_in_code(tmp_path):
     root = _fake_repo(tmp_path)
     ok = (
