@@ -98,7 +98,15 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
          "-w", "q1", "--records", "100000000", "-o", str(tmp_path / "t.jsonl")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    time.sleep(6)  # well into the run (imports take well under a second)
+    # well into the run: imports take well under a second of CPU; counted in CPU time, not
+    # wall time, so a loaded machine (a whole test suite beside it) cannot make it early
+    ticks, deadline = os.sysconf("SC_CLK_TCK"), time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with open(f"/proc/{proc.pid}/stat") as f:
+            utime, stime = map(int, f.read().rsplit(")", 1)[1].split()[11:13])
+        if (utime + stime) / ticks >= 3:
+            break
+        time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (proc.returncode, err)
