@@ -72,7 +72,8 @@ class SimConfig:
     out_buffer: int = 2  # output buffer capacity per channel, records
     barrier_cost: int = 5
     snapshot_cost: int = 10
-    control_latency: int = 20
+    control_latency: int = 20  # delay of control messages (triggers, acknowledgements, notifications, aborts)
+    control_jitter: int = 0  # random extra delay of control messages, U[0, control_jitter); FIFO per control channel
     detect_delay: int = 100
     restart_delay: int = 200
     stragglers: tuple = ()  # (task id, cost factor)
@@ -181,6 +182,7 @@ _KINDS = {
     "barrier_cost": (_INT, 0, False),
     "snapshot_cost": (_INT, 0, False),
     "control_latency": (_INT, 0, False),
+    "control_jitter": (_INT, 0, False),
     "detect_delay": (_INT, 0, False),
     "restart_delay": (_INT, 0, False),
     "decline_prob": (_NUMBER, 0, False),
@@ -190,6 +192,7 @@ _KINDS = {
     "max_parallelism": (_INT, 1, False),
     "finish_sources": (_BOOL, None, False),
 }
+_FRACTIONS = ("hot_ratio", "decline_prob")  # at most 1
 _ENTRIES = {  # tuple fields: the form of one entry
     "failures": "(task id, time) or (task id, situation, k), or 'TASK@TIME'",
     "stragglers": "(task id, cost factor)",
@@ -200,11 +203,15 @@ _ENTRIES = {  # tuple fields: the form of one entry
 
 def check_fields(cfg: SimConfig) -> None:
     """A ``UsageError`` naming the first field of ``cfg`` whose value is not of the type
-    (or below the minimum) the simulator takes, and what it takes.
+    (or outside the range: a minimum; a fraction at most 1) the simulator takes, and what
+    it takes.
 
     >>> check_fields(SimConfig(parallelism="2"))
     Traceback (most recent call last):
     snapcheck.traces.errors.UsageError: SimConfig.parallelism: expected an integer >= 1, not '2' (str)
+    >>> check_fields(SimConfig(decline_prob=1.5))
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: SimConfig.decline_prob: expected a number >= 0 and <= 1, not 1.5 (float)
     >>> check_fields(SimConfig(failures=("map[0]",)))
     Traceback (most recent call last):
     snapcheck.traces.errors.UsageError: SimConfig.failures: fault 'map[0]': expected TASK@TIME or TASK@SITUATION#K, e.g. join[0]@1500
@@ -216,9 +223,11 @@ def check_fields(cfg: SimConfig) -> None:
         if v is None and optional:
             continue
         fits = isinstance(v, types) and (types == _BOOL or not isinstance(v, bool))
-        if not fits or (least is not None and v < least):
+        most = 1 if name in _FRACTIONS else None
+        if not fits or (least is not None and v < least) or (most is not None and v > most):
             what = {_INT: "an integer", _NUMBER: "a number", _BOOL: "True or False"}.get(types, "a string")
             what += f" >= {least}" if least is not None else ""
+            what += f" and <= {most}" if most is not None else ""
             raise UsageError(
                 f"SimConfig.{name}: expected {what}{' or None' if optional else ''}, not {v!r} ({type(v).__name__})"
             )

@@ -50,6 +50,10 @@ _OPTIONS = {
     "aligned_timeout": "--aligned-timeout",
     "latency": "--latency",
     "jitter": "--jitter",
+    "control_latency": "--control-latency",
+    "control_jitter": "--control-jitter",
+    "detect_delay": "--detect-delay",
+    "restart_delay": "--restart-delay",
     "buffer": "--buffer",
     "out_buffer": "--out-buffer",
     "decline_prob": "--decline-prob",
@@ -117,7 +121,11 @@ class Selection:
         if bad:
             raise UsageError(f"unknown workload(s) {', '.join(bad)} (known: {', '.join(known)})")
         for p in self.protocols:
-            resolve(p)
+            if resolve(p).mutant_of:
+                raise UsageError(
+                    f"{p} is a mutant (its class declares mutant_of): give it as a mutant (--mutants), "
+                    "which runs it blind under its base protocol's configurations and counts its catches"
+                )
         for m in self.mutants:
             cls = mutant_class(m)
             if not is_builtin(cls):  # a user's hooks run here first: a broken one is exit 2
@@ -172,10 +180,21 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     would be — blind, the way a hunted bug meets a campaign — and then gets its forced
     adjustments (``Protocol.adjust``); its ``demo`` configuration is for
     ``snapcheck simulate --demo`` and the docs only. A protocol with non-FIFO channels
-    gets room to reorder records (``strategies.reordering``), drawn after the rest."""
+    gets room to reorder records (``strategies.reordering``), drawn after the rest; under
+    ``targeted`` the coordinator's timing is drawn next (``strategies.timing``), then the
+    drawn crashes are landed on moments the run reaches (``strategies.land``)."""
     from snapcheck.reference import SimConfig
-    from snapcheck.reference.catalogue import base_of, resolve, user_hook
-    from snapcheck.spark_validation.strategies import LANDED, draw, land, own_moments, pick, reordering
+    from snapcheck.reference.catalogue import base_of, resolve
+    from snapcheck.spark_validation.strategies import (
+        LANDED,
+        TIMED,
+        draw,
+        land,
+        own_moments,
+        pick,
+        reordering,
+        timing,
+    )
 
     rnd = random.Random(seed)
     mutant = None
@@ -203,8 +222,18 @@ def draw_config(run_id: int, seed: int, sel: Selection):
             cfg = _draw_rescale(cfg, rnd, cls, sel.failures)  # drawn last: earlier draws stay
         if not resolve(protocol).fifo:  # the base protocol's channels (a mutant is drawn blind); after the rest
             cfg = reordering(rnd, cfg)
-    if mutant is None:
-        return land(rnd, cls, cfg, drawn) if sel.explore in LANDED else cfg
+    if mutant is not None:
+        cfg = _adjusted(cls, cfg, mutant, seed)
+    if sel.explore in TIMED:
+        cfg = timing(rnd, cls, cfg)
+    return land(rnd, cls, cfg, drawn) if sel.explore in LANDED else cfg
+
+
+def _adjusted(cls, cfg, mutant: str, seed: int):
+    """``cfg`` with the mutant's forced adjustments (``Protocol.adjust``); crashes and
+    stragglers of tasks an adjusted workload does not have are dropped."""
+    from snapcheck.reference.catalogue import user_hook
+
     with user_hook(cls, "adjust"):
         adjusted = cls.adjust(replace(cfg, mutant=mutant))
     if adjusted.workload != cfg.workload:  # crashes and stragglers were drawn for the other workload's tasks
@@ -216,7 +245,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
             failures=tuple(f for f in adjusted.failures if f[0] in known),
             stragglers=tuple(s for s in adjusted.stragglers if s[0] in known),
         )
-    return land(rnd, cls, adjusted, drawn) if sel.explore in LANDED else adjusted
+    return adjusted
 
 
 def _named(cfg):

@@ -32,7 +32,10 @@ so a run is a pure function of its seed, and everything it draws is a field of t
   (``land``): moved to an occurrence of that situation (a time) the run really reaches,
   drawn uniformly over the run, mostly after its first completed round, so it neither
   misses (a situation the run never reaches) nor clusters in the first round (where a
-  recovery restarts from the initial state and tests little).
+  recovery restarts from the initial state and tests little); in half its runs the
+  coordinator's timing is drawn too (``timing``): control messages slow or jittery, so a
+  completion or abort notice can arrive after the next round's records, and a crash
+  noticed at once or late.
 
 Under ``moments``, ``stress`` and ``backpressure`` a protocol with its own dataflow
 that declares faults of the whole job (``Protocol.job_faults``, e.g. a rescale) gets
@@ -57,6 +60,8 @@ FEATURES = ("declines", "timeouts", "skew", "tiny-buffers", "latency", "overlap"
 PORTFOLIO = (("stress", 0.45), ("backpressure", 0.45), ("moments", 0.1))
 JOB_FAULT_PROB = 0.3  # runs of a member of ``targeted`` with a fault of the whole job at a situation (own_moments)
 AFTER_COMPLETION = 0.75  # landed crashes placed after the run's first completed round, when it has one
+TIMED = ("targeted",)  # strategies that also draw the coordinator's timing (timing)
+TIMING_PROB = 0.5  # runs of a TIMED strategy whose coordinator's timing is drawn
 LANDED = ("targeted",)  # strategies whose crashes at situations are landed on occurrences the run reaches (land)
 REORDER_PROB = 0.5  # runs of a protocol with non-FIFO channels given room to reorder records (reordering)
 
@@ -127,6 +132,41 @@ def reordering(rnd, cfg):
     if rnd.random() >= REORDER_PROB:
         return cfg
     return replace(cfg, buffer=max(cfg.buffer, rnd.randint(2, 4)), jitter=max(cfg.jitter, rnd.choice((60, 150, 400))))
+
+
+def timing(rnd, cls, cfg):
+    """``cfg`` with, in ``TIMING_PROB`` of the runs, the coordinator's timing drawn:
+    control messages (triggers, acknowledgements, completion and abort notices) fast,
+    slow (longer than a checkpoint interval of the hard strategies: a notice about round
+    ``n`` arrives after the barriers and records of round ``n + 1``) or jittery (control
+    channels stay FIFO; with a checkpoint timeout, at most a quarter of it each, so that
+    rounds can still complete), and a crash noticed at once or late (more of the run
+    happens between a crash and its recovery). Every other strategy keeps the defaults (20
+    ticks, no jitter, 100 ticks), so bugs that need a late notice or a late detection
+    escape them. A protocol whose simulator is a model of its own, without the dataflow
+    engine's coordinator (``Protocol.simulator`` not a ``reference.sim.engine.Simulator``),
+    is left as it is.
+
+    >>> import random
+    >>> from snapcheck.reference import SimConfig
+    >>> from snapcheck.reference.catalogue import resolve
+    >>> drawn = [timing(random.Random(s), resolve("abs-aligned"), SimConfig()) for s in range(40)]
+    >>> any(c.control_latency > SimConfig().interval for c in drawn), any(c == SimConfig() for c in drawn)
+    (True, True)
+    >>> timing(random.Random(0), resolve("liverobin"), SimConfig(protocol="liverobin")) == SimConfig(protocol="liverobin")
+    True
+    """
+    from snapcheck.reference.sim.engine import Simulator
+
+    if cls.simulator is not None and not (isinstance(cls.simulator, type) and issubclass(cls.simulator, Simulator)):
+        return cfg
+    if rnd.random() >= TIMING_PROB:
+        return cfg
+    latency, jitter = rnd.choice((1, 20, 150, 700)), rnd.choice((0, 0, 100, 400))
+    if cfg.checkpoint_timeout is not None:  # a round needs two control hops (trigger, acknowledgement):
+        cap = cfg.checkpoint_timeout // 4  # keep it able to complete before its timeout
+        latency, jitter = min(latency, cap), min(jitter, cap)
+    return replace(cfg, control_latency=latency, control_jitter=jitter, detect_delay=rnd.choice((5, 100, 100, 600)))
 
 
 def _uniform(rnd, protocol, cls, seed, workloads):

@@ -81,7 +81,7 @@ class CommitSimulator(Simulator):
         super()._build(log_class)
         p = self.protocol
         params = p.params
-        self.ctl_rng = random.Random(f"{self.cfg.seed}/control")
+        self.control_rng = random.Random(f"{self.cfg.seed}/control")  # lossy channels and control jitter
         self.lossy: dict[Chan, tuple[float, int]] = {}
         chans = self.header.channels
         where = {c.id: i for i, c in enumerate(chans)}
@@ -139,7 +139,7 @@ class CommitSimulator(Simulator):
         loss, jitter = lossy
         self.m["control_messages"] += 1
         self.m["protocol_bytes"] += m.size
-        rng = self.ctl_rng
+        rng = self.control_rng
         if rng.random() < loss:
             self.m["control_lost"] += 1
             return

@@ -11,6 +11,7 @@ changes nothing in a run. The configuration (``simulation.SimConfig``) and the t
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,7 @@ class SimulatorBase:
     jitter: int
     out_cap: int
     net_random: Callable[[], float]
+    control_rng: random.Random
     # rounds, checkpoints and recovery
     store: dict[tuple[int, int], Stored]
     rounds: dict[int, list]

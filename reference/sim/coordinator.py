@@ -51,7 +51,9 @@ class Coordinator(SimulatorBase):
         mm["control_messages"] += 1
         mm["protocol_bytes"] += m.size
         t = self.now + self.cfg.control_latency
-        if t < ch.last_arrival:
+        if self.cfg.control_jitter:
+            t += int(self.control_rng.random() * self.cfg.control_jitter)
+        if t < ch.last_arrival:  # control channels are FIFO
             t = ch.last_arrival
         ch.last_arrival = t
         (self.at if keep_alive else self.clock)(t, ch.handler, m)

@@ -243,6 +243,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.net_rng = random.Random(f"{seed}/net")
         self.net_random = self.net_rng.random
         self.decline_rng = random.Random(f"{seed}/decline")
+        self.control_rng = random.Random(f"{seed}/control")
         self.now = 0
         self.heap: list = []
         self.counter = 0

@@ -174,6 +174,34 @@ def _print_list() -> None:
 )
 @click.option("--latency", type=int, default=40, show_default=True, help="Minimum network delay (ticks).")
 @click.option("--jitter", type=int, default=60, show_default=True, help="Random extra network delay (ticks).")
+@click.option(
+    "--control-latency",
+    type=int,
+    default=20,
+    show_default=True,
+    help="Delay of control messages: triggers, acknowledgements, completion and abort notices (ticks).",
+)
+@click.option(
+    "--control-jitter",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Random extra delay of control messages (ticks); control channels stay FIFO.",
+)
+@click.option(
+    "--detect-delay",
+    type=int,
+    default=100,
+    show_default=True,
+    help="Ticks from a crash until the coordinator notices it.",
+)
+@click.option(
+    "--restart-delay",
+    type=int,
+    default=200,
+    show_default=True,
+    help="Ticks from noticing a crash until the tasks restart.",
+)
 @click.option("--non-fifo", is_flag=True, help="Make data channels non-FIFO.")
 @click.option("--buffer", type=int, default=4, show_default=True, help="Input buffer per channel (records).")
 @click.option("--out-buffer", type=int, default=2, show_default=True, help="Output buffer per channel (records).")
@@ -234,6 +262,10 @@ def simulate_cmd(
     recovery,
     latency,
     jitter,
+    control_latency,
+    control_jitter,
+    detect_delay,
+    restart_delay,
     non_fifo,
     buffer,
     out_buffer,
@@ -290,6 +322,10 @@ def simulate_cmd(
         recovery=recovery,
         latency=latency,
         jitter=jitter,
+        control_latency=control_latency,
+        control_jitter=control_jitter,
+        detect_delay=detect_delay,
+        restart_delay=restart_delay,
         fifo=not non_fifo,
         buffer=buffer,
         out_buffer=out_buffer,
