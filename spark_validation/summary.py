@@ -96,7 +96,9 @@ def summarize(results: str, meta: dict) -> dict:
                 "caught_as_expected": as_expected,
                 "reported": kinds,
                 "escaped": bool(len(caught) == 0),
-                "examples": caught.sort_values("run_id")["command"].head(LIST_MUTANT_RUNS).tolist(),
+                "examples": [
+                    repro_command(r) for r in caught.sort_values("run_id").head(LIST_MUTANT_RUNS).itertuples()
+                ],
                 "escaped_runs": [] if len(caught) else g.sort_values("run_id")["command"].tolist(),
             }
         )

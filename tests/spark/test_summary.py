@@ -162,3 +162,20 @@ def test_each_mutant_says_how_many_catches_reported_a_kind_it_expects(tmp_path):
     m = s["mutants"][0]
     assert (m["caught"], m["caught_as_expected"], m["expected_kinds"]) == (2, 1, expect)
     assert f"| 1 ({' or '.join(expect)}) |" in markdown(s)
+
+
+def test_a_mutant_run_the_oracle_caught_is_listed_with_a_command_that_runs_the_oracle(tmp_path):
+    """Like a failing run of a correct protocol: a catch the oracle made (the checker saw
+    nothing) reproduces only with ``--oracle``, which the listed example must carry."""
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "unaligned"),
+            _row(1, "unaligned", "violation", mutant="unaligned-no-dedup", oracle="differs: sink output differs"),
+            _row(3, "unaligned", "violation", mutant="unaligned-no-dedup", kinds="duplicate-processing"),
+        ],
+    )
+    assert s["mutants"][0]["examples"] == [
+        "snapcheck simulate --protocol unaligned --seed 1 -o run.jsonl --oracle",
+        "snapcheck simulate --protocol unaligned --seed 3 -o run.jsonl",
+    ]
