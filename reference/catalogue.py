@@ -100,6 +100,7 @@ MUTANTS: dict[str, type[Protocol]] = {
 }
 
 _LOADED: dict[str, type[Protocol]] = {}
+_NAMED: dict[type[Protocol], str] = {}  # classes named by a spec they were not loaded by (name_as)
 
 
 def is_reference(spec: str) -> bool:
@@ -261,6 +262,13 @@ def register(spec: str, cls: type[Protocol]) -> None:
     _LOADED[spec] = cls
 
 
+def name_as(cls: type[Protocol], spec: str) -> None:
+    """Have ``spec_of(cls)`` give ``spec``: on a Spark executor, the name the driver gave the
+    base protocol of a user's mutant (a class the executor loads from a shipped copy of
+    its file, whose path would name it otherwise)."""
+    _NAMED[cls] = spec
+
+
 def _import_module(name: str):
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.append(os.getcwd())  # "importable from the current directory", after Python's own
@@ -414,13 +422,16 @@ def spec_of(cls: type[Protocol]) -> str:
     Spark executor can load from the shipped copy)."""
     if is_builtin(cls):
         return cls.name
+    if cls in _NAMED:
+        return _NAMED[cls]
     for spec, loaded in _LOADED.items():
         if loaded is cls:
             return spec
-    try:
-        path = inspect.getfile(cls)
-    except (TypeError, OSError):
-        path = None
+    path = _file_of(cls)
+    if "." not in cls.__qualname__:  # a class beside one the user named: named as the user wrote that one
+        for spec, loaded in list(_LOADED.items()):  # (a mutant's base, or a base imported by a mutant's file)
+            if loaded.__module__ == cls.__module__ or (path is not None and _file_of(loaded) == path):
+                return f"{spec.rpartition(':')[0]}:{cls.__qualname__}"
     module = cls.__module__
     if path and path.endswith(".py") and "." not in cls.__qualname__ and module != "__main__":
         # a module of a package by its name, when that name finds this file (its relative
@@ -440,11 +451,12 @@ def _find_spec(module: str):
         return None
 
 
-def as_spec(protocol) -> str:
+def as_spec(protocol, kind: str = "protocol") -> str:
     """A catalogue name or ``MODULE:CLASS`` string for ``protocol`` (a name, a spec, a
-    ``Protocol`` subclass, or an instance made without constructor parameters)."""
+    ``Protocol`` subclass, or an instance made without constructor parameters); ``kind``
+    words the error for an unknown name, as in ``resolve``."""
     if isinstance(protocol, str):
-        resolve(protocol)
+        resolve(protocol, kind)
         return protocol
     if isinstance(protocol, Protocol):
         if protocol.params:
@@ -476,6 +488,14 @@ def mutant_class(spec) -> type[Protocol]:
     if not cls.mutant_of:
         raise UsageError(f"{spec} is not a mutant: its class declares no mutant_of")
     return cls
+
+
+def _file_of(cls: type) -> str | None:
+    """The resolved path of the file that defines ``cls`` (None: none)."""
+    try:
+        return os.path.realpath(inspect.getfile(cls))
+    except (TypeError, OSError):
+        return None
 
 
 def base_of(mutant: type[Protocol]) -> str:

@@ -208,19 +208,31 @@ class UserProtocols:
     qualified name), sent with every task; ``register`` makes each spec resolve on an executor."""
 
     classes: dict = field(default_factory=dict)
+    bases: dict = field(default_factory=dict)  # spec -> the base class of a user mutant, named by that spec
 
     def register(self) -> None:
-        from snapcheck.reference.catalogue import register
+        from snapcheck.reference.catalogue import name_as, register
 
         for spec, cls in self.classes.items():
             register(spec, cls)
+        for spec, cls in self.bases.items():
+            name_as(cls, spec)
 
 
 def user_protocols(specs) -> UserProtocols:
-    """The user classes (``MODULE:CLASS`` / ``FILE.py:CLASS``) among ``specs``, loaded on the driver."""
-    from snapcheck.reference.catalogue import is_reference, resolve
+    """The user classes (``MODULE:CLASS`` / ``FILE.py:CLASS``) among ``specs``, loaded on the
+    driver, and the correct protocol each user mutant among them mutates, under the spec the
+    driver names it by (``catalogue.base_of``): an executor, which loads the shipped copies
+    of the files, then names a run's protocol as the driver does, not by the copy's path."""
+    from snapcheck.reference.catalogue import base_of, is_builtin, is_reference, resolve
 
-    return UserProtocols({s: resolve(s) for s in specs if is_reference(s)})
+    classes = {s: resolve(s) for s in specs if is_reference(s)}
+    bases = {
+        base_of(cls): cls.mutant_of
+        for cls in classes.values()
+        if isinstance(cls.mutant_of, type) and not is_builtin(cls.mutant_of)
+    }
+    return UserProtocols(classes, bases)
 
 
 def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str]:
@@ -233,7 +245,7 @@ def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str
     modules (it would replace that module on the executors; the driver does not import it
     either)."""
     dest = dest or cache_dir()
-    tops = {cls.__module__.split(".")[0] for cls in protocols.classes.values()}
+    tops = {cls.__module__.split(".")[0] for cls in [*protocols.classes.values(), *protocols.bases.values()]}
     roots = {root for top in tops if (root := _user_root(sys.modules.get(top) or importlib.import_module(top)))}
     tops |= {name for name, m in list(sys.modules.items()) if "." not in name and _user_root(m) in roots}
     files = {top: Path(sys.modules[top].__file__ or "") for top in tops if _user_root(sys.modules[top])}

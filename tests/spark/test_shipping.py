@@ -107,6 +107,46 @@ def test_a_protocol_file_ships_with_the_modules_it_imports_from_its_directory(tm
     assert out.split() == ["sib-pkg", "lazy"]
 
 
+MUTANT_OF_IMPORTED = """
+from base import Base
+
+
+class Early(Base):
+    name = "early"
+    mutant_of = Base
+    bug = "a bug"
+    expect = ("orphan",)
+    prop = "consistency"
+"""
+
+
+@pytest.mark.parametrize("base_given", [True, False])
+def test_a_user_mutants_base_is_named_as_the_driver_names_it_on_an_executor_too(tmp_path, monkeypatch, base_given):
+    """A mutant in its own file whose base it imports (``from base import Base``): its runs
+    name the base as the user wrote the base's file (``base.py:Base``; given in
+    ``--protocols`` or not), on the driver and on an executor, which loads both files from
+    shipped copies: never by a copy's path (a reproduction command naming a temporary file
+    of Spark's does not work when pasted), and the mutant is grouped with its base."""
+    from snapcheck.reference.catalogue import base_of, resolve
+
+    src = tmp_path / "driver"
+    src.mkdir()
+    (src / "base.py").write_text(PROTOCOL.replace("Shipped", "Base"))
+    (src / "early.py").write_text(MUTANT_OF_IMPORTED)
+    monkeypatch.chdir(src)
+    specs = ["base.py:Base", "early.py:Early"] if base_given else ["early.py:Early"]
+    user = shipping.user_protocols(specs)
+    assert base_of(resolve("early.py:Early")) == "base.py:Base"
+    files = shipping.module_files(user, tmp_path / "cache")
+    out = _in_executor(
+        tmp_path,
+        user,
+        files,
+        "from snapcheck.reference.catalogue import base_of; print(base_of(resolve('early.py:Early')))",
+    )
+    assert out.split() == ["base.py:Base"]
+
+
 def _in_executor(tmp_path, user, files, statement: str) -> str:
     """Run ``statement`` in a fresh interpreter, in a directory of its own, that has only the
     shipped ``files`` on its path and the unpickled ``user`` protocols registered, as an executor
