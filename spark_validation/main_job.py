@@ -66,15 +66,18 @@ def run_validation(
     from rich.console import Console
 
     from snapcheck.reference.catalogue import as_list, as_spec
+    from snapcheck.traces.errors import UsageError
 
     console = console or Console(highlight=False, emoji=False)
     # one string is a comma list, as on the command line ("abs-aligned,unaligned"); one class a list of one
     protocols, workloads = as_list(protocols, "protocols"), as_list(workloads, "workloads")
     mutants = [] if (mutants := as_list(mutants, "mutants")) == ["none"] else mutants  # as --mutants none
+    if mutants and "none" in mutants:
+        raise UsageError(f"mutants {', '.join(map(str, mutants))}: 'none' selects no mutant; give it alone")
     sel = Selection.of(
         [as_spec(p) for p in protocols] if protocols else None,
         workloads,
-        [as_spec(m) for m in mutants] if mutants else mutants,
+        [as_spec(m, "mutant") for m in mutants] if mutants else mutants,
         failures,
         oracle,
         explore,

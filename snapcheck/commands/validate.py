@@ -22,8 +22,11 @@ from snapcheck.options import DefaultsFromCode, catalogue_protocols, cut_option,
 from snapcheck.traces.errors import UsageError
 
 
-def _names(values: tuple[str, ...]) -> tuple[str, ...] | None:
+def _names(values: tuple[str, ...], option: str) -> tuple[str, ...] | None:
+    """The names of a comma-list option (None: not given); given but naming nothing is a usage error."""
     out = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+    if values and not out:
+        raise UsageError(f"{option} {','.join(values)!r} names nothing (leave the option out for the default)")
     return out or None
 
 
@@ -268,9 +271,9 @@ def validate_cmd(
     summary = run_validation(
         traces,
         out_dir,
-        protocols=_names(protocols),
-        workloads=_names(workloads),
-        mutants=_names(mutants),  # "none": none (run_validation)
+        protocols=_names(protocols, "--protocols"),
+        workloads=_names(workloads, "--workloads"),
+        mutants=_names(mutants, "--mutants"),  # "none": none (run_validation)
         failures=not no_failures,
         oracle=not no_oracle,
         conform=conform or 0.0,

@@ -1,6 +1,8 @@
 """Campaign configurations (no Spark): determinism, coverage, and the reproduction command."""
 
 import shlex
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -47,6 +49,19 @@ def test_unknown_names_are_usage_errors():
         Selection.of(protocols=["nope"]).check()
     with pytest.raises(UsageError, match="acyclic"):
         Selection.of(protocols=["abs-aligned"], workloads=["reachability"]).check()
+
+
+def test_a_mutant_given_as_a_correct_protocol_or_mixed_with_none_is_a_usage_error():
+    """A mutant run as a correct protocol would fail the campaign with no word that it is a
+    mutant; ``none`` beside mutant names is no name (it was reported as an unknown protocol)."""
+    from snapcheck.spark_validation.main_job import run_validation
+
+    with pytest.raises(UsageError, match="is a mutant"):
+        Selection.of(protocols=["unaligned-late-snapshot"]).check()
+    with pytest.raises(UsageError, match="'none' selects no mutant"):
+        run_validation(2, "unused", protocols="unaligned", mutants="unaligned-late-snapshot,none", engine="python")
+    with pytest.raises(UsageError, match="unknown mutant 'nope'"):
+        run_validation(2, "unused", protocols="unaligned", mutants="nope", engine="python")
 
 
 @pytest.mark.parametrize("run_id", [0, 4, 7, 9, 29, 33])  # correct protocols with crashes (7: unc, partial
@@ -175,3 +190,16 @@ def test_crashes_and_stragglers_name_tasks_of_the_workload_the_run_uses(explore)
         known = set(task_ids(cfg.workload, cfg.parallelism, cfg.seed)) | {"self"}
         assert {f[0] for f in cfg.failures} <= known, (i, cfg.workload, cfg.failures)
         assert {s[0] for s in cfg.stragglers} <= known, (i, cfg.workload, cfg.stragglers)
+
+
+@pytest.mark.parametrize("option", ["--protocols", "--mutants", "--workloads"])
+def test_a_list_option_given_empty_is_a_usage_error_not_its_default(tmp_path, option):
+    """``--protocols ''`` (a shell variable that came out empty) ran the whole catalogue."""
+    res = subprocess.run(
+        [sys.executable, "-m", "snapcheck", "validate", "-n", "2", "--engine", "python", option, " , ", "-o", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 2 and f"{option} ' , ' names nothing" in res.stderr, res.stderr
+    assert not (tmp_path / "out").exists()
