@@ -183,17 +183,15 @@ def _start(master: str, driver_memory: str, app_name: str, conf: dict, ship: boo
     b = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         b = b.config(key, value)
-    if local:
+    try:
         _launch_jvm(master, app_name, settings)
         session = b.getOrCreate()
-    else:
-        try:
-            _launch_jvm(master, app_name, settings)
-            session = b.getOrCreate()
-        except Exception as exc:  # py4j / JVM start-up errors: the cluster or its settings
-            raise UsageError(f"cannot start a Spark session on {master}: {_first_line(exc)}") from None
-        if master.startswith("spark://"):
-            _wait_for_executors(session, master)
+    except Exception as exc:  # py4j / JVM start-up errors: Java, the machine, the cluster or the settings
+        raise UsageError(
+            f"cannot start a Spark session on {master}: {_first_line(exc)} (what Java said, if anything, is above)"
+        ) from None
+    if master.startswith("spark://"):
+        _wait_for_executors(session, master)
     session.sparkContext.setLogLevel("ERROR")
     if kit is not None:
         session.sparkContext.addPyFile(kit)
@@ -209,7 +207,6 @@ def _launch_jvm(master: str, app_name: str, settings: dict) -> None:
     """Start the process's Spark JVM (py4j gateway) with its standard error read by a thread
     that passes every line on to ours except ``JVM_NOISE`` (pyspark would otherwise let the
     JVM write to our standard error directly). The session built next uses this gateway."""
-    import subprocess
     import threading
 
     from pyspark import SparkConf, SparkContext
@@ -218,16 +215,22 @@ def _launch_jvm(master: str, app_name: str, settings: dict) -> None:
     if SparkContext._gateway is not None:
         return
     conf = SparkConf().setMaster(master).setAppName(app_name).setAll(list(settings.items()))
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
 
     def forward(stream) -> None:
-        for raw in iter(stream.readline, b""):
-            line = raw.decode(errors="replace")
-            if not line.startswith(JVM_NOISE):
-                sys.stderr.write(line)
-                sys.stderr.flush()
+        with stream:
+            for raw in iter(stream.readline, b""):
+                line = raw.decode(errors="replace")
+                if not line.startswith(JVM_NOISE):
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
 
-    threading.Thread(target=forward, args=(gateway.proc.stderr,), name="spark-jvm-stderr", daemon=True).start()
+    # read from before the start: a JVM that dies starting (a bad option, no memory) says why
+    read_end, write_end = os.pipe()
+    threading.Thread(target=forward, args=(os.fdopen(read_end, "rb"),), name="spark-jvm-stderr", daemon=True).start()
+    try:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": write_end})
+    finally:
+        os.close(write_end)  # (the JVM holds its own copy)
     SparkContext._gateway = gateway
     SparkContext._jvm = gateway.jvm
 
