@@ -365,7 +365,9 @@ def round_violations(
     ``round_start``, ``round_complete`` or ``round_abort``), a round whose checkpoints and
     barriers are all there but which the coordinator neither completes nor aborts before
     the trace ends is one too: an acknowledgement never reached the coordinator, and the
-    round hangs. ``whole``: ``is_complete(info, participants)``, if the caller has it.
+    round hangs — when it has a participant (a round of no one, say a trace cut down to
+    its coordinator, has nothing to wait for). ``whole``: ``is_complete(info,
+    participants)``, if the caller has it.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
@@ -385,6 +387,8 @@ def round_violations(
     subject = f"round {info.round}"
     if is_complete(info, participants) if whole is None else whole:
         if not coordinated or info.declared_complete or info.abort_line is not None or info.fail_line is not None:
+            return []
+        if not participants:  # a round of no one: nothing waits, nothing hangs
             return []
         last = max(
             [e.line for e in info.ckpts.values()] + [slot.recv.line for slot in info.barriers.values() if slot.recv],

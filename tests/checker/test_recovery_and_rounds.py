@@ -260,6 +260,20 @@ def test_started_rounds_that_are_whole_but_never_resolved_hang_even_if_none_was_
     assert sorted(v.subject for v in rep.violations) == ["round 1", "round 2"]
 
 
+def test_a_round_of_no_participant_does_not_hang():
+    """A trace cut down to its coordinator's ``round_start`` (what shrinking a hanging round
+    reached: it removed every task) has nothing waiting; the witness of a hanging round
+    keeps a task that took its checkpoint of it."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A"], [])
+    rec.round_start("C", 1)
+    assert check_trace(TraceRecorder([{"id": "C", "role": "coordinator"}], []).trace()).ok
+    only_coordinator = TraceRecorder([{"id": "C", "role": "coordinator"}], [])
+    only_coordinator.round_start("C", 1)
+    assert check_trace(only_coordinator.trace()).kinds == set()
+    _ = rec.checkpoint("A", "coordinated", round=1)
+    assert check_trace(rec.trace()).kinds == {"incomplete-round"}
+
+
 def _round_with_m_in_transit(protocol: str):
     """Round 1 on S -> T, each triggered by the coordinator C: S sends m, checkpoints and
     sends its barrier; T checkpoints and processes m (in transit for the round). Returns
