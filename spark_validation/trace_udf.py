@@ -38,7 +38,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     from snapcheck.checker.options import CheckerUsageError
     from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces.model import Trace
-    from snapcheck.traces.parquet import dict_of, line_problem
+    from snapcheck.traces.parquet import dict_of, line_problem, typed_fields
     from snapcheck.traces.validate import TraceValidator
 
     rows.sort(key=lambda r: (r["line"] is None, r["line"] or 0))
@@ -58,7 +58,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
         try:
             obj, is_header = dict_of(r)
         except orjson.JSONDecodeError as exc:
-            v.error(line, f"malformed JSON in column 'extra': {exc}")
+            v.refuse(line, f"malformed JSON in column 'extra': {exc}", typed_fields(r))
             continue
         if is_header:
             if header is not None:

@@ -100,7 +100,7 @@ def dict_of(row: dict) -> tuple[dict, bool]:
         if extra is None:
             raise RowError("the header row has no JSON in column 'extra'")
         return _extra(extra), True
-    obj = {k: row[k] for k in TYPED if row.get(k) is not None}
+    obj = typed_fields(row)
     if extra:
         more = _extra(extra)
         repeated = [k for k in more if k in obj]
@@ -108,6 +108,12 @@ def dict_of(row: dict) -> tuple[dict, bool]:
             raise RowError(f"column 'extra' repeats the typed column(s) {', '.join(map(repr, repeated))}")
         obj.update(more)
     return obj, False
+
+
+def typed_fields(row: dict) -> dict:
+    """The fields of an event row's typed columns (those not NULL): all of the event that
+    can be read when its ``extra`` cannot (``dict_of``)."""
+    return {k: row[k] for k in TYPED if row.get(k) is not None}
 
 
 def _extra(text: str) -> dict:
@@ -263,7 +269,8 @@ def line_problem(line: int | None, last: int) -> tuple[str | None, bool]:
 
 
 def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
-    """Yield (line, object, error) for one trace of a Parquet file, like the JSONL reader.
+    """Yield (line, object, error) for one trace of a Parquet file, like the JSONL reader
+    (for a row whose ``extra`` is bad, the object of its typed columns with the error).
 
     Without ``trace_id`` the file must hold exactly one trace."""
     pf = open_parquet(path)
@@ -307,7 +314,7 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
                 try:
                     obj, is_header = dict_of(row)
                 except RowError as exc:
-                    yield line, None, str(exc)
+                    yield line, typed_fields(row), str(exc)
                     continue
                 if is_header and not first:
                     yield line, None, "a second header row (a trace has one header, its first row)"

@@ -236,6 +236,16 @@ class TraceValidator(RescaleRules):
             self.events_seen -= 1
         return None
 
+    def refuse(self, line: int, reason: str, d: object = None) -> None:
+        """Record the problem of an event line refused before it was checked (not JSON,
+        an integer outside 64 bits, a key written twice, a Parquet row whose ``extra``
+        is bad). ``d``: the object as far as it could be read (None when it could not
+        be): its event keeps its place in its process's ``idx`` sequence and a send its
+        ``mid``, as for an event refused for a field (``_count_rejected``), so one bad
+        line is one problem."""
+        self.error(line, reason)
+        self._count_rejected(d)
+
     def _count_rejected(self, d: Any) -> None:
         """An event refused before its ``idx`` was checked (an unknown type, a field
         missing, mistyped or unknown) still takes its place in its process's sequence
