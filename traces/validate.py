@@ -31,6 +31,7 @@ from snapcheck.traces.schema import (
     describe_schema_error,
     event_validator,
     fast_event_check,
+    header_stricter_than_schema,
     header_validator,
     keyed_event_check,
     stricter_than_schema,
@@ -141,6 +142,10 @@ class TraceValidator(RescaleRules):
             header_validator()(d)
         except fastjsonschema.JsonSchemaException as exc:
             self.error(line, f"bad header: {describe_schema_error(exc)}")
+            return None
+        stricter = header_stricter_than_schema(d)
+        if stricter is not None:
+            self.error(line, f"bad header: {stricter}")
             return None
         h = Header.from_dict(d)
         for p in h.processes:
