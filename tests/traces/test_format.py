@@ -208,3 +208,22 @@ def test_parquet_rows_are_numbered_by_the_lines_of_the_jsonl_form(tmp_path):
     assert pq.read_table(out).column("line").to_pylist() == [1, 2, 3]
     parquet_to_jsonl(str(out), str(back))
     assert back.read_bytes() == rec.dumps()
+
+
+def test_parquet_round_trip_keeps_fields_and_bytes_of_canonical_lines(tmp_path):
+    """docs/trace-format.md (Parquet form): back from Parquet, a trace has the same header
+    and events; the same bytes when written as the kit writes it, else its lines compact
+    and an event's typed-column fields first, in column order."""
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.checkpoint("A")
+    src, out, back = tmp_path / "t.jsonl", tmp_path / "t.parquet", tmp_path / "back.jsonl"
+    for moved in (False, True):
+        lines = rec.dumps().splitlines()
+        if moved:  # the same event, other bytes: ckpt before kind (canonical: after)
+            lines[1] = lines[1].replace(b'"kind":"basic","ckpt":1', b'"ckpt":1,"kind":"basic"')
+        src.write_bytes(b"\n".join(lines) + b"\n")
+        jsonl_to_parquet([str(src)], str(out))
+        parquet_to_jsonl(str(out), str(back))
+        assert (back.read_bytes() == src.read_bytes()) is not moved
+        assert back.read_bytes() == rec.dumps()
+        assert [orjson.loads(x) for x in back.read_bytes().splitlines()] == [orjson.loads(x) for x in lines]
