@@ -38,7 +38,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     from snapcheck.checker.options import CheckerUsageError
     from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces.model import Trace
-    from snapcheck.traces.parquet import dict_of
+    from snapcheck.traces.parquet import dict_of, line_problem, typed_fields
     from snapcheck.traces.validate import TraceValidator
 
     rows.sort(key=lambda r: (r["line"] is None, r["line"] or 0))
@@ -47,27 +47,29 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
     v = TraceValidator(trace_id)
     events = []
     header = None
-    last = None
+    last = 0
     for r in rows:
-        if r["line"] is not None and r["line"] == last:
-            v.error(r["line"], f"two rows of line {last}: a trace's rows hold each line once")
+        problem, read = line_problem(r["line"], last)
+        if problem is not None:
+            v.error(r["line"] or last, problem)
+        if not read:
             continue
-        last = r["line"]
+        line = last = r["line"]
         try:
             obj, is_header = dict_of(r)
         except orjson.JSONDecodeError as exc:
-            v.error(r["line"] or 0, f"malformed JSON in column 'extra': {exc}")
+            v.refuse(line, f"malformed JSON in column 'extra': {exc}", typed_fields(r))
             continue
         if is_header:
             if header is not None:
-                v.error(r["line"] or 0, "a second header row (a trace has one header, its first row)")
+                v.error(line, "a second header row (a trace has one header, its first row)")
                 continue
-            header = v.header(obj, r["line"] or 1)
+            header = v.header(obj, line)
             continue
         if header is None:
-            v.error(r["line"] or 0, "event before the header row")
+            v.error(line, "event before the header row")
             break
-        ev = v.event(obj, r["line"] or 0)
+        ev = v.event(obj, line)
         if ev is not None:
             events.append(ev)
     if header is not None:

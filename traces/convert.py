@@ -25,28 +25,28 @@ from snapcheck.traces.validate import TraceValidator
 
 
 class _Keeping(TraceValidator):
-    """A validator that keeps the (line, object) of every line it accepts."""
+    """A validator that keeps the object of every line it accepts."""
 
     def __init__(self, file: str):
         super().__init__(file)
-        self.kept: list[tuple[int, dict]] = []
+        self.kept: list[dict] = []
 
     def header(self, d: object, line: int = 1) -> Header | None:
         as_read = copy.deepcopy(d)  # the schema check fills in defaults
         h = super().header(d, line)
         if h is not None:
-            self.kept.append((line, as_read))  # type: ignore[arg-type]  # a valid header is a dict
+            self.kept.append(as_read)  # type: ignore[arg-type]  # a valid header is a dict
         return h
 
     def check_event(self, d: Any, line: int) -> tuple | None:
         keys = super().check_event(d, line)
         if keys:
-            self.kept.append((line, d))
+            self.kept.append(d)
         return keys
 
 
-def _objects(source: str, trace_id: str | None) -> Iterator[tuple[int, dict]]:
-    """(line, object) of every line of a trace in file order (blank lines skipped), read
+def _objects(source: str, trace_id: str | None) -> Iterator[dict]:
+    """The object of every line of a trace in file order (blank lines skipped), read
     once and validated on the way; ``TraceErrors`` at the end if any line was invalid."""
     v = _Keeping(source)
     for _ in _valid_batches(source, v, trace_id, None):
@@ -59,7 +59,9 @@ def _objects(source: str, trace_id: str | None) -> Iterator[tuple[int, dict]]:
 def write_parquet(items: list[tuple[str, str | None, str]], dest: str) -> int:
     """Write traces into one Parquet file; returns rows written. ``items``: (source file,
     trace id within it for a multi-trace Parquet source or None, trace id to write).
-    Every trace is validated as it is read; the file is written atomically (replaced
+    Every trace is validated as it is read; its rows are numbered 1, 2, 3, … (column
+    ``line``) in the order of its objects, the lines of the JSONL form it converts back
+    to (blank lines of a JSONL source dropped). The file is written atomically (replaced
     only when every trace was valid) and never onto one of its sources."""
     first_from: dict[str, str] = {}
     for source, _, out_id in items:
@@ -81,10 +83,8 @@ def write_parquet(items: list[tuple[str, str | None, str]], dest: str) -> int:
         try:
             for source, tid, out_id in items:
                 batch: list[dict] = []
-                first = True
-                for line, obj in _objects(source, tid):
-                    batch.append(row_of(out_id, line, obj, is_header=first))
-                    first = False
+                for line, obj in enumerate(_objects(source, tid), 1):
+                    batch.append(row_of(out_id, line, obj, is_header=line == 1))
                     if len(batch) >= BATCH:
                         writer.write_table(pa.Table.from_pylist(batch, SCHEMA))
                         rows_written += len(batch)
@@ -110,7 +110,7 @@ def write_jsonl(source: str, dest: str, trace_id: str | None = None) -> int:
     valid), never onto ``source``."""
     n = 0
     with atomic_open(dest, "wb", inputs=[source]) as out:
-        for _line, obj in _objects(source, trace_id):
+        for obj in _objects(source, trace_id):
             out.write(orjson.dumps(obj) + b"\n")
             n += 1
     return n

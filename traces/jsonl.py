@@ -12,6 +12,7 @@ Lines are read with a length limit and integers must fit 64 bits
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections.abc import Iterator
 
@@ -47,14 +48,15 @@ def _text_batches(source) -> Iterator[tuple[int, list[bytes], bool]]:
 class _JsonLines:
     """The parsed lines of a JSON Lines source, read in batches (``traces.lines``).
 
-    ``rows()`` yields (line number, parsed object or None, parse error or None), blank
-    lines skipped; ``checked(check, error, builder)`` goes on after the last line
+    ``rows()`` yields (line number, parsed object, None) or, for a line refused as it
+    is parsed, (line number, the object as far as it could be read or None, the
+    problem), blank lines skipped; ``checked(check, refuse, builder)`` goes on after the last line
     ``rows()`` yielded and yields, per batch, the ``Event`` objects ``builder`` makes of
     the lines ``check(object, line)`` accepts (empty lists without a builder; ``check``
     returns the object's keys in order, which pick the builder's constructor, or None for
     a line it refuses): parsing, checking and building in one loop, the hot path of every
     reader. The problems of
-    the lines go to ``error(line, reason)``. Both raise ``Unreadable`` when
+    the lines go to ``refuse(line, reason, object as far as read or None)``. Both raise ``Unreadable`` when
     reading cannot go on (a line over the length limit)."""
 
     def __init__(self, source, max_line_bytes: int | None = None, progress=None):
@@ -65,7 +67,7 @@ class _JsonLines:
         self._batch: tuple[int, list[bytes], bool] | None = None  # the batch rows() is in
         self._next = 0  # its next line
 
-    def rows(self) -> Iterator[tuple[int, dict | None, str | None]]:
+    def rows(self) -> Iterator[tuple[int, object, str | None]]:
         loads, dumps, JSONDecodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
         for batch in self._batches:
             self._batch = batch
@@ -76,15 +78,12 @@ class _JsonLines:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
                     if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
-                        yield n + k, None, _not_json(raw, exc)
+                        yield n + k, _as_read(raw), _not_json(raw, exc)
                     continue
                 problem = integer_problem(raw) if long_digits else None
                 if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
                     problem = _repeated(raw, obj)
-                if problem is not None:
-                    yield n + k, None, problem
-                    continue
-                yield n + k, obj, None
+                yield n + k, obj, problem
         self._batch = None
 
     def _remaining(self):
@@ -93,7 +92,7 @@ class _JsonLines:
             yield n + self._next, lines[self._next :], long_digits
         yield from self._batches
 
-    def checked(self, check, error, builder: EventBuilder | None = None) -> Iterator[list[Event]]:
+    def checked(self, check, refuse, builder: EventBuilder | None = None) -> Iterator[list[Event]]:
         loads, dumps, JSONDecodeError = orjson.loads, orjson.dumps, orjson.JSONDecodeError
         makers = builder.makers if builder is not None else None
         for n, lines, long_digits in self._remaining():
@@ -104,14 +103,14 @@ class _JsonLines:
                     obj = loads(raw)
                 except JSONDecodeError as exc:
                     if raw.strip(_JSON_SPACE):  # a blank line holds only JSON whitespace
-                        error(n, _not_json(raw, exc))
+                        refuse(n, _not_json(raw, exc), _as_read(raw))
                     n += 1
                     continue
                 problem = integer_problem(raw) if long_digits else None
                 if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
                     problem = _repeated(raw, obj)
                 if problem is not None:
-                    error(n, problem)
+                    refuse(n, problem, obj)
                     n += 1
                     continue
                 keys = check(obj, n)
@@ -124,6 +123,15 @@ class _JsonLines:
             if builder is not None:
                 builder.batch_done()
             yield events
+
+
+def _as_read(raw: bytes) -> object:
+    """A line orjson refuses, as far as it can be read (None when it cannot): the exact
+    parser reads an integer too long for orjson's number types."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _repeated(raw: bytes, obj: object) -> str | None:
@@ -218,13 +226,13 @@ def _valid_batches(
             assert v.header_obj is not None
             builder = _builder(v.header_obj) if build else None
             if isinstance(source, _JsonLines):
-                yield from source.checked(v.check_event, v.error, builder)
+                yield from source.checked(v.check_event, v.refuse, builder)
             else:
                 check = v.check_event
                 valid: list = []
                 for line, obj, err in rows:
                     if err is not None:
-                        v.error(line, err)
+                        v.refuse(line, err, obj)
                     elif check(obj, line) and builder is not None:
                         valid.append((line, obj))
                         if len(valid) >= 4096:

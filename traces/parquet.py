@@ -100,7 +100,7 @@ def dict_of(row: dict) -> tuple[dict, bool]:
         if extra is None:
             raise RowError("the header row has no JSON in column 'extra'")
         return _extra(extra), True
-    obj = {k: row[k] for k in TYPED if row.get(k) is not None}
+    obj = typed_fields(row)
     if extra:
         more = _extra(extra)
         repeated = [k for k in more if k in obj]
@@ -108,6 +108,12 @@ def dict_of(row: dict) -> tuple[dict, bool]:
             raise RowError(f"column 'extra' repeats the typed column(s) {', '.join(map(repr, repeated))}")
         obj.update(more)
     return obj, False
+
+
+def typed_fields(row: dict) -> dict:
+    """The fields of an event row's typed columns (those not NULL): all of the event that
+    can be read when its ``extra`` cannot (``dict_of``)."""
+    return {k: row[k] for k in TYPED if row.get(k) is not None}
 
 
 def _extra(text: str) -> dict:
@@ -227,8 +233,44 @@ def unknown_columns(names) -> str:
     )
 
 
+def line_problem(line: int | None, last: int) -> tuple[str | None, bool]:
+    """(problem, read) of a trace's row numbered ``line`` that comes after its row of line
+    ``last`` (0: its first row). A trace's rows hold its lines 1, 2, 3, … in order, each
+    once, since every ``FILE:LINE`` a report names is a ``line`` value: ``problem`` says
+    why the row breaks that (None when it does not), ``read`` whether the row is still
+    read as the trace's next line (yes after a gap, so one missing row is one problem,
+    not a cascade; no for a row without a number, a repeated or an earlier one). The
+    last rows of a trace missing cannot be told from a shorter trace: the format states
+    no row count.
+
+    >>> line_problem(2, 1), line_problem(1, 0)
+    ((None, True), (None, True))
+    >>> line_problem(5, 3)
+    ('no row of line 4 (the row of line 5 follows the row of line 3): a trace has a row for each of its lines 1, 2, 3, …', True)
+    >>> line_problem(3, 0)[0]
+    'no row of lines 1-2 (the first row is of line 3): a trace has a row for each of its lines 1, 2, 3, …'
+    >>> line_problem(2, 2)
+    ("two rows of line 2: a trace's rows hold each line once", False)
+    """
+    if line is None:
+        return f"a row without a line number after line {last}", False
+    if line == last:
+        return f"two rows of line {line}: a trace's rows hold each line once", False
+    if line < last:
+        return (
+            f"the row of line {line} comes after the row of line {last}: a trace's rows are in the order of its lines",
+            False,
+        )
+    if line > last + 1:
+        missing = f"line {last + 1}" if line == last + 2 else f"lines {last + 1}-{line - 1}"
+        where = f"the row of line {line} follows the row of line {last}" if last else f"the first row is of line {line}"
+        return f"no row of {missing} ({where}): a trace has a row for each of its lines 1, 2, 3, …", True
+    return None, True
+
+
 def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple[int, dict | None, str | None]]:
-    """Yield (line, object, error) for one trace of a Parquet file, like the JSONL reader.
+    """Yield (line, object, error) for one trace of a Parquet file, like the JSONL reader
+    (for a row whose ``extra`` is bad, the object of its typed columns with the error).
 
     Without ``trace_id`` the file must hold exactly one trace."""
     pf = open_parquet(path)
@@ -263,21 +305,16 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
                 if trace_id is not None and row["trace_id"] != trace_id:
                     continue
                 line = row.get("line")
-                if line is None or line <= last:
-                    yield (
-                        last if line is None else line,
-                        None,
-                        f"a row without a line number after line {last}"
-                        if line is None
-                        else f"the row of line {line} comes after the row of line {last}: a trace's rows "
-                        "are in the order of its lines, each line once",
-                    )
+                problem, read = line_problem(line, last)
+                if problem is not None:
+                    yield line or last, None, problem
+                if not read:
                     continue
                 first, last = last == 0, line
                 try:
                     obj, is_header = dict_of(row)
                 except RowError as exc:
-                    yield line, None, str(exc)
+                    yield line, typed_fields(row), str(exc)
                     continue
                 if is_header and not first:
                     yield line, None, "a second header row (a trace has one header, its first row)"

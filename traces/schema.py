@@ -229,7 +229,54 @@ def stricter_than_schema(event_type: str, d: dict) -> str | None:
     """
     for k, check in _field_checks(event_type).items():
         if k in d and not check(d[k]):
-            return f"field {k!r} must be an integer written without a fraction, found {d[k]!r}"
+            return _with_fraction(k, d[k])
+    return None
+
+
+def _with_fraction(field: str, value: object) -> str:
+    return f"field {field!r} must be an integer written without a fraction, found {value!r}"
+
+
+def header_stricter_than_schema(d: dict) -> str | None:
+    """``stricter_than_schema`` for a header the schema accepts: why it is refused for
+    a field the schema wants an integer for (``type`` integer or an integer ``const``)
+    written with a fraction, the first one found (None: there is none).
+
+    >>> header_stricter_than_schema({"version": 1.0, "processes": [{"id": "A"}], "channels": []})
+    "field 'version' must be an integer written without a fraction, found 1.0"
+    >>> header_stricter_than_schema({"version": 1, "processes": [{"id": "A", "subtask": 0.0}], "channels": []})
+    "field 'processes[0].subtask' must be an integer written without a fraction, found 0.0"
+    """
+    defs = schema()["$defs"]
+    found = _fraction_in(d, defs["header"], defs, "")
+    return None if found is None else _with_fraction(*found)
+
+
+def _fraction_in(value: object, prop: dict, defs: dict, path: str) -> tuple[str, float] | None:
+    """(path, value) of the first float in ``value`` where ``prop`` wants an integer."""
+    if "$ref" in prop:
+        prop = defs[prop["$ref"].rsplit("/", 1)[1]]
+    for sub in prop.get("anyOf", ()):
+        found = _fraction_in(value, sub, defs, path)
+        if found is not None:
+            return found
+    if isinstance(value, float):
+        types = prop.get("type")
+        wants_int = "integer" in (types if isinstance(types, list) else [types])
+        const = prop.get("const")
+        return (path, value) if wants_int or (type(const) is int) else None
+    if isinstance(value, dict):
+        props, extra = prop.get("properties", {}), prop.get("additionalProperties")
+        for k, v in value.items():
+            sub = props.get(k, extra if isinstance(extra, dict) else {})
+            found = _fraction_in(v, sub, defs, f"{path}.{k}" if path else k)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _fraction_in(v, prop.get("items", {}), defs, f"{path}[{i}]")
+            if found is not None:
+                return found
     return None
 
 

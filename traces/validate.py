@@ -31,6 +31,7 @@ from snapcheck.traces.schema import (
     describe_schema_error,
     event_validator,
     fast_event_check,
+    header_stricter_than_schema,
     header_validator,
     keyed_event_check,
     stricter_than_schema,
@@ -142,6 +143,10 @@ class TraceValidator(RescaleRules):
         except fastjsonschema.JsonSchemaException as exc:
             self.error(line, f"bad header: {describe_schema_error(exc)}")
             return None
+        stricter = header_stricter_than_schema(d)
+        if stricter is not None:
+            self.error(line, f"bad header: {stricter}")
+            return None
         h = Header.from_dict(d)
         for p in h.processes:
             if p.id in self._procs:
@@ -235,6 +240,16 @@ class TraceValidator(RescaleRules):
             next_idx[p] = want
             self.events_seen -= 1
         return None
+
+    def refuse(self, line: int, reason: str, d: object = None) -> None:
+        """Record the problem of an event line refused before it was checked (not JSON,
+        an integer outside 64 bits, a key written twice, a Parquet row whose ``extra``
+        is bad). ``d``: the object as far as it could be read (None when it could not
+        be): its event keeps its place in its process's ``idx`` sequence and a send its
+        ``mid``, as for an event refused for a field (``_count_rejected``), so one bad
+        line is one problem."""
+        self.error(line, reason)
+        self._count_rejected(d)
 
     def _count_rejected(self, d: Any) -> None:
         """An event refused before its ``idx`` was checked (an unknown type, a field

@@ -9,7 +9,8 @@ Spec events are records ``[op, p, c, n, m, x, s]``:
 trace event            spec event
 =====================  =========================================================
 ``send`` (data)        ``send``: ``n`` its sequence number, ``m`` the message's
-                       identity, ``x = 1`` iff ``logged``
+                       identity, ``x = 1`` iff the send or its channel is
+                       ``logged``
 ``recv``               ``recv``: ``n`` / ``m`` of the message processed
 ``discard``            ``discard``: a message of a purged epoch dropped
 ``replay`` (from log)  ``replay``: ``n`` the sequence number of the original
@@ -90,15 +91,15 @@ def prepare_unc(trace: Trace, protocol: str, family: TlaMapping, forced: bool = 
                 if e.kind == "barrier":
                     raise OutOfScope(f"barrier on {e.ch!r}: {protocol} sends no barriers", e.line)
                 assert e.mid is not None
+                logged = bool(e.logged) or chans[e.ch].logged
                 add(
                     e,
-                    f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}"
-                    f"{'' if e.logged else ', not logged'}",
+                    f"send of record seq {e.seq} ({e.mid!r}) on {e.ch!r} by {e.proc}{'' if logged else ', not logged'}",
                     "send",
                     e.ch,
                     e.seq,
                     number(e.mid),
-                    1 if e.logged else 0,
+                    1 if logged else 0,
                 )
             elif t in ("recv", "discard"):
                 assert e.mid is not None

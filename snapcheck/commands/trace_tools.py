@@ -54,7 +54,7 @@ def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None
 )
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet source to convert.")
 def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None:
-    """Convert traces between JSON Lines and Parquet (lossless, validated first).
+    """Convert traces between JSON Lines and Parquet (lossless: the same header and events; validated first).
 
     Directions: JSONL -> Parquet (many JSONL traces into one file), Parquet -> JSONL (one
     trace; --trace-id picks it from a multi-trace file), JSONL -> JSONL and Parquet ->

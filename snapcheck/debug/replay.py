@@ -151,6 +151,7 @@ class _Machine:
     def __init__(self, trace: Trace):
         self.trace = trace
         self.msgs = message_table(trace)
+        self.logged_channels = {c.id for c in trace.channels if c.logged}  # every send on them is logged
         # inputs that carry barriers: data channels from processes that take part in rounds
         roles = {p.id: p.role for p in trace.processes}
         self.inputs: dict[str, list[str]] = {p.id: [] for p in trace.processes}
@@ -223,7 +224,7 @@ class _Machine:
             kind, seq, rnd = m.kind, m.seq, m.round
         chan = st.channels[e.ch]
         chan.in_flight.append(InFlight(e.mid, kind, seq, rnd, e.line, replay_of=e.replay_of))
-        if e.logged:
+        if e.logged or e.ch in self.logged_channels:
             chan.log.append(e.mid)
 
     _on_replay = _on_send

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from snapcheck.debug.history import causal_order, event_intervals, lamport_columns, message_table, vector_clocks
 from snapcheck.debug.replay import Breakpoint, Replay, position_of_line
+from snapcheck.traces import TraceRecorder
 
 
 def _flight(state):
@@ -117,6 +118,14 @@ def test_protocol_variables_failure_restore_and_logs():
     assert st_.channels["c01"].in_flight[1].replay_of == "c01:2"
     st_ = r.goto_line(12)
     assert st_.channels["c01"].log == ["c01:2"]  # truncated through seq 1
+
+
+def test_a_logged_channel_logs_every_send():
+    """A channel marked ``logged`` logs each message at its send, as ``send.logged`` does
+    (docs/trace-format.md, the header's channels)."""
+    rec = TraceRecorder(["A", "B"], [{"id": "ab", "src": "A", "dst": "B", "logged": True}])
+    rec.send("A", "ab")
+    assert Replay(rec.trace()).goto_line(2).channels["ab"].log == ["ab:1"]
 
 
 def test_piggyback_shown_for_the_sender():

@@ -87,3 +87,21 @@ def test_rescale_mutants_are_rejected_at_the_faulty_step(tmp_path, name):
     line = int(v.location.rsplit(":", 1)[1])
     event = next(e for e in read_trace(path).events if e.line == line)
     assert event.type == FAULTY_STEP[name], (v.render(), event)
+
+
+def test_restored_state_is_the_checkers_to_judge():
+    """docs/specs.md (RescaleTrace, what it does not judge): a rescale whose new task
+    restores no state (key group 3 of the old agg[1] is named by no restore's sources)
+    moves no in-flight record wrongly, so RescaleTrace ACCEPTS it; the checker's
+    rescale-state property finds key-group-lost, and the oracle does not count that
+    as a disagreement."""
+    from pathlib import Path
+
+    from snapcheck.checker import CheckOptions, check_trace
+    from snapcheck.checker.tla.oracles import MODELLED
+
+    path = str(Path(__file__).parents[1] / "data" / "rescale" / "key_group_lost.jsonl")
+    (verdict,) = conformance.conform([path], tla_mappings())
+    assert verdict.verdict == ACCEPT, verdict.render()
+    kinds = check_trace(read_trace(path), CheckOptions()).kinds
+    assert "key-group-lost" in kinds and not kinds & MODELLED["RescaleTrace"]

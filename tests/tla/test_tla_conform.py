@@ -331,15 +331,18 @@ def test_out_of_scope_and_invalid_traces_are_errors(tmp_path):
     assert v_broken.verdict == ERROR and "out-of-order per-process sequence" in v_broken.message
 
 
-def uncoordinated(restore_b=1, replay=True, truncate=0, logged=True) -> TraceRecorder:
+def uncoordinated(restore_b=1, replay=True, truncate=0, logged="send") -> TraceRecorder:
     """UNC with a failure: b processed m1 in its checkpoint 1, a's checkpoint 1 sent
     m1 and m2; b fails; the recovery line is (a:1, b:1) and m2 is in transit, so a
-    replays it from its log."""
-    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="unc", params={"recovery": "restart-all"})
-    m1 = rec.send("a", "a>b", value=1, logged=logged)
+    replays it from its log. ``logged``: where the messages are marked logged, on
+    each ``send`` or on the ``channel`` (or None: nowhere)."""
+    chan = {"id": "a>b", "src": "a", "dst": "b", "logged": logged == "channel"}
+    rec = TraceRecorder(["a", "b"], [chan], protocol="unc", params={"recovery": "restart-all"})
+    on_send = True if logged == "send" else None
+    m1 = rec.send("a", "a>b", value=1, logged=on_send)
     rec.recv("b", m1)
     rec.checkpoint("b")
-    m2 = rec.send("a", "a>b", value=2, logged=logged)
+    m2 = rec.send("a", "a>b", value=2, logged=on_send)
     rec.checkpoint("a")
     if truncate:
         rec.log_truncate("a", "a>b", truncate)
@@ -358,11 +361,14 @@ def test_uncoordinated_recovery_is_judged_step_by_step(tmp_path):
         "wrong-line": uncoordinated(restore_b=0),
         "no-replay": uncoordinated(replay=False),
         "early-truncation": uncoordinated(truncate=2),
-        "unlogged": uncoordinated(logged=False),
+        "unlogged": uncoordinated(logged=None),
+        # the channel's ``logged: true`` makes every send on it durable, as ``logged`` on each send
+        "channel-logged": uncoordinated(logged="channel"),
     }
     paths = {k: write(r, tmp_path / f"{k}.jsonl") for k, r in recs.items()}
     v = dict(zip(recs, conform(list(paths.values()))))
-    assert v["ok"].verdict == ACCEPT and v["safe-truncation"].verdict == ACCEPT, v["ok"].render()
+    for good in ("ok", "safe-truncation", "channel-logged"):
+        assert v[good].verdict == ACCEPT, v[good].render()
     # b's checkpoint 0 is not on the recovery line (its checkpoint 1 is consistent with a's)
     assert v["wrong-line"].verdict == REJECT
     assert v["wrong-line"].location == f"{paths['wrong-line']}:{line_of(recs['wrong-line'], type='restore', proc='b')}"

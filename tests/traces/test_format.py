@@ -192,3 +192,38 @@ def test_parse_accepts_file_objects_and_skips_blank_lines():
     rec.recv("B", rec.send("A", "ab"))
     text = rec.dumps().decode().replace("\n", "\n\n")
     assert len(list(iter_events(io.StringIO(text)))) == 2
+
+
+def test_parquet_rows_are_numbered_by_the_lines_of_the_jsonl_form(tmp_path):
+    """JSONL -> Parquet numbers a trace's rows 1, 2, 3, … (the lines of the JSONL form it
+    converts back to): a blank line of the source leaves no gap, which a reader would
+    take for a missing row."""
+    import pyarrow.parquet as pq
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.recv("B", rec.send("A", "ab"))
+    src, out, back = tmp_path / "t.jsonl", tmp_path / "t.parquet", tmp_path / "back.jsonl"
+    src.write_bytes(rec.dumps().replace(b"\n", b"\n\n", 1))
+    jsonl_to_parquet([str(src)], str(out))
+    assert pq.read_table(out).column("line").to_pylist() == [1, 2, 3]
+    parquet_to_jsonl(str(out), str(back))
+    assert back.read_bytes() == rec.dumps()
+
+
+def test_parquet_round_trip_keeps_fields_and_bytes_of_canonical_lines(tmp_path):
+    """docs/trace-format.md (Parquet form): back from Parquet, a trace has the same header
+    and events; the same bytes when written as the kit writes it, else its lines compact
+    and an event's typed-column fields first, in column order."""
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.checkpoint("A")
+    src, out, back = tmp_path / "t.jsonl", tmp_path / "t.parquet", tmp_path / "back.jsonl"
+    for moved in (False, True):
+        lines = rec.dumps().splitlines()
+        if moved:  # the same event, other bytes: ckpt before kind (canonical: after)
+            lines[1] = lines[1].replace(b'"kind":"basic","ckpt":1', b'"ckpt":1,"kind":"basic"')
+        src.write_bytes(b"\n".join(lines) + b"\n")
+        jsonl_to_parquet([str(src)], str(out))
+        parquet_to_jsonl(str(out), str(back))
+        assert (back.read_bytes() == src.read_bytes()) is not moved
+        assert back.read_bytes() == rec.dumps()
+        assert [orjson.loads(x) for x in back.read_bytes().splitlines()] == [orjson.loads(x) for x in lines]

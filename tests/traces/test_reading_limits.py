@@ -121,6 +121,45 @@ def test_free_form_integer_above_2_64_is_not_silently_a_float(tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        ("123456789012345678901234567890", "field 'value': integer 1234"),  # orjson reads a float
+        ("9" * 400, "field 'value': integer 9999"),  # orjson reads no number at all
+        ('1, "value": 2', "key 'value' appears twice"),
+    ],
+)
+def test_a_line_refused_as_it_is_parsed_keeps_its_place(value, reason, tmp_path):
+    """A send refused for an integer outside 64 bits or a repeated key is one problem, as
+    an event refused for a field is: its idx still counts and its mid is known, so the
+    next event of its process and the receive of its message are not reported as well
+    (they were: an out-of-order idx and a receive of a message never sent). The same for
+    a Parquet row whose 'extra' holds the number."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from snapcheck.spark_validation.trace_udf import check_rows
+    from snapcheck.traces.parquet import SCHEMA, row_of
+
+    events = [send("A", 0, "ab", "m1", 1, value=0), send("A", 1, "ab", "m2", 2), recv("B", 0, "ab", "m1")]
+    events.append(recv("B", 1, "ab", "m2"))
+    lines = [orjson.dumps(e).decode() for e in events]
+    lines[0] = lines[0].replace('"value":0', f'"value":{value}')
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join([HEADER, *lines]) + "\n")
+    rows = [row_of("t", 1, orjson.loads(HEADER), is_header=True)]
+    rows += [row_of("t", n, e) for n, e in enumerate(events, 2)]
+    rows[1]["extra"] = f'{{"value": {value}}}'
+    pq.write_table(pa.Table.from_pylist(rows, SCHEMA), tmp_path / "t.parquet")
+    for trace in (path, tmp_path / "t.parquet"):
+        with pytest.raises(TraceErrors) as exc:
+            read_trace(str(trace))
+        assert [e.line for e in exc.value.errors] == [2], exc.value
+        assert trace.suffix == ".parquet" or reason in exc.value.errors[0].reason
+    result = check_rows(rows, "t", None, None, "partial")  # validate --input (Spark, DuckDB)
+    assert result["problems"] == 1 and result["problem"].startswith("line 2: "), result
+
+
 def test_values_round_trip_exactly_through_parquet(tmp_path):
     from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
 

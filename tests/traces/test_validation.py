@@ -341,3 +341,21 @@ def test_the_errors_kept_are_the_first_by_line_even_when_found_last():
     late = [send("A", i, "ab", f"m{i}", i + 1, seq_typo=1) for i in range(DEFAULT_MAX_ERRORS + 5)]
     errs = errors_of(recv("B", 0, "ab", "ghost"), *late)
     assert len(errs) == DEFAULT_MAX_ERRORS and errs[0][0] == 2 and "ghost" in errs[0][1], errs[:2]
+
+
+@pytest.mark.parametrize(
+    "field, value, path",
+    [
+        ("version", 1.0, "version"),
+        ("seed", 7.0, "seed"),
+        ("processes", [{"id": "A", "subtask": 0.0}, {"id": "B"}, {"id": "C"}], "processes[0].subtask"),
+    ],
+)
+def test_an_integer_field_of_the_header_written_with_a_fraction_is_refused(field, value, path):
+    """The header's integer fields must be written as integers, as an event's are: the
+    JSON Schema (and ``1.0 == 1``) took ``"version": 1.0``."""
+    header = dict(HEADER, **{field: value})
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), header=header)
+    assert line == 1 and reason == (
+        f"bad header: field {path!r} must be an integer written without a fraction, found {value if field != 'processes' else 0.0}"
+    )
