@@ -108,7 +108,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
             break
         time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=300)  # (unwinding a large run on a loaded machine: once > 60 s)
     assert proc.returncode == 130, (proc.returncode, err)
     assert err.strip().splitlines()[-1] == "snapcheck: interrupted" and "Traceback" not in err, err
     assert not (tmp_path / "t.jsonl").exists()  # an interrupted run writes no partial trace

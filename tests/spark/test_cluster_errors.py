@@ -3,6 +3,8 @@ errors (exit 2) with one line naming them, before any Spark session starts."""
 
 import re
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -33,16 +35,17 @@ def test_unwritable_out_is_one_line_exit_2(snapcheck_cli, tmp_path, args):
     assert f"--output {blocker / 'sub'}: cannot write there" in out and "Traceback" not in out
 
 
-def test_a_spark_jvm_that_dies_starting_is_exit_2_with_what_java_said(snapcheck_cli, tmp_path):
+def test_a_spark_jvm_that_dies_starting_is_exit_2_with_what_java_said(tmp_path):
     """A local session whose JVM cannot start (here: a driver memory Java cannot parse; in the
     wild, a JVM killed or out of memory while starting) is the environment's problem, not a
     bug of the kit: Java's own message, then one line, exit 2; never a traceback."""
-    code, out = snapcheck_cli(
-        "validate", "--traces", "2", "--master", "local[1]", "--conf", "spark.driver.memory=lots",
-        "--output", str(tmp_path / "o"), stderr=True,
+    res = subprocess.run(  # a process of its own: a test process may hold a running session already
+        [sys.executable, "-m", "snapcheck", "validate", "--traces", "2", "--master", "local[1]",
+         "--conf", "spark.driver.memory=lots", "--output", str(tmp_path / "o")],
+        capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    assert code == 2 and "Traceback" not in out, out
-    assert "-Xmxlots" in out and "cannot start a Spark session on local[1]" in out
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "-Xmxlots" in res.stderr and "cannot start a Spark session on local[1]" in res.stderr
 
 
 def test_conf_needs_key_and_value(snapcheck_cli, tmp_path):
