@@ -44,7 +44,9 @@ the event's receipt; otherwise the event is in neither the coordinator's snapsho
 recovery of a coordinated trace restores the latest round that completed before
 it, and all of its restores restore the same round: ``restore-aborted`` (the round
 restored never completed, or was aborted), ``restore-stale`` (an older round or the
-empty initial state although a later round had completed), ``restore-mixed``.
+empty initial state although a later round had completed), ``restore-mixed``. A
+restore restores the round of the checkpoint it takes; its ``round`` counts only where
+that round's completion keeps that checkpoint's state (``observed_recovery.restored_round``).
 
 "Effective state" follows restores: a ``restore`` to checkpoint ``c`` resets a
 process's state to what it was at checkpoint ``c`` (the events in between are undone).
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 from snapcheck.checker.observed_recovery import checkpoint_rounds, restored_round
 from snapcheck.checker.report import Violation
+from snapcheck.checker.rounds import completion_fallbacks
 
 
 def _attr(e, name):
@@ -69,6 +72,7 @@ class _Coordination:
         self.start_line: dict[int, int] = {}
         self.valid_notify: dict[str, int] = {}  # mid -> round, for notifications sent after completion
         self.ckpt_round = checkpoint_rounds(ix)
+        self.fallback = completion_fallbacks(ix.of_type("round_complete"))
         for e in ix.of_type("round_complete"):
             self.complete_line.setdefault(e.round, e.line)
         for e in ix.of_type("round_abort"):
@@ -356,9 +360,10 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
     for i, group in enumerate(groups, 1):
         first = min(e.line for e in group)
         latest = coord.completed_before(first)
-        # a restore without ``round`` goes back to the round of what it takes; one that
-        # says nothing (a new subtask given no state) is no evidence either way
-        rounds = {r for e in group if (r := restored_round(e, coord.ckpt_round)) is not None}
+        # a restore goes back to the round of what it takes (its ``round`` only where the
+        # completion of that round keeps that state); one that says nothing (a new subtask
+        # given no state) is no evidence either way
+        rounds = {r for e in group if (r := restored_round(e, coord.ckpt_round, coord.fallback)) is not None}
         lines = [e.line for e in group]
         subject = f"recovery {i}"
         if len(rounds) > 1:

@@ -126,8 +126,7 @@ class Rescale:
         self.channels = ix.channels
         self.keyed_sends = [e for e in ix.of_type("send") if e.key is not None and e.key_group is not None]
         self.ckpt_round = checkpoint_rounds(ix)
-        stated = [e.round for e in group if e.round is not None]
-        rounds = stated or [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
+        rounds = [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started

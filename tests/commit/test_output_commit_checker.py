@@ -196,6 +196,34 @@ def test_a_restore_without_its_round_goes_back_to_the_round_of_what_it_takes():
     assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
 
 
+def test_a_restore_is_judged_by_the_checkpoint_it_restores_not_by_its_round():
+    """A restore's ``round`` stands only where that round keeps the state restored: the
+    initial state restored ``as round 1`` after round 1 completed is stale (it was taken
+    for round 1 and passed), while a regional completion of round 2 that keeps A's state
+    of round 1 makes A's checkpoint of round 1 round 2's state."""
+
+    def base():
+        r = rec()
+        round1(r)
+        return r
+
+    r = base()
+    _recover(r, [1, 1], [("A", 0), ("S", 0)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
+    r = base()
+    r.round_start("C", 2)
+    r.checkpoint("S", "coordinated", round=2)
+    r.round_complete("C", 2, attrs={"fallback": {"A": 1}})
+    _recover(r, [2, 2], [("A", 1), ("S", 2)])
+    assert kinds(r, {"recovery-lineage"}) == set()
+    r = base()
+    r.round_start("C", 2)
+    r.checkpoint("S", "coordinated", round=2)
+    r.round_complete("C", 2)  # keeps no older state: A's checkpoint of round 1 is not round 2's
+    _recover(r, [2, 2], [("A", 1), ("S", 2)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-mixed", "restore-stale"}
+
+
 def _handover(old_publishes: bool, old_retires: bool):
     """Sink S hands round 1's transaction 1 to its successor N (a restore naming S's
     checkpoint), which publishes it as S's (``attrs.of``). ``old_publishes``: S publishes
