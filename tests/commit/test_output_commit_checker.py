@@ -111,6 +111,44 @@ def test_restore_undoes_pre_commit_of_an_aborted_round():
     assert kinds(r) == set()
 
 
+def test_publishing_a_transaction_a_restore_rolled_back():
+    """Round 1 aborts after the sink pre-committed transaction 1 at its checkpoint of it;
+    the restore of the initial state rolls the transaction back; round 2 completes, and
+    the sink publishes transaction 1 with 2: ``rolled-back-commit`` (it passed, as the
+    notification of round 2 covers 1). Restoring a checkpoint that holds the transaction
+    stages it again: publishing it then is the recovery's commit, clean; so is publishing
+    it after it is pre-committed again."""
+
+    def run(restored: int, again: bool):
+        r = rec()
+        r.round_start("C", 1)
+        r.checkpoint("A", "coordinated", round=1)
+        r.checkpoint("S", "coordinated", round=1)
+        out(r, "S", 1, txn=1, phase="pre-commit")
+        r.fail("S")
+        if restored:
+            r.round_complete("C", 1)
+        else:
+            r.round_abort("C", 1, "failure")
+        r.restore("A", restored, recovery=1)
+        r.restore("S", restored, recovery=1)
+        if again:
+            out(r, "S", 1, txn=1, phase="pre-commit")
+        r.round_start("C", 2)
+        r.checkpoint("A", "coordinated", round=2)
+        r.checkpoint("S", "coordinated", round=2)
+        out(r, "S", 1, txn=2, phase="pre-commit")
+        r.round_complete("C", 2)
+        r.recv("S", notify(r, 2))
+        out(r, "S", ["x"], txn=1, phase="commit")
+        out(r, "S", ["x"], txn=2, phase="commit")
+        return check_trace(r.trace(), CheckOptions(properties={"output-commit"})).violations
+
+    (v,) = run(0, False)
+    assert (v.kind, v.lines, v.witness) == ("rolled-back-commit", [5, 9, 17], {"txn": 1})
+    assert run(1, False) == [] and run(0, True) == []
+
+
 def test_operator_event_missing_from_completed_round():
     r = rec()
     ev = r.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
