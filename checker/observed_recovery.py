@@ -39,12 +39,15 @@ not judged here (they are judged by the recovery in which it restores).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from snapcheck.checker.cuts import in_transit, orphans
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.intervals import EXTERNAL, History
 from snapcheck.checker.notation import fmt_cut
 from snapcheck.checker.recovery_line import bound, rl_fix
 from snapcheck.checker.report import Violation
+from snapcheck.checker.rounds import fallback_chain
 from snapcheck.traces.model import MARKERS, Event, Trace
 
 
@@ -86,25 +89,42 @@ def recovery_groups(trace: Trace) -> list[list]:
     return groups
 
 
-def restored_round(e: Event, ckpt_round: dict) -> int | None:
-    """The round restore ``e`` goes back to: its ``round`` when it says; else the round of
-    the checkpoints it takes (its ``sources``, or its own checkpoint ``ckpt``), a
-    checkpoint 0 being the initial state (round 0); None when they do not say or
-    disagree. ``ckpt_round``: (process, checkpoint) -> that checkpoint's round.
+def restored_round(e: Event, ckpt_round: dict, fallback: Mapping[int, Mapping[str, int]] | None = None) -> int | None:
+    """The round restore ``e`` goes back to, judged by the checkpoints it takes (its
+    ``sources``, or its own checkpoint ``ckpt``): their round, a checkpoint 0 holding
+    round 0 (the initial state) unless ``ckpt_round`` gives it another (a process a
+    rescale created); None when they do not say or disagree. Its ``round`` stands where
+    it names the round of the state those checkpoints hold: the same round, or a round
+    whose completion keeps that older state for each of their processes (a regional
+    fallback, chains followed: ``fallback``, round -> its completion's fallback map);
+    or where the checkpoints say no round. A ``round`` that names another state than
+    the one restored does not count. ``ckpt_round``: (process, checkpoint) -> that
+    checkpoint's round.
 
     >>> from snapcheck.traces.model import Event
     >>> def restore(proc, ckpt, **more): return Event.from_dict({"type": "restore", "proc": proc, "idx": 0, "ckpt": ckpt, **more})
-    >>> rounds = {("A", 3): 2, ("B", 1): 2}
+    >>> rounds = {("A", 3): 2, ("B", 1): 2, ("A", 1): 1}
     >>> restored_round(restore("A", 3), rounds), restored_round(restore("N", 0, sources=[{"proc": "B", "ckpt": 1}]), rounds)
     (2, 2)
     >>> restored_round(restore("A", 0), rounds), restored_round(restore("N", 0, sources=[]), rounds)
     (0, None)
+    >>> restored_round(restore("A", 0, round=1), rounds)                   # the empty state, whatever it says
+    0
+    >>> restored_round(restore("A", 1, round=2), rounds, {2: {"A": 1}})    # round 2 keeps A's state of round 1
+    2
     """
-    if e.round is not None:
+    taken: list[dict] = e.sources if e.sources is not None else [{"proc": e.proc, "ckpt": e.ckpt}]
+    rounds = {ckpt_round.get((s.get("proc"), s.get("ckpt")), 0 if s.get("ckpt") == 0 else None) for s in taken}
+    if len(rounds) > 1:
+        return None
+    held = rounds.pop() if rounds else None
+    if held is None:
         return e.round
-    taken = e.sources if e.sources is not None else [{"proc": e.proc, "ckpt": e.ckpt}]
-    rounds = {0 if s.get("ckpt") == 0 else ckpt_round.get((s.get("proc"), s.get("ckpt"))) for s in taken}
-    return rounds.pop() if len(rounds) == 1 else None
+    if e.round is None or e.round == held:
+        return held
+    fb = fallback or {}
+    chains = [fallback_chain(lambda n: fb.get(n, {}), e.round, s["proc"]) for s in taken]
+    return e.round if all(c[-1] == held and held not in c[:-1] for c in chains) else held
 
 
 def checkpoint_rounds(ix) -> dict[tuple[str, int], int | None]:

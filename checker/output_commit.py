@@ -22,6 +22,12 @@ two-phase commit; FLINK-10377, FLINK-21080, FLINK-38614):
   coordinator's ``round_complete m`` was received by the sink before, and no
   earlier ``restore`` of the sink to a round ``m ≥ n`` that had completed;
 * ``duplicate-commit`` — a transaction is published twice;
+* ``rolled-back-commit`` — the sink publishes a transaction that is not in its
+  effective state: a restore took it out (it was pre-committed into a checkpoint the
+  restore went back behind, e.g. of an aborted round) and it was not pre-committed
+  again since. Its records, processed again after the restore, go out in a later
+  transaction too. (A restored checkpoint that holds it keeps it staged: recovery
+  commits it.)
 * ``uncommitted`` — at the end of the trace a transaction in the sink's effective
   state (pre-committed and not undone by a later restore) is covered by a
   completed round and was never published: a lost or late notification was not
@@ -44,7 +50,9 @@ the event's receipt; otherwise the event is in neither the coordinator's snapsho
 recovery of a coordinated trace restores the latest round that completed before
 it, and all of its restores restore the same round: ``restore-aborted`` (the round
 restored never completed, or was aborted), ``restore-stale`` (an older round or the
-empty initial state although a later round had completed), ``restore-mixed``.
+empty initial state although a later round had completed), ``restore-mixed``. A
+restore restores the round of the checkpoint it takes; its ``round`` counts only where
+that round's completion keeps that checkpoint's state (``observed_recovery.restored_round``).
 
 "Effective state" follows restores: a ``restore`` to checkpoint ``c`` resets a
 process's state to what it was at checkpoint ``c`` (the events in between are undone).
@@ -54,6 +62,7 @@ from __future__ import annotations
 
 from snapcheck.checker.observed_recovery import checkpoint_rounds, restored_round
 from snapcheck.checker.report import Violation
+from snapcheck.checker.rounds import completion_fallbacks
 
 
 def _attr(e, name):
@@ -69,6 +78,7 @@ class _Coordination:
         self.start_line: dict[int, int] = {}
         self.valid_notify: dict[str, int] = {}  # mid -> round, for notifications sent after completion
         self.ckpt_round = checkpoint_rounds(ix)
+        self.fallback = completion_fallbacks(ix.of_type("round_complete"))
         for e in ix.of_type("round_complete"):
             self.complete_line.setdefault(e.round, e.line)
         for e in ix.of_type("round_abort"):
@@ -88,7 +98,7 @@ class _Coordination:
 def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
     """``output-commit`` violations of every two-phase-commit sink (a process with
     ``output`` events that carry a ``phase``; module docstring): ``premature-commit``,
-    ``duplicate-commit``, ``uncommitted``, ``eos-before-commit``. ``ix``: the trace's
+    ``duplicate-commit``, ``rolled-back-commit``, ``uncommitted``, ``eos-before-commit``. ``ix``: the trace's
     ``TraceIndex``; ``coord``: its round completions and notifications.
 
     A sink that retires at a checkpoint (a job restored at another parallelism) hands
@@ -182,6 +192,7 @@ def _uncommitted(proc, n, ln, coord, how="") -> Violation:
 def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Violation]:
     out: list[Violation] = []
     staged: dict[int, int] = {}  # effective, unpublished txn -> pre-commit line
+    undone: dict[int, tuple[int, int]] = {}  # txn a restore took out of staged -> (its pre-commit, restore) lines
     snaps: dict[int, dict] = {0: {}}
     published: dict[int, int] = {}  # txn -> line (the external system: survives restores)
     known = 0  # latest round known complete
@@ -193,7 +204,9 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
             last_ckpt = e.ckpt
             snaps[e.ckpt] = dict(staged)
         elif t == "restore":
-            staged = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
+            kept = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
+            undone.update({n: (ln, e.line) for n, ln in staged.items() if n not in kept})
+            staged = kept
             if e.round is not None and coord.complete_line.get(e.round, e.line) < e.line:
                 known = max(known, e.round)
         elif t == "retire" and e.ckpt is not None:  # its state lives on in its successors
@@ -208,6 +221,7 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
             n = _attr(e, "txn")
             if phase == "pre-commit":
                 staged[n] = e.line
+                undone.pop(n, None)
                 snaps.setdefault(last_ckpt, {})[n] = e.line
             elif phase == "commit" and _attr(e, "of") is not None and _attr(e, "of") != proc:
                 inherited.setdefault((_attr(e, "of"), n), []).append(e.line)
@@ -226,8 +240,11 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
                             {"txn": n},
                         )
                     )
-                elif n > known:
-                    out.append(_premature(proc, n, e.line, known, staged.get(n)))
+                else:
+                    if n in undone and n not in staged:
+                        out.append(_rolled_back(proc, n, e, undone[n]))
+                    if n > known:
+                        out.append(_premature(proc, n, e.line, known, staged.get(n)))
                 published.setdefault(n, e.line)
                 staged.pop(n, None)
             elif phase == "end" and ended is None:
@@ -263,6 +280,23 @@ def _premature(proc, n, line, known, staged_line) -> Violation:
         f">= {n} completed (latest known: {known or 'none'}); the output of a checkpoint "
         f"that may still abort becomes visible.",
         [staged_line, line],
+        {"txn": n},
+    )
+
+
+def _rolled_back(proc, n, e, lines: tuple[int, int]) -> Violation:
+    """``rolled-back-commit``: sink ``proc`` publishes transaction ``n`` (output ``e``)
+    that its restore at ``lines[1]`` took out of its effective state (pre-committed at
+    ``lines[0]`` into a checkpoint the restore went back behind), not staged again since."""
+    pre, restore = lines
+    return Violation(
+        "rolled-back-commit",
+        "output-commit",
+        f"sink {proc}",
+        f"{proc} publishes transaction {n} at line {e.line}, pre-committed at line {pre} but rolled back by its "
+        f"restore at line {restore} (the checkpoint restored does not hold it) and not pre-committed again since: "
+        "the restored state processes its records again, and a later transaction publishes them again.",
+        [pre, restore, e.line],
         {"txn": n},
     )
 
@@ -356,9 +390,10 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
     for i, group in enumerate(groups, 1):
         first = min(e.line for e in group)
         latest = coord.completed_before(first)
-        # a restore without ``round`` goes back to the round of what it takes; one that
-        # says nothing (a new subtask given no state) is no evidence either way
-        rounds = {r for e in group if (r := restored_round(e, coord.ckpt_round)) is not None}
+        # a restore goes back to the round of what it takes (its ``round`` only where the
+        # completion of that round keeps that state); one that says nothing (a new subtask
+        # given no state) is no evidence either way
+        rounds = {r for e in group if (r := restored_round(e, coord.ckpt_round, coord.fallback)) is not None}
         lines = [e.line for e in group]
         subject = f"recovery {i}"
         if len(rounds) > 1:

@@ -91,6 +91,7 @@ KIND_PROPERTY = {
     "premature-truncation": "log-retention",
     "premature-commit": "output-commit",
     "duplicate-commit": "output-commit",
+    "rolled-back-commit": "output-commit",
     "uncommitted": "output-commit",
     "eos-before-commit": "output-commit",
     "control-dropped": "control-delivery",

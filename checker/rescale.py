@@ -21,7 +21,7 @@ the state restored for it is not its state), ``state-wrong-round`` (a source
 checkpoint of another round, or an old process that retires handing over another
 checkpoint than the one taken, or never retires although all its state was taken, so
 that what it did in between is kept and done again), ``key-group-mismatch`` (a new process declares key groups other than those
-it restored), ``max-parallelism-changed`` (a new process declares another max
+it restored, none for a restore with ``sources: []``), ``max-parallelism-changed`` (a new process declares another max
 parallelism than the process it takes state from: key groups then name other keys);
 the same for list-state partitions (``partition-lost``, ``partition-duplicated``,
 ``partition-wrong-owner``). State restored whole from processes that declare neither

@@ -49,9 +49,9 @@ class Ownership:
     ``parts`` map a process to what it owns, its header declaration if it has one, else
     what its restore took from its sources (``restores_with_sources``: the restores
     that name sources, in trace order); a source that names neither key groups nor
-    partitions gives all of its process's. ``restored_kg`` keeps what the restores
-    took, to compare with the declarations; ``operator`` maps each process to its operator (its
-    own id when the header names none).
+    partitions gives all of its process's. ``restored_kg`` keeps what each of those
+    restores took, possibly nothing (``sources: []``), to compare with the declarations;
+    ``operator`` maps each process to its operator (its own id when the header names none).
 
     ``A0`` and ``A1`` own key groups 0..1 and 2..3 of operator ``agg``; the job is
     restored with one process ``N`` that takes both ranges:
@@ -69,6 +69,7 @@ class Ownership:
         self.parts: dict[str, set[str]] = {}
         declared_kg = {p.id: p.key_groups for p in trace.header.processes if p.key_groups is not None}
         declared_parts = {p.id: p.partitions for p in trace.header.processes if p.partitions is not None}
+        self.restored_kg: dict[str, set[int]] = {}
         for e in restores_with_sources:
             kgs: set[int] = set()
             parts: set[str] = set()
@@ -81,11 +82,11 @@ class Ownership:
                     q = s["proc"]
                     kgs |= expand_ranges(declared_kg[q]) if q in declared_kg else self.kg.get(q, set())
                     parts |= set(declared_parts[q]) if q in declared_parts else self.parts.get(q, set())
+            self.restored_kg[e.proc] = kgs
             if kgs:
                 self.kg[e.proc] = kgs
             if parts:
                 self.parts[e.proc] = parts
-        self.restored_kg = dict(self.kg)
         for p, r in declared_kg.items():
             self.kg[p] = expand_ranges(r)
         for p, ps in declared_parts.items():
@@ -126,8 +127,7 @@ class Rescale:
         self.channels = ix.channels
         self.keyed_sends = [e for e in ix.of_type("send") if e.key is not None and e.key_group is not None]
         self.ckpt_round = checkpoint_rounds(ix)
-        stated = [e.round for e in group if e.round is not None]
-        rounds = stated or [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
+        rounds = [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started

@@ -53,9 +53,9 @@ def state_violations(rs: Rescale) -> list[Violation]:
         out += _partition_violations(rs, op)
     out += _key_group_changed(rs, ops)
     for p, e in rs.new.items():
-        restored = own.restored_kg.get(p)
-        if restored is not None and own.kg.get(p) != restored:
-            extra, missing = to_ranges(list(own.kg[p] - restored)), to_ranges(list(restored - own.kg[p]))
+        restored, declared = own.restored_kg.get(p), own.kg.get(p, set())
+        if restored is not None and declared != restored:
+            extra, missing = to_ranges(list(declared - restored)), to_ranges(list(restored - declared))
             out.append(
                 Violation(
                     "key-group-mismatch",

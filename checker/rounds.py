@@ -55,6 +55,7 @@ states (``round_cut``), and barriers sent to those participants need not arrive.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from snapcheck.checker.report import Violation
@@ -207,9 +208,7 @@ def find_rounds(trace: Trace, participants: set[str], barriers_delimit: bool = T
             info.outcomes.append(e)
             if not info.declared_complete:
                 info.complete_attrs = dict(e.attrs or {})
-                fallback = info.complete_attrs.get("fallback")
-                if isinstance(fallback, dict):
-                    info.fallback = {p: r for p, r in fallback.items() if p in participants and isinstance(r, int)}
+                info.fallback = {p: r for p, r in completion_fallback(e).items() if p in participants}
             info.declared_complete = True
             info.complete_line = info.complete_line or e.line
         elif t == "round_abort":
@@ -283,19 +282,65 @@ def resolve(rounds: dict[int, RoundInfo], r: int, proc: str) -> tuple[object, li
     >>> ev.ckpt, ev.round, chain
     (1, 1, [2, 1])
     """
+    chain = fallback_chain(lambda m: rounds[m].fallback if m in rounds else {}, r, proc)
+    m = chain[-1]
+    if m in chain[:-1]:
+        return None, chain
+    if m == 0:
+        return 0, chain
+    return (rounds[m].ckpts.get(proc) if m in rounds else None), chain
+
+
+def completion_fallback(e: Event) -> dict[str, int]:
+    """The fallback ``round_complete`` ``e`` declares (``attrs.fallback``): process -> the
+    older round whose state it keeps; entries that name no round number are ignored.
+
+    >>> from snapcheck.traces.model import Event
+    >>> completion_fallback(Event.from_dict({"type": "round_complete", "proc": "C", "idx": 0, "round": 2,
+    ...                                      "attrs": {"fallback": {"B": 1, "D": "x"}}}))
+    {'B': 1}
+    """
+    fallback = (e.attrs or {}).get("fallback")
+    return {p: r for p, r in fallback.items() if isinstance(r, int)} if isinstance(fallback, dict) else {}
+
+
+def completion_fallbacks(events) -> dict[int, dict[str, int]]:
+    """Round -> the fallback its first ``round_complete`` among ``events`` declares
+    (``completion_fallback``).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [])
+    >>> rec.round_complete("C", 1); rec.round_complete("C", 2, attrs={"fallback": {"B": 1}})
+    >>> rec.round_complete("C", 2)    # a second completion of round 2 changes nothing
+    >>> completion_fallbacks(rec.trace().events)
+    {1: {}, 2: {'B': 1}}
+    """
+    out: dict[int, dict[str, int]] = {}
+    for e in events:
+        if e.type == "round_complete" and e.round not in out:
+            out[e.round] = completion_fallback(e)
+    return out
+
+
+def fallback_chain(fallback: Callable[[int], Mapping[str, int]], r: int, proc: str) -> list[int]:
+    """The rounds whose state ``proc`` keeps in completed round ``r``, in the order the
+    fallbacks name them: ``r``, then the round ``r``'s completion names for ``proc``
+    (``fallback(m)``: the fallback of round ``m``'s completion, empty when it has none),
+    and so on; the last is the round of the state kept, unless it is one visited before
+    (the chain loops).
+
+    >>> fb = {3: {"B": 2}, 2: {"B": 1}, 5: {"B": 4}, 4: {"B": 5}}
+    >>> fallback_chain(lambda m: fb.get(m, {}), 3, "B"), fallback_chain(lambda m: fb.get(m, {}), 3, "A")
+    ([3, 2, 1], [3])
+    >>> fallback_chain(lambda m: fb.get(m, {}), 5, "B")
+    [5, 4, 5]
+    """
     chain = [r]
-    m = r
-    while True:
-        info = rounds.get(m)
-        nxt = info.fallback.get(proc) if info is not None else None
-        if nxt is None or nxt == m:
-            if m == 0:
-                return 0, chain
-            return (info.ckpts.get(proc) if info is not None else None), chain
-        if nxt in chain:
-            return None, chain + [nxt]
+    while (nxt := fallback(chain[-1]).get(proc)) is not None and nxt != chain[-1]:
         chain.append(nxt)
-        m = nxt
+        if nxt in chain[:-1]:
+            break
+    return chain
 
 
 def round_cut(rounds: dict[int, RoundInfo], r: int, participants) -> dict[str, tuple[object, list[int]]]:

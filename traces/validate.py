@@ -6,8 +6,8 @@ event on the wrong end of its channel, a receive of a message never sent, a
 message received twice (processed, or discarded after being processed: each
 message incarnation is delivered once; a redelivery is a ``replay`` with its own
 mid), a duplicate message identity, an out-of-order per-process sequence, a
-checkpoint number that goes backwards, a restore of a checkpoint never taken,
-and a causally impossible history (a cycle in happened-before); the rules of
+checkpoint number that goes backwards, a restore of a checkpoint never taken or
+of a checkpoint of a later round than the restore's ``round``, and a causally impossible history (a cycle in happened-before); the rules of
 rescaling and finished tasks are in ``validate_rescale``. Memory is
 O(processes + messages): events are checked and passed on, never kept.
 
@@ -531,6 +531,15 @@ class TraceValidator(RescaleRules):
             self.error(line, _COORDINATOR_FAILOVER.format(proc=d["proc"], what="restores"))
             return False
         if not self._known_ckpt(d, p, line):
+            return False
+        held = self._ckpt_round.get((p, d["ckpt"]))  # None: checkpoint 0, or one of no round
+        if d.get("round") is not None and held is not None and held > d["round"]:
+            self.error(
+                line,
+                f"restore: {d['proc']} restores checkpoint {d['ckpt']}, of round {held}, as round {d['round']}: "
+                "a round restored gives each process its checkpoint of that round or, fallen back, of an "
+                "older one, never of a later round",
+            )
             return False
         if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):
             return False

@@ -50,7 +50,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import cast
 
+from snapcheck.checker.observed_recovery import checkpoint_rounds, restored_round
+from snapcheck.checker.rounds import completion_fallbacks
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, causal_order, task_topology
+from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import DeclaredFacts, TlaMapping
 
@@ -101,14 +104,18 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         if e.type == "restore" and e.proc in tasks:
             last_of_group[e.recovery if e.recovery is not None else ("line", e.line)] = e.line
     group_end = set(last_of_group.values())
-    restored_rounds = {
-        e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
-        for e in trace.events
-        if e.type == "restore" and e.proc in tasks
-    }
+    held = checkpoint_rounds(TraceIndex(trace))
+    fallback = completion_fallbacks(trace.events)
+
+    def round_of(e) -> int:
+        """The round restore ``e`` restores (``observed_recovery.restored_round``; 0: the
+        initial state, or a round that no checkpoint it takes says)."""
+        return restored_round(e, held, fallback) or 0
+
+    restored_rounds = {round_of(e) for e in trace.events if e.type == "restore" and e.proc in tasks}
     ident: dict[str, int] = {}
     rec_channel: dict[tuple[int, int], str] = {}  # (round, record) -> channel it is recorded under
-    restored_round: dict[str, int] = {}
+    round_restored: dict[str, int] = {}
     restored_line: dict[str, int] = {}
     first_maps: dict[str, frozenset] = {}  # process restored at another parallelism -> its mappings
     out = SpecEvents()
@@ -147,7 +154,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             if id(e) not in hoisted:
                 recorded(e)
         elif t == "restore" and e.proc in tasks:
-            r = e.round if e.round is not None else ckpt_round.get((e.proc, e.ckpt), 0)
+            r = round_of(e)
             for rec in observed.pop(r, ()):
                 recorded(rec)
             if e.channels:
@@ -161,7 +168,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 maps = first_maps[e.proc]  # parallelism, recovered records included
             else:
                 maps = frozenset((c, c, frozenset(), 1) for c in data_chans if chans[c].dst == e.proc)
-            restored_round[e.proc] = r
+            round_restored[e.proc] = r
             restored_line[e.proc] = e.line
             add(
                 e,
@@ -185,13 +192,13 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         elif (
             t == "recv"
             and e.ch in data
-            and e.proc in restored_round
+            and e.proc in round_restored
             and e.mid is not None  # (required of a recv)
             and resolve(e.mid) in send_of
         ):
             o = resolve(e.mid)
             n = ident.get(o)
-            r = restored_round[e.proc]
+            r = round_restored[e.proc]
             snd = send_of.get(e.mid)
             if e.mid in parent and n is not None and (r, n) in rec_channel:
                 add(
@@ -239,7 +246,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 c=e.ch,
                 n=ident[resolve(e.mid)],
             )
-        elif t == "retire" and e.ckpt is not None and e.proc in restored_round:
+        elif t == "retire" and e.ckpt is not None and e.proc in round_restored:
             add(
                 e,
                 f"{e.proc} leaves the job at its checkpoint {e.ckpt}: its input lives on in the restores naming it",
@@ -250,7 +257,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             out.ignored[f"{t} (before any restore, or not between tasks)"] += 1
         else:
             out.ignored[t] += 1
-    if not restored_round:
+    if not round_restored:
         raise OutOfScope("the trace restores no task")
     out.add(
         0,

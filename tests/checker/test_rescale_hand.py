@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, settings
@@ -18,6 +19,7 @@ from snapcheck.checker import check_trace
 from snapcheck.checker.junit import junit_xml
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.errors import RecorderError
+from snapcheck.traces.jsonl import parse_trace
 
 
 def ranges(M: int, p: int) -> list[list[int]]:
@@ -512,3 +514,25 @@ def test_a_record_re_injected_from_recovered_channel_state_is_not_said_to_be_sen
     [v] = [v for v in check_trace(rec.trace()).violations if v.kind == "dropped"]
     assert f"Message {r} on an is re-injected from recovered channel state by N at line 8" in v.message
     assert "sent by N" not in v.message
+
+
+def test_a_new_subtask_that_restores_no_state_but_declares_key_groups():
+    """tests/data/rescale/upscale_one_to_three.jsonl: ``agg`` goes from 2 subtasks to 3,
+    ``g1.agg[2]`` declaring key group 3 and restoring it from ``agg[1]``; clean. Edited so
+    that ``g1.agg[1]`` restores 2..3 and ``g1.agg[2]`` restores nothing (``sources: []``):
+    each declares other key groups than it restored, ``key-group-mismatch`` twice (the
+    empty restore escaped: only ``g1.agg[1]`` was reported, and the live record of key
+    group 3 that ``g1.agg[2]`` processes without its state went unremarked)."""
+    text = (Path(__file__).parents[1] / "data/rescale/upscale_one_to_three.jsonl").read_text()
+    assert check_trace(parse_trace(text)).ok
+    for old, new in (
+        ('"key_groups":[[2,2]]}]}', '"key_groups":[[2,3]]}]}'),
+        ('"sources":[{"proc":"agg[1]","ckpt":1,"key_groups":[[3,3]]}]}', '"sources":[]}'),
+    ):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    report = check_trace(parse_trace(text))
+    assert {(v.kind, v.witness["process"], v.message.split("(restore at line ")[1]) for v in report.violations} == {
+        ("key-group-mismatch", "g1.agg[1]", "26): restored, not declared: 3."),
+        ("key-group-mismatch", "g1.agg[2]", "27): declared, not restored: 3."),
+    }

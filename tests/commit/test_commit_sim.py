@@ -18,6 +18,7 @@ COMMIT_MUTANTS = {m.name: m for m in mutants_of("abs-aligned-2pc")}
 NEW_KINDS = {
     "premature-commit",
     "duplicate-commit",
+    "rolled-back-commit",
     "uncommitted",
     "eos-before-commit",
     "control-dropped",

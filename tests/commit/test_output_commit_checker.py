@@ -111,6 +111,44 @@ def test_restore_undoes_pre_commit_of_an_aborted_round():
     assert kinds(r) == set()
 
 
+def test_publishing_a_transaction_a_restore_rolled_back():
+    """Round 1 aborts after the sink pre-committed transaction 1 at its checkpoint of it;
+    the restore of the initial state rolls the transaction back; round 2 completes, and
+    the sink publishes transaction 1 with 2: ``rolled-back-commit`` (it passed, as the
+    notification of round 2 covers 1). Restoring a checkpoint that holds the transaction
+    stages it again: publishing it then is the recovery's commit, clean; so is publishing
+    it after it is pre-committed again."""
+
+    def run(restored: int, again: bool):
+        r = rec()
+        r.round_start("C", 1)
+        r.checkpoint("A", "coordinated", round=1)
+        r.checkpoint("S", "coordinated", round=1)
+        out(r, "S", 1, txn=1, phase="pre-commit")
+        r.fail("S")
+        if restored:
+            r.round_complete("C", 1)
+        else:
+            r.round_abort("C", 1, "failure")
+        r.restore("A", restored, recovery=1)
+        r.restore("S", restored, recovery=1)
+        if again:
+            out(r, "S", 1, txn=1, phase="pre-commit")
+        r.round_start("C", 2)
+        r.checkpoint("A", "coordinated", round=2)
+        r.checkpoint("S", "coordinated", round=2)
+        out(r, "S", 1, txn=2, phase="pre-commit")
+        r.round_complete("C", 2)
+        r.recv("S", notify(r, 2))
+        out(r, "S", ["x"], txn=1, phase="commit")
+        out(r, "S", ["x"], txn=2, phase="commit")
+        return check_trace(r.trace(), CheckOptions(properties={"output-commit"})).violations
+
+    (v,) = run(0, False)
+    assert (v.kind, v.lines, v.witness) == ("rolled-back-commit", [5, 9, 17], {"txn": 1})
+    assert run(1, False) == [] and run(0, True) == []
+
+
 def test_operator_event_missing_from_completed_round():
     r = rec()
     ev = r.send("C", "C->A", value=["event", "A#1"], attrs={"event": "A#1"})
@@ -194,6 +232,34 @@ def test_a_restore_without_its_round_goes_back_to_the_round_of_what_it_takes():
     r.round_complete("C", 2)
     _recover(r, [None, None], [("A", 1), ("S", 1)])  # behind round 2: stale, whether said or not
     assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
+
+
+def test_a_restore_is_judged_by_the_checkpoint_it_restores_not_by_its_round():
+    """A restore's ``round`` stands only where that round keeps the state restored: the
+    initial state restored ``as round 1`` after round 1 completed is stale (it was taken
+    for round 1 and passed), while a regional completion of round 2 that keeps A's state
+    of round 1 makes A's checkpoint of round 1 round 2's state."""
+
+    def base():
+        r = rec()
+        round1(r)
+        return r
+
+    r = base()
+    _recover(r, [1, 1], [("A", 0), ("S", 0)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-stale"}
+    r = base()
+    r.round_start("C", 2)
+    r.checkpoint("S", "coordinated", round=2)
+    r.round_complete("C", 2, attrs={"fallback": {"A": 1}})
+    _recover(r, [2, 2], [("A", 1), ("S", 2)])
+    assert kinds(r, {"recovery-lineage"}) == set()
+    r = base()
+    r.round_start("C", 2)
+    r.checkpoint("S", "coordinated", round=2)
+    r.round_complete("C", 2)  # keeps no older state: A's checkpoint of round 1 is not round 2's
+    _recover(r, [2, 2], [("A", 1), ("S", 2)])
+    assert kinds(r, {"recovery-lineage"}) == {"restore-mixed", "restore-stale"}
 
 
 def _handover(old_publishes: bool, old_retires: bool):

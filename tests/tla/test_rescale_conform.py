@@ -5,11 +5,13 @@ rejected at their faulty step; CIC traces with failures go to UncoordinatedTrace
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from snapcheck.checker.tla import conform as conformance
-from snapcheck.checker.tla.conform import ACCEPT, REJECT
+from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT
+from snapcheck.checker.tla.map_rescale import prepare_recovery
 from snapcheck.reference import MUTANTS, SimConfig, simulate
 from snapcheck.reference.catalogue import tla_mappings
 from snapcheck.traces import read_trace
@@ -95,8 +97,6 @@ def test_restored_state_is_the_checkers_to_judge():
     moves no in-flight record wrongly, so RescaleTrace ACCEPTS it; the checker's
     rescale-state property finds key-group-lost, and the oracle does not count that
     as a disagreement."""
-    from pathlib import Path
-
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.checker.tla.oracles import MODELLED
 
@@ -105,3 +105,20 @@ def test_restored_state_is_the_checkers_to_judge():
     assert verdict.verdict == ACCEPT, verdict.render()
     kinds = check_trace(read_trace(path), CheckOptions()).kinds
     assert "key-group-lost" in kinds and not kinds & MODELLED["RescaleTrace"]
+
+
+DATA = Path(__file__).parents[1] / "data" / "recovery"
+
+
+def test_a_restore_maps_to_the_round_of_the_checkpoint_it_restores():
+    """tests/data/recovery/stale_labelled_round1.jsonl: after round 1 completed, both tasks
+    restore their initial state (``ckpt`` 0) labelled ``"round": 1``. The specification's
+    ``restore`` takes the round restored, the empty state's 0, which it rejects (round 1
+    is the latest completed); the label made it round 1, accepted. A restore labelled
+    with an older round than its checkpoint's is not a trace (aborted_labelled_round1)."""
+    path = str(DATA / "stale_labelled_round1.jsonl")
+    prepared = prepare_recovery(read_trace(path), "abs-aligned", tla_mappings()["abs-aligned"])
+    restores = [e for e in prepared.events if e["op"] == "restore"]
+    assert [e["r"] for e in restores] == [0, 0]
+    (v,) = conformance.conform([str(DATA / "aborted_labelled_round1.jsonl")], tla_mappings())
+    assert v.verdict == ERROR and "of round 2, as round 1" in v.render(), v.render()

@@ -155,6 +155,18 @@ def test_restore_of_a_checkpoint_never_taken():
     assert line == 3 and "restore refers to checkpoint 4 of A, which it has not taken" in reason
 
 
+def test_restore_labelled_with_an_older_round_than_its_checkpoint():
+    """A round restored gives a process its checkpoint of that round or, after a regional
+    fallback, of an older one: a restore of a round-2 checkpoint ``as round 1`` contradicts
+    itself (it was trusted, and an aborted round 2 restored passed as round 1)."""
+    ck = {"type": "checkpoint", "proc": "A", "idx": 0, "ckpt": 1, "kind": "coordinated", "round": 2}
+    restore = {"type": "restore", "proc": "A", "idx": 2, "ckpt": 1}
+    line, reason = only_error(ck, {"type": "fail", "proc": "A", "idx": 1}, {**restore, "round": 1})
+    assert line == 4 and "restore: A restores checkpoint 1, of round 2, as round 1" in reason
+    for fine in ({"round": 2}, {"round": 3}, {}):  # its own round, a later one that fell back to it, unsaid
+        parse_trace(text(ck, {"type": "fail", "proc": "A", "idx": 1}, {**restore, **fine}))
+
+
 def test_events_between_fail_and_restore():
     line, reason = only_error({"type": "fail", "proc": "A", "idx": 0}, send("A", 1, "ab", "m1", 1))
     assert line == 3 and "A has failed and records 'send' before a 'restore'" in reason
