@@ -209,6 +209,13 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
         "subjects_analysed": n_subjects,
         "native_violations": dict(sorted(by_kind.items())),
         "native_traces_with_violations": native_traces,
+        "native_violation_examples": [
+            f"{r['trace_id']}: {r['kinds']}"
+            for r in eng.rows(
+                f"SELECT trace_id, {eng.dialect.joined('kind')} AS kinds FROM i_violations "
+                f"GROUP BY trace_id ORDER BY trace_id LIMIT {EXAMPLES}"
+            )
+        ],
     }
     codes = [EXIT_VIOLATION if native_traces else EXIT_CLEAN]
     if native_only:  # only the SQL rules judge: a trace with no complete round (and no --cut) has no verdict
@@ -274,8 +281,16 @@ def _checker_part(eng, out_dir: str) -> dict:
             f"SELECT trace_id FROM i_valid WHERE verdict = 'not-judged' ORDER BY trace_id LIMIT {EXAMPLES}"
         )
     ]
+    failing = [
+        f"{r['trace_id']}: {r['violation_kinds']}"
+        for r in eng.rows(
+            "SELECT trace_id, violation_kinds FROM i_valid WHERE verdict = 'violation' "
+            f"ORDER BY trace_id LIMIT {EXAMPLES}"
+        )
+    ]
     return {
         "checker_traces_with_violations": agg["bad"] or 0,
+        "violation_examples": failing,
         "checker_traces_not_judged": agg["not_judged"] or 0,
         "not_judged_examples": not_judged,
         "checker_kinds": dict(sorted(kinds.items())),
@@ -320,6 +335,7 @@ def markdown(s: dict) -> str:
         "",
     ]
     out += [f"- {k}: {v:,}" for k, v in s["native_violations"].items()]
+    out += _named_traces(s["native_traces_with_violations"], s["native_violation_examples"], "with violations")
     if s.get("native_traces_not_judged"):
         n, shown = s["native_traces_not_judged"], s["not_judged_examples"]
         out += [
@@ -340,6 +356,7 @@ def markdown(s: dict) -> str:
             "",
         ]
         out += [f"- {k}: {v:,} traces" for k, v in s["checker_kinds"].items()]
+        out += _named_traces(s["checker_traces_with_violations"], s["violation_examples"], "with violations")
         if s["checker_traces_not_judged"]:
             n = s["checker_traces_not_judged"]
             shown = s["not_judged_examples"]
@@ -362,6 +379,14 @@ def markdown(s: dict) -> str:
         f"Verdict: **{VERDICT_WORDS[s['exit_code']]}** (exit {s['exit_code']}).",
     ]
     return "\n".join(out) + "\n"
+
+
+def _named_traces(n: int, shown: list[str], what: str) -> list[str]:
+    """Markdown lines naming the traces ``what`` (the first ``len(shown)`` of ``n``)."""
+    if not n:
+        return []
+    head = f"Traces {what}" + (f" (the first {len(shown)} of {n:,}):" if len(shown) < n else ":")
+    return ["", head, ""] + [f"- `{t}`" for t in shown]
 
 
 def _engine_label(s: dict) -> str:

@@ -194,6 +194,12 @@ class Dialect:
         """The distinct values of a and b, ascending."""
         return f"array_sort(array_distinct(array({a}, {b})))" if self.spark else f"list_sort(list_distinct([{a}, {b}]))"
 
+    def joined(self, c: str) -> str:
+        """Aggregate: the distinct values of ``c`` in ascending order, joined with commas."""
+        if self.spark:
+            return f"concat_ws(',', array_sort(collect_set({c})))"
+        return f"string_agg(DISTINCT {c}, ',' ORDER BY {c})"
+
     @property
     def spark(self) -> bool:
         return self.name == "spark"

@@ -62,6 +62,14 @@ def test_the_exit_code_is_checks_worst_over_the_traces(tmp_path, names, code):
     text = markdown(s)
     assert "OK" not in text.split("Verdict:")[1] if code else "**OK** (exit 0)" in text
     assert ("Nothing judged" in text) == (NOTHING in names)
+    # the traces with violations are named, not only counted (a CI log shows which failed)
+    failing = s["violation_examples"]
+    assert [e.split(":")[0] for e in failing] == [VIOLATION] * names.count(VIOLATION)
+    assert all(f"- `{e}`" in text for e in failing)
+    if VIOLATION in names:
+        kinds = check_trace(_trace(VIOLATION)).kinds
+        assert set(failing[0].split(": ")[1].split(",")) == kinds
+        assert [e.split(":")[0] for e in s["native_violation_examples"]] == [VIOLATION]
 
 
 def test_a_trace_with_nothing_judged_says_so_and_why(tmp_path):
