@@ -18,19 +18,23 @@ independent algorithms that must agree, docs/theory.md, "Recovery lines"), and a
 
 from __future__ import annotations
 
+import json
+
 from snapcheck.checker.cuts import in_transit
 from snapcheck.checker.intervals import EXTERNAL, History
+from snapcheck.checker.notation import parse_failure_set
 from snapcheck.checker.options import CheckerUsageError
 from snapcheck.checker.recovery_line import bound, chain, distance, r_mark, rl_fix
 from snapcheck.checker.rgraph import Graph
 from snapcheck.checker.rollback_propagation import rollback_propagation
+from snapcheck.traces.errors import UsageError
 
 CROSSCHECK_RP_MAX_NODES = 4000
 
 
 def parse_failures(h: History, failures) -> tuple[list[int], str]:
     """``(failed process indices, label)`` for a failure set given as ``None``, ``"all"``,
-    ``"none"``, a list of process ids or ``"P0,P1"``. A process that is unknown or outside
+    ``"none"``, a list of process ids, ``"P0,P1"`` or a JSON list (``notation.parse_failure_set``). A process that is unknown or outside
     every global checkpoint (a coordinator, an external input) is a
     ``CheckerUsageError``.
 
@@ -39,6 +43,8 @@ def parse_failures(h: History, failures) -> tuple[list[int], str]:
     >>> h = History(golden("theory_c_domino"))
     >>> parse_failures(h, "P1,P0"), parse_failures(h, "all"), parse_failures(h, None)
     (([0, 1], 'P0,P1'), ([0, 1], 'all'), ([], 'none'))
+    >>> parse_failures(h, '["P0"]')
+    ([0], 'P0')
     >>> parse_failures(h, ["P9"])
     Traceback (most recent call last):
     snapcheck.checker.options.CheckerUsageError: unknown process 'P9' in the failure set (processes: P0, P1)
@@ -46,13 +52,14 @@ def parse_failures(h: History, failures) -> tuple[list[int], str]:
     if failures is None:
         return [], "none"
     if isinstance(failures, str):
-        if failures.strip().lower() == "all":
+        try:
+            failures = parse_failure_set(failures)
+        except UsageError as exc:
+            raise CheckerUsageError(str(exc)) from None
+        if failures == "all":
             return list(range(h.n)), "all"
-        if failures.strip().lower() == "none":
+        if failures == "none":
             return [], "none"
-        text, failures = failures, [f.strip() for f in failures.split(",") if f.strip()]
-        if not failures:
-            raise CheckerUsageError(f"the failure set {text!r} names no process (write P0,P1, all or none)")
     out = []
     for p in failures:
         if p not in h.index:
@@ -66,7 +73,10 @@ def parse_failures(h: History, failures) -> tuple[list[int], str]:
     out = sorted(set(out))
     if not out:
         return [], "none"
-    return out, ",".join(sorted(h.procs[i] for i in out))
+    names = sorted(h.procs[i] for i in out)
+    if any("," in p or p.strip().lower() in ("all", "none") for p in names):  # as it is given: JSON
+        return out, json.dumps(names)
+    return out, ",".join(names)
 
 
 def parse_cut(h: History, cut: dict) -> list[int]:

@@ -224,6 +224,7 @@ def validate_cmd(
             raise UsageError(
                 "--conform applies to --traces (campaign runs); validate trace files with snapcheck conform"
             )
+        from snapcheck.checker.notation import parse_failure_set
         from snapcheck.spark_validation.input_job import input_engine, markdown, validate_input
 
         if input_engine(master, engine) == "duckdb" and (confs or ship):
@@ -233,7 +234,7 @@ def validate_cmd(
             )
         failures = None
         if failure_set:
-            failures = "all" if failure_set == "all" else [p.strip() for p in failure_set.split(",") if p.strip()]
+            failures = parse_failure_set(failure_set)
         _writable(out_dir)
         _outside_input(out_dir, input_path)
         res = validate_input(

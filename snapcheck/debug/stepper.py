@@ -14,6 +14,7 @@ terminal, a pipe, or a list in tests), so the stepper is scriptable.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Iterable
 
 from rich.console import Console, Group
@@ -38,7 +39,8 @@ commands (a number k repeats or selects; Enter repeats the last command):
   b                list breakpoints             d N            delete breakpoint N
   c / rc           continue / reverse-continue to a breakpoint
   s                show the state again         json           the state as JSON
-  all              toggle showing empty channels   h / ?       this help      q   quit"""
+  all              toggle showing empty channels   h / ?       this help      q   quit
+a name with spaces goes in quotes: b proc "map 0" (or 'map 0')"""
 
 _CONTEXT = 3
 _VAR_WIDTH = 60
@@ -80,9 +82,15 @@ class Stepper:
         if not line:
             line = self._last
         self._last = line
-        parts = line.split()
-        cmd, args = parts[0], parts[1:]
         self.message = ""
+        try:
+            parts = shlex.split(line)  # a name with a space in quotes: b proc "map 0"
+        except ValueError:
+            self.message = f"unbalanced quote in {line!r} (h for help)"
+            return True
+        if not parts:
+            return True
+        cmd, args = parts[0], parts[1:]
         handler = self._commands().get(cmd)
         if handler is None:
             self.message = f"unknown command {cmd!r} (h for help)"

@@ -63,6 +63,24 @@ def test_exit_codes(run, clean, orphan, tmp_path):
     assert run("check", clean, "--cut", "A")[0] == 2
 
 
+def test_process_ids_with_commas_or_named_all_are_given_as_json(run, tmp_path):
+    """``P0=1,P1=V`` and ``P0,P1`` cannot name a process ``a,b`` or one called ``all``: a JSON
+    object (cut) or list (failure set) can, in every command that takes them."""
+    rec = TraceRecorder(["a,b", "all"], [("x", "a,b", "all")])
+    rec.checkpoint("a,b")
+    m = rec.send("a,b", "x")
+    rec.recv("all", m)
+    rec.checkpoint("all")
+    path = write(tmp_path, "odd.jsonl", rec)
+    code, out = run("check", path, "--cut", '{"a,b": 1, "all": 1}', "--json")
+    assert code == 1 and "orphan" in out
+    code, out = run("check", path, "--failures", '["all"]', "--json")
+    lines = json.loads(out)["reports"][0]["recovery_lines"]
+    assert lines['["all"]'] == {"a,b": "V", "all": 1}, lines  # labelled as given, apart from "all" processes
+    assert lines["all"] == {"a,b": 1, "all": 0}
+    assert run("check", path, "--cut", '{"a,b": "last"}')[0] == 2
+
+
 def test_json_reports_unreadable_files_on_stderr_too(clean, tmp_path, capsys):
     """check --json: an unreadable file's FILE:LINE reasons go to stderr as without --json,
     and stdout is the JSON document alone."""

@@ -86,6 +86,22 @@ def test_bad_and_unknown_commands_are_reported_not_raised():
     assert "no breakpoints" in s.message
 
 
+def test_a_process_whose_id_has_a_space_is_named_in_quotes():
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(["map 0", "sink"], [("m2s", "map 0", "sink")])
+    m = rec.send("map 0", "m2s")
+    rec.recv("sink", m)
+    _ = rec.checkpoint("map 0", "basic")
+    s = _stepper(rec.trace())
+    s.execute('b proc "map 0"')
+    assert s.message == "breakpoint [1] proc map 0", s.message
+    s.execute("c")
+    assert s.replay.position == 1
+    s.execute('b proc "map 0')
+    assert "unbalanced quote" in s.message and len(s.replay.breakpoints) == 1
+
+
 def test_violation_jumps_and_panels():
     t = S.example_c()
     s = _stepper(t, _fake_findings(t))
