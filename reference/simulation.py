@@ -22,7 +22,7 @@ from typing import Any
 from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.sim.recording import EventLog, NullLog
-from snapcheck.reference.sim.rescale import rescaling_class
+from snapcheck.reference.sim.rescale import check_key_groups, rescaling_class
 from snapcheck.reference.topology import Workload
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Header, Trace
@@ -83,7 +83,7 @@ class SimConfig:
     values: bool = True  # record values in send events
     max_time: int = 50_000_000
     rescale: tuple = ()  # ("savepoint" | "failure", time, new parallelism): restore at another parallelism
-    max_parallelism: int = 16  # key groups of keyed operators (runs that rescale)
+    max_parallelism: int = 16  # key groups of keyed operators (runs that rescale); at least their parallelism
     finish_sources: bool = False  # sources finish at the end of their input (FLIP-147); the rest goes on
 
     def __post_init__(self) -> None:
@@ -345,6 +345,7 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
                     f"rescaling and finished sources are modelled for the coordinated dataflow "
                     f"simulator, not for {type(protocol).name}'s own"
                 )
+            check_key_groups(workload, cfg.rescale, cfg.max_parallelism)
             sim_class = rescaling_class(sim_class)
         sim = sim_class(cfg, workload, protocol, EventLog if record else NullLog)
         sim.run()
