@@ -277,7 +277,8 @@ class Rescaling(_Simulator):
         alive = [t for t in self.tasks if t.alive]
         rng = random.Random(f"{self.cfg.seed}/rescale/{self.now}")
         self._pending_rescale = p
-        self.fail(alive[int(rng.random() * len(alive))])
+        # the rescale's own crash, no requested fault: its fail event says so
+        self.crash(alive[int(rng.random() * len(alive))], "injected crash", {"rescale": p})
 
     def complete_round(self, r: int) -> None:
         super().complete_round(r)
@@ -401,7 +402,12 @@ class Rescaling(_Simulator):
         for t in tasks:  # recover-and-commit of the old sinks
             for old, vals in plan.commits.get(t, ()):
                 self._publish(t, vals, old)
-        self.recoveries.append({"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p})
+        if why == "failure":  # the recovery of the crash that failed the job over
+            self.recoveries[-1].update(restored=now, line=r, rescale=p)
+        else:  # a stop-with-savepoint: a restore that no crash caused
+            self.recoveries.append(
+                {"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p}
+            )
         for t in tasks:
             assert t.proto is not None  # set by _start_tasks
             t.proto.on_restore(0, r)

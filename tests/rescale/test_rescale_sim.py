@@ -203,6 +203,32 @@ def test_a_keyed_operator_above_the_max_parallelism_is_refused(
     assert simulate(replace(cfg, max_parallelism=max(p0 + 1, p))).metrics["events"]  # at the limit: runs
 
 
+def test_a_failure_rescales_own_crash_exercises_no_requested_fault(snapcheck_cli, tmp_path):
+    """The crash a failure rescale makes is marked (``attrs.rescale``) and is no requested
+    fault: a ``self`` crash that never fired is not exercised (simulate says so, ``check
+    --require-faults`` exits 1), and the run counts one failure, not two."""
+    from snapcheck.checker.coverage import requested_faults
+
+    cfg = SimConfig(protocol="unaligned", workload="q12", seed=2, rescale=(("failure", 1000, 3),), max_parallelism=7)
+    res = simulate(replace(cfg, failures=(("self", "recovery", 1),)))
+    (fail,) = [e for e in res.events if e.type == "fail"]
+    assert fail.attrs == {"rescale": 3}
+    assert [f.exercised for f in requested_faults(res.trace())] == [False]
+    assert res.metrics["failures"] == 1 and res.metrics["faults_not_fired"] == 1
+    savepoint = simulate(replace(cfg, rescale=(("savepoint", 1000, 3),)))
+    assert savepoint.metrics["failures"] == 0  # a stop-with-savepoint is no failure
+    out = tmp_path / "t.jsonl"
+    args = ("-p", "unaligned", "-w", "q12", "-s", "2", "--rescale", "failure@1000:3", "--max-parallelism", "7")
+    code, text = snapcheck_cli("simulate", *args, "--fail", "self@recovery#1", "-o", str(out))
+    assert code == 0 and "NOT EXERCISED: crash of self after recovery #1" in text
+    code, _ = snapcheck_cli("check", "--require-faults", str(out))
+    assert code == 1
+    code, _ = snapcheck_cli("simulate", *args, "--fail", "self@snapshot#20", "-o", str(out))
+    assert code == 0
+    code, _ = snapcheck_cli("check", "--require-faults", str(out))
+    assert code == 0  # a requested crash that fired after the rescale's
+
+
 def test_campaign_rescales_stay_within_the_max_parallelism():
     """The campaign draws a parallelism of at most 3 (diamond's op0: 4), rescales to at most 4
     and at least 4 key groups: never a config ``simulate`` refuses."""
