@@ -330,9 +330,12 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
         if (cfg.rescale or cfg.finish_sources) and is_cyclic(workload):
             raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
         if cfg.rescale and not protocol.rescalable:
+            own = ", ".join(f"--fail {f}@TIME" for f in protocol.job_faults)
             raise UsageError(
-                f"{type(protocol).name} cannot run with a rescale: it declares that it does not "
-                "restore at another parallelism (protocol fact rescalable = False)"
+                f"{type(protocol).name} cannot run with a rescale: it does not restore at another "
+                "parallelism by --rescale (protocol fact rescalable = False"
+                f"{': its own simulator does not model it' if protocol.simulator is not None else ''})"
+                + (f"; faults of the whole job its simulator injects itself: {own}" if own else "")
             )
         if cfg.finish_sources and not protocol.finished_inputs:
             raise UsageError(
@@ -340,10 +343,10 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
                 "inputs when they start (protocol fact finished_inputs)"
             )
         if cfg.rescale or cfg.finish_sources:
-            if protocol.simulator is not None:
+            if protocol.simulator is not None:  # a rescale was refused above (rescalable)
                 raise UsageError(
-                    f"rescaling and finished sources are modelled for the coordinated dataflow "
-                    f"simulator, not for {type(protocol).name}'s own"
+                    f"finished sources are modelled for the coordinated dataflow simulator, "
+                    f"not for {type(protocol).name}'s own"
                 )
             check_key_groups(workload, cfg.rescale, cfg.max_parallelism)
             sim_class = rescaling_class(sim_class)
