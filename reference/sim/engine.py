@@ -720,7 +720,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             return round(sum(xs) / len(xs), 2) if xs else None
 
         data_bytes = mm["data_bytes"]
-        recs = [r for r in self.recoveries if r["tasks"]]  # after crashes, not after a stop-with-savepoint
+        recs = self.recoveries
         out = {
             "protocol": self.protocol.header_name(),
             "workload": self.wl.name,

@@ -402,12 +402,8 @@ class Rescaling(_Simulator):
         for t in tasks:  # recover-and-commit of the old sinks
             for old, vals in plan.commits.get(t, ()):
                 self._publish(t, vals, old)
-        if why == "failure":  # the recovery of the crash that failed the job over
+        if why == "failure":  # the recovery of the crash that failed the job over (a stop-with-savepoint is none)
             self.recoveries[-1].update(restored=now, line=r, rescale=p)
-        else:  # a stop-with-savepoint: a restore that no crash caused
-            self.recoveries.append(
-                {"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p}
-            )
         for t in tasks:
             assert t.proto is not None  # set by _start_tasks
             t.proto.on_restore(0, r)
