@@ -21,9 +21,12 @@ present the other two are not read. A fault whose producer does not say whether
 it fired counts as exercised when the trace has a ``fail`` event of its process
 (one per requested crash of that process, in order); a ``self`` crash counts as
 exercised when a ``fail`` event is left that no crash of a named process accounts
-for, and a fault of the whole job (a target that is no process, e.g. ``rescale``)
-when the trace has a restore; one that names no process either is listed as not
-exercised. The shape of ``metadata.faults`` is part of
+for. A ``fail`` event with ``attrs.rescale`` (the crash of a failure rescale, which
+the simulator makes itself) accounts for no requested fault; a trace whose producer
+does not mark such crashes cannot tell them from requested ones. A fault of the
+whole job (a target that is no process, e.g. a regional ``rescale``) counts as
+exercised when the trace has a restore; one that names no process either is listed
+as not exercised. The shape of ``metadata.faults`` is part of
 the trace format (its JSON Schema): a malformed entry is an invalid trace.
 """
 
@@ -211,7 +214,9 @@ class RequestedFault:
 
 
 def _fail_counts(trace: Trace) -> Counter:
-    return Counter(e.proc for e in trace.events if e.type == "fail")
+    """The ``fail`` events of each process that a requested fault may account for: all but
+    the crashes of failure rescales (``attrs.rescale``), which the rescale itself made."""
+    return Counter(e.proc for e in trace.events if e.type == "fail" and "rescale" not in (e.attrs or {}))
 
 
 def requested_faults(trace: Trace) -> list[RequestedFault]:

@@ -379,8 +379,11 @@ def unjudged_state(rs: Rescale) -> list[str]:
     """What ``rescale-state`` cannot judge in the rescale ``rs``, one sentence per operator:
     state restored whole (a source naming neither key groups nor partitions) from old
     processes that own neither. Such state may be union or broadcast state (every new
-    process, or any, takes a copy) or state kept at the same parallelism (one each); the
-    trace does not say which, so who must take it is not judged.
+    process, or any, takes a copy; a downscale may drop copies), state kept at the same
+    parallelism (one each), or none (a stateless operator's checkpoints); the trace does
+    not say which, so who must take it is not judged. The sentence names the checkpoints
+    of the restored round of that operator's old processes that no restore takes: were
+    it split state, theirs would be lost.
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["U0", "U1", {"id": "N", "appears": True, "operator": "U1"}], [])
@@ -390,6 +393,16 @@ def unjudged_state(rs: Rescale) -> list[str]:
     >>> trace = rec.trace()
     >>> unjudged_state(Rescale.only(trace))  # doctest: +ELLIPSIS
     ['rescale at line 6 (recovery 1): operator U1 restores state whole from U1:1, whose ...is not judged...']
+
+    With ``U0`` and ``U1`` of one operator, ``U0``'s checkpoint is taken by no restore:
+
+    >>> rec = TraceRecorder([{"id": "U0", "operator": "U"}, {"id": "U1", "operator": "U"},
+    ...                      {"id": "N", "appears": True, "operator": "U"}], [])
+    >>> _ = rec.checkpoint("U0", round=1); _ = rec.checkpoint("U1", round=1)
+    >>> rec.retire("U0", 1); rec.retire("U1", 1)
+    >>> rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "U1", "ckpt": 1}])
+    >>> unjudged_state(Rescale.only(rec.trace()))  # doctest: +ELLIPSIS
+    ['... is not judged: no restore takes U0:1, whose state is lost if it is split state (declare ...']
     """
     own = rs.own
     whole: dict[str, set[str]] = {}
@@ -403,10 +416,22 @@ def unjudged_state(rs: Rescale) -> list[str]:
                 and not own.parts.get(q)
             ):
                 whole.setdefault(own.operator[p], set()).add(f"{q}:{s['ckpt']}")
+    taken = {s["proc"] for e in rs.new.values() for s in e.sources or ()} | {
+        p for p, e in rs.new.items() if e.sources is None
+    }  # (a process restored in place takes its own)
+    untaken = {
+        op: sorted(f"{q}:{c}" for q, c in rs.old_ckpt.items() if q not in taken and own.operator.get(q) == op)
+        for op in whole
+    }
     return [
         f"{rs.subject}: operator {op} restores state whole from {', '.join(sorted(cks))}, whose processes declare "
         "neither key groups nor partitions: whether it is union or broadcast state (each new process takes a copy) "
-        "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged "
-        "(declare list-state partitions in the header to have it judged)."
+        "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged"
+        + (
+            f": no restore takes {', '.join(untaken[op])}, whose state is lost if it is split state"
+            if untaken[op]
+            else ""
+        )
+        + " (declare list-state partitions in the header to have it judged)."
         for op, cks in sorted(whole.items())
     ]

@@ -242,11 +242,15 @@ class Protocol:
     * ``finished_inputs``: its task state machines read their inputs anew for each
       round, so an input whose sender finished can leave (runs with finishing
       sources, FLIP-147, need it).
-    * ``rescalable``: its tasks can be restored at another parallelism
-      (``SimConfig.rescale``; what the new tasks ``g1.*`` receive: docs/protocols.md,
-      "A protocol under a rescale"). True (the default): campaigns draw rescales
-      for it on the shared simulator; False: no run rescales it, and ``simulate``
-      refuses a ``rescale`` (exit 2).
+    * ``rescalable``: its tasks can be restored at another parallelism by a
+      ``SimConfig.rescale`` (``--rescale``), which the shared simulator models (what
+      the new tasks ``g1.*`` receive: docs/protocols.md, "A protocol under a
+      rescale"). True (the default on the shared simulator): campaigns draw rescales
+      for it; False: no run draws one, and ``simulate`` refuses a ``rescale`` (exit 2).
+      A protocol with its own ``simulator`` is not rescalable unless it declares so
+      itself (``__init_subclass__``), and may not declare so (``catalogue``'s
+      ``declaration_problems``): its simulator may rescale by a fault of its own
+      (``job_faults``, e.g. the regional family's ``rescale``).
 
     A mutant (a protocol with a known bug) is a subclass that also sets
     ``mutant_of`` (the correct protocol: its catalogue name, ``MODULE:CLASS``, or the
@@ -298,6 +302,13 @@ class Protocol:
 
     def __init__(self, **params: Any) -> None:
         self.params = params
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        """A class with its own ``simulator`` that does not declare ``rescalable`` is not
+        rescalable: ``SimConfig.rescale`` is modelled by the shared simulator only."""
+        super().__init_subclass__(**kw)
+        if cls.simulator is not None and "rescalable" not in vars(cls):
+            cls.rescalable = False
 
     @property
     def mutant(self) -> str | None:

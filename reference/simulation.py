@@ -22,7 +22,7 @@ from typing import Any
 from snapcheck.reference.protocol import Protocol
 from snapcheck.reference.sim.engine import Simulator
 from snapcheck.reference.sim.recording import EventLog, NullLog
-from snapcheck.reference.sim.rescale import rescaling_class
+from snapcheck.reference.sim.rescale import check_key_groups, rescaling_class
 from snapcheck.reference.topology import Workload
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Header, Trace
@@ -83,7 +83,7 @@ class SimConfig:
     values: bool = True  # record values in send events
     max_time: int = 50_000_000
     rescale: tuple = ()  # ("savepoint" | "failure", time, new parallelism): restore at another parallelism
-    max_parallelism: int = 16  # key groups of keyed operators (runs that rescale)
+    max_parallelism: int = 16  # key groups of keyed operators (runs that rescale); at least their parallelism
     finish_sources: bool = False  # sources finish at the end of their input (FLIP-147); the rest goes on
 
     def __post_init__(self) -> None:
@@ -330,9 +330,12 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
         if (cfg.rescale or cfg.finish_sources) and is_cyclic(workload):
             raise UsageError("rescaling and finished sources are modelled for acyclic dataflows only")
         if cfg.rescale and not protocol.rescalable:
+            own = ", ".join(f"--fail {f}@TIME" for f in protocol.job_faults)
             raise UsageError(
-                f"{type(protocol).name} cannot run with a rescale: it declares that it does not "
-                "restore at another parallelism (protocol fact rescalable = False)"
+                f"{type(protocol).name} cannot run with a rescale: it does not restore at another "
+                "parallelism by --rescale (protocol fact rescalable = False"
+                f"{': its own simulator does not model it' if protocol.simulator is not None else ''})"
+                + (f"; faults of the whole job its simulator injects itself: {own}" if own else "")
             )
         if cfg.finish_sources and not protocol.finished_inputs:
             raise UsageError(
@@ -340,11 +343,12 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
                 "inputs when they start (protocol fact finished_inputs)"
             )
         if cfg.rescale or cfg.finish_sources:
-            if protocol.simulator is not None:
+            if protocol.simulator is not None:  # a rescale was refused above (rescalable)
                 raise UsageError(
-                    f"rescaling and finished sources are modelled for the coordinated dataflow "
-                    f"simulator, not for {type(protocol).name}'s own"
+                    f"finished sources are modelled for the coordinated dataflow simulator, "
+                    f"not for {type(protocol).name}'s own"
                 )
+            check_key_groups(workload, cfg.rescale, cfg.max_parallelism)
             sim_class = rescaling_class(sim_class)
         sim = sim_class(cfg, workload, protocol, EventLog if record else NullLog)
         sim.run()

@@ -156,7 +156,6 @@ def _sim_configs(draw, protocols, cyclic, with_failures, max_parallelism, rescal
     if (
         rescales
         and cls.rescalable
-        and cls.simulator is None
         and not (workload in CYCLIC if isinstance(workload, str) else is_cyclic(workload))
         and draw(st.booleans())
     ):

@@ -218,7 +218,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     else:
         cfg = draw(strategy, rnd, protocol, cls, seed, sel.workloads_for(cls), sel.failures)
         drawn = cfg.failures
-        if cls.simulator is None and cls.family in ("coordinated", "user") and cfg.workload in ACYCLIC:
+        if cls.simulator is None and cfg.workload in ACYCLIC:  # the shared simulator's rescales, finished sources
             cfg = _draw_rescale(cfg, rnd, cls, sel.failures)  # drawn last: earlier draws stay
         if not resolve(protocol).fifo:  # the base protocol's channels (a mutant is drawn blind); after the rest
             cfg = reordering(rnd, cfg)

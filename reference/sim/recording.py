@@ -37,7 +37,7 @@ _DISCARD = _constructor("discard", "t", "ch", "mid", "reason")
 _REPLAY = _constructor("replay", "t", "ch", "mid", "replay_of", "source")
 _CHECKPOINT = _constructor("checkpoint", "t", "ckpt", "kind", "round", "digest", "size")
 _RECORD = _constructor("record", "t", "ckpt", "ch", "part", "mids")
-_FAIL = _constructor("fail", "t", "reason")
+_FAIL = _constructor("fail", "t", "reason", "attrs")
 _RESTORE = _constructor("restore", "t", "ckpt", "recovery", "round", "attrs")
 _ROUND = {
     etype: _constructor(etype, "t", "round", "reason") for etype in ("round_start", "round_complete", "round_abort")
@@ -105,8 +105,8 @@ class EventLog:
     def protocol_error(self, pid, t, reason, attrs) -> None:
         self._add(_PROTOCOL_ERROR, pid, t, reason, attrs)
 
-    def fail(self, pid, t, reason) -> None:
-        self._add(_FAIL, pid, t, reason)
+    def fail(self, pid, t, reason, attrs=None) -> None:
+        self._add(_FAIL, pid, t, reason, attrs)
 
     def restore(self, pid, t, ckpt, recovery, round, attrs=None) -> None:
         self._add(_RESTORE, pid, t, ckpt, recovery, round, attrs)

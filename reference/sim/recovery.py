@@ -21,13 +21,18 @@ class Recovery(SimulatorBase):
     """Mixin of ``Simulator``: crashes, global rollback and replay."""
 
     def fail(self, v, reason: str = "injected crash") -> None:
-        if not v.alive:
-            return
+        """A requested crash of ``v`` (``SimConfig.failures``; counted in ``crashes``), if it
+        is alive."""
+        if v.alive:
+            self.crashes += 1
+            self.crash(v, reason)
+
+    def crash(self, v, reason: str, attrs: dict | None = None) -> None:
+        """``v``, alive, crashes (``attrs``: of its ``fail`` event); the recovery follows."""
         now = self.now
-        self.crashes += 1
         if self.recovering or self.outstanding:
             self.situation("crash-in-recovery", v)
-        self.log.fail(v.pid, now, reason)
+        self.log.fail(v.pid, now, reason, attrs)
         self.stop(v)
         if self.recovering:
             self.recoveries[-1]["tasks"].append(v.id)

@@ -99,6 +99,39 @@ def kg_owner(max_parallelism: int, p: int, kg: int) -> int:
     return kg * p // max_parallelism
 
 
+def keyed(workload, spec) -> bool:
+    """Whether an operator of ``workload`` has keyed state (key groups): it is not a sink,
+    it has inputs, and every one of them is a hash edge."""
+    ins = [e for e in workload.edges if e.dst == spec.name]
+    return bool(ins) and all(e.partitioning == "hash" for e in ins) and not spec.sink
+
+
+def check_key_groups(workload, rescale, max_parallelism: int) -> None:
+    """A ``UsageError`` when a run that rescales would give a keyed operator (``keyed``)
+    more subtasks than ``max_parallelism`` key groups, at its initial parallelism or at a
+    rescale's (every operator takes the rescale's parallelism): a subtask would own an
+    empty key-group range, and Flink refuses a parallelism above the max parallelism.
+    A run that does not rescale assigns no key groups and is never refused.
+
+    >>> from snapcheck.reference.workloads import make_workload
+    >>> check_key_groups(make_workload("q12", 2, 0), (("savepoint", 900, 5),), 3)
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: keyed operator window_count at parallelism 5 (after the rescale at 900) exceeds the max parallelism 3 (its key groups): raise --max-parallelism to at least 5
+    """
+    if not rescale:
+        return
+    for op in workload.operators:
+        if not keyed(workload, op):
+            continue
+        at = [(op.parallelism, "initial")] + [(p, f"after the rescale at {t}") for _, t, p in rescale]
+        for p, when in at:
+            if isinstance(p, int) and p > max_parallelism:
+                raise UsageError(
+                    f"keyed operator {op.name} at parallelism {p} ({when}) exceeds the max parallelism "
+                    f"{max_parallelism} (its key groups): raise --max-parallelism to at least {p}"
+                )
+
+
 class Recorded:
     """An operator that remembers the records it processed, ``(gate, port, value)``, in
     its snapshots, so its state can be split by key group or merged on a rescale."""
@@ -163,14 +196,11 @@ class Rescaling(_Simulator):
             assert t.initial is not None  # set by _start_tasks
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, t.initial.counts)
 
-    def _keyed(self, spec) -> bool:
-        """Whether an operator has keyed state: every input is a hash edge."""
-        ins = [e for e in self.wl.edges if e.dst == spec.name]
-        return bool(ins) and all(e.partitioning == "hash" for e in ins) and not spec.sink
-
     def _set_key_groups(self, procs, tasks) -> None:
+        """Each keyed task's key-group range (``kg_range``; never empty: ``check_key_groups``),
+        each source task's input partitions."""
         for i, (proc, t) in enumerate(zip(procs, tasks)):
-            if self._keyed(t.spec):
+            if keyed(self.wl, t.spec):
                 lo, hi = kg_range(self.max_par, t.spec.parallelism, t.subtask)
                 procs[i] = replace(proc, key_groups=[[lo, hi]], max_parallelism=self.max_par)
             elif t.is_source:
@@ -247,7 +277,8 @@ class Rescaling(_Simulator):
         alive = [t for t in self.tasks if t.alive]
         rng = random.Random(f"{self.cfg.seed}/rescale/{self.now}")
         self._pending_rescale = p
-        self.fail(alive[int(rng.random() * len(alive))])
+        # the rescale's own crash, no requested fault: its fail event says so
+        self.crash(alive[int(rng.random() * len(alive))], "injected crash", {"rescale": p})
 
     def complete_round(self, r: int) -> None:
         super().complete_round(r)
@@ -371,7 +402,8 @@ class Rescaling(_Simulator):
         for t in tasks:  # recover-and-commit of the old sinks
             for old, vals in plan.commits.get(t, ()):
                 self._publish(t, vals, old)
-        self.recoveries.append({"tasks": [], "failed": now, "detected": now, "restored": now, "line": r, "rescale": p})
+        if why == "failure":  # the recovery of the crash that failed the job over (a stop-with-savepoint is none)
+            self.recoveries[-1].update(restored=now, line=r, rescale=p)
         for t in tasks:
             assert t.proto is not None  # set by _start_tasks
             t.proto.on_restore(0, r)
@@ -556,10 +588,9 @@ class _Plan:
             self.sources[t] = [self._src(v) for v in group] or [self._src(olds[j % p_old], partitions=[])]
             return
         edges = [e for e in sim.wl.edges if e.dst == spec.name]
-        keyed = sim._keyed(spec)
         inner = t.op.inner
         history = t.op.history
-        if keyed:
+        if keyed(sim.wl, spec):
             lo, hi = kg_range(self.M, self.p, j)
             srcs = []
             for v in olds:

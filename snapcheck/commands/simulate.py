@@ -224,7 +224,8 @@ def _print_list() -> None:
     type=int,
     default=16,
     show_default=True,
-    help="Key groups of keyed operators (runs that rescale).",
+    help="Key groups of keyed operators (runs that rescale). A keyed operator's parallelism, initial "
+    "or after a rescale, must not exceed it (as in Flink; exit 2 otherwise).",
 )
 @click.option(
     "--finish-sources",

@@ -335,6 +335,34 @@ def test_state_restored_whole_is_said_not_judged():
     assert {(v.kind, v.witness.get("partition")) for v in judged.violations} == {("partition-lost", "u1")}
 
 
+def test_a_whole_checkpoint_no_restore_takes_is_named_in_the_note():
+    """Old ``u[1]``'s checkpoint, taken whole by no restore (``g1.u[0]`` and ``g1.u[2]``
+    take ``u[0]``'s; ``g1.u[1]`` none): lost if it is split state, nothing if it is a
+    stateless operator's or a broadcast copy. The trace does not say which: no violation,
+    and the note, in text, JSON and JUnit, names it."""
+    procs: list = [{"id": "coord", "role": "coordinator"}]
+    procs += [{"id": f"u[{j}]", "operator": "u", "subtask": j} for j in range(2)]
+    procs += [{"id": f"g1.u[{j}]", "operator": "u", "subtask": j, "appears": True} for j in range(3)]
+    rec = TraceRecorder(procs, [], protocol="unaligned")
+    rec.round_start("coord", 1)
+    for j in range(2):
+        rec.checkpoint(f"u[{j}]", kind="coordinated", round=1)
+    rec.round_complete("coord", 1)
+    for j in range(2):
+        rec.retire(f"u[{j}]", ckpt=1)
+    for j in range(3):
+        rec.restore(f"g1.u[{j}]", 0, recovery=1, round=1, sources=[] if j == 1 else [{"proc": "u[0]", "ckpt": 1}])
+    report = check_trace(rec.trace())
+    assert report.violations == []
+    [note] = [n for n in report.notes if "operator u restores state whole" in n]
+    assert "no restore takes u[1]:1, whose state is lost if it is split state" in note
+    assert note in json.loads(json.dumps(report.to_json()))["notes"]
+    out = ET.fromstring(junit_xml([report])).find("testsuite/system-out")
+    assert out is not None and note in (out.text or "")
+    taken = check_trace(_whole_state(False, True).trace())  # every old checkpoint taken: none named
+    assert not [n for n in taken.notes if "no restore takes" in n]
+
+
 def _splits(n: int, p_old: int, p_new: int, fault: str | None) -> TraceRecorder:
     """``n`` input splits read round robin by ``p_old`` readers, each reading one record of
     each of its splits before round 1 and leaving the second unread; restored round robin

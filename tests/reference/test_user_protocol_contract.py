@@ -13,7 +13,7 @@ from hypothesis import find, given, settings
 
 from snapcheck.checker import check_trace
 from snapcheck.reference import SimConfig, simulate
-from snapcheck.reference.catalogue import declaration_problems, entry
+from snapcheck.reference.catalogue import PROTOCOLS, declaration_problems, entry
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
 from snapcheck.reference.testing import sim_configs
 from snapcheck.spark_validation.configs import Selection, draw_config
@@ -95,6 +95,28 @@ def test_the_rescalable_fact_is_listed_and_checked():
     assert entry(Fixed)["rescalable"] is False and entry(AlignedABS)["rescalable"] is True
     bad = type("Bad", (AlignedABS,), {"rescalable": "no", "__module__": "mine"})
     assert declaration_problems(bad) == ["rescalable = 'no': expected True or False"]
+
+
+@pytest.mark.parametrize("name", list(PROTOCOLS))
+def test_the_catalogues_rescalable_fact_is_what_simulate_does(name):
+    """``rescalable`` is True exactly for the protocols ``simulate`` restores at another
+    parallelism; the others are refused by that fact, a protocol with a rescale fault of
+    its own simulator (``job_faults``) being pointed to it."""
+    cls = PROTOCOLS[name]
+    cfg = SimConfig(protocol=name, workload="q1", records=4, rescale=(("savepoint", 700, 3),))
+    if cls.rescalable:
+        assert any(e.type == "retire" for e in simulate(cfg).events)
+        return
+    with pytest.raises(UsageError, match=r"rescalable = False: its own simulator does not model it\)") as refused:
+        simulate(cfg)
+    assert ("--fail rescale@TIME" in str(refused.value)) == ("rescale" in cls.job_faults)
+
+
+def test_a_protocol_with_its_own_simulator_is_not_rescalable_unless_it_says_so():
+    own = type("Own", (AlignedABS,), {"simulator": object, "__module__": "mine"})
+    assert own.rescalable is False and declaration_problems(own) == []
+    claims = type("Claims", (own,), {"rescalable": True, "__module__": "mine"})
+    assert declaration_problems(claims)[0].startswith("rescalable = True: a rescale (SimConfig.rescale) is modelled")
 
 
 @settings(max_examples=40, deadline=None)

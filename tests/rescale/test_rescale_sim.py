@@ -4,6 +4,7 @@ the campaign draws (reference/sim/rescale.py, reference/coordinated/rescale_muta
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import replace
 
@@ -161,6 +162,86 @@ def test_cyclic_dataflows_are_refused():
         simulate(SimConfig(protocol="abs-cyclic", workload="reachability", rescale=(("savepoint", 900, 3),)))
     with pytest.raises(UsageError, match="finished_inputs"):
         simulate(SimConfig(protocol="abs-cyclic", workload="q3", finish_sources=True))
+
+
+@pytest.mark.parametrize(
+    "workload, p0, rescale, limit, refused",
+    [
+        ("q12", 2, ("savepoint", 1500, 5), 3, "window_count at parallelism 5 (after the rescale at 1500)"),
+        ("q12", 3, ("failure", 50, 1), 1, "window_count at parallelism 3 (initial)"),
+        ("diamond", 3, ("savepoint", 900, 2), 3, "op0 at parallelism 4 (initial)"),  # op0 has p + 1 subtasks
+    ],
+)
+def test_a_keyed_operator_above_the_max_parallelism_is_refused(
+    snapcheck_cli, tmp_path, workload, p0, rescale, limit, refused
+):
+    """Flink refuses a parallelism above the max parallelism: a subtask would own an empty
+    key-group range, a header the checker rejects. Refused before simulating, in the API
+    and the CLI; non-keyed operators (sources, sinks) may have more subtasks."""
+    from snapcheck.traces.errors import UsageError
+
+    cfg = SimConfig(
+        protocol="abs-aligned", workload=workload, parallelism=p0, rescale=(rescale,), max_parallelism=limit
+    )
+    with pytest.raises(UsageError, match=rf"keyed operator {re.escape(refused)} exceeds the max parallelism {limit}\b"):
+        simulate(cfg)
+    out = tmp_path / "t.jsonl"
+    kind, when, p = rescale
+    args = (
+        "simulate",
+        "-w",
+        workload,
+        "-P",
+        str(p0),
+        "--rescale",
+        f"{kind}@{when}:{p}",
+        "--max-parallelism",
+        str(limit),
+    )
+    code, text = snapcheck_cli(*args, "-o", str(out), stderr=True)
+    assert code == 2 and refused in text and not out.exists()
+    assert simulate(replace(cfg, max_parallelism=max(p0 + 1, p))).metrics["events"]  # at the limit: runs
+
+
+def test_a_failure_rescales_own_crash_exercises_no_requested_fault(snapcheck_cli, tmp_path):
+    """The crash a failure rescale makes is marked (``attrs.rescale``) and is no requested
+    fault: a ``self`` crash that never fired is not exercised (simulate says so, ``check
+    --require-faults`` exits 1), and the run counts one failure, not two."""
+    from snapcheck.checker.coverage import requested_faults
+
+    cfg = SimConfig(protocol="unaligned", workload="q12", seed=2, rescale=(("failure", 1000, 3),), max_parallelism=7)
+    res = simulate(replace(cfg, failures=(("self", "recovery", 1),)))
+    (fail,) = [e for e in res.events if e.type == "fail"]
+    assert fail.attrs == {"rescale": 3}
+    assert [f.exercised for f in requested_faults(res.trace())] == [False]
+    assert res.metrics["failures"] == 1 and res.metrics["faults_not_fired"] == 1
+    savepoint = simulate(replace(cfg, rescale=(("savepoint", 1000, 3),)))
+    assert savepoint.metrics["failures"] == 0  # a stop-with-savepoint is no failure
+    out = tmp_path / "t.jsonl"
+    args = ("-p", "unaligned", "-w", "q12", "-s", "2", "--rescale", "failure@1000:3", "--max-parallelism", "7")
+    code, text = snapcheck_cli("simulate", *args, "--fail", "self@recovery#1", "-o", str(out))
+    assert code == 0 and "NOT EXERCISED: crash of self after recovery #1" in text
+    code, _ = snapcheck_cli("check", "--require-faults", str(out))
+    assert code == 1
+    code, _ = snapcheck_cli("simulate", *args, "--fail", "self@snapshot#20", "-o", str(out))
+    assert code == 0
+    code, _ = snapcheck_cli("check", "--require-faults", str(out))
+    assert code == 0  # a requested crash that fired after the rescale's
+
+
+def test_campaign_rescales_stay_within_the_max_parallelism():
+    """The campaign draws a parallelism of at most 3 (diamond's op0: 4), rescales to at most 4
+    and at least 4 key groups: never a config ``simulate`` refuses."""
+    from snapcheck.reference.sim.rescale import check_key_groups
+    from snapcheck.reference.workloads import make_workload
+    from snapcheck.spark_validation.configs import Selection, draw_config
+
+    sel = Selection.of(mutants=())
+    for i in range(400):
+        cfg = draw_config(i, 500 + i, sel)
+        if cfg.rescale:
+            wl = make_workload(cfg.workload, cfg.parallelism, cfg.seed, cfg.records, cfg.gap, cfg.hot_ratio)
+            check_key_groups(wl, cfg.rescale, cfg.max_parallelism)
 
 
 @pytest.mark.parametrize(
