@@ -163,7 +163,7 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``guarantees`` a tuple
     of promisable properties, ``cic`` None or a known form, ``recovery_modes`` a
     tuple of names, ``barriers_delimit_channel_state``, ``finished_inputs`` and
-    ``rescalable`` booleans (``rescalable`` False with its own ``simulator``), ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
+    ``rescalable`` booleans (``rescalable`` and ``finished_inputs`` False with its own ``simulator``), ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
     protocol that exists, and — for the shared simulator — a topology it can run (not
     ``own``), ``recovery_modes`` it implements (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
     the arguments the simulator passes them.
@@ -189,11 +189,15 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     for fact in ("barriers_delimit_channel_state", "finished_inputs", "rescalable"):
         if not isinstance(getattr(cls, fact), bool):
             out.append(f"{fact} = {getattr(cls, fact)!r}: expected True or False")
-    if cls.rescalable is True and cls.simulator is not None:
-        out.append(
-            "rescalable = True: a rescale (SimConfig.rescale) is modelled by the shared simulator only, "
-            f"not by {getattr(cls.simulator, '__name__', cls.simulator)}: declare it False"
-        )
+    for fact, what in (
+        ("rescalable", "a rescale (SimConfig.rescale)"),
+        ("finished_inputs", "finishing sources (SimConfig.finish_sources)"),
+    ):
+        if getattr(cls, fact) is True and cls.simulator is not None:
+            out.append(
+                f"{fact} = True: {what} is modelled by the shared simulator only, "
+                f"not by {getattr(cls.simulator, '__name__', cls.simulator)}: declare it False"
+            )
     if cls.cic is not None and cls.cic not in CIC_FORMS:
         out.append(f"cic = {cls.cic!r}: expected None or one of {', '.join(map(repr, CIC_FORMS))}")
     rounds = cls.max_rounds_in_flight

@@ -241,7 +241,9 @@ class Protocol:
     * ``demo``: ``SimConfig`` fields of a configuration that shows it well.
     * ``finished_inputs``: its task state machines read their inputs anew for each
       round, so an input whose sender finished can leave (runs with finishing
-      sources, FLIP-147, need it).
+      sources, FLIP-147, need it). The shared simulator models finishing sources: a
+      protocol with its own ``simulator`` has it False unless it declares it, and may
+      not declare it True (as ``rescalable``).
     * ``rescalable``: its tasks can be restored at another parallelism by a
       ``SimConfig.rescale`` (``--rescale``), which the shared simulator models (what
       the new tasks ``g1.*`` receive: docs/protocols.md, "A protocol under a
@@ -304,11 +306,14 @@ class Protocol:
         self.params = params
 
     def __init_subclass__(cls, **kw: Any) -> None:
-        """A class with its own ``simulator`` that does not declare ``rescalable`` is not
-        rescalable: ``SimConfig.rescale`` is modelled by the shared simulator only."""
+        """A class with its own ``simulator`` that does not declare ``rescalable`` (or
+        ``finished_inputs``) is not rescalable (does not let finished inputs leave):
+        ``SimConfig.rescale`` and ``SimConfig.finish_sources`` are modelled by the shared
+        simulator only."""
         super().__init_subclass__(**kw)
-        if cls.simulator is not None and "rescalable" not in vars(cls):
-            cls.rescalable = False
+        for fact in ("rescalable", "finished_inputs"):
+            if cls.simulator is not None and fact not in vars(cls):
+                setattr(cls, fact, False)
 
     @property
     def mutant(self) -> str | None:

@@ -339,15 +339,14 @@ def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
             )
         if cfg.finish_sources and not protocol.finished_inputs:
             raise UsageError(
-                f"{type(protocol).name} cannot run with finishing sources: its tasks fix their "
-                "inputs when they start (protocol fact finished_inputs)"
-            )
-        if cfg.rescale or cfg.finish_sources:
-            if protocol.simulator is not None:  # a rescale was refused above (rescalable)
-                raise UsageError(
-                    f"finished sources are modelled for the coordinated dataflow simulator, "
-                    f"not for {type(protocol).name}'s own"
+                f"{type(protocol).name} cannot run with finishing sources (protocol fact finished_inputs = False: "
+                + (
+                    "its own simulator does not model them)"
+                    if protocol.simulator is not None
+                    else "its tasks fix their inputs when they start)"
                 )
+            )
+        if cfg.rescale or cfg.finish_sources:  # (a protocol with its own simulator was refused above)
             check_key_groups(workload, cfg.rescale, cfg.max_parallelism)
             sim_class = rescaling_class(sim_class)
         sim = sim_class(cfg, workload, protocol, EventLog if record else NullLog)

@@ -112,11 +112,29 @@ def test_the_catalogues_rescalable_fact_is_what_simulate_does(name):
     assert ("--fail rescale@TIME" in str(refused.value)) == ("rescale" in cls.job_faults)
 
 
+@pytest.mark.parametrize("name", list(PROTOCOLS))
+def test_the_catalogues_finished_inputs_fact_is_what_simulate_does(name):
+    """``finished_inputs`` is True exactly for the protocols ``simulate`` runs with finishing
+    sources (``snapcheck protocols --json`` said True for the ten with their own simulator,
+    which refuse them); the others are refused by that fact."""
+    cfg = SimConfig(protocol=name, workload="q1", records=4, finish_sources=True)
+    if PROTOCOLS[name].finished_inputs:
+        assert any(e.type == "finish" for e in simulate(cfg).events)
+        return
+    with pytest.raises(UsageError, match=r"finished_inputs = False"):
+        simulate(cfg)
+
+
 def test_a_protocol_with_its_own_simulator_is_not_rescalable_unless_it_says_so():
     own = type("Own", (AlignedABS,), {"simulator": object, "__module__": "mine"})
     assert own.rescalable is False and declaration_problems(own) == []
     claims = type("Claims", (own,), {"rescalable": True, "__module__": "mine"})
     assert declaration_problems(claims)[0].startswith("rescalable = True: a rescale (SimConfig.rescale) is modelled")
+    assert own.finished_inputs is False
+    claims = type("Claims", (own,), {"finished_inputs": True, "__module__": "mine"})
+    assert declaration_problems(claims)[0].startswith(
+        "finished_inputs = True: finishing sources (SimConfig.finish_sources) is modelled"
+    )
 
 
 @settings(max_examples=40, deadline=None)
