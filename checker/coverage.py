@@ -219,6 +219,34 @@ def _fail_counts(trace: Trace) -> Counter:
     return Counter(e.proc for e in trace.events if e.type == "fail" and "rescale" not in (e.attrs or {}))
 
 
+def _requested_rescales(trace: Trace, rescales) -> list[RequestedFault]:
+    """The reference simulator's requested restores at another parallelism (``SimConfig.rescale``
+    entries ``[kind, time, parallelism]``), in order, matched to the recoveries of the trace
+    whose restores name ``sources`` (one per rescale that happened): a rescale asked for
+    while another recovery ran, or after the run ended, does not happen.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["P0"], [], metadata={"simulator": {"config": {"rescale": [["failure", 9, 2]]}}})
+    >>> [(f.fault, f.exercised) for f in _requested_rescales(rec.trace(), [["failure", 9, 2]])]
+    [('failure rescale at tick 9 to parallelism 2', False)]
+    """
+    done = len({e.recovery for e in trace.events if e.type == "restore" and e.sources is not None})
+    out = []
+    for i, item in enumerate(rescales):
+        if not (isinstance(item, (list, tuple)) and len(item) == 3):
+            continue
+        kind, when, p = item
+        ok = i < done
+        detail = (
+            "the job was restored at another parallelism in the trace"
+            if ok
+            else "the trace has no (further) restore at another parallelism: it came while another recovery "
+            "ran, its savepoint never succeeded, or the run ended first"
+        )
+        out.append(RequestedFault(f"{kind} rescale at tick {when} to parallelism {p}", None, ok, detail))
+    return out
+
+
 def requested_faults(trace: Trace) -> list[RequestedFault]:
     """The faults the trace's header says were requested, in header order, each with
     whether it happened (module docstring): the producer's own ``fired`` when it gives
@@ -300,6 +328,7 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
                     restored = any(e.type == "restore" for e in trace.events)
                     why = "the job was restored in the trace" if restored else "the trace has no restore"
                     out.append(RequestedFault(f"{target} after {situation} #{k}", None, restored, why))
+        out += _requested_rescales(trace, sim.get("rescale") or ())
         if anywhere:
             counts = fails if fails is not None else _fail_counts(trace)
             left = sum(counts.values()) - sum(min(counts[p], n) for p, n in used.items())

@@ -213,7 +213,7 @@ def test_a_failure_rescales_own_crash_exercises_no_requested_fault(snapcheck_cli
     res = simulate(replace(cfg, failures=(("self", "recovery", 1),)))
     (fail,) = [e for e in res.events if e.type == "fail"]
     assert fail.attrs == {"rescale": 3}
-    assert [f.exercised for f in requested_faults(res.trace())] == [False]
+    assert [f.exercised for f in requested_faults(res.trace())] == [False, True]  # the crash; the rescale
     assert res.metrics["failures"] == 1 and res.metrics["faults_not_fired"] == 1
     savepoint = simulate(replace(cfg, rescale=(("savepoint", 1000, 3),)))
     assert savepoint.metrics["failures"] == 0  # a stop-with-savepoint is no failure
@@ -227,6 +227,21 @@ def test_a_failure_rescales_own_crash_exercises_no_requested_fault(snapcheck_cli
     assert code == 0
     code, _ = snapcheck_cli("check", "--require-faults", str(out))
     assert code == 0  # a requested crash that fired after the rescale's
+
+
+def test_a_requested_rescale_that_never_happened_is_said(snapcheck_cli, tmp_path):
+    """A failure rescale asked for while another rescale's recovery runs does not happen:
+    simulate says NOT EXERCISED and ``check --require-faults`` exits 1 (it was skipped
+    without a word); both rescales of a run that does both are exercised."""
+    out = tmp_path / "t.jsonl"
+    args = ("-p", "unaligned", "-w", "q12", "-s", "2", "--max-parallelism", "7", "-o", str(out))
+    code, text = snapcheck_cli("simulate", *args, "--rescale", "failure@1000:3", "--rescale", "failure@1010:2")
+    assert code == 0 and "NOT EXERCISED: failure rescale at tick 1010 to parallelism 2" in text
+    assert snapcheck_cli("check", "--require-faults", str(out))[0] == 1
+    code, text = snapcheck_cli("simulate", *args, "--rescale", "savepoint@1000:3", "--rescale", "savepoint@3000:1")
+    assert code == 0 and "NOT EXERCISED" not in text
+    code, text = snapcheck_cli("check", "--require-faults", str(out))
+    assert code == 0 and "Requested faults: 2, exercised 2" in text
 
 
 def test_campaign_rescales_stay_within_the_max_parallelism():
