@@ -24,6 +24,38 @@ def _kinds(report, props=None):
     return {v.kind for r in report.results for v in r.violations if props is None or r.property in props}
 
 
+def _moved_by_live_misrouted(report, wrong: dict, M: int) -> bool:
+    """Whether the oracle's wrong data is exactly records moved to a new process that does
+    not own their key group, as ``live-misrouted`` names them: every key is whole (what is
+    missing from its owner is what was processed elsewhere, nothing lost or counted twice)
+    and each misplaced key's group is one a ``live-misrouted`` violation names.
+
+    ``kg-drop`` with ``kg-dup`` moves a key group: the new process that should get it takes
+    none of it, another takes it once from its old owner. Ownership is what the restores
+    took (docs/checker.md), so the state is neither lost, duplicated nor taken from a
+    non-owner, and nothing declares otherwise (no ``key-group-mismatch``); the one defect is
+    that the sources still route the group's live records by Flink's assignment, to a
+    process that does not own it, which ``live-misrouted`` is (the record-level kinds catch
+    recovered records, which go to the same wrong process). It is not in
+    ``data_violation_kinds()`` since it is a data violation only through the records it
+    names, and this checks that it names all the oracle finds."""
+    kgs = {
+        g
+        for r in report.results
+        for v in r.violations
+        if v.kind == "live-misrouted"
+        for lo, hi in v.witness["key_groups"]
+        for g in range(lo, hi + 1)
+    }
+    misplaced = {k[1]: c for k, c in wrong.items() if isinstance(k, tuple)}  # ("misplaced", key)
+    keys = {k for k in wrong if isinstance(k, str)} | set(misplaced)
+    return (
+        bool(misplaced)
+        and all(int(k[1:]) % M in kgs for k in misplaced)
+        and all(wrong.get(k, 0) + misplaced.get(k, 0) == 0 for k in keys)
+    )
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 10_000),
@@ -58,15 +90,47 @@ def test_checker_agrees_with_oracle(tmp_path_factory, seed, p_old, p_new, M, sou
     assume(max(p_old, p_new) <= M)
     tmp = tmp_path_factory.mktemp("f")
     trace, report = _check(tmp, build(seed, p_old, p_new, M, sources, n, frozenset(faults)))
+    _assert_agrees(trace, report, faults, M)
+
+
+def _assert_agrees(trace, report, faults, M):
     wrong = oracle(trace)
     found = _kinds(report) & data_violation_kinds()
     if wrong:
-        assert found, (sorted(faults), wrong)
+        assert found or _moved_by_live_misrouted(report, wrong, M), (sorted(faults), wrong, sorted(_kinds(report)))
     # a record-level finding of one fault always names data the job ends with wrongly; a key
     # group lost or duplicated may hold no state at all (then nothing changes in the data);
     # two faults may compensate in the final state (a record of a key lost, another duplicated)
     if len(faults) == 1 and found - {"key-group-lost", "key-group-duplicated", "key-group-wrong-owner"}:
         assert wrong, (sorted(faults), found)
+
+
+def test_a_key_group_moved_to_another_new_process_is_live_misrouted(tmp_path):
+    """``kg-drop`` with ``kg-dup`` at 4 -> 2 (M = 4): ``g1.agg[0]`` does not take key group 0,
+    ``g1.agg[1]`` takes it from ``agg[0]``, its owner. The state is whole (not lost, not
+    duplicated, from its owner); the live records of key group 0 go to ``g1.agg[0]``, which
+    no longer owns it: ``live-misrouted``, naming exactly the data the oracle finds misplaced
+    (a systematic scan found 166 of 480 such traces in which no data kind applies)."""
+    trace, report = _check(tmp_path, build(0, 4, 2, 4, 1, 3, frozenset({"kg-drop", "kg-dup"})))
+    wrong = oracle(trace)
+    assert wrong == {("misplaced", "k0"): 1, "k0": -1}
+    assert _kinds(report) == {"live-misrouted"}
+    assert _moved_by_live_misrouted(report, wrong, 4)
+    for seed in range(15):
+        for sources, n in ((1, 7), (2, 14)):
+            faults = frozenset({"kg-drop", "kg-dup"})
+            trace, report = _check(tmp_path, build(seed, 4, 2, 4, sources, n, faults))
+            _assert_agrees(trace, report, faults, 4)
+    # not a loose pass: a key group that is only dropped loses its state, and the oracle's
+    # missing count is then more than what live-misrouted names
+    losses = 0
+    for seed in range(15):
+        trace, report = _check(tmp_path, build(seed, 4, 2, 4, 1, 14, frozenset({"kg-drop"})))
+        wrong = oracle(trace)
+        if wrong and not _moved_by_live_misrouted(report, wrong, 4):
+            losses += 1
+            assert "key-group-lost" in _kinds(report)
+    assert losses
 
 
 @pytest.mark.parametrize(
