@@ -289,10 +289,11 @@ def test_an_old_subtask_that_never_retires(p_old, p_new, M, data):
     assert "key-group-lost" in {v.kind for v in kept.violations}
 
 
-def _whole_state(declare_partitions: bool, partial: bool) -> TraceRecorder:
+def _whole_state(declare_partitions: bool = False, partial: bool = False, sources_of=None) -> TraceRecorder:
     """Operator ``u`` at 2 restored at 3, each new process taking whole checkpoints (union
     state: both old ones); ``partial``: the last takes only ``u[0]``'s. With partitions
-    declared, only ``g1.u[0]`` takes one (``u[0]``'s)."""
+    declared, only ``g1.u[0]`` takes one (``u[0]``'s). ``sources_of(j)``: new process
+    ``j``'s sources instead."""
     procs: list = [{"id": "coord", "role": "coordinator"}]
     for j in range(2):
         procs.append(
@@ -312,7 +313,7 @@ def _whole_state(declare_partitions: bool, partial: bool) -> TraceRecorder:
             srcs = [dict(s, partitions=[f"u{i}"]) for i, s in enumerate(srcs) if i == j == 0]
         elif partial and j == 2:
             srcs = srcs[:1]
-        rec.restore(f"g1.u[{j}]", 0, recovery=1, round=1, sources=srcs)
+        rec.restore(f"g1.u[{j}]", 0, recovery=1, round=1, sources=srcs if sources_of is None else sources_of(j))
     return rec
 
 
@@ -340,18 +341,7 @@ def test_a_whole_checkpoint_no_restore_takes_is_named_in_the_note():
     take ``u[0]``'s; ``g1.u[1]`` none): lost if it is split state, nothing if it is a
     stateless operator's or a broadcast copy. The trace does not say which: no violation,
     and the note, in text, JSON and JUnit, names it."""
-    procs: list = [{"id": "coord", "role": "coordinator"}]
-    procs += [{"id": f"u[{j}]", "operator": "u", "subtask": j} for j in range(2)]
-    procs += [{"id": f"g1.u[{j}]", "operator": "u", "subtask": j, "appears": True} for j in range(3)]
-    rec = TraceRecorder(procs, [], protocol="unaligned")
-    rec.round_start("coord", 1)
-    for j in range(2):
-        rec.checkpoint(f"u[{j}]", kind="coordinated", round=1)
-    rec.round_complete("coord", 1)
-    for j in range(2):
-        rec.retire(f"u[{j}]", ckpt=1)
-    for j in range(3):
-        rec.restore(f"g1.u[{j}]", 0, recovery=1, round=1, sources=[] if j == 1 else [{"proc": "u[0]", "ckpt": 1}])
+    rec = _whole_state(sources_of=lambda j: [] if j == 1 else [{"proc": "u[0]", "ckpt": 1}])
     report = check_trace(rec.trace())
     assert report.violations == []
     [note] = [n for n in report.notes if "operator u restores state whole" in n]
