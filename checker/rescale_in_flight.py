@@ -29,11 +29,13 @@ class _Deliveries:
         self.held: dict[str, set[str]] = {}
         self.fed: dict[str, set[str]] = {}
         self.replayed: dict[str, set[str]] = {}  # the new processes this rescale's replays reached
+        self.replayed_on: dict[str, set[tuple[str, str]]] = {}  # ... and on which channels
         ix = h.trace_index
         for e in ix.of_type("replay"):
             dst = ix.channels[e.ch].dst if e.ch in ix.channels else ""
             if e.line > rs.start and dst in rs.new:
                 self.replayed.setdefault(h.resolve(e.mid), set()).add(dst)
+                self.replayed_on.setdefault(h.resolve(e.mid), set()).add((dst, e.ch))
                 if e.source == "source":
                     self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
         # new processes whose checkpoint 0, the state this rescale gave them, a later
@@ -44,6 +46,13 @@ class _Deliveries:
                 p = src.get("proc")
                 if p in rs.new and src.get("ckpt") == 0 and e.line > rs.new[p].line:
                     self.restarted.add(p)
+        # old channels of this rescale's new processes that a later rescale maps onto channels of
+        # its own: it hands their recovered records on (a record replayed on one and not yet
+        # processed is owed there, and judged with that rescale)
+        self.handed_on: set[str] = set()
+        for e in ix.of_type("restore"):
+            if e.line > rs.start and e.proc not in rs.new:
+                self.handed_on.update(m.get("old") for m in e.channels or ())
         for p, r in rs.new.items():  # every event of p after its restore, rolled back or not
             for e in rs.events_of(p):
                 if e.line <= r.line:
@@ -81,8 +90,10 @@ class _Deliveries:
         them? They received it and a later restore rolled that back, or recorded it in a
         later checkpoint's channel state, or (``from_log``) it is a record of an input log
         they were re-reading, or this rescale replayed it to them and a later recovery
-        restores them to the state this rescale gave them (and replays it again): then
-        that rescale or recovery owes it, and is judged for it. A record they never got,
+        restores them to the state this rescale gave them (and replays it again), or
+        replayed it to them on a channel that a later rescale hands on (maps onto a channel
+        of its own) before they processed it: then that rescale or recovery owes it, and is
+        judged for it. A record they never got,
         or got and dropped, is lost here."""
         holders = set(holders)
         if not holders or not holders <= self.ends:
@@ -91,6 +102,7 @@ class _Deliveries:
             bool(holders & self.held.get(o, set()))
             or (from_log and bool(holders & self.fed.get(o, set())))
             or bool(holders & self.restarted & self.replayed.get(o, set()))
+            or any(p in holders and ch in self.handed_on for p, ch in self.replayed_on.get(o, ()))
         )
 
 

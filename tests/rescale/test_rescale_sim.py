@@ -244,6 +244,26 @@ def test_a_requested_rescale_that_never_happened_is_said(snapcheck_cli, tmp_path
     assert code == 0 and "Requested faults: 2, exercised 2" in text
 
 
+def test_a_rescale_whose_replay_a_later_rescale_takes_over_owes_nothing():
+    """pct seed 91061 (a correct protocol's failing run of a 100,000-run campaign): a
+    stop-with-savepoint rescale replays round 4's recorded records to its new tasks, and a
+    failure rescale comes before they are processed and hands their channels on; the
+    records are processed after it, so the first rescale lost nothing (it was judged
+    ``in-flight-lost``). Losing them in the second is still caught."""
+    cfg = SimConfig(
+        protocol="unaligned", workload="random-dag", parallelism=3, seed=91061, records=9, gap=30, hot_ratio=0.8,
+        interval=300, checkpoint_timeout=1500, aligned_timeout=50, latency=74, jitter=1, buffer=6, out_buffer=3,
+        pauses=((7, 300), (57, 300), (300, 300)), decline_prob=0.05,
+        rescale=(("savepoint", 968, 2), ("failure", 1478, 1)),
+    )  # fmt: skip
+    trace = simulate(cfg).trace()
+    assert check_trace(trace).kinds == set()
+    late = next(e for e in trace.events if e.type == "recv" and e.proc.startswith("g2.") and "/r1/r1" in e.mid)
+    events = [e for e in trace.events if e is not late]
+    dropped = replace(trace, events=events)
+    assert check_trace(dropped).kinds
+
+
 def test_campaign_rescales_stay_within_the_max_parallelism():
     """The campaign draws a parallelism of at most 3 (diamond's op0: 4), rescales to at most 4
     and at least 4 key groups: never a config ``simulate`` refuses."""
