@@ -440,7 +440,8 @@ def spec_of(cls: type[Protocol]) -> str:
     if "." not in cls.__qualname__:  # a class beside one the user named: named as the user wrote that one
         for spec, loaded in list(_LOADED.items()):  # (a mutant's base, or a base imported by a mutant's file)
             if loaded.__module__ == cls.__module__ or (path is not None and _file_of(loaded) == path):
-                return f"{spec.rpartition(':')[0]}:{cls.__qualname__}"
+                _NAMED[cls] = f"{spec.rpartition(':')[0]}:{cls.__qualname__}"  # (asked once per run)
+                return _NAMED[cls]
     module = cls.__module__
     if path and path.endswith(".py") and "." not in cls.__qualname__ and module != "__main__":
         # a module of a package by its name, when that name finds this file (its relative

@@ -92,7 +92,6 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
 
     send_of = {e.mid: e for e in trace.events if e.type == "send" and e.kind != "barrier"}
     replay_line = {e.mid: e.line for e in trace.events if e.type == "replay"}
-    ckpt_round = {(e.proc, e.ckpt): e.round for e in trace.events if e.type == "checkpoint" and e.round}
     owned = {p.id: _ranges(p.key_groups) for p in trace.header.processes if p.key_groups}
     for e in trace.events:
         if e.type == "restore" and e.sources and e.proc not in owned:
@@ -104,13 +103,13 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         if e.type == "restore" and e.proc in tasks:
             last_of_group[e.recovery if e.recovery is not None else ("line", e.line)] = e.line
     group_end = set(last_of_group.values())
-    held = checkpoint_rounds(TraceIndex(trace))
+    ckpt_round = checkpoint_rounds(TraceIndex(trace))  # (a rescaled process's checkpoint 0 too)
     fallback = completion_fallbacks(trace.events)
 
     def round_of(e) -> int:
         """The round restore ``e`` restores (``observed_recovery.restored_round``; 0: the
         initial state, or a round that no checkpoint it takes says)."""
-        return restored_round(e, held, fallback) or 0
+        return restored_round(e, ckpt_round, fallback) or 0
 
     restored_rounds = {round_of(e) for e in trace.events if e.type == "restore" and e.proc in tasks}
     ident: dict[str, int] = {}
@@ -124,9 +123,15 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
         out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g))
 
+    def recorded_round(e) -> int | None:
+        """The restored round whose channel state record ``e`` holds (None: another round's)."""
+        r = ckpt_round.get((e.proc, e.ckpt or 0))
+        return r if r is not None and r in restored_rounds else None
+
     def recorded(e) -> None:
         """The ``rec`` events of a record of a restored round."""
-        r = ckpt_round[(e.proc, e.ckpt)]
+        r = recorded_round(e)
+        assert r is not None  # (callers pass such records only)
         assert e.mids is not None  # required of a record
         for mid in e.mids:
             o = resolve(mid)
@@ -142,15 +147,15 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     observed: dict[int, list] = defaultdict(list)
     if DeclaredFacts.of(trace.header.protocol).observed_at_restore:
         for e in trace.events:
-            if e.type == "record" and e.ch in data and ckpt_round.get((e.proc, e.ckpt)) in restored_rounds:
-                observed[ckpt_round[(e.proc, e.ckpt)]].append(e)
+            if e.type == "record" and e.ch in data and (r := recorded_round(e)) is not None:
+                observed[r].append(e)
     hoisted = {id(e) for records in observed.values() for e in records}
 
     for e in causal_order(trace):
         t = e.type
         if t == "round_complete":
             add(e, f"round {e.round} completes", "complete", r=e.round)
-        elif t == "record" and e.ch in data and ckpt_round.get((e.proc, e.ckpt)) in restored_rounds:
+        elif t == "record" and e.ch in data and recorded_round(e) is not None:
             if id(e) not in hoisted:
                 recorded(e)
         elif t == "restore" and e.proc in tasks:
