@@ -64,6 +64,10 @@ ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
 MAX_EVENTS_PER_RUN = 500_000  # events per TLC run (its trace data and states: about 500 MB resident)
 MIN_EVENTS_PER_RUN = 10_000  # below this one more run costs more than it saves
 SEGMENT_EVENTS = 100  # spec events per segment at least (a round or two)
+# Event-rounds a TLC run must save to be worth its own (``_round_classes``): a step costs
+# about 0.25 ms more per round of the batch's per-round state (aligned-timeout on
+# reachability, 42 channels), a warm TLC run about a second.
+ROUND_CLASS_SPLIT = 4_000
 HEAP_MB = 1024  # two runs and the mapped trace of 10^6 events within 2 GB
 # A trace-validation run has about as many distinct states as events (a few per event),
 # a few MB of fingerprints per million: TLC's default of a quarter of the heap for the
@@ -494,12 +498,48 @@ def outside_reason(trace: Trace, exc: OutOfScope) -> str:
 
 
 def _chunks(members: list, parallel: int) -> list[list]:
-    """TLC runs for the traces and segments of one topology: at most
-    ``MAX_EVENTS_PER_RUN`` events each, and as many as there are parallel runs when
-    there is enough work (a JVM's start costs about a second); members with similar
-    numbers of rounds together (a batch's per-round state is as large as its
-    largest member's), and of similar lengths (the longest last: a run that times out
-    is split, ``validate_batch``)."""
+    """TLC runs for the traces and segments of one topology: members of very different
+    numbers of rounds apart (``_round_classes``), then at most ``MAX_EVENTS_PER_RUN``
+    events each, and as many as there are parallel runs when there is enough work (a
+    JVM's start costs about a second); members with similar numbers of rounds
+    together, and of similar lengths (the longest last: a run that times out is
+    split, ``validate_batch``)."""
+    return [c for group in _round_classes(members) for c in _event_chunks(group, parallel)]
+
+
+def _round_classes(members: list) -> list[list]:
+    """Members grouped by their number of rounds, in classes of powers of two: a batch's
+    per-round state is as large as its largest member's, so every step of a one-round
+    segment costs as much as one of a 30-round segment in the same run. A class runs
+    apart from the next one only when it holds at least ``ROUND_CLASS_SPLIT``
+    event-rounds less than the next class's rounds would give it (a TLC run's fixed
+    cost is about that many).
+
+    >>> from types import SimpleNamespace as NS
+    >>> seg = lambda rounds, events: (0, 0, NS(bounds={"TRounds": rounds}, events=[0] * events))
+    >>> [[m[2].bounds["TRounds"] for m in c] for c in _round_classes([seg(1, 3000), seg(2, 100), seg(16, 2000)])]
+    [[1, 2], [16]]
+    >>> [[m[2].bounds["TRounds"] for m in c] for c in _round_classes([seg(1, 100), seg(16, 2000)])]
+    [[1, 16]]
+    """
+    classes: dict[int, list] = defaultdict(list)
+    for m in members:
+        classes[(m[2].bounds.get("TRounds", 1) - 1).bit_length()].append(m)
+    out: list[list] = []
+    for key in sorted(classes):
+        group = classes[key]
+        if out:
+            low = out[-1]
+            rounds = max(m[2].bounds.get("TRounds", 1) for m in group)
+            saved = sum(len(m[2].events) * (rounds - m[2].bounds.get("TRounds", 1)) for m in low)
+            if saved < ROUND_CLASS_SPLIT:
+                low.extend(group)
+                continue
+        out.append(list(group))
+    return out
+
+
+def _event_chunks(members: list, parallel: int) -> list[list]:
     members = sorted(members, key=lambda m: (m[2].bounds.get("TRounds", 1), len(m[2].events)))
     total = sum(len(m[2].events) for m in members)
     runs = max(-(-total // MAX_EVENTS_PER_RUN), min(parallel, total // MIN_EVENTS_PER_RUN), 1)

@@ -15,8 +15,32 @@ events, ``R`` the newest round started):
 * every round up to ``R`` completed or aborted;
 * no marker is in flight, and either ``R`` was aborted or the last marker
   processed on every modelled channel (data and control) is of round ``R``;
+  or, for the specifications that model obsolete markers (``OBSOLETE_IN_FLIGHT``:
+  ABS, Unaligned), every marker in flight is harmless (below);
 * no later event refers to a round ``<= R`` (no late record, decline or
-  marker of an old round).
+  marker of an old round), apart from the arrival and processing of the
+  markers in flight at the cut.
+
+Obsolete markers in flight. On a slow channel (one-record buffers, a
+straggler, a cycle) barriers and cancellation markers of finished rounds can
+queue behind records for a long time, so a cut that waited for none would
+leave segments of dozens of rounds, and the cost per event grows with the
+rounds a segment holds. A marker in flight on ``c`` is harmless when its
+destination ``d`` takes it without an event, whatever it did with the round
+``r``, and nothing recorded for ``r`` is read again: ``d`` handled ``r``
+without a checkpoint (declined or gave it up: ``r`` was aborted), or ``r`` is
+an aborted round ``d`` checkpointed and the marker a cancellation (``d`` gives
+the round up, at most), or ``r`` is an aborted round ``d`` never handled and
+the mode is not ``unaligned`` (``d`` may align it and learn of the abort;
+under ``unaligned`` a barrier forces a snapshot, an event); the checks at
+``end`` skip aborted rounds. Otherwise it must be the only marker on ``c``,
+the barrier of ``d``'s newest checkpoint, with no record ahead of it and
+none recorded for it on ``c`` since that checkpoint (nothing is or will be
+recorded for its round on ``c``). The next segment starts with these markers
+as markers of round 0 (``_shifted``; their deliveries are renumbered alike):
+older than every round to come, obsolete for every process, as the original
+ones are for the events to come. A cut whose state TLC does not reach still
+sends the trace to a whole run.
 
 There, a state of the trace specification that matched the prefix and in
 which no process owes or aligns anything behaves, for the events to come, as
@@ -51,13 +75,15 @@ segment is rejected first.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 
 from snapcheck.checker.tla.trace_events import Prepared
 from snapcheck.checker.tla.tracelog import start_state
 
 ROUND_OPS = ("ckpt", "decline", "start", "complete", "abort", "record")
+# Specifications whose segments may start with obsolete markers in flight (``clean_cuts``).
+OBSOLETE_IN_FLIGHT = frozenset({"ABSTrace", "UnalignedTrace"})
 
 
 def _round_of(e: dict) -> int | None:
@@ -66,6 +92,10 @@ def _round_of(e: dict) -> int | None:
     if e["op"] in ROUND_OPS or (e["op"] in ("send", "recv", "arrive") and e["k"] != "d"):
         return e["n"]
     return None
+
+
+def _delivers_marker(e: dict) -> bool:
+    return e["op"] in ("recv", "arrive") and e["k"] != "d"
 
 
 @dataclass
@@ -77,18 +107,25 @@ class Segment:
 
 def clean_cuts(p: Prepared):
     """The clean cuts of a mapped trace, in order: ``(i, R, state)`` -- after the first
-    ``i`` spec events, with every round up to ``R`` finished; ``state()`` returns the
-    records in flight and the counters there (the keyword arguments of
-    ``tracelog.start_state``) and must be called before the next cut is asked for."""
+    ``i`` spec events, with every round up to ``R`` finished; ``state()`` returns what is
+    in flight and the counters there (the keyword arguments of ``tracelog.start_state``:
+    data records as sequence numbers, obsolete markers as ``(kind, round)``, rounds
+    absolute) and must be called before the next cut is asked for."""
     family, procs, coords, data_chans, ctrl_chans, ends, back = p.topology
     chans = sorted(set(data_chans) | set(ctrl_chans))
+    dst = {c: d for c, _, d in ends}
     events = p.events[:-1] if p.events and p.events[-1]["op"] == "end" else p.events
     arrival = family.models_arrival
-    wire: dict[str, deque[int]] = {c: deque() for c in chans}  # data in flight (ABS, CL: all of it)
-    ibuf: dict[str, deque[int]] = {c: deque() for c in chans}
+    obsolete_ok = family.module in OBSOLETE_IN_FLIGHT
+    wire: dict[str, deque] = {c: deque() for c in chans}  # in flight (ABS, CL: all of it): seq or (kind, round)
+    ibuf: dict[str, deque] = {c: deque() for c in chans}
     closed = dict.fromkeys(chans, 0)
     sent = dict.fromkeys(data_chans, 0)
     rcvd = dict.fromkeys(data_chans, 0)
+    handled: dict[str, int] = defaultdict(int)  # the newest round a process checkpointed or declined
+    took: dict[str, set[int]] = defaultdict(set)
+    newest: dict[str, int] = {}  # the round of a process's newest checkpoint
+    fresh = dict.fromkeys(chans, 0)  # records on c its destination may have recorded since its newest checkpoint
     started = resolved_upto = markers = 0
     at_started = len(chans)  # channels whose last processed marker is of round `started`
     resolved: set[int] = set()
@@ -97,13 +134,52 @@ def clean_cuts(p: Prepared):
     low = float("inf")
     for i in range(len(events) - 1, -1, -1):
         r = _round_of(events[i])
-        if r is not None and r < low:
+        if r is not None and r < low and not (obsolete_ok and _delivers_marker(events[i])):
             low = r
         later[i] = low
 
     def state() -> dict:
         inflight = {c: (tuple(wire[c]), tuple(ibuf[c])) if arrival else tuple(wire[c]) for c in chans}
         return {"inflight": inflight, "counters": {c: (sent[c], rcvd[c]) for c in data_chans}}
+
+    def take(q: deque, item) -> None:
+        if q and q[0] == item:
+            q.popleft()
+        elif not isinstance(item, int) and item in q:  # a barrier handled as a priority event
+            q.remove(item)
+
+    def harmless(c: str) -> bool:
+        """The markers in flight on c (all of finished rounds) change nothing the events
+        to come can observe: each is ``obsolete`` for its destination (all of aborted
+        rounds, whose recorded channel states no check reads), or there is one, the
+        barrier of the destination's newest checkpoint, with no record ahead of it and
+        none recorded for it on c yet (nothing more is recorded for its round)."""
+        queue = [*ibuf[c], *wire[c]]
+        marks = [m for m in queue if not isinstance(m, int)]
+        d = dst[c]
+        if all(obsolete(k, r, d) for k, r in marks):
+            return True
+        return marks == [("b", newest.get(d))] == queue[:1] and not fresh[c]
+
+    def obsolete(kind: str, r: int, d: str) -> bool:
+        """A marker of round r that task d takes without an event and whatever it did with
+        r: a round it handled without a checkpoint, a cancellation of an aborted round it
+        checkpointed (it gives the round up, at most), or a round it never handled that it
+        can take ``silent``-ly."""
+        if r in took[d]:
+            return kind == "cancel" and r not in completed
+        return r <= handled[d] or silent(r)
+
+    def silent(r: int) -> bool:
+        """A task that never handled round r can take a marker of it without an event:
+        r was aborted, and the task may align it and learn of the abort (``LearnAbort``)
+        instead of snapshotting it -- not in mode unaligned, where a barrier forces the
+        snapshot."""
+        return r not in completed and family.mode != "unaligned"
+
+    def settled(c: str) -> bool:  # c's last marker is of the newest round, or one is still in flight
+        in_flight = (*ibuf[c], *wire[c])
+        return closed[c] == started or started not in completed or any(not isinstance(m, int) for m in in_flight)
 
     for i, e in enumerate(events):
         op, c, k, n = e["op"], e["c"], e["k"], e["n"]
@@ -113,19 +189,30 @@ def clean_cuts(p: Prepared):
                 wire[c].append(n)
             else:
                 markers += 1
+                wire[c].insert(len(wire[c]) - (e["x"] if arrival and k == "b" else 0), (k, n))
         elif op == "arrive":
-            if k == "d" and arrival and wire[c] and wire[c][0] == n:
+            item = n if k == "d" else (k, n)
+            if arrival and wire[c] and wire[c][0] == item:
                 ibuf[c].append(wire[c].popleft())
+                fresh[c] += k == "d"
         elif op == "recv":
             if k == "d":
                 rcvd[c] += 1
-                q = ibuf[c] if arrival else wire[c]
-                if q and q[0] == n:
-                    q.popleft()
+                fresh[c] += not arrival
+                take(ibuf[c] if arrival else wire[c], n)
             else:
                 markers -= 1
+                take(ibuf[c] if arrival else wire[c], (k, n))
                 at_started += (n == started) - (closed[c] == started)
                 closed[c] = n
+        elif op in ("ckpt", "decline"):
+            handled[e["p"]] = max(handled[e["p"]], n)
+            if op == "ckpt":
+                took[e["p"]].add(n)
+                newest[e["p"]] = n
+                for x in chans:
+                    if dst[x] == e["p"]:
+                        fresh[x] = 0
         elif op == "start":
             if n > started:
                 started = n
@@ -136,12 +223,11 @@ def clean_cuts(p: Prepared):
                 completed.add(n)
             while resolved_upto + 1 in resolved:
                 resolved_upto += 1
-        if (
-            not markers
-            and (at_started == len(chans) or started not in completed)
-            and resolved_upto >= started
-            and later[i + 1] > started
-        ):
+        if resolved_upto < started or later[i + 1] <= started:
+            continue
+        if not markers and (at_started == len(chans) or started not in completed):
+            yield i + 1, started, state
+        elif obsolete_ok and all(harmless(x) and settled(x) for x in chans):
             yield i + 1, started, state
 
 
@@ -180,14 +266,29 @@ def split(p: Prepared, min_events: int) -> list[Segment]:
             lines=seg_lines,
             descr=seg_descr,
             bounds={**p.bounds, "TRounds": rounds},
-            start=None if start is None else start_state(p.topology, **start),
-            cut=None if cut is None else {**start_state(p.topology, **cut), "rounds": upto - base},
+            start=None if start is None else start_state(p.topology, **_shifted(start, base, p.family.models_arrival)),
+            cut=None
+            if cut is None
+            else {**start_state(p.topology, **_shifted(cut, base, p.family.models_arrival)), "rounds": upto - base},
         )
         out.append(Segment(seg, a, b - a))
     return out
 
 
 def _renumber(e: dict, base: int) -> dict:
+    """An event of the segment whose rounds start after ``base``; an obsolete marker
+    of a round up to ``base`` (in flight at the cut) is of round 0."""
     if not base or _round_of(e) is None:
         return e
-    return {**e, "n": e["n"] - base}
+    return {**e, "n": max(0, e["n"] - base)}
+
+
+def _shifted(state: dict, base: int, arrival: bool) -> dict:
+    """A cut's state (``clean_cuts``) in the numbering of a segment whose rounds start
+    after ``base``: its obsolete markers are of round 0 or later."""
+
+    def shift(queue: tuple) -> tuple:
+        return tuple(m if isinstance(m, int) else (m[0], max(0, m[1] - base)) for m in queue)
+
+    inflight = {c: (shift(v[0]), shift(v[1])) if arrival else shift(v) for c, v in state["inflight"].items()}
+    return {**state, "inflight": inflight}

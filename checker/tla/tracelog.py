@@ -43,9 +43,9 @@ def snapshot_consts(topology: tuple) -> list[tuple[str, str]]:
 
 def start_state(topology: tuple, inflight: dict | None = None, counters: dict | None = None) -> dict:
     """The state a snapshot-family trace starts from, as the record ``TInit`` and
-    ``TCut`` hold: the data records in flight per channel (``inflight``: channel ->
-    sequence numbers; for specifications that model arrival a pair, on the wire and
-    in the input buffer) and the counters (``counters``: channel -> (sent,
+    ``TCut`` hold: the messages in flight per channel (``inflight``: channel -> data
+    records' sequence numbers and obsolete markers' ``(kind, round)``; for
+    specifications that model arrival a pair, on the wire and in the input buffer) and the counters (``counters``: channel -> (sent,
     received)); nothing and zero by default (the initial state).
 
     >>> from snapcheck.traces.protocol_facts import TlaMapping
@@ -58,8 +58,8 @@ def start_state(topology: tuple, inflight: dict | None = None, counters: dict | 
     inflight = inflight or {}
     counters = counters or {}
 
-    def msgs(seqs) -> list:
-        return [{"k": "d", "n": n} for n in seqs]
+    def msgs(items) -> list:  # a data record's sequence number, or a marker's (kind, round)
+        return [{"k": "d", "n": m} if isinstance(m, int) else {"k": m[0], "n": m[1]} for m in items]
 
     state = {
         "sent": Function({c: counters.get(c, (0, 0))[0] for c in data_chans}),

@@ -14,6 +14,7 @@ verdict)."""
 import pytest
 
 from snapcheck.checker.tla import conform as conformance
+from snapcheck.checker.tla import segments as segments_module
 from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, SEGMENT_EVENTS
 from snapcheck.checker.tla.map_rescale import has_recovery
 from snapcheck.checker.tla.segments import split
@@ -180,6 +181,60 @@ def test_cuts_after_aborted_rounds_some_tasks_never_heard_of(tmp_path, monkeypat
         assert stale_cuts(path), path
         p = conformance.prepare(read_trace(path), tla_mappings())
         assert max(s.real for s in split(p, SEGMENT_EVENTS)) <= 3 * SEGMENT_EVENTS, path
+    verdicts = assert_same(paths)
+    assert not fallbacks, fallbacks
+    assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]
+
+
+@pytest.mark.slow
+def test_cuts_with_obsolete_markers_in_flight(tmp_path, monkeypatch):
+    """Aligned checkpoints that time out into unaligned ones on a cyclic graph with
+    one-record buffers and declines: barriers of finished rounds queue behind the
+    records on slow channels, so some are nearly always in flight and a cut that
+    waited for none would leave segments of dozens of rounds. The trace is cut where
+    the markers in flight are obsolete (``segments.clean_cuts``): several times as
+    many segments as without such cuts, every cut reached (no fallback to a whole
+    run), and the verdicts equal the whole run's."""
+    fallbacks = []
+    combine = conformance.combine
+
+    def recording(p, segments, results):
+        v = combine(p, segments, results)
+        fallbacks.extend([p.path] if v is None else [])
+        return v
+
+    monkeypatch.setattr(conformance, "combine", recording)
+    paths = [
+        write(
+            tmp_path,
+            f"at-{seed}",
+            SimConfig(
+                protocol="aligned-timeout",
+                workload="reachability",
+                parallelism=2,
+                seed=seed,
+                records=5,
+                gap=30,
+                interval=150,
+                aligned_timeout=50,
+                latency=4,
+                jitter=1,
+                buffer=1,
+                out_buffer=1,
+                control_latency=1,
+                decline_prob=0.1,
+            ),
+        )
+        for seed in (1, 5)
+    ]
+    for path in paths:
+        p = conformance.prepare(read_trace(path), tla_mappings())
+        with_obsolete = len(split(p, SEGMENT_EVENTS))
+        monkeypatch.setattr(segments_module, "OBSOLETE_IN_FLIGHT", frozenset())
+        without = len(split(p, SEGMENT_EVENTS))
+        monkeypatch.undo()
+        monkeypatch.setattr(conformance, "combine", recording)
+        assert with_obsolete >= 3 * without, (path, with_obsolete, without)
     verdicts = assert_same(paths)
     assert not fallbacks, fallbacks
     assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]
