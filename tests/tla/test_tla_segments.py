@@ -65,6 +65,21 @@ def assert_same(paths: list[str]) -> list:
     return segmented
 
 
+def record_fallbacks(monkeypatch) -> list:
+    """The traces whose segments ``conform`` had to give up for a whole run (a cut no
+    state reached), as they happen."""
+    fallbacks: list = []
+    combine = conformance.combine
+
+    def recording(p, segments, results):
+        v = combine(p, segments, results)
+        fallbacks.extend([p.path] if v is None else [])
+        return v
+
+    monkeypatch.setattr(conformance, "combine", recording)
+    return fallbacks
+
+
 def test_long_correct_traces_with_declines_in_segments_and_whole(tmp_path):
     """Correct traces, with declined rounds where the specification models them
     (chandy-lamport's does not: its traces here have none)."""
@@ -147,15 +162,7 @@ def test_cuts_after_aborted_rounds_some_tasks_never_heard_of(tmp_path, monkeypat
     handle it, so after it some channels stay closed at older rounds. The trace is still
     cut there (a run of aborted rounds leaves no long segment), every cut is reached
     (no fallback to a whole run) and the verdicts equal the whole run's."""
-    fallbacks = []
-    combine = conformance.combine
-
-    def recording(p, segments, results):
-        v = combine(p, segments, results)
-        fallbacks.extend([p.path] if v is None else [])
-        return v
-
-    monkeypatch.setattr(conformance, "combine", recording)
+    fallbacks = record_fallbacks(monkeypatch)
     paths = [
         write(
             tmp_path,
@@ -195,15 +202,7 @@ def test_cuts_with_obsolete_markers_in_flight(tmp_path, monkeypatch):
     the markers in flight are obsolete (``segments.clean_cuts``): several times as
     many segments as without such cuts, every cut reached (no fallback to a whole
     run), and the verdicts equal the whole run's."""
-    fallbacks = []
-    combine = conformance.combine
-
-    def recording(p, segments, results):
-        v = combine(p, segments, results)
-        fallbacks.extend([p.path] if v is None else [])
-        return v
-
-    monkeypatch.setattr(conformance, "combine", recording)
+    fallbacks = record_fallbacks(monkeypatch)
     paths = [
         write(
             tmp_path,
@@ -230,10 +229,9 @@ def test_cuts_with_obsolete_markers_in_flight(tmp_path, monkeypatch):
     for path in paths:
         p = conformance.prepare(read_trace(path), tla_mappings())
         with_obsolete = len(split(p, SEGMENT_EVENTS))
-        monkeypatch.setattr(segments_module, "OBSOLETE_IN_FLIGHT", frozenset())
-        without = len(split(p, SEGMENT_EVENTS))
-        monkeypatch.undo()
-        monkeypatch.setattr(conformance, "combine", recording)
+        with monkeypatch.context() as quiet:
+            quiet.setattr(segments_module, "OBSOLETE_IN_FLIGHT", frozenset())
+            without = len(split(p, SEGMENT_EVENTS))
         assert with_obsolete >= 3 * without, (path, with_obsolete, without)
     verdicts = assert_same(paths)
     assert not fallbacks, fallbacks
