@@ -28,14 +28,13 @@ class _Deliveries:
         # from the offset its checkpoint holds
         self.held: dict[str, set[str]] = {}
         self.fed: dict[str, set[str]] = {}
-        self.replayed: dict[str, set[str]] = {}  # the new processes this rescale's replays reached
-        self.replayed_on: dict[str, set[tuple[str, str]]] = {}  # ... and on which channels
+        # the new processes this rescale's replays reached, and on which channels
+        self.replayed: dict[str, set[tuple[str, str]]] = {}
         ix = h.trace_index
         for e in ix.of_type("replay"):
             dst = ix.channels[e.ch].dst if e.ch in ix.channels else ""
             if e.line > rs.start and dst in rs.new:
-                self.replayed.setdefault(h.resolve(e.mid), set()).add(dst)
-                self.replayed_on.setdefault(h.resolve(e.mid), set()).add((dst, e.ch))
+                self.replayed.setdefault(h.resolve(e.mid), set()).add((dst, e.ch))
                 if e.source == "source":
                     self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
         # new processes whose checkpoint 0, the state this rescale gave them, a later
@@ -52,7 +51,7 @@ class _Deliveries:
         self.handed_on: set[str] = set()
         for e in ix.of_type("restore"):
             if e.line > rs.start and e.proc not in rs.new:
-                self.handed_on.update(m.get("old") for m in e.channels or ())
+                self.handed_on.update(m["old"] for m in e.channels or () if m.get("old"))
         for p, r in rs.new.items():  # every event of p after its restore, rolled back or not
             for e in rs.events_of(p):
                 if e.line <= r.line:
@@ -101,8 +100,7 @@ class _Deliveries:
         return (
             bool(holders & self.held.get(o, set()))
             or (from_log and bool(holders & self.fed.get(o, set())))
-            or bool(holders & self.restarted & self.replayed.get(o, set()))
-            or any(p in holders and ch in self.handed_on for p, ch in self.replayed_on.get(o, ()))
+            or any(p in holders and (p in self.restarted or ch in self.handed_on) for p, ch in self.replayed.get(o, ()))
         )
 
 

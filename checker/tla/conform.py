@@ -524,14 +524,14 @@ def _round_classes(members: list) -> list[list]:
     """
     classes: dict[int, list] = defaultdict(list)
     for m in members:
-        classes[(m[2].bounds.get("TRounds", 1) - 1).bit_length()].append(m)
+        classes[(_rounds(m) - 1).bit_length()].append(m)
     out: list[list] = []
     for key in sorted(classes):
         group = classes[key]
         if out:
             low = out[-1]
-            rounds = max(m[2].bounds.get("TRounds", 1) for m in group)
-            saved = sum(len(m[2].events) * (rounds - m[2].bounds.get("TRounds", 1)) for m in low)
+            rounds = max(_rounds(m) for m in group)
+            saved = sum(len(m[2].events) * (rounds - _rounds(m)) for m in low)
             if saved < ROUND_CLASS_SPLIT:
                 low.extend(group)
                 continue
@@ -539,8 +539,13 @@ def _round_classes(members: list) -> list[list]:
     return out
 
 
+def _rounds(member: tuple) -> int:
+    """The rounds of a batch member's per-round state."""
+    return member[2].bounds.get("TRounds", 1)
+
+
 def _event_chunks(members: list, parallel: int) -> list[list]:
-    members = sorted(members, key=lambda m: (m[2].bounds.get("TRounds", 1), len(m[2].events)))
+    members = sorted(members, key=lambda m: (_rounds(m), len(m[2].events)))
     total = sum(len(m[2].events) for m in members)
     runs = max(-(-total // MAX_EVENTS_PER_RUN), min(parallel, total // MIN_EVENTS_PER_RUN), 1)
     chunks: list[list] = [[] for _ in range(runs)]

@@ -153,10 +153,13 @@ def clean_cuts(p: Prepared):
         to come can observe: each is ``obsolete`` for its destination (all of aborted
         rounds, whose recorded channel states no check reads), or there is one, the
         barrier of the destination's newest checkpoint, with no record ahead of it and
-        none recorded for it on c yet (nothing more is recorded for its round)."""
+        none recorded for it on c yet (nothing more is recorded for its round). With
+        none in flight, c's last marker is of the newest round, unless that was aborted."""
         queue = [*ibuf[c], *wire[c]]
         marks = [m for m in queue if not isinstance(m, int)]
         d = dst[c]
+        if not marks:
+            return closed[c] == started or started not in completed
         if all(obsolete(k, r, d) for k, r in marks):
             return True
         return marks == [("b", newest.get(d))] == queue[:1] and not fresh[c]
@@ -176,10 +179,6 @@ def clean_cuts(p: Prepared):
         instead of snapshotting it -- not in mode unaligned, where a barrier forces the
         snapshot."""
         return r not in completed and family.mode != "unaligned"
-
-    def settled(c: str) -> bool:  # c's last marker is of the newest round, or one is still in flight
-        in_flight = (*ibuf[c], *wire[c])
-        return closed[c] == started or started not in completed or any(not isinstance(m, int) for m in in_flight)
 
     for i, e in enumerate(events):
         op, c, k, n = e["op"], e["c"], e["k"], e["n"]
@@ -227,7 +226,7 @@ def clean_cuts(p: Prepared):
             continue
         if not markers and (at_started == len(chans) or started not in completed):
             yield i + 1, started, state
-        elif obsolete_ok and all(harmless(x) and settled(x) for x in chans):
+        elif obsolete_ok and all(harmless(x) for x in chans):
             yield i + 1, started, state
 
 

@@ -45,8 +45,9 @@ def start_state(topology: tuple, inflight: dict | None = None, counters: dict | 
     """The state a snapshot-family trace starts from, as the record ``TInit`` and
     ``TCut`` hold: the messages in flight per channel (``inflight``: channel -> data
     records' sequence numbers and obsolete markers' ``(kind, round)``; for
-    specifications that model arrival a pair, on the wire and in the input buffer) and the counters (``counters``: channel -> (sent,
-    received)); nothing and zero by default (the initial state).
+    specifications that model arrival a pair, on the wire and in the input buffer)
+    and the counters (``counters``: channel -> (sent, received)); nothing and zero by
+    default (the initial state).
 
     >>> from snapcheck.traces.protocol_facts import TlaMapping
     >>> topo = (TlaMapping("ABSTrace"), ("a", "b"), (), ("a>b",), (), (("a>b", "a", "b"),), ())
