@@ -8,10 +8,12 @@ segments also where the markers in flight are harmless (``checker.tla.segments``
 TLC run (``conform._round_classes``: a run's per-round state is as large as its
 largest member's). The traces are campaign runs (``snapcheck validate``'s default
 strategy, protocols of the snapshot specifications), chosen as the costliest of 400
-for TLC, and the first of them with three times the input; each is validated by
-``snapcheck conform -j 1`` twice, as shipped (``obsolete``) and with both switched
-off (``quiet``: cuts only where no marker is in flight, every segment in one run, as
-before), CPU time of the command and its TLC JVMs, verdict and its location compared.
+(and of 1,000: 7000456) for TLC, and the first of them with three times the input;
+each is validated by ``snapcheck conform -j 1`` three times: with every one of these
+cuts switched off (``quiet``: cuts only where no marker is in flight, every segment
+in one run), without the cuts with late barriers of aborted rounds in flight
+(``obsolete``: ``segments.LATE_BARRIERS``), and as shipped (``late``); CPU time of
+the command and its TLC JVMs, verdict and its location compared.
 
 Usage: ``python benchmarks/bench_conform_pileup.py [--no-write] [--keep DIR]``
 """
@@ -46,23 +48,35 @@ RUNS = {
     "--interval 200 --max-concurrent 3 --checkpoint-timeout 300 --aligned-timeout 20 --latency 7 --jitter 30 "
     "--buffer 1 --out-buffer 1 --control-latency 1 --control-jitter 75 --detect-delay 5 "
     "--straggler window_join[1]=10.0 --decline-prob 0.1",
+    "7000456": "--protocol aligned-timeout --workload reachability --parallelism 3 --seed 7000456 --records 8 "
+    "--gap 50 --interval 80 --checkpoint-timeout 300 --aligned-timeout 150 --latency 13 --jitter 400 --buffer 1 "
+    "--out-buffer 1 --decline-prob 0.1 --fail sources[2]@completed-unnotified#2",
     "1164": "--protocol abs-cyclic --workload reachability --parallelism 2 --seed 1164 --records 10 --gap 20 "
     "--interval 80 --max-concurrent 3 --checkpoint-timeout 800 --aligned-timeout 150 --latency 26 --jitter 1 "
     "--buffer 1 --out-buffer 1 --control-latency 1 --control-jitter 100 --detect-delay 5 "
     "--straggler select[0]=5.0 --decline-prob 0.05",
 }
-QUIET = (
-    "import sys; import snapcheck.checker.tla.segments as s; s.OBSOLETE_IN_FLIGHT = frozenset(); "
-    "import snapcheck.checker.tla.conform as c; c.ROUND_CLASS_SPLIT = float('inf'); "
-    "from snapcheck.cli import main; sys.argv[0] = 'snapcheck'; main()"
-)
+# What each mode switches off (``snapcheck.cli.main`` in the same process: ``console()``
+# would re-execute itself and lose the patch).
+MODES = {
+    "quiet": "s.OBSOLETE_IN_FLIGHT = s.LATE_BARRIERS = frozenset(); c.ROUND_CLASS_SPLIT = float('inf')",
+    "obsolete": "s.LATE_BARRIERS = frozenset()",
+    "late": "",
+}
+PATCH = "import sys; import snapcheck.checker.tla.segments as s; import snapcheck.checker.tla.conform as c; "
 
 
-def shape(path: Path, quiet: bool) -> tuple[int, int, int]:
+def command(mode: str) -> list[str]:
+    """The ``snapcheck`` command line of ``mode`` (arguments to follow)."""
+    if not MODES[mode]:
+        return [SNAPCHECK]
+    return [PYTHON, "-c", PATCH + MODES[mode] + "; from snapcheck.cli import main; sys.argv[0] = 'snapcheck'; main()"]
+
+
+def shape(path: Path, mode: str) -> tuple[int, int, int]:
     """Spec events, segments and the most rounds a segment holds."""
     code = (
-        "import sys, snapcheck.checker.tla.segments as s\n"
-        f"if {quiet}: s.OBSOLETE_IN_FLIGHT = frozenset()\n"
+        PATCH + MODES[mode] + "\n"
         "from snapcheck.traces import read_trace\n"
         "from snapcheck.checker.tla.conform import prepare, _units\n"
         "from snapcheck.reference.catalogue import tla_mappings\n"
@@ -101,22 +115,17 @@ def main() -> None:
             subprocess.run(
                 [SNAPCHECK, "simulate", *shlex.split(options), "-o", str(path)], check=True, capture_output=True
             )
-        cmd = ["conform", "-j", "1", str(path)]
-        quiet = measure([PYTHON, "-c", QUIET, *cmd])
-        obsolete = measure([SNAPCHECK, *cmd])
-        q_shape, o_shape = shape(path, True), shape(path, False)
-        same = report(quiet["out"]) == report(obsolete["out"])
+        runs = {mode: measure([*command(mode), "conform", "-j", "1", str(path)]) for mode in MODES}
+        shapes = {mode: shape(path, mode) for mode in MODES}
+        same = len({report(r["out"]) for r in runs.values()}) == 1
         rows.append(
             (
                 seed,
                 options.split()[1],
-                o_shape[0],
-                q_shape,
-                o_shape,
-                quiet["cpu"],
-                obsolete["cpu"],
+                shapes,
+                {m: r["cpu"] for m, r in runs.items()},
                 same,
-                verdict(obsolete["out"]),
+                verdict(runs["late"]["out"]),
             )
         )
         print(rows[-1], flush=True)
@@ -124,20 +133,24 @@ def main() -> None:
         "## TLA+ conformance when rounds pile up (`benchmarks/bench_conform_pileup.py`)",
         "",
         f"{machine()}. Campaign traces whose markers of finished rounds stay in flight on slow channels, "
-        "each validated by `snapcheck conform -j 1` (refinement on) with segments cut only where no marker "
-        "is in flight and all segments of a trace in one TLC run (`quiet`, as before), and as shipped: also cut "
-        "where the markers in flight are obsolete, segments of very different numbers of rounds in TLC runs "
-        "of their own (`obsolete`); CPU = the command and its TLC JVMs. 1244x3: run 1244 with three times "
-        "the input.",
+        "each validated by `snapcheck conform -j 1` (refinement on) three ways: segments cut only where no "
+        "marker is in flight and all segments of a trace in one TLC run (`quiet`); also cut where the markers "
+        "in flight are obsolete, segments of very different numbers of rounds in TLC runs of their own "
+        "(`obsolete`); and as shipped, also cut with late barriers of aborted rounds in flight (`late`, "
+        "Unaligned specification only). CPU = the command and its TLC JVMs. 1244x3: run 1244 with three "
+        "times the input; 7000456: a run of the default strategy (`snapcheck validate -s 7000000`), the "
+        "costliest of 1,000.",
         "",
-        "| run | protocol | spec events | segments (most rounds in one) quiet | obsolete | CPU quiet | CPU obsolete "
-        "| speed-up | verdict | same verdict and location |",
-        "|---|---|---:|---|---|---:|---:|---:|---|---|",
+        "| run | protocol | spec events | segments (most rounds in one): quiet | obsolete | late "
+        "| CPU quiet | CPU obsolete | CPU late | speed-up over quiet | verdict | same verdict and location |",
+        "|---|---|---:|---|---|---|---:|---:|---:|---:|---|---|",
     ]
-    for seed, proto, events, q, o, qcpu, ocpu, same, v in rows:
+    for seed, proto, shapes, cpu, same, v in rows:
+        cuts = " | ".join(f"{shapes[m][1]} ({shapes[m][2]})" for m in MODES)
+        times = " | ".join(f"{cpu[m]:.1f} s" for m in MODES)
         lines.append(
-            f"| {seed} | `{proto}` | {events:,} | {q[1]} ({q[2]}) | {o[1]} ({o[2]}) | {qcpu:.1f} s | {ocpu:.1f} s "
-            f"| {qcpu / max(ocpu, 1e-9):.1f}x | {v} | {'yes' if same else 'NO'} |"
+            f"| {seed} | `{proto}` | {shapes['late'][0]:,} | {cuts} | {times} "
+            f"| {cpu['quiet'] / max(cpu['late'], 1e-9):.1f}x | {v} | {'yes' if same else 'NO'} |"
         )
     lines += [
         "",

@@ -46,10 +46,25 @@ TSend ==
 
 TArrive == wire[E.c] # <<>> /\ Head(wire[E.c]) = Msg(E.k, E.n) /\ U!Arrive(E.c)
 
+\* In mode aligned_timeout a barrier at the head of its queue, with other inputs of its
+\* task still open, may be handled aligned or as the priority trigger of an unaligned
+\* snapshot (RecvBarrierAt).  The trigger makes the task busy until that snapshot;
+\* handled aligned, the task may take the same snapshot as one that timed out before a
+\* priority barrier came (Snapshot's third case: the same recorded input, nothing
+\* ahead of the barrier on its channel), and until then no other process can tell the
+\* two apart.  So the same traces match with the aligned handling alone, and a trace
+\* in which k tasks align at once keeps one state, not 2^k.
+HeadIsAligned(pos) ==
+    (TMode = "aligned_timeout" /\ pos = 1 /\ U!In(TDst[E.c]) \cap TDataChans # {})
+        => mustSnap'[TDst[E.c]] = mustSnap[TDst[E.c]]
+
 TRecv ==
     CASE E.k = "d" -> ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("d", E.n) /\ U!Recv(E.c)
       [] E.k = "cancel" -> ibuf[E.c] # <<>> /\ Head(ibuf[E.c]) = Msg("cancel", E.n) /\ U!RecvCancel(E.c)
-      [] OTHER -> \E pos \in U!NextBarriers(E.c) : ibuf[E.c][pos] = Msg("b", E.n) /\ U!RecvBarrierAt(E.c, pos)
+      [] OTHER -> \E pos \in U!NextBarriers(E.c) :
+                    /\ ibuf[E.c][pos] = Msg("b", E.n)
+                    /\ U!RecvBarrierAt(E.c, pos)
+                    /\ HeadIsAligned(pos)
 
 TCheckpoint == U!Snapshot(E.p) /\ rec'[E.p] = E.n /\ E.n \in took'[E.p]
 

@@ -30,8 +30,12 @@ destination ``d`` takes it without an event, whatever it did with the round
 ``r``, and nothing recorded for ``r`` is read again: ``d`` handled ``r``
 without a checkpoint (declined or gave it up: ``r`` was aborted), or ``r`` is
 an aborted round ``d`` checkpointed and the marker a cancellation (``d`` gives
-the round up, at most), or ``r`` is an aborted round ``d`` never handled and
-the mode is not ``unaligned`` (``d`` may align it and learn of the abort;
+the round up, at most) or, in the Unaligned specification (``LATE_BARRIERS``),
+a barrier that only ends the recording of that round's channel state -- in
+mode ``aligned_timeout`` only one that the trace processes at the head of its
+queue, since the next segment may take an obsolete barrier nowhere else while
+the whole run may take this one anywhere (as a priority event) -- or ``r``
+is an aborted round ``d`` never handled and the mode is not ``unaligned`` (``d`` may align it and learn of the abort;
 under ``unaligned`` a barrier forces a snapshot, an event); the checks at
 ``end`` skip aborted rounds. Otherwise it must be the only marker on ``c``,
 the barrier of ``d``'s newest checkpoint, with no record ahead of it and
@@ -84,6 +88,8 @@ from snapcheck.checker.tla.tracelog import start_state
 ROUND_OPS = ("ckpt", "decline", "start", "complete", "abort", "record")
 # Specifications whose segments may start with obsolete markers in flight (``clean_cuts``).
 OBSOLETE_IN_FLIGHT = frozenset({"ABSTrace", "UnalignedTrace"})
+# ... and among them, with a late barrier of an aborted round its destination checkpointed.
+LATE_BARRIERS = frozenset({"UnalignedTrace"})
 
 
 def _round_of(e: dict) -> int | None:
@@ -105,6 +111,62 @@ class Segment:
     real: int  # its events that are trace events (not the synthetic cut and end)
 
 
+class InFlight:
+    """What the events leave in flight on each channel: ``wire`` (sent, not arrived;
+    without modelled arrival everything not processed yet) and ``ibuf`` (arrived, not
+    processed), data records as sequence numbers, markers as ``(kind, round)``.
+
+    >>> q = InFlight(["c"], arrival=False)
+    >>> [q.step({"op": op, "c": "c", "k": k, "n": n, "x": 0})
+    ...  for op, k, n in [("send", "d", 1), ("send", "b", 1), ("recv", "b", 1), ("recv", "d", 1)]]
+    [False, False, False, True]
+    """
+
+    def __init__(self, chans, arrival: bool):
+        self.arrival = arrival
+        self.wire: dict[str, deque] = {c: deque() for c in chans}
+        self.ibuf: dict[str, deque] = {c: deque() for c in chans}
+
+    def step(self, e: dict) -> bool:
+        """Apply a ``send``, ``arrive`` or ``recv`` event (others change nothing); whether
+        an arrival or a processing took the item at the head of its queue (a barrier
+        processed behind other items is a priority event)."""
+        op, c, k, n = e["op"], e["c"], e["k"], e["n"]
+        item = n if k == "d" else (k, n)
+        if op == "send":
+            wire = self.wire[c]  # a barrier sent as a priority event overtakes the last x records (arrival modelled)
+            wire.insert(len(wire) - (e["x"] if self.arrival and k == "b" else 0), item)
+        elif op == "arrive" and self.arrival and self.wire[c] and self.wire[c][0] == item:
+            self.ibuf[c].append(self.wire[c].popleft())
+            return True
+        elif op == "recv":
+            q = self.ibuf[c] if self.arrival else self.wire[c]
+            if q and q[0] == item:
+                q.popleft()
+                return True
+            if k != "d" and item in q:
+                q.remove(item)
+        return False
+
+    def queue(self, c: str) -> list:
+        """What is in flight on ``c``, the next to be processed first."""
+        return [*self.ibuf[c], *self.wire[c]]
+
+
+def late_barriers_at_head(events: list[dict], chans, arrival: bool) -> set[tuple[str, int]]:
+    """``(channel, round)`` of every barrier the events process at the head of its
+    queue, nothing ahead of it (not as a priority event).
+
+    >>> ev = [{"op": op, "c": "c", "k": k, "n": n, "x": 0}
+    ...       for op, k, n in [("send", "d", 1), ("send", "b", 1), ("send", "b", 2), ("recv", "b", 2),
+    ...                        ("recv", "d", 1), ("recv", "b", 1)]]
+    >>> sorted(late_barriers_at_head(ev, ["c"], arrival=False))
+    [('c', 1)]
+    """
+    q = InFlight(chans, arrival)
+    return {(e["c"], e["n"]) for e in events if q.step(e) and e["op"] == "recv" and e["k"] == "b"}
+
+
 def clean_cuts(p: Prepared):
     """The clean cuts of a mapped trace, in order: ``(i, R, state)`` -- after the first
     ``i`` spec events, with every round up to ``R`` finished; ``state()`` returns what is
@@ -117,8 +179,7 @@ def clean_cuts(p: Prepared):
     events = p.events[:-1] if p.events and p.events[-1]["op"] == "end" else p.events
     arrival = family.models_arrival
     obsolete_ok = family.module in OBSOLETE_IN_FLIGHT
-    wire: dict[str, deque] = {c: deque() for c in chans}  # in flight (ABS, CL: all of it): seq or (kind, round)
-    ibuf: dict[str, deque] = {c: deque() for c in chans}
+    flight = InFlight(chans, arrival)
     closed = dict.fromkeys(chans, 0)
     sent = dict.fromkeys(data_chans, 0)
     rcvd = dict.fromkeys(data_chans, 0)
@@ -130,6 +191,7 @@ def clean_cuts(p: Prepared):
     at_started = len(chans)  # channels whose last processed marker is of round `started`
     resolved: set[int] = set()
     completed: set[int] = set()
+    at_head = late_barriers_at_head(events, chans, arrival) if family.module in LATE_BARRIERS else set()
     later = [0] * len(events) + [float("inf")]  # the smallest round referred to from event i on
     low = float("inf")
     for i in range(len(events) - 1, -1, -1):
@@ -139,14 +201,9 @@ def clean_cuts(p: Prepared):
         later[i] = low
 
     def state() -> dict:
+        wire, ibuf = flight.wire, flight.ibuf
         inflight = {c: (tuple(wire[c]), tuple(ibuf[c])) if arrival else tuple(wire[c]) for c in chans}
         return {"inflight": inflight, "counters": {c: (sent[c], rcvd[c]) for c in data_chans}}
-
-    def take(q: deque, item) -> None:
-        if q and q[0] == item:
-            q.popleft()
-        elif not isinstance(item, int) and item in q:  # a barrier handled as a priority event
-            q.remove(item)
 
     def harmless(c: str) -> bool:
         """The markers in flight on c (all of finished rounds) change nothing the events
@@ -155,23 +212,32 @@ def clean_cuts(p: Prepared):
         barrier of the destination's newest checkpoint, with no record ahead of it and
         none recorded for it on c yet (nothing more is recorded for its round). With
         none in flight, c's last marker is of the newest round, unless that was aborted."""
-        queue = [*ibuf[c], *wire[c]]
+        queue = flight.queue(c)
         marks = [m for m in queue if not isinstance(m, int)]
         d = dst[c]
         if not marks:
             return closed[c] == started or started not in completed
-        if all(obsolete(k, r, d) for k, r in marks):
+        if all(obsolete(k, r, c) for k, r in marks):
             return True
         return marks == [("b", newest.get(d))] == queue[:1] and not fresh[c]
 
-    def obsolete(kind: str, r: int, d: str) -> bool:
+    def obsolete(kind: str, r: int, c: str) -> bool:
         """A marker of round r that task d takes without an event and whatever it did with
         r: a round it handled without a checkpoint, a cancellation of an aborted round it
-        checkpointed (it gives the round up, at most), or a round it never handled that it
-        can take ``silent``-ly."""
+        checkpointed (it gives the round up, at most) or, under ``LATE_BARRIERS``, a barrier
+        of such a round (``late_ok``), or a round it never handled that it can take
+        ``silent``-ly."""
+        d = dst[c]
         if r in took[d]:
-            return kind == "cancel" and r not in completed
+            return r not in completed and (kind == "cancel" or late_ok(c, r))
         return r <= handled[d] or silent(r)
+
+    def late_ok(c: str, r: int) -> bool:
+        """A barrier of an aborted round its destination checkpointed (Unaligned) only
+        ends the recording of an aborted round's channel state, which no check reads;
+        the next segment takes it as obsolete, which it may be only at the head of its
+        queue in mode aligned_timeout (in mode unaligned every barrier is taken there)."""
+        return family.module in LATE_BARRIERS and (family.mode == "unaligned" or (c, r) in at_head)
 
     def silent(r: int) -> bool:
         """A task that never handled round r can take a marker of it without an event:
@@ -182,26 +248,20 @@ def clean_cuts(p: Prepared):
 
     for i, e in enumerate(events):
         op, c, k, n = e["op"], e["c"], e["k"], e["n"]
+        moved = flight.step(e)
         if op == "send":
             if k == "d":
                 sent[c] = n
-                wire[c].append(n)
             else:
                 markers += 1
-                wire[c].insert(len(wire[c]) - (e["x"] if arrival and k == "b" else 0), (k, n))
         elif op == "arrive":
-            item = n if k == "d" else (k, n)
-            if arrival and wire[c] and wire[c][0] == item:
-                ibuf[c].append(wire[c].popleft())
-                fresh[c] += k == "d"
+            fresh[c] += moved and k == "d"
         elif op == "recv":
             if k == "d":
                 rcvd[c] += 1
                 fresh[c] += not arrival
-                take(ibuf[c] if arrival else wire[c], n)
             else:
                 markers -= 1
-                take(ibuf[c] if arrival else wire[c], (k, n))
                 at_started += (n == started) - (closed[c] == started)
                 closed[c] = n
         elif op in ("ckpt", "decline"):

@@ -236,3 +236,44 @@ def test_cuts_with_obsolete_markers_in_flight(tmp_path, monkeypatch):
     verdicts = assert_same(paths)
     assert not fallbacks, fallbacks
     assert [v.verdict for v in verdicts] == [ACCEPT] * len(paths), [v.render() for v in verdicts]
+
+
+@pytest.mark.slow
+def test_cuts_with_late_barriers_of_aborted_rounds(tmp_path, monkeypatch):
+    """Aligned checkpoints that time out on a cyclic graph, with a checkpoint timeout
+    shorter than a round takes there: every round is aborted after some tasks took
+    their checkpoint, and the barriers of those rounds pile up on the slow channels
+    of the cycle. Each such barrier only ends the recording of an aborted round's
+    channel state; the trace is cut with them in flight (``segments.LATE_BARRIERS``),
+    into segments of at most three rounds where, without such cuts, one segment holds
+    dozens; every cut is reached and the verdict is the whole run's."""
+    fallbacks = record_fallbacks(monkeypatch)
+    cfg = SimConfig(
+        protocol="aligned-timeout",
+        workload="reachability",
+        parallelism=2,
+        seed=2,
+        records=4,
+        gap=50,
+        interval=80,
+        checkpoint_timeout=300,
+        aligned_timeout=150,
+        latency=13,
+        jitter=400,
+        buffer=1,
+        out_buffer=1,
+        decline_prob=0.1,
+    )
+    path = write(tmp_path, "late", cfg)
+    p = conformance.prepare(read_trace(path), tla_mappings())
+
+    def longest() -> int:
+        return max(s.prepared.bounds["TRounds"] for s in split(p, SEGMENT_EVENTS))
+
+    with monkeypatch.context() as without:
+        without.setattr(segments_module, "LATE_BARRIERS", frozenset())
+        assert longest() >= 10
+    assert longest() <= 3
+    verdicts = assert_same([path])
+    assert not fallbacks, fallbacks
+    assert [v.verdict for v in verdicts] == [ACCEPT], [v.render() for v in verdicts]
