@@ -137,7 +137,7 @@ def main() -> None:
         "marker is in flight and all segments of a trace in one TLC run (`quiet`); also cut where the markers "
         "in flight are obsolete, segments of very different numbers of rounds in TLC runs of their own "
         "(`obsolete`); and as shipped, also cut with late barriers of aborted rounds in flight (`late`, "
-        "Unaligned specification only). CPU = the command and its TLC JVMs. 1244x3: run 1244 with three "
+        "Unaligned specification only); all three with the shipped specifications. CPU = the command and its TLC JVMs. 1244x3: run 1244 with three "
         "times the input; 7000456: a run of the default strategy (`snapcheck validate -s 7000000`), the "
         "costliest of 1,000.",
         "",
