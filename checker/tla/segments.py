@@ -35,8 +35,9 @@ a barrier that only ends the recording of that round's channel state -- in
 mode ``aligned_timeout`` only one that the trace processes at the head of its
 queue, since the next segment may take an obsolete barrier nowhere else while
 the whole run may take this one anywhere (as a priority event) -- or ``r``
-is an aborted round ``d`` never handled and the mode is not ``unaligned`` (``d`` may align it and learn of the abort;
-under ``unaligned`` a barrier forces a snapshot, an event); the checks at
+is an aborted round ``d`` never handled and the mode is not ``unaligned``
+(``d`` may align it and learn of the abort; under ``unaligned`` a barrier
+forces a snapshot, an event); the checks at
 ``end`` skip aborted rounds. Otherwise it must be the only marker on ``c``,
 the barrier of ``d``'s newest checkpoint, with no record ahead of it and
 none recorded for it on ``c`` since that checkpoint (nothing is or will be
@@ -222,11 +223,11 @@ def clean_cuts(p: Prepared):
         return marks == [("b", newest.get(d))] == queue[:1] and not fresh[c]
 
     def obsolete(kind: str, r: int, c: str) -> bool:
-        """A marker of round r that task d takes without an event and whatever it did with
-        r: a round it handled without a checkpoint, a cancellation of an aborted round it
-        checkpointed (it gives the round up, at most) or, under ``LATE_BARRIERS``, a barrier
-        of such a round (``late_ok``), or a round it never handled that it can take
-        ``silent``-ly."""
+        """A marker of round r on c that its destination d takes without an event and
+        whatever it did with r: a round it handled without a checkpoint, a cancellation
+        of an aborted round it checkpointed (it gives the round up, at most) or, under
+        ``LATE_BARRIERS``, a barrier of such a round (``late_ok``), or a round it never
+        handled that it can take ``silent``-ly."""
         d = dst[c]
         if r in took[d]:
             return r not in completed and (kind == "cancel" or late_ok(c, r))
