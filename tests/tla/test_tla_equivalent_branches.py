@@ -4,8 +4,8 @@ at the head of its queue in mode ``aligned_timeout`` (``HeadIsAligned`` in
 snapshot, or aligned and then snapshotted as timed out, both lead to the same
 snapshot and nothing else tells them apart. Keeping one must change no verdict
 and no location of a first unmatched event, on correct traces and on traces with
-a checkpoint dropped or taken one event earlier, while the states TLC explores shrink (with k tasks
-aligning at once, 2^k states per event become one)."""
+a checkpoint dropped or taken one event earlier, while the states TLC explores
+shrink (with k tasks aligning at once, 2^k states per event become one)."""
 
 import json
 import random
