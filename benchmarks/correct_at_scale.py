@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from datetime import date
@@ -30,22 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchdoc import machine, read_section, write_section  # noqa: E402
-
-
-def run_chunks(strategy: str, chunks: int, size: int, out: Path, master: str) -> None:
-    """Run the missing chunks of ``strategy`` (each a ``snapcheck validate`` campaign)."""
-    for c in range(chunks):
-        target = out / f"{strategy}-{c}"
-        if (target / "summary.json").exists():
-            continue
-        cmd = [
-            sys.executable, "-m", "snapcheck", "validate", "-n", str(size), "--mutants", "none",
-            "--explore", strategy, "--master", master, "-s", str(c * size), "-o", str(target),
-        ]  # fmt: skip
-        print(" ".join(cmd[1:]), flush=True)
-        done = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-        if done.returncode not in (0, 1):  # 1: a failing run, which the summary lists
-            raise SystemExit(f"chunk {c} of {strategy} ended with exit {done.returncode}")
+from chunks import run_chunks, seed_ranges  # noqa: E402
 
 
 def collect(out: Path) -> dict[str, dict]:
@@ -70,18 +54,6 @@ def collect(out: Path) -> dict[str, dict]:
     return per
 
 
-def _seed_ranges(seeds: list[tuple[int, int]]) -> str:
-    """``0…99,999`` for contiguous chunks; the chunks' ranges otherwise."""
-    seeds = sorted(seeds)
-    merged = [list(seeds[0])]
-    for a, b in seeds[1:]:
-        if a == merged[-1][1] + 1:
-            merged[-1][1] = b
-        else:
-            merged.append([a, b])
-    return ", ".join(f"{a:,}…{b:,}" for a, b in merged)
-
-
 def report(per: dict[str, dict], kept: dict[str, str] | None = None) -> str:
     """The docs/benchmarks.md section of the summaries, with the rows ``kept`` (strategy ->
     its row as the section had it) of strategies measured earlier."""
@@ -92,7 +64,7 @@ def report(per: dict[str, dict], kept: dict[str, str] | None = None) -> str:
     ]
     for name, a in sorted(per.items(), key=lambda kv: -kv[1]["runs"]):
         rows.append(
-            f"| {name} | {a['runs']:,} | {_seed_ranges(a['seeds'])} | {a['events']:,} | {len(a['failing']):,} | "
+            f"| {name} | {a['runs']:,} | {seed_ranges(a['seeds'])} | {a['events']:,} | {len(a['failing']):,} | "
             f"{a['inconclusive']:,} | {a['seconds'] / 60:.0f} min | {a['runs'] / a['seconds']:.1f} |"
         )
     rows += list(kept.values())
@@ -149,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     if not args.collect_only:
         for s in args.strategies.split(","):
-            run_chunks(s, args.chunks, args.chunk, args.out, args.master)
+            options = ["--mutants", "none", "--explore", s, "--master", args.master]
+            run_chunks(s, options, args.chunks, args.chunk, args.out)
     per = collect(args.out)
     if not per:
         raise SystemExit(f"no campaign summary in {args.out}")
