@@ -108,11 +108,13 @@ class Inconclusive(Exception):
 
 def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
     """Run ``cfg`` (unless ``run`` is given) and compare its results with those of its
-    ``baseline``. Raises ``Inconclusive`` when that baseline run gave up or never finished."""
+    ``baseline``. Raises ``Inconclusive`` when the run itself or that baseline run gave
+    up (neither has a committed end state), or the baseline never finished."""
     if run is None:
         run = simulate(cfg, record=False)
     base = baseline(cfg)
     if base is None or (base == replace(cfg, decline_prob=0.0) and run.metrics.get("declines") == 0):
+        _judgeable(run)
         return compare(run, run)
     reference = simulate(base, record=False)
     m = reference.metrics
@@ -126,7 +128,19 @@ def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
             "the failure-free run was cut by the livelock guard (it never finished: "
             f"{m['rounds_completed']} rounds completed): no end state to compare with"
         )
+    _judgeable(run)
     return compare(reference, run)
+
+
+def _judgeable(run: SimResult) -> None:
+    """Raise ``Inconclusive`` when ``run`` gave up: it has no committed end state, and its
+    missing final transactions are no loss (nor is a round that never completed: none hangs)."""
+    if run.gave_up:
+        m = run.metrics
+        raise Inconclusive(
+            f"the run gave up (every final round aborted; {m['rounds_completed']} of {m['rounds_started']} "
+            "rounds completed, none hangs): no committed end state to judge"
+        )
 
 
 def partition_invariant(cfg: SimConfig) -> bool:

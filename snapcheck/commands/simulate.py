@@ -378,7 +378,7 @@ def simulate_cmd(
     console.print(
         f"  rounds {m['rounds_completed']}/{m['rounds_started']} completed, checkpoints {m['checkpoints']}, "
         f"failures {m['failures']}, replayed {m['replayed_messages']}, outputs {m['outputs']}, "
-        f"simulated time {m['sim_time']} ticks" + (", STUCK (a round never completed)" if m["stuck"] else ""),
+        f"simulated time {m['sim_time']} ticks" + _ending(res),
         markup=False,
     )
     if m.get("protocol_error"):
@@ -400,6 +400,14 @@ def simulate_cmd(
         _run_oracle(res)
     if m.get("protocol_error"):
         raise SystemExit(1)  # the trace is written; its protocol-error is a violation
+
+
+def _ending(res) -> str:
+    """How the run ended, when not with every round done: it gave up (every round triggered
+    at its end was aborted: declines or timeouts, no round hangs) or is stuck."""
+    if res.gave_up:
+        return ", GAVE UP (every round triggered at its end was aborted; none hangs)"
+    return ", STUCK (a round never completed)" if res.metrics["stuck"] else ""
 
 
 def _run_oracle(res) -> None:

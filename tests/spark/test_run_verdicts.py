@@ -135,3 +135,29 @@ def test_a_lost_notification_in_a_run_that_gave_up_is_a_consequence_of_giving_up
     row = run_one(351, 351, SEED_351)
     assert row["verdict"] == "inconclusive" and row["violation_kinds"] == "every final round aborted"
     assert row["violations"] == 0  # nor counted as a violation in the summary's column
+
+
+# Declines abort 11 of its 12 rounds, then the coordinator gives up; its failure-free
+# twin completes them.
+RUN_GAVE_UP = SimConfig(
+    protocol="chandy-lamport", workload="diamond", parallelism=1, seed=2, buffer=1, out_buffer=1, decline_prob=0.2
+)
+
+
+def test_the_oracle_has_no_verdict_on_a_run_that_gave_up(tmp_path):
+    """A run that gave up has no committed end state either: its missing final
+    transactions are not a loss, and ``simulate --oracle`` says so without failing."""
+    from click.testing import CliRunner
+
+    from snapcheck.cli import cli
+
+    assert not simulate(baseline(RUN_GAVE_UP), record=False).gave_up
+    with pytest.raises(Inconclusive, match="the run gave up"):
+        exactly_once(RUN_GAVE_UP)
+    assert run_one(0, 2, RUN_GAVE_UP)["verdict"] == "inconclusive"
+    c = RUN_GAVE_UP
+    args = ["simulate", "-p", c.protocol, "-w", c.workload, "-P", "1", "-s", "2", "--buffer", "1", "--out-buffer", "1"]
+    done = CliRunner().invoke(cli, [*args, "--decline-prob", "0.2", "-o", str(tmp_path / "t.jsonl"), "--oracle"])
+    assert done.exit_code == 0, done.output
+    assert "GAVE UP" in done.output and "STUCK" not in done.output
+    assert "oracle: inconclusive: the run gave up" in done.output
