@@ -171,6 +171,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
         faults_not_fired=m.get("faults_not_fired", 0),
         situations=orjson.dumps(m.get("situations", {}), option=orjson.OPT_SORT_KEYS).decode(),
     )
+    if diffs:  # the command shows what failed: the oracle's differences
+        row["command"] += " --oracle"
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
     if users and (_kept_state(cfg) != before or (verdict == "violation" and not _same_run_again(cfg, res))):

@@ -196,16 +196,15 @@ SPEC_REJECT = "TLA+ REJECT"  # what a mutant run whose trace its specification r
 
 def repro_command(r) -> str:
     """The command that reproduces a failing run ``r`` (a result row) and shows why it failed:
-    its ``simulate`` command, with ``--oracle`` when the end-to-end oracle found a difference,
-    then ``conform`` when its specification rejected it.
+    its ``simulate`` command (with ``--oracle`` when the end-to-end oracle found a
+    difference: ``runner.run_one`` adds it), then ``conform`` when its specification
+    rejected it.
 
     >>> from types import SimpleNamespace as Row
-    >>> repro_command(Row(command="snapcheck simulate --seed 3 -o run-3.jsonl", seed=3, oracle="differs: x",
-    ...                   spec_reject=False))
-    'snapcheck simulate --seed 3 -o run-3.jsonl --oracle'
+    >>> repro_command(Row(command="snapcheck simulate --seed 3 -o run-3.jsonl", seed=3, spec_reject=True))
+    'snapcheck simulate --seed 3 -o run-3.jsonl && snapcheck conform run-3.jsonl'
     """
-    command = f"{r.command} --oracle" if str(r.oracle or "").startswith("differs") else r.command
-    return conform_command(command, int(r.seed)) if r.spec_reject else command
+    return conform_command(r.command, int(r.seed)) if r.spec_reject else r.command
 
 
 def conform_command(command: str, seed: int) -> str:

@@ -161,3 +161,17 @@ def test_the_oracle_has_no_verdict_on_a_run_that_gave_up(tmp_path):
     assert done.exit_code == 0, done.output
     assert "GAVE UP" in done.output and "STUCK" not in done.output
     assert "oracle: inconclusive: the run gave up" in done.output
+
+
+def test_the_command_of_a_run_the_oracle_failed_runs_the_oracle():
+    """The result table's ``command`` is the run's exact reproduction: for a run the oracle
+    failed, with ``--oracle`` (what showed the failure); without it otherwise."""
+    no_dedup = SimConfig(
+        protocol="unaligned", workload="q12", parallelism=2, seed=109, records=9, gap=150, interval=150,
+        failures=(("sink[1]", 342), ("window_count[1]", 1718)), mutant="unaligned-no-dedup",
+        aligned_timeout=400, latency=64, buffer=5, out_buffer=1,
+    )  # fmt: skip
+    row = run_one(9, 109, no_dedup)
+    assert row["oracle"].startswith("differs") and row["command"].endswith(" --oracle")
+    clean = run_one(9, 109, replace(no_dedup, mutant=None))
+    assert clean["oracle"] == "ok" and "--oracle" not in clean["command"]

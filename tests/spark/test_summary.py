@@ -166,12 +166,14 @@ def test_each_mutant_says_how_many_catches_reported_a_kind_it_expects(tmp_path):
 
 def test_a_mutant_run_the_oracle_caught_is_listed_with_a_command_that_runs_the_oracle(tmp_path):
     """Like a failing run of a correct protocol: a catch the oracle made (the checker saw
-    nothing) reproduces only with ``--oracle``, which the listed example must carry."""
+    nothing) reproduces only with ``--oracle``, which the run's command carries
+    (``runner.run_one``; tests/spark/test_run_verdicts.py) and the listed example keeps."""
+    differs = dict(oracle="differs: sink output differs", command=_row(1, "unaligned")["command"] + " --oracle")
     s = _summary(
         tmp_path,
         [
             _row(0, "unaligned"),
-            _row(1, "unaligned", "violation", mutant="unaligned-no-dedup", oracle="differs: sink output differs"),
+            _row(1, "unaligned", "violation", mutant="unaligned-no-dedup", **differs),
             _row(3, "unaligned", "violation", mutant="unaligned-no-dedup", kinds="duplicate-processing"),
         ],
     )
