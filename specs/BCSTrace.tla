@@ -17,7 +17,7 @@ VARIABLES chan, lc, ivl, ts, msgs, nsent, nbasic, nforced,
 
 P == INSTANCE CIC_BCS WITH
     Procs <- TProcs, Chans <- TChans, Src <- TSrc, Dst <- TDst,
-    MaxMsgs <- TMaxMsgs, MaxBasic <- TMaxBasic, Bug <- "none"
+    MaxMsgs <- TMaxMsgs, MaxBasic <- TMaxBasic, Bug <- "none", History <- FALSE
 
 pvars == <<chan, lc, ivl, ts, msgs, nsent, nbasic, nforced>>
 E == Traces[traceNo][cursor + 1]

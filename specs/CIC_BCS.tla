@@ -17,6 +17,10 @@
 (*                  process's first checkpoint with timestamp >= n (or its *)
 (*                  current state) is consistent -- the BCS property.      *)
 (*                                                                         *)
+(* History = FALSE freezes ts and msgs at their initial values: no step    *)
+(* reads them, only the invariants do, and trace validation (BCSTrace)     *)
+(* checks none, so a state there no longer grows with the trace.           *)
+(*                                                                         *)
 (* Reference implementation: reference/ (protocol "bcs").  Mutant (Bug):   *)
 (*   "no_forced"  the forced checkpoint is skipped (fails NoZCycle).       *)
 (***************************************************************************)
@@ -25,9 +29,10 @@ EXTENDS Naturals, Sequences, FiniteSets, ZPaths
 CONSTANTS Procs, Chans, Src, Dst,
           MaxMsgs,    \* messages sent in the whole run
           MaxBasic,   \* basic checkpoints per process
-          Bug
+          Bug,
+          History     \* keep the history variables ts and msgs (model checking)
 
-ASSUME Bug \in {"none", "no_forced"}
+ASSUME Bug \in {"none", "no_forced"} /\ History \in BOOLEAN
 
 VARIABLES
     chan,     \* chan[c]: FIFO queue of [lc |-> piggybacked clock, s |-> send interval]
@@ -63,7 +68,7 @@ Basic(p) ==
     /\ nbasic' = [nbasic EXCEPT ![p] = @ + 1]
     /\ lc' = [lc EXCEPT ![p] = @ + 1]
     /\ ivl' = [ivl EXCEPT ![p] = @ + 1]
-    /\ ts' = [ts EXCEPT ![p] = Append(@, lc[p] + 1)]
+    /\ ts' = IF History THEN [ts EXCEPT ![p] = Append(@, lc[p] + 1)] ELSE ts
     /\ UNCHANGED <<chan, msgs, nsent, nforced>>
 
 Send(c) ==
@@ -83,9 +88,9 @@ Recv(c) ==
     /\ chan' = [chan EXCEPT ![c] = Tail(@)]
     /\ lc' = [lc EXCEPT ![p] = IF m.lc > @ THEN m.lc ELSE @]
     /\ ivl' = [ivl EXCEPT ![p] = iv]
-    /\ ts' = IF forced THEN [ts EXCEPT ![p] = Append(@, m.lc)] ELSE ts
+    /\ ts' = IF forced /\ History THEN [ts EXCEPT ![p] = Append(@, m.lc)] ELSE ts
     /\ nforced' = IF forced THEN nforced + 1 ELSE nforced
-    /\ msgs' = msgs \cup {[src |-> Src[c], s |-> m.s, dst |-> p, r |-> iv]}
+    /\ msgs' = IF History THEN msgs \cup {[src |-> Src[c], s |-> m.s, dst |-> p, r |-> iv]} ELSE msgs
     /\ UNCHANGED <<nsent, nbasic>>
 
 Done ==

@@ -17,7 +17,9 @@
 (* History variables (ivl, msgs) record every delivered message with its   *)
 (* send and receive intervals; the invariant NoZCycle checks, by bounded   *)
 (* transitive closure of the rollback-dependency graph (ZPaths), that no   *)
-(* checkpoint lies on a Z-cycle: HMNR's guarantee.                         *)
+(* checkpoint lies on a Z-cycle: HMNR's guarantee.  History = FALSE        *)
+(* freezes msgs at {}: no step reads it, and trace validation (HMNRTrace)  *)
+(* checks no invariant, so a state there no longer grows with the trace.   *)
 (*                                                                         *)
 (* Reference implementation: reference/ (protocol "hmnr").  Mutants (Bug): *)
 (*   "no_c1"  the forced-checkpoint condition without C1 (fails NoZCycle); *)
@@ -25,9 +27,10 @@
 (***************************************************************************)
 EXTENDS Naturals, Sequences, ZPaths
 
-CONSTANTS Procs, Chans, Src, Dst, MaxMsgs, MaxBasic, Bug
+CONSTANTS Procs, Chans, Src, Dst, MaxMsgs, MaxBasic, Bug,
+          History     \* keep the history variable msgs (model checking)
 
-ASSUME Bug \in {"none", "no_c1", "no_c2"}
+ASSUME Bug \in {"none", "no_c1", "no_c2"} /\ History \in BOOLEAN
 
 VARIABLES
     chan,     \* chan[c]: FIFO queue of messages (piggyback and send interval)
@@ -126,7 +129,7 @@ Recv(c) ==
     /\ SetLocal(i, Merge(i, st, m))
     /\ ivl' = [ivl EXCEPT ![i] = iv]
     /\ nforced' = IF f THEN nforced + 1 ELSE nforced
-    /\ msgs' = msgs \cup {[src |-> Src[c], s |-> m.s, dst |-> i, r |-> iv]}
+    /\ msgs' = IF History THEN msgs \cup {[src |-> Src[c], s |-> m.s, dst |-> i, r |-> iv]} ELSE msgs
     /\ UNCHANGED <<nsent, nbasic>>
 
 Done ==

@@ -17,7 +17,7 @@ VARIABLES chan, lc, ckpt, taken, greater, sentTo, ivl, msgs, nsent, nbasic, nfor
 
 P == INSTANCE CIC_HMNR WITH
     Procs <- TProcs, Chans <- TChans, Src <- TSrc, Dst <- TDst,
-    MaxMsgs <- TMaxMsgs, MaxBasic <- TMaxBasic, Bug <- "none"
+    MaxMsgs <- TMaxMsgs, MaxBasic <- TMaxBasic, Bug <- "none", History <- FALSE
 
 pvars == <<chan, lc, ckpt, taken, greater, sentTo, ivl, msgs, nsent, nbasic, nforced>>
 E == Traces[traceNo][cursor + 1]
