@@ -448,10 +448,26 @@ def spec_of(cls: type[Protocol]) -> str:
         # imports work only so); else by the file's path, which loads from any directory
         found = _find_spec(module) if "." in module else None
         same = found is not None and found.origin and os.path.realpath(found.origin) == os.path.realpath(path)
-        spec = f"{module}:{cls.__qualname__}" if same else f"{path}:{cls.__qualname__}"
+        spec = f"{module}:{cls.__qualname__}" if same else f"{_as_typed(path)}:{cls.__qualname__}"
         _LOADED[spec] = cls
         return spec
     return f"{module}:{cls.__qualname__}"  # a name for the record; not loadable (a local class, __main__)
+
+
+def _as_typed(path: str) -> str:
+    """A protocol file's path as a user names it: relative to the current directory when
+    the file is under it (so a command naming it works on another machine, and a class
+    found beside the user's named the same way whether the user named it or not), else
+    absolute.
+
+    >>> _as_typed(os.path.join(os.getcwd(), "protocols", "mine.py"))
+    'protocols/mine.py'
+    >>> _as_typed("/elsewhere/mine.py") == os.path.abspath("/elsewhere/mine.py")
+    True
+    """
+    full = os.path.abspath(path)
+    here = os.getcwd()
+    return os.path.relpath(full, here) if full.startswith(here + os.sep) else full
 
 
 def _find_spec(module: str):

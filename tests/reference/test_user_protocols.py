@@ -484,3 +484,40 @@ def test_checkpointing_a_round_the_coordinator_never_started_is_a_protocol_error
 
     last = simulate(SimConfig(protocol=Local, workload="q1")).trace().events[-1]
     assert last.type == "protocol_error" and "round 10001 was never started by the coordinator" in last.reason
+
+
+BASE_FILE = textwrap.dedent("""
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS
+
+    class Base(AlignedABS):
+        name = "base-of-a-file"
+""")
+MUTANT_FILE = textwrap.dedent("""
+    from base_file import Base
+    from snapcheck.reference.coordinated.abs_aligned import AlignedTask
+
+    class NoBlockTask(AlignedTask):
+        def block(self, ch):
+            self.arrived[ch] = True
+
+    class NoBlock(Base):
+        name = "no-block-of-a-file"
+        mutant_of = Base
+        task_class = NoBlockTask
+""")
+
+
+def test_a_user_mutant_gives_the_same_bytes_whether_its_base_is_named_or_not(tmp_path):
+    """A mutant whose base lives in another file of the user's: ``--mutant FILE:CLASS``
+    alone names that base as the user would (relative to the current directory), so the
+    trace is the one ``--protocol BASE --mutant ...`` writes (its header named the base
+    by its absolute path)."""
+    (tmp_path / "base_file.py").write_text(BASE_FILE)
+    (tmp_path / "mutant_file.py").write_text(MUTANT_FILE)
+    common = ["--mutant", "mutant_file.py:NoBlock", "-w", "q3", "-s", "3", "--fail", "join[0]@900"]
+    alone = cli(tmp_path, "simulate", *common, "-o", "a.jsonl")
+    named = cli(tmp_path, "simulate", "-p", "base_file.py:Base", *common, "-o", "b.jsonl")
+    assert alone.returncode == named.returncode == 0, alone.stderr + named.stderr
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    header = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])
+    assert header["metadata"]["simulator"]["config"]["protocol"] == "base_file.py:Base"
