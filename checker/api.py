@@ -52,6 +52,7 @@ from snapcheck.checker.coverage import not_judged, requested_faults
 from snapcheck.checker.cuts import CutAnalysis
 from snapcheck.checker.durability import Durability
 from snapcheck.checker.finished import check_finished
+from snapcheck.checker.free_fields import guarded
 from snapcheck.checker.intervals import History
 from snapcheck.checker.lifetimes import Lifetimes
 from snapcheck.checker.log_retention import check_log_retention
@@ -242,16 +243,8 @@ def _check(run: _Run) -> None:
     trace, opts = run.trace, run.opts
     _protocol_errors(run)
     _useless(run)
-    check_cic(run)  # CIC conformance, timestamps along Z-paths (checker/cic.py)
-    check_log_retention(run)  # no log truncated while a recovery line needs it (checker/log_retention.py)
-    check_output_properties(run)  # output commit, control delivery, recovery lineage (checker/output_commit.py)
-    check_changelog(run)  # changelog handles restore the checkpoint's state; artifact retention (checker/changelog.py)
-    check_replication(run)  # active replicas agree, deliver once after dedup, never stall (checker/replication.py)
-    check_rescale(run)  # key groups and in-flight records redistributed at another parallelism (checker/rescale.py)
-    check_finished(run)  # finished tasks: final checkpoint and its notification (checker/finished.py)
-    check_regional(
-        run
-    )  # regional checkpoints: fallback cuts, restores, commits, splits, agreement (checker/regional.py)
+    for name, family in FAMILIES:  # they read protocol-specific fields: guarded (checker/free_fields.py)
+        guarded(name, family, run)
     if opts.cut is not None:
         _explicit_cut(run, opts.cut)
     _rounds(run)
@@ -267,8 +260,26 @@ def _check(run: _Run) -> None:
     run.report.stats.update(
         {"processes": h.n, "messages": len(h.msgs), "checkpoints": sum(h.L), "events": len(trace.events)}
     )
+    guarded("coverage", _coverage, run)
+
+
+def _coverage(run: _Run) -> None:
+    """What was not judged, and the faults the trace's simulator was asked for (its metadata)."""
     run.report.not_judged = not_judged(run)
-    run.report.faults = [f.to_json() for f in requested_faults(trace)]
+    run.report.faults = [f.to_json() for f in requested_faults(run.trace)]
+
+
+# Families of checks that read the trace's protocol-specific fields, in the order they run.
+FAMILIES = (
+    ("CIC", check_cic),  # CIC conformance, timestamps along Z-paths (checker/cic.py)
+    ("log-retention", check_log_retention),  # no log truncated while a line needs it (checker/log_retention.py)
+    ("output", check_output_properties),  # output commit, control delivery, lineage (checker/output_commit.py)
+    ("changelog", check_changelog),  # handles restore the checkpoint's state; retention (checker/changelog.py)
+    ("replication", check_replication),  # replicas agree, deliver once, never stall (checker/replication.py)
+    ("rescale", check_rescale),  # key groups and in-flight records at another parallelism (checker/rescale.py)
+    ("finished-task", check_finished),  # final checkpoint and its notification (checker/finished.py)
+    ("regional", check_regional),  # fallback cuts, restores, commits, splits, agreement (checker/regional.py)
+)
 
 
 def _protocol_errors(run: _Run) -> None:

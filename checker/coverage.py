@@ -36,6 +36,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
+from snapcheck.checker.free_fields import UnreadableField
 from snapcheck.checker.options import NOT_SELECTED, PROPERTIES
 from snapcheck.traces.model import Trace
 
@@ -313,10 +314,15 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
         sim = (meta.get("simulator") or {}).get("config") or {}
         procs = {p.id for p in trace.header.processes}
         anywhere: list[int] = []  # positions in ``out`` of crashes of "self"
-        for item in sim.get("failures") or ():
-            if isinstance(item, (list, tuple)) and len(item) == 2:
+        for i, item in enumerate(sim.get("failures") or ()):
+            if not isinstance(item, (list, tuple)) or len(item) not in (2, 3):
+                raise UnreadableField(
+                    f"line 1: metadata.simulator.config.failures[{i}] must be [task, time] or "
+                    f"[task, situation, k], not {item!r}"
+                )
+            if len(item) == 2:
                 out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
-            elif isinstance(item, (list, tuple)) and len(item) == 3:
+            else:
                 target, situation, k = (str(x) for x in item)
                 what = f"crash of {target} after {situation} #{k}"
                 if target in procs:

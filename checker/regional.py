@@ -59,11 +59,14 @@ another before a global round completes or a forced global round aborts
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import islice
 
+from snapcheck.checker.free_fields import need_count
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rounds import is_complete, resolve
 from snapcheck.traces.model import Event
 
+LIST_MISSING = 100  # missing records of a split listed in a violation's data (all are counted)
 PROPERTIES = ("regional-restore", "regional-cut", "regional-commit", "split-assignment", "agreement", "regional-drift")
 
 
@@ -407,7 +410,7 @@ class _Splits:
     def __init__(self, h, ix):
         header = h.trace.header
         self.records = {
-            p.attrs["split"]: p.attrs.get("records")
+            p.attrs["split"]: need_count(p.attrs.get("records"), f"attrs.records of process {p.id!r}")
             for p in header.processes
             if p.role == "external" and p.attrs and "split" in p.attrs
         }
@@ -549,14 +552,15 @@ def _split_records(h, ix, sp: _Splits) -> list[Violation]:
     }
     if sinks and all(p in ended for p in sinks):
         for s, n in sorted(sp.records.items()):
-            missing = [j for j in range(1, (n or 0) + 1) if (s, j) not in seen]
+            got = sum(1 for s2, j in seen if s2 == s and 1 <= j <= (n or 0))  # not range(n): n may be huge
+            missing = list(islice((j for j in range(1, (n or 0) + 1) if (s, j) not in seen), LIST_MISSING))
             if missing:
                 out.append(
                     Violation(
                         "split-lost",
                         "split-assignment",
                         f"split {s}",
-                        f"every sink ended its stream, but {len(missing)} of the {n} records of split {s} were never "
+                        f"every sink ended its stream, but {(n or 0) - got} of the {n} records of split {s} were never "
                         f"processed in the effective history (records {missing[:5]}{' …' if len(missing) > 5 else ''}).",
                         [],
                         {"split": s, "missing": missing},
@@ -643,6 +647,6 @@ def check_regional(run) -> None:
         run.add("split-assignment", "trace", split_violations(h, ix, comp))
     if ix.with_attr("checkpoint", "agreed") and want("agreement"):
         run.add("agreement", "trace", agreement_violations(h, comp))
-    limit = (h.trace.header.protocol.get("params") or {}).get("max_consecutive")
-    if isinstance(limit, int) and regional and want("regional-drift"):
+    limit = need_count((h.trace.header.protocol.get("params") or {}).get("max_consecutive"), "params.max_consecutive")
+    if limit is not None and regional and want("regional-drift"):
         run.add("regional-drift", "trace", drift_violations(ix, comp, limit))

@@ -33,6 +33,7 @@ left to do); a process that did not fail and still holds data messages that arri
 
 from __future__ import annotations
 
+from snapcheck.checker.free_fields import UnreadableField
 from snapcheck.checker.report import Violation
 from snapcheck.traces.model import Event, Trace
 
@@ -48,7 +49,15 @@ def replicas_of(trace: Trace) -> dict[str, list[str]]:
     """
     params = (trace.header.protocol or {}).get("params") or {}
     reps = params.get("replicas")
-    return {str(k): [str(x) for x in v] for k, v in reps.items()} if isinstance(reps, dict) else {}
+    if reps is None:
+        return {}
+    if not isinstance(reps, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in reps.values()
+    ):
+        raise UnreadableField(
+            f"line 1: params.replicas must map each task to a list of its replica processes, not {reps!r}"
+        )
+    return {str(k): list(v) for k, v in reps.items()}
 
 
 class _Replication:

@@ -160,6 +160,7 @@ class SimResult:
 # What each plain field of SimConfig holds: (type, minimum or None, None allowed); the
 # minimums are those snapcheck simulate enforces. The protocol, workload, mutant and the
 # entries of failures, stragglers, pauses and rescale are checked where they are read.
+_I64 = 2**63  # integers of the trace format are signed 64-bit
 _INT: tuple[type, ...] = (int,)
 _NUMBER: tuple[type, ...] = (int, float)
 _BOOL: tuple[type, ...] = (bool,)
@@ -212,6 +213,9 @@ def check_fields(cfg: SimConfig) -> None:
     >>> check_fields(SimConfig(decline_prob=1.5))
     Traceback (most recent call last):
     snapcheck.traces.errors.UsageError: SimConfig.decline_prob: expected a number >= 0 and <= 1, not 1.5 (float)
+    >>> check_fields(SimConfig(decline_prob=float("nan")))
+    Traceback (most recent call last):
+    snapcheck.traces.errors.UsageError: SimConfig.decline_prob: expected a number >= 0 and <= 1, not nan (float)
     >>> check_fields(SimConfig(failures=("map[0]",)))
     Traceback (most recent call last):
     snapcheck.traces.errors.UsageError: SimConfig.failures: fault 'map[0]': expected TASK@TIME or TASK@SITUATION#K, e.g. join[0]@1500
@@ -223,11 +227,14 @@ def check_fields(cfg: SimConfig) -> None:
         if v is None and optional:
             continue
         fits = isinstance(v, types) and (types == _BOOL or not isinstance(v, bool))
+        fits = fits and (v == v and abs(v) != float("inf") if isinstance(v, float) else True)  # not NaN, finite
+        fits = fits and (-_I64 <= v < _I64 if isinstance(v, int) else True)  # the trace format's integers
         most = 1 if name in _FRACTIONS else None
         if not fits or (least is not None and v < least) or (most is not None and v > most):
             what = {_INT: "an integer", _NUMBER: "a number", _BOOL: "True or False"}.get(types, "a string")
             what += f" >= {least}" if least is not None else ""
             what += f" and <= {most}" if most is not None else ""
+            what += " of at most 64 bits (signed)" if isinstance(v, int) and not -_I64 <= v < _I64 else ""
             raise UsageError(
                 f"SimConfig.{name}: expected {what}{' or None' if optional else ''}, not {v!r} ({type(v).__name__})"
             )

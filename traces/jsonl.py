@@ -81,8 +81,8 @@ class _JsonLines:
                         yield n + k, _as_read(raw), _not_json(raw, exc)
                     continue
                 problem = integer_problem(raw) if long_digits else None
-                if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
-                    problem = _repeated(raw, obj)
+                if problem is None:
+                    problem = _problem(dumps, raw, obj)
                 yield n + k, obj, problem
         self._batch = None
 
@@ -107,8 +107,8 @@ class _JsonLines:
                     n += 1
                     continue
                 problem = integer_problem(raw) if long_digits else None
-                if problem is None and dumps(obj) != raw:  # the common case proves no repeated key
-                    problem = _repeated(raw, obj)
+                if problem is None:
+                    problem = _problem(dumps, raw, obj)
                 if problem is not None:
                     refuse(n, problem, obj)
                     n += 1
@@ -134,7 +134,22 @@ def _as_read(raw: bytes) -> object:
         return None
 
 
-def _repeated(raw: bytes, obj: object) -> str | None:
+def _problem(dumps, raw: bytes, obj: object) -> str | None:
+    """What is wrong with a parsed line beyond its syntax: a repeated key (the common case,
+    the line as ``dumps`` writes it back, proves there is none), or values nested deeper
+    than the writer (and any trace) goes.
+
+    >>> _problem(orjson.dumps, b'{"a":1}', {"a": 1}) is None
+    True
+    >>> deep = b'{"a":' + b"[" * 300 + b"]" * 300 + b"}"
+    >>> _problem(orjson.dumps, deep, orjson.loads(deep))
+    'malformed JSON: values nested more than 254 levels deep'
+    """
+    try:
+        if dumps(obj) == raw:
+            return None
+    except orjson.JSONEncodeError:  # orjson writes at most 254 levels
+        return "malformed JSON: values nested more than 254 levels deep"
     problem = duplicate_key(raw, obj)
     return None if problem is None else f"malformed JSON: {problem}"
 

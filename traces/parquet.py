@@ -99,6 +99,9 @@ def dict_of(row: dict) -> tuple[dict, bool]:
     if row.get("type") == "header":
         if extra is None:
             raise RowError("the header row has no JSON in column 'extra'")
+        stray = [k for k, v in typed_fields(row).items() if k != "type" and (k, v) != ("idx", -1)]  # (row_of's)
+        if stray:  # the header is its JSON in 'extra': a value in an event's column would be read by no one
+            raise RowError(f"the header row has values in event column(s) {', '.join(map(repr, stray))}")
         return _extra(extra), True
     obj = typed_fields(row)
     if extra:
@@ -197,6 +200,10 @@ def open_parquet(path: str) -> pq.ParquetFile:
         if reason is not None:
             raise TraceErrors([TraceError(path, 0, reason)]) from None
         raise _unreadable(path, exc) from None
+    names = [f.name for f in pf.schema_arrow]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # a reader would take one of them and never look at the other
+        raise TraceErrors([TraceError(path, 0, f"not a snapcheck Parquet trace: column(s) {twice} appear twice")])
     check_columns({f.name: sql_type(f.type) for f in pf.schema_arrow}, path)
     return pf
 
@@ -208,7 +215,11 @@ def trace_ids(path: str) -> list[str]:
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, exc) from None
     seen: dict[str, None] = {}
-    for t in table.column("trace_id").to_pylist():
+    for row, t in enumerate(table.column("trace_id").to_pylist(), 1):
+        if t is None:  # no trace would read the row: it would vanish
+            raise TraceErrors(
+                [TraceError(path, 0, f"row {row} of the file has no trace_id (null): every row names its trace")]
+            )
         seen.setdefault(t, None)
     return list(seen)
 

@@ -15,9 +15,10 @@ can then be shrunk with ``shrink.shrink_trace``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from snapcheck.debug.shrink import ddmin
+from snapcheck.traces.errors import UsageError
 from snapcheck.traces.model import Trace
 
 LIST_FIELDS = ("failures", "stragglers", "pauses")
@@ -30,9 +31,16 @@ def sim_config(config: dict):
     from snapcheck.reference import SimConfig
 
     cfg = dict(config)
+    known = [f.name for f in fields(SimConfig)]
+    unknown = sorted(set(cfg) - set(known))
+    if unknown:
+        raise UsageError(f"simulation configuration: unknown field(s) {', '.join(unknown)} (known: {', '.join(known)})")
     for key in LIST_FIELDS:
         if key in cfg:
-            cfg[key] = tuple(tuple(x) for x in cfg[key])
+            v = cfg[key]
+            if not isinstance(v, (list, tuple)) or not all(isinstance(x, (list, tuple, str)) for x in v):
+                raise UsageError(f"simulation configuration: {key} must be a list of entries (lists), not {v!r}")
+            cfg[key] = tuple(x if isinstance(x, str) else tuple(x) for x in v)
     return SimConfig(**cfg)
 
 

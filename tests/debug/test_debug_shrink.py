@@ -239,6 +239,10 @@ def test_cli_shrink_errors(tmp_path, capsys):
     assert _exit("shrink", "--property", "orphan") == 2
     assert _exit("shrink", clean, "--simulation", "--property", "orphan") == 2
     assert _exit("shrink", "--simulate", "{not json", "--property", "orphan") == 2
+    assert _exit("shrink", "--simulate", '{"failures": 5}', "--property", "lost") == 2
+    assert "failures must be a list of entries (lists), not 5" in capsys.readouterr().err
+    assert _exit("shrink", "--simulate", '{"protocol": "unc", "zzz": 1}', "--property", "lost") == 2
+    assert "unknown field(s) zzz (known: protocol, workload" in capsys.readouterr().err
     assert not (tmp_path / "x.jsonl").exists()
 
 

@@ -122,6 +122,32 @@ def _row(**kw) -> dict:
             ],
             "column 'extra' repeats the typed column(s) 'proc'",
         ),
+        (
+            "trace_id_null",  # the row named no trace: every reader skipped it
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], "channels": []}',
+                ),
+                _row(line=2, type="fail", proc="A", idx=0, trace_id=None),
+            ],
+            "row 2 of the file has no trace_id (null): every row names its trace",
+        ),
+        (
+            "header_row_with_event_values",  # values no reader looked at
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    ch="c",
+                    ckpt=1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], "channels": []}',
+                )
+            ],
+            "the header row has values in event column(s) 'ch', 'ckpt'",
+        ),
+        ("extra_twice", "extra:twice", "not a snapcheck Parquet trace: column(s) ['extra'] appear twice"),
         ("missing_columns", None, "not a snapcheck Parquet trace: missing column(s)"),
         ("unknown_column", "ts", "not a snapcheck Parquet trace: unknown column(s) 'ts'"),
         (
@@ -138,6 +164,9 @@ def test_hostile_parquet(name, rows, fragment, tmp_path):
     elif rows == "ts":  # a valid trace with one column more: data no reader would look at
         table = pa.Table.from_pylist([_HEADER_ROW, *_EVENT_ROWS], SCHEMA)
         pq.write_table(table.append_column("ts", pa.array([0, 1, 2], pa.int64())), path)
+    elif rows == "extra:twice":  # a second 'extra' column: a reader would look at one of them only
+        table = pa.Table.from_pylist([_HEADER_ROW, *_EVENT_ROWS], SCHEMA)
+        pq.write_table(table.append_column("extra", pa.array(['{"zz": 1}'] * 3, pa.string())), path)
     elif rows == "line:string":  # a valid trace with its line numbers stored as strings
         table = pa.Table.from_pylist([_HEADER_ROW, *_EVENT_ROWS], SCHEMA)
         pq.write_table(table.set_column(1, "line", table.column("line").cast(pa.string())), path)

@@ -41,6 +41,12 @@ def test_a_mutant_without_a_protocol_runs_on_the_protocol_it_mutates_as_on_the_c
         ({"parallelism": 0}, r"SimConfig.parallelism: expected an integer >= 1, not 0"),
         ({"seed": "x"}, r"SimConfig.seed: expected an integer, not 'x' \(str\)"),
         ({"seed": 1.5}, r"SimConfig.seed: expected an integer"),
+        (
+            {"seed": 2**63},
+            r"SimConfig.seed: expected an integer of at most 64 bits \(signed\), not 9223372036854775808",
+        ),
+        ({"decline_prob": float("nan")}, r"SimConfig.decline_prob: expected a number >= 0 and <= 1, not nan"),
+        ({"hot_ratio": float("nan")}, r"SimConfig.hot_ratio: expected a number >= 0 and <= 1, not nan"),
         ({"records": 0}, r"SimConfig.records: expected an integer >= 1 or None"),
         ({"fifo": "no"}, r"SimConfig.fifo: expected True or False"),
         ({"interval": True}, r"SimConfig.interval: expected an integer >= 1, not True \(bool\)"),
