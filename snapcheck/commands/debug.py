@@ -129,6 +129,9 @@ def replay(
                 raise UsageError(f"--until {until}: the trace has events 0..{len(trace.events)}")
             stepper.replay.goto(until)
         elif until_line is not None:
+            last = trace.events[-1].line if trace.events else 1
+            if not 1 <= until_line <= last:
+                raise UsageError(f"--until-line {until_line}: the trace has lines 1..{last}")
             stepper.replay.goto_line(until_line)
         else:
             if not findings.items:
@@ -152,6 +155,8 @@ def replay(
         raise UsageError("--json needs --until, --until-line or --at-violation")
     if commands is not None:
         stepper.loop([c for c in commands.split(";")])
+        if stepper.mistakes:  # a script that did not run as written: its output is not what it asked for
+            raise UsageError(f"--commands: {'; '.join(stepper.mistakes)}")
     else:
         stepper.loop()
 

@@ -73,6 +73,7 @@ class Stepper:
         self.console = console or make_console()
         self.show_all_channels = show_all_channels
         self.message = ""  # feedback of the last command, shown above the state
+        self.mistakes: list[str] = []  # commands that could not run, and why (a script's exit code)
         self._last = "n"
 
     # -- commands ---------------------------------------------------------------
@@ -86,20 +87,25 @@ class Stepper:
         try:
             parts = shlex.split(line)  # a name with a space in quotes: b proc "map 0"
         except ValueError:
-            self.message = f"unbalanced quote in {line!r} (h for help)"
+            self._mistake(f"unbalanced quote in {line!r} (h for help)")
             return True
         if not parts:
             return True
         cmd, args = parts[0], parts[1:]
         handler = self._commands().get(cmd)
         if handler is None:
-            self.message = f"unknown command {cmd!r} (h for help)"
+            self._mistake(f"unknown command {cmd!r} (h for help)")
             return True
         try:
             return handler(args) is not False
         except (ValueError, IndexError):
-            self.message = f"bad arguments for {cmd!r} (h for help)"
+            self._mistake(f"bad arguments for {cmd!r} (h for help)")
             return True
+
+    def _mistake(self, why: str) -> None:
+        """A command that could not run: said above the state, and remembered."""
+        self.message = why
+        self.mistakes.append(why)
 
     def _commands(self) -> dict[str, Callable]:
         return {
@@ -164,13 +170,13 @@ class Stepper:
         if what not in ("proc", "msg", "type", "ckpt"):
             raise ValueError(what)
         if what in ("proc", "ckpt") and value not in self.trace.process_map():
-            self.message = f"unknown process {value!r}"
+            self._mistake(f"unknown process {value!r}")
             return
         if what == "msg" and value not in self.replay.messages:
-            self.message = f"unknown message {value!r}"
+            self._mistake(f"unknown message {value!r}")
             return
         if what == "type" and value not in EVENT_TYPES:
-            self.message = f"unknown event type {value!r} (event types: {', '.join(EVENT_TYPES)})"
+            self._mistake(f"unknown event type {value!r} (event types: {', '.join(EVENT_TYPES)})")
             return
         self.replay.breakpoints.append(Breakpoint(what, value))
         self.message = f"breakpoint [{len(self.replay.breakpoints)}] {what} {value}"

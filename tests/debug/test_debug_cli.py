@@ -74,6 +74,8 @@ def test_replay_until_text_and_json():
     assert exit_code("replay", FIG5, "--until", "99") == 2
     assert exit_code("replay", FIG5, "--until", "3", "--at-violation") == 2
     assert exit_code("replay", FIG5, "--json") == 2
+    assert exit_code("replay", FIG5, "--until-line", "-5") == 2  # was clamped to the start
+    assert exit_code("replay", FIG5, "--until-line", "99999999999") == 2  # was clamped to the end
 
 
 def test_replay_at_violation_on_a_clean_trace():
@@ -109,6 +111,15 @@ def test_replay_scripted_commands():
     res = run("replay", FIG2B, "-c", "v;q")
     assert res.exit_code == 0, res.output
     assert "#1 orphan (consistency" in res.output
+
+
+def test_a_script_with_a_command_that_cannot_run_is_exit_2_naming_it():
+    """Interactively a mistyped command is said and the session goes on; a script that
+    did not run as written ends with exit 2 naming each command that could not run."""
+    assert exit_code("replay", FIG2B, "-c", "zz;b proc nope;n") == 2
+    assert "--commands: unknown command 'zz' (h for help); unknown process 'nope'" in str(
+        run("replay", FIG2B, "-c", "zz;b proc nope;n").exception
+    )
 
 
 def test_render_cli(tmp_path):
