@@ -18,7 +18,9 @@ a restore restores)      recorded under, ``n`` the identity of its original
                          (a restore without ``channels`` maps each of its input
                          channels onto itself, or, restoring the initial state of
                          a process restored at another parallelism, as that
-                         restore did), ``g`` the key groups it owns
+                         restore did; a rescale taking such a process's
+                         checkpoint 0 composes its mappings with that restore's),
+                         ``g`` the key groups it owns
                          (key groups as ranges ``<<lo, hi>>``, plus one)
 (last restore of a       ``restored``: every record of the round was taken
 recovery)
@@ -123,6 +125,29 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
         out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g))
 
+    def meet(f1: frozenset, all1: int, f2: frozenset, all2: int) -> tuple[frozenset, int]:
+        """The filter of two mappings one after the other (``all`` = 1: no filter)."""
+        if all1 and all2:
+            return frozenset(), 1
+        if all1 or all2:
+            return (f2, 0) if all1 else (f1, 0)
+        both = ((max(a, c), min(b, d)) for a, b in f1 for c, d in f2)
+        return frozenset((lo, hi) for lo, hi in both if lo <= hi), 0
+
+    def handed_on(maps: frozenset, r: int) -> frozenset:
+        """A rescale that restores round ``r`` from the checkpoint 0 of processes an earlier
+        rescale created (no round completed in between: they restore the same round) takes
+        the records that earlier rescale recovered onto their input channels: those
+        records are recorded under the channels of the round (older ones), so each of its
+        mappings of such a channel goes on from the earlier mappings onto that channel,
+        with both filters."""
+        out: set[tuple] = set()
+        for old, new, f, a in maps:
+            q = chans[old].dst if old in chans else None
+            if q in first_maps and ckpt_round.get((q, 0)) == r:
+                out.update((o1, new, *meet(f1, a1, f, a)) for o1, n1, f1, a1 in first_maps[q] if n1 == old)
+        return frozenset(out)
+
     def recorded_round(e) -> int | None:
         """The restored round whose channel state record ``e`` holds (None: another round's)."""
         r = ckpt_round.get((e.proc, e.ckpt or 0))
@@ -167,6 +192,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                     (m["old"], m["new"], _ranges(m.get("key_groups")), 0 if m.get("key_groups") is not None else 1)
                     for m in e.channels
                 )
+                maps |= handed_on(maps, r)
                 if e.sources:
                     first_maps[e.proc] = maps
             elif e.ckpt == 0 and e.proc in first_maps:  # its initial state is its restore at another

@@ -57,6 +57,28 @@ CORRECT = {
         rescale=(("savepoint", 243, 3),),
         max_parallelism=4,
     ),
+    # two rescales restoring the same round (the first rescale's tasks fail before a round
+    # completes): the second takes their checkpoint 0, which holds the records the first
+    # recovered onto their channels; they are the round's records, recorded under the old
+    # channels, and are taken through both rescales' mappings
+    "rescale-twice-same-round": SimConfig(
+        protocol="aligned-timeout",
+        workload="q12",
+        parallelism=1,
+        seed=7425019,
+        records=21,
+        gap=20,
+        failures=(("sink[0]", "recovery", 1),),
+        interval=250,
+        aligned_timeout=50,
+        latency=1,
+        jitter=5,
+        buffer=1,
+        out_buffer=1,
+        control_latency=1,
+        detect_delay=600,
+        rescale=(("failure", 702, 3), ("failure", 1630, 2)),
+    ),
     "hmnr-fail": SimConfig(
         protocol="hmnr", workload="q3", parallelism=2, seed=7, records=10, interval=300, failures=(("join[0]", 700),)
     ),
