@@ -120,7 +120,14 @@ def _print_list() -> None:
     "Default: abs-aligned, or the mutant's.",
 )
 @click.option("--workload", "-w", default="q1", show_default=True, help="Workload (see --list).")
-@click.option("--parallelism", "-P", default=2, show_default=True, type=int, help="Parallelism of every operator.")
+@click.option(
+    "--parallelism",
+    "-P",
+    default=2,
+    show_default=True,
+    type=int,
+    help="Parallelism of every operator (at most 256: an all-to-all edge has P^2 channels, each simulated).",
+)
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Seed: one seed, one trace.")
 @click.option("--records", type=int, default=None, help="Input records per source partition.")
 @click.option("--gap", type=int, default=None, help="Mean ticks between input records of a partition.")

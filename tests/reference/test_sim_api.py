@@ -37,8 +37,9 @@ def test_a_mutant_without_a_protocol_runs_on_the_protocol_it_mutates_as_on_the_c
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"parallelism": "2"}, r"SimConfig.parallelism: expected an integer >= 1, not '2' \(str\)"),
-        ({"parallelism": 0}, r"SimConfig.parallelism: expected an integer >= 1, not 0"),
+        ({"parallelism": "2"}, r"SimConfig.parallelism: expected an integer >= 1 and <= 256, not '2' \(str\)"),
+        ({"parallelism": 0}, r"SimConfig.parallelism: expected an integer >= 1 and <= 256, not 0"),
+        ({"parallelism": 100_000}, r"SimConfig.parallelism: expected an integer >= 1 and <= 256, not 100000"),
         ({"seed": "x"}, r"SimConfig.seed: expected an integer, not 'x' \(str\)"),
         ({"seed": 1.5}, r"SimConfig.seed: expected an integer"),
         (
