@@ -196,7 +196,7 @@ _KINDS = {
 _FRACTIONS = ("hot_ratio", "decline_prob")  # at most 1
 # Upper bounds: an all-to-all edge has parallelism^2 channels, each simulated (q3 at
 # parallelism 128 takes 10 s and 0.7 GB to set up, at 256 two minutes and 2.7 GB).
-_MOST = {"parallelism": 256}
+_MOST = {"parallelism": 256, "max_parallelism": 32768}  # and key groups: Flink's bound, 2^15
 _ENTRIES = {  # tuple fields: the form of one entry
     "failures": "(task id, time) or (task id, situation, k), or 'TASK@TIME'",
     "stragglers": "(task id, cost factor)",
