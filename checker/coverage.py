@@ -152,7 +152,7 @@ REASONS = {
     "rescale-in-flight": _rescale,
     "finished-tasks": lambda run: "no task of the trace finishes (no finish event)",
     "regional-restore": _regional_restore,
-    "regional-cut": lambda run: _NOT_REGIONAL,
+    "regional-cut": lambda run: _NOT_REGIONAL + " and no process declares a region (attrs.region)",
     "regional-commit": _regional_commit,
     "split-assignment": lambda run: "the trace has no input split logs (external processes with attrs.split)",
     "agreement": lambda run: "no checkpoint declares values its subtasks must agree on (checkpoint attrs.agreed)",

@@ -193,3 +193,36 @@ def test_a_round_declared_complete_without_a_checkpoint_is_incomplete_and_not_ju
     assert "incomplete-round" in _kinds(report)
     about = [v.kind for v in report.violations if v.witness.get("round") == done.round]
     assert about == ["incomplete-round"], about
+
+
+def _failover_then_completion(fallback: dict | None):
+    """Regions A and B (declared in attrs.region); round 1 completes; both checkpoint
+    round 2; A fails over and restores round 1 while round 2 is pending; then round 2
+    completes, with ``fallback`` as its attrs."""
+    from snapcheck.traces import TraceRecorder
+
+    procs = [{"id": "A", "attrs": {"region": 0}}, {"id": "B", "attrs": {"region": 1}}]
+    rec = TraceRecorder([*procs, {"id": "C", "role": "coordinator"}], [])
+    for r in (1, 2):
+        rec.round_start("C", r)
+        _ = rec.checkpoint("A", "coordinated", round=r)
+        _ = rec.checkpoint("B", "coordinated", round=r)
+        if r == 1:
+            rec.round_complete("C", 1)
+    rec.fail("A")
+    rec.restore("A", 1, round=1)
+    rec.round_complete("C", 2, attrs=fallback)
+    return rec.trace()
+
+
+def test_a_global_completion_after_a_region_failed_over_is_stale_fallback():
+    """With regions declared, a round completing globally (no fallback) after a region
+    that had taken its checkpoint failed over holds a state the region's new incarnation
+    no longer has: ``stale-fallback``, also when no round ever completed regionally (the
+    campaign's ``regional-stale-ack`` runs, seed 7000149); completed with that region
+    falling back, it is clean."""
+    from snapcheck.checker import check_trace
+
+    assert "stale-fallback" in check_trace(_failover_then_completion(None)).kinds
+    clean = check_trace(_failover_then_completion({"fallback": {"A": 1}}))
+    assert "stale-fallback" not in clean.kinds and any(r.property == "regional-cut" for r in clean.results)
