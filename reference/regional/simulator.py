@@ -291,8 +291,9 @@ class RegionalSimulator(Rescale, CommitSimulator):
             self.force_next = "finished"  # finished sources: the final checkpoint must be global
         super().trigger()
         info = self.rinfo[r] = _Round()
-        for reg in self.down:
-            info.decided[reg] = False
+        for reg, rec in self.down.items():
+            if "detected" in rec:  # a crash not yet detected is unknown to the coordinator: its
+                info.decided[reg] = False  # detection fails the round (region_detected)
         if len(info.decided) == len(self.regions):
             self.evaluate(r, "every region is failing over")
 

@@ -86,6 +86,37 @@ def test_reference_traces_conform_in_both_readings(tmp_path):
         assert v.verdict == ACCEPT, v.render()
 
 
+def test_a_round_triggered_before_a_crash_is_detected_waits_for_the_detection(tmp_path):
+    """Campaign run 7000418: op1[0] crashes at 999, its region's failover is detected at
+    1099; round 6, triggered at 1050, used to be aborted at once as if region 0 were
+    already failing over ("every region is failing over") while src[0] still read split 2
+    and took its snapshot -- a coordinator acting on a crash it had not detected, which
+    RegionalTrace rejects (a region is failed in a round only once its failover is
+    detected, and a detected region runs no more). Now the detection aborts it."""
+    cfg = SimConfig(
+        protocol="regional-aligned",
+        parallelism=2,
+        seed=7000418,
+        records=7,
+        gap=150,
+        interval=175,
+        failures=(("sink[1]", 802), ("op1[0]", "acknowledged-fallback", 2)),
+        max_concurrent=2,
+        recovery="region-continue",
+        latency=52,
+        jitter=30,
+        buffer=5,
+        out_buffer=3,
+        stragglers=(("op1[0]", 3.0),),
+        decline_prob=0.025,
+    )
+    path = _write(tmp_path, cfg, "r7000418.jsonl")
+    aborts = {e.round: e for e in read_trace(path).events if e.type == "round_abort"}
+    assert aborts[6].t == 1099 and aborts[6].reason.startswith("region 0 failed over")
+    (v,) = conform([path], tla_mappings())
+    assert v.verdict == ACCEPT, v.render()
+
+
 def _rescales(cfg) -> bool:
     return any(f[0] == RESCALE for f in cfg.failures)
 
