@@ -28,7 +28,10 @@ round n (line numbers of Algorithm 2):
 * declined and aborted rounds are given up as in ``abs_aligned``: a cancellation
   marker is forwarded once, a barrier of a newer round on an input ends the older
   rounds that input skipped, and the coordinator's abort notice of n ends round n
-  only (older rounds may still be on their way).
+  only (older rounds may still be on their way). A cancellation of a round the task
+  snapshotted and still logs is forwarded only while no newer round reached the
+  task (as Flink's barrier handler ignores a cancellation older than its current
+  checkpoint): otherwise its marker would follow the newer round's on the outputs.
 
 G* = (T*, L*): task states plus back-edge records in transit. Only back-edges
 carry channel state: the header says ``params.aligned: true`` (the checker
@@ -123,8 +126,17 @@ class CyclicTask(TaskProtocol):
         return ch not in st.marked
 
     def on_cancel(self, ch, marker) -> None:
-        if self.cancel(marker.round):
-            self.ctx.send_cancel(marker.round)  # tell downstream (and around the loop) once
+        r = marker.round
+        st = self.rounds.get(r)
+        # A round this task snapshotted and still logs, while a barrier or marker of a
+        # newer round already reached it: the cancellation is given up on silently
+        # (its log is of no use), never forwarded -- its marker would go out behind
+        # the newer round's markers.  Flink's barrier handler ignores a cancellation
+        # older than its current checkpoint (processCancellationBarrier); ABS.tla's
+        # GiveUpTaken forwards only for the newest round the task handled.
+        overtaken = st is not None and st.ckpt is not None and r < self.latest
+        if self.cancel(r) and not overtaken:
+            self.ctx.send_cancel(r)  # tell downstream (and around the loop) once
 
     def on_abort(self, round: int) -> None:
         """The coordinator aborted ``round``: abandon it, or remember it so that its barriers

@@ -119,3 +119,78 @@ def test_the_mutant_is_a_cyclic_abs_mutant_adjusted_onto_cyclic_workloads():
     m = MUTANTS["abs-cyclic-early-back-edge"]
     assert m.mutant_of == "abs-cyclic" and m.topologies == MUTANTS["abs-cyclic-as-printed"].topologies
     assert m.adjust(SimConfig(protocol="abs-cyclic", workload="q3")).workload == "reachability"
+
+
+def test_a_cancellation_of_the_logged_round_is_forwarded_while_it_is_the_newest():
+    """A task that snapshotted round n and still logs a back-edge gives n up on a
+    cancellation marker of n and forwards it once (ABS.tla's GiveUpTaken)."""
+    ctx, task, regular, loop = _task("abs-cyclic")
+    task.on_barrier(regular, marker(34), False)
+    assert ctx.done("checkpoint") == [34] and ctx.done("complete") == []  # logging the back-edge
+    task.on_cancel(loop, marker(34))
+    assert ctx.done("cancel") == [34] and ctx.done("complete") == [] and ctx.done("record") == []
+
+
+def test_a_cancellation_of_a_logged_round_after_a_newer_round_is_not_forwarded():
+    """Campaign run 7004900 (abs-cyclic, reachability, --max-concurrent 2): join[2]
+    snapshotted round 34 and still logged its back-edge from project[2] when round 35's
+    barriers came and then a cancellation marker of 35, which it forwarded; then
+    project[2]'s cancellation marker of 34 came round the loop, and join[2] forwarded
+    that too, behind its marker of 35 (ABSTrace rejected the send: a task owes only
+    markers of the newest round it handled). As Flink's barrier handler ignores a
+    cancellation older than its current checkpoint, the round is given up silently."""
+    a, b = Channel("links->join"), Channel("sources->join")
+    loop = Channel("project->join", back_edge=True)
+    ctx = Context([a, b, loop])
+    task = resolve("abs-cyclic")().make(ctx)
+    task.on_barrier(a, marker(34), False)
+    task.on_barrier(b, marker(34), False)
+    assert ctx.done("checkpoint") == [34] and ctx.done("barrier") == [34]  # logging the back-edge
+    task.on_barrier(a, marker(35), False)  # round 35 aligning: a blocked
+    task.on_cancel(b, marker(35))  # declined upstream: given up and forwarded
+    assert ctx.done("cancel") == [35] and ctx.blocked() == []
+    task.on_cancel(loop, marker(34))  # round 34's cancellation comes round the loop
+    assert ctx.done("cancel") == [35]  # not forwarded behind the marker of 35
+    assert ctx.done("complete") == [] and ctx.done("record") == []  # and round 34 given up
+    task.on_barrier(loop, marker(35), False)  # (obsolete) nothing more of either round
+    assert ctx.done("cancel") == [35] and ctx.blocked() == []
+
+
+# The campaign configuration that found it (a conform campaign of 2,500 runs).
+STALE_CANCEL = dict(
+    protocol="abs-cyclic",
+    workload="reachability",
+    parallelism=3,
+    seed=7004900,
+    records=12,
+    gap=20,
+    hot_ratio=0.8,
+    interval=200,
+    max_concurrent=2,
+    checkpoint_timeout=300,
+    aligned_timeout=20,
+    latency=8,
+    jitter=30,
+    buffer=2,
+    out_buffer=1,
+    control_latency=75,
+    control_jitter=75,
+    decline_prob=0.1,
+)
+
+
+def marker_rounds_by_channel(trace) -> dict[str, list[int]]:
+    """The rounds of the barriers and cancellation markers sent on each channel, in order."""
+    out: dict[str, list[int]] = {}
+    for e in trace.events:
+        if e.type == "send" and e.kind in ("barrier", "cancel"):
+            out.setdefault(e.ch, []).append(e.round)
+    return out
+
+
+def test_the_campaign_run_sends_markers_in_round_order_on_every_channel():
+    res = simulate(SimConfig(**STALE_CANCEL))
+    trace = res.trace()
+    assert check_trace(trace).ok
+    out_of_order = {c: rs for c, rs in marker_rounds_by_channel(trace).items() if rs != sorted(rs)}
+    assert out_of_order == {}

@@ -167,6 +167,38 @@ def test_a_timed_out_barrier_behind_a_queued_cancellation_marker_is_accepted(tmp
     assert v.verdict == ACCEPT, v.render()
 
 
+def test_a_cancellation_of_an_overtaken_logged_round_is_not_forwarded(tmp_path):
+    """abs-cyclic campaign run 7004900 (two rounds in flight, declines, timeouts):
+    join[2] snapshotted round 34, still logged a back-edge, then gave round 35 up on a
+    cancellation marker and forwarded it; round 34's cancellation came round the loop
+    after that. Forwarding it too put a marker of 34 behind one of 35 on join[2]'s
+    output, which ABSTrace rejected (GiveUpTaken: only the newest round a task handled);
+    the reference now gives such a round up silently, as Flink ignores a cancellation
+    older than its current checkpoint."""
+    cfg = SimConfig(
+        protocol="abs-cyclic",
+        workload="reachability",
+        parallelism=3,
+        seed=7004900,
+        records=12,
+        gap=20,
+        hot_ratio=0.8,
+        interval=200,
+        max_concurrent=2,
+        checkpoint_timeout=300,
+        aligned_timeout=20,
+        latency=8,
+        jitter=30,
+        buffer=2,
+        out_buffer=1,
+        control_latency=75,
+        control_jitter=75,
+        decline_prob=0.1,
+    )
+    (v,) = conform([run(tmp_path, "stale-cancel", cfg)])
+    assert v.verdict == ACCEPT, v.render()
+
+
 def declining_runs(tmp_path, protocols):
     """Runs in which tasks decline 15 % of their snapshots."""
     out = {}
