@@ -238,7 +238,7 @@ CompleteD(n, dec) ==
     /\ forced' = IF global THEN FALSE ELSE (consec + 1 >= MaxConsecutive /\ Bug # "no_forced_global") \/ forced
     /\ coordDone' = [coordDone EXCEPT ![n] = IF Bug = "uncorrected" THEN coordAt[n] ELSE corrected]
     /\ assigned' = IF Bug = "live_correction" THEN assigned \ (coordAt[n] \ corrected) ELSE assigned
-    /\ down' = IF Reading = "restart" THEN [r \in Regions |-> down[r] \/ r \in F] ELSE down
+    /\ down' = IF Reading = "restart" THEN [r \in Regions |-> down[r] \/ (r \in F /\ trigInc[n][r] = inc[r])] ELSE down
     /\ UNCHANGED <<sent, rcvd, snapvars, started, crashed, inc, trigInc, snapInc, crashes, inflight,
                    sentAfter, held, heldAt, coordAt, readTwice, published>>
 

@@ -86,6 +86,7 @@ class Rescale(_Simulator):
     refs: dict[int, dict[int, int]]
     rinfo: dict  # round -> its regional state (regional.simulator._Round)
     down: dict[int, dict]
+    restored_from: dict[int, tuple[int, dict[int, int]]]
 
     if TYPE_CHECKING:
 
@@ -203,6 +204,7 @@ class Rescale(_Simulator):
             rec["restored"] = now
             rec["line"] = self.last_completed
         self.down.clear()
+        self.restored_from.clear()  # redistributed state: no region holds a checkpoint's state as it was
         self.rescaling = False
         self.n_recoveries += 1
         k = self.n_recoveries

@@ -133,6 +133,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.refs: dict[int, dict[int, int]] = {0: {}}  # completed round -> {task pid: round of its state}
         self.rinfo: dict[int, _Round] = {}
         self.down: dict[int, dict] = {}  # region -> its recovery record while it restarts
+        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}  # region -> (time, ckpt by pid) of its last restore
         self.async_rng = random.Random(f"{cfg.seed}/async-decline")
         self.async_failed: set[tuple[int, int]] = set()
         self.m.update(regional_completions=0, fallback_restarts=0, forced_aborts=0, splits_given_back=0)
@@ -418,7 +419,23 @@ class RegionalSimulator(Rescale, CommitSimulator):
                 self.m["splits_given_back"] += len(back)
         if not self.keep_failed:
             for reg in sorted({self.region_of[pid] for pid in fallback}):
-                self.region_down(reg, "fallback")
+                if not self._restored_as(reg, r, fallback):
+                    self.region_down(reg, "fallback")
+
+    def _restored_as(self, reg: int, r: int, fallback: dict[int, int]) -> bool:
+        """Has region ``reg`` restored, since round ``r`` was triggered, exactly the state
+        ``r`` falls back to for it? Then it failed ``r`` only because it was failing over
+        (its new incarnation never got the trigger) and restarting it again restores the
+        same checkpoints: reading ``region-restart`` it runs on (a restart would only undo
+        its progress; after a checkpoint timeout, a region whose replay outlasts the
+        timeout would be restarted at every round, a livelock)."""
+        at = self.restored_from.get(reg)
+        if at is None or at[0] <= self.round_started[r]:
+            return False
+        return all(
+            at[1].get(t.pid) == (t.round_ckpt[fallback[t.pid]] if fallback.get(t.pid) else 0)
+            for t in self.members[reg]
+        )
 
     def notify_completion(self, r: int) -> None:
         fallback = self.refs.get(r, {})
@@ -509,10 +526,13 @@ class RegionalSimulator(Rescale, CommitSimulator):
         chans += [c for log in self.logs.values() for pid, c in log.chans.items() if pid in pids]
         self.reset_channels(chans, self.epoch)
         stored = []
+        restored = {}
         for v in tasks:
             ref = refs.get(v.pid, line)
-            stored.append(self.restore_task(v, v.round_ckpt[ref] if ref else 0, k, line or None))
+            restored[v.pid] = v.round_ckpt[ref] if ref else 0
+            stored.append(self.restore_task(v, restored[v.pid], k, line or None))
             v.restart_epoch = self.epoch
+        self.restored_from[reg] = (now, restored)
         self.replay_channel_state(tasks, stored)
         for v in tasks:
             if v.is_source:
