@@ -31,15 +31,20 @@ class _Deliveries:
         # the new processes this rescale's replays reached, and on which channels
         self.replayed: dict[str, set[tuple[str, str]]] = {}
         ix = h.trace_index
+        self.replay_lines: dict[tuple[str, str], list[int]] = {}  # (original, new process) -> replay lines
         for e in ix.of_type("replay"):
             dst = ix.channels[e.ch].dst if e.ch in ix.channels else ""
             if e.line > rs.start and dst in rs.new:
                 self.replayed.setdefault(h.resolve(e.mid), set()).add((dst, e.ch))
+                self.replay_lines.setdefault((h.resolve(e.mid), dst), []).append(e.line)
                 if e.source == "source":
                     self.fed.setdefault(h.resolve(e.mid), set()).add(dst)
         # new processes whose checkpoint 0, the state this rescale gave them, a later
-        # recovery restores (or a later rescale takes): it replays this rescale's records again
+        # rescale takes (it hands this rescale's records on and is judged for them), and
+        # the line where each new process later restores that checkpoint itself (its
+        # recovery owes this rescale's records only if it replays them again: restarted_at)
         self.restarted: set[str] = set()
+        self.restarted_at: dict[str, int] = {}
         for e in ix.of_type("restore"):
             for src in e.sources or ():
                 p = src.get("proc")
@@ -59,7 +64,7 @@ class _Deliveries:
                 if e.type in _ENDS:
                     self.ends.add(p)
                     if e.type == "restore" and e.ckpt == 0:
-                        self.restarted.add(p)
+                        self.restarted_at[p] = e.line
                 elif e.type == "recv":
                     self.held.setdefault(h.resolve(e.mid), set()).add(p)
                 elif e.type == "record":
@@ -89,19 +94,29 @@ class _Deliveries:
         them? They received it and a later restore rolled that back, or recorded it in a
         later checkpoint's channel state, or (``from_log``) it is a record of an input log
         they were re-reading, or this rescale replayed it to them and a later recovery
-        restores them to the state this rescale gave them (and replays it again), or
-        replayed it to them on a channel that a later rescale hands on (maps onto a channel
-        of its own) before they processed it: then that rescale or recovery owes it, and is
-        judged for it. A record they never got,
-        or got and dropped, is lost here."""
+        restores them to the state this rescale gave them and replays it again there (a
+        later rescale that takes that state hands it on), or replayed it to them on a
+        channel that a later rescale hands on (maps onto a channel of its own) before they
+        processed it: then that rescale or recovery owes it, and is judged for it. A record
+        they never got, or got and dropped — also one that a later restore of their
+        checkpoint 0 does not replay again (its recovery does not know the record: that
+        checkpoint records no channel state) — is lost here."""
         holders = set(holders)
         if not holders or not holders <= self.ends:
             return False
         return (
             bool(holders & self.held.get(o, set()))
             or (from_log and bool(holders & self.fed.get(o, set())))
-            or any(p in holders and (p in self.restarted or ch in self.handed_on) for p, ch in self.replayed.get(o, ()))
+            or any(
+                p in holders and (p in self.restarted or ch in self.handed_on or self._replayed_again(o, p))
+                for p, ch in self.replayed.get(o, ())
+            )
         )
+
+    def _replayed_again(self, o: str, p: str) -> bool:
+        """Did ``p`` restore its checkpoint 0 later and get ``o`` replayed after that?"""
+        at = self.restarted_at.get(p)
+        return at is not None and any(line > at for line in self.replay_lines.get((o, p), ()))
 
 
 def in_flight_violations(run, rs: Rescale) -> list[Violation]:
