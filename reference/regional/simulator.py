@@ -133,7 +133,9 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.refs: dict[int, dict[int, int]] = {0: {}}  # completed round -> {task pid: round of its state}
         self.rinfo: dict[int, _Round] = {}
         self.down: dict[int, dict] = {}  # region -> its recovery record while it restarts
-        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}  # region -> (time, ckpt by pid) of its last restore
+        self.restored_from: dict[
+            int, tuple[int, dict[int, int]]
+        ] = {}  # region -> (time, ckpt by pid) of its last restore
         self.async_rng = random.Random(f"{cfg.seed}/async-decline")
         self.async_failed: set[tuple[int, int]] = set()
         self.m.update(regional_completions=0, fallback_restarts=0, forced_aborts=0, splits_given_back=0)
@@ -433,8 +435,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         if at is None or at[0] <= self.round_started[r]:
             return False
         return all(
-            at[1].get(t.pid) == (t.round_ckpt[fallback[t.pid]] if fallback.get(t.pid) else 0)
-            for t in self.members[reg]
+            at[1].get(t.pid) == (t.round_ckpt[fallback[t.pid]] if fallback.get(t.pid) else 0) for t in self.members[reg]
         )
 
     def notify_completion(self, r: int) -> None:
@@ -475,6 +476,9 @@ class RegionalSimulator(Rescale, CommitSimulator):
         if rec is not None:
             if task is not None:
                 rec["tasks"].append(task.id)
+            elif "detected" not in rec:  # a fallback restart while a crash of the region is not yet
+                self.m["fallback_restarts"] += 1  # detected: the coordinator, which cannot know of the
+                self.region_detected(reg, rec)  # crash, restarts the region now; this takes it over
             return
         rec = self.down[reg] = {"tasks": [task.id] if task else [], "failed": self.now, "region": reg, "cause": cause}
         self.recoveries.append(rec)
@@ -488,7 +492,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         """The failover ``rec`` of region ``reg`` is detected: the region stops, its pending
         rounds fail, its restore is scheduled — unless a rescale took the failover over
         (the whole job stopped and restores; a later failure of the region is another one)."""
-        if self.down.get(reg) is not rec:
+        if self.down.get(reg) is not rec or "detected" in rec:  # (a fallback restart took it over)
             return
         rec["detected"] = self.now
         self.situation("recovery")

@@ -117,6 +117,29 @@ def test_a_round_triggered_before_a_crash_is_detected_waits_for_the_detection(tm
     assert v.verdict == ACCEPT, v.render()
 
 
+def test_a_fallback_restart_during_an_undetected_crash_stops_the_region_at_once(tmp_path):
+    """Campaign run 7005544 (reading region-restart): sink[1] crashes at 438, detection
+    due at 538; round 3 completes at 470 with region 1 falling back (src[1] declined
+    it). The fallback restart used to be merged into the undetected crash's failover, so
+    region 1 ran on until 538 (src[1] sent record 12 at 472), while RegionalTrace, like
+    the coordinator that cannot know of the crash, restarts the region at the completion.
+    Now the fallback restart stops it at once and the crash's detection is moot."""
+    cfg = SimConfig(
+        protocol="regional-aligned", parallelism=4, seed=7005544, records=8, gap=40, interval=100,
+        failures=(("sink[1]", 438), ("self", "acknowledged", 65)), max_concurrent=2, checkpoint_timeout=800,
+        recovery="region-restart", latency=19, jitter=1, buffer=6, out_buffer=1, decline_prob=0.025,
+    )  # fmt: skip
+    path = _write(tmp_path, cfg, "r7005544.jsonl")
+    events = read_trace(path).events
+    done = next(e for e in events if e.type == "round_complete" and e.round == 3)
+    region1 = {"src[1]", "op0[1]", "op1[1]", "sink[1]"}
+    restore = next(e for e in events if e.type == "restore" and e.proc in region1)
+    ran_on = [e for e in events if e.proc in region1 and done.line < e.line < restore.line and e.type != "fail"]
+    assert not ran_on, ran_on[:3]
+    (v,) = conform([path], tla_mappings())
+    assert v.verdict == ACCEPT, v.render()
+
+
 def _rescales(cfg) -> bool:
     return any(f[0] == RESCALE for f in cfg.failures)
 
