@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--master", default=f"local[{os.cpu_count() or 1}]")
     ap.add_argument("--collect-only", action="store_true", help="only add up the summaries already in --out")
     ap.add_argument("--no-doc", action="store_true", help="print only; do not write docs/benchmarks.md")
+    ap.add_argument("--note", default="", help="a paragraph to end the section with (e.g. what became of its findings)")
     args = ap.parse_args(argv)
     start = time.perf_counter()
     if not args.collect_only:
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     a = collect(args.out)
     if not a["chunks"]:
         raise SystemExit(f"no --conform campaign summary in {args.out}")
-    text = report(a)
+    text = report(a) + (f"\n\n{args.note}" if args.note else "")
     print(text)
     print(f"({time.perf_counter() - start:.0f} s)")
     if not args.no_doc:
