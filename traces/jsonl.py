@@ -82,7 +82,11 @@ class _JsonLines:
                     continue
                 problem = integer_problem(raw) if long_digits else None
                 if problem is None:
-                    problem = _problem(dumps, raw, obj)
+                    try:
+                        if dumps(obj) != raw:  # the common case proves no repeated key
+                            problem = _repeated(raw, obj)
+                    except orjson.JSONEncodeError:  # orjson writes at most 254 levels
+                        problem = TOO_DEEP
                 yield n + k, obj, problem
         self._batch = None
 
@@ -108,7 +112,11 @@ class _JsonLines:
                     continue
                 problem = integer_problem(raw) if long_digits else None
                 if problem is None:
-                    problem = _problem(dumps, raw, obj)
+                    try:
+                        if dumps(obj) != raw:  # the common case proves no repeated key
+                            problem = _repeated(raw, obj)
+                    except orjson.JSONEncodeError:  # orjson writes at most 254 levels
+                        problem = TOO_DEEP
                 if problem is not None:
                     refuse(n, problem, obj)
                     n += 1
@@ -134,22 +142,10 @@ def _as_read(raw: bytes) -> object:
         return None
 
 
-def _problem(dumps, raw: bytes, obj: object) -> str | None:
-    """What is wrong with a parsed line beyond its syntax: a repeated key (the common case,
-    the line as ``dumps`` writes it back, proves there is none), or values nested deeper
-    than the writer (and any trace) goes.
+TOO_DEEP = "malformed JSON: values nested more than 254 levels deep"  # more than orjson (or any trace) writes
 
-    >>> _problem(orjson.dumps, b'{"a":1}', {"a": 1}) is None
-    True
-    >>> deep = b'{"a":' + b"[" * 300 + b"]" * 300 + b"}"
-    >>> _problem(orjson.dumps, deep, orjson.loads(deep))
-    'malformed JSON: values nested more than 254 levels deep'
-    """
-    try:
-        if dumps(obj) == raw:
-            return None
-    except orjson.JSONEncodeError:  # orjson writes at most 254 levels
-        return "malformed JSON: values nested more than 254 levels deep"
+
+def _repeated(raw: bytes, obj: object) -> str | None:
     problem = duplicate_key(raw, obj)
     return None if problem is None else f"malformed JSON: {problem}"
 

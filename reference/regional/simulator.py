@@ -133,9 +133,8 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.refs: dict[int, dict[int, int]] = {0: {}}  # completed round -> {task pid: round of its state}
         self.rinfo: dict[int, _Round] = {}
         self.down: dict[int, dict] = {}  # region -> its recovery record while it restarts
-        self.restored_from: dict[
-            int, tuple[int, dict[int, int]]
-        ] = {}  # region -> (time, ckpt by pid) of its last restore
+        # region -> (time, the checkpoint each of its tasks restored) of its last restore
+        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}
         self.async_rng = random.Random(f"{cfg.seed}/async-decline")
         self.async_failed: set[tuple[int, int]] = set()
         self.m.update(regional_completions=0, fallback_restarts=0, forced_aborts=0, splits_given_back=0)
