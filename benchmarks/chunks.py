@@ -1,23 +1,45 @@
 """Long measurements as resumable chunks: campaign ``c`` of ``size`` runs has base seed
 ``first + c * size``, so the chunks together are the seeds ``first … first + chunks *
 size - 1``, and each is an ordinary campaign whose ``summary.json`` stays in its own
-directory. A chunk whose summary exists is not run again, so a measurement interrupted
-(or spread over several sittings) continues where it stopped.
+directory, beside ``commit.txt``, the commit of the code that ran it. A chunk whose
+summary exists, or that ``done`` says was kept elsewhere, is not run again, so a
+measurement interrupted (or spread over several sittings) continues where it stopped.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent
 
-def run_chunks(name: str, options: list[str], chunks: int, size: int, out: Path, first: int = 0) -> None:
-    """Run the missing chunks ``out/NAME-C`` of ``snapcheck validate OPTIONS``."""
+
+def commit() -> str:
+    """The commit of the code these benchmarks run (``-dirty`` when the work tree has changes)."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE, capture_output=True)
+    return (head.stdout.strip() or "unknown") + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def run_chunks(
+    name: str,
+    options: list[str],
+    chunks: int,
+    size: int,
+    out: Path,
+    first: int = 0,
+    done: Callable[[int], bool] = lambda seed: False,
+) -> None:
+    """Run the missing chunks ``out/NAME-C`` of ``snapcheck validate OPTIONS`` (``done(seed)``:
+    the chunk of that base seed was kept elsewhere)."""
     for c in range(chunks):
         target = out / f"{name}-{c}"
-        if (target / "summary.json").exists():
+        if (target / "summary.json").exists() or done(first + c * size):
             continue
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "commit.txt").write_text(commit() + "\n")
         cmd = [sys.executable, "-m", "snapcheck", "validate", "-n", str(size), *options]
         cmd += ["-s", str(first + c * size), "-o", str(target)]
         print(" ".join(cmd[1:]), flush=True)

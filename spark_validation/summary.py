@@ -244,7 +244,7 @@ def conformance(df, fraction: float) -> dict:
                 "no_trace": int(counts.get("no-trace", 0)),
                 "errors": int(counts.get("error", 0)),
                 "error_examples": [
-                    f"run {int(r.run_id)}: {r.conform_detail}"
+                    f"run {int(r.run_id)}, seed {int(r.seed)}: {r.conform_detail}"
                     for r in errors.sort_values("run_id").head(3).itertuples()
                 ],
                 "disagreements": int(g["disagreement"].notna().sum()),
