@@ -5,7 +5,8 @@ and each of ``--campaigns`` independent campaign seeds: draw the mutant's runs e
 as a campaign does (``configs.draw_config`` with the mutant alone selected: blind, its
 base protocol's random configurations), simulate and check them one after another
 (``runner.run_one``, with the exactly-once oracle), and stop at the first run that
-catches it, or after ``--cap`` runs (then it counts as ``>cap``). Reported per mutant
+catches it (a violation; a run the kit raised an error on is no catch: the benchmark
+stops and names it), or after ``--cap`` runs (then it counts as ``>cap``). Reported per mutant
 and strategy: the median and worst number of runs to the first catch and the median
 CPU seconds; per strategy: runs per second, how many mutants have a median <= 10,
 and for the rarest quarter of mutants under ``uniform`` the speed-up of each strategy:
@@ -45,7 +46,9 @@ def first_catch(args) -> tuple[str, str, int, int | None, float]:
     start = time.process_time()
     for i in range(cap):
         row = run_one(i, base + i, draw_config(i, base + i, sel))
-        if row["verdict"] in ("violation", "error"):
+        if row["verdict"] == "error":  # the kit failed: no catch, and a defect to fix before measuring
+            raise RuntimeError(f"the kit raised on a run of {mutant}: {row['error']}\n  {row['command']}")
+        if row["verdict"] == "violation":
             return mutant, strategy, campaign, i + 1, time.process_time() - start
     return mutant, strategy, campaign, None, time.process_time() - start
 

@@ -66,19 +66,23 @@ def summarize(results: str, meta: dict) -> dict:
     df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
     df["spec_reject"] = df["conform"] == "reject"
     df["failing"] = df["verdict"].isin(("violation", "error")) | df["spec_reject"]
+    # An error is the kit failing (its simulator, checker or oracle raised: a protocol's own
+    # bug is a protocol-error violation instead), never a mutant caught: it fails the
+    # campaign like a failing run of a correct protocol.
+    df["kit_error"] = df["verdict"] == "error"
     correct = df[df["mutant"].isna()]
     mutant = df[df["mutant"].notna()]
 
     mutants = []
     for name, g in mutant.groupby("mutant", sort=True):
         g = g.sort_values("run_id")
-        caught = g[g["failing"]]
+        caught = g[g["failing"] & ~g["kit_error"]]
         kinds = sorted(
             {k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
             | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set())
             | ({SPEC_REJECT} if caught["spec_reject"].any() else set())
         )
-        first = int(g["failing"].to_numpy().argmax()) + 1 if len(caught) else None
+        first = int((g["failing"] & ~g["kit_error"]).to_numpy().argmax()) + 1 if len(caught) else None
         expected = _expected_kinds(name)
         as_expected = int(
             caught["violation_kinds"].fillna("").map(lambda ks, e=expected: bool(e & set(ks.split(",")))).sum()
@@ -156,12 +160,13 @@ def summarize(results: str, meta: dict) -> dict:
         p["faults_not_fired"] = int(
             correct[correct["protocol"] == p["protocol"]]["faults_not_fired"].fillna(0).astype(bool).sum()
         )
-    fails = correct[correct["failing"]].sort_values("run_id")
+    fails = df[(df["mutant"].isna() & df["failing"]) | df["kit_error"]].sort_values("run_id")
     failing = [
         {
             "run_id": int(r.run_id),
             "seed": int(r.seed),
             "protocol": r.protocol,
+            "mutant": r.mutant if isinstance(r.mutant, str) else None,
             "workload": r.workload,
             "verdict": r.verdict,
             "violation_kinds": r.violation_kinds,
@@ -485,12 +490,12 @@ def markdown(s: dict) -> str:
     if unjudged:
         out += ["", "## Not judged by the exactly-once oracle", ""] + [f"- {line}" for line in unjudged]
     out += conformance_markdown(s)
-    out += ["", "## Failing runs of correct protocols", ""]
+    out += ["", "## Failing runs of correct protocols, and runs the kit failed on", ""]
     if s["failing_runs"]:
         for f in s["failing_runs"]:
             why = _why(f)
             out += [
-                f"- run {f['run_id']}, seed {f['seed']} ({f['protocol']}, {f['workload']}): {f['verdict']}: {why}",
+                f"- run {f['run_id']}, seed {f['seed']} ({_subject(f)}, {f['workload']}): {f['verdict']}: {why}",
                 "",
                 "  ```",
                 f"  {f['command']}",
@@ -520,6 +525,15 @@ def oracle_not_judged(s: dict) -> list[str]:
         for p in s["protocols"]
         if p.get("oracle_not_applied")
     ]
+
+
+def _subject(f: dict) -> str:
+    """What a failing run ran: its protocol, or the mutant (a run the kit failed on).
+
+    >>> _subject({"protocol": "unaligned", "mutant": None}), _subject({"protocol": "unc", "mutant": "unc-no-logging"})
+    ('unaligned', 'mutant unc-no-logging of unc')
+    """
+    return f"mutant {f['mutant']} of {f['protocol']}" if f.get("mutant") else f["protocol"]
 
 
 def _why(f: dict) -> str:
@@ -643,7 +657,7 @@ def print_summary(s: dict, console) -> None:
     for f in s["failing_runs"][:PRINT_FAILURES]:
         why = _why(f)
         console.print(
-            f"[red]FAILING[/] run {f['run_id']}, seed {f['seed']} ({escape(f['protocol'])}): {escape(str(why))}\n"
+            f"[red]FAILING[/] run {f['run_id']}, seed {f['seed']} ({escape(_subject(f))}): {escape(str(why))}\n"
             f"  {escape(f['command'])}",
             highlight=False,
             emoji=False,

@@ -68,6 +68,28 @@ def test_a_failing_correct_run_fails_the_campaign_and_is_listed_with_its_command
     assert "snapcheck simulate --protocol unaligned --seed 2" in markdown(s)
 
 
+def test_an_error_in_a_mutant_run_is_the_kit_failing_not_a_catch(tmp_path):
+    # run 1 raised in the kit (e.g. a configuration the simulator refuses); run 2 caught it
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "unaligned"),
+            _row(1, "unaligned", "error", "unaligned-late-snapshot", error="UsageError: refused"),
+            _row(2, "unaligned", "violation", "unaligned-late-snapshot", "orphan"),
+            _row(3, "unc", "error", "unc-no-logging", error="KeyError: 'x'"),
+        ],
+    )
+    assert not s["ok"]
+    m = {x["mutant"]: x for x in s["mutants"]}
+    assert (m["unaligned-late-snapshot"]["caught"], m["unaligned-late-snapshot"]["runs_to_first_catch"]) == (1, 2)
+    assert m["unc-no-logging"]["escaped"] and m["unc-no-logging"]["caught"] == 0
+    assert [(f["run_id"], f["mutant"]) for f in s["failing_runs"]] == [
+        (1, "unaligned-late-snapshot"),
+        (3, "unc-no-logging"),
+    ]
+    assert "(mutant unc-no-logging of unc, q1): error: KeyError: 'x'" in markdown(s)
+
+
 def test_a_failing_run_is_named_by_its_seed_too(tmp_path):
     """A campaign started at ``-s 1000`` runs seed 1166 as its run 166: the line names
     both, so it matches the command's ``--seed`` and ``run-SEED.jsonl``."""
