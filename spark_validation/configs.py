@@ -231,13 +231,18 @@ def draw_config(run_id: int, seed: int, sel: Selection):
 
 def _adjusted(cls, cfg, mutant: str, seed: int):
     """``cfg`` with the mutant's forced adjustments (``Protocol.adjust``); crashes and
-    stragglers of tasks an adjusted workload does not have are dropped."""
+    stragglers of tasks an adjusted workload does not have are dropped, and so are the
+    rescales and finishing sources drawn for an acyclic workload when the adjusted one
+    is cyclic (the simulator models them on acyclic dataflows only)."""
+    from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import user_hook
 
     with user_hook(cls, "adjust"):
         adjusted = cls.adjust(replace(cfg, mutant=mutant))
     if adjusted.workload != cfg.workload:  # crashes and stragglers were drawn for the other workload's tasks
+        from snapcheck.reference.simulation import is_cyclic
         from snapcheck.reference.testing import task_ids
+        from snapcheck.reference.workloads import make_workload
 
         known = set(task_ids(adjusted.workload, adjusted.parallelism, seed)) | {"self"}
         adjusted = replace(
@@ -245,6 +250,11 @@ def _adjusted(cls, cfg, mutant: str, seed: int):
             failures=tuple(f for f in adjusted.failures if f[0] in known),
             stragglers=tuple(s for s in adjusted.stragglers if s[0] in known),
         )
+        wl = adjusted.workload
+        if (adjusted.rescale or adjusted.finish_sources) and is_cyclic(
+            make_workload(wl, adjusted.parallelism, seed) if isinstance(wl, str) else wl
+        ):
+            adjusted = replace(adjusted, rescale=(), finish_sources=False, max_parallelism=SimConfig.max_parallelism)
     return adjusted
 
 

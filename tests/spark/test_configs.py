@@ -203,3 +203,30 @@ def test_a_list_option_given_empty_is_a_usage_error_not_its_default(tmp_path, op
     )
     assert res.returncode == 2 and f"{option} ' , ' names nothing" in res.stderr, res.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_mutant_that_moves_the_run_to_a_cyclic_workload_drops_the_rescales_drawn_for_the_first():
+    """``abs-cyclic-early-back-edge`` moves an acyclic run to ``reachability`` (``adjust``)
+    after the rescale was drawn for the acyclic workload; the simulator models rescales and
+    finishing sources on acyclic dataflows only, and the run was an error (UsageError,
+    campaign seed 7,000,000 runs 395, 1155 and 1383). No drawn run pairs them any more."""
+    from snapcheck.reference.workloads import CYCLIC
+
+    sel = Selection.of(
+        protocols="chandy-lamport,abs-aligned,abs-cyclic,unaligned,aligned-timeout,unc,hmnr,hmnr-clock,bcs,"
+        "liverobin,regional-aligned".split(","),
+        workloads=["q1", "q3", "q8", "q12", "diamond", "reachability"],
+        runs=2500,
+    )
+    cfg = draw_config(395, 7_000_395, sel)
+    assert (cfg.mutant, cfg.workload, cfg.rescale, cfg.finish_sources) == (
+        "abs-cyclic-early-back-edge",
+        "reachability",
+        (),
+        False,
+    )
+    assert run_one(395, 7_000_395, cfg, oracle=False)["verdict"] != "error"
+    sel = Selection.of(protocols=["abs-cyclic"], mutants=["abs-cyclic-early-back-edge"])
+    cfgs = [draw_config(i, i, sel) for i in range(200)]  # before the fix: runs 24, 89 and 154
+    assert sum(c.mutant is not None and c.workload in CYCLIC for c in cfgs) >= 20
+    assert not [c for c in cfgs if c.workload in CYCLIC and (c.rescale or c.finish_sources)]
