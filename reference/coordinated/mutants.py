@@ -57,6 +57,20 @@ def _cyclic(cfg):
     return cfg
 
 
+def _parallel_cycle(cfg):
+    """A cyclic workload with parallel subtasks: one subtask per operator carries only a
+    task's own barrier round its loop, so a barrier of another subtask can never come
+    round before the task's snapshot.
+
+    >>> from snapcheck.reference import SimConfig
+    >>> c = _parallel_cycle(SimConfig(workload="q1", parallelism=1))
+    >>> c.workload, c.parallelism
+    ('reachability', 2)
+    """
+    cfg = _cyclic(cfg)
+    return replace(cfg, parallelism=max(cfg.parallelism, 2))
+
+
 def _jittery(cfg):
     return replace(cfg, jitter=max(cfg.jitter, 400))
 
@@ -384,7 +398,7 @@ class CyclicEarlyBackEdge(CyclicABS):
         "buffer": 1,
         "out_buffer": 1,
     }
-    adjust = staticmethod(_cyclic)
+    adjust = staticmethod(_parallel_cycle)  # "with parallel subtasks": the bug needs two
     task_class = EarlyBackEdgeTask
 
 
