@@ -80,6 +80,7 @@ def baseline(cfg: SimConfig) -> SimConfig | None:
 
 
 OPTED_OUT = "the protocol declares failure_free_oracle = False"
+MUTANT_OPTED_OUT = "the mutant declares failure_free_oracle = False"
 
 
 def not_judged(cfg: SimConfig) -> str | None:
@@ -90,11 +91,20 @@ def not_judged(cfg: SimConfig) -> str | None:
     'the run is its own failure-free run (no failure, decline, rescale or mutant)'
     >>> not_judged(SimConfig(protocol="liverobin"))
     'the protocol declares failure_free_oracle = False'
+
+    A mutant's run is judged against its base protocol's failure-free run, unless the
+    mutant opts out itself (e.g. one that changes the job's dataflow, whose results then
+    differ from the base's whatever its bug does):
+
+    >>> not_judged(SimConfig(protocol="regional-aligned", mutant="regional-dependent-regions"))
+    'the mutant declares failure_free_oracle = False'
     """
     from snapcheck.reference.catalogue import resolve
 
     if not resolve(cfg.protocol).failure_free_oracle:
         return OPTED_OUT
+    if cfg.mutant and not resolve(cfg.mutant, "mutant").failure_free_oracle:
+        return MUTANT_OPTED_OUT
     if baseline(cfg) is None:
         return "the run is its own failure-free run (no failure, decline, rescale or mutant)"
     return None

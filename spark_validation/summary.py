@@ -26,7 +26,7 @@ import os
 
 import orjson
 
-from snapcheck.reference.oracle import OPTED_OUT
+from snapcheck.reference.oracle import MUTANT_OPTED_OUT, OPTED_OUT
 
 LIST_MUTANT_RUNS = 3  # reproduction commands listed per mutant (all are in the result table)
 PRINT_FAILURES = 20
@@ -100,6 +100,7 @@ def summarize(results: str, meta: dict) -> dict:
                 "caught_as_expected": as_expected,
                 "reported": kinds,
                 "escaped": bool(len(caught) == 0),
+                "oracle_not_applied": int(g["oracle"].fillna("").str.startswith(f"skipped: {MUTANT_OPTED_OUT}").sum()),
                 "examples": [
                     repro_command(r) for r in caught.sort_values("run_id").head(LIST_MUTANT_RUNS).itertuples()
                 ],
@@ -513,10 +514,11 @@ def markdown(s: dict) -> str:
 
 def oracle_not_judged(s: dict) -> list[str]:
     """What the end-to-end exactly-once oracle did not judge in campaign summary ``s``:
-    every run if it was off, else the runs of protocols that opt out of it.
+    every run if it was off, else the runs of protocols and of mutants that opt out of it.
 
-    >>> oracle_not_judged({"oracle": True, "protocols": [{"protocol": "mine.py:Mine", "runs": 30, "oracle_not_applied": 30}]})
-    ['mine.py:Mine: 30 of 30 runs (the protocol declares failure_free_oracle = False)']
+    >>> oracle_not_judged({"oracle": True, "protocols": [{"protocol": "mine.py:Mine", "runs": 30, "oracle_not_applied": 30}],
+    ...                    "mutants": [{"mutant": "m", "runs": 4, "oracle_not_applied": 4}]})
+    ['mine.py:Mine: 30 of 30 runs (the protocol declares failure_free_oracle = False)', 'mutant m: 4 of 4 runs (the mutant declares failure_free_oracle = False)']
     """
     if s.get("oracle") is False:
         return ["every run: the oracle was off (--no-oracle)"]
@@ -524,6 +526,10 @@ def oracle_not_judged(s: dict) -> list[str]:
         f"{p['protocol']}: {p['oracle_not_applied']:,} of {p['runs']:,} runs ({OPTED_OUT})"
         for p in s["protocols"]
         if p.get("oracle_not_applied")
+    ] + [
+        f"mutant {m['mutant']}: {m['oracle_not_applied']:,} of {m['runs']:,} runs ({MUTANT_OPTED_OUT})"
+        for m in s.get("mutants", [])
+        if m.get("oracle_not_applied")
     ]
 
 

@@ -159,6 +159,9 @@ class DependentRegions(RegionalAligned):
 
     regions_by = "subtask"
     cross_edge = True
+    # Its job has an edge the base protocol's has not: the base's failure-free run is no
+    # reference for its results (every run would "differ" by that edge's records).
+    failure_free_oracle = False
 
 
 class StaleAck(RegionalAligned):
