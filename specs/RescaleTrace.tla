@@ -7,7 +7,7 @@
 (* own checkpoint and maps each input channel onto itself.                 *)
 (*                                                                         *)
 (* The mapping (checker/tla/map_rescale.py) turns a trace into events      *)
-(* [op, p, c, o, n, k, r, m, g]:                                           *)
+(* [op, p, c, o, n, k, r, m, g, h]:                                        *)
 (*   complete  round r completed (the coordinator's round_complete);       *)
 (*   rec       record n of old channel o, key group k - 1 (k = 0: none),  *)
 (*             belongs to the recorded channel state of round r (key      *)
@@ -16,18 +16,21 @@
 (*             the channels m maps onto its inputs: m is a set of          *)
 (*             <<old channel, new channel, key groups, all>> (all = 1: no  *)
 (*             filter); g the key groups p owns ({} when not keyed); key   *)
-(*             groups are sets of ranges <<lo, hi>>;                       *)
+(*             groups are sets of ranges <<lo, hi>>; the records still     *)
+(*             pending at p are replaced, so each must be channel state    *)
+(*             of round h (h = 0: not judged), which takes them on;        *)
 (*   restored  the last restore of the recovery (round r) was seen;        *)
 (*   recover   p processes record n of old channel o, recovered on c;      *)
 (*   live      p processes, on c, a record sent after the restore;         *)
 (*   drop      p discards recovered record n of o (no action allows it);   *)
 (*   stale     p processes a record its sender sent before its own restore *)
 (*             undid it (no action allows it);                             *)
-(*   retire    p leaves the job at a checkpoint of the restored round: its *)
-(*             later steps are undone and its state lives on in the        *)
-(*             restores naming it, so its pending records go with it (the  *)
-(*             ones still in flight there are that round's channel state,  *)
-(*             which the next restores must take);                         *)
+(*   retire    p leaves the job at its checkpoint of round h: its later    *)
+(*             steps are undone and its state lives on in the restores     *)
+(*             naming it, so its pending records go with it; each was in   *)
+(*             flight at that checkpoint and must be channel state of      *)
+(*             round h, which the next restores must take (h = 0: not      *)
+(*             judged);                                                    *)
 (*   end       the trace ends.                                             *)
 (* TLC explores TraceSpec with one behaviour per trace; a trace is         *)
 (* accepted iff all its events are matched (Progress reports the longest   *)
@@ -53,6 +56,15 @@ RecordsOf(r) == {y \in recorded : y[1] = r}
 In(k, f) == \E x \in f : x[1] <= k /\ k <= x[2]
 Keeps(f, all, k) == all = 1 \/ (k > 0 /\ In(k, f)) \/ (k = 0 /\ f # {})
 
+\* The records still pending at p, about to leave it unprocessed (p retires at, or
+\* restores, its checkpoint of round h), are channel state of round h: in flight at
+\* that checkpoint, they were recorded there, under the channel they are pending on
+\* (or, at a checkpoint 0 a rescale gave p, under their old channel), and TRestored
+\* makes the restores of round h take them on.  One recorded nowhere is lost: nothing
+\* takes it on.  h = 0: not judged (that round's channel state is not known).
+Held(p, h) ==
+    h > 0 => \A x \in pending : x[1] = p => \E y \in RecordsOf(h) : y[3] = x[4] /\ y[2] \in {x[2], x[3]}
+
 TComplete ==
     /\ lastComplete' = E.r
     /\ UNCHANGED <<recorded, pending, took, mapped>>
@@ -67,6 +79,7 @@ TRec ==
 TRestore ==
     LET sel == {t \in E.m \X RecordsOf(E.r) : t[1][1] = t[2][2] /\ Keeps(t[1][3], t[1][4], t[2][4])}
     IN /\ E.r = lastComplete
+       /\ Held(E.p, E.h)
        /\ \A t \in sel : (t[2][4] > 0 /\ E.g # {}) => In(t[2][4], E.g)
        /\ pending' = {x \in pending : x[1] # E.p} \cup {<<E.p, t[1][2], t[2][2], t[2][3]>> : t \in sel}
        /\ took' = took \cup {<<t[2][2], t[2][3]>> : t \in sel}
@@ -95,6 +108,7 @@ TLive ==
 
 \* A process that leaves at a checkpoint hands its input over to the restores naming it.
 TRetire ==
+    /\ Held(E.p, E.h)
     /\ pending' = {x \in pending : x[1] # E.p}
     /\ UNCHANGED <<recorded, took, mapped, lastComplete>>
 

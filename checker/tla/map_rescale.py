@@ -2,7 +2,7 @@
 parallelism — as events of the trace specification ``specs/RescaleTrace.tla``
 (the restore rules of ``specs/Rescale.tla`` over the trace's own topology).
 
-Spec events are records ``[op, p, c, o, n, k, r, m, g]``:
+Spec events are records ``[op, p, c, o, n, k, r, m, g, h]``:
 
 =======================  ==========================================================
 trace event              spec event
@@ -21,7 +21,9 @@ a restore restores)      recorded under, ``n`` the identity of its original
                          restore did; a rescale taking such a process's
                          checkpoint 0 composes its mappings with that restore's),
                          ``g`` the key groups it owns
-                         (key groups as ranges ``<<lo, hi>>``, plus one)
+                         (key groups as ranges ``<<lo, hi>>``, plus one), ``h``
+                         the round whose channel state must hold the records
+                         still pending at the process (its own ``r``)
 (last restore of a       ``restored``: every record of the round was taken
 recovery)
 ``recv`` after the       ``recover`` when it processes a replayed incarnation of a
@@ -34,8 +36,9 @@ its own restore)
 replayed by its current
 recovery
 ``retire`` at a          ``retire``: its pending recovered records go with it
-checkpoint (of a         (its later steps are undone; what was still in flight
-restored process)        is channel state of the round the next restores take)
+checkpoint (of a         (its later steps are undone); ``h`` the round of that
+restored process)        checkpoint, whose channel state must hold them (they
+                         were in flight there), for the next restores to take
 (end of the trace)       ``end``: no recovered record left unprocessed
 =======================  ==========================================================
 
@@ -45,6 +48,11 @@ checkpoints, sends, receives before the process's first restore; they are what
 the protocol's specification validates in failure-free traces), external input,
 control messages, ``output``, ``arrive``, ``fail``, ``finish``, ``retire`` without a
 checkpoint.
+
+``h`` = 0 leaves the records pending at a restore or retire unjudged: in a trace whose
+channel state is observed at restore (a ``record`` is written only where a restore read
+it, so a missing one proves nothing), and at a retire whose round no restore restores
+(its records are not mapped).
 """
 
 from __future__ import annotations
@@ -122,8 +130,8 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     out = SpecEvents()
     n: int | None  # a record's identity in the specification
 
-    def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset()) -> None:
-        out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g))
+    def add(e, text, op, p="", c="", o="", n=0, k=0, r=0, m=frozenset(), g=frozenset(), h=0) -> None:
+        out.add(e.line if e is not None else 0, text, op=op, p=p, c=c, o=o, n=n, k=k, r=r, m=set(m), g=set(g), h=h)
 
     def meet(f1: frozenset, all1: int, f2: frozenset, all2: int) -> tuple[frozenset, int]:
         """The filter of two mappings one after the other (``all`` = 1: no filter)."""
@@ -170,7 +178,8 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     # that restore, yet it is the channel state of the round restored: its rec events go
     # before the first restore of the round.
     observed: dict[int, list] = defaultdict(list)
-    if DeclaredFacts.of(trace.header.protocol).observed_at_restore:
+    observed_at_restore = DeclaredFacts.of(trace.header.protocol).observed_at_restore
+    if observed_at_restore:
         for e in trace.events:
             if e.type == "record" and e.ch in data and (r := recorded_round(e)) is not None:
                 observed[r].append(e)
@@ -199,18 +208,25 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 maps = first_maps[e.proc]  # parallelism, recovered records included
             else:
                 maps = frozenset((c, c, frozenset(), 1) for c in data_chans if chans[c].dst == e.proc)
+            before = e.proc in round_restored  # it holds recovered records of an earlier restore
             round_restored[e.proc] = r
             restored_line[e.proc] = e.line
             add(
                 e,
                 f"restore of {e.proc} from round {r}: it must be the latest completed round; the "
                 "records of the channels it maps become its pending input, keyed ones only for key "
-                "groups it owns",
+                "groups it owns"
+                + (
+                    f"; those still pending from its earlier restore must be channel state of round {r}"
+                    if before and not observed_at_restore
+                    else ""
+                ),
                 "restore",
                 p=e.proc,
                 r=r,
                 m=maps,
                 g=owned.get(e.proc, frozenset()),
+                h=0 if observed_at_restore else r,
             )
             if e.line in group_end:
                 add(
@@ -278,11 +294,17 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 n=ident[resolve(e.mid)],
             )
         elif t == "retire" and e.ckpt is not None and e.proc in round_restored:
+            h = ckpt_round.get((e.proc, e.ckpt)) or 0  # the round of that checkpoint (0: not judged)
+            if h not in restored_rounds or observed_at_restore:
+                h = 0
             add(
                 e,
-                f"{e.proc} leaves the job at its checkpoint {e.ckpt}: its input lives on in the restores naming it",
+                f"{e.proc} leaves the job at its checkpoint {e.ckpt}: its input lives on in the restores "
+                "naming it"
+                + (f"; every recovered record still pending there must be channel state of round {h}" if h else ""),
                 "retire",
                 p=e.proc,
+                h=h,
             )
         elif t in ("restore", "recv", "discard", "record"):
             out.ignored[f"{t} (before any restore, or not between tasks)"] += 1
@@ -302,6 +324,7 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
         r=0,
         m=set(),
         g=set(),
+        h=0,
     )
     return Prepared(
         trace.path,

@@ -113,6 +113,71 @@ def test_rescale_mutants_are_rejected_at_the_faulty_step(tmp_path, name):
     assert event.type == FAULTY_STEP[name], (v.render(), event)
 
 
+# rescale-race runs of the conformance campaign at scale that the checker caught
+# (in-flight-lost) and RescaleTrace accepted: the late recovered buffers of the merged
+# old channels were never replayed (no live record on their channel came to drop them),
+# so they stayed pending at the new task until it left them unprocessed — retiring at a
+# checkpoint for the second rescale (7006169), or restoring its checkpoint of a later
+# round after a crash (7006245) — and that checkpoint had not recorded them: lost
+RACE_LOST = {
+    "retire": SimConfig(
+        protocol="unaligned",
+        workload="q8",
+        parallelism=2,
+        seed=7006169,
+        records=9,
+        gap=30,
+        hot_ratio=0.8,
+        failures=(("persons[1]", "snapshot", 32), ("persons[0]", "recovery", 3)),
+        mutant="rescale-race",
+        interval=300,
+        aligned_timeout=200,
+        latency=21,
+        buffer=6,
+        out_buffer=1,
+        rescale=(("savepoint", 429, 1), ("savepoint", 818, 2)),
+    ),
+    "restore": SimConfig(
+        protocol="unaligned",
+        workload="diamond",
+        parallelism=2,
+        seed=7006245,
+        records=11,
+        gap=30,
+        failures=(("self", "snapshot", 48), ("op1[1]", "recovery", 1)),
+        mutant="rescale-race",
+        interval=300,
+        aligned_timeout=400,
+        latency=38,
+        jitter=30,
+        buffer=6,
+        out_buffer=4,
+        rescale=(("savepoint", 697, 1),),
+    ),
+}
+
+
+@pytest.mark.parametrize("step", sorted(RACE_LOST))
+def test_recovered_records_never_replayed_are_rejected_where_the_task_leaves_them(tmp_path, step):
+    """A new task's pending recovered records are handed on when it retires at, or
+    restores, a checkpoint only as that checkpoint's channel state: RescaleTrace rejects
+    the retire (or restore) whose checkpoint recorded none of them, where the checker
+    finds them lost at the rescale."""
+    from snapcheck.checker import CheckOptions, check_trace
+
+    path = _write(tmp_path, step, RACE_LOST[step])
+    assert "in-flight-lost" in check_trace(read_trace(path), CheckOptions()).kinds
+    (v,) = conformance.conform([path], tla_mappings())
+    assert v.verdict == REJECT, v.render()
+    line = int(v.location.rsplit(":", 1)[1])
+    event = next(e for e in read_trace(path).events if e.line == line)
+    assert (event.type, event.proc, line) == {
+        "retire": ("retire", "g1.window_join[0]", 378),
+        "restore": ("restore", "g1.op0[0]", 1212),
+    }[step], v.render()
+    assert "must be channel state of round" in v.render()
+
+
 def test_restored_state_is_the_checkers_to_judge():
     """docs/specs.md (RescaleTrace, what it does not judge): a rescale whose new task
     restores no state (key group 3 of the old agg[1] is named by no restore's sources)
