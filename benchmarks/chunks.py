@@ -43,9 +43,9 @@ def run_chunks(
         cmd = [sys.executable, "-m", "snapcheck", "validate", "-n", str(size), *options]
         cmd += ["-s", str(first + c * size), "-o", str(target)]
         print(" ".join(cmd[1:]), flush=True)
-        done = subprocess.run(cmd, stdout=subprocess.DEVNULL)
-        if done.returncode not in (0, 1):  # 1: a failing run, which the summary lists
-            raise SystemExit(f"chunk {c} of {name} ended with exit {done.returncode}")
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL)
+        if proc.returncode not in (0, 1):  # 1: a failing run, which the summary lists
+            raise SystemExit(f"chunk {c} of {name} ended with exit {proc.returncode}")
 
 
 def seed_ranges(seeds: list[tuple[int, int]]) -> str:

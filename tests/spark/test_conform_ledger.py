@@ -69,3 +69,23 @@ def test_every_kept_entry_accounts_for_its_runs(path):
     assert e["caught_by_spec"] <= min(e["mutant_runs"], e["rejected"])
     assert all(d["runs"] >= 1 and d["example"].startswith("snapcheck simulate ") for d in e["disagreements"])
     assert path.name == f"seed-{e['seeds'][0]}.json"
+
+
+def test_chunks_run_in_turn_skipping_those_kept(tmp_path, monkeypatch):
+    import chunks
+
+    ran = []
+
+    def fake_run(cmd, **kw):  # a chunk's campaign: its summary appears
+        out = Path(cmd[cmd.index("-o") + 1])
+        ran.append(int(cmd[cmd.index("-s") + 1]))
+        (out / "summary.json").write_text("{}")
+        return chunks.subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(chunks.subprocess, "run", fake_run)
+    monkeypatch.setattr(chunks, "commit", lambda: "abc1234")
+    chunks.run_chunks("conform", [], 4, 10, tmp_path, first=100, done={120}.__contains__)
+    assert ran == [100, 110, 130]  # 120 was kept elsewhere
+    assert (tmp_path / "conform-0" / "commit.txt").read_text() == "abc1234\n"
+    chunks.run_chunks("conform", [], 4, 10, tmp_path, first=100)  # resumed: only the one kept elsewhere runs
+    assert ran == [100, 110, 130, 120]
