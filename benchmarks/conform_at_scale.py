@@ -80,6 +80,29 @@ def keep(out: Path) -> None:
         target.write_text(json.dumps(entry(s, ran_on), indent=1) + "\n")
 
 
+def covered(first: int, size: int, kept: list[tuple[int, int]]) -> bool:
+    """Whether the chunk of seeds ``first … first + size - 1`` is in the ledger (``kept``:
+    its entries' seed ranges). A chunk that only partly overlaps them is refused: run
+    again, its seeds would count twice, and skipped, some would never run.
+
+    >>> covered(10, 5, [(0, 19)]), covered(20, 5, [(0, 19)])
+    (True, False)
+    >>> covered(15, 10, [(0, 19)])
+    Traceback (most recent call last):
+    SystemExit: the chunk of seeds 15…24 overlaps the ledger's 0…19: choose --seed and --chunk so that every chunk is wholly in it or wholly outside
+    """
+    last = first + size - 1
+    if any(a <= first and last <= b for a, b in kept):
+        return True
+    overlap = [(a, b) for a, b in kept if a <= last and first <= b]
+    if overlap:
+        raise SystemExit(
+            f"the chunk of seeds {first:,}…{last:,} overlaps the ledger's {seed_ranges(overlap)}: "
+            "choose --seed and --chunk so that every chunk is wholly in it or wholly outside"
+        )
+    return False
+
+
 def collect(ledger: Path = LEDGER) -> dict:
     """Every entry of the ledger, added up."""
     a: dict = {"chunks": 0, "runs": 0, "seconds": 0.0, "seeds": [], "caught_by_spec": 0, "mutant_runs": 0}
@@ -164,8 +187,16 @@ def main(argv: list[str] | None = None) -> int:
     if not args.collect_only:
         options = ["--conform", "1", "-p", PROTOCOLS, "-w", WORKLOADS, "--master", args.master, "--no-progress"]
         keep(args.out)
-        kept = {json.loads(p.read_text())["seeds"][0] for p in LEDGER.glob("*.json")}
-        run_chunks("conform", options, args.chunks, args.chunk, args.out, first=args.seed, done=kept.__contains__)
+        kept = [tuple(json.loads(p.read_text())["seeds"]) for p in LEDGER.glob("*.json")]
+        run_chunks(
+            "conform",
+            options,
+            args.chunks,
+            args.chunk,
+            args.out,
+            first=args.seed,
+            done=lambda s: covered(s, args.chunk, kept),
+        )
     keep(args.out)
     a = collect()
     if not a["chunks"]:
