@@ -70,19 +70,20 @@ def summarize(results: str, meta: dict) -> dict:
     # bug is a protocol-error violation instead), never a mutant caught: it fails the
     # campaign like a failing run of a correct protocol.
     df["kit_error"] = df["verdict"] == "error"
+    df["catch"] = df["failing"] & ~df["kit_error"]  # a mutant's run that caught it
     correct = df[df["mutant"].isna()]
     mutant = df[df["mutant"].notna()]
 
     mutants = []
     for name, g in mutant.groupby("mutant", sort=True):
         g = g.sort_values("run_id")
-        caught = g[g["failing"] & ~g["kit_error"]]
+        caught = g[g["catch"]]
         kinds = sorted(
             {k for ks in caught["violation_kinds"].dropna() for k in ks.split(",") if k}
             | ({"oracle"} if caught["oracle"].str.startswith("differs").any() else set())
             | ({SPEC_REJECT} if caught["spec_reject"].any() else set())
         )
-        first = int((g["failing"] & ~g["kit_error"]).to_numpy().argmax()) + 1 if len(caught) else None
+        first = int(g["catch"].to_numpy().argmax()) + 1 if len(caught) else None
         expected = _expected_kinds(name)
         as_expected = int(
             caught["violation_kinds"].fillna("").map(lambda ks, e=expected: bool(e & set(ks.split(",")))).sum()
