@@ -466,7 +466,12 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
 
 
 def _fifo_successor(h: History, m, dst: str, after: int):
-    """A recv after ``after`` of a later message (higher seq) of m's FIFO channel, if any."""
+    """A recv after ``after`` of a later message (higher seq) of m's FIFO channel, if any.
+
+    Only messages first sent on that channel compare by seq: a record a rescale carried
+    over from an old channel (its original sent on the old channel, with the old
+    channel's numbering) is restored channel state, ahead of every send on the new
+    channel whatever its number."""
     chan = h.channels.get(m.ch)
     if chan is None or not chan.fifo or m.seq is None:
         return None
@@ -474,7 +479,7 @@ def _fifo_successor(h: History, m, dst: str, after: int):
         if e.line > after and e.type == "recv" and e.ch == m.ch:
             assert e.mid is not None  # a receive names its message
             o = h.by_mid.get(h.resolve(e.mid))
-            if o is not None and o.seq is not None and o.seq > m.seq:
+            if o is not None and o.ch == m.ch and o.seq is not None and o.seq > m.seq:
                 return e
     return None
 
