@@ -103,6 +103,24 @@ TCutOk ==
     /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
 
+\* An open cut (mode unaligned, segments.py) leaves the aborted rounds next.low to
+\* next.rounds open: later events still refer to them.  Nothing is owed or aligned,
+\* every round up to next.rounds is finished, and the state is exactly the one the
+\* events determine: every process's and channel's variables (older rounds than
+\* next.low compare only with newer ones there), and the per-round state of the open
+\* rounds; the next segment starts from it (StartWith), the older rounds dropped.
+TCutOpen(next) ==
+    LET open == next.low..next.rounds IN
+    /\ \A p \in TProcs \cup TCoords : ~U!Busy(p) /\ took[p] \cap open = next.took[p]
+    /\ rec = next.rec /\ unal = next.unal /\ closed = next.closed /\ arrivedB = next.arrivedB
+    /\ \A r \in 1..next.rounds : r \in completed \cup aborted
+    /\ open \subseteq aborted
+    /\ \A r \in open : /\ inpart[r] = next.inpart[r] /\ outpart[r] = next.outpart[r]
+                       /\ sentAt[r] = next.sentAt[r] /\ rcvdAt[r] = next.rcvdAt[r]
+    /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
+
+TCutMatch == IF "low" \in DOMAIN TCut[traceNo] THEN TCutOpen(TCut[traceNo]) ELSE TCutOk
+
 TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
             /\ (U!SealedNow(r, c) /\ inpart[r][c] # <<>>) => <<r, c, "input">> \in recorded
             /\ outpart[r][c] # <<>> => <<r, c, "output">> \in recorded
@@ -118,14 +136,31 @@ Match ==
     \/ E.op = "abort" /\ U!Abort(E.n) /\ UNCHANGED recorded
     \/ E.op = "record" /\ TRecord /\ UNCHANGED pvars
        /\ recorded' = recorded \cup {<<E.n, E.c, E.part>>}
-    \/ E.op = "cut" /\ TCutOk /\ UNCHANGED <<pvars, recorded>>
+    \/ E.op = "cut" /\ TCutMatch /\ UNCHANGED <<pvars, recorded>>
     \/ E.op = "end" /\ TEnd /\ UNCHANGED <<pvars, recorded>>
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
+\* The state a segment that starts at an open cut starts from (TCutOpen): the open
+\* rounds, aborted, are its first ones.
+StartWith(s) ==
+    LET procs == TProcs \cup TCoords
+        PerRound(f, zero) == [r \in 1..TRounds |-> IF r \in DOMAIN f THEN f[r] ELSE [c \in TDataChans |-> zero]]
+    IN
+    /\ wire = s.wire /\ ibuf = s.ibuf /\ nsent = s.sent /\ nrcvd = s.rcvd
+    /\ rec = s.rec /\ took = s.took /\ unal = s.unal
+    /\ mustSnap = [p \in procs |-> 0] /\ pending = [p \in procs |-> {}]
+    /\ owe = [p \in procs |-> "b"] /\ emitting = [p \in procs |-> ""]
+    /\ completed = {} /\ aborted = s.aborted
+    /\ closed = s.closed /\ arrivedB = s.arrivedB
+    /\ inpart = PerRound(s.inpart, <<>>) /\ outpart = PerRound(s.outpart, <<>>)
+    /\ sentAt = PerRound(s.sentAt, 0) /\ rcvdAt = PerRound(s.rcvdAt, 0)
+
 TraceInit ==
     /\ traceNo \in 1..Len(Traces)
-    /\ U!InitWith(TInit[traceNo].wire, TInit[traceNo].ibuf, TInit[traceNo].sent, TInit[traceNo].rcvd)
+    /\ IF "rec" \in DOMAIN TInit[traceNo]
+         THEN StartWith(TInit[traceNo])
+         ELSE U!InitWith(TInit[traceNo].wire, TInit[traceNo].ibuf, TInit[traceNo].sent, TInit[traceNo].rcvd)
     /\ cursor = 0 /\ recorded = {}
 \* When a task learns that the coordinator aborted the round it aligns: right before
 \* its own next event, or before the final checks (cut, end).  Giving the round up

@@ -71,6 +71,27 @@ Per-round state of finished rounds (histories, recorded channel states,
 shows of them, and the segment's ``end`` event has already checked that every
 non-empty recorded channel state of its rounds was reported.
 
+Open cuts (``OPEN_CUTS``: the Unaligned specification in mode ``unaligned``). When
+a checkpoint timeout aborts rounds faster than a straggler lets their barriers
+through, tasks keep snapshotting, declining and recording aborted rounds long after
+the abort, and rounds overlap: there may be no point at which no later event refers
+to an old round, and one segment holds every round of the run (a campaign trace of
+26,359 events: one segment of 20,323 spec events and 143 rounds that TLC did not
+finish in 900 s; each step costs O(rounds x channels)). So the trace is also cut
+where every round up to ``R`` is finished and the rounds ``L..R`` that later events
+still refer to are all aborted, no process owes or aligns anything, and every marker
+in flight of a round older than ``L`` is ``obsolete`` for its destination. In mode
+``unaligned`` a task that owes nothing aligns nothing, so the events determine the
+whole state there (``TaskState``: every process's and channel's variables and the
+per-round state of ``L..R``); the next segment starts from exactly that state with
+its rounds after ``L - 1`` (``StartWith``: rounds ``L..R`` are its first, aborted
+ones; everything older is round 0, as at the other cuts), and the segment before
+ends with a ``cut`` whose step requires TLC's state to be that state, up to the
+rounds older than ``L`` (``TCutOpen``), so a wrong prediction sends the trace to a
+whole run, never to a verdict. The rounds older than ``L`` are dropped for the same
+reasons as at the other cuts (no later event refers to them; their markers in flight
+are obsolete), and those of ``L..R`` are aborted, so ``end`` skips them either way.
+
 Verdicts combine so that a segmented run finds exactly what a whole run finds
 (``combine``): the first segment whose real events do not all match gives the
 REJECT and its location; a failed ``cut`` sends the trace to a whole run; a failed ``end`` of any
@@ -80,10 +101,11 @@ segment is rejected first.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
 
-from snapcheck.checker.tla.trace_events import Prepared
+from snapcheck.checker.tla.trace_events import Function, Prepared
 from snapcheck.checker.tla.tracelog import start_state
 
 ROUND_OPS = ("ckpt", "decline", "start", "complete", "abort", "record")
@@ -91,6 +113,12 @@ ROUND_OPS = ("ckpt", "decline", "start", "complete", "abort", "record")
 OBSOLETE_IN_FLIGHT = frozenset({"ABSTrace", "UnalignedTrace"})
 # ... and among them, with a late barrier of an aborted round its destination checkpointed.
 LATE_BARRIERS = frozenset({"UnalignedTrace"})
+# Specifications (and modes) whose segments may also be cut with aborted rounds still open.
+OPEN_CUTS = frozenset({("UnalignedTrace", "unaligned")})
+
+
+def _copy(v):
+    return list(v) if isinstance(v, list) else v
 
 
 def _round_of(e: dict) -> int | None:
@@ -154,6 +182,177 @@ class InFlight:
         return [*self.ibuf[c], *self.wire[c]]
 
 
+class TaskState:
+    """The state of the Unaligned specification in mode ``unaligned`` that the events
+    determine, followed event by event: what a cut with rounds still open needs
+    (``clean_cuts``, *open cuts*). In that mode a task that owes nothing aligns
+    nothing (``Aligning`` is 0), so every variable but ``pending`` (the markers a task
+    still owes) and ``emitting`` is a function of the events: rec, took, unal,
+    mustSnap, closed, arrivedB, the per-round ``inpart``/``outpart``/``sentAt``/
+    ``rcvdAt`` and what is in flight. Rounds are absolute; after a cut at ``base``
+    (``collapse``) every round up to ``base`` is ``base`` (0 in the next segment's
+    numbering), as the segment starts. A trace that is not a behaviour may make this
+    state wrong; the ``cut`` event then fails and the trace is validated whole."""
+
+    def __init__(self, topology: tuple):
+        family, procs, coords, data_chans, ctrl_chans, ends, back = topology
+        self.data = frozenset(data_chans)
+        self.chans = sorted(set(data_chans) | set(ctrl_chans))
+        self.src = {c: s for c, s, _ in ends}
+        self.dst = {c: d for c, _, d in ends}
+        self.procs = [*procs, *coords]
+        self.ins = {p: [c for c in self.chans if self.dst[c] == p] for p in self.procs}
+        self.flight = InFlight(self.chans, arrival=True)
+        self.nsent = dict.fromkeys(data_chans, 0)
+        self.nrcvd = dict.fromkeys(data_chans, 0)
+        self.rec = dict.fromkeys(self.procs, 0)
+        self.took: dict[str, list[int]] = {p: [] for p in self.procs}  # ascending
+        self.unal = dict.fromkeys(self.procs, False)
+        self.must = dict.fromkeys(self.procs, 0)
+        self.closed = dict.fromkeys(self.chans, 0)
+        self.arrived = dict.fromkeys(self.chans, 0)
+        self.inpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
+        self.outpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
+        self.sent_at: dict[int, dict[str, int]] = defaultdict(dict)
+        self.rcvd_at: dict[int, dict[str, int]] = defaultdict(dict)
+        self.base = 0
+
+    def step(self, e: dict) -> None:
+        op, p, c, k = e["op"], e["p"], e["c"], e["k"]
+        n = max(e["n"], self.base) if _round_of(e) is not None else e["n"]
+        if op in ("send", "arrive", "recv"):
+            self._message(op, p, c, k, n, e["x"])
+        elif op == "ckpt":
+            aligned = not self.ins[p] and not self.must[p]  # a process without inputs
+            self.rec[p], self.must[p], self.unal[p] = n, 0, not aligned
+            if not self.took[p] or self.took[p][-1] < n:
+                self.took[p].append(n)
+            for x in self.ins[p]:
+                if x in self.data and not aligned and self.closed[x] < n:
+                    self.inpart[n][x] = self._pre_barrier(x, n)
+                if x in self.data:
+                    self.rcvd_at[n][x] = self.nrcvd[x]
+            for x in self.data:
+                if self.src[x] == p:
+                    self.sent_at[n][x] = self.nsent[x]
+        elif op == "decline":
+            if self.must[p] or (not self.ins[p] and self.rec[p] < n):  # it declines now
+                self.rec[p], self.must[p] = n, 0
+                for x in self.ins[p]:
+                    if x in self.data:
+                        self.inpart[n][x] = []
+        elif op == "start":
+            self.rec[p] = n
+
+    def _message(self, op: str, p: str, c: str, k: str, n: int, x: int) -> None:
+        wire, ibuf = self.flight.wire[c], self.flight.ibuf[c]
+        d = self.dst[c]
+        if op == "send" and k == "b" and c in self.data:
+            self.outpart[n][c] = [m for m in list(wire)[len(wire) - x :] if isinstance(m, int)]
+        elif op == "send" and k == "d":
+            self.nsent[c] = n
+        elif op == "arrive" and wire:
+            m = wire[0]
+            if not isinstance(m, int):
+                self.arrived[c] = m[1]
+            else:
+                took = self.took[d]
+                for r in took[bisect_right(took, self.arrived[c]) :]:
+                    self.inpart[r].setdefault(c, []).append(m)
+        elif op == "recv" and k == "d":
+            self.nrcvd[c] += 1
+        elif op == "recv" and k == "b":
+            pos = next((j for j, m in enumerate(ibuf) if not isinstance(m, int) and m[0] == "b"), None)
+            if n <= self.rec[d]:
+                self.closed[c] = max(self.closed[c], n)
+            else:  # the priority barrier that triggers d's snapshot of round n
+                self.closed[c], self.must[d] = n, n
+                if c in self.data and pos is not None:
+                    self.inpart[n][c] = [m for m in list(ibuf)[:pos] if isinstance(m, int)]
+        elif op == "recv":  # a cancellation marker
+            if n <= self.rec[d]:
+                took = self.took[d]
+                recording = (
+                    n == self.rec[d]
+                    and bool(took)
+                    and took[-1] == n
+                    and self.unal[d]
+                    and any(self.closed[y] < n for y in self.ins[d])
+                )
+                self.closed[c] = n
+                if recording:
+                    self.unal[d] = False
+            else:
+                self.closed[c] = self.rec[d] = n
+        if k != "d" and op != "send":
+            n = max(n, self.base)
+        self.flight.step({"op": op, "c": c, "k": k, "n": n, "x": x})
+
+    def _pre_barrier(self, c: str, r: int) -> list[int]:
+        """The data queued in ibuf[c] ahead of the first barrier of round r or later."""
+        out = []
+        for m in self.flight.ibuf[c]:
+            if not isinstance(m, int):
+                if m[0] == "b" and m[1] >= r:
+                    break
+                continue
+            out.append(m)
+        return out
+
+    def idle(self, nxt_marker_round) -> bool:
+        """No process owes or aligns anything: none holds a priority barrier it has not
+        snapshotted, and the next marker each process sends (``nxt_marker_round(p)``,
+        None: none) is of a round newer than it handled (it owes no marker now)."""
+        for p in self.procs:
+            r = nxt_marker_round(p)
+            if self.must[p] or (r is not None and r <= self.rec[p]):
+                return False
+        return True
+
+    def snapshot(self, low: int, upto: int) -> dict:
+        """What a cut determines beyond what is in flight, rounds absolute: per process
+        and channel, and per round from ``low`` to ``upto`` (the rounds still open)."""
+        live = range(low, upto + 1)
+
+        def per_round(table, zero) -> dict:  # copies: the lists grow on
+            return {r: {c: _copy(table[r].get(c, zero)) for c in sorted(self.data)} for r in live}
+
+        return {
+            "rec": dict(self.rec),
+            "took": {p: {r for r in self.took[p] if r >= low} for p in self.procs},
+            "unal": dict(self.unal),
+            "closed": dict(self.closed),
+            "arrivedB": dict(self.arrived),
+            "live": (low, upto),
+            "inpart": per_round(self.inpart, []),
+            "outpart": per_round(self.outpart, []),
+            "sentAt": per_round(self.sent_at, 0),
+            "rcvdAt": per_round(self.rcvd_at, 0),
+        }
+
+    def collapse(self, base: int, whole: bool) -> None:
+        """A segment starts after this cut with its rounds after ``base``: every older
+        round is ``base``; ``whole``: a cut where every round is finished (the segment
+        starts from the shifted initial state: no process took a round, unal is FALSE)."""
+        self.base = base
+        for p in self.procs:
+            self.rec[p] = max(self.rec[p], base)
+            self.took[p] = [r for r in self.took[p] if r > base]
+            self.must[p] = 0
+            if whole:
+                self.unal[p] = False
+        for c in self.chans:
+            self.closed[c] = max(self.closed[c], base)
+            self.arrived[c] = max(self.arrived[c], base)
+            for q in (self.flight.wire[c], self.flight.ibuf[c]):
+                for j, m in enumerate(q):
+                    if not isinstance(m, int) and m[1] < base:
+                        q[j] = (m[0], base)
+        for table in (self.inpart, self.outpart, self.sent_at, self.rcvd_at):
+            for r in [r for r in table if r <= base]:
+                del table[r]
+
+
 def late_barriers_at_head(events: list[dict], chans, arrival: bool) -> set[tuple[str, int]]:
     """``(channel, round)`` of every barrier the events process at the head of its
     queue, nothing ahead of it (not as a priority event).
@@ -170,10 +369,13 @@ def late_barriers_at_head(events: list[dict], chans, arrival: bool) -> set[tuple
 
 def clean_cuts(p: Prepared):
     """The clean cuts of a mapped trace, in order: ``(i, R, state)`` -- after the first
-    ``i`` spec events, with every round up to ``R`` finished; ``state()`` returns what is
-    in flight and the counters there (the keyword arguments of ``tracelog.start_state``:
-    data records as sequence numbers, obsolete markers as ``(kind, round)``, rounds
-    absolute) and must be called before the next cut is asked for."""
+    ``i`` spec events, with every round up to ``R`` finished; ``state()``, called for
+    the cuts chosen only and before the next cut is asked for, returns what is in
+    flight and the counters there (``inflight``, ``counters``: the keyword arguments of
+    ``tracelog.start_state``: data records as sequence numbers, markers as ``(kind,
+    round)``, rounds absolute), the ``base`` after which the next segment's rounds
+    start (``R``; at an open cut ``L - 1``) and, at an open cut, ``tasks``
+    (``TaskState.snapshot``)."""
     family, procs, coords, data_chans, ctrl_chans, ends, back = p.topology
     chans = sorted(set(data_chans) | set(ctrl_chans))
     dst = {c: d for c, _, d in ends}
@@ -193,6 +395,12 @@ def clean_cuts(p: Prepared):
     resolved: set[int] = set()
     completed: set[int] = set()
     at_head = late_barriers_at_head(events, chans, arrival) if family.module in LATE_BARRIERS else set()
+    tasks = TaskState(p.topology) if (family.module, family.mode) in OPEN_CUTS else None
+    sends: dict[str, deque] = defaultdict(deque)  # per process, its marker sends to come: (index, round)
+    if tasks is not None:
+        for j, e in enumerate(events):
+            if e["op"] == "send" and e["k"] != "d":
+                sends[e["p"]].append((j, e["n"]))
     later = [0] * len(events) + [float("inf")]  # the smallest round referred to from event i on
     low = float("inf")
     for i in range(len(events) - 1, -1, -1):
@@ -201,10 +409,47 @@ def clean_cuts(p: Prepared):
             low = r
         later[i] = low
 
-    def state() -> dict:
+    def in_flight() -> dict:
         wire, ibuf = flight.wire, flight.ibuf
         inflight = {c: (tuple(wire[c]), tuple(ibuf[c])) if arrival else tuple(wire[c]) for c in chans}
         return {"inflight": inflight, "counters": {c: (sent[c], rcvd[c]) for c in data_chans}}
+
+    def state() -> dict:
+        if tasks is not None:
+            tasks.collapse(started, whole=True)
+        return {**in_flight(), "base": started}
+
+    def open_state(low: int):
+        def chosen() -> dict:
+            assert tasks is not None
+            out = {**in_flight(), "base": low - 1, "tasks": tasks.snapshot(low, started)}
+            tasks.collapse(low - 1, whole=False)
+            return out
+
+        return chosen
+
+    def next_marker(i: int):
+        def of(proc: str) -> int | None:
+            q = sends[proc]
+            while q and q[0][0] < i:
+                q.popleft()
+            return q[0][1] if q else None
+
+        return of
+
+    def open_cut(i: int, low: int) -> bool:
+        """After event ``i``, with every round up to ``started`` finished: a cut that
+        leaves rounds ``low`` to ``started`` open (all aborted; later events refer to
+        them), with every process idle and every marker in flight of an older round
+        obsolete for its destination."""
+        assert tasks is not None
+        if any(r in completed for r in range(low, started + 1)):
+            return False
+        for c in chans:
+            marks = [m for m in flight.queue(c) if not isinstance(m, int)]
+            if not all(obsolete(kind, r, c) for kind, r in marks if r < low):
+                return False
+        return tasks.idle(next_marker(i + 1))
 
     def harmless(c: str) -> bool:
         """The markers in flight on c (all of finished rounds) change nothing the events
@@ -249,6 +494,8 @@ def clean_cuts(p: Prepared):
 
     for i, e in enumerate(events):
         op, c, k, n = e["op"], e["c"], e["k"], e["n"]
+        if tasks is not None:
+            tasks.step(e)
         moved = flight.step(e)
         if op == "send":
             if k == "d":
@@ -283,12 +530,16 @@ def clean_cuts(p: Prepared):
                 completed.add(n)
             while resolved_upto + 1 in resolved:
                 resolved_upto += 1
-        if resolved_upto < started or later[i + 1] <= started:
+        if resolved_upto < started:
             continue
-        if not markers and (at_started == len(chans) or started not in completed):
+        if later[i + 1] > started and not markers and (at_started == len(chans) or started not in completed):
             yield i + 1, started, state
-        elif obsolete_ok and all(harmless(x) for x in chans):
+        elif later[i + 1] > started and obsolete_ok and all(harmless(x) for x in chans):
             yield i + 1, started, state
+        elif tasks is not None:
+            low = int(later[i + 1]) if later[i + 1] <= started else started + 1  # the oldest round left open
+            if open_cut(i, low):
+                yield i + 1, started, open_state(low)
 
 
 def split(p: Prepared, min_events: int) -> list[Segment]:
@@ -304,8 +555,10 @@ def split(p: Prepared, min_events: int) -> list[Segment]:
     if not chosen:
         return [Segment(p, 0, body)]
     out = []
+    arrival = p.family.models_arrival
     bounds = [(0, 0, None), *chosen, (body, None, None)]
-    for (a, base, start), (b, upto, cut) in zip(bounds, bounds[1:]):
+    for (a, _, start), (b, upto, cut) in zip(bounds, bounds[1:]):
+        base = start["base"] if start is not None else 0
         seg_events = [_renumber(e, base) for e in events[a:b]]
         seg_lines, seg_descr = list(lines[a:b]), list(descr[a:b])
         if cut is not None:
@@ -320,18 +573,55 @@ def split(p: Prepared, min_events: int) -> list[Segment]:
         seg_lines.append(0)
         seg_descr.append(descr[body] if body < len(descr) else "end of trace")
         rounds = max([1] + [r for e in seg_events if (r := _round_of(e)) is not None])
+        if start is not None and "tasks" in start:  # the open rounds it starts with
+            rounds = max(rounds, start["tasks"]["live"][1] - base)
+        end = None
+        if cut is not None:
+            end = {**_state(p.topology, cut, base, arrival), "rounds": upto - base}
+            if "tasks" in cut:
+                end["low"] = cut["tasks"]["live"][0] - base
         seg = replace(
             p,
             events=seg_events,
             lines=seg_lines,
             descr=seg_descr,
             bounds={**p.bounds, "TRounds": rounds},
-            start=None if start is None else start_state(p.topology, **_shifted(start, base, p.family.models_arrival)),
-            cut=None
-            if cut is None
-            else {**start_state(p.topology, **_shifted(cut, base, p.family.models_arrival)), "rounds": upto - base},
+            start=None if start is None else _state(p.topology, start, base, arrival, start=True),
+            cut=end,
         )
         out.append(Segment(seg, a, b - a))
+    return out
+
+
+def _state(topology: tuple, state: dict, base: int, arrival: bool, start: bool = False) -> dict:
+    """A cut's state (``clean_cuts``) as ``TInit`` (``start``) or ``TCut`` of a segment
+    whose rounds start after ``base``; at an open cut with what the events determine
+    of every process and channel and of the open rounds (``TaskState.snapshot``)."""
+    out = start_state(topology, **_shifted({k: state[k] for k in ("inflight", "counters")}, base, arrival))
+    tasks = state.get("tasks")
+    if tasks is None:
+        return out
+    low, upto = tasks["live"]
+
+    def shift(values: dict) -> Function:
+        return Function({k: max(0, v - base) for k, v in values.items()})
+
+    def rounds(table: dict) -> Function:
+        return Function({r - base: Function(table[r]) for r in range(low, upto + 1)})
+
+    out.update(
+        rec=shift(tasks["rec"]),
+        took=Function({q: {r - base for r in rs} for q, rs in tasks["took"].items()}),
+        unal=Function(tasks["unal"]),
+        closed=shift(tasks["closed"]),
+        arrivedB=shift(tasks["arrivedB"]),
+        inpart=rounds(tasks["inpart"]),
+        outpart=rounds(tasks["outpart"]),
+        sentAt=rounds(tasks["sentAt"]),
+        rcvdAt=rounds(tasks["rcvdAt"]),
+    )
+    if start:
+        out["aborted"] = set(range(low - base, upto - base + 1))
     return out
 
 

@@ -277,3 +277,49 @@ def test_cuts_with_late_barriers_of_aborted_rounds(tmp_path, monkeypatch):
     verdicts = assert_same([path])
     assert not fallbacks, fallbacks
     assert [v.verdict for v in verdicts] == [ACCEPT], [v.render() for v in verdicts]
+
+
+def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
+    """Unaligned checkpoints on a cyclic graph with a straggler ten times slower and a
+    checkpoint timeout shorter than a round takes there: every round is aborted, rounds
+    overlap, and tasks keep snapshotting, declining and recording aborted rounds long
+    after the abort, so there is hardly a point after which no event refers to an older
+    round. Without open cuts (``segments.OPEN_CUTS``) one segment holds 1,712 events
+    and 23 rounds (a campaign trace of this kind, 26,359 events: one segment of 20,323
+    and 143 rounds, which TLC did not finish in 900 s); with them the trace is cut where
+    the rounds still referred to are aborted and the events determine the state,
+    into segments of at most six rounds; every cut is reached (no fallback to a whole
+    run) and the verdict is the whole run's."""
+    fallbacks = record_fallbacks(monkeypatch)
+    cfg = SimConfig(
+        protocol="unaligned",
+        workload="reachability",
+        parallelism=2,
+        seed=2,
+        records=3,
+        gap=30,
+        interval=120,
+        checkpoint_timeout=300,
+        latency=13,
+        jitter=400,
+        out_buffer=1,
+        control_latency=75,
+        control_jitter=75,
+        stragglers=(("join[0]", 10.0),),
+        decline_prob=0.1,
+    )
+    path = write(tmp_path, "open", cfg)
+    p = conformance.prepare(read_trace(path), tla_mappings())
+
+    def longest() -> tuple[int, int]:
+        segs = split(p, SEGMENT_EVENTS)
+        return max(s.prepared.bounds["TRounds"] for s in segs), max(s.real for s in segs)
+
+    with monkeypatch.context() as without:
+        without.setattr(segments_module, "OPEN_CUTS", frozenset())
+        assert longest()[0] >= 15
+    rounds, events = longest()
+    assert rounds <= 6 and events <= 3 * SEGMENT_EVENTS, (rounds, events)
+    verdicts = assert_same([path])
+    assert not fallbacks, fallbacks
+    assert [v.verdict for v in verdicts] == [ACCEPT], [v.render() for v in verdicts]
