@@ -264,19 +264,10 @@ def test_cuts_with_late_barriers_of_aborted_rounds(tmp_path, monkeypatch):
         out_buffer=1,
         decline_prob=0.1,
     )
-    path = write(tmp_path, "late", cfg)
-    p = conformance.prepare(read_trace(path), tla_mappings())
-
-    def longest() -> int:
-        return max(s.prepared.bounds["TRounds"] for s in split(p, SEGMENT_EVENTS))
-
-    with monkeypatch.context() as without:
-        without.setattr(segments_module, "LATE_BARRIERS", frozenset())
-        assert longest() >= 10
-    assert longest() <= 3
-    verdicts = assert_same([path])
-    assert not fallbacks, fallbacks
-    assert [v.verdict for v in verdicts] == [ACCEPT], [v.render() for v in verdicts]
+    path, (without, _), (rounds, _) = _longest_segments(tmp_path, monkeypatch, cfg, "LATE_BARRIERS")
+    assert without >= 10
+    assert rounds <= 3
+    _assert_accepted_as_whole(path, fallbacks)
 
 
 def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
@@ -308,7 +299,16 @@ def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
         stragglers=(("join[0]", 10.0),),
         decline_prob=0.1,
     )
-    path = write(tmp_path, "open", cfg)
+    path, (without, _), (rounds, events) = _longest_segments(tmp_path, monkeypatch, cfg, "OPEN_CUTS")
+    assert without >= 15
+    assert rounds <= 6 and events <= 3 * SEGMENT_EVENTS, (rounds, events)
+    _assert_accepted_as_whole(path, fallbacks)
+
+
+def _longest_segments(tmp_path, monkeypatch, cfg, cuts: str):
+    """The trace of ``cfg`` and, without and with the cuts that ``segments.<cuts>``
+    allows, the most rounds and the most real events of one of its segments."""
+    path = write(tmp_path, cuts.lower(), cfg)
     p = conformance.prepare(read_trace(path), tla_mappings())
 
     def longest() -> tuple[int, int]:
@@ -316,10 +316,13 @@ def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
         return max(s.prepared.bounds["TRounds"] for s in segs), max(s.real for s in segs)
 
     with monkeypatch.context() as without:
-        without.setattr(segments_module, "OPEN_CUTS", frozenset())
-        assert longest()[0] >= 15
-    rounds, events = longest()
-    assert rounds <= 6 and events <= 3 * SEGMENT_EVENTS, (rounds, events)
+        without.setattr(segments_module, cuts, frozenset())
+        before = longest()
+    return path, before, longest()
+
+
+def _assert_accepted_as_whole(path, fallbacks) -> None:
+    """Segmented and whole, the trace is accepted, and every cut was reached."""
     verdicts = assert_same([path])
     assert not fallbacks, fallbacks
     assert [v.verdict for v in verdicts] == [ACCEPT], [v.render() for v in verdicts]
