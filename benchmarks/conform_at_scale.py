@@ -80,6 +80,11 @@ def keep(out: Path) -> None:
         target.write_text(json.dumps(entry(s, ran_on), indent=1) + "\n")
 
 
+def kept_seeds(ledger: Path = LEDGER) -> list[tuple[int, int]]:
+    """The seed range (first, last) of every campaign in the ledger."""
+    return [tuple(json.loads(p.read_text())["seeds"]) for p in ledger.glob("*.json")]
+
+
 def covered(first: int, size: int, kept: list[tuple[int, int]]) -> bool:
     """Whether the chunk of seeds ``first … first + size - 1`` is in the ledger (``kept``:
     its entries' seed ranges). A chunk that only partly overlaps them is refused: run
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.collect_only:
         options = ["--conform", "1", "-p", PROTOCOLS, "-w", WORKLOADS, "--master", args.master, "--no-progress"]
         keep(args.out)
-        kept = [tuple(json.loads(p.read_text())["seeds"]) for p in LEDGER.glob("*.json")]
+        kept = kept_seeds()
         run_chunks(
             "conform",
             options,

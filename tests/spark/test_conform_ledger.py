@@ -92,7 +92,7 @@ def test_chunks_run_in_turn_skipping_those_kept(tmp_path, monkeypatch):
 
 
 def test_the_documented_resume_plan_fits_the_ledger_and_a_misaligned_one_is_refused():
-    kept = [tuple(json.loads(p.read_text())["seeds"]) for p in cas.LEDGER.glob("*.json")]
+    kept = cas.kept_seeds()
     plan = [cas.covered(7_000_000 + c * 2_500, 2_500, kept) for c in range(40)]
     done = sum(e[1] - e[0] + 1 for e in kept)
     assert plan[: done // 2_500] == [True] * (done // 2_500) and not any(plan[done // 2_500 :])
