@@ -350,7 +350,9 @@ def random_graph(
     edge between two consumers of one source (``_sibling_edge``); operators without a
     consumer feed the sink. ``cyclic`` adds 1–2 edges from a later inner operator to
     an earlier one (hash-partitioned by key); such an edge is a back-edge only if it
-    closes a cycle (``topology.expand``), otherwise the graph gains a cross edge."""
+    closes a cycle (``topology.expand``), otherwise the graph gains a cross edge; half
+    the cyclic graphs also get a loop whose body is chained to its head
+    (``_chained_loop``)."""
     ops: list[OperatorSpec] = []
     edges: list[EdgeSpec] = []
     n_src = 1 + int(rng.random() * 2)
@@ -393,6 +395,7 @@ def random_graph(
             if any(e.src == a.name and e.dst == b.name for e in edges):
                 continue
             edges.append(EdgeSpec(a.name, b.name, "hash", key=lambda r: r[0], select=_hop(max_hops)))
+        _chained_loop(rng, ops, edges, max_hops)
     name = "random-cyclic" if cyclic else "random-dag"
     wl = Workload(
         name,
@@ -428,6 +431,28 @@ def _sibling_edge(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeS
         a, b = pairs[int(rng.random() * len(pairs))]
         edges.append(EdgeSpec(a.name, b.name, "hash", key=lambda r: r[0]))
         consumed[a.name] = True
+
+
+def _chained_loop(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeSpec], max_hops: int) -> None:
+    """With probability 1/2, an iteration whose body is chained to its head: a new
+    operator with the parallelism of an inner operator ``head``, fed by it over a forward
+    edge, feeds ``head`` back by key (a back-edge). Each subtask of the body then hears of
+    a round from its own subtask of ``head`` alone, while each subtask of ``head`` reads
+    every subtask of the body: one body subtask can take its snapshot and send the round
+    back round the loop to a subtask of ``head`` that is still aligning its other inputs.
+    Iterative jobs are commonly built this way (``reachability`` is); the other loops of
+    a random graph close over an arbitrary path, which usually crosses a shuffle, and
+    there every subtask of the loop hears of a round from every subtask of its head.
+    Drawn after the rest of the graph, so a graph without the loop is unchanged."""
+    if rng.random() >= 0.5:
+        return
+    inner = [o for o in ops if not o.source and not o.sink]
+    parallel = [o for o in inner if o.parallelism > 1] or inner  # a loop of one subtask has no other to race
+    head = parallel[int(rng.random() * len(parallel))]
+    body = _random_op(rng, f"op{len(inner)}", head.parallelism)
+    ops.insert(len(ops) - 1, body)  # before the sink
+    edges.append(EdgeSpec(head.name, body.name, "forward"))
+    edges.append(EdgeSpec(body.name, head.name, "hash", key=lambda r: r[0], select=_hop(max_hops)))
 
 
 def _random_edge(rng: random.Random, a: OperatorSpec, b: OperatorSpec) -> EdgeSpec:
