@@ -66,7 +66,11 @@ TStartRound == A!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord == A!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
 
-TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
+\* The rounds a segment that ends at an open cut leaves open (segments.py): the next
+\* segment starts with them, and each is aborted, at the cut or later.
+Open == IF "low" \in DOMAIN TCut[traceNo] THEN TCut[traceNo].low..TCut[traceNo].rounds ELSE {}
+
+TEnd == \A r \in (1..TRounds) \ (aborted \cup Open), c \in TDataChans :
             (A!SealedNow(r, c) /\ crec[r][c] # <<>>) => <<r, c, "input">> \in recorded
 
 \* A segment ends where every round of it is finished -- all started, each completed
@@ -86,6 +90,24 @@ TCutOk ==
     /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ chan = next.chan /\ nsent = next.sent /\ nrcvd = next.rcvd
 
+\* An open cut (segments.py) leaves the rounds next.low to next.rounds open: later
+\* events still refer to them, and each is aborted, here (next.aborted) or later.
+\* Nothing is owed, every older round is finished, and the state is exactly the one
+\* the events determine, a task aligning a round included (it learns of an abort
+\* only when its own next event needs it): every process's and channel's variables
+\* (older rounds than next.low compare only with newer ones there) and the
+\* per-round state of the open rounds; the next segment starts from it (StartWith).
+TCutOpen(next) ==
+    LET open == next.low..next.rounds IN
+    /\ \A p \in TProcs \cup TCoords : ~A!Busy(p) /\ took[p] \cap open = next.took[p]
+    /\ rec = next.rec /\ closed = next.closed /\ quit = next.quit
+    /\ \A r \in 1..next.low - 1 : r \in completed \cup aborted
+    /\ completed \cap open = {} /\ aborted \cap open = next.aborted
+    /\ \A r \in open : crec[r] = next.crec[r] /\ sentAt[r] = next.sentAt[r] /\ rcvdAt[r] = next.rcvdAt[r]
+    /\ chan = next.chan /\ nsent = next.sent /\ nrcvd = next.rcvd
+
+TCutMatch == IF "low" \in DOMAIN TCut[traceNo] THEN TCutOpen(TCut[traceNo]) ELSE TCutOk
+
 Match ==
     \/ E.op = "send" /\ TSend /\ UNCHANGED recorded
     \/ E.op = "recv" /\ TRecv /\ UNCHANGED recorded
@@ -96,14 +118,28 @@ Match ==
     \/ E.op = "abort" /\ A!Abort(E.n) /\ UNCHANGED recorded
     \/ E.op = "record" /\ TRecord /\ UNCHANGED pvars
        /\ recorded' = recorded \cup {<<E.n, E.c, E.part>>}
-    \/ E.op = "cut" /\ TCutOk /\ UNCHANGED <<pvars, recorded>>
+    \/ E.op = "cut" /\ TCutMatch /\ UNCHANGED <<pvars, recorded>>
     \/ E.op = "end" /\ TEnd /\ UNCHANGED <<pvars, recorded>>
 
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
+\* The state a segment that starts at an open cut starts from (TCutOpen): the open
+\* rounds are its first ones.
+StartWith(s) ==
+    LET procs == TProcs \cup TCoords
+        PerRound(f, zero) == [r \in 1..TRounds |-> IF r \in DOMAIN f THEN f[r] ELSE [c \in TDataChans |-> zero]]
+    IN
+    /\ chan = s.chan /\ nsent = s.sent /\ nrcvd = s.rcvd
+    /\ rec = s.rec /\ took = s.took /\ closed = s.closed /\ quit = s.quit
+    /\ pending = [p \in procs |-> {}] /\ owe = [p \in procs |-> "b"] /\ emitting = [p \in procs |-> ""]
+    /\ completed = {} /\ aborted = s.aborted
+    /\ crec = PerRound(s.crec, <<>>) /\ sentAt = PerRound(s.sentAt, 0) /\ rcvdAt = PerRound(s.rcvdAt, 0)
+
 TraceInit ==
     /\ traceNo \in 1..Len(Traces)
-    /\ A!InitWith(TInit[traceNo].chan, TInit[traceNo].sent, TInit[traceNo].rcvd)
+    /\ IF "rec" \in DOMAIN TInit[traceNo]
+         THEN StartWith(TInit[traceNo])
+         ELSE A!InitWith(TInit[traceNo].chan, TInit[traceNo].sent, TInit[traceNo].rcvd)
     /\ cursor = 0 /\ recorded = {}
 \* When a task learns that the coordinator aborted the round it aligns: right before
 \* its own next event, or before the final checks (cut, end).  Giving the round up

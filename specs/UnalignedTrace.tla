@@ -103,25 +103,30 @@ TCutOk ==
     /\ \A c \in TChans : closed[c] <= rec[TDst[c]]
     /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
 
-\* An open cut (mode unaligned, segments.py) leaves the aborted rounds next.low to
-\* next.rounds open: later events still refer to them.  Nothing is owed or aligned,
-\* every round up to next.rounds is finished, and the state is exactly the one the
-\* events determine: every process's and channel's variables (older rounds than
-\* next.low compare only with newer ones there), and the per-round state of the open
-\* rounds; the next segment starts from it (StartWith), the older rounds dropped.
+\* An open cut (mode unaligned, segments.py) leaves the rounds next.low to
+\* next.rounds open: later events still refer to them, and each is aborted, here
+\* (next.aborted) or later.  Nothing is owed or aligned, every older round is
+\* finished, and the state is exactly the one the events determine: every process's
+\* and channel's variables (older rounds than next.low compare only with newer ones
+\* there), and the per-round state of the open rounds; the next segment starts from
+\* it (StartWith), the older rounds dropped.
 TCutOpen(next) ==
     LET open == next.low..next.rounds IN
     /\ \A p \in TProcs \cup TCoords : ~U!Busy(p) /\ took[p] \cap open = next.took[p]
     /\ rec = next.rec /\ unal = next.unal /\ closed = next.closed /\ arrivedB = next.arrivedB
-    /\ \A r \in 1..next.rounds : r \in completed \cup aborted
-    /\ open \subseteq aborted
+    /\ \A r \in 1..next.low - 1 : r \in completed \cup aborted
+    /\ completed \cap open = {} /\ aborted \cap open = next.aborted
     /\ \A r \in open : /\ inpart[r] = next.inpart[r] /\ outpart[r] = next.outpart[r]
                        /\ sentAt[r] = next.sentAt[r] /\ rcvdAt[r] = next.rcvdAt[r]
     /\ wire = next.wire /\ ibuf = next.ibuf /\ nsent = next.sent /\ nrcvd = next.rcvd
 
 TCutMatch == IF "low" \in DOMAIN TCut[traceNo] THEN TCutOpen(TCut[traceNo]) ELSE TCutOk
 
-TEnd == \A r \in (1..TRounds) \ aborted, c \in TDataChans :
+\* The rounds a segment that ends at an open cut leaves open (segments.py): the next
+\* segment starts with them, and each is aborted, at the cut or later.
+Open == IF "low" \in DOMAIN TCut[traceNo] THEN TCut[traceNo].low..TCut[traceNo].rounds ELSE {}
+
+TEnd == \A r \in (1..TRounds) \ (aborted \cup Open), c \in TDataChans :
             /\ (U!SealedNow(r, c) /\ inpart[r][c] # <<>>) => <<r, c, "input">> \in recorded
             /\ outpart[r][c] # <<>> => <<r, c, "output">> \in recorded
 
@@ -142,7 +147,7 @@ Match ==
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
 \* The state a segment that starts at an open cut starts from (TCutOpen): the open
-\* rounds, aborted, are its first ones.
+\* rounds are its first ones.
 StartWith(s) ==
     LET procs == TProcs \cup TCoords
         PerRound(f, zero) == [r \in 1..TRounds |-> IF r \in DOMAIN f THEN f[r] ELSE [c \in TDataChans |-> zero]]

@@ -71,26 +71,40 @@ Per-round state of finished rounds (histories, recorded channel states,
 shows of them, and the segment's ``end`` event has already checked that every
 non-empty recorded channel state of its rounds was reported.
 
-Open cuts (``OPEN_CUTS``: the Unaligned specification in mode ``unaligned``). When
-a checkpoint timeout aborts rounds faster than a straggler lets their barriers
-through, tasks keep snapshotting, declining and recording aborted rounds long after
-the abort, and rounds overlap: there may be no point at which no later event refers
-to an old round, and one segment holds every round of the run (a campaign trace of
-26,359 events: one segment of 20,323 spec events and 143 rounds that TLC did not
-finish in 900 s; each step costs O(rounds x channels)). So the trace is also cut
-where every round up to ``R`` is finished and the rounds ``L..R`` that later events
-still refer to are all aborted, no process owes or aligns anything, and every marker
-in flight of a round older than ``L`` is ``obsolete`` for its destination. In mode
-``unaligned`` a task that owes nothing aligns nothing, so the events determine the
-whole state there (``TaskState``: every process's and channel's variables and the
-per-round state of ``L..R``); the next segment starts from exactly that state with
-its rounds after ``L - 1`` (``StartWith``: rounds ``L..R`` are its first, aborted
-ones; everything older is round 0, as at the other cuts), and the segment before
-ends with a ``cut`` whose step requires TLC's state to be that state, up to the
-rounds older than ``L`` (``TCutOpen``), so a wrong prediction sends the trace to a
-whole run, never to a verdict. The rounds older than ``L`` are dropped for the same
-reasons as at the other cuts (no later event refers to them; their markers in flight
-are obsolete), and those of ``L..R`` are aborted, so ``end`` skips them either way.
+Open cuts (``OPEN_CUTS``: the Unaligned specification in mode ``unaligned``, and
+ABS). When a checkpoint timeout aborts rounds faster than a straggler lets their
+barriers through, tasks keep snapshotting, declining and recording aborted rounds long
+after the abort, and rounds overlap: there may be no point at which no later event
+refers to an old round, and one segment holds every round of the run (a campaign trace
+of 26,359 events: one segment of 20,323 spec events and 143 rounds that TLC did not
+finish in 900 s; each step costs O(rounds x channels)). With several rounds in flight
+at once (``--max-concurrent``) there may be no point at which every started round is
+finished either. So the trace is also cut where every round older than ``L`` is
+finished, the rounds ``L..R`` that later events still refer to are each aborted (at
+the cut or later) and never completed, no process owes anything, and every marker in
+flight of a round older than ``L`` is ``obsolete`` for its destination; the state
+there is the one ``TaskState`` follows from the events (every process's and channel's
+variables and the per-round state of ``L..R``). In mode ``unaligned`` a task that owes
+nothing aligns nothing, so the events determine that state. In ABS a task may be
+aligning a round, and once the round is aborted it may give it up between two events
+(``LearnAbort``), which no event shows; ``AbsTasks`` follows the behaviour in which it
+does so only when its own next event needs it, and that state can do whatever one in
+which it gave up earlier can (it may still give the round up at its next event, and
+the two differ otherwise only in variables no later step of ABS reads there), so the
+next segment accepts what the whole run accepts from that point. The next segment
+starts from exactly that state with its rounds after ``L - 1`` (``StartWith``: rounds
+``L..R`` are its first ones, aborted or in flight as at the cut; everything older is
+round 0, as at the other cuts), and the segment before ends with a ``cut`` whose step
+requires TLC's state to be that state, up to the rounds older than ``L``
+(``TCutOpen``), so a wrong prediction sends the trace to a whole run, never to a
+verdict; its ``end`` leaves ``L..R`` to the segments after it (``Open``), where they
+are aborted. The rounds older than ``L`` are dropped for the same reasons as at the
+other cuts (no later event refers to them; their markers in flight are obsolete), and
+those of ``L..R`` are aborted in the end, so ``end`` skips them either way. Not in mode
+``aligned_timeout``: there a task that gave up the round it aligns before a
+cancellation marker of the round it last snapshotted came keeps that snapshot's
+``unal`` (its late barriers may then be taken anywhere in the queue), where one that
+had not yet gives it up (``Recording``), so no one state covers both.
 
 Verdicts combine so that a segmented run finds exactly what a whole run finds
 (``combine``): the first segment whose real events do not all match gives the
@@ -104,6 +118,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from snapcheck.checker.tla.trace_events import Function, Prepared
 from snapcheck.checker.tla.tracelog import start_state
@@ -114,7 +129,7 @@ OBSOLETE_IN_FLIGHT = frozenset({"ABSTrace", "UnalignedTrace"})
 # ... and among them, with a late barrier of an aborted round its destination checkpointed.
 LATE_BARRIERS = frozenset({"UnalignedTrace"})
 # Specifications (and modes) whose segments may also be cut with aborted rounds still open.
-OPEN_CUTS = frozenset({("UnalignedTrace", "unaligned")})
+OPEN_CUTS = frozenset({("UnalignedTrace", "unaligned"), ("ABSTrace", None)})
 
 
 def _copy(v):
@@ -183,16 +198,18 @@ class InFlight:
 
 
 class TaskState:
-    """The state of the Unaligned specification in mode ``unaligned`` that the events
+    """The state of a trace specification's processes and channels that the events
     determine, followed event by event: what a cut with rounds still open needs
-    (``clean_cuts``, *open cuts*). In that mode a task that owes nothing aligns
-    nothing (``Aligning`` is 0), so every variable but ``pending`` (the markers a task
-    still owes) and ``emitting`` is a function of the events: rec, took, unal,
-    mustSnap, closed, arrivedB, the per-round ``inpart``/``outpart``/``sentAt``/
-    ``rcvdAt`` and what is in flight. Rounds are absolute; after a cut at ``base``
-    (``collapse``) every round up to ``base`` is ``base`` (0 in the next segment's
-    numbering), as the segment starts. A trace that is not a behaviour may make this
-    state wrong; the ``cut`` event then fails and the trace is validated whole."""
+    (``clean_cuts``, *open cuts*). Common to the specifications: every process's
+    ``rec`` and ``took``, every channel's ``closed``, what is in flight, the channel
+    counters and the per-round ``sentAt``/``rcvdAt``; each specification's own
+    variables in ``UnalignedTasks`` and ``AbsTasks``. Rounds are absolute; after a
+    cut at ``base`` (``collapse``) every round up to ``base`` is ``base`` (0 in the
+    next segment's numbering), as the segment starts. A trace that is not a
+    behaviour may make this state wrong; the ``cut`` event then fails and the trace
+    is validated whole."""
+
+    arrival = True  # the specification models arrival (wire and input buffer)
 
     def __init__(self, topology: tuple):
         family, procs, coords, data_chans, ctrl_chans, ends, back = topology
@@ -202,17 +219,12 @@ class TaskState:
         self.dst = {c: d for c, _, d in ends}
         self.procs = [*procs, *coords]
         self.ins = {p: [c for c in self.chans if self.dst[c] == p] for p in self.procs}
-        self.flight = InFlight(self.chans, arrival=True)
+        self.flight = InFlight(self.chans, arrival=self.arrival)
         self.nsent = dict.fromkeys(data_chans, 0)
         self.nrcvd = dict.fromkeys(data_chans, 0)
         self.rec = dict.fromkeys(self.procs, 0)
         self.took: dict[str, list[int]] = {p: [] for p in self.procs}  # ascending
-        self.unal = dict.fromkeys(self.procs, False)
-        self.must = dict.fromkeys(self.procs, 0)
         self.closed = dict.fromkeys(self.chans, 0)
-        self.arrived = dict.fromkeys(self.chans, 0)
-        self.inpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
-        self.outpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
         self.sent_at: dict[int, dict[str, int]] = defaultdict(dict)
         self.rcvd_at: dict[int, dict[str, int]] = defaultdict(dict)
         self.base = 0
@@ -221,36 +233,140 @@ class TaskState:
         op, p, c, k = e["op"], e["p"], e["c"], e["k"]
         n = max(e["n"], self.base) if _round_of(e) is not None else e["n"]
         if op in ("send", "arrive", "recv"):
-            self._message(op, p, c, k, n, e["x"])
+            if op == "send" and k == "d":
+                self.nsent[c] = n
+            elif op == "recv" and k == "d":
+                self.nrcvd[c] += 1
+            self._message(op, c, k, n, e["x"])
+            self.flight.step({"op": op, "c": c, "k": k, "n": n, "x": e["x"]})
         elif op == "ckpt":
-            aligned = not self.ins[p] and not self.must[p]  # a process without inputs
-            self.rec[p], self.must[p], self.unal[p] = n, 0, not aligned
+            self._checkpoint(p, n)
+            self.rec[p] = n
             if not self.took[p] or self.took[p][-1] < n:
                 self.took[p].append(n)
-            for x in self.ins[p]:
-                if x in self.data and not aligned and self.closed[x] < n:
-                    self.inpart[n][x] = self._pre_barrier(x, n)
-                if x in self.data:
-                    self.rcvd_at[n][x] = self.nrcvd[x]
             for x in self.data:
+                if self.dst[x] == p:
+                    self.rcvd_at[n][x] = self.nrcvd[x]
                 if self.src[x] == p:
                     self.sent_at[n][x] = self.nsent[x]
         elif op == "decline":
-            if self.must[p] or (not self.ins[p] and self.rec[p] < n):  # it declines now
-                self.rec[p], self.must[p] = n, 0
-                for x in self.ins[p]:
-                    if x in self.data:
-                        self.inpart[n][x] = []
+            self._decline(p, n)
         elif op == "start":
             self.rec[p] = n
 
-    def _message(self, op: str, p: str, c: str, k: str, n: int, x: int) -> None:
+    def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
+        """What a ``send``, ``arrive`` or ``recv`` changes beyond the counters, before
+        ``flight`` takes it."""
+        raise NotImplementedError
+
+    def _checkpoint(self, p: str, n: int) -> None:
+        """What p's checkpoint of round n changes beyond ``rec``, ``took``, ``sentAt``
+        and ``rcvdAt`` (set right after)."""
+
+    def _decline(self, p: str, n: int) -> None:
+        raise NotImplementedError
+
+    def busy(self, p: str) -> bool:
+        """p holds something that no event of its own shows (a priority barrier it has
+        not snapshotted yet)."""
+        return False
+
+    def idle(self, nxt_marker_round) -> bool:
+        """No process owes anything: none is ``busy``, and the next marker each process
+        sends (``nxt_marker_round(p)``, None: none) is of a round newer than it
+        handled (it owes no marker now)."""
+        for p in self.procs:
+            r = nxt_marker_round(p)
+            if self.busy(p) or (r is not None and r <= self.rec[p]):
+                return False
+        return True
+
+    def shifted(self) -> dict[str, dict]:
+        """The variables per process or channel whose values are rounds (``rec``,
+        ``closed``, ...), by their name in the specification."""
+        return {"rec": self.rec, "closed": self.closed}
+
+    def flags(self) -> dict[str, dict]:
+        """The variables per process that are not rounds."""
+        return {}
+
+    def per_round(self) -> dict[str, tuple[dict, object]]:
+        """The per-round variables: name -> (round -> data channel -> value, the
+        value of a round or channel not set)."""
+        return {"sentAt": (self.sent_at, 0), "rcvdAt": (self.rcvd_at, 0)}
+
+    def snapshot(self, low: int, upto: int, aborted: set[int]) -> dict:
+        """What a cut determines beyond what is in flight, rounds absolute: per process
+        and channel (``shifted``, ``flags``, ``took``), and per round from ``low`` to
+        ``upto`` (the rounds still open; ``aborted``: those of them aborted so far)."""
+        live = range(low, upto + 1)
+
+        def open_rounds(table: dict, zero) -> dict:  # copies: the lists grow on
+            return {r: {c: _copy(table[r].get(c, zero)) for c in sorted(self.data)} for r in live}
+
+        return {
+            "shifted": {name: dict(v) for name, v in self.shifted().items()},
+            "flags": {name: dict(v) for name, v in self.flags().items()},
+            "took": {p: {r for r in self.took[p] if r >= low} for p in self.procs},
+            "rounds": {name: open_rounds(table, zero) for name, (table, zero) in self.per_round().items()},
+            "live": (low, upto),
+            "aborted": {r for r in live if r in aborted},
+        }
+
+    def collapse(self, base: int, whole: bool) -> None:
+        """A segment starts after this cut with its rounds after ``base``: every older
+        round is ``base``; ``whole``: a cut where every round is finished (the segment
+        starts from the shifted initial state)."""
+        self.base = base
+        for values in self.shifted().values():
+            for key, v in values.items():
+                values[key] = max(v, base)
+        for p in self.procs:
+            self.took[p] = [r for r in self.took[p] if r > base]
+        for c in self.chans:
+            for q in (self.flight.wire[c], self.flight.ibuf[c]):
+                for j, m in enumerate(q):
+                    if not isinstance(m, int) and m[1] < base:
+                        q[j] = (m[0], base)
+        for table, _ in self.per_round().values():
+            for r in [r for r in table if r <= base]:
+                del table[r]
+
+
+class UnalignedTasks(TaskState):
+    """``TaskState`` of the Unaligned specification in mode ``unaligned``. In that mode
+    a task that owes nothing aligns nothing (``Aligning`` is 0), so every variable but
+    ``pending`` (the markers a task still owes) and ``emitting`` is a function of the
+    events: besides the common ones unal, mustSnap, arrivedB and the per-round
+    ``inpart``/``outpart``."""
+
+    def __init__(self, topology: tuple):
+        super().__init__(topology)
+        self.unal = dict.fromkeys(self.procs, False)
+        self.must = dict.fromkeys(self.procs, 0)
+        self.arrived = dict.fromkeys(self.chans, 0)
+        self.inpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
+        self.outpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
+
+    def _checkpoint(self, p: str, n: int) -> None:
+        aligned = not self.ins[p] and not self.must[p]  # a process without inputs
+        self.must[p], self.unal[p] = 0, not aligned
+        for x in self.ins[p]:
+            if x in self.data and not aligned and self.closed[x] < n:
+                self.inpart[n][x] = self._pre_barrier(x, n)
+
+    def _decline(self, p: str, n: int) -> None:
+        if self.must[p] or (not self.ins[p] and self.rec[p] < n):  # it declines now
+            self.rec[p], self.must[p] = n, 0
+            for x in self.ins[p]:
+                if x in self.data:
+                    self.inpart[n][x] = []
+
+    def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
         wire, ibuf = self.flight.wire[c], self.flight.ibuf[c]
         d = self.dst[c]
         if op == "send" and k == "b" and c in self.data:
             self.outpart[n][c] = [m for m in list(wire)[len(wire) - x :] if isinstance(m, int)]
-        elif op == "send" and k == "d":
-            self.nsent[c] = n
         elif op == "arrive" and wire:
             m = wire[0]
             if not isinstance(m, int):
@@ -259,8 +375,6 @@ class TaskState:
                 took = self.took[d]
                 for r in took[bisect_right(took, self.arrived[c]) :]:
                     self.inpart[r].setdefault(c, []).append(m)
-        elif op == "recv" and k == "d":
-            self.nrcvd[c] += 1
         elif op == "recv" and k == "b":
             pos = next((j for j, m in enumerate(ibuf) if not isinstance(m, int) and m[0] == "b"), None)
             if n <= self.rec[d]:
@@ -269,7 +383,7 @@ class TaskState:
                 self.closed[c], self.must[d] = n, n
                 if c in self.data and pos is not None:
                     self.inpart[n][c] = [m for m in list(ibuf)[:pos] if isinstance(m, int)]
-        elif op == "recv":  # a cancellation marker
+        elif op == "recv" and k == "cancel":
             if n <= self.rec[d]:
                 took = self.took[d]
                 recording = (
@@ -284,9 +398,6 @@ class TaskState:
                     self.unal[d] = False
             else:
                 self.closed[c] = self.rec[d] = n
-        if k != "d" and op != "send":
-            n = max(n, self.base)
-        self.flight.step({"op": op, "c": c, "k": k, "n": n, "x": x})
 
     def _pre_barrier(self, c: str, r: int) -> list[int]:
         """The data queued in ibuf[c] ahead of the first barrier of round r or later."""
@@ -299,58 +410,100 @@ class TaskState:
             out.append(m)
         return out
 
-    def idle(self, nxt_marker_round) -> bool:
-        """No process owes or aligns anything: none holds a priority barrier it has not
-        snapshotted, and the next marker each process sends (``nxt_marker_round(p)``,
-        None: none) is of a round newer than it handled (it owes no marker now)."""
-        for p in self.procs:
-            r = nxt_marker_round(p)
-            if self.must[p] or (r is not None and r <= self.rec[p]):
-                return False
-        return True
+    def busy(self, p: str) -> bool:
+        return bool(self.must[p])
 
-    def snapshot(self, low: int, upto: int) -> dict:
-        """What a cut determines beyond what is in flight, rounds absolute: per process
-        and channel, and per round from ``low`` to ``upto`` (the rounds still open)."""
-        live = range(low, upto + 1)
+    def shifted(self) -> dict[str, dict]:
+        return {**super().shifted(), "arrivedB": self.arrived}
 
-        def per_round(table, zero) -> dict:  # copies: the lists grow on
-            return {r: {c: _copy(table[r].get(c, zero)) for c in sorted(self.data)} for r in live}
+    def flags(self) -> dict[str, dict]:
+        return {"unal": self.unal}
 
-        return {
-            "rec": dict(self.rec),
-            "took": {p: {r for r in self.took[p] if r >= low} for p in self.procs},
-            "unal": dict(self.unal),
-            "closed": dict(self.closed),
-            "arrivedB": dict(self.arrived),
-            "live": (low, upto),
-            "inpart": per_round(self.inpart, []),
-            "outpart": per_round(self.outpart, []),
-            "sentAt": per_round(self.sent_at, 0),
-            "rcvdAt": per_round(self.rcvd_at, 0),
-        }
+    def per_round(self) -> dict[str, tuple[dict, object]]:
+        return {**super().per_round(), "inpart": (self.inpart, []), "outpart": (self.outpart, [])}
 
     def collapse(self, base: int, whole: bool) -> None:
-        """A segment starts after this cut with its rounds after ``base``: every older
-        round is ``base``; ``whole``: a cut where every round is finished (the segment
-        starts from the shifted initial state: no process took a round, unal is FALSE)."""
-        self.base = base
+        super().collapse(base, whole)
         for p in self.procs:
-            self.rec[p] = max(self.rec[p], base)
-            self.took[p] = [r for r in self.took[p] if r > base]
             self.must[p] = 0
             if whole:
                 self.unal[p] = False
-        for c in self.chans:
-            self.closed[c] = max(self.closed[c], base)
-            self.arrived[c] = max(self.arrived[c], base)
-            for q in (self.flight.wire[c], self.flight.ibuf[c]):
-                for j, m in enumerate(q):
-                    if not isinstance(m, int) and m[1] < base:
-                        q[j] = (m[0], base)
-        for table in (self.inpart, self.outpart, self.sent_at, self.rcvd_at):
-            for r in [r for r in table if r <= base]:
-                del table[r]
+
+
+class AbsTasks(TaskState):
+    """``TaskState`` of the ABS specification: besides the common variables ``quit``
+    and the back-edge logs ``crec``. A task aligning a round (a marker of it processed
+    on an input, the round not handled yet) blocks that input until it snapshots,
+    declines or gives the round up; it gives it up on a cancellation marker or a
+    barrier of a newer round -- events -- or, once the round is aborted, between two
+    events (``LearnAbort``), which no event shows. The state followed is the one in
+    which it learns of the abort only when its own next event needs it: a record or
+    marker processed from an input it blocks, a decline of a round it is not aligned
+    on. That behaviour is one of the specification's (the trace specification lets a
+    task learn right before its own events) whenever the trace is, and its state
+    can still give the round up at the task's next event, so it can do whatever a
+    state in which the task learnt earlier can do: a segment started from it
+    accepts what one started from any state of the whole run there accepts."""
+
+    arrival = False
+
+    def __init__(self, topology: tuple):
+        super().__init__(topology)
+        self.back = frozenset(topology[6])
+        self.quit = dict.fromkeys(self.procs, 0)
+        self.crec: dict[int, dict[str, list[int]]] = defaultdict(dict)
+
+    def aligning(self, p: str) -> int:
+        """The round p is aligning (0: none); every input closed beyond what p handled
+        is closed at that round."""
+        return max((r for c in self.ins[p] if (r := self.closed[c]) > self.rec[p]), default=0)
+
+    def _blocked(self, c: str) -> bool:
+        d = self.dst[c]
+        return self.closed[c] > self.rec[d] and (c not in self.back or self.closed[c] == self.aligning(d))
+
+    def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
+        if op != "recv":
+            return
+        d = self.dst[c]
+        if self._blocked(c):  # d learns of the abort of the round it aligns now
+            self.rec[d] = self.aligning(d)
+        if k == "d":
+            if c in self.back:
+                for r in self.took[d]:
+                    if self.closed[c] < r:
+                        self.crec[r].setdefault(c, []).append(n)
+            return
+        cur = self.aligning(d)
+        if n <= self.rec[d] or n < cur:  # obsolete
+            unfinished = (
+                n == self.rec[d]
+                and n in self.took[d]
+                and self.quit[d] != n
+                and any(self.closed[y] < n for y in self.ins[d])
+            )
+            if k == "cancel" and unfinished:
+                self.quit[d] = n
+            if c in self.back or n <= self.rec[d]:
+                self.closed[c] = n
+        else:
+            self.closed[c] = n
+            if k == "cancel":
+                self.rec[d] = n
+            elif cur and cur < n:  # the newer round subsumes the one d aligned
+                self.rec[d] = cur
+
+    def _decline(self, p: str, n: int) -> None:
+        """Aligned on round n, p declines it; otherwise it gave n or a newer round up
+        (learnt of its abort) before: then a cancellation marker implies the decline."""
+        if self.rec[p] < n:
+            self.rec[p] = max(n, self.aligning(p))
+
+    def shifted(self) -> dict[str, dict]:
+        return {**super().shifted(), "quit": self.quit}
+
+    def per_round(self) -> dict[str, tuple[dict, object]]:
+        return {**super().per_round(), "crec": (self.crec, [])}
 
 
 def late_barriers_at_head(events: list[dict], chans, arrival: bool) -> set[tuple[str, int]]:
@@ -369,7 +522,8 @@ def late_barriers_at_head(events: list[dict], chans, arrival: bool) -> set[tuple
 
 def clean_cuts(p: Prepared):
     """The clean cuts of a mapped trace, in order: ``(i, R, state)`` -- after the first
-    ``i`` spec events, with every round up to ``R`` finished; ``state()``, called for
+    ``i`` spec events, with every round up to ``R`` finished (at an open cut, every
+    round older than ``L``, and ``R`` the newest round started); ``state()``, called for
     the cuts chosen only and before the next cut is asked for, returns what is in
     flight and the counters there (``inflight``, ``counters``: the keyword arguments of
     ``tracelog.start_state``: data records as sequence numbers, markers as ``(kind,
@@ -395,12 +549,19 @@ def clean_cuts(p: Prepared):
     resolved: set[int] = set()
     completed: set[int] = set()
     at_head = late_barriers_at_head(events, chans, arrival) if family.module in LATE_BARRIERS else set()
-    tasks = TaskState(p.topology) if (family.module, family.mode) in OPEN_CUTS else None
+    follower = {"UnalignedTrace": UnalignedTasks, "ABSTrace": AbsTasks}.get(family.module)
+    tasks = follower(p.topology) if follower and (family.module, family.mode) in OPEN_CUTS else None
     sends: dict[str, deque] = defaultdict(deque)  # per process, its marker sends to come: (index, round)
     if tasks is not None:
         for j, e in enumerate(events):
             if e["op"] == "send" and e["k"] != "d":
                 sends[e["p"]].append((j, e["n"]))
+    aborted: set[int] = set()
+    ends_aborted = {e["n"] for e in events if e["op"] == "abort"} - {e["n"] for e in events if e["op"] == "complete"}
+    top = max((r for e in events if (r := _round_of(e)) is not None), default=0)
+    kept = list(
+        accumulate((r not in ends_aborted for r in range(top + 1)), initial=0)
+    )  # kept[r]: rounds < r not aborted in the end
     later = [0] * len(events) + [float("inf")]  # the smallest round referred to from event i on
     low = float("inf")
     for i in range(len(events) - 1, -1, -1):
@@ -422,7 +583,7 @@ def clean_cuts(p: Prepared):
     def open_state(low: int):
         def chosen() -> dict:
             assert tasks is not None
-            out = {**in_flight(), "base": low - 1, "tasks": tasks.snapshot(low, started)}
+            out = {**in_flight(), "base": low - 1, "tasks": tasks.snapshot(low, started, aborted)}
             tasks.collapse(low - 1, whole=False)
             return out
 
@@ -438,12 +599,12 @@ def clean_cuts(p: Prepared):
         return of
 
     def open_cut(i: int, low: int) -> bool:
-        """After event ``i``, with every round up to ``started`` finished: a cut that
-        leaves rounds ``low`` to ``started`` open (all aborted; later events refer to
-        them), with every process idle and every marker in flight of an older round
-        obsolete for its destination."""
+        """After event ``i``, with every round older than ``low`` finished: a cut that
+        leaves rounds ``low`` to ``started`` open (later events refer to them; each is
+        aborted, now or later, and never completed), with every process idle and every
+        marker in flight of an older round obsolete for its destination."""
         assert tasks is not None
-        if any(r in completed for r in range(low, started + 1)):
+        if resolved_upto < low - 1 or kept[started + 1] != kept[low]:
             return False
         for c in chans:
             marks = [m for m in flight.queue(c) if not isinstance(m, int)]
@@ -526,15 +687,13 @@ def clean_cuts(p: Prepared):
                 at_started = sum(closed[x] == started for x in chans)
         elif op in ("complete", "abort"):
             resolved.add(n)
-            if op == "complete":
-                completed.add(n)
+            (completed if op == "complete" else aborted).add(n)
             while resolved_upto + 1 in resolved:
                 resolved_upto += 1
-        if resolved_upto < started:
-            continue
-        if later[i + 1] > started and not markers and (at_started == len(chans) or started not in completed):
+        finished = resolved_upto >= started and later[i + 1] > started
+        if finished and not markers and (at_started == len(chans) or started not in completed):
             yield i + 1, started, state
-        elif later[i + 1] > started and obsolete_ok and all(harmless(x) for x in chans):
+        elif finished and obsolete_ok and all(harmless(x) for x in chans):
             yield i + 1, started, state
         elif tasks is not None:
             low = int(later[i + 1]) if later[i + 1] <= started else started + 1  # the oldest round left open
@@ -603,25 +762,14 @@ def _state(topology: tuple, state: dict, base: int, arrival: bool, start: bool =
         return out
     low, upto = tasks["live"]
 
-    def shift(values: dict) -> Function:
-        return Function({k: max(0, v - base) for k, v in values.items()})
-
-    def rounds(table: dict) -> Function:
-        return Function({r - base: Function(table[r]) for r in range(low, upto + 1)})
-
-    out.update(
-        rec=shift(tasks["rec"]),
-        took=Function({q: {r - base for r in rs} for q, rs in tasks["took"].items()}),
-        unal=Function(tasks["unal"]),
-        closed=shift(tasks["closed"]),
-        arrivedB=shift(tasks["arrivedB"]),
-        inpart=rounds(tasks["inpart"]),
-        outpart=rounds(tasks["outpart"]),
-        sentAt=rounds(tasks["sentAt"]),
-        rcvdAt=rounds(tasks["rcvdAt"]),
-    )
-    if start:
-        out["aborted"] = set(range(low - base, upto - base + 1))
+    for name, values in tasks["shifted"].items():
+        out[name] = Function({k: max(0, v - base) for k, v in values.items()})
+    for name, values in tasks["flags"].items():
+        out[name] = Function(values)
+    for name, table in tasks["rounds"].items():
+        out[name] = Function({r - base: Function(table[r]) for r in range(low, upto + 1)})
+    out["took"] = Function({q: {r - base for r in rs} for q, rs in tasks["took"].items()})
+    out["aborted"] = {r - base for r in tasks["aborted"]}
     return out
 
 

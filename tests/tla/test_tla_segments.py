@@ -305,6 +305,39 @@ def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
     _assert_accepted_as_whole(path, fallbacks)
 
 
+def test_open_cuts_with_rounds_in_flight_in_aligned_abs(tmp_path, monkeypatch):
+    """Aligned ABS with three rounds in flight at once and a checkpoint timeout shorter
+    than a round takes: every round is aborted, and a new round starts before the
+    oldest is aborted, so no point has every started round finished, and tasks keep
+    aligning aborted rounds they learn of only when their next event needs it.
+    Without open cuts for ABS one segment holds 1,181 of its 1,962 events and 14
+    rounds (campaign run 7,025,590 of this kind, 8,777 spec events: a segment of
+    7,507 events and 67 rounds, accepted after 690 s); with them the trace is cut where the rounds
+    still referred to are aborted now or later, nothing is owed and the events
+    determine the state (tasks aligning included), into segments of a few rounds;
+    every cut is reached and the verdict is the whole run's."""
+    fallbacks = record_fallbacks(monkeypatch)
+    cfg = SimConfig(
+        protocol="abs-aligned",
+        workload="diamond",
+        parallelism=2,
+        seed=1,
+        records=3,
+        gap=30,
+        interval=80,
+        max_concurrent=3,
+        checkpoint_timeout=300,
+        latency=44,
+        jitter=1,
+        buffer=2,
+        control_latency=75,
+    )
+    path, (without, _), (rounds, events) = _longest_segments(tmp_path, monkeypatch, cfg, "OPEN_CUTS")
+    assert without >= 12
+    assert rounds <= 6 and events <= 3 * SEGMENT_EVENTS, (rounds, events)
+    _assert_accepted_as_whole(path, fallbacks)
+
+
 def _longest_segments(tmp_path, monkeypatch, cfg, cuts: str):
     """The trace of ``cfg`` and, without and with the cuts that ``segments.<cuts>``
     allows, the most rounds and the most real events of one of its segments."""
