@@ -129,7 +129,7 @@ OBSOLETE_IN_FLIGHT = frozenset({"ABSTrace", "UnalignedTrace"})
 # ... and among them, with a late barrier of an aborted round its destination checkpointed.
 LATE_BARRIERS = frozenset({"UnalignedTrace"})
 # Specifications (and modes) whose segments may also be cut with aborted rounds still open.
-OPEN_CUTS = frozenset({("UnalignedTrace", "unaligned"), ("ABSTrace", None)})
+OPEN_CUTS = frozenset({("UnalignedTrace", "unaligned"), ("UnalignedTrace", "aligned_timeout"), ("ABSTrace", None)})
 
 
 def _copy(v):
@@ -207,7 +207,19 @@ class TaskState:
     cut at ``base`` (``collapse``) every round up to ``base`` is ``base`` (0 in the
     next segment's numbering), as the segment starts. A trace that is not a
     behaviour may make this state wrong; the ``cut`` event then fails and the trace
-    is validated whole."""
+    is validated whole.
+
+    A task aligning a round (``aligning``: a marker of it processed on an input, the
+    round not handled yet) blocks that input until it snapshots, declines or gives
+    the round up; it gives it up on a cancellation marker or a barrier of a newer
+    round -- events -- or, once the round is aborted, between two events
+    (``LearnAbort``), which no event shows. The state followed is the one in which it
+    learns of the abort only when its own next event needs it: a record or marker
+    taken from an input it blocks, a decline of a round it does not align. The trace
+    specifications let a task learn right before any of its own events, so that
+    behaviour matches whenever one does, and its state can do whatever one in which
+    the task learnt earlier can (it can still learn at the task's next event); the
+    subclasses say where else the two differ."""
 
     arrival = True  # the specification models arrival (wire and input buffer)
 
@@ -227,6 +239,7 @@ class TaskState:
         self.closed = dict.fromkeys(self.chans, 0)
         self.sent_at: dict[int, dict[str, int]] = defaultdict(dict)
         self.rcvd_at: dict[int, dict[str, int]] = defaultdict(dict)
+        self.aborted: set[int] = set()
         self.base = 0
 
     def step(self, e: dict) -> None:
@@ -237,6 +250,8 @@ class TaskState:
                 self.nsent[c] = n
             elif op == "recv" and k == "d":
                 self.nrcvd[c] += 1
+            if op == "recv" and self._blocked(c):  # its destination learns of the abort of the round it aligns now
+                self.rec[self.dst[c]] = self.aligning(self.dst[c])
             self._message(op, c, k, n, e["x"])
             self.flight.step({"op": op, "c": c, "k": k, "n": n, "x": e["x"]})
         elif op == "ckpt":
@@ -253,6 +268,18 @@ class TaskState:
             self._decline(p, n)
         elif op == "start":
             self.rec[p] = n
+        elif op == "abort":
+            self.aborted.add(n)
+
+    def aligning(self, p: str) -> int:
+        """The round p is aligning (0: none); every input closed beyond what p handled
+        is closed at that round."""
+        return max((r for c in self.ins[p] if (r := self.closed[c]) > self.rec[p]), default=0)
+
+    def _blocked(self, c: str) -> bool:
+        """c's destination may not take anything from it: it aligns the round of c's
+        last marker."""
+        return self.closed[c] > self.rec[self.dst[c]]
 
     def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
         """What a ``send``, ``arrive`` or ``recv`` changes beyond the counters, before
@@ -268,7 +295,7 @@ class TaskState:
 
     def busy(self, p: str) -> bool:
         """p holds something that no event of its own shows (a priority barrier it has
-        not snapshotted yet)."""
+        not snapshotted yet), or the events do not fix its state."""
         return False
 
     def idle(self, nxt_marker_round) -> bool:
@@ -334,37 +361,52 @@ class TaskState:
 
 
 class UnalignedTasks(TaskState):
-    """``TaskState`` of the Unaligned specification in mode ``unaligned``. In that mode
-    a task that owes nothing aligns nothing (``Aligning`` is 0), so every variable but
-    ``pending`` (the markers a task still owes) and ``emitting`` is a function of the
-    events: besides the common ones unal, mustSnap, arrivedB and the per-round
-    ``inpart``/``outpart``."""
+    """``TaskState`` of the Unaligned specification: besides the common variables unal,
+    mustSnap, arrivedB and the per-round ``inpart``/``outpart``; every variable but
+    ``pending`` (the markers a task still owes) and ``emitting`` follows from the
+    events. In mode ``unaligned`` a task that owes nothing aligns nothing. In mode
+    ``aligned_timeout`` a barrier at the head of its queue is handled aligned
+    (``HeadIsAligned``), one behind other messages as the priority trigger of an
+    unaligned snapshot, and a task aligning a round learns of its abort as in
+    ``AbsTasks``: only when its own next event needs it. One difference between that
+    behaviour and one in which the task learnt earlier shows later: a cancellation
+    marker of the round it snapshotted unaligned and still records, taken while it
+    aligns a newer aborted round, makes it give that round up (unal becomes FALSE)
+    only if it did not learn of the abort before; a task is ``unsure`` from then until
+    its next checkpoint (as one with no data input that aligns a barrier it might
+    have taken as a priority trigger), and no open cut is made meanwhile."""
 
     def __init__(self, topology: tuple):
         super().__init__(topology)
+        self.aligned_mode = topology[0].mode == "aligned_timeout"
         self.unal = dict.fromkeys(self.procs, False)
         self.must = dict.fromkeys(self.procs, 0)
         self.arrived = dict.fromkeys(self.chans, 0)
         self.inpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
         self.outpart: dict[int, dict[str, list[int]]] = defaultdict(dict)
+        self.unsure: set[str] = set()
 
     def _checkpoint(self, p: str, n: int) -> None:
-        aligned = not self.ins[p] and not self.must[p]  # a process without inputs
+        aligned = not self.must[p] and all(self.closed[x] == n for x in self.ins[p])
         self.must[p], self.unal[p] = 0, not aligned
+        self.unsure.discard(p)
         for x in self.ins[p]:
             if x in self.data and not aligned and self.closed[x] < n:
                 self.inpart[n][x] = self._pre_barrier(x, n)
 
     def _decline(self, p: str, n: int) -> None:
-        if self.must[p] or (not self.ins[p] and self.rec[p] < n):  # it declines now
-            self.rec[p], self.must[p] = n, 0
+        """It declines round n now (after a priority barrier, aligned, or timed out), or
+        it gave n or a newer round up before (learnt of its abort)."""
+        if self.must[p] or self.rec[p] < n:
+            self.rec[p], self.must[p] = max(n, self.aligning(p)), 0
             for x in self.ins[p]:
-                if x in self.data:
+                if x in self.data and self.rec[p] == n:
                     self.inpart[n][x] = []
 
     def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
         wire, ibuf = self.flight.wire[c], self.flight.ibuf[c]
         d = self.dst[c]
+        cur = self.aligning(d)
         if op == "send" and k == "b" and c in self.data:
             self.outpart[n][c] = [m for m in list(wire)[len(wire) - x :] if isinstance(m, int)]
         elif op == "arrive" and wire:
@@ -376,15 +418,21 @@ class UnalignedTasks(TaskState):
                 for r in took[bisect_right(took, self.arrived[c]) :]:
                     self.inpart[r].setdefault(c, []).append(m)
         elif op == "recv" and k == "b":
-            pos = next((j for j, m in enumerate(ibuf) if not isinstance(m, int) and m[0] == "b"), None)
-            if n <= self.rec[d]:
-                self.closed[c] = max(self.closed[c], n)
-            else:  # the priority barrier that triggers d's snapshot of round n
-                self.closed[c], self.must[d] = n, n
-                if c in self.data and pos is not None:
+            pos = list(ibuf).index(("b", n)) if ("b", n) in ibuf else len(ibuf)
+            if n <= self.rec[d] or n < cur:
+                self.closed[c] = max(self.closed[c], n) if n <= self.rec[d] else self.closed[c]
+                return
+            self.closed[c] = n
+            if cur and cur < n:  # the newer round subsumes the one d aligned
+                self.rec[d] = cur
+            if not self.aligned_mode or pos:  # the priority barrier that triggers d's snapshot of round n
+                self.must[d] = n
+                if c in self.data:
                     self.inpart[n][c] = [m for m in list(ibuf)[:pos] if isinstance(m, int)]
+            elif not any(x in self.data for x in self.ins[d]) and any(self.closed[y] < n for y in self.ins[d]):
+                self.unsure.add(d)  # it may also have taken it as a priority trigger
         elif op == "recv" and k == "cancel":
-            if n <= self.rec[d]:
+            if n <= self.rec[d] or n < cur:
                 took = self.took[d]
                 recording = (
                     n == self.rec[d]
@@ -393,9 +441,12 @@ class UnalignedTasks(TaskState):
                     and self.unal[d]
                     and any(self.closed[y] < n for y in self.ins[d])
                 )
-                self.closed[c] = n
+                if n <= self.rec[d]:
+                    self.closed[c] = n
                 if recording:
                     self.unal[d] = False
+                    if cur in self.aborted:
+                        self.unsure.add(d)
             else:
                 self.closed[c] = self.rec[d] = n
 
@@ -411,7 +462,7 @@ class UnalignedTasks(TaskState):
         return out
 
     def busy(self, p: str) -> bool:
-        return bool(self.must[p])
+        return bool(self.must[p]) or p in self.unsure
 
     def shifted(self) -> dict[str, dict]:
         return {**super().shifted(), "arrivedB": self.arrived}
@@ -432,18 +483,14 @@ class UnalignedTasks(TaskState):
 
 class AbsTasks(TaskState):
     """``TaskState`` of the ABS specification: besides the common variables ``quit``
-    and the back-edge logs ``crec``. A task aligning a round (a marker of it processed
-    on an input, the round not handled yet) blocks that input until it snapshots,
-    declines or gives the round up; it gives it up on a cancellation marker or a
-    barrier of a newer round -- events -- or, once the round is aborted, between two
-    events (``LearnAbort``), which no event shows. The state followed is the one in
-    which it learns of the abort only when its own next event needs it: a record or
-    marker processed from an input it blocks, a decline of a round it is not aligned
-    on. That behaviour is one of the specification's (the trace specification lets a
-    task learn right before its own events) whenever the trace is, and its state
-    can still give the round up at the task's next event, so it can do whatever a
-    state in which the task learnt earlier can do: a segment started from it
-    accepts what one started from any state of the whole run there accepts."""
+    and the back-edge logs ``crec``. A task that learns of an abort later than it
+    might have differs from one that learnt earlier, beyond what it can still catch
+    up with at its next event, only in ``closed`` of a regular input (a marker of a
+    round between the two it handled: kept, or taken as obsolete) and in ``quit`` (a
+    cancellation of the round it snapshotted last, which it gives up only if it did
+    not learn before): ABS reads ``closed`` of a regular input only above what its
+    destination handled, or below a round it snapshotted, which every regular input
+    had delivered then, and ``quit`` only while that round is its newest one handled."""
 
     arrival = False
 
@@ -453,21 +500,14 @@ class AbsTasks(TaskState):
         self.quit = dict.fromkeys(self.procs, 0)
         self.crec: dict[int, dict[str, list[int]]] = defaultdict(dict)
 
-    def aligning(self, p: str) -> int:
-        """The round p is aligning (0: none); every input closed beyond what p handled
-        is closed at that round."""
-        return max((r for c in self.ins[p] if (r := self.closed[c]) > self.rec[p]), default=0)
-
     def _blocked(self, c: str) -> bool:
-        d = self.dst[c]
-        return self.closed[c] > self.rec[d] and (c not in self.back or self.closed[c] == self.aligning(d))
+        """A back-edge only while its last marker is of the round its destination aligns."""
+        return super()._blocked(c) and (c not in self.back or self.closed[c] == self.aligning(self.dst[c]))
 
     def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
         if op != "recv":
             return
         d = self.dst[c]
-        if self._blocked(c):  # d learns of the abort of the round it aligns now
-            self.rec[d] = self.aligning(d)
         if k == "d":
             if c in self.back:
                 for r in self.took[d]:
