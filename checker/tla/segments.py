@@ -71,40 +71,37 @@ Per-round state of finished rounds (histories, recorded channel states,
 shows of them, and the segment's ``end`` event has already checked that every
 non-empty recorded channel state of its rounds was reported.
 
-Open cuts (``OPEN_CUTS``: the Unaligned specification in mode ``unaligned``, and
-ABS). When a checkpoint timeout aborts rounds faster than a straggler lets their
-barriers through, tasks keep snapshotting, declining and recording aborted rounds long
-after the abort, and rounds overlap: there may be no point at which no later event
-refers to an old round, and one segment holds every round of the run (a campaign trace
-of 26,359 events: one segment of 20,323 spec events and 143 rounds that TLC did not
-finish in 900 s; each step costs O(rounds x channels)). With several rounds in flight
-at once (``--max-concurrent``) there may be no point at which every started round is
-finished either. So the trace is also cut where every round older than ``L`` is
-finished, the rounds ``L..R`` that later events still refer to are each aborted (at
-the cut or later) and never completed, no process owes anything, and every marker in
-flight of a round older than ``L`` is ``obsolete`` for its destination; the state
-there is the one ``TaskState`` follows from the events (every process's and channel's
-variables and the per-round state of ``L..R``). In mode ``unaligned`` a task that owes
-nothing aligns nothing, so the events determine that state. In ABS a task may be
+Open cuts (``OPEN_CUTS``: the Unaligned specification in both modes, and ABS). When a
+checkpoint timeout aborts rounds faster than a straggler lets their barriers through,
+tasks keep snapshotting, declining and recording aborted rounds long after the abort,
+and rounds overlap: there may be no point at which no later event refers to an old
+round, and one segment holds every round of the run (a campaign trace of 26,359
+events: one segment of 20,323 spec events and 143 rounds that TLC did not finish in
+900 s; each step costs O(rounds x channels)). With several rounds in flight at once
+(``--max-concurrent``) there may be no point at which every started round is finished
+either. So the trace is also cut where every round older than ``L`` is finished, the
+rounds ``L..R`` that later events still refer to are each aborted (at the cut or
+later) and never completed, no process owes anything, and every marker in flight of a
+round older than ``L`` is ``obsolete`` for its destination; the state there is the one
+``TaskState`` follows from the events (every process's and channel's variables and the
+per-round state of ``L..R``). In mode ``unaligned`` a task that owes nothing aligns
+nothing, so the events determine that state. In the aligned forms a task may be
 aligning a round, and once the round is aborted it may give it up between two events
-(``LearnAbort``), which no event shows; ``AbsTasks`` follows the behaviour in which it
-does so only when its own next event needs it, and that state can do whatever one in
-which it gave up earlier can (it may still give the round up at its next event, and
-the two differ otherwise only in variables no later step of ABS reads there), so the
-next segment accepts what the whole run accepts from that point. The next segment
-starts from exactly that state with its rounds after ``L - 1`` (``StartWith``: rounds
-``L..R`` are its first ones, aborted or in flight as at the cut; everything older is
-round 0, as at the other cuts), and the segment before ends with a ``cut`` whose step
-requires TLC's state to be that state, up to the rounds older than ``L``
-(``TCutOpen``), so a wrong prediction sends the trace to a whole run, never to a
-verdict; its ``end`` leaves ``L..R`` to the segments after it (``Open``), where they
-are aborted. The rounds older than ``L`` are dropped for the same reasons as at the
-other cuts (no later event refers to them; their markers in flight are obsolete), and
-those of ``L..R`` are aborted in the end, so ``end`` skips them either way. Not in mode
-``aligned_timeout``: there a task that gave up the round it aligns before a
-cancellation marker of the round it last snapshotted came keeps that snapshot's
-``unal`` (its late barriers may then be taken anywhere in the queue), where one that
-had not yet gives it up (``Recording``), so no one state covers both.
+(``LearnAbort``), which no event shows; ``TaskState`` follows the behaviour in which
+it does so only when its own next event needs it, and that state can do whatever one
+in which it gave up earlier can (it may still give the round up at its next event, and
+the two differ otherwise only in variables no later step reads there, or the task
+counts as owing something: ``UnalignedTasks``), so the next segment accepts what the
+whole run accepts from that point. The next segment starts from exactly that state
+with its rounds after ``L - 1`` (``StartWith``: rounds ``L..R`` are its first ones,
+aborted or in flight as at the cut; everything older is round 0, as at the other
+cuts), and the segment before ends with a ``cut`` whose step requires TLC's state to
+be that state, up to the rounds older than ``L`` (``TCutOpen``), so a wrong prediction
+sends the trace to a whole run, never to a verdict; its ``end`` leaves ``L..R`` to the
+segments after it (``Open``), where they are aborted. The rounds older than ``L`` are
+dropped for the same reasons as at the other cuts (no later event refers to them;
+their markers in flight are obsolete), and those of ``L..R`` are aborted in the end,
+so ``end`` skips them either way.
 
 Verdicts combine so that a segmented run finds exactly what a whole run finds
 (``combine``): the first segment whose real events do not all match gives the
@@ -479,6 +476,7 @@ class UnalignedTasks(TaskState):
             self.must[p] = 0
             if whole:
                 self.unal[p] = False
+                self.unsure.discard(p)
 
 
 class AbsTasks(TaskState):
