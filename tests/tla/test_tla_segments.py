@@ -228,9 +228,10 @@ def test_cuts_with_obsolete_markers_in_flight(tmp_path, monkeypatch):
     ]
     for path in paths:
         p = conformance.prepare(read_trace(path), tla_mappings())
-        with_obsolete = len(split(p, SEGMENT_EVENTS))
-        with monkeypatch.context() as quiet:
-            quiet.setattr(segments_module, "OBSOLETE_IN_FLIGHT", frozenset())
+        with monkeypatch.context() as clean:  # the cuts where every round is finished
+            clean.setattr(segments_module, "OPEN_CUTS", frozenset())
+            with_obsolete = len(split(p, SEGMENT_EVENTS))
+            clean.setattr(segments_module, "OBSOLETE_IN_FLIGHT", frozenset())
             without = len(split(p, SEGMENT_EVENTS))
         assert with_obsolete >= 3 * without, (path, with_obsolete, without)
     verdicts = assert_same(paths)
