@@ -11,6 +11,8 @@ mutants' short demonstration traces are cut into segments of at least 10 spec
 events (more cuts than the default, so more chances for a cut to change a
 verdict)."""
 
+from dataclasses import replace
+
 import pytest
 
 from snapcheck.checker.tla import conform as conformance
@@ -271,6 +273,27 @@ def test_cuts_with_late_barriers_of_aborted_rounds(tmp_path, monkeypatch):
     _assert_accepted_as_whole(path, fallbacks)
 
 
+# A cycle whose checkpoint timeout is shorter than a round takes behind a straggler
+# ten times slower: every round is aborted, and rounds overlap.
+STRAGGLER_CYCLE = SimConfig(
+    protocol="unaligned",
+    workload="reachability",
+    parallelism=2,
+    seed=2,
+    records=3,
+    gap=30,
+    interval=120,
+    checkpoint_timeout=300,
+    latency=13,
+    jitter=400,
+    out_buffer=1,
+    control_latency=75,
+    control_jitter=75,
+    stragglers=(("join[0]", 10.0),),
+    decline_prob=0.1,
+)
+
+
 def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
     """Unaligned checkpoints on a cyclic graph with a straggler ten times slower and a
     checkpoint timeout shorter than a round takes there: every round is aborted, rounds
@@ -283,24 +306,7 @@ def test_open_cuts_when_aborted_rounds_overlap(tmp_path, monkeypatch):
     into segments of at most six rounds; every cut is reached (no fallback to a whole
     run) and the verdict is the whole run's."""
     fallbacks = record_fallbacks(monkeypatch)
-    cfg = SimConfig(
-        protocol="unaligned",
-        workload="reachability",
-        parallelism=2,
-        seed=2,
-        records=3,
-        gap=30,
-        interval=120,
-        checkpoint_timeout=300,
-        latency=13,
-        jitter=400,
-        out_buffer=1,
-        control_latency=75,
-        control_jitter=75,
-        stragglers=(("join[0]", 10.0),),
-        decline_prob=0.1,
-    )
-    path, (without, _), (rounds, events) = _longest_segments(tmp_path, monkeypatch, cfg, "OPEN_CUTS")
+    path, (without, _), (rounds, events) = _longest_segments(tmp_path, monkeypatch, STRAGGLER_CYCLE, "OPEN_CUTS")
     assert without >= 15
     assert rounds <= 6 and events <= 3 * SEGMENT_EVENTS, (rounds, events)
     _assert_accepted_as_whole(path, fallbacks)
@@ -325,24 +331,7 @@ ALIGNED_ABORTED = {
         control_latency=75,
     ),
     # a cycle with a straggler ten times slower: rounds overlap
-    "aligned-timeout": SimConfig(
-        protocol="aligned-timeout",
-        workload="reachability",
-        parallelism=2,
-        seed=3,
-        records=3,
-        gap=30,
-        interval=120,
-        checkpoint_timeout=300,
-        aligned_timeout=50,
-        latency=13,
-        jitter=400,
-        out_buffer=1,
-        control_latency=75,
-        control_jitter=75,
-        stragglers=(("join[0]", 10.0),),
-        decline_prob=0.1,
-    ),
+    "aligned-timeout": replace(STRAGGLER_CYCLE, protocol="aligned-timeout", seed=3, aligned_timeout=50),
 }
 
 
