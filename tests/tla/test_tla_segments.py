@@ -184,7 +184,7 @@ def test_cuts_after_aborted_rounds_some_tasks_never_heard_of(tmp_path, monkeypat
                 out_buffer=1,
             ),
         )
-        for protocol, seed in (("unaligned", 2), ("unaligned", 5), ("aligned-timeout", 9))
+        for protocol, seed in (("unaligned", 2), ("unaligned", 6), ("aligned-timeout", 9))
     ]
     for path in paths:
         assert stale_cuts(path), path
