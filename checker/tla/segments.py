@@ -112,6 +112,7 @@ segment is rejected first.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_right
 from collections import defaultdict, deque
 from dataclasses import dataclass, replace
@@ -194,7 +195,7 @@ class InFlight:
         return [*self.ibuf[c], *self.wire[c]]
 
 
-class TaskState:
+class TaskState(ABC):
     """The state of a trace specification's processes and channels that the events
     determine, followed event by event: what a cut with rounds still open needs
     (``clean_cuts``, *open cuts*). Common to the specifications: every process's
@@ -278,17 +279,19 @@ class TaskState:
         last marker."""
         return self.closed[c] > self.rec[self.dst[c]]
 
+    @abstractmethod
     def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
         """What a ``send``, ``arrive`` or ``recv`` changes beyond the counters, before
         ``flight`` takes it."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _checkpoint(self, p: str, n: int) -> None:
         """What p's checkpoint of round n changes beyond ``rec``, ``took``, ``sentAt``
         and ``rcvdAt`` (set right after)."""
 
+    @abstractmethod
     def _decline(self, p: str, n: int) -> None:
-        raise NotImplementedError
+        """What p's decline of round n changes."""
 
     def busy(self, p: str) -> bool:
         """p holds something that no event of its own shows (a priority barrier it has
@@ -501,6 +504,10 @@ class AbsTasks(TaskState):
     def _blocked(self, c: str) -> bool:
         """A back-edge only while its last marker is of the round its destination aligns."""
         return super()._blocked(c) and (c not in self.back or self.closed[c] == self.aligning(self.dst[c]))
+
+    def _checkpoint(self, p: str, n: int) -> None:
+        """Nothing beyond the common variables: an ABS checkpoint is aligned, so it
+        records no input part."""
 
     def _message(self, op: str, c: str, k: str, n: int, x: int) -> None:
         if op != "recv":
