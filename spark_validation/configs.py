@@ -181,8 +181,10 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     adjustments (``Protocol.adjust``); its ``demo`` configuration is for
     ``snapcheck simulate --demo`` and the docs only. A protocol with non-FIFO channels
     gets room to reorder records (``strategies.reordering``), drawn after the rest; under
-    ``targeted`` the coordinator's timing is drawn next (``strategies.timing``), then the
-    drawn crashes are landed on moments the run reaches (``strategies.land``)."""
+    ``targeted`` the coordinator's timing is drawn next (``strategies.timing``), then a
+    checkpoint timeout is landed on the run's own round durations
+    (``strategies.land_timeout``) and the drawn crashes on moments the run reaches
+    (``strategies.land``)."""
     from snapcheck.reference import SimConfig
     from snapcheck.reference.catalogue import base_of, resolve
     from snapcheck.spark_validation.strategies import (
@@ -190,6 +192,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         TIMED,
         draw,
         land,
+        land_timeout,
         own_moments,
         pick,
         reordering,
@@ -226,7 +229,9 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         cfg = _adjusted(cls, cfg, mutant, seed)
     if sel.explore in TIMED:
         cfg = timing(rnd, cls, cfg)
-    return land(rnd, cls, cfg, drawn) if sel.explore in LANDED else cfg
+    if sel.explore not in LANDED:
+        return cfg
+    return land(rnd, cls, land_timeout(rnd, cfg, drawn), drawn)
 
 
 def _adjusted(cls, cfg, mutant: str, seed: int):

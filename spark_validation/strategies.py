@@ -32,7 +32,8 @@ so a run is a pure function of its seed, and everything it draws is a field of t
   (``land``): moved to an occurrence of that situation (a time) the run really reaches,
   drawn uniformly over the run, mostly after its first completed round, so it neither
   misses (a situation the run never reaches) nor clusters in the first round (where a
-  recovery restarts from the initial state and tests little); in half its runs the
+  recovery restarts from the initial state and tests little), and a checkpoint timeout
+  is landed on the run's own round durations (``land_timeout``); in half its runs the
   coordinator's timing is drawn too (``timing``): control messages slow or jittery, so a
   completion or abort notice can arrive after the next round's records, and a crash
   noticed at once or late.
@@ -446,19 +447,63 @@ def land(rnd, cls, cfg, drawn: tuple):
     return replace(cfg, failures=tuple(failures))
 
 
+def land_timeout(rnd, cfg, drawn: tuple):
+    """``cfg`` with its checkpoint timeout, when it has one, landed on the run's own round
+    durations. A timeout drawn blind for a dataflow and a protocol the strategy knows
+    nothing of is mostly on one side of every round: longer than all of them (it never
+    fires), or shorter than all of them (every round aborts, nothing completes, and the
+    run tests one path and has no committed state to judge: *inconclusive*). A dry run
+    of ``cfg`` without a timeout and without the faults the strategy drew (``drawn``)
+    measures how long its completed rounds took; the timeout becomes a duration drawn
+    uniformly between their mean and twice their longest (one tick more: a round that
+    lasts exactly its timeout is aborted): in some runs the slowest rounds time out, in
+    the others the timeout fires only where a crash or a recovery slows a round down.
+    Not only the slowest rounds every time: a round is slow when something unusual
+    happened in it (a long alignment, a barrier behind a full buffer), and a bug that
+    shows in such a round shows only if the round can complete. Kept as drawn when the dry run completed no round (or the
+    simulator refused it: the run itself says why). The result is an ordinary
+    configuration: its reproduction command carries the landed timeout.
+
+    >>> import random
+    >>> from snapcheck.reference import SimConfig
+    >>> cfg = SimConfig(protocol="abs-aligned", workload="q3", records=12, interval=100, checkpoint_timeout=1)
+    >>> m = _dry_metrics(replace(cfg, checkpoint_timeout=None))
+    >>> landed = land_timeout(random.Random(0), cfg, ()).checkpoint_timeout
+    >>> m["checkpoint_duration_mean"] < landed <= 2 * m["checkpoint_duration_max"] + 1
+    True
+    >>> land_timeout(random.Random(0), replace(cfg, checkpoint_timeout=None), ()) == replace(cfg, checkpoint_timeout=None)
+    True
+    """
+    if cfg.checkpoint_timeout is None:
+        return cfg
+    m = _dry_metrics(replace(cfg, checkpoint_timeout=None, failures=tuple(f for f in cfg.failures if f not in drawn)))
+    if not m.get("rounds_completed"):
+        return cfg
+    longest = int(m["checkpoint_duration_max"])  # (a round as long as its timeout is aborted: one tick more)
+    return replace(
+        cfg, checkpoint_timeout=rnd.randint(min(int(m["checkpoint_duration_mean"]), longest), 2 * longest) + 1
+    )
+
+
+def _dry_metrics(cfg) -> dict:
+    """The metrics of a run of ``cfg`` without a trace recorded (``SimResult.metrics``);
+    empty when the simulator refuses ``cfg`` (the run itself reports why)."""
+    from snapcheck.reference import simulate
+
+    try:
+        return simulate(cfg, record=False).metrics
+    except Exception:  # a configuration the simulator refuses: the run itself will say so
+        return {}
+
+
 def dry_run(cfg, without) -> tuple[dict, dict, int | None, int, dict]:
     """A run of ``cfg`` without its faults at the indices ``without`` (no trace
     recorded): how often each situation occurred, how often before a round first
     completed (empty when none did), that completion's time (None), the run's end
     time and when each task that left the job did (a rescale replaced it, or it
     finished); nothing when the simulator refuses ``cfg`` (the run itself reports why)."""
-    from snapcheck.reference import simulate
-
     rest = tuple(f for i, f in enumerate(cfg.failures) if i not in without)
-    try:
-        m = simulate(replace(cfg, failures=rest), record=False).metrics
-    except Exception:  # a configuration the simulator refuses: the run itself will say so
-        return {}, {}, None, 0, {}
+    m = _dry_metrics(replace(cfg, failures=rest))
     return (
         m.get("situations", {}),
         m.get("situations_at_first_completion", {}),

@@ -76,9 +76,10 @@ def test_a_mutant_is_drawn_blind_exactly_as_its_base_protocol(name):
             expected = m.adjust(replace(base, mutant=name))
             if mine.workload != base.workload:
                 continue
-            if strategy == "targeted":
+            if strategy == "targeted":  # landed on the mutant's own run: crashes and the checkpoint timeout
                 assert [f[0] for f in mine.failures] == [f[0] for f in expected.failures]
-                mine, expected = replace(mine, failures=()), replace(expected, failures=())
+                assert (mine.checkpoint_timeout is None) == (expected.checkpoint_timeout is None)
+                mine, expected = (replace(c, failures=(), checkpoint_timeout=None) for c in (mine, expected))
             assert mine == expected
 
 
@@ -112,6 +113,28 @@ def test_targeted_lands_its_crashes_on_moments_the_run_reaches_mostly_after_a_co
     drawn_none, drawn_after = measure()
     assert landed_none < 0.05 < drawn_none
     assert landed_after > 0.5 and landed_after > drawn_after + 0.15
+
+
+@pytest.mark.parametrize("protocol", ["abs-cyclic", "unaligned"])
+def test_targeted_lands_its_checkpoint_timeouts_on_the_runs_own_rounds(protocol, monkeypatch):
+    """A checkpoint timeout drawn blind often aborts every round of a run (nothing
+    completes: the run is inconclusive); landed on the run's own round durations, far
+    fewer runs complete no round, and the timeout still fires in a good share of them
+    (the slow rounds abort), where a timeout that never fires would test nothing."""
+    from snapcheck.spark_validation import strategies
+
+    sel = Selection(protocols=(protocol,), explore="targeted", failures=False)
+
+    def measure():
+        cfgs = [c for c in (draw_config(i, 4200 + i, sel) for i in range(150)) if c.checkpoint_timeout is not None]
+        runs = [simulate(c, record=False).metrics for c in cfgs]
+        return len(cfgs), sum(not m["rounds_completed"] for m in runs), sum(m["rounds_aborted"] > 0 for m in runs)
+
+    timed, landed_none, landed_fired = measure()
+    monkeypatch.setattr(strategies, "LANDED", ())
+    _, drawn_none, _ = measure()
+    assert timed > 30 and landed_none <= drawn_none / 3 and landed_none < 0.05 * timed
+    assert landed_fired > timed / 4
 
 
 @given(
