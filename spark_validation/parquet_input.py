@@ -191,14 +191,24 @@ def check_files(path: str) -> None:
     """Open every file of a local input and check its columns (``open_parquet``, as ``snapcheck
     check`` does), before any engine starts: an engine looks at one file's footer and columns
     and fails on another file in the middle of the work. Bad input is ``TraceErrors`` naming
-    each bad file and why. A cluster's file system (``hdfs://``, ``s3a://``) is read by Spark
-    alone; ``load`` checks the columns it sees."""
-    from snapcheck.spark_validation.sql_engine import parquet_files
-    from snapcheck.traces.errors import TraceErrors
+    each bad file and why. So is a Parquet file of the directory that no engine would read,
+    its name (or a folder's) starting with ``_`` or ``.`` (``sql_engine.unread_parquet``):
+    leaving its traces out would change the verdict silently. A cluster's file system
+    (``hdfs://``, ``s3a://``) is read by Spark alone; ``load`` checks the columns it sees."""
+    from snapcheck.spark_validation.sql_engine import parquet_files, unread_parquet
+    from snapcheck.traces.errors import TraceError, TraceErrors
 
     if "://" in path:
         return
-    errors = []
+    errors = [
+        TraceError(
+            f,
+            0,
+            "a Parquet file named (or in a folder named) with a leading '_' or '.' is not read: Spark and the "
+            "kit take such names for bookkeeping, not data; rename it, or move it out of the input",
+        )
+        for f in unread_parquet(path)
+    ]
     for f in parquet_files(path):
         try:
             open_parquet(f)

@@ -440,6 +440,41 @@ def parquet_files(path: str) -> list[str]:
     return [path] if os.path.exists(path) else []
 
 
+def unread_parquet(path: str) -> list[str]:
+    """The Parquet files under directory ``path`` that ``parquet_files`` (and Spark) do not
+    read: named with a leading ``_`` or ``.``, or inside a folder so named — Spark's
+    convention for bookkeeping, which a user's trace file can fall under by its name. A
+    file counts as Parquet when it begins with the magic bytes ``PAR1``; Spark's own
+    bookkeeping (``_SUCCESS``, ``.crc`` checksums) does not, and is not listed.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("part-0.parquet", "_old.parquet", "_SUCCESS", ".part-0.parquet.crc"):
+    ...     _ = (d / name).write_bytes(b"PAR1..." if name.endswith("parquet") else b"")
+    >>> [pathlib.Path(f).name for f in unread_parquet(str(d))], [pathlib.Path(f).name for f in parquet_files(str(d))]
+    (['_old.parquet'], ['part-0.parquet'])
+    """
+    if not os.path.isdir(path):
+        return []
+    read = set(parquet_files(path))
+    out = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for f in sorted(files):
+            full = os.path.join(root, f)
+            if full not in read and _begins_like_parquet(full):
+                out.append(full)
+    return out
+
+
+def _begins_like_parquet(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def _replace_path(path: str) -> None:
     """Make room for an output written as one file (an earlier run may have left a directory)."""
     import shutil

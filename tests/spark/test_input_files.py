@@ -62,3 +62,21 @@ def test_a_jsonl_input_is_not_parquet_and_the_message_says_how_to_convert(snapch
     code, text = snapcheck_cli("validate", "--input", str(TRACE), "-o", str(tmp_path / "out"), stderr=True)
     assert code == 2 and "Traceback" not in text
     assert f"{TRACE}: not a Parquet file" in text and "snapcheck convert" in text
+
+
+@pytest.mark.parametrize("name", ["_b.parquet", ".b.parquet", "_tmp/part-0.parquet"])
+def test_a_parquet_file_no_engine_would_read_is_bad_input_naming_it(snapcheck_cli, good, tmp_path, name):
+    """Spark skips files and folders whose names start with '_' or '.'; a trace file named so
+    would be left out of the verdict without a word, so it is bad input (exit 2) naming it.
+    Spark's own bookkeeping beside the data (``_SUCCESS``, ``.crc`` checksums) is not Parquet
+    and stays allowed."""
+    (good / "_SUCCESS").write_bytes(b"")
+    (good / ".a.parquet.crc").write_bytes(b"crc")
+    code, _ = snapcheck_cli("validate", "--input", str(good), "-o", str(tmp_path / "ok"), stderr=True)
+    assert code == 4  # accepted as input (this example trace has nothing the checker judges)
+    hidden = good / name
+    hidden.parent.mkdir(exist_ok=True)
+    hidden.write_bytes((good / "a.parquet").read_bytes())
+    code, text = snapcheck_cli("validate", "--input", str(good), "-o", str(tmp_path / "out"), stderr=True)
+    assert code == 2 and "Traceback" not in text
+    assert f"{hidden}: a Parquet file named (or in a folder named) with a leading '_' or '.' is not read" in text
