@@ -18,23 +18,10 @@ from snapcheck.traces.errors import UsageError
 
 console = make_console()
 
-# Command-line option name -> SimConfig field, for options a mutant's --demo may set.
-_DEMO_OPTIONS = {
-    "workload": "workload",
-    "parallelism": "parallelism",
-    "records": "records",
-    "gap": "gap",
-    "interval": "interval",
-    "jitter": "jitter",
-    "buffer": "buffer",
-    "out_buffer": "out_buffer",
-    "decline_prob": "decline_prob",
-    "fail": "failures",
-    "straggler": "stragglers",
-    "checkpoint_timeout": "checkpoint_timeout",
-    "rescale": "rescale",
-    "finish_sources": "finish_sources",
-}
+# SimConfig fields whose command-line option has another name (every other field of a
+# mutant's --demo config is set by the option of the same name, when the command line
+# does not give it).
+_OPTION_OF = {"failures": "fail", "stragglers": "straggler"}
 
 
 def _parse_fail(spec: str) -> tuple:
@@ -352,9 +339,9 @@ def simulate_cmd(
                 "run it without --demo, or declare one"
             )
         if demo:
-            for opt, key in _DEMO_OPTIONS.items():
-                if key in m.demo and ctx.get_parameter_source(opt) != ParameterSource.COMMANDLINE:
-                    fields[key] = m.demo[key]
+            for key, value in m.demo.items():  # every field of the demo, unless given on the command line
+                if ctx.get_parameter_source(_OPTION_OF.get(key, key)) != ParameterSource.COMMANDLINE:
+                    fields[key] = value
     elif demo:
         raise UsageError("--demo needs --mutant")
     for name, value in (

@@ -14,7 +14,7 @@ The elements of a trace are the things whose removal leaves a *valid* trace:
 * the **processing** (``recv``), **arrival** or **discard** of a message alone
   (the message then stays in flight or unprocessed),
 * a **checkpoint** ``C_{p,x}``, x ≥ 1 (with its ``record`` events and any
-  failure that restores it),
+  failure that restores it or, in a rescale, takes list-state elements of it),
 * a whole **record** event, or one message **entry** of a record,
 * a **failure** (a ``fail`` with the ``restore`` that follows it, or a lone
   ``restore`` of a surviving process that rolls back),
@@ -22,7 +22,8 @@ The elements of a trace are the things whose removal leaves a *valid* trace:
 
 Removing a set of elements removes their closure (above); the survivors are
 renumbered the way ``TraceRecorder`` numbers them: ``idx`` per process,
-checkpoint numbers ``1, 2, …`` per process, data ``seq`` per channel (restored
+checkpoint numbers ``1, 2, …`` per process (also where a rescale's ``restore``
+names the checkpoints it took elements of), data ``seq`` per channel (restored
 to its value at the restored checkpoint after a ``restore``, so a regenerated
 message keeps the number of the original), and message ids rebuilt from these
 numbers when the trace uses the recorder's naming (``ch:seq``, ``ch:bR``,
@@ -189,10 +190,10 @@ class TraceShrinker:
                 if m not in r.mids:
                     r.mids.add(m)
                     todo.append(m)
-        for i, e in enumerate(self.events):
-            if e.type == "restore" and (e.proc, e.ckpt) in r.checkpoints:
-                r.events.update(self.failure_of[i])
         r.checkpoints |= {(p, c) for p, c in self._all_checkpoints() if p in r.procs}
+        for i, e in enumerate(self.events):  # a restore dies with a checkpoint it restores or takes elements of
+            if e.type == "restore" and ((e.proc, e.ckpt) in r.checkpoints or _elements(e) & r.checkpoints):
+                r.events.update(self.failure_of[i])
         return r
 
     def _all_checkpoints(self):
@@ -245,6 +246,12 @@ class TraceShrinker:
         return d
 
 
+def _elements(e: Event) -> set[tuple[str, int]]:
+    """The checkpoints a restore of a rescale took list-state elements of (``attrs
+    elements``: ``[[process, checkpoint], ...]``, docs/trace-format.md)."""
+    return {(p, c) for p, c in (e.attrs or {}).get("elements") or ()}
+
+
 def _fields(obj) -> dict:
     return {k: getattr(obj, k) for k in obj.__slots__}
 
@@ -279,6 +286,9 @@ def _renumber(events: list[dict], channels: list[Channel]) -> dict:
         idx[p] = d["idx"] + 1
         if t in ("checkpoint", "record", "restore") and d["ckpt"] > 0:
             d["ckpt"] = ckpt_map[(p, d["ckpt"])]
+        if t == "restore" and (d.get("attrs") or {}).get("elements"):  # they name checkpoints by number too
+            d["attrs"] = dict(d["attrs"])
+            d["attrs"]["elements"] = [[q, ckpt_map[(q, c)] if c > 0 else c] for q, c in d["attrs"]["elements"]]
         if t == "checkpoint":
             seq_at[(p, d["ckpt"])] = {c: seq.get(c, 0) for c in out_chans.get(p, ())}
         elif t == "restore":

@@ -415,3 +415,43 @@ def test_shrinking_a_loss_keeps_the_lost_message(tmp_path, capsys, simulation, k
     assert re.search(witness, explanation), explanation
     shrunk = [v for v in check_trace(read_trace(small), CheckOptions()).violations if v.kind == kind]
     assert any(v.message == explanation and v.witness["messages"][0].rsplit(":", 1)[0] in channels for v in shrunk)
+
+
+@pytest.fixture(scope="module")
+def rescaled_regional():
+    """A regional trace with a rescale whose restores name the checkpoints they took
+    list-state elements of (``attrs.elements``)."""
+    from snapcheck.reference import SimConfig, simulate
+    from snapcheck.reference.catalogue import MUTANTS
+
+    demo = MUTANTS["regional-rescale-by-id"].demo
+    return simulate(SimConfig(protocol="regional-aligned", mutant="regional-rescale-by-id", seed=3, **demo)).trace()
+
+
+def _element_rounds(events) -> dict:
+    """(restoring process, time) -> the rounds of the checkpoints its elements name."""
+    rnd = {(e["proc"], e["ckpt"]): e.get("round") for e in events if e["type"] == "checkpoint"}
+    return {
+        (e["proc"], e["t"]): [rnd.get((p, c)) if c > 0 else 0 for p, c in e["attrs"]["elements"]]
+        for e in events
+        if e["type"] == "restore" and (e.get("attrs") or {}).get("elements")
+    }
+
+
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_a_candidate_keeps_what_a_rescales_elements_name(rescaled_regional, data):
+    """A rescale's restore names the checkpoints it took elements of by their numbers,
+    which a candidate renumbers: each element still names the checkpoint of the same
+    round, and a restore whose named checkpoint was removed goes with it (the witness of
+    ``regional-rescale-by-id`` once blamed a checkpoint the original never named)."""
+    trace = rescaled_regional
+    original = _element_rounds([e.to_dict() for e in trace.events])
+    assert original
+    sh = TraceShrinker(trace)
+    elems = [x for x in sh.elements() if x[0] in ("checkpoint", "process")]
+    removed = data.draw(st.lists(st.sampled_from(elems), max_size=6, unique=True))
+    _, kept, _, _ = sh.candidate(removed)
+    after = _element_rounds(kept)
+    assert all(after[k] == original[k] for k in after)
+    assert all(None not in rounds for rounds in after.values())
