@@ -67,6 +67,22 @@ def test_mutant_demo_trace_is_caught_by_check(run, tmp_path):
     assert code == 1 and "dropped" in text
 
 
+@pytest.mark.parametrize("name", ["abs-cyclic-early-back-edge", "regional-rescale-by-id"])
+def test_demo_applies_every_field_of_the_mutants_demo_the_command_line_does_not_give(run, tmp_path, name):
+    """``--demo`` is the mutant's demonstration configuration, all of it (its latency or
+    recovery mode used to be dropped); an option given on the command line wins."""
+    from snapcheck.reference.catalogue import MUTANTS
+
+    demo = MUTANTS[name].demo
+    out = tmp_path / "d.jsonl"
+    assert run("simulate", "--mutant", name, "--demo", "--records", "3", "-o", str(out))[0] in (0, 1)
+    config = read_trace(str(out)).header.metadata["simulator"]["config"]
+    given = {"records": 3}
+    for key, value in demo.items():
+        want = given.get(key, value)
+        assert config[key] == (list(map(list, want)) if isinstance(want, tuple) else want), key
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
