@@ -107,6 +107,18 @@ def test_published_schema_rejects_a_typo_field():
         validator.validate({"type": "send", "proc": "A", "idx": 0, "ch": "c", "mid": "m", "sqe": 1})
 
 
+@pytest.mark.parametrize(
+    "elements, ok",
+    [([["src[0]", 4], ["src[1]", 0]], True), ([["src[0]"]], False), ([["src[0]", -1]], False), ([[4, "src[0]"]], False)],
+)
+def test_published_schema_types_the_elements_a_rescales_restore_names(elements, ok):
+    """``restore attrs.elements``: [process, checkpoint number] pairs, which the checker's
+    regional properties read and the shrinker renumbers."""
+    validator = jsonschema.Draft202012Validator(schema())
+    event = {"type": "restore", "proc": "src[1]", "idx": 3, "ckpt": 2, "round": 5, "attrs": {"elements": elements}}
+    assert validator.is_valid(event) == ok
+
+
 def test_same_recording_gives_identical_bytes():
     def run():
         rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="x", seed=3)
