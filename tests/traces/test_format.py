@@ -109,7 +109,12 @@ def test_published_schema_rejects_a_typo_field():
 
 @pytest.mark.parametrize(
     "elements, ok",
-    [([["src[0]", 4], ["src[1]", 0]], True), ([["src[0]"]], False), ([["src[0]", -1]], False), ([[4, "src[0]"]], False)],
+    [
+        ([["src[0]", 4], ["src[1]", 0]], True),
+        ([["src[0]"]], False),
+        ([["src[0]", -1]], False),
+        ([[4, "src[0]"]], False),
+    ],
 )
 def test_published_schema_types_the_elements_a_rescales_restore_names(elements, ok):
     """``restore attrs.elements``: [process, checkpoint number] pairs, which the checker's
