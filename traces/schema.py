@@ -75,6 +75,12 @@ def _expr(prop: dict, defs: dict, v: str) -> str | None:
         return f"type({v}) is bool"
     if t == "object" and rest <= {"type", "required", "properties", "additionalProperties"}:
         return _object_expr(prop, defs, v)
+    if t == "array" and "prefixItems" in prop and rest <= {"type", "prefixItems", "minItems", "maxItems"}:
+        parts = [_expr(sub, defs, f"{v}[{i}]") for i, sub in enumerate(prop["prefixItems"])]
+        lo, hi = prop.get("minItems", 0), prop.get("maxItems", 2**63)
+        if None in parts or lo < len(parts):  # (exact only when every prefix item is there)
+            return None
+        return f"(type({v}) is list and {lo} <= len({v}) <= {hi} and " + " and ".join(map(str, parts)) + ")"
     if t == "array" and rest <= {"type", "items", "minItems", "maxItems"}:
         x = f"x{len(v)}"  # a name per nesting level: inner expressions are longer
         item = _expr(prop.get("items", {}), defs, x)

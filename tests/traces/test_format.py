@@ -122,6 +122,9 @@ def test_published_schema_types_the_elements_a_rescales_restore_names(elements, 
     validator = jsonschema.Draft202012Validator(schema())
     event = {"type": "restore", "proc": "src[1]", "idx": 3, "ckpt": 2, "round": 5, "attrs": {"elements": elements}}
     assert validator.is_valid(event) == ok
+    from snapcheck.traces.schema import fast_event_check
+
+    assert fast_event_check("restore")(event) == ok  # the generated fast check agrees
 
 
 def test_same_recording_gives_identical_bytes():
