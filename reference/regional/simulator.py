@@ -134,7 +134,8 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.rinfo: dict[int, _Round] = {}
         self.down: dict[int, dict] = {}  # region -> its recovery record while it restarts
         # region -> (time, the checkpoint each of its tasks restored) of its last restore
-        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}
+        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}  # region -> (recovery epoch, ckpts)
+        self.trigger_epoch: dict[int, int] = {}  # round -> the recovery epoch when it was triggered
         self.async_rng = random.Random(f"{cfg.seed}/async-decline")
         self.async_failed: set[tuple[int, int]] = set()
         self.m.update(regional_completions=0, fallback_restarts=0, forced_aborts=0, splits_given_back=0)
@@ -291,6 +292,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.enum.snapshot(r)
         if self.force_next is None and not self.down and self.enum.exhausted([t.pid for t in self.readers]):
             self.force_next = "finished"  # finished sources: the final checkpoint must be global
+        self.trigger_epoch[r] = self.epoch  # (a restore in the same tick, after it, is a later one)
         super().trigger()
         info = self.rinfo[r] = _Round()
         for reg, rec in self.down.items():
@@ -424,14 +426,15 @@ class RegionalSimulator(Rescale, CommitSimulator):
                     self.region_down(reg, "fallback")
 
     def _restored_as(self, reg: int, r: int, fallback: dict[int, int]) -> bool:
-        """Has region ``reg`` restored, since round ``r`` was triggered, exactly the state
+        """Has region ``reg`` restored, since round ``r`` was triggered (after it in the run's
+        order, also in the same tick: recovery epochs order them), exactly the state
         ``r`` falls back to for it? Then it failed ``r`` only because it was failing over
         (its new incarnation never got the trigger) and restarting it again restores the
         same checkpoints: reading ``region-restart`` it runs on (a restart would only undo
         its progress; after a checkpoint timeout, a region whose replay outlasts the
         timeout would be restarted at every round, a livelock)."""
         at = self.restored_from.get(reg)
-        if at is None or at[0] <= self.round_started[r]:
+        if at is None or at[0] <= self.trigger_epoch[r]:  # restored before the trigger (epochs order ties)
             return False
         return all(
             at[1].get(t.pid) == (t.round_ckpt[fallback[t.pid]] if fallback.get(t.pid) else 0) for t in self.members[reg]
@@ -535,7 +538,7 @@ class RegionalSimulator(Rescale, CommitSimulator):
             restored[v.pid] = v.round_ckpt[ref] if ref else 0
             stored.append(self.restore_task(v, restored[v.pid], k, line or None))
             v.restart_epoch = self.epoch
-        self.restored_from[reg] = (now, restored)
+        self.restored_from[reg] = (self.epoch, restored)
         self.replay_channel_state(tasks, stored)
         for v in tasks:
             if v.is_source:

@@ -140,6 +140,27 @@ def test_a_fallback_restart_during_an_undetected_crash_stops_the_region_at_once(
     assert v.verdict == ACCEPT, v.render()
 
 
+def test_a_region_restored_in_the_tick_a_round_was_triggered_is_not_restarted_for_it(tmp_path):
+    """Campaign run 7042770 (reading region-restart): round 5 completed at 1900 with
+    region 2 falling back, and the region restored at 2100, in the tick round 6 was
+    triggered, after the trigger. Round 6 then completed with region 2 falling back (its
+    new incarnation never got the trigger) and the reference restarted it again from the
+    same checkpoints: it compared times (2100 <= 2100: "not restored since the trigger"),
+    where RegionalTrace, like the coordinator, follows the order of the events. Now the
+    recovery epochs order them, and the region runs on."""
+    cfg = SimConfig(
+        protocol="regional-aligned", parallelism=4, seed=7042770, records=8, gap=150, interval=300,
+        failures=(("src[0]", 730),), recovery="region-restart", latency=27, jitter=30, decline_prob=0.0187,
+    )  # fmt: skip
+    path = _write(tmp_path, cfg, "r7042770.jsonl")
+    events = read_trace(path).events
+    region2 = {"src[2]", "op0[2]", "op1[2]", "sink[2]"}
+    ckpts = [e.ckpt for e in events if e.type == "restore" and e.proc in region2]
+    assert ckpts and all(a != b for a, b in zip(ckpts[::4], ckpts[4::4])), ckpts  # never the same checkpoints again
+    (v,) = conform([path], tla_mappings())
+    assert v.verdict == ACCEPT, v.render()
+
+
 def _rescales(cfg) -> bool:
     return any(f[0] == RESCALE for f in cfg.failures)
 
