@@ -460,9 +460,11 @@ def land_timeout(rnd, cfg, drawn: tuple):
     the others the timeout fires only where a crash or a recovery slows a round down.
     Not only the slowest rounds every time: a round is slow when something unusual
     happened in it (a long alignment, a barrier behind a full buffer), and a bug that
-    shows in such a round shows only if the round can complete. Kept as drawn when the dry run completed no round (or the
-    simulator refused it: the run itself says why). The result is an ordinary
-    configuration: its reproduction command carries the landed timeout.
+    shows in such a round shows only if the round can complete. Kept as drawn when the
+    dry run completed no round, or did not measure their durations (a protocol's
+    simulator of its own), or the simulator refused it (the run itself says why). The
+    result is an ordinary configuration: its reproduction command carries the landed
+    timeout.
 
     >>> import random
     >>> from snapcheck.reference import SimConfig
@@ -477,8 +479,8 @@ def land_timeout(rnd, cfg, drawn: tuple):
     if cfg.checkpoint_timeout is None:
         return cfg
     m = _dry_metrics(replace(cfg, checkpoint_timeout=None, failures=tuple(f for f in cfg.failures if f not in drawn)))
-    if not m.get("rounds_completed"):
-        return cfg
+    if not m.get("rounds_completed") or m.get("checkpoint_duration_max") is None:  # (a model of its own
+        return cfg  # may not measure its rounds)
     longest = int(m["checkpoint_duration_max"])  # (a round as long as its timeout is aborted: one tick more)
     return replace(
         cfg, checkpoint_timeout=rnd.randint(min(int(m["checkpoint_duration_mean"]), longest), 2 * longest) + 1

@@ -282,3 +282,15 @@ def test_a_bug_that_needs_records_to_overtake_each_other_is_caught_blind(strateg
         {v.kind for v in check_trace(simulate(draw_config(i, 100 + i, sel)).trace()).violations} for i in range(runs)
     ]
     assert sum("dropped" in k for k in kinds) >= catches, kinds
+
+
+def test_a_timeout_stays_as_drawn_when_the_dry_run_does_not_measure_its_rounds(monkeypatch):
+    """A protocol's simulator of its own may complete rounds without measuring their
+    durations (``checkpoint_duration_max`` absent or None): the timeout stays as drawn,
+    and drawing the run never fails."""
+    from snapcheck.spark_validation import strategies
+
+    cfg = SimConfig(protocol="abs-aligned", workload="q1", checkpoint_timeout=700)
+    for metrics in ({"rounds_completed": 3}, {"rounds_completed": 3, "checkpoint_duration_max": None}, {}):
+        monkeypatch.setattr(strategies, "_dry_metrics", lambda c, m=metrics: m)
+        assert strategies.land_timeout(random.Random(0), cfg, ()) == cfg
