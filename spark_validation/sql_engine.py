@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from snapcheck.traces.parquet import SCHEMA
+from snapcheck.traces.parquet import SCHEMA, begins_like_parquet
 
 
 def _facts(extra: str | None):
@@ -462,17 +462,9 @@ def unread_parquet(path: str) -> list[str]:
         dirs.sort()
         for f in sorted(files):
             full = os.path.join(root, f)
-            if full not in read and _begins_like_parquet(full):
+            if full not in read and begins_like_parquet(full):
                 out.append(full)
     return out
-
-
-def _begins_like_parquet(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"PAR1"
-    except OSError:
-        return False
 
 
 def _replace_path(path: str) -> None:

@@ -136,14 +136,20 @@ def _unreadable(path: str, exc: Exception) -> TraceErrors:
     return TraceErrors([TraceError(path, 0, f"cannot read Parquet: {exc}")])
 
 
-def _not_parquet(path: str) -> str | None:
-    """Why ``path`` is not a Parquet file at all (None when it begins like one)."""
+def begins_like_parquet(path: str) -> bool | None:
+    """Whether file ``path`` begins with the Parquet magic bytes ``PAR1`` (None: it
+    cannot be read)."""
     try:
         with open(path, "rb") as f:
-            start = f.read(4)
+            return f.read(4) == b"PAR1"
     except OSError:
-        return None  # the reader says why it cannot open it
-    if start == b"PAR1":
+        return None
+
+
+def _not_parquet(path: str) -> str | None:
+    """Why ``path`` is not a Parquet file at all (None when it begins like one, or cannot
+    be read: the reader says why)."""
+    if begins_like_parquet(path) is not False:
         return None
     return (
         "not a Parquet file (it does not begin with the Parquet magic bytes PAR1); a trace in JSON Lines "

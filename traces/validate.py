@@ -543,9 +543,26 @@ class TraceValidator(RescaleRules):
             return False
         if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):
             return False
+        if not self._restore_elements(d, line):
+            return False
         self._failed[p] = False
         for c in self._out_chans[p]:  # a new incarnation numbers its messages afresh
             self._last_seq[c] = 0
+        return True
+
+    def _restore_elements(self, d: dict, line: int) -> bool:
+        """A rescale's restore names the checkpoints it took list-state elements of
+        (``attrs.elements``: ``[process, checkpoint]``, 0 the initial state): each a
+        checkpoint its process has taken."""
+        for q, c in (d.get("attrs") or {}).get("elements") or ():
+            k = self._procs.get(q)
+            if k is None or c not in self._ckpts[k]:
+                self.error(
+                    line,
+                    f"restore: {d['proc']} takes list-state elements of checkpoint {c} of {q!r}, "
+                    + ("which is no process of the header" if k is None else "which it has not taken"),
+                )
+                return False
         return True
 
     def _on_round(self, d: dict, p: int, line: int) -> bool:

@@ -133,8 +133,8 @@ class RegionalSimulator(Rescale, CommitSimulator):
         self.refs: dict[int, dict[int, int]] = {0: {}}  # completed round -> {task pid: round of its state}
         self.rinfo: dict[int, _Round] = {}
         self.down: dict[int, dict] = {}  # region -> its recovery record while it restarts
-        # region -> (time, the checkpoint each of its tasks restored) of its last restore
-        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}  # region -> (recovery epoch, ckpts)
+        # region -> (recovery epoch, the checkpoint each of its tasks restored) of its last restore
+        self.restored_from: dict[int, tuple[int, dict[int, int]]] = {}
         self.trigger_epoch: dict[int, int] = {}  # round -> the recovery epoch when it was triggered
         self.async_rng = random.Random(f"{cfg.seed}/async-decline")
         self.async_failed: set[tuple[int, int]] = set()

@@ -155,6 +155,24 @@ def test_restore_of_a_checkpoint_never_taken():
     assert line == 3 and "restore refers to checkpoint 4 of A, which it has not taken" in reason
 
 
+@pytest.mark.parametrize(
+    "elements, message",
+    [
+        ([["B", 3]], "takes list-state elements of checkpoint 3 of 'B', which it has not taken"),
+        ([["Z", 1]], "takes list-state elements of checkpoint 1 of 'Z', which is no process of the header"),
+    ],
+)
+def test_a_rescales_restore_names_checkpoints_taken(elements, message):
+    """``restore attrs.elements`` names checkpoints by number (the checker's regional
+    properties read them, the shrinker renumbers them): each must have been taken."""
+    ck = {"type": "checkpoint", "proc": "B", "idx": 0, "ckpt": 1, "kind": "basic"}
+    fail = {"type": "fail", "proc": "A", "idx": 0}
+    restore = {"type": "restore", "proc": "A", "idx": 1, "ckpt": 0, "attrs": {"elements": [["B", 1], ["A", 0]]}}
+    assert len(parse_trace(text(ck, fail, restore)).events) == 3
+    line, reason = only_error(ck, fail, restore | {"attrs": {"elements": elements}})
+    assert line == 4 and message in reason
+
+
 def test_restore_labelled_with_an_older_round_than_its_checkpoint():
     """A round restored gives a process its checkpoint of that round or, after a regional
     fallback, of an older one: a restore of a round-2 checkpoint ``as round 1`` contradicts
