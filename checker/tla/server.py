@@ -70,7 +70,10 @@ class Server:
                 pass
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
-                stream.close()
+                try:
+                    stream.close()
+                except OSError:  # a job's bytes still buffered for a server that is gone: a broken pipe
+                    pass
         self.proc.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
 

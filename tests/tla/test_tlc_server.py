@@ -75,6 +75,29 @@ def test_a_server_that_died_costs_no_verdict(tmp_path, monkeypatch):
     assert run_tlc(second).result == "deadlock"  # a new server, or a JVM of its own
 
 
+def test_a_server_that_dies_before_reading_its_job_costs_no_verdict(tmp_path, monkeypatch):
+    """A server JVM that exits at its start (e.g. JVM flags it refuses): writing the job
+    breaks the pipe, and closing the server must not raise on the bytes it could not
+    take; the job runs in a JVM of its own."""
+    import subprocess
+
+    monkeypatch.setenv(server.SERVER_ENV, "1")
+    server.close_all()
+
+    def dead_on_arrival(key, jvm_flags, jar, java):
+        proc = subprocess.Popen(["true"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        proc.wait()
+        tmp = tmp_path / "dead-server"
+        tmp.mkdir(exist_ok=True)
+        return server.Server(key, proc, tmp)
+
+    monkeypatch.setattr(server, "_start", dead_on_arrival)
+    first, second = _specs(tmp_path)[:2]
+    assert run_tlc(first).result == "pass"
+    assert run_tlc(second).result == "deadlock"
+    assert not server._idle
+
+
 def test_a_job_past_its_time_limit_kills_its_server_and_the_next_job_runs(tmp_path, monkeypatch):
     monkeypatch.setenv(server.SERVER_ENV, "1")
     server.close_all()
