@@ -34,9 +34,6 @@ abs-cyclic-early-back-edge         cyclic ABS that keeps processing a back-edge 
 aligned-no-cancel                  aligned ABS that neither cancels a declined round       incomplete-round
                                    downstream nor abandons alignment on an abort: inputs
                                    stay blocked for a barrier that never comes
-aligned-timeout-persist-blocked    aligned checkpoints with a timeout whose switch to       phantom
-                                   unaligned also persists the records queued behind the
-                                   barrier on inputs already aligned
 abs-aligned-on-cyclic              aligned ABS on a cyclic graph: the loop's barrier       incomplete-round
                                    never arrives, no round completes (deadlock)
 unaligned-no-dedup                 recovery without deduplication: records of the failed   duplicate-processing
@@ -50,7 +47,6 @@ from dataclasses import replace
 
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
 from snapcheck.reference.coordinated.abs_cyclic import CyclicABS, CyclicTask
-from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout, AlignedTimeoutTask
 from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, ChandyLamportTask
 from snapcheck.reference.coordinated.unaligned import Unaligned, UnalignedTask
 
@@ -419,47 +415,6 @@ class UnalignedNoDedup(Unaligned):
     prop = "exactly-once"
     demo = {"workload": "q12", "parallelism": 2, "records": 30, "gap": 40, "failures": (("sink[0]", 500),)}
     dedup = False
-
-
-# -- aligned checkpoints with a timeout: the switch persists post-barrier records --------------
-class PersistBlockedTask(AlignedTimeoutTask):
-    """At the switch to unaligned, the records queued on inputs whose barrier was already
-    processed (blocked inputs, whose queued records come after the barrier) are persisted
-    as channel state with the rest: records sent after their sender's checkpoint end up
-    in the checkpoint."""
-
-    def switch(self, r, st, trigger) -> None:
-        blocked = {c: self.ctx.queued(c) for c in st.marked}
-        super().switch(r, st, trigger)
-        if st.ckpt is not None:
-            for c, records in blocked.items():
-                if records:
-                    self.ctx.record(st.ckpt, c, records)
-
-
-class AlignedTimeoutPersistBlocked(AlignedTimeout):
-    name = "aligned-timeout-persist-blocked"
-    mutant_of = "aligned-timeout"
-    summary = "the switch to unaligned also persists the records behind the barrier on aligned inputs"
-    bug = (
-        "the switch of an aligned checkpoint that timed out to unaligned (FLINK-19681, apache/flink#13827): an "
-        "input already aligned holds post-barrier records, which must stay out of the checkpoint"
-    )
-    expect = ("phantom",)
-    prop = "channel-state"
-    demo = {  # two paths meet: one input aligns long before the other, records queue behind its barrier
-        "workload": "diamond",
-        "parallelism": 2,
-        "records": 30,
-        "gap": 20,
-        "interval": 300,
-        "aligned_timeout": 400,
-        "latency": 20,
-        "jitter": 30,
-        "buffer": 10,
-        "out_buffer": 2,
-    }
-    task_class = PersistBlockedTask
 
 
 class AlignedOnCyclic(AlignedABS):

@@ -39,7 +39,6 @@ REJECTED = {
     "unaligned-late-snapshot": "recv",  # records consumed between barrier and snapshot
     "unaligned-channel-alias": "record",  # channel state recorded for the wrong channel
     "unaligned-obsolete-barrier": "end",  # in-flight records after a declined round never reported
-    "aligned-timeout-persist-blocked": "record",  # a blocked input's post-barrier record persisted at the switch
     "hmnr-no-c1": "recv",  # a receive without the forced checkpoint C1 requires
     "hmnr-no-c2": "recv",  # a receive without the forced checkpoint C2 requires
     "hmnr-min-to-every-send": "recv",  # a receive after a spurious forced checkpoint
