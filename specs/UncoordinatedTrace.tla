@@ -71,11 +71,10 @@ VARIABLES
     hnum,       \* hnum[p]: their checkpoint numbers (hnum[p][1] = 0)
     restoreTo,  \* restoreTo[p]: the checkpoint p must still restore in this recovery, or -1
     pend,       \* pend[c]: sequence numbers of c still to be replayed from the log
-    lastHist, lastCur, lastLine,   \* the last recovery (for RecoveryLineConsistent)
+    lineOk,     \* every recovery line so far was consistent (RecoveryLineConsistent)
     traceNo, cursor
 
-pvars == <<alive, nsent, nrcvd, chan, stale, logged, hist, hnum, restoreTo, pend,
-           lastHist, lastCur, lastLine>>
+pvars == <<alive, nsent, nrcvd, chan, stale, logged, hist, hnum, restoreTo, pend, lineOk>>
 
 \* A checkpoint holds the counters of its process's own channels only (large
 \* dataflows have many channels; CutVal reads only those).
@@ -101,7 +100,7 @@ TSend ==
     /\ nsent' = [nsent EXCEPT ![E.c] = E.n]
     /\ chan' = [chan EXCEPT ![E.c] = Append(@, Msg)]
     /\ logged' = IF E.x = 1 THEN [logged EXCEPT ![E.c] = @ \cup {E.n}] ELSE logged
-    /\ UNCHANGED <<alive, nrcvd, stale, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nrcvd, stale, hist, hnum, restoreTo, pend, lineOk>>
 
 TRecv ==
     /\ Free(E.p) /\ TDst[E.c] = E.p
@@ -109,14 +108,14 @@ TRecv ==
     /\ E.n = nrcvd[E.c] + 1
     /\ chan' = [chan EXCEPT ![E.c] = Tail(@)]
     /\ nrcvd' = [nrcvd EXCEPT ![E.c] = E.n]
-    /\ UNCHANGED <<alive, nsent, stale, logged, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nsent, stale, logged, hist, hnum, restoreTo, pend, lineOk>>
 
 \* A message of a purged epoch reaches its (live) receiver and is dropped.
 TDiscard ==
     /\ alive[E.p] /\ ~Recovering /\ TDst[E.c] = E.p
     /\ Msg \in stale[E.c]
     /\ stale' = [stale EXCEPT ![E.c] = @ \ {Msg}]
-    /\ UNCHANGED <<alive, nsent, nrcvd, chan, logged, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nsent, nrcvd, chan, logged, hist, hnum, restoreTo, pend, lineOk>>
 
 \* The recovery line for the failure of every process (stable checkpoints
 \* only: U = the last of each history).  No later recovery line lies below
@@ -138,14 +137,14 @@ TCheckpoint ==
     /\ E.n > LastOf(hnum[E.p])
     /\ hist' = Trim(h, F)
     /\ hnum' = Trim([hnum EXCEPT ![E.p] = Append(@, E.n)], F)
-    /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, logged, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, logged, restoreTo, pend, lineOk>>
 
 \* The sender logs already-sent messages (format event "log").
 TLog ==
     /\ Free(E.p) /\ TSrc[E.c] = E.p
     /\ \A k \in Range(E.s) : k <= nsent[E.c]
     /\ logged' = [logged EXCEPT ![E.c] = @ \cup Range(E.s)]
-    /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, hist, hnum, restoreTo, pend, lineOk>>
 
 \* The recovery line for the failure of every process: no future recovery line
 \* lies below it, so log entries its receiver checkpoints reflect are never
@@ -156,12 +155,12 @@ TTruncate ==
     /\ alive[E.p] /\ ~Recovering /\ TSrc[E.c] = E.p
     /\ E.n <= SafeTruncation(E.c)
     /\ logged' = [logged EXCEPT ![E.c] = {k \in @ : k > E.n}]
-    /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nsent, nrcvd, chan, stale, hist, hnum, restoreTo, pend, lineOk>>
 
 TFail ==
     /\ alive[E.p] /\ ~Recovering /\ ~MustReplay(E.p)
     /\ alive' = [alive EXCEPT ![E.p] = FALSE]
-    /\ UNCHANGED <<nsent, nrcvd, chan, stale, logged, hist, hnum, restoreTo, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<nsent, nrcvd, chan, stale, logged, hist, hnum, restoreTo, pend, lineOk>>
 
 \* The first restore of a recovery: the whole FailAndRecover of Uncoordinated,
 \* except that the other processes' restores and the replays are later steps.
@@ -179,7 +178,7 @@ TRecover ==
     /\ E.p \in R /\ hnum[E.p][G[E.p]] = E.n
     \* NoLostMessage: the in-transit messages of the line are in the senders' logs.
     /\ \A c \in TChans : hit(c) => Range(Seg(r(c) + 1, s(c))) \subseteq logged[c]
-    /\ lastHist' = hist /\ lastCur' = CurAll /\ lastLine' = G
+    /\ lineOk' = (lineOk /\ IsConsistent(hist, CurAll, G, TChans, TSrc, TDst))
     /\ hist' = [q \in TProcs |-> IF q \in R THEN SubSeq(hist[q], 1, G[q]) ELSE hist[q]]
     /\ hnum' = [q \in TProcs |-> IF q \in R THEN SubSeq(hnum[q], 1, G[q]) ELSE hnum[q]]
     /\ nsent' = [c \in TChans |-> s(c)]
@@ -196,14 +195,14 @@ TRestore ==
     /\ restoreTo[E.p] >= 0 /\ restoreTo[E.p] = E.n
     /\ restoreTo' = [restoreTo EXCEPT ![E.p] = -1]
     /\ alive' = [alive EXCEPT ![E.p] = TRUE]
-    /\ UNCHANGED <<nsent, nrcvd, chan, stale, logged, hist, hnum, pend, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<nsent, nrcvd, chan, stale, logged, hist, hnum, pend, lineOk>>
 
 TReplay ==
     /\ alive[E.p] /\ ~Recovering /\ TSrc[E.c] = E.p
     /\ pend[E.c] # <<>> /\ Head(pend[E.c]) = E.n /\ E.n \in logged[E.c]
     /\ pend' = [pend EXCEPT ![E.c] = Tail(@)]
     /\ chan' = [chan EXCEPT ![E.c] = Append(@, Msg)]
-    /\ UNCHANGED <<alive, nsent, nrcvd, stale, logged, hist, hnum, restoreTo, lastHist, lastCur, lastLine>>
+    /\ UNCHANGED <<alive, nsent, nrcvd, stale, logged, hist, hnum, restoreTo, lineOk>>
 
 \* The end of the trace: no recovery is left half done.
 TEnd == ~Recovering /\ \A c \in TChans : pend[c] = <<>>
@@ -232,7 +231,7 @@ TraceInit ==
     /\ hnum = [q \in TProcs |-> <<0>>]
     /\ restoreTo = [q \in TProcs |-> -1]
     /\ pend = [c \in TChans |-> <<>>]
-    /\ lastHist = hist /\ lastCur = [q \in TProcs |-> [c \in Inc[q] |-> 0]] /\ lastLine = [q \in TProcs |-> 1]
+    /\ lineOk = TRUE
     /\ traceNo \in 1..Len(Traces) /\ cursor = 0
 
 TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo
@@ -240,6 +239,8 @@ TraceSpec == TraceInit /\ [][TraceNext]_<<pvars, traceNo, cursor>>
 
 Progress == IF cursor > TLCGet(traceNo) THEN TLCSet(traceNo, cursor) /\ PrintT(<<"snapcheck-progress", traceNo, cursor>>) ELSE TRUE
 
-\* The restored line has no orphan (Uncoordinated!RecoveryLineConsistent).
-RecoveryLineConsistent == IsConsistent(lastHist, lastCur, lastLine, TChans, TSrc, TDst)
+\* The restored line has no orphan (Uncoordinated!RecoveryLineConsistent).  It is
+\* judged once, in the step that chooses the line (TRecover), rather than in every
+\* state: the line of a recovery does not change until the next recovery.
+RecoveryLineConsistent == lineOk
 =============================================================================
