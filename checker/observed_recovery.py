@@ -411,6 +411,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
     for p in rec.restore_line:
         reached[p] = {hp.resolve(e.mid) for e in hp.raw.get(p, ()) if e.type in ("arrive", "recv")}
     processed_after: dict[str, set[str]] = {}  # receiver -> what it processed after this recovery
+    discarded_after: dict[str, dict[str, Event]] = {}  # receiver -> message -> its first discard after it
     out = []
     for m in rec.in_transit:
         fm = h.by_mid.get(m.mid)
@@ -422,30 +423,39 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             evs = h.raw[dst]
             start = len(h.trace_index.proc_prefix(dst, after + 1))
             processed_after[dst] = {h.resolve(e.mid) for e in evs[start:] if e.type == "recv"}
+            discarded_after[dst] = {}
+            for e in evs[start:]:
+                if e.type == "discard":
+                    discarded_after[dst].setdefault(h.resolve(e.mid), e)
         if m.mid in processed_after[dst]:
             # processed after this recovery: if a later restore undid that, the later
             # recovery's line has it in transit, and that recovery judges whether it is lost
             continue
         skipped = _fifo_successor(h, m, dst, after)
+        dropped = discarded_after[dst].get(m.mid)
+        if dropped is not None and any(e.type == "restore" and e.line > dropped.line for e in h.raw[dst]):
+            dropped = None  # a later restore of the receiver: that recovery judges the message
         must_replay = m.mid in reached.get(dst, ())
         replayable = m.src == EXTERNAL or m.mid in recorded or dur.durable(m.mid, after)
-        if skipped is None:
-            if must_replay and not replayable:
-                why = "nothing can replay it (no durable log entry, not in the restored channel state)"
-            else:
-                if must_replay:
-                    notes.append(
-                        f"{rec.subject}: not judged whether {m.mid} on {m.ch} is lost: it is in transit w.r.t. the "
-                        "restored line and replayable, but not yet processed when the trace ends (what comes after "
-                        "the trace decides: a replay delivers it, a source that skipped it loses it)."
-                    )
-                continue
-        else:
+        if skipped is not None:
             why = f"{dst} processes the later {skipped.mid} of the FIFO channel at line {skipped.line} instead"
+        elif dropped is not None:
+            reason = f" (as {dropped.reason})" if dropped.reason else ""
+            why = f"{dst} discards {dropped.mid} at line {dropped.line}{reason}, though it never processed the message"
+        elif must_replay and not replayable:
+            why = "nothing can replay it (no durable log entry, not in the restored channel state)"
+        else:
+            state = "replayable, but" if must_replay else "still in the network and"
+            notes.append(
+                f"{rec.subject}: not judged whether {m.mid} on {m.ch} is lost: it is in transit w.r.t. the "
+                f"restored line and {state} not yet processed when the trace ends (what comes after "
+                "the trace decides: a replay delivers it, a source that skipped it loses it)."
+            )
+            continue
         lines = sorted(
             {
                 m.send_line,
-                *(x for x in (m.recv_line, skipped.line if skipped else None) if x),
+                *(x for x in (m.recv_line, skipped.line if skipped else None, dropped.line if dropped else None) if x),
                 *rec.restore_line.values(),
             }
         )

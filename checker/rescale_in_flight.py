@@ -31,6 +31,9 @@ class _Deliveries:
         # the new processes this rescale's replays reached, and on which channels
         self.replayed: dict[str, set[tuple[str, str]]] = {}
         ix = h.trace_index
+        # the run broke after the restore (a protocol_error ends it): what the new processes
+        # had not processed yet by then is not lost, the run just went no further
+        self.cut = any(e.line > rs.start for e in ix.of_type("protocol_error"))
         self.replay_lines: dict[tuple[str, str], list[int]] = {}  # (original, new process) -> replay lines
         for e in ix.of_type("replay"):
             dst = ix.channels[e.ch].dst if e.ch in ix.channels else ""
@@ -100,7 +103,10 @@ class _Deliveries:
         processed it: then that rescale or recovery owes it, and is judged for it. A record
         they never got, or got and dropped — also one that a later restore of their
         checkpoint 0 does not replay again (its recovery does not know the record: that
-        checkpoint records no channel state) — is lost here."""
+        checkpoint records no channel state) — is lost here; unless the run broke before
+        they processed it (``cut``): nothing after that is judged."""
+        if self.cut:
+            return True
         holders = set(holders)
         if not holders or not holders <= self.ends:
             return False

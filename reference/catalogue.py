@@ -101,6 +101,7 @@ MUTANTS: dict[str, type[Protocol]] = {
 
 _LOADED: dict[str, type[Protocol]] = {}
 _NAMED: dict[type[Protocol], str] = {}  # classes named by a spec they were not loaded by (name_as)
+_BASES: dict[type[Protocol], str] = {}  # user mutants' base specs as the driver read them (set_base)
 
 
 def is_reference(spec: str) -> bool:
@@ -129,7 +130,9 @@ def load(spec: str) -> type[Protocol]:
     except UsageError:
         raise
     except BaseException as exc:  # noqa: BLE001 - a user module may raise anything while importing
-        raise UsageError(f"protocol {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}") from None
+        raise UsageError(
+            f"protocol {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}{user_frame(exc.__traceback__)}"
+        ) from None
     cls = getattr(module, clsname, None)
     if cls is None:
         raise UsageError(f"protocol {spec!r}: {where} has no class {clsname}")
@@ -156,14 +159,25 @@ def checked(cls: type[Protocol], spec: str | None = None) -> type[Protocol]:
 
 
 TOPOLOGIES = ("any", "acyclic", "cyclic", "own")
+BOOLEAN_FACTS = (  # the facts a protocol declares as True or False (reference.protocol.Protocol)
+    "aligned",
+    "observe_arrivals",
+    "observe_processing",
+    "dedup",
+    "fifo",
+    "abort_notices",
+    "failure_free_oracle",
+    "barriers_delimit_channel_state",
+    "finished_inputs",
+    "rescalable",
+)
 
 
 def declaration_problems(cls: type[Protocol]) -> list[str]:
     """What is wrong with the facts and handlers ``cls`` declares, as a user would fix it
     (empty when nothing is): ``topologies`` one of ``TOPOLOGIES``, ``guarantees`` a tuple
     of promisable properties, ``cic`` None or a known form, ``recovery_modes`` a
-    tuple of names, ``barriers_delimit_channel_state``, ``finished_inputs`` and
-    ``rescalable`` booleans (``rescalable`` and ``finished_inputs`` False with its own ``simulator``), ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
+    tuple of names, ``BOOLEAN_FACTS`` booleans (``rescalable`` and ``finished_inputs`` False with its own ``simulator``), ``max_rounds_in_flight`` None or a positive integer, ``mutant_of`` a
     protocol that exists, and — for the shared simulator — a topology it can run (not
     ``own``), ``recovery_modes`` it implements (``restart-all``) and a ``task_class`` subclassing ``TaskProtocol`` whose handlers take
     the arguments the simulator passes them.
@@ -177,7 +191,16 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     >>> [cls for cls in {**PROTOCOLS, **MUTANTS}.values() if declaration_problems(cls)]
     []
     """
+    if cls is Protocol:
+        return ["Protocol itself is the base class every protocol subclasses: name your subclass"]
     out = []
+    namesake = by_trace_name(cls.header_name()) if not cls.mutant_of else None
+    if namesake is not None and namesake is not cls and facts_of(namesake) != facts_of(cls):
+        out.append(
+            f"name = {cls.header_name()!r}: the catalogue's protocol of that name declares other facts "
+            f"({facts_of(namesake)}, this one {facts_of(cls)}), and a trace is judged by the facts of the "
+            "protocol it names: give yours a name of its own (or declare it a mutant_of that protocol)"
+        )
     if cls.topologies not in TOPOLOGIES:
         out.append(f"topologies = {cls.topologies!r}: expected one of {', '.join(TOPOLOGIES)}")
     modes = cls.recovery_modes
@@ -186,7 +209,7 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     promised = cls.guarantees
     if not isinstance(promised, (tuple, list)) or any(g not in PROMISABLE for g in promised):
         out.append(f"guarantees = {promised!r}: expected a tuple of {', '.join(map(repr, PROMISABLE))} (or empty)")
-    for fact in ("barriers_delimit_channel_state", "finished_inputs", "rescalable"):
+    for fact in BOOLEAN_FACTS:
         if not isinstance(getattr(cls, fact), bool):
             out.append(f"{fact} = {getattr(cls, fact)!r}: expected True or False")
     for fact, what in (
@@ -212,7 +235,7 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
             out.append(f"mutant_of = {base!r}: expected a protocol class, a catalogue name or MODULE:CLASS")
         else:
             try:
-                resolve(base)
+                resolve(base_of(cls))
             except UsageError as exc:
                 out.append(f"mutant_of = {base!r}: {exc}")
     if cls.simulator is None:
@@ -441,6 +464,7 @@ def spec_of(cls: type[Protocol]) -> str:
         for spec, loaded in list(_LOADED.items()):  # (a mutant's base, or a base imported by a mutant's file)
             if loaded.__module__ == cls.__module__ or (path is not None and _file_of(loaded) == path):
                 _NAMED[cls] = f"{spec.rpartition(':')[0]}:{cls.__qualname__}"  # (asked once per run)
+                _LOADED.setdefault(_NAMED[cls], cls)  # what that spec loads in this process
                 return _NAMED[cls]
     module = cls.__module__
     if path and path.endswith(".py") and "." not in cls.__qualname__ and module != "__main__":
@@ -525,10 +549,29 @@ def _file_of(cls: type) -> str | None:
 
 
 def base_of(mutant: type[Protocol]) -> str:
-    """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``)."""
+    """The spec of the correct protocol ``mutant`` mutates (its ``mutant_of``). A relative
+    ``path/to/file.py:CLASS`` is read from the mutant's own file's directory, when the file
+    is there (else from the current directory), so the mutant loads from anywhere; a Spark
+    executor, which loads a shipped copy of the file, gets the spec the driver named it by
+    (``set_base``)."""
     base = mutant.mutant_of
     assert base, f"{mutant.__qualname__} declares no mutant_of"  # every caller checks it first
-    return spec_of(base) if isinstance(base, type) else base
+    if isinstance(base, type):
+        return spec_of(base)
+    if mutant in _BASES:
+        return _BASES[mutant]
+    where, _, name = base.rpartition(":")
+    if where.endswith(".py") and not os.path.isabs(where) and (home := _file_of(mutant)):
+        beside = os.path.join(os.path.dirname(home), where)
+        if os.path.isfile(beside):
+            return f"{_as_typed(beside)}:{name}"
+    return base
+
+
+def set_base(mutant: type[Protocol], spec: str) -> None:
+    """Have ``base_of(mutant)`` give ``spec``: on a Spark executor, the spec the driver gave
+    the base protocol that ``mutant`` names by a relative file path."""
+    _BASES[mutant] = spec
 
 
 def mutants_of(base: str) -> list[type[Protocol]]:
@@ -548,8 +591,12 @@ def header_facts(protocol: dict | None) -> dict | None:
     """The facts the catalogue knows for a trace header's protocol (``params`` to
     complete what the header itself declares), or None for an unknown name."""
     cls = by_trace_name(str((protocol or {}).get("name", "")))
-    if cls is None:
-        return None
+    return None if cls is None else facts_of(cls)
+
+
+def facts_of(cls: type[Protocol]) -> dict:
+    """What the checker reads of protocol ``cls`` (what it promises, what delimits its
+    channel state), as ``header_facts`` gives it for a trace that names ``cls``."""
     facts: dict = {"aligned": cls.aligned}
     if cls.barriers_delimit_channel_state is False:
         facts["barriers_delimit_channel_state"] = False
@@ -587,14 +634,29 @@ def entry(cls: type[Protocol]) -> dict:
         "cic": cls.cic,
         "tla": cls.tla.module if cls.tla else None,
         "demo": _jsonable(cls.demo),
-        "finished_inputs": cls.finished_inputs,
-        "rescalable": cls.rescalable,
     }
+    row.update({fact: getattr(cls, fact) for fact in BOOLEAN_FACTS if fact not in row})
     if cls.mutant_of:
         row.update(mutant_of=base_of(cls), bug=cls.bug, expect=list(cls.expect), prop=cls.prop)
-    else:
+    elif is_builtin(cls):
         row["mutants"] = [m.name for m in mutants_of(cls.name)]
+    else:
+        row["mutants"] = [spec_of(m) for m in _mutants_beside(cls)]
     return row
+
+
+def _mutants_beside(cls: type[Protocol]) -> list[type[Protocol]]:
+    """The mutants of user protocol ``cls`` that its own module defines."""
+    out = []
+    for m in vars(sys.modules.get(cls.__module__, object)).values():
+        if not (inspect.isclass(m) and issubclass(m, Protocol) and m.mutant_of and m.__module__ == cls.__module__):
+            continue
+        try:
+            if m.mutant_of is cls or (isinstance(m.mutant_of, str) and resolve(base_of(m)) is cls):
+                out.append(m)
+        except UsageError:  # a mutant_of naming nothing: its own listing says so
+            continue
+    return out
 
 
 def _jsonable(value):

@@ -306,7 +306,15 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
                 "pass its class instead, or keep what cannot be copied out of the instance"
             ) from None
     else:
-        protocol = lookup(protocol).from_config(cfg)
+        cls = lookup(protocol)
+        with user_hook(cls, "its constructor"):
+            protocol = cls.from_config(cfg)
+    limit = protocol.max_rounds_in_flight
+    if limit is not None and cfg.max_concurrent > limit:
+        raise UsageError(
+            f"max_concurrent {cfg.max_concurrent}: {protocol.name} runs at most {limit} round(s) at once "
+            "(its max_rounds_in_flight)"
+        )
     workload = cfg.workload
     if isinstance(workload, str):
         try:

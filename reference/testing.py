@@ -80,7 +80,7 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
     """Timing and flow-control fields of a ``SimConfig`` (and, for the uncoordinated family
     named by ``protocol``, its recovery mode)."""
     cls = resolve(protocol)
-    concurrent = 1 if cls.max_rounds_in_flight == 1 else draw(st.integers(1, 2))
+    concurrent = draw(st.integers(1, min(2, cls.max_rounds_in_flight or 2)))
     recovery = draw(st.sampled_from(cls.recovery_modes)) if not isinstance(protocol, Protocol) else "restart-all"
     return {
         "seed": draw(st.integers(0, 2**31 - 1)),

@@ -4,6 +4,7 @@ the user's own file (protocol errors in a trace, mistakes in a protocol's hooks)
 from __future__ import annotations
 
 import os
+import re
 import sysconfig
 
 # the directories of the installed libraries and the standard library, as path prefixes
@@ -11,15 +12,22 @@ _LIBRARIES = tuple(
     {os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
 )
 
+# the prefix of the module name under which a protocol file is imported (reference.catalogue)
+_SHIPPED = re.compile(r"^snapcheck_user_[0-9a-f]{12}_")
+
 
 def user_frame(tb) -> str:
     """Where the protocol's own code was when it raised: `` (at FILE:LINE, in FUNCTION)``
     for the innermost frame of ``tb`` outside the kit and the installed libraries (the
-    file's base name, so the same run gives the same trace wherever the file lives), or
+    file's base name, so the same run gives the same trace wherever the file lives: on a
+    Spark executor too, which imports the shipped copy of the user's file under the module
+    name the driver gave it, ``snapcheck_user_<hash>_mine.py`` for ``mine.py``), or
     empty when there is none (the kit's own protocols).
 
     >>> user_frame(None)  # no traceback, or only the kit's own frames
     ''
+    >>> _SHIPPED.sub("", "snapcheck_user_0123456789ab_mine.py")
+    'mine.py'
     """
     where = ""
     while tb is not None:
@@ -27,6 +35,6 @@ def user_frame(tb) -> str:
         module = tb.tb_frame.f_globals.get("__name__", "")
         path = os.path.abspath(code.co_filename)
         if not module.startswith("snapcheck.") and not path.startswith(_LIBRARIES):
-            where = f" (at {os.path.basename(path)}:{tb.tb_lineno}, in {code.co_name})"
+            where = f" (at {_SHIPPED.sub('', os.path.basename(path))}:{tb.tb_lineno}, in {code.co_name})"
         tb = tb.tb_next
     return where

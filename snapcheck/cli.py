@@ -10,7 +10,7 @@ import sys
 import click
 
 from snapcheck import __version__
-from snapcheck.console import make_console, survive_closed_pipes
+from snapcheck.console import OutputUnwritable, make_console, survive_closed_pipes
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
 from snapcheck.traces.lines import DEFAULT_MAX_LINE_BYTES, set_max_line_bytes
 from snapcheck.traces.lines import max_line_bytes as current_max_line_bytes
@@ -79,7 +79,10 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(EXIT_BAD_INPUT)
     try:
-        cli.main(args=argv, prog_name="snapcheck", standalone_mode=False)
+        try:
+            cli.main(args=argv, prog_name="snapcheck", standalone_mode=False)
+        finally:  # what is still buffered, before the exit code is decided (a full disk is exit 2)
+            sys.stdout.flush()
     except TraceErrors as exc:
         err_console.print(exc.render(), markup=False)
         sys.exit(EXIT_BAD_INPUT)
@@ -102,6 +105,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
+    except OutputUnwritable as exc:
+        err_console.print(f"snapcheck: {exc}", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
     except Exception:  # a bug in snapcheck, not a verdict: never exit 1 (= violation) for it
         import traceback
 

@@ -69,13 +69,29 @@ class _DiscardWhenClosed(io.FileIO):
     """
 
     def write(self, b) -> int:
+        if not len(b):  # a probe (click writes b"" to find the binary stream): /dev/full refuses even that
+            return 0
         try:
             return super().write(b)
         except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.fileno())
-            os.close(devnull)
+            self._discard()
             return super().write(b)
+        except OSError as exc:  # a full disk, an I/O error: the output is lost, the command must say so
+            self._discard()
+            raise OutputUnwritable("standard output" if self.fileno() == 1 else "standard error", exc) from None
+
+    def _discard(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.fileno())
+        os.close(devnull)
+
+
+class OutputUnwritable(Exception):
+    """A standard stream of the ``snapcheck`` program could not be written (not a closed
+    pipe, which ``_DiscardWhenClosed`` discards): bad output, exit 2, never a traceback."""
+
+    def __init__(self, stream: str, exc: OSError) -> None:
+        super().__init__(f"cannot write to {stream}: {exc.strerror or exc}")
 
 
 def survive_closed_pipes() -> None:

@@ -114,6 +114,7 @@ class Selection:
         from snapcheck.checker.report import expectation_problems
         from snapcheck.reference import RANDOM_WORKLOADS, WORKLOADS
         from snapcheck.reference.catalogue import is_builtin, mutant_class, resolve
+        from snapcheck.reference.simulation import resolve as sim_resolve
         from snapcheck.traces.errors import UsageError
 
         known = list(WORKLOADS) + list(RANDOM_WORKLOADS)
@@ -128,11 +129,10 @@ class Selection:
                 )
         for m in self.mutants:
             cls = mutant_class(m)
-            if not is_builtin(cls):  # a user's hooks run here first: a broken one is exit 2
+            if not is_builtin(cls):
                 problems = expectation_problems(cls.expect, cls.prop)
                 if problems:
                     raise UsageError(f"mutant {m}: " + "; ".join(problems))
-                draw_config(0, 0, replace(self, protocols=(), mutants=(m,)))
         if not self.protocols and not self.mutants:
             raise UsageError("nothing to validate: give at least one protocol or mutant")
         if not 0 <= self.conform <= 1:
@@ -146,6 +146,10 @@ class Selection:
                     f"{p} runs only on {cls.topologies} workloads "
                     f"({', '.join(ACYCLIC if cls.topologies == 'acyclic' else CYCLIC)}); none is selected"
                 )
+            if not is_builtin(cls):  # a user's hooks (a mutant's adjust, the constructor) run here first,
+                mutant = p in self.mutants  # on the driver: a broken one is exit 2 before any run
+                alone = replace(self, protocols=() if mutant else (p,), mutants=(p,) if mutant else ())
+                sim_resolve(draw_config(0, 0, alone))
 
     def workloads_for(self, protocol) -> tuple[str, ...]:
         """The selected workloads ``protocol`` (a spec or class) can run: its ``topologies``

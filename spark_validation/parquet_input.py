@@ -193,7 +193,8 @@ def check_files(path: str) -> None:
     and fails on another file in the middle of the work. Bad input is ``TraceErrors`` naming
     each bad file and why. So is a Parquet file of the directory that no engine would read,
     its name (or a folder's) starting with ``_`` or ``.`` (``sql_engine.unread_parquet``):
-    leaving its traces out would change the verdict silently. A cluster's file system
+    leaving its traces out would change the verdict silently. So is an input without a
+    single row (empty files, or none with a row group). A cluster's file system
     (``hdfs://``, ``s3a://``) is read by Spark alone; ``load`` checks the columns it sees."""
     from snapcheck.spark_validation.sql_engine import parquet_files, unread_parquet
     from snapcheck.traces.errors import TraceError, TraceErrors
@@ -209,11 +210,14 @@ def check_files(path: str) -> None:
         )
         for f in unread_parquet(path)
     ]
+    rows = 0
     for f in parquet_files(path):
         try:
-            open_parquet(f)
+            rows += open_parquet(f).metadata.num_rows
         except TraceErrors as exc:
             errors += exc.errors
+    if not errors and not rows:  # a verdict on no trace at all would read as a clean one
+        errors.append(TraceError(path, 0, "empty input: no row in any Parquet file, so no trace to validate"))
     if errors:
         raise TraceErrors(errors)
 
@@ -334,7 +338,7 @@ def quarantine(engine) -> Quarantine:
         "q_refs",
         f"""
         SELECT trace_id, line, mid, type || ' of a message never sent: ' AS what
-          FROM q_ev WHERE type IN ('recv', 'arrive', 'discard')
+          FROM q_ev WHERE type IN ('recv', 'arrive', 'discard') OR (type = 'output' AND mid IS NOT NULL)
         UNION ALL
         SELECT trace_id, line, replay_of AS mid, 'replay of a message never sent: ' AS what
           FROM q_ev WHERE type = 'replay'

@@ -209,14 +209,17 @@ class UserProtocols:
 
     classes: dict = field(default_factory=dict)
     bases: dict = field(default_factory=dict)  # spec -> the base class of a user mutant, named by that spec
+    named_bases: dict = field(default_factory=dict)  # a user mutant naming its base by a string -> its spec
 
     def register(self) -> None:
-        from snapcheck.reference.catalogue import name_as, register
+        from snapcheck.reference.catalogue import name_as, register, set_base
 
         for spec, cls in self.classes.items():
             register(spec, cls)
         for spec, cls in self.bases.items():
             name_as(cls, spec)
+        for mutant, spec in self.named_bases.items():
+            set_base(mutant, spec)
 
 
 def user_protocols(specs) -> UserProtocols:
@@ -232,7 +235,9 @@ def user_protocols(specs) -> UserProtocols:
         for cls in classes.values()
         if isinstance(cls.mutant_of, type) and not is_builtin(cls.mutant_of)
     }
-    return UserProtocols(classes, bases)
+    named = {cls: base_of(cls) for cls in classes.values() if isinstance(cls.mutant_of, str)}
+    classes |= {spec: resolve(spec) for spec in named.values() if is_reference(spec)}
+    return UserProtocols(classes, bases, {cls: spec for cls, spec in named.items() if is_reference(spec)})
 
 
 def module_files(protocols: UserProtocols, dest: Path | None = None) -> list[str]:

@@ -124,6 +124,20 @@ def draw(strategy: str, rnd, protocol: str, cls, seed: int, workloads: tuple, fa
     return cfg
 
 
+def rounds_in_flight(rnd, cls, most: int, least: int = 1) -> int:
+    """Rounds at once for a run of protocol class ``cls``: drawn from ``least … most``, never
+    more than the protocol declares it runs (``Protocol.max_rounds_in_flight``).
+
+    >>> import random
+    >>> class Two:
+    ...     max_rounds_in_flight = 2
+    >>> max(rounds_in_flight(random.Random(s), Two, 3) for s in range(50))
+    2
+    """
+    limit = cls.max_rounds_in_flight or most
+    return 1 if limit == 1 else rnd.randint(least, min(most, limit))
+
+
 def reordering(rnd, cfg):
     """``cfg`` of a protocol with non-FIFO channels (drawn last, after every other draw of
     its run: ``configs.draw_config``) with, in ``REORDER_PROB`` of the runs, room for the
@@ -187,7 +201,7 @@ def _uniform(rnd, protocol, cls, seed, workloads):
         gap=gap,
         hot_ratio=rnd.choice((0.0, 0.0, 0.8)),
         interval=interval,
-        max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 2),
+        max_concurrent=rounds_in_flight(rnd, cls, 2),
         checkpoint_timeout=rnd.choice((None, None, 1500)),
         aligned_timeout=rnd.choice((50, 200, 400)),
         latency=rnd.randint(1, 80),
@@ -215,7 +229,7 @@ def _stress(rnd, protocol, cls, seed, workloads):
         records=records,
         gap=rnd.choice((20, 30, 50)),
         interval=rnd.choice((80, 120, 200)),
-        max_concurrent=1 if cls.max_rounds_in_flight == 1 else rnd.randint(1, 3),
+        max_concurrent=rounds_in_flight(rnd, cls, 3),
         decline_prob=rnd.choice((0.0, 0.05, 0.1)),
         checkpoint_timeout=rnd.choice((None, 300, 800)),
         aligned_timeout=rnd.choice((20, 50, 150)),
@@ -289,7 +303,7 @@ def _swarm(rnd, protocol, cls, seed, workloads, on: dict):
         records=records,
         gap=gap,
         interval=rnd.choice((100, 150)) if overlap else rnd.choice((150, 300, 600)),
-        max_concurrent=rnd.randint(2, 3) if overlap else 1,
+        max_concurrent=rounds_in_flight(rnd, cls, 3, least=2) if overlap else 1,
         decline_prob=rnd.choice((0.03, 0.06, 0.1)) if on["declines"] else 0.0,
         checkpoint_timeout=rnd.choice((150, 400, 1000)) if on["timeouts"] else None,
         aligned_timeout=rnd.choice((20, 50, 100)) if on["timeouts"] else rnd.choice((200, 400)),

@@ -566,12 +566,21 @@ def _reasons(c: dict) -> str:
     return ", ".join(f"{k} {v:,}" for k, v in c["outside_reasons"].items()) or "-"
 
 
+def _share(fraction: float) -> str:
+    """The share of a campaign's runs ``--conform`` chose, in words.
+
+    >>> _share(1), _share(0.01)
+    ('every run', '0.01 of the runs')
+    """
+    return "every run" if fraction >= 1 else f"{fraction:g} of the runs"
+
+
 def conformance_table(s: dict):
     """The conformance table for the console."""
     from rich.markup import escape
     from rich.table import Table
 
-    t = Table(title=f"TLA+ conformance ({s['conform_fraction']:g} of the runs)", title_justify="left")
+    t = Table(title=f"TLA+ conformance ({_share(s['conform_fraction'])})", title_justify="left")
     t.add_column("protocol / mutant", no_wrap=True)
     t.add_column("spec")
     for _, head in CONFORM_COLUMNS:
@@ -590,7 +599,7 @@ def conformance_markdown(s: dict) -> list[str]:
         return []
     out = [
         "",
-        f"## TLA+ conformance ({s['conform_fraction']:g} of the runs)",
+        f"## TLA+ conformance ({_share(s['conform_fraction'])})",
         "",
         "Chosen runs validated against their protocol's trace specification; a mutant's REJECT is a catch, "
         "a correct run's REJECT a failing run. Outside: the first event the specification does not model.",

@@ -166,10 +166,19 @@ def _not_json(raw: bytes, exc: Exception) -> str:
 
     >>> _not_json(b"\x1f\x8b\x08\x00", ValueError("str is not valid UTF-8"))
     'not JSON: a gzip-compressed file, not JSON Lines: decompress it first (gunzip)'
+    >>> _not_json(b'{"proc": "a\xff"}', ValueError("str is not valid UTF-8: surrogates not allowed"))
+    'not UTF-8: byte 0xff at column 12 starts no UTF-8 character (a trace is UTF-8 text)'
     """
     for magic, what in _NOT_JSONL:
         if raw.startswith(magic):
             return f"not JSON: {what}"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return (
+            f"not UTF-8: byte 0x{raw[bad.start]:02x} at column {bad.start + 1} starts no UTF-8 character "
+            "(a trace is UTF-8 text)"
+        )
     return integer_problem(raw) or f"malformed JSON: {exc}"
 
 

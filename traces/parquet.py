@@ -104,7 +104,7 @@ def dict_of(row: dict) -> tuple[dict, bool]:
             raise RowError(f"the header row has values in event column(s) {', '.join(map(repr, stray))}")
         return _extra(extra), True
     obj = typed_fields(row)
-    if extra:
+    if extra is not None:  # "" too: not JSON (the SQL engines' parser says so as well)
         more = _extra(extra)
         repeated = [k for k in more if k in obj]
         if repeated:

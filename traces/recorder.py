@@ -314,6 +314,11 @@ class TraceRecorder:
         """Record that ``proc`` leaves the job (``ckpt``: the checkpoint whose state lives on)."""
         self._emit("retire", proc, {"ckpt": ckpt, "reason": reason, "t": t})
 
+    def protocol_error(self, proc: str, reason: str, t: float | None = None, attrs: dict | None = None) -> None:
+        """Record that the protocol broke on ``proc`` (``reason``; ``attrs.handler``: where):
+        the run ends here, nothing follows."""
+        self._emit("protocol_error", proc, {"reason": reason, "t": t, "attrs": attrs})
+
     # -- coordination and output ------------------------------------------------
     def round_start(self, proc: str, round: int, t: float | None = None) -> None:
         """Record that ``proc`` (usually the coordinator) started snapshot ``round``."""

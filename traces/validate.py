@@ -568,7 +568,14 @@ class TraceValidator(RescaleRules):
     def _on_round(self, d: dict, p: int, line: int) -> bool:
         return True
 
-    _on_round_start = _on_round_complete = _on_round_abort = _on_output = _on_protocol_error = _on_round
+    _on_round_start = _on_round_complete = _on_round_abort = _on_protocol_error = _on_round
+
+    def _on_output(self, d: dict, p: int, line: int) -> bool:
+        """An output that names the message that produced it names one sent in the trace."""
+        mid = d.get("mid")
+        if isinstance(mid, str):
+            self._ref_mid(mid, -1, line, "output", p)
+        return True
 
     # -- whole-trace checks -----------------------------------------------------
     def finish(self) -> list[TraceError]:

@@ -145,11 +145,17 @@ class Task:
         if type(round) is not int:
             raise ProtocolBroke(self, call, f"a round is an int, not {type(round).__name__} {round!r}")
 
-    def _channel(self, call: str, ch, chans: list) -> None:
-        """A protocol names one of this task's own channels (``chans``) (else it broke)."""
+    def _channel(self, call: str, ch, chans: list, which: str = "input") -> None:
+        """A protocol names one of this task's own ``which`` channels (``chans``) (else it broke)."""
         if not any(ch is c for c in chans):
             have = ", ".join(c.id for c in chans) or "none"
-            raise ProtocolBroke(self, call, f"{ch!r} is not one of the channels it may name here ({have})")
+            other = self.outputs if which == "input" else self.inputs
+            why = (
+                f" (it is one of its {'outputs' if which == 'input' else 'inputs'})"
+                if any(ch is c for c in other)
+                else ""
+            )
+            raise ProtocolBroke(self, call, f"{ch!r} is not one of the {which} channels it may name here{why}: {have}")
 
     def checkpoint(self, round: int) -> int | None:
         self._round("checkpoint", round)
@@ -178,7 +184,7 @@ class Task:
     def record(self, ckpt: int, ch: Chan, msgs: list, part: str = "input") -> None:
         if part not in ("input", "output"):
             raise ProtocolBroke(self, "record", f"part is 'input' or 'output', not {part!r}")
-        self._channel("record", ch, self.inputs if part == "input" else self.outputs)
+        self._channel("record", ch, self.inputs if part == "input" else self.outputs, part)
         if not isinstance(msgs, (list, tuple)) or not all(isinstance(m, Msg) and m.kind == DATA for m in msgs):
             raise ProtocolBroke(
                 self, "record", f"msgs is a list of data records (ctx.queued, on_process), not {msgs!r}"
@@ -186,6 +192,8 @@ class Task:
         self.sim.record(self, ckpt, ch, msgs, part)
 
     def queued(self, ch: Chan) -> list:
+        if not isinstance(ch, Chan):
+            raise ProtocolBroke(self, "queued", f"ch is one of the task's input channels, not {ch!r}")
         return [m for m in ch.inq if m.kind == DATA]
 
     def send_cancel(self, round: int) -> None:

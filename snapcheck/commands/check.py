@@ -37,7 +37,7 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 
 @click.command("check")
 # any path (a directory: reported unreadable like a missing file)
-@click.argument("traces", nargs=-1, required=True, type=click.Path())
+@click.argument("traces", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option(
     "--json",
     "as_json",

@@ -19,7 +19,7 @@ from snapcheck.traces.errors import UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.model import Trace
 
-_TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False))
+_TRACE = click.argument("trace_path", metavar="TRACE", type=click.Path(dir_okay=False, readable=False))
 _TRACE_ID = click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet file to use.")
 
 
@@ -134,8 +134,11 @@ def replay(
                 raise UsageError(f"--until-line {until_line}: the trace has lines 1..{last}")
             stepper.replay.goto_line(until_line)
         else:
-            if not findings.items:
-                echo("no violation found" + (" (--no-check: the checker did not run)" if no_check else ""))
+            if not findings.items and not at_violation:  # the first violation, of none
+                if as_json:  # what a script reads: no state to show, and why
+                    echo(json.dumps({"violation": None, "violations": 0, "checked": not no_check}, indent=1))
+                else:
+                    echo("no violation found" + (" (--no-check: the checker did not run)" if no_check else ""))
                 return
             if not 0 <= at_violation <= len(findings.items):
                 raise UsageError(f"--at-violation {at_violation}: there are {len(findings.items)} violation(s)")
@@ -320,7 +323,7 @@ class _Phases:
 
 # -- shrink ------------------------------------------------------------------------
 @click.command("shrink")
-@click.argument("trace_path", metavar="[TRACE]", required=False, type=click.Path(dir_okay=False))
+@click.argument("trace_path", metavar="[TRACE]", required=False, type=click.Path(dir_okay=False, readable=False))
 @click.option(
     "--property",
     "prop",

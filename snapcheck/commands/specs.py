@@ -156,7 +156,7 @@ def _apalache(entries, length: int, timeout: float) -> None:
 
 @click.command("conform")
 # any path (a directory: an ERROR verdict like a missing file)
-@click.argument("traces", nargs=-1, required=True, type=click.Path())
+@click.argument("traces", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option(
     "--timeout",
     type=click.FloatRange(1),

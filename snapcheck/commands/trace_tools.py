@@ -14,7 +14,7 @@ from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 
 @click.command("validate-trace")
 # any path (a directory: reported unreadable like a missing file)
-@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.argument("files", nargs=-1, required=True, type=click.Path(readable=False))
 @click.option(
     "--max-errors",
     default=DEFAULT_MAX_ERRORS,
@@ -44,7 +44,7 @@ def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None
 
 
 @click.command("convert")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False, readable=False))
 @click.option(
     "-o",
     "--output",
@@ -63,6 +63,7 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
     """
     from snapcheck.traces.atomic import refuse_inputs
     from snapcheck.traces.convert import write_jsonl, write_parquet
+    from snapcheck.traces.errors import TraceError, TraceErrors
     from snapcheck.traces.jsonl import _is_parquet
     from snapcheck.traces.parquet import trace_ids
 
@@ -72,6 +73,8 @@ def convert(sources: tuple[str, ...], output: str, trace_id: str | None) -> None
         for src in sources:
             if _is_parquet(src):
                 ids = [trace_id] if trace_id is not None else trace_ids(src)
+                if not ids:
+                    raise TraceErrors([TraceError(src, 0, "empty trace: the Parquet file has no rows")])
                 items.extend((src, t if len(ids) > 1 or trace_id else None, t) for t in ids)
             elif trace_id is not None:
                 raise UsageError(f"--trace-id picks a trace of a Parquet source; {src} is JSONL (one trace)")

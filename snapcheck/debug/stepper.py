@@ -148,10 +148,18 @@ class Stepper:
         self.replay.backward(int(args[0]) if args else 1)
 
     def _goto(self, args):
-        self.replay.goto(int(args[0]))
+        k = int(args[0])
+        if not 0 <= k <= len(self.replay):
+            return self._mistake(f"goto {k}: the trace has events 0..{len(self.replay)}")
+        self.replay.goto(k)
 
     def _line(self, args):
-        self.replay.goto_line(int(args[0]))
+        n = int(args[0])
+        events = self.replay.events
+        last = events[-1].line if events else 1
+        if not 1 <= n <= last:
+            return self._mistake(f"line {n}: the trace has lines 1..{last}")
+        self.replay.goto_line(n)
 
     def _violation(self, args, forward: bool = True):
         pos = self.replay.next_of(self.findings.positions(), forward)

@@ -75,6 +75,30 @@ def test_replayable_but_not_yet_replayed_is_a_note():
     assert rep.ok and any("not yet processed" in n for n in rep.notes)
 
 
+def _replay_discarded(discard: bool):
+    """``m1`` is in transit when ``P1`` restores; ``P0`` replays it from its log and ``P1``
+    drops the replay as a duplicate (``discard``) of a message it never processed, or the
+    replay is still on its way when the trace ends."""
+    rec = pipe(logged=True)
+    m1 = rec.send("P0", "c")
+    rec.checkpoint("P0")
+    rec.checkpoint("P1")
+    rec.fail("P1")
+    rec.restore("P1", 1, recovery=1)
+    r = rec.replay("P0", m1)
+    if discard:
+        rec.discard("P1", r, reason="duplicate")
+    return rec.trace()
+
+
+def test_discarding_the_only_delivery_of_a_message_never_processed_loses_it():
+    """The discard is the message's last chance: it was judged clean, without a word."""
+    rep = check_trace(_replay_discarded(True))
+    assert rep.kinds == {"lost"} and "discards c:1/r1 at line 8 (as duplicate)" in rep.violations[0].message
+    rep = check_trace(_replay_discarded(False))
+    assert rep.ok and any("not judged whether c:1 on c is lost" in n for n in rep.notes), rep.notes
+
+
 def test_replay_without_deduplication_is_duplicate_processing():
     rec = pipe()
     m1 = rec.send("P0", "c")
@@ -182,17 +206,22 @@ def test_recovery_groups_without_ids():
     assert rep.observed[0]["restored_line"] == {"A": 1, "B": 1}
 
 
-def rounds_trace(complete=True, abort=False, fail=False):
+def round_one_begun():
+    """Coordinator ``C`` starts round 1; ``S`` checkpoints it and sends its barrier to ``T``:
+    the recorder and that barrier."""
     rec = TraceRecorder(
         [{"id": "C", "role": "coordinator"}, "S", "T"],
         [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
         protocol="abs-aligned",
     )
     rec.round_start("C", 1)
-    b = rec.barrier("C", "cs", 1)
-    rec.recv("S", b)
+    rec.recv("S", rec.barrier("C", "cs", 1))
     rec.checkpoint("S", kind="coordinated", round=1)
-    bb = rec.barrier("S", "st", 1)
+    return rec, rec.barrier("S", "st", 1)
+
+
+def rounds_trace(complete=True, abort=False, fail=False):
+    rec, bb = round_one_begun()
     if complete:
         rec.recv("T", bb)
         rec.checkpoint("T", kind="coordinated", round=1)
@@ -217,6 +246,21 @@ def test_incomplete_round_reports_who_waits_for_which_barrier():
     v = rep.violations[0]
     assert "T (no checkpoint of round 1) waits for the barrier on st from S: sent at line" in v.message
     assert v.witness["round"] == 1
+
+
+def test_a_failure_after_a_participants_checkpoint_leaves_the_round_complete():
+    """``S`` checkpoints round 1 and sends its barrier, then fails; ``T`` receives the
+    barrier, checkpoints, and the coordinator completes the round before it learns of
+    the failure: a whole, consistent snapshot (a `fail` between the checkpoints of a round
+    does not make it incomplete; only a `round_abort` before them does, docs/checker.md)."""
+    rec, bb = round_one_begun()
+    rec.fail("S")
+    rec.recv("T", bb)
+    rec.checkpoint("T", kind="coordinated", round=1)
+    rec.round_complete("C", 1)
+    rec.restore("S", 1)
+    rep = check_trace(rec.trace())
+    assert rep.ok and rep.rounds["1"]["status"] == "complete", rep.kinds
 
 
 def test_aborted_or_failed_rounds_terminate():
@@ -346,15 +390,7 @@ def test_a_round_has_one_outcome(outcomes, whole):
     """A round declared complete and also aborted (either order), or complete twice, is a
     contradictory-outcome naming every outcome's line (it was judged clean); one
     completion, or aborts alone, are not."""
-    rec = TraceRecorder(
-        [{"id": "C", "role": "coordinator"}, "S", "T"],
-        [("st", "S", "T"), {"id": "cs", "src": "C", "dst": "S", "kind": "control"}],
-        protocol="abs-aligned",
-    )
-    rec.round_start("C", 1)
-    rec.recv("S", rec.barrier("C", "cs", 1))
-    rec.checkpoint("S", kind="coordinated", round=1)
-    bb = rec.barrier("S", "st", 1)
+    rec, bb = round_one_begun()
     if whole:
         rec.recv("T", bb)
         rec.checkpoint("T", kind="coordinated", round=1)

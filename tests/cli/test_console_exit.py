@@ -142,3 +142,24 @@ def test_a_closed_output_pipe_leaves_the_exit_code_to_the_verdict(args, code, tm
         assert proc.wait(timeout=120) == code, (closed, unbuffered)
     if extra:  # every trace was judged and reported after the pipe closed
         assert junit.read_text().count("<testsuite ") == sum(a.endswith(".jsonl") for a in args)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["check", CLEAN], ["check", "--json", ORPHAN], ["validate-trace", CLEAN]])
+def test_an_output_that_cannot_be_written_is_exit_2_naming_it_never_a_traceback(args):
+    """Standard output on a full disk: the command cannot deliver its verdict, so it says
+    why, exit 2 (it was a traceback and exit 3, or — text through click, whose probe write
+    of no bytes failed first — no output, no message and exit 0)."""
+    with open("/dev/full", "w") as full:
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        res = subprocess.run(
+            [sys.executable, "-c", _CONSOLE, *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+    assert res.returncode == 2, res.stderr
+    assert "snapcheck: cannot write to standard output: No space left on device" in res.stderr
+    assert "Traceback" not in res.stderr

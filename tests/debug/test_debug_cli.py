@@ -76,12 +76,19 @@ def test_replay_until_text_and_json():
     assert exit_code("replay", FIG5, "--json") == 2
     assert exit_code("replay", FIG5, "--until-line", "-5") == 2  # was clamped to the start
     assert exit_code("replay", FIG5, "--until-line", "99999999999") == 2  # was clamped to the end
+    for script in ("g 999", "g -1", "line 999", "line 0"):  # a script's moves too (clamped, exit 0)
+        assert exit_code("replay", FIG5, "-c", script) == 2, script
+    assert exit_code("replay", FIG5, "-c", "g 3;line 4") == 0
 
 
 def test_replay_at_violation_on_a_clean_trace():
-    res = run("replay", str(EXAMPLES / "checkmate_fig2a_consistent.jsonl"), "--at-violation")
+    clean = str(EXAMPLES / "checkmate_fig2a_consistent.jsonl")
+    res = run("replay", clean, "--at-violation")
     assert res.exit_code == 0 and "no violation found" in res.output
     assert exit_code("replay", FIG2B, "--at-violation", "2") == 2
+    assert exit_code("replay", clean, "--at-violation", "1") == 2  # a numbered violation that is not there
+    res = run("replay", clean, "--at-violation", "--json")  # a script reads JSON (it got plain text)
+    assert res.exit_code == 0 and json.loads(res.output) == {"violation": None, "violations": 0, "checked": True}
 
 
 def test_replay_at_violation_goes_to_the_first_in_time(tmp_path):

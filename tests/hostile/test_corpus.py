@@ -5,7 +5,12 @@ and no output file left behind by a failed run."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -83,6 +88,18 @@ def _row(**kw) -> dict:
                 _row(line=2, type="fail", proc="A", idx=0, extra="[1, 2]"),
             ],
             "column 'extra' must hold a JSON object",
+        ),
+        (
+            "extra_empty_string",  # not JSON: the SQL engines said so, check read it as {}
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], "channels": []}',
+                ),
+                _row(line=2, type="fail", proc="A", idx=0, extra=""),
+            ],
+            "malformed JSON in column 'extra'",
         ),
         (
             "extra_big_integer",
@@ -394,8 +411,63 @@ def test_a_file_of_another_format_named_jsonl_is_named_for_what_it_is(name, says
     assert code == 2 and f"{name}:1: not JSON: " in out and says in out, out
 
 
+def test_a_byte_that_is_not_utf8_is_named_with_its_column(tmp_path):
+    """A Latin-1 byte in a name: the reason is the encoding, at the byte (it said
+    "surrogates not allowed: line 1 column 1")."""
+    lines = (DATA / "crlf.jsonl").read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"proc":', b'"proc\xff":', 1)
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(b"".join(lines))
+    column = lines[1].index(b"\xff") + 1
+    code, out = run(["validate-trace", str(bad)])
+    assert code == 2 and f"latin1.jsonl:2: not UTF-8: byte 0xff at column {column}" in out, out
+
+
 def test_an_unknown_property_is_the_commands_mistake_not_the_traces():
     """--property bogus is refused once, before any trace is read (each trace was reported
     NOT CHECKED, as if it were bad input)."""
     code, out = run(["check", str(DATA / "crlf.jsonl"), "--property", "bogus"])
     assert code == 2 and out.startswith("snapcheck: unknown property bogus") and "NOT CHECKED" not in out, out
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or (os.geteuid() == 0 and not shutil.which("setpriv")),
+    reason="needs a user other than root",
+)
+def test_an_unreadable_trace_is_reported_and_the_others_are_still_checked():
+    """``check A UNREADABLE`` (as a user who may not read it): the unreadable file is bad
+    input of its own, ``A`` is checked, and the JSON and JUnit outputs are written (click
+    refused the whole command before anything ran); the other commands name the file and
+    the reason, exit 2."""
+    work = Path(tempfile.mkdtemp(prefix="snapcheck-unreadable-"))  # not under pytest's root-only directory
+    try:
+        work.chmod(0o777)
+        good, unreadable = work / "good.jsonl", work / "unr.jsonl"
+        for p in (good, unreadable):
+            p.write_bytes((DATA / "crlf.jsonl").read_bytes())
+            p.chmod(0o644)
+        unreadable.chmod(0)
+        user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+
+        def as_user(*args):
+            res = subprocess.run(
+                [*user, sys.executable, "-m", "snapcheck", *args], cwd=work, capture_output=True, text=True, timeout=300
+            )
+            return res.returncode, res.stdout + res.stderr
+
+        code, out = as_user("check", "--json", "--junit", "j.xml", "good.jsonl", "unr.jsonl")
+        assert code == 2 and "unr.jsonl: cannot open: Permission denied" in out and '"trace": "good.jsonl"' in out, out
+        assert 'errors="1"' in (work / "j.xml").read_text()
+        for command in (
+            ["validate-trace"],
+            ["render", "-o", "x.svg"],
+            ["shiviz", "-o", "x.log"],
+            ["replay", "--until", "1"],
+        ):
+            code, out = as_user(*command, "unr.jsonl")
+            assert code == 2 and "unr.jsonl: cannot open: Permission denied" in out and "Traceback" not in out, (
+                command,
+                out,
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -8,6 +8,7 @@ protocol error names the line of the user's file it came from."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -186,6 +187,36 @@ MODULE = textwrap.dedent("""
         def adjust(cls, cfg):
             import sys
             sys.exit(0)
+
+
+    class RaiseInit(Good):
+        name = "raise-init"
+
+        def __init__(self, **params):
+            super().__init__(**params)
+            self.table = {}["x"]
+
+
+    class RaiseInitMutant(RaiseInit):
+        name = "raise-init-mutant"
+        mutant_of = Good
+
+
+    class Unfifo(Good):
+        fifo = "no"
+
+
+    class Hmnr(Good):
+        name = "hmnr"  # the catalogue's, which promises what this one does not
+
+
+    class OneRound(Good):
+        name = "one-round"
+        max_rounds_in_flight = 1
+
+
+    class Base(Protocol):
+        pass
 """)
 
 
@@ -213,6 +244,9 @@ def cli(cwd, *args):
         ("Own", "topologies = 'own': the shared dataflow simulator runs a protocol on the campaign's workloads"),
         ("NoRounds", "max_rounds_in_flight = 0: expected None (any) or a positive integer"),
         ("NoBase", "mutant_of = 'no-such-protocol': unknown protocol"),
+        ("Unfifo", "fifo = 'no': expected True or False"),
+        ("Hmnr", "name = 'hmnr': the catalogue's protocol of that name declares other facts"),
+        ("Protocol", "Protocol itself is the base class every protocol subclasses"),
         ("Instance", "task_class = an instance of Task: expected a subclass of"),
         ("Plain", "task_class = NotATask: expected a subclass of"),
         (
@@ -256,8 +290,8 @@ def test_every_protocol_of_the_kit_declares_itself_correctly():
     assert [name for name, cls in {**PROTOCOLS, **MUTANTS}.items() if declaration_problems(cls)] == []
 
 
-def last_event(userdir, cls):
-    res = simulate(SimConfig(protocol=f"{userdir / 'mine.py'}:{cls}", workload="q1"))
+def last_event(userdir, cls, file="mine.py"):
+    res = simulate(SimConfig(protocol=f"{userdir / file}:{cls}", workload="q1"))
     trace = res.trace()
     return trace, trace.events[-1]
 
@@ -266,7 +300,7 @@ def last_event(userdir, cls):
     "cls,call,reason",
     [
         ("StringRound", "send_barrier", "a round is an int, not str '1'"),
-        ("ForeignChannel", "record", "'a channel' is not one of the channels it may name here"),
+        ("ForeignChannel", "record", "'a channel' is not one of the input channels it may name here"),
         ("Twice", "send_barrier", "sent a second barrier of round 1 on"),
         ("TwiceCancel", "send_cancel", "sent a second cancel of round 1 on"),
         ("Again", "checkpoint", "round 1 already has this task's checkpoint 1 and is in flight"),
@@ -317,3 +351,52 @@ def test_two_protocol_directories_with_a_module_of_the_same_name_are_refused(tmp
     res = cli(tmp_path, "validate", "-n", "2", "--engine", "python", "-p", "dirA/p.py:P,dirB/p.py:P", "-o", "out")
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     assert "dirB" in res.stderr and "common" in res.stderr and "already imported" in res.stderr
+
+
+def test_a_constructor_that_raises_is_exit_2_naming_the_line_before_anything_runs(userdir):
+    """As a protocol, as a mutant, in ``simulate`` and before a campaign starts: the user's
+    line, never a traceback (the protocol's own constructor was a kit traceback, exit 3,
+    and a campaign ran every run of it into an error)."""
+    number = MODULE.splitlines().index('        self.table = {}["x"]') + 1
+    why = f"its constructor raised KeyError: 'x' (at mine.py:{number}, in __init__)"
+    res = cli(userdir, "simulate", "-p", "mine:RaiseInit", "-w", "q1", "-o", "t.jsonl")
+    assert res.returncode == 2 and why in res.stderr and "Traceback" not in res.stderr, res.stderr
+    res = cli(userdir, "validate", "-n", "4", "--protocols", "mine:RaiseInit", "--engine", "python", "-o", "out")
+    assert res.returncode == 2 and why in res.stderr and not (userdir / "out").exists(), res.stderr
+    res = cli(userdir, "validate", "-n", "4", "-p", "mine:Good", "--mutants", "mine:RaiseInitMutant", "-o", "out")
+    assert res.returncode == 2 and why in res.stderr and not (userdir / "out").exists(), res.stderr
+
+
+def test_more_rounds_at_once_than_a_protocol_runs_is_a_usage_error(userdir):
+    from snapcheck.spark_validation.configs import Selection, draw_config
+
+    with pytest.raises(UsageError, match="one-round runs at most 1 round"):
+        simulate(SimConfig(protocol=f"{userdir / 'mine.py'}:OneRound", workload="q1", max_concurrent=2))
+    sel = Selection.of(protocols=(f"{userdir / 'mine.py'}:OneRound",), mutants=(), explore="swarm")
+    assert {draw_config(i, i, sel).max_concurrent for i in range(200)} == {1}  # what a campaign draws
+
+
+def test_a_protocol_error_on_a_spark_executor_names_the_users_file_not_the_shipped_copy(tmp_path):
+    """An executor imports the shipped copy of ``mine.py`` as
+    ``snapcheck_user_<hash>_mine.py``: the trace names ``mine.py`` all the same, so the run
+    gives the same bytes there as its reproduction command gives on the user's machine."""
+    (tmp_path / "snapcheck_user_0123456789ab_mine.py").write_text(MODULE)
+    _, last = last_event(tmp_path, "Raises", "snapcheck_user_0123456789ab_mine.py")
+    number = MODULE.splitlines().index('        {}["missing"]') + 1
+    assert last.reason.endswith(f"KeyError: 'missing' (at mine.py:{number}, in on_barrier)")
+
+
+def test_a_mutant_names_its_base_by_a_path_relative_to_its_own_file(tmp_path):
+    """``mutant_of = "mine.py:Good"`` beside ``mine.py``: the mutant loads from any
+    directory (it was read from the current one, so a command run elsewhere failed)."""
+    (tmp_path / "protos").mkdir()
+    (tmp_path / "protos" / "mine.py").write_text(MODULE)
+    (tmp_path / "protos" / "bug.py").write_text(
+        "from mine import Good\n\n\nclass Bug(Good):\n    name = 'bug'\n    mutant_of = 'mine.py:Good'\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = cli(elsewhere, "simulate", "--mutant", str(tmp_path / "protos" / "bug.py") + ":Bug", "-o", "t.jsonl")
+    assert res.returncode == 0, res.stderr
+    header = json.loads((elsewhere / "t.jsonl").read_text().splitlines()[0])
+    assert header["protocol"]["name"] == "good" and header["protocol"]["params"]["mutant"] == "bug"

@@ -521,3 +521,25 @@ def test_a_user_mutant_gives_the_same_bytes_whether_its_base_is_named_or_not(tmp
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     header = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])
     assert header["metadata"]["simulator"]["config"]["protocol"] == "base_file.py:Base"
+
+
+def test_a_protocol_and_its_mutant_handed_to_the_api_as_classes_of_one_module(tmp_path, monkeypatch):
+    """``run_validation(protocols=[Mine], mutants=[MineNoBlock])`` with both imported from
+    one module: the mutant, named beside its base, loads by that name too (it was refused
+    as a class that "cannot be loaded by name in another process")."""
+    (tmp_path / "siblings.py").write_text(MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    import siblings  # type: ignore[import-not-found]
+
+    assert as_spec(siblings.Mine) == "siblings.py:Mine"
+    spec = as_spec(siblings.MineNoBlock, "mutant")
+    assert spec == "siblings.py:MineNoBlock" and resolve(spec) is siblings.MineNoBlock
+
+
+def test_listing_a_user_protocol_gives_every_fact_it_declares_and_the_mutants_beside_it(userdir):
+    res = cli(userdir, "protocols", "--json", "userproto:Mine")
+    assert res.returncode == 0, res.stderr
+    (row,) = [r for r in json.loads(res.stdout) if r["name"] == "mine"]
+    assert row["mutants"] == ["userproto:MineNoBlock"]
+    assert {"fifo", "dedup", "observe_arrivals", "observe_processing", "abort_notices"} <= set(row)

@@ -558,3 +558,38 @@ def test_records_carried_over_from_an_old_channel_precede_the_new_channels_sends
     assert any(e.mid.startswith("bids[2]->map[2]:") for e in carried)  # the situation is reached
     report = check_trace(trace)
     assert report.ok, [v.description for v in report.violations]
+
+
+def _rescaled_then_broken(broken: bool):
+    """``A`` recorded ``m`` as in-flight state of round 1 and ``N`` replaces it; ``N``
+    gets ``m`` replayed and then the protocol breaks (``broken``) before ``N`` processes
+    it, or it simply never does."""
+    rec = TraceRecorder(
+        ["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
+        [("s2a", "S", "A"), ("s2n", "S", "N")],
+    )
+    m = rec.send("S", "s2a", value="x")
+    rec.checkpoint("S", round=1)
+    rec.checkpoint("A", round=1)
+    rec.record("A", 1, "s2a", [m])
+    rec.retire("A", 1)
+    rec.restore(
+        "N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "s2n"}]
+    )
+    rec.replay("N", m, source="channel_state", ch="s2n")
+    if broken:
+        rec.protocol_error("N", "in on_barrier of N: KeyError: 3", attrs={"handler": "on_barrier"})
+    return rec.trace()
+
+
+def test_a_record_still_owed_when_the_protocol_breaks_is_not_lost():
+    """A ``protocol_error`` ends the run: a record the new owner had not processed yet by
+    then is not lost (the run went no further), so the trace's one verdict is the
+    protocol error; the same record never processed in a run that goes on is lost. (A
+    user protocol raising after a rescale was reported as ``input-lost`` besides its
+    ``protocol-error``.)"""
+    from snapcheck.checker import CheckOptions
+
+    only = CheckOptions(properties=["rescale-in-flight", "protocol-error"])
+    assert check_trace(_rescaled_then_broken(True), only).kinds == {"protocol-error"}
+    assert check_trace(_rescaled_then_broken(False), only).kinds == {"in-flight-lost"}

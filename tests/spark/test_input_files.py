@@ -80,3 +80,29 @@ def test_a_parquet_file_no_engine_would_read_is_bad_input_naming_it(snapcheck_cl
     code, text = snapcheck_cli("validate", "--input", str(good), "-o", str(tmp_path / "out"), stderr=True)
     assert code == 2 and "Traceback" not in text
     assert f"{hidden}: a Parquet file named (or in a folder named) with a leading '_' or '.' is not read" in text
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_an_input_without_a_row_is_bad_input_not_a_clean_verdict(request, good, tmp_path, engine):
+    """Zero rows (an empty table; or empty files beside a real one, which Spark writes for
+    empty partitions and are fine): "0 traces, OK" read as a pass in CI."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    table = pq.read_table(good / "a.parquet")
+    pq.write_table(table.slice(0, 0), good / "b.parquet")  # an empty part beside a trace: accepted
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    pq.write_table(table.slice(0, 0), empty / "a.parquet")
+    with pytest.raises(TraceErrors) as info:
+        validate_input(str(empty), str(tmp_path / "out"), master="local[2]", engine=engine)
+    [error] = info.value.errors
+    assert error.file == str(empty) and "empty input: no row in any Parquet file" in error.reason
+    validate_input(str(good), str(tmp_path / "ok"), master="local[2]", engine=engine)
+
+
+def test_converting_a_parquet_file_without_a_trace_is_bad_input(snapcheck_cli, good, tmp_path):
+    empty = tmp_path / "empty.parquet"
+    pq.write_table(pq.read_table(good / "a.parquet").slice(0, 0), empty)
+    code, text = snapcheck_cli("convert", str(empty), "-o", str(tmp_path / "x.parquet"), stderr=True)
+    assert code == 2 and f"{empty}: empty trace: the Parquet file has no rows" in text
+    assert not (tmp_path / "x.parquet").exists()

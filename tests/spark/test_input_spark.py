@@ -55,6 +55,17 @@ def _corrupted(base_header, base_events):
     r[2]["type"] = "snapshot"
     out.append(("bad-type", r, "unknown-event-type"))
     out.append(("no-header", rows("no-header")[1:], "header-count"))
+    # an output naming a message that no one sent (as the JSONL reader also refuses it)
+    last = base_events[-1]
+    nxt = 1 + max(e["idx"] for e in base_events if e["proc"] == last["proc"])
+    ghost = {"type": "output", "proc": last["proc"], "idx": nxt, "mid": "ghost", "value": 1}
+    out.append(
+        (
+            "ghost-output",
+            rows("ghost-output") + [row_of("ghost-output", len(base_events) + 2, ghost)],
+            "message-never-sent",
+        )
+    )
     # happened-before cycle: each process receives the other's message before sending its own.
     header = {
         "format": "snapcheck-trace",

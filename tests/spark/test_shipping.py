@@ -147,6 +147,32 @@ def test_a_user_mutants_base_is_named_as_the_driver_names_it_on_an_executor_too(
     assert out.split() == ["base.py:Base"]
 
 
+def test_a_mutant_naming_its_base_by_a_path_beside_it_names_it_the_same_on_an_executor(tmp_path, monkeypatch):
+    """``mutant_of = "root.py:Base"`` is read beside the mutant's file, here from another
+    directory, and an executor (whose copy of the file lies elsewhere, with no ``root.py``
+    beside it) gets the base by the same spec as the driver."""
+    from snapcheck.reference.catalogue import base_of, resolve
+
+    src = tmp_path / "driver"
+    src.mkdir()
+    (src / "root.py").write_text(PROTOCOL.replace("Shipped", "Base"))
+    (src / "early.py").write_text(
+        MUTANT_OF_IMPORTED.replace("from base", "from root").replace("mutant_of = Base", "mutant_of = 'root.py:Base'")
+    )
+    monkeypatch.chdir(tmp_path)
+    user = shipping.user_protocols(["driver/early.py:Early"])
+    assert base_of(resolve("driver/early.py:Early")) == "driver/root.py:Base"
+    files = shipping.module_files(user, tmp_path / "cache")
+    out = _in_executor(
+        tmp_path,
+        user,
+        files,
+        "from snapcheck.reference.catalogue import base_of; b = base_of(resolve('driver/early.py:Early')); "
+        "print(b, resolve(b).name)",
+    )
+    assert out.split() == ["driver/root.py:Base", "shipped"]
+
+
 def _in_executor(tmp_path, user, files, statement: str) -> str:
     """Run ``statement`` in a fresh interpreter, in a directory of its own, that has only the
     shipped ``files`` on its path and the unpickled ``user`` protocols registered, as an executor

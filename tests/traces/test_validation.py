@@ -93,6 +93,12 @@ def test_receive_of_a_message_never_sent():
     assert line == 2 and reason == "recv of a message never sent: 'ghost'"
 
 
+def test_an_output_naming_a_message_never_sent():
+    """Every other reference to a message was checked; an output's was not."""
+    line, reason = only_error({"type": "output", "proc": "B", "idx": 0, "mid": "ghost", "value": 1})
+    assert line == 2 and reason == "output of a message never sent: 'ghost'"
+
+
 def test_duplicate_message_id():
     line, reason = only_error(send("A", 0, "ab", "m1", 1), send("A", 1, "ab", "m1", 2))
     assert line == 3 and "duplicate message identity: mid 'm1' was already sent at line 2" in reason
