@@ -105,7 +105,11 @@ _NOT_REGIONAL = "no round completes regionally (no round_complete names a fallba
 
 
 def _regional_restore(run) -> str:
-    return _NOT_REGIONAL + " and no restore carries the digest of the state it restores (attrs.digest)"
+    return (
+        _NOT_REGIONAL + " and no restore carries the digest of the state it restores (attrs.digest); "
+        "the list-state elements a rescale hands a task (restore attrs.elements) are judged against "
+        "regional completions only"
+    )
 
 
 def _regional_commit(run) -> str:

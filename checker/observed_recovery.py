@@ -412,6 +412,15 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
         reached[p] = {hp.resolve(e.mid) for e in hp.raw.get(p, ()) if e.type in ("arrive", "recv")}
     processed_after: dict[str, set[str]] = {}  # receiver -> what it processed after this recovery
     discarded_after: dict[str, dict[str, Event]] = {}  # receiver -> message -> its first discard after it
+    later: list[set[str]] = []  # computed when first needed
+
+    def processed_later() -> set[str]:
+        """The messages any process processes after this recovery's first restore."""
+        if not later:
+            first = min(rec.restore_line.values(), default=0)
+            later.append({h.resolve(e.mid) for e in h.trace_index.of_type("recv") if e.line > first})
+        return later[0]
+
     out = []
     for m in rec.in_transit:
         fm = h.by_mid.get(m.mid)
@@ -433,8 +442,11 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             continue
         skipped = _fifo_successor(h, m, dst, after)
         dropped = discarded_after[dst].get(m.mid)
-        if dropped is not None and any(e.type == "restore" and e.line > dropped.line for e in h.raw[dst]):
-            dropped = None  # a later restore of the receiver: that recovery judges the message
+        if dropped is not None and (
+            any(e.type == "restore" and e.line > dropped.line for e in h.raw[dst])  # that recovery judges it
+            or m.mid in processed_later()  # a copy reached another process (a rescale's new task)
+        ):
+            dropped = None
         must_replay = m.mid in reached.get(dst, ())
         replayable = m.src == EXTERNAL or m.mid in recorded or dur.durable(m.mid, after)
         if skipped is not None:
@@ -444,6 +456,10 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             why = f"{dst} discards {dropped.mid} at line {dropped.line}{reason}, though it never processed the message"
         elif must_replay and not replayable:
             why = "nothing can replay it (no durable log entry, not in the restored channel state)"
+        elif not must_replay and (dst not in rec.restore_line or m.mid in processed_later()):
+            continue  # a receiver this recovery did not restore (it retired: a rescale's records are
+            # judged by rescale-in-flight; or it lives on, and the message may still reach it), or
+            # a copy that reached another process
         else:
             state = "replayable, but" if must_replay else "still in the network and"
             notes.append(

@@ -47,26 +47,26 @@ PROMISED = ("z-cycles", "rdt", "cic-conformance", "cic-efficiency", "timestamps"
 
 NOT_SELECTED = "not selected (only the properties named with --property were checked)"
 # Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
-VOCABULARY = (
-    "protocol-error",
-    "log-retention",
-    "output-commit",
-    "control-delivery",
-    "changelog-restore",
-    "artifact-retention",
-    "replica-agreement",
-    "replica-delivery",
-    "replica-liveness",
-    "rescale-state",
-    "rescale-in-flight",
-    "finished-tasks",
-    "regional-restore",
-    "regional-cut",
-    "regional-commit",
-    "split-assignment",
-    "agreement",
-    "regional-drift",
-)
+VOCABULARY = {  # property -> what of a trace it judges, named for a reader
+    "protocol-error": "protocol errors",
+    "log-retention": "sender-log truncation",
+    "output-commit": "two-phase-commit outputs",
+    "control-delivery": "operator events",
+    "changelog-restore": "changelogs",
+    "artifact-retention": "changelogs",
+    "replica-agreement": "replicas",
+    "replica-delivery": "replicas",
+    "replica-liveness": "replicas",
+    "rescale-state": "rescales",
+    "rescale-in-flight": "rescales",
+    "finished-tasks": "finished tasks",
+    "regional-restore": "regional completions",
+    "regional-cut": "regional completions",
+    "regional-commit": "regional completions",
+    "split-assignment": "input splits",
+    "agreement": "agreed values",
+    "regional-drift": "regional completions",
+}
 
 
 class CheckerUsageError(ValueError):

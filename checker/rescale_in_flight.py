@@ -304,7 +304,12 @@ def _live_misrouted(rs: Rescale, dv: _Deliveries) -> list[Violation]:
 
 
 def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
-    """Old channel -> recorded mids of the restored round (input part, then output part)."""
+    """Old channel -> recorded mids of the restored round (input part, then output part).
+
+    A checkpoint 0 that an earlier restore gave a process (a rescale's, with no checkpoint
+    since) records nothing itself: its channel state is what that restore replayed to the
+    process, on the process's input channels, which this rescale maps in turn. Those
+    records are this rescale's to deliver again (the earlier one deferred them to it)."""
     chans = ix.channels
     parts: dict[str, list[list[str]]] = {}
     for e in ix.of_type("record"):
@@ -315,6 +320,15 @@ def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
             continue
         slot = parts.setdefault(e.ch, [[], []])
         slot[0 if (e.part or "input") == "input" else 1].extend(e.mids)
+    given = {q for q, k in rs.old_ckpt.items() if k == 0 and q not in rs.new}
+    seen: set[tuple[str, str]] = set()
+    for e in ix.of_type("replay"):
+        ch = chans.get(e.ch)
+        if ch is None or ch.dst not in given or e.line > rs.start or e.source != "channel_state":
+            continue
+        if (e.ch, e.replay_of or e.mid) not in seen:  # (replayed again by a restart of that checkpoint 0)
+            seen.add((e.ch, e.replay_of or e.mid))
+            parts.setdefault(e.ch, [[], []])[0].append(e.mid)
     return {c: inp + outp for c, (inp, outp) in parts.items()}
 
 

@@ -61,11 +61,8 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
             by_reason.setdefault(reason, []).append(prop)
     out = []
     if unused:
-        out.append(
-            f"  - {', '.join(unused)}: the trace has none of what they judge (sender-log truncation, "
-            "two-phase-commit outputs, operator events, changelogs, replicas, rescales, finished tasks, "
-            "regional completions, input splits, agreed values, protocol errors; -v gives each reason)"
-        )
+        what = ", ".join(dict.fromkeys(VOCABULARY[p] for p in unused))
+        out.append(f"  - {', '.join(unused)}: the trace has none of what they judge ({what}; -v gives each reason)")
     for reason, props in by_reason.items():
         if reason == NOT_SELECTED:
             out.append(f"  - not selected: {', '.join(props)}")

@@ -593,3 +593,67 @@ def test_a_record_still_owed_when_the_protocol_breaks_is_not_lost():
     only = CheckOptions(properties=["rescale-in-flight", "protocol-error"])
     assert check_trace(_rescaled_then_broken(True), only).kinds == {"protocol-error"}
     assert check_trace(_rescaled_then_broken(False), only).kinds == {"in-flight-lost"}
+
+
+def test_a_correct_rescale_leaves_no_note_about_records_its_new_tasks_processed():
+    """The records of the restored round's channel state and input logs are the new tasks'
+    to process (``rescale-in-flight`` judges them): ``exactly-once`` does not call them
+    "still in the network" for the old tasks that retired (it did, 13 notes here)."""
+    from snapcheck.reference import SimConfig, simulate
+
+    cfg = SimConfig(
+        protocol="unaligned", workload="q12", parallelism=2, seed=1, rescale=(("savepoint", 300, 3),), max_parallelism=8
+    )
+    report = check_trace(simulate(cfg).trace())
+    assert report.ok and "rescale-in-flight" in report.judged
+    assert not [n for n in report.notes if "not judged whether" in n], report.notes
+    from snapcheck.checker.text import not_judged_lines
+
+    grouped = "\n".join(not_judged_lines(report, verbose=False))  # what the trace has none of: not rescales
+    assert "none of what they judge" in grouped and "rescales" not in grouped, grouped
+
+
+# A rescale to 3, then a failure before any checkpoint of the new job, which rescales it to 2
+# from the state the first rescale gave it (checkpoint 0 of the g1 tasks): the records of the
+# restored round's channel state must be delivered again, to the g2 tasks.
+TWICE_WITHOUT_CHECKPOINT = dict(
+    protocol="unaligned", workload="q12", parallelism=2, seed=1, gap=20,
+    rescale=(("savepoint", 300, 3), ("failure", 520, 2)), max_parallelism=8,
+)  # fmt: skip
+
+
+def _without(trace, mid: str):
+    """``trace`` (header, events as dicts) without message ``mid``'s events and records,
+    each process's ``idx`` renumbered."""
+    import orjson
+
+    from snapcheck.traces.jsonl import parse_trace
+
+    events, idx = [], {}
+    for e in trace.events:
+        d = e.to_dict()
+        if d.get("mid") == mid:
+            continue
+        if d["type"] == "record":
+            d["mids"] = [m for m in d["mids"] if m != mid]
+        d["idx"] = idx[d["proc"]] = idx.get(d["proc"], -1) + 1
+        events.append(d)
+    text = b"\n".join(orjson.dumps(x) for x in [trace.header.to_dict(), *events])
+    return parse_trace(text.decode())
+
+
+def test_a_second_rescale_from_the_state_the_first_gave_delivers_its_records_again():
+    """The first rescale leaves these records to the second (their processing was rolled
+    back); the second restores no recorded channel state of its own (checkpoint 0), so no
+    one judged them: a record it never delivered went unreported. Its sources' channel
+    state is what the first rescale replayed to them."""
+    from snapcheck.reference import SimConfig, simulate
+
+    trace = simulate(SimConfig(**TWICE_WITHOUT_CHECKPOINT)).trace()
+    assert check_trace(trace).ok
+    again = [
+        e.mid for e in trace.events if e.type == "replay" and e.proc.startswith("g2.") and e.source == "channel_state"
+    ]
+    assert again  # the situation is reached
+    report = check_trace(_without(trace, again[0]))
+    assert "in-flight-lost" in report.kinds, report.kinds
