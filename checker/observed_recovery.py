@@ -431,11 +431,14 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
         if dst not in processed_after:
             evs = h.raw[dst]
             start = len(h.trace_index.proc_prefix(dst, after + 1))
-            processed_after[dst] = {h.resolve(e.mid) for e in evs[start:] if e.type == "recv"}
-            discarded_after[dst] = {}
+            processed: set[str] = set()
+            discarded: dict[str, Event] = {}
+            processed_after[dst], discarded_after[dst] = processed, discarded
             for e in evs[start:]:
-                if e.type == "discard":
-                    discarded_after[dst].setdefault(h.resolve(e.mid), e)
+                if e.type == "recv":
+                    processed.add(h.resolve(e.mid))
+                elif e.type == "discard":
+                    discarded.setdefault(h.resolve(e.mid), e)
         if m.mid in processed_after[dst]:
             # processed after this recovery: if a later restore undid that, the later
             # recovery's line has it in transit, and that recovery judges whether it is lost

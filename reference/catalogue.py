@@ -18,7 +18,6 @@ checker read the same class attributes.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -49,7 +48,7 @@ from snapcheck.reference.replication import mutants as replication_mutants
 from snapcheck.reference.replication.protocol import KaZoo, LiveRobin
 from snapcheck.reference.uncoordinated import mutants as uncoordinated_mutants
 from snapcheck.reference.uncoordinated.protocol import UNC
-from snapcheck.reference.user_code import user_frame
+from snapcheck.reference.user_code import module_name, user_frame
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.protocol_facts import CIC_FORMS, PROMISABLE, TlaMapping
 
@@ -311,7 +310,7 @@ def _import_file(path: str):
     p = Path(path).resolve()
     if not p.is_file():
         raise UsageError(f"protocol module {path}: no such file")
-    name = "snapcheck_user_" + hashlib.sha1(str(p).encode()).hexdigest()[:12] + "_" + p.stem
+    name = module_name(p)
     if name in sys.modules:
         return sys.modules[name]
     _no_namesake(p)

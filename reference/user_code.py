@@ -3,17 +3,31 @@ the user's own file (protocol errors in a trace, mistakes in a protocol's hooks)
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sysconfig
+from pathlib import Path
 
 # the directories of the installed libraries and the standard library, as path prefixes
 _LIBRARIES = tuple(
     {os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")}
 )
 
-# the prefix of the module name under which a protocol file is imported (reference.catalogue)
-_SHIPPED = re.compile(r"^snapcheck_user_[0-9a-f]{12}_")
+_PREFIX = "snapcheck_user_"
+_SHIPPED = re.compile(rf"^{_PREFIX}[0-9a-f]{{12}}_")  # a file name that is a module_name
+
+
+def module_name(path: Path) -> str:
+    """The module name under which the protocol file at resolved ``path`` is imported
+    (``reference.catalogue``), and shipped to Spark executors: one per file, whatever
+    directory the command runs from; ``user_frame`` gives the user's file name back.
+
+    >>> name = module_name(Path("/home/me/mine.py"))
+    >>> name.startswith("snapcheck_user_") and name.endswith("_mine"), _SHIPPED.sub("", name + ".py")
+    (True, 'mine.py')
+    """
+    return f"{_PREFIX}{hashlib.sha1(str(path).encode()).hexdigest()[:12]}_{path.stem}"
 
 
 def user_frame(tb) -> str:
@@ -21,13 +35,11 @@ def user_frame(tb) -> str:
     for the innermost frame of ``tb`` outside the kit and the installed libraries (the
     file's base name, so the same run gives the same trace wherever the file lives: on a
     Spark executor too, which imports the shipped copy of the user's file under the module
-    name the driver gave it, ``snapcheck_user_<hash>_mine.py`` for ``mine.py``), or
+    name the driver gave it, ``module_name``), or
     empty when there is none (the kit's own protocols).
 
     >>> user_frame(None)  # no traceback, or only the kit's own frames
     ''
-    >>> _SHIPPED.sub("", "snapcheck_user_0123456789ab_mine.py")
-    'mine.py'
     """
     where = ""
     while tb is not None:
