@@ -9,6 +9,13 @@ Dataflows" (2024):
 * in_transit(m, G) ⟺ s ≤ g_src ∧ (r = ⊥ ∨ r > g_dst)         (CheckMate Def. 5)
 * consistent(G)    ⟺ no orphan
 
+An orphan may also be a message whose send the effective history no longer has: a
+restore rolled the send back (the recovery that restores ``G`` itself, or an earlier one),
+while ``G`` still reflects its processing at the receiver and the sender's state in ``G``
+does not reflect a send of it again (same channel and sequence number). Judged from the
+history's ``ghost_recvs``: a recovery that restores a round must not turn the round's
+orphan into a pass by undoing its send.
+
 Completeness of a snapshot ``(G, CS)`` (docs/theory.md, "Violation kinds of a snapshot"):
 ``CS(c)`` is the input part recorded with ``C_{dst,g_dst}`` followed by the output part
 recorded with ``C_{src,g_src}`` (unaligned checkpoints, recovery order: input part, then
@@ -239,6 +246,22 @@ class CutIndex:
             for (src, dst), ms in groups.items()
             if src == EXTERNAL
         }
+        self._first_send: dict[tuple[str, int], int] | None = None
+
+    def first_send(self, ch: str, seq: int | None) -> int | None:
+        """The earliest position (``s``) at which the history sends a message with channel
+        ``ch`` and sequence number ``seq``, or None (also for ``seq`` None)."""
+        if seq is None:
+            return None
+        if self._first_send is None:
+            first: dict[tuple[str, int], int] = {}
+            for pair in self.pairs:
+                for m in pair.msgs:
+                    key = (m.ch, m.seq)
+                    if m.seq is not None and (key not in first or m.s < first[key]):
+                        first[key] = m.s
+            self._first_send = first
+        return self._first_send.get((ch, seq))
 
     @staticmethod
     def of(h) -> CutIndex:
@@ -337,6 +360,8 @@ class CutAnalysis:
         self.internal_in_transit = [m for m in internal if m.dst not in gone] if gone else internal
         self.external_in_transit = index.external_in_transit(g, gone)
         self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
+        if h.ghost_recvs:
+            self.consistency += self._undone_sends(index)
         self.channel_state: list[Violation] = []
         self.unobservable: list = []  # in transit on a channel whose recorded state is not shown
         if channel_state:
@@ -373,6 +398,39 @@ class CutAnalysis:
             [m.send_line, m.recv_line],
             {"messages": [m.mid], "cut": self.cut},
         )
+
+    def _undone_sends(self, index: CutIndex) -> list[Violation]:
+        """The orphans of ``G`` whose send a restore rolled back (module docstring)."""
+        h, g, gone = self.h, self.g, self._gone
+        out = []
+        for e in h.ghost_recvs:
+            i = h.index.get(e.proc)
+            if i is None or i in gone:
+                continue
+            ck = h.ckpt_ev[i][g[i]] if g[i] <= h.L[i] else None
+            if g[i] <= h.L[i] and (ck is None or e.line > ck.line):
+                continue  # processed after the receiver's state in G (or G holds its initial state)
+            assert e.mid is not None  # a receive names its message
+            sent = h.sent_ever(h.resolve(e.mid))
+            src = h.index.get(sent.proc) if sent is not None else None
+            if sent is None or src is None or src in gone:
+                continue  # an external input's, or a send the trace never had (bad input, refused earlier)
+            again = index.first_send(sent.ch, sent.seq)
+            if again is not None and again <= g[src]:
+                continue  # sent again before the sender's state in G
+            undone = h.first_rollback(sent)
+            text = (
+                f"Let G = {fmt_cut(self.cut)} ({self.subject}). Then message {e.mid} on {e.ch} is processed by "
+                f"{e.proc} at line {e.line}, before {self._where(i)}, but its send by {sent.proc} at line "
+                f"{sent.line} was undone by the restore at line {undone}, and {sent.proc} has not sent it again "
+                f"before {self._where(src)}: G reflects the receive and not the send — an orphan, a contradiction "
+                f"with consistency."
+            )
+            lines = sorted({sent.line, e.line, *([undone] if undone else [])})
+            out.append(
+                Violation("orphan", "consistency", self.subject, text, lines, {"messages": [e.mid], "cut": self.cut})
+            )
+        return out
 
     # -- channel state ------------------------------------------------------------
     def _channel_state(self, dur, aligned: bool, at_line: float) -> None:
@@ -494,7 +552,7 @@ class CutAnalysis:
                             else f"not processed by {h.procs[m.dst]} in the trace."
                         ),
                         [ln for ln in (m.send_line, m.recv_line) if ln],
-                        {"messages": [m.mid], "cut": self.cut},
+                        {"messages": [m.mid], "cut": self.cut, "processed": m.r is not None},
                     )
                 )
                 continue
@@ -522,7 +580,12 @@ class CutAnalysis:
         )
         lines = [ln for ln in (m.send_line, m.recv_line, trunc) if ln]
         return Violation(
-            "dropped", "channel-state", self.subject, text, sorted(set(lines)), {"messages": [m.mid], "cut": self.cut}
+            "dropped",
+            "channel-state",
+            self.subject,
+            text,
+            sorted(set(lines)),
+            {"messages": [m.mid], "cut": self.cut, "processed": m.r is not None},
         )
 
     def _phantom(self, m, ch, rec) -> Violation:

@@ -179,7 +179,8 @@ def expectation_problems(expect, prop) -> list[str]:
 # that never ends, a transaction never published, a replica that stalls, a final
 # checkpoint never taken or notified, drift never bounded), a message never processed,
 # replayed or delivered (or truncated from a log before it was), state no restore takes,
-# a notification, forced checkpoint or artifact that never comes. Removing events from a
+# a notification, forced checkpoint or artifact that never comes, a message in flight at
+# a cut (its processing after the cut can be removed: it is then in flight for good). Removing events from a
 # trace can always make such a claim true (drop the receipt that ended the round, the
 # processing of a message), so whatever edits a trace (``snapcheck shrink``) must keep
 # such a violation's witness, not only its kind. Claims that an event is present or
@@ -193,6 +194,7 @@ ABSENCE_KINDS = frozenset(
         "final-checkpoint-missing",
         "unbounded-drift",
         "dropped",
+        "aligned-in-flight",
         "lost",
         "in-flight-lost",
         "input-lost",

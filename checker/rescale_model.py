@@ -128,6 +128,8 @@ class Rescale:
         self.keyed_sends = [e for e in ix.of_type("send") if e.key is not None and e.key_group is not None]
         self.ckpt_round = checkpoint_rounds(ix)
         rounds = [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
+        if not rounds:  # each restore's checkpoints disagree: the round it names, else its newest
+            rounds = [r for e in group if (r := _meant_round(e, self.ckpt_round)) is not None]
         self.round = rounds[0] if rounds else None
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started
@@ -206,6 +208,23 @@ def rescale_groups(run) -> list[Rescale]:
     own = Ownership(run.trace, [e for g in groups for e in g if e.sources is not None])
     starts = [0] + [min(e.line for e in g) for g in groups]  # each rescale replaces what the one before began
     return [Rescale(run.trace, run.ix, g, own, after) for g, after in zip(groups, starts)]
+
+
+def _meant_round(e, ckpt_round: dict) -> int | None:
+    """The round a restore whose sources hold state of different rounds meant to restore:
+    the ``round`` it names, else the newest of its sources' (the others then mix an older
+    round in: ``state-wrong-round``); None when neither is known.
+
+    >>> from snapcheck.traces.model import Event
+    >>> e = Event.from_dict({"type": "restore", "proc": "N", "idx": 0, "ckpt": 0,
+    ...                      "sources": [{"proc": "A", "ckpt": 1}, {"proc": "B", "ckpt": 2}]})
+    >>> _meant_round(e, {("A", 1): 1, ("B", 2): 2})
+    2
+    """
+    if e.round is not None:
+        return e.round
+    known = [r for s in e.sources or () if (r := ckpt_round.get((s.get("proc"), s.get("ckpt")))) is not None]
+    return max(known, default=None)
 
 
 def two_to_one(a0_groups: list[int], a1_groups: list[int] | None = None) -> Trace:

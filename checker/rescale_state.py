@@ -375,8 +375,29 @@ def _held_ckpt(rs: Rescale, q: str) -> list[list]:
     return [[q, rs.old_ckpt[q]]] if q in rs.old_ckpt else []
 
 
+def _undeclared_max_parallelism(rs: Rescale) -> list[str]:
+    """New processes that restore key-group state but declare no ``max_parallelism``: whether
+    they keep the old one (``max-parallelism-changed``) is not judged for them.
+
+    >>> from snapcheck.checker.rescale_model import two_to_one
+    >>> _undeclared_max_parallelism(Rescale.only(two_to_one([0, 3])))
+    []
+    """
+    own, declared = rs.own, rs.own.max_parallelism
+    out = []
+    for p, e in sorted(rs.new.items()):
+        keyed = [s for s in rs.sources(e) if s.get("key_groups") is not None or s["proc"] in own.kg]
+        if keyed and declared.get(p) is None:
+            out.append(
+                f"{rs.subject}: {p} restores key-group state of {keyed[0]['proc']}:{keyed[0]['ckpt']} but declares no "
+                "max_parallelism (header): whether it keeps its operator's is not judged (max-parallelism-changed)."
+            )
+    return out
+
+
 def unjudged_state(rs: Rescale) -> list[str]:
-    """What ``rescale-state`` cannot judge in the rescale ``rs``, one sentence per operator:
+    """What ``rescale-state`` cannot judge in the rescale ``rs``: new processes restoring
+    key-group state without a declared max parallelism, then, one sentence per operator,
     state restored whole (a source naming neither key groups nor partitions) from old
     processes that own neither. Such state may be union or broadcast state (every new
     process, or any, takes a copy; a downscale may drop copies), state kept at the same
@@ -423,7 +444,7 @@ def unjudged_state(rs: Rescale) -> list[str]:
         op: sorted(f"{q}:{c}" for q, c in rs.old_ckpt.items() if q not in taken and own.operator.get(q) == op)
         for op in whole
     }
-    return [
+    return _undeclared_max_parallelism(rs) + [
         f"{rs.subject}: operator {op} restores state whole from {', '.join(sorted(cks))}, whose processes declare "
         "neither key groups nor partitions: whether it is union or broadcast state (each new process takes a copy) "
         "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged"

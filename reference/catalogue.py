@@ -200,6 +200,12 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
             f"({facts_of(namesake)}, this one {facts_of(cls)}), and a trace is judged by the facts of the "
             "protocol it names: give yours a name of its own (or declare it a mutant_of that protocol)"
         )
+    kit_mutant = MUTANTS.get(cls.name) if isinstance(cls.name, str) else None
+    if kit_mutant is not None and kit_mutant is not cls:
+        out.append(
+            f"name = {cls.name!r}: the name of the kit's mutant {cls.name} (of {base_of(kit_mutant)}); "
+            "traces, reports and campaign tables would show yours as the kit's: give yours a name of its own"
+        )
     if cls.topologies not in TOPOLOGIES:
         out.append(f"topologies = {cls.topologies!r}: expected one of {', '.join(TOPOLOGIES)}")
     modes = cls.recovery_modes

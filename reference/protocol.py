@@ -106,7 +106,9 @@ class TaskContext(_Typing):
 
     def record(self, ckpt: int, ch, msgs: list, part: str = "input") -> None:
         """Persist recorded channel state of ``ch`` with checkpoint ``ckpt`` (replayed
-        on recovery; ``part`` "input" by the receiver, "output" by the sender)."""
+        on recovery; ``part`` "input" by the receiver, "output" by the sender). Every
+        record of ``msgs`` travels on ``ch``: recovery re-injects them on it, so a
+        record of another channel is a protocol error."""
 
     def queued(self, ch) -> list:
         """Records that arrived on ``ch`` and are not processed yet (in arrival order)."""

@@ -42,7 +42,11 @@ COLUMNS = (
     ("failures", "string", "string"),
     ("config", "string", "string"),
     ("verdict", "string", "string"),  # clean | violation | error | inconclusive
-    ("violation_kinds", "string", "string"),  # sorted, comma-separated
+    (
+        "violation_kinds",
+        "string",
+        "string",
+    ),  # sorted, comma-separated; or why a run stopped: stuck, every final round aborted
     ("violations", "int64", "bigint"),
     ("oracle", "string", "string"),  # ok | differs: … | inconclusive: … | skipped
     ("error", "string", "string"),
@@ -136,7 +140,12 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
     stuck = bool(m.get("stuck") or m.get("truncated"))
     gave_up = res.gave_up
     if gave_up:
-        diffs = unjudged = None
+        diffs = None
+        if skip is None:  # the oracle applies, and has nothing to compare
+            unjudged = (
+                f"the run gave up (every final round aborted; {m['rounds_completed']} of {m['rounds_started']} "
+                "rounds completed): no committed end state to judge"
+            )
         kinds = [k for k in kinds if k not in GAVE_UP_CONSEQUENCES]
     rec_all = report.recovery.get("all", {})
     dist = rec_all.get("distance", {})

@@ -94,6 +94,7 @@ def summarize(results: str, meta: dict) -> dict:
                 "protocol": g["protocol"].iloc[0],
                 "runs": int(len(g)),
                 "caught": int(len(caught)),
+                "inconclusive": int((g["verdict"] == "inconclusive").sum()),
                 "catch_rate": round(len(caught) / len(g), 4),
                 "runs_to_first_catch": first,
                 "caught_by_spec": int(g["spec_reject"].sum()),
@@ -372,6 +373,7 @@ def rich_tables(s: dict):
         "protocol",
         "runs",
         "caught",
+        "inconclusive",
         "catch rate",
         "first catch",
         "as expected",
@@ -380,7 +382,7 @@ def rich_tables(s: dict):
     ):
         m.add_column(
             head,
-            justify="right" if head in ("runs", "caught", "catch rate", "first catch") else "left",
+            justify="right" if head in ("runs", "caught", "inconclusive", "catch rate", "first catch") else "left",
             no_wrap=head == "mutant",
         )
     for x in s["mutants"]:
@@ -389,6 +391,7 @@ def rich_tables(s: dict):
             escape(x["protocol"]),
             _fmt(x["runs"]),
             _fmt(x["caught"]),
+            _fmt(x.get("inconclusive", 0)),
             f"{100 * x['catch_rate']:.1f} %",
             _fmt(x["runs_to_first_catch"]),
             escape(_as_expected(x)),
@@ -396,6 +399,16 @@ def rich_tables(s: dict):
             "[red]ESCAPED[/]" if x["escaped"] else "[green]caught[/]",
         )
     return t, m
+
+
+def _inconclusive_note(x: dict) -> str:
+    """How many of an escaped mutant's runs judged nothing ('' when all were judged).
+
+    >>> _inconclusive_note({"runs": 30, "inconclusive": 4}), _inconclusive_note({"runs": 3, "inconclusive": 0})
+    (' (4 of them inconclusive: every final round aborted, nothing to judge)', '')
+    """
+    n = x.get("inconclusive", 0)
+    return f" ({n} of them inconclusive: every final round aborted, nothing to judge)" if n else ""
 
 
 def _expected_kinds(mutant: str) -> set[str]:
@@ -456,13 +469,13 @@ def markdown(s: dict) -> str:
             "",
             _mutant_share(s)[0].upper() + _mutant_share(s)[1:] + ".",
             "",
-            "| mutant | protocol | runs | caught | catch rate | runs to first catch | as expected | "
+            "| mutant | protocol | runs | caught | inconclusive | catch rate | runs to first catch | as expected | "
             "checker reports | verdict |",
-            "|---|---|---:|---:|---:|---:|---|---|---|",
+            "|---|---|---:|---:|---:|---:|---:|---|---|---|",
         ]
         for x in s["mutants"]:
             out.append(
-                f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | "
+                f"| {x['mutant']} | {x['protocol']} | {x['runs']:,} | {x['caught']:,} | {x.get('inconclusive', 0):,} | "
                 f"{100 * x['catch_rate']:.1f} % | {_fmt(x['runs_to_first_catch'])} | {_as_expected(x)} | "
                 f"{', '.join(x['reported']) or '-'} | {'ESCAPED' if x['escaped'] else 'caught'} |"
             )
@@ -470,7 +483,9 @@ def markdown(s: dict) -> str:
             "",
             "A mutant is caught by any failing run; *as expected* counts the runs that reported one of "
             "the kinds it declares (`expect`): a mutant caught only otherwise may be caught for "
-            "another reason than its bug.",
+            "another reason than its bug. An *inconclusive* run (every final round aborted, or its "
+            "failure-free twin's) caught nothing and showed nothing: an escaped mutant had fewer "
+            "judged runs than it ran.",
         ]
     cov = s.get("coverage") or {}
     if cov:
@@ -505,6 +520,7 @@ def markdown(s: dict) -> str:
             ]
     else:
         out.append("None.")
+    out += [f"\n{h}" for h in rescale_hints(s)]
     examples = [(x["mutant"], c) for x in s["mutants"] for c in (x["escaped_runs"] or x["examples"])]
     if examples:
         out += ["", "## Mutant runs (reproduction commands; every run's command is in the result table)", ""]
@@ -541,6 +557,28 @@ def _subject(f: dict) -> str:
     ('unaligned', 'mutant unc-no-logging of unc')
     """
     return f"mutant {f['mutant']} of {f['protocol']}" if f.get("mutant") else f["protocol"]
+
+
+def rescale_hints(s: dict) -> list[str]:
+    """For each protocol all of whose failing runs (two or more) were restored at another
+    parallelism, a hint that its failures may be about rescales alone: a protocol that is
+    not meant to survive one declares ``rescalable = False``.
+
+    >>> run = {"protocol": "mine.py:Mine", "mutant": None, "command": "snapcheck simulate --rescale restart@900:3"}
+    >>> rescale_hints({"failing_runs": [run, run]})  # doctest: +ELLIPSIS
+    ['mine.py:Mine: all 2 of its failing runs were restored at another parallelism (--rescale); ...']
+    """
+    failing: dict[str, list[bool]] = {}
+    for f in s["failing_runs"]:
+        if not f.get("mutant"):
+            failing.setdefault(f["protocol"], []).append(" --rescale " in f["command"] + " ")
+    return [
+        f"{name}: all {len(runs)} of its failing runs were restored at another parallelism (--rescale); "
+        "if it is not meant to survive a rescale, declare rescalable = False (docs/protocols.md, "
+        '"A protocol under a rescale")'
+        for name, runs in sorted(failing.items())
+        if len(runs) >= 2 and all(runs)
+    ]
 
 
 def _why(f: dict) -> str:
@@ -680,10 +718,13 @@ def print_summary(s: dict, console) -> None:
         )
     if len(s["failing_runs"]) > PRINT_FAILURES:
         console.print(f"… and {len(s['failing_runs']) - PRINT_FAILURES} more (see summary.md)")
+    for hint in rescale_hints(s):
+        console.print(f"[yellow]hint[/] {escape(hint)}", highlight=False, emoji=False)
     for x in s["mutants"]:
         if x["escaped"]:
             console.print(
-                f"[red]ESCAPED[/] mutant {escape(x['mutant'])}: {x['runs']} run(s), none caught; e.g.\n  "
+                f"[red]ESCAPED[/] mutant {escape(x['mutant'])}: {x['runs']} run(s), none caught"
+                f"{_inconclusive_note(x)}; e.g.\n  "
                 f"{escape(x['escaped_runs'][0])}",
                 highlight=False,
                 emoji=False,

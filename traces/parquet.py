@@ -162,11 +162,18 @@ _SQL_TYPES = {"string": "string", "large_string": "string", "string_view": "stri
 
 
 def sql_type(t: pa.DataType) -> str:
-    """An Arrow type in the SQL engines' spelling, as the input check compares them.
+    """An Arrow type in the SQL engines' spelling, as the input check compares them. A
+    dictionary-encoded column (pandas writes its ``category`` columns so) is spelled by the
+    type of its values: the encoding is how the file stores them, not what they are, and
+    the SQL engines read such a column as its values' type.
 
     >>> sql_type(pa.int64()), sql_type(pa.large_string()), sql_type(pa.int32())
     ('bigint', 'string', 'int32')
+    >>> sql_type(pa.dictionary(pa.int8(), pa.string()))
+    'string'
     """
+    if pa.types.is_dictionary(t):
+        return sql_type(t.value_type)
     return _SQL_TYPES.get(str(t), str(t))
 
 
@@ -182,7 +189,7 @@ def check_columns(have: dict[str, str], path: str) -> None:
     snapcheck.traces.errors.TraceErrors: t.parquet: not a snapcheck Parquet trace: column 'line' has type string, \
 expected bigint
     """
-    problems = []
+    problems, hints = [], set()
     missing = [f.name for f in SCHEMA if f.name not in have]
     if missing:
         problems.append(f"missing column(s) {', '.join(map(repr, missing))}")
@@ -190,10 +197,20 @@ expected bigint
         want = sql_type(f.type)
         if f.name in have and have[f.name] != want:
             problems.append(f"column {f.name!r} has type {have[f.name]}, expected {want}")
+            hints.add(_hint(have[f.name], want))
     if unknown := unknown_columns(have):
         problems.append(unknown)
     if problems:
-        raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace: " + "; ".join(problems))])
+        why = "".join(sorted(hints))
+        raise TraceErrors([TraceError(path, 0, "not a snapcheck Parquet trace: " + "; ".join(problems) + why)])
+
+
+def _hint(have: str, want: str) -> str:
+    """Why a column may have come out as ``have`` where ``want`` was meant, when a common
+    writer is known to do it ('' otherwise)."""
+    if want == "bigint" and have in ("double", "float"):
+        return " (pandas stores an integer column with missing values as floating point: give such columns the Int64 dtype)"
+    return ""
 
 
 def open_parquet(path: str) -> pq.ParquetFile:

@@ -14,8 +14,6 @@ judged):
 
 * a source naming an unknown process, a coordinator or external input, or a
   checkpoint that process has not taken;
-* sources of one restore from different rounds (or from a round other than the
-  restore's ``round``);
 * overlapping sources: two sources of one restore sharing a key group or a
   partition, the same checkpoint named twice without a split, two mappings of one
   restore that give the same old channel's key group to the same new channel;
@@ -30,7 +28,9 @@ judged):
 
 What is *not* rejected, because it is for the checker to judge: key groups that no
 restore takes or that two restores take, state taken from a process that did not
-own it, in-flight records delivered to the wrong owner, lost or twice.
+own it, in-flight records delivered to the wrong owner, lost or twice, and sources of
+one restore from different rounds (or from another round than the restore's ``round``):
+state that mixes two rounds is an engine's bug (``rescale-state``, ``recovery-lineage``).
 """
 
 from __future__ import annotations
@@ -121,9 +121,6 @@ class RescaleRules:
     def _restore_sources(self, d: dict, p: int, line: int) -> bool:
         """The ``sources`` and ``channels`` of a restore event ``d`` (module docstring)."""
         ok = True
-        rounds: dict[object, str] = {}
-        if d.get("round") is not None:
-            rounds[d["round"]] = "the restore's round"
         seen_kg: list[tuple[str, list]] = []
         seen_part: dict[str, str] = {}
         whole: dict[tuple[int, int], str] = {}
@@ -142,17 +139,6 @@ class RescaleRules:
                 self.error(line, f"restore: {name} names checkpoint {s['ckpt']} of {s['proc']}, which it has not taken")
                 ok = False
                 continue
-            r = self._ckpt_round.get((q, s["ckpt"])) if s["ckpt"] else None
-            if s["ckpt"] and r not in rounds and rounds:
-                first = next(iter(rounds.items()))
-                self.error(
-                    line,
-                    f"restore: {name} belongs to round {r}, but {first[1]} is round {first[0]}: "
-                    "the sources of one restore belong to one round",
-                )
-                ok = False
-            if s["ckpt"]:
-                rounds.setdefault(r, name)
             kgs, parts = s.get("key_groups"), s.get("partitions")
             if kgs is not None:
                 if not self._check_ranges(kgs, self._max_par.get(q), line, f"restore: {name}"):

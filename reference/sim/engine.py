@@ -189,6 +189,13 @@ class Task:
             raise ProtocolBroke(
                 self, "record", f"msgs is a list of data records (ctx.queued, on_process), not {msgs!r}"
             )
+        if stray := next((m for m in msgs if m.ch is not ch), None):
+            raise ProtocolBroke(
+                self,
+                "record",
+                f"record {stray.mid} travels on {stray.ch.id}, not on {ch.id}: a channel's recorded state holds "
+                "records of that channel (recovery re-injects them on it)",
+            )
         self.sim.record(self, ckpt, ch, msgs, part)
 
     def queued(self, ch: Chan) -> list:

@@ -17,7 +17,9 @@ The elements of a trace are the things whose removal leaves a *valid* trace:
   failure that restores it or, in a rescale, takes list-state elements of it),
 * a whole **record** event, or one message **entry** of a record,
 * a **failure** (a ``fail`` with the ``restore`` that follows it, or a lone
-  ``restore`` of a surviving process that rolls back),
+  ``restore`` of a surviving process that rolls back; the restores of one
+  ``recovery`` and their ``fail`` events go together: a recovery restores its
+  processes as one),
 * any other single event (``log``, ``log_truncate``, round events, ``output``).
 
 Removing a set of elements removes their closure (above); the survivors are
@@ -132,7 +134,18 @@ class TraceShrinker:
                 f = open_fail.pop(e.proc, None)
                 self.failures.append((f, i) if f is not None else (i,))
         self.failures.extend((i,) for i in open_fail.values())
+        self.failures = self._by_recovery(self.failures)
         self.failure_of = {i: grp for grp in self.failures for i in grp}
+
+    def _by_recovery(self, failures: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """The failures whose restores name the same ``recovery`` made one: a recovery
+        restores its processes together (a job restarted whole, a region failed over),
+        and keeping some of its restores would show a recovery the system never makes."""
+        merged: dict[object, list[int]] = {}
+        for grp in failures:
+            rec = next((self.events[i].recovery for i in grp if self.events[i].type == "restore"), None)
+            merged.setdefault(("recovery", rec) if rec is not None else ("alone", grp), []).extend(grp)
+        return [tuple(sorted(g)) for g in merged.values()]
 
     def elements(self) -> list[Element]:
         """Every removable element, coarse ones first (processes, then messages, ...)."""
@@ -446,6 +459,8 @@ def witness_identity(v, names: dict[str, str] | None = None) -> tuple[str, objec
     ('S', 'txn 3 staged at line, never published')
     >>> witness_identity(Violation("dropped", "channel-state", "round 1", "...", [2], {"messages": ["c:1"]}), {"c:1": "c:7"})
     ('round 1', frozenset({'c:7'}))
+    >>> witness_identity(Violation("dropped", "channel-state", "round 1", "...", [2], {"messages": ["c:1"], "processed": True}))
+    ('round 1', (frozenset({'c:1'}), True))
     """
 
     def plain(text: str) -> str:
@@ -456,7 +471,10 @@ def witness_identity(v, names: dict[str, str] | None = None) -> tuple[str, objec
     if isinstance(waiting, list):
         return v.subject, frozenset(plain(w) for w in waiting if "never sent it" not in w or "never received" in w)
     if isinstance(witness.get("messages"), list):
-        return plain(v.subject), frozenset((names or {}).get(m, m) for m in witness["messages"])
+        ids = frozenset((names or {}).get(m, m) for m in witness["messages"])
+        if "processed" in witness:  # a message in flight at a cut: processed after it, or never
+            return plain(v.subject), (ids, witness["processed"])
+        return plain(v.subject), ids
     return plain(v.subject), plain(v.message)
 
 

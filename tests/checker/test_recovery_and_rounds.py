@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -612,3 +613,54 @@ def test_a_loss_is_blamed_on_the_recovery_after_which_it_is_lost():
     rep = _failing_twice(second_rereads=False)
     assert [(v.kind, v.subject) for v in rep.violations] == [("lost", "recovery 2")], rep.render_text()
     assert "processes the later es:3" in rep.violations[0].message
+
+
+def _orphan_round(restore: bool, resend: bool = False):
+    """Round 1 of ``A -> B``: A checkpoints, then sends ``m1``, which B processes before its
+    own checkpoint: an orphan of the round. With ``restore``, A fails and the job restores
+    round 1 (rolling back A's send); with ``resend``, A then sends the record again."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B"], [("ab", "A", "B")], protocol="mine")
+    rec.round_start("C", 1)
+    rec.checkpoint("A", kind="coordinated", round=1)
+    m = rec.send("A", "ab")
+    rec.recv("B", m)
+    rec.checkpoint("B", kind="coordinated", round=1)
+    rec.round_complete("C", 1)
+    if restore:
+        rec.fail("A")
+        rec.restore("A", 1, round=1, recovery=1)
+        rec.restore("B", 1, round=1, recovery=1)
+    if resend:
+        rec.recv("B", rec.send("A", "ab"))
+    return rec.trace()
+
+
+@pytest.mark.parametrize("restore, resend", [(False, False), (True, False), (True, True)])
+def test_a_round_stays_inconsistent_when_a_recovery_restores_it_and_undoes_the_orphans_send(restore, resend):
+    """Restoring round 1 rolls back A's send of the orphan; the effective history then no longer
+    has the send, and the round's orphan passed. A send of the record again after A's
+    checkpoint (the re-execution) reflects nothing in A's checkpoint either."""
+    report = check_trace(_orphan_round(restore, resend), CheckOptions(properties={"consistency"}))
+    [v] = [v for v in report.violations if v.property == "consistency"]
+    assert v.kind == "orphan" and v.subject == "round 1" and v.witness["messages"] == ["ab:1"]
+    if restore:
+        assert "undone by the restore at line 9" in v.message
+    explicit = check_trace(_orphan_round(restore, resend), CheckOptions(cut={"A": 1, "B": 1}))
+    assert [v.kind for v in explicit.violations if v.subject.startswith("cut")] == ["orphan"]
+
+
+def test_a_receive_whose_send_a_recovery_undid_and_the_sender_redid_before_the_cut_is_no_orphan():
+    """B processed ``m1`` before its checkpoint; A's send was undone by A's own recovery to
+    checkpoint 0 and A sent the record again (same channel and sequence number) before its
+    checkpoint of round 1: the round reflects both, consistent."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B"], [("ab", "A", "B")], protocol="mine")
+    rec.recv("B", rec.send("A", "ab"))
+    rec.fail("A")
+    rec.restore("A", 0)
+    rec.send("A", "ab")  # the same record again: channel ab, sequence number 1
+    rec.round_start("C", 1)
+    rec.checkpoint("A", kind="coordinated", round=1)
+    rec.checkpoint("B", kind="coordinated", round=1)
+    rec.round_complete("C", 1)
+    report = check_trace(rec.trace(), CheckOptions(properties={"consistency"}))
+    assert report.violations == [] and report.results  # judged, and passed

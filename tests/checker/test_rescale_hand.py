@@ -554,3 +554,57 @@ def test_a_new_subtask_that_restores_no_state_but_declares_key_groups():
         ("key-group-mismatch", "g1.agg[1]", "26): restored, not declared: 3."),
         ("key-group-mismatch", "g1.agg[2]", "27): declared, not restored: 3."),
     }
+
+
+@pytest.mark.parametrize("names_round", [True, False])
+def test_one_restore_merging_key_groups_from_checkpoints_of_two_rounds_is_a_violation_not_bad_input(names_round):
+    """A scaled-in task that merges ``A0``'s key groups from round 1 with ``A1``'s from round
+    2 (an engine picking each old task's latest checkpoint): its state mixes two rounds.
+    It was refused as unreadable input, and with its restore naming no round it would have
+    had no round to judge: the round it names, else its newest source's, is the one restored."""
+    agg = {"operator": "agg", "max_parallelism": 4}
+    rec = TraceRecorder(
+        [
+            dict(agg, id="A0", key_groups=[[0, 1]]),
+            dict(agg, id="A1", key_groups=[[2, 3]]),
+            dict(agg, id="N", appears=True),
+        ],
+        [],
+    )
+    for r in (1, 2):
+        rec.checkpoint("A0", round=r)
+        rec.checkpoint("A1", round=r)
+    rec.retire("A0", 2)
+    rec.retire("A1", 2)
+    sources = [{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]}, {"proc": "A1", "ckpt": 2, "key_groups": [[2, 3]]}]
+    rec.restore("N", 0, recovery=1, sources=sources, **({"round": 2} if names_round else {}))
+    report = check_trace(parse_trace(rec.dumps().decode()))  # through the validator, as a file is read
+    wrong = [v for v in report.violations if v.kind == "state-wrong-round"]
+    assert wrong and all(v.witness["checkpoints"] == [["A0", 1]] for v in wrong)
+    assert "which belongs to round 1, but rescale at line 8 (recovery 1) restores round 2" in wrong[0].message
+
+
+def test_a_new_process_restoring_key_groups_without_a_max_parallelism_is_said_not_judged():
+    """Whether the new process keeps its operator's max parallelism cannot be judged when its
+    header declares none: said in a note, never passed in silence (the twin that declares it
+    is judged, and clean)."""
+
+    def trace(declare: bool):
+        agg = {"operator": "agg", "max_parallelism": 4}
+        new = dict(agg, id="N", appears=True) if declare else {"id": "N", "operator": "agg", "appears": True}
+        rec = TraceRecorder([dict(agg, id="A0", key_groups=[[0, 1]]), dict(agg, id="A1", key_groups=[[2, 3]]), new], [])
+        rec.checkpoint("A0", round=1)
+        rec.checkpoint("A1", round=1)
+        rec.retire("A0", 1)
+        rec.retire("A1", 1)
+        sources = [{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]}, {"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}]
+        rec.restore("N", 0, recovery=1, round=1, sources=sources)
+        return check_trace(parse_trace(rec.dumps().decode()))
+
+    silent, declared = trace(False), trace(True)
+    assert silent.ok and declared.ok
+    assert [n for n in silent.notes if "declares no max_parallelism" in n] == [
+        "rescale at line 6 (recovery 1): N restores key-group state of A0:1 but declares no max_parallelism "
+        "(header): whether it keeps its operator's is not judged (max-parallelism-changed)."
+    ]
+    assert not [n for n in declared.notes if "max_parallelism" in n]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.cli import cli, main
 from snapcheck.debug.shrink import CheckerPredicate, ShrinkError, TraceShrinker, ddmin, shrink_trace
-from snapcheck.traces import read_trace
+from snapcheck.traces import TraceRecorder, read_trace
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import dumps_trace
@@ -377,10 +377,62 @@ def test_shrinking_a_hang_keeps_what_holds_the_round_up():
     assert len(res.trace.events) < len(trace.events)  # (by kind alone: 1 event, round 1 "never ends")
 
 
+@pytest.mark.parametrize("aligned, kind", [(True, "aligned-in-flight"), (False, "dropped")])
+def test_shrinking_a_message_in_flight_keeps_its_processing_after_the_cut(aligned, kind):
+    """``m2`` is sent before A's checkpoint and processed by B after B's: in flight at round 1,
+    and not in the channel state. Removing B's processing of it (or of any earlier message)
+    also leaves a message in flight, never processed: a witness that tells another story (a
+    loss, not a record the snapshot missed), so the shrunk trace keeps the processing."""
+    rec = TraceRecorder(
+        [{"id": "C", "role": "coordinator"}, "A", "B"], [("ab", "A", "B")], protocol="mine", params={"aligned": aligned}
+    )
+    rec.recv("B", rec.send("A", "ab"))
+    rec.round_start("C", 1)
+    late = rec.send("A", "ab")
+    rec.checkpoint("A", kind="coordinated", round=1)
+    rec.checkpoint("B", kind="coordinated", round=1)
+    rec.recv("B", late)
+    rec.round_complete("C", 1)
+    trace = rec.trace()
+
+    def options(d):
+        return CheckOptions(properties={"channel-state"}, **d)
+
+    like = CheckerPredicate("channel-state", kind, options, like=(trace, {}))
+    res = shrink_trace(trace, like, {}, kind, "channel-state")
+    [v] = [v for v in check_trace(res.trace, options({})).violations if v.kind == kind]
+    assert v.witness["processed"] is True and "processed by B at line" in v.message
+    assert [res.names.get(m, m) for m in v.witness["messages"]] == [late]
+
+
+def test_shrinking_keeps_a_recovery_whole():
+    """The job restores both tasks at round 1, whose cut has an orphan. Dropping B's restore
+    leaves the same violation (B's current state reflects the receive too) in a smaller
+    trace, but of a recovery that restores A alone, which this job never makes."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B"], [("ab", "A", "B")], protocol="mine")
+    rec.round_start("C", 1)
+    rec.checkpoint("A", kind="coordinated", round=1)
+    rec.recv("B", rec.send("A", "ab"))
+    rec.checkpoint("B", kind="coordinated", round=1)
+    rec.round_complete("C", 1)
+    rec.fail("A")
+    rec.restore("A", 1, round=1, recovery=1)
+    rec.restore("B", 1, round=1, recovery=1)
+    trace = rec.trace()
+
+    def options(d):
+        return CheckOptions(properties={"observed-recovery"}, **d)
+
+    like = CheckerPredicate("observed-recovery", "inconsistent-restore", options)
+    res = shrink_trace(trace, like, {}, "inconsistent-restore", "observed-recovery")
+    assert sorted(e.proc for e in res.trace.events if e.type == "restore") == ["A", "B"]
+
+
 def test_missing_event_kinds_are_kinds_of_the_checker():
     from snapcheck.checker.report import ABSENCE_KINDS, KIND_PROPERTY
 
-    assert ABSENCE_KINDS <= KIND_PROPERTY.keys() and {"dropped", "lost", "in-flight-lost"} <= ABSENCE_KINDS
+    assert ABSENCE_KINDS <= KIND_PROPERTY.keys()
+    assert {"dropped", "aligned-in-flight", "lost", "in-flight-lost"} <= ABSENCE_KINDS
     assert "orphan" not in ABSENCE_KINDS and "useless-checkpoint" not in ABSENCE_KINDS
 
 

@@ -152,6 +152,25 @@ MODULE = textwrap.dedent("""
         task_class = ForeignChannelTask
 
 
+    class MisfiledTask(Task):
+        taken = None
+
+        def on_barrier(self, ch, barrier, overtaking):
+            if self.taken is None:
+                self.taken = self.ctx.checkpoint(barrier.round)
+                self.ctx.send_barrier(barrier.round)
+
+        def on_process(self, ch, msg):
+            others = [c for c in self.ctx.inputs if c is not ch]
+            if others and self.taken is not None:
+                self.ctx.record(self.taken, others[0], [msg])
+
+
+    class Misfiled(Good):
+        task_class = MisfiledTask
+        observe_processing = True
+
+
     class RaisesTask(Task):
         def on_barrier(self, ch, barrier, overtaking):
             {}["missing"]
@@ -210,6 +229,10 @@ MODULE = textwrap.dedent("""
         name = "hmnr"  # the catalogue's, which promises what this one does not
 
 
+    class KitMutantName(Good):
+        name = "abs-aligned-no-block"  # a kit mutant's
+
+
     class OneRound(Good):
         name = "one-round"
         max_rounds_in_flight = 1
@@ -246,6 +269,7 @@ def cli(cwd, *args):
         ("NoBase", "mutant_of = 'no-such-protocol': unknown protocol"),
         ("Unfifo", "fifo = 'no': expected True or False"),
         ("Hmnr", "name = 'hmnr': the catalogue's protocol of that name declares other facts"),
+        ("KitMutantName", "name = 'abs-aligned-no-block': the name of the kit's mutant abs-aligned-no-block"),
         ("Protocol", "Protocol itself is the base class every protocol subclasses"),
         ("Instance", "task_class = an instance of Task: expected a subclass of"),
         ("Plain", "task_class = NotATask: expected a subclass of"),
@@ -290,8 +314,8 @@ def test_every_protocol_of_the_kit_declares_itself_correctly():
     assert [name for name, cls in {**PROTOCOLS, **MUTANTS}.items() if declaration_problems(cls)] == []
 
 
-def last_event(userdir, cls, file="mine.py"):
-    res = simulate(SimConfig(protocol=f"{userdir / file}:{cls}", workload="q1"))
+def last_event(userdir, cls, file="mine.py", workload="q1"):
+    res = simulate(SimConfig(protocol=f"{userdir / file}:{cls}", workload=workload))
     trace = res.trace()
     return trace, trace.events[-1]
 
@@ -312,6 +336,17 @@ def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_
     assert reason in last.reason and last.reason.endswith("in on_trigger)") and "(at mine.py:" in last.reason
     write_trace(userdir / "t.jsonl", trace.header, trace.events)
     assert "protocol-error" in check_trace(read_trace(userdir / "t.jsonl")).kinds  # a valid trace, judged
+
+
+def test_recording_a_record_as_state_of_another_channel_is_a_protocol_error_not_an_invalid_trace(userdir):
+    """Recovery would re-inject the record on the channel it was filed under, a receive on
+    a channel it was never sent on: a trace no reader takes (exit 2 for check, shrink and
+    render), and a wrong-channel bug nobody could look at."""
+    trace, last = last_event(userdir, "Misfiled", workload="q3")
+    assert last.type == "protocol_error" and last.attrs["handler"] == "record"
+    assert "a channel's recorded state holds records of that channel" in last.reason and "(at mine.py:" in last.reason
+    write_trace(userdir / "t.jsonl", trace.header, trace.events)
+    assert "protocol-error" in check_trace(read_trace(userdir / "t.jsonl")).kinds
 
 
 def test_a_protocol_error_names_the_line_of_the_users_file_it_came_from(userdir):

@@ -106,3 +106,52 @@ def test_converting_a_parquet_file_without_a_trace_is_bad_input(snapcheck_cli, g
     code, text = snapcheck_cli("convert", str(empty), "-o", str(tmp_path / "x.parquet"), stderr=True)
     assert code == 2 and f"{empty}: empty trace: the Parquet file has no rows" in text
     assert not (tmp_path / "x.parquet").exists()
+
+
+@pytest.fixture
+def violating(snapcheck_cli, tmp_path) -> Path:
+    """A Parquet trace with a violation (a channel-state bug's demo run: ``dropped``)."""
+    trace = tmp_path / "violating.jsonl"
+    snapcheck_cli("simulate", "--mutant", "chandy-lamport-no-channel-state", "--demo", "-o", str(trace))
+    jsonl_to_parquet([str(trace)], str(tmp_path / "violating.parquet"))
+    return tmp_path / "violating.parquet"
+
+
+def _as_pandas_writes_it(source: Path, target: Path) -> None:
+    """The trace as pandas writes a frame it read: text columns of the ``category`` dtype
+    (dictionary-encoded in the file) and integer columns with missing values as ``Int64``."""
+    frame = pq.read_table(source).to_pandas()
+    for name in frame.columns:
+        frame[name] = frame[name].astype("category" if frame[name].dtype == object else "Int64")
+    frame.to_parquet(target)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_a_trace_written_by_pandas_with_category_columns_reads_as_the_same_trace(request, violating, tmp_path, engine):
+    """A dictionary-encoded column stores the same strings: refusing it refused every trace a
+    user round-tripped through pandas with ``category`` columns."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    plain, encoded = tmp_path / "plain", tmp_path / "encoded"
+    plain.mkdir(), encoded.mkdir()
+    violating.rename(plain / "a.parquet")
+    _as_pandas_writes_it(plain / "a.parquet", encoded / "a.parquet")
+    assert "dictionary" in str(pq.read_schema(encoded / "a.parquet").field("proc").type)
+    want = validate_input(str(plain), str(tmp_path / "want"), master="local[2]", engine=engine).summary
+    got = validate_input(str(encoded), str(tmp_path / "got"), master="local[2]", engine=engine).summary
+    assert want["exit_code"] == 1 and want["checker_kinds"] and want["rows_quarantined"] == 0
+    for key in ("rows_checked", "rows_quarantined", "checker_kinds", "native_violations", "exit_code"):
+        assert got[key] == want[key], key
+
+
+def test_check_reads_a_pandas_written_trace_and_names_a_float_column_pandas_made(snapcheck_cli, violating, tmp_path):
+    plain, encoded = violating, tmp_path / "encoded.parquet"
+    _as_pandas_writes_it(plain, encoded)
+    code, want = snapcheck_cli("check", str(plain))
+    assert code == 1 and "dropped" in want
+    assert snapcheck_cli("check", str(encoded)) == (1, want.replace(str(plain), str(encoded)))
+    floats = tmp_path / "floats.parquet"
+    pq.read_table(plain).to_pandas().to_parquet(floats)  # nullable integers become double
+    code, text = snapcheck_cli("check", str(floats), stderr=True)
+    assert code == 2 and "column 'seq' has type double, expected bigint" in text
+    assert text.count("give such columns the Int64 dtype") == 1

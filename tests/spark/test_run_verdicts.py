@@ -135,6 +135,7 @@ def test_a_lost_notification_in_a_run_that_gave_up_is_a_consequence_of_giving_up
     row = run_one(351, 351, SEED_351)
     assert row["verdict"] == "inconclusive" and row["violation_kinds"] == "every final round aborted"
     assert row["violations"] == 0  # nor counted as a violation in the summary's column
+    assert row["oracle"].startswith("inconclusive: the run gave up (every final round aborted; ")  # was "skipped: None"
 
 
 # Declines abort 11 of its 12 rounds, then the coordinator gives up; its failure-free

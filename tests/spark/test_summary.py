@@ -203,3 +203,50 @@ def test_a_mutant_run_the_oracle_caught_is_listed_with_a_command_that_runs_the_o
         "snapcheck simulate --protocol unaligned --seed 1 -o run.jsonl --oracle",
         "snapcheck simulate --protocol unaligned --seed 3 -o run.jsonl",
     ]
+
+
+def test_an_escaped_mutant_says_how_many_of_its_runs_judged_nothing(tmp_path):
+    """A mutant whose every run gave up is not a mutant the checker missed: the table, the
+    markdown and the ESCAPED line count its inconclusive runs."""
+    import io
+
+    from rich.console import Console
+
+    from snapcheck.spark_validation.summary import print_summary
+
+    rows = (
+        [_row(0, "unaligned")]
+        + [
+            _row(i, "unaligned", "inconclusive", mutant="unaligned-no-dedup", kinds="every final round aborted")
+            for i in (1, 2)
+        ]
+        + [_row(3, "unaligned", mutant="unaligned-no-dedup")]
+    )
+    s = _summary(tmp_path, rows, mutants_selected=["unaligned-no-dedup"])
+    [m] = s["mutants"]
+    assert m["escaped"] and m["runs"] == 3 and m["inconclusive"] == 2
+    assert "| unaligned-no-dedup | unaligned | 3 | 0 | 2 |" in markdown(s)
+    out = io.StringIO()
+    print_summary(s, Console(file=out, width=200))
+    assert "ESCAPED mutant unaligned-no-dedup: 3 run(s), none caught (2 of them inconclusive" in out.getvalue()
+
+
+def test_a_protocol_failing_only_when_restored_at_another_parallelism_gets_a_hint(tmp_path):
+    """A user protocol that keeps per-channel bookkeeping a rescale breaks fails only in its
+    rescaled runs; the summary says so, and how to declare that it does not rescale."""
+
+    def failing(i, rescaled):
+        return _row(
+            i,
+            "mine.py:Mine",
+            "violation",
+            kinds="dropped",
+            command=f"snapcheck simulate --protocol mine.py:Mine --seed {i}"
+            + (" --rescale restart@900:3" if rescaled else "")
+            + " -o run.jsonl",
+        )
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    hint = "mine.py:Mine: all 2 of its failing runs were restored at another parallelism (--rescale)"
+    assert hint in markdown(_summary(tmp_path / "a", [failing(0, True), failing(1, True), _row(2, "mine.py:Mine")]))
+    assert hint.split(":")[0] + ": all" not in markdown(_summary(tmp_path / "b", [failing(0, True), failing(1, False)]))
