@@ -269,6 +269,12 @@ class TraceValidator(RescaleRules):
     def _bad_type(self, d: Any, line: int) -> None:
         if type(d) is not dict:
             self.error(line, f"an event must be a JSON object, found {type(d).__name__}")
+        elif "type" not in d and d.get("format") == "snapcheck-trace":
+            self.error(
+                line,
+                "a second header (a trace has one, its first line): two traces written into one file? "
+                "Each trace is a file of its own",
+            )
         elif "type" not in d:
             self.error(line, "missing field 'type'")
         else:
