@@ -251,6 +251,7 @@ def _check(run: _Run) -> None:
     _recovery_lines(run)
     if run.h.restores:
         _observed(run)
+    run.report.notes.extend(never_restored(run.ix))
     if run.want("rdt") and (run.facts.promises("rdt") or run.explicit("rdt")):
         from snapcheck.checker.rdt import rdt_violations
 
@@ -424,6 +425,25 @@ def _recovery_lines(run: _Run) -> None:
                 )
     if "all" in report.recovery:
         report.stats["domino"] = report.recovery["all"]["domino"]
+
+
+def never_restored(ix: TraceIndex) -> list[str]:
+    """A note for each process whose last ``fail`` no ``restore`` (or ``retire``) follows:
+    the trace ends with it down, so no recovery from that failure was observed or judged.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [])
+    >>> _ = rec.checkpoint("A"); rec.fail("A"); rec.restore("A", 1); rec.fail("B")
+    >>> never_restored(TraceIndex(rec.trace()))
+    ['B fails at line 5 and the trace ends with it down: no recovery from that failure was observed or judged.']
+    """
+    last_fail = {e.proc: e.line for e in ix.of_type("fail")}
+    back = {e.proc: e.line for e in ix.of_type("restore") + ix.of_type("retire")}
+    return [
+        f"{p} fails at line {line} and the trace ends with it down: no recovery from that failure was observed or judged."
+        for p, line in sorted(last_fail.items(), key=lambda x: x[1])
+        if back.get(p, 0) < line
+    ]
 
 
 def _observed(run: _Run) -> None:

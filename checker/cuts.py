@@ -427,9 +427,8 @@ class CutAnalysis:
                 f"with consistency."
             )
             lines = sorted({sent.line, e.line, *([undone] if undone else [])})
-            out.append(
-                Violation("orphan", "consistency", self.subject, text, lines, {"messages": [e.mid], "cut": self.cut})
-            )
+            witness = {"messages": [e.mid], "cut": self.cut, "undone": undone}
+            out.append(Violation("orphan", "consistency", self.subject, text, lines, witness))
         return out
 
     # -- channel state ------------------------------------------------------------

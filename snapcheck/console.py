@@ -23,8 +23,9 @@ from rich.segment import Segment
 PIPED_WIDTH = 240
 
 
-# C0 controls but newline and tab, DEL, C1 controls, line/paragraph separators, bidi overrides
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 controls but newline and tab, DEL, C1 controls, line/paragraph separators, bidi overrides,
+# invisible formatting characters (zero-width spaces and joiners, word joiner, U+FEFF)
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def printable(text: str) -> str:

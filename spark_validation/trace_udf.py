@@ -22,6 +22,20 @@ from __future__ import annotations
 
 import orjson
 
+
+def native_cannot_judge(v) -> bool:
+    """Whether violation ``v`` of a round or cut is one the SQL engines' own analysis does
+    not look for: an orphan whose send a restore undid (``witness.undone``; the engines
+    judge cuts on the effective history, which no longer has the send). The checker's
+    verdict has it; the native-vs-checker comparison leaves it out.
+
+    >>> from snapcheck.checker.report import Violation
+    >>> native_cannot_judge(Violation("orphan", "consistency", "round 1", "...", [3], {"messages": ["m"], "undone": 9}))
+    True
+    """
+    return (v.witness or {}).get("undone") is not None
+
+
 ROUND_KINDS = ("orphan", "dropped", "phantom", "order", "duplicate-recorded", "wrong-channel", "aligned-in-flight")
 
 RESULT_SCHEMA = (
@@ -105,7 +119,11 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
         return out
     counts: dict[str, int] = {}
     for v_ in report.violations:
-        if v_.kind in ROUND_KINDS and (v_.subject.startswith("round ") or v_.subject.startswith("cut ")):
+        if (
+            v_.kind in ROUND_KINDS
+            and (v_.subject.startswith("round ") or v_.subject.startswith("cut "))
+            and not native_cannot_judge(v_)
+        ):
             key = f"{'cut' if v_.subject.startswith('cut ') else v_.subject}|{v_.kind}"
             counts[key] = counts.get(key, 0) + 1
     rec = report.recovery.get("all", {})

@@ -63,13 +63,14 @@ def refuse_inputs(output: str | os.PathLike, inputs: Iterable[str | os.PathLike]
     out = os.fspath(output)
     for src in inputs:
         src = os.fspath(src)
-        if os.path.abspath(out) == os.path.abspath(src) or _same_file(out, src):
+        if os.path.realpath(out) == os.path.realpath(src) or _same_file(out, src):
             raise UsageError(f"{out}: the output is the input {src}; write to another file")
 
 
 def distinct_outputs(*outputs: str | os.PathLike | None) -> None:
     """Raise ``UsageError`` if two of a command's outputs (None: not asked for) name the same
-    file: one would silently replace the other.
+    file, also through a symbolic link to a file that does not exist yet: one would silently
+    replace the other.
 
     >>> distinct_outputs("r.xml", None, "r.html")
     >>> distinct_outputs("same.out", "./same.out")
@@ -82,7 +83,7 @@ def distinct_outputs(*outputs: str | os.PathLike | None) -> None:
         for b in given[i + 1 :]:
             if a == b:
                 raise UsageError(f"{a} is given for two outputs: give each output its own file")
-            if os.path.abspath(a) == os.path.abspath(b) or _same_file(a, b):
+            if os.path.realpath(a) == os.path.realpath(b) or _same_file(a, b):  # (a link to a file not yet written)
                 raise UsageError(f"{a} and {b} name the same file: give each output its own")
 
 

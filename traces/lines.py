@@ -222,10 +222,13 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict:
 
 def duplicate_key(raw: bytes | str, obj: object) -> str | None:
     """None if no object of the JSON text ``raw`` (parsed as ``obj``) repeats a key, else
-    the reason naming the key."""
+    the reason naming the key (or saying that ``obj`` is nested deeper than any trace is)."""
     if isinstance(raw, str):
         raw = raw.encode()
-    again = orjson.dumps(obj)
+    try:
+        again = orjson.dumps(obj)
+    except orjson.JSONEncodeError:  # orjson writes at most 254 levels, as every trace writer does
+        return "values nested more than 254 levels deep"
     if again == raw or again.translate(None, _SPACES) == raw.translate(None, _SPACES):
         return None
     try:

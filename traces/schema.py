@@ -63,9 +63,10 @@ def _expr(prop: dict, defs: dict, v: str) -> str | None:
             return None
         return f"(type({v}) is str and {v} in {frozenset(prop['enum'])!r})"
     t = prop.get("type")
-    if t == "string" and rest <= {"type", "minLength", "maxLength"}:
+    if t == "string" and rest <= {"type", "minLength", "maxLength", "pattern"}:
         lo, hi = prop.get("minLength", 0), prop.get("maxLength", 2**63)
-        return f"(type({v}) is str and {lo} <= len({v}) <= {hi})"
+        matches = f" and RX[{prop['pattern']!r}].search({v}) is not None" if "pattern" in prop else ""
+        return f"(type({v}) is str and {lo} <= len({v}) <= {hi}{matches})"
     if t == "integer" and rest <= {"type", "minimum", "maximum"}:
         lo, hi = prop.get("minimum", -(2**63)), prop.get("maximum", 2**63 - 1)
         return f"(type({v}) is int and {lo} <= {v} <= {hi})"
@@ -204,8 +205,19 @@ def _generated_check(event_type: str, trusted: frozenset, keys: tuple | None):
     return _compiled(lines, props)
 
 
+class _Patterns(dict):
+    """The schema's ``pattern`` regular expressions, compiled on first use."""
+
+    def __missing__(self, pattern: str) -> re.Pattern:
+        compiled = self[pattern] = re.compile(pattern)
+        return compiled
+
+
+RX = _Patterns()
+
+
 def _compiled(lines: list[str], props: dict):
-    scope = {"ALLOWED": frozenset(props), "NUMBER": frozenset((int, float))}
+    scope = {"ALLOWED": frozenset(props), "NUMBER": frozenset((int, float)), "RX": RX}
     exec("\n".join(lines), scope)
     return scope["check"]
 
@@ -222,7 +234,7 @@ def _field_checks(event_type: str) -> dict:
     for k, p in defs[f"event_{event_type}"]["properties"].items():
         e = _expr(p, defs, "v")
         if e not in (None, "True"):
-            out[k] = eval(f"lambda v: {e}", {"NUMBER": frozenset((int, float))})
+            out[k] = eval(f"lambda v: {e}", {"NUMBER": frozenset((int, float)), "RX": RX})
     return out
 
 
@@ -310,6 +322,10 @@ def describe_schema_error(exc: fastjsonschema.JsonSchemaException) -> str:
     definition = getattr(exc, "definition", None)
     if getattr(exc, "rule", None) == "anyOf" and isinstance(definition, dict) and "description" in definition:
         msg = f"must be {definition['description']}"  # "cannot be validated by any definition" says nothing
+    if getattr(exc, "rule", None) == "pattern" and isinstance(definition, dict) and "description" in definition:
+        value = getattr(exc, "value", None)
+        shown = repr(value).encode("ascii", "backslashreplace").decode() if isinstance(value, str) else "it"
+        msg = f"{shown}: {definition['description']}"  # a regular expression says nothing to a reader
     if path:
         return f"field {path!r} {msg}"
     return msg

@@ -231,13 +231,26 @@ def html_targets(html_path: str, trace_paths: list[str]) -> list[str]:
     return out
 
 
+def _link(file_name: str) -> str:
+    """A relative link to the file ``file_name`` beside the page: every character a URL
+    gives a meaning percent-encoded (a ':' would start a scheme, '#' a fragment, '%' an
+    escape), behind './'.
+
+    >>> _link("idx-run-2026-11-28T15:00:00.html"), _link("idx-run#2 50%.html")
+    ('./idx-run-2026-11-28T15%3A00%3A00.html', './idx-run%232%2050%25.html')
+    """
+    from urllib.parse import quote
+
+    return "./" + quote(file_name, safe="")
+
+
 def html_index(rows: list[tuple[str, str, str, str | None]]) -> str:
     """The index page of a multi-trace ``check --html``: one row per trace given, in the
     order given — ``(trace path, verdict, violation kinds or the reason it was not read,
     its report's file name or None when it has none)``.
 
     >>> page = html_index([("a.jsonl", "clean", "", "r-a.html"), ("b.jsonl", "bad input", "b.jsonl:3: ...", None)])
-    >>> "<a href='r-a.html'>a.jsonl</a>" in page and "bad input" in page
+    >>> "<a href='./r-a.html'>a.jsonl</a>" in page and "bad input" in page
     True
     """
     bad = sum(1 for _, verdict, _, _ in rows if verdict != "clean")
@@ -249,7 +262,7 @@ def html_index(rows: list[tuple[str, str, str, str | None]]) -> str:
         "<table><tr><th>trace</th><th>verdict</th><th>details</th></tr>",
     ]
     for path, verdict, detail, href in rows:
-        name = f"<a href='{_e(href)}'>{_e(path)}</a>" if href else _e(path)
+        name = f"<a href='{_e(_link(href))}'>{_e(path)}</a>" if href else _e(path)
         cls = "" if verdict == "clean" else " class='fail'"
         out.append(f"<tr{cls}><td>{name}</td><td>{_e(verdict)}</td><td>{_e(detail)}</td></tr>")
     out.append("</table></body></html>\n")

@@ -90,12 +90,16 @@ class RenderOptions:
     cut: dict | None = None  # the global checkpoint that was checked (drawn grey)
 
 
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]")
+_CONTROL = re.compile(
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
 
 
 def _shown(text: str) -> str:
     """``text`` as drawn: control characters (which no font has and SVG may not hold),
-    the bidirectional controls (which would reorder what a reader sees, U+202E) and the
+    the bidirectional controls (which would reorder what a reader sees, U+202E), the
+    invisible formatting characters (zero-width spaces and joiners, U+FEFF, which the
+    PDF backend cannot lay out) and the
     characters XML cannot hold at all (U+FFFE, U+FFFF, lone surrogates) written as
     escapes.
 
@@ -111,6 +115,25 @@ def _plain_text(fig: Figure) -> None:
     for t in fig.findobj(Text):
         t.set_parse_math(False)
         t.set_text(_shown(t.get_text()))
+
+
+def _unique_ids(fig: Figure) -> None:
+    """Every element id of ``fig`` unique: ``_gid`` writes each character an id may not
+    hold as '_', so processes ``a b``, ``a_b`` and ``a:b`` share ``lane-a_b``; the second
+    and later elements of one id get ``.2``, ``.3`` (the next such suffix no element has;
+    in drawing order: the same on every render)."""
+    artists = fig.findobj(lambda a: a.get_gid() is not None)
+    used = {a.get_gid() for a in artists}
+    seen: set[str] = set()
+    for artist in artists:
+        gid = artist.get_gid()
+        if gid in seen:
+            n = 2
+            while f"{gid}.{n}" in used:
+                n += 1
+            artist.set_gid(f"{gid}.{n}")
+            used.add(f"{gid}.{n}")
+        seen.add(gid)
 
 
 def _gid(*parts) -> str:
@@ -330,6 +353,7 @@ class _Diagram:
             handles=handles, loc="lower left", bbox_to_anchor=(0.6 / width, 0.02), ncol=ncol, fontsize=7, frameon=False
         )
         _plain_text(fig)
+        _unique_ids(fig)
         return fig
 
     def _lane_label(self, p: str) -> str:

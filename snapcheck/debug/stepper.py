@@ -57,6 +57,12 @@ def _compact(value) -> str:
     return s if len(s) <= _VAR_WIDTH else s[: _VAR_WIDTH - 1] + "…"
 
 
+# Commands that take no argument: one given is a mistake, not ignored (``v 5`` is not "the 5th violation")
+_NO_ARGUMENTS = frozenset(
+    {"start", "end", "v", "violation", "pv", "c", "continue", "rc", "s", "show", "json", "all", "q", "quit", "exit"}
+)
+
+
 class Stepper:
     def __init__(
         self,
@@ -96,9 +102,12 @@ class Stepper:
         if handler is None:
             self._mistake(f"unknown command {cmd!r} (h for help)")
             return True
+        if args and cmd in _NO_ARGUMENTS:
+            self._mistake(f"{cmd} takes no argument, not {' '.join(args)!r} (h for help)")
+            return True
         try:
             return handler(args) is not False
-        except (ValueError, IndexError):
+        except (ValueError, IndexError, OverflowError):
             self._mistake(f"bad arguments for {cmd!r} (h for help)")
             return True
 
@@ -142,10 +151,21 @@ class Stepper:
         }
 
     def _next(self, args):
-        self.replay.forward(int(args[0]) if args else 1)
+        if args:
+            return self._move(int(args[0]), "next", args[0])
+        self.replay.forward(1)
 
     def _prev(self, args):
-        self.replay.backward(int(args[0]) if args else 1)
+        if args:
+            return self._move(-int(args[0]), "prev", args[0])
+        self.replay.backward(1)
+
+    def _move(self, by: int, what: str, given: str):
+        """Move ``by`` events (the count ``given`` to n or p: at least 1; a relative move
+        stops at the end of the trace it reaches, as a pager's does)."""
+        if by == 0 or (by > 0) != (what == "next"):
+            return self._mistake(f"{what} {given}: a count is at least 1")
+        self.replay.goto(max(0, min(self.replay.position + by, len(self.replay))))
 
     def _goto(self, args):
         k = int(args[0])
@@ -190,8 +210,12 @@ class Stepper:
         self.message = f"breakpoint [{len(self.replay.breakpoints)}] {what} {value}"
 
     def _delete(self, args):
-        k = int(args[0])
-        b = self.replay.breakpoints.pop(k - 1)
+        k, bps = int(args[0]), self.replay.breakpoints
+        if not 1 <= k <= len(bps):
+            return self._mistake(
+                f"delete {k}: no breakpoint [{k}] (b lists them: " + (f"1..{len(bps)})" if bps else "none)")
+            )
+        b = bps.pop(k - 1)
         self.message = f"deleted breakpoint [{k}] {b}"
 
     def _continue(self, args, forward: bool = True):

@@ -81,6 +81,22 @@ def test_replay_until_text_and_json():
     assert exit_code("replay", FIG5, "-c", "g 3;line 4") == 0
 
 
+@pytest.mark.parametrize(
+    "script,says",
+    [
+        ("b proc O1; b proc O2; d 0", "delete 0: no breakpoint [0] (b lists them: 1..2)"),  # it deleted [2]
+        ("d 99999999999999999999", "no breakpoint [99999999999999999999]"),  # was an OverflowError traceback
+        ("p -5", "prev -5: a count is at least 1"),  # moved forward
+        ("v 5", "v takes no argument, not '5'"),  # ignored: not "the 5th violation"
+        ("c 3", "c takes no argument"),
+        ("json json", "json takes no argument"),
+    ],
+)
+def test_a_scripted_command_with_an_argument_it_cannot_take_is_a_mistake_exit_2(script, says, snapcheck_cli):
+    code, out = snapcheck_cli("replay", FIG5, "-c", script, stderr=True)
+    assert code == 2 and says in out and "Traceback" not in out, out
+
+
 def test_replay_at_violation_on_a_clean_trace():
     clean = str(EXAMPLES / "checkmate_fig2a_consistent.jsonl")
     res = run("replay", clean, "--at-violation")
@@ -280,7 +296,7 @@ def test_html_reports_of_traces_with_one_name_are_all_kept(tmp_path):
     res = CliRunner().invoke(cli, ["check", *traces, "--html", str(tmp_path / "r.html")])
     assert res.exit_code == 1, res.output
     index = (tmp_path / "r.html").read_text()
-    assert "href='r-t-1.html'" in index and "href='r-t-2.html'" in index
+    assert "href='./r-t-1.html'" in index and "href='./r-t-2.html'" in index
     assert "orphan" in (tmp_path / "r-t-1.html").read_text()
     assert "orphan" not in (tmp_path / "r-t-2.html").read_text()
 
@@ -297,7 +313,7 @@ def test_html_with_several_traces_writes_an_index_linking_each_report(tmp_path):
     index = (tmp_path / "r.html").read_text()
     assert "3 traces" in index and "2 not clean" in index
     for stem in ("checkmate_fig2a_consistent", "theory_d_dropped"):
-        assert f"href='r-{stem}.html'" in index and (tmp_path / f"r-{stem}.html").exists()
+        assert f"href='./r-{stem}.html'" in index and (tmp_path / f"r-{stem}.html").exists()
     assert "bad input" in index and not (tmp_path / "r-broken.html").exists()
 
 
@@ -333,3 +349,21 @@ def test_an_interrupted_html_run_leaves_the_older_report_set_as_it_was(tmp_path,
         "r.html",
     ]
     assert (tmp_path / "r-checkmate_fig2b_orphan.html").read_text() != "old page"
+
+
+def test_the_index_links_every_report_whatever_its_name(tmp_path):
+    """Trace names with a ':' (an ISO timestamp), '#', '%' or a space: each link of the
+    index opens its page (a ':' made the part before it a URL scheme, '#' a fragment)."""
+    from urllib.parse import unquote
+
+    from snapcheck.cli import cli
+
+    ex = Path(__file__).resolve().parents[2] / "traces" / "examples" / "checkmate_fig2b_orphan.jsonl"
+    traces = []
+    for stem in ("run-2026-11-28T15:00:00", "run#2 50%"):
+        traces.append(str(tmp_path / f"{stem}.jsonl"))
+        Path(traces[-1]).write_bytes(ex.read_bytes())
+    CliRunner().invoke(cli, ["check", *traces, "--html", str(tmp_path / "idx.html")])
+    links = re.findall(r"href='([^']*)'", (tmp_path / "idx.html").read_text())
+    assert len(links) == 2 and all(link.startswith("./") and ":" not in link and "#" not in link for link in links)
+    assert all((tmp_path / unquote(link[2:])).exists() for link in links)

@@ -84,14 +84,15 @@ def test_log_file_layout_and_cli(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["A", "A B", "A_B", "A%20B", "A\tB", "A\u2003B", "B", "%"]), min_size=2, unique=True))
+@given(st.lists(st.sampled_from(["A", "A B", "A_B", "A%20B", "A\u2003B", "B", "%"]), min_size=2, unique=True))
 def test_every_process_is_its_own_host(names):
     """Processes whose names differ only in whitespace, '_' or '%' get distinct hosts
     ('A B' and 'A_B' used to share one, merging their clocks), and every line still
-    parses with the published regex, also with line breaks in a channel's name."""
+    parses with the published regex, also with Unicode line separators in a channel's name
+    (an id never holds a control character: such a trace is refused)."""
     from snapcheck.traces import TraceRecorder
 
-    chans = [(f"c{k}\r\u2028", a, b) for k, (a, b) in enumerate(zip(names, names[1:]))]
+    chans = [(f"c{k}\u2028\u2029", a, b) for k, (a, b) in enumerate(zip(names, names[1:]))]
     rec = TraceRecorder(names, chans)
     for ch, a, b in chans:
         rec.recv(b, rec.send(a, ch))

@@ -157,9 +157,9 @@ def test_at_least_once_orphan_gives_duplicate_after_recovery(tmp_path):
     r.recv("sink", 0, 1, "src", 0, 1, 0)
     res, trace = merged(r, tmp_path)
     assert res.anomalies == []
-    # the orphan's send is rolled back, so the round itself looks consistent in the final
-    # effective history; the observed recovery restored an inconsistent line instead
-    assert kinds(trace) == {"duplicate-processing", "inconsistent-restore"}
+    # the round is inconsistent (its orphan's send, rolled back by the restore, is still
+    # not in src's checkpoint), and the observed recovery restored that inconsistent line
+    assert kinds(trace) == {"orphan", "duplicate-processing", "inconsistent-restore"}
 
 
 def _unaligned(r: FakeRun, lose: bool = False):
