@@ -257,12 +257,16 @@ class TraceValidator(RescaleRules):
         when it names a known process and the expected ``idx``, so the next event of
         that process is not reported out of order as well (the reader resynchronises;
         a writer, ``strict``, records nothing of it). A refused send's ``mid`` is noted, so
-        a reference to it is not reported again as one to a message never sent."""
+        a reference to it is not reported again as one to a message never sent, and a
+        refused restore still starts its process (a process that appears later is not
+        reported again for a first event other than a restore)."""
         if self.strict or type(d) is not dict:
             return
         if d.get("type") == "send" and type(d.get("mid")) is str:
             self._refused_sends.add(d["mid"])
         p = self._procs.get(d["proc"]) if type(d.get("proc")) is str else None
+        if p is not None and d.get("type") == "restore":
+            self._started.add(p)  # its first event was this restore: not "its first event is ..." again
         if p is not None and d.get("idx") == self._next_idx[p] and type(d["idx"]) is int:
             self._next_idx[p] += 1
 

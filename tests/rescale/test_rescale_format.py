@@ -138,3 +138,14 @@ def test_lines_valid_against_the_json_schema(tmp_path):
     lines.append({"type": "finish", "proc": "g1.src[0]", "idx": 999})
     for x in lines:
         validator.validate(x)
+
+
+def test_a_refused_restore_is_not_reported_again_as_a_missing_first_restore(tmp_path):
+    """The restore's key-group range is beyond Flink's bound: that line is the problem. The
+    next event of the process said its first event was not a restore, which was false."""
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["sources"][0]["key_groups"] = [[0, 40000]]
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "key_groups" in e for e in errs), errs
+    assert not [e for e in errs if "its first event is" in e], errs
