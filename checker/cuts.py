@@ -419,6 +419,8 @@ class CutAnalysis:
             if again is not None and again <= g[src]:
                 continue  # sent again before the sender's state in G
             undone = h.first_rollback(sent)
+            if undone is None:
+                continue  # a send no restore undid (the receive is another incarnation's): not this rule's case
             text = (
                 f"Let G = {fmt_cut(self.cut)} ({self.subject}). Then message {e.mid} on {e.ch} is processed by "
                 f"{e.proc} at line {e.line}, before {self._where(i)}, but its send by {sent.proc} at line "
@@ -426,7 +428,7 @@ class CutAnalysis:
                 f"before {self._where(src)}: G reflects the receive and not the send — an orphan, a contradiction "
                 f"with consistency."
             )
-            lines = sorted({sent.line, e.line, *([undone] if undone else [])})
+            lines = sorted({sent.line, e.line, undone})
             witness = {"messages": [e.mid], "cut": self.cut, "undone": undone}
             out.append(Violation("orphan", "consistency", self.subject, text, lines, witness))
         return out
