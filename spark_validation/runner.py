@@ -42,11 +42,8 @@ COLUMNS = (
     ("failures", "string", "string"),
     ("config", "string", "string"),
     ("verdict", "string", "string"),  # clean | violation | error | inconclusive
-    (
-        "violation_kinds",
-        "string",
-        "string",
-    ),  # sorted, comma-separated; or why a run stopped: stuck, every final round aborted
+    # sorted, comma-separated; or why a run stopped: stuck, every final round aborted
+    ("violation_kinds", "string", "string"),
     ("violations", "int64", "bigint"),
     ("oracle", "string", "string"),  # ok | differs: … | inconclusive: … | skipped
     ("error", "string", "string"),
@@ -140,12 +137,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
     stuck = bool(m.get("stuck") or m.get("truncated"))
     gave_up = res.gave_up
     if gave_up:
-        diffs = None
-        if skip is None:  # the oracle applies, and has nothing to compare
-            unjudged = (
-                f"the run gave up (every final round aborted; {m['rounds_completed']} of {m['rounds_started']} "
-                "rounds completed): no committed end state to judge"
-            )
+        diffs = None  # (the oracle, when it applies, said why it judged nothing: ``unjudged``)
         kinds = [k for k in kinds if k not in GAVE_UP_CONSEQUENCES]
     rec_all = report.recovery.get("all", {})
     dist = rec_all.get("distance", {})
