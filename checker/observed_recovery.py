@@ -50,6 +50,8 @@ from snapcheck.checker.report import Violation
 from snapcheck.checker.rounds import fallback_chain
 from snapcheck.traces.model import MARKERS, Event, Trace
 
+IN_TRANSIT_LISTED = 100  # message ids a recovery's summary lists (``in_transit_count`` counts them all)
+
 
 def recovery_groups(trace: Trace) -> list[list]:
     """The observed recoveries of ``trace``: its ``restore`` events grouped by their
@@ -365,7 +367,8 @@ class ObservedRecovery:
             "maximal_line": hp.line_to_dict(self.gmax),
             "extra_rollback": bool(self._extra()),
             "consistent": not self.orphans,
-            "in_transit": [m.mid for m in self.in_transit],
+            "in_transit": [m.mid for m in self.in_transit[:IN_TRANSIT_LISTED]],
+            "in_transit_count": len(self.in_transit),
         }
 
 
@@ -422,6 +425,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
         return later[0]
 
     out = []
+    pending: dict[bool, list[str]] = {True: [], False: []}  # must it be replayed? -> messages not judged
     for m in rec.in_transit:
         fm = h.by_mid.get(m.mid)
         if fm is None:  # its send was undone by a later recovery
@@ -464,12 +468,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             # judged by rescale-in-flight; or it lives on, and the message may still reach it), or
             # a copy that reached another process
         else:
-            state = "replayable, but" if must_replay else "still in the network and"
-            notes.append(
-                f"{rec.subject}: not judged whether {m.mid} on {m.ch} is lost: it is in transit w.r.t. the "
-                f"restored line and {state} not yet processed when the trace ends (what comes after "
-                "the trace decides: a replay delivers it, a source that skipped it loses it)."
-            )
+            pending[must_replay].append(f"{m.mid} on {m.ch}")
             continue
         lines = sorted(
             {
@@ -491,7 +490,29 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
                 {"messages": [m.mid], "cut": rec.line},
             )
         )
+    for must_replay, which in pending.items():
+        if which:
+            state = "replayable, but" if must_replay else "still in the network and"
+            notes.append(
+                f"{rec.subject}: not judged whether {_some(which)} is lost: in transit w.r.t. the restored line "
+                f"and {state} not yet processed when the trace ends (what comes after the trace decides: a replay "
+                "delivers it, a source that skipped it loses it)."
+            )
     return out
+
+
+def _some(items: list[str], shown: int = 5) -> str:
+    """``items`` named in a note: all of them, or the first ``shown`` and how many more (a
+    note per message made a report quadratic in a trace's recoveries).
+
+    >>> _some(["a:1 on a"]), _some([f"a:{i} on a" for i in range(1, 8)], shown=2)
+    ('a:1 on a', 'any of 7 messages (a:1 on a, a:2 on a and 5 more)')
+    """
+    if len(items) == 1:
+        return items[0]
+    named = ", ".join(items[:shown])
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return f"any of {len(items)} messages ({named}{more})"
 
 
 def _fifo_successor(h: History, m, dst: str, after: int):
