@@ -19,7 +19,8 @@ judged):
   restore that give the same old channel's key group to the same new channel;
 * a channel mapping whose ``new`` is not an input channel of the restoring
   process, or whose ``old`` is unknown;
-* a key-group range ``[lo, hi]`` with ``lo > hi`` or outside ``max_parallelism``;
+* a key-group range ``[lo, hi]`` with ``lo > hi`` or outside ``max_parallelism``, and a
+  send whose ``key_group`` is outside its receiver's ``max_parallelism`` (``validate``);
 * an appearing process whose first event is not a restore naming its sources (possibly none:
   ``sources: []``, a new subtask that takes no state);
 * any event of a process after its ``retire``; ``retire`` of a checkpoint not taken;

@@ -114,6 +114,18 @@ def test_key_group_outside_max_parallelism(tmp_path):
     assert any(f":{n + 1}:" in e and "outside max_parallelism" in e for e in errs), errs
 
 
+def test_a_sends_key_group_outside_its_receivers_max_parallelism(tmp_path):
+    """A record whose key group the receiving operator cannot have: bad input naming the
+    line, not an ``in-flight-lost`` or misrouted record reported by the checker."""
+    lines = _lines(tmp_path)
+    max_par = {p["id"]: p["max_parallelism"] for p in lines[0]["processes"] if p.get("max_parallelism")}
+    dst = {c["id"]: c["dst"] for c in lines[0]["channels"]}
+    n = next(i for i, e in enumerate(lines) if e.get("type") == "send" and e.get("key_group") is not None)
+    lines[n]["key_group"] = max_par[dst[lines[n]["ch"]]]
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "send: key_group" in e and "outside max_parallelism" in e for e in errs), errs
+
+
 def test_parquet_round_trip(tmp_path):
     """The new fields (sources, channels, key_group, appears, retire) survive Parquet byte for byte."""
     from snapcheck.traces.convert import jsonl_to_parquet, parquet_to_jsonl
