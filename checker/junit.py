@@ -61,7 +61,7 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
     root = ET.Element("testsuites", name="snapcheck check")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for rep in reports:
-        suite = ET.SubElement(root, "testsuite", name=rep.trace)
+        suite = ET.SubElement(root, "testsuite", name=rep.trace if isinstance(rep, UnreadTrace) else rep.named)
         count = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         if isinstance(rep, UnreadTrace):
             case = ET.SubElement(suite, "testcase", classname="snapcheck.input", name="read and validate")

@@ -360,6 +360,7 @@ class Report:
     """
 
     trace: str = "<memory>"
+    trace_id: str | None = None  # the trace chosen in a multi-trace Parquet file (``check --trace-id``)
     protocol: str = "unknown"
     results: list[PropertyResult] = field(default_factory=list)
     useless: list[tuple[str, int]] = field(default_factory=list)
@@ -446,12 +447,22 @@ class Report:
         self.results.append(r)
         return r
 
+    @property
+    def named(self) -> str:
+        """The trace as reports name it: its file, and the trace chosen in it (``trace_id``).
+
+        >>> Report("runs.parquet", trace_id="run-7").named
+        'runs.parquet (trace run-7)'
+        """
+        return self.trace if self.trace_id is None else f"{self.trace} (trace {self.trace_id})"
+
     def to_json(self) -> dict:
         """The documented JSON report of this trace (the schema's ``report``)."""
         return {
             "schema": "snapcheck-check-report",
             "version": JSON_SCHEMA_VERSION,
             "trace": self.trace,
+            **({"trace_id": self.trace_id} if self.trace_id is not None else {}),
             "protocol": self.protocol,
             "ok": self.clean,  # a trace with nothing judged is not OK (exit 4)
             "verdict": self.verdict,

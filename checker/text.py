@@ -101,7 +101,7 @@ def render_text(report, verbose: bool = False, expected: list[str] | None = None
     >>> print(render_text(report, expected=["expected verdict violation, got not-judged"]).splitlines()[0])
     theory_a_zcycle.jsonl: protocol none: MISMATCH with metadata.expected (1; see below) — the check says: NOTHING JUDGED ...
     """
-    out = [f"{report.trace}: protocol {report.protocol}: {_verdict(report, expected)}"]
+    out = [f"{report.named}: protocol {report.protocol}: {_verdict(report, expected)}"]
     failed = [r for r in report.results if not r.ok]
     for r in failed:
         out.append(f"\n[{r.property}] {r.subject}: {len(r.violations) + r.omitted} violation(s)")

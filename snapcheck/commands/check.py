@@ -244,6 +244,7 @@ def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
         report = check_trace(trace, opts)
     except CheckerUsageError as exc:
         return UnreadTrace(path, [f"{path}: {exc}"], 1), EXIT_BAD_INPUT
+    report.trace_id = run.trace_id
     note = _unknown_protocol_note(trace.header.protocol)
     if note:
         report.notes.insert(0, note)

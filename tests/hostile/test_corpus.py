@@ -244,6 +244,30 @@ def test_multi_trace_parquet_needs_a_trace_id_everywhere(tmp_path):
         assert code == (4 if command == "check" else 0), (command, out)  # check: nothing in it to judge
 
 
+def test_a_trace_chosen_in_a_parquet_file_is_named_in_every_report(tmp_path):
+    """``check --trace-id``: the text, JSON and JUnit reports say which trace of the file
+    they judged (they named only the file, the same for every trace in it)."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    import jsonschema
+
+    from snapcheck.checker.report import json_schema
+
+    both = tmp_path / "both.parquet"
+    one, two = str(DATA / "crlf.jsonl"), str(DATA / "seq_2_63.jsonl")
+    assert run(["convert", one, two, "-o", str(both)])[0] == 0
+    junit = tmp_path / "r.xml"
+    code, out = run(["check", str(both), "--trace-id", two, "--json", "--junit", str(junit)])
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(json_schema()).validate(doc)
+    [report] = doc["reports"]
+    assert (report["trace"], report["trace_id"]) == (str(both), two)
+    assert ET.parse(junit).getroot()[0].get("name") == f"{both} (trace {two})"
+    code, out = run(["check", str(both), "--trace-id", two])
+    assert out.startswith(f"{both} (trace {two}): protocol"), out
+
+
 def test_outputs_never_destroy_a_file(tmp_path):
     """convert onto its input (same path, symlink, hard link), into a missing directory,
     and a failed conversion: every existing file is left as it was."""
