@@ -259,7 +259,48 @@ def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> V
             f"picture{', witness processes first' if picked else ''}); choose with --procs P,Q,... (at most "
             f"{LANE_LIMIT})"
         )
+    if opts.layout == "time":
+        notes += backwards_time(trace)
     return View(window, lanes, notes)
+
+
+def backwards_time(trace: Trace) -> list[str]:
+    """What the ``time`` layout cannot draw in order: the first event whose ``t`` is before
+    the ``t`` of its process's previous event, and the first receive timed before its
+    message's send (each drawn to the left of what precedes it).
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> m = rec.send("A", "a2b", t=5.0); rec.recv("B", m, t=3.0); _ = rec.checkpoint("B", t=1.0)
+    >>> for note in backwards_time(rec.trace()): print(note)
+    line 3 receives a2b:1 at t=3.0, before its send at t=5.0 (line 2); the time layout draws its arrow backwards (--layout lamport draws causal order)
+    time goes backwards at line 4: B's event at t=1.0 follows one at t=3.0 (line 3); the time layout draws it to the left of its predecessor (--layout lamport draws causal order)
+    """
+    last: dict[str, Event] = {}
+    sent: dict[str, Event] = {}
+    notes: list[str] = []
+    hint = "(--layout lamport draws causal order)"
+    lane = arrow = False
+    for e in trace.events:
+        if e.t is None:
+            continue
+        prev = last.get(e.proc)
+        if not lane and prev is not None and prev.t is not None and e.t < prev.t:
+            lane = True
+            notes.append(
+                f"time goes backwards at line {e.line}: {e.proc}'s event at t={e.t} follows one at t={prev.t} "
+                f"(line {prev.line}); the time layout draws it to the left of its predecessor {hint}"
+            )
+        last[e.proc] = e
+        if e.type == "send" and e.mid is not None:
+            sent[e.mid] = e
+        elif not arrow and e.type == "recv" and e.mid in sent and (s := sent[e.mid]).t is not None and e.t < s.t:
+            arrow = True
+            notes.append(
+                f"line {e.line} receives {e.mid} at t={e.t}, before its send at t={s.t} (line {s.line}); the time "
+                f"layout draws its arrow backwards {hint}"
+            )
+    return notes
 
 
 class _Diagram:

@@ -151,6 +151,27 @@ def test_layouts():
     assert ids(render_svg(t, options=RenderOptions(layout="file")), "lane-")
 
 
+@given(st.lists(st.integers(0, 5), min_size=3, max_size=8), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_the_time_layout_says_where_time_goes_backwards(times, late_send):
+    """A process whose ``t`` decreases, or a receive timed before its send, is drawn out
+    of order by the time layout: a note says where (brute force over the lanes), and a
+    trace whose time only moves forward gets none."""
+    from snapcheck.debug.render import plan_view
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    m = rec.send("A", "a2b", t=float(times[0] + (10 if late_send else 0)))
+    rec.recv("B", m, t=float(times[1]))
+    for t in times[2:]:
+        rec.checkpoint("B", t=float(t))
+    notes = plan_view(rec.trace(), None, RenderOptions(layout="time")).notes
+    lane = times[1:]
+    assert any("time goes backwards" in n for n in notes) == any(b < a for a, b in zip(lane, lane[1:]))
+    assert any("before its send" in n for n in notes) == (times[1] < times[0] + (10 if late_send else 0))
+    assert not plan_view(rec.trace(), None, RenderOptions(layout="lamport")).notes
+
+
 def test_png_and_svg_files(tmp_path):
     t = S.example_a()
     render(t, str(tmp_path / "a.png"))
