@@ -231,6 +231,29 @@ def test_html_report_windows_long_traces():
     assert "window" in text
 
 
+def test_html_report_draws_the_beginning_of_a_witness_wider_than_a_picture(monkeypatch):
+    """A witness spanning more events than a picture holds (``DRAW_LIMIT``) is drawn from its
+    beginning, and the report says so; ``check --html`` refused the whole trace (exit 2)."""
+    import snapcheck.debug.html_report as H
+    import snapcheck.debug.render as R
+    from snapcheck.traces import TraceRecorder
+
+    monkeypatch.setattr(R, "DRAW_LIMIT", 40)
+    monkeypatch.setattr(H, "DRAW_LIMIT", 40)
+    rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")], protocol="chandy-lamport")
+    sent = [rec.send("A", "a2b") for _ in range(60)]
+    rec.checkpoint("A", kind="coordinated", round=1)
+    rec.checkpoint("B", kind="coordinated", round=1)
+    for m in sent:
+        rec.recv("B", m)
+    t = rec.trace()
+    report = check_trace(t, CheckOptions(max_per_result=1))
+    assert report.violations and len(t.events) > 120
+    text = html_report(t, report)
+    assert "The witness spans events 1–" in text and "the diagram shows the first 40 of them" in text
+    assert text.count("<svg") == 1 + len(report.violations)
+
+
 def test_html_report_draws_a_bounded_number_of_diagrams_with_unique_ids(monkeypatch):
     """The first DIAGRAMS_SHOWN violations are drawn (hundreds of diagrams made a report of
     gigabytes of memory and tens of megabytes); the report says how many are not and how
