@@ -60,6 +60,9 @@ process's state to what it was at checkpoint ``c`` (the events in between are un
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from itertools import accumulate
+
 from snapcheck.checker.observed_recovery import checkpoint_rounds, restored_round
 from snapcheck.checker.report import Violation
 from snapcheck.checker.rounds import completion_fallbacks
@@ -89,10 +92,18 @@ class _Coordination:
             m = e.attrs["notify"]
             if m is not None and self.complete_line.get(m, e.line) < e.line:
                 self.valid_notify[e.mid] = m
+        self._rounds = sorted(self.complete_line)  # completed rounds, ascending
+        self._lines = sorted((ln, r) for r, ln in self.complete_line.items())  # completions in file order
+        self._latest = list(accumulate((r for _, r in self._lines), max))  # latest round completed so far
 
     def completed_before(self, line: int) -> int:
         """The latest round completed before ``line`` (0: none)."""
-        return max((r for r, ln in self.complete_line.items() if ln < line), default=0)
+        k = bisect_left(self._lines, (line,))
+        return self._latest[k - 1] if k else 0
+
+    def covering(self, n: int) -> int:
+        """The first completed round ``>= n`` (the one whose completion covers transaction ``n``)."""
+        return self._rounds[bisect_left(self._rounds, n)]
 
 
 def output_commit_violations(ix, coord: _Coordination) -> list[Violation]:
@@ -182,7 +193,7 @@ def _uncommitted(proc, n, ln, coord, how="") -> Violation:
         "output-commit",
         f"sink {proc}",
         f"transaction {n} of {proc} (pre-committed at line {ln}) is covered by completed round "
-        f"{_covering(coord, n)} but never published{how}: a lost notification was not subsumed by a "
+        f"{coord.covering(n)} but never published{how}: a lost notification was not subsumed by a "
         f"later one, or the final notification never arrived.",
         [ln],
         {"txn": n},
@@ -193,7 +204,8 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
     out: list[Violation] = []
     staged: dict[int, int] = {}  # effective, unpublished txn -> pre-commit line
     undone: dict[int, tuple[int, int]] = {}  # txn a restore took out of staged -> (its pre-commit, restore) lines
-    snaps: dict[int, dict] = {0: {}}
+    snaps: dict[int, dict] = {0: {}}  # checkpoint -> its staged transactions, for those a restore or retire reads
+    read = {e.ckpt for e in events if e.type in ("restore", "retire")}  # (a copy per checkpoint was quadratic)
     published: dict[int, int] = {}  # txn -> line (the external system: survives restores)
     known = 0  # latest round known complete
     last_ckpt = 0
@@ -202,7 +214,8 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
         t = e.type
         if t == "checkpoint":
             last_ckpt = e.ckpt
-            snaps[e.ckpt] = dict(staged)
+            if e.ckpt in read:
+                snaps[e.ckpt] = dict(staged)
         elif t == "restore":
             kept = {n: ln for n, ln in snaps.get(e.ckpt, {}).items() if n not in published}
             undone.update({n: (ln, e.line) for n, ln in staged.items() if n not in kept})
@@ -222,7 +235,8 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
             if phase == "pre-commit":
                 staged[n] = e.line
                 undone.pop(n, None)
-                snaps.setdefault(last_ckpt, {})[n] = e.line
+                if last_ckpt in snaps:
+                    snaps[last_ckpt][n] = e.line
             elif phase == "commit" and _attr(e, "of") is not None and _attr(e, "of") != proc:
                 inherited.setdefault((_attr(e, "of"), n), []).append(e.line)
                 if n > known:
@@ -257,7 +271,7 @@ def _sink(proc, events, coord, last_round, handed, inherited, own) -> list[Viola
                                 "output-commit",
                                 f"sink {proc}",
                                 f"{proc} ends its stream at line {e.line} while transaction {n} (pre-committed "
-                                f"at line {ln}, covered by completed round {_covering(coord, n)}) is unpublished: "
+                                f"at line {ln}, covered by completed round {coord.covering(n)}) is unpublished: "
                                 f"its final commit is lost.",
                                 [ln, e.line],
                                 {"txn": n},
@@ -299,10 +313,6 @@ def _rolled_back(proc, n, e, lines: tuple[int, int]) -> Violation:
         [pre, restore, e.line],
         {"txn": n},
     )
-
-
-def _covering(coord, n: int) -> int:
-    return min(r for r in coord.complete_line if r >= n)
 
 
 def control_delivery_violations(ix, coord: _Coordination) -> list[Violation]:

@@ -297,3 +297,27 @@ def test_a_transaction_published_by_the_old_sink_and_by_its_successor_cites_both
         assert v.kind == "duplicate-commit" and v.lines == [9, 13 if retires else 12], v.lines
         assert "published twice: by S itself at line 9, and as S's by a successor at line" in v.message
         assert why in v.message and ("retired without" not in v.message)
+
+
+def test_the_rounds_a_line_and_a_transaction_meet_agree_with_their_definitions():
+    """``completed_before`` and ``covering`` (bisections, where a scan of every completed
+    round per question made a trace of many rounds and transactions quadratic) against
+    their definitions, on random completion orders."""
+    import random
+
+    from snapcheck.checker.output_commit import _Coordination
+    from snapcheck.checker.trace_index import TraceIndex
+
+    for seed in range(40):
+        rnd = random.Random(seed)
+        rec = TraceRecorder(["T", {"id": "C", "role": "coordinator"}], [])
+        rounds = rnd.sample(range(1, 30), rnd.randint(1, 12))
+        for r in rounds:
+            rec.round_start("C", r)
+            rec.round_complete("C", r)
+        coord = _Coordination(TraceIndex(rec.trace()))
+        done = coord.complete_line
+        for line in range(1, 2 * len(rounds) + 3):
+            assert coord.completed_before(line) == max((r for r, ln in done.items() if ln < line), default=0)
+        for n in range(1, max(done) + 1):
+            assert coord.covering(n) == min(r for r in done if r >= n)
