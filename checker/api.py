@@ -142,8 +142,8 @@ class _Run:
         judged also where the protocol does not promise it; no other property is."""
         return prop in PROMISED and self.opts.properties is not None and prop in self.opts.properties
 
-    def add(self, prop, subject, violations, omitted: int = 0):
-        return self.report.add(prop, subject, violations, self.opts.max_per_result, omitted)
+    def add(self, prop, subject, violations, omitted: int = 0, omitted_kinds: frozenset[str] = frozenset()):
+        return self.report.add(prop, subject, violations, self.opts.max_per_result, omitted, omitted_kinds)
 
     def history(self, limit: int | None = None) -> History:
         """The effective history of the trace prefix before line ``limit`` (None: the whole trace)."""
@@ -317,12 +317,21 @@ def _useless(run: _Run) -> None:
 
 def _analyse_cut(run: _Run, h, dur, g, subject: str, at_line=float("inf"), gone=frozenset()) -> CutAnalysis:
     ca = CutAnalysis(
-        h, dur, g, subject, aligned=run.aligned, channel_state=run.want("channel-state"), at_line=at_line, gone=gone
+        h,
+        dur,
+        g,
+        subject,
+        aligned=run.aligned,
+        channel_state=run.want("channel-state"),
+        at_line=at_line,
+        gone=gone,
+        cap=run.opts.max_per_result,
     )
     if run.want("consistency"):
-        run.add("consistency", subject, ca.consistency)
+        run.add("consistency", subject, ca.consistency, ca.uncounted["consistency"].total())
     if run.want("channel-state"):
-        run.add("channel-state", subject, ca.channel_state)
+        more = ca.uncounted["channel-state"]
+        run.add("channel-state", subject, ca.channel_state, more.total(), frozenset(more))
     if ca.unobservable:
         run.report.stats["unobservable_in_transit"] = run.report.stats.get("unobservable_in_transit", 0) + len(
             ca.unobservable

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from itertools import islice
 from math import inf
 from operator import attrgetter, le
@@ -345,9 +346,14 @@ class CutAnalysis:
         channel_state: bool = True,
         at_line: float = inf,
         gone: frozenset = frozenset(),
+        cap: int | None = None,
     ):
         """``gone``: processes that left the job before ``G``, handing their state to others
-        (a rescale); messages to them are outside ``G`` (``checker.rescale`` judges them)."""
+        (a rescale); messages to them are outside ``G`` (``checker.rescale`` judges them).
+        ``cap``: orphans, dropped and aligned-in-flight messages beyond the first ``cap``
+        violations of their property are counted by kind in ``uncounted`` (property ->
+        ``Counter``), not given a witness: a report lists ``cap`` per result, and building
+        every one made a trace with many messages in transit at many rounds quadratic."""
         self.h = h
         self.g = g
         self.subject = subject
@@ -359,7 +365,12 @@ class CutAnalysis:
         internal = index.in_transit(g)
         self.internal_in_transit = [m for m in internal if m.dst not in gone] if gone else internal
         self.external_in_transit = index.external_in_transit(g, gone)
-        self.consistency: list[Violation] = [self._orphan(m) for m in self.orphans]
+        self.uncounted: dict[str, Counter] = {"consistency": Counter(), "channel-state": Counter()}
+        self._cap = cap
+        shown = self.orphans if cap is None else self.orphans[:cap]
+        self.consistency: list[Violation] = [self._orphan(m) for m in shown]
+        if len(shown) < len(self.orphans):
+            self.uncounted["consistency"]["orphan"] = len(self.orphans) - len(shown)
         if h.ghost_recvs:
             self.consistency += self._undone_sends(index)
         self.channel_state: list[Violation] = []
@@ -539,6 +550,9 @@ class CutAnalysis:
                 continue
             chan = h.channels.get(m.ch)
             if aligned and chan is not None and not chan.back_edge:
+                if self._full(out):
+                    self.uncounted["channel-state"]["aligned-in-flight"] += 1
+                    continue
                 out.append(
                     Violation(
                         "aligned-in-flight",
@@ -562,7 +576,14 @@ class CutAnalysis:
             if shown is not None and m.ch not in shown:
                 self.unobservable.append(m)
                 continue
+            if self._full(out):
+                self.uncounted["channel-state"]["dropped"] += 1
+                continue
             out.append(self._dropped(m, dur))
+
+    def _full(self, out: list) -> bool:
+        """Whether ``out`` holds as many violations as a result lists (``cap``)."""
+        return self._cap is not None and len(out) >= self._cap
 
     def _dropped(self, m, dur) -> Violation:
         h = self.h

@@ -434,14 +434,20 @@ class Report:
         return {v.kind for v in self.violations}.union(*(r.omitted_kinds for r in self.results))
 
     def add(
-        self, prop: str, subject: str, violations: list[Violation], cap: int | None = None, omitted: int = 0
+        self,
+        prop: str,
+        subject: str,
+        violations: list[Violation],
+        cap: int | None = None,
+        omitted: int = 0,
+        omitted_kinds: frozenset[str] = frozenset(),
     ) -> PropertyResult:
         """Record one property result; violations beyond ``cap`` (and ``omitted`` ones
-        found but not given a witness) are counted, not listed."""
-        beyond: frozenset[str] = frozenset()
+        found but not given a witness, of ``omitted_kinds``) are counted, not listed."""
+        beyond: frozenset[str] = omitted_kinds - {v.kind for v in violations[:cap]}
         if cap is not None and len(violations) > cap:
             omitted += len(violations) - cap
-            beyond = frozenset(v.kind for v in violations[cap:]) - {v.kind for v in violations[:cap]}
+            beyond |= frozenset(v.kind for v in violations[cap:]) - {v.kind for v in violations[:cap]}
             violations = violations[:cap]
         r = PropertyResult(prop, subject, not violations and not omitted, violations, omitted, beyond)
         self.results.append(r)
