@@ -684,6 +684,14 @@ class _Diagram:
                 return label
         return "all" if "all" in lines else next(iter(lines))
 
+    def _zpath_label(self) -> str:
+        """The legend of the purple witnesses: a Z-cycle (useless checkpoints) or a Z-path that
+        RDT forbids (not a cycle: calling it one misled a reader of an RDT witness)."""
+        kinds = {fi.kind for fi in self.findings if fi.style == "zcycle"}
+        if kinds == {"rdt"}:
+            return "Z-path witness (RDT)"
+        return "Z-cycle witness" if "rdt" not in kinds else "Z-cycle / Z-path witness"
+
     def _legend_handles(self) -> list:
         h = [
             Line2D(
@@ -734,7 +742,7 @@ class _Diagram:
                 "orphan": "orphan",
                 "dropped": "dropped / lost",
                 "phantom": "phantom / duplicate",
-                "zcycle": "Z-cycle witness",
+                "zcycle": self._zpath_label(),
             }[style]
             h.append(Line2D([], [], color=HIGHLIGHT[style], lw=2.6, label=name))
         if self.f.useless:

@@ -112,6 +112,20 @@ def test_the_legend_names_what_is_drawn():
     assert "log entry" not in render_svg(t) and "arrival" not in render_svg(t)
 
 
+def test_the_legend_calls_an_rdt_witness_a_z_path_not_a_z_cycle():
+    """An RDT violation's witness is a Z-path that no causal path doubles, not a Z-cycle: the
+    legend said "Z-cycle witness" for it."""
+    t = S.example_c()
+
+    def legend(*kinds):
+        items = [Finding(n, k, k, "trace", "w", [12, 13], 12, messages=["c10:2"]) for n, k in enumerate(kinds, 1)]
+        return render_svg(t, Findings(items=items))
+
+    assert "Z-path witness (RDT)" in legend("rdt") and "Z-cycle" not in legend("rdt")
+    assert "Z-cycle witness" in legend("useless-checkpoint") and "Z-path" not in legend("useless-checkpoint")
+    assert "Z-cycle / Z-path witness" in legend("rdt", "useless-checkpoint")
+
+
 def test_auto_recovery_line_gives_way_to_a_violation_cut():
     t = S.example_c()
     f = Findings(
