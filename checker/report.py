@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION
 
-JSON_SCHEMA_VERSION = (
-    4  # 4: a recovery lists 100 in-transit messages and counts them all; 3: exit code 4, ok = verdict clean
-)
+# 4: a recovery lists 100 in-transit messages and counts them all; 3: exit code 4, ok = verdict clean
+JSON_SCHEMA_VERSION = 4
 # A report's verdict and its exit code; over many traces a command exits with the worst,
 # first in WORST_FIRST: a trace not read, then a violation, then a trace with no verdict.
 VERDICT_EXIT = {"clean": EXIT_CLEAN, "violation": EXIT_VIOLATION, "not-judged": EXIT_NOT_JUDGED}

@@ -398,11 +398,11 @@ class TraceValidator(RescaleRules):
                 f"seq {self._last_seq[c]} (sequence numbers increase per channel between restores)",
             )
             return False
-        kg, dst = d.get("key_group"), self._ch_dst[c]
-        if type(kg) is int and kg >= self._max_par.get(dst, kg + 1):
+        kg = d.get("key_group")
+        if type(kg) is int and kg >= self._max_par.get(self._ch_dst[c], kg + 1):
             self.error(
                 line,
-                f"send: key_group {kg} is outside max_parallelism {self._max_par[dst]} of the receiver "
+                f"send: key_group {kg} is outside max_parallelism {self._max_par[self._ch_dst[c]]} of the receiver "
                 f"{self._channels[c].dst} (key groups are 0 .. max_parallelism - 1)",
             )
             return False

@@ -20,7 +20,7 @@ from snapcheck import __version__
 from snapcheck.checker.notation import fmt_checkpoint
 from snapcheck.console import printable
 from snapcheck.debug.findings import Findings, findings_from_report
-from snapcheck.debug.render import DRAW_LIMIT, RenderOptions, finding_window, render_svg
+from snapcheck.debug.render import RenderOptions, finding_window, render_svg, within_limit
 from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.model import Trace
 
@@ -147,12 +147,11 @@ def _violation(trace: Trace, f: Findings, fi, drawn: bool) -> str:
         parts.append(f"<p>witness: <code>{_e(json.dumps(witness))}</code></p>")
     if drawn:
         window = finding_window(trace, fi) if len(trace.events) > WINDOW_ABOVE else None
-        if window is not None and window[1] - window[0] + 1 > DRAW_LIMIT:  # a picture's limit: its beginning
-            a, b = window
-            window = (a, a + DRAW_LIMIT - 1)
+        if window is not None and within_limit(window) != window:  # wider than a picture: its beginning
+            (a, b), window = window, within_limit(window)
             parts.append(
-                f"<p>The witness spans events {a:,}–{b:,}; the diagram shows the first {DRAW_LIMIT:,} of them "
-                f"(<code>snapcheck render {_e(trace.path)} --window A:B -o part.svg</code> draws another part).</p>"
+                f"<p>The witness spans events {a:,}–{b:,}; the diagram shows the first {window[1] - a + 1:,} of "
+                f"them (<code>snapcheck render {_e(trace.path)} --window A:B -o part.svg</code> draws another part).</p>"
             )
         options = RenderOptions(window=window, only=[fi.number], recovery_line=None)
         parts.append(_diagram(trace, f, options, f"v{fi.number}-"))

@@ -228,9 +228,7 @@ def plan_view(trace: Trace, findings: Findings | None, opts: RenderOptions) -> V
         )
     if window is None and n > DRAW_LIMIT:
         if picked:
-            a, b = finding_window(trace, picked[0], WITNESS_MARGIN)
-            if b - a + 1 > DRAW_LIMIT:
-                b = a + DRAW_LIMIT - 1
+            a, b = within_limit(finding_window(trace, picked[0], WITNESS_MARGIN))
             why = f"the witness of violation #{picked[0].number} ({picked[0].kind})"
         else:
             a, b = 1, DRAW_LIMIT
@@ -836,6 +834,17 @@ def prefix_ids(svg: str, prefix: str) -> str:
     '<path id="v2-lane-A" clip-path="url(#v2-p1)"/><use xlink:href="#v2-m0"/>'
     """
     return _ID_OR_REFERENCE.sub(lambda m: m.group(1) + prefix, svg) if prefix else svg
+
+
+def within_limit(window: tuple[int, int]) -> tuple[int, int]:
+    """The part of ``window`` (event numbers, inclusive) one picture draws: its first
+    ``DRAW_LIMIT`` events.
+
+    >>> within_limit((5, 9)), within_limit((1, DRAW_LIMIT + 100))
+    ((5, 9), (1, 2000))
+    """
+    a, b = window
+    return a, min(b, a + DRAW_LIMIT - 1)
 
 
 def finding_window(trace: Trace, finding: Finding, margin: int = 6) -> tuple[int, int]:

@@ -234,12 +234,10 @@ def test_html_report_windows_long_traces():
 def test_html_report_draws_the_beginning_of_a_witness_wider_than_a_picture(monkeypatch):
     """A witness spanning more events than a picture holds (``DRAW_LIMIT``) is drawn from its
     beginning, and the report says so; ``check --html`` refused the whole trace (exit 2)."""
-    import snapcheck.debug.html_report as H
     import snapcheck.debug.render as R
     from snapcheck.traces import TraceRecorder
 
     monkeypatch.setattr(R, "DRAW_LIMIT", 40)
-    monkeypatch.setattr(H, "DRAW_LIMIT", 40)
     rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")], protocol="chandy-lamport")
     sent = [rec.send("A", "a2b") for _ in range(60)]
     rec.checkpoint("A", kind="coordinated", round=1)
