@@ -176,46 +176,6 @@ def expectation_problems(expect, prop) -> list[str]:
     return out
 
 
-# Kinds that claim an event is missing from the trace: something never happens (a round
-# that never ends, a transaction never published, a replica that stalls, a final
-# checkpoint never taken or notified, drift never bounded), a message never processed,
-# replayed or delivered (or truncated from a log before it was), state no restore takes,
-# a notification, forced checkpoint or artifact that never comes, a message in flight at
-# a cut (its processing after the cut can be removed: it is then in flight for good). Removing events from a
-# trace can always make such a claim true (drop the receipt that ended the round, the
-# processing of a message), so whatever edits a trace (``snapcheck shrink``) must keep
-# such a violation's witness, not only its kind. Claims that an event is present or
-# misplaced (an orphan, a duplicate, a Z-cycle) need no such guard.
-ABSENCE_KINDS = frozenset(
-    {
-        "incomplete-round",
-        "uncommitted",
-        "replica-stalled",
-        "final-checkpoint-unnotified",
-        "final-checkpoint-missing",
-        "unbounded-drift",
-        "dropped",
-        "aligned-in-flight",
-        "lost",
-        "in-flight-lost",
-        "input-lost",
-        "split-lost",
-        "dedup-lost",
-        "premature-truncation",
-        "key-group-lost",
-        "partition-lost",
-        "control-dropped",
-        "premature-commit",
-        "eos-before-commit",
-        "missing-forced-checkpoint",
-        "retired-before-final-checkpoint",
-        "fallback-unresolved",
-        "artifact-unknown",
-    }
-)
-assert ABSENCE_KINDS <= KIND_PROPERTY.keys()
-
-
 @dataclass
 class UnreadTrace:
     """A trace that was not checked because it could not be read or is not valid (the

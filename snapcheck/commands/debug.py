@@ -357,7 +357,8 @@ class _Phases:
 def shrink(trace_path, prop, kind, output, simulation, simulate, failures, semantics, cut, trace_id) -> None:
     """Delta-debug a failing trace (ddmin) to a 1-minimal trace with the same violation.
 
-    The result still violates the same property with the same kind of witness, and
+    The result still shows one of the trace's violations of that property and kind
+    (the same messages and checkpoints, renumbered: not one made by removing events), and
     removing any single remaining element (a process, channel, message, processing,
     checkpoint, failure, record entry, ...) makes that violation disappear. With
     --simulation or --simulate, the simulation's configuration is shrunk first.

@@ -32,8 +32,9 @@ numbers when the trace uses the recorder's naming (``ch:seq``, ``ch:bR``,
 ``@epoch``, ``/rK``). Every candidate is validated (``traces``), so a shrunk
 trace is always a valid trace.
 
-The test is "the checker still reports a violation of the same property with
-the same kind". Checker options that name processes or checkpoints (``cut``,
+The test ``snapcheck shrink`` runs is "the checker still reports a violation of
+the same property and kind, with the witness of one of the original trace's
+violations" (``CheckerPredicate`` with ``like``, ``witness_identity``). Checker options that name processes or checkpoints (``cut``,
 ``failures``) are mapped through the renumbering; checkpoints named by the
 ``cut`` are never removed.
 """
@@ -50,6 +51,9 @@ from snapcheck.traces.model import MARKERS, Channel, Event, Header, Process, Tra
 from snapcheck.traces.writer import dumps_trace
 
 Element = tuple[str, Hashable]
+# What a candidate's names were in the trace being shrunk: a renamed message id -> its id
+# there, and a checkpoint ``(process, number)`` -> ``(process, number there)``.
+Names = dict[Hashable, Hashable]
 
 
 # -- ddmin ---------------------------------------------------------------------
@@ -212,10 +216,10 @@ class TraceShrinker:
     def _all_checkpoints(self):
         return [(e.proc, e.ckpt) for e in self.events if e.type == "checkpoint"]
 
-    def candidate(self, removed: Sequence[Element]) -> tuple[Header, list[dict], dict, dict[str, str]]:
+    def candidate(self, removed: Sequence[Element]) -> tuple[Header, list[dict], dict, dict]:
         """The header, event dicts and checker options of the trace without ``removed``
-        (renumbered, options mapped), and the new id of each renamed message (``{old: new}``,
-        empty when the ids stay)."""
+        (renumbered, options mapped), and the renumbering (``_renumber``'s maps: the new
+        id of each renamed message, the new number of each checkpoint kept)."""
         r = self.removal(removed)
         kept: list[dict] = []
         for i, e in enumerate(self.events):
@@ -233,7 +237,7 @@ class TraceShrinker:
             seed=h.seed,
             metadata=dict(h.metadata),
         )
-        return header, kept, map_options(self.options, maps, {p.id for p in procs}), maps["mid"]
+        return header, kept, map_options(self.options, maps, {p.id for p in procs}), maps
 
     def _keep(self, i: int, e: Event, r: Removal) -> dict | None:
         if e.proc in r.procs or i in r.events:
@@ -369,7 +373,7 @@ class ShrinkResult:
     invalid: int  # candidates rejected by validation (expected 0)
     elements_before: int
     elements_after: int
-    names: dict[str, str]  # renamed message ids -> their ids in the trace shrunk
+    names: Names  # the result's message ids and checkpoints -> what they are in the trace shrunk
 
 
 class ShrinkError(Exception):
@@ -378,13 +382,14 @@ class ShrinkError(Exception):
 
 def shrink_trace(
     trace: Trace,
-    violates: Callable[[Trace, dict, dict[str, str]], bool],
+    violates: Callable[[Trace, dict, Names], bool],
     options: dict | None = None,
     kind: str = "",
     prop: str = "",
 ) -> ShrinkResult:
     """Shrink ``trace`` while ``violates(candidate, mapped_options, names)`` holds; ``names``
-    maps the candidate's renamed message ids to the ids they have in ``trace``.
+    maps the candidate's renamed message ids and renumbered checkpoints to what they are
+    in ``trace`` (``Names``).
 
     After ddmin the result is re-split into its own elements and checked for
     1-minimality directly (each remaining element removed alone), repeating until
@@ -392,7 +397,7 @@ def shrink_trace(
     """
     stats = {"tests": 0, "invalid": 0}
 
-    def build(sh: TraceShrinker, removed: Sequence[Element], names: dict[str, str]):
+    def build(sh: TraceShrinker, removed: Sequence[Element], names: Names):
         header, events, opts, renamed = sh.candidate(removed)
         if not header.processes:  # a trace has at least one process: nothing to test
             return None
@@ -402,9 +407,7 @@ def shrink_trace(
         except TraceErrors:
             stats["invalid"] += 1
             return None
-        if renamed:
-            names = {new: names.get(old, old) for old, new in renamed.items()}
-        return cand, text, opts, names
+        return cand, text, opts, _compose(names, renamed)
 
     def without(sh: TraceShrinker, elems: list[Element], kept: list[Element]):
         keep = set(kept)
@@ -438,52 +441,98 @@ def shrink_trace(
 
 
 _LINES = re.compile(r"\blines? \d+(?:(?:, | and )\d+)*")
+_CHECKPOINT = re.compile(r"(?<=checkpoint )(\S+):(\d+)\b")
+_CUT = re.compile(r"\{[^{}]*\}")  # a cut, {P: 1, Q: 2}: the options map it, less the processes removed
+# Kinds whose witness is a path in order (a Z-path or Z-cycle): the same messages in
+# another order are another path.
+PATH_KINDS = frozenset({"rdt", "useless-checkpoint", "timestamp-order"})
 
 
-def witness_identity(v, names: dict[str, str] | None = None) -> tuple[str, object]:
-    """What a shrunk trace must keep of a violation ``v`` that claims an event is missing:
-    its subject and, when it names messages, those messages (renamed ones by the id
-    ``names`` gives them in the original trace), else its message; line numbers left
-    out (they change as events go). Of a round that never ends, the processes that hold
-    it up: those that never take their checkpoint though no barrier is missing, and
-    barriers sent but never received — not the processes downstream that only wait for
-    a barrier nobody sent them.
+def _compose(names: Names, renamed: dict) -> Names:
+    """``names`` of a candidate made from one whose names were ``names``, renumbered by
+    ``renamed`` (``_renumber``'s maps, ``{old: new}``: an empty message map keeps the ids)."""
+    mids, ckpts = renamed["mid"], renamed["ckpt"]
+    out: Names = (
+        {new: names.get(old, old) for old, new in mids.items()}
+        if mids
+        else {k: v for k, v in names.items() if isinstance(k, str)}
+    )
+    out.update({(p, new): names.get((p, old), (p, old)) for (p, old), new in ckpts.items()})
+    return out
+
+
+def _checkpoint(names: Names, proc, number):
+    """What checkpoint ``number`` of ``proc`` was in the trace shrunk (``"V"`` and ``0`` stay)."""
+    if isinstance(number, int) and number > 0:
+        return names.get((proc, number), (proc, number))
+    return proc, number
+
+
+def _text(text: str, names: Names) -> str:
+    """``text`` with its line numbers and cuts left out, and the message ids and
+    checkpoints it names (``checkpoint P:N``) as they were in the trace shrunk."""
+    text = _CUT.sub("{}", _LINES.sub(lambda m: m.group(0).split()[0], text))
+    text = _CHECKPOINT.sub(lambda m: "{}:{}".format(*_checkpoint(names, m[1], int(m[2]))), text)
+    return " ".join(str(names.get(w, w)) for w in text.split(" "))
+
+
+def witness_identity(v, names: Names | None = None) -> tuple:
+    """What a shrunk trace must keep of a violation ``v``, so that what it shows is a
+    violation the trace being shrunk shows, not one that removing events made: its kind,
+    its subject and the messages and checkpoints its witness names, as they were in that
+    trace (``names``), line numbers left out; a witness that names neither is known by its
+    message. Of a round that never ends, the processes that hold it up: those that never
+    take their checkpoint though no barrier is missing, and barriers sent but never
+    received — not the processes downstream that only wait for a barrier nobody sent
+    them.
+
+    Removing events can forge a violation of almost any kind: the receipt that ended a
+    round (a round that never ends), the processing of a message (a loss), a checkpoint
+    between a receive and an earlier send (two intervals made one, so a Z-path, a Z-cycle
+    or an untracked dependency appears), a message that carried a dependency (RDT), the
+    receive that justified a forced checkpoint. Hence the identity, for every kind.
 
     >>> from snapcheck.checker.report import Violation
     >>> waits = ["B never takes its checkpoint of round 2 (no barrier is missing on its inputs)",
     ...          "C (no checkpoint of round 2) waits for the barrier on bc from B: B never sent it"]
     >>> v = Violation("incomplete-round", "termination", "round 2", "Round 2 ...", [7], {"round": 2, "waiting": waits})
-    >>> witness_identity(v)
-    ('round 2', frozenset({'B never takes its checkpoint of round 2 (no barrier is missing on its inputs)'}))
+    >>> witness_identity(v)[2]
+    frozenset({'B never takes its checkpoint of round 2 (no barrier is missing on its inputs)'})
     >>> witness_identity(Violation("uncommitted", "output-commit", "S", "txn 3 staged at line 12, never published", [12]))
-    ('S', 'txn 3 staged at line, never published')
+    ('uncommitted', 'S', 'txn 3 staged at line, never published')
     >>> witness_identity(Violation("dropped", "channel-state", "round 1", "...", [2], {"messages": ["c:1"]}), {"c:1": "c:7"})
-    ('round 1', frozenset({'c:7'}))
-    >>> witness_identity(Violation("dropped", "channel-state", "round 1", "...", [2], {"messages": ["c:1"], "processed": True}))
-    ('round 1', (frozenset({'c:1'}), True))
+    ('dropped', 'round 1', frozenset({'c:7'}))
+    >>> z = Violation("rdt", "rdt", "checkpoint Q:1", "...", [4], {"messages": ["a:2", "b:1"], "checkpoints": [["P", 0], ["Q", 1]]})
+    >>> witness_identity(z, {"a:2": "a:3", ("Q", 1): ("Q", 2)})
+    ('rdt', 'checkpoint Q:2', ('a:3', 'b:1'), (('P', 0), ('Q', 2)))
     """
-
-    def plain(text: str) -> str:
-        return _LINES.sub(lambda m: m.group(0).split()[0], text)
-
+    names = names or {}
     witness = v.witness or {}
+    head: tuple = (v.kind, _text(v.subject, names))
     waiting = witness.get("waiting") if v.kind == "incomplete-round" else None
     if isinstance(waiting, list):
-        return v.subject, frozenset(plain(w) for w in waiting if "never sent it" not in w or "never received" in w)
+        return (*head, frozenset(_text(w, names) for w in waiting if "never sent it" not in w or "never received" in w))
+    parts: list = []
     if isinstance(witness.get("messages"), list):
-        ids = frozenset((names or {}).get(m, m) for m in witness["messages"])
+        ids = [names.get(m, m) if isinstance(m, str) else repr(m) for m in witness["messages"]]
+        parts.append(tuple(ids) if v.kind in PATH_KINDS else frozenset(ids))
         if "processed" in witness:  # a message in flight at a cut: processed after it, or never
-            return plain(v.subject), (ids, witness["processed"])
-        return plain(v.subject), ids
-    return plain(v.subject), plain(v.message)
+            parts.append(witness["processed"])
+    if isinstance(witness.get("checkpoints"), list):
+        parts.append(
+            tuple(
+                _checkpoint(names, *c) if isinstance(c, list) and len(c) == 2 else repr(c)
+                for c in witness["checkpoints"]
+            )
+        )
+    return (*head, *parts) if parts else (*head, _text(v.message, names))
 
 
 class CheckerPredicate:
     """``violates(trace, options, names=None)``: the checker reports a ``kind`` violation of
-    ``prop``. With ``like`` (the trace being shrunk and its options) and a kind that claims
-    an event is missing (``checker.report.ABSENCE_KINDS``), one
-    whose ``witness_identity`` (message ids mapped through ``names``, as ``shrink_trace``
-    gives them) is that of a violation ``like`` shows.
+    ``prop``. With ``like`` (the trace being shrunk and its options), one whose
+    ``witness_identity`` (mapped through ``names``, as ``shrink_trace`` gives them) is that
+    of a violation ``like`` shows.
 
     >>> from snapcheck.checker import CheckOptions
     >>> from snapcheck.traces import TraceRecorder
@@ -496,11 +545,9 @@ class CheckerPredicate:
     def __init__(
         self, prop: str, kind: str, base_options: Callable[[dict], object], like: tuple[Trace, dict] | None = None
     ):
-        from snapcheck.checker.report import ABSENCE_KINDS
-
         self.prop, self.kind, self.base_options = prop, kind, base_options
         self.same: set | None = None
-        if like is not None and kind in ABSENCE_KINDS:
+        if like is not None:
             self.same = {witness_identity(v) for v in self.matches(self.check(*like))}
 
     def check(self, trace: Trace, options: dict):
@@ -509,7 +556,7 @@ class CheckerPredicate:
 
         return check_trace(trace, self.base_options(options))
 
-    def matches(self, report, names: dict[str, str] | None = None) -> list:
+    def matches(self, report, names: Names | None = None) -> list:
         """The violations of ``report`` that count (``names`` as for ``__call__``)."""
         return [
             v
@@ -519,5 +566,5 @@ class CheckerPredicate:
             and (self.same is None or witness_identity(v, names) in self.same)
         ]
 
-    def __call__(self, trace: Trace, options: dict, names: dict[str, str] | None = None) -> bool:
+    def __call__(self, trace: Trace, options: dict, names: Names | None = None) -> bool:
         return bool(self.matches(self.check(trace, options), names))

@@ -226,7 +226,8 @@ def test_finding_window():
 
 
 # any characters but the controls an id may not hold (a trace with one is refused: tests/hostile)
-_NAMES = st.text(st.characters(blacklist_categories=("Cc",)), min_size=1, max_size=10).filter(lambda s: s.strip())
+# and lone surrogates, which no UTF-8 file holds (the recorder refuses to write them)
+_NAMES = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=10).filter(lambda s: s.strip())
 
 
 @settings(max_examples=12, deadline=None)
