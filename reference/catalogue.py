@@ -256,6 +256,8 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
                 "recovery brings its own simulator (Protocol.simulator)"
             )
         out.extend(_handler_problems(cls.task_class))
+    elif inspect.isclass(cls.task_class):  # a simulator of the kit's calls the hooks of its task class
+        out.extend(_signature_problems(cls.task_class))
     return out
 
 
@@ -268,12 +270,35 @@ def _handler_problems(task_class) -> list[str]:
             f"task_class = {what}: expected a subclass of snapcheck.reference.protocol.TaskProtocol "
             "(the class, not an instance)"
         ]
+    return _signature_problems(task_class)
+
+
+def _signature_problems(task_class: type) -> list[str]:
+    """The handlers of ``task_class`` that cannot be called as the kit's class it derives
+    from (the nearest base class of the kit: ``TaskProtocol``, ``UncoordinatedTask``, a
+    catalogue protocol's task class) declares them, which is how its simulator calls them.
+
+    >>> from snapcheck.reference.uncoordinated.protocol import UncoordinatedTask
+    >>> class Mine(UncoordinatedTask):
+    ...     def must_force(self, pb): return None
+    >>> _signature_problems(Mine)
+    ['Mine.must_force(self, pb) cannot be called as must_force(self, ch, pb)']
+    """
+    kit = next((c for c in task_class.__mro__ if c.__module__.startswith("snapcheck.")), None)
+    if kit is None or kit is task_class:
+        return []
     out = []
-    for name, documented in vars(TaskProtocol).items():
+    for name in dir(kit):
+        documented = getattr(kit, name)
         mine = getattr(task_class, name)
-        if not callable(documented) or mine is documented:
+        if (name.startswith("_") and name != "__init__") or not inspect.isfunction(documented) or mine is documented:
             continue
         params = list(inspect.signature(documented).parameters)
+        if not callable(mine):
+            out.append(
+                f"{task_class.__qualname__}.{name} = {mine!r}: not a method (called as {name}({', '.join(params)}))"
+            )
+            continue
         try:
             inspect.signature(mine).bind(*params)  # self plus what the simulator passes, positionally
         except TypeError:

@@ -101,6 +101,28 @@ MODULE = textwrap.dedent("""
         task_class = ShortTask
 
 
+    from snapcheck.reference.uncoordinated.protocol import UncoordinatedProtocol, UncoordinatedTask
+
+
+    class ForceTask(UncoordinatedTask):
+        def must_force(self, pb):
+            return None
+
+
+    class Force(UncoordinatedProtocol):
+        name = "force"
+        family = "cic"
+        task_class = ForceTask
+
+
+    class NoPiggybackTask(UncoordinatedTask):
+        piggyback = None
+
+
+    class NoPiggyback(Force):
+        task_class = NoPiggybackTask
+
+
     class StringRoundTask(Task):
         def on_trigger(self, round, barrier):
             self.ctx.checkpoint(round)
@@ -277,6 +299,10 @@ def cli(cwd, *args):
             "Short",
             "ShortTask.on_barrier(self, ch, barrier) cannot be called as on_barrier(self, ch, barrier, overtaking)",
         ),
+        # the hooks of a simulator of the kit's other than the shared one: before, the run
+        # ended at the first receive with a protocol error blamed on the coordinator
+        ("Force", "ForceTask.must_force(self, pb) cannot be called as must_force(self, ch, pb)"),
+        ("NoPiggyback", "NoPiggybackTask.piggyback = None: not a method (called as piggyback(self, ch))"),
     ],
 )
 def test_a_declaration_the_kit_cannot_use_is_a_usage_error_naming_the_attribute(userdir, cls, reason):
