@@ -111,7 +111,7 @@ class _Deliveries:
         if not holders or not holders <= self.ends:
             return False
         return (
-            bool(holders & self.held.get(o, set()))
+            any(p not in self.restarted_at or self._replayed_again(o, p) for p in holders & self.held.get(o, set()))
             or (from_log and bool(holders & self.fed.get(o, set())))
             or any(
                 p in holders and (p in self.restarted or ch in self.handed_on or self._replayed_again(o, p))
@@ -354,10 +354,16 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[
             owner_proc = " or ".join(owner_procs)
             onto = [new for new, _, e in maps if e.proc in owner_procs]
             reps = dv.replays.get(o, [])
+            undone = next((p for p in owner_procs if p in dv.held.get(o, ()) and p in dv.restarted_at), None)
             if not onto:
                 why = (
                     f"no restore maps {c} onto an input of {owner_proc}: its channel state was not "
                     "redistributed to the owner"
+                )
+            elif undone is not None and not mine:
+                why = (
+                    f"{undone} received it, then restored at line {dv.restarted_at[undone]} the state this rescale "
+                    "gave it (its checkpoint 0, which records no channel state), and it is never replayed there again"
                 )
             elif not reps:
                 why = f"{c} is mapped onto {', '.join(onto)}, but the record is never replayed there"

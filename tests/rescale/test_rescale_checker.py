@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from snapcheck.checker import check_trace
+from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.traces import TraceRecorder, read_trace
 from snapcheck.traces.model import Process
 from tests.rescale.gen import DATA_FAULTS, FAULTS, build, data_violation_kinds, oracle
@@ -532,6 +532,40 @@ def test_records_dropped_after_a_rescale_are_lost_when_a_later_restart_does_not_
     assert len(lost) == 4, report.kinds
     correct = check_trace(simulate(SimConfig(**{**RACE_THEN_RESTART, "mutant": None})).trace())
     assert "in-flight-lost" not in correct.kinds
+
+
+@pytest.mark.parametrize("again", [True, False])
+def test_a_record_processed_after_a_rescale_and_rolled_back_to_its_state_is_owed_again(again):
+    """``N`` takes ``A``'s keys and the record ``m`` that ``A`` recorded in flight, and
+    processes it; then ``N`` fails before its first checkpoint and restores the state the
+    rescale gave it (its checkpoint 0), which records no channel state: the processing is
+    undone, and unless the recovery replays ``m`` again, ``m`` is lost. Before, the
+    rescale left ``m`` to that recovery (its holder received it, and a restore rolled that
+    back), which knows nothing of it: no one judged it, and the run was clean."""
+    rec = TraceRecorder(
+        ["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
+        [("s2a", "S", "A"), ("s2n", "S", "N")],
+        protocol="unaligned",
+    )
+    m = rec.send("S", "s2a", value="x")
+    rec.checkpoint("S", round=1)
+    rec.checkpoint("A", round=1)
+    rec.record("A", 1, "s2a", [m])
+    rec.retire("A", 1)
+    rec.restore(
+        "N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "s2n"}]
+    )
+    rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
+    rec.fail("N")
+    rec.restore("N", 0, recovery=2, round=1)
+    if again:
+        rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
+    report = check_trace(rec.trace(), CheckOptions(properties=["rescale-in-flight"]))
+    if again:
+        assert report.ok, report.violations
+    else:
+        [v] = report.violations
+        assert v.kind == "in-flight-lost" and v.witness["messages"] == [m]
 
 
 # A correct unaligned campaign run: a downscale merges bids[0]->map[0] and bids[2]->map[2]
