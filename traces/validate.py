@@ -598,6 +598,7 @@ class TraceValidator(RescaleRules):
     # -- whole-trace checks -----------------------------------------------------
     def finish(self) -> list[TraceError]:
         """Resolve references to messages sent later in the file and check happened-before."""
+        self._rescale_finish()
         unresolved = 0
         for mid, line, c, what in self._pending:
             n = self._mid_num.get(mid)

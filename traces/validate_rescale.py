@@ -24,6 +24,9 @@ judged):
 * an appearing process whose first event is not a restore naming its sources (possibly none:
   ``sources: []``, a new subtask that takes no state);
 * any event of a process after its ``retire``; ``retire`` of a checkpoint not taken;
+  an old process whose state a restore takes that fails and then neither restores
+  nor retires (a task a rescale replaces leaves with ``retire``, also after a crash);
+* key-group ranges of one source that overlap, a partition one source names twice;
 * a replay on a channel other than its original's, unless a restore mapped the
   original's channel onto it.
 
@@ -75,6 +78,7 @@ class RescaleRules:
         self._retired: dict[int, int] = {}
         self._started: set[int] = set()
         self._mapped: set[tuple[int, int]] = set()  # (old channel, new channel) pairs of restores
+        self._taken: dict[int, tuple[int, str]] = {}  # process -> (line, source) of the first restore taking its state
         for p in header.processes:
             i = self._procs.get(p.id)
             if i is None:
@@ -140,9 +144,19 @@ class RescaleRules:
                 self.error(line, f"restore: {name} names checkpoint {s['ckpt']} of {s['proc']}, which it has not taken")
                 ok = False
                 continue
+            self._taken.setdefault(q, (line, name))
             kgs, parts = s.get("key_groups"), s.get("partitions")
             if kgs is not None:
                 if not self._check_ranges(kgs, self._max_par.get(q), line, f"restore: {name}"):
+                    ok = False
+                    continue
+                twice = next(
+                    (b for i, a in enumerate(kgs) for c in kgs[i + 1 :] if (b := ranges_overlap([a], [c]))), None
+                )
+                if twice:
+                    self.error(
+                        line, f"restore: {name} gives key groups {twice[0]}..{twice[1]} twice (overlapping ranges)"
+                    )
                     ok = False
                     continue
                 for other, their in seen_kg:
@@ -153,6 +167,9 @@ class RescaleRules:
                         )
                         ok = False
                 seen_kg.append((name, kgs))
+            if parts is not None and len(set(parts)) < len(parts):
+                self.error(line, f"restore: {name} names a partition twice")
+                ok = False
             for part in parts or ():
                 if part in seen_part:
                     self.error(line, f"restore: {name} and {seen_part[part]} overlap: both give partition {part!r}")
@@ -206,6 +223,21 @@ class RescaleRules:
                 given[(old, new)] = kgs
             self._mapped.add((old, new))
         return ok
+
+    def _rescale_finish(self) -> None:
+        """At the end of the trace: an old process whose state a rescale took leaves the job
+        with ``retire``, also after a crash. One that failed and never restores or retires
+        would keep, to the checker, what it did after the checkpoint taken."""
+        names = list(self._procs)
+        for q, (line, name) in self._taken.items():
+            if self._failed[q] and q not in self._retired:
+                self.error(
+                    line,
+                    f"restore: {name} takes the state of {names[q]}, which failed and neither restores nor "
+                    "retires afterwards: a task that a rescale replaces leaves the job with 'retire' (naming the "
+                    "checkpoint whose state lives on), also after a crash, so that its events after that "
+                    "checkpoint are undone",
+                )
 
     def _replay_mapped(self, sent_on: int, c: int) -> bool:
         """Whether a restore mapped channel ``sent_on`` onto channel ``c``."""

@@ -81,6 +81,39 @@ def test_mapping_onto_someone_elses_channel(tmp_path):
     assert any(f":{n + 1}:" in e and "not the destination" in e for e in errs), errs
 
 
+def test_the_ranges_of_one_source_overlap(tmp_path):
+    """Two ranges of one source that share key groups take them twice from one checkpoint
+    (only two sources sharing one were refused)."""
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    src = next(x for x in lines[n]["sources"] if x.get("key_groups"))
+    lo, hi = src["key_groups"][0]
+    src["key_groups"] = [[lo, hi], [hi, hi]]
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and f"gives key groups {hi}..{hi} twice" in e for e in errs), errs
+
+
+@pytest.mark.parametrize("then_retire", [True, False])
+def test_a_task_a_rescale_replaces_after_a_crash_still_retires(tmp_path, then_retire):
+    """A failure-triggered rescale: the old task crashes, and the new ones take its
+    checkpoint. Without a ``retire`` after the ``fail``, the checker would count what the
+    old task did after that checkpoint as kept (a zombie keeping its final state, and its
+    records processed again by the new tasks as duplicates): refused, naming the restore
+    and what to write, where it used to be judged as those violations."""
+    lines = _lines(tmp_path)
+    n = next(n for n, x in enumerate(lines) if x.get("type") == "retire" and x["proc"] == "agg[0]")
+    retire = lines[n]
+    fail = {"type": "fail", "proc": "agg[0]", "idx": retire["idx"], "reason": "crash"}
+    lines[n : n + 1] = [fail, {**retire, "idx": retire["idx"] + 1}] if then_retire else [fail]
+    path = _write(tmp_path, lines)
+    if then_retire:
+        read_trace(str(path))
+        return
+    taker = next(k for k, x in enumerate(lines) if x.get("type") == "restore" and "agg[0]" in str(x.get("sources")))
+    errs = _errors(path)
+    assert any(f":{taker + 1}:" in e and "neither restores nor retires" in e for e in errs), errs
+
+
 def test_event_after_retire(tmp_path):
     lines = _lines(tmp_path)
     n = next(n for n, x in enumerate(lines) if x.get("type") == "retire" and x["proc"] == "agg[0]")
