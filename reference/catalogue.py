@@ -193,6 +193,18 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     if cls is Protocol:
         return ["Protocol itself is the base class every protocol subclasses: name your subclass"]
     out = []
+    for attr in ("name", "trace_name"):
+        value = getattr(cls, attr)
+        if not (isinstance(value, str) and value.strip()) and not (attr == "trace_name" and value is None):
+            out.append(f"{attr} = {value!r}: expected a non-empty string (the protocol's name in the trace header)")
+    if out:
+        return out
+    if cls.simulator is not None and not inspect.isclass(cls.simulator):
+        out.append(
+            f"simulator = {cls.simulator!r}: expected a simulator class (e.g. UncoordinatedSimulator itself, "
+            "not its name), or None for the shared dataflow simulator"
+        )
+        return out
     namesake = by_trace_name(cls.header_name()) if not cls.mutant_of else None
     if namesake is not None and namesake is not cls and facts_of(namesake) != facts_of(cls):
         out.append(
@@ -273,6 +285,9 @@ def _handler_problems(task_class) -> list[str]:
     return _signature_problems(task_class)
 
 
+_A = {bool: "True or False", int: "an int", float: "a float", str: "a string"}
+
+
 def _signature_problems(task_class: type) -> list[str]:
     """The handlers of ``task_class`` that cannot be called as the kit's class it derives
     from (the nearest base class of the kit: ``TaskProtocol``, ``UncoordinatedTask``, a
@@ -281,8 +296,10 @@ def _signature_problems(task_class: type) -> list[str]:
     >>> from snapcheck.reference.uncoordinated.protocol import UncoordinatedTask
     >>> class Mine(UncoordinatedTask):
     ...     def must_force(self, pb): return None
-    >>> _signature_problems(Mine)
-    ['Mine.must_force(self, pb) cannot be called as must_force(self, ch, pb)']
+    ...     piggyback_size = "4"
+    >>> for p in _signature_problems(Mine): print(p)
+    Mine.must_force(self, pb) cannot be called as must_force(self, ch, pb)
+    Mine.piggyback_size = '4': expected an int (as UncoordinatedTask.piggyback_size = 0)
     """
     kit = next((c for c in task_class.__mro__[1:] if c.__module__.startswith("snapcheck.")), None)
     if kit is None:
@@ -291,7 +308,15 @@ def _signature_problems(task_class: type) -> list[str]:
     for name in dir(kit):
         documented = getattr(kit, name)
         mine = getattr(task_class, name)
-        if (name.startswith("_") and name != "__init__") or not inspect.isfunction(documented) or mine is documented:
+        if name.startswith("_") and name != "__init__":
+            continue
+        if isinstance(documented, (bool, int, float, str)) and type(mine) is not type(documented):
+            out.append(
+                f"{task_class.__qualname__}.{name} = {mine!r}: expected {_A[type(documented)]} "
+                f"(as {kit.__qualname__}.{name} = {documented!r})"
+            )
+            continue
+        if not inspect.isfunction(documented) or mine is documented:
             continue
         params = list(inspect.signature(documented).parameters)
         if not callable(mine):

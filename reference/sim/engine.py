@@ -129,6 +129,7 @@ class Task:
         self.restores = 0
         self.ckpt_no = 0
         self.round_ckpt: dict[int, int] = {}
+        self.answered: dict[int, tuple[int, str, int]] = {}  # round -> (incarnation, "ack" | "decline", tick)
         self.first_barrier: dict[int, int] = {}
         self.initial: Stored | None = None
 
@@ -469,14 +470,14 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
     def _start_tasks(self, tasks: list[Task]) -> None:
         """Protocol state machines and initial checkpoints ``C_{i,0}``. A protocol whose
         constructor raises gets an inert state machine, and the first failure is kept in
-        ``self.failed_to_start`` (task, reason) to end the run with a protocol error."""
+        ``self.failed_to_start`` (task, handler, reason) to end the run with a protocol error."""
         proto = self.protocol
         for t in tasks:
             try:
                 t.proto = proto.make(t)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - a protocol's constructor may raise anything
                 reason = f"{type(exc).__name__}: {exc}{user_frame(exc.__traceback__)}"
-                self.failed_to_start = self.failed_to_start or (t, reason)
+                self.failed_to_start = self.failed_to_start or (t, "__init__", reason)
                 t.proto = TaskProtocol(t, proto)
             t.initial = Stored(0, "initial", None, t.op.snapshot(), None, Counts({c: 0 for c in t.outputs + [t.ack]}))
 
@@ -505,7 +506,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
     def run(self) -> None:
         cfg = self.cfg
         if self.failed_to_start:
-            self.protocol_error(self.failed_to_start[0], "__init__", self.failed_to_start[1])
+            self.protocol_error(*self.failed_to_start)
             return
         for ext in self.externals:
             if ext.records:
@@ -699,6 +700,16 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
                 "complete",
                 f"task {v.id} acknowledged round {round} without taking its checkpoint of that round (ctx.checkpoint)",
             )
+        done = v.answered.get(round)
+        if done is not None and done[0] == v.incarnation:
+            said = {"ack": "acknowledged (ctx.complete)", "decline": "declined (ctx.decline)"}
+            raise ProtocolBroke(
+                v,
+                "complete" if what == "ack" else "decline",
+                f"task {v.id} {said[what].split()[0]} round {round}, which it already {said[done[1]]} at tick "
+                f"{done[2]}: a task answers each round once, with an acknowledgement or a decline",
+            )
+        v.answered[round] = (v.incarnation, what, self.now)
         if what == "ack":
             self.task_ckpt_time.append(self.now - v.first_barrier.get(round, self.now))
         assert v.ack is not None  # set when the dataflow is built

@@ -377,7 +377,7 @@ class Rescaling(_Simulator):
             plan.restore_state(t)
         self._start_tasks(tasks)
         if self.failed_to_start:
-            raise ProtocolBroke(self.failed_to_start[0], "__init__", self.failed_to_start[1])
+            raise ProtocolBroke(*self.failed_to_start)
         k = self.n_recoveries
         for t in tasks:
             log.restore_from(t.pid, now, k, r or None, plan.sources[t], plan.mappings.get(t))

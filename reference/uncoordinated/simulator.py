@@ -56,6 +56,7 @@ from snapcheck.reference.sim.engine import ProtocolBroke, Simulator
 from snapcheck.reference.sim.messages import CONTROL_SIZE, DATA, Chan, Counts, Msg, Stored
 from snapcheck.reference.sim.recording import EventLog, NullLog, _constructor
 from snapcheck.reference.uncoordinated.recovery import depth, recovery_line, rollback_steps
+from snapcheck.reference.user_code import user_frame
 from snapcheck.traces.writer import encoded
 
 _SEND = _constructor("send", "t", "ch", "mid", "seq", "logged", "size", "key", "value", "piggyback", "attrs")
@@ -107,10 +108,17 @@ class CheckpointVars(typing.Protocol):
 
 def _traced(v, hook: str, value, checked: bool):
     """``value``, which the protocol's ``hook`` of task ``v`` returned for the trace; a value
-    no trace line can hold (not JSON, NaN, an integer beyond 64 bits) is the protocol's
+    no trace line can hold (not a dict, not JSON, NaN, an integer beyond 64 bits) is the protocol's
     error, named at the hook. ``checked``: a user's protocol (the kit's own write only
     such values, and this is the path of every send)."""
     if checked and value is not None:
+        if not isinstance(value, dict):
+            raise ProtocolBroke(
+                v,
+                hook,
+                f"{hook}() returned {value!r:.80}, not a dict: a trace holds it as a JSON object "
+                "(a dict of names to values) or None",
+            )
         problem = encoded(value)[1]
         if problem is not None:
             raise ProtocolBroke(v, hook, f"{hook}() returned a {type(value).__name__} no trace can hold: {problem}")
@@ -148,7 +156,7 @@ class UncoordinatedSimulator(Simulator):
                     "initial",
                     None,
                     v.op.snapshot(),
-                    cast(CheckpointVars, v.proto).vars(),
+                    self._initial_vars(v),
                     Counts({c: 0 for c in v.outputs}, dict(v.processed)),
                 )
             ]
@@ -168,6 +176,19 @@ class UncoordinatedSimulator(Simulator):
             "unreplayable",
         ):
             self.m[key] = 0
+
+    def _initial_vars(self, v):
+        """The protocol variables of ``v``'s initial checkpoint: None once a task failed to
+        start (the run ends there), and a ``vars`` that raises ends the run the same way."""
+        if self.failed_to_start is not None:
+            return None
+        try:
+            return _traced(v, "vars", cast(CheckpointVars, v.proto).vars(), self.users_values)
+        except ProtocolBroke as exc:
+            self.failed_to_start = (exc.task, exc.handler, exc.reason)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a protocol's hook may raise anything
+            self.failed_to_start = (v, "vars", f"{type(exc).__name__}: {exc}{user_frame(exc.__traceback__)}")
+        return None
 
     # -- basic checkpoints -----------------------------------------------------------
     def run(self) -> None:

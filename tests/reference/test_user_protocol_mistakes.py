@@ -123,6 +123,69 @@ MODULE = textwrap.dedent("""
         task_class = NoPiggybackTask
 
 
+    class SizeTask(UncoordinatedTask):
+        piggyback_size = "4"
+
+
+    class Size(Force):
+        task_class = SizeTask
+
+
+    class NameInt(Force):
+        name = 5
+
+
+    class SimulatorName(Force):
+        simulator = "UncoordinatedSimulator"
+
+
+    class CicInitTask(UncoordinatedTask):
+        def __init__(self, ctx, protocol):
+            super().__init__(ctx, protocol)
+            raise RuntimeError("no state")
+
+
+    class CicInit(Force):
+        task_class = CicInitTask
+
+
+    class CicVarsTask(UncoordinatedTask):
+        def vars(self):
+            raise RuntimeError("no vars")
+
+
+    class CicVars(Force):
+        task_class = CicVarsTask
+
+
+    class CicVarsListTask(UncoordinatedTask):
+        def vars(self):
+            return [1, 2]
+
+
+    class CicVarsList(Force):
+        task_class = CicVarsListTask
+
+
+    class CicPiggybackIntTask(UncoordinatedTask):
+        def piggyback(self, ch):
+            return 5
+
+
+    class CicPiggybackInt(Force):
+        task_class = CicPiggybackIntTask
+
+
+    class AnswerTwiceTask(Task):
+        def on_trigger(self, round, barrier):
+            super().on_trigger(round, barrier)
+            self.ctx.decline(round)
+
+
+    class AnswerTwice(Good):
+        task_class = AnswerTwiceTask
+
+
     class StringRoundTask(Task):
         def on_trigger(self, round, barrier):
             self.ctx.checkpoint(round)
@@ -303,6 +366,10 @@ def cli(cwd, *args):
         # ended at the first receive with a protocol error blamed on the coordinator
         ("Force", "ForceTask.must_force(self, pb) cannot be called as must_force(self, ch, pb)"),
         ("NoPiggyback", "NoPiggybackTask.piggyback = None: not a method (called as piggyback(self, ch))"),
+        # before, a run blamed its first send on the coordinator ("+ for int and str")
+        ("Size", "SizeTask.piggyback_size = '4': expected an int (as UncoordinatedTask.piggyback_size = 0)"),
+        ("NameInt", "name = 5: expected a non-empty string"),  # traces the kit itself refused as bad input
+        ("SimulatorName", "simulator = 'UncoordinatedSimulator': expected a simulator class"),  # a traceback
     ],
 )
 def test_a_declaration_the_kit_cannot_use_is_a_usage_error_naming_the_attribute(userdir, cls, reason):
@@ -354,6 +421,8 @@ def last_event(userdir, cls, file="mine.py", workload="q1"):
         ("Twice", "send_barrier", "sent a second barrier of round 1 on"),
         ("TwiceCancel", "send_cancel", "sent a second cancel of round 1 on"),
         ("Again", "checkpoint", "round 1 already has this task's checkpoint 1 and is in flight"),
+        # a decline after an acknowledgement: before, no round ever completed and the run passed
+        ("AnswerTwice", "decline", "declined round 1, which it already acknowledged (ctx.complete)"),
     ],
 )
 def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_trace(userdir, cls, call, reason):
@@ -362,6 +431,26 @@ def test_a_call_the_task_context_cannot_take_is_a_protocol_error_not_an_invalid_
     assert reason in last.reason and last.reason.endswith("in on_trigger)") and "(at mine.py:" in last.reason
     write_trace(userdir / "t.jsonl", trace.header, trace.events)
     assert "protocol-error" in check_trace(read_trace(userdir / "t.jsonl")).kinds  # a valid trace, judged
+
+
+@pytest.mark.parametrize(
+    "cls,handler,reason",
+    [
+        ("CicInit", "__init__", "RuntimeError: no state"),
+        ("CicVars", "vars", "RuntimeError: no vars"),
+        ("CicVarsList", "vars", "vars() returned [1, 2], not a dict: a trace holds it as a JSON object"),
+        ("CicPiggybackInt", "piggyback", "piggyback() returned 5, not a dict: a trace holds it as a JSON object"),
+    ],
+)
+def test_a_cic_hook_that_raises_or_returns_what_no_trace_holds_is_a_protocol_error(userdir, cls, handler, reason):
+    """In the uncoordinated simulator too: a task's constructor or ``vars`` that raises at
+    set-up used to end the kit with a traceback (exit 3), and ``vars``/``piggyback``
+    returning a list or an int gave a trace that ``check`` refused as bad input."""
+    trace, last = last_event(userdir, cls)
+    assert last.type == "protocol_error" and last.attrs["handler"] == handler, last
+    assert reason in last.reason
+    write_trace(userdir / "t.jsonl", trace.header, trace.events)
+    assert "protocol-error" in check_trace(read_trace(userdir / "t.jsonl")).kinds
 
 
 def test_recording_a_record_as_state_of_another_channel_is_a_protocol_error_not_an_invalid_trace(userdir):
