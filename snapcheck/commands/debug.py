@@ -422,7 +422,8 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     header = res.trace.header
     header.metadata = {k: v for k, v in header.metadata.items() if k not in ("expected", "simulator")}
     report = run_checker(res.trace, options(res.options))
-    expected = {"verdict": "violation", "violations": sorted({v.kind for v in report.violations})}
+    shown = run_checker(res.trace, CheckOptions(**res.options))  # every kind it shows, as check --expect sees them
+    expected = {"verdict": "violation", "violations": sorted(shown.kinds)}
     if res.options:
         expected["check"] = res.options
     header.metadata["expected"] = expected

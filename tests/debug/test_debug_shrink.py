@@ -552,3 +552,17 @@ def test_a_candidate_keeps_what_a_rescales_elements_name(rescaled_regional, data
     after = _element_rounds(kept)
     assert all(after[k] == original[k] for k in after)
     assert all(None not in rounds for rounds in after.values())
+
+
+def test_a_shrunk_trace_expects_every_kind_it_shows(tmp_path, capsys):
+    """``metadata.expected`` lists the kinds the shrunk trace shows, all of them, so that
+    ``check --expect`` on it holds: shrunk for one property, the trace also shows kinds of
+    others (a Z-cycle made of messages whose piggybacks break the protocol's rules), and
+    listing only the shrunk property's kinds made ``check --expect`` exit 1."""
+    run, small = tmp_path / "run.jsonl", tmp_path / "small.jsonl"
+    assert _exit("simulate", "--mutant", "hmnr-no-c1", "--demo", "-o", run) == 0
+    assert _exit("shrink", run, "--property", "z-cycles", "-o", small) == 0
+    expected = read_trace(small).header.metadata["expected"]["violations"]
+    assert "useless-checkpoint" in expected and len(expected) > 1, expected
+    capsys.readouterr()
+    assert _exit("check", "--expect", small) == 0, capsys.readouterr().out
