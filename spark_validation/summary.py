@@ -456,6 +456,7 @@ def markdown(s: dict) -> str:
         f"Verdict: **{'OK' if s['ok'] else 'FAILED'}**.",
         "",
     ]
+    out += [f"**Warning:** {w}." for w in judged_little(s)] + ([""] if judged_little(s) else [])
     if s.get("workdir"):
         out += [_workdir_note(s), ""]
     out.append("| " + " | ".join(h for _, h in PROTOCOL_COLUMNS) + " |")
@@ -557,6 +558,24 @@ def _subject(f: dict) -> str:
     ('unaligned', 'mutant unc-no-logging of unc')
     """
     return f"mutant {f['mutant']} of {f['protocol']}" if f.get("mutant") else f["protocol"]
+
+
+def judged_little(s: dict) -> list[str]:
+    """For each correct protocol at least half of whose runs were inconclusive (every final
+    round aborted, or no end state for the exactly-once oracle to compare), a warning: its
+    runs judged little, whatever the verdict says (a protocol under which no round ever
+    completes passes every safety check).
+
+    >>> judged_little({"protocols": [{"protocol": "mine.py:Mine", "runs": 6, "inconclusive": 6}]})  # doctest: +ELLIPSIS
+    ['mine.py:Mine: 6 of its 6 runs were inconclusive (every final round aborted, ...']
+    """
+    return [
+        f"{p['protocol']}: {p['inconclusive']:,} of its {p['runs']:,} runs were inconclusive (every final round "
+        "aborted, or the exactly-once oracle had no end state to compare): they judged little, whatever the "
+        "verdict says; a protocol under which no round completes passes every safety check"
+        for p in s["protocols"]
+        if p.get("inconclusive", 0) and 2 * p["inconclusive"] >= p["runs"]
+    ]
 
 
 def rescale_hints(s: dict) -> list[str]:
@@ -720,6 +739,8 @@ def print_summary(s: dict, console) -> None:
         console.print(f"… and {len(s['failing_runs']) - PRINT_FAILURES} more (see summary.md)")
     for hint in rescale_hints(s):
         console.print(f"[yellow]hint[/] {escape(hint)}", highlight=False, emoji=False)
+    for warning in judged_little(s):
+        console.print(f"[yellow]warning[/] {escape(warning)}", highlight=False, emoji=False)
     for x in s["mutants"]:
         if x["escaped"]:
             console.print(

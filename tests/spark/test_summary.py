@@ -250,3 +250,16 @@ def test_a_protocol_failing_only_when_restored_at_another_parallelism_gets_a_hin
     hint = "mine.py:Mine: all 2 of its failing runs were restored at another parallelism (--rescale)"
     assert hint in markdown(_summary(tmp_path / "a", [failing(0, True), failing(1, True), _row(2, "mine.py:Mine")]))
     assert hint.split(":")[0] + ": all" not in markdown(_summary(tmp_path / "b", [failing(0, True), failing(1, False)]))
+
+
+def test_a_protocol_whose_runs_mostly_judged_nothing_is_warned_about(tmp_path):
+    """A protocol under which no round completes passes every safety check: its runs are
+    inconclusive, and an OK verdict with nothing more said read as a pass. The summary
+    warns for a protocol at least half of whose runs were inconclusive, and only then."""
+    rows = [_row(0, "mine.py:Mine", "inconclusive"), _row(1, "mine.py:Mine", "inconclusive"), _row(2, "mine.py:Mine")]
+    rows += [_row(3, "unaligned"), _row(4, "unaligned"), _row(5, "unaligned", "inconclusive")]
+    s = _summary(tmp_path, rows)
+    assert s["ok"]
+    text = markdown(s)
+    assert "**Warning:** mine.py:Mine: 2 of its 3 runs were inconclusive" in text
+    assert "unaligned: 1 of" not in text
