@@ -444,15 +444,48 @@ def unjudged_state(rs: Rescale) -> list[str]:
         op: sorted(f"{q}:{c}" for q, c in rs.old_ckpt.items() if q not in taken and own.operator.get(q) == op)
         for op in whole
     }
-    return _undeclared_max_parallelism(rs) + [
-        f"{rs.subject}: operator {op} restores state whole from {', '.join(sorted(cks))}, whose processes declare "
-        "neither key groups nor partitions: whether it is union or broadcast state (each new process takes a copy) "
-        "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged"
-        + (
-            f": no restore takes {', '.join(untaken[op])}, whose state is lost if it is split state"
-            if untaken[op]
-            else ""
+    return (
+        _undeclared_max_parallelism(rs)
+        + [
+            f"{rs.subject}: operator {op} restores state whole from {', '.join(sorted(cks))}, whose processes declare "
+            "neither key groups nor partitions: whether it is union or broadcast state (each new process takes a copy) "
+            "or split state (each old state taken once), and so whether any of it is lost or duplicated, is not judged"
+            + (
+                f": no restore takes {', '.join(untaken[op])}, whose state is lost if it is split state"
+                if untaken[op]
+                else ""
+            )
+            + " (declare the partitions of split list state in the header to have it judged; union state, which "
+            "every new process takes whole, cannot be)."
+            for op, cks in sorted(whole.items())
+        ]
+        + _taken_by_none(rs, whole, taken)
+    )
+
+
+def _taken_by_none(rs: Rescale, whole: dict, taken: set) -> list[str]:
+    """One sentence per operator whose new processes all take nothing (``sources: []``) while
+    checkpoints of the restored round of its old processes, which own neither key groups
+    nor partitions, are taken by no restore: a stateless operator's, or all of an
+    operator's state lost (union state dropped by every new process); which is not judged."""
+    own = rs.own
+    new_of: dict[str, list] = {}
+    for p, e in rs.new.items():
+        new_of.setdefault(own.operator[p], []).append(e)
+    out = []
+    for op, events in sorted(new_of.items()):
+        if op in whole or any(e.sources is None or e.sources for e in events):
+            continue
+        untaken = sorted(
+            f"{q}:{c}"
+            for q, c in rs.old_ckpt.items()
+            if q not in taken and own.operator.get(q) == op and not own.kg.get(q) and not own.parts.get(q)
         )
-        + " (declare list-state partitions in the header to have it judged)."
-        for op, cks in sorted(whole.items())
-    ]
+        if untaken:
+            out.append(
+                f"{rs.subject}: operator {op}'s new processes take no state (sources: []), and no restore takes "
+                f"{', '.join(untaken)}: whether the operator is stateless or all of its state is lost (union or "
+                "broadcast state every new process must take) is not judged (declare its key groups or partitions "
+                "in the header to have it judged)."
+            )
+    return out

@@ -691,3 +691,25 @@ def test_a_second_rescale_from_the_state_the_first_gave_delivers_its_records_aga
     assert again  # the situation is reached
     report = check_trace(_without(trace, again[0]))
     assert "in-flight-lost" in report.kinds, report.kinds
+
+
+@pytest.mark.parametrize("takes", [True, False])
+def test_state_no_new_process_takes_is_said_not_judged(takes):
+    """An operator of whole state (no key groups, no partitions): when the new processes
+    take no state at all (``sources: []``), a job that dropped all of it (union state every
+    new subtask must take) read as clean without a word. Now a note names the checkpoints
+    no restore takes; a rescale that takes them says nothing of the kind."""
+    rec = TraceRecorder(
+        [{"id": "U0", "operator": "U"}, {"id": "U1", "operator": "U"}, {"id": "N", "appears": True, "operator": "U"}],
+        [],
+    )
+    rec.checkpoint("U0", round=1)
+    rec.checkpoint("U1", round=1)
+    rec.retire("U0", 1)
+    rec.retire("U1", 1)
+    rec.restore(
+        "N", 0, recovery=1, round=1, sources=[{"proc": "U0", "ckpt": 1}, {"proc": "U1", "ckpt": 1}] if takes else []
+    )
+    report = check_trace(rec.trace(), CheckOptions(properties=["rescale-state"]))
+    said = [n for n in report.notes if "no restore takes U0:1, U1:1" in n]
+    assert report.ok and (said == []) == takes, report.notes
