@@ -368,7 +368,14 @@ class TraceValidator(RescaleRules):
             self.error(
                 line,
                 f"{what} on the wrong channel: {mid!r} {verb} on {self._ch_ids[c]!r} "
-                f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})",
+                f"but sent on {self._ch_ids[sent_on]!r} (line {self._msg_line[n]})"
+                + (
+                    f", and no restore maps {self._ch_ids[sent_on]!r} onto it (a restore's 'channels'): write the "
+                    "mapping the engine made, or, if the engine replayed the record where no mapping sends it, "
+                    "that is a misrouting this trace cannot show"
+                    if what == "replay"
+                    else ""
+                ),
             )
 
     def _on_send(self, d: dict, p: int, line: int) -> bool:
