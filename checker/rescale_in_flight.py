@@ -304,7 +304,8 @@ def _live_misrouted(rs: Rescale, dv: _Deliveries) -> list[Violation]:
 
 
 def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
-    """Old channel -> recorded mids of the restored round (input part, then output part).
+    """Old channel -> recorded mids of the restored round (input part, then output part;
+    each once).
 
     A checkpoint 0 that an earlier restore gave a process (a rescale's, with no checkpoint
     since) records nothing itself: its channel state is what that restore replayed to the
@@ -329,7 +330,8 @@ def _recorded(ix, rs: Rescale) -> dict[str, list[str]]:
         if (e.ch, e.replay_of or e.mid) not in seen:  # (replayed again by a restart of that checkpoint 0)
             seen.add((e.ch, e.replay_of or e.mid))
             parts.setdefault(e.ch, [[], []])[0].append(e.mid)
-    return {c: inp + outp for c, (inp, outp) in parts.items()}
+    # a record in both parts is one recorded twice (channel-state's duplicate-recorded), one record here
+    return {c: list(dict.fromkeys(inp + outp)) for c, (inp, outp) in parts.items()}
 
 
 def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[str]) -> list[Violation]:

@@ -713,3 +713,28 @@ def test_state_no_new_process_takes_is_said_not_judged(takes):
     report = check_trace(rec.trace(), CheckOptions(properties=["rescale-state"]))
     said = [n for n in report.notes if "no restore takes U0:1, U1:1" in n]
     assert report.ok and (said == []) == takes, report.notes
+
+
+def test_a_record_in_both_parts_of_the_channel_state_is_one_record_to_deliver():
+    """Recorded by the receiver (input part) and by the sender (output part), then
+    replayed twice: channel-state says it was recorded twice, and rescale-in-flight that
+    it was processed twice, once (it said it twice, once per part)."""
+    rec = TraceRecorder(
+        ["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
+        [("s2a", "S", "A"), ("s2n", "S", "N")],
+        protocol="unaligned",
+    )
+    m = rec.send("S", "s2a", value="x")
+    rec.checkpoint("S", round=1)
+    rec.record("S", 1, "s2a", [m], part="output")
+    rec.checkpoint("A", round=1)
+    rec.record("A", 1, "s2a", [m])
+    rec.retire("S", 1)
+    rec.retire("A", 1)
+    rec.restore(
+        "N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "s2n"}]
+    )
+    for _ in range(2):
+        rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
+    report = check_trace(rec.trace(), CheckOptions(properties=["rescale-in-flight"]))
+    assert [v.kind for v in report.violations] == ["in-flight-duplicated"]
