@@ -324,8 +324,9 @@ def _signature_problems(task_class: type) -> list[str]:
                 f"{task_class.__qualname__}.{name} = {mine!r}: not a method (called as {name}({', '.join(params)}))"
             )
             continue
-        try:
-            inspect.signature(mine).bind(*params)  # self plus what the simulator passes, positionally
+        bound = inspect.ismethod(mine) or isinstance(inspect.getattr_static(task_class, name), staticmethod)
+        try:  # self (unless a static or class method) plus what the simulator passes, positionally
+            inspect.signature(mine).bind(*params[1 if bound else 0 :])
         except TypeError:
             out.append(
                 f"{task_class.__qualname__}.{name}{inspect.signature(mine)} cannot be called as "

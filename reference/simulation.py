@@ -289,8 +289,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         mut = mutant_class(cfg.mutant)
         if lookup(protocol) is not lookup(base_of(mut)):
             raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
-        with user_hook(mut, "adjust"):
-            cfg = mut.adjust(cfg)
+        cfg = adjusted(mut, cfg)
         with user_hook(mut, "its constructor"):
             protocol = mut.from_config(cfg)
     elif isinstance(protocol, Protocol):
@@ -333,6 +332,26 @@ def is_cyclic(workload: Workload) -> bool:
 
     find_back_edges(workload.operators, workload.edges)
     return workload.cyclic
+
+
+def adjusted(mutant: type, cfg: SimConfig) -> SimConfig:
+    """``cfg`` as the ``mutant`` class's ``adjust`` changes it; an ``adjust`` that raises or
+    returns something other than a ``SimConfig`` is the user's mistake (``UsageError``).
+
+    >>> from snapcheck.reference.catalogue import mutant_class
+    >>> adjusted(mutant_class("unc-no-logging"), SimConfig(mutant="unc-no-logging")).protocol
+    'unc'
+    """
+    from snapcheck.reference.catalogue import user_hook
+
+    with user_hook(mutant, "adjust"):
+        out = mutant.adjust(cfg)
+    if not isinstance(out, SimConfig):
+        raise UsageError(
+            f"mutant {mutant.name!r}: adjust(cfg) returned {out!r:.80}, not a SimConfig: it returns the "
+            "configuration to run (e.g. dataclasses.replace(cfg, ...), or cfg itself)"
+        )
+    return out
 
 
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:

@@ -244,10 +244,9 @@ def _adjusted(cls, cfg, mutant: str, seed: int):
     rescales and finishing sources drawn for an acyclic workload when the adjusted one
     is cyclic (the simulator models them on acyclic dataflows only)."""
     from snapcheck.reference import SimConfig
-    from snapcheck.reference.catalogue import user_hook
+    from snapcheck.reference.simulation import adjusted as adjust
 
-    with user_hook(cls, "adjust"):
-        adjusted = cls.adjust(replace(cfg, mutant=mutant))
+    adjusted = adjust(cls, replace(cfg, mutant=mutant))
     if adjusted.workload != cfg.workload:  # crashes and stragglers were drawn for the other workload's tasks
         from snapcheck.reference.simulation import is_cyclic
         from snapcheck.reference.testing import task_ids

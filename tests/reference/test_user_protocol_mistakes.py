@@ -186,6 +186,16 @@ MODULE = textwrap.dedent("""
         task_class = AnswerTwiceTask
 
 
+    class StaticTask(Task):
+        @staticmethod
+        def on_barrier(ch, barrier, overtaking):
+            pass
+
+
+    class Static(Good):
+        task_class = StaticTask
+
+
     class StringRoundTask(Task):
         def on_trigger(self, round, barrier):
             self.ctx.checkpoint(round)
@@ -282,6 +292,17 @@ MODULE = textwrap.dedent("""
         @classmethod
         def adjust(cls, cfg):
             raise RuntimeError("no")
+
+
+    import dataclasses
+
+
+    class NoneAdjust(RaiseAdjust):
+        name = "none-adjust"
+
+        @classmethod
+        def adjust(cls, cfg):
+            dataclasses.replace(cfg, interval=100)  # made, and not returned
 
 
     class ExitAdjust(RaiseAdjust):
@@ -476,14 +497,22 @@ def test_a_handler_that_calls_sys_exit_is_a_protocol_error_not_a_silent_end(user
     assert "protocol-error" in check_trace(trace).kinds
 
 
-@pytest.mark.parametrize("cls,why", [("RaiseAdjust", "RuntimeError: no"), ("ExitAdjust", "SystemExit: 0")])
+@pytest.mark.parametrize(
+    "cls,why",
+    [
+        ("RaiseAdjust", "adjust raised RuntimeError: no"),
+        ("ExitAdjust", "adjust raised SystemExit: 0"),
+        # before, blamed on the constructor: "AttributeError: 'NoneType' object has no attribute"
+        ("NoneAdjust", r"adjust\(cfg\) returned None, not a SimConfig"),
+    ],
+)
 def test_a_mutant_whose_adjust_raises_or_exits_is_a_usage_error_before_anything_runs(userdir, cls, why):
     from snapcheck.spark_validation.configs import Selection
 
     base, mutant = f"{userdir / 'mine.py'}:Good", f"{userdir / 'mine.py'}:{cls}"
-    with pytest.raises(UsageError, match=f"adjust raised {why}"):
+    with pytest.raises(UsageError, match=why):
         simulate(SimConfig(protocol=base, mutant=mutant, workload="q1"))
-    with pytest.raises(UsageError, match=f"adjust raised {why}"):  # a campaign's driver, before Spark starts
+    with pytest.raises(UsageError, match=why):  # a campaign's driver, before Spark starts
         Selection.of(protocols=(base,), mutants=(mutant,)).check()
 
 
@@ -550,3 +579,9 @@ def test_a_mutant_names_its_base_by_a_path_relative_to_its_own_file(tmp_path):
     assert res.returncode == 0, res.stderr
     header = json.loads((elsewhere / "t.jsonl").read_text().splitlines()[0])
     assert header["protocol"]["name"] == "good" and header["protocol"]["params"]["mutant"] == "bug"
+
+
+def test_a_static_handler_that_takes_the_arguments_is_accepted(userdir):
+    """Python calls a ``@staticmethod`` handler without ``self``: it was refused as "cannot
+    be called as on_barrier(self, ch, barrier, overtaking)"."""
+    assert declaration_problems(load(f"{userdir / 'mine.py'}:Static")) == []
