@@ -609,7 +609,8 @@ class Resimulation:
                 f"{what} {'; '.join(parts)} ({self._name()} re-simulated from the trace): the logged protocol "
                 f"data do not match the protocol.",
                 [e.line],
-                {"messages": [e.mid]} if e.type == "send" else {"checkpoints": [[e.proc, e.ckpt]]},
+                ({"messages": [e.mid]} if e.type == "send" else {"checkpoints": [[e.proc, e.ckpt]]})
+                | {"differs": {k: [logged[k], sim[k]] for k in diff}, "unknown": unknown},
             )
         )
 

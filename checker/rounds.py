@@ -25,8 +25,9 @@ in the trace is a ``premature-completion`` (property ``completion``) at the
 acknowledged a state that was not durable yet, and a failure in between restores a
 round without it (the bug class "acknowledged before durable"). Likewise for the
 round's channel state: a ``record`` of messages persisted with a participant's checkpoint
-of the round, or a barrier of the round between participants received, after the
-``round_complete`` is a ``completion-before-channel-state`` (property ``completion``):
+of the round, or a barrier of the round between participants received after the
+``round_complete`` by a participant that had already taken its checkpoint of the round
+(and so was recording that channel), is a ``completion-before-channel-state`` (property ``completion``):
 the round was declared complete while its channel state was still being recorded (in
 Chandy and Lamport's terms, before every channel had delivered its marker), and a
 failure in between restores it with part of that state missing. (In a trace whose channel
@@ -471,7 +472,14 @@ def round_violations(
         if all(p in info.ckpts or p in info.fallback for p in participants):  # only barriers are missing
             msg += _MARKERS_ONLY
         return [
-            Violation("incomplete-round", "termination", subject, msg, lines, {"round": info.round, "waiting": waits})
+            Violation(
+                "incomplete-round",
+                "termination",
+                subject,
+                msg,
+                lines,
+                {"round": info.round, "waiting": waits, "declared_complete": True},
+            )
         ]
     if info.abort_line is not None or info.fail_line is not None:
         return []
@@ -488,7 +496,8 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
     complete before some participant's checkpoint of it; ``completion-before-channel-state``:
     it is declared complete before its channel state is final — a ``record`` persisted
     with a participant's checkpoint of it, or one of its barriers between participants
-    received, comes later (module docstring). A participant the completion's fallback
+    received by a participant that had taken its checkpoint of the round (it was
+    recording that channel), comes later (module docstring). A participant the completion's fallback
     names keeps an older state, so its late checkpoint of the round, and what is
     recorded with it or sent to it, is not part of it. With ``observed_at_restore`` (the
     trace declares ``channel_state: observed-at-restore``: its ``record`` events are written
@@ -558,10 +567,14 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
             )
         )
     records = [] if observed_at_restore else [e for e in info.records if e.line > done and e.proc not in fb and e.mids]
-    barriers = [
+    barriers = [  # a barrier ends its receiver's recording of a channel only once the receiver checkpointed
         (ch, slot.recv)
         for ch, slot in info.barriers.items()
-        if slot.recv is not None and slot.recv.line > done and info.barrier_dst[ch] not in fb
+        if slot.recv is not None
+        and slot.recv.line > done
+        and info.barrier_dst[ch] not in fb
+        and (ck := info.ckpts.get(info.barrier_dst[ch])) is not None
+        and ck.line < slot.recv.line
     ]
     if records or barriers:
         what = [f"{e.proc} records channel state of {e.ch} at line {e.line}" for e in records] + [

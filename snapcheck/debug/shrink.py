@@ -476,6 +476,12 @@ def _text(text: str, names: Names) -> str:
     return " ".join(str(names.get(w, w)) for w in text.split(" "))
 
 
+def _messages(v) -> list:
+    """The message ids a violation's witness names (none when it names none)."""
+    msgs = (v.witness or {}).get("messages")
+    return [m for m in msgs if isinstance(m, str)] if isinstance(msgs, list) else []
+
+
 def witness_identity(v, names: Names | None = None) -> tuple:
     """What a shrunk trace must keep of a violation ``v``, so that what it shows is a
     violation the trace being shrunk shows, not one that removing events made: its kind,
@@ -496,8 +502,8 @@ def witness_identity(v, names: Names | None = None) -> tuple:
     >>> waits = ["B never takes its checkpoint of round 2 (no barrier is missing on its inputs)",
     ...          "C (no checkpoint of round 2) waits for the barrier on bc from B: B never sent it"]
     >>> v = Violation("incomplete-round", "termination", "round 2", "Round 2 ...", [7], {"round": 2, "waiting": waits})
-    >>> witness_identity(v)[2]
-    frozenset({'B never takes its checkpoint of round 2 (no barrier is missing on its inputs)'})
+    >>> witness_identity(v)[2:]
+    (frozenset({'B never takes its checkpoint of round 2 (no barrier is missing on its inputs)'}), False)
     >>> witness_identity(Violation("uncommitted", "output-commit", "S", "txn 3 staged at line 12, never published", [12]))
     ('uncommitted', 'S', 'txn 3 staged at line, never published')
     >>> witness_identity(Violation("dropped", "channel-state", "round 1", "...", [2], {"messages": ["c:1"]}), {"c:1": "c:7"})
@@ -510,14 +516,17 @@ def witness_identity(v, names: Names | None = None) -> tuple:
     witness = v.witness or {}
     head: tuple = (v.kind, _text(v.subject, names))
     waiting = witness.get("waiting") if v.kind == "incomplete-round" else None
-    if isinstance(waiting, list):
-        return (*head, frozenset(_text(w, names) for w in waiting if "never sent it" not in w or "never received" in w))
+    if isinstance(waiting, list):  # and whether the round was declared complete (or never ends)
+        held = frozenset(_text(w, names) for w in waiting if "never sent it" not in w or "never received" in w)
+        return (*head, held, bool(witness.get("declared_complete")))
     parts: list = []
     if isinstance(witness.get("messages"), list):
         ids = [names.get(m, m) if isinstance(m, str) else repr(m) for m in witness["messages"]]
         parts.append(tuple(ids) if v.kind in PATH_KINDS else frozenset(ids))
         if "processed" in witness:  # a message in flight at a cut: processed after it, or never
             parts.append(witness["processed"])
+    if isinstance(witness.get("differs"), dict):  # logged and re-simulated values: which way they differ
+        parts.append(repr(sorted(witness["differs"].items())))
     if isinstance(witness.get("checkpoints"), list):
         parts.append(
             tuple(
@@ -532,7 +541,10 @@ class CheckerPredicate:
     """``violates(trace, options, names=None)``: the checker reports a ``kind`` violation of
     ``prop``. With ``like`` (the trace being shrunk and its options), one whose
     ``witness_identity`` (mapped through ``names``, as ``shrink_trace`` gives them) is that
-    of a violation ``like`` shows.
+    of a violation ``like`` shows, and beside which no violation of ``prop`` names one of
+    its messages unless ``like`` shows that one too: a violation the shrinker made at the
+    same message (a piggyback that no longer matches its sender once the sender's
+    checkpoints are gone) says that the kept one now rests on something else.
 
     >>> from snapcheck.checker import CheckOptions
     >>> from snapcheck.traces import TraceRecorder
@@ -547,8 +559,11 @@ class CheckerPredicate:
     ):
         self.prop, self.kind, self.base_options = prop, kind, base_options
         self.same: set | None = None
+        self.known: set = set()  # identities of every violation of prop ``like`` shows
         if like is not None:
-            self.same = {witness_identity(v) for v in self.matches(self.check(*like))}
+            report = self.check(*like)
+            self.known = {witness_identity(v) for v in report.violations if v.property == prop}
+            self.same = {witness_identity(v) for v in self.matches(report)}
 
     def check(self, trace: Trace, options: dict):
         """The checker's report on ``trace`` with ``options``."""
@@ -558,13 +573,21 @@ class CheckerPredicate:
 
     def matches(self, report, names: Names | None = None) -> list:
         """The violations of ``report`` that count (``names`` as for ``__call__``)."""
-        return [
+        found = [
             v
             for v in report.violations
             if v.kind == self.kind
             and v.property == self.prop
             and (self.same is None or witness_identity(v, names) in self.same)
         ]
+        if self.same is None or not found:
+            return found
+        made = [
+            set(_messages(u))
+            for u in report.violations
+            if u.property == self.prop and witness_identity(u, names) not in self.known
+        ]
+        return [v for v in found if not any(m & set(_messages(v)) for m in made)]
 
     def __call__(self, trace: Trace, options: dict, names: Names | None = None) -> bool:
         return bool(self.matches(self.check(trace, options), names))

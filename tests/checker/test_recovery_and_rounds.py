@@ -732,3 +732,25 @@ def test_a_capped_result_lists_the_first_violations_and_counts_the_rest_by_kind(
         assert full.kinds == capped.kinds
         beyond += sum(c.omitted for c in capped.results)
     assert beyond  # results over the cap were met
+
+
+@pytest.mark.parametrize("b_checkpointed", [True, False])
+def test_a_barrier_after_completion_is_late_channel_state_only_for_a_receiver_that_was_recording(b_checkpointed):
+    """``B`` receives round 1's barrier after the round was declared complete. Had ``B``
+    taken its checkpoint of round 1 before, it was recording the channel: the round was
+    declared complete before its channel state was final. Without a checkpoint of the
+    round, ``B`` recorded nothing, and the round is declared complete while it is not (a
+    ``termination`` matter); it used to be reported as both."""
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B"], [("ab", "A", "B")], protocol="mine")
+    rec.round_start("C", 1)
+    rec.checkpoint("A", kind="coordinated", round=1)
+    b = rec.barrier("A", "ab", round=1)
+    if b_checkpointed:
+        rec.checkpoint("B", kind="coordinated", round=1)
+    rec.round_complete("C", 1)
+    rec.recv("B", b)
+    report = check_trace(rec.trace(), CheckOptions(properties={"completion", "termination"}))
+    assert ("completion-before-channel-state" in report.kinds) == b_checkpointed, report.kinds
+    assert ("incomplete-round" in report.kinds) != b_checkpointed, report.kinds

@@ -566,3 +566,78 @@ def test_a_shrunk_trace_expects_every_kind_it_shows(tmp_path, capsys):
     assert "useless-checkpoint" in expected and len(expected) > 1, expected
     capsys.readouterr()
     assert _exit("check", "--expect", small) == 0, capsys.readouterr().out
+
+
+def _stale_bcs():
+    """BCS whose piggyback cache a forced checkpoint does not refresh (a user's bug): its
+    sends log an ``sn`` lower than the protocol's."""
+    from snapcheck.reference.cic.bcs import BCS, BCSTask
+
+    class StaleTask(BCSTask):
+        def __init__(self, ctx, protocol):
+            super().__init__(ctx, protocol)
+            self.cache = 0
+
+        def piggyback(self, ch):
+            return {"sn": self.cache}
+
+        def checkpoint_taken(self, kind, pb):
+            super().checkpoint_taken(kind, pb)
+            if kind != "forced":
+                self.cache = self.sn
+
+    class Stale(BCS):
+        name = "stale-bcs"
+        task_class = StaleTask
+
+    return Stale
+
+
+def test_a_shrunk_mismatch_differs_the_same_way():
+    """The original logs ``sn`` lower than re-simulation gives (the stale cache, the real
+    bug); deleting the sender's checkpoints made re-simulation give less, so the shrunk
+    trace said the logged ``sn`` was too high: the same kind at the same message, the
+    opposite bug. The logged and re-simulated values are part of the identity now, and
+    no other violation of the property may name the kept one's message unless the
+    original shows it too."""
+    from snapcheck.reference import SimConfig, simulate
+
+    cfg = SimConfig(protocol=_stale_bcs()(recovery="partial"), workload="reachability", parallelism=1, seed=85,
+                    records=10, gap=20, interval=250, latency=5, jitter=20, buffer=1, out_buffer=1, control_latency=1,
+                    control_jitter=400, detect_delay=600, decline_prob=0.15)  # fmt: skip
+    trace = simulate(cfg).trace()
+    violates = _violates("cic-conformance", "piggyback-mismatch")
+    original = {
+        str(v.witness["differs"]) for v in violates.check(trace, {}).violations if v.kind == "piggyback-mismatch"
+    }
+    assert original
+    like = CheckerPredicate("cic-conformance", "piggyback-mismatch", violates.base_options, like=(trace, {}))
+    res = shrink_trace(trace, like, {}, "piggyback-mismatch", "cic-conformance")
+    report = violates.check(res.trace, res.options)
+    kept = [v for v in report.violations if v.kind == "piggyback-mismatch"]
+    assert kept and {str(v.witness["differs"]) for v in kept} <= original
+    logged, resimulated = next(iter(kept[0].witness["differs"].values()))
+    assert logged < resimulated  # stale: lower than the protocol's
+
+
+def test_a_round_declared_complete_too_early_does_not_shrink_to_one_that_never_ends():
+    """Round 1 is declared complete while ``B`` still waits for a barrier (sent, never
+    received). Deleting the ``round_complete`` leaves the same processes holding it up, but
+    in a round that never ends: a hang, not a premature completion. The shrunk trace keeps
+    the completion."""
+    rec = TraceRecorder([{"id": "C", "role": "coordinator"}, "A", "B", "D"], [("ab", "A", "B"), ("db", "D", "B")])
+    rec.round_start("C", 1)
+    for p in ("A", "D"):
+        rec.checkpoint(p, kind="coordinated", round=1)
+    rec.recv("B", rec.barrier("D", "db", round=1))
+    rec.checkpoint("B", kind="coordinated", round=1)
+    rec.barrier("A", "ab", round=1)  # never received: B still records ab
+    rec.recv("B", rec.send("D", "db"))
+    rec.round_complete("C", 1)
+    trace = rec.trace()
+    violates = _violates("termination", "incomplete-round")
+    like = CheckerPredicate("termination", "incomplete-round", violates.base_options, like=(trace, {}))
+    res = shrink_trace(trace, like, {}, "incomplete-round", "termination")
+    assert any(e.type == "round_complete" for e in res.trace.events)
+    [v] = like.matches(violates.check(res.trace, res.options), res.names)
+    assert v.message.startswith("Round 1 is declared complete at line")
