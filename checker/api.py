@@ -455,10 +455,41 @@ def never_restored(ix: TraceIndex) -> list[str]:
     ]
 
 
+def interrupted(trace: Trace, group: list) -> int | None:
+    """The line of the ``protocol_error`` that ended the run in the middle of the recovery
+    ``group`` (restore events): nothing but restores and failures between its last
+    restore and that error, so its other restores never came. None otherwise.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [])
+    >>> rec.fail("A"); rec.fail("B"); rec.restore("A", 0, recovery=1)
+    >>> rec.protocol_error("A", "in on_restore of A: boom")
+    >>> trace = rec.trace(); interrupted(trace, [e for e in trace.events if e.type == "restore"])  # line 1: the header
+    5
+    """
+    last = max(e.line for e in group)
+    for e in trace.events:
+        if e.line > last:
+            if e.type == "protocol_error":
+                return e.line
+            if e.type not in ("restore", "fail"):
+                return None
+    return None
+
+
 def _observed(run: _Run) -> None:
     trace, h, report, opts = run.trace, run.h, run.report, run.opts
     exactly = run.want("exactly-once")
+    broke = run.ix.has("protocol_error")
     for n, group in enumerate(run.recovery_groups(), 1):
+        cut = interrupted(trace, group) if broke else None
+        if cut is not None:
+            report.notes.append(
+                f"recovery {n} (restore at line(s) {', '.join(str(e.line) for e in group)}) was interrupted by the "
+                f"protocol error at line {cut}: the run ended during it, so observed-recovery and exactly-once did "
+                "not judge it."
+            )
+            continue
         rec = ObservedRecovery(trace, h, n, group, opts.semantics)
         report.observed.append(rec.summary())
         if run.want("observed-recovery"):

@@ -88,6 +88,8 @@ def _rescale(run) -> str:
 
 
 def _no_restore(run) -> str:
+    if run.ix.has("restore"):  # every recovery it has was interrupted by the protocol error (checker.api.interrupted)
+        return "the run broke (a protocol error) during the recovery its restores began: none finished to judge"
     return "the trace has no restore: no recovery happened to judge"
 
 

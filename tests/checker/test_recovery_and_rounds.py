@@ -754,3 +754,23 @@ def test_a_barrier_after_completion_is_late_channel_state_only_for_a_receiver_th
     report = check_trace(rec.trace(), CheckOptions(properties={"completion", "termination"}))
     assert ("completion-before-channel-state" in report.kinds) == b_checkpointed, report.kinds
     assert ("incomplete-round" in report.kinds) != b_checkpointed, report.kinds
+
+
+def test_a_recovery_the_protocol_broke_in_the_middle_of_is_said_not_judged():
+    """The job restarts A and B, and the protocol raises in A's ``on_restore``: B's restore
+    never comes. Judging the recovery as if it had restored A alone reported orphans of a
+    restore no one made; it is said to be interrupted, and not judged."""
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="mine")
+    rec.checkpoint("A")
+    rec.recv("B", rec.send("A", "ab"))
+    rec.checkpoint("B")
+    rec.fail("A")
+    rec.fail("B")
+    rec.restore("A", 0, recovery=1)
+    rec.protocol_error("A", "in on_restore of A: RuntimeError: boom", attrs={"handler": "on_restore"})
+    report = check_trace(rec.trace(), CheckOptions(properties={"observed-recovery", "exactly-once"}))
+    assert not report.violations, report.violations
+    assert any(
+        "recovery 1 (restore at line(s) 8) was interrupted by the protocol error at line 9" in n for n in report.notes
+    )
+    assert "observed-recovery" in report.not_judged
