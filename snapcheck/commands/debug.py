@@ -430,7 +430,13 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     header.metadata["shrunk_from"] = origin
     write_trace(out, header, res.trace.events, inputs=inputs)
     echo(
-        f"shrunk {origin['events']} events -> {len(res.trace.events)} events "
+        f"shrunk {origin.get('simulated_events', origin['events'])} events"
+        + (
+            f" (the smallest failing run's; the run given had {origin['events']})"
+            if "simulated_events" in origin
+            else ""
+        )
+        + f" -> {len(res.trace.events)} events "
         f"({len(res.trace.processes)} processes; {res.tests} checker runs), still {kind} ({prop}); "
         f"1-minimal; wrote {out}"
     )
@@ -499,6 +505,10 @@ def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str,
             f"unknown property or violation kind {prop!r} (properties: {', '.join(PROPERTIES)}; "
             f"kinds: {', '.join(sorted(KIND_PROPERTY))})"
         )
+    elif kind is not None and KIND_PROPERTY.get(kind) != prop:
+        mine = sorted(k for k, p in KIND_PROPERTY.items() if p == prop)
+        where = f"a kind of {KIND_PROPERTY[kind]}" if kind in KIND_PROPERTY else "not a violation kind"
+        raise UsageError(f"--kind {kind} is {where}, not of --property {prop} (its kinds: {', '.join(mine)})")
     report = run_checker(trace, CheckOptions(properties={prop}, **base))
     found = [v for v in report.violations if v.property == prop and (kind is None or v.kind == kind)]
     if not found:

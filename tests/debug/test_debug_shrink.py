@@ -236,6 +236,10 @@ def test_cli_shrink_errors(tmp_path, capsys):
     assert _exit("shrink", clean, "--property", "orphan", "-o", tmp_path / "x.jsonl") == 2
     assert "finds no orphan violation (consistency)" in capsys.readouterr().err
     assert _exit("shrink", clean, "--property", "no-such-thing", "-o", tmp_path / "x.jsonl") == 2
+    capsys.readouterr()
+    assert _exit("shrink", clean, "--property", "consistency", "--kind", "dropped", "-o", tmp_path / "x.jsonl") == 2
+    # it said only that the trace shows no dropped violation of consistency
+    assert "--kind dropped is a kind of channel-state, not of --property consistency" in capsys.readouterr().err
     assert _exit("shrink", "--property", "orphan") == 2
     assert _exit("shrink", clean, "--simulation", "--property", "orphan") == 2
     assert _exit("shrink", "--simulate", "{not json", "--property", "orphan") == 2
