@@ -282,13 +282,20 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
         else:
             _, p, sp, sc, owner = key
             by = f"{owner} owned {'them' if len(ks) > 1 else 'it'}" if owner else "no old process owned them"
+            hint = (
+                f" ({sp} is not one of the processes this rescale replaces. Its restores carry no recovery id, so "
+                "they were taken to end where a restored process first acts: if one rescale's restores are "
+                "interleaved with other events, give them one recovery id.)"
+                if not owner and rs.group[0].recovery is None and sp not in rs.old_ckpt
+                else ""
+            )
             out.append(
                 Violation(
                     "key-group-wrong-owner",
                     "rescale-state",
                     rs.subject,
                     f"{p} takes {what} from {sp}:{sc} (restore at line {rs.new[p].line}), but {by} at round "
-                    f"{rs.round}: the state restored for {'them' if len(ks) > 1 else 'it'} is not theirs.",
+                    f"{rs.round}: the state restored for {'them' if len(ks) > 1 else 'it'} is not theirs.{hint}",
                     [rs.new[p].line],
                     {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[sp, sc]]},
                 )

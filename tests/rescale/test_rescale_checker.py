@@ -738,3 +738,29 @@ def test_a_record_in_both_parts_of_the_channel_state_is_one_record_to_deliver():
         rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
     report = check_trace(rec.trace(), CheckOptions(properties=["rescale-in-flight"]))
     assert [v.kind for v in report.violations] == ["in-flight-duplicated"]
+
+
+def test_a_rescale_split_for_want_of_recovery_ids_says_so():
+    """Two new processes restore without recovery ids, and the first acts before the
+    second restores: by the documented rule the restores are two rescales, and the second
+    takes state from a process the first already replaced. The wrong-owner violation used
+    to say only that no old process owned the key groups (the header says one did)."""
+    rec = TraceRecorder(
+        [
+            {"id": "A0", "operator": "agg", "key_groups": [[0, 1]], "max_parallelism": 4},
+            {"id": "A1", "operator": "agg", "key_groups": [[2, 3]], "max_parallelism": 4},
+            {"id": "N0", "operator": "agg", "appears": True, "max_parallelism": 4},
+            {"id": "N1", "operator": "agg", "appears": True, "max_parallelism": 4},
+        ],
+        [],
+    )
+    for p in ("A0", "A1"):
+        rec.checkpoint(p, round=1)
+    for p in ("A0", "A1"):
+        rec.retire(p, 1)
+    rec.restore("N0", 0, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]}])
+    rec.checkpoint("N0")
+    rec.restore("N1", 0, round=1, sources=[{"proc": "A1", "ckpt": 1, "key_groups": [[2, 3]]}])
+    report = check_trace(rec.trace(), CheckOptions(properties=["rescale-state"]))
+    wrong = [v for v in report.violations if v.kind == "key-group-wrong-owner"]
+    assert wrong and all("give them one recovery id" in v.message for v in wrong), report.violations
