@@ -334,7 +334,7 @@ def is_cyclic(workload: Workload) -> bool:
     return workload.cyclic
 
 
-def adjusted(mutant: type, cfg: SimConfig) -> SimConfig:
+def adjusted(mutant: type[Protocol], cfg: SimConfig) -> SimConfig:
     """``cfg`` as the ``mutant`` class's ``adjust`` changes it; an ``adjust`` that raises or
     returns something other than a ``SimConfig`` is the user's mistake (``UsageError``).
 
