@@ -534,6 +534,28 @@ def test_records_dropped_after_a_rescale_are_lost_when_a_later_restart_does_not_
     assert "in-flight-lost" not in correct.kinds
 
 
+def _recorded_then_moved(by_sender: bool = False):
+    """``A`` records ``m`` (from ``S``) as in-flight state of round 1 (and ``S`` too, in the
+    output part, ``by_sender``); ``N`` replaces ``A``, ``s2a`` mapped onto ``s2n``. The
+    recorder and ``m``."""
+    rec = TraceRecorder(
+        ["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
+        [("s2a", "S", "A"), ("s2n", "S", "N")],
+        protocol="unaligned",
+    )
+    m = rec.send("S", "s2a", value="x")
+    rec.checkpoint("S", round=1)
+    if by_sender:
+        rec.record("S", 1, "s2a", [m], part="output")
+    rec.checkpoint("A", round=1)
+    rec.record("A", 1, "s2a", [m])
+    rec.retire("A", 1)
+    rec.restore(
+        "N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "s2n"}]
+    )
+    return rec, m
+
+
 @pytest.mark.parametrize("again", [True, False])
 def test_a_record_processed_after_a_rescale_and_rolled_back_to_its_state_is_owed_again(again):
     """``N`` takes ``A``'s keys and the record ``m`` that ``A`` recorded in flight, and
@@ -542,19 +564,7 @@ def test_a_record_processed_after_a_rescale_and_rolled_back_to_its_state_is_owed
     undone, and unless the recovery replays ``m`` again, ``m`` is lost. Before, the
     rescale left ``m`` to that recovery (its holder received it, and a restore rolled that
     back), which knows nothing of it: no one judged it, and the run was clean."""
-    rec = TraceRecorder(
-        ["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
-        [("s2a", "S", "A"), ("s2n", "S", "N")],
-        protocol="unaligned",
-    )
-    m = rec.send("S", "s2a", value="x")
-    rec.checkpoint("S", round=1)
-    rec.checkpoint("A", round=1)
-    rec.record("A", 1, "s2a", [m])
-    rec.retire("A", 1)
-    rec.restore(
-        "N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "s2n"}]
-    )
+    rec, m = _recorded_then_moved()
     rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
     rec.fail("N")
     rec.restore("N", 0, recovery=2, round=1)
@@ -719,21 +729,7 @@ def test_a_record_in_both_parts_of_the_channel_state_is_one_record_to_deliver():
     """Recorded by the receiver (input part) and by the sender (output part), then
     replayed twice: channel-state says it was recorded twice, and rescale-in-flight that
     it was processed twice, once (it said it twice, once per part)."""
-    rec = TraceRecorder(
-        ["S", {"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}],
-        [("s2a", "S", "A"), ("s2n", "S", "N")],
-        protocol="unaligned",
-    )
-    m = rec.send("S", "s2a", value="x")
-    rec.checkpoint("S", round=1)
-    rec.record("S", 1, "s2a", [m], part="output")
-    rec.checkpoint("A", round=1)
-    rec.record("A", 1, "s2a", [m])
-    rec.retire("S", 1)
-    rec.retire("A", 1)
-    rec.restore(
-        "N", 0, recovery=1, round=1, sources=[{"proc": "A", "ckpt": 1}], channels=[{"old": "s2a", "new": "s2n"}]
-    )
+    rec, m = _recorded_then_moved(by_sender=True)
     for _ in range(2):
         rec.recv("N", rec.replay("N", m, source="channel_state", ch="s2n"))
     report = check_trace(rec.trace(), CheckOptions(properties=["rescale-in-flight"]))
