@@ -32,7 +32,8 @@ def module_name(path: Path) -> str:
 
 def user_frame(tb) -> str:
     """Where the protocol's own code was when it raised: `` (at FILE:LINE, in FUNCTION)``
-    for the innermost frame of ``tb`` outside the kit and the installed libraries (the
+    for the innermost frame of ``tb`` outside the kit, the installed libraries and Python's
+    frozen import machinery (the
     file's base name, so the same run gives the same trace wherever the file lives: on a
     Spark executor too, which imports the shipped copy of the user's file under the module
     name the driver gave it, ``module_name``), or
@@ -46,7 +47,7 @@ def user_frame(tb) -> str:
         code = tb.tb_frame.f_code
         module = tb.tb_frame.f_globals.get("__name__", "")
         path = os.path.abspath(code.co_filename)
-        if not module.startswith("snapcheck.") and not path.startswith(_LIBRARIES):
+        if not module.startswith("snapcheck.") and not path.startswith(_LIBRARIES) and "<frozen " not in path:
             where = f" (at {_SHIPPED.sub('', os.path.basename(path))}:{tb.tb_lineno}, in {code.co_name})"
         tb = tb.tb_next
     return where

@@ -585,3 +585,10 @@ def test_a_static_handler_that_takes_the_arguments_is_accepted(userdir):
     """Python calls a ``@staticmethod`` handler without ``self``: it was refused as "cannot
     be called as on_barrier(self, ch, barrier, overtaking)"."""
     assert declaration_problems(load(f"{userdir / 'mine.py'}:Static")) == []
+
+
+def test_a_syntax_error_in_the_users_file_names_that_file_not_pythons_import_machinery(tmp_path):
+    (tmp_path / "bad.py").write_text("from snapcheck.reference.protocol import Protocol\nclass Mine(Protocol)\n")
+    with pytest.raises(UsageError) as err:
+        load(f"{tmp_path / 'bad.py'}:Mine")
+    assert "SyntaxError: expected ':' (bad.py, line 2)" in str(err.value) and "frozen" not in str(err.value)
