@@ -34,9 +34,9 @@ trace is always a valid trace.
 
 The test ``snapcheck shrink`` runs is "the checker still reports a violation of
 the same property and kind, with the witness of one of the original trace's
-violations" (``CheckerPredicate`` with ``like``, ``witness_identity``). Checker options that name processes or checkpoints (``cut``,
-``failures``) are mapped through the renumbering; checkpoints named by the
-``cut`` are never removed.
+violations" (``CheckerPredicate`` with ``like``, ``witness_identity``). Checker
+options that name processes or checkpoints (``cut``, ``failures``) are mapped
+through the renumbering; checkpoints named by the ``cut`` are never removed.
 """
 
 from __future__ import annotations
