@@ -506,6 +506,8 @@ class Resimulation:
         h = self.h
         p = h.procs[i]
         if nxt is None or nxt.type != "recv":
+            if nxt is None and any(x.line > e.line for x in h.trace_index.of_type("protocol_error")):
+                return None  # the run broke before the receive could come: nothing to judge
             what = "the trace ends" if nxt is None else f"its next protocol event is a {nxt.type} (line {nxt.line})"
             self.efficiency.append(
                 Violation(

@@ -186,6 +186,24 @@ MODULE = textwrap.dedent("""
         task_class = AnswerTwiceTask
 
 
+    from snapcheck.reference.cic.bcs import BCS, BCSTask
+
+
+    class ForcedThenRaisesTask(BCSTask):
+        def checkpoint_taken(self, kind, pb):
+            super().checkpoint_taken(kind, pb)
+            self.forced = kind == "forced"
+
+        def delivered(self, ch, pb):
+            if getattr(self, "forced", False):
+                raise ValueError("after a forced checkpoint")
+
+
+    class ForcedThenRaises(BCS):
+        name = "forced-then-raises"
+        task_class = ForcedThenRaisesTask
+
+
     class StaticTask(Task):
         @staticmethod
         def on_barrier(ch, barrier, overtaking):
@@ -592,3 +610,23 @@ def test_a_syntax_error_in_the_users_file_names_that_file_not_pythons_import_mac
     with pytest.raises(UsageError) as err:
         load(f"{tmp_path / 'bad.py'}:Mine")
     assert "SyntaxError: expected ':' (bad.py, line 2)" in str(err.value) and "frozen" not in str(err.value)
+
+
+def test_a_forced_checkpoint_whose_receive_the_protocol_error_cut_off_is_not_judged_spurious(userdir):
+    """The protocol raises in ``delivered`` right after a forced checkpoint: the receive it
+    was taken for is never logged. It was reported as a spurious forced checkpoint ("but
+    the trace ends") beside the protocol error; the run broke, and that is all it shows."""
+    res = simulate(
+        SimConfig(
+            protocol=f"{userdir / 'mine.py'}:ForcedThenRaises",
+            workload="reachability",
+            parallelism=2,
+            records=6,
+            seed=1,
+        )
+    )
+    trace = res.trace()
+    assert trace.events[-1].type == "protocol_error" and "after a forced checkpoint" in trace.events[-1].reason
+    assert any(e.type == "checkpoint" and e.kind == "forced" for e in trace.events)
+    kinds = check_trace(trace).kinds
+    assert "protocol-error" in kinds and "spurious-forced-checkpoint" not in kinds, kinds
