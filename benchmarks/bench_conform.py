@@ -1,20 +1,26 @@
 """TLA+ trace validation at scale: ``snapcheck conform`` on single long traces.
 
 Simulates ``snapcheck simulate -p abs-aligned -w q1 --records R`` traces of about
-100 (the fixed cost of one command: Python, the JVM, SANY), 5,000, 50,000 and
-1,000,000 events (the simulator keeps about 5 KB per event while
-it runs: the 1,000,000-event trace needs about 5 GB once, while it is written),
-then runs ``snapcheck conform`` on each, one trace per run, as a user does:
+100 (the fixed cost of one command), 5,000, 50,000 and 1,000,000 events (the
+simulator keeps about 5 KB per event while it runs: the 1,000,000-event trace needs
+about 5 GB once, while it is written), then runs ``snapcheck conform`` on each, one
+trace per command, as a user does:
 
-* ``segments`` -- the default: refinement on, the trace validated in segments cut
-  where every round so far is finished, segments sharing TLC runs (``-j 2``);
-* ``whole`` -- ``--no-segments`` (one TLC run on the whole trace; only for the
-  smaller traces: its cost grows faster than the trace);
-* ``no-refinement`` -- segments without the refinement check.
+* ``warm`` -- the default: refinement on, the trace validated in segments cut where
+  every round so far is finished, segments sharing TLC runs (``-j 2``), the command
+  run by the warm server (``snapcheck.command_server``) that an earlier command
+  started: the median of ``REPEAT`` commands, after one command on the smallest trace
+  that started the server;
+* ``own process`` -- the same with ``SNAPCHECK_SERVER=0``: Python, the JVM and TLC's
+  classes started for this command alone (what the first command pays);
+* ``whole`` -- ``--no-segments`` in its own process (one TLC run on the whole trace;
+  only for the smaller traces: its cost grows faster than the trace);
+* ``no-refinement`` -- ``--no-refinement`` on the warm server.
 
-Per run it records wall time, CPU time of the command and every process it started
-(TLC's JVMs included), and the peak memory of the whole process tree (the sum of
-the resident sizes of the command and its children, sampled every 50 ms). Events
+Per command it records wall time, CPU time (the command, every process it started,
+and what the server and its JVMs spent meanwhile: their CPU times sampled every 50 ms,
+so a JVM that ends between two samples loses at most that much), and the peak memory
+of both process trees (the sum of their resident sizes, sampled every 50 ms). Events
 are the trace's events (lines after the header); events/s per core is events per
 CPU second. On a shared machine CPU time is the robust figure.
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -48,10 +55,10 @@ TARGETS = (
 )
 
 
-def _tree_rss(root: int) -> int:
-    """Resident bytes of ``root`` and its descendants (Linux ``/proc``)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
+def _processes() -> dict[int, tuple[int, float, int]]:
+    """Every process: pid -> (parent pid, CPU seconds of its own, resident bytes) (Linux ``/proc``)."""
+    found = {}
+    tick, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -60,30 +67,58 @@ def _tree_rss(root: int) -> int:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        pid, ppid = int(entry), int(fields[1])
+        found[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick, int(fields[21]) * page)
+    return found
+
+
+def _tree(procs: dict, roots: list[int]) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in procs.items():
         children.setdefault(ppid, []).append(pid)
-        rss[pid] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-    total, todo = 0, [root]
+    found, todo = [], [r for r in roots if r in procs]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        found.append(pid)
         todo += children.get(pid, [])
-    return total
+    return found
 
 
-def measure(cmd: list[str], timeout: float | None = None) -> dict:
-    """Run ``cmd``; its wall time, CPU time (with its waited-for children) and peak tree
-    memory; after ``timeout`` seconds its whole process group is killed (``exit`` None)."""
+def _servers(runtime: Path) -> list[int]:
+    pids = []
+    for f in (runtime / "snapcheck").glob("*.pid"):
+        try:
+            pids.append(int(f.read_text()))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def measure(cmd: list[str], env: dict, runtime: Path, timeout: float | None = None) -> dict:
+    """Run ``cmd``; its wall time, CPU time (with its waited-for children, plus what the
+    warm servers of ``runtime`` and their JVMs spent meanwhile) and the peak memory of
+    both trees; after ``timeout`` seconds its whole process group is killed (``exit`` None)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    first: dict[int, float] = {}
+    last: dict[int, float] = {}
+    procs = _processes()
+    for pid in _tree(procs, _servers(runtime)):
+        first[pid] = last[pid] = procs[pid][1]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, env=env
+    )
     peak = 0
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
-        while not done.is_set():
-            peak = max(peak, _tree_rss(proc.pid))
+        while True:
+            procs = _processes()
+            peak = max(peak, sum(procs[p][2] for p in _tree(procs, [proc.pid, *_servers(runtime)])))
+            for p in _tree(procs, _servers(runtime)):
+                last[p] = procs[p][1]
+            if done.is_set():
+                return
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -94,12 +129,13 @@ def measure(cmd: list[str], timeout: float | None = None) -> dict:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, code = proc.communicate()[0], None
+    wall = time.perf_counter() - t0
     done.set()
     sampler.join()
-    wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "peak_mb": peak / 2**20, "exit": code, "out": out}
+    served = sum(v - first.get(p, 0.0) for p, v in last.items())
+    return {"wall": wall, "cpu": cpu + served, "peak_mb": peak / 2**20, "exit": code, "out": out}
 
 
 def simulate(records: int, directory: Path, protocol: str = "abs-aligned") -> tuple[Path, int]:
@@ -119,6 +155,9 @@ def simulate(records: int, directory: Path, protocol: str = "abs-aligned") -> tu
     return path, events
 
 
+REPEAT = 3  # warm commands per trace (their median is reported)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
@@ -131,34 +170,52 @@ def main() -> None:
     args = ap.parse_args()
     directory = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-conform-"))
     directory.mkdir(parents=True, exist_ok=True)
+    runtime = Path(tempfile.mkdtemp(prefix="bc-", dir="/tmp"))  # the warm servers of this run alone
+    warm_env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "SNAPCHECK_SERVER_IDLE": "600"}
+    own_env = {**warm_env, "SNAPCHECK_SERVER": "0"}
+    load = os.getloadavg()[0]
+    traces = [simulate(int(r), directory) for r in args.records.split(",")]
     rows = []
-    for records in (int(r) for r in args.records.split(",")):
-        path, events = simulate(records, directory)
-        modes = [("segments", [])]
-        if events <= WHOLE_MAX_EVENTS:
-            modes.append(("whole", ["--no-segments"]))
-        modes.append(("no-refinement", ["--no-refinement"]))
-        for mode, flags in modes:
-            m = measure([*SNAPCHECK, "conform", "-j", "2", *flags, str(path)])
-            verdict = "ACCEPT" if "1 accepted" in m["out"] else f"exit {m['exit']}"
-            rows.append((events, mode, m, verdict))
-            print(
-                f"{events:>9,} {mode:14s} wall {m['wall']:7.1f}s cpu {m['cpu']:7.1f}s "
-                f"{events / m['cpu']:9,.0f} ev/cpu-s {events / m['wall']:9,.0f} ev/s "
-                f"peak {m['peak_mb']:6.0f} MB {verdict}",
-                flush=True,
-            )
-    seg = [(e, m) for e, mode, m, _ in rows if mode == "segments"]
-    (e0, m0), big = seg[0], seg[1:]
-    per_cpu = [e / m["cpu"] for e, m in big]
-    marginal = [(e - e0) / (m["cpu"] - m0["cpu"]) for e, m in big]
+    try:
+        measure([*SNAPCHECK, "conform", "-j", "2", str(traces[0][0])], warm_env, runtime)  # starts the server
+        for path, events in traces:
+            modes = [("own process", own_env, [], 1), ("warm", warm_env, [], REPEAT)]
+            if events <= WHOLE_MAX_EVENTS:
+                modes.append(("whole", own_env, ["--no-segments"], 1))
+            modes.append(("no-refinement", warm_env, ["--no-refinement"], 1))
+            for mode, env, flags, repeat in modes:
+                runs = [
+                    measure([*SNAPCHECK, "conform", "-j", "2", *flags, str(path)], env, runtime) for _ in range(repeat)
+                ]
+                m = sorted(runs, key=lambda r: r["wall"])[len(runs) // 2]
+                verdict = "ACCEPT" if "1 accepted" in m["out"] else f"exit {m['exit']}"
+                rows.append((events, mode, m, verdict))
+                print(
+                    f"{events:>9,} {mode:14s} wall {m['wall']:7.2f}s cpu {m['cpu']:7.2f}s "
+                    f"{events / m['cpu']:9,.0f} ev/cpu-s {events / m['wall']:9,.0f} ev/s "
+                    f"peak {m['peak_mb']:6.0f} MB {verdict}",
+                    flush=True,
+                )
+    finally:
+        subprocess.run([*SNAPCHECK, "server", "stop"], env=warm_env, stdout=subprocess.DEVNULL)
+        shutil.rmtree(runtime, ignore_errors=True)
+    text = _report(rows, load)
+    print(text)
+    if not args.no_write:
+        write_section("conform", text)
+
+
+def _report(rows: list, load: float) -> str:
     lines = [
         "## TLA+ trace validation (`snapcheck conform`)",
         "",
         (
             f"`benchmarks/bench_conform.py` on {machine()}; load average at the start "
-            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (shared). One `abs-aligned` trace of "
-            "`snapcheck simulate -w q1` per run, `-j 2`. CPU = the command and every TLC JVM it started; "
+            f"{load:.1f} on {os.cpu_count()} cores (shared). One `abs-aligned` trace of "
+            "`snapcheck simulate -w q1` per command, `-j 2`. `warm`: the median of "
+            f"{REPEAT} commands run by the warm server an earlier command started (the default); "
+            "`own process`: `SNAPCHECK_SERVER=0`, what a first command pays. CPU = the command, "
+            "every process it started and what the warm server and its JVMs spent meanwhile; "
             "memory = peak of the sum of their resident sizes."
         ),
         "",
@@ -167,24 +224,26 @@ def main() -> None:
     ]
     for events, mode, m, verdict in rows:
         lines.append(
-            f"| {events:,} | {mode} | {m['wall']:.1f} s | {m['cpu']:.1f} s | {events / m['wall']:,.0f} | "
+            f"| {events:,} | {mode} | {m['wall']:.2f} s | {m['cpu']:.2f} s | {events / m['wall']:,.0f} | "
             f"{events / m['cpu']:,.0f} | {m['peak_mb']:,.0f} MB | {verdict} |"
         )
-    lines += [
-        "",
-        f"Targets: {TARGETS}.",
-        "",
-        f"Default mode (segments, refinement on), traces of {big[0][0]:,} to {big[-1][0]:,} events: "
-        f"events per CPU second from {min(per_cpu):,.0f} to {max(per_cpu):,.0f} "
-        f"({max(per_cpu) / min(per_cpu):.2f}x); the fixed cost of one command is "
-        f"{m0['cpu']:.1f} s CPU ({e0:,} events), and beyond it the rate is "
-        + ", ".join(f"{r:,.0f}" for r in marginal)
-        + f" events per CPU second ({max(marginal) / min(marginal):.2f}x apart).",
-    ]
-    text = "\n".join(lines)
-    print(text)
-    if not args.no_write:
-        write_section("conform", text)
+    lines += ["", f"Targets: {TARGETS}.", ""]
+    for mode in ("warm", "own process"):
+        seg = [(e, m) for e, md, m, _ in rows if md == mode]
+        (e0, m0), big = seg[0], seg[1:]
+        wall = [e / m["wall"] for e, m in big]
+        cpu = [e / m["cpu"] for e, m in big]
+        marginal = [(e - e0) / (m["cpu"] - m0["cpu"]) for e, m in big]
+        lines.append(
+            f"`{mode}`, traces of {big[0][0]:,} to {big[-1][0]:,} events: events per second (wall) from "
+            f"{min(wall):,.0f} to {max(wall):,.0f} ({max(wall) / min(wall):.2f}x apart); events per CPU "
+            f"second from {min(cpu):,.0f} to {max(cpu):,.0f} ({max(cpu) / min(cpu):.2f}x apart); the fixed "
+            f"cost of one command is {m0['wall']:.2f} s wall, {m0['cpu']:.2f} s CPU ({e0:,} events), and "
+            "beyond it the rate is " + ", ".join(f"{r:,.0f}" for r in marginal) + " events per CPU second "
+            f"({max(marginal) / min(marginal):.2f}x apart)."
+        )
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 if __name__ == "__main__":

@@ -1,3 +1,3 @@
-from snapcheck.cli import console
+from snapcheck.entry import console
 
 console()

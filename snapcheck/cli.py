@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "snapcheck.commands.flink",
     "snapcheck.commands.specs",
     "snapcheck.commands.validate",
+    "snapcheck.commands.server",
 ]
 
 err_console = make_console(stderr=True)

@@ -4,6 +4,10 @@ import os
 
 import pytest
 
+# A ``snapcheck conform`` a test runs starts a warm server (snapcheck.command_server):
+# it ends this long after the suite's last one, not five minutes later.
+os.environ.setdefault("SNAPCHECK_SERVER_IDLE", "20")
+
 
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")

@@ -46,6 +46,13 @@ IDLE_SECONDS = 30.0  # a server idle this long is closed
 HEAD = ">iqii"  # a response's head: exit code, CPU nanoseconds, retire, output length
 
 
+def keep_idle(seconds: float) -> None:
+    """Keep idle servers for ``seconds`` (a process that serves commands keeps them as
+    long as it waits for its next command)."""
+    global IDLE_SECONDS
+    IDLE_SECONDS = seconds
+
+
 def enabled() -> bool:
     """Whether TLC jobs run in warm servers (``$SNAPCHECK_TLC_SERVER`` is not ``0``)."""
     return os.environ.get(SERVER_ENV, "1") != "0"

@@ -1,0 +1,103 @@
+"""``snapcheck server status|stop``: the warm servers that run ``snapcheck conform``
+commands (``snapcheck.command_client``, ``snapcheck.command_server``)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from snapcheck.command_client import IDLE_ENV, IDLE_SECONDS, SERVER_ENV, home, key
+from snapcheck.console import echo
+
+STOP_WAIT = 10.0  # seconds ``stop`` waits for a server to finish its command and end
+
+
+@dataclass
+class Running:
+    key: str
+    pid: int
+    lock: Path
+
+
+def running() -> list[Running]:
+    """The servers of this user that are up (each holds the lock of its key)."""
+    try:
+        base = home()
+    except OSError:
+        return []
+    found = []
+    for pidfile in sorted(base.glob("conform-*.pid")):
+        k = pidfile.stem.removeprefix("conform-")
+        lock = base / f"conform-{k}.lock"
+        try:
+            pid = int(pidfile.read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _held(lock):
+            found.append(Running(k, pid, lock))
+    return found
+
+
+def _held(lock: Path) -> bool:
+    """Whether a server holds ``lock`` (it cannot be taken now)."""
+    try:
+        with open(lock, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return False
+
+
+@click.group("server")
+def server_group() -> None:
+    """The warm servers of ``snapcheck conform``.
+
+    A ``snapcheck conform`` command runs in a server that keeps the kit imported and TLC's
+    JVMs warm between commands (started by the first command, ended after $SNAPCHECK_SERVER_IDLE
+    seconds without one, default 300); commands of another installation, another version of
+    the kit's modules or another environment use a server of their own. SNAPCHECK_SERVER=0
+    runs every command in its own process.
+    """
+
+
+@server_group.command("status")
+def status_cmd() -> None:
+    """List this user's running servers (pid, key; the one this environment's commands use)."""
+    mine = key()
+    servers = running()
+    for s in servers:
+        echo(f"pid {s.pid}  key {s.key}{'  (this environment)' if s.key == mine else ''}")
+    idle = os.environ.get(IDLE_ENV, f"{IDLE_SECONDS:g}")
+    state = "off" if os.environ.get(SERVER_ENV, "1") == "0" else f"on, idle limit {idle} s"
+    echo(f"{len(servers)} server(s) running; warm servers {state} ({SERVER_ENV}, {IDLE_ENV})")
+
+
+@server_group.command("stop")
+def stop_cmd() -> None:
+    """Stop this user's servers (a command running in one is finished first)."""
+    servers = running()
+    for s in servers:
+        try:
+            os.kill(s.pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + STOP_WAIT
+    left = list(servers)
+    while left and time.monotonic() < deadline:
+        left = [s for s in left if _held(s.lock)]
+        time.sleep(0.05)
+    echo(f"{len(servers) - len(left)} server(s) stopped" + (f", {len(left)} still running" if left else ""))
+
+
+def register(group: click.Group) -> None:
+    group.add_command(server_group)
