@@ -110,7 +110,7 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
             totals[k] += v
     for k, v in totals.items():
         root.set(k, str(v))
-    _xml_chars(root)
+    printable_xml(root)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
@@ -119,7 +119,7 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
-def _xml_chars(root: ET.Element) -> None:
+def printable_xml(root: ET.Element) -> None:
     """Write every character XML cannot hold (a control character in a process name, a
     failure reason, a file name) as an escape, in every text and attribute under ``root``."""
 

@@ -33,9 +33,11 @@ import threading
 import time
 from pathlib import Path
 
+from snapcheck.checker.tla import server as tlc_server
 from snapcheck.command_client import ACCEPTED, BUSY, EXIT_INTERRUPTED, IDLE_ENV, IDLE_SECONDS
 
 MAX_RSS_MB = 768  # a server holding more after a command ends instead of idling with it
+MAX_JVM_MB = 512  # an idle TLC JVM holding more after a command is closed (a long trace grew its heap)
 LOCK_WAIT = 5.0  # seconds a new server waits for the lock of its key
 
 
@@ -66,6 +68,7 @@ class CommandServer:
             last = time.monotonic()
             if _rss_mb() > MAX_RSS_MB:
                 break
+            tlc_server.close_larger_than(MAX_JVM_MB)
             self.busy.clear()
         with self.gate:
             self.stop.set()
@@ -151,8 +154,7 @@ def _kill_children() -> None:
 
 
 def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return tlc_server.resident_mb(os.getpid())
 
 
 def _run(argv: list[str], cwd: str, fds: list[int]) -> int:
@@ -199,11 +201,10 @@ def _warm() -> None:
     """Import what a command needs before the first one arrives."""
     import snapcheck.checker.tla.conform  # noqa: F401
     import snapcheck.cli  # noqa: F401
-    from snapcheck.checker.tla import server
     from snapcheck.reference.catalogue import tla_mappings
 
     tla_mappings()
-    server.keep_idle(_idle())
+    tlc_server.keep_idle(_idle())
 
 
 def _idle() -> float:
@@ -236,10 +237,11 @@ def main(sock: str, pidfile: str, lockfile: str) -> int:
         server.serve()
     finally:
         listener.close()
+        tlc_server.close_all()
         for f in server.files:
             f.unlink(missing_ok=True)
         lock.close()
-    return 0
+    os._exit(0)  # not the interpreter's teardown: freeing what a long trace left takes seconds
 
 
 if __name__ == "__main__":

@@ -61,6 +61,10 @@ from snapcheck.traces.model import Trace
 from snapcheck.traces.protocol_facts import TlaMapping
 
 ACCEPT, REJECT, ERROR = "ACCEPT", "REJECT", "ERROR"
+# Why an ERROR has no verdict: the trace is not a valid v1 trace; it holds a protocol, event
+# or topology no specification models; TLC failed or ran out of time on it; the
+# specification itself broke an invariant on a behaviour the trace matched.
+ERRORS = ("invalid-trace", "outside-specification", "tlc-failed", "tlc-timeout", "specification-violated")
 MAX_EVENTS_PER_RUN = 500_000  # events per TLC run (its trace data and states: about 500 MB resident)
 MIN_EVENTS_PER_RUN = 10_000  # below this one more run costs more than it saves
 SEGMENT_EVENTS = 100  # spec events per segment at least (a round or two)
@@ -98,6 +102,12 @@ class Verdict:
     notes: list = field(default_factory=list)
     spec: str = ""  # the trace specification module that judged it
     outside: str = ""  # ERROR outside the specification: the event it does not model ("fail", "send:cancel")
+    error: str = ""  # of an ERROR, why it has no verdict: one of ERRORS
+
+    @property
+    def mapped(self) -> int:
+        """The trace's events the specification judges (``total`` without the final ``end``)."""
+        return max(self.total - 1, 0)
 
     def render(self) -> str:
         head = f"{self.path}: {self.verdict}"
@@ -227,6 +237,7 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
                     message=f"TLC failed ({res.result}): {res.error_text()[:2000]}",
                     ignored=dict(p.ignored),
                     notes=list(p.notes),
+                    error="tlc-failed",
                 )
             break
         p = batch[culprit]
@@ -251,6 +262,7 @@ def validate_batch(batch: list[Prepared], timeout: float = 600.0, refinement: bo
             message=message,
             ignored=dict(p.ignored),
             notes=list(p.notes),
+            error="" if verdict == REJECT else "specification-violated",
         )
         pending.remove(culprit)
     return [verdicts[k] for k in range(len(batch))]
@@ -285,6 +297,7 @@ def _timed_out(p: Prepared, timeout: float) -> Verdict:
         message=f"TLC did not finish within its time limit of {timeout:g} s on this "
         f"{'segment of the trace' if p.start is not None or p.cut is not None else 'trace'} alone "
         f"({len(p.events) - 1:,} mapped events); the other traces of its TLC run were judged without it",
+        error="tlc-timeout",
         ignored=dict(p.ignored),
         notes=list(p.notes),
     )
@@ -409,7 +422,7 @@ def conform(
             trace = read_trace(path)
             p = prepare(trace, mappings)
         except TraceErrors as exc:
-            verdicts[n] = Verdict(path, ERROR, message="invalid trace:\n" + exc.render())
+            verdicts[n] = Verdict(path, ERROR, message="invalid trace:\n" + exc.render(), error="invalid-trace")
             _notify(on_verdict, verdicts[n])
             continue
         except OutOfScope as exc:
@@ -425,6 +438,7 @@ def conform(
                 message=str(exc),
                 spec=family.module if family else "",
                 outside=outside_reason(trace, exc),
+                error="outside-specification",
             )
             _notify(on_verdict, verdicts[n])
             continue

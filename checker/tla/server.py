@@ -107,6 +107,28 @@ def close_all() -> None:
         s.close()
 
 
+def close_larger_than(mb: float) -> int:
+    """Close every idle server of this process whose JVM holds more than ``mb`` MiB
+    resident (a JVM keeps the heap a long trace made it grow); returns how many. For a
+    process that keeps servers between commands (``snapcheck.command_server``)."""
+    with _lock:
+        mine = [s for s in _idle if s.pid == os.getpid()]
+        large = [s for s in mine if resident_mb(s.proc.pid) > mb]
+        _idle[:] = [s for s in _idle if not any(s is x for x in large)]
+    for s in large:
+        s.close()
+    return len(large)
+
+
+def resident_mb(pid: int) -> float:
+    """Resident MiB of process ``pid`` (Linux ``/proc``; 0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _take(key: tuple) -> Server | None:
     with _lock:
         for i, s in enumerate(_idle):

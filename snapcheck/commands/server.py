@@ -58,6 +58,18 @@ def _held(lock: Path) -> bool:
         return False
 
 
+def _exists(pid: int) -> bool:
+    """Whether process ``pid`` still exists (a server that let go of its lock may still
+    be closing its JVMs)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 @click.group("server")
 def server_group() -> None:
     """The warm servers of ``snapcheck conform``.
@@ -94,7 +106,7 @@ def stop_cmd() -> None:
     deadline = time.monotonic() + STOP_WAIT
     left = list(servers)
     while left and time.monotonic() < deadline:
-        left = [s for s in left if _held(s.lock)]
+        left = [s for s in left if _held(s.lock) or _exists(s.pid)]
         time.sleep(0.05)
     echo(f"{len(servers) - len(left)} server(s) stopped" + (f", {len(left)} still running" if left else ""))
 

@@ -12,7 +12,7 @@ import click
 from rich.table import Table
 
 from snapcheck.console import make_console
-from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_VIOLATION, UsageError
+from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
 console = make_console()
 
@@ -180,8 +180,29 @@ def _apalache(entries, length: int, timeout: float) -> None:
     help="Validate every trace whole, not in segments cut where every round so far is finished "
     "(same verdicts; quadratic in the trace length).",
 )
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document with a verdict per trace instead of text "
+    "(schema: checker/schema/conform-report.schema.json).",
+)
+@click.option(
+    "--junit",
+    "junit_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write JUnit XML: a test case per trace (REJECT a failure, a trace outside the specifications "
+    "skipped, an invalid trace or a TLC failure an error).",
+)
 def conform_cmd(
-    traces: tuple[str, ...], timeout: float, no_refinement: bool, parallel: int | None, no_segments: bool
+    traces: tuple[str, ...],
+    timeout: float,
+    no_refinement: bool,
+    parallel: int | None,
+    no_segments: bool,
+    as_json: bool,
+    junit_file: str | None,
 ) -> None:
     """Validate TRACE files against the TLA+ specification of their protocol with TLC.
 
@@ -197,9 +218,13 @@ def conform_cmd(
 
     Exit 0 if all are accepted, 1 if any is rejected (and none is an ERROR), 2 if any is an ERROR.
     """
+    import orjson
+
     from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform
+    from snapcheck.checker.tla.conform_report import exit_code, junit_xml, to_json
     from snapcheck.checker.tla.tlc import find_jar, find_java
     from snapcheck.reference.catalogue import tla_mappings
+    from snapcheck.traces.atomic import write_atomic
 
     find_jar(), find_java()
     start = time.monotonic()
@@ -208,20 +233,23 @@ def conform_cmd(
         tla_mappings(),
         timeout=timeout,
         refinement=not no_refinement,
-        on_verdict=lambda v: console.print(v.render(), markup=False, emoji=False),
+        on_verdict=None if as_json else lambda v: console.print(v.render(), markup=False, emoji=False),
         parallel=parallel or _default_parallel(),
         segment=not no_segments,
     )
-    count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
-    console.print(
-        f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
-        f"{count[REJECT]} rejected, {count[ERROR]} error(s)",
-        markup=False,
-    )
-    if count[ERROR]:
-        sys.exit(EXIT_BAD_INPUT)
-    if count[REJECT]:
-        sys.exit(EXIT_VIOLATION)
+    if junit_file:
+        write_atomic(junit_file, junit_xml(verdicts), inputs=traces)
+    if as_json:
+        sys.stdout.buffer.write(orjson.dumps(to_json(verdicts), option=orjson.OPT_INDENT_2) + b"\n")
+    else:
+        count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
+        console.print(
+            f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
+            f"{count[REJECT]} rejected, {count[ERROR]} error(s)",
+            markup=False,
+        )
+    if exit_code(verdicts):
+        sys.exit(exit_code(verdicts))
 
 
 def register(group: click.Group) -> None:

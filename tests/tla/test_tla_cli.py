@@ -6,6 +6,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +124,48 @@ def test_conform_exit_codes(tmp_path):
     assert r.returncode == 1 and f"{bad_path}:4" in r.stdout and "1 accepted, 1 rejected" in r.stdout
     r = snapcheck("conform", str(good), str(tmp_path / "missing.jsonl"))
     assert r.returncode == 2 and "cannot open" in r.stdout
+
+
+@pytest.mark.tlc
+def test_conform_json_and_junit_say_every_verdict_and_what_was_not_judged(tmp_path, snapcheck_cli):
+    """``--json`` (valid against its schema) and ``--junit``: a REJECT is a failure at its
+    FILE:LINE, a trace outside the specifications is skipped with what they do not model,
+    an unreadable trace is an error; an ACCEPT lists the events it does not vouch for."""
+    import xml.etree.ElementTree as ET
+
+    import jsonschema
+
+    from snapcheck.checker.tla.conform import ERRORS
+    from snapcheck.traces import TraceRecorder
+
+    good, bad, missing, other = (tmp_path / f"{n}.jsonl" for n in ("good", "bad", "missing", "other"))
+    two_messages().write(good)
+    two_messages(reordered=True).write(bad)
+    rec = TraceRecorder(["a", "b"], [("a>b", "a", "b")], protocol="changelog")  # no TLA+ specification
+    rec.recv("b", rec.send("a", "a>b"))
+    rec.write(other)
+    junit = tmp_path / "conform.xml"
+    paths = [str(p) for p in (good, bad, missing, other)]
+    code, out = snapcheck_cli("conform", "--json", "--junit", str(junit), *paths)
+    schema = json.loads((specs_dir().parent / "checker" / "schema" / "conform-report.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert set(schema["$defs"]["verdict"]["properties"]["error"]["enum"]) == {None, *ERRORS}
+    assert code == doc["exit_code"] == 2 and doc["counts"] == {"accept": 1, "reject": 1, "error": 2}
+    v = {Path(e["trace"]).stem: e for e in doc["verdicts"]}
+    assert [e["trace"] for e in doc["verdicts"]] == paths
+    assert v["good"]["verdict"] == "ACCEPT" and v["good"]["matched_prefix"] == v["good"]["mapped_events"] > 0
+    assert v["bad"]["verdict"] == "REJECT" and v["bad"]["location"] == f"{bad}:4"
+    assert v["bad"]["matched_prefix"] < v["bad"]["mapped_events"]
+    assert v["missing"]["error"] == "invalid-trace" and "cannot open" in v["missing"]["message"]
+    assert v["other"]["error"] == "outside-specification" and "changelog" in v["other"]["message"]
+    root = ET.parse(junit).getroot()
+    cases = {Path(c.get("name")).stem: [e.tag for e in c if e.tag != "system-out"] for c in root.iter("testcase")}
+    assert cases == {"good": [], "bad": ["failure"], "missing": ["error"], "other": ["skipped"]}
+    assert root.get("tests") == "4" and root.get("failures") == "1" and root.get("skipped") == "1"
+    fail = next(c for c in root.iter("testcase") if c.get("name") == str(bad)).find("failure")
+    assert f"{bad}:4" in fail.get("message")
+    # the text report is unchanged without --json; the JUnit file never replaces an input
+    code, out = snapcheck_cli("conform", "--junit", str(good), str(good), stderr=True)
+    assert code == 2 and good.read_text().startswith("{")
