@@ -243,6 +243,14 @@ def declaration_problems(cls: type[Protocol]) -> list[str]:
     rounds = cls.max_rounds_in_flight
     if rounds is not None and not (isinstance(rounds, int) and not isinstance(rounds, bool) and rounds >= 1):
         out.append(f"max_rounds_in_flight = {rounds!r}: expected None (any) or a positive integer")
+    for names, what in (("situations", "situation names"), ("job_faults", "fault names")):
+        value = getattr(cls, names)
+        if not (isinstance(value, (tuple, list)) and all(isinstance(n, str) and n for n in value)):
+            out.append(f"{names} = {value!r:.80}: expected a tuple of {what}, e.g. ({value!r:.40},)")
+    if cls.tla is not None and not isinstance(cls.tla, TlaMapping):
+        out.append(f"tla = {cls.tla!r:.80}: expected None or a TlaMapping (traces.protocol_facts)")
+    if cls.crash_targets is not None and not isinstance(cls.crash_targets, str):
+        out.append(f"crash_targets = {cls.crash_targets!r:.80}: expected None or a sentence naming the tasks to crash")
     base = cls.mutant_of
     if base:
         if inspect.isclass(base):

@@ -354,6 +354,42 @@ def adjusted(mutant: type[Protocol], cfg: SimConfig) -> SimConfig:
     return out
 
 
+_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "tuple": (tuple, list), "None": ()}
+
+
+def demo_problems(demo: object) -> list[str]:
+    """What is wrong with a protocol's ``demo`` (the ``SimConfig`` fields of its
+    demonstration configuration) as a user would fix it: not a dict, a key that is no
+    field of ``SimConfig``, a value of another type than the field's (empty when
+    nothing is).
+
+    >>> demo_problems({"records": 5, "fail": "src[0]@900"})
+    ["demo: 'fail' is not a SimConfig field (did you mean 'failures'?)"]
+    >>> demo_problems({"records": "5"}), demo_problems(["records"])
+    (["demo['records'] = '5': expected int | None"], ["demo = ['records']: expected a dict of SimConfig fields"])
+    """
+    import difflib
+
+    if not isinstance(demo, dict):
+        return [f"demo = {demo!r:.80}: expected a dict of SimConfig fields"]
+    known = {f.name: f.type for f in fields(SimConfig)}
+    out = []
+    for key, value in demo.items():
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            out.append(f"demo: {key!r} is not a SimConfig field" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            continue
+        names = [t.strip() for t in str(known[key]).split("|")]
+        if any(t not in _TYPES for t in names):  # Any, Workload, …: not checked here
+            continue
+        fits = (value is None and "None" in names) or any(
+            isinstance(value, _TYPES[t]) and not (isinstance(value, bool) and t != "bool") for t in names
+        )
+        if not fits:
+            out.append(f"demo[{key!r}] = {value!r:.80}: expected {known[key]}")
+    return out
+
+
 def simulate(cfg: SimConfig, record: bool = True) -> SimResult:
     """Run one simulation. ``record=False`` skips building the trace (to time the
     simulation alone); metrics, final states and outputs are the same.

@@ -290,6 +290,7 @@ def simulate_cmd(
         raise UsageError("simulate: -o/--output FILE is required (or use --list)")
     from snapcheck.reference import SimConfig, simulate
     from snapcheck.reference.catalogue import resolve, user_files
+    from snapcheck.reference.simulation import demo_problems
     from snapcheck.traces.atomic import distinct_outputs, ensure_writable, write_atomic
 
     sources = user_files([protocol, mutant])  # the user's protocol files are inputs
@@ -339,6 +340,9 @@ def simulate_cmd(
                 "run it without --demo, or declare one"
             )
         if demo:
+            problems = demo_problems(m.demo)
+            if problems:
+                raise UsageError(f"mutant {mutant}: " + "; ".join(problems))
             for key, value in m.demo.items():  # every field of the demo, unless given on the command line
                 if ctx.get_parameter_source(_OPTION_OF.get(key, key)) != ParameterSource.COMMANDLINE:
                     fields[key] = value

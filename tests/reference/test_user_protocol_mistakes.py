@@ -76,6 +76,29 @@ MODULE = textwrap.dedent("""
         max_rounds_in_flight = 0
 
 
+    class OneSituation(Good):
+        situations = "alignment"  # a string: its letters would be the situations a campaign looks for
+
+
+    class OneJobFault(Good):
+        job_faults = "rescale"
+
+
+    class TlaName(Good):
+        tla = "ABSTrace"
+
+
+    class CrashTargets(Good):
+        crash_targets = 5
+
+
+    class DemoTypo(Good):
+        mutant_of = Good
+        expect = ("orphan",)
+        prop = "consistency"
+        demo = {"recods": 5, "latency": "40"}
+
+
     class NoBase(Good):
         mutant_of = "no-such-protocol"
 
@@ -409,12 +432,27 @@ def cli(cwd, *args):
         ("Size", "SizeTask.piggyback_size = '4': expected an int (as UncoordinatedTask.piggyback_size = 0)"),
         ("NameInt", "name = 5: expected a non-empty string"),  # traces the kit itself refused as bad input
         ("SimulatorName", "simulator = 'UncoordinatedSimulator': expected a simulator class"),  # a traceback
+        # silently taken before: a campaign's coverage looked for the situations "a", "l", "i", …
+        ("OneSituation", "situations = 'alignment': expected a tuple of situation names, e.g. ('alignment',)"),
+        ("OneJobFault", "job_faults = 'rescale': expected a tuple of fault names"),
+        ("TlaName", "tla = 'ABSTrace': expected None or a TlaMapping"),
+        ("CrashTargets", "crash_targets = 5: expected None or a sentence"),
     ],
 )
 def test_a_declaration_the_kit_cannot_use_is_a_usage_error_naming_the_attribute(userdir, cls, reason):
     with pytest.raises(UsageError) as err:
         load(f"{userdir / 'mine.py'}:{cls}")
     assert reason in str(err.value)
+
+
+def test_a_demo_configuration_the_kit_cannot_build_is_exit_2_naming_the_field(userdir):
+    """``simulate --demo`` of a mutant whose ``demo`` misspells a field or gives a value of
+    another type: exit 2 naming each (a traceback, exit 3, before)."""
+    res = cli(userdir, "simulate", "--mutant", "mine:DemoTypo", "--demo", "-w", "q1", "-o", "t.jsonl")
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert "'recods' is not a SimConfig field (did you mean 'records'?)" in res.stderr
+    assert "demo['latency'] = '40': expected int" in res.stderr
+    assert not (userdir / "t.jsonl").exists()
 
 
 def test_the_cli_says_it_before_anything_runs_exit_2(userdir):
