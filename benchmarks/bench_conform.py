@@ -78,8 +78,9 @@ def _tree(procs: dict, roots: list[int]) -> list[int]:
     found, todo = [], [r for r in roots if r in procs]
     while todo:
         pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
+        if pid not in found:  # a server the command started is in both trees
+            found.append(pid)
+            todo += children.get(pid, [])
     return found
 
 

@@ -23,6 +23,7 @@ compare it with.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 
 import orjson
@@ -62,6 +63,9 @@ COLUMNS = (
     ("faults_not_fired", "int64", "bigint"),  # requested crashes that crashed nothing (their moment never came)
     ("situations", "string", "string"),  # JSON {situation: occurrences} (reference.sim.exploration)
     ("command", "string", "string"),
+    # SHA-256 of the trace ``command`` writes, for runs with a violation (null otherwise): pasting
+    # the command must give these very bytes (``sha256sum run-SEED.jsonl``)
+    ("trace_sha256", "string", "string"),
     # TLA+ conformance (``--conform``; spark_validation.conformance): null for runs not chosen
     ("conform", "string", "string"),  # accept | reject | outside | no-spec | no-java | no-trace | error
     ("conform_spec", "string", "string"),  # the trace specification module
@@ -176,6 +180,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
         row["command"] += " --oracle"
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
+    if verdict == "violation":
+        row["trace_sha256"] = hashlib.sha256(res.dumps()).hexdigest()
     if users and (_kept_state(cfg) != before or (verdict == "violation" and not _same_run_again(cfg, res))):
         row.update(
             verdict="violation", violation_kinds=",".join(filter(None, [row["violation_kinds"], NONDETERMINISTIC]))

@@ -54,6 +54,7 @@ def summarize(results: str, meta: dict) -> dict:
         "replayed_messages",
         "overhead_ratio",
         "command",
+        "trace_sha256",
         "workload",
         "situations",
         "faults_not_fired",
@@ -178,6 +179,7 @@ def summarize(results: str, meta: dict) -> dict:
             "conform": r.conform,
             "conform_detail": r.conform_detail if r.spec_reject else None,
             "command": repro_command(r),
+            "trace_sha256": r.trace_sha256 if isinstance(r.trace_sha256, str) else None,
         }
         for r in fails.itertuples()
     ]
@@ -519,6 +521,11 @@ def markdown(s: dict) -> str:
                 f"  {f['command']}",
                 "  ```",
             ]
+            if f.get("trace_sha256"):
+                out += [
+                    f"  The trace it writes has SHA-256 `{f['trace_sha256']}` (`sha256sum run-{f['seed']}.jsonl`).",
+                    "",
+                ]
     else:
         out.append("None.")
     out += [f"\n{h}" for h in rescale_hints(s)]

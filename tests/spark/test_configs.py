@@ -118,6 +118,28 @@ def test_run_rows_are_deterministic_and_complete():
     assert caught["mutant"] == draw_config(i, i, sel).mutant and caught["violation_kinds"]
     clean = run_one(0, 0, draw_config(0, 0, sel))
     assert clean["verdict"] == "clean" and clean["events"] > 0 and clean["command"].startswith("snapcheck simulate")
+    assert clean["trace_sha256"] is None
+
+
+def test_the_command_of_a_caught_run_writes_the_trace_whose_digest_the_row_holds(tmp_path):
+    """The row's ``trace_sha256`` is what pasting its command gives (``sha256sum``)."""
+    import hashlib
+    import shlex
+    import subprocess
+    import sys
+
+    sel = Selection.of(protocols=["abs-aligned"])
+    row = next(
+        r
+        for i in range(200)
+        if draw_config(i, i, sel).mutant and (r := run_one(i, i, draw_config(i, i, sel)))["verdict"] == "violation"
+    )
+    args = shlex.split(row["command"])
+    assert args[:2] == ["snapcheck", "simulate"]
+    res = subprocess.run([sys.executable, "-m", "snapcheck", *args[1:]], cwd=tmp_path, capture_output=True, timeout=300)
+    assert res.returncode in (0, 1), res.stderr
+    written = tmp_path / f"run-{row['seed']}.jsonl"
+    assert hashlib.sha256(written.read_bytes()).hexdigest() == row["trace_sha256"]
 
 
 @pytest.mark.parametrize("n, cores", [(1, 2), (7, 2), (100, 1), (10_000, 2), (1_000_000, 2)])

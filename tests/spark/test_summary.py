@@ -263,3 +263,11 @@ def test_a_protocol_whose_runs_mostly_judged_nothing_is_warned_about(tmp_path):
     text = markdown(s)
     assert "**Warning:** mine.py:Mine: 2 of its 3 runs were inconclusive" in text
     assert "unaligned: 1 of" not in text
+
+
+def test_a_failing_run_says_the_digest_of_the_trace_its_command_writes(tmp_path):
+    digest = "ab" * 32
+    rows = [_row(1, "abs-aligned", "violation", kinds="orphan", trace_sha256=digest), _row(2, "abs-aligned")]
+    s = _summary(tmp_path, rows)
+    assert [f["trace_sha256"] for f in s["failing_runs"]] == [digest]
+    assert f"SHA-256 `{digest}` (`sha256sum run-1.jsonl`)" in markdown(s)
