@@ -1,5 +1,6 @@
 """Command-line options that mean the same thing in every command, defined once: a
-cut (``--cut P0=1,P1=V``, parsed by ``checker.notation.parse_cut``)."""
+cut (``--cut P0=1,P1=V``, parsed by ``checker.notation.parse_cut``), the JSON report
+(``--json``) and the JUnit file (``--junit FILE``)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,18 @@ CUT = CutType()
 
 def cut_option(help: str = "Global checkpoint to analyse: a checkpoint number or V per process, e.g. P0=1,P1=V."):
     return click.option("--cut", type=CUT, default=None, metavar="P0=1,P1=V", help=help)
+
+
+def json_option(what: str):
+    """``--json`` (``as_json``): one JSON document on stdout instead of text; ``what`` says what it holds."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print one JSON document {what}.")
+
+
+def junit_option(what: str):
+    """``--junit FILE`` (``junit_file``): JUnit XML, written atomically and never over an input."""
+    return click.option(
+        "--junit", "junit_file", type=click.Path(dir_okay=False), default=None, help=f"Write JUnit XML: {what}."
+    )
 
 
 class DefaultsFromCode(click.Option):

@@ -14,7 +14,7 @@ import orjson
 from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, VERDICT_EXIT, UnreadTrace, worst_exit
 from snapcheck.console import echo
-from snapcheck.options import cut_option
+from snapcheck.options import cut_option, json_option, junit_option
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.process_exit import hold, holding
@@ -38,19 +38,10 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 @click.command("check")
 # any path (a directory: reported unreadable like a missing file)
 @click.argument("traces", nargs=-1, required=True, type=click.Path(readable=False))
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print one JSON document with a report per trace (schema: checker/schema/check-report.schema.json).",
-)
-@click.option(
-    "--junit",
-    "junit_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write JUnit XML: a test case per property per round/cut/recovery; skipped cases for what was "
-    "not judged; an error case per unreadable trace.",
+@json_option("with a report per trace (schema: checker/schema/check-report.schema.json)")
+@junit_option(
+    "a test case per property per round/cut/recovery; skipped cases for what was not judged; "
+    "an error case per unreadable trace"
 )
 @click.option(
     "--property",

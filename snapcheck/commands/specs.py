@@ -12,6 +12,7 @@ import click
 from rich.table import Table
 
 from snapcheck.console import make_console
+from snapcheck.options import json_option, junit_option
 from snapcheck.traces.errors import EXIT_VIOLATION, UsageError
 
 console = make_console()
@@ -180,20 +181,10 @@ def _apalache(entries, length: int, timeout: float) -> None:
     help="Validate every trace whole, not in segments cut where every round so far is finished "
     "(same verdicts; quadratic in the trace length).",
 )
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print one JSON document with a verdict per trace instead of text "
-    "(schema: checker/schema/conform-report.schema.json).",
-)
-@click.option(
-    "--junit",
-    "junit_file",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write JUnit XML: a test case per trace (REJECT a failure, a trace outside the specifications "
-    "skipped, an invalid trace or a TLC failure an error).",
+@json_option("with a verdict per trace instead of text (schema: checker/schema/conform-report.schema.json)")
+@junit_option(
+    "a test case per trace (REJECT a failure, a trace outside the specifications skipped, "
+    "an invalid trace or a TLC failure an error)"
 )
 def conform_cmd(
     traces: tuple[str, ...],
