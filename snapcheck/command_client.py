@@ -1,7 +1,7 @@
 """The client side of the warm command server (``command_server``): a ``snapcheck
 conform`` command handed to a process that already has the kit imported and TLC's
 JVMs running, so that a command costs what its traces cost, not a Python start, a
-JVM start and the loading of TLC's classes (docs/specs.md, "The warm server").
+JVM start and the loading of TLC's classes (docs/specs.md, "Requirements and how TLC is run").
 
 How a command reaches the server:
 
