@@ -17,7 +17,8 @@ How a command reaches the server:
   else there, or a socket path too long for the system, and the command runs in its
   own process.
 * The client passes its standard output and error (the descriptors themselves,
-  ``SCM_RIGHTS``), its arguments and its working directory; the server runs the
+  ``SCM_RIGHTS``), its arguments and its working directory (which the server must
+  see as the same directory, by device and inode); the server runs the
   command as the ``snapcheck`` program would, writing straight to the client's
   terminal or pipe, and sends back the exit code. No server yet: the client starts
   one (detached, in a session of its own) and waits for it. A server busy with
@@ -129,6 +130,18 @@ def home() -> Path:
     return base
 
 
+def directory_id(path: str) -> list[int]:
+    """Device and inode of directory ``path``: a server runs a command only where it sees
+    the client's working directory as the same directory (not another file system that
+    mounts the same path, e.g. a container sharing the socket's directory).
+
+    >>> directory_id("/") == directory_id("/.")
+    True
+    """
+    st = os.stat(path)
+    return [st.st_dev, st.st_ino]
+
+
 def place(k: str) -> Place:
     """The socket, pid file and lock of the server of key ``k``."""
     base = home()
@@ -152,7 +165,8 @@ def run(argv: list[str]) -> int | None:
 def _served(argv: list[str]) -> int | None:
     try:
         where = place(key())
-        request = json.dumps({"argv": argv, "cwd": os.getcwd()}).encode()
+        cwd = os.getcwd()
+        request = json.dumps({"argv": argv, "cwd": cwd, "cwd_id": directory_id(cwd)}).encode()
         conn = _connect(where) or _start(where)
     except (OSError, ValueError):
         return None

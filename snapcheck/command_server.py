@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from snapcheck.checker.tla import server as tlc_server
-from snapcheck.command_client import ACCEPTED, BUSY, EXIT_INTERRUPTED, IDLE_ENV, IDLE_SECONDS
+from snapcheck.command_client import ACCEPTED, BUSY, EXIT_INTERRUPTED, IDLE_ENV, IDLE_SECONDS, directory_id
 
 MAX_RSS_MB = 768  # a server holding more after a command ends instead of idling with it
 MAX_JVM_MB = 512  # an idle TLC JVM holding more after a command is closed (a long trace grew its heap)
@@ -91,23 +91,25 @@ class CommandServer:
 
     def _command(self, conn: socket.socket) -> None:
         done = threading.Event()
+        fds: list[int] = []
         try:
             with conn:
                 msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 2)
-                if len(fds) != 2:
-                    for fd in fds:
-                        os.close(fd)
-                    return
                 request = json.loads(msg)
+                if len(fds) != 2 or directory_id(request["cwd"]) != request["cwd_id"]:
+                    conn.sendall(BUSY)  # not the client's directory (or a malformed request): its own process
+                    return
                 conn.sendall(ACCEPTED)
                 threading.Thread(target=self._watch, args=(conn, done), daemon=True).start()
                 code = _run(request["argv"], request["cwd"], fds)
                 done.set()
+                _close(fds)  # before the exit code: the client's reader sees the end of its output
                 conn.sendall(struct.pack(">i", code))
         except (OSError, ValueError, KeyError, TypeError):
             pass
         finally:
             done.set()
+            _close(fds)  # the client's streams: held no longer than its command
 
     def _watch(self, conn: socket.socket, done: threading.Event) -> None:
         """End the server, its JVMs first, if the client goes away while its command runs."""
@@ -122,13 +124,18 @@ class CommandServer:
             os._exit(EXIT_INTERRUPTED)
 
 
+def _close(fds: list[int]) -> None:
+    """Close the descriptors a client passed, once (``fds`` is emptied)."""
+    while fds:
+        os.close(fds.pop())
+
+
 def _refuse(conn: socket.socket) -> None:
     """Tell a client the server is busy (it runs its command itself)."""
     with conn:
         try:
             _, fds, _, _ = socket.recv_fds(conn, 1 << 20, 2)
-            for fd in fds:
-                os.close(fd)
+            _close(fds)
             conn.sendall(BUSY)
         except OSError:
             pass
@@ -158,7 +165,8 @@ def _rss_mb() -> float:
 
 
 def _run(argv: list[str], cwd: str, fds: list[int]) -> int:
-    """Run ``snapcheck ARGV`` in ``cwd`` with ``fds`` as standard output and error."""
+    """Run ``snapcheck ARGV`` in ``cwd`` with ``fds`` as standard output and error (the
+    caller closes ``fds``)."""
     from snapcheck.cli import main
     from snapcheck.console import survive_closed_pipes
 
@@ -167,8 +175,6 @@ def _run(argv: list[str], cwd: str, fds: list[int]) -> int:
     try:
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
-        for fd in fds:
-            os.close(fd)
         # streams buffered as the program's would be at this terminal or pipe
         out = io.BufferedWriter(io.FileIO(1, "w", closefd=False))
         sys.stdout = io.TextIOWrapper(out, line_buffering=os.isatty(1))

@@ -211,3 +211,42 @@ def test_ctrl_c_in_the_client_ends_the_server_and_its_jvms(runtime, tmp_path):
         time.sleep(0.1)
     assert not _alive(servers[0]) and not any(_alive(j) for j in jvms)
     assert not list((runtime / "snapcheck").glob("*.sock"))
+
+
+def _ask(where, request: dict) -> bytes:
+    """Send ``request`` with a pipe's write end as both streams; the server's first reply
+    byte (b"" if it closed without one). The pipe must reach its end at once: the server
+    keeps no copy of a client's stream it did not run a command on."""
+    import json
+
+    r, w = os.pipe()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(where.socket))
+            socket.send_fds(conn, [json.dumps(request).encode()], [w, w])
+            os.close(w)
+            w = -1
+            reply = conn.recv(1)
+        conn_closed_at = time.monotonic()
+        os.set_blocking(r, True)
+        assert os.read(r, 1) == b""  # end of file: no descriptor of it left in the server
+        assert time.monotonic() - conn_closed_at < 5
+        return reply
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+def test_a_server_runs_nothing_where_it_does_not_see_the_clients_directory(runtime, traces, monkeypatch):
+    env = _env(runtime)
+    assert snapcheck("conform", "good.jsonl", env=env, cwd=traces).returncode == 0
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    where = place(command_client.key(env))
+    cwd_id = command_client.directory_id(str(traces))
+    other = [cwd_id[0], cwd_id[1] + 1]  # the same path, another directory (another mount)
+    assert _ask(where, {"argv": ["conform", "good.jsonl"], "cwd": str(traces), "cwd_id": other}) == BUSY
+    gone = str(traces / "nowhere")
+    assert _ask(where, {"argv": ["conform", "good.jsonl"], "cwd": gone, "cwd_id": cwd_id}) == b""
+    r = snapcheck("conform", "good.jsonl", env=env, cwd=traces)  # the server still serves
+    assert r.returncode == 0 and len(_servers(runtime)) == 1
