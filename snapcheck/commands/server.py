@@ -94,9 +94,27 @@ def status_cmd() -> None:
     echo(f"{len(servers)} server(s) running; warm servers {state} ({SERVER_ENV}, {IDLE_ENV})")
 
 
+def remove_stale() -> int:
+    """Remove the files of servers that are not running (a server killed outright leaves
+    its socket and pid file; every key leaves its lock file); returns how many keys."""
+    try:
+        base = home()
+    except OSError:
+        return 0
+    stale = 0
+    for lock in sorted(base.glob("conform-*.lock")):
+        if _held(lock):
+            continue
+        stale += 1
+        for suffix in (".sock", ".pid", ".lock"):
+            lock.with_suffix(suffix).unlink(missing_ok=True)
+    return stale
+
+
 @server_group.command("stop")
 def stop_cmd() -> None:
-    """Stop this user's servers (a command running in one is finished first)."""
+    """Stop this user's servers (a command running in one is finished first) and remove
+    the files of those that are gone."""
     servers = running()
     for s in servers:
         try:
@@ -109,6 +127,7 @@ def stop_cmd() -> None:
         left = [s for s in left if _held(s.lock) or _exists(s.pid)]
         time.sleep(0.05)
     echo(f"{len(servers) - len(left)} server(s) stopped" + (f", {len(left)} still running" if left else ""))
+    remove_stale()
 
 
 def register(group: click.Group) -> None:

@@ -183,6 +183,7 @@ def test_status_and_stop(runtime, traces):
     r = snapcheck("server", "stop", env=env)
     assert r.returncode == 0 and "1 server(s) stopped" in r.stdout
     assert not _alive(pid)
+    assert not list((runtime / "snapcheck").iterdir())  # no file of a server that is gone
     assert "0 server(s) running" in snapcheck("server", "status", env=env).stdout
 
 
