@@ -222,7 +222,7 @@ def _start(where: Place) -> socket.socket | None:
     if len(os.fsencode(where.socket)) >= 100:  # sockaddr_un holds about 108 bytes
         raise OSError(f"socket path too long: {where.socket}")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "snapcheck.command_server", str(where.socket), str(where.pid), str(where.lock)],
+        [sys.executable, "-P", "-m", "snapcheck.command_server", str(where.socket), str(where.pid), str(where.lock)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
