@@ -120,8 +120,15 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def printable_xml(root: ET.Element) -> None:
-    """Write every character XML cannot hold (a control character in a process name, a
-    failure reason, a file name) as an escape, in every text and attribute under ``root``."""
+    r"""Write every character XML cannot hold (a control character in a process name, a
+    failure reason, a file name) as an escape, in every text and attribute under ``root``.
+
+    >>> case = ET.Element("testcase", name="op\x07[0]")
+    >>> case.text = "bell\x07"
+    >>> printable_xml(case)
+    >>> case.get("name"), case.text
+    ('op\\x07[0]', 'bell\\x07')
+    """
 
     def shown(text: str) -> str:
         return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else "\ufffd", text)
