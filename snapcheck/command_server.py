@@ -66,7 +66,7 @@ class CommandServer:
                 continue
             self._command(conn)
             last = time.monotonic()
-            if _rss_mb() > MAX_RSS_MB:
+            if tlc_server.resident_mb(os.getpid()) > MAX_RSS_MB:
                 break
             tlc_server.close_larger_than(MAX_JVM_MB)
             self.busy.clear()
@@ -96,7 +96,7 @@ class CommandServer:
             with conn:
                 msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 2)
                 request = json.loads(msg)
-                if len(fds) != 2 or directory_id(request["cwd"]) != request["cwd_id"]:
+                if len(fds) != 2 or not _same_directory(request["cwd"], request["cwd_id"]):
                     conn.sendall(BUSY)  # not the client's directory (or a malformed request): its own process
                     return
                 conn.sendall(ACCEPTED)
@@ -124,6 +124,14 @@ class CommandServer:
             os._exit(EXIT_INTERRUPTED)
 
 
+def _same_directory(path: str, seen: list[int]) -> bool:
+    """Whether this process sees ``path`` as the directory the client saw (``seen``)."""
+    try:
+        return directory_id(path) == seen
+    except OSError:  # not there at all
+        return False
+
+
 def _close(fds: list[int]) -> None:
     """Close the descriptors a client passed, once (``fds`` is emptied)."""
     while fds:
@@ -142,7 +150,8 @@ def _refuse(conn: socket.socket) -> None:
 
 
 def _kill_children() -> None:
-    """SIGKILL every child process (TLC's JVMs) and its process group (Linux ``/proc``)."""
+    """SIGKILL every child process (TLC's JVMs) and its process group (Linux ``/proc``):
+    at once, not when a TLC server notices its starter is gone (seconds or more)."""
     me = os.getpid()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -158,10 +167,6 @@ def _kill_children() -> None:
                 os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-
-
-def _rss_mb() -> float:
-    return tlc_server.resident_mb(os.getpid())
 
 
 def _run(argv: list[str], cwd: str, fds: list[int]) -> int:

@@ -180,12 +180,12 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
         row["command"] += " --oracle"
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
-    if verdict == "violation":
-        row["trace_sha256"] = hashlib.sha256(res.dumps()).hexdigest()
     if users and (_kept_state(cfg) != before or (verdict == "violation" and not _same_run_again(cfg, res))):
         row.update(
             verdict="violation", violation_kinds=",".join(filter(None, [row["violation_kinds"], NONDETERMINISTIC]))
         )
+    if row["verdict"] == "violation":
+        row["trace_sha256"] = hashlib.sha256(res.dumps()).hexdigest()
     if conformer is not None:
         conformer.add(row, res)
     return row

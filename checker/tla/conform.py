@@ -109,6 +109,11 @@ class Verdict:
         """The trace's events the specification judges (``total`` without the final ``end``)."""
         return max(self.total - 1, 0)
 
+    @property
+    def prefix(self) -> int:
+        """Of those events, how many the longest matched prefix holds (ACCEPT: all)."""
+        return min(self.matched, self.mapped)
+
     def render(self) -> str:
         head = f"{self.path}: {self.verdict}"
         if self.protocol:

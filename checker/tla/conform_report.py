@@ -32,6 +32,15 @@ def exit_code(verdicts: list[Verdict]) -> int:
     return EXIT_VIOLATION if any(v.verdict == REJECT for v in verdicts) else EXIT_CLEAN
 
 
+def counts(verdicts: list[Verdict]) -> dict[str, int]:
+    """How many traces got each verdict.
+
+    >>> counts([Verdict("a", ACCEPT), Verdict("b", ACCEPT), Verdict("c", ERROR)])
+    {'accept': 2, 'reject': 0, 'error': 1}
+    """
+    return {k.lower(): sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
+
+
 def to_json(verdicts: list[Verdict]) -> dict:
     """The JSON document of ``snapcheck conform --json``: a verdict per trace, in order.
 
@@ -47,7 +56,7 @@ def to_json(verdicts: list[Verdict]) -> dict:
         "version": VERSION,
         "ok": code == 0,
         "exit_code": code,
-        "counts": {k.lower(): sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)},
+        "counts": counts(verdicts),
         "verdicts": [_entry(v) for v in verdicts],
     }
 
@@ -59,7 +68,7 @@ def _entry(v: Verdict) -> dict:
         "protocol": v.protocol or None,
         "specification": v.spec or None,
         "mapped_events": v.mapped,
-        "matched_prefix": min(v.matched, v.mapped),
+        "matched_prefix": v.prefix,
         "location": v.location or None,
         "message": v.message or None,
         "error": v.error or None,
@@ -87,7 +96,7 @@ def junit_xml(verdicts: list[Verdict]) -> bytes:
         if v.verdict == REJECT:
             counts["failures"] += 1
             fail = ET.SubElement(case, "failure", type="REJECT", message=f"REJECT at {v.location}")
-            fail.text = f"{v.message}\nlongest matched prefix: {min(v.matched, v.mapped)} of {v.mapped} mapped events"
+            fail.text = f"{v.message}\nlongest matched prefix: {v.prefix} of {v.mapped} mapped events"
         elif v.verdict == ERROR and v.error == "outside-specification":
             counts["skipped"] += 1
             ET.SubElement(case, "skipped", message=f"not judged: outside the specification ({v.outside}): {v.message}")

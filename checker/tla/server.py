@@ -107,17 +107,16 @@ def close_all() -> None:
         s.close()
 
 
-def close_larger_than(mb: float) -> int:
+def close_larger_than(mb: float) -> None:
     """Close every idle server of this process whose JVM holds more than ``mb`` MiB
-    resident (a JVM keeps the heap a long trace made it grow); returns how many. For a
-    process that keeps servers between commands (``snapcheck.command_server``)."""
+    resident (a JVM keeps the heap a long trace made it grow). For a process that keeps
+    servers between commands (``snapcheck.command_server``)."""
     with _lock:
         mine = [s for s in _idle if s.pid == os.getpid()]
         large = [s for s in mine if resident_mb(s.proc.pid) > mb]
         _idle[:] = [s for s in _idle if not any(s is x for x in large)]
     for s in large:
         s.close()
-    return len(large)
 
 
 def resident_mb(pid: int) -> float:

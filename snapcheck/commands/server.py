@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from snapcheck.command_client import IDLE_ENV, IDLE_SECONDS, SERVER_ENV, home, key
+from snapcheck.command_client import IDLE_ENV, IDLE_SECONDS, SERVER_ENV, home, key, place
 from snapcheck.console import echo
 
 STOP_WAIT = 10.0  # seconds ``stop`` waits for a server to finish its command and end
@@ -34,13 +34,12 @@ def running() -> list[Running]:
     found = []
     for pidfile in sorted(base.glob("conform-*.pid")):
         k = pidfile.stem.removeprefix("conform-")
-        lock = base / f"conform-{k}.lock"
         try:
             pid = int(pidfile.read_text().strip())
         except (OSError, ValueError):
             continue
-        if _held(lock):
-            found.append(Running(k, pid, lock))
+        if _held(place(k).lock):
+            found.append(Running(k, pid, place(k).lock))
     return found
 
 
@@ -106,8 +105,8 @@ def remove_stale() -> int:
         if _held(lock):
             continue
         stale += 1
-        for suffix in (".sock", ".pid", ".lock"):
-            lock.with_suffix(suffix).unlink(missing_ok=True)
+        for f in place(lock.stem.removeprefix("conform-")):
+            f.unlink(missing_ok=True)
     return stale
 
 
@@ -126,8 +125,12 @@ def stop_cmd() -> None:
     while left and time.monotonic() < deadline:
         left = [s for s in left if _held(s.lock) or _exists(s.pid)]
         time.sleep(0.05)
-    echo(f"{len(servers) - len(left)} server(s) stopped" + (f", {len(left)} still running" if left else ""))
-    remove_stale()
+    gone = remove_stale()
+    echo(
+        f"{len(servers) - len(left)} server(s) stopped"
+        + (f", {len(left)} still running" if left else "")
+        + (f"; the files of {gone} key(s) without a server removed" if gone else "")
+    )
 
 
 def register(group: click.Group) -> None:

@@ -211,8 +211,8 @@ def conform_cmd(
     """
     import orjson
 
-    from snapcheck.checker.tla.conform import ACCEPT, ERROR, REJECT, conform
-    from snapcheck.checker.tla.conform_report import exit_code, junit_xml, to_json
+    from snapcheck.checker.tla.conform import conform
+    from snapcheck.checker.tla.conform_report import counts, exit_code, junit_xml, to_json
     from snapcheck.checker.tla.tlc import find_jar, find_java
     from snapcheck.reference.catalogue import tla_mappings
     from snapcheck.traces.atomic import write_atomic
@@ -233,14 +233,15 @@ def conform_cmd(
     if as_json:
         sys.stdout.buffer.write(orjson.dumps(to_json(verdicts), option=orjson.OPT_INDENT_2) + b"\n")
     else:
-        count = {k: sum(v.verdict == k for v in verdicts) for k in (ACCEPT, REJECT, ERROR)}
+        n = counts(verdicts)
         console.print(
-            f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {count[ACCEPT]} accepted, "
-            f"{count[REJECT]} rejected, {count[ERROR]} error(s)",
+            f"{len(verdicts)} trace(s) in {time.monotonic() - start:.1f}s: {n['accept']} accepted, "
+            f"{n['reject']} rejected, {n['error']} error(s)",
             markup=False,
         )
-    if exit_code(verdicts):
-        sys.exit(exit_code(verdicts))
+    code = exit_code(verdicts)
+    if code:
+        sys.exit(code)
 
 
 def register(group: click.Group) -> None:

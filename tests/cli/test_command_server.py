@@ -139,6 +139,15 @@ def test_a_busy_server_leaves_the_command_to_its_own_process(runtime, traces, mo
     assert r.returncode == 1 and "1 accepted, 1 rejected" in r.stdout
 
 
+def test_the_clients_exit_codes_are_the_kits():
+    from snapcheck.traces import errors
+
+    assert (command_client.EXIT_INTERNAL, command_client.EXIT_INTERRUPTED) == (
+        errors.EXIT_INTERNAL,
+        errors.EXIT_INTERRUPTED,
+    )
+
+
 def test_a_server_of_another_version_of_the_kit_is_not_used(monkeypatch):
     env = {"PATH": "/usr/bin"}
     before = command_client.key(env)
@@ -216,7 +225,7 @@ def test_ctrl_c_in_the_client_ends_the_server_and_its_jvms(runtime, tmp_path):
 
 def _ask(where, request: dict) -> bytes:
     """Send ``request`` with a pipe's write end as both streams; the server's first reply
-    byte (b"" if it closed without one). The pipe must reach its end at once: the server
+    byte. The pipe must reach its end at once: the server
     keeps no copy of a client's stream it did not run a command on."""
     import json
 
@@ -248,6 +257,6 @@ def test_a_server_runs_nothing_where_it_does_not_see_the_clients_directory(runti
     other = [cwd_id[0], cwd_id[1] + 1]  # the same path, another directory (another mount)
     assert _ask(where, {"argv": ["conform", "good.jsonl"], "cwd": str(traces), "cwd_id": other}) == BUSY
     gone = str(traces / "nowhere")
-    assert _ask(where, {"argv": ["conform", "good.jsonl"], "cwd": gone, "cwd_id": cwd_id}) == b""
+    assert _ask(where, {"argv": ["conform", "good.jsonl"], "cwd": gone, "cwd_id": cwd_id}) == BUSY
     r = snapcheck("conform", "good.jsonl", env=env, cwd=traces)  # the server still serves
     assert r.returncode == 0 and len(_servers(runtime)) == 1
