@@ -196,7 +196,7 @@ def main() -> None:
                 print(
                     f"{events:>9,} {mode:14s} wall {m['wall']:7.2f}s cpu {m['cpu']:7.2f}s "
                     f"{events / m['cpu']:9,.0f} ev/cpu-s {events / m['wall']:9,.0f} ev/s "
-                    f"peak {m['peak_mb']:6.0f} MB {verdict}",
+                    f"peak {m['peak_mb']:6.0f} MiB {verdict}",
                     flush=True,
                 )
     finally:
@@ -228,7 +228,7 @@ def _report(rows: list, load: float) -> str:
     for events, mode, m, verdict in rows:
         lines.append(
             f"| {events:,} | {mode} | {m['wall']:.2f} s | {m['cpu']:.2f} s | {events / m['wall']:,.0f} | "
-            f"{events / m['cpu']:,.0f} | {m['peak_mb']:,.0f} MB | {verdict} |"
+            f"{events / m['cpu']:,.0f} | {m['peak_mb']:,.0f} MiB | {verdict} |"
         )
     lines += ["", f"Targets: {TARGETS}.", ""]
     for mode in ("warm", "own process"):
