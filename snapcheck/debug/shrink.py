@@ -42,8 +42,9 @@ through the renumbering; checkpoints named by the ``cut`` are never removed.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
@@ -482,6 +483,12 @@ def _messages(v) -> list:
     return [m for m in msgs if isinstance(m, str)] if isinstance(msgs, list) else []
 
 
+def _beside(made, kept) -> bool:
+    """Does violation ``made`` stand at the place of ``kept``: the same subject (a round, a
+    process, a split), or one of the messages its witness names?"""
+    return made.subject == kept.subject or bool(set(_messages(made)) & set(_messages(kept)))
+
+
 def witness_identity(v, names: Names | None = None) -> tuple:
     """What a shrunk trace must keep of a violation ``v``, so that what it shows is a
     violation the trace being shrunk shows, not one that removing events made: its kind,
@@ -541,10 +548,12 @@ class CheckerPredicate:
     """``violates(trace, options, names=None)``: the checker reports a ``kind`` violation of
     ``prop``. With ``like`` (the trace being shrunk and its options), one whose
     ``witness_identity`` (mapped through ``names``, as ``shrink_trace`` gives them) is that
-    of a violation ``like`` shows, and beside which no violation of ``prop`` names one of
-    its messages unless ``like`` shows that one too: a violation the shrinker made at the
-    same message (a piggyback that no longer matches its sender once the sender's
-    checkpoints are gone) says that the kept one now rests on something else.
+    of a violation ``like`` shows, and beside which no violation of any property that
+    ``like`` does not show has the same subject or names one of its messages: a violation
+    the shrinker made at the same place (a piggyback that no longer matches its sender
+    once the sender's checkpoints are gone; a round declared complete whose checkpoints
+    were removed, beside a kept completion before its channel state) says that the kept
+    one now rests on something else, and would stand in the witness beside it.
 
     >>> from snapcheck.checker import CheckOptions
     >>> from snapcheck.traces import TraceRecorder
@@ -559,10 +568,10 @@ class CheckerPredicate:
     ):
         self.prop, self.kind, self.base_options = prop, kind, base_options
         self.same: set | None = None
-        self.known: set = set()  # identities of every violation of prop ``like`` shows
+        self.known: set = set()  # identities of every violation ``like`` shows, of every property
         if like is not None:
             report = self.check(*like)
-            self.known = {witness_identity(v) for v in report.violations if v.property == prop}
+            self.known = {witness_identity(v) for v in [*report.violations, *self.check_all(*like).violations]}
             self.same = {witness_identity(v) for v in self.matches(report)}
 
     def check(self, trace: Trace, options: dict):
@@ -571,8 +580,18 @@ class CheckerPredicate:
 
         return check_trace(trace, self.base_options(options))
 
+    def check_all(self, trace: Trace, options: dict):
+        """The checker's report on ``trace`` with ``options`` for every property that
+        applies to it (``prop`` may not: one the trace's protocol does not promise, such
+        as Z-cycle freedom, is checked only when asked for), every violation listed."""
+        from snapcheck.checker import check_trace
+
+        opts = replace(self.base_options(options), properties=None, max_per_result=sys.maxsize)
+        return check_trace(trace, opts)
+
     def matches(self, report, names: Names | None = None) -> list:
-        """The violations of ``report`` that count (``names`` as for ``__call__``)."""
+        """The violations of ``report`` that count (``names`` as for ``__call__``), beside
+        the violations of ``report`` the trace being shrunk does not show."""
         found = [
             v
             for v in report.violations
@@ -582,12 +601,14 @@ class CheckerPredicate:
         ]
         if self.same is None or not found:
             return found
-        made = [
-            set(_messages(u))
-            for u in report.violations
-            if u.property == self.prop and witness_identity(u, names) not in self.known
-        ]
-        return [v for v in found if not any(m & set(_messages(v)) for m in made)]
+        made = [u for u in report.violations if witness_identity(u, names) not in self.known]
+        return [v for v in found if not any(_beside(u, v) for u in made)]
 
     def __call__(self, trace: Trace, options: dict, names: Names | None = None) -> bool:
-        return bool(self.matches(self.check(trace, options), names))
+        found = self.matches(self.check(trace, options), names)
+        if found and self.same is not None:  # and not beside another property's made violation
+            made = [
+                u for u in self.check_all(trace, options).violations if witness_identity(u, names) not in self.known
+            ]
+            found = [v for v in found if not any(_beside(u, v) for u in made)]
+        return bool(found)
