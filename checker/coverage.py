@@ -220,6 +220,27 @@ class RequestedFault:
         return asdict(self)
 
 
+def _at_their_ticks(trace: Trace, failures) -> dict[int, str]:
+    """The simulator's timed crashes (``[task, time]`` entries of ``failures``, by position)
+    that a ``fail`` event of their task at that very tick accounts for, each event once:
+    the others are matched by count (``requested_faults``), so a crash that did not happen
+    is the one named even when the crashes of a task are not listed in time order.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["P0"], [])
+    >>> rec.fail("P0", t=1200)
+    >>> _at_their_ticks(rec.trace(), [["P0", 1250], ["P0", 1200]])
+    {1: 'P0'}
+    """
+    ticks = Counter((e.proc, e.t) for e in trace.events if e.type == "fail" and "rescale" not in (e.attrs or {}))
+    out = {}
+    for i, item in enumerate(failures):
+        if len(item) == 2 and isinstance(item[1], int) and ticks[(str(item[0]), item[1])] > 0:
+            ticks[(str(item[0]), item[1])] -= 1
+            out[i] = str(item[0])
+    return out
+
+
 def _fail_counts(trace: Trace) -> Counter:
     """The ``fail`` events of each process that a requested fault may account for: all but
     the crashes of failure rescales (``attrs.rescale``), which the rescale itself made."""
@@ -277,6 +298,14 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
     >>> [(f.fault, f.exercised) for f in requested_faults(rec.trace())]
     [('crash of P0 at tick 5', True), ('crash of P0 at tick 9', False)]
 
+    A timed crash is first matched to a ``fail`` event at its very tick: two crashes of
+    ``P0`` listed out of time order, of which only the one at tick 1200 happened:
+
+    >>> rec = TraceRecorder(["P0"], [], metadata={"simulator": {"config": {"failures": [["P0", 1250], ["P0", 1200]]}}})
+    >>> rec.fail("P0", t=1200)
+    >>> [(f.fault, f.exercised) for f in requested_faults(rec.trace())]
+    [('crash of P0 at tick 1250', False), ('crash of P0 at tick 1200', True)]
+
     Crashes at situations: ``P0`` after its first snapshot, and two of whichever task
     declines (``self``); ``P0`` and ``P1`` fail, so one ``self`` crash happened:
 
@@ -320,13 +349,27 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
         sim = (meta.get("simulator") or {}).get("config") or {}
         procs = {p.id for p in trace.header.processes}
         anywhere: list[int] = []  # positions in ``out`` of crashes of "self"
-        for i, item in enumerate(sim.get("failures") or ()):
+        failures = sim.get("failures") or ()
+        for i, item in enumerate(failures):
             if not isinstance(item, (list, tuple)) or len(item) not in (2, 3):
                 raise UnreadableField(
                     f"line 1: metadata.simulator.config.failures[{i}] must be [task, time] or "
                     f"[task, situation, k], not {item!r}"
                 )
-            if len(item) == 2:
+        at_tick = _at_their_ticks(trace, failures)  # timed crashes matched to fail events at their very tick
+        for proc in at_tick.values():
+            used[proc] += 1  # those fail events are taken
+        for i, item in enumerate(failures):
+            if i in at_tick:
+                out.append(
+                    RequestedFault(
+                        f"crash of {item[0]} at tick {item[1]}",
+                        str(item[0]),
+                        True,
+                        f"{item[0]} fails at tick {item[1]}",
+                    )
+                )
+            elif len(item) == 2:
                 out.append(by_fail_event(f"crash of {item[0]} at tick {item[1]}", str(item[0])))
             else:
                 target, situation, k = (str(x) for x in item)

@@ -41,6 +41,7 @@ from snapcheck.reference.coordinated.abs_cyclic import CyclicABS
 from snapcheck.reference.coordinated.aligned_timeout import AlignedTimeout
 from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport
 from snapcheck.reference.coordinated.unaligned import Unaligned
+from snapcheck.reference.kept_state import remember, users_modules
 from snapcheck.reference.protocol import Protocol, TaskProtocol
 from snapcheck.reference.regional import mutants as regional_mutants
 from snapcheck.reference.regional.protocol import RegionalAligned, RegionalUnaligned
@@ -123,9 +124,11 @@ def load(spec: str) -> type[Protocol]:
     where, _, clsname = spec.rpartition(":")
     if not where or not clsname.isidentifier():
         raise UsageError(f"protocol {spec!r}: expected MODULE:CLASS or path/to/file.py:CLASS")
+    imported = set(sys.modules)
     try:
         with redirect_stdout(sys.stderr):  # what it prints is not the command's output (--json)
             module = _import_file(where) if where.endswith(".py") or os.sep in where else _import_module(where)
+        remember(users_modules(set(sys.modules) - imported))  # their state before anything ran
     except UsageError:
         raise
     except BaseException as exc:  # noqa: BLE001 - a user module may raise anything while importing

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from snapcheck.spark_validation.configs import Selection, draw_config
 from snapcheck.spark_validation.conformance import Conformer
-from snapcheck.spark_validation.runner import COLUMN_NAMES, arrow_schema, run_one, spark_schema
+from snapcheck.spark_validation.runner import COLUMN_NAMES, UserState, arrow_schema, run_one, spark_schema, user_specs
 
 MAX_CHUNK = 2000  # runs per Spark task on large campaigns
 TASKS_PER_CORE = 3
@@ -60,12 +60,17 @@ def _rows(a: int, b: int, base_seed: int, sel: Selection) -> list[dict]:
     """The result rows of runs ``a … b-1``; with ``sel.conform``, the chosen ones validated
     against their TLA+ specifications here, after the runs (``conformance``)."""
     conformer = Conformer(sel.conform) if sel.conform else None
+    specs = user_specs(*sel.protocols, *sel.mutants)
+    users = UserState(specs) if specs else None  # what they keep outside a run, from here on
     rows = []
     try:
         for i in range(a, b):
             seed = base_seed + i
             wants = conformer is not None and conformer.wants(seed)
-            rows.append(run_one(i, seed, draw_config(i, seed, sel), sel.oracle, conformer if wants else None))
+            if users is not None:
+                users.mark()  # before the draw, whose dry runs run the protocol too
+            cfg = draw_config(i, seed, sel)
+            rows.append(run_one(i, seed, cfg, sel.oracle, conformer if wants else None, users))
     finally:
         if conformer is not None:
             conformer.finish()

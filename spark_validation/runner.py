@@ -23,6 +23,7 @@ compare it with.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import sys
 
@@ -109,19 +110,23 @@ def _row(run_id: int, seed: int, cfg) -> dict:
     return row
 
 
-def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) -> dict:
+def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, users: UserState | None = None) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign). ``conformer``
     (``conformance.Conformer``): the run is also to be validated against its TLA+
-    specification; it gets the finished row and the simulation result."""
+    specification; it gets the finished row and the simulation result. ``users``: what the
+    user's protocols of the campaign kept outside its runs, at its start and before this
+    run (``UserState``, marked before drawing the configuration, whose dry runs run the
+    protocol too: ``strategies.land``); by default taken here."""
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
     from snapcheck.reference.oracle import Inconclusive, exactly_once, not_judged
 
     row = _row(run_id, seed, cfg)
     diffs = unjudged = None
-    users = _users(cfg)
-    before = _kept_state(cfg) if users else ""
+    if users is None and user_specs(cfg.protocol, cfg.mutant):
+        users = UserState(user_specs(cfg.protocol, cfg.mutant))
+        users.mark()
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
@@ -180,7 +185,11 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
         row["command"] += " --oracle"
     if stuck and not kinds:
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
-    if users and (_kept_state(cfg) != before or (verdict == "violation" and not _same_run_again(cfg, res))):
+    if (
+        users is not None
+        and user_specs(cfg.protocol, cfg.mutant)
+        and (users.changed() or (verdict == "violation" and not users.same_from_start(cfg, res)))
+    ):
         row.update(
             verdict="violation", violation_kinds=",".join(filter(None, [row["violation_kinds"], NONDETERMINISTIC]))
         )
@@ -197,51 +206,112 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None) ->
 NONDETERMINISTIC = "nondeterministic-run"
 
 
-def _users(cfg) -> bool:
-    """Does ``cfg`` run a user's protocol or mutant (the kit's own are deterministic, tested)?"""
+def user_specs(*specs) -> list:
+    """Those of ``specs`` (protocols and mutants, by name, spec or class; None skipped)
+    that are a user's (the kit's own are deterministic, tested).
+
+    >>> user_specs("abs-aligned", None)
+    []
+    """
     from snapcheck.reference.catalogue import is_builtin, resolve
 
-    return any(x is not None and not is_builtin(resolve(x)) for x in (cfg.protocol, cfg.mutant))
+    return [x for x in specs if x is not None and not is_builtin(resolve(x))]
 
 
-def _kept_state(cfg) -> str:
-    """What a user's protocol keeps outside a run: the data attributes of its classes (and
-    its task classes) and of their modules, as text. A run that changes it leaves the
-    next run of this process another start than a reproduction command has."""
+def _owned(specs) -> list[tuple]:
+    """``(owner, name, value)`` of every data attribute that the user's protocols ``specs``
+    keep outside a run: of their classes (and task classes) and of those classes' modules."""
     import inspect
 
     from snapcheck.reference.catalogue import resolve
+    from snapcheck.reference.kept_state import data_attributes
 
     owners: list = []
-    for spec in (cfg.protocol, cfg.mutant):
-        if spec is None:
-            continue
+    for spec in specs:
         cls = resolve(spec)
         for c in (*inspect.getmro(cls), *inspect.getmro(getattr(cls, "task_class", object))):
             if not c.__module__.startswith(("snapcheck.", "builtins")) and c not in owners:
                 owners.append(c)
     owners += list(dict.fromkeys(m for c in list(owners) if (m := sys.modules.get(c.__module__)) is not None))
-    return "\n".join(
-        f"{getattr(o, '__name__', o)}.{k}={v!r}"
-        for o in owners
-        for k, v in list(vars(o).items())
-        if not k.startswith("__")
-        and not callable(v)
-        and not inspect.ismodule(v)
-        and not isinstance(v, (classmethod, staticmethod, property))
-    )
+    return [(o, k, v) for o in owners for k, v in data_attributes(o)]
 
 
-def _same_run_again(cfg, res) -> bool:
-    """Does the same configuration, simulated again in this process, give the same trace?
-    Not when the protocol depends on anything but the seed: the clock, the global random
-    module, a class attribute that keeps state from run to run."""
-    from snapcheck.reference import simulate
+# Attributes the kit did not import itself (a class handed to the API), as this process
+# first watched them (a deep copy).
+_FIRST_SEEN: dict = {}
+_UNCOPIED = object()  # a value that cannot be copied (a lock, a file): never restored
 
-    try:
-        return simulate(cfg).dumps() == res.dumps()
-    except Exception:  # noqa: BLE001 - the second run failed where the first did not: not the same run
-        return False
+
+class UserState:
+    """What the user's protocols ``specs`` keep outside a run (``_owned``), watched over the
+    runs of one process: its values as the kit imported them, before anything ran
+    (``reference.kept_state``; for a class the kit did not import, as this process first
+    watched it; deep copies, those that cannot be copied left out) and its text before
+    the current run (``mark``).
+
+    A protocol that keeps state from one run to the next makes a reproduction command,
+    which starts a fresh process, run from another start than the campaign's run did.
+    A run that changes that state shows it (``changed``); one that only reads state an
+    earlier run left (a cache filled by the runs before, or by the driver's first draw)
+    shows it when simulated again from the values as imported (``same_from_start``).
+
+    >>> UserState([]).changed()
+    False
+    """
+
+    def __init__(self, specs: list):
+        from snapcheck.reference.kept_state import first_value
+
+        self.specs = list(specs)
+        self.start: dict = {}
+        for o, k, v in _owned(self.specs):
+            known, first = first_value(o, k)  # as the kit imported it, before anything ran
+            if not known and (o, k) not in _FIRST_SEEN:
+                try:
+                    _FIRST_SEEN[(o, k)] = copy.deepcopy(v)
+                except Exception:  # noqa: BLE001 - a value that cannot be copied (a lock, a file) is not restored
+                    _FIRST_SEEN[(o, k)] = _UNCOPIED
+            if known:
+                self.start[(o, k)] = first
+            elif _FIRST_SEEN[(o, k)] is not _UNCOPIED:
+                self.start[(o, k)] = _FIRST_SEEN[(o, k)]
+        self.before = ""
+
+    def text(self) -> str:
+        """The state as text (``name.attribute=repr``)."""
+        return "\n".join(f"{getattr(o, '__name__', o)}.{k}={v!r}" for o, k, v in _owned(self.specs))
+
+    def mark(self) -> None:
+        """Note the state before the next run (and before its configuration is drawn)."""
+        self.before = self.text() if self.specs else ""
+
+    def changed(self) -> bool:
+        """Has the state changed since ``mark``?"""
+        return bool(self.specs) and self.text() != self.before
+
+    def same_from_start(self, cfg, res) -> bool:
+        """Does ``cfg``, simulated again from the state as imported (the state then put back
+        as it is now), give the trace of ``res``? Not when the protocol depends
+        on anything but the seed: the clock, the global random module, state kept from
+        run to run."""
+        from snapcheck.reference import simulate
+
+        now = {(o, k): v for o, k, v in _owned(self.specs)}
+        try:
+            for o, k in now:
+                if (o, k) not in self.start:
+                    delattr(o, k)  # made by a run since: absent at the start
+            for (o, k), v in self.start.items():
+                setattr(o, k, copy.deepcopy(v))
+            return simulate(cfg).dumps() == res.dumps()
+        except Exception:  # noqa: BLE001 - the second run failed where the first did not: not the same run
+            return False
+        finally:
+            for o, k in self.start:
+                if (o, k) not in now and hasattr(o, k):
+                    delattr(o, k)
+            for (o, k), v in now.items():
+                setattr(o, k, v)
 
 
 # What a run that stopped because every final round aborted shows by construction: a

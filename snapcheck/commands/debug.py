@@ -427,6 +427,9 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     if res.options:
         expected["check"] = res.options
     header.metadata["expected"] = expected
+    made = [f"{v.kind} ({v.subject})" for v in like.made(res.trace, res.options, res.names)]
+    if made:  # forged elsewhere than at the kept violation (beside it, the shrinker refuses them)
+        origin["made_by_shrinking"] = made
     header.metadata["shrunk_from"] = origin
     write_trace(out, header, res.trace.events, inputs=inputs)
     echo(
@@ -441,6 +444,11 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
         f"1-minimal; wrote {out}"
     )
     echo(like.matches(report, res.names)[0].message)
+    if made:
+        echo(
+            "also shown, made by removing events (the trace shrunk shows none of them; not part of the witness): "
+            + ", ".join(made)
+        )
 
 
 def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None, trace_id: str | None) -> dict | None:

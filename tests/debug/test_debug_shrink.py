@@ -684,3 +684,40 @@ def test_a_shrunk_witness_stands_without_a_violation_of_another_property_made_be
     res = shrink_trace(trace, CheckerPredicate(prop, kind, options, like=(trace, {})), {}, kind, prop)
     assert check_trace(res.trace).kinds == {kind}
     assert len(res.trace.events) < 10
+
+
+def _rounds_trace(skip_b_round_1: bool = False):
+    """Rounds 1 and 2 complete at A and B; B never takes its checkpoint of round 3; with
+    ``skip_b_round_1``, B's checkpoint of round 1 is missing too (round 1 is then declared
+    complete and is not)."""
+    rec = TraceRecorder(
+        [{"id": "co", "role": "coordinator"}, "A", "B"],
+        [
+            {"id": "co>A", "src": "co", "dst": "A", "kind": "control"},
+            {"id": "co>B", "src": "co", "dst": "B", "kind": "control"},
+        ],
+        protocol="abs-aligned",
+    )
+    for r in (1, 2, 3):
+        rec.round_start("co", r)
+        ta, tb = rec.barrier("co", "co>A", r), rec.barrier("co", "co>B", r)
+        rec.recv("A", ta)
+        rec.checkpoint("A", kind="coordinated", round=r)
+        rec.recv("B", tb)
+        if r < 3:
+            if not (skip_b_round_1 and r == 1):
+                rec.checkpoint("B", kind="coordinated", round=r)
+            rec.round_complete("co", r)
+    return rec.trace()
+
+
+def test_violations_made_by_removing_events_elsewhere_are_named():
+    """What the shrinker made away from the kept violation (another round) is not refused,
+    but ``made`` names it, and ``snapcheck shrink`` prints it as not part of the witness."""
+    original, candidate = _rounds_trace(), _rounds_trace(skip_b_round_1=True)
+    like = CheckerPredicate(
+        "termination", "incomplete-round", lambda d: CheckOptions(properties={"termination"}, **d), like=(original, {})
+    )
+    assert like(candidate, {})  # round 3's hang is kept, round 1 is another subject
+    assert [(v.kind, v.subject) for v in like.made(candidate, {})] == [("incomplete-round", "round 1")]
+    assert like.made(original, {}) == []

@@ -17,7 +17,7 @@ from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.catalogue import as_spec, resolve
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
 from snapcheck.reference.oracle import baseline, exactly_once
-from snapcheck.spark_validation.runner import run_one
+from snapcheck.spark_validation.runner import NONDETERMINISTIC, run_one
 from snapcheck.traces import TraceRecorder
 
 MODULE = textwrap.dedent("""
@@ -438,7 +438,6 @@ def test_a_protocol_that_depends_on_more_than_the_seed_is_told_so(tmp_path, cls)
     run's reproduction command would not give its trace. The runs say so
     (nondeterministic-run), whatever else they break; the correct protocol never does."""
     from snapcheck.spark_validation.configs import Selection, draw_config
-    from snapcheck.spark_validation.runner import NONDETERMINISTIC
 
     (tmp_path / "nondet.py").write_text(NONDET_MODULE)
     sel = Selection.of([f"{tmp_path / 'nondet.py'}:{cls}"], mutants=())
@@ -448,6 +447,59 @@ def test_a_protocol_that_depends_on_more_than_the_seed_is_told_so(tmp_path, cls)
     good = Selection.of([f"{tmp_path / 'mine.py'}:Mine"], mutants=())
     rows = [run_one(i, i, draw_config(i, i, good)) for i in range(12)]
     assert not any(NONDETERMINISTIC in r["violation_kinds"] for r in rows)
+
+
+WARMED_MODULE = textwrap.dedent("""
+    from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
+
+    HANDLED = set()  # (task, round) pairs some earlier run of this process aligned
+
+    class WarmedTask(AlignedTask):
+        def on_barrier(self, ch, barrier, overtaking):
+            key = (self.ctx.id, barrier.round)
+            if key in HANDLED and barrier.round > 2:  # "seen it before": skip alignment
+                self.arrived[ch] = True
+                return
+            HANDLED.add(key)
+            super().on_barrier(ch, barrier, overtaking)
+
+    class Warmed(AlignedABS):
+        name = "warmed"
+        task_class = WarmedTask
+""")
+
+
+def test_a_run_that_only_reads_state_earlier_runs_left_is_told_so(tmp_path):
+    """A cache that earlier runs of the process filled (the driver's first draw, the dry
+    runs of targeted exploration, earlier runs): a campaign's run changes nothing, and
+    simulated again in the same process it gives the same trace, but its reproduction
+    command, a fresh process, may not. Every failing run is either told so
+    (nondeterministic-run) or its command, pasted in a fresh process, writes its very
+    bytes."""
+    import hashlib
+    import shlex
+
+    from snapcheck.spark_validation.main_job import run_validation
+
+    (tmp_path / "warmed.py").write_text(WARMED_MODULE)
+    summary = run_validation(
+        10,
+        str(tmp_path / "out"),
+        protocols=f"{tmp_path / 'warmed.py'}:Warmed",
+        mutants="none",
+        engine="python",
+        progress=False,
+    )
+    failing = summary["failing_runs"]
+    assert any(NONDETERMINISTIC in r["violation_kinds"] for r in failing), failing
+    for r in failing:
+        if NONDETERMINISTIC in r["violation_kinds"]:
+            continue
+        argv = shlex.split(r["command"])
+        pasted = subprocess.run([sys.executable, "-m", *argv], cwd=tmp_path, capture_output=True, timeout=120)
+        assert pasted.returncode in (0, 1), pasted.stderr  # 1: the oracle (--oracle) found what the run did
+        written = (tmp_path / argv[argv.index("-o") + 1]).read_bytes()
+        assert hashlib.sha256(written).hexdigest() == r["trace_sha256"], r["command"]
 
 
 def test_a_class_handed_to_the_api_is_named_so_that_its_command_loads_it(tmp_path, monkeypatch):
