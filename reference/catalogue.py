@@ -642,7 +642,14 @@ def set_base(mutant: type[Protocol], spec: str) -> None:
 
 
 def mutants_of(base: str) -> list[type[Protocol]]:
-    """The catalogue's mutants of the protocol named ``base``."""
+    """The mutants of protocol ``base``: the catalogue's, of a built-in name; those its own
+    module defines, of a user's protocol (``MODULE:CLASS`` or ``path/to/file.py:CLASS``).
+
+    >>> [m.name for m in mutants_of("chandy-lamport")]
+    ['chandy-lamport-no-channel-state', 'chandy-lamport-non-fifo']
+    """
+    if is_reference(base):
+        return _mutants_beside(resolve(base))
     return [m for m in MUTANTS.values() if base_of(m) == base]
 
 

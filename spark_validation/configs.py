@@ -91,12 +91,12 @@ class Selection:
         conform: float = 0.0,
     ) -> Selection:
         """A selection from option values; ``mutants=None`` means every mutant of a selected
-        protocol (``()`` for none); ``runs``: the campaign's size, if known (``mutant_period``)."""
-        from snapcheck.reference.catalogue import PROTOCOLS, mutants_of
+        protocol (of a user's protocol, those its module defines; ``()`` for none); ``runs``: the campaign's size, if known (``mutant_period``)."""
+        from snapcheck.reference.catalogue import PROTOCOLS, mutants_of, spec_of
 
         protocols = tuple(protocols) if protocols else tuple(PROTOCOLS)
-        if mutants is None:
-            mutants = tuple(m.name for p in protocols for m in mutants_of(p))
+        if mutants is None:  # a user's protocol: the mutants its module defines
+            mutants = tuple(spec_of(m) for p in protocols for m in mutants_of(p))
         return cls(
             protocols,
             tuple(workloads) if workloads else DEFAULT_WORKLOADS,

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from snapcheck.traces.model import EVENT_TYPES
+from snapcheck.traces.model import EVENT_TYPES, MARKERS
 from snapcheck.traces.parquet import SCHEMA, check_columns, open_parquet
 
 _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
 _MID_TYPES = "('send','recv','arrive','discard','replay')"
+_MARKERS_SQL = ", ".join(f"'{k}'" for k in sorted(MARKERS))  # barrier, cancel
 
 # Each rule: (condition, rule name, reason). The first rule whose condition holds decides.
 # Row rules need no other row; ``json_ok``: ``extra`` is JSON (or NULL), ``hdr`` the header struct,
@@ -50,11 +51,15 @@ ROW_RULES = (
     (f"type IN {_CH_TYPES} AND ch IS NULL", "missing-field", "concat(type, ': missing field ch')"),
     (f"type IN {_MID_TYPES} AND mid IS NULL", "missing-field", "concat(type, ': missing field mid')"),
     (
-        "type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', 'barrier')",
+        f"type = 'send' AND kind IS NOT NULL AND kind NOT IN ('data', {_MARKERS_SQL})",
         "bad-field",
         "concat('send: unknown kind ', kind)",
     ),
-    ("type = 'send' AND kind = 'barrier' AND round IS NULL", "missing-field", "'send: a barrier needs field round'"),
+    (
+        f"type = 'send' AND kind IN ({_MARKERS_SQL}) AND round IS NULL",
+        "missing-field",
+        "concat('send: a ', kind, ' marker needs field round')",
+    ),
     (
         "type = 'send' AND coalesce(kind, 'data') = 'data' AND seq IS NULL",
         "missing-field",
@@ -139,7 +144,7 @@ SEQ_RULES = (
         "concat('out-of-order per-process sequence: ', proc, ' event idx ', idx, ', expected ', expected_idx)",
     ),
     (
-        "prev_type = 'fail' AND type <> 'restore'",
+        "prev_type = 'fail' AND type NOT IN ('restore', 'retire')",  # a failure rescale retires the failed task
         "event-after-fail",
         "concat(proc, ' has failed and records ', type, ' before a restore')",
     ),

@@ -80,6 +80,7 @@ class TraceValidator(RescaleRules):
         self._last_ckpt: list[int] = []
         self._ckpts: list[set[int]] = []
         self._failed: list[bool] = []
+        self._ended = 0  # the line of a protocol_error: the run ended there, nothing follows it
         self._last_seq: list[int] = []  # per channel: last seq sent since its sender's last restore
         self._out_chans: list[list[int]] = []  # per process: the channels it sends on
         self._mid_num: dict[str, int] = {}
@@ -193,6 +194,10 @@ class TraceValidator(RescaleRules):
         keys in order (``tuple(d)``, which a builder of events reuses), or None if it is
         invalid (the error is recorded)."""
         self.events_seen += 1
+        if self._ended:
+            self.error(line, f"nothing follows the protocol_error at line {self._ended}: the run ended there")
+            self._count_rejected(d)
+            return None
         try:
             etype = d["type"]
             checks, handler = _DISPATCH[etype]
@@ -593,7 +598,11 @@ class TraceValidator(RescaleRules):
     def _on_round(self, d: dict, p: int, line: int) -> bool:
         return True
 
-    _on_round_start = _on_round_complete = _on_round_abort = _on_protocol_error = _on_round
+    _on_round_start = _on_round_complete = _on_round_abort = _on_round
+
+    def _on_protocol_error(self, d: dict, p: int, line: int) -> bool:
+        self._ended = line
+        return True
 
     def _on_output(self, d: dict, p: int, line: int) -> bool:
         """An output that names the message that produced it names one sent in the trace."""

@@ -108,7 +108,8 @@ def _outside_input(out_dir: str, input_path: str) -> None:
     "-m",
     multiple=True,
     help="Mutants to run, comma-separated: catalogue names or MODULE:CLASS of a "
-    "class declaring mutant_of (default: every catalogue mutant of a selected protocol; 'none' for none).",
+    "class declaring mutant_of (default: every mutant of a selected protocol: the catalogue's, and for your "
+    "own protocol the classes its module defines with mutant_of naming it; 'none' for none).",
 )
 @click.option(
     "--explore",

@@ -595,3 +595,15 @@ def test_listing_a_user_protocol_gives_every_fact_it_declares_and_the_mutants_be
     (row,) = [r for r in json.loads(res.stdout) if r["name"] == "mine"]
     assert row["mutants"] == ["userproto:MineNoBlock"]
     assert {"fifo", "dedup", "observe_arrivals", "observe_processing", "abort_notices"} <= set(row)
+
+
+def test_a_user_protocols_own_mutants_run_by_default(tmp_path):
+    """As every catalogue mutant of a selected built-in protocol runs by default, so do the
+    mutants a user's protocol module defines for it (``mutant_of``); ``none`` runs none."""
+    from snapcheck.spark_validation.configs import Selection
+
+    (tmp_path / "mine.py").write_text(MODULE)
+    spec = f"{tmp_path / 'mine.py'}:Mine"
+    assert Selection.of([spec]).mutants == (f"{tmp_path / 'mine.py'}:MineNoBlock",)
+    assert Selection.of([spec], mutants=()).mutants == ()
+    assert Selection.of(["chandy-lamport"]).mutants == ("chandy-lamport-no-channel-state", "chandy-lamport-non-fifo")

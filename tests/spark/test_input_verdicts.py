@@ -97,3 +97,32 @@ def test_native_only_says_which_traces_it_judged_nothing_of(tmp_path, names, cod
     assert s["not_judged_examples"] == [NOTHING] * names.count(NOTHING)
     jsonschema.Draft202012Validator(json_schema("validate-summary")).validate(s)
     assert ("Nothing judged" in markdown(s)) == (NOTHING in names)
+
+
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        # cancellation markers: declined rounds of aligned checkpoints, two rounds in flight
+        {"protocol": "abs-aligned", "workload": "q3", "records": 6, "decline_prob": 0.3, "max_concurrent": 2},
+        # a failure rescale: the failed task retires before the job restores at another parallelism
+        {"protocol": "unaligned", "workload": "q12", "records": 8, "rescale": (("failure", 900, 3),)},
+    ],
+    ids=["cancel-markers", "failure-rescale"],
+)
+def test_a_valid_trace_is_not_quarantined(tmp_path, cfg):
+    """What the trace format allows (a ``cancel`` marker, ``retire`` right after ``fail``)
+    passes the Parquet quarantine as it passes ``traces.read_trace``, and is judged as
+    ``snapcheck check`` judges it."""
+    from snapcheck.reference import SimConfig, simulate
+
+    trace = simulate(SimConfig(seed=1, **cfg)).trace()
+    kinds = {e.kind for e in trace.events if e.type == "send"}
+    assert ("cancel" in kinds) == ("decline_prob" in cfg) and any(e.type == "retire" for e in trace.events) == (
+        "rescale" in cfg
+    )
+    src = tmp_path / "t.jsonl"
+    src.write_bytes(dumps_trace(trace.header, trace.events))
+    jsonl_to_parquet([str(src)], str(tmp_path / "in.parquet"), trace_ids=["t"])
+    res = validate_input(str(tmp_path / "in.parquet"), str(tmp_path / "out"), engine="duckdb")
+    assert res.summary["rows_quarantined"] == 0, pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()[:3]
+    assert res.exit_code == (1 if check_trace(trace).violations else 0)

@@ -190,6 +190,7 @@ def test_restored_state_is_the_checkers_to_judge():
     path = str(Path(__file__).parents[1] / "data" / "rescale" / "key_group_lost.jsonl")
     (verdict,) = conformance.conform([path], tla_mappings())
     assert verdict.verdict == ACCEPT, verdict.render()
+    assert any("is not judged" in n and "rescale-state" in n for n in verdict.notes)  # and it says so
     kinds = check_trace(read_trace(path), CheckOptions()).kinds
     assert "key-group-lost" in kinds and not kinds & MODELLED["RescaleTrace"]
 

@@ -108,6 +108,24 @@ def test_published_schema_rejects_a_typo_field():
 
 
 @pytest.mark.parametrize(
+    "params",
+    [{"cic": "hnmr"}, {"guarantees": ["z-cycle"]}, {"guarantees": ["rdt", "exactly-once"]}, {"channel_state": "x"}],
+)
+def test_a_misspelt_protocol_fact_is_a_bad_header_not_a_fact_left_out(params):
+    """The checker decides what to judge from these facts: a value it does not know would
+    silently leave properties unjudged (``"cic": "hnmr"`` judged no forced checkpoint)."""
+    from snapcheck.traces.errors import TraceErrors
+    from snapcheck.traces.protocol_facts import CIC_FORMS, PROMISABLE
+
+    header = orjson.loads(dumps_trace(TraceRecorder(["A"], [], protocol="p").trace().header, []))
+    header["protocol"]["params"] = params
+    with pytest.raises(TraceErrors, match="bad header: field 'protocol.params"):
+        parse_trace(orjson.dumps(header).decode() + "\n", "t.jsonl")
+    facts = schema()["$defs"]["header"]["properties"]["protocol"]["properties"]["params"]["properties"]
+    assert facts["cic"]["enum"] == list(CIC_FORMS) and facts["guarantees"]["items"]["enum"] == list(PROMISABLE)
+
+
+@pytest.mark.parametrize(
     "elements, ok",
     [
         ([["src[0]", 4], ["src[1]", 0]], True),

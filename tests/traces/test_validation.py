@@ -395,3 +395,24 @@ def test_an_integer_field_of_the_header_written_with_a_fraction_is_refused(field
     assert line == 1 and reason == (
         f"bad header: field {path!r} must be an integer written without a fraction, found {value if field != 'processes' else 0.0}"
     )
+
+
+def test_nothing_follows_a_protocol_error():
+    """docs/trace-format.md: a protocol_error ends the run. An event after it would be left
+    unjudged by the checker (which judges the trace up to that line): the trace is bad input,
+    and the recorder refuses to write one."""
+    from snapcheck.traces import TraceRecorder
+    from snapcheck.traces.errors import RecorderError, TraceErrors
+    from snapcheck.traces.jsonl import parse_trace
+    from snapcheck.traces.writer import dumps_trace
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.send("A", "ab")
+    rec.protocol_error("A", "on_barrier raised KeyError")
+    text = dumps_trace(rec.trace().header, rec.trace().events).decode()
+    parse_trace(text, "t.jsonl")  # ending at the protocol_error: fine
+    late = '{"type":"send","proc":"B","idx":0,"ch":"ab","mid":"ab:9","seq":1}\n'
+    with pytest.raises(TraceErrors, match=r"t.jsonl:4: nothing follows the protocol_error at line 3"):
+        parse_trace(text + late, "t.jsonl")
+    with pytest.raises(RecorderError, match="nothing follows the protocol_error"):
+        rec.send("B", "ab")
