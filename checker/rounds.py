@@ -134,9 +134,11 @@ class RoundInfo:
 
 
 _MARKERS_ONLY = (
-    " (If the protocol's barriers only make tasks checkpoint and it ends each channel's recording by other "
-    "means, counters or colours, its trace header declares params.barriers_delimit_channel_state: false; "
-    "a Protocol class sets barriers_delimit_channel_state = False.)"
+    " (Only the barriers are missing. If the protocol's barriers end each channel's recording, as Chandy and "
+    "Lamport's and Flink's do, the round was acknowledged too early. Only a protocol whose barriers merely "
+    "make tasks checkpoint, and which ends the recording by other means (counters, colours), may declare so: "
+    "params.barriers_delimit_channel_state: false in its trace header, barriers_delimit_channel_state = False "
+    "on its Protocol class; declared otherwise, it would hide this bug.)"
 )
 
 

@@ -244,6 +244,8 @@ class TraceValidator(RescaleRules):
         if self.strict:
             next_idx[p] = want
             self.events_seen -= 1
+        elif etype == "send":  # refused: its receive is not reported again as one of a message never sent
+            self._refused_sends.add(d["mid"])
         return None
 
     def refuse(self, line: int, reason: str, d: object = None) -> None:

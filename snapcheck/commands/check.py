@@ -248,6 +248,8 @@ def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
         mismatches[report.trace] = mm
         code = EXIT_VIOLATION if mm else EXIT_CLEAN
     else:
+        if run.expect:
+            report.notes.insert(0, "--expect: the trace has no metadata.expected to compare with; its verdict decides")
         code = VERDICT_EXIT[report.verdict]
     if run.require_faults and report.faults_not_exercised:
         code = EXIT_VIOLATION

@@ -18,6 +18,7 @@ from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
 @click.option(
     "--max-errors",
     default=DEFAULT_MAX_ERRORS,
+    type=click.IntRange(min=1),  # at least the first, which names the file
     show_default=True,
     help="Report at most this many errors per file (all are counted).",
 )

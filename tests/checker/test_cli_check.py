@@ -214,6 +214,17 @@ def test_expect_headline_states_whether_the_expected_verdict_holds(run, tmp_path
     )
 
 
+def test_expect_on_a_trace_without_an_expectation_says_so(run, tmp_path):
+    """A trace with no metadata.expected (a simulator's): --expect has nothing to compare
+    with; its verdict decides, and the report says so rather than staying silent."""
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.recv("B", rec.send("A", "ab"))
+    code, out = run("check", write(tmp_path, "plain.jsonl", rec), "--expect", "--json")
+    (report,) = json.loads(out)["reports"]
+    assert code == 4 and report["expected_mismatches"] is None  # its verdict: nothing judged (exit 4)
+    assert any("no metadata.expected" in n for n in report["notes"])
+
+
 def test_compare_expected_reports_each_mismatch(tmp_path):
     rec = TraceRecorder(
         ["A", "B"],

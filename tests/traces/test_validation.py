@@ -416,3 +416,31 @@ def test_nothing_follows_a_protocol_error():
         parse_trace(text + late, "t.jsonl")
     with pytest.raises(RecorderError, match="nothing follows the protocol_error"):
         rec.send("B", "ab")
+
+
+@pytest.mark.parametrize("n", ["0", "-1"])
+def test_validate_trace_shows_at_least_the_first_error(n, tmp_path):
+    """``--max-errors 0`` printed only "... and N more error(s) not shown", naming no file."""
+    from click.testing import CliRunner
+
+    from snapcheck.cli import cli
+
+    res = CliRunner().invoke(cli, ["validate-trace", "--max-errors", n, str(tmp_path / "t.jsonl")])
+    assert res.exit_code == 2 and "--max-errors" in res.output
+
+
+def test_a_send_refused_for_its_meaning_is_not_reported_again_at_its_receive():
+    """A barrier without its round is refused; its receive is not reported again as the
+    receive of a message never sent (one error, not a cascade)."""
+    from snapcheck.traces import TraceRecorder
+    from snapcheck.traces.errors import TraceErrors
+    from snapcheck.traces.jsonl import parse_trace
+    from snapcheck.traces.writer import dumps_trace
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.recv("B", rec.barrier("A", "ab", round=1))
+    lines = dumps_trace(rec.trace().header, rec.trace().events).decode().splitlines(keepends=True)
+    lines[1] = lines[1].replace(',"round":1', "")
+    with pytest.raises(TraceErrors) as caught:
+        parse_trace("".join(lines), "t.jsonl")
+    assert [str(e) for e in caught.value.errors] == ["t.jsonl:2: send: a barrier marker needs field 'round'"]
