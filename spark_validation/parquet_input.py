@@ -365,11 +365,21 @@ def quarantine(engine) -> Quarantine:
                      min(line) AS line
               FROM q_rows WHERE trace_id IS NOT NULL GROUP BY trace_id)
         WHERE h <> 1"""
+    # A protocol_error ends the run: nothing follows it (as ``traces.validate`` has it).
+    after_error = """
+        SELECT trace_id, line, 'after-protocol-error' AS rule,
+               'nothing follows the protocol_error at line ' || CAST(ended AS STRING) || ': the run ended there'
+                    AS reason
+        FROM (SELECT trace_id, line,
+                     min(CASE WHEN type = 'protocol_error' THEN line END) OVER (PARTITION BY trace_id) AS ended
+              FROM q_ev)
+        WHERE line > ended"""
     parts = [
         _problems("(SELECT * FROM q_rows WHERE row_rule IS NOT NULL)", ROW_RULES),
         _problems("q_ref", REF_RULES),
         _problems("q_seq", SEQ_RULES),
         ck_problems,
+        after_error,
         dup_defs,
         ref_mid_problems,
         header_problems,

@@ -126,3 +126,26 @@ def test_a_valid_trace_is_not_quarantined(tmp_path, cfg):
     res = validate_input(str(tmp_path / "in.parquet"), str(tmp_path / "out"), engine="duckdb")
     assert res.summary["rows_quarantined"] == 0, pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()[:3]
     assert res.exit_code == (1 if check_trace(trace).violations else 0)
+
+
+def test_a_row_after_a_protocol_error_is_quarantined(tmp_path):
+    """As ``traces.read_trace`` refuses an event after a protocol_error (the run ended
+    there), the Parquet quarantine takes the row: it is never silently left unjudged."""
+    import pyarrow as pa
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    rec.recv("B", rec.send("A", "ab"))
+    rec.protocol_error("A", "on_barrier raised KeyError")
+    src = tmp_path / "t.jsonl"
+    src.write_bytes(dumps_trace(rec.trace().header, rec.trace().events))
+    jsonl_to_parquet([str(src)], str(tmp_path / "ok.parquet"), trace_ids=["t"])
+    rows = pq.read_table(tmp_path / "ok.parquet").to_pylist()
+    late = dict(rows[1], line=rows[-1]["line"] + 1, idx=1 + max(r["idx"] or 0 for r in rows if r["proc"] == "A"))
+    late.update(mid="ab:9", seq=2)
+    pq.write_table(
+        pa.Table.from_pylist([*rows, late], schema=pq.read_schema(tmp_path / "ok.parquet")), tmp_path / "in.parquet"
+    )
+    res = validate_input(str(tmp_path / "in.parquet"), str(tmp_path / "out"), engine="duckdb")
+    quarantined = pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()
+    assert res.exit_code == 2 and res.summary["rows_quarantined"] >= 1
+    assert any("nothing follows the protocol_error" in str(r.get("reason")) for r in quarantined), quarantined[:3]
