@@ -654,25 +654,7 @@ def test_a_shrunk_witness_stands_without_a_violation_of_another_property_made_be
     that never completes (an ``incomplete-round`` of the same round, which the run does not
     show) beside the kept violation; the witness must show the kept one alone."""
     from snapcheck.reference import SimConfig, simulate
-    from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, ChandyLamportTask
-
-    class AckAtSnapshotTask(ChandyLamportTask):
-        acked = frozenset()
-
-        def start(self, r, first):
-            super().start(r, first)
-            if r in self.active:
-                self.acked |= {r}
-                self.ctx.complete(r)
-
-        def done(self, r):
-            del self.active[r]
-            if r not in self.acked:
-                self.ctx.complete(r)
-
-    class AckAtSnapshot(ChandyLamport):
-        name = "ack-at-snapshot"
-        task_class = AckAtSnapshotTask
+    from tests.protocol_samples import AckAtSnapshot
 
     trace = simulate(SimConfig(protocol=AckAtSnapshot, workload="q3", seed=0, latency=30, jitter=400)).trace()
     prop, kind = "completion", "completion-before-channel-state"

@@ -231,25 +231,8 @@ def test_acknowledging_a_round_before_its_channel_state_is_recorded_is_caught():
     """A Chandy-Lamport task that acknowledges its round at the snapshot, before the other
     inputs' markers closed their recordings: the round completes with channel state still
     to come (a failure then would restore it without that state)."""
-    from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, ChandyLamportTask
-
-    class AckAtSnapshotTask(ChandyLamportTask):
-        acked = frozenset()
-
-        def start(self, r, first):
-            super().start(r, first)
-            if r in self.active:  # recording goes on: acknowledged all the same
-                self.acked |= {r}
-                self.ctx.complete(r)
-
-        def done(self, r):
-            del self.active[r]
-            if r not in self.acked:
-                self.ctx.complete(r)
-
-    class AckAtSnapshot(ChandyLamport):
-        name = "ack-at-snapshot"
-        task_class = AckAtSnapshotTask
+    from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport
+    from tests.protocol_samples import AckAtSnapshot
 
     def kinds(protocol, seed):
         cfg = SimConfig(protocol=protocol, workload="q3", seed=seed, latency=30, jitter=400)
