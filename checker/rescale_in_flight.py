@@ -209,6 +209,20 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                     dv,
                     target,
                 )
+                maps = mapping.get(c, [])
+                stray = [e for e in got if e.ch not in reach[o]]  # the restore's own filter keeps it off there
+                if stray and maps:
+                    kept = ", ".join(
+                        f"{fmt_ranges(to_ranges(sorted(keep)))}" if keep is not None else "all"
+                        for new, keep, _ in maps
+                        if new == stray[0].ch
+                    )
+                    where = (
+                        f"on {stray[0].ch}, onto which the restore maps {c} only for key groups {kept}"
+                        if kept
+                        else f"on {stray[0].ch}, which no restore maps {c} onto"
+                    )
+                    out.append(_misrouted(rs, o, c, kg, stray[0], where + ": the trace contradicts its own mapping"))
             else:
                 maps = mapping.get(c, [])
                 targets = _targets(maps, kg)

@@ -20,6 +20,7 @@ from snapcheck.checker.junit import junit_xml
 from snapcheck.traces import TraceRecorder
 from snapcheck.traces.errors import RecorderError
 from snapcheck.traces.jsonl import parse_trace
+from snapcheck.traces.writer import dumps_trace
 
 
 def ranges(M: int, p: int) -> list[list[int]]:
@@ -211,6 +212,30 @@ def test_a_keyed_record_replayed_to_a_process_that_does_not_own_its_key_group(p_
     g = lost.witness["key_group"]
     assert recorded[lost.witness["messages"][0]][0] == g
     assert f"the new owner of key group {g}" in lost.message and "instead (misrouted)" in lost.message
+
+
+@settings(max_examples=30, deadline=None)
+@given(p_old=pars, p_new=pars, M=max_par)
+def test_a_record_replayed_where_the_restores_own_filter_keeps_it_off(p_old, p_new, M):
+    """The restore maps an old channel onto its owner's new channel for some key groups
+    only (or none), and a recovered record of another key group is replayed and processed
+    there all the same, by the owner of its key group: the trace contradicts its own
+    mapping, which says the record does not go there (in-flight-misrouted, naming it)."""
+    assume(M >= max(p_old, p_new))
+    rec, recorded = keyed_rescale(p_old, p_new, M)
+    assume(recorded)
+    trace = rec.trace()
+    assert check_trace(trace).violations == []  # as recorded: clean
+    mid, (g, j) = next(iter(recorded.items()))
+    owner = f"g1.src[0]>g1.agg[{g * p_new // M}]"
+    for e in trace.events:
+        for m in (e.channels or ()) if e.type == "restore" else ():
+            if m["old"] == f"src[0]>agg[{j}]" and m["new"] == owner:  # its key group left out of the filter
+                m["key_groups"] = [[a, b] for a, b in m["key_groups"] if not a <= g <= b]
+    cut = parse_trace(dumps_trace(trace.header, trace.events).decode(), "t.jsonl")
+    found = [v for v in check_trace(cut).violations if v.kind == "in-flight-misrouted"]
+    assert mid in {v.witness["messages"][0] for v in found}  # (and the others the removed range held)
+    assert all("contradicts its own mapping" in v.message for v in found)
 
 
 @settings(max_examples=40, deadline=None)
