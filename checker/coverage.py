@@ -290,6 +290,12 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
     >>> [(f.proc, f.exercised, f.detail) for f in requested_faults(rec.trace())]
     [('P0', True, 'P0 fails in the trace'), ('P1', False, 'the producer reports it never fired (e.g. the run ended first)')]
 
+    A fault of a process the trace does not have is named so:
+
+    >>> rec = TraceRecorder(["P0"], [], metadata={"faults": [{"fault": "crash", "proc": "P9"}]})
+    >>> [f.detail for f in requested_faults(rec.trace())]
+    ["the trace has no process 'P9' (a misspelt name?)"]
+
     The reference simulator's crash times: two crashes of ``P0`` requested, one ``fail``
     recorded, so only the first counts as exercised:
 
@@ -331,6 +337,8 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
         used[proc] += 1
         if fails[proc] >= used[proc]:
             return RequestedFault(fault, proc, True, f"{proc} fails in the trace")
+        if proc not in {p.id for p in trace.header.processes}:
+            return RequestedFault(fault, proc, False, f"the trace has no process {proc!r} (a misspelt name?)")
         return RequestedFault(fault, proc, False, f"the trace has no (further) fail event of {proc}")
 
     for f in meta.get("faults") or ():

@@ -109,7 +109,7 @@ def test_published_schema_rejects_a_typo_field():
 
 @pytest.mark.parametrize(
     "params",
-    [{"cic": "hnmr"}, {"guarantees": ["z-cycle"]}, {"guarantees": ["rdt", "exactly-once"]}, {"channel_state": "x"}],
+    [{"cic": "hnmr"}, {"guarantees": ["z-cycle"]}, {"guarantees": ["rdt", "exactly-once"]}],
 )
 def test_a_misspelt_protocol_fact_is_a_bad_header_not_a_fact_left_out(params):
     """The checker decides what to judge from these facts: a value it does not know would
