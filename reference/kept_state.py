@@ -60,18 +60,25 @@ def remember(modules: list[ModuleType]) -> None:
         owners = [m, *(c for c in vars(m).values() if inspect.isclass(c) and c.__module__ == m.__name__)]
         for owner in owners:
             for k, v in data_attributes(owner):
-                if (owner, k) in _FIRST:
-                    continue
-                try:
-                    _FIRST[(owner, k)] = copy.deepcopy(v)
-                except Exception:  # noqa: BLE001 - a lock, a file, an object that refuses copying
-                    _FIRST[(owner, k)] = _UNCOPIED
+                remember_value(owner, k, v)
+
+
+def remember_value(owner, name: str, value) -> None:
+    """Keep a deep copy of ``value`` as the first value of attribute ``name`` of ``owner``
+    (a module or class), unless one is kept already (``remember``: as imported); a value
+    that cannot be copied is never given back."""
+    if (owner, name) in _FIRST:
+        return
+    try:
+        _FIRST[(owner, name)] = copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - a lock, a file, an object that refuses copying
+        _FIRST[(owner, name)] = _UNCOPIED
 
 
 def first_value(owner, name: str) -> tuple[bool, object]:
-    """``(True, a deep copy of the value)`` attribute ``name`` of ``owner`` (a module or
-    class the kit imported for the user) had when it was imported; ``(False, None)`` when
-    the kit did not import it or could not copy it.
+    """``(True, a deep copy of the value)`` attribute ``name`` of ``owner`` had when it was
+    first kept (``remember``, ``remember_value``); ``(False, None)`` when none was kept or
+    it could not be copied.
 
     >>> import types
     >>> m = types.ModuleType("m"); m.CACHE = {}

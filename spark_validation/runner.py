@@ -236,12 +236,6 @@ def _owned(specs) -> list[tuple]:
     return [(o, k, v) for o in owners for k, v in data_attributes(o)]
 
 
-# Attributes the kit did not import itself (a class handed to the API), as this process
-# first watched them (a deep copy).
-_FIRST_SEEN: dict = {}
-_UNCOPIED = object()  # a value that cannot be copied (a lock, a file): never restored
-
-
 class UserState:
     """What the user's protocols ``specs`` keep outside a run (``_owned``), watched over the
     runs of one process: its values as the kit imported them, before anything ran
@@ -260,21 +254,15 @@ class UserState:
     """
 
     def __init__(self, specs: list):
-        from snapcheck.reference.kept_state import first_value
+        from snapcheck.reference.kept_state import first_value, remember_value
 
         self.specs = list(specs)
         self.start: dict = {}
         for o, k, v in _owned(self.specs):
-            known, first = first_value(o, k)  # as the kit imported it, before anything ran
-            if not known and (o, k) not in _FIRST_SEEN:
-                try:
-                    _FIRST_SEEN[(o, k)] = copy.deepcopy(v)
-                except Exception:  # noqa: BLE001 - a value that cannot be copied (a lock, a file) is not restored
-                    _FIRST_SEEN[(o, k)] = _UNCOPIED
+            remember_value(o, k, v)  # kept already when the kit imported it, before anything ran
+            known, first = first_value(o, k)
             if known:
                 self.start[(o, k)] = first
-            elif _FIRST_SEEN[(o, k)] is not _UNCOPIED:
-                self.start[(o, k)] = _FIRST_SEEN[(o, k)]
         self.before = ""
 
     def text(self) -> str:
