@@ -72,10 +72,13 @@ class Build:
     def classpath(self) -> str:
         return os.pathsep.join([str(self.jar), str(self.flink_lib / "*")])
 
-    def java_command(self, main: str, args: list[str], heap_mb: int = 1024) -> list[str]:
+    def java_command(self, main: str, args: list[str], heap_mb: int = 1024, tmp: str | None = None) -> list[str]:
+        """The JVM command running ``main``; ``tmp``: its temporary directory (Flink's mini
+        cluster keeps its blobs, I/O spill and shuffle files there)."""
         return [
             self.java,
             f"-Xmx{heap_mb}m",
+            *([f"-Djava.io.tmpdir={tmp}"] if tmp else []),
             "-XX:+UseSerialGC",
             "-XX:TieredStopAtLevel=1",
             *JAVA_OPENS,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,9 +201,11 @@ def run_job(cfg: RunConfig, run_dir: str | Path, build: Build) -> RunOutcome:
     if run_dir.exists() and any(run_dir.iterdir()):
         raise FlinkSetupError(f"run directory {run_dir} is not empty")
     run_dir.mkdir(parents=True, exist_ok=True)
-    cmd = build.java_command("snapcheck.flink.Main", cfg.java_args(str(run_dir)), cfg.heap_mb)
     t0 = time.monotonic()
-    with open(run_dir / "java.log", "wb") as log:
+    # Flink's mini cluster leaves its blob, I/O and shuffle directories in the JVM's temporary
+    # directory: a private one, removed after the run
+    with open(run_dir / "java.log", "wb") as log, tempfile.TemporaryDirectory(prefix="snapcheck-flink-") as tmp:
+        cmd = build.java_command("snapcheck.flink.Main", cfg.java_args(str(run_dir)), cfg.heap_mb, tmp)
         try:
             res = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=cfg.timeout_s + 120)
         except subprocess.TimeoutExpired:

@@ -4,6 +4,9 @@ mode is caught processing records twice after the recovery."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from snapcheck.commands.flink import Judgement
@@ -14,7 +17,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 def run(jar, tmp_path, **kw) -> Judgement:
-    outcome = run_job(RunConfig(timeout_s=60, **kw), tmp_path / "run", jar)
+    jvm_default = set(Path("/tmp").glob("minicluster_*"))  # where the JVM would put them by itself
+    with pytest.MonkeyPatch.context() as mp:  # the JVM's temporary directory is made in this one
+        (tmp_path / "tmp").mkdir()
+        mp.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+        outcome = run_job(RunConfig(timeout_s=60, **kw), tmp_path / "run", jar)
+    # Flink's mini cluster (blobs, I/O spill, shuffle, its RPC jar: 24 MB a run) left nothing behind
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert set(Path("/tmp").glob("minicluster_*")) <= jvm_default
     assert outcome.status == "completed", outcome.merged.header["metadata"]["flink"]
     assert outcome.merged.anomalies == []
     return Judgement(parse_trace(outcome.merged.dumps().decode(), "flink.jsonl"))
