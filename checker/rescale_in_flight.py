@@ -209,20 +209,9 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                     dv,
                     target,
                 )
-                maps = mapping.get(c, [])
                 stray = [e for e in got if e.ch not in reach[o]]  # the restore's own filter keeps it off there
-                if stray and maps:
-                    kept = ", ".join(
-                        f"{fmt_ranges(to_ranges(sorted(keep)))}" if keep is not None else "all"
-                        for new, keep, _ in maps
-                        if new == stray[0].ch
-                    )
-                    where = (
-                        f"on {stray[0].ch}, onto which the restore maps {c} only for key groups {kept}"
-                        if kept
-                        else f"on {stray[0].ch}, which no restore maps {c} onto"
-                    )
-                    out.append(_misrouted(rs, o, c, kg, stray[0], where + ": the trace contradicts its own mapping"))
+                if stray and mapping.get(c):
+                    out.append(_off_mapping(rs, o, c, kg, stray[0], mapping[c]))
             else:
                 maps = mapping.get(c, [])
                 targets = _targets(maps, kg)
@@ -263,7 +252,7 @@ def in_flight_violations(run, rs: Rescale) -> list[Violation]:
                     )
                 stray = [e for e in got if e.ch not in reach[o]]  # no copy of it was mapped there
                 if stray and targets:
-                    out.append(_misrouted(rs, o, c, kg, stray[0], f"on {stray[0].ch}, which no restore maps {c} onto"))
+                    out.append(_off_mapping(rs, o, c, kg, stray[0], maps))
             out += _after_live(rs, o, c, kg, got, dv)
     if unkeyed:
         run.report.notes.append(
@@ -413,6 +402,18 @@ def _judge(rs, o, c, kg, got, is_owner, owner_text, maps, dv, owner_procs: list[
             )
         )
     return out
+
+
+def _off_mapping(rs, o, c, kg, e, maps) -> Violation:
+    """Record ``o`` recovered from old channel ``c`` (``maps``: its mappings) processed by
+    ``e`` on a new channel no mapping of ``c`` sends it to: none maps ``c`` there, or only
+    for other key groups (the trace contradicts its own mapping)."""
+    kept = [fmt_ranges(to_ranges(sorted(keep))) for new, keep, _ in maps if new == e.ch and keep is not None]
+    if kept:
+        how = f"on {e.ch}, onto which the restore maps {c} only for key groups {', '.join(kept)}: the trace contradicts its own mapping"
+    else:
+        how = f"on {e.ch}, which no restore maps {c} onto"
+    return _misrouted(rs, o, c, kg, e, how)
 
 
 def _misrouted(rs, o, c, kg, e, how) -> Violation:

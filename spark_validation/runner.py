@@ -124,8 +124,9 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
 
     row = _row(run_id, seed, cfg)
     diffs = unjudged = None
-    if users is None and user_specs(cfg.protocol, cfg.mutant):
-        users = UserState(user_specs(cfg.protocol, cfg.mutant))
+    mine = user_specs(cfg.protocol, cfg.mutant)
+    if users is None and mine:
+        users = UserState(mine)
         users.mark()
     try:
         res = simulate(cfg)
@@ -187,7 +188,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
         row["violation_kinds"] = "every final round aborted" if gave_up else "stuck"
     if (
         users is not None
-        and user_specs(cfg.protocol, cfg.mutant)
+        and mine
         and (users.changed() or (verdict == "violation" and not users.same_from_start(cfg, res)))
     ):
         row.update(

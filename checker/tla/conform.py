@@ -461,7 +461,7 @@ def conform(
     units: dict[int, tuple[Prepared, list[Segment]]] = {}
     groups: dict[tuple, list[tuple[int, int, Prepared]]] = defaultdict(list)
     for n, path in enumerate(paths):
-        big = os.path.getsize(path) >= APART_BYTES if os.path.isfile(path) else False
+        big = os.path.isfile(path) and os.path.getsize(path) >= APART_BYTES
         loaded = apart.call(load, path, mappings) if big else load(path, mappings)
         if isinstance(loaded, Verdict):
             verdicts[n] = loaded

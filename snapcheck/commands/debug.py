@@ -422,12 +422,12 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     header = res.trace.header
     header.metadata = {k: v for k, v in header.metadata.items() if k not in ("expected", "simulator")}
     report = run_checker(res.trace, options(res.options))
-    shown = run_checker(res.trace, CheckOptions(**res.options))  # every kind it shows, as check --expect sees them
+    shown = like.check_all(res.trace, res.options)  # every kind it shows, as check --expect sees them
     expected = {"verdict": "violation", "violations": sorted(shown.kinds)}
     if res.options:
         expected["check"] = res.options
     header.metadata["expected"] = expected
-    made = [f"{v.kind} ({v.subject})" for v in like.made(res.trace, res.options, res.names)]
+    made = [f"{v.kind} ({v.subject})" for v in like.made(shown, res.names)]
     if made:  # forged elsewhere than at the kept violation (beside it, the shrinker refuses them)
         origin["made_by_shrinking"] = made
     header.metadata["shrunk_from"] = origin

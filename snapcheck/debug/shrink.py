@@ -604,14 +604,14 @@ class CheckerPredicate:
         made = [u for u in report.violations if witness_identity(u, names) not in self.known]
         return [v for v in found if not any(_beside(u, v) for u in made)]
 
-    def made(self, trace: Trace, options: dict, names: Names | None = None) -> list:
-        """The violations, of every property, that ``trace`` (a candidate, ``names`` as for
-        ``__call__``) shows and the trace being shrunk does not: made by removing events."""
-        return [u for u in self.check_all(trace, options).violations if witness_identity(u, names) not in self.known]
+    def made(self, report, names: Names | None = None) -> list:
+        """The violations of ``report`` (``check_all`` of a candidate, ``names`` as for
+        ``__call__``) that the trace being shrunk does not show: made by removing events."""
+        return [u for u in report.violations if witness_identity(u, names) not in self.known]
 
     def __call__(self, trace: Trace, options: dict, names: Names | None = None) -> bool:
         found = self.matches(self.check(trace, options), names)
         if found and self.same is not None:  # and not beside another property's made violation
-            made = self.made(trace, options, names)
+            made = self.made(self.check_all(trace, options), names)
             found = [v for v in found if not any(_beside(u, v) for u in made)]
         return bool(found)
