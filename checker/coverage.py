@@ -32,6 +32,7 @@ the trace format (its JSON Schema): a malformed entry is an invalid trace.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 
@@ -39,6 +40,8 @@ from snapcheck.checker.cic import zcf_applies
 from snapcheck.checker.free_fields import UnreadableField
 from snapcheck.checker.options import NOT_SELECTED, PROPERTIES
 from snapcheck.traces.model import Trace
+
+_LATER = re.compile(r"g[0-9]+\.")  # a task a rescale starts, in the simulator's names (g1.map[0])
 
 
 def _cut(run) -> str:
@@ -338,7 +341,12 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
         if fails[proc] >= used[proc]:
             return RequestedFault(fault, proc, True, f"{proc} fails in the trace")
         if proc not in {p.id for p in trace.header.processes}:
-            return RequestedFault(fault, proc, False, f"the trace has no process {proc!r} (a misspelt name?)")
+            why = (
+                ", a task a rescale would start: that rescale did not happen"
+                if _LATER.match(proc)
+                else " (a misspelt name?)"
+            )
+            return RequestedFault(fault, proc, False, f"the trace has no process {proc!r}{why}")
         return RequestedFault(fault, proc, False, f"the trace has no (further) fail event of {proc}")
 
     for f in meta.get("faults") or ():
@@ -382,7 +390,7 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
             else:
                 target, situation, k = (str(x) for x in item)
                 what = f"crash of {target} after {situation} #{k}"
-                if target in procs:
+                if target in procs or _LATER.match(target):
                     out.append(by_fail_event(what, target))
                 elif target == "self":
                     anywhere.append(len(out))

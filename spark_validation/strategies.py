@@ -51,7 +51,8 @@ holds one record at a time and cannot reorder records.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
 
 STRATEGIES = ("uniform", "moments", "swarm", "stress", "backpressure", "pct", "targeted")
 FEATURES = ("declines", "timeouts", "skew", "tiny-buffers", "latency", "overlap")
@@ -410,7 +411,11 @@ def land(rnd, cls, cfg, drawn: tuple):
     occurrences, and how many came before a round first completed. The fault keeps its
     situation when the dry run reached it, else takes one of the protocol's situations
     of the same sort that it reached (of a task for ``self``, of the whole job for a
-    fault of the whole job); its ``k`` is drawn uniformly among that situation's
+    fault of the whole job). A fault naming a task that left the job (a rescale retired
+    it) names, half the time or when its situation came only after it left, its
+    successor in the job at the end (``_successor``); otherwise it counts only the
+    occurrences before the task left (and a task a rescale started, only those after it
+    joined). Its ``k`` is drawn uniformly among that situation's
     occurrences after the first completed round (``AFTER_COMPLETION`` of the time, when
     there are such occurrences: a crash before any round completed restarts from the
     initial state, where most recovery bugs cannot show), else among all of them. A
@@ -418,47 +423,89 @@ def land(rnd, cls, cfg, drawn: tuple):
     not fire: ``faults_not_fired``). A fault at a time moves to a time drawn uniformly
     between the first completion (``AFTER_COMPLETION`` of the time; else the start) and
     the dry run's end, or the time its task left the job if earlier (a rescale retired
-    it). Faults at situations that follow a crash (recovery, replay…) are left alone. The result is an ordinary configuration: its reproduction command
-    carries the landed ``k`` and times.
+    it). Then faults at situations that follow a crash (recovery, replay…) are landed the
+    same way on a second dry run, with the crashes just landed and without them: on an
+    occurrence the recovery those crashes cause reaches. The result is an ordinary
+    configuration: its reproduction command carries the landed ``k`` and times.
 
     >>> from snapcheck.reference import SimConfig
     >>> from snapcheck.reference.catalogue import resolve
     >>> import random
     >>> cfg = SimConfig(protocol="abs-aligned", workload="q1", records=12, failures=(("self", "snapshot", 1),))
     >>> landed = land(random.Random(1), resolve("abs-aligned"), cfg, cfg.failures)
-    >>> counts, *_ = dry_run(cfg, [0])
-    >>> landed.failures[0][:2], 1 <= landed.failures[0][2] <= counts["snapshot"]
+    >>> landed.failures[0][:2], 1 <= landed.failures[0][2] <= dry_run(cfg, [0]).counts["snapshot"]
     (('self', 'snapshot'), True)
     """
-    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, OF_THE_JOB, SELF
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH
 
     movable = [i for i, f in enumerate(cfg.failures) if f in drawn and (len(f) == 2 or f[1] not in AFTER_A_CRASH)]
-    if not movable:
-        return cfg
-    counts, before, first_time, end, gone = dry_run(cfg, movable)
+    after = [i for i, f in enumerate(cfg.failures) if f in drawn and len(f) == 3 and f[1] in AFTER_A_CRASH]
     failures = list(cfg.failures)
-    for i in movable:
-        if len(failures[i]) == 2:  # a crash at a time: within the run, after its first completion mostly
-            last = min(end, gone.get(failures[i][0], end))  # (a task a rescale replaced is gone after it)
-            start = first_time if first_time is not None and rnd.random() < AFTER_COMPLETION else 0
-            if last:
-                failures[i] = (failures[i][0], rnd.randint(min(start, last), last))
-            continue
-        target, name, _ = failures[i]
-        if not counts.get(name):
-            if name in OF_THE_JOB:
-                sort = [s for s in cls.situations if s in OF_THE_JOB]
-            elif target == SELF:
-                sort = [s for s in cls.situations if _of_a_task(s)]
-            else:
-                sort = [s for s in cls.situations if s not in AFTER_A_CRASH]
-            reached = [s for s in sort if counts.get(s)]
-            if not reached:
-                continue
-            name = rnd.choice(reached)
-        first = before.get(name, 0) if before and rnd.random() < AFTER_COMPLETION else 0
-        failures[i] = (target, name, rnd.randint(first + 1 if first < counts[name] else 1, counts[name]))
+    if movable:
+        dry = dry_run(cfg, movable)
+        for i in movable:
+            failures[i] = (_land_time if len(failures[i]) == 2 else _land_situation)(rnd, cls, failures[i], dry)
+    if after:  # (on a dry run with the crashes just landed, which the recovery follows)
+        dry = dry_run(replace(cfg, failures=tuple(failures)), after)
+        for i in after:
+            failures[i] = _land_situation(rnd, cls, failures[i], dry, after_completion=False)
     return replace(cfg, failures=tuple(failures))
+
+
+def _land_time(rnd, cls, fault: tuple, dry: DryRun) -> tuple:
+    """``land`` for a crash at a time: within the run (before its task left the job),
+    after its first completion mostly."""
+    last = min(dry.end, dry.gone.get(fault[0], dry.end))
+    start = dry.first_time if dry.first_time is not None and rnd.random() < AFTER_COMPLETION else 0
+    return (fault[0], rnd.randint(min(start, last), last)) if last else fault
+
+
+def _land_situation(rnd, cls, fault: tuple, dry: DryRun, after_completion: bool = True) -> tuple:
+    """``land`` for a crash at a situation: an occurrence ``dry`` reached while its task
+    was in the job (or its successor's), of its situation or of one of the same sort."""
+    from snapcheck.reference.sim.exploration import AFTER_A_CRASH, OF_THE_JOB, SELF
+
+    target, name, k = fault
+    if target in dry.at_gone and (rnd.random() < 0.5 or not dry.at_gone[target].get(name)):
+        target = _successor(rnd, target, dry.alive)  # (or it crashes only at what came before it left)
+    seen, since = dry.at_gone.get(target, dry.counts), dry.at_join.get(target, {})  # (the occurrences in its time)
+    if seen.get(name, 0) <= since.get(name, 0):
+        if name in AFTER_A_CRASH:
+            sort = [s for s in cls.situations if s in AFTER_A_CRASH and (target != SELF or _of_a_task(s))]
+        elif name in OF_THE_JOB:
+            sort = [s for s in cls.situations if s in OF_THE_JOB]
+        elif target == SELF:
+            sort = [s for s in cls.situations if _of_a_task(s)]
+        else:
+            sort = [s for s in cls.situations if s not in AFTER_A_CRASH]
+        reached = [s for s in sort if seen.get(s, 0) > since.get(s, 0)]
+        if not reached:
+            return target, name, k
+        name = rnd.choice(reached)
+    first = dry.before.get(name, 0) if after_completion and dry.before and rnd.random() < AFTER_COMPLETION else 0
+    lo = max(first, since.get(name, 0)) if first < seen[name] else since.get(name, 0)
+    return target, name, rnd.randint(lo + 1, seen[name])
+
+
+_generation = re.compile(r"^g[0-9]+\.")  # the prefix of a task a rescale started
+
+
+def _successor(rnd, task: str, alive: list) -> str:
+    """The task of the job at the end of a run that took over from ``task``, which a
+    rescale replaced: the one of the same operator and subtask (``g2.map[1]`` for
+    ``map[1]`` or ``g1.map[1]``), else one of the same operator, else any (``task`` when
+    none is left).
+
+    >>> import random
+    >>> _successor(random.Random(0), "map[1]", ["g1.src[0]", "g1.map[0]", "g1.map[1]"])
+    'g1.map[1]'
+    >>> _successor(random.Random(0), "g1.map[2]", ["g2.src[0]", "g2.map[0]"])
+    'g2.map[0]'
+    """
+    base = _generation.sub("", task)
+    same = [t for t in alive if _generation.sub("", t) == base]
+    kin = [t for t in alive if _generation.sub("", t).rpartition("[")[0] == base.rpartition("[")[0]]
+    return same[0] if same else rnd.choice(kin or alive) if alive else task
 
 
 def land_timeout(rnd, cfg, drawn: tuple):
@@ -512,18 +559,32 @@ def _dry_metrics(cfg) -> dict:
         return {}
 
 
-def dry_run(cfg, without) -> tuple[dict, dict, int | None, int, dict]:
-    """A run of ``cfg`` without its faults at the indices ``without`` (no trace
-    recorded): how often each situation occurred, how often before a round first
-    completed (empty when none did), that completion's time (None), the run's end
-    time and when each task that left the job did (a rescale replaced it, or it
-    finished); nothing when the simulator refuses ``cfg`` (the run itself reports why)."""
+@dataclass(frozen=True)
+class DryRun:
+    """What a run reached without the faults being landed (``dry_run``)."""
+
+    counts: dict  # situation -> how often it occurred
+    before: dict  # ... before a round first completed (empty when none did)
+    first_time: int | None  # when a round first completed
+    end: int  # the run's end time
+    gone: dict  # task -> when it left the job (a rescale replaced it, or it finished)
+    at_gone: dict  # task -> the counts by then
+    at_join: dict  # task a rescale started -> the counts when it joined
+    alive: list  # the tasks in the job at the end
+
+
+def dry_run(cfg, without) -> DryRun:
+    """A run of ``cfg`` without its faults at the indices ``without``, no trace recorded;
+    nothing reached when the simulator refuses ``cfg`` (the run itself reports why)."""
     rest = tuple(f for i, f in enumerate(cfg.failures) if i not in without)
     m = _dry_metrics(replace(cfg, failures=rest))
-    return (
+    return DryRun(
         m.get("situations", {}),
         m.get("situations_at_first_completion", {}),
         m.get("first_completion_time"),
         m.get("sim_time", 0),
         m.get("retired_at", {}),
+        m.get("situations_at_retirement", {}),
+        m.get("situations_at_joining", {}),
+        m.get("tasks_at_end", []),
     )

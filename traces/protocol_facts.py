@@ -20,8 +20,10 @@ header's ``protocol.params``:
 * ``cic`` (``"bcs"`` or ``"hmnr"``): the communication-induced protocol whose
   rules produced the trace's piggybacks and checkpoint variables, so the
   checker can re-decide every forced checkpoint.
-* ``channel_state: "observed-at-restore"``: recorded channel state is visible
-  only where a restore observed it.
+* ``channel_state`` (one of ``CHANNEL_STATE_FORMS``): ``"observed-at-restore"`` when
+  recorded channel state is visible only where a restore observed it; ``"recorded"``
+  (the default) when every recorded channel state is in the trace; ``"none"`` when the
+  protocol records none (aligned barriers), judged as ``"recorded"``.
 * ``barriers_delimit_channel_state`` (bool, default true): a round's barrier (marker)
   on a channel ends the channel state its receiver records for the round, as in Chandy
   and Lamport's algorithm and Flink's; false when barriers only make tasks checkpoint
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 PROMISABLE = ("z-cycles", "rdt")
 CIC_FORMS = ("bcs", "hmnr")
 OBSERVED_AT_RESTORE = "observed-at-restore"
+CHANNEL_STATE_FORMS = ("recorded", OBSERVED_AT_RESTORE, "none")
 
 
 @dataclass(frozen=True)

@@ -498,6 +498,11 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         self.pending += 1
         heappush(self.heap, (t, self.counter, True, fn, args))
 
+    def later_task_ids(self) -> frozenset[str]:
+        """Ids of the tasks that may join the job later (a rescale's new generation): a
+        requested fault may name one."""
+        return frozenset()
+
     def clock(self, t: int, fn, *args) -> None:
         """Schedule a coordinator clock action (does not keep the run alive)."""
         self.counter += 1
@@ -511,9 +516,9 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
         for ext in self.externals:
             if ext.records:
                 self.at(ext.records[0][0], self.ext_send, ext, 0)
-        self.check_fault_targets(self.by_id)
+        self.check_fault_targets(self.by_id, self.later_task_ids())
         for tid, when in self.timed_faults:
-            self.at(when, self.fail, self.by_id[tid])
+            self.at(when, self.fail_by_id, tid)
         self.clock(cfg.interval, self.tick)
         watch = None
         try:

@@ -151,6 +151,8 @@ class Exploration(SimulatorBase):
         self.situations: dict[str, int] = {}
         self.at_first_completion: dict[str, int] | None = None  # the counts when a round first completed
         self.first_completion_time: int | None = None
+        self.at_retirement: dict[str, dict[str, int]] = {}  # task id -> the counts when it left the job
+        self.at_joining: dict[str, dict[str, int]] = {}  # task id -> the counts when a rescale started it
         self.fault_triggers: dict[str, list] = {}  # situation -> [[task, k, fired]]
         self.timed_faults: list[tuple[str, int]] = []
         for entry in cfg.failures:
@@ -163,9 +165,10 @@ class Exploration(SimulatorBase):
         self.pauses = dict(cfg.pauses)
         self.steps = 0
 
-    def check_fault_targets(self, known: dict) -> None:
-        """Every fault names a task of this dataflow (or ``self`` for a situation) and a
-        situation the simulator or the protocol (``Protocol.situations``) knows."""
+    def check_fault_targets(self, known: dict, later: frozenset = frozenset()) -> None:
+        """Every fault names a task of this dataflow, one that may join it at a rescale
+        (``later``), or ``self`` for a situation, and a situation the simulator or the
+        protocol (``Protocol.situations``) knows."""
         situations = set(SITUATIONS) | set(self.protocol.situations)
         bad = sorted(set(self.fault_triggers) - situations)
         if bad:
@@ -176,9 +179,10 @@ class Exploration(SimulatorBase):
         names = [tid for tid, _ in self.timed_faults]
         names += [t for ts in self.fault_triggers.values() for t, _, _ in ts if t != SELF]
         names = [n for n in names if n not in self.extra_fault_targets]
-        unknown = [n for n in names if n not in known]
+        unknown = [n for n in names if n not in known and n not in later]
         if unknown:
-            raise FaultError(f"names no task: {', '.join(map(repr, unknown))} (tasks: {', '.join(known)})")
+            joining = f"; after a rescale: {', '.join(sorted(later))}" if later else ""
+            raise FaultError(f"names no task: {', '.join(map(repr, unknown))} (tasks: {', '.join(known)}{joining})")
 
     def situation(self, name: str, v=None) -> None:
         """Situation ``name`` occurred (at task ``v``, if any): count it, fire its faults."""
@@ -193,6 +197,17 @@ class Exploration(SimulatorBase):
                 task, k, fired = t
                 if not fired and k == n:
                     t[2] = self.fire_fault(task, v, f"injected crash at {name}#{k}")
+
+    def left_job(self, v) -> None:
+        """Task ``v`` left the job now (a rescale replaced it, or it finished): a crash
+        naming it can only fire at a situation that occurred before."""
+        self.retired_at[v.id] = self.now
+        self.at_retirement[v.id] = dict(self.situations)
+
+    def joined_job(self, v) -> None:
+        """Task ``v`` joined the job now (a rescale started it): a crash naming it can only
+        fire at a situation that occurs after."""
+        self.at_joining[v.id] = dict(self.situations)
 
     def fire_fault(self, task: str, v, reason: str) -> bool:
         """Inject the fault of a trigger whose situation just occurred (at task ``v``, if
@@ -212,7 +227,7 @@ class Exploration(SimulatorBase):
 
     def exploration_metrics(self) -> dict:
         """Situations reached (and how many of them, and the time, when a round first
-        completed), faults requested and faults that crashed no task (their situation never
+        completed; how many when each task that joined or left the job did), faults requested and faults that crashed no task (their situation never
         occurred, or their task was already down)."""
         requested = len(self.timed_faults) + sum(
             1 for ts in self.fault_triggers.values() for t in ts if t[0] not in self.extra_fault_targets
@@ -224,4 +239,7 @@ class Exploration(SimulatorBase):
             "faults_requested": requested,
             "faults_not_fired": max(0, requested - self.crashes),
             "retired_at": dict(self.retired_at),
+            "situations_at_retirement": dict(self.at_retirement),
+            "situations_at_joining": dict(self.at_joining),
+            "tasks_at_end": [t.id for t in self.tasks],
         }

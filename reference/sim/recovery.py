@@ -27,6 +27,13 @@ class Recovery(SimulatorBase):
             self.crashes += 1
             self.crash(v, reason)
 
+    def fail_by_id(self, tid: str) -> None:
+        """A requested crash of the task named ``tid`` (``fail``), if the job has it now (a
+        task of a later generation joins at its rescale; one a rescale replaced is gone)."""
+        v = self.by_id.get(tid)
+        if v is not None:
+            self.fail(v)
+
     def crash(self, v, reason: str, attrs: dict | None = None) -> None:
         """``v``, alive, crashes (``attrs``: of its ``fail`` event); the recovery follows."""
         now = self.now

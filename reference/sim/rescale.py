@@ -311,6 +311,15 @@ class Rescaling(_Simulator):
         self.recovering = False
         self._rescale(p, self.last_completed, "failure")
 
+    def later_task_ids(self) -> frozenset[str]:
+        """``gN.op[i]``: the tasks the N-th rescale may start, at any parallelism a
+        rescale of this run names (a rescale that does not happen starts none)."""
+        out: set[str] = set()
+        for p in {p for _, _, p in self.cfg.rescale}:
+            graph = expand(replace(self.wl, operators=[replace(op, parallelism=p) for op in self.wl.operators]))
+            out.update(f"g{n}.{tid}" for n in range(1, len(self.cfg.rescale) + 1) for tid, _, _ in graph.tasks)
+        return frozenset(out)
+
     # -- the rescale -----------------------------------------------------------------------
     def _rescale(self, p: int, r: int, why: str) -> None:
         now = self.now
@@ -332,7 +341,7 @@ class Rescaling(_Simulator):
             log.retire(
                 v.pid, now, old_ckpt[v], "rescaled" if why != "failure" else "failed over at another parallelism"
             )
-            self.retired_at[v.id] = now
+            self.left_job(v)
         self.retired.extend(old)
         self.generation += 1
         self.epoch += 1
@@ -349,6 +358,8 @@ class Rescaling(_Simulator):
         chans, channels = self._make_data_channels(graph, by_id, prefix)
         channels += self._make_control_channels(tasks)
         self.tasks, self.chans = tasks, chans
+        for t in tasks:
+            self.joined_job(t)
         by_old: dict[str, list] = {}
         for v in old:
             by_old.setdefault(v.spec.name, []).append(v)
@@ -493,7 +504,7 @@ class Rescaling(_Simulator):
         del self.waiting_final[v]
         self.retired_states[v.id] = v.op.canonical()
         self.log.retire(v.pid, self.now, None, "finished")
-        self.retired_at[v.id] = self.now
+        self.left_job(v)
         v.alive = False
         v.incarnation += 1
         self.tasks.remove(v)

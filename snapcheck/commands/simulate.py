@@ -124,7 +124,8 @@ def _print_list() -> None:
     multiple=True,
     metavar="TASK@TIME|TASK@SITUATION#K",
     help="Crash TASK at TIME ticks, or right after the K-th occurrence of SITUATION (TASK may be "
-    "'self': the task where it occurred; situations: see docs/protocols.md). Repeatable.",
+    "'self': the task where it occurred, or a task a rescale starts: g1.map[0] for the first; "
+    "situations: see docs/protocols.md). Repeatable.",
 )
 @click.option(
     "--pause",

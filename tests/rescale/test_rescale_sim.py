@@ -528,3 +528,23 @@ def test_copies_of_broadcast_state_recorded_again_before_a_second_rescale_are_no
     code, text = snapcheck_cli("check", str(out))
     assert code == 0, text
     assert "rescale-in-flight (2 subjects)" in text
+
+
+def test_a_crash_of_a_task_a_rescale_starts_fires_after_it_and_is_said_when_it_never_started(snapcheck_cli, tmp_path):
+    """``--fail g1.sink[2]@T`` crashes the first rescale's sink[2]; a crash of a task of a
+    rescale that did not happen is NOT EXERCISED, said as such (no "misspelt name", no
+    "the job was restored" as for a fault of the whole job)."""
+    out = tmp_path / "t.jsonl"
+    args = ("-p", "unaligned", "-w", "q12", "-s", "2", "--max-parallelism", "7", "-o", str(out))
+    code, text = snapcheck_cli(
+        "simulate", *args, "--rescale", "failure@1000:3", "--rescale", "failure@1010:2",
+        "--fail", "g1.sink[2]@2500", "--fail", "g2.sink[1]@3000",
+    )  # fmt: skip
+    assert code == 0 and "crash of g1.sink[2]" not in text
+    assert (
+        "NOT EXERCISED: crash of g2.sink[1] at tick 3000 never happened (the trace has no process 'g2.sink[1]', a task a rescale would start: that rescale did not happen)"
+        in text
+    )
+    code, text = snapcheck_cli("check", "--require-faults", str(out))
+    assert code == 1 and "crash of g1.sink[2] at tick 2500: exercised (g1.sink[2] fails at tick 2500)" in text
+    assert "crash of g2.sink[1] at tick 3000: NOT EXERCISED" in text

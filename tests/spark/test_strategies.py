@@ -149,7 +149,7 @@ def test_a_landed_crash_fires_the_dry_run_is_the_run_up_to_it(seed, protocol):
 
     cls = resolve(protocol)
     draw = draw_config(0, seed, Selection(protocols=(protocol,), explore="stress", failures=False))
-    counts, *_ = dry_run(draw, [])
+    counts = dry_run(draw, []).counts
     reached = [s for s in cls.situations if counts.get(s) and s in ("aligning", "snapshot", "acknowledged", "overtake")]
     assume(reached)
     cfg = replace(draw, failures=(("self", reached[seed % len(reached)], 10**6),))
@@ -239,6 +239,45 @@ def test_a_crash_at_a_time_is_landed_while_its_task_is_in_the_job():
         (landed,) = land(random.Random(seed), resolve("unaligned"), cfg, cfg.failures).failures
         assert landed[0] == "map[0]" and landed[1] <= gone
         assert any(e.type == "fail" for e in simulate(replace(cfg, failures=(landed,))).trace().events)
+
+
+def test_a_crash_at_a_situation_naming_a_task_a_rescale_replaces_lands_where_it_fires():
+    """A situation's k-th occurrence after a rescale would crash no task of the old job:
+    the crash lands before its task left, or on the task that took over from it (a name
+    of the new generation, ``g1.map[0]``), counted from when that task joined."""
+    from snapcheck.reference import SimConfig, simulate
+    from snapcheck.spark_validation.strategies import land
+
+    cfg = SimConfig(
+        protocol="unaligned",
+        workload="q1",
+        records=30,
+        rescale=(("savepoint", 900, 3),),
+        failures=(("map[0]", "snapshot", 10**6),),
+    )
+    targets = set()
+    for seed in range(20):
+        (landed,) = land(random.Random(seed), resolve("unaligned"), cfg, cfg.failures).failures
+        targets.add(landed[0])
+        run = simulate(replace(cfg, failures=(landed,)))
+        assert run.metrics["faults_not_fired"] == 0, landed
+        assert [e.proc for e in run.trace().events if e.type == "fail"] == [landed[0]]
+    assert targets == {"map[0]", "g1.map[0]"}
+
+
+def test_a_fault_may_name_a_task_a_rescale_starts_and_only_such_a_task():
+    """``g1.map[0]@T`` crashes the task the first rescale starts, once it is there; a
+    name no rescale of the run can start is a usage error that lists the names."""
+    from snapcheck.reference import SimConfig, simulate
+    from snapcheck.reference.sim.exploration import FaultError
+
+    cfg = SimConfig(protocol="unaligned", workload="q1", records=30, rescale=(("savepoint", 900, 3),))
+    run = simulate(replace(cfg, failures=(("g1.map[2]", 2500),)))
+    assert [e.proc for e in run.trace().events if e.type == "fail"] == ["g1.map[2]"]
+    with pytest.raises(FaultError, match=r"'g2.map\[0\]'.*after a rescale: .*g1.map\[0\]"):
+        simulate(replace(cfg, failures=(("g2.map[0]", 2500),)))
+    with pytest.raises(FaultError, match=r"'g1.map\[0\]'"):
+        simulate(replace(cfg, rescale=(), failures=(("g1.map[0]", 2500),)))
 
 
 COUNTING = f"{Path(__file__).parents[1] / 'reference' / 'test_marker_free_recording.py'}"  # Lai-Yang, non-FIFO

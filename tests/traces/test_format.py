@@ -109,13 +109,18 @@ def test_published_schema_rejects_a_typo_field():
 
 @pytest.mark.parametrize(
     "params",
-    [{"cic": "hnmr"}, {"guarantees": ["z-cycle"]}, {"guarantees": ["rdt", "exactly-once"]}],
+    [
+        {"cic": "hnmr"},
+        {"guarantees": ["z-cycle"]},
+        {"guarantees": ["rdt", "exactly-once"]},
+        {"channel_state": "observed_at_restore"},
+    ],
 )
 def test_a_misspelt_protocol_fact_is_a_bad_header_not_a_fact_left_out(params):
     """The checker decides what to judge from these facts: a value it does not know would
     silently leave properties unjudged (``"cic": "hnmr"`` judged no forced checkpoint)."""
     from snapcheck.traces.errors import TraceErrors
-    from snapcheck.traces.protocol_facts import CIC_FORMS, PROMISABLE
+    from snapcheck.traces.protocol_facts import CHANNEL_STATE_FORMS, CIC_FORMS, PROMISABLE
 
     header = orjson.loads(dumps_trace(TraceRecorder(["A"], [], protocol="p").trace().header, []))
     header["protocol"]["params"] = params
@@ -123,6 +128,7 @@ def test_a_misspelt_protocol_fact_is_a_bad_header_not_a_fact_left_out(params):
         parse_trace(orjson.dumps(header).decode() + "\n", "t.jsonl")
     facts = schema()["$defs"]["header"]["properties"]["protocol"]["properties"]["params"]["properties"]
     assert facts["cic"]["enum"] == list(CIC_FORMS) and facts["guarantees"]["items"]["enum"] == list(PROMISABLE)
+    assert facts["channel_state"]["enum"] == list(CHANNEL_STATE_FORMS)
 
 
 @pytest.mark.parametrize(
