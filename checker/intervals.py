@@ -492,6 +492,15 @@ class History:
         """The original mid of a (possibly replayed) incarnation."""
         return self.orig.get(mid, mid)
 
+    def identities(self, mid: str) -> tuple:
+        """The messages an incarnation ``mid`` counts for: its original (``resolve``) and,
+        when it is (or replays) a record recovered onto a new channel after a rescale,
+        that record's message on the new channel, ``(original, new channel)``: one message
+        however many times recoveries move it there (``moved_of``)."""
+        o = self.orig.get(mid, mid)
+        mv = self.moved_of(mid) if self.moved else None
+        return (o,) if mv is None else (o, (o, mv.ch))
+
     def sent_ever(self, mid: str) -> Event | None:
         """The raw send event of ``mid`` (also if it was rolled back), if any."""
         try:

@@ -405,57 +405,59 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
     """
     hp = rec.hp
     dur = rec.durability
-    recorded: set[str] = set()
+    recorded: set = set()  # (``History.identities``)
     for e in rec.restores:
         for r in dur.records.get((e.proc, e.ckpt), ()):
             assert r.mids is not None  # required of a record
-            recorded.update(hp.resolve(mid) for mid in r.mids)
-    reached: dict[str, set[str]] = {}
+            recorded.update(x for mid in r.mids for x in hp.identities(mid))
+    reached: dict[str, set] = {}
     for p in rec.restore_line:
-        reached[p] = {hp.resolve(e.mid) for e in hp.raw.get(p, ()) if e.type in ("arrive", "recv")}
-    processed_after: dict[str, set[str]] = {}  # receiver -> what it processed after this recovery
-    discarded_after: dict[str, dict[str, Event]] = {}  # receiver -> message -> its first discard after it
-    later: list[set[str]] = []  # computed when first needed
+        reached[p] = {x for e in hp.raw.get(p, ()) if e.type in ("arrive", "recv") for x in hp.identities(e.mid)}
+    processed_after: dict[str, set] = {}  # receiver -> what it processed after this recovery
+    discarded_after: dict[str, dict] = {}  # receiver -> message -> its first discard after it
+    later: list[set] = []  # computed when first needed
 
     def processed_later() -> set[str]:
         """The messages any process processes after this recovery's first restore."""
         if not later:
             first = min(rec.restore_line.values(), default=0)
-            later.append({h.resolve(e.mid) for e in h.trace_index.of_type("recv") if e.line > first})
+            later.append({x for e in h.trace_index.of_type("recv") if e.line > first for x in h.identities(e.mid)})
         return later[0]
 
     out = []
     pending: dict[bool, list[str]] = {True: [], False: []}  # must it be replayed? -> messages not judged
     for m in rec.in_transit:
-        fm = h.by_mid.get(m.mid)
-        if fm is None:  # its send was undone by a later recovery
+        moved = hp.moved.get(m.mid) is m  # a record a rescale recovered onto a new channel
+        if (h.moved if moved else h.by_mid).get(m.mid) is None:  # its send was undone by a later recovery
             continue
+        ident = (hp.resolve(m.mid), m.ch) if moved else m.mid  # (``History.identities``)
         dst = hp.procs[m.dst]
         after = rec.restore_line.get(dst, max(rec.restore_line.values()))
         if dst not in processed_after:
             evs = h.raw[dst]
             start = len(h.trace_index.proc_prefix(dst, after + 1))
-            processed: set[str] = set()
-            discarded: dict[str, Event] = {}
+            processed: set = set()
+            discarded: dict = {}
             processed_after[dst], discarded_after[dst] = processed, discarded
             for e in evs[start:]:
                 if e.type == "recv":
-                    processed.add(h.resolve(e.mid))
+                    processed.update(h.identities(e.mid))
                 elif e.type == "discard":
-                    discarded.setdefault(h.resolve(e.mid), e)
-        if m.mid in processed_after[dst]:
+                    for x in h.identities(e.mid):
+                        discarded.setdefault(x, e)
+        if ident in processed_after[dst]:
             # processed after this recovery: if a later restore undid that, the later
             # recovery's line has it in transit, and that recovery judges whether it is lost
             continue
-        skipped = _fifo_successor(h, m, dst, after)
-        dropped = discarded_after[dst].get(m.mid)
+        skipped = _fifo_successor(h, m, dst, after, moved)
+        dropped = discarded_after[dst].get(ident)
         if dropped is not None and (
             any(e.type == "restore" and e.line > dropped.line for e in h.raw[dst])  # that recovery judges it
-            or m.mid in processed_later()  # a copy reached another process (a rescale's new task)
+            or ident in processed_later()  # a copy reached another process (a rescale's new task)
         ):
             dropped = None
-        must_replay = m.mid in reached.get(dst, ())
-        replayable = m.src == EXTERNAL or m.mid in recorded or dur.durable(m.mid, after)
+        must_replay = ident in reached.get(dst, ())
+        replayable = m.src == EXTERNAL or ident in recorded or dur.durable(m.mid, after)
         if skipped is not None:
             why = f"{dst} processes the later {skipped.mid} of the FIFO channel at line {skipped.line} instead"
         elif dropped is not None:
@@ -463,7 +465,7 @@ def delivery_violations(rec: ObservedRecovery, h: History, trace, notes: list[st
             why = f"{dst} discards {dropped.mid} at line {dropped.line}{reason}, though it never processed the message"
         elif must_replay and not replayable:
             why = "nothing can replay it (no durable log entry, not in the restored channel state)"
-        elif not must_replay and (dst not in rec.restore_line or m.mid in processed_later()):
+        elif not must_replay and (dst not in rec.restore_line or ident in processed_later()):
             continue  # a receiver this recovery did not restore (it retired: a rescale's records are
             # judged by rescale-in-flight; or it lives on, and the message may still reach it), or
             # a copy that reached another process
@@ -515,21 +517,23 @@ def _some(items: list[str], shown: int = 5) -> str:
     return f"any of {len(items)} messages ({named}{more})"
 
 
-def _fifo_successor(h: History, m, dst: str, after: int):
-    """A recv after ``after`` of a later message (higher seq) of m's FIFO channel, if any.
+def _fifo_successor(h: History, m, dst: str, after: int, moved: bool = False):
+    """A recv after ``after`` of a later message of m's FIFO channel, if any: one with a
+    higher seq or, for a record a rescale recovered onto the channel (``moved``), any
+    message first sent on the channel.
 
     Only messages first sent on that channel compare by seq: a record a rescale carried
     over from an old channel (its original sent on the old channel, with the old
     channel's numbering) is restored channel state, ahead of every send on the new
     channel whatever its number."""
     chan = h.channels.get(m.ch)
-    if chan is None or not chan.fifo or m.seq is None:
+    if chan is None or not chan.fifo or (m.seq is None and not moved):
         return None
     for e in h.eff[h.index[dst]]:
         if e.line > after and e.type == "recv" and e.ch == m.ch:
             assert e.mid is not None  # a receive names its message
             o = h.by_mid.get(h.resolve(e.mid))
-            if o is not None and o.ch == m.ch and o.seq is not None and o.seq > m.seq:
+            if o is not None and o.ch == m.ch and o.seq is not None and (moved or o.seq > m.seq):
                 return e
     return None
 
