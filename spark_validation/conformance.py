@@ -134,6 +134,17 @@ class Conformer:
             os.unlink(path)
 
 
+def _input_log_only(path: str) -> bool:
+    """Are the checker's duplicates on the trace at ``path`` all of records an input log
+    delivers again (``oracles.input_log_duplicates``)?"""
+    from snapcheck.checker import check_trace
+    from snapcheck.checker.tla.oracles import input_log_duplicates
+    from snapcheck.traces.jsonl import read_trace
+
+    trace = read_trace(path)
+    return input_log_duplicates(trace, check_trace(trace).violations)
+
+
 def judge(row: dict, v, path: str) -> None:
     """Fill ``row``'s conformance columns from the verdict ``v`` on its trace at ``path``;
     compare with the checker's verdict (the row's ``violation_kinds``)."""
@@ -156,6 +167,8 @@ def judge(row: dict, v, path: str) -> None:
     if v.verdict in (ACCEPT, REJECT):
         kinds = [k for k in (row.get("violation_kinds") or "").split(",") if k]
         row["disagreement"] = disagreement(v.spec, v.verdict, kinds)
+        if row["disagreement"] and "duplicate-processing" in kinds:  # (a source's restored offset?)
+            row["disagreement"] = disagreement(v.spec, v.verdict, kinds, _input_log_only(path))
         if row["disagreement"] or (v.verdict == REJECT and not row.get("mutant")):
             with open(path) as f:
                 row["trace"] = f.read()

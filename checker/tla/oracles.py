@@ -30,7 +30,9 @@ refinement and invariants and the enabling conditions of its steps
   It takes the restored round's snapshot as given: a record both processed before
   the snapshot and recorded as in flight is replayed exactly as the snapshot says,
   so a ``duplicate-processing`` that comes with a broken snapshot (the checker also
-  reports ``SNAPSHOT_BROKEN`` kinds) is the snapshot's, outside it (``GIVEN``).
+  reports ``SNAPSHOT_BROKEN`` kinds) is the snapshot's, outside it (``GIVEN``). So is
+  the offset a source restores: a record an input log delivers again that the
+  restored state already counted (``input_log_duplicates``).
 * ``LiveRobinTrace``: ``ReplicaAgreement`` and the refinement of the
   deterministic merge (``replica-order-divergence``, ``replica-output-divergence``),
   and the sink delivering each output once after deduplication (``dedup-lost``,
@@ -81,9 +83,12 @@ GIVEN: dict[str, frozenset[str]] = {"RescaleTrace": frozenset({"duplicate-proces
 """Kinds a specification expresses only of a trace whose snapshot the checker finds exact."""
 
 
-def disagreement(spec: str, verdict: str, checker_kinds: Iterable[str]) -> str | None:
+def disagreement(spec: str, verdict: str, checker_kinds: Iterable[str], input_log_only: bool = False) -> str | None:
     """Why the specification ``spec`` (a trace module) with ``verdict`` (ACCEPT or REJECT)
     and the checker reporting ``checker_kinds`` disagree on a trace, or None if they do not.
+    ``input_log_only``: every duplicate the checker reports is a record an input log
+    delivers again (``input_log_duplicates``), which ``GIVEN`` specifications leave to
+    the restored state.
 
     >>> disagreement("ABSTrace", "REJECT", [])
     'the specification rejects a trace the checker passes'
@@ -98,8 +103,29 @@ def disagreement(spec: str, verdict: str, checker_kinds: Iterable[str]) -> str |
     if verdict == "REJECT" and not kinds:
         return "the specification rejects a trace the checker passes"
     if verdict == "ACCEPT":
-        given = GIVEN.get(spec, frozenset()) if SNAPSHOT_BROKEN.intersection(kinds) else frozenset()
+        broken = input_log_only or SNAPSHOT_BROKEN.intersection(kinds)
+        given = GIVEN.get(spec, frozenset()) if broken else frozenset()
         expressed = [k for k in kinds if k in MODELLED.get(spec, ()) and k not in given]
         if expressed:
             return f"the checker reports {', '.join(expressed)}, which {spec} expresses, and the specification accepts"
     return None
+
+
+def input_log_duplicates(trace, violations) -> bool:
+    """Is every ``duplicate-processing`` among ``violations`` (the checker's on ``trace``)
+    of a record an input log (a process of role ``external``) sent: a source reading
+    again what the offset in its restored state says it had read?
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> from snapcheck.checker import check_trace
+    >>> rec = TraceRecorder([{"id": "in", "role": "external"}, "S"], [("in>S", "in", "S")])
+    >>> m = rec.send("in", "in>S"); rec.recv("S", m); _ = rec.checkpoint("S")
+    >>> rec.fail("S"); rec.restore("S", 1); rec.recv("S", rec.replay("in", m, "source"))
+    >>> t = rec.trace(); report = check_trace(t)
+    >>> sorted(report.kinds), input_log_duplicates(t, report.violations)
+    (['duplicate-processing'], True)
+    """
+    external = {p.id for p in trace.header.processes if p.role == "external"}
+    sender = {e.mid: e.proc for e in trace.events if e.type == "send"}
+    dups = [v for v in violations if v.kind == "duplicate-processing"]
+    return bool(dups) and all(sender.get((v.witness.get("messages") or [None])[0]) in external for v in dups)

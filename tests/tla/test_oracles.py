@@ -23,3 +23,13 @@ def test_a_rescale_duplicate_that_comes_with_a_broken_snapshot_is_the_snapshots(
         assert disagreement("RescaleTrace", "ACCEPT", ["in-flight-lost", broken]) is not None
     assert disagreement("RescaleTrace", "ACCEPT", ["duplicate-processing", "incomplete-round"]) is not None
     assert disagreement("UncoordinatedTrace", "ACCEPT", ["duplicate-processing", "orphan"]) is not None
+
+
+def test_a_duplicate_of_a_record_an_input_log_delivers_again_is_the_restored_offsets():
+    """A source that reads again a record its restored offset says it had read: the offset
+    is restored state, which ``RescaleTrace`` takes as given, so its ACCEPT is no
+    disagreement (a rescale hunt's source-rewind traces); an in-flight duplicate is."""
+    assert disagreement("RescaleTrace", "ACCEPT", ["duplicate-processing"], input_log_only=True) is None
+    assert disagreement("RescaleTrace", "ACCEPT", ["duplicate-processing"]) is not None
+    assert disagreement("RescaleTrace", "ACCEPT", ["duplicate-processing", "in-flight-lost"], input_log_only=True)
+    assert disagreement("UncoordinatedTrace", "ACCEPT", ["duplicate-processing"], input_log_only=True) is not None
