@@ -134,6 +134,7 @@ def load(spec: str) -> type[Protocol]:
     except BaseException as exc:  # noqa: BLE001 - a user module may raise anything while importing
         raise UsageError(
             f"protocol {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}{user_frame(exc.__traceback__)}"
+            + _package_hint(where, exc)
         ) from None
     cls = getattr(module, clsname, None)
     if cls is None:
@@ -366,6 +367,20 @@ def name_as(cls: type[Protocol], spec: str) -> None:
     base protocol of a user's mutant (a class the executor loads from a shipped copy of
     its file, whose path would name it otherwise)."""
     _NAMED[cls] = spec
+
+
+def _package_hint(where: str, exc: BaseException) -> str:
+    """How to name a file of a package whose relative imports failed (a file is imported
+    on its own, not as a package's module).
+
+    >>> _package_hint("pkg/proto.py", ImportError("attempted relative import with no known parent package"))
+    '; a file of a package with relative imports is named as its module: pkg.proto:CLASS, from the directory above pkg'
+    """
+    p = Path(where)
+    if not (isinstance(exc, ImportError) and "relative import" in str(exc) and p.suffix == ".py"):
+        return ""
+    module = ".".join([*p.parent.parts[-1:], p.stem]) if p.parent.parts else p.stem
+    return f"; a file of a package with relative imports is named as its module: {module}:CLASS, from the directory above {p.parent.name or '.'}"
 
 
 def _import_module(name: str):

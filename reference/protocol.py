@@ -47,7 +47,8 @@ Which handler runs when:
   "Nil" input of ABS Algorithm 1).
 * ``barrier_priority(ch, barrier) -> bool`` — a barrier *arrived* on ``ch``. Return
   True to handle it at once, overtaking the records queued before it (unaligned
-  checkpoints); False leaves it in the channel's FIFO queue.
+  checkpoints); False leaves it in the channel's FIFO queue. Any other answer (``None``,
+  ``"no"``) is a protocol error, not a truth value.
 * ``on_barrier(ch, barrier, overtaking)`` — the barrier is handled: at its FIFO
   position (``overtaking`` False), at arrival (True), or because the protocol took
   it out of the queue with ``ctx.take_barrier``.

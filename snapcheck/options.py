@@ -27,6 +27,22 @@ class CutType(click.ParamType):
 CUT = CutType()
 
 
+class OutputFile(click.Path):
+    """A file a command writes. ``-`` is refused: no command writes the file to standard
+    output (which carries its report), and ``-o -`` made a file named ``-``."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        if value == "-":
+            self.fail("'-' is not a file: give a file name (standard output carries the report)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+OUTPUT_FILE = OutputFile()
+
+
 def cut_option(help: str = "Global checkpoint to analyse: a checkpoint number or V per process, e.g. P0=1,P1=V."):
     return click.option("--cut", type=CUT, default=None, metavar="P0=1,P1=V", help=help)
 
@@ -38,9 +54,7 @@ def json_option(what: str):
 
 def junit_option(what: str):
     """``--junit FILE`` (``junit_file``): JUnit XML, written atomically and never over an input."""
-    return click.option(
-        "--junit", "junit_file", type=click.Path(dir_okay=False), default=None, help=f"Write JUnit XML: {what}."
-    )
+    return click.option("--junit", "junit_file", type=OUTPUT_FILE, default=None, help=f"Write JUnit XML: {what}.")
 
 
 class DefaultsFromCode(click.Option):

@@ -496,14 +496,19 @@ def markdown(s: dict) -> str:
             "",
             "## Coverage of situations",
             "",
-            "Runs that reached each protocol-relevant situation; a situation no run reached was not explored.",
+            "Runs that reached each protocol-relevant situation; a situation no run reached was not explored. "
+            "A requested crash whose moment never came (its task was down or had left the job, the run "
+            "ended first) tested no recovery: the last column counts the runs with one.",
             "",
-            "| protocol | runs | reached (runs) | never reached |",
-            "|---|---:|---|---|",
+            "| protocol | runs | reached (runs) | never reached | runs with a crash that never fired |",
+            "|---|---:|---|---|---:|",
         ]
+        unfired = {p["protocol"]: p.get("faults_not_fired", 0) for p in s["protocols"]}
         for name, c in cov.items():
             reached = ", ".join(f"{k} {v:,}" for k, v in c["reached"].items()) or "-"
-            out.append(f"| {name} | {c['runs']:,} | {reached} | {', '.join(c['unreached']) or '-'} |")
+            out.append(
+                f"| {name} | {c['runs']:,} | {reached} | {', '.join(c['unreached']) or '-'} | {unfired.get(name, 0):,} |"
+            )
     if s["mutants_not_run"]:
         out += ["", f"Mutants selected but not run (campaign too small): {', '.join(s['mutants_not_run'])}."]
     unjudged = oracle_not_judged(s)
@@ -761,6 +766,14 @@ def print_summary(s: dict, console) -> None:
         if c["unreached"]:
             console.print(
                 f"[yellow]not explored[/] {escape(name)}: no run reached {escape(', '.join(c['unreached']))}",
+                emoji=False,
+            )
+    for p in s["protocols"]:
+        if p.get("faults_not_fired"):
+            console.print(
+                f"[yellow]not fired[/] {escape(p['protocol'])}: {p['faults_not_fired']:,} of {p['runs']:,} runs had a "
+                "requested crash whose moment never came (no recovery from it tested; results: faults_not_fired)",
+                highlight=False,
                 emoji=False,
             )
     for line in oracle_not_judged(s):

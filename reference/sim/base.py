@@ -23,6 +23,16 @@ if TYPE_CHECKING:
     from snapcheck.traces.model import Header
 
 
+class ProtocolBroke(Exception):
+    """A protocol broke an invariant the simulator relies on (``Simulator.protocol_error``)."""
+
+    def __init__(self, task, handler: str, reason: str) -> None:
+        super().__init__(reason)
+        self.task = task
+        self.handler = handler
+        self.reason = reason
+
+
 class SimulatorBase:
     """What a mixin of ``Simulator`` may use of the whole simulator (see the module)."""
 

@@ -28,6 +28,7 @@ from heapq import heappop, heappush
 import orjson
 
 from snapcheck.reference.protocol import Protocol, TaskProtocol
+from snapcheck.reference.sim.base import ProtocolBroke
 from snapcheck.reference.sim.coordinator import Coordinator
 from snapcheck.reference.sim.exploration import Exploration
 from snapcheck.reference.sim.messages import (
@@ -56,16 +57,6 @@ from snapcheck.traces.model import Channel, Header, Process
 # A default repr's memory address (``<object object at 0x7f…>``) differs from run to run:
 # the trace of a protocol error keeps the same bytes when the run is reproduced.
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
-class ProtocolBroke(Exception):
-    """A protocol broke an invariant the simulator relies on (``Simulator.protocol_error``)."""
-
-    def __init__(self, task, handler: str, reason: str) -> None:
-        super().__init__(reason)
-        self.task = task
-        self.handler = handler
-        self.reason = reason
 
 
 def _handler_frame(tb) -> tuple:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from heapq import heappush
 
-from snapcheck.reference.sim.base import SimulatorBase
+from snapcheck.reference.sim.base import ProtocolBroke, SimulatorBase
 from snapcheck.reference.sim.messages import BARRIER, CANCEL, DATA, FORWARD, HASH, Chan, External, Msg
 from snapcheck.reference.topology import partition
 
@@ -132,13 +132,27 @@ class Network(SimulatorBase):
                 v.proto.on_arrival(ch, m)
             else:
                 ch.inq.append(m)
-        elif m.kind == BARRIER and v.proto.barrier_priority(ch, m):
+        elif m.kind == BARRIER and self._overtakes(v, ch, m):
             self.barrier_received(v, ch, m)
             v.proto.on_barrier(ch, m, True)
         else:
             ch.inq.append(m)
         if not v.wake:
             self.step(v)
+
+    @staticmethod
+    def _overtakes(v, ch: Chan, m: Msg) -> bool:
+        """Does barrier ``m``, arrived on ``ch``, overtake the records queued before it? Its
+        protocol answers (``barrier_priority``), with a bool: any other answer is its error,
+        not a truth value to guess from."""
+        answer = v.proto.barrier_priority(ch, m)
+        if type(answer) is not bool:
+            raise ProtocolBroke(
+                v,
+                "barrier_priority",
+                f"returns a bool (True: the barrier overtakes), not {type(answer).__name__} {answer!r}",
+            )
+        return answer
 
     def wakeup(self, v, inc: int) -> None:
         if inc != v.incarnation:

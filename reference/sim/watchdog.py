@@ -5,7 +5,9 @@ cannot while the handler runs: the simulator is single-threaded) would hang the
 simulation, and with it a whole campaign. While a simulation runs, a real-time
 interval timer (``SIGALRM``) looks ``LOOKS`` times per ``budget`` seconds at the
 innermost protocol handler on the stack; once the same handler call (the same frame) has
-been on the stack for ``budget`` seconds, ``HandlerTimeout`` is raised inside it, and
+been on the stack at ``LOOKS`` looks after the first that saw it (``budget`` seconds),
+``HandlerTimeout`` is raised inside it, so a stuck handler is stopped between 1 and 1.25
+budgets after it was called, and
 raised again at every later look while that call still runs (a handler that swallows it
 in a loop is stopped all the same). ``HandlerTimeout`` is a ``BaseException``, so an
 ``except Exception`` of the protocol's does not catch it. The simulator ends the run with
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -79,10 +80,10 @@ def handler_watchdog(budget: float | None = None):
         if handler is None:
             since.clear()
             return
-        first: float = since.get(handler, time.monotonic())
-        since.clear()
-        since[handler] = first
-        if time.monotonic() - first >= budget:
+        seen = since.get(handler, -1) + 1  # looks since it was first seen (a periodic timer: counting
+        since.clear()  # them is steadier than the clock, whose reading at the LOOKS-th look can
+        since[handler] = seen  # fall a hair short of the budget and wait one look more)
+        if seen >= LOOKS:
             raise HandlerTimeout(f"{handler.f_code.co_name} has not returned after {budget:g} s")
 
     def interrupt(signum, frame) -> None:

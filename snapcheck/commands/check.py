@@ -14,7 +14,7 @@ import orjson
 from snapcheck.checker.options import CheckOptions
 from snapcheck.checker.report import JSON_SCHEMA_VERSION, VERDICT_EXIT, UnreadTrace, worst_exit
 from snapcheck.console import echo
-from snapcheck.options import cut_option, json_option, junit_option
+from snapcheck.options import OUTPUT_FILE, cut_option, json_option, junit_option
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_VIOLATION, UsageError
 from snapcheck.traces.gc_pause import paused_gc
 from snapcheck.traces.process_exit import hold, holding
@@ -74,7 +74,7 @@ def _unknown_protocol_note(protocol: dict) -> str | None:
 @click.option(
     "--html",
     "html_file",
-    type=click.Path(dir_okay=False),
+    type=OUTPUT_FILE,
     default=None,
     help="Write a self-contained HTML report (verdicts, witnesses, diagrams); with several traces, one "
     "file per trace and an index page at this path.",

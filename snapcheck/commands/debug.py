@@ -13,7 +13,7 @@ import click
 
 from snapcheck.console import echo, make_console
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
-from snapcheck.options import cut_option
+from snapcheck.options import OUTPUT_FILE, cut_option
 from snapcheck.traces import read_trace
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.gc_pause import paused_gc
@@ -189,9 +189,7 @@ def _window(value: str | None) -> tuple[int, int] | None:
 
 @click.command("render")
 @_TRACE
-@click.option(
-    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Image to write: .svg, .png or .pdf."
-)
+@click.option("-o", "--output", required=True, type=OUTPUT_FILE, help="Image to write: .svg, .png or .pdf.")
 @click.option(
     "--layout",
     type=click.Choice(["lamport", "file", "time"]),
@@ -336,7 +334,7 @@ class _Phases:
     "-o",
     "--output",
     default=None,
-    type=click.Path(dir_okay=False),
+    type=OUTPUT_FILE,
     help="Where to write the shrunk trace (default: TRACE with .shrunk.jsonl).",
 )
 @click.option(
@@ -528,7 +526,7 @@ def _target(trace: Trace, prop: str, kind: str | None, base: dict) -> tuple[str,
 # -- shiviz ------------------------------------------------------------------------
 @click.command("shiviz")
 @_TRACE
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The log file to write.")
+@click.option("-o", "--output", required=True, type=OUTPUT_FILE, help="The log file to write.")
 @_TRACE_ID
 def shiviz(trace_path, output, trace_id) -> None:
     """Export TRACE as a ShiViz log (vector clocks) to view it in ShiViz.

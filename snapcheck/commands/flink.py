@@ -29,6 +29,7 @@ from rich.table import Table
 
 from snapcheck.checker.report import VERDICT_EXIT, worst_exit
 from snapcheck.console import echo, make_console
+from snapcheck.options import OUTPUT_FILE
 from snapcheck.traces.errors import EXIT_CLEAN, EXIT_VIOLATION, UsageError
 
 console = make_console()
@@ -276,7 +277,7 @@ def build_cmd(force: bool, flink_home: str | None) -> None:
     show_default=True,
     help="The run ends after the sources are done and no record moved for this many ms.",
 )
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False), help="The merged v1 trace.")
+@click.option("--output", "-o", required=True, type=OUTPUT_FILE, help="The merged v1 trace.")
 @click.option(
     "--keep-dir",
     type=click.Path(file_okay=False),
@@ -399,7 +400,7 @@ def classpath_cmd(jvm_options: bool) -> None:
 
 @flink.command("merge")
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False), help="The merged v1 trace.")
+@click.option("--output", "-o", required=True, type=OUTPUT_FILE, help="The merged v1 trace.")
 def merge_cmd(run_dir, output) -> None:
     """Merge the per-subtask trace files and run.json of a traced run (e.g. your own job run with
     TracedJob.run) into one v1 trace."""

@@ -13,7 +13,7 @@ import orjson
 from click.core import ParameterSource
 
 from snapcheck.console import make_console
-from snapcheck.options import DefaultsFromCode, recovery_choices
+from snapcheck.options import OUTPUT_FILE, DefaultsFromCode, recovery_choices
 from snapcheck.traces.errors import UsageError
 
 console = make_console()
@@ -227,8 +227,8 @@ def _print_list() -> None:
     is_flag=True,
     help="Sources finish at the end of their input (FLIP-147) while the rest of the job goes on.",
 )
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Trace file to write (.jsonl).")
-@click.option("--metrics-json", type=click.Path(dir_okay=False), default=None, help="Also write the metrics as JSON.")
+@click.option("--output", "-o", type=OUTPUT_FILE, default=None, help="Trace file to write (.jsonl).")
+@click.option("--metrics-json", type=OUTPUT_FILE, default=None, help="Also write the metrics as JSON.")
 @click.option(
     "--oracle",
     is_flag=True,

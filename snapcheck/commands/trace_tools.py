@@ -7,6 +7,7 @@ import sys
 import click
 
 from snapcheck.console import echo
+from snapcheck.options import OUTPUT_FILE
 from snapcheck.traces.errors import EXIT_BAD_INPUT, TraceErrors, UsageError
 from snapcheck.traces.jsonl import validate_file
 from snapcheck.traces.validate import DEFAULT_MAX_ERRORS
@@ -50,7 +51,7 @@ def validate_trace(files: tuple[str, ...], max_errors: int, trace_id: str | None
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=OUTPUT_FILE,
     help="Destination: .parquet (one or more traces) or .jsonl (exactly one trace).",
 )
 @click.option("--trace-id", default=None, help="Which trace of a multi-trace Parquet source to convert.")

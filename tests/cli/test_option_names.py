@@ -104,3 +104,22 @@ def test_the_walk_sees_every_command_and_the_rules_can_fail():
             raise AssertionError("a conflicting -p was not found")
     finally:
         del cli.commands["zz-bad"]
+
+
+def test_every_file_a_command_writes_refuses_dash():
+    """``-o -`` wrote a file named ``-``: every option naming a file a command writes is an
+    ``OutputFile`` (``-`` is a usage error, exit 2), and one is checked end to end."""
+    from click.testing import CliRunner
+
+    from snapcheck.options import OutputFile
+
+    writes = {"output", "junit_file", "html_file", "metrics_json"}
+    seen = []
+    for path, cmd in commands():
+        for p in cmd.params:
+            if p.name in writes and isinstance(p.type, click.Path) and p.type.file_okay:
+                assert isinstance(p.type, OutputFile), (path, p.name)
+                seen.append(path)
+    assert {"simulate", "check", "convert", "render", "shrink", "shiviz"} <= set(seen)
+    res = CliRunner().invoke(cli, ["simulate", "-o", "-"])
+    assert res.exit_code == 2 and "'-' is not a file" in res.output

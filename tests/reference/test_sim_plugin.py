@@ -169,6 +169,22 @@ def test_a_handler_that_never_returns_is_a_protocol_error_not_a_hang(monkeypatch
     assert simulate(SimConfig(protocol=MyAligned, workload="q1", seed=0)).metrics["protocol_error"] is None
 
 
+def test_a_stuck_handler_is_stopped_within_a_quarter_budget_after_its_budget():
+    """The documented bound: between 1 and 1.25 budgets after the call (the watchdog looks
+    four times per budget). Reading the clock at the fourth look stopped it 1.5 budgets
+    after in two thirds of the trials, when that reading fell a hair short."""
+    import time
+
+    from snapcheck.reference.sim.watchdog import HandlerTimeout, handler_watchdog
+
+    task = SpinningTask.__new__(SpinningTask)
+    for _ in range(4):
+        start = time.monotonic()
+        with pytest.raises(HandlerTimeout), handler_watchdog(0.6):
+            SwallowingTask.on_barrier(task, None, None, False)
+        assert 0.6 * 0.99 <= time.monotonic() - start < 0.6 * 1.4
+
+
 class SwallowingTask(MyAlignedTask):
     """Retries forever, and its ``except Exception`` would swallow an ordinary exception."""
 

@@ -59,6 +59,10 @@ def userdir(tmp_path):
     (tmp_path / "broken.py").write_text("import no_such_module_anywhere\n")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "userproto").write_text(MODULE)  # a path without the .py suffix
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "proto.py").write_text("from .userproto import *\n")  # a package's relative import
+    (tmp_path / "pkg" / "userproto.py").write_text(MODULE)
     return tmp_path
 
 
@@ -89,6 +93,10 @@ def test_simulate_takes_module_and_file_specs_and_the_trace_names_the_protocol(u
         ("nofile.py:X", "no such file"),
         (os.path.join("sub", "userproto") + ":Mine", "not a Python module"),
         ("userproto", "unknown protocol"),
+        (
+            os.path.join("pkg", "proto.py") + ":Mine",
+            "named as its module: pkg.proto:CLASS, from the directory above pkg",
+        ),
     ],
 )
 def test_a_module_that_does_not_load_is_exit_2_with_the_reason(userdir, spec, reason):
@@ -402,9 +410,12 @@ NONDET_MODULE = textwrap.dedent("""
         name = "leaky"
         task_class = LeakyTask
 
+    DICE = random.Random()  # seeded from the operating system: not the run's seed (the global
+    # generator is: every run seeds it)
+
     class DiceTask(AlignedTask):
         def block(self, ch):
-            if random.random() < 0.5:  # the global random module: not the run's seed
+            if DICE.random() < 0.5:
                 super().block(ch)
             else:
                 self.arrived[ch] = True
@@ -417,7 +428,7 @@ NONDET_MODULE = textwrap.dedent("""
 
 @pytest.mark.parametrize("cls", ["Leaky", "Dice"])
 def test_a_protocol_that_depends_on_more_than_the_seed_is_told_so(tmp_path, cls):
-    """State kept by a class from run to run, or the global random module: a campaign
+    """State kept by a class from run to run, or a generator not seeded from the run: a campaign
     run's reproduction command would not give its trace. The runs say so
     (nondeterministic-run), whatever else they break; the correct protocol never does."""
     from snapcheck.spark_validation.configs import Selection, draw_config
@@ -590,3 +601,54 @@ def test_a_user_protocols_own_mutants_run_by_default(tmp_path):
     assert Selection.of([spec]).mutants == (f"{tmp_path / 'mine.py'}:MineNoBlock",)
     assert Selection.of([spec], mutants=()).mutants == ()
     assert Selection.of(["chandy-lamport"]).mutants == ("chandy-lamport-no-channel-state", "chandy-lamport-non-fifo")
+
+
+def test_a_protocol_drawing_from_the_global_random_runs_alike_from_the_same_command():
+    """A protocol that draws from Python's global ``random`` (an upload time, a backoff)
+    gets the same draws from the same seed however the generator stood before, and the
+    caller's generator is as it was: its runs reproduce from their command (a designer
+    hunt found three different traces from one command)."""
+    import random
+
+    from snapcheck.reference.coordinated.chandy_lamport import ChandyLamport, ChandyLamportTask
+
+    class RandomAckTask(ChandyLamportTask):
+        def done(self, r):
+            del self.active[r]
+            self.ctx.set_timer(self.ctx.now + random.randint(1, 300), ("ack", r))
+
+        def on_timer(self, key):
+            self.ctx.complete(key[1])
+
+    class RandomAck(ChandyLamport):
+        name = "random-ack"
+        task_class = RandomAckTask
+
+    cfg = SimConfig(protocol=RandomAck, workload="q1", seed=5, records=20)
+    random.seed(1)
+    before = random.getstate()
+    first = simulate(cfg).trace().events
+    assert random.getstate() == before  # the caller's generator as it was
+    random.random()
+    assert simulate(cfg).trace().events == first
+    assert simulate(SimConfig(protocol=RandomAck, workload="q1", seed=6, records=20)).trace().events != first
+
+
+@pytest.mark.parametrize("answer", ["no", None, 1])
+def test_a_barrier_priority_that_is_not_a_bool_is_a_protocol_error(answer):
+    """``barrier_priority`` answers True or False; ``"no"`` was taken as true (barriers
+    overtook, and the run was blamed for aligned-in-flight records), ``None`` as false."""
+    from snapcheck.reference.coordinated.unaligned import Unaligned, UnalignedTask
+
+    class Answers(UnalignedTask):
+        def barrier_priority(self, ch, barrier):
+            return answer
+
+    class Odd(Unaligned):
+        name = "odd-priority"
+        task_class = Answers
+
+    res = simulate(SimConfig(protocol=Odd, workload="q1", seed=2))
+    (v,) = [v for v in check_trace(res.trace()).violations if v.kind == "protocol-error"]
+    assert f"returns a bool (True: the barrier overtakes), not {type(answer).__name__} {answer!r}" in v.message
+    assert res.trace().events[-1].attrs["handler"] == "barrier_priority"

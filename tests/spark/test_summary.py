@@ -271,3 +271,26 @@ def test_a_failing_run_says_the_digest_of_the_trace_its_command_writes(tmp_path)
     s = _summary(tmp_path, rows)
     assert [f["trace_sha256"] for f in s["failing_runs"]] == [digest]
     assert f"SHA-256 `{digest}` (`sha256sum run-1.jsonl`)" in markdown(s)
+
+
+def test_runs_with_a_requested_crash_that_never_fired_are_said(tmp_path):
+    """A requested crash whose moment never came tested no recovery: the summary counts
+    the runs with one per protocol, in the coverage table and on the console."""
+    import io
+
+    from rich.console import Console
+
+    from snapcheck.spark_validation.summary import print_summary
+
+    rows = [
+        _row(0, "unaligned", situations='{"snapshot": 2}', faults_not_fired=0),
+        _row(1, "unaligned", situations='{"snapshot": 1}', faults_not_fired=2),
+        _row(2, "unaligned", situations='{"overtake": 1}', faults_not_fired=1),
+    ]
+    s = _summary(tmp_path, rows)
+    assert s["protocols"][0]["faults_not_fired"] == 2
+    [line] = [x for x in markdown(s).splitlines() if x.startswith("| unaligned | 3 | overtake 1, snapshot 2 |")]
+    assert line.endswith(" | 2 |")
+    out = io.StringIO()
+    print_summary(s, Console(file=out, width=200))
+    assert "not fired unaligned: 2 of 3 runs had a requested crash whose moment never came" in out.getvalue()
