@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from os import PathLike
 
+from snapcheck.checker.causality import Causality
 from snapcheck.checker.changelog import check_changelog
 from snapcheck.checker.cic import check_cic
 from snapcheck.checker.coverage import not_judged, requested_faults
@@ -355,6 +356,7 @@ def _rounds(run: _Run) -> None:
     rounds = run.rounds
     life = run.lifetimes
     coordinated = any(i.announced or i.declared_complete or i.abort_line is not None for i in rounds.values())
+    causality = Causality(h.trace_index)
     for r in sorted(rounds):
         info = rounds[r]
         members = life.members(h.procs, info.start_line)
@@ -369,7 +371,7 @@ def _rounds(run: _Run) -> None:
         if run.want("termination"):
             run.add("termination", f"round {r}", round_violations(info, members, trace, coordinated, whole))
         if run.want("completion") and info.declared_complete:
-            run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore))
+            run.add("completion", f"round {r}", completion_violations(info, run.facts.observed_at_restore, causality))
         if (run.want("consistency") or run.want("channel-state")) and (why := discarded_snapshot(info, status, whole)):
             entry["not_analysed"] = why
             run.report.notes.append(f"round {r}: {why}.")

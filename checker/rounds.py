@@ -492,7 +492,7 @@ def round_violations(
     return [Violation("incomplete-round", "termination", subject, msg, lines, {"round": info.round, "waiting": waits})]
 
 
-def completion_violations(info: RoundInfo, observed_at_restore: bool = False) -> list[Violation]:
+def completion_violations(info: RoundInfo, observed_at_restore: bool = False, causality=None) -> list[Violation]:
     """``contradictory-outcome`` (property ``completion``): round ``info`` is declared
     complete and also aborted, or complete twice; ``premature-completion``: it is declared
     complete before some participant's checkpoint of it; ``completion-before-channel-state``:
@@ -505,6 +505,9 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
     trace declares ``channel_state: observed-at-restore``: its ``record`` events are written
     when a restore reads the state, not when it was persisted) the position of a ``record``
     says nothing about when the state became durable, and only the barriers are judged.
+    "Later" is later in the file, unless ``causality`` (a ``checker.causality.Causality``)
+    says the event happened before the completion all the same (a file whose order is
+    not causal: merged per-process logs).
 
     >>> from snapcheck.traces import TraceRecorder
     >>> rec = TraceRecorder(["A", "B", {"id": "C", "role": "coordinator"}], [("a2b", "A", "B")])
@@ -549,7 +552,12 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
                 {"round": info.round, "outcomes": [[e.type, e.line] for e in info.outcomes]},
             )
         )
-    late = sorted((e.line, p) for p, e in info.ckpts.items() if e.line > done and p not in fb)
+    complete = next(e for e in info.outcomes if e.type == "round_complete" and e.line == done)
+
+    def after(e) -> bool:  # later than the completion: in the file, and not before it by a message chain
+        return e.line > done and (causality is None or not causality.before(e, complete))
+
+    late = sorted((e.line, p) for p, e in info.ckpts.items() if after(e) and p not in fb)
     if late:
         who = ", ".join(f"{p} (line {ln})" for ln, p in late)
         msg = (
@@ -568,12 +576,12 @@ def completion_violations(info: RoundInfo, observed_at_restore: bool = False) ->
                 {"round": info.round, "late": [p for _, p in late]},
             )
         )
-    records = [] if observed_at_restore else [e for e in info.records if e.line > done and e.proc not in fb and e.mids]
+    records = [] if observed_at_restore else [e for e in info.records if after(e) and e.proc not in fb and e.mids]
     barriers = [  # a barrier ends its receiver's recording of a channel only once the receiver checkpointed
         (ch, slot.recv)
         for ch, slot in info.barriers.items()
         if slot.recv is not None
-        and slot.recv.line > done
+        and after(slot.recv)
         and info.barrier_dst[ch] not in fb
         and (ck := info.ckpts.get(info.barrier_dst[ch])) is not None
         and ck.line < slot.recv.line
