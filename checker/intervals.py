@@ -132,6 +132,9 @@ class History:
       rolled_back      Event -> line of the restore that rolled it back (not effective in the end)
       resurrected      Event -> line of its first rollback, for events a restore of a rolled-back
                        checkpoint made effective again (``first_rollback``)
+      resurrection_base  restore Event -> the checkpoint number, of those effective when it
+                       came, up to which the rolled-back checkpoint it restores holds the
+                       same history (what it keeps of the current incarnation)
       trace_index      the trace's ``TraceIndex`` (shared by the histories of one check)
       facts            what the header's protocol declares (``DeclaredFacts``, without supplement)
     """
@@ -195,6 +198,7 @@ class History:
         self.orig = orig
         self.rolled_back: dict[int, int] = {}  # id(Event) -> restore line
         self.resurrected: dict[int, int] = {}  # id(Event) -> first restore line, for events effective again
+        self.resurrection_base: dict[int, int] = {}  # id(restore) -> checkpoint number (module docstring)
         self.restores: list[Event] = []
         self._build()
 
@@ -242,6 +246,7 @@ class History:
                     while common < min(len(eff), len(back)) and eff[common] is back[common]:
                         common += 1
                     base = max((c for c, i in pos.items() if i < common), key=pos.__getitem__)
+                    self.resurrection_base[id(e)] = base
                     roll_back(base, e.line)
                     for ev in back[len(eff) :]:
                         self.resurrected.setdefault(id(ev), rolled.pop(id(ev)))

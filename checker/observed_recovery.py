@@ -230,15 +230,15 @@ class ObservedRecovery:
         failed += self.down
         self.failed = failed
         g = [hp.V(i) for i in range(hp.n)]
-        self.unknown = []
+        self.resurrecting: list = []  # restores of a checkpoint an earlier restore rolled back
         for e in restores:
             i = hp.index.get(e.proc)
             if i is None:
                 continue
             x = hp.pos_of[i].get(e.ckpt)
-            if x is None:
-                self.unknown.append(e)
-                continue
+            if x is None:  # it brings back a rolled-back history: of the current one it keeps what the two
+                self.resurrecting.append(e)  # share, up to a checkpoint of both (its resurrection base)
+                x = hp.pos_of[i][h.resurrection_base[id(e)]]
             g[i] = x
         self.g = g
         self.line = hp.line_to_dict(g)
@@ -279,13 +279,28 @@ class ObservedRecovery:
                     f"Let G = {fmt_cut(self.line)} be the line restored by {self.subject} (restore at line(s) "
                     f"{', '.join(map(str, sorted(set(rl))))}). Then {m.mid} on {m.ch} is processed by {dst} at line "
                     f"{m.recv_line}, before {wd}, but {hp.sent_by(m)} at line {m.send_line}, after {ws}: the restored "
-                    f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency.",
+                    f"state reflects a receive whose send was undone — an orphan, a contradiction with consistency."
+                    + self._resurrected_note(src),
                     sorted({m.send_line, m.recv_line, *rl}),
                     {"messages": [m.mid], "cut": self.line},
                 )
             )
         out += self._undone_sends_reflected()
         return out
+
+    def _resurrected_note(self, proc: str) -> str:
+        """What the line means for ``proc`` when its restore brings back a checkpoint an
+        earlier restore rolled back (``resurrecting``)."""
+        for e in self.resurrecting:
+            if e.proc == proc:
+                base = self.hp.pos_of[self.hp.index[proc]]
+                kept = next(c for c, x in base.items() if x == self.g[self.hp.index[proc]])
+                return (
+                    f" ({proc} restores at line {e.line} its checkpoint {e.ckpt}, which an earlier restore had rolled "
+                    f"back: it brings that history back, and keeps of its current one only what checkpoint {kept} "
+                    "holds.)"
+                )
+        return ""
 
     def _undone_sends_reflected(self) -> list[Violation]:
         """Orphans whose send no longer exists: a restored checkpoint reflects the processing of

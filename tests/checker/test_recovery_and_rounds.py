@@ -201,6 +201,31 @@ def test_processing_a_rolled_back_send_that_is_never_regenerated_is_phantom():
     assert rep.kinds == {"phantom"}
 
 
+@pytest.mark.parametrize("processed", [True, False])
+def test_restoring_a_checkpoint_an_earlier_restore_rolled_back_undoes_the_current_incarnations_sends(processed):
+    """``P0`` takes checkpoints 1 and 2, restores 1, sends ``m1``; then restores 2 (kept
+    from the abandoned incarnation). That state holds nothing ``P0`` did since restoring
+    1: ``P1``, which processed ``m1`` and is not restored, keeps an orphan. The recovery
+    was judged as if ``P0`` had kept its current state (a hostile hunt found it passed)."""
+    rec = TraceRecorder(["P0", "P1"], [("c", "P0", "P1")])
+    rec.checkpoint("P0")
+    rec.checkpoint("P0")
+    rec.fail("P0")
+    rec.restore("P0", 1)
+    m = rec.send("P0", "c")
+    if processed:
+        rec.recv("P1", m)
+    rec.fail("P0")
+    rec.restore("P0", 2)
+    rep = check_trace(rec.trace())
+    if not processed:
+        assert rep.ok, [v.message for v in rep.violations]
+        return
+    (v,) = rep.violations
+    assert (v.kind, v.subject, v.witness["messages"]) == ("inconsistent-restore", "recovery 2", [m])
+    assert "restores at line 9 its checkpoint 2, which an earlier restore had rolled back" in v.message
+
+
 def test_regenerated_copy_processed_once_as_the_old_incarnation_is_fine():
     """docs/trace-format.md's example: the sink processes the pre-failure incarnation and
     discards the regenerated copy: one logical message, processed once."""
