@@ -41,10 +41,43 @@ def _norm_line(line: dict) -> dict:
     return {p: ("V" if isinstance(v, str) and v.upper() == "V" else int(v)) for p, v in line.items()}
 
 
+def _expected_lines(exp: dict) -> dict:
+    """``metadata.expected.recovery_lines``, checked: a failure set (process ids joined by
+    commas, ``all`` or ``none``) -> a line (process -> checkpoint number or ``V``); any
+    other shape is bad input (``UnreadableField``), not a crash.
+
+    >>> _expected_lines({"recovery_lines": {"all": {"P0": "x"}}})
+    Traceback (most recent call last):
+    ...
+    snapcheck.checker.free_fields.UnreadableField: line 1: metadata.expected.recovery_lines['all']['P0'] must be a checkpoint number or V, not 'x'
+    """
+    from snapcheck.checker.free_fields import UnreadableField
+
+    lines = exp.get("recovery_lines") or {}
+    where = "line 1: metadata.expected.recovery_lines"
+    if not isinstance(lines, dict):
+        raise UnreadableField(f"{where} must map failure sets to lines, not {lines!r}")
+    for label, line in lines.items():
+        if not label.strip(" ,"):
+            raise UnreadableField(
+                f"{where}: a failure set names processes (joined by commas), all or none, not {label!r}"
+            )
+        if not isinstance(line, dict):
+            raise UnreadableField(
+                f"{where}[{label!r}] must be a line (process -> checkpoint number or V), not {line!r}"
+            )
+        for p, v in line.items():
+            if not ((type(v) is int and v >= 0) or (isinstance(v, str) and v.upper() == "V")):
+                raise UnreadableField(f"{where}[{label!r}][{p!r}] must be a checkpoint number or V, not {v!r}")
+    return lines
+
+
 def compare_expected(trace: Trace, report) -> list[str]:
     """The mismatches between ``report`` and the trace's ``metadata.expected``, one sentence
     each (``[]``: the expectation holds). Recovery lines and the domino flag of failure
-    sets the report did not compute are computed here.
+    sets the report did not compute are computed here. An expectation the checker cannot
+    read (a failure set naming no process of the trace, a line that is not one) raises
+    ``CheckerUsageError``: bad input.
 
     >>> from snapcheck.checker import check_trace
     >>> from snapcheck.traces.golden import golden
@@ -84,7 +117,7 @@ def compare_expected(trace: Trace, report) -> list[str]:
         got = {f"{p}:{c}" for p, c in report.useless}
         if want != got:
             out.append(f"{name}: expected useless checkpoints {sorted(want)}, got {sorted(got)}")
-    lines = exp.get("recovery_lines") or {}
+    lines = _expected_lines(exp)
     if lines or "domino" in exp:
         semantics = ((exp.get("check") or {}).get("semantics")) or "partial"
         computed = _lines(trace, report, set(lines) | ({"all"} if "domino" in exp else set()), semantics)

@@ -244,7 +244,11 @@ def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
 
         write_html_report(trace, report, html_out)
     if run.expect and trace.header.expected:
-        mm = compare_expected(trace, report)
+        try:
+            mm = compare_expected(trace, report)
+        except CheckerUsageError as exc:
+            why = str(exc) if str(exc).startswith("line ") else f"line 1: metadata.expected: {exc}"
+            return UnreadTrace(path, [f"{path}: {why}"], 1), EXIT_BAD_INPUT
         mismatches[report.trace] = mm
         code = EXIT_VIOLATION if mm else EXIT_CLEAN
     else:

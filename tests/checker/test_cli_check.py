@@ -259,3 +259,31 @@ def test_golden_trace_expected_verdict_holds(path):
 
 def test_golden_traces_exist():
     assert len(GOLDEN) >= 10
+
+
+@pytest.mark.parametrize(
+    "lines, why",
+    [
+        ({"O9": {"O1": 1}}, "line 1: metadata.expected: unknown process 'O9' in the failure set"),
+        ({"": {"O1": 1}}, "a failure set names processes (joined by commas), all or none, not ''"),
+        ({"all": "x"}, "recovery_lines['all'] must be a line (process -> checkpoint number or V), not 'x'"),
+        ({"all": {"O1": "W"}}, "recovery_lines['all']['O1'] must be a checkpoint number or V, not 'W'"),
+        ({"all": {"O1": -1}}, "must be a checkpoint number or V, not -1"),
+    ],
+)
+def test_an_expectation_the_checker_cannot_read_is_bad_input_and_the_other_files_are_reported(
+    run, tmp_path, lines, why
+):
+    """``check --expect`` on a ``metadata.expected.recovery_lines`` that names no process of
+    the trace, or is not a line, crashed (exit 3) and reported no other file (a hostile hunt)."""
+    src = os.path.join(
+        os.path.dirname(__file__), "..", "..", "traces", "examples", "checkmate_fig4_rollback_propagation.jsonl"
+    )
+    header, *events = open(src).read().splitlines()
+    h = json.loads(header)
+    h["metadata"]["expected"]["recovery_lines"] = lines
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([json.dumps(h), *events]) + "\n")
+    code, out = run("check", "--expect", src, str(bad), stderr=True)
+    assert code == 2 and "Traceback" not in out and why in out
+    assert "checkmate_fig4_rollback_propagation.jsonl: protocol" in out  # the good file is reported
