@@ -109,6 +109,9 @@ def dict_of(row: dict) -> tuple[dict, bool]:
         repeated = [k for k in more if k in obj]
         if repeated:
             raise RowError(f"column 'extra' repeats the typed column(s) {', '.join(map(repr, repeated))}")
+        typed = [k for k, v in more.items() if k in TYPED and _fits(k, v)]  # (a value of another type is kept
+        if typed:  # there: the validator names its type) — the SQL checks read these columns only
+            raise RowError(f"column 'extra' holds {', '.join(map(repr, typed))}, which belong(s) in the typed column")
         obj.update(more)
     return obj, False
 

@@ -140,6 +140,18 @@ def _row(**kw) -> dict:
             "column 'extra' repeats the typed column(s) 'proc'",
         ),
         (
+            "extra_holds_a_typed_field",  # check read it, the SQL checks (validate --input) did not
+            [
+                _row(
+                    type="header",
+                    idx=-1,
+                    extra='{"format": "snapcheck-trace", "version": 1, "processes": [{"id": "A"}], "channels": []}',
+                ),
+                _row(line=2, type="checkpoint", proc="A", idx=0, kind="basic", extra='{"ckpt": 1}'),
+            ],
+            "column 'extra' holds 'ckpt', which belong(s) in the typed column",
+        ),
+        (
             "trace_id_null",  # the row named no trace: every reader skipped it
             [
                 _row(
