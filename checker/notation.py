@@ -71,7 +71,8 @@ def parse_cut(text: str) -> dict:
         proc, value = proc.strip(), value.strip()
         if not sep or not proc or not (value.isdigit() or value.upper() == "V"):
             raise UsageError(
-                f"cut {text!r}: {item!r} is not PROC=CKPT with CKPT a checkpoint number or V (e.g. P0=1,P1=V)"
+                f"cut {text!r}: {item!r} is not PROC=CKPT with CKPT a checkpoint number or V (e.g. P0=1,P1=V; "
+                'a process id with a comma or "=" in it: give the cut as JSON, e.g. {"A,B": 1, "C": "V"})'
             )
         if proc in cut:
             raise UsageError(f"cut {text!r}: {proc} is given twice (one checkpoint per process)")

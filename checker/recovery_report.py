@@ -52,10 +52,19 @@ def parse_failures(h: History, failures) -> tuple[list[int], str]:
     if failures is None:
         return [], "none"
     if isinstance(failures, str):
+        text = failures
         try:
-            failures = parse_failure_set(failures)
+            failures = parse_failure_set(text)
         except UsageError as exc:
             raise CheckerUsageError(str(exc)) from None
+        odd = [p for p in h.procs if "," in p or p.strip().lower() in ("all", "none")]
+        if odd and not text.lstrip().startswith("["):  # "A,B" names A and B, "all" every process: say so
+            meant = [p for p in odd if p in text or p.strip().lower() == text.strip().lower()]
+            if meant:
+                raise CheckerUsageError(
+                    f"failure set {text!r} is ambiguous: the trace has a process named {meant[0]!r}; give the "
+                    f"set as JSON, e.g. {json.dumps([meant[0]])} for that process alone"
+                )
         if failures == "all":
             return list(range(h.n)), "all"
         if failures == "none":

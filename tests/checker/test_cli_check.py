@@ -79,6 +79,9 @@ def test_process_ids_with_commas_or_named_all_are_given_as_json(run, tmp_path):
     assert lines['["all"]'] == {"a,b": "V", "all": 1}, lines  # labelled as given, apart from "all" processes
     assert lines["all"] == {"a,b": 1, "all": 0}
     assert run("check", path, "--cut", '{"a,b": "last"}')[0] == 2
+    for given in ("a,b", "all"):  # {a, b} and every process, or that process? Said, not guessed
+        code, out = run("check", path, "--failures", given, stderr=True)
+        assert code == 2 and f"failure set {given!r} is ambiguous: the trace has a process named {given!r}" in out
 
 
 def test_json_reports_unreadable_files_on_stderr_too(clean, tmp_path, capsys):
