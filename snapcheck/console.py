@@ -23,9 +23,15 @@ from rich.segment import Segment
 PIPED_WIDTH = 240
 
 
-# C0 controls but newline and tab, DEL, C1 controls, line/paragraph separators, bidi overrides,
-# invisible formatting characters (zero-width spaces and joiners, word joiner, U+FEFF)
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
+# characters that act on a terminal or cannot be seen: C0 controls but newline and tab, DEL, C1
+# controls, line/paragraph separators, bidi controls (U+061C, U+200E/F, U+202A-E, U+2066-9),
+# invisible formatting characters (soft hyphen, combining grapheme joiner, Hangul and Mongolian
+# fillers, zero-width spaces and joiners, word joiner, variation selectors, U+FEFF, tag characters)
+INVISIBLE = (
+    "\u00ad\u034f\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+)
+_UNPRINTABLE = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{INVISIBLE}]")
 
 
 def printable(text: str) -> str:
@@ -35,6 +41,8 @@ def printable(text: str) -> str:
     'O1\\x07\\x1b]0;pwned\\x07 ok\\x0d\n'
     >>> printable("abc\u202edef")
     'abc\\u202edef'
+    >>> printable("tag\U000e0041")
+    'tag\\U000e0041'
     """
     return _UNPRINTABLE.sub(escape_char, text)
 
@@ -46,7 +54,7 @@ def escape_char(m: re.Match) -> str:
     '\\u202e'
     """
     c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
 class SafeConsole(Console):

@@ -44,7 +44,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.text import Text
 
-from snapcheck.console import escape_char
+from snapcheck.console import INVISIBLE, escape_char
 from snapcheck.debug.findings import Finding, Findings
 from snapcheck.debug.history import Message, lamport_columns, message_table
 from snapcheck.traces.atomic import atomic_open
@@ -90,9 +90,7 @@ class RenderOptions:
     cut: dict | None = None  # the global checkpoint that was checked (drawn grey)
 
 
-_CONTROL = re.compile(
-    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
-)
+_CONTROL = re.compile(rf"[\x00-\x09\x0b-\x1f\x7f-\x9f{INVISIBLE}\ufffe\uffff\ud800-\udfff]")
 
 
 def _shown(text: str) -> str:

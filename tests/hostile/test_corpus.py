@@ -512,3 +512,13 @@ def test_an_unreadable_trace_is_reported_and_the_others_are_still_checked():
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.parametrize("c", ["\u00ad", "\u034f", "\u061c", "\u180e", "\u3164", "\ufe0f", "\U000e0041", "\U000e0101"])
+def test_invisible_characters_a_hunt_found_printed_raw_are_escaped(c):
+    """A soft hyphen, the Arabic letter mark (a bidi control), fillers, variation selectors
+    and tag characters printed raw: two ids that differ by one looked the same."""
+    from snapcheck.console import printable
+
+    shown = printable(f"P0{c}")
+    assert shown != f"P0{c}" and shown.isascii() and shown.startswith("P0\\")
