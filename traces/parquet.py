@@ -319,8 +319,9 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
                     path,
                     0,
                     f"holds {len(ids)} traces; choose one with --trace-id "
-                    f"(one of {', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''})"
-                    " or check them all with 'snapcheck validate --input'",
+                    f"(one of {', '.join(map(repr, ids[:5]))}{', ...' if len(ids) > 5 else ''}) where the "
+                    "command has it, write one out with 'snapcheck convert FILE --trace-id ID -o one.jsonl' "
+                    "(conform takes such files), or check them all with 'snapcheck validate --input'",
                 )
             ]
         )
