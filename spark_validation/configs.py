@@ -200,6 +200,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
         own_moments,
         pick,
         reordering,
+        sparse,
         timing,
     )
 
@@ -232,7 +233,7 @@ def draw_config(run_id: int, seed: int, sel: Selection):
     if mutant is not None:
         cfg = _adjusted(cls, cfg, mutant, seed)
     if sel.explore in TIMED:
-        cfg = timing(rnd, cls, cfg)
+        cfg = timing(rnd, cls, sparse(rnd, cls, cfg))
     if sel.explore not in LANDED:
         return cfg
     return land(rnd, cls, land_timeout(rnd, cfg, drawn), drawn)

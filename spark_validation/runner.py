@@ -110,6 +110,21 @@ def _row(run_id: int, seed: int, cfg) -> dict:
     return row
 
 
+def _simulated(m: dict) -> dict:
+    """The columns of a row that the simulation's metrics ``m`` give (also for a run whose
+    trace could not be checked: what it reached is still counted)."""
+    return dict(
+        tasks=m["tasks"],
+        events=m["events"],
+        rounds_completed=m["rounds_completed"],
+        replayed_messages=m["replayed_messages"],
+        overhead_ratio=m.get("overhead_ratio"),
+        sim_failures=m["failures"],
+        faults_not_fired=m.get("faults_not_fired", 0),
+        situations=orjson.dumps(m.get("situations", {}), option=orjson.OPT_SORT_KEYS).decode(),
+    )
+
+
 def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, users: UserState | None = None) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign). ``conformer``
@@ -128,6 +143,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
     if users is None and mine:
         users = UserState(mine)
         users.mark()
+    res = None
     try:
         res = simulate(cfg)
         report = check_trace(res.trace(), CheckOptions(crosscheck=False, max_witnesses=1, max_per_result=1))
@@ -139,6 +155,8 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
                 unjudged = str(exc)
     except Exception as exc:  # a crash of the simulator or checker is a failing run, listed with its cause
         row.update(verdict="error", error=f"{type(exc).__name__}: {exc}"[:500], oracle="skipped")
+        if res is not None:  # the run happened (its trace is what could not be checked): what it reached
+            row.update(_simulated(res.metrics))
         if conformer is not None:
             conformer.add(row, None)
         return row
@@ -167,20 +185,13 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
         else f"skipped: {skip}"
         if diffs is None
         else ("ok" if not diffs else "differs: " + "; ".join(diffs)[:300]),
-        tasks=m["tasks"],
-        events=m["events"],
+        **_simulated(m),
         messages=report.stats.get("messages", 0),
         checkpoints=report.stats.get("checkpoints", 0),
-        rounds_completed=m["rounds_completed"],
         useless=len(report.useless),
         rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
         rollback_events=dist.get("events_undone", 0),
         domino=bool(rec_all.get("domino", False)),
-        replayed_messages=m["replayed_messages"],
-        overhead_ratio=m.get("overhead_ratio"),
-        sim_failures=m["failures"],
-        faults_not_fired=m.get("faults_not_fired", 0),
-        situations=orjson.dumps(m.get("situations", {}), option=orjson.OPT_SORT_KEYS).decode(),
     )
     if diffs:  # the command shows what failed: the oracle's differences
         row["command"] += " --oracle"

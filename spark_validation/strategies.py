@@ -64,6 +64,7 @@ JOB_FAULT_PROB = 0.3  # runs of a member of ``targeted`` with a fault of the who
 AFTER_COMPLETION = 0.75  # landed crashes placed after the run's first completed round, when it has one
 TIMED = ("targeted",)  # strategies that also draw the coordinator's timing (timing)
 TIMING_PROB = 0.5  # runs of a TIMED strategy whose coordinator's timing is drawn
+SPARSE_PROB = 0.25  # runs of a TIMED strategy whose checkpoints are drawn sparse (sparse)
 LANDED = ("targeted",)  # strategies whose crashes at situations are landed on occurrences the run reaches (land)
 REORDER_PROB = 0.5  # runs of a protocol with non-FIFO channels given room to reorder records (reordering)
 
@@ -148,6 +149,31 @@ def reordering(rnd, cfg):
     if rnd.random() >= REORDER_PROB:
         return cfg
     return replace(cfg, buffer=max(cfg.buffer, rnd.randint(2, 4)), jitter=max(cfg.jitter, rnd.choice((60, 150, 400))))
+
+
+def sparse(rnd, cls, cfg):
+    """``cfg`` with, in ``SPARSE_PROB`` of the runs, a long checkpoint interval (600 to 2,000
+    ticks, where the hard strategies draw 80 to 300): many records between two checkpoints.
+    A protocol whose own rules take checkpoints between the periodic ones (forced
+    checkpoints of communication-induced checkpointing, an epoch carried on records) shows
+    a bug in those rules only when the periodic ones are rare: a user's off-by-one in
+    forcing a checkpoint was caught in 11 of 12 runs at the default interval (600) and in
+    none at 200. Left as it is for a protocol whose simulator is a model of its own.
+
+    >>> import random
+    >>> from snapcheck.reference import SimConfig
+    >>> from snapcheck.reference.catalogue import resolve
+    >>> drawn = [sparse(random.Random(s), resolve("bcs"), SimConfig(interval=100)).interval for s in range(40)]
+    >>> sorted(set(drawn))
+    [100, 600, 1000, 2000]
+    """
+    from snapcheck.reference.sim.engine import Simulator
+
+    if cls.simulator is not None and not (isinstance(cls.simulator, type) and issubclass(cls.simulator, Simulator)):
+        return cfg
+    if rnd.random() >= SPARSE_PROB:
+        return cfg
+    return replace(cfg, interval=rnd.choice((600, 1000, 2000)))
 
 
 def timing(rnd, cls, cfg):

@@ -40,7 +40,8 @@ class UncoordinatedTask(TaskProtocol):
 
     * ``piggyback(ch)`` at every send to another task: the piggyback (None: none);
     * ``must_force(ch, pb)`` before processing a message with piggyback ``pb``: a
-      truthy reason takes a forced checkpoint first;
+      reason (a non-empty ``str``) or ``True`` takes a forced checkpoint first, ``None``,
+      ``False`` or ``""`` does not; any other answer (a number) is a protocol error;
     * ``checkpoint_taken(kind, pb)`` at every checkpoint (``pb``: the message that
       forced it);
     * ``delivered(ch, pb)`` when the message is processed;

@@ -65,6 +65,18 @@ _TRUNCATE = _constructor("log_truncate", "t", "ch", "through_seq")
 META_ENTRY = 8  # bytes of one channel counter in a checkpoint's metadata message
 
 
+def _forces(v, ch, pb: dict) -> bool:
+    """Does the protocol of task ``v`` force a checkpoint before processing a record with
+    piggyback ``pb`` (``must_force``)? Its answer is a reason (a ``str``), ``True``/``False``
+    or ``None``: a number, whose truth a sign or a zero decides, is its error."""
+    answer = v.proto.must_force(ch, pb)
+    if answer is None or isinstance(answer, (str, bool)):
+        return bool(answer)
+    raise ProtocolBroke(
+        v, "must_force", f"returns a reason (a str), True, False or None, not {type(answer).__name__} {answer!r}"
+    )
+
+
 class UncoordinatedLog(EventLog):
     """``EventLog`` plus the fields of uncoordinated protocols (kind, vars, logged, piggyback)."""
 
@@ -290,7 +302,7 @@ class UncoordinatedSimulator(Simulator):
         piggyback holds (the trace shows it right before the ``recv``)."""
         pb = m.pb
         proto = v.proto
-        if pb is not None and proto.must_force(ch, pb):
+        if pb is not None and _forces(v, ch, pb):
             self.local_checkpoint(v, "forced", pb)
             self.situation("forced-checkpoint", v)
         v.processed[ch] += 1

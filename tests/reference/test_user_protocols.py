@@ -17,6 +17,7 @@ from snapcheck.reference import SimConfig, simulate
 from snapcheck.reference.catalogue import as_spec, resolve
 from snapcheck.reference.coordinated.abs_aligned import AlignedABS, AlignedTask
 from snapcheck.reference.oracle import baseline, exactly_once
+from snapcheck.reference.uncoordinated.protocol import UNC, UncoordinatedTask
 from snapcheck.spark_validation.runner import NONDETERMINISTIC, run_one
 from snapcheck.traces import TraceRecorder
 
@@ -652,3 +653,45 @@ def test_a_barrier_priority_that_is_not_a_bool_is_a_protocol_error(answer):
     (v,) = [v for v in check_trace(res.trace()).violations if v.kind == "protocol-error"]
     assert f"returns a bool (True: the barrier overtakes), not {type(answer).__name__} {answer!r}" in v.message
     assert res.trace().events[-1].attrs["handler"] == "barrier_priority"
+
+
+def test_a_must_force_answering_a_number_is_a_protocol_error():
+    """``must_force`` answers a reason, True/False or None; ``pb["sn"] - self.sn`` (an int)
+    forced a checkpoint when the difference was negative as well (a designer hunt)."""
+    from snapcheck.reference.cic.bcs import BCS, BCSTask
+
+    class Difference(BCSTask):
+        def must_force(self, ch, pb):
+            return pb["sn"] - self.sn
+
+    class ByDifference(BCS):
+        name = "by-difference"
+        task_class = Difference
+
+    res = simulate(SimConfig(protocol=ByDifference, workload="reachability", parallelism=2, seed=1))
+    last = res.trace().events[-1]
+    assert last.type == "protocol_error" and last.attrs["handler"] == "must_force"
+    assert "returns a reason (a str), True, False or None, not int" in last.reason
+
+
+class EpochTask(UncoordinatedTask):
+    piggyback_size = 4
+
+    def piggyback(self, ch):
+        return {"epoch": 1}  # not BCS's "sn"
+
+
+class ClaimsBCS(UNC):
+    name = "claims-bcs"
+    cic = "bcs"
+    task_class = EpochTask
+
+
+def test_a_run_whose_trace_cannot_be_checked_still_counts_what_it_reached():
+    """A protocol declaring ``cic = "bcs"`` without BCS's piggyback: its traces cannot be
+    checked (bad input), and the campaign listed runs of 0 events that reached no
+    situation ("not explored"), though they ran (a designer hunt)."""
+    cfg = SimConfig(protocol=ClaimsBCS, workload="reachability", parallelism=2, seed=1, records=10)
+    row = run_one(0, 1, cfg)
+    assert row["verdict"] == "error" and "CIC checks cannot read this trace" in row["error"]
+    assert row["events"] > 0 and json.loads(row["situations"]), row
