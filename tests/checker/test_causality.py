@@ -9,7 +9,6 @@ import networkx as nx
 import orjson
 import pytest
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
 
 from snapcheck.checker import check_trace
 from snapcheck.checker.causality import Causality
@@ -17,51 +16,15 @@ from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.reference import SimConfig, simulate
 from snapcheck.traces.errors import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
-
-
-@st.composite
-def merged_logs(draw):
-    """Three processes exchanging messages, each process's events in program order, the
-    processes' logs merged at random (receives may precede their sends)."""
-    procs = ["A", "B", "C"]
-    per_proc: dict[str, list[tuple]] = {p: [] for p in procs}
-    for k in range(draw(st.integers(1, 8))):
-        src, dst = draw(st.sampled_from([(a, b) for a in procs for b in procs if a != b]))
-        per_proc[src].insert(draw(st.integers(0, len(per_proc[src]))), ("send", f"{src}{dst}", f"m{k}"))
-        per_proc[dst].insert(draw(st.integers(0, len(per_proc[dst]))), ("recv", f"{src}{dst}", f"m{k}"))
-    for p in procs:  # a local event or two, which only process order links
-        for _ in range(draw(st.integers(0, 2))):
-            per_proc[p].insert(draw(st.integers(0, len(per_proc[p]))), ("checkpoint", None, None))
-    order = draw(st.permutations([p for p in procs for _ in per_proc[p]]))
-    return per_proc, order
+from tests.merged_logs import merged_logs, trace_lines
 
 
 def _trace(per_proc, order):
-    header = {
-        "format": "snapcheck-trace",
-        "version": 1,
-        "processes": [{"id": p} for p in per_proc],
-        "channels": [{"id": a + b, "src": a, "dst": b} for a in per_proc for b in per_proc if a != b],
-    }
-    lines, cursor, seq, ckpt = [orjson.dumps(header)], dict.fromkeys(per_proc, 0), {}, dict.fromkeys(per_proc, 0)
-    for p in order:
-        kind, ch, mid = per_proc[p][cursor[p]]
-        ev: dict = {"type": kind, "proc": p, "idx": cursor[p]}
-        if kind == "checkpoint":
-            ckpt[p] += 1
-            ev.update(ckpt=ckpt[p], kind="basic")
-        else:
-            ev.update(ch=ch, mid=mid)
-        if kind == "send":
-            seq[ch] = seq.get(ch, 0) + 1
-            ev["seq"] = seq[ch]
-        lines.append(orjson.dumps(ev))
-        cursor[p] += 1
-    return parse_trace(b"\n".join(lines).decode() + "\n", "t.jsonl")
+    return parse_trace(b"\n".join(trace_lines(per_proc, order)).decode() + "\n", "t.jsonl")
 
 
 @settings(max_examples=300, deadline=None)
-@given(merged_logs())
+@given(merged_logs(checkpoints=True))
 def test_before_is_reachability_in_the_happened_before_graph(case):
     """Cross-checked against networkx: an edge from each event to the next of its process
     and from each send to its receive; ``before(a, b)`` iff a path leads from a to b."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import fastjsonschema
 import networkx as nx
-import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from snapcheck.traces import TraceErrors
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.schema import event_types, event_validator, fast_event_check, stricter_than_schema
+from tests.merged_logs import merged_logs, trace_lines
 
 VALUES = st.one_of(
     st.none(),
@@ -105,39 +105,13 @@ def test_generated_check_is_the_json_schema(case):
     assert fast_event_check(etype)(d) == valid, d
 
 
-@st.composite
-def messages_in_any_file_order(draw):
-    """Three processes exchanging messages; each process's events in program order, the
-    processes' sequences interleaved at random, so receives may precede their sends."""
-    procs = ["A", "B", "C"]
-    per_proc: dict[str, list[tuple]] = {p: [] for p in procs}
-    for k in range(draw(st.integers(1, 7))):
-        src, dst = draw(st.sampled_from([(a, b) for a in procs for b in procs if a != b]))
-        per_proc[src].insert(draw(st.integers(0, len(per_proc[src]))), ("send", f"{src}{dst}", f"m{k}"))
-        per_proc[dst].insert(draw(st.integers(0, len(per_proc[dst]))), ("recv", f"{src}{dst}", f"m{k}"))
-    order = draw(st.permutations([p for p in procs for _ in per_proc[p]]))
-    return per_proc, order
-
-
 @settings(max_examples=400, deadline=None)
-@given(messages_in_any_file_order())
+@given(merged_logs())
 def test_happened_before_cycles_are_found_exactly(case):
+    """Per-process logs merged in any order (``tests.merged_logs``): the trace is refused
+    exactly when happened-before has a cycle."""
     per_proc, order = case
-    header = {
-        "format": "snapcheck-trace",
-        "version": 1,
-        "processes": [{"id": p} for p in per_proc],
-        "channels": [{"id": a + b, "src": a, "dst": b} for a in per_proc for b in per_proc if a != b],
-    }
-    lines, cursor, seq = [orjson.dumps(header)], {p: 0 for p in per_proc}, {}
-    for p in order:
-        kind, ch, mid = per_proc[p][cursor[p]]
-        ev = {"type": kind, "proc": p, "idx": cursor[p], "ch": ch, "mid": mid}
-        if kind == "send":
-            seq[ch] = seq.get(ch, 0) + 1
-            ev["seq"] = seq[ch]
-        lines.append(orjson.dumps(ev))
-        cursor[p] += 1
+    lines = trace_lines(per_proc, order)
     g = nx.DiGraph()
     for p, evs in per_proc.items():
         g.add_nodes_from((p, i) for i in range(len(evs)))
