@@ -83,10 +83,17 @@ def _cic(run) -> str:
     return "not applicable"
 
 
+UNKNOWN_RESCALE_ROUND = (
+    "no restore at another parallelism has a known restored round (its restores name no round, and the checkpoints "
+    "they take belong to none)"
+)
+PRESENT_UNJUDGED = frozenset({UNKNOWN_RESCALE_ROUND})  # reasons of a property whose vocabulary the trace uses
+
+
 def _rescale(run) -> str:
     """Why no rescale was judged: there is none, or none has a known restored round."""
     if any(e.sources is not None for e in run.ix.of_type("restore")):
-        return "no restore at another parallelism has a known restored round (its restores name no round and no checkpoint)"
+        return UNKNOWN_RESCALE_ROUND
     return "the trace has no restore at another parallelism (no restore names its sources)"
 
 

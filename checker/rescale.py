@@ -87,7 +87,7 @@ def check_rescale(run) -> None:
     for rs in rescale_groups(run):
         if rs.round is None:
             run.report.notes.append(
-                f"{rs.subject}: its restored round is unknown (its restores name no round and no checkpoint), so "
+                f"{rs.subject}: its restored round is unknown (its restores name no round, and the checkpoints they take belong to none), so "
                 "its state and in-flight records are not judged."
             )
             continue

@@ -12,6 +12,7 @@ judged grouped by reason (always shown, so that "not judged" never reads as
 
 from __future__ import annotations
 
+from snapcheck.checker.coverage import PRESENT_UNJUDGED
 from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
 from snapcheck.checker.options import NOT_SELECTED, VOCABULARY
 
@@ -55,7 +56,7 @@ def not_judged_lines(report, verbose: bool = True) -> list[str]:
     unused = []
     group = not verbose and NOT_SELECTED not in report.not_judged.values()
     for prop, reason in report.not_judged.items():
-        if group and prop in VOCABULARY:
+        if group and prop in VOCABULARY and reason not in PRESENT_UNJUDGED:  # (not a trace without them)
             unused.append(prop)
         else:
             by_reason.setdefault(reason, []).append(prop)

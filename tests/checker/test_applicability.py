@@ -15,7 +15,7 @@ import pytest
 from snapcheck.checker import PROPERTIES, CheckerUsageError, CheckOptions, check_trace
 from snapcheck.checker.options import PROMISED
 from snapcheck.reference.catalogue import header_facts
-from snapcheck.traces import read_trace
+from snapcheck.traces import TraceRecorder, read_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = sorted(glob.glob(os.path.join(ROOT, "traces", "examples", "*.jsonl")))
@@ -77,3 +77,20 @@ def test_the_command_never_reports_a_property_that_does_not_apply_as_passed(snap
     assert "Passed" not in out and f"\n  - {prop}: {reason}\n" in out.split("Not judged")[1]
     cases = [c for c in ET.parse(junit).iter("testcase") if c.get("classname") == f"snapcheck.{prop}"]
     assert len(cases) == 1 and cases[0].get("name") == "not judged" and cases[0].find("skipped") is not None
+
+
+def test_a_rescale_whose_round_is_unknown_is_not_listed_among_what_the_trace_lacks():
+    """The short "Not judged" list groups the properties whose vocabulary the trace does not
+    use; a rescale whose restored round is unknown is there, unjudged for that reason."""
+    from snapcheck.checker.text import not_judged_lines
+
+    rec = TraceRecorder([{"id": "A", "operator": "agg"}, {"id": "N", "operator": "agg", "appears": True}], [])
+    rec.checkpoint("A")
+    rec.retire("A", 1)
+    rec.restore("N", 0, recovery=1, sources=[{"proc": "A", "ckpt": 1}])
+    lines = not_judged_lines(check_trace(rec.trace()), verbose=False)
+    assert "rescale" not in lines[0], lines[0]
+    assert any(
+        line.startswith("  - rescale-state, rescale-in-flight: no restore at another parallelism has a known restored")
+        for line in lines
+    ), lines
