@@ -451,6 +451,9 @@ def unjudged_state(rs: Rescale) -> list[str]:
         op: sorted(f"{q}:{c}" for q, c in rs.old_ckpt.items() if q not in taken and own.operator.get(q) == op)
         for op in whole
     }
+    empty = {  # new processes of the operator that take nothing: without a copy if it is union state
+        op: sorted(p for p, e in rs.new.items() if e.sources == [] and own.operator.get(p) == op) for op in whole
+    }
     return (
         _undeclared_max_parallelism(rs)
         + [
@@ -460,6 +463,12 @@ def unjudged_state(rs: Rescale) -> list[str]:
             + (
                 f": no restore takes {', '.join(untaken[op])}, whose state is lost if it is split state"
                 if untaken[op]
+                else ""
+            )
+            + (
+                f"{';' if untaken[op] else ':'} {', '.join(empty[op])} take(s) nothing (sources: []): without a copy, "
+                "if it is union or broadcast state"
+                if empty[op]
                 else ""
             )
             + " (declare the partitions of split list state in the header to have it judged; union state, which "

@@ -743,6 +743,25 @@ def test_state_no_new_process_takes_is_said_not_judged(takes):
     assert report.ok and (said == []) == takes, report.notes
 
 
+def test_new_processes_that_take_no_copy_of_whole_state_are_named():
+    """Of an operator whose state is taken whole, one new process takes it and two take
+    nothing: were it union state, those two have none. The note named only the old
+    checkpoints nobody took (none here), so nothing in it pointed at them (a rescale hunt)."""
+    rec = TraceRecorder(
+        [{"id": "U0", "operator": "U"}] + [{"id": f"N{i}", "appears": True, "operator": "U"} for i in range(3)],
+        [],
+    )
+    rec.checkpoint("U0", round=1)
+    rec.retire("U0", 1)
+    rec.restore("N0", 0, recovery=1, round=1, sources=[{"proc": "U0", "ckpt": 1}])
+    rec.restore("N1", 0, recovery=1, round=1, sources=[])
+    rec.restore("N2", 0, recovery=1, round=1, sources=[])
+    report = check_trace(rec.trace(), CheckOptions(properties=["rescale-state"]))
+    assert any(
+        "is not judged: N1, N2 take(s) nothing (sources: []): without a copy, if it is union" in n for n in report.notes
+    )
+
+
 def test_a_record_in_both_parts_of_the_channel_state_is_one_record_to_deliver():
     """Recorded by the receiver (input part) and by the sender (output part), then
     replayed twice: channel-state says it was recorded twice, and rescale-in-flight that
