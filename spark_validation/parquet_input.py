@@ -360,7 +360,8 @@ def quarantine(engine) -> Quarantine:
     header_problems = """
         SELECT trace_id, line, 'header-count' AS rule,
                CASE WHEN h = 0 THEN 'trace has no header row'
-                    ELSE 'trace has ' || CAST(h AS STRING) || ' header rows' END AS reason
+                    ELSE 'trace has ' || CAST(h AS STRING) || ' header rows (traces that share a trace_id, in '
+                         || 'one file or several, are one trace to these checks: give each its own)' END AS reason
         FROM (SELECT trace_id, CAST(sum(CASE WHEN type = 'header' THEN 1 ELSE 0 END) AS BIGINT) AS h,
                      min(line) AS line
               FROM q_rows WHERE trace_id IS NOT NULL GROUP BY trace_id)
