@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
 from snapcheck.checker.free_fields import UnreadableField
-from snapcheck.checker.options import NOT_SELECTED, PROPERTIES
+from snapcheck.checker.options import NOT_SELECTED, PROPERTIES, UNKNOWN_RESCALE_ROUND
 from snapcheck.traces.model import Trace
 
 _LATER = re.compile(r"g[0-9]+\.")  # a task a rescale starts, in the simulator's names (g1.map[0])
@@ -81,13 +81,6 @@ def _cic(run) -> str:
     if not zcf_applies(run.ix):
         return "the trace carries none of the CIC protocol's data (forced checkpoints, piggybacks, checkpoint vars)"
     return "not applicable"
-
-
-UNKNOWN_RESCALE_ROUND = (
-    "no restore at another parallelism has a known restored round (its restores name no round, and the checkpoints "
-    "they take belong to none)"
-)
-PRESENT_UNJUDGED = frozenset({UNKNOWN_RESCALE_ROUND})  # reasons of a property whose vocabulary the trace uses
 
 
 def _rescale(run) -> str:

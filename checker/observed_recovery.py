@@ -236,9 +236,12 @@ class ObservedRecovery:
             if i is None:
                 continue
             x = hp.pos_of[i].get(e.ckpt)
-            if x is None:  # it brings back a rolled-back history: of the current one it keeps what the two
-                self.resurrecting.append(e)  # share, up to a checkpoint of both (its resurrection base)
-                x = hp.pos_of[i][h.resurrection_base[id(e)]]
+            if x is None:
+                base = h.resurrection_base.get(id(e))
+                if base is None:  # a restore a later one of the same process in this group rolled back
+                    continue  # (the later one is what the process restored)
+                self.resurrecting.append(e)  # it brings back a rolled-back history: of the current one it
+                x = hp.pos_of[i][base]  # keeps what the two share, up to a checkpoint of both
             g[i] = x
         self.g = g
         self.line = hp.line_to_dict(g)

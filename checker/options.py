@@ -47,6 +47,14 @@ PROMISED = ("z-cycles", "rdt", "cic-conformance", "cic-efficiency", "timestamps"
 
 NOT_SELECTED = "not selected (only the properties named with --property were checked)"
 # Properties that judge a vocabulary most traces do not use (shown on one line unless verbose).
+UNKNOWN_RESCALE_ROUND = (
+    "no restore at another parallelism has a known restored round (its restores name no round, and the checkpoints "
+    "they take belong to none)"
+)
+PRESENT_UNJUDGED = frozenset(
+    {UNKNOWN_RESCALE_ROUND}
+)  # not-judged reasons of a property whose vocabulary the trace uses
+
 VOCABULARY = {  # property -> what of a trace it judges, named for a reader
     "protocol-error": "protocol errors",
     "log-retention": "sender-log truncation",

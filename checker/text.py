@@ -12,9 +12,8 @@ judged grouped by reason (always shown, so that "not judged" never reads as
 
 from __future__ import annotations
 
-from snapcheck.checker.coverage import PRESENT_UNJUDGED
 from snapcheck.checker.notation import fmt_checkpoint, fmt_cut
-from snapcheck.checker.options import NOT_SELECTED, VOCABULARY
+from snapcheck.checker.options import NOT_SELECTED, PRESENT_UNJUDGED, VOCABULARY
 
 
 def _verdict(report, expected: list[str] | None) -> str:

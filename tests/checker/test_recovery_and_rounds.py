@@ -799,3 +799,18 @@ def test_a_recovery_the_protocol_broke_in_the_middle_of_is_said_not_judged():
         "recovery 1 (restore at line(s) 8) was interrupted by the protocol error at line 9" in n for n in report.notes
     )
     assert "observed-recovery" in report.not_judged
+
+
+def test_a_recovery_whose_process_restores_thrice_is_judged_by_its_last_restore():
+    """One recovery, three restores of ``P0`` (checkpoint 2, then 1 twice): the first is
+    rolled back by the second, and the last is what ``P0`` restored. Judging restores of
+    rolled-back checkpoints crashed on it (``KeyError``) in a campaign's synthetic traces."""
+    rec = TraceRecorder(["P0", "P1"], [("c", "P0", "P1")])
+    rec.checkpoint("P0")
+    rec.checkpoint("P0")
+    rec.fail("P0")
+    rec.restore("P0", 2, recovery=1)
+    rec.restore("P0", 1, recovery=1)
+    rec.restore("P0", 1, recovery=1)
+    rep = check_trace(rec.trace())
+    assert rep.ok, [v.message for v in rep.violations]
