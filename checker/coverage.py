@@ -32,16 +32,13 @@ the trace format (its JSON Schema): a malformed entry is an invalid trace.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
 from snapcheck.checker.free_fields import UnreadableField
 from snapcheck.checker.options import NOT_SELECTED, PROPERTIES, UNKNOWN_RESCALE_ROUND
-from snapcheck.traces.model import Trace
-
-_LATER = re.compile(r"g[0-9]+\.")  # a task a rescale starts, in the simulator's names (g1.map[0])
+from snapcheck.traces.model import GENERATION, Trace
 
 
 def _cut(run) -> str:
@@ -343,7 +340,7 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
         if proc not in {p.id for p in trace.header.processes}:
             why = (
                 ", a task a rescale would start: that rescale did not happen"
-                if _LATER.match(proc)
+                if GENERATION.match(proc)
                 else " (a misspelt name?)"
             )
             return RequestedFault(fault, proc, False, f"the trace has no process {proc!r}{why}")
@@ -390,7 +387,7 @@ def requested_faults(trace: Trace) -> list[RequestedFault]:
             else:
                 target, situation, k = (str(x) for x in item)
                 what = f"crash of {target} after {situation} #{k}"
-                if target in procs or _LATER.match(target):
+                if target in procs or GENERATION.match(target):
                     out.append(by_fail_event(what, target))
                 elif target == "self":
                     anywhere.append(len(out))

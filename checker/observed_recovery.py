@@ -230,7 +230,8 @@ class ObservedRecovery:
         failed += self.down
         self.failed = failed
         g = [hp.V(i) for i in range(hp.n)]
-        self.resurrecting: list = []  # restores of a checkpoint an earlier restore rolled back
+        self.resurrecting: dict[str, tuple] = {}  # proc -> (its restore of a checkpoint an earlier
+        # restore rolled back, the checkpoint number of the current history it keeps)
         for e in restores:
             i = hp.index.get(e.proc)
             if i is None:
@@ -240,8 +241,8 @@ class ObservedRecovery:
                 base = h.resurrection_base.get(id(e))
                 if base is None:  # a restore a later one of the same process in this group rolled back
                     continue  # (the later one is what the process restored)
-                self.resurrecting.append(e)  # it brings back a rolled-back history: of the current one it
-                x = hp.pos_of[i][base]  # keeps what the two share, up to a checkpoint of both
+                self.resurrecting[e.proc] = (e, base)  # it brings back a rolled-back history: of the
+                x = hp.pos_of[i][base]  # current one it keeps what the two share, up to a checkpoint of both
             g[i] = x
         self.g = g
         self.line = hp.line_to_dict(g)
@@ -294,16 +295,13 @@ class ObservedRecovery:
     def _resurrected_note(self, proc: str) -> str:
         """What the line means for ``proc`` when its restore brings back a checkpoint an
         earlier restore rolled back (``resurrecting``)."""
-        for e in self.resurrecting:
-            if e.proc == proc:
-                base = self.hp.pos_of[self.hp.index[proc]]
-                kept = next(c for c, x in base.items() if x == self.g[self.hp.index[proc]])
-                return (
-                    f" ({proc} restores at line {e.line} its checkpoint {e.ckpt}, which an earlier restore had rolled "
-                    f"back: it brings that history back, and keeps of its current one only what checkpoint {kept} "
-                    "holds.)"
-                )
-        return ""
+        if proc not in self.resurrecting:
+            return ""
+        e, kept = self.resurrecting[proc]
+        return (
+            f" ({proc} restores at line {e.line} its checkpoint {e.ckpt}, which an earlier restore had rolled "
+            f"back: it brings that history back, and keeps of its current one only what checkpoint {kept} holds.)"
+        )
 
     def _undone_sends_reflected(self) -> list[Violation]:
         """Orphans whose send no longer exists: a restored checkpoint reflects the processing of

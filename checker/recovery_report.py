@@ -32,6 +32,22 @@ from snapcheck.traces.errors import UsageError
 CROSSCHECK_RP_MAX_NODES = 4000
 
 
+def _named_in(proc: str, text: str) -> bool:
+    """Does the short form ``text`` of a failure set (ids joined by commas, ``all``,
+    ``none``) spell out ``proc``, an id with a comma or one of those words, which it would
+    read otherwise?
+
+    >>> _named_in("a,b", "a,b,c"), _named_in("a,b", "xa,b"), _named_in("all", " ALL"), _named_in("P0", "P0")
+    (True, False, True, False)
+    """
+    if proc.strip().lower() in ("all", "none"):
+        return proc.strip().lower() == text.strip().lower()
+    if "," not in proc:
+        return False
+    parts, items = [x.strip() for x in proc.split(",")], [x.strip() for x in text.split(",")]
+    return any(items[i : i + len(parts)] == parts for i in range(len(items) - len(parts) + 1))
+
+
 def parse_failures(h: History, failures) -> tuple[list[int], str]:
     """``(failed process indices, label)`` for a failure set given as ``None``, ``"all"``,
     ``"none"``, a list of process ids, ``"P0,P1"`` or a JSON list (``notation.parse_failure_set``). A process that is unknown or outside
@@ -57,9 +73,8 @@ def parse_failures(h: History, failures) -> tuple[list[int], str]:
             failures = parse_failure_set(text)
         except UsageError as exc:
             raise CheckerUsageError(str(exc)) from None
-        odd = [p for p in h.procs if "," in p or p.strip().lower() in ("all", "none")]
-        if odd and not text.lstrip().startswith("["):  # "A,B" names A and B, "all" every process: say so
-            meant = [p for p in odd if p in text or p.strip().lower() == text.strip().lower()]
+        if not text.lstrip().startswith("["):  # "A,B" names A and B, "all" every process: not a process so named
+            meant = [p for p in h.procs if _named_in(p, text)]
             if meant:
                 raise CheckerUsageError(
                     f"failure set {text!r} is ambiguous: the trace has a process named {meant[0]!r}; give the "

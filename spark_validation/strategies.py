@@ -51,8 +51,9 @@ holds one record at a time and cannot reorder records.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
+
+from snapcheck.traces.model import GENERATION
 
 STRATEGIES = ("uniform", "moments", "swarm", "stress", "backpressure", "pct", "targeted")
 FEATURES = ("declines", "timeouts", "skew", "tiny-buffers", "latency", "overlap")
@@ -151,6 +152,14 @@ def reordering(rnd, cfg):
     return replace(cfg, buffer=max(cfg.buffer, rnd.randint(2, 4)), jitter=max(cfg.jitter, rnd.choice((60, 150, 400))))
 
 
+def _own_model(cls) -> bool:
+    """Is ``cls``'s simulator a model of its own, without the dataflow engine's coordinator
+    and its checkpoint interval (``Protocol.simulator`` not a ``reference.sim.engine.Simulator``)?"""
+    from snapcheck.reference.sim.engine import Simulator
+
+    return cls.simulator is not None and not (isinstance(cls.simulator, type) and issubclass(cls.simulator, Simulator))
+
+
 def sparse(rnd, cls, cfg):
     """``cfg`` with, in ``SPARSE_PROB`` of the runs, a long checkpoint interval (600 to 2,000
     ticks, where the hard strategies draw 80 to 300): many records between two checkpoints.
@@ -167,9 +176,7 @@ def sparse(rnd, cls, cfg):
     >>> sorted(set(drawn))
     [100, 600, 1000, 2000]
     """
-    from snapcheck.reference.sim.engine import Simulator
-
-    if cls.simulator is not None and not (isinstance(cls.simulator, type) and issubclass(cls.simulator, Simulator)):
+    if _own_model(cls):
         return cfg
     if rnd.random() >= SPARSE_PROB:
         return cfg
@@ -198,9 +205,7 @@ def timing(rnd, cls, cfg):
     >>> timing(random.Random(0), resolve("liverobin"), SimConfig(protocol="liverobin")) == SimConfig(protocol="liverobin")
     True
     """
-    from snapcheck.reference.sim.engine import Simulator
-
-    if cls.simulator is not None and not (isinstance(cls.simulator, type) and issubclass(cls.simulator, Simulator)):
+    if _own_model(cls):
         return cfg
     if rnd.random() >= TIMING_PROB:
         return cfg
@@ -470,7 +475,8 @@ def land(rnd, cls, cfg, drawn: tuple):
     if movable:
         dry = dry_run(cfg, movable)
         for i in movable:
-            failures[i] = (_land_time if len(failures[i]) == 2 else _land_situation)(rnd, cls, failures[i], dry)
+            f = failures[i]
+            failures[i] = _land_time(rnd, f, dry) if len(f) == 2 else _land_situation(rnd, cls, f, dry)
     if after:  # (on a dry run with the crashes just landed, which the recovery follows)
         dry = dry_run(replace(cfg, failures=tuple(failures)), after)
         for i in after:
@@ -478,7 +484,7 @@ def land(rnd, cls, cfg, drawn: tuple):
     return replace(cfg, failures=tuple(failures))
 
 
-def _land_time(rnd, cls, fault: tuple, dry: DryRun) -> tuple:
+def _land_time(rnd, fault: tuple, dry: DryRun) -> tuple:
     """``land`` for a crash at a time: within the run (before its task left the job),
     after its first completion mostly."""
     last = min(dry.end, dry.gone.get(fault[0], dry.end))
@@ -513,9 +519,6 @@ def _land_situation(rnd, cls, fault: tuple, dry: DryRun, after_completion: bool 
     return target, name, rnd.randint(lo + 1, seen[name])
 
 
-_generation = re.compile(r"^g[0-9]+\.")  # the prefix of a task a rescale started
-
-
 def _successor(rnd, task: str, alive: list) -> str:
     """The task of the job at the end of a run that took over from ``task``, which a
     rescale replaced: the one of the same operator and subtask (``g2.map[1]`` for
@@ -528,9 +531,13 @@ def _successor(rnd, task: str, alive: list) -> str:
     >>> _successor(random.Random(0), "g1.map[2]", ["g2.src[0]", "g2.map[0]"])
     'g2.map[0]'
     """
-    base = _generation.sub("", task)
-    same = [t for t in alive if _generation.sub("", t) == base]
-    kin = [t for t in alive if _generation.sub("", t).rpartition("[")[0] == base.rpartition("[")[0]]
+
+    def unprefixed(t: str) -> str:
+        return t[m.end() :] if (m := GENERATION.match(t)) else t
+
+    base = unprefixed(task)
+    same = [t for t in alive if unprefixed(t) == base]
+    kin = [t for t in alive if unprefixed(t).rpartition("[")[0] == base.rpartition("[")[0]]
     return same[0] if same else rnd.choice(kin or alive) if alive else task
 
 

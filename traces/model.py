@@ -12,6 +12,7 @@ incarnation), while ``(ch, seq)`` repeats when a restored sender regenerates it.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -44,6 +45,19 @@ ROLES = ("task", "source", "sink", "external", "coordinator")
 # cancellation marker of round n (a task that declined or abandoned round n tells its
 # downstream, like Flink's CancelCheckpointMarker). Both need field ``round``.
 MARKERS = frozenset(("barrier", "cancel"))
+
+
+def generation_prefix(n: int) -> str:
+    """The prefix of the ids the reference simulator gives the tasks of the ``n``-th
+    generation a rescale starts (``g1.map[0]``); ``GENERATION`` matches it.
+
+    >>> generation_prefix(2) + "map[0]", bool(GENERATION.match("g2.map[0]")), bool(GENERATION.match("map[0]"))
+    ('g2.map[0]', True, False)
+    """
+    return f"g{n}."
+
+
+GENERATION = re.compile(r"g[0-9]+\.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,8 +227,9 @@ class Exploration(SimulatorBase):
 
     def exploration_metrics(self) -> dict:
         """Situations reached (and how many of them, and the time, when a round first
-        completed; how many when each task that joined or left the job did), faults requested and faults that crashed no task (their situation never
-        occurred, or their task was already down)."""
+        completed; how many when each task that joined or left the job did), the tasks in
+        the job at the end, faults requested and faults that crashed no task (their
+        situation never occurred, or their task was already down)."""
         requested = len(self.timed_faults) + sum(
             1 for ts in self.fault_triggers.values() for t in ts if t[0] not in self.extra_fault_targets
         )

@@ -67,7 +67,7 @@ from snapcheck.reference.sim.engine import ProtocolBroke
 from snapcheck.reference.sim.messages import CONTROL, CONTROL_SIZE, Chan, Msg, Stored
 from snapcheck.reference.topology import expand, partition
 from snapcheck.traces.errors import UsageError
-from snapcheck.traces.model import Channel
+from snapcheck.traces.model import Channel, generation_prefix
 
 SAVEPOINT_TRIES = 50  # postponements and failed savepoint rounds before a stop-with-savepoint is given up
 
@@ -317,7 +317,9 @@ class Rescaling(_Simulator):
         out: set[str] = set()
         for p in {p for _, _, p in self.cfg.rescale}:
             graph = expand(replace(self.wl, operators=[replace(op, parallelism=p) for op in self.wl.operators]))
-            out.update(f"g{n}.{tid}" for n in range(1, len(self.cfg.rescale) + 1) for tid, _, _ in graph.tasks)
+            out.update(
+                generation_prefix(n) + tid for n in range(1, len(self.cfg.rescale) + 1) for tid, _, _ in graph.tasks
+            )
         return frozenset(out)
 
     # -- the rescale -----------------------------------------------------------------------
@@ -350,7 +352,7 @@ class Rescaling(_Simulator):
         new_wl = replace(wl, operators=[replace(op, parallelism=p) for op in wl.operators])
         self.wl = new_wl
         graph = expand(new_wl)
-        prefix = f"g{self.generation}."
+        prefix = generation_prefix(self.generation)
         procs, tasks = self._make_tasks(graph, prefix, len(log.names))
         procs = [replace(x, appears=True) for x in procs]
         by_id = {t.id: t for t in tasks}
@@ -630,7 +632,7 @@ class _Plan:
         """Mappings of old channels onto new ones, and the recovered records of each."""
         sim = self.sim
         new_by_id = {t.id: t for ts in self.new_of.values() for t in ts}
-        prefix = f"g{sim.generation}."
+        prefix = generation_prefix(sim.generation)
         chan_of = {c.id: c for c in sim.chans}
         for e in sim.wl.edges:
             olds_a, olds_b = self._olds(e.src), self._olds(e.dst)
