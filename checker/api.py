@@ -64,7 +64,7 @@ from snapcheck.checker.observed_recovery import (
     duplicate_violations,
     recovery_groups,
 )
-from snapcheck.checker.options import PROMISED, CheckOptions
+from snapcheck.checker.options import NO_PARTICIPANTS, PROMISED, CheckOptions
 from snapcheck.checker.output_commit import check_output_properties
 from snapcheck.checker.recovery_report import analyse_failure_set, parse_cut, parse_failures
 from snapcheck.checker.regional import check_regional
@@ -368,6 +368,10 @@ def _rounds(run: _Run) -> None:
             "checkpoints": {p: e.ckpt for p, e in info.ckpts.items()},
         }
         run.report.rounds[str(r)] = entry
+        if not members:
+            entry["not_analysed"] = NO_PARTICIPANTS
+            run.report.notes.append(f"round {r}: not judged, {NO_PARTICIPANTS}.")
+            continue
         if run.want("termination"):
             run.add("termination", f"round {r}", round_violations(info, members, trace, coordinated, whole))
         if run.want("completion") and info.declared_complete:

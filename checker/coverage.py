@@ -37,13 +37,27 @@ from dataclasses import asdict, dataclass
 
 from snapcheck.checker.cic import zcf_applies
 from snapcheck.checker.free_fields import UnreadableField
-from snapcheck.checker.options import NOT_SELECTED, PROPERTIES, UNKNOWN_RESCALE_ROUND
+from snapcheck.checker.options import NO_PARTICIPANTS, NOT_SELECTED, PROPERTIES, UNKNOWN_RESCALE_ROUND
 from snapcheck.traces.model import GENERATION, Trace
+
+
+def _no_participants(run) -> str | None:
+    """Why no round was judged when the trace's rounds all lack participants, else None."""
+    rounds = run.report.rounds
+    if rounds and all(e.get("not_analysed") == NO_PARTICIPANTS for e in rounds.values()):
+        return f"none of the trace's {len(rounds)} round(s) was judged: {NO_PARTICIPANTS}"
+    return None
+
+
+def _rounds_or(reason: str):
+    return lambda run: _no_participants(run) or reason
 
 
 def _cut(run) -> str:
     rounds = run.report.rounds
-    if rounds:
+    if empty := _no_participants(run):
+        where = empty
+    elif rounds:
         where = f"none of the trace's {len(rounds)} snapshot round(s) completed"
     else:
         where = "the trace has no snapshot rounds (its checkpoints are not coordinated)"
@@ -129,8 +143,8 @@ def _regional_drift(run) -> str:
 REASONS = {
     "consistency": _cut,
     "channel-state": _cut,
-    "termination": lambda run: "the trace has no snapshot rounds",
-    "completion": lambda run: "no round is declared complete (no round_complete event)",
+    "termination": _rounds_or("the trace has no snapshot rounds"),
+    "completion": _rounds_or("no round is declared complete (no round_complete event)"),
     "protocol-error": lambda run: (
         "the trace has no protocol_error event (its producer reported no exception of "
         "the protocol and no broken invariant of the simulator)"

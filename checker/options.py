@@ -51,6 +51,8 @@ UNKNOWN_RESCALE_ROUND = (
     "no restore at another parallelism has a known restored round (its restores name no round, and the checkpoints "
     "they take belong to none)"
 )
+# A round no process takes part in: judging it would pass vacuously.
+NO_PARTICIPANTS = "no process takes part in it: at its start the trace has no task, only coordinators and input logs"
 PRESENT_UNJUDGED = frozenset(
     {UNKNOWN_RESCALE_ROUND}
 )  # not-judged reasons of a property whose vocabulary the trace uses

@@ -362,7 +362,14 @@ def test_a_round_of_no_participant_does_not_hang():
     assert check_trace(TraceRecorder([{"id": "C", "role": "coordinator"}], []).trace()).ok
     only_coordinator = TraceRecorder([{"id": "C", "role": "coordinator"}], [])
     only_coordinator.round_start("C", 1)
-    assert check_trace(only_coordinator.trace()).kinds == set()
+    rep = check_trace(only_coordinator.trace())
+    assert rep.kinds == set()
+    # ... nor is it judged: passing it would be vacuous, and a trace of nothing else judges nothing
+    assert "termination" in rep.not_judged and "no process takes part in it" in rep.not_judged["termination"]
+    assert not rep.judged and rep.rounds["1"]["not_analysed"].startswith("no process takes part")
+    only_coordinator.round_complete("C", 1)
+    rep = check_trace(only_coordinator.trace())
+    assert not rep.judged and {"completion", "consistency"} <= set(rep.not_judged)
     _ = rec.checkpoint("A", "coordinated", round=1)
     assert check_trace(rec.trace()).kinds == {"incomplete-round"}
 
