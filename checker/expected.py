@@ -1,7 +1,8 @@
 """Compare a report with a trace's ``metadata.expected`` (golden traces).
 
 ``metadata.expected`` (docs/trace-format.md, "Golden traces"):
-``verdict`` ("clean" | "violation"), ``violations`` (exact set of distinct kinds),
+``verdict`` ("clean" | "violation" | "not-judged": the report's verdict, so that a
+trace expected clean in which nothing was judged does not pass), ``violations`` (exact set of distinct kinds),
 ``check`` (the CheckOptions to use: cut, failures, semantics), ``useless`` (exact
 set of "proc:ckpt"), ``recovery_lines`` (label -> line), ``domino`` (bool, the
 restart-all line "all").
@@ -97,7 +98,7 @@ def compare_expected(trace: Trace, report) -> list[str]:
     out = []
     name = trace.path
     verdict = exp.get("verdict")
-    got_verdict = "clean" if report.ok else "violation"
+    got_verdict = report.verdict
     if verdict is not None and verdict != got_verdict:
         out.append(
             f"{name}: expected verdict {verdict}, got {got_verdict}"

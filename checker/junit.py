@@ -19,14 +19,22 @@ import xml.etree.ElementTree as ET
 from snapcheck.checker.report import UnreadTrace
 
 
-def _violations_case(suite, r) -> bool:
+_EXPECTED = "expected"  # the type of a skipped case whose failure metadata.expected states (--expect)
+
+
+def _violations_case(suite, r, expected: bool) -> bool:
+    """The case of one property result; ``expected``: the trace's ``metadata.expected``
+    decides its outcome (``--expect``), so a violation is a *skipped* case of type
+    ``expected`` (like an expected failure), carrying the same text. True when it failed."""
     case = ET.SubElement(suite, "testcase", classname=f"snapcheck.{r.property}", name=r.subject)
     if r.ok:
         return False
     kinds = sorted({v.kind for v in r.violations})
-    fail = ET.SubElement(
-        case, "failure", message=", ".join(kinds) or r.property, type=kinds[0] if kinds else r.property
-    )
+    message = ", ".join(kinds) or r.property
+    if expected:
+        fail = ET.SubElement(case, "skipped", message=f"{message} (judged against metadata.expected)", type=_EXPECTED)
+    else:
+        fail = ET.SubElement(case, "failure", message=message, type=kinds[0] if kinds else r.property)
     parts = []
     for v in r.violations:
         parts.append(
@@ -36,7 +44,7 @@ def _violations_case(suite, r) -> bool:
     if r.omitted:
         parts.append(f"... and {r.omitted} more")
     fail.text = "\n\n".join(parts)
-    return True
+    return not expected
 
 
 def junit_xml(reports: list, mismatches: dict | None = None, require_faults: bool = False) -> bytes:
@@ -46,8 +54,11 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
     reason; an error case for an unreadable trace, and one for a trace in which nothing
     was judged; a case per requested fault (a
     failure when it never happened and ``require_faults``, else skipped).
-    ``mismatches``: trace -> list of expected-verdict mismatches (``compare_expected``);
-    when given, each suite has an extra ``metadata.expected`` test case.
+    ``mismatches``: trace -> list of expected-verdict mismatches (``compare_expected``)
+    of the traces that state one (``--expect``); when given, each suite has an extra
+    ``metadata.expected`` test case, which for a trace in ``mismatches`` decides: its
+    violations and its "nothing judged" are skipped cases of type ``expected``, so the
+    file fails exactly when the command does.
 
     >>> import xml.etree.ElementTree as ET
     >>> from snapcheck.checker import CheckOptions, check_trace
@@ -70,9 +81,14 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
             count["tests"] += 1
             count["errors"] += 1
         else:
+            # --expect: the trace's metadata.expected decides (its own case below), so the suite fails
+            # exactly when the command's exit code does
+            expected = mismatches is not None and rep.trace in mismatches
             for r in rep.results:
                 count["tests"] += 1
-                count["failures"] += _violations_case(suite, r)
+                failed = _violations_case(suite, r, expected)
+                count["failures"] += failed
+                count["skipped"] += not r.ok and not failed
             for prop, reason in rep.not_judged.items():
                 case = ET.SubElement(suite, "testcase", classname=f"snapcheck.{prop}", name="not judged")
                 ET.SubElement(case, "skipped", message=reason)
@@ -81,9 +97,15 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
             if rep.verdict == "not-judged":
                 case = ET.SubElement(suite, "testcase", classname="snapcheck.verdict", name="nothing judged")
                 message = "no property was judged: no verdict, neither clean nor a violation"
-                ET.SubElement(case, "error", message=message, type="not-judged")
                 count["tests"] += 1
-                count["errors"] += 1
+                if expected:
+                    ET.SubElement(
+                        case, "skipped", message=f"{message} (judged against metadata.expected)", type=_EXPECTED
+                    )
+                    count["skipped"] += 1
+                else:
+                    ET.SubElement(case, "error", message=message, type="not-judged")
+                    count["errors"] += 1
             for f in rep.faults:
                 case = ET.SubElement(suite, "testcase", classname="snapcheck.fault-injection", name=f["fault"])
                 count["tests"] += 1
@@ -99,7 +121,10 @@ def junit_xml(reports: list, mismatches: dict | None = None, require_faults: boo
                 case = ET.SubElement(suite, "testcase", classname="snapcheck.expected", name="metadata.expected")
                 count["tests"] += 1
                 mm = mismatches.get(rep.trace) or []
-                if mm:
+                if not expected:
+                    ET.SubElement(case, "skipped", message="the trace states no metadata.expected; its verdict decides")
+                    count["skipped"] += 1
+                elif mm:
                     count["failures"] += 1
                     fail = ET.SubElement(case, "failure", message="expected verdict does not hold", type="expected")
                     fail.text = "\n".join(mm)

@@ -452,10 +452,13 @@ THEORY_A = Golden(
         "Recovery lines: V0 and V1 have no out-edges, so Reach({V_f}) = {V_f} and every failed "
         "process keeps its last checkpoint: 'all' (2,1), 'P0' (2,V), 'P1' (V,1), none (V,V). The "
         "useless checkpoint is reported in report.useless, not as a violation (protocol 'none' "
-        "promises no Z-cycle freedom): verdict clean. " + DOMINO + " " + CONVENTIONS
+        "promises no Z-cycle freedom); no property applies without a cut or a failure set (the useless checkpoints and recovery lines are information): verdict not-judged. "
+        + DOMINO
+        + " "
+        + CONVENTIONS
     ),
     expected=_expected(
-        "clean",
+        "not-judged",
         [],
         useless=["P0:1"],
         recovery_lines={
@@ -492,10 +495,14 @@ THEORY_B = Golden(
         "in-edges, and C0,1 / C1,1 would need (P0,2) resp. (P1,2) (the virtual V nodes, without "
         "out-edges) to reach them. This is the trace on which the wrong shortcut 'useless iff on an "
         "R-graph cycle' reports false positives. Recovery lines: no V node has an out-edge, so "
-        "'all' (1,1), 'P0' (1,V), 'P1' (V,1), none (V,V). Verdict clean. " + DOMINO + " " + CONVENTIONS
+        "'all' (1,1), 'P0' (1,V), 'P1' (V,1), none (V,V). No useless checkpoint, and "
+        "No property applies without a cut or a failure set (the useless checkpoints and recovery lines are information): verdict not-judged. "
+        + DOMINO
+        + " "
+        + CONVENTIONS
     ),
     expected=_expected(
-        "clean",
+        "not-judged",
         [],
         useless=[],
         recovery_lines={
@@ -660,11 +667,14 @@ THEORY_STABLY_UNUSABLE = Golden(
         "consistent global checkpoint made of stable checkpoints (stably unusable: V1 reaches "
         "(P0,1)). A checker that forbids V when judging uselessness wrongly reports P0:1. Recovery "
         "lines: Reach(V1) = {(P1,1),(P0,1),(P0,2)}, so 'all' and 'P1' give (0,0) (C0,1 is "
-        "discarded); Reach(V0) = {(P0,2)}, so 'P0' gives (1,V); no failure gives (V,V). Verdict "
-        "clean. " + DOMINO + " " + CONVENTIONS
+        "discarded); Reach(V0) = {(P0,2)}, so 'P0' gives (1,V); no failure gives (V,V). "
+        "No property applies without a cut or a failure set (the useless checkpoints and recovery lines are information): verdict not-judged. "
+        + DOMINO
+        + " "
+        + CONVENTIONS
     ),
     expected=_expected(
-        "clean",
+        "not-judged",
         [],
         useless=[],
         recovery_lines={

@@ -50,7 +50,7 @@ def check_golden(directory: Path) -> tuple[Table, int]:
         if expected.get("violations"):
             want += ": " + ", ".join(sorted(expected["violations"]))
         kinds = sorted({v.kind for v in report.violations})
-        got = "clean" if report.ok else "violation: " + ", ".join(kinds)
+        got = report.verdict + (": " + ", ".join(kinds) if kinds else "")
         useless = " ".join(f"{p}:{x}" for p, x in sorted(report.useless)) or "-"
         table.add_row(
             path.stem, want, got, useless, "[green]yes[/]" if not problems else "[red]NO[/]: " + "; ".join(problems)

@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -217,6 +218,60 @@ def test_expect_headline_states_whether_the_expected_verdict_holds(run, tmp_path
     )
 
 
+def test_expect_takes_nothing_judged_for_neither_clean_nor_a_violation(run, tmp_path):
+    """A trace expected clean in which not one property applies does not hold its
+    expectation (nothing judged is no clean verdict); one that states ``not-judged`` does."""
+    for verdict, want in (("clean", 1), ("violation", 1), ("not-judged", 0)):
+        rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], metadata={"expected": {"verdict": verdict}})
+        rec.recv("B", rec.send("A", "ab"))
+        code, out = run("check", write(tmp_path, f"{verdict}.jsonl", rec), "--expect", "--json")
+        assert code == want, (verdict, out)
+        (report,) = json.loads(out)["reports"]
+        assert report["verdict"] == "not-judged"
+        assert bool(report["expected_mismatches"]) == bool(want)
+
+
+def test_expect_junit_fails_exactly_when_the_command_does(run, tmp_path):
+    """With --expect, the trace's metadata.expected decides: its expected violations and its
+    nothing judged are skipped cases of type "expected" (expected failures), so a CI reading
+    the JUnit file sees a failure exactly when the exit code is not 0; a mismatch fails the
+    metadata.expected case, and a trace without an expectation keeps its own failures."""
+    junit = tmp_path / "golden.xml"
+    golden = sorted(str(p) for p in (Path(__file__).parents[2] / "traces" / "examples").glob("*.jsonl"))
+    code, _ = run("check", "--expect", "--junit", str(junit), *golden)
+    root = ET.parse(junit).getroot()
+    assert code == 0 and (root.get("failures"), root.get("errors")) == ("0", "0")
+    expected = [
+        c
+        for c in root.iter("testcase")
+        if c.find("skipped") is not None and c.find("skipped").get("type") == "expected"
+    ]
+    assert {c.get("classname") for c in expected} >= {"snapcheck.channel-state", "snapcheck.verdict"}
+    assert all("judged against metadata.expected" in c.find("skipped").get("message") for c in expected)
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], metadata={"expected": {"verdict": "clean"}})
+    rec.checkpoint("A")
+    rec.recv("B", rec.send("A", "ab"))
+    rec.checkpoint("B")
+    mismatch = write(tmp_path, "mismatch.jsonl", rec)
+    plain = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    plain.checkpoint("A")
+    plain.recv("B", plain.send("A", "ab"))
+    plain.checkpoint("B")
+    code, _ = run(
+        "check", "--expect", "--cut", "A=1,B=1", "--junit", str(junit), mismatch, write(tmp_path, "plain.jsonl", plain)
+    )
+    assert code == 1
+    suites = {Path(s.get("name")).name: s for s in ET.parse(junit).getroot().iter("testsuite")}
+    failed = {
+        name: [c.get("classname") for c in s.iter("testcase") if c.find("failure") is not None]
+        for name, s in suites.items()
+    }
+    assert failed == {"mismatch.jsonl": ["snapcheck.expected"], "plain.jsonl": ["snapcheck.consistency"]}
+    skipped = suites["plain.jsonl"].find("testcase[@classname='snapcheck.expected']/skipped")
+    assert "states no metadata.expected" in skipped.get("message")
+
+
 def test_expect_on_a_trace_without_an_expectation_says_so(run, tmp_path):
     """A trace with no metadata.expected (a simulator's): --expect has nothing to compare
     with; its verdict decides, and the report says so rather than staying silent."""
@@ -234,7 +289,7 @@ def test_compare_expected_reports_each_mismatch(tmp_path):
         [("ab", "A", "B")],
         metadata={
             "expected": {
-                "verdict": "clean",
+                "verdict": "not-judged",
                 "violations": [],
                 "useless": ["A:1"],
                 "recovery_lines": {"A": {"A": 0, "B": "V"}},
