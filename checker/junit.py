@@ -18,7 +18,6 @@ import xml.etree.ElementTree as ET
 
 from snapcheck.checker.report import UnreadTrace
 
-
 _EXPECTED = "expected"  # the type of a skipped case whose failure metadata.expected states (--expect)
 
 
