@@ -386,8 +386,14 @@ def _rounds(run: _Run) -> None:
             cut.update((p, e) for p, (e, _) in round_cut(rounds, r, info.fallback).items())
             entry["checkpoints"] = {p: e.ckpt if e else 0 for p, e in cut.items() if e is not None}
             entry["fallback"] = dict(info.fallback)
-            if any(e is None for e in cut.values()):
-                continue  # a fallback that names no checkpoint (checker.regional reports it)
+            if unresolved := sorted(p for p, e in cut.items() if e is None):
+                # a fallback that names no checkpoint: regional-cut's fallback-unresolved
+                entry["not_analysed"] = (
+                    f"its fallback names no checkpoint of {', '.join(unresolved)} (regional-cut judges that), "
+                    "so its consistency and channel state are not judged"
+                )
+                run.report.notes.append(f"round {r}: {entry['not_analysed']}.")
+                continue
         undone = [x for x in (h.first_rollback(e) for e in cut.values() if e) if x is not None]
         limit: float
         if undone:
@@ -504,4 +510,4 @@ def _observed(run: _Run) -> None:
         if exactly:
             run.add("exactly-once", rec.subject, delivery_violations(rec, h, trace, report.notes))
     if exactly:
-        run.add("exactly-once", "effective history", duplicate_violations(h))
+        run.add("exactly-once", "effective history", duplicate_violations(h, run.want("observed-recovery")))

@@ -554,8 +554,13 @@ def _fifo_successor(h: History, m, dst: str, after: int, moved: bool = False):
     return None
 
 
-def duplicate_violations(h: History) -> list[Violation]:
+def duplicate_violations(h: History, restores_judged: bool = True) -> list[Violation]:
     """``duplicate-processing`` and ``phantom`` in the final effective history.
+
+    A receive of a message whose send a later restore rolled back is the restored line's
+    orphan, ``observed-recovery``'s ``inconsistent-restore``; it is a ``phantom`` here
+    only when ``restores_judged`` is false (that property not selected), so that it is
+    reported once but never passed.
 
     A data message's logical identity is its ``(channel, seq)``: the original, its
     replayed incarnations and a copy regenerated after a restore are one message; a
@@ -581,6 +586,15 @@ def duplicate_violations(h: History) -> list[Violation]:
     >>> rec.recv("B", rec.replay("A", m))
     >>> duplicate_violations(History(rec.trace()))
     []
+
+    A receive the sender's restore then undoes the send of is left to observed-recovery,
+    unless that property is not judged:
+
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> rec.recv("B", rec.send("A", "a2b")); rec.fail("A"); rec.restore("A", 0)
+    >>> h = History(rec.trace())
+    >>> duplicate_violations(h), [v.kind for v in duplicate_violations(h, restores_judged=False)]
+    ([], ['phantom'])
     """
     effective = {(m.ch, m.seq) for m in h.msgs if m.seq is not None}
     seen: dict[tuple, Event] = {}
@@ -608,7 +622,8 @@ def duplicate_violations(h: History) -> list[Violation]:
                 key = (sent.ch, sent.seq)
                 if key not in effective:
                     undone = h.rolled_back.get(id(sent))
-                    if undone is None or e.line > undone:  # before the restore: an inconsistent restore
+                    # before the restore: observed-recovery's inconsistent restore, when it is judged
+                    if undone is None or e.line > undone or not restores_judged:
                         out.append(
                             Violation(
                                 "phantom",

@@ -226,6 +226,22 @@ def test_restoring_a_checkpoint_an_earlier_restore_rolled_back_undoes_the_curren
     assert "restores at line 9 its checkpoint 2, which an earlier restore had rolled back" in v.message
 
 
+def test_a_receive_whose_send_a_later_restore_undoes_fails_exactly_once_when_judged_alone():
+    """B processes m, then A's restore undoes m's send and A never sends it again: the
+    restored line's orphan (observed-recovery), reported once in a whole check; when
+    exactly-once is judged without observed-recovery, it is that property's phantom,
+    never a pass."""
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="unc")
+    rec.checkpoint("A")
+    rec.recv("B", rec.send("A", "ab"))
+    rec.fail("A")
+    rec.restore("A", 1)
+    whole = check_trace(rec.trace())
+    assert whole.kinds == {"inconsistent-restore"}
+    alone = check_trace(rec.trace(), CheckOptions(properties={"exactly-once"}))
+    assert alone.kinds == {"phantom"} and alone.violations[0].lines == [3, 4, 6]
+
+
 def test_regenerated_copy_processed_once_as_the_old_incarnation_is_fine():
     """docs/trace-format.md's example: the sink processes the pre-failure incarnation and
     discards the regenerated copy: one logical message, processed once."""

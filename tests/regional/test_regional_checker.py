@@ -94,7 +94,11 @@ def test_a_fallback_to_a_round_without_a_checkpoint_is_unresolved(run, tmp_path)
     done = next(x for x in lines[1:] if x["type"] == "round_complete" and x.get("attrs", {}).get("fallback"))
     proc = sorted(done["attrs"]["fallback"])[0]
     done["attrs"]["fallback"][proc] = done["round"] + 1000
-    assert "fallback-unresolved" in _kinds(_check(tmp_path, lines))
+    report = _check(tmp_path, lines)
+    assert "fallback-unresolved" in _kinds(report)
+    # the round's own snapshot has no state of proc to judge: said, not passed in silence
+    assert f"its fallback names no checkpoint of {proc}" in report.rounds[str(done["round"])]["not_analysed"]
+    assert any(n.startswith(f"round {done['round']}: its fallback names no checkpoint") for n in report.notes)
 
 
 def test_a_channel_between_regions_of_a_mixed_checkpoint_is_dependent_regions(run, tmp_path):
