@@ -113,11 +113,14 @@ class RoundInfo:
         "complete_attrs",
         "records",
         "outcomes",
+        "barriers_delimit",
     )
 
-    def __init__(self, rnd: int, start_line: int):
+    def __init__(self, rnd: int, start_line: int, barriers_delimit: bool = True):
         self.round = rnd
         self.start_line = start_line
+        # the round waits for its barriers (false: barriers_delimit_channel_state: false, barriers only trigger)
+        self.barriers_delimit = barriers_delimit
         self.ckpts: dict[str, Event] = {}  # proc -> checkpoint Event (first of the round)
         self.complete_line: int | None = None
         self.abort_line: int | None = None
@@ -172,7 +175,7 @@ def find_rounds(trace: Trace, participants: set[str], barriers_delimit: bool = T
     def get(r: int, line: int) -> RoundInfo:
         info = rounds.get(r)
         if info is None:
-            info = rounds[r] = RoundInfo(r, line)
+            info = rounds[r] = RoundInfo(r, line, barriers_delimit)
         return info
 
     for e in trace.events:  # the most frequent types first
@@ -371,6 +374,12 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
     >>> trace = rec.trace()
     >>> waiting_for(find_rounds(trace, {"A", "B"})[1], ["A", "B"], trace)
     ['B (no checkpoint of round 1) waits for the barrier on a2b from A: sent at line 3, never received']
+
+    A round whose barriers only trigger checkpoints (``barriers_delimit_channel_state:
+    false``) waits for the checkpoints alone:
+
+    >>> waiting_for(find_rounds(trace, {"A", "B"}, barriers_delimit=False)[1], ["A", "B"], trace)
+    ['B never takes its checkpoint of round 1 (no barrier is missing on its inputs)']
     """
     out = []
     inputs: dict[str, list] = {p: [] for p in participants}
@@ -382,7 +391,7 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
             continue
         missing_ckpt = p not in info.ckpts
         pending = []
-        for c in inputs[p]:
+        for c in inputs[p] if info.barriers_delimit else ():  # else the round waits for checkpoints only
             slot = info.barriers.get(c.id)
             if slot is None:
                 why = f"{c.src} never sent it" + (

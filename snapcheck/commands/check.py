@@ -139,14 +139,27 @@ def check(
     # so an interrupted run (Ctrl-C) leaves no partial set of new pages next to an older index
     with StagedFiles(html_outs, staged=html_file is not None and len(traces) > 1) as pages:
         reports, mismatches, codes = [], {}, []
+        unwritten: list[str] = []  # the output files the command could not write, why
         for k, path in enumerate(traces):
             # the trace's events and the checker's indexes are alive and acyclic until reported; those of
             # the last trace are held to the end when the process ends after the command (traces.process_exit)
             with paused_gc(), holding(last=k == len(traces) - 1):
-                report, code = _check_one(path, run, mismatches, pages.paths[k])
+                report, code = _check_one(path, run, mismatches, pages.paths[k], unwritten)
             reports.append(report)
             codes.append(code)
-        exit_code = worst_exit(codes)
+        pages_written = not unwritten
+        # the files first, so that the exit code (and the JSON document's) says when one could not be written
+        if junit_file:
+            from snapcheck.checker.junit import junit_xml
+
+            _write(unwritten, junit_file, junit_xml(reports, mismatches if expect else None, require_faults), traces)
+        if html_file and len(traces) > 1 and pages_written:
+            try:
+                pages.publish()
+                _write_html_index(html_file, traces, reports, html_outs)
+            except UsageError as exc:
+                unwritten.append(str(exc))
+        exit_code = worst_exit(codes + [EXIT_BAD_INPUT] * bool(unwritten))
         for r in reports:
             if isinstance(r, UnreadTrace):  # on stderr also with --json: stdout holds the JSON document only
                 echo(r.render_text(), err=True)
@@ -166,17 +179,23 @@ def check(
             if expect:
                 for r in doc["reports"]:
                     r["expected_mismatches"] = mismatches.get(r["trace"])
+            if unwritten:
+                doc["unwritten"] = unwritten
             sys.stdout.buffer.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
-        if junit_file:
-            from snapcheck.checker.junit import junit_xml
-            from snapcheck.traces.atomic import write_atomic
-
-            write_atomic(junit_file, junit_xml(reports, mismatches if expect else None, require_faults), inputs=traces)
-        if html_file and len(traces) > 1:
-            pages.publish()
-            _write_html_index(html_file, traces, reports, html_outs)
+        for why in unwritten:
+            echo(f"Error: {why}", err=True)
     if exit_code:
         sys.exit(exit_code)
+
+
+def _write(unwritten: list[str], path: str, data: bytes, inputs) -> None:
+    """Write ``path`` atomically; a file that cannot be written is added to ``unwritten``."""
+    from snapcheck.traces.atomic import write_atomic
+
+    try:
+        write_atomic(path, data, inputs=inputs)
+    except UsageError as exc:
+        unwritten.append(str(exc))
 
 
 def _write_html_index(html_file: str, traces, reports, html_outs) -> None:
@@ -215,9 +234,9 @@ class _Run:
     require_faults: bool
 
 
-def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
+def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None, unwritten: list[str]):
     """Check one file: (its report or ``UnreadTrace``, its exit code); its HTML report is
-    written to ``html_out`` when given."""
+    written to ``html_out`` when given (when it cannot be, why is added to ``unwritten``)."""
     from snapcheck.checker import CheckerUsageError, check_trace
     from snapcheck.checker.expected import compare_expected, options_from_expected
     from snapcheck.reference.catalogue import header_facts
@@ -242,7 +261,10 @@ def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None):
     if html_out:
         from snapcheck.debug.html_report import write_html_report
 
-        write_html_report(trace, report, html_out)
+        try:
+            write_html_report(trace, report, html_out)
+        except UsageError as exc:
+            unwritten.append(str(exc))
     if run.expect and trace.header.expected:
         try:
             mm = compare_expected(trace, report)

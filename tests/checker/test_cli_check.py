@@ -272,6 +272,22 @@ def test_expect_junit_fails_exactly_when_the_command_does(run, tmp_path):
     assert "states no metadata.expected" in skipped.get("message")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a disk that is full)")
+@pytest.mark.parametrize("output", ["--junit", "--html"])
+def test_an_output_file_that_cannot_be_written_is_exit_2_in_the_json_document_too(run, clean, output):
+    """A full disk under --junit or --html: the command exits 2 and its JSON document, still
+    printed, says so (exit_code 2, ``unwritten`` naming the file); it said 0 and ok, or
+    printed no document at all."""
+    from snapcheck.checker.report import json_schema
+
+    code, out = run("check", clean, "--cut", "A=1,B=1", "--json", output, "/dev/full")
+    doc = json.loads(out)
+    jsonschema.Draft202012Validator(json_schema()).validate(doc)
+    assert (code, doc["exit_code"], doc["ok"]) == (2, 2, False)
+    assert doc["unwritten"] == ["cannot write /dev/full: No space left on device"]
+    assert doc["reports"][0]["verdict"] == "clean"
+
+
 def test_expect_on_a_trace_without_an_expectation_says_so(run, tmp_path):
     """A trace with no metadata.expected (a simulator's): --expect has nothing to compare
     with; its verdict decides, and the report says so rather than staying silent."""
