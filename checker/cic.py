@@ -340,6 +340,23 @@ def detect_form(trace: Trace, kind: str) -> str:
     return "greater"
 
 
+def same_json(a, b) -> bool:
+    """Whether two JSON values are the same value: as ``==``, except that a boolean is
+    never a number (Python's ``True == 1``), at any depth. A trace that piggybacks
+    ``sn: true`` does not carry the number 1.
+
+    >>> same_json({"sn": 1}, {"sn": 1}), same_json({"sn": True}, {"sn": 1}), same_json([0, False], [0, 0])
+    (True, False, False)
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same_json, a, b))
+    return bool(a == b)
+
+
 # -- re-simulation ------------------------------------------------------------------------
 class Decision:
     """The protocol's decision at one receive ``recv`` of process ``proc``: ``reason``, the
@@ -463,7 +480,7 @@ class Resimulation:
             pb = st.piggyback(k, e.line)
             self.send_of[e.mid] = e
             if e.piggyback is not None:
-                if e.piggyback != pb:
+                if not same_json(e.piggyback, pb):
                     self._compare(
                         "piggyback-mismatch", e, e.piggyback, pb, f"{p} sends {e.mid} on {e.ch} at line {e.line}"
                     )
@@ -490,7 +507,7 @@ class Resimulation:
             self.timestamps[(p, e.ckpt)] = st.timestamp()
             if e.vars is not None:
                 sim = st.vars()
-                if e.vars != sim:
+                if not same_json(e.vars, sim):
                     self._compare(
                         "vars-mismatch",
                         e,
@@ -597,7 +614,7 @@ class Resimulation:
 
     def _compare(self, kind: str, e, logged: dict, sim: dict, what: str) -> None:
         """A violation when a logged key is unknown or its value differs (callers skip equal dicts)."""
-        diff = [k for k in logged if k in sim and logged[k] != sim[k]]  # JSON true == 1 in Python
+        diff = [k for k in logged if k in sim and not same_json(logged[k], sim[k])]
         unknown = [k for k in logged if k not in sim]
         if not diff and not unknown:
             return

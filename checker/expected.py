@@ -86,11 +86,11 @@ def compare_expected(trace: Trace, report) -> list[str]:
     >>> compare_expected(trace, check_trace(trace, options_from_expected(trace)))
     []
 
-    Checked without the cut its expectation names, CheckMate's Figure 2(b) shows no orphan:
+    Checked without the cut its expectation names, CheckMate's Figure 2(b) judges nothing:
 
     >>> trace = golden("checkmate_fig2b_orphan")
     >>> [m.split(": ", 1)[1] for m in compare_expected(trace, check_trace(trace))]
-    ['expected verdict violation, got clean', "expected violation kinds ['orphan'], got []; missing ['orphan']"]
+    ['expected verdict violation, got not-judged', "expected violation kinds ['orphan'], got []; missing ['orphan']"]
     """
     exp = trace.header.expected
     if not exp:

@@ -102,6 +102,19 @@ def test_logged_piggyback_and_variables_must_match_the_resimulation():
     assert rep.kinds == {"vars-mismatch"}
 
 
+def test_a_boolean_where_the_protocol_has_a_number_is_no_match():
+    """JSON ``true`` is not the number 1 (Python's ``True == 1`` hid it): a piggyback of
+    ``sn: true`` where BCS has ``sn = 1`` is a piggyback-mismatch naming both values."""
+    rec = TraceRecorder(["P0", "P1"], TWO, protocol="bcs", params=BCS_FACTS)
+    rec.checkpoint("P0")
+    m = rec.send("P0", "c01", piggyback={"sn": True})
+    rec.checkpoint("P1", kind="forced")
+    rec.recv("P1", m)
+    rep = check_trace(rec.trace(), CheckOptions(properties={"cic-conformance"}))
+    (v,) = [v for v in rep.violations if v.kind == "piggyback-mismatch"]
+    assert v.witness["differs"] == {"sn": [True, 1]} and "sn = True where re-simulation gives 1" in v.message
+
+
 def hmnr_pb(lc, ckpt, taken, greater):
     return {"lc": lc, "ckpt": ckpt, "taken": taken, "greater": greater}
 
