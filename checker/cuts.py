@@ -477,6 +477,22 @@ class CutAnalysis:
                 mv = h.moved_of(mid) if h.moved else None
                 if mv is not None:  # recovered on a new channel after a rescale
                     o, m = mv.mid, mv
+                if m is not None and m.ch != ch and not aligned_ch:
+                    # never the message's claim on its channel state: a record on its own channel is that, in
+                    # whichever order the processes' records are merged
+                    out.append(
+                        Violation(
+                            "wrong-channel",
+                            "channel-state",
+                            self.subject,
+                            f"In {self.subject}, message {o} is recorded at line {rec.line} as channel state of {ch}, "
+                            f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
+                            f"channel.",
+                            [rec.line, m.send_line],
+                            {"messages": [o], "cut": self.cut},
+                        )
+                    )
+                    continue
                 if o in seen:
                     first = seen[o]
                     out.append(
@@ -509,20 +525,6 @@ class CutAnalysis:
                     continue
                 if m is None:
                     out.append(self._phantom_unknown(o, ch, rec))
-                    continue
-                if m.ch != ch:
-                    out.append(
-                        Violation(
-                            "wrong-channel",
-                            "channel-state",
-                            self.subject,
-                            f"In {self.subject}, message {o} is recorded at line {rec.line} as channel state of {ch}, "
-                            f"but it was sent on {m.ch} (line {m.send_line}); recovery would deliver it on the wrong "
-                            f"channel.",
-                            [rec.line, m.send_line],
-                            {"messages": [o], "cut": self.cut},
-                        )
-                    )
                     continue
                 if o not in transit and not (m.src == EXTERNAL and (m.r is None or m.r > g[m.dst])):
                     out.append(self._phantom(m, ch, rec))

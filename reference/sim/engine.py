@@ -234,6 +234,8 @@ class Task:
         self.sim.acknowledge(self, round, "decline")
 
     def situation(self, name: str) -> None:
+        if type(name) is not str:  # the campaigns count, sort and report situations by name
+            raise ProtocolBroke(self, "situation", f"a situation's name is a str, not {type(name).__name__} {name!r}")
         self.sim.situation(name, self)
 
     def set_timer(self, at: int, key) -> None:

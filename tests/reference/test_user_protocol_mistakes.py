@@ -247,6 +247,15 @@ MODULE = textwrap.dedent("""
         task_class = StringRoundTask
 
 
+    class NumberedSituationTask(Task):
+        def on_trigger(self, round, barrier):
+            self.ctx.situation(42)
+
+
+    class NumberedSituation(Good):
+        task_class = NumberedSituationTask
+
+
     class TwiceTask(Task):
         def on_trigger(self, round, barrier):
             self.ctx.checkpoint(round)
@@ -494,6 +503,8 @@ def last_event(userdir, cls, file="mine.py", workload="q1"):
     "cls,call,reason",
     [
         ("StringRound", "send_barrier", "a round is an int, not str '1'"),
+        # the campaign sorted situations by name: a TypeError in the kit, every run listed as the kit's failure
+        ("NumberedSituation", "situation", "a situation's name is a str, not int 42"),
         ("ForeignChannel", "record", "'a channel' is not one of the input channels it may name here"),
         ("Twice", "send_barrier", "sent a second barrier of round 1 on"),
         ("TwiceCancel", "send_cancel", "sent a second cancel of round 1 on"),
