@@ -296,6 +296,37 @@ def test_wrong_channel_and_phantom_of_rolled_back_send():
     assert rep.kinds == {"wrong-channel", "dropped"}  # y is filed under ab, so cb's state misses it
 
 
+@pytest.mark.parametrize("q_first", [True, False])
+def test_a_record_on_the_wrong_channel_is_judged_alike_in_any_merge_of_the_processes_logs(q_first):
+    """Q files q1 (sent on qp) under pq; P records q1 and q2 as qp's state, rightly. The
+    processes' records may be merged in either order: either way it is one wrong-channel,
+    and q1, recorded on its own channel, is not dropped (one order also said dropped,
+    the other lost the wrong-channel)."""
+    rec = TraceRecorder(["P", "Q"], [("pq", "P", "Q"), ("qp", "Q", "P")], protocol="chandy-lamport")
+    rec.checkpoint("P", kind="coordinated", round=1)
+    mk_pq = rec.barrier("P", "pq", round=1)
+    q1, q2 = rec.send("Q", "qp"), rec.send("Q", "qp")
+    rec.recv("Q", mk_pq)
+    rec.checkpoint("Q", kind="coordinated", round=1)
+    if q_first:
+        rec.record("Q", 1, "pq", [q1])
+        mk_qp = rec.barrier("Q", "qp", round=1)
+        rec.recv("P", q1)
+        rec.recv("P", q2)
+        rec.recv("P", mk_qp)
+        rec.record("P", 1, "qp", [q1, q2])
+    else:
+        rec.recv("P", q1)
+        rec.recv("P", q2)
+        mk_qp = rec.barrier("Q", "qp", round=1)
+        rec.recv("P", mk_qp)
+        rec.record("P", 1, "qp", [q1, q2])
+        rec.record("Q", 1, "pq", [q1])
+    rep = check_trace(rec.trace())
+    assert rep.kinds == {"wrong-channel"}, rep.render_text()
+    assert rep.violations[0].witness["messages"] == [q1]
+
+
 def test_durable_logs_and_truncation():
     rec = TraceRecorder(["P0", "P1"], [("c", "P0", "P1")])
     m1 = rec.send("P0", "c")
