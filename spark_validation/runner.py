@@ -49,6 +49,8 @@ COLUMNS = (
     ("violations", "int64", "bigint"),
     ("oracle", "string", "string"),  # ok | differs: … | inconclusive: … | skipped
     ("error", "string", "string"),
+    # the run ended in the protocol's own error: the handler, the exception and where (a protocol-error)
+    ("protocol_error", "string", "string"),
     ("tasks", "int64", "bigint"),
     ("events", "int64", "bigint"),
     ("messages", "int64", "bigint"),
@@ -192,6 +194,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
         rollback_checkpoints=dist.get("checkpoints_rolled_back", 0),
         rollback_events=dist.get("events_undone", 0),
         domino=bool(rec_all.get("domino", False)),
+        protocol_error=m.get("protocol_error"),
     )
     if diffs:  # the command shows what failed: the oracle's differences
         row["command"] += " --oracle"

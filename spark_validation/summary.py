@@ -63,6 +63,7 @@ def summarize(results: str, meta: dict) -> dict:
         "conform_detail",
         "conform_outside",
         "disagreement",
+        "protocol_error",
     ]
     df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
     df["spec_reject"] = df["conform"] == "reject"
@@ -176,6 +177,7 @@ def summarize(results: str, meta: dict) -> dict:
             "violation_kinds": r.violation_kinds,
             "oracle": r.oracle,
             "error": r.error,
+            "protocol_error": r.protocol_error if isinstance(r.protocol_error, str) else None,
             "conform": r.conform,
             "conform_detail": r.conform_detail if r.spec_reject else None,
             "command": repro_command(r),
@@ -615,7 +617,8 @@ def rescale_hints(s: dict) -> list[str]:
 def _why(f: dict) -> str:
     """Why a failing run failed: its error, the checker's kinds, the oracle, or the specification."""
     reject = f"TLA+ REJECT: {f['conform_detail']}" if f.get("conform") == "reject" else ""
-    return "; ".join(x for x in (f["error"] or f["violation_kinds"] or "", reject) if x) or f["oracle"]
+    broke = f"the protocol broke {f['protocol_error']}" if f.get("protocol_error") else ""
+    return "; ".join(x for x in (f["error"] or f["violation_kinds"] or "", broke, reject) if x) or f["oracle"]
 
 
 CONFORM_COLUMNS = (

@@ -68,6 +68,16 @@ def test_a_failing_correct_run_fails_the_campaign_and_is_listed_with_its_command
     assert "snapcheck simulate --protocol unaligned --seed 2" in markdown(s)
 
 
+def test_a_run_the_protocol_broke_in_says_where_in_the_summary(tmp_path):
+    """A failing run that ended in the protocol's own error names the handler, the
+    exception and the line (what ``simulate`` prints), not the kind alone."""
+    why = "in on_restore of op[0]: RuntimeError: lost (at mine.py:12, in on_restore)"
+    s = _summary(tmp_path, [_row(0, "mine.py:Mine", "violation", kinds="protocol-error", protocol_error=why)])
+    (f,) = s["failing_runs"]
+    assert f["protocol_error"] == why
+    assert f"violation: protocol-error; the protocol broke {why}" in markdown(s)
+
+
 def test_an_error_in_a_mutant_run_is_the_kit_failing_not_a_catch(tmp_path):
     # run 1 raised in the kit (e.g. a configuration the simulator refuses); run 2 caught it
     s = _summary(
