@@ -129,6 +129,7 @@ class AlignedNoCancel(AlignedABS):
         "buffer": 1,
         "out_buffer": 1,
         "decline_prob": 0.1,
+        "seed": 1,  # seed 0's run never reaches the bug (tests/reference/test_mutant_demos.py runs every demo)
     }
     task_class = NoCancelTask
     abort_notices = False

@@ -526,7 +526,9 @@ def rescaled_regional():
     from snapcheck.reference.catalogue import MUTANTS
 
     demo = MUTANTS["regional-rescale-by-id"].demo
-    return simulate(SimConfig(protocol="regional-aligned", mutant="regional-rescale-by-id", seed=3, **demo)).trace()
+    return simulate(
+        SimConfig(**{**demo, "protocol": "regional-aligned", "mutant": "regional-rescale-by-id", "seed": 3})
+    ).trace()
 
 
 def _element_rounds(events) -> dict:

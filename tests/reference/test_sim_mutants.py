@@ -15,7 +15,7 @@ MUTANTS = {n: m for n, m in ALL_MUTANTS.items() if m.family == "coordinated"}
 
 def _config(name, seed):
     m = MUTANTS[name]
-    return SimConfig(protocol=m.mutant_of, seed=seed, mutant=name, **m.demo)
+    return SimConfig(**{**m.demo, "protocol": m.mutant_of, "seed": seed, "mutant": name})
 
 
 def _kinds(cfg):

@@ -162,7 +162,7 @@ def test_every_mutant_is_caught_with_its_kind_and_the_correct_protocol_is_clean(
     m = next(x for x in mutants_of("regional-aligned") if x.name == mutant)
     caught = 0
     for seed in range(8):
-        cfg = replace(SimConfig(protocol=m.mutant_of, mutant=mutant, seed=seed), **m.demo)
+        cfg = replace(SimConfig(protocol=m.mutant_of, mutant=mutant), **{**m.demo, "seed": seed})
         report = check_trace(simulate(cfg).trace(), CheckOptions(crosscheck=False))
         hit = [v for v in report.violations if v.kind in m.expect]
         caught += bool(hit)

@@ -210,7 +210,7 @@ WHAT_REJECTS = {
 @pytest.mark.parametrize("mutant", sorted(WHAT_REJECTS))
 def test_traces_of_protocol_mutants_are_rejected(tmp_path, mutant):
     m = resolve(mutant, "mutant")
-    path = _write(tmp_path, replace(SimConfig(protocol=m.mutant_of, mutant=mutant, seed=0), **m.demo), "m.jsonl")
+    path = _write(tmp_path, replace(SimConfig(protocol=m.mutant_of, mutant=mutant), **{**m.demo, "seed": 0}), "m.jsonl")
     [v] = conform([path], tla_mappings())
     assert v.verdict == REJECT, v.render()
     assert WHAT_REJECTS[mutant] in v.message, v.render()
