@@ -19,7 +19,7 @@ from snapcheck.traces.model import Trace
 
 def options_from_expected(trace: Trace, base: CheckOptions | None = None) -> CheckOptions:
     """``CheckOptions`` with the trace's ``metadata.expected.check`` applied (cut, failures,
-    semantics); fields ``base`` sets explicitly win.
+    semantics, properties); fields ``base`` sets explicitly win.
 
     >>> from snapcheck.traces.golden import golden
     >>> options_from_expected(golden("theory_c_domino")).failures
@@ -35,6 +35,8 @@ def options_from_expected(trace: Trace, base: CheckOptions | None = None) -> Che
         opts.failures = chk["failures"]
     if "semantics" in chk and opts.semantics == "partial":
         opts.semantics = chk["semantics"]
+    if opts.properties is None and "properties" in chk:
+        opts.properties = set(chk["properties"])
     return opts
 
 

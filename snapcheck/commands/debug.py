@@ -418,12 +418,17 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
     except ShrinkError as exc:
         raise UsageError(str(exc)) from None
     header = res.trace.header
-    header.metadata = {k: v for k, v in header.metadata.items() if k not in ("expected", "simulator")}
+    # what described the trace it came from (its notes, its expectation, its simulation) no longer describes it
+    header.metadata = {k: v for k, v in header.metadata.items() if k not in ("expected", "simulator", "notes")}
     report = run_checker(res.trace, options(res.options))
     shown = like.check_all(res.trace, res.options)  # every kind it shows, as check --expect sees them
-    expected = {"verdict": "violation", "violations": sorted(shown.kinds)}
-    if res.options:
-        expected["check"] = res.options
+    check = {k: v for k, v in res.options.items() if k != "facts"}  # (facts: from the header, at every check)
+    if kind not in shown.kinds:  # a property judged only when asked for (say z-cycles): the expectation asks
+        check["properties"] = [prop]
+        shown = like.check_all(res.trace, res.options, {prop})
+    expected = {"verdict": shown.verdict, "violations": sorted(shown.kinds)}
+    if check:
+        expected["check"] = check
     header.metadata["expected"] = expected
     made = [f"{v.kind} ({v.subject})" for v in like.made(shown, res.names)]
     if made:  # forged elsewhere than at the kept violation (beside it, the shrinker refuses them)

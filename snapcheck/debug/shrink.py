@@ -209,8 +209,12 @@ class TraceShrinker:
                     r.mids.add(m)
                     todo.append(m)
         r.checkpoints |= {(p, c) for p, c in self._all_checkpoints() if p in r.procs}
-        for i, e in enumerate(self.events):  # a restore dies with a checkpoint it restores or takes elements of
-            if e.type == "restore" and ((e.proc, e.ckpt) in r.checkpoints or _elements(e) & r.checkpoints):
+        # a restore dies with a checkpoint it restores or takes elements of, and its recovery with it; a
+        # removed process's own restore just goes with the process (its recovery goes on without it)
+        for i, e in enumerate(self.events):
+            if e.type != "restore" or e.proc in r.procs:
+                continue
+            if (e.proc, e.ckpt) in r.checkpoints or _elements(e) & r.checkpoints:
                 r.events.update(self.failure_of[i])
         return r
 
@@ -580,13 +584,14 @@ class CheckerPredicate:
 
         return check_trace(trace, self.base_options(options))
 
-    def check_all(self, trace: Trace, options: dict):
+    def check_all(self, trace: Trace, options: dict, properties: set[str] | None = None):
         """The checker's report on ``trace`` with ``options`` for every property that
         applies to it (``prop`` may not: one the trace's protocol does not promise, such
-        as Z-cycle freedom, is checked only when asked for), every violation listed."""
+        as Z-cycle freedom, is checked only when asked for), or for ``properties``, every
+        violation listed."""
         from snapcheck.checker import check_trace
 
-        opts = replace(self.base_options(options), properties=None, max_per_result=sys.maxsize)
+        opts = replace(self.base_options(options), properties=properties, max_per_result=sys.maxsize)
         return check_trace(trace, opts)
 
     def matches(self, report, names: Names | None = None) -> list:
