@@ -117,7 +117,7 @@ def replay(
     targets = [x is not None for x in (until, until_line, at_violation)]
     with paused_gc():  # the trace, the findings and the stepper's tables are alive and acyclic
         trace = read_trace(trace_path, trace_id=trace_id)
-        findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
+        findings = Findings(checked=False) if no_check else _findings(trace, properties, failures, semantics, cut)
         console = make_console()
         stepper = Stepper(trace, findings, console=console, show_all_channels=all_channels, navigable=not any(targets))
     if sum(targets) > 1:
@@ -245,7 +245,7 @@ def render(
     with _Phases() as phases:
         trace = phases.read(trace_path, trace_id)
         phases.step("checking")
-        findings = Findings() if no_check else _findings(trace, properties, failures, semantics, cut)
+        findings = Findings(checked=False) if no_check else _findings(trace, properties, failures, semantics, cut)
         checked = None if no_check else options_dict(trace, failures=failures, semantics=semantics, cut=cut).get("cut")
         opts = RenderOptions(
             layout=layout,

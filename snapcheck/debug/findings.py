@@ -37,6 +37,24 @@ KIND_STYLE = {
 }
 
 
+def kind_style(kind: str) -> str:
+    """How a violation of ``kind`` is drawn: ``KIND_STYLE``, else by what its name says —
+    something gone (``-lost``, ``-dropped``, ``missing``) as dropped, something twice
+    (``duplicate``, ``doubled``) as phantom, anything else ``other``: never a kind the
+    table does not know drawn as an orphan.
+
+    >>> kind_style("orphan"), kind_style("in-flight-lost"), kind_style("split-duplicate"), kind_style("premature-commit")
+    ('orphan', 'dropped', 'phantom', 'other')
+    """
+    if kind in KIND_STYLE:
+        return KIND_STYLE[kind]
+    if kind.endswith(("lost", "dropped")) or "missing" in kind:
+        return "dropped"
+    if "duplicate" in kind or "doubled" in kind:
+        return "phantom"
+    return "other"
+
+
 @dataclass
 class Finding:
     """One violation, located in the trace."""
@@ -54,7 +72,7 @@ class Finding:
 
     @property
     def style(self) -> str:
-        return KIND_STYLE.get(self.kind, "orphan")
+        return kind_style(self.kind)
 
     def title(self) -> str:
         return f"#{self.number} {self.kind} ({self.property}, {self.subject})"
@@ -70,6 +88,8 @@ class Findings:
     recovery_bounds: dict[str, dict] = field(default_factory=dict)  # label -> where rollback started
     notes: list[str] = field(default_factory=list)
     ok: bool = True
+    verdict: str = "clean"  # the report's: clean, violation, or not-judged (nothing judged is not clean)
+    checked: bool = True  # False: the checker did not run (--no-check), so no violation is known either way
 
     def at(self, position: int) -> list[Finding]:
         """The violations that appear at ``position`` (their last event is the one just applied)."""
@@ -126,6 +146,7 @@ def findings_from_report(trace: Trace, report) -> Findings:
         },
         notes=list(report.notes or ()),
         ok=bool(report.ok),
+        verdict=getattr(report, "verdict", "clean" if report.ok else "violation"),
     )
 
 

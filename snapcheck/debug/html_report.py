@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import shlex
 from pathlib import Path
 
 from snapcheck import __version__
@@ -83,8 +84,8 @@ def html_report(trace: Trace, report, findings: Findings | None = None) -> str:
         if undrawn > 0:
             out.append(
                 f"<p class='muted'>Diagrams are drawn for the first {DIAGRAMS_SHOWN} violations; the other "
-                f"{undrawn} are listed without one. See violation K with <code>snapcheck replay {_e(name)} "
-                f"--at-violation K</code> or <code>snapcheck render {_e(name)} --violation K -o vK.svg</code>.</p>"
+                f"{undrawn} are listed without one. See violation K with <code>snapcheck replay {_e(shlex.quote(name))} "
+                f"--at-violation K</code> or <code>snapcheck render {_e(shlex.quote(name))} --violation K -o vK.svg</code>.</p>"
             )
         for k, fi in enumerate(f.items):
             out.append(_violation(trace, f, fi, drawn=k < DIAGRAMS_SHOWN))
@@ -140,7 +141,7 @@ def _violation(trace: Trace, f: Findings, fi, drawn: bool) -> str:
         f'<div class="violation" id="violation-{fi.number}"><h3>{_e(fi.title())}</h3>',
         f"<pre>{_e(fi.message)}</pre>",
         f"<p>trace lines: {_e(', '.join(map(str, fi.lines)) or '-')} · replay position {fi.position} "
-        f"(<code>snapcheck replay {_e(trace.path)} --at-violation {fi.number}</code>)</p>",
+        f"(<code>snapcheck replay {_e(shlex.quote(trace.path))} --at-violation {fi.number}</code>)</p>",
     ]
     witness = {k: v for k, v in (("messages", fi.messages), ("checkpoints", fi.checkpoints), ("cut", fi.cut)) if v}
     if witness:

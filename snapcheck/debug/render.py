@@ -62,6 +62,7 @@ HIGHLIGHT = {  # finding style -> colour
     "dropped": "#d41cc8",
     "phantom": "#ff7f00",
     "zcycle": "#6a3d9a",
+    "other": "#1b9e77",
 }
 RECOVERY_COLOUR = "#2ca02c"
 CUT_COLOUR = "#555555"
@@ -408,6 +409,8 @@ class _Diagram:
         if self.f.items:
             kinds = sorted({fi.kind for fi in self.findings})
             t += " · " + ", ".join(kinds)
+        elif self.f.verdict == "not-judged":
+            t += " · nothing judged"
         elif self.f.ok and (self.f.recovery_lines or self.f.useless):
             t += " · clean"
         return t
@@ -739,6 +742,7 @@ class _Diagram:
                 "dropped": "dropped / lost",
                 "phantom": "phantom / duplicate",
                 "zcycle": self._zpath_label(),
+                "other": "other violation",
             }[style]
             h.append(Line2D([], [], color=HIGHLIGHT[style], lw=2.6, label=name))
         if self.f.useless:

@@ -63,6 +63,11 @@ _NO_ARGUMENTS = frozenset(
 )
 
 
+# The most arguments the other commands take (n 5, g 12, line 40, b proc P, d 2); more is a mistake
+_MOST_ARGUMENTS = {"n": 1, "next": 1, "p": 1, "prev": 1, "g": 1, "goto": 1, "line": 1, "l": 1, "b": 2, "break": 2}
+_MOST_ARGUMENTS |= {"d": 1, "delete": 1, "h": 0, "help": 0, "?": 0}
+
+
 class Stepper:
     def __init__(
         self,
@@ -104,6 +109,13 @@ class Stepper:
             return True
         if args and cmd in _NO_ARGUMENTS:
             self._mistake(f"{cmd} takes no argument, not {' '.join(args)!r} (h for help)")
+            return True
+        most = _MOST_ARGUMENTS.get(cmd)
+        if most is not None and len(args) > most:
+            self._mistake(
+                f"{cmd} takes {'no argument' if most == 0 else f'at most {most} argument(s)'}, not "
+                f"{' '.join(args)!r} (h for help)"
+            )
             return True
         try:
             return handler(args) is not False
@@ -184,7 +196,13 @@ class Stepper:
     def _violation(self, args, forward: bool = True):
         pos = self.replay.next_of(self.findings.positions(), forward)
         if pos is None:
-            what = "no violations" if not self.findings.items else f"no {'later' if forward else 'earlier'} violation"
+            what = (
+                "no violation known: the checker did not run (--no-check)"
+                if not self.findings.checked
+                else "no violations"
+                if not self.findings.items
+                else f"no {'later' if forward else 'earlier'} violation"
+            )
             self.message = what
             return
         self.replay.goto(pos)

@@ -3,6 +3,7 @@ and the HTML report."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -90,11 +91,30 @@ def test_replay_until_text_and_json():
         ("v 5", "v takes no argument, not '5'"),  # ignored: not "the 5th violation"
         ("c 3", "c takes no argument"),
         ("json json", "json takes no argument"),
+        # more arguments than a command takes: the rest were dropped in silence
+        ("n 1 2", "n takes at most 1 argument(s), not '1 2'"),
+        ("g 3 4", "g takes at most 1 argument(s)"),
+        ("b proc O1 O2", "b takes at most 2 argument(s)"),
     ],
 )
 def test_a_scripted_command_with_an_argument_it_cannot_take_is_a_mistake_exit_2(script, says, snapcheck_cli):
     code, out = snapcheck_cli("replay", FIG5, "-c", script, stderr=True)
     assert code == 2 and says in out and "Traceback" not in out, out
+
+
+def test_a_stepper_without_the_checker_never_says_there_is_no_violation(snapcheck_cli):
+    """--no-check: v and pv said "no violations" on a trace with an orphan."""
+    code, out = snapcheck_cli("replay", FIG2B, "--no-check", "-c", "v")
+    assert code == 0 and "the checker did not run (--no-check)" in out and "no violations" not in out
+
+
+def test_the_html_reports_commands_quote_the_trace_path(tmp_path):
+    """A path with a space: the command the report shows must work when pasted."""
+    path = tmp_path / "my trace.jsonl"
+    path.write_bytes(Path(FIG2B).read_bytes())
+    res = run("check", str(path), "--cut", "O1=1,O2=1,O3=1", "--html", str(tmp_path / "r.html"))
+    assert res.exit_code == 1, res.output
+    assert f"snapcheck replay '{path}' --at-violation 1" in html.unescape((tmp_path / "r.html").read_text())
 
 
 def test_replay_at_violation_on_a_clean_trace():

@@ -112,6 +112,29 @@ def test_the_legend_names_what_is_drawn():
     assert "log entry" not in render_svg(t) and "arrival" not in render_svg(t)
 
 
+@pytest.mark.parametrize(
+    "kind, style, legend",
+    [
+        ("in-flight-lost", "dropped", "dropped / lost"),
+        ("split-duplicate", "phantom", "phantom / duplicate"),
+        ("premature-commit", "other", "other violation"),
+    ],
+)
+def test_a_kind_the_style_table_does_not_name_is_drawn_by_what_it_is_never_as_an_orphan(kind, style, legend):
+    """Every kind the table did not name was drawn red and called an orphan in the legend
+    (an in-flight-lost record of a rescale among them)."""
+    f = Findings(items=[Finding(1, kind, "p", "s", "m", [12, 13], 12, messages=["c10:2"])], ok=False)
+    svg = render_svg(S.example_c(), f)
+    assert ids(svg, f"{style}-msg-") == [f"{style}-msg-c10_2"] and not ids(svg, "orphan-msg-")
+    assert legend in svg and ">orphan<" not in svg
+
+
+def test_the_title_of_a_trace_with_nothing_judged_does_not_say_clean():
+    f = Findings(recovery_lines={"all": {"P0": 1, "P1": 0}}, verdict="not-judged")
+    assert "nothing judged" in render_svg(S.example_c(), f) and "· clean" not in render_svg(S.example_c(), f)
+    assert "· clean" in render_svg(S.example_c(), Findings(recovery_lines={"all": {"P0": 1, "P1": 0}}))
+
+
 def test_the_legend_calls_an_rdt_witness_a_z_path_not_a_z_cycle():
     """An RDT violation's witness is a Z-path that no causal path doubles, not a Z-cycle: the
     legend said "Z-cycle witness" for it."""
