@@ -65,6 +65,8 @@ COLUMNS = (
     ("sim_failures", "int64", "bigint"),
     ("faults_not_fired", "int64", "bigint"),  # requested crashes that crashed nothing (their moment never came)
     ("situations", "string", "string"),  # JSON {situation: occurrences} (reference.sim.exploration)
+    # JSON {property: why not judged, or null}: each property the run could be judged for (``judgeable``)
+    ("unjudged", "string", "string"),
     ("command", "string", "string"),
     # SHA-256 of the trace ``command`` writes, for runs with a violation (null otherwise): pasting
     # the command must give these very bytes (``sha256sum run-SEED.jsonl``)
@@ -127,6 +129,35 @@ def _simulated(m: dict) -> dict:
     )
 
 
+ROUND_PROPERTIES = ("consistency", "channel-state", "termination", "completion", "recovery-lineage")
+
+
+def judgeable(facts, rounds: bool) -> set[str]:
+    """The properties a run could be judged for, which a campaign says no run was judged
+    for when none was: for a protocol with ``facts`` (``DeclaredFacts`` of its traces'
+    header), every property but those judged only when the trace uses their vocabulary
+    (replicas, changelogs, rescales, …: ``checker.options.VOCABULARY``), the recovery
+    line (judged for a failure set given on the command line), what a protocol may promise
+    (Z-cycle freedom, RDT, its CIC rules) unless it promises it, and, in a run without
+    snapshot ``rounds`` (an uncoordinated protocol's), the properties of rounds.
+
+    >>> from snapcheck.traces.protocol_facts import DeclaredFacts
+    >>> sorted(judgeable(DeclaredFacts.of({"name": "x", "params": {"guarantees": ["rdt"]}}), rounds=False))
+    ['exactly-once', 'observed-recovery', 'rdt', 'z-cycles']
+    """
+    from snapcheck.checker.options import PROMISED, PROPERTIES, VOCABULARY
+
+    promised = {p for p in PROMISED if facts.promises(p) or (p not in ("z-cycles", "rdt") and facts.cic)}
+    return {
+        p
+        for p in PROPERTIES
+        if p not in VOCABULARY
+        and p != "recovery-line"
+        and (p not in PROMISED or p in promised)
+        and (rounds or p not in ROUND_PROPERTIES)
+    }
+
+
 def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, users: UserState | None = None) -> dict:
     """Simulate and check one configuration; the result row (see ``COLUMNS``). ``oracle=False``
     skips the exactly-once oracle (about a quarter of the cost of a campaign). ``conformer``
@@ -138,6 +169,7 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
     from snapcheck.checker import CheckOptions, check_trace
     from snapcheck.reference import simulate
     from snapcheck.reference.oracle import Inconclusive, exactly_once, not_judged
+    from snapcheck.traces.protocol_facts import DeclaredFacts
 
     row = _row(run_id, seed, cfg)
     diffs = unjudged = None
@@ -195,6 +227,12 @@ def run_one(run_id: int, seed: int, cfg, oracle: bool = True, conformer=None, us
         rollback_events=dist.get("events_undone", 0),
         domino=bool(rec_all.get("domino", False)),
         protocol_error=m.get("protocol_error"),
+        unjudged=orjson.dumps(
+            {
+                p: report.not_judged.get(p)  # null: judged
+                for p in sorted(judgeable(DeclaredFacts.of(res.header.protocol), bool(report.rounds)))
+            }
+        ).decode(),
     )
     if diffs:  # the command shows what failed: the oracle's differences
         row["command"] += " --oracle"

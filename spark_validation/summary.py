@@ -23,6 +23,7 @@ mutant that ran escaped.
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import orjson
 
@@ -64,6 +65,7 @@ def summarize(results: str, meta: dict) -> dict:
         "conform_outside",
         "disagreement",
         "protocol_error",
+        "unjudged",
     ]
     df = ds.dataset(results, format="parquet").to_table(columns=cols).to_pandas()
     df["spec_reject"] = df["conform"] == "reject"
@@ -159,7 +161,9 @@ def summarize(results: str, meta: dict) -> dict:
     coverage = situation_coverage(correct)
     opted_out = correct[correct["oracle"].fillna("").str.startswith(f"skipped: {OPTED_OUT}")]
     opted = opted_out.groupby("protocol").size().to_dict()
+    never = never_judged(correct)
     for p in protocols:
+        p["properties_never_judged"] = never.get(p["protocol"], [])
         p["situations_unreached"] = coverage.get(p["protocol"], {}).get("unreached", [])
         p["oracle_not_applied"] = int(opted.get(p["protocol"], 0))
         p["faults_not_fired"] = int(
@@ -302,6 +306,39 @@ def keep_traces(results: str, out_dir: str) -> list[str]:
         write_atomic(path, r["trace"])
         paths.append(path)
     return paths
+
+
+def never_judged(runs) -> dict[str, list[dict]]:
+    """Per protocol: the properties some of its runs could be judged for (``runner.judgeable``:
+    ``unjudged`` maps each to why it was not, or null when it was) that not one of its runs
+    was, each with why (the reason most of its runs give): a protocol whose rounds never
+    complete is never judged for consistency, one whose runs never recover for exactly-once,
+    and it passes a campaign without them unless told. Runs the kit raised on (no report)
+    are left out.
+
+    >>> import pandas as pd
+    >>> runs = pd.DataFrame({"protocol": ["p", "p"], "unjudged": [
+    ...     '{"consistency": "no round completed", "exactly-once": "no restore"}',
+    ...     '{"consistency": "no round completed", "exactly-once": null}']})
+    >>> never_judged(runs)
+    {'p': [{'property': 'consistency', 'reason': 'no round completed'}]}
+    """
+    out: dict[str, list[dict]] = {}
+    for name, g in runs.groupby("protocol", sort=True):
+        reasons: dict[str, Counter] = {}
+        judged: set[str] = set()
+        for js in g["unjudged"].dropna():
+            for p, why in orjson.loads(js).items():
+                if why is None:
+                    judged.add(p)
+                else:
+                    reasons.setdefault(p, Counter())[why] += 1
+        never = [
+            {"property": p, "reason": c.most_common(1)[0][0]} for p, c in sorted(reasons.items()) if p not in judged
+        ]
+        if never:
+            out[name] = never
+    return out
 
 
 def situation_coverage(runs) -> dict:
@@ -492,6 +529,18 @@ def markdown(s: dict) -> str:
             "failure-free twin's) caught nothing and showed nothing: an escaped mutant had fewer "
             "judged runs than it ran.",
         ]
+    never = [p for p in s["protocols"] if p.get("properties_never_judged")]
+    if never:
+        out += [
+            "",
+            "## Properties no run judged",
+            "",
+            "A protocol passes a campaign only on what its runs were judged for: these properties, "
+            "which its runs could be judged for, were judged in none of them (why: the reason most runs give).",
+            "",
+        ]
+        for p in never:
+            out += [f"- {p['protocol']}: {x['property']}: {x['reason']}" for x in p["properties_never_judged"]]
     cov = s.get("coverage") or {}
     if cov:
         out += [
@@ -762,6 +811,15 @@ def print_summary(s: dict, console) -> None:
                 f"[red]ESCAPED[/] mutant {escape(x['mutant'])}: {x['runs']} run(s), none caught"
                 f"{_inconclusive_note(x)}; e.g.\n  "
                 f"{escape(x['escaped_runs'][0])}",
+                highlight=False,
+                emoji=False,
+            )
+    for p in s["protocols"]:
+        if p.get("properties_never_judged"):
+            props = ", ".join(x["property"] for x in p["properties_never_judged"])
+            console.print(
+                f"[yellow]not judged[/] {escape(p['protocol'])}: no run was judged for {escape(props)} "
+                "(summary.md, 'Properties no run judged')",
                 highlight=False,
                 emoji=False,
             )

@@ -78,6 +78,27 @@ def test_a_run_the_protocol_broke_in_says_where_in_the_summary(tmp_path):
     assert f"violation: protocol-error; the protocol broke {why}" in markdown(s)
 
 
+def test_a_property_no_run_was_judged_for_is_said_with_why(tmp_path):
+    """A protocol whose runs were never judged for a property they could be judged for (no
+    round completed: no consistency) passes a campaign without it: the summary says so, per
+    protocol, with the reason most runs give; one judged in some run (exactly-once) is not listed."""
+    import json as _json
+
+    no_rounds = _json.dumps({"consistency": "no rounds", "exactly-once": "no restore"})
+    s = _summary(
+        tmp_path,
+        [
+            _row(0, "mine.py:Mine", unjudged=no_rounds),
+            _row(1, "mine.py:Mine", unjudged=_json.dumps({"consistency": "no rounds", "exactly-once": None})),
+            _row(2, "unaligned", unjudged=_json.dumps({"consistency": None})),
+        ],
+    )
+    assert s["ok"]
+    never = {p["protocol"]: p["properties_never_judged"] for p in s["protocols"]}
+    assert never == {"mine.py:Mine": [{"property": "consistency", "reason": "no rounds"}], "unaligned": []}
+    assert "## Properties no run judged" in markdown(s) and "- mine.py:Mine: consistency: no rounds" in markdown(s)
+
+
 def test_an_error_in_a_mutant_run_is_the_kit_failing_not_a_catch(tmp_path):
     # run 1 raised in the kit (e.g. a configuration the simulator refuses); run 2 caught it
     s = _summary(
