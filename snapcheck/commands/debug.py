@@ -191,6 +191,13 @@ def _window(value: str | None) -> tuple[int, int] | None:
 @_TRACE
 @click.option("-o", "--output", required=True, type=OUTPUT_FILE, help="Image to write: .svg, .png or .pdf.")
 @click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["svg", "png", "pdf"]),
+    default=None,
+    help="The image format, when the output's name does not say it (e.g. -o /dev/stdout).",
+)
+@click.option(
     "--layout",
     type=click.Choice(["lamport", "file", "time"]),
     default="lamport",
@@ -216,6 +223,7 @@ def _window(value: str | None) -> tuple[int, int] | None:
 def render(
     trace_path,
     output,
+    fmt,
     layout,
     window,
     procs,
@@ -240,7 +248,7 @@ def render(
     from snapcheck.debug.render import render as draw
     from snapcheck.traces.atomic import ensure_writable
 
-    image_format(output)
+    image_format(output, fmt)
     ensure_writable(output, [trace_path])
     with _Phases() as phases:
         trace = phases.read(trace_path, trace_id)
@@ -262,16 +270,18 @@ def render(
             raise UsageError(f"--violation {unknown[0]}: there are {len(findings.items)} violation(s)")
         view = plan_view(trace, findings, opts)
         phases.step("drawing")
-        draw(trace, output, findings, opts)
+        draw(trace, output, findings, opts, fmt)
+    aside = os.path.realpath(output) == os.path.realpath("/dev/stdout")  # the image is the output: the rest aside
     for note in view.notes:
-        echo(f"note: {note}")
+        echo(f"note: {note}", err=aside)
     picked = chosen(findings, opts)
     drawn = sum(in_window(trace, fi, view.window) for fi in picked)
     outside = f", {len(picked) - drawn} outside the window: --violation K draws K" if drawn < len(picked) else ""
     echo(
         f"wrote {output} ({len(trace.events)} events, {len(trace.processes)} processes"
         + (f", {drawn} violation(s) highlighted{outside}" if picked else "")
-        + ")"
+        + ")",
+        err=aside,
     )
 
 

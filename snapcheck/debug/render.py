@@ -792,20 +792,33 @@ def _saving():
         yield
 
 
-def render(trace: Trace, path: str, findings: Findings | None = None, options: RenderOptions | None = None) -> None:
-    """Write the diagram to ``path`` (atomically, never onto the trace); the format follows
-    the extension (.svg, .png, .pdf)."""
-    ext = image_format(path)
+def render(
+    trace: Trace,
+    path: str,
+    findings: Findings | None = None,
+    options: RenderOptions | None = None,
+    fmt: str | None = None,
+) -> None:
+    """Write the diagram to ``path`` (atomically, never onto the trace); the format is
+    ``fmt`` or follows the extension (.svg, .png, .pdf)."""
+    ext = image_format(path, fmt)
     fig = render_figure(trace, findings, options)
     with _saving(), atomic_open(path, "wb", inputs=[trace.path] if trace.path != "<memory>" else []) as f:
         fig.savefig(f, format=ext, metadata=_NO_DATE.get(ext))
 
 
-def image_format(path: str) -> str:
-    """The image format of an output path (svg, png or pdf), or a usage error."""
+def image_format(path: str, fmt: str | None = None) -> str:
+    """The image format of an output path (svg, png or pdf): ``fmt`` when given (a path
+    without an extension, say ``/dev/stdout``), else its extension; or a usage error.
+
+    >>> image_format("a.SVG"), image_format("/dev/stdout", "png")
+    ('svg', 'png')
+    """
+    if fmt is not None:
+        return fmt
     ext = str(path).rsplit(".", 1)[-1].lower()
     if ext not in ("svg", "png", "pdf"):
-        raise UsageError(f"cannot tell the image format of {path!r}: use .svg, .png or .pdf")
+        raise UsageError(f"cannot tell the image format of {path!r}: use .svg, .png or .pdf, or give --format")
     return ext
 
 

@@ -102,6 +102,15 @@ def test_a_scripted_command_with_an_argument_it_cannot_take_is_a_mistake_exit_2(
     assert code == 2 and says in out and "Traceback" not in out, out
 
 
+def test_render_takes_the_format_when_the_output_name_does_not_say_it(tmp_path):
+    """-o /dev/null or /dev/stdout were refused ("cannot tell the image format"), although
+    outputs that are not regular files are written to directly."""
+    assert exit_code("render", FIG2B, "-o", "/dev/null") == 2
+    assert run("render", FIG2B, "-o", "/dev/null", "--format", "svg").exit_code == 0
+    res = run("render", FIG2B, "-o", str(tmp_path / "image"), "--format", "png")
+    assert res.exit_code == 0 and (tmp_path / "image").read_bytes().startswith(b"\x89PNG")
+
+
 def test_a_stepper_without_the_checker_never_says_there_is_no_violation(snapcheck_cli):
     """--no-check: v and pv said "no violations" on a trace with an orphan."""
     code, out = snapcheck_cli("replay", FIG2B, "--no-check", "-c", "v")
