@@ -41,7 +41,7 @@ from snapcheck.reference.operators import (
     WindowedCount,
     WindowedJoin,
 )
-from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload
+from snapcheck.reference.topology import EdgeSpec, OperatorSpec, Workload, find_back_edges
 
 STATES = ("OR", "ID", "CA", "NY", "WA", "TX")
 WINDOW = 2000  # tumbling window size, ticks
@@ -352,7 +352,8 @@ def random_graph(
     an earlier one (hash-partitioned by key); such an edge is a back-edge only if it
     closes a cycle (``topology.expand``), otherwise the graph gains a cross edge; half
     the cyclic graphs also get a loop whose body is chained to its head
-    (``_chained_loop``)."""
+    (``_chained_loop``), and so does every cyclic graph none of whose edges closed a
+    cycle: a cyclic graph has one (the other graphs are drawn as before)."""
     ops: list[OperatorSpec] = []
     edges: list[EdgeSpec] = []
     n_src = 1 + int(rng.random() * 2)
@@ -396,6 +397,9 @@ def random_graph(
                 continue
             edges.append(EdgeSpec(a.name, b.name, "hash", key=lambda r: r[0], select=_hop(max_hops)))
         _chained_loop(rng, ops, edges, max_hops)
+        find_back_edges(ops, edges)
+        if not any(e.back_edge for e in edges):  # no edge drawn closed a cycle: a cyclic graph has one
+            _chained_loop(rng, ops, edges, max_hops, always=True)
     name = "random-cyclic" if cyclic else "random-dag"
     wl = Workload(
         name,
@@ -433,8 +437,10 @@ def _sibling_edge(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeS
         consumed[a.name] = True
 
 
-def _chained_loop(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeSpec], max_hops: int) -> None:
-    """With probability 1/2, an iteration whose body is chained to its head: a new
+def _chained_loop(
+    rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeSpec], max_hops: int, always: bool = False
+) -> None:
+    """With probability 1/2 (or ``always``), an iteration whose body is chained to its head: a new
     operator with the parallelism of an inner operator ``head``, fed by it over a forward
     edge, feeds ``head`` back by key (a back-edge). Each subtask of the body then hears of
     a round from its own subtask of ``head`` alone, while each subtask of ``head`` reads
@@ -444,7 +450,7 @@ def _chained_loop(rng: random.Random, ops: list[OperatorSpec], edges: list[EdgeS
     a random graph close over an arbitrary path, which usually crosses a shuffle, and
     there every subtask of the loop hears of a round from every subtask of its head.
     Drawn after the rest of the graph, so a graph without the loop is unchanged."""
-    if rng.random() >= 0.5:
+    if not always and rng.random() >= 0.5:
         return
     inner = [o for o in ops if not o.source and not o.sink]
     parallel = [o for o in inner if o.parallelism > 1] or inner  # a loop of one subtask has no other to race

@@ -86,6 +86,10 @@ def test_removing_back_edges_leaves_a_dag_and_back_edges_close_cycles(rng, cycli
     assert {c.id for c in g.channels if c.back_edge} == {
         c.id for c, e in ((c, wl.edges[c.edge]) for c in g.channels) if e.back_edge
     }
+    # a cyclic graph has a cycle (one in about eight drawn none: its later-to-earlier edges closed
+    # no path, and no chained loop was drawn), an acyclic one none
+    full = nx.DiGraph((e.src, e.dst) for e in wl.edges)
+    assert nx.is_directed_acyclic_graph(full) is not cyclic
 
 
 def dag_of(wl):
