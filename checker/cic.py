@@ -806,18 +806,9 @@ def check_cic(run) -> None:
     >>> report.ok, report.stats["cic"]
     (True, {'protocol': 'bcs', 'form': 'bcs', 'receives': 1, 'forced': 1, 'required': 1})
     """
-    from snapcheck.checker.options import CheckerUsageError
-
     props = ("cic-conformance", "cic-efficiency", "timestamps")
     kind = run.facts.cic
-    explicit = [p for p in props if run.explicit(p)]
-    if kind is None:
-        if explicit:
-            raise CheckerUsageError(
-                f"{', '.join(explicit)}: the trace's protocol "
-                f"{run.trace.header.protocol.get('name')!r} declares no CIC rules "
-                "(params.cic: bcs or hmnr)"
-            )
+    if kind is None:  # named or not, not judged: there are no rules to judge by (checker.coverage says so)
         return
     applies = run.opts.properties is None and zcf_applies(run.ix)
     wanted = [p for p in props if run.explicit(p) or applies]

@@ -128,7 +128,7 @@ class CheckOptions:
     z3_min_replay: bool = False  # also the z3 optimum "fewest messages to replay"
     crosscheck: bool = True  # cross-check RL-FIX with R-MARK and rollback propagation
     max_witnesses: int = 20  # Z-cycle witnesses computed (each is a graph search)
-    max_per_result: int = 20  # violations listed per property result (all are counted)
+    max_per_result: int | None = 20  # violations listed per property result (all are counted; None: all listed)
     facts: dict | None = None  # protocol facts completing the header's params (header wins)
 
     def __post_init__(self) -> None:
@@ -144,8 +144,13 @@ class CheckOptions:
                 raise CheckerUsageError(str(exc)) from None
 
     def validate(self) -> None:
-        """Raise ``CheckerUsageError`` for an unknown semantics or property name, or a
-        ``properties``, ``cut`` or ``failures`` of a type it cannot be.
+        """Raise ``CheckerUsageError`` for an unknown semantics or property name, or an
+        option of a type or value it cannot be (``properties``, ``cut``, ``failures``, the
+        flags, caps below 1, ``facts``).
+
+        >>> CheckOptions(max_per_result=0).validate()
+        Traceback (most recent call last):
+        snapcheck.checker.options.CheckerUsageError: max_per_result: expected a whole number of at least 1 (or None: no cap), not 0
 
         >>> opts = CheckOptions()
         >>> opts.cut = [("P0", 1)]
@@ -177,6 +182,18 @@ class CheckOptions:
             )
         if self.semantics not in SEMANTICS:
             raise CheckerUsageError(f"unknown semantics {self.semantics!r} (use {' or '.join(SEMANTICS)})")
+        for name in ("z3", "z3_min_replay", "crosscheck"):  # "no" would be true
+            if type(getattr(self, name)) is not bool:
+                raise CheckerUsageError(f"{name}: expected True or False, not {getattr(self, name)!r}")
+        for name in ("max_witnesses", "max_per_result"):  # 0 or less listed no violation of a failed result
+            v = getattr(self, name)
+            if (type(v) is not int or v < 1) and not (v is None and name == "max_per_result"):
+                more = " (or None: no cap)" if name == "max_per_result" else ""
+                raise CheckerUsageError(f"{name}: expected a whole number of at least 1{more}, not {v!r}")
+        if self.facts is not None and not isinstance(self.facts, dict):
+            raise CheckerUsageError(
+                f"facts: expected a dict of protocol facts (e.g. {{'aligned': True}}), not {self.facts!r}"
+            )
         if self.properties is not None:
             unknown = set(self.properties) - set(PROPERTIES)
             if unknown:

@@ -116,10 +116,27 @@ class Inconclusive(Exception):
     guard, ``metrics["truncated"]``)."""
 
 
+class NotApplicable(Inconclusive):
+    """The oracle does not apply to the run: its protocol, or its mutant, declares
+    ``failure_free_oracle = False`` (its results may differ from the failure-free run's
+    whatever it does right). Comparing anyway would read such differences as a bug, or an
+    empty comparison as a pass."""
+
+
 def exactly_once(cfg: SimConfig, run: SimResult | None = None) -> list[str]:
     """Run ``cfg`` (unless ``run`` is given) and compare its results with those of its
     ``baseline``. Raises ``Inconclusive`` when the run itself or that baseline run gave
-    up (neither has a committed end state), or the baseline never finished."""
+    up (neither has a committed end state), or the baseline never finished; and
+    ``NotApplicable`` (an ``Inconclusive``) when its protocol or mutant declares the
+    oracle does not apply.
+
+    >>> exactly_once(SimConfig(protocol="liverobin"))
+    Traceback (most recent call last):
+    snapcheck.reference.oracle.NotApplicable: the protocol declares failure_free_oracle = False
+    """
+    why = not_judged(cfg)
+    if why in (OPTED_OUT, MUTANT_OPTED_OUT):
+        raise NotApplicable(why)
     if run is None:
         run = simulate(cfg, record=False)
     base = baseline(cfg)

@@ -231,9 +231,10 @@ class TraceRecorder:
         t: float | None = None,
         attrs: dict | None = None,
     ) -> int:
-        """Record a local checkpoint; returns its number ``ckpt`` (1, 2, ...). ``attrs``: e.g.
-        ``{"agreed": {key: value}}``, values every subtask of its operator must agree on."""
-        n = self._ckpt[self._proc(proc)] + 1
+        """Record a local checkpoint; returns its number ``ckpt`` (1, 2, ...; ``kind="initial"``:
+        the process's explicit initial checkpoint, number 0, as its first event). ``attrs``:
+        e.g. ``{"agreed": {key: value}}``, values every subtask of its operator must agree on."""
+        n = 0 if kind == "initial" else self._ckpt[self._proc(proc)] + 1
         self._emit(
             "checkpoint",
             proc,
@@ -344,7 +345,10 @@ class TraceRecorder:
         t: float | None = None,
         attrs: dict | None = None,
     ) -> None:
-        """Record an output ``proc`` made visible outside the system (e.g. a sink's publish)."""
+        """Record an output ``proc`` made visible outside the system (e.g. a sink's publish);
+        ``mid``, if given, is a message this recorder's send or replay returned."""
+        if mid is not None:
+            self._message(mid)
         self._emit("output", proc, {"mid": mid, "key": key, "value": value, "t": t, "attrs": attrs})
 
     # -- results ----------------------------------------------------------------

@@ -59,6 +59,15 @@ def test_a_string_cut_is_read_as_the_command_line_reads_it():
         ("cut", [("P0", 1)], "cut: expected a dict"),
         ("failures", 0, "failures: expected None"),
         ("failures", [0], "failures: expected None"),
+        # a flag given as a string was true, a cap below 1 turned a clean trace into a violation
+        # with no violation, a cap of another type blamed the trace, facts of another type raised ValueError
+        ("z3", "no", "z3: expected True or False"),
+        ("crosscheck", "no", "crosscheck: expected True or False"),
+        ("max_per_result", -1, "max_per_result: expected a whole number of at least 1"),
+        ("max_per_result", 0, "max_per_result: expected a whole number of at least 1"),
+        ("max_per_result", "5", "max_per_result: expected a whole number of at least 1"),
+        ("max_witnesses", 0, "max_witnesses: expected a whole number of at least 1"),
+        ("facts", "aligned", "facts: expected a dict of protocol facts"),
     ],
 )
 def test_options_of_a_type_they_cannot_be_are_a_usage_error(field, value, message):

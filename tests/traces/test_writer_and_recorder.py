@@ -8,7 +8,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from snapcheck.checker import report
-from snapcheck.traces import RecorderError, TraceRecorder, atomic, gc_pause, lines, model, recorder, schema, writer
+from snapcheck.traces import (
+    RecorderError,
+    TraceRecorder,
+    atomic,
+    gc_pause,
+    lines,
+    model,
+    read_trace,
+    recorder,
+    schema,
+    writer,
+)
 from snapcheck.traces.errors import UsageError
 from snapcheck.traces.jsonl import parse_trace
 from snapcheck.traces.writer import TraceWriter, dumps_trace, write_trace
@@ -50,6 +61,8 @@ def two() -> TraceRecorder:
         (lambda r: r.recv("B", "ab:7"), "unknown message id 'ab:7'"),
         (lambda r: r.replay("B", "nope"), "unknown message id 'nope'"),
         (lambda r: r.record("B", 0, "ab", ["ghost"]), "unknown message id 'ghost'"),
+        # accepted, and the file it wrote was then refused by every reader ("output of a message never sent")
+        (lambda r: r.output("B", 1, mid="ghost"), "unknown message id 'ghost'"),
         (lambda r: r.checkpoint("A", kind="weird"), "field 'kind' must be one of"),
         (lambda r: r.restore("A", 3), "refers to checkpoint 3 of A, which it has not taken"),
         (lambda r: r.send("A", "ab", value=object()), "send by A: a value cannot be written as JSON"),
@@ -217,3 +230,17 @@ def test_fast_path_of_the_simulator_matches_the_checked_writer():
         w.event(orjson.loads(raw))
     w.finish()
     assert w.dumps() == data
+
+
+def test_an_explicit_initial_checkpoint_is_number_0_and_the_next_is_1(tmp_path):
+    """kind="initial" was numbered 1 by the recorder and always refused ("an initial
+    checkpoint has ckpt 0, found 1"): the documented explicit initial checkpoint could not
+    be recorded."""
+    r = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    assert (r.checkpoint("A", kind="initial"), r.checkpoint("A")) == (0, 1)
+    r.recv("B", r.send("A", "ab"))
+    r.write(tmp_path / "t.jsonl")
+    events = read_trace(tmp_path / "t.jsonl").events
+    assert [(e.kind, e.ckpt) for e in events if e.type == "checkpoint"] == [("initial", 0), ("basic", 1)]
+    with pytest.raises(RecorderError):  # not after another event of the process
+        r.checkpoint("B", kind="initial")
