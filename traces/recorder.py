@@ -40,7 +40,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from snapcheck.traces.errors import RecorderError
+from snapcheck.traces.errors import RecorderError, UsageError
 from snapcheck.traces.model import Channel, Event, Header, Process, Trace
 from snapcheck.traces.writer import TraceWriter
 
@@ -72,6 +72,11 @@ class TraceRecorder:
         metadata: dict | None = None,
         out: str | os.PathLike | None = None,
     ):
+        for what, given in (("processes", processes), ("channels", channels)):
+            if isinstance(given, (str, bytes)):  # a string is iterable: "src" made processes s, r and c
+                raise RecorderError(f"{what}: expected a list, not the string {given!r}")
+        if params is not None and not isinstance(params, dict):
+            raise RecorderError(f"params: expected a dict of protocol parameters, not {params!r}")
         try:
             self.header = Header(
                 processes=[_process(p) for p in processes],
@@ -94,7 +99,11 @@ class TraceRecorder:
         self._mid_ch: dict[str, str] = {}
         self._replays: dict[str, int] = {}
         self.events: list[dict] = []
-        self._file = open(out, "wb", buffering=0) if out is not None else None
+        self._closed = False
+        try:
+            self._file = open(out, "wb", buffering=0) if out is not None else None
+        except OSError as exc:  # as write() says it
+            raise UsageError(f"cannot write {out}: {exc.strerror}") from None
         try:
             self._writer = TraceWriter(self.header, stream=self._file)
         except RecorderError:
@@ -122,6 +131,8 @@ class TraceRecorder:
 
     def _emit(self, etype: str, proc: str, fields: dict) -> dict:
         """Check and write one event; nothing changes if the writer refuses it."""
+        if self._closed:
+            raise RecorderError("the recorder is closed: its file is complete (record before close())")
         self._proc(proc)
         d = {"type": etype, "proc": proc, "idx": self._idx[proc]}
         d.update({k: v for k, v in fields.items() if v is not None})
@@ -365,9 +376,11 @@ class TraceRecorder:
         return Trace(self.header, [Event.from_dict(d, n) for n, d in enumerate(self.events, 2)])
 
     def close(self) -> None:
+        """Close the file the recorder streams to (``out``); nothing can be recorded after."""
         if self._file is not None:
             self._file.close()
             self._file = None
+            self._closed = True
 
     def __enter__(self) -> TraceRecorder:
         return self

@@ -244,3 +244,23 @@ def test_an_explicit_initial_checkpoint_is_number_0_and_the_next_is_1(tmp_path):
     assert [(e.kind, e.ckpt) for e in events if e.type == "checkpoint"] == [("initial", 0), ("basic", 1)]
     with pytest.raises(RecorderError):  # not after another event of the process
         r.checkpoint("B", kind="initial")
+
+
+def test_recorder_mistakes_of_construction_and_after_close_are_said(tmp_path):
+    """A string for the processes made one process per letter; recording after close()
+    raised "I/O operation on closed file"; a file in a directory that does not exist
+    raised FileNotFoundError (write() said "cannot write")."""
+    with pytest.raises(RecorderError, match="processes: expected a list, not the string 'src'"):
+        TraceRecorder("src", [])
+    with pytest.raises(RecorderError, match="params: expected a dict"):
+        TraceRecorder(["A"], [], params=[1])
+    from snapcheck.traces.errors import UsageError
+
+    with pytest.raises(UsageError, match="cannot write"):
+        TraceRecorder(["A"], [], out=tmp_path / "missing" / "t.jsonl")
+    r = TraceRecorder(["A", "B"], [("ab", "A", "B")], out=tmp_path / "t.jsonl")
+    r.send("A", "ab")
+    r.close()
+    with pytest.raises(RecorderError, match="the recorder is closed"):
+        r.send("A", "ab")
+    assert len(read_trace(tmp_path / "t.jsonl").events) == 1
