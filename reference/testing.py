@@ -101,10 +101,20 @@ def schedules(draw, protocol: str | Protocol = "abs-aligned") -> dict:
 
 
 def failures(tasks: list[str], horizon: int, max_failures: int = 2):
-    """Up to ``max_failures`` crashes of the given tasks in [0, horizon)."""
-    return st.lists(st.tuples(st.sampled_from(tasks), st.integers(0, max(1, horizon - 1))), max_size=max_failures).map(
-        tuple
-    )
+    """Up to ``max_failures`` crashes of the given tasks in [0, horizon) (``horizon`` ≥ 1,
+    ``tasks`` not empty: else a ``ValueError`` saying so).
+
+    >>> failures([], 100)
+    Traceback (most recent call last):
+    ValueError: failures: tasks is empty: there is no task to crash
+    """
+    if not tasks:
+        raise ValueError("failures: tasks is empty: there is no task to crash")
+    if type(horizon) is not int or horizon < 1:
+        raise ValueError(f"failures: horizon is a number of ticks of at least 1, not {horizon!r}")
+    if type(max_failures) is not int or max_failures < 0:
+        raise ValueError(f"failures: max_failures is a count of at least 0, not {max_failures!r}")
+    return st.lists(st.tuples(st.sampled_from(tasks), st.integers(0, horizon - 1)), max_size=max_failures).map(tuple)
 
 
 def task_ids(workload: str | Workload, parallelism: int, seed: int) -> list[str]:
