@@ -293,6 +293,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
         if lookup(protocol) is not lookup(base_of(mut)):
             raise UsageError(f"mutant {mut.name!r} mutates protocol {base_of(mut)!r}, not {protocol!r}")
         cfg = adjusted(mut, cfg)
+        _recovery_mode(mut, cfg)
         with user_hook(mut, "its constructor"):
             protocol = mut.from_config(cfg)
     elif isinstance(protocol, Protocol):
@@ -309,6 +310,7 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             ) from None
     else:
         cls = lookup(protocol)
+        _recovery_mode(cls, cfg)
         with user_hook(cls, "its constructor"):
             protocol = cls.from_config(cfg)
     limit = protocol.max_rounds_in_flight
@@ -327,6 +329,15 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
             known = ", ".join(list(WORKLOADS) + list(RANDOM_WORKLOADS))
             raise UsageError(f"unknown workload {workload!r} (known: {known})") from None
     return cfg, workload, protocol
+
+
+def _recovery_mode(cls: type[Protocol], cfg: SimConfig) -> None:
+    """A recovery mode the protocol does not declare (``recovery_modes``) is the
+    configuration's mistake, said as such (not as its constructor raising)."""
+    if cfg.recovery not in cls.recovery_modes:
+        raise UsageError(
+            f"recovery {cfg.recovery!r}: {cls.name} implements {', '.join(cls.recovery_modes)} (its recovery_modes)"
+        )
 
 
 def is_cyclic(workload: Workload) -> bool:

@@ -224,4 +224,4 @@ def test_cli_recovery_option_selects_partial_recovery(cli, tmp_path):
     code, text = cli(
         "simulate", "-p", "abs-aligned", "--recovery", "partial", "-o", str(tmp_path / "x.jsonl"), stderr=True
     )
-    assert code == 2 and "is not implemented by abs-aligned" in text
+    assert code == 2 and "recovery 'partial': abs-aligned implements restart-all (its recovery_modes)" in text
