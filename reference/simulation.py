@@ -333,8 +333,10 @@ def resolve(cfg: SimConfig) -> tuple[SimConfig, Workload, Protocol]:
 
 def _recovery_mode(cls: type[Protocol], cfg: SimConfig) -> None:
     """A recovery mode the protocol does not declare (``recovery_modes``) is the
-    configuration's mistake, said as such (not as its constructor raising)."""
-    if cfg.recovery not in cls.recovery_modes:
+    configuration's mistake, said as such (not as its constructor raising) — for a
+    protocol that reads its configuration as ``Protocol.from_config`` does (one that
+    overrides it, say to map the default mode onto its own, decides itself)."""
+    if cls.from_config.__func__ is Protocol.from_config.__func__ and cfg.recovery not in cls.recovery_modes:
         raise UsageError(
             f"recovery {cfg.recovery!r}: {cls.name} implements {', '.join(cls.recovery_modes)} (its recovery_modes)"
         )
