@@ -336,7 +336,8 @@ def _recovery_mode(cls: type[Protocol], cfg: SimConfig) -> None:
     configuration's mistake, said as such (not as its constructor raising) — for a
     protocol that reads its configuration as ``Protocol.from_config`` does (one that
     overrides it, say to map the default mode onto its own, decides itself)."""
-    if cls.from_config.__func__ is Protocol.from_config.__func__ and cfg.recovery not in cls.recovery_modes:
+    own = "from_config" in {k for c in cls.__mro__ if c is not Protocol for k in vars(c)}
+    if not own and cfg.recovery not in cls.recovery_modes:
         raise UsageError(
             f"recovery {cfg.recovery!r}: {cls.name} implements {', '.join(cls.recovery_modes)} (its recovery_modes)"
         )
