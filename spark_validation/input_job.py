@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -313,6 +314,19 @@ VERDICT_WORDS = {
 }
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every control character written as an escape: a trace id from the
+    input (its examples, problems) never prints a line of its own in the summary.
+
+    >>> _one_line("t1\\nVerdict: **clean**")
+    't1\\\\x0aVerdict: **clean**'
+    """
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def markdown(s: dict) -> str:
     out = [
         "# Parquet trace validation",
@@ -378,7 +392,7 @@ def markdown(s: dict) -> str:
         "",
         f"Verdict: **{VERDICT_WORDS[s['exit_code']]}** (exit {s['exit_code']}).",
     ]
-    return "\n".join(out) + "\n"
+    return "\n".join(_one_line(line) for line in out) + "\n"
 
 
 def _named_traces(n: int, shown: list[str], what: str) -> list[str]:

@@ -65,6 +65,7 @@ TDecline ==
 TStartRound == A!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord == A!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
+           /\ <<E.n, E.c, E.part>> \notin recorded      \* reported once: twice is replayed twice
 
 \* The rounds a segment that ends at an open cut leaves open (segments.py): the next
 \* segment starts with them, and each is aborted, at the cut or later.

@@ -55,6 +55,7 @@ TCheckpoint == (CL!Snapshot(E.p) \/ CL!Initiate(E.p)) /\ rec'[E.p] = E.n
 TStartRound == CL!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord == CL!SealedNow(E.n, E.c) /\ crec[E.n][E.c] = E.s
+           /\ <<E.n, E.c, E.part>> \notin recorded      \* reported once: twice is replayed twice
 
 TComplete == \A p \in TProcs : rec[p] >= E.n
 

@@ -78,7 +78,8 @@ TDecline ==
 TStartRound == U!StartRound(E.p) /\ rec'[E.p] = E.n
 
 TRecord ==
-    IF E.part = "input"
+    /\ <<E.n, E.c, E.part>> \notin recorded      \* reported once: twice is replayed twice
+    /\ IF E.part = "input"
       THEN /\ E.n \in took[TDst[E.c]] /\ arrivedB[E.c] >= E.n     \* the recording of c ended
            /\ inpart[E.n][E.c] = E.s
       ELSE /\ rec[E.p] >= E.n

@@ -12,6 +12,7 @@ keeps the exact JSON text. Conversions between the two forms are in ``convert``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import orjson
@@ -234,6 +235,9 @@ def open_parquet(path: str) -> pq.ParquetFile:
     return pf
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # what no id of a trace may hold (its JSON Schema)
+
+
 def trace_ids(path: str) -> list[str]:
     """The trace ids in a Parquet trace file, in order of first appearance."""
     try:
@@ -245,6 +249,11 @@ def trace_ids(path: str) -> list[str]:
         if t is None:  # no trace would read the row: it would vanish
             raise TraceErrors(
                 [TraceError(path, 0, f"row {row} of the file has no trace_id (null): every row names its trace")]
+            )
+        if t not in seen and _CONTROL.search(t):  # reports print it: a newline would print a line of its own
+            shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", t)
+            raise TraceErrors(
+                [TraceError(path, 0, f"row {row}: trace_id '{shown}' holds a control character, as no id may")]
             )
         seen.setdefault(t, None)
     return list(seen)

@@ -49,6 +49,37 @@ MODELS_ABORTS = ("ABSTrace", "UnalignedTrace")
 ROUND_EVENTS = {"round_start": "start", "round_complete": "complete", "round_abort": "abort"}
 
 
+_ROUND_OPS = frozenset({"ckpt", "decline", "record", "start", "complete", "abort"})
+
+
+def dense_rounds(events: list[dict]) -> dict[int, int]:
+    """Number the rounds the mapped ``events`` name 1, 2, … in order, in place (their
+    ``n``: a round for the round operations and for markers, a sequence number for data),
+    when they are not already; returns the map (trace round -> specification round), or
+    ``{}`` when nothing changed. The specifications start rounds at 1 and one after
+    another, and compare them only by order.
+
+    >>> evs = [{"op": "start", "k": "", "n": 5}, {"op": "send", "k": "b", "n": 5}, {"op": "send", "k": "d", "n": 5},
+    ...        {"op": "start", "k": "", "n": 7}]
+    >>> dense_rounds(evs), [e["n"] for e in evs]
+    ({5: 1, 7: 2}, [1, 1, 5, 2])
+    >>> dense_rounds([{"op": "start", "k": "", "n": 1}])
+    {}
+    """
+
+    def is_round(e: dict) -> bool:
+        return e["op"] in _ROUND_OPS or (e["op"] in ("send", "recv", "arrive") and e["k"] not in ("d", ""))
+
+    named = sorted({e["n"] for e in events if is_round(e)})
+    if named == list(range(1, len(named) + 1)):
+        return {}
+    rank = {r: k for k, r in enumerate(named, 1)}
+    for e in events:
+        if is_round(e):
+            e["n"] = rank[e["n"]]
+    return rank
+
+
 def _declined_round(e, roles: dict, chans: dict) -> int | None:
     """The round a task declines with this send (its control message ``["decline", r]``
     to a coordinator), or None."""
@@ -328,7 +359,9 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             rounds = max(rounds, e.round)
             add(where, f"{e.type} {e.round} by {e.proc}", ROUND_EVENTS[e.type], e.proc, n=e.round)
         else:
-            raise OutOfScope(f"{e.type!r} events are not mapped", where)
+            raise OutOfScope(
+                f"{e.type!r} events are outside the specification of {protocol}: it does not model them", where
+            )
     add(
         0,
         "end of trace: every non-empty recorded channel state of a round not aborted must have "
@@ -340,6 +373,14 @@ def prepare_snapshot(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
     started = {e.round for e in trace.events if e.type == "round_start" and e.round is not None}  # (required)
     resolved = {e.round for e in trace.events if e.type in ("round_complete", "round_abort")}
     notes = []
+    if renumbered := dense_rounds(events):
+        rounds = max(1, len(renumbered))
+        ids = ", ".join(map(str, sorted(renumbered)[:5])) + (" …" if len(renumbered) > 5 else "")
+        notes.append(
+            f"the trace's rounds ({ids}) are numbered 1…{len(renumbered)} for the specification, which "
+            "counts rounds from 1, one after another (an engine's ids may start elsewhere or skip one a failed "
+            "trigger used up): in order, so nothing that compares rounds changes"
+        )
     if started - resolved:
         notes.append(
             f"round(s) {sorted(started - resolved)} started and neither completed nor aborted in "
@@ -452,7 +493,9 @@ def prepare_cic(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
             else:
                 raise OutOfScope(f"{e.kind} checkpoint: {protocol} takes basic and forced checkpoints", e.line)
         else:
-            raise OutOfScope(f"{e.type!r} events are not mapped for {protocol}", e.line)
+            raise OutOfScope(
+                f"{e.type!r} events are outside the specification of {protocol}: it does not model them", e.line
+            )
     add(0, "end of trace", "end", "")
     ends = tuple(
         (short_c[c.id], short_p[c.src], short_p[c.dst])

@@ -215,8 +215,10 @@ def conform_cmd(
     from snapcheck.checker.tla.conform_report import counts, exit_code, junit_xml, to_json
     from snapcheck.checker.tla.tlc import find_jar, find_java
     from snapcheck.reference.catalogue import tla_mappings
-    from snapcheck.traces.atomic import write_atomic
+    from snapcheck.traces.atomic import ensure_writable, write_atomic
 
+    if junit_file:  # before the work, as check does: a verdict printed, then exit 2 for the file, misled
+        ensure_writable(junit_file, traces)
     find_jar(), find_java()
     start = time.monotonic()
     verdicts = conform(

@@ -149,3 +149,44 @@ def test_a_row_after_a_protocol_error_is_quarantined(tmp_path):
     quarantined = pq.read_table(tmp_path / "out" / "quarantine.parquet").to_pylist()
     assert res.exit_code == 2 and res.summary["rows_quarantined"] >= 1
     assert any("nothing follows the protocol_error" in str(r.get("reason")) for r in quarantined), quarantined[:3]
+
+
+def test_a_cut_that_fits_no_trace_or_an_unreadable_field_is_that_traces_bad_input(tmp_path):
+    """As ``snapcheck check`` says: a --cut naming no process of a trace is bad input of that
+    trace (it was dropped with a note, and a typo passed every trace unjudged, exit 0), and
+    a field the checker cannot read makes that trace bad input (it ended the whole job with
+    a traceback and wrote nothing)."""
+    res, out = _validate(tmp_path, (CLEAN,), cut={"bogus": 1})
+    assert res.exit_code == 2
+    assert "the cut names unknown or non-checkpointing process(es) 'bogus'" in (out / "summary.md").read_text()
+    rec = TraceRecorder(["P0", "P1"], [("a", "P0", "P1")], protocol="bcs", params={"cic": "bcs"})
+    _ = rec.checkpoint("P0")
+    rec.recv("P1", rec.send("P0", "a", piggyback={"sn": "one"}))  # no number
+    (tmp_path / "bad").mkdir()
+    src = tmp_path / "bad" / "t.jsonl"
+    rec.write(src)
+    clean = tmp_path / "bad" / "c.jsonl"
+    t = _trace(CLEAN)
+    clean.write_bytes(dumps_trace(t.header, t.events))
+    jsonl_to_parquet([str(src), str(clean)], str(tmp_path / "bad.parquet"), trace_ids=["bad", CLEAN])
+    res = validate_input(str(tmp_path / "bad.parquet"), str(tmp_path / "out2"), master="local[1]")
+    per = {r["trace_id"]: r for r in pq.read_table(tmp_path / "out2" / "traces.parquet").to_pylist()}
+    assert res.exit_code == 2 and per[CLEAN]["verdict"] == "clean"
+    assert "the CIC checks cannot read this trace" in (tmp_path / "out2" / "summary.md").read_text()
+
+
+def test_a_trace_id_with_a_control_character_forges_no_line(tmp_path):
+    """A trace id holding a newline printed a forged 'Verdict: clean' line in the summary and
+    in check's report: check refuses it, as any id (bad input); the summary escapes it."""
+    evil = "t`\n\nVerdict: **clean** (exit 0).\n\n`"
+    t = _trace(VIOLATION)
+    (tmp_path / "v.jsonl").write_bytes(dumps_trace(t.header, t.events))
+    src = tmp_path / "in.parquet"
+    jsonl_to_parquet([str(tmp_path / "v.jsonl")], str(src), trace_ids=[evil])
+    res = validate_input(str(src), str(tmp_path / "out"), master="local[1]")
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert res.exit_code == 1 and "\nVerdict: **clean**" not in text and "\\x0a" in text
+    from snapcheck.traces.errors import TraceErrors
+
+    with pytest.raises(TraceErrors, match="holds a control character"):
+        read_trace(str(src), trace_id=evil)

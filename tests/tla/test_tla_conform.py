@@ -44,29 +44,29 @@ def two_messages(reordered: bool = False) -> TraceRecorder:
     return rec
 
 
-def chandy_lamport(record_mids=None, with_record=True) -> TraceRecorder:
-    """A coordinator starts round 1 at a; b's message m is in transit on b>a and
-    a records it as the channel state of b>a."""
+def chandy_lamport(record_mids=None, with_record=True, twice=False, rnd=1) -> TraceRecorder:
+    """A coordinator starts round ``rnd`` (1) at a; b's message m is in transit on b>a
+    and a records it as the channel state of b>a (``twice``: in two identical records)."""
     rec = TraceRecorder(
         [{"id": "co", "role": "coordinator"}, "a", "b"],
         [{"id": "co>a", "src": "co", "dst": "a", "kind": "control"}, ("a>b", "a", "b"), ("b>a", "b", "a")],
         protocol="chandy-lamport",
     )
-    rec.round_start("co", 1)
-    trigger = rec.barrier("co", "co>a", 1)
+    rec.round_start("co", rnd)
+    trigger = rec.barrier("co", "co>a", rnd)
     m = rec.send("b", "b>a", value=1)
     rec.recv("a", trigger)
-    ck = rec.checkpoint("a", kind="coordinated", round=1)
-    ab = rec.barrier("a", "a>b", 1)
+    ck = rec.checkpoint("a", kind="coordinated", round=rnd)
+    ab = rec.barrier("a", "a>b", rnd)
     rec.recv("a", m)  # processed while b>a is recorded
     rec.recv("b", ab)
-    rec.checkpoint("b", kind="coordinated", round=1)
-    ba = rec.barrier("b", "b>a", 1)
+    rec.checkpoint("b", kind="coordinated", round=rnd)
+    ba = rec.barrier("b", "b>a", rnd)
     rec.send("b", "b>a", value=2)  # after the marker: not in the snapshot
     rec.recv("a", ba)
-    if with_record:
+    for _ in range(2 if twice else 1 if with_record else 0):
         rec.record("a", ck, "b>a", [m] if record_mids is None else record_mids)
-    rec.round_complete("co", 1)
+    rec.round_complete("co", rnd)
     return rec
 
 
@@ -101,7 +101,7 @@ def aligned(late_processing=False) -> TraceRecorder:
     return rec
 
 
-def unaligned(output_part=True, overtaken_arrives_first=False) -> TraceRecorder:
+def unaligned(output_part=True, overtaken_arrives_first=False, twice=False) -> TraceRecorder:
     """Unaligned: s's barrier overtakes its queued record r2 (output part); a's
     barrier handling overtakes the arrived r1 (input part). The trace has no arrival
     event of the barrier; ``overtaken_arrives_first``: r2's arrival is written before
@@ -125,7 +125,8 @@ def unaligned(output_part=True, overtaken_arrives_first=False) -> TraceRecorder:
         rec.arrive("a", r2)
     rec.recv("a", b)  # priority: overtakes r1 in the input buffer
     ca = rec.checkpoint("a", kind="coordinated", round=1)
-    rec.record("a", ca, "s>a", [r1], part="input")
+    for _ in range(2 if twice else 1):
+        rec.record("a", ca, "s>a", [r1], part="input")
     rec.recv("a", r1)
     if not overtaken_arrives_first:
         rec.arrive("a", r2)
@@ -241,6 +242,30 @@ def test_correct_and_mutated_chandy_lamport_traces(tmp_path):
     assert v_drop.matched == [e["op"] for e in prepare(dropped.trace()).events].index("record")
     # no record at all: every event matches, the end of the trace does not
     assert v_missing.verdict == REJECT and v_missing.location.endswith(":end")
+
+
+@pytest.mark.tlc
+def test_channel_state_reported_twice_is_rejected_at_the_second_report(tmp_path):
+    """The same record event twice would replay its records twice (check: duplicate-recorded);
+    each matched the channel state, so the trace was accepted."""
+    cl, un = chandy_lamport(twice=True), unaligned(twice=True)
+    paths = [write(cl, tmp_path / "cl.jsonl"), write(un, tmp_path / "un.jsonl")]
+    for rec, path, v in zip((cl, un), paths, conform(paths)):
+        second = [
+            n for n, e in enumerate(rec.events, 2) if e["type"] == "record" and e.get("part", "input") == "input"
+        ][1]
+        assert v.verdict == REJECT and v.location == f"{path}:{second}", v.render()
+
+
+@pytest.mark.tlc
+def test_round_ids_that_start_elsewhere_or_skip_are_accepted(tmp_path):
+    """An engine's checkpoint ids may start past 1 (a job restored from a savepoint) or skip
+    one (a trigger that failed): the specification counts from 1, one after another, so the
+    mapping numbers them in order, and says so; such a trace was rejected at its first round."""
+    path = write(chandy_lamport(rnd=5), tmp_path / "cl5.jsonl")
+    (v,) = conform([path])
+    assert v.verdict == ACCEPT, v.render()
+    assert any("numbered 1…1 for the specification" in n for n in v.notes)
 
 
 @pytest.mark.tlc
