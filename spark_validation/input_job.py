@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ import orjson
 from snapcheck.checker.report import VERDICT_EXIT, worst_exit
 from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION
-from snapcheck.traces.parquet import SCHEMA
+from snapcheck.traces.parquet import SCHEMA, escaped
 
 EXAMPLES = 20
 ENGINES = ("duckdb", "spark")
@@ -314,19 +313,6 @@ VERDICT_WORDS = {
 }
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def _one_line(text: str) -> str:
-    """``text`` with every control character written as an escape: a trace id from the
-    input (its examples, problems) never prints a line of its own in the summary.
-
-    >>> _one_line("t1\\nVerdict: **clean**")
-    't1\\\\x0aVerdict: **clean**'
-    """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
 def markdown(s: dict) -> str:
     out = [
         "# Parquet trace validation",
@@ -392,7 +378,7 @@ def markdown(s: dict) -> str:
         "",
         f"Verdict: **{VERDICT_WORDS[s['exit_code']]}** (exit {s['exit_code']}).",
     ]
-    return "\n".join(_one_line(line) for line in out) + "\n"
+    return "\n".join(escaped(line) for line in out) + "\n"
 
 
 def _named_traces(n: int, shown: list[str], what: str) -> list[str]:

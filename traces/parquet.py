@@ -235,7 +235,17 @@ def open_parquet(path: str) -> pq.ParquetFile:
     return pf
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # what no id of a trace may hold (its JSON Schema)
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # what no id of a trace may hold (its JSON Schema)
+
+
+def escaped(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\x0a``), so that it
+    prints on one line.
+
+    >>> escaped("a\\nb")
+    'a\\\\x0ab'
+    """
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def trace_ids(path: str) -> list[str]:
@@ -250,8 +260,8 @@ def trace_ids(path: str) -> list[str]:
             raise TraceErrors(
                 [TraceError(path, 0, f"row {row} of the file has no trace_id (null): every row names its trace")]
             )
-        if t not in seen and _CONTROL.search(t):  # reports print it: a newline would print a line of its own
-            shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", t)
+        if t not in seen and CONTROL.search(t):  # reports print it: a newline would print a line of its own
+            shown = escaped(t)
             raise TraceErrors(
                 [TraceError(path, 0, f"row {row}: trace_id '{shown}' holds a control character, as no id may")]
             )
