@@ -20,6 +20,8 @@ problem and quarantined by the caller.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 
 
@@ -49,6 +51,7 @@ RESULT_SCHEMA = (
 def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, semantics: str) -> dict:
     """Validate and check one trace given as Parquet rows (any order); the result row."""
     from snapcheck.checker import CheckOptions, check_trace
+    from snapcheck.checker.free_fields import UnreadableField
     from snapcheck.checker.options import CheckerUsageError
     from snapcheck.reference.catalogue import header_facts
     from snapcheck.traces.model import Trace
@@ -105,11 +108,17 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
         max_per_result=10**9,
         facts=facts,
     )
+    notes = []
     try:
-        report = check_trace(trace, opts)
-    except CheckerUsageError as exc:  # a free field it cannot read, or a --cut/--failures that fits it not:
-        # bad input of this trace, as `snapcheck check` says (a typo in the cut passed every trace unjudged)
-        out.update(problem=str(exc)[:500], problems=1)
+        try:
+            report = check_trace(trace, opts)
+        except UnreadableField:
+            raise
+        except CheckerUsageError as exc:  # the cut or failure set does not fit this trace (traces of other jobs)
+            notes.append(f"options not applicable: {exc}")
+            report = check_trace(trace, replace(opts, cut=None, failures=None))
+    except CheckerUsageError as exc:  # a field it cannot read: bad input of this trace, as `snapcheck check` says
+        out.update(problem=str(exc)[:500], problems=1)  # (it ended the whole job with a traceback)
         return out
     except Exception as exc:  # a trace the checker cannot analyse is a problem of this trace
         out.update(problem=f"checker: {type(exc).__name__}: {exc}"[:500], problems=1)
@@ -140,7 +149,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
         rollback_checkpoints=rec.get("distance", {}).get("checkpoints_rolled_back"),
         domino=bool(rec.get("domino", False)),
         subject_counts=orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode(),
-        notes="; ".join(report.notes)[:2000] or None,
+        notes="; ".join(notes + report.notes)[:2000] or None,
     )
     return out
 
