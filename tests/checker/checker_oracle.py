@@ -232,11 +232,15 @@ class Oracle:
         for ch, parts in recs.items():
             seqs = []
             for mid in parts["input"] + parts["output"]:
+                aligned_ch = aligned and not self.chans[ch].back_edge
+                if mid in self.ch and self.ch[mid] != ch and not aligned_ch:
+                    kinds.add("wrong-channel")  # never the message's record: its own channel's is
+                    continue
                 if mid in seen:
                     kinds.add("duplicate-recorded")
                     continue
                 seen.add(mid)
-                if aligned and not self.chans[ch].back_edge:
+                if aligned_ch:
                     kinds.add("aligned-in-flight")
                     continue
                 if self.ch.get(mid) != ch:
