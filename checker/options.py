@@ -38,6 +38,8 @@ PROPERTIES = (
     "rescale-in-flight",  # rescaling: recovered in-flight records reach their new owner once, before live data
     "finished-tasks",  # FLIP-147: finished tasks send nothing, get their final checkpoint and its notification
 )
+# The properties that judge coordinated snapshot rounds (a trace without rounds has nothing for them)
+ROUND_PROPERTIES = ("consistency", "channel-state", "termination", "completion", "recovery-lineage")
 SEMANTICS = ("partial", "restart-all")
 # What a protocol promises (Z-cycle freedom, RDT, its CIC rules): named with --property, such
 # a property is judged on the trace also where the protocol does not promise it (a CIC one

@@ -129,9 +129,6 @@ def _simulated(m: dict) -> dict:
     )
 
 
-ROUND_PROPERTIES = ("consistency", "channel-state", "termination", "completion", "recovery-lineage")
-
-
 def judgeable(facts, rounds: bool) -> set[str]:
     """The properties a run could be judged for, which a campaign says no run was judged
     for when none was: for a protocol with ``facts`` (``DeclaredFacts`` of its traces'
@@ -145,9 +142,10 @@ def judgeable(facts, rounds: bool) -> set[str]:
     >>> sorted(judgeable(DeclaredFacts.of({"name": "x", "params": {"guarantees": ["rdt"]}}), rounds=False))
     ['exactly-once', 'observed-recovery', 'rdt', 'z-cycles']
     """
-    from snapcheck.checker.options import PROMISED, PROPERTIES, VOCABULARY
+    from snapcheck.checker.options import PROMISED, PROPERTIES, ROUND_PROPERTIES, VOCABULARY
+    from snapcheck.traces.protocol_facts import PROMISABLE
 
-    promised = {p for p in PROMISED if facts.promises(p) or (p not in ("z-cycles", "rdt") and facts.cic)}
+    promised = {p for p in PROMISED if facts.promises(p) or (p not in PROMISABLE and facts.cic)}
     return {
         p
         for p in PROPERTIES
