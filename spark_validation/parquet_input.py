@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from snapcheck.traces.model import EVENT_TYPES, MARKERS
-from snapcheck.traces.parquet import SCHEMA, check_columns, open_parquet
+from snapcheck.traces.parquet import SCHEMA, check_columns, scan
 
 _TYPES_SQL = ", ".join(f"'{t}'" for t in EVENT_TYPES)
 _CH_TYPES = "('send','recv','arrive','discard','replay','record','log','log_truncate')"
@@ -193,14 +193,16 @@ class Quarantine:
 
 
 def check_files(path: str) -> None:
-    """Open every file of a local input and check its columns (``open_parquet``, as ``snapcheck
-    check`` does), before any engine starts: an engine looks at one file's footer and columns
-    and fails on another file in the middle of the work. Bad input is ``TraceErrors`` naming
-    each bad file and why. So is a Parquet file of the directory that no engine would read,
+    """Read every file of a local input and check its columns and rows (``traces.parquet.scan``:
+    the columns as ``snapcheck check`` checks them, every page readable, every string UTF-8),
+    before any engine starts: an engine looks at one file's footer and columns and fails on
+    another file, or on a damaged page, in the middle of the work, without naming the file
+    or row. Bad input is ``TraceErrors`` naming each bad file and why. So is a Parquet file of the directory that no engine would read,
     its name (or a folder's) starting with ``_`` or ``.`` (``sql_engine.unread_parquet``):
     leaving its traces out would change the verdict silently. So is an input without a
     single row (empty files, or none with a row group). A cluster's file system
-    (``hdfs://``, ``s3a://``) is read by Spark alone; ``load`` checks the columns it sees."""
+    (``hdfs://``, ``s3a://``) is read by Spark alone; ``load`` checks the columns it sees, and a
+    damaged page there stops the job with Spark's own error."""
     from snapcheck.spark_validation.sql_engine import parquet_files, unread_parquet
     from snapcheck.traces.errors import TraceError, TraceErrors
 
@@ -218,7 +220,7 @@ def check_files(path: str) -> None:
     rows = 0
     for f in parquet_files(path):
         try:
-            rows += open_parquet(f).metadata.num_rows
+            rows += scan(f)
         except TraceErrors as exc:
             errors += exc.errors
     if not errors and not rows:  # a verdict on no trace at all would read as a clean one

@@ -137,7 +137,9 @@ def _extra(text: str) -> dict:
 
 
 def _unreadable(path: str, exc: Exception) -> TraceErrors:
-    return TraceErrors([TraceError(path, 0, f"cannot read Parquet: {exc}")])
+    """The reader's reason on one line, its control characters escaped (a damaged page's
+    reason may quote the bytes it could not read)."""
+    return TraceErrors([TraceError(path, 0, f"cannot read Parquet: {escaped(' '.join(str(exc).split()))}")])
 
 
 def begins_like_parquet(path: str) -> bool | None:
@@ -248,6 +250,80 @@ def escaped(text: str) -> str:
     return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def not_utf8(data: pa.RecordBatch | pa.Table, first_row: int = 1) -> str | None:
+    """Where ``data`` (rows ``first_row``, ``first_row + 1``, … of a file) holds a string
+    that is not UTF-8, which a damaged file or a writer that stores raw bytes as text can
+    leave: the first such value's row, trace, line and column; None when every string
+    is UTF-8.
+
+    >>> good = pa.record_batch({"trace_id": ["t"], "line": [1], "type": ["send"]})
+    >>> not_utf8(good) is None
+    True
+    >>> bad = pa.record_batch({"trace_id": ["t"], "line": [1], "type": pa.array([b"s\\xffnd"]).view(pa.string())})
+    >>> not_utf8(bad, 7)
+    "row 7 of the file (trace 't', line 1): column 'type' is not UTF-8 text (byte 1 of its value: b's\\\\xffnd')"
+    """
+    names = data.schema.names
+    for name in names:
+        if not pa.types.is_string(data.schema.field(name).type) and not pa.types.is_large_string(
+            data.schema.field(name).type
+        ):
+            continue
+        for i, raw in enumerate(data.column(name).cast(pa.binary()).to_pylist()):
+            try:
+                if raw is not None:
+                    raw.decode()
+            except UnicodeDecodeError as exc:
+                where = []
+                if "trace_id" in names and name != "trace_id":
+                    where.append(f"trace {escaped(repr(data.column('trace_id')[i].as_py()))}")
+                if "line" in names:
+                    where.append(f"line {data.column('line')[i].as_py()}")
+                about = f" ({', '.join(where)})" if where else ""
+                at = exc.start
+                shown = (
+                    ("…" if at > 20 else "")
+                    + repr(raw[max(0, at - 20) : at + 20])
+                    + ("…" if at + 20 < len(raw) else "")
+                )
+                return (
+                    f"row {first_row + i} of the file{about}: column {name!r} is not UTF-8 text "
+                    f"(byte {at} of its value: {shown})"
+                )
+    return None
+
+
+def _pylist(data: pa.RecordBatch | pa.Table, path: str, first_row: int, column: str | None = None) -> list:
+    """``data.to_pylist()`` (of its ``column`` alone, if given), or ``TraceErrors`` naming the
+    file and the value that is not UTF-8."""
+    try:
+        return data.column(column).to_pylist() if column is not None else data.to_pylist()
+    except UnicodeDecodeError:
+        raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {not_utf8(data, first_row)}")]) from None
+
+
+def scan(path: str) -> int:
+    """Read every row of a Parquet trace file (its columns checked first, ``open_parquet``)
+    and return how many there are: ``TraceErrors`` naming the file and the reason when a
+    page cannot be read (damaged, badly compressed) or a string is not UTF-8 (``not_utf8``).
+    An engine that met either in the middle of its work would stop without saying which
+    file or row."""
+    pf = open_parquet(path)
+    rows = 0
+    try:
+        for batch in pf.iter_batches(batch_size=BATCH):
+            try:
+                batch.validate(full=True)
+            except pa.ArrowInvalid:
+                if (problem := not_utf8(batch, rows + 1)) is None:
+                    raise
+                raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {problem}")]) from None
+            rows += batch.num_rows
+    except (OSError, pa.ArrowException) as exc:
+        raise _unreadable(path, exc) from None
+    return rows
+
+
 def trace_ids(path: str) -> list[str]:
     """The trace ids in a Parquet trace file, in order of first appearance."""
     try:
@@ -255,7 +331,7 @@ def trace_ids(path: str) -> list[str]:
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, exc) from None
     seen: dict[str, None] = {}
-    for row, t in enumerate(table.column("trace_id").to_pylist(), 1):
+    for row, t in enumerate(_pylist(table, path, 1, "trace_id"), 1):
         if t is None:  # no trace would read the row: it would vanish
             raise TraceErrors(
                 [TraceError(path, 0, f"row {row} of the file has no trace_id (null): every row names its trace")]
@@ -357,8 +433,10 @@ def iter_parquet_dicts(path: str, trace_id: str | None = None) -> Iterator[tuple
         )
     last = 0  # the line of the trace's last row
     try:
+        first_row = 1
         for batch in pf.iter_batches(batch_size=BATCH):
-            for row in batch.to_pylist():
+            rows, first_row = _pylist(batch, path, first_row), first_row + batch.num_rows
+            for row in rows:
                 if trace_id is not None and row["trace_id"] != trace_id:
                     continue
                 line = row.get("line")

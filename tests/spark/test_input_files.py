@@ -4,6 +4,7 @@ engine's error in the middle of the work, and a file that is not Parquet says ho
 
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -155,3 +156,38 @@ def test_check_reads_a_pandas_written_trace_and_names_a_float_column_pandas_made
     code, text = snapcheck_cli("check", str(floats), stderr=True)
     assert code == 2 and "column 'seq' has type double, expected bigint" in text
     assert text.count("give such columns the Int64 dtype") == 1
+
+
+def _damaged_page(d: Path) -> str:
+    table = pq.read_table(d / "a.parquet")
+    pq.write_table(table, d / "b.parquet")
+    chunk = pq.ParquetFile(d / "b.parquet").metadata.row_group(0).column(1)  # the column 'line'
+    data = bytearray((d / "b.parquet").read_bytes())
+    middle = chunk.data_page_offset + chunk.total_compressed_size // 2
+    data[middle : middle + 6] = bytes(b ^ 0xFF for b in data[middle : middle + 6])
+    (d / "b.parquet").write_bytes(data)
+    return "cannot read Parquet: "
+
+
+def _not_utf8(d: Path) -> str:
+    table = pq.read_table(d / "a.parquet")
+    types = table.column("type").to_pylist()
+    k = types.index("checkpoint")
+    raw = pa.array([t.encode() if i != k else b"c\xffeckpoint" for i, t in enumerate(types)]).view(pa.string())
+    pq.write_table(table.set_column(2, "type", raw), d / "b.parquet")
+    return (
+        f"cannot read Parquet: row {k + 1} of the file (trace '{TRACE}', line {k + 1}): column 'type' is not UTF-8 text"
+    )
+
+
+@pytest.mark.parametrize("damage", [_damaged_page, _not_utf8])
+def test_a_damaged_page_or_a_string_not_utf8_is_bad_input_before_any_engine(snapcheck_cli, good, tmp_path, damage):
+    """The columns of such a file are right: only reading its rows shows the damage, which an
+    engine would meet in the middle of its work (a traceback, no file named)."""
+    reason = damage(good)
+    code, text = snapcheck_cli("validate", "--input", str(good), "-o", str(tmp_path / "out"), stderr=True)
+    assert code == 2 and "Traceback" not in text
+    assert f"{good / 'b.parquet'}: {reason}" in text
+    for command in (("check", "--trace-id", str(TRACE)), ("convert", "-o", str(tmp_path / "x.jsonl"))):
+        code, text = snapcheck_cli(*command[:1], str(good / "b.parquet"), *command[1:], stderr=True)
+        assert code == 2 and "Traceback" not in text and reason in text, (command, text)
