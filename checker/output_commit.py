@@ -403,7 +403,11 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
         # a restore goes back to the round of what it takes (its ``round`` only where the
         # completion of that round keeps that state); one that says nothing (a new subtask
         # given no state) is no evidence either way
-        rounds = {r for e in group if (r := restored_round(e, coord.ckpt_round, coord.fallback)) is not None}
+        restores: dict[int, list[int]] = {}  # round -> the lines of the restores going back to it
+        for e in group:
+            if (r := restored_round(e, coord.ckpt_round, coord.fallback)) is not None:
+                restores.setdefault(r, []).append(e.line)
+        rounds = set(restores)
         lines = [e.line for e in group]
         subject = f"recovery {i}"
         if len(rounds) > 1:
@@ -425,9 +429,9 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
                         "restore-aborted",
                         "recovery-lineage",
                         subject,
-                        f"recovery {i} (line {first}) restores round {r}, which {why} before it: a participant "
-                        f"may have aborted that checkpoint (its outputs and offsets disagree).",
-                        lines,
+                        f"recovery {i} (line {restores[r][0]}) restores round {r}, which {why} before it: a "
+                        f"participant may have aborted that checkpoint (its outputs and offsets disagree).",
+                        restores[r],
                         {"round": r},
                     )
                 )
@@ -438,10 +442,10 @@ def recovery_lineage_violations(groups, coord: _Coordination) -> list[Violation]
                         "restore-stale",
                         "recovery-lineage",
                         subject,
-                        f"recovery {i} (line {first}) restores {what} although round {latest} completed at line "
+                        f"recovery {i} (line {restores[r][0]}) restores {what} although round {latest} completed at line "
                         f"{coord.complete_line[latest]}: the job goes back behind a completed checkpoint, so what it did "
                         "after that checkpoint is done again (output committed since is published twice).",
-                        lines + [coord.complete_line[latest]],
+                        restores[r] + [coord.complete_line[latest]],
                         {"round": r, "latest": latest},
                     )
                 )

@@ -127,10 +127,7 @@ class Rescale:
         self.channels = ix.channels
         self.keyed_sends = [e for e in ix.of_type("send") if e.key is not None and e.key_group is not None]
         self.ckpt_round = checkpoint_rounds(ix)
-        rounds = [r for e in group if (r := restored_round(e, self.ckpt_round)) is not None]
-        if not rounds:  # each restore's checkpoints disagree: the round it names, else its newest
-            rounds = [r for e in group if (r := _meant_round(e, self.ckpt_round)) is not None]
-        self.round = rounds[0] if rounds else None
+        self.round = _rescale_round(group, self.ckpt_round)
         self.old_ckpt: dict[str, int] = {}  # old process -> its checkpoint of the restored round
         self.missing: dict[str, int] = {}  # old process without one -> line where the round started
         # a restore without sources restores its process in place (an operator whose
@@ -208,6 +205,35 @@ def rescale_groups(run) -> list[Rescale]:
     own = Ownership(run.trace, [e for g in groups for e in g if e.sources is not None])
     starts = [0] + [min(e.line for e in g) for g in groups]  # each rescale replaces what the one before began
     return [Rescale(run.trace, run.ix, g, own, after) for g, after in zip(groups, starts)]
+
+
+def _rescale_round(group: list, ckpt_round: dict) -> int | None:
+    """The round a rescale restores: the round its restores' checkpoints hold
+    (``restored_round``, each restore's checkpoints agreeing) when they all hold the same
+    one; when they hold different rounds, the ``round`` the restores name if they name one
+    alone, else the newest of them; when no restore's checkpoints agree, the newest round a
+    restore meant (``_meant_round``); None if nothing says. Never the round of whichever
+    restore comes first: a restore that takes an older round's state is the one
+    ``state-wrong-round`` blames, wherever it is in the trace.
+
+    >>> from snapcheck.traces.model import Event
+    >>> def restore(proc, source, ckpt, **more):
+    ...     return Event.from_dict({"type": "restore", "proc": proc, "idx": 0, "ckpt": 0,
+    ...                             "sources": [{"proc": source, "ckpt": ckpt}], **more})
+    >>> rounds = {("A", 5): 5, ("B", 6): 6}
+    >>> _rescale_round([restore("N0", "A", 5, round=6), restore("N1", "B", 6, round=6)], rounds)
+    6
+    >>> _rescale_round([restore("N0", "A", 5), restore("N1", "B", 6)], rounds)
+    6
+    """
+    held = {r for e in group if (r := restored_round(e, ckpt_round)) is not None}
+    if len(held) == 1:
+        return held.pop()
+    named = {e.round for e in group if e.round is not None}
+    if held:
+        return named.pop() if len(named) == 1 else max(held)
+    meant = [r for e in group if (r := _meant_round(e, ckpt_round)) is not None]
+    return max(meant, default=None)
 
 
 def _meant_round(e, ckpt_round: dict) -> int | None:

@@ -144,6 +144,16 @@ class RescaleRules:
                 self.error(line, f"restore: {name} names checkpoint {s['ckpt']} of {s['proc']}, which it has not taken")
                 ok = False
                 continue
+            held = self._ckpt_round.get((q, s["ckpt"]))
+            if d.get("round") is not None and held is not None and held > d["round"]:
+                self.error(
+                    line,
+                    f"restore: {d['proc']} restores {name}, of round {held}, as round {d['round']}: a round "
+                    "restored gives each process the state of that round or, fallen back, of an older one, "
+                    "never of a later round",
+                )
+                ok = False
+                continue
             self._taken.setdefault(q, (line, name))
             kgs, parts = s.get("key_groups"), s.get("partitions")
             if kgs is not None:

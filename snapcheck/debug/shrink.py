@@ -25,7 +25,8 @@ The elements of a trace are the things whose removal leaves a *valid* trace:
 Removing a set of elements removes their closure (above); the survivors are
 renumbered the way ``TraceRecorder`` numbers them: ``idx`` per process,
 checkpoint numbers ``1, 2, …`` per process (also where a rescale's ``restore``
-names the checkpoints it took elements of), data ``seq`` per channel (restored
+names the checkpoints it takes state or elements of, and a ``retire`` the checkpoint
+it hands over), data ``seq`` per channel (restored
 to its value at the restored checkpoint after a ``restore``, so a regenerated
 message keeps the number of the original), and message ids rebuilt from these
 numbers when the trace uses the recorder's naming (``ch:seq``, ``ch:bR``,
@@ -209,12 +210,12 @@ class TraceShrinker:
                     r.mids.add(m)
                     todo.append(m)
         r.checkpoints |= {(p, c) for p, c in self._all_checkpoints() if p in r.procs}
-        # a restore dies with a checkpoint it restores or takes elements of, and its recovery with it; a
+        # a restore dies with a checkpoint it restores or takes state or elements of, and its recovery with it; a
         # removed process's own restore just goes with the process (its recovery goes on without it)
         for i, e in enumerate(self.events):
             if e.type != "restore" or e.proc in r.procs:
                 continue
-            if (e.proc, e.ckpt) in r.checkpoints or _elements(e) & r.checkpoints:
+            if (e.proc, e.ckpt) in r.checkpoints or _taken(e) & r.checkpoints:
                 r.events.update(self.failure_of[i])
         return r
 
@@ -250,7 +251,7 @@ class TraceShrinker:
         t = e.type
         if t in ("send", "replay", "arrive", "recv", "discard") and e.mid in r.mids:
             return None
-        if t == "checkpoint" and (e.proc, e.ckpt) in r.checkpoints:
+        if t in ("checkpoint", "retire") and (e.proc, e.ckpt) in r.checkpoints:  # a retire hands its over
             return None
         if t in ("record", "log", "log_truncate") and e.ch in r.channels:
             return None
@@ -268,10 +269,13 @@ class TraceShrinker:
         return d
 
 
-def _elements(e: Event) -> set[tuple[str, int]]:
-    """The checkpoints a restore of a rescale took list-state elements of (``attrs
-    elements``: ``[[process, checkpoint], ...]``, docs/trace-format.md)."""
-    return {(p, c) for p, c in (e.attrs or {}).get("elements") or ()}
+def _taken(e: Event) -> set[tuple[str, int]]:
+    """The checkpoints of other processes a restore of a rescale takes state from (its
+    ``sources``) or list-state elements of (``attrs.elements``: ``[[process, checkpoint],
+    ...]``, docs/trace-format.md)."""
+    return {(p, c) for p, c in (e.attrs or {}).get("elements") or ()} | {
+        (s["proc"], s["ckpt"]) for s in e.sources or ()
+    }
 
 
 def _fields(obj) -> dict:
@@ -308,6 +312,12 @@ def _renumber(events: list[dict], channels: list[Channel]) -> dict:
         idx[p] = d["idx"] + 1
         if t in ("checkpoint", "record", "restore") and d["ckpt"] > 0:
             d["ckpt"] = ckpt_map[(p, d["ckpt"])]
+        if t == "retire" and d.get("ckpt"):
+            d["ckpt"] = ckpt_map[(p, d["ckpt"])]
+        if t == "restore" and d.get("sources"):  # a rescale's restore names the checkpoints it takes
+            d["sources"] = [
+                dict(s, ckpt=ckpt_map[(s["proc"], s["ckpt"])] if s["ckpt"] > 0 else 0) for s in d["sources"]
+            ]
         if t == "restore" and (d.get("attrs") or {}).get("elements"):  # they name checkpoints by number too
             d["attrs"] = dict(d["attrs"])
             d["attrs"]["elements"] = [[q, ckpt_map[(q, c)] if c > 0 else c] for q, c in d["attrs"]["elements"]]
@@ -431,8 +441,8 @@ def shrink_trace(
     elems = sh.elements()
     before = len(elems)
     built = without(sh, elems, ddmin(elems, lambda kept: test(without(sh, elems, kept))))
-    if built is None:
-        raise ShrinkError("internal: the shrunk candidate is not a valid trace")
+    if built is None:  # the kit's own bug, not the user's: an internal error
+        raise RuntimeError("shrink: the shrunk candidate is not a valid trace")
     while True:  # 1-minimality on the shrunk trace's own elements
         sh = TraceShrinker(built[0], built[2])
         elems = sh.elements()

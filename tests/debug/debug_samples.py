@@ -121,6 +121,35 @@ def failure():
     return _finish(rec, "failure.jsonl")
 
 
+def rescaled(lose_a1: bool = False):
+    """``a0`` and ``a1`` (key groups 0..1 and 2..3) take part in rounds 1 and 2, retire
+    handing over their checkpoints of round 2, and ``n0`` restores all four key groups
+    from them (``lose_a1``: only ``a0``'s, so key groups 2..3 are lost)."""
+    agg = {"operator": "agg", "max_parallelism": 4}
+    rec = TraceRecorder(
+        [
+            {"id": "C", "role": "coordinator"},
+            dict(agg, id="a0", key_groups=[[0, 1]]),
+            dict(agg, id="a1", key_groups=[[2, 3]]),
+            dict(agg, id="n0", appears=True),
+        ],
+        [("a0>a1", "a0", "a1")],
+    )
+    for r in (1, 2):
+        rec.round_start("C", r)
+        rec.recv("a1", rec.send("a0", "a0>a1"))
+        rec.checkpoint("a0", round=r)
+        rec.checkpoint("a1", round=r)
+        rec.round_complete("C", r)
+    rec.retire("a0", 2)
+    rec.retire("a1", 2)
+    sources = [{"proc": "a0", "ckpt": 2, "key_groups": [[0, 1]]}]
+    if not lose_a1:
+        sources.append({"proc": "a1", "ckpt": 2, "key_groups": [[2, 3]]})
+    rec.restore("n0", 0, recovery=1, round=2, sources=sources)
+    return _finish(rec, "rescaled.jsonl")
+
+
 def random_trace(seed: int, n: int = 4, steps: int = 60, fail: bool = False):
     """A random uncoordinated run (sends, receives in any order, checkpoints; with
     ``fail`` also failures followed by restores)."""

@@ -65,6 +65,7 @@ def _valid(sh: TraceShrinker, removed) -> bool:
         S.aligned,
         S.unaligned,
         S.failure,
+        S.rescaled,
         lambda: S.random_trace(21, fail=True),
         lambda: S.random_trace(22, fail=True),
     ],
@@ -78,6 +79,22 @@ def test_every_candidate_is_a_valid_trace(make):
         assert _valid(sh, [x])
     for _ in range(60):  # and random subsets
         assert _valid(sh, rnd.sample(elems, rnd.randrange(len(elems) + 1)))
+
+
+def test_a_rescale_with_checkpoint_numbers_past_1_shrinks(tmp_path):
+    """A rescale names checkpoints by number in its sources and retires (Flink numbers them
+    by checkpoint id: 7, 9, …): the renumbered candidates rename them all."""
+    text = S.as_text(S.rescaled(lose_a1=True)).replace('"ckpt":1', '"ckpt":7').replace('"ckpt":2', '"ckpt":9')
+    (tmp_path / "t.jsonl").write_text(text)
+    out = tmp_path / "s.jsonl"
+    code = _exit("shrink", tmp_path / "t.jsonl", "--property", "rescale-state", "-o", out)
+    assert code == 0
+    shrunk = read_trace(str(out))
+    kept = [(e.type, e.proc, e.ckpt) for e in shrunk.events]
+    assert kept == [("checkpoint", q, 1) for q in ("a0", "a1")] + [("retire", q, 1) for q in ("a0", "a1")] + [
+        ("restore", "n0", 0)
+    ]
+    assert check_trace(shrunk).kinds >= {"key-group-lost"}
 
 
 def test_renumbering_follows_the_recorder():

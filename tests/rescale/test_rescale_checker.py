@@ -797,3 +797,57 @@ def test_a_rescale_split_for_want_of_recovery_ids_says_so():
     report = check_trace(rec.trace(), CheckOptions(properties=["rescale-state"]))
     wrong = [v for v in report.violations if v.kind == "key-group-wrong-owner"]
     assert wrong and all("give them one recovery id" in v.message for v in wrong), report.violations
+
+
+def _two_rounds_then_rescaled(n0_ckpt: int, swap: bool, round_: int | None = 6) -> TraceRecorder:
+    """``a0`` and ``a1`` take part in rounds 5 and 6 (their checkpoints 1 and 2) and retire
+    with round 6; ``n0`` restores ``a0``'s key groups from checkpoint ``n0_ckpt``, ``n1``
+    ``a1``'s from its round-6 checkpoint (``swap``: ``n1``'s restore first in the file)."""
+    agg = {"operator": "agg", "max_parallelism": 4}
+    rec = TraceRecorder(
+        [
+            dict(agg, id="a0", key_groups=[[0, 1]]),
+            dict(agg, id="a1", key_groups=[[2, 3]]),
+            dict(agg, id="n0", appears=True, key_groups=[[0, 1]]),
+            dict(agg, id="n1", appears=True, key_groups=[[2, 3]]),
+            {"id": "jm", "role": "coordinator"},
+        ],
+        [],
+    )
+    for r in (5, 6):
+        rec.round_start("jm", r)
+        rec.checkpoint("a0", round=r)
+        rec.checkpoint("a1", round=r)
+        rec.round_complete("jm", r)
+    rec.retire("a0", 2)
+    rec.retire("a1", 2)
+    restores = [
+        ("n0", [{"proc": "a0", "ckpt": n0_ckpt, "key_groups": [[0, 1]]}]),
+        ("n1", [{"proc": "a1", "ckpt": 2, "key_groups": [[2, 3]]}]),
+    ]
+    for p, sources in reversed(restores) if swap else restores:
+        rec.restore(p, 0, recovery=1, round=round_, sources=sources)
+    return rec
+
+
+@pytest.mark.parametrize("round_", [6, None])
+@pytest.mark.parametrize("swap", [False, True])
+def test_the_restore_of_an_older_round_is_blamed_whatever_the_order_of_the_restores(tmp_path, swap, round_):
+    """The rescale restores round 6 (the round it names, or the newest its restores hold);
+    ``n0`` takes round 5's state. It was the other way round when ``n1``'s restore came
+    first: the rescale took its round from the first restore and blamed ``n1``."""
+    trace, report = _check(tmp_path, _two_rounds_then_rescaled(1, swap, round_))
+    n0 = next(e.line for e in trace.events if e.type == "restore" and e.proc == "n0")
+    wrong = [v for r in report.results for v in r.violations if v.kind == "state-wrong-round"]
+    assert wrong and all("a0:1" in v.message and "round 5" in v.message for v in wrong), [v.message for v in wrong]
+    assert any(v.message.startswith("n0 restores") and n0 in v.lines for v in wrong)
+    [stale] = [v for r in report.results for v in r.violations if v.kind == "restore-stale"]
+    assert f"(line {n0}) restores round 5" in stale.message and n0 in stale.lines
+    n1 = next(e.line for e in trace.events if e.type == "restore" and e.proc == "n1")
+    assert n1 not in stale.lines
+
+
+def test_a_rescale_restoring_one_round_is_clean_in_either_order(tmp_path):
+    for swap in (False, True):
+        _, report = _check(tmp_path, _two_rounds_then_rescaled(2, swap), f"ok{swap}.jsonl")
+        assert report.ok, report.kinds

@@ -194,3 +194,13 @@ def test_a_refused_restore_is_not_reported_again_as_a_missing_first_restore(tmp_
     errs = _errors(_write(tmp_path, lines))
     assert any(f":{n + 1}:" in e and "key_groups" in e for e in errs), errs
     assert not [e for e in errs if "its first event is" in e], errs
+
+
+def test_a_source_of_a_later_round_than_the_restore_names_is_bad_input(tmp_path):
+    """As for a restore of a process's own checkpoint: no completion of a round names a
+    later round's checkpoint."""
+    lines = _lines(tmp_path)
+    n = _restore_of(lines, "g1.agg[0]")
+    lines[n]["round"] = 0
+    errs = _errors(_write(tmp_path, lines))
+    assert any(f":{n + 1}:" in e and "of round 1, as round 0" in e for e in errs), errs
