@@ -16,7 +16,11 @@
 (*             the channels m maps onto its inputs: m is a set of          *)
 (*             <<old channel, new channel, key groups, all>> (all = 1: no  *)
 (*             filter); g the key groups p owns ({} when not keyed); key   *)
-(*             groups are sets of ranges <<lo, hi>>; the records still     *)
+(*             groups are sets of ranges <<lo, hi>>.  A keyed p keeps only *)
+(*             the keyed records of its own key groups (Flink's receivers  *)
+(*             filter by key group); a record without a key group that     *)
+(*             several filtered mappings keep is shared: the first of them *)
+(*             to process it takes it from all.  The records still        *)
 (*             pending at p are replaced, so each must be channel state    *)
 (*             of round h (h = 0: not judged), which takes them on;        *)
 (*   restored  the last restore of the recovery (round r) was seen;        *)
@@ -40,13 +44,15 @@ EXTENDS Naturals, Sequences, FiniteSets, TLC, TraceLog
 
 VARIABLES
     recorded,      \* <<r, o, n, k>>: recorded in-flight records of round r
-    pending,       \* <<p, c, o, n>>: record n of o, to be processed by p on its input c
+    pending,       \* <<p, c, o, n, s>>: record n of o, to be processed by p on its input c
+                   \* (s = 1: a copy shared with other filtered mappings, s = 0: its own)
+    lived,         \* <<p, c>>: p has processed a live record on c since its restore
     took,          \* <<o, n>>: records taken by the restores of the current recovery
     mapped,        \* old channels the restores of the current recovery mapped
     lastComplete,  \* the latest completed round (0: none)
     traceNo, cursor
 
-vars == <<recorded, pending, took, mapped, lastComplete>>
+vars == <<recorded, pending, lived, took, mapped, lastComplete>>
 E == Traces[traceNo][cursor + 1]
 
 RecordsOf(r) == {y \in recorded : y[1] = r}
@@ -67,21 +73,27 @@ Held(p, h) ==
 
 TComplete ==
     /\ lastComplete' = E.r
-    /\ UNCHANGED <<recorded, pending, took, mapped>>
+    /\ UNCHANGED <<recorded, pending, lived, took, mapped>>
 
 TRec ==
     /\ recorded' = recorded \cup {<<E.r, E.o, E.n, E.k>>}
-    /\ UNCHANGED <<pending, took, mapped, lastComplete>>
+    /\ UNCHANGED <<pending, lived, took, mapped, lastComplete>>
 
 \* Rescale!Restore for one new process: it restores the latest completed round; the
-\* records its mappings keep become pending on the new channel they map onto, and a
-\* keyed record may go only to a process that owns its key group.
+\* records its mappings keep become pending on the new channel they map onto, a keyed
+\* record only at a process that owns its key group (a keyed process filters the others
+\* out; if no owner takes one, TRestored finds it missing).  A record without a key
+\* group kept by a filtered mapping is a shared copy (s = 1).
 TRestore ==
-    LET sel == {t \in E.m \X RecordsOf(E.r) : t[1][1] = t[2][2] /\ Keeps(t[1][3], t[1][4], t[2][4])}
+    LET sel == {t \in E.m \X RecordsOf(E.r) :
+                  /\ t[1][1] = t[2][2]
+                  /\ Keeps(t[1][3], t[1][4], t[2][4])
+                  /\ (t[2][4] > 0 /\ E.g # {}) => In(t[2][4], E.g)}
+        shared(t) == IF t[2][4] = 0 /\ t[1][4] = 0 THEN 1 ELSE 0
     IN /\ E.r = lastComplete
        /\ Held(E.p, E.h)
-       /\ \A t \in sel : (t[2][4] > 0 /\ E.g # {}) => In(t[2][4], E.g)
-       /\ pending' = {x \in pending : x[1] # E.p} \cup {<<E.p, t[1][2], t[2][2], t[2][3]>> : t \in sel}
+       /\ pending' = {x \in pending : x[1] # E.p} \cup {<<E.p, t[1][2], t[2][2], t[2][3], shared(t)>> : t \in sel}
+       /\ lived' = {x \in lived : x[1] # E.p}
        /\ took' = took \cup {<<t[2][2], t[2][3]>> : t \in sel}
        /\ mapped' = mapped \cup {m[1] : m \in E.m}
        /\ UNCHANGED <<recorded, lastComplete>>
@@ -93,23 +105,30 @@ TRestored ==
     IN /\ missing = {}
        /\ took' = {}
        /\ mapped' = {}
-       /\ UNCHANGED <<recorded, pending, lastComplete>>
+       /\ UNCHANGED <<recorded, pending, lived, lastComplete>>
 
-\* Rescale!Deliver.
+\* Rescale!Deliver: a record of p's own, or a shared copy, which takes the record from
+\* every filtered mapping it was shared with, processed before any live record on c.
 TRecover ==
-    /\ <<E.p, E.c, E.o, E.n>> \in pending
-    /\ pending' = pending \ {<<E.p, E.c, E.o, E.n>>}
-    /\ UNCHANGED <<recorded, took, mapped, lastComplete>>
+    \E s \in {0, 1} :
+        /\ <<E.p, E.c, E.o, E.n, s>> \in pending
+        /\ s = 1 => <<E.p, E.c>> \notin lived
+        /\ pending' = pending \ ({<<E.p, E.c, E.o, E.n, s>>} \cup
+                                  {x \in pending : s = 1 /\ x[5] = 1 /\ x[3] = E.o /\ x[4] = E.n})
+        /\ UNCHANGED <<recorded, lived, took, mapped, lastComplete>>
 
-\* Rescale!LiveRecv: live data on an input only once its recovered records are in.
+\* Rescale!LiveRecv: live data on an input only once its own recovered records are in
+\* (a shared copy may be another process's to process).
 TLive ==
-    /\ ~\E x \in pending : x[1] = E.p /\ x[2] = E.c
-    /\ UNCHANGED vars
+    /\ ~\E x \in pending : x[1] = E.p /\ x[2] = E.c /\ x[5] = 0
+    /\ lived' = lived \cup {<<E.p, E.c>>}
+    /\ UNCHANGED <<recorded, pending, took, mapped, lastComplete>>
 
 \* A process that leaves at a checkpoint hands its input over to the restores naming it.
 TRetire ==
     /\ Held(E.p, E.h)
     /\ pending' = {x \in pending : x[1] # E.p}
+    /\ lived' = {x \in lived : x[1] # E.p}
     /\ UNCHANGED <<recorded, took, mapped, lastComplete>>
 
 TEnd == pending = {} /\ UNCHANGED vars
@@ -127,7 +146,7 @@ Match ==
 ASSUME \A k \in 1..Len(Traces) : TLCSet(k, 0)
 
 TraceInit ==
-    /\ recorded = {} /\ pending = {} /\ took = {} /\ mapped = {} /\ lastComplete = 0
+    /\ recorded = {} /\ pending = {} /\ lived = {} /\ took = {} /\ mapped = {} /\ lastComplete = 0
     /\ traceNo \in 1..Len(Traces) /\ cursor = 0
 
 TraceNext == cursor < Len(Traces[traceNo]) /\ Match /\ cursor' = cursor + 1 /\ UNCHANGED traceNo

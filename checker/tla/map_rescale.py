@@ -20,7 +20,10 @@ a restore restores)      recorded under, ``n`` the identity of its original
                          a process restored at another parallelism, as that
                          restore did; a rescale taking such a process's
                          checkpoint 0 composes its mappings with that restore's),
-                         ``g`` the key groups it owns
+                         ``g`` the key groups it owns, of which it keeps
+                         the keyed records (the others its key-group filter
+                         drops; a record without a key group several
+                         filtered mappings keep is processed by one of them)
                          (key groups as ranges ``<<lo, hi>>``, plus one), ``h``
                          the round whose channel state must hold the records
                          still pending at the process (its own ``r``)
@@ -214,8 +217,8 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
             add(
                 e,
                 f"restore of {e.proc} from round {r}: it must be the latest completed round; the "
-                "records of the channels it maps become its pending input, keyed ones only for key "
-                "groups it owns"
+                "records of the channels it maps become its pending input (keyed ones of the key groups "
+                "it owns; one without a key group shared by the filtered mappings that keep it)"
                 + (
                     f"; those still pending from its earlier restore must be channel state of round {r}"
                     if before and not observed_at_restore

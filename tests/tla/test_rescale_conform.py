@@ -210,3 +210,95 @@ def test_a_restore_maps_to_the_round_of_the_checkpoint_it_restores():
     assert [e["r"] for e in restores] == [0, 0]
     (v,) = conformance.conform([str(DATA / "aborted_labelled_round1.jsonl")], tla_mappings())
     assert v.verdict == ERROR and "of round 2, as round 1" in v.render(), v.render()
+
+
+def _upscale(keyed=True, n0_filter=((0, 1),), n1_filter=((2, 3),), again_at_n1=False) -> str:
+    """JSONL of a hand-written upscale of a keyed operator from 1 to 2 subtasks (unaligned):
+    two recorded records (key groups 1 and 2, or none), ``g1.agg[0]`` owning key groups 0..1
+    and ``g1.agg[1]`` 2..3, each mapping the old channel with a filter (None: none), each
+    processing one record (``again_at_n1``: ``g1.agg[1]`` processes the first one too)."""
+    import json
+
+    ch = "src[0]>agg[0]"
+    header = {
+        "format": "snapcheck-trace",
+        "version": 1,
+        "processes": [
+            {"id": "coord", "role": "coordinator"},
+            {"id": "src[0]", "operator": "src"},
+            {"id": "agg[0]", "operator": "agg", "key_groups": [[0, 3]], "max_parallelism": 4},
+            {"id": "g1.agg[0]", "operator": "agg", "appears": True, "max_parallelism": 4},
+            {"id": "g1.agg[1]", "operator": "agg", "appears": True, "max_parallelism": 4},
+        ],
+        "channels": [
+            {"id": ch, "src": "src[0]", "dst": "agg[0]"},
+            {"id": "src[0]>g1.agg[0]", "src": "src[0]", "dst": "g1.agg[0]"},
+            {"id": "src[0]>g1.agg[1]", "src": "src[0]", "dst": "g1.agg[1]"},
+        ],
+        "protocol": {"name": "unaligned", "params": {}},
+    }
+    events: list[dict] = []
+    idx: dict[str, int] = {}
+
+    def ev(**d):
+        d["idx"] = idx[d["proc"]] = idx.get(d["proc"], -1) + 1
+        events.append(d)
+
+    ev(type="round_start", proc="coord", round=1)
+    for seq, key_group in ((1, 1), (2, 2)):
+        ev(
+            type="send",
+            proc="src[0]",
+            ch=ch,
+            mid=f"{ch}:{seq}",
+            seq=seq,
+            key=str(seq),
+            **({"key_group": key_group} if keyed else {}),
+        )
+    ev(type="checkpoint", proc="src[0]", kind="coordinated", round=1, ckpt=1)
+    ev(type="send", proc="src[0]", ch=ch, mid=f"{ch}:b1", kind="barrier", round=1)
+    ev(type="recv", proc="agg[0]", ch=ch, mid=f"{ch}:b1")
+    ev(type="checkpoint", proc="agg[0]", kind="coordinated", round=1, ckpt=1)
+    ev(type="record", proc="agg[0]", ch=ch, ckpt=1, part="input", mids=[f"{ch}:1", f"{ch}:2"])
+    ev(type="round_complete", proc="coord", round=1)
+    ev(type="retire", proc="agg[0]", ckpt=1, reason="rescaled")
+    for sub, groups, kept in ((0, [[0, 1]], n0_filter), (1, [[2, 3]], n1_filter)):
+        mapping = {"old": ch, "new": f"src[0]>g1.agg[{sub}]"}
+        if kept is not None:
+            mapping["key_groups"] = [list(r) for r in kept]
+        sources = [{"proc": "agg[0]", "ckpt": 1, "key_groups": groups}]
+        ev(type="restore", proc=f"g1.agg[{sub}]", round=1, ckpt=0, recovery=1, sources=sources, channels=[mapping])
+    for sub, seq, copy in [(0, 1, "r1"), (1, 2, "r1")] + ([(1, 1, "r2")] if again_at_n1 else []):
+        new, mid = f"src[0]>g1.agg[{sub}]", f"{ch}:{seq}/{copy}"
+        ev(type="replay", proc=f"g1.agg[{sub}]", ch=new, mid=mid, replay_of=f"{ch}:{seq}", **{"from": "channel_state"})
+        ev(type="recv", proc=f"g1.agg[{sub}]", ch=new, mid=mid)
+    return "".join(json.dumps(x) + "\n" for x in [header, *events])
+
+
+UPSCALES = {  # name: (arguments, the checker's kinds, conform's verdict)
+    "keyed": ({}, set(), ACCEPT),
+    # without a key group, the two filtered mappings share each record: one processes it
+    "no-key-group": ({"keyed": False}, set(), ACCEPT),
+    "no-key-group-twice": ({"keyed": False, "again_at_n1": True}, {"in-flight-duplicated"}, REJECT),
+    # Flink's receivers filter by key group: a mapping without a filter, or a wider one, is harmless
+    "no-filter": ({"n0_filter": None}, set(), ACCEPT),
+    "wider-filter": ({"n0_filter": ((0, 3),)}, set(), ACCEPT),
+    "non-owner-processes": ({"n1_filter": ((0, 3),), "again_at_n1": True}, {"in-flight-misrouted"}, REJECT),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UPSCALES))
+def test_conform_and_the_checker_agree_on_filters_and_records_without_a_key_group(tmp_path, name):
+    """Both oracles on one trace (docs/specs.md, "Two oracles"): conform rejected the first
+    two kinds of correct traces below (a record without a key group pending at both filtered
+    mappings; a keyed record kept by a filter wider than its task owns) that check passed."""
+    from snapcheck.checker import check_trace
+
+    args, kinds, verdict = UPSCALES[name]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(_upscale(**args))
+    assert check_trace(read_trace(str(path))).kinds == kinds
+    [v] = conformance.conform([str(path)], tla_mappings())
+    assert v.verdict == verdict, v.render()
+    if verdict == REJECT:  # at the second processing, where the checker's witness ends
+        assert v.location == f"{path}:{len(path.read_text().splitlines())}", v.render()
