@@ -75,7 +75,7 @@ def check_rescale(run) -> None:
     >>> from snapcheck.checker.rescale_model import two_to_one
     >>> report = check_trace(two_to_one([0, 3]))
     >>> [(v.kind, v.property, v.message) for v in report.violations]
-    [('key-group-wrong-owner', 'rescale-state', 'N takes key groups 2..3 of operator agg from A0:1 (restore at line 6), but A1 owned them at round 1: the state restored for them is not theirs.')]
+    [('key-group-wrong-owner', 'rescale-state', 'N takes key groups 2..3 of operator agg from A0:1 (restore at line 6), but A1 owned them at round 1: A0 did not hold their state, so N restores the wrong state for them.')]
     >>> from snapcheck.traces.golden import golden
     >>> check_trace(golden("theory_a_zcycle")).not_judged["rescale-state"]
     'the trace has no restore at another parallelism (no restore names its sources)'

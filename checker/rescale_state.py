@@ -233,6 +233,9 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
                 taken.setdefault(k, []).append((e, s))
     if not universe and not taken:
         return []
+    # no old process of the operator, nor any it takes from, declares key groups: who owned
+    # them is unknown (``unjudged_state`` says so), only a key group taken twice is judged
+    ownership_known = bool(universe) or any(own.kg.get(s["proc"]) for got in taken.values() for _, s in got)
     out = []
     problems: dict[tuple, list[int]] = {}
     for k in sorted(set(universe) | set(taken)):
@@ -242,7 +245,7 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
         if len(got) > 1:
             problems.setdefault(("dup", tuple((e.proc, s["proc"], s["ckpt"]) for e, s in got)), []).append(k)
         for e, s in got:
-            if universe.get(k) != s["proc"]:
+            if ownership_known and universe.get(k) != s["proc"]:
                 problems.setdefault(("wrong", e.proc, s["proc"], s["ckpt"], universe.get(k)), []).append(k)
     for key, ks in problems.items():
         rg = to_ranges(ks)
@@ -295,7 +298,8 @@ def _kg_violations(rs: Rescale, op: str) -> list[Violation]:
                     "rescale-state",
                     rs.subject,
                     f"{p} takes {what} from {sp}:{sc} (restore at line {rs.new[p].line}), but {by} at round "
-                    f"{rs.round}: the state restored for {'them' if len(ks) > 1 else 'it'} is not theirs.{hint}",
+                    f"{rs.round}: {sp} did not hold {'their' if len(ks) > 1 else 'its'} state, so {p} restores "
+                    f"the wrong state for {'them' if len(ks) > 1 else 'it'}.{hint}",
                     [rs.new[p].line],
                     {"operator": op, "key_group": ks[0], "key_groups": rg, "checkpoints": [[sp, sc]]},
                 )
@@ -466,8 +470,8 @@ def unjudged_state(rs: Rescale) -> list[str]:
                 else ""
             )
             + (
-                f"{';' if untaken[op] else ':'} {', '.join(empty[op])} take(s) nothing (sources: []): without a copy, "
-                "if it is union or broadcast state"
+                f"{';' if untaken[op] else ':'} {', '.join(empty[op])} take(s) nothing (sources: []), so "
+                "it has no copy if that is union or broadcast state"
                 if empty[op]
                 else ""
             )
@@ -476,7 +480,28 @@ def unjudged_state(rs: Rescale) -> list[str]:
             for op, cks in sorted(whole.items())
         ]
         + _taken_by_none(rs, whole, taken)
+        + _undeclared_key_groups(rs)
     )
+
+
+def _undeclared_key_groups(rs: Rescale) -> list[str]:
+    """One sentence per operator whose new processes take key groups (named in their
+    sources) that no old process of the operator, nor any they take from, declares: who
+    owned them is unknown, so key groups taken from the wrong process or lost are not
+    judged (``_kg_violations``)."""
+    own = rs.own
+    out = []
+    for op in sorted({own.operator[p] for p in rs.new}):
+        olds = [q for q in [*rs.old_ckpt, *rs.missing] if own.operator.get(q) == op]
+        sources = [s for p, e in rs.new.items() if own.operator[p] == op for s in rs.sources(e)]
+        named = [r for s in sources for r in s.get("key_groups") or ()]
+        if named and not any(own.kg.get(q) for q in olds) and not any(own.kg.get(s["proc"]) for s in sources):
+            out.append(
+                f"{rs.subject}: operator {op} restores key groups {fmt_ranges(to_ranges(sorted(expand_ranges(named))))} "
+                "but none of its old processes declares key_groups in the header, so whether each was taken "
+                "from its owner, and whether any was lost, is not judged (a key group taken twice is)."
+            )
+    return out
 
 
 def _taken_by_none(rs: Rescale, whole: dict, taken: set) -> list[str]:

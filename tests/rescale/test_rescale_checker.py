@@ -758,7 +758,8 @@ def test_new_processes_that_take_no_copy_of_whole_state_are_named():
     rec.restore("N2", 0, recovery=1, round=1, sources=[])
     report = check_trace(rec.trace(), CheckOptions(properties=["rescale-state"]))
     assert any(
-        "is not judged: N1, N2 take(s) nothing (sources: []): without a copy, if it is union" in n for n in report.notes
+        "is not judged: N1, N2 take(s) nothing (sources: []), so it has no copy if that is union" in n
+        for n in report.notes
     )
 
 
@@ -851,3 +852,25 @@ def test_a_rescale_restoring_one_round_is_clean_in_either_order(tmp_path):
     for swap in (False, True):
         _, report = _check(tmp_path, _two_rounds_then_rescaled(2, swap), f"ok{swap}.jsonl")
         assert report.ok, report.kinds
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_key_groups_of_old_processes_that_declare_none_are_not_judged_for_their_owner(tmp_path, twice):
+    """Whose key groups an old process held is unknown when none declares ``key_groups``:
+    a note says so, where four ``key-group-wrong-owner`` were reported ("no old process
+    owned them"); a key group two restores take is still ``key-group-duplicated``."""
+    agg = {"operator": "agg", "max_parallelism": 4}
+    rec = TraceRecorder(
+        [dict(agg, id="A0"), dict(agg, id="A1"), dict(agg, id="N0", appears=True), dict(agg, id="N1", appears=True)],
+        [],
+    )
+    rec.checkpoint("A0", round=1)
+    rec.checkpoint("A1", round=1)
+    rec.retire("A0", 1)
+    rec.retire("A1", 1)
+    rec.restore("N0", 0, recovery=1, round=1, sources=[{"proc": "A0", "ckpt": 1, "key_groups": [[0, 1]]}])
+    second = [[0, 1]] if twice else [[2, 3]]
+    rec.restore("N1", 0, recovery=1, round=1, sources=[{"proc": "A1", "ckpt": 1, "key_groups": second}])
+    _, report = _check(tmp_path, rec)
+    assert _kinds(report) == ({"key-group-duplicated"} if twice else set())
+    assert any("none of its old processes declares key_groups" in n for n in report.notes), report.notes
