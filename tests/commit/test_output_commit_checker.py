@@ -1,5 +1,7 @@
 """The output-commit, control-delivery and recovery-lineage properties on hand-built traces."""
 
+import pytest
+
 from snapcheck.checker import CheckOptions, check_trace
 from snapcheck.traces import TraceRecorder
 
@@ -321,3 +323,19 @@ def test_the_rounds_a_line_and_a_transaction_meet_agree_with_their_definitions()
             assert coord.completed_before(line) == max((r for r, ln in done.items() if ln < line), default=0)
         for n in range(1, max(done) + 1):
             assert coord.covering(n) == min(r for r in done if r >= n)
+
+
+@pytest.mark.parametrize("broke", [False, True])
+def test_a_transaction_unpublished_when_the_protocol_broke_is_not_owed_yet(broke):
+    """A run a protocol error ends stops before the notification of a completed round can
+    reach the sink: its transaction is not ``uncommitted``, a note says it was not judged
+    (a designer's run was reported ``protocol-error, uncommitted``)."""
+    rec = TraceRecorder([{"id": "S", "role": "sink"}, {"id": "C", "role": "coordinator"}], [])
+    rec.checkpoint("S", round=1)
+    rec.output("S", [], attrs={"txn": 1, "phase": "pre-commit"})
+    rec.round_complete("C", 1)
+    if broke:
+        rec.protocol_error("S", "in on_process of S: boom")
+    report = check_trace(rec.trace())
+    assert report.kinds == ({"protocol-error"} if broke else {"uncommitted"})
+    assert broke == any("not judged: the run ended there" in n for n in report.notes)
