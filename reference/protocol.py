@@ -79,8 +79,8 @@ from snapcheck.traces.protocol_facts import TlaMapping
 class TaskContext(_Typing):
     """What a task offers its protocol handler (implemented by ``reference.sim.engine.Task``).
 
-    Channels (``Chan``) have ``id``, ``gate``, ``index`` (position in the gate),
-    ``back_edge`` and ``fifo``; messages (``Msg``) have ``mid``, ``round``
+    Channels (``Chan``) have ``id``, ``src`` and ``dst`` (the sending and receiving
+    tasks), ``gate``, ``index`` (position in the gate), ``back_edge`` and ``fifo``; messages (``Msg``) have ``mid``, ``round``
     (barriers), ``started`` (trigger time of the barrier's round), ``unaligned``
     (a barrier sent overtaking) and ``recovered`` (a replayed record).
     """

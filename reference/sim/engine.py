@@ -725,8 +725,9 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             raise ProtocolBroke(
                 v,
                 "on_timer",
-                f"{fired} timers fired at tick {self.now}: a timer re-armed for the current tick from on_timer "
-                "never lets the simulated clock advance",
+                f"{fired} timers fired at tick {self.now} ({self.timers} more pending): on_timer sets timers "
+                "faster than they expire (one re-armed for the current tick never lets the simulated clock "
+                "advance; more than one set per firing multiply), so the run cannot end",
             )
         assert v.proto is not None  # set by _start_tasks
         v.proto.on_timer(key)
