@@ -45,6 +45,10 @@ def _parse_rescale(spec: str) -> tuple[str, int, int]:
 
     >>> _parse_rescale("savepoint@1500:3")
     ('savepoint', 1500, 3)
+    >>> _parse_rescale("savepoint@1500:0")
+    Traceback (most recent call last):
+    ...
+    snapcheck.traces.errors.UsageError: --rescale 'savepoint@1500:0': PARALLELISM must be 1 or more
     """
     kind, sep, rest = spec.partition("@")
     when, sep2, p = rest.partition(":")
@@ -52,7 +56,11 @@ def _parse_rescale(spec: str) -> tuple[str, int, int]:
         t, n = int(when), int(p)
     except ValueError:
         t = n = -1
+    why = "TIME must be 0 or more" if t < 0 and when.lstrip("-").isdigit() else ""
+    why = why or ("PARALLELISM must be 1 or more" if n < 1 and p.lstrip("-").isdigit() else "")
     if not sep or not sep2 or kind not in ("savepoint", "failure") or t < 0 or n < 1:
+        if why and sep and sep2 and kind in ("savepoint", "failure"):
+            raise UsageError(f"--rescale {spec!r}: {why}")
         raise UsageError(
             f"--rescale {spec!r}: expected KIND@TIME:PARALLELISM with KIND savepoint or failure, e.g. savepoint@1500:3"
         )

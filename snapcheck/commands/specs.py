@@ -226,7 +226,9 @@ def conform_cmd(
         tla_mappings(),
         timeout=timeout,
         refinement=not no_refinement,
-        on_verdict=None if as_json else lambda v: console.print(v.render(), markup=False, emoji=False),
+        on_verdict=None
+        if as_json
+        else _in_order(list(traces), lambda v: console.print(v.render(), markup=False, emoji=False)),
         parallel=parallel or _default_parallel(),
         segment=not no_segments,
     )
@@ -244,6 +246,35 @@ def conform_cmd(
     code = exit_code(verdicts)
     if code:
         sys.exit(code)
+
+
+def _in_order(paths: list[str], show):
+    """A callback that shows each verdict as soon as every trace given before it has one:
+    in the order of the command line (as ``--json`` lists them), whatever order the TLC
+    runs end in.
+
+    >>> shown = []
+    >>> notify = _in_order(["a", "b", "a"], shown.append)
+    >>> for path in ["b", "a", "a"]:
+    ...     notify(type("V", (), {"path": path})())
+    >>> [v.path for v in shown]
+    ['a', 'b', 'a']
+    """
+    done: list = [None] * len(paths)
+    nxt = 0
+
+    def notify(v) -> None:
+        nonlocal nxt
+        k = next((i for i, p in enumerate(paths) if p == v.path and done[i] is None), None)
+        if k is None:  # (a path the command was not given: shown as it comes)
+            show(v)
+            return
+        done[k] = v
+        while nxt < len(paths) and done[nxt] is not None:
+            show(done[nxt])
+            nxt += 1
+
+    return notify
 
 
 def register(group: click.Group) -> None:
