@@ -231,6 +231,9 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     exit_code = worst_exit(codes)  # over the checked traces, as snapcheck check: violation, then nothing judged
     if rows_quarantined and exit_code != EXIT_VIOLATION:  # a violation found outweighs rows not checked
         exit_code = EXIT_BAD_INPUT
+    unfit = summary.get("options_not_applicable", 0)
+    if unfit and unfit == summary.get("traces_checked") and exit_code != EXIT_VIOLATION:
+        exit_code = EXIT_BAD_INPUT  # --cut or --failures fits no trace: a mistake of the command, not a verdict
     summary["ok"] = exit_code == EXIT_CLEAN
     summary["exit_code"] = exit_code
     return summary
@@ -274,7 +277,12 @@ def _checker_part(eng, out_dir: str) -> dict:
     ):
         for k in r["violation_kinds"].split(","):
             kinds[k] += r["n"]
+    from snapcheck.spark_validation.trace_udf import OPTIONS_UNFIT
+
     ck = agg["checkpoints"] or 0
+    unfit = eng.rows(
+        f"SELECT trace_id, notes FROM i_valid WHERE notes LIKE '{OPTIONS_UNFIT}%' ORDER BY trace_id"
+    )  # (few: a --cut or --failures given for traces of other jobs)
     not_judged = [
         r["trace_id"]
         for r in eng.rows(
@@ -297,6 +305,10 @@ def _checker_part(eng, out_dir: str) -> dict:
         "useless_checkpoints": agg["useless"] or 0,
         "useless_pct": round(100.0 * (agg["useless"] or 0) / ck, 3) if ck else 0.0,
         "domino_traces": agg["domino"] or 0,
+        "options_not_applicable": len(unfit),
+        "options_not_applicable_examples": [
+            f"{r['trace_id']}: {r['notes'].split(';')[0][len(OPTIONS_UNFIT) :]}" for r in unfit[:EXAMPLES]
+        ],
         "native_vs_checker": {
             "traces_compared": agg["traces"],
             "traces_disagreeing": mismatches,
@@ -356,6 +368,18 @@ def markdown(s: dict) -> str:
             "",
         ]
         out += [f"- {k}: {v:,} traces" for k, v in s["checker_kinds"].items()]
+        if s.get("options_not_applicable"):
+            n, shown = s["options_not_applicable"], s["options_not_applicable_examples"]
+            out += [
+                "",
+                f"**Options not applied** to {n:,} of the {s['traces_checked']:,} checked traces: the `--cut` or "
+                "`--failures` given names a process or checkpoint they do not have, so the checker judged them "
+                "without it"
+                + (" (it fits no trace: exit 2)" if n == s["traces_checked"] else "")
+                + (f"; the first {len(shown)}:" if len(shown) < n else ":"),
+                "",
+            ]
+            out += [f"- `{e}`" for e in shown]
         out += _named_traces(s["checker_traces_with_violations"], s["violation_examples"], "with violations")
         if s["checker_traces_not_judged"]:
             n = s["checker_traces_not_judged"]

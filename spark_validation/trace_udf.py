@@ -48,6 +48,9 @@ RESULT_SCHEMA = (
 )
 
 
+OPTIONS_UNFIT = "options not applicable: "  # how a trace's notes begin when --cut or --failures did not fit it
+
+
 def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, semantics: str) -> dict:
     """Validate and check one trace given as Parquet rows (any order); the result row."""
     from snapcheck.checker import CheckOptions, check_trace
@@ -115,7 +118,7 @@ def check_rows(rows: list[dict], trace_id: str, cut: dict | None, failures, sema
         except UnreadableField:
             raise
         except CheckerUsageError as exc:  # the cut or failure set does not fit this trace (traces of other jobs)
-            notes.append(f"options not applicable: {exc}")
+            notes.append(f"{OPTIONS_UNFIT}{exc}")
             report = check_trace(trace, replace(opts, cut=None, failures=None))
     except CheckerUsageError as exc:  # a field it cannot read: bad input of this trace, as `snapcheck check` says
         out.update(problem=str(exc)[:500], problems=1)  # (it ended the whole job with a traceback)

@@ -185,3 +185,18 @@ def test_a_trace_id_with_a_control_character_forges_no_line(tmp_path):
 
     with pytest.raises(TraceErrors, match="holds a control character"):
         read_trace(str(src), trace_id=evil)
+
+
+@pytest.mark.parametrize(("cut", "code", "unfit"), [("A=1,B=1", 0, 0), ("A=1,Z=1", 2, 1)])
+def test_a_cut_that_fits_no_trace_is_a_mistake_of_the_command(tmp_path, cut, code, unfit):
+    """A misspelt process in ``--cut`` was noted in the trace's notes only, and the command
+    exited 0 as if the cut had been judged: now the summary counts and names such traces,
+    and exit 2 says the option fitted none."""
+    from snapcheck.checker.notation import parse_cut
+
+    res, _ = _validate(tmp_path, (CLEAN,), cut=parse_cut(cut))
+    s = res.summary
+    assert res.exit_code == code and s["options_not_applicable"] == unfit
+    assert [e.split(":")[0] for e in s["options_not_applicable_examples"]] == [CLEAN] * unfit
+    jsonschema.Draft202012Validator(json_schema("validate-summary")).validate(s)
+    assert ("Options not applied" in markdown(s)) == bool(unfit)
