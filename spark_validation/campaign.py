@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import threading
 import time
 from dataclasses import dataclass
 
 from snapcheck.spark_validation.configs import Selection, draw_config
 from snapcheck.spark_validation.conformance import Conformer
+from snapcheck.spark_validation.output_dirs import check_replaceable, replace_dataset
 from snapcheck.spark_validation.runner import COLUMN_NAMES, UserState, arrow_schema, run_one, spark_schema, user_specs
 
 MAX_CHUNK = 2000  # runs per Spark task on large campaigns
@@ -83,12 +83,6 @@ def _batch(rows: list[dict]):
     return pa.RecordBatch.from_pylist(rows, schema=arrow_schema())
 
 
-def _fresh_dir(path: str) -> None:
-    if os.path.exists(path):
-        shutil.rmtree(path)
-    os.makedirs(path)
-
-
 def run_campaign(
     n: int,
     sel: Selection,
@@ -103,6 +97,7 @@ def run_campaign(
     """Run the campaign; ``session_options`` go to ``session.get_session`` (``conf``, ``ship``)."""
     sel.check()
     results = os.path.join(os.path.abspath(out_dir), "results")  # executors resolve no relative path
+    check_replaceable(results)  # before any run: the results of an earlier run are replaced, nothing else
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     if engine == "python":
@@ -154,7 +149,8 @@ def _progress_bar(total: int):
 def _run_python(n: int, sel: Selection, results: str, base_seed: int, progress: bool) -> None:
     import pyarrow.parquet as pq
 
-    _fresh_dir(results)
+    replace_dataset(results)
+    os.makedirs(results)
     writer = pq.ParquetWriter(os.path.join(results, "part-00000.parquet"), arrow_schema())
     bar = _progress_bar(n) if progress else None
     try:

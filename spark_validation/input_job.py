@@ -46,6 +46,8 @@ from snapcheck.traces.atomic import write_atomic
 from snapcheck.traces.errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_JUDGED, EXIT_VIOLATION
 from snapcheck.traces.parquet import SCHEMA, escaped
 
+OUTPUT_DATASETS = ("quarantine.parquet", "violations.parquet", "traces.parquet")  # under the output directory
+
 EXAMPLES = 20
 ENGINES = ("duckdb", "spark")
 
@@ -102,11 +104,14 @@ def validate_input(
 ) -> InputResult:
     """Check the traces of a v1 Parquet file or directory; results under ``out_dir``. ``engine``:
     "duckdb" or "spark" (default: ``input_engine(master)``)."""
+    from snapcheck.spark_validation.output_dirs import check_replaceable
     from snapcheck.spark_validation.parquet_input import check_files
 
     name = input_engine(master, engine)
     start = time.perf_counter()
     check_files(path)
+    for dataset in OUTPUT_DATASETS:  # before the work: replacing one never deletes a file of the user's
+        check_replaceable(os.path.join(out_dir, dataset))
     eng = open_engine(name, master, **(session_options or {}))
     try:
         summary = _run(eng, path, out_dir, cut, failures, semantics, native_only)
@@ -161,9 +166,9 @@ def _run(eng, path, out_dir, cut, failures, semantics, native_only) -> dict:
     eng.view("i_subjects", f"SELECT * FROM {native.subjects} ANTI JOIN i_invalid USING (trace_id)")
 
     os.makedirs(out_dir, exist_ok=True)
-    q_path = os.path.join(out_dir, "quarantine.parquet")
+    q_path = os.path.join(out_dir, OUTPUT_DATASETS[0])
     eng.write_parquet("SELECT * FROM i_quarantined", q_path)
-    eng.write_parquet("SELECT * FROM i_violations", os.path.join(out_dir, "violations.parquet"))
+    eng.write_parquet("SELECT * FROM i_violations", os.path.join(out_dir, OUTPUT_DATASETS[1]))
 
     rows_checked = eng.value("SELECT count(*) AS n FROM i_clean")
     eng.read_parquet("i_quarantine_back", q_path)
@@ -263,7 +268,7 @@ def _checker_part(eng, out_dir: str) -> dict:
         SELECT v.*, coalesce(nv.n, 0) AS native_violations FROM i_valid v
         LEFT JOIN (SELECT trace_id, count(*) AS n FROM i_violations GROUP BY trace_id) nv
                ON nv.trace_id = v.trace_id""",
-        os.path.join(out_dir, "traces.parquet"),
+        os.path.join(out_dir, OUTPUT_DATASETS[2]),
     )
     agg = eng.rows("""
         SELECT count(*) AS traces, CAST(sum(CASE WHEN verdict = 'violation' THEN 1 ELSE 0 END) AS BIGINT) AS bad,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from snapcheck.spark_validation.output_dirs import check_replaceable, replace_dataset
 from snapcheck.traces.parquet import SCHEMA, begins_like_parquet
 
 
@@ -299,7 +300,7 @@ class DuckEngine(Engine):
         return tuple(self.con.execute(sql).fetchall()[0])  # fetched to the end: the connection is free again
 
     def write_parquet(self, sql, path):
-        _replace_path(path)
+        replace_dataset(path)  # (an earlier run may have left a directory)
         self.con.execute(f"COPY ({sql}) TO '{_sql_str(path)}' (FORMAT parquet)")
 
     def read_parquet(self, name, path):
@@ -388,6 +389,7 @@ class SparkEngine(Engine):
         from snapcheck.spark_validation.session import check_visible
 
         path = os.path.abspath(path)  # executors resolve no relative path
+        check_replaceable(path)  # overwrite deletes whatever the directory holds
         self.spark.sql(sql).write.mode("overwrite").parquet(path)
         check_visible(path)
 
@@ -465,16 +467,6 @@ def unread_parquet(path: str) -> list[str]:
             if full not in read and begins_like_parquet(full):
                 out.append(full)
     return out
-
-
-def _replace_path(path: str) -> None:
-    """Make room for an output written as one file (an earlier run may have left a directory)."""
-    import shutil
-
-    if os.path.isdir(path):
-        shutil.rmtree(path)
-    elif os.path.exists(path):
-        os.remove(path)
 
 
 def _chunks(reader, traces_per_chunk: int):

@@ -191,3 +191,23 @@ def test_a_damaged_page_or_a_string_not_utf8_is_bad_input_before_any_engine(snap
     for command in (("check", "--trace-id", str(TRACE)), ("convert", "-o", str(tmp_path / "x.jsonl"))):
         code, text = snapcheck_cli(*command[:1], str(good / "b.parquet"), *command[1:], stderr=True)
         assert code == 2 and "Traceback" not in text and reason in text, (command, text)
+
+
+@pytest.mark.parametrize("where", ["results", "violations.parquet"])
+def test_an_output_directory_holding_a_users_file_is_refused_not_emptied(snapcheck_cli, good, tmp_path, where):
+    """A campaign's ``results`` dataset, or a dataset of ``--input``'s, is replaced by the
+    next run: only when it holds nothing but what a dataset writer writes. A file of the
+    user's there was deleted without a word (``rmtree``, Spark's overwrite mode)."""
+    out = tmp_path / "out"
+    (out / where).mkdir(parents=True)
+    (out / where / "mine.txt").write_text("precious")
+    if where == "results":
+        args = ["validate", "-n", "2", "-p", "chandy-lamport", "-m", "none", "--engine", "python"]
+    else:
+        args = ["validate", "--input", str(good)]
+    code, text = snapcheck_cli(*args, "-o", str(out), stderr=True)
+    assert code == 2 and "mine.txt" in text and "Traceback" not in text
+    assert (out / where / "mine.txt").read_text() == "precious"
+    (out / where / "mine.txt").unlink()  # then the dataset is the kit's: written, and written again
+    for _ in range(2):
+        assert snapcheck_cli(*args, "-o", str(out), stderr=True)[0] in (0, 1, 4)  # a verdict, not exit 2
