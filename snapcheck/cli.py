@@ -109,6 +109,12 @@ def main(argv: list[str] | None = None) -> None:
     except OutputUnwritable as exc:
         err_console.print(f"snapcheck: {exc}", markup=False)
         sys.exit(EXIT_BAD_INPUT)
+    except MemoryError:  # said in few words (printing a traceback may need memory there is none of)
+        sys.stderr.write(
+            "snapcheck: out of memory: the input or the configuration (a trace's size, a simulation's records) "
+            "needs more memory than this process has\n"
+        )
+        sys.exit(EXIT_INTERNAL)
     except Exception:  # a bug in snapcheck, not a verdict: never exit 1 (= violation) for it
         import traceback
 

@@ -10,6 +10,7 @@ import json
 import os
 
 import click
+import orjson
 
 from snapcheck.console import echo, make_console
 from snapcheck.debug.findings import Findings, check_options, findings_from_report, options_dict, run_checker
@@ -467,17 +468,13 @@ def shrink(trace_path, prop, kind, output, simulation, simulate, failures, seman
 def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None, trace_id: str | None) -> dict | None:
     """The simulation configuration to shrink, if any."""
     if simulate is not None:
-        text = simulate
+        text, where = simulate, "--simulate"
         if simulate.startswith("@"):
-            try:
-                with open(simulate[1:], encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError as exc:
-                raise UsageError(f"cannot read {simulate[1:]}: {exc.strerror}") from None
+            text, where = _config_file(simulate[1:]), f"--simulate {simulate[1:]}"
         try:
-            config = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--simulate: not JSON: {exc}") from None
+            config = orjson.loads(text)  # (nesting is bounded: a deep one is an error, not a recursion)
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"{where}: not JSON: {exc}") from None
         if not isinstance(config, dict):
             raise UsageError("--simulate: expected a JSON object (a SimConfig)")
         return config
@@ -491,6 +488,25 @@ def _sim_config(trace_path: str | None, simulation: bool, simulate: str | None, 
             raise UsageError(f"{trace_path}: no metadata.simulator.config (not a simulator trace)")
         return dict(sim["config"])
     return None
+
+
+def _config_file(path: str) -> str:
+    """The text of a configuration file named by ``--simulate @FILE``: read up to the line
+    limit (``--max-line-bytes``), UTF-8; else ``UsageError`` naming it and why."""
+    from snapcheck.traces.lines import max_line_bytes
+
+    limit = max_line_bytes()
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    if len(raw) > limit:
+        raise UsageError(f"{path}: longer than {limit:,} bytes (--max-line-bytes), so not a simulation configuration")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start : exc.start + 4]!r})") from None
 
 
 def _loadable(config: dict, trace_path: str | None) -> None:

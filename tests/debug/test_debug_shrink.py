@@ -790,3 +790,45 @@ def test_a_process_that_only_takes_part_in_a_recovery_is_shrunk_away():
         smaller = _without_process(res.trace, p.id)
         assert smaller is None or "lost" not in check_trace(smaller, options({})).kinds, f"{p.id} could go"
     assert len(res.trace.processes) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b'{"records": "\xff"}', "not UTF-8 text (byte 13"),
+        (b"[" * 5000 + b"]" * 5000, "not JSON: depth limit exceeded"),
+        (b" " * 30000, "longer than 20,000 bytes (--max-line-bytes)"),
+    ],
+)
+def test_a_bad_simulate_file_is_bad_input_naming_it(tmp_path, capsys, content, reason):
+    """``--simulate @FILE`` read the whole file (``@/dev/zero`` grew without bound) and
+    crashed on bytes that are not UTF-8 and on deep nesting (exit 3, a traceback)."""
+    path = tmp_path / "c.json"
+    path.write_bytes(content)
+    code = _exit(
+        "--max-line-bytes",
+        20000,
+        "shrink",
+        "--property",
+        "consistency",
+        "--simulate",
+        f"@{path}",
+        "-o",
+        tmp_path / "s.jsonl",
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and reason in err and "Traceback" not in err, err
+
+
+def test_running_out_of_memory_is_said_in_a_line_and_never_exit_1(monkeypatch, tmp_path, capsys):
+    """Exit 1 means a violation: a process out of memory, whose handler raised again while
+    printing the traceback, exited 1."""
+    import snapcheck.commands.debug as debug
+
+    def exhausted(*_):
+        raise MemoryError
+
+    monkeypatch.setattr(debug, "_sim_config", exhausted)
+    code = _exit("shrink", "--property", "consistency", "--simulate", "{}", "-o", tmp_path / "s.jsonl")
+    err = capsys.readouterr().err
+    assert code == 3 and "out of memory" in err and "Traceback" not in err
