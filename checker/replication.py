@@ -34,6 +34,7 @@ left to do); a process that did not fail and still holds data messages that arri
 from __future__ import annotations
 
 from snapcheck.checker.free_fields import UnreadableField
+from snapcheck.checker.intervals import History
 from snapcheck.checker.report import Violation
 from snapcheck.traces.model import Event, Trace
 
@@ -61,12 +62,18 @@ def replicas_of(trace: Trace) -> dict[str, list[str]]:
 
 
 class _Replication:
-    def __init__(self, trace: Trace, replicas: dict[str, list[str]]):
+    """The replication structure of a trace, judged on its effective history
+    (``checker.intervals``): what a restore rolled back was never consumed, picked or
+    emitted, and a replayed incarnation (``replay``) is its original message."""
+
+    def __init__(self, trace: Trace, replicas: dict[str, list[str]], h: History | None = None):
         self.replicas = replicas
         self.logical = {r: task for task, rs in replicas.items() for r in rs}
         self.chan = {c.id: c for c in trace.header.channels}
         self.sends: dict[str, Event] = {}
         self.failed: set[str] = set()
+        self.h = h if h is not None else History(trace)
+        self._effective = {id(e) for evs in self.h.eff for e in evs}
         for e in trace.events:
             if e.type == "send":
                 assert e.mid is not None  # required of a send
@@ -75,6 +82,18 @@ class _Replication:
                 self.failed.add(e.proc)
             elif e.type == "restore":
                 self.failed.discard(e.proc)
+
+    def effective(self, e: Event) -> bool:
+        """Whether ``e`` is in the effective history (a process outside the analysed ones,
+        an external input log, never rolls back)."""
+        return e.proc not in self.h.index or id(e) in self._effective
+
+    def original(self, mid: str | None) -> str | None:
+        """The send's mid of a message or of a replayed incarnation of it (None: neither)."""
+        if mid is None:
+            return None
+        o = self.h.resolve(mid)
+        return o if o in self.sends else None
 
     def name(self, proc: str) -> str:
         return self.logical.get(proc, proc)
@@ -85,7 +104,7 @@ class _Replication:
         return c is not None and (c.kind or "data") == "data"
 
     def identity(self, mid: str) -> tuple:
-        s = self.sends[mid]
+        s = self.sends[self.h.resolve(mid)]
         assert s.ch is not None  # required of a send
         c = self.chan[s.ch]
         return (self.name(c.src), self.name(c.dst), s.seq)
@@ -124,7 +143,7 @@ def agreement_violations(trace: Trace, rp: _Replication) -> list[Violation]:
             r: [
                 (rp.identity(e.mid), e.line, e.mid)
                 for e in by_proc.get(r, [])
-                if e.type == "recv" and rp.data(e.ch) and e.mid in rp.sends
+                if e.type == "recv" and rp.data(e.ch) and rp.original(e.mid) and rp.effective(e)
             ]
             for r in reps
         }
@@ -149,7 +168,7 @@ def agreement_violations(trace: Trace, rp: _Replication) -> list[Violation]:
         sent: dict[tuple, tuple] = {}
         for r in reps:
             for e in by_proc.get(r, []):
-                if e.type != "send" or not rp.data(e.ch):
+                if e.type != "send" or not rp.data(e.ch) or not rp.effective(e):
                     continue
                 assert e.mid is not None  # required of a send
                 ident = rp.identity(e.mid)
@@ -200,15 +219,18 @@ def delivery_violations(trace: Trace, rp: _Replication) -> list[Violation]:
     sent: dict[tuple, int] = {}
     receivers: set[str] = set()
     for e in trace.events:
+        if not rp.effective(e):
+            continue
+        o = rp.original(e.mid)
         if e.type == "send" and rp.data(e.ch) and e.proc in rp.logical:
             assert e.ch is not None and e.mid is not None  # required of a send
             dst = rp.chan[e.ch].dst
             receivers.add(dst)
             sent.setdefault(rp.identity(e.mid), e.line)
-        elif e.type == "recv" and e.mid in rp.sends and rp.sends[e.mid].proc in rp.logical and rp.data(e.ch):
+        elif e.type == "recv" and o is not None and rp.sends[o].proc in rp.logical and rp.data(e.ch):
             assert e.mid is not None  # required of a recv
             picked.setdefault((e.proc, rp.identity(e.mid)), []).append(e.line)
-        elif e.type == "discard" and e.mid in rp.sends and rp.sends[e.mid].proc in rp.logical:
+        elif e.type == "discard" and o is not None and rp.sends[o].proc in rp.logical:
             dropped.setdefault((e.proc, rp.identity(e.mid)), e.line)
     for (proc, ident), lines in sorted(picked.items(), key=lambda kv: kv[1][0]):
         if len(lines) > 1:
@@ -266,7 +288,7 @@ def liveness_violations(trace: Trace, rp: _Replication) -> list[Violation]:
             continue
         waiting: dict[str, Event] = {}
         for e in events:
-            if e.type == "arrive" and rp.data(e.ch) and e.mid in rp.sends and _hb(rp.sends[e.mid]) is None:
+            if e.type == "arrive" and rp.data(e.ch) and (o := rp.original(e.mid)) and _hb(rp.sends[o]) is None:
                 waiting[e.mid] = e
             elif e.type in ("recv", "discard"):
                 assert e.mid is not None  # required of a message event
@@ -315,7 +337,7 @@ def check_replication(run) -> None:
     wanted = [p for p in ("replica-agreement", "replica-delivery", "replica-liveness") if run.want(p) and replicas]
     if not wanted:
         return
-    rp = _Replication(trace, replicas)
+    rp = _Replication(trace, replicas, run.h)
     if "replica-agreement" in wanted:
         run.add("replica-agreement", "trace", agreement_violations(trace, rp))
     if "replica-delivery" in wanted:
