@@ -40,6 +40,7 @@ already deleted (``restore-missing-artifact``).
 
 from __future__ import annotations
 
+from snapcheck.checker.free_fields import UnreadableField
 from snapcheck.checker.report import Violation
 from snapcheck.traces.model import MARKERS
 
@@ -224,6 +225,26 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
     return out
 
 
+def retained_rounds(protocol: dict | None) -> int:
+    """How many of the latest completed rounds stay restorable (``protocol.params.retained``,
+    default 1): a whole number of at least 1, else ``UnreadableField`` (bad input).
+
+    >>> retained_rounds({"params": {"retained": 2}}), retained_rounds({})
+    (2, 1)
+    >>> retained_rounds({"params": {"retained": "2"}})
+    Traceback (most recent call last):
+    ...
+    snapcheck.checker.free_fields.UnreadableField: line 1: params.retained must be a whole number of at least 1 (the completed rounds kept restorable), not '2'
+    """
+    keep = ((protocol or {}).get("params") or {}).get("retained", 1)
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise UnreadableField(
+            f"line 1: params.retained must be a whole number of at least 1 (the completed rounds kept "
+            f"restorable), not {keep!r}"
+        )
+    return keep
+
+
 def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
     """``artifact-retention`` violations: an artifact deleted while a checkpoint of one of
     the latest ``retained`` completed rounds references it
@@ -244,14 +265,31 @@ def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
     >>> [(v.kind, v.subject) for v in retention_violations(ix, _Artifacts(ix))]
     [('artifact-deleted-referenced', 'artifact M')]
     """
-    params = (ix.trace.header.protocol or {}).get("params") or {}
-    keep = int(params.get("retained", 1))
+    keep = retained_rounds(ix.trace.header.protocol)
     completed = [(e.line, e.round) for e in ix.of_type("round_complete")]
     round_ckpts: dict[int, list] = {}
     for e in ix.of_type("checkpoint"):
         if e.round is not None and (e.proc, e.ckpt) in arts.handles:
             round_ckpts.setdefault(e.round, []).append((e.proc, e.ckpt))
     out = []
+    for cline, r in completed:  # a round that completes with a handle already unreadable
+        for p, c in round_ckpts.get(r, []):
+            hline, h, _ = arts.handles[(p, c)]
+            gone = sorted((arts.deleted[a], a) for a in arts.referenced(h) if arts.deleted.get(a, cline) < cline)
+            if gone:
+                dline, aid = gone[0]
+                out.append(
+                    Violation(
+                        "artifact-deleted-referenced",
+                        "artifact-retention",
+                        f"artifact {aid}",
+                        f"round {r} completes at line {cline} with checkpoint {p}:{c} (line {hline}), which "
+                        f"references artifact {aid}, deleted at line {dline}: the completed checkpoint cannot "
+                        "be restored.",
+                        [dline, hline, cline],
+                        {"artifacts": [a for _, a in gone], "checkpoints": [[p, c]]},
+                    )
+                )
     for aid, dline in sorted(arts.deleted.items(), key=lambda kv: kv[1]):
         retained = [r for ln, r in completed if ln < dline][-keep:]
         for r in retained:

@@ -97,12 +97,12 @@ def test_deterministic():
 
 
 # -- hand-written traces: one change per record, artifacts by hand --------------------------------
-def _trace(handle, deletes_before_restore=(), restore=False, mat_to=2):
+def _trace(handle, deletes_before_restore=(), restore=False, mat_to=2, deletes_before_completion=(), retained=1):
     rec = TraceRecorder(
         [{"id": "src", "role": "source"}, "T", {"id": "C", "role": "coordinator"}],
         [("src->T", "src", "T")],
         protocol="gic-changelog",
-        params={"retained": 1},
+        params={"retained": retained},
     )
     for _ in range(2):
         rec.recv("T", rec.send("src", "src->T", value=1))
@@ -113,6 +113,8 @@ def _trace(handle, deletes_before_restore=(), restore=False, mat_to=2):
     rec.round_start("C", 1)
     rec.checkpoint("src", "coordinated", round=1)
     rec.checkpoint("T", "coordinated", round=1, vars=handle)
+    for a in deletes_before_completion:
+        rec.output("C", a, attrs={"artifact": a, "op": "delete"})
     rec.round_complete("C", 1)
     for a in deletes_before_restore:
         rec.output("C", a, attrs={"artifact": a, "op": "delete"})
@@ -158,3 +160,24 @@ def test_checker_retention():
         "artifact-deleted-referenced",
         "restore-missing-artifact",
     }
+
+
+@pytest.mark.parametrize("deleted", ["m", "s"])
+def test_a_round_completing_with_an_artifact_already_deleted_is_caught(deleted):
+    """The checkpoint references an artifact deleted before its round completed: the latest
+    completed checkpoint cannot be restored. Only deletions after a completion were judged,
+    so this passed unless a restore happened to read it."""
+    h = {"materialization": "m", "changelog": [["s", 2, 4]]}
+    trace = _trace(h, deletes_before_completion=(deleted,))
+    assert _kinds(trace) == {"artifact-deleted-referenced"}
+    [v] = check_trace(trace).violations
+    assert v.message.startswith("round 1 completes at line") and f"references artifact {deleted}" in v.message
+
+
+@pytest.mark.parametrize("retained", ["2", 0, -1, None, True, 1.5])
+def test_a_retained_count_that_is_not_a_whole_number_of_at_least_1_is_bad_input(retained):
+    """``retained: 0`` kept every round (``[-0:]``), ``"2"`` was read as 2, ``null`` crashed."""
+    from snapcheck.checker.free_fields import UnreadableField
+
+    with pytest.raises(UnreadableField, match="params.retained must be a whole number of at least 1"):
+        check_trace(_trace({"materialization": "m", "changelog": [["s", 2, 4]]}, retained=retained))
