@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 
 import click
@@ -68,14 +69,45 @@ def _not_utf8(args: list[str]) -> str | None:
     return None
 
 
+_LINE_BREAKING = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _line_breaking(args: list[str]) -> str | None:
+    r"""The first argument (a JSON text aside) holding a control character a report line
+    would carry, escaped; None if none does. A file name with a newline would print a line
+    of its own in every text report ("OK" forged under a violation's trace); trace ids
+    holding one are refused alike.
+
+    >>> _line_breaking(["check", "evil\nOK: clean.jsonl"])
+    'evil\\x0aOK: clean.jsonl'
+    >>> _line_breaking(["shrink", "--simulate", '{"records":\n 3}']) is None
+    True
+    """
+    from snapcheck.console import printable
+
+    for a in args:
+        if _LINE_BREAKING.search(a) and not a.lstrip().startswith(("{", "[")):
+            return printable(a).replace("\n", "\\x0a")
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     from snapcheck.traces.errors import TraceErrors
 
-    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    bad = _not_utf8(args)
     if bad is not None:  # every report, JSON, JUnit and image names its trace in UTF-8
         err_console.print(
             f"snapcheck: {bad}: the argument is not valid UTF-8 (a file name in another encoding?); "
             "rename the file or link it under a UTF-8 name",
+            markup=False,
+        )
+        sys.exit(EXIT_BAD_INPUT)
+    bad = _line_breaking(args)
+    if bad is not None:
+        err_console.print(
+            f"snapcheck: {bad}: the argument holds a control character (a line break, say), which would "
+            "print as a line of its own in the reports; rename the file or link it under another name",
             markup=False,
         )
         sys.exit(EXIT_BAD_INPUT)

@@ -347,6 +347,18 @@ def test_a_file_name_that_is_not_utf8_is_bad_input(tmp_path):
         assert code == 2 and "t\\xff.jsonl: the argument is not valid UTF-8" in out, (command, out)
 
 
+def test_a_file_name_with_a_line_break_is_bad_input(tmp_path):
+    """A trace named ``evil\\nOK: all traces clean.jsonl`` printed a report line of its
+    own reading "OK: all traces clean…" under its violation: every command refuses it."""
+    name = str(tmp_path / "evil\nOK: all traces clean.jsonl")
+    with open(name, "wb") as f:
+        f.write((DATA / "orphan_cut.jsonl").read_bytes())
+    for command in COMMANDS:
+        code, out = run(argv(command, name, tmp_path))
+        assert code == 2 and "evil\\x0aOK: all traces clean.jsonl: the argument holds a control" in out, (command, out)
+        assert "\nOK: all traces clean" not in out
+
+
 @pytest.mark.parametrize("command", ["check", "replay", "render", "shrink"])
 def test_cut_and_failure_options_are_read_alike_and_strictly(command, tmp_path):
     """A process given twice in --cut (the last one silently won) and a --failures that
