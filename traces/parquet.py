@@ -17,10 +17,11 @@ from collections.abc import Iterator
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from snapcheck.traces.errors import TraceError, TraceErrors
-from snapcheck.traces.lines import duplicate_key, integer_problem
+from snapcheck.traces.lines import duplicate_key, integer_problem, max_line_bytes
 
 TYPED = ("type", "proc", "idx", "ch", "mid", "seq", "kind", "round", "ckpt")
 
@@ -293,9 +294,46 @@ def not_utf8(data: pa.RecordBatch | pa.Table, first_row: int = 1) -> str | None:
     return None
 
 
+def too_long(data: pa.RecordBatch | pa.Table, first_row: int = 1, limit: int | None = None) -> str | None:
+    """Where ``data`` (rows ``first_row``, … of a file) holds a string longer than a line of
+    a trace may be (``limit``, default the readers' ``--max-line-bytes``): the first such
+    value's row, trace, line, column and length; None when none is. A compressed file can
+    hold a value far larger than itself, which reading would expand in memory.
+
+    >>> batch = pa.record_batch({"trace_id": ["t"], "line": [3], "extra": ['{"value":"' + "a" * 90 + '"}']})
+    >>> too_long(batch, 1, 64)
+    "row 1 of the file (trace 't', line 3): column 'extra' holds 102 bytes, more than a line of a trace may (64, --max-line-bytes)"
+    """
+    limit = max_line_bytes() if limit is None else limit
+    names = data.schema.names
+    for name in names:
+        if not (
+            pa.types.is_string(data.schema.field(name).type) or pa.types.is_large_string(data.schema.field(name).type)
+        ):
+            continue
+        lengths = pc.binary_length(data.column(name).cast(pa.large_binary()))
+        longest = pc.max(lengths).as_py()
+        if longest is None or longest <= limit:
+            continue
+        i = pc.index(pc.greater(lengths, limit), True).as_py()
+        where = []
+        if "trace_id" in names and name != "trace_id":
+            where.append(f"trace {escaped(repr(data.column('trace_id')[i].as_py()))}")
+        if "line" in names:
+            where.append(f"line {data.column('line')[i].as_py()}")
+        about = f" ({', '.join(where)})" if where else ""
+        return (
+            f"row {first_row + i} of the file{about}: column {name!r} holds {lengths[i].as_py():,} bytes, more than "
+            f"a line of a trace may ({limit:,}, --max-line-bytes)"
+        )
+    return None
+
+
 def _pylist(data: pa.RecordBatch | pa.Table, path: str, first_row: int, column: str | None = None) -> list:
     """``data.to_pylist()`` (of its ``column`` alone, if given), or ``TraceErrors`` naming the
     file and the value that is not UTF-8."""
+    if (problem := too_long(data, first_row)) is not None:
+        raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {problem}")])
     try:
         return data.column(column).to_pylist() if column is not None else data.to_pylist()
     except UnicodeDecodeError:
@@ -305,7 +343,8 @@ def _pylist(data: pa.RecordBatch | pa.Table, path: str, first_row: int, column: 
 def scan(path: str) -> int:
     """Read every row of a Parquet trace file (its columns checked first, ``open_parquet``)
     and return how many there are: ``TraceErrors`` naming the file and the reason when a
-    page cannot be read (damaged, badly compressed) or a string is not UTF-8 (``not_utf8``).
+    page cannot be read (damaged, badly compressed), a string is not UTF-8 (``not_utf8``)
+    or longer than a line may be (``too_long``).
     An engine that met either in the middle of its work would stop without saying which
     file or row."""
     pf = open_parquet(path)
@@ -318,6 +357,8 @@ def scan(path: str) -> int:
                 if (problem := not_utf8(batch, rows + 1)) is None:
                     raise
                 raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {problem}")]) from None
+            if (problem := too_long(batch, rows + 1)) is not None:
+                raise TraceErrors([TraceError(path, 0, f"cannot read Parquet: {problem}")])
             rows += batch.num_rows
     except (OSError, pa.ArrowException) as exc:
         raise _unreadable(path, exc) from None

@@ -211,3 +211,22 @@ def test_an_output_directory_holding_a_users_file_is_refused_not_emptied(snapche
     (out / where / "mine.txt").unlink()  # then the dataset is the kit's: written, and written again
     for _ in range(2):
         assert snapcheck_cli(*args, "-o", str(out), stderr=True)[0] in (0, 1, 4)  # a verdict, not exit 2
+
+
+def test_a_value_longer_than_a_line_may_be_is_bad_input(snapcheck_cli, good, tmp_path):
+    """A compressed Parquet file can hold a value far larger than itself (21 KB held 400 MB
+    of ``extra``: 2.9 GB of memory, then a verdict): every reader holds each string to the
+    line limit, as the JSONL readers hold each line."""
+    table = pq.read_table(good / "a.parquet")
+    extra = table.column("extra").to_pylist()
+    k = next(i for i, t in enumerate(table.column("type").to_pylist()) if t != "header")
+    extra[k] = '{"value": "' + "a" * 5000 + '"}'
+    pq.write_table(table.set_column(11, "extra", pa.array(extra, pa.string())), good / "b.parquet")
+    reason = f"row {k + 1} of the file (trace '{TRACE}', line {k + 1}): column 'extra' holds 5,013 bytes, more than"
+    limit = ("--max-line-bytes", "4000")
+    code, text = snapcheck_cli(*limit, "validate", "--input", str(good), "-o", str(tmp_path / "out"), stderr=True)
+    assert code == 2 and reason in text and "Traceback" not in text
+    for command in (("check", "--trace-id", str(TRACE)), ("convert", "-o", str(tmp_path / "x.jsonl"))):
+        code, text = snapcheck_cli(*limit, command[0], str(good / "b.parquet"), *command[1:], stderr=True)
+        assert code == 2 and reason in text, (command, text)
+    assert snapcheck_cli("check", str(good / "b.parquet"), "--trace-id", str(TRACE))[0] != 2  # within the default
