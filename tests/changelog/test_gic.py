@@ -181,3 +181,30 @@ def test_a_retained_count_that_is_not_a_whole_number_of_at_least_1_is_bad_input(
 
     with pytest.raises(UnreadableField, match="params.retained must be a whole number of at least 1"):
         check_trace(_trace({"materialization": "m", "changelog": [["s", 2, 4]]}, retained=retained))
+
+
+def test_the_handles_of_a_task_a_rescale_created_are_not_judged_and_a_note_says_so():
+    """Its state starts with its sources' changes and artifacts: a handle referencing the
+    old tasks' segments was ``artifact-unknown`` ("never created by this task"), one
+    dropping all of them passed."""
+    rec = TraceRecorder(
+        [{"id": "src", "role": "source"}, "T", {"id": "N", "appears": True}, {"id": "C", "role": "coordinator"}],
+        [("src->T", "src", "T"), ("src->N", "src", "N")],
+        protocol="gic-changelog",
+    )
+    rec.recv("T", rec.send("src", "src->T", value=1))
+    rec.output("T", 16, attrs={"artifact": "t/c1", "op": "create", "type": "changelog", "from": 0, "to": 1})
+    rec.round_start("C", 1)
+    rec.checkpoint("src", "coordinated", round=1)
+    rec.checkpoint("T", "coordinated", round=1, vars={"materialization": None, "changelog": [["t/c1", 0, 1]]})
+    rec.round_complete("C", 1)
+    rec.retire("T", 1)
+    rec.restore("N", 0, recovery=1, round=1, sources=[{"proc": "T", "ckpt": 1}])
+    rec.recv("N", rec.send("src", "src->N", value=1))
+    rec.output("N", 16, attrs={"artifact": "n/c1", "op": "create", "type": "changelog", "from": 0, "to": 1})
+    rec.checkpoint(
+        "N", "coordinated", round=2, vars={"materialization": None, "changelog": [["t/c1", 0, 1], ["n/c1", 0, 1]]}
+    )
+    report = check_trace(parse_trace(rec.dumps().decode()), CheckOptions(properties={"changelog-restore"}))
+    assert report.kinds == set()
+    assert any("the handles of N are not judged" in n for n in report.notes), report.notes
