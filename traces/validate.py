@@ -329,11 +329,20 @@ class TraceValidator(RescaleRules):
         return True
 
     def _once(self, mid: str, n: int | None, line: int, what: str) -> bool:
-        """A message is processed or discarded at most once (an ``arrive``, buffering only,
-        is not checked). Lines are stored negated for a discard, to name the first fate."""
-        if what == "arrive":
-            return True
+        """A message is processed or discarded at most once, and arrives (``arrive``,
+        buffered, not processed yet) only before that. Lines are stored negated for a
+        discard, to name the first fate."""
         first = self._used_line[n] if n is not None else self._early.get(mid, 0)
+        if what == "arrive":
+            if first:
+                self.error(
+                    line,
+                    f"{mid!r} arrives at line {line}, but it was already "
+                    f"{'discarded' if first < 0 else 'processed'} at line {abs(first)}: an 'arrive' is a "
+                    "message received and not processed yet, so it comes before its 'recv' or 'discard'",
+                )
+                return False
+            return True
         if first:
             verb = "processed" if what == "recv" else "discarded"
             earlier = "discarded" if first < 0 else "processed"
@@ -458,10 +467,10 @@ class TraceValidator(RescaleRules):
             self._ref_mid(mid, c, line, d["type"], p)
             return True
         what = d["type"]
+        fates = self._used_line
+        if fates[n]:
+            return self._once(mid, n, line, what)
         if what != "arrive":
-            fates = self._used_line
-            if fates[n]:
-                return self._once(mid, n, line, what)
             fates[n] = line if what == "recv" else -line
         d["mid"] = self._mid_of[n]  # one string per message id in the events built from the objects
         if self._hb:

@@ -191,13 +191,16 @@ def test_received_twice_before_its_send_in_file_order_is_caught_too():
 
 
 def test_processed_then_discarded_is_received_twice_but_arrivals_are_not_counted():
-    """A message's fate (processed or discarded) happens once; an arrive only buffers it."""
+    """A message's fate (processed or discarded) happens once; an arrive only buffers it,
+    before its fate (as often as the trace says)."""
     from snapcheck.traces.jsonl import parse_trace
 
     arrive = {"type": "arrive", "proc": "B", "idx": 1, "ch": "ab", "mid": "m1"}
     discard = {"type": "discard", "proc": "B", "idx": 2, "ch": "ab", "mid": "m1", "reason": "duplicate"}
-    line, reason = only_error(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1"), arrive, discard)
-    assert line == 5 and "'m1' discarded at line 5, but it was already processed at line 3" in reason
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1"), dict(discard, idx=1))
+    assert line == 4 and "'m1' discarded at line 4, but it was already processed at line 3" in reason
+    line, reason = only_error(send("A", 0, "ab", "m1", 1), recv("B", 0, "ab", "m1"), arrive)  # arrives before it
+    assert line == 4 and "'m1' arrives at line 4, but it was already processed at line 3" in reason
     line, reason = only_error(send("A", 0, "ab", "m1", 1), dict(discard, idx=0), recv("B", 1, "ab", "m1"))
     assert line == 4 and "'m1' processed at line 4, but it was already discarded at line 3" in reason
     parse_trace(text(send("A", 0, "ab", "m1", 1), dict(arrive, idx=0), arrive, recv("B", 2, "ab", "m1")))

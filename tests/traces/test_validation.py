@@ -444,3 +444,16 @@ def test_a_send_refused_for_its_meaning_is_not_reported_again_at_its_receive():
     with pytest.raises(TraceErrors) as caught:
         parse_trace("".join(lines), "t.jsonl")
     assert [str(e) for e in caught.value.errors] == ["t.jsonl:2: send: a barrier marker needs field 'round'"]
+
+
+def test_an_arrive_after_the_message_was_processed_is_bad_input():
+    """An ``arrive`` is a message received and not processed yet: one after its ``recv``
+    passed, and the checker then reported the consumed message as stalled."""
+    from snapcheck.traces import TraceRecorder
+    from snapcheck.traces.errors import RecorderError
+
+    rec = TraceRecorder(["U", "K"], [("u", "U", "K")])
+    m = rec.send("U", "u")
+    rec.recv("K", m)
+    with pytest.raises(RecorderError, match="arrives at line 4, but it was already processed at line 3"):
+        rec.arrive("K", m)
