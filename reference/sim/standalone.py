@@ -16,6 +16,23 @@ from abc import ABC, abstractmethod
 
 from snapcheck.traces.model import Trace
 from snapcheck.traces.recorder import TraceRecorder
+from snapcheck.traces.writer import dumps_trace
+
+
+def _not_fired(failures, events) -> int:
+    """How many of the crashes asked for (``(task, time)``) never happened: a task's
+    crashes beyond its ``fail`` events (one asked for after the model's run ended, say).
+
+    >>> _not_fired([("U#0", 10), ("U#0", 99999)], [])
+    2
+    """
+    asked: dict[str, int] = {}
+    for task, _ in failures:
+        asked[task] = asked.get(task, 0) + 1
+    for e in events:
+        if e.type == "fail" and e.proc in asked:
+            asked[e.proc] -= 1
+    return sum(max(0, n) for n in asked.values())
 
 
 class RecordedLog:
@@ -31,7 +48,7 @@ class RecordedLog:
         return self._trace
 
     def dumps(self) -> bytes:
-        return self.rec.dumps()
+        return dumps_trace(self.header, self.events)  # (the header as completed after the run)
 
 
 class StandaloneSimulator(ABC):
@@ -52,6 +69,11 @@ class StandaloneSimulator(ABC):
 
     def run(self) -> None:
         rec, self._metrics, self._final, self.outputs = self.model(self.cfg)
+        # the configuration, as the dataflow simulator's header declares it: the crashes asked
+        # for (which the checker counts as exercised or not), and what reproduces the run
+        rec.header.metadata.setdefault(
+            "simulator", {"workload": "-", "workload_params": {}, "config": self.cfg.describe()}
+        )
         self.log = RecordedLog(rec)
         self.header = rec.header
 
@@ -77,7 +99,7 @@ class StandaloneSimulator(ABC):
             "stuck": False,
             "truncated": False,
             "faults_requested": len(self.cfg.failures),
-            "faults_not_fired": 0,
+            "faults_not_fired": _not_fired(self.cfg.failures, self.log.events),
             "situations": {},
         }
         out.update(self._metrics)

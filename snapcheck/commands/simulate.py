@@ -393,6 +393,17 @@ def simulate_cmd(
             f"  PROTOCOL ERROR (the run ended there; snapcheck check reports it): {m['protocol_error']}",
             markup=False,
         )
+    spec = mutant or fields["protocol"]
+    proto = resolve(spec, "mutant" if mutant else "protocol") if isinstance(spec, str) else None
+    if proto is not None and getattr(proto, "topologies", None) == "own":
+        unused = [
+            f"--{o}" for o in ("workload", "parallelism") if ctx.get_parameter_source(o) == ParameterSource.COMMANDLINE
+        ]
+        if unused:
+            console.print(
+                f"  note: {proto.name} runs its own model and topology: {' and '.join(unused)} not used",
+                markup=False,
+            )
     from snapcheck.checker.coverage import requested_faults
 
     for f in requested_faults(res.trace()):

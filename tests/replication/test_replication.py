@@ -223,3 +223,16 @@ def test_a_rejoining_replica_consuming_replays_in_another_order_diverges(swap):
     for m in (rb, ra) if swap else (ra, rb):
         rec.recv("U#1", m)
     assert check_trace(rec.trace()).kinds == ({"replica-order-divergence"} if swap else set())
+
+
+def test_a_requested_crash_that_never_happened_is_said_and_the_config_is_in_the_header(tmp_path, snapcheck_cli):
+    """The replication, changelog and KaZoo models wrote ``metadata: {}``: a crash asked for
+    after the model's run ended was neither declared nor counted (``--require-faults`` passed),
+    and ``-P``/``-w``, which they do not use, were dropped without a word."""
+    out = tmp_path / "t.jsonl"
+    code, text = snapcheck_cli("simulate", "-p", "liverobin", "-P", "5", "--fail", "U[0]#0@99999", "-o", str(out))
+    assert code == 0 and "NOT EXERCISED: crash of U[0]#0" in text and "--parallelism not used" in text
+    header = parse_trace(out.read_text()).header
+    assert header.metadata["simulator"]["config"]["failures"] == [["U[0]#0", 99999]]
+    code, text = snapcheck_cli("check", str(out), "--require-faults")
+    assert code == 1 and "never happened" in text
