@@ -283,8 +283,31 @@ def liveness_violations(trace: Trace, rp: _Replication) -> list[Violation]:
     [('replica-stalled', 'process K')]
     """
     out = []
+    owed: dict[str, list[Event]] = {}  # replica -> effective data sends to it, by their original mid
+    for e in trace.events:
+        if e.type == "send" and rp.data(e.ch) and rp.effective(e) and _hb(e) is None:
+            assert e.ch is not None  # required of a send
+            dst = rp.chan[e.ch].dst
+            if dst in rp.logical and dst not in rp.failed:
+                owed.setdefault(dst, []).append(e)
     for proc, events in trace.by_process().items():
         if proc in rp.failed:
+            continue
+        taken = {rp.original(e.mid) for e in events if e.type in ("recv", "discard", "arrive") and rp.effective(e)}
+        never = [e for e in owed.get(proc, []) if e.mid not in taken]
+        if never:
+            out.append(
+                Violation(
+                    "replica-stalled",
+                    "replica-liveness",
+                    f"process {proc}",
+                    f"{proc} ends with {len(never)} data message(s) sent to it that never arrived, the oldest "
+                    f"{never[0].mid} sent at line {never[0].line}: the trace ends quiescent, so the replica fell "
+                    "behind its peers and never caught up.",
+                    [e.line for e in never[:5]],
+                    {"messages": [e.mid for e in never[:20]]},
+                )
+            )
             continue
         waiting: dict[str, Event] = {}
         for e in events:

@@ -236,3 +236,22 @@ def test_a_requested_crash_that_never_happened_is_said_and_the_config_is_in_the_
     assert header.metadata["simulator"]["config"]["failures"] == [["U[0]#0", 99999]]
     code, text = snapcheck_cli("check", str(out), "--require-faults")
     assert code == 1 and "never happened" in text
+
+
+@pytest.mark.parametrize("consumed", [3, 1])
+def test_a_replica_that_never_catches_up_is_stalled(consumed):
+    """Messages sent to a replica that did not fail and never arrived: the trace ends
+    quiescent, so the replica fell behind (it passed: only arrived messages counted)."""
+    rec = TraceRecorder(
+        ["S", "U#0", "U#1"], [("s0", "S", "U#0"), ("s1", "S", "U#1")], params={"replicas": {"U": ["U#0", "U#1"]}}
+    )
+    for k in range(3):
+        a0, a1 = rec.send("S", "s0", value=k), rec.send("S", "s1", value=k)
+        rec.recv("U#0", a0)
+        if k < consumed:
+            rec.recv("U#1", a1)
+    report = check_trace(rec.trace(), CheckOptions(properties=PROPS))
+    assert report.kinds == (set() if consumed == 3 else {"replica-stalled"})
+    if consumed == 1:
+        [v] = report.violations
+        assert v.subject == "process U#1" and "2 data message(s) sent to it that never arrived" in v.message
