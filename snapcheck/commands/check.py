@@ -248,12 +248,16 @@ def _check_one(path: str, run: _Run, mismatches: dict, html_out: str | None, unw
     except TraceErrors as exc:
         return UnreadTrace(path, [str(e) for e in exc.errors], exc.total), EXIT_BAD_INPUT
     opts = replace(run.options, facts=header_facts(trace.header.protocol))
+    chosen = run.options.cut, run.options.failures, run.options.properties
     if run.from_expected:
         opts = options_from_expected(trace, opts)
     try:
         report = check_trace(trace, opts)
     except CheckerUsageError as exc:
-        return UnreadTrace(path, [f"{path}: {exc}"], 1), EXIT_BAD_INPUT
+        why = str(exc)
+        if (opts.cut, opts.failures, opts.properties) != chosen and not why.startswith("line "):
+            why = f"line 1: metadata.expected.check: {why}"  # the options came from the trace's header
+        return UnreadTrace(path, [f"{path}: {why}"], 1), EXIT_BAD_INPUT
     report.trace_id = run.trace_id
     note = _unknown_protocol_note(trace.header.protocol)
     if note:

@@ -534,3 +534,16 @@ def test_invisible_characters_a_hunt_found_printed_raw_are_escaped(c):
 
     shown = printable(f"P0{c}")
     assert shown != f"P0{c}" and shown.isascii() and shown.startswith("P0\\")
+
+
+def test_options_from_the_header_that_do_not_fit_name_the_header_field(tmp_path):
+    """A ``metadata.expected.check.cut`` naming a checkpoint never taken said only
+    "cut: P0 has no checkpoint 7": the options came from the trace's header (line 1)."""
+    golden = Path(__file__).resolve().parents[2] / "traces" / "examples" / "theory_d_dropped.jsonl"
+    lines = golden.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["metadata"]["expected"]["check"]["cut"] = {"P0": 7, "P1": 1}
+    bad = tmp_path / "t.jsonl"
+    bad.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    code, out = run(["check", str(bad)])
+    assert code == 2 and f"{bad}: line 1: metadata.expected.check: cut: P0 has no checkpoint 7" in out, out
