@@ -217,14 +217,21 @@ def restore_violations(arts: _Artifacts) -> list[Violation]:
                     {**wit, "sqn": over[:20]},
                 )
             )
-        elif len(cover) > len(state) or [c for p in sorted(pieces) for c in p[2]] != state:
+        elif len(cover) > len(state) or (restored := [c for p in sorted(pieces) for c in p[2]]) != state:
+            if len(cover) > len(state):
+                what = f"claims change sqn {len(state)}, which the task had not made at the checkpoint"
+            else:
+                first = next(i for i, (a, b) in enumerate(zip(restored, state)) if a != b)
+                what = (
+                    f"restores {_fmt(restored[first])} as change sqn {first}, where the task's is {_fmt(state[first])}"
+                )
             out.append(
                 Violation(
                     "changelog-mismatch",
                     "changelog-restore",
                     subject,
-                    f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} changes; its handle "
-                    f"({bounds}) restores {len(cover)} changes that differ from them.",
+                    f"checkpoint {proc}:{ckpt} (line {line}) holds {len(state)} change{'s' if len(state) != 1 else ''}; "
+                    f"its handle ({bounds}) {what}.",
                     lines,
                     wit,
                 )
