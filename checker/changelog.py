@@ -289,9 +289,9 @@ def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
     for cline, r in completed:  # a round that completes with a handle already unreadable
         for p, c in round_ckpts.get(r, []):
             hline, h, _ = arts.handles[(p, c)]
-            gone = sorted((arts.deleted[a], a) for a in arts.referenced(h) if arts.deleted.get(a, cline) < cline)
-            if gone:
-                dline, aid = gone[0]
+            unreadable = sorted((arts.deleted[a], a) for a in arts.referenced(h) if arts.deleted.get(a, cline) < cline)
+            if unreadable:
+                dline, aid = unreadable[0]
                 out.append(
                     Violation(
                         "artifact-deleted-referenced",
@@ -301,7 +301,7 @@ def retention_violations(ix, arts: _Artifacts) -> list[Violation]:
                         f"references artifact {aid}, deleted at line {dline}: the completed checkpoint cannot "
                         "be restored.",
                         [dline, hline, cline],
-                        {"artifacts": [a for _, a in gone], "checkpoints": [[p, c]]},
+                        {"artifacts": [a for _, a in unreadable], "checkpoints": [[p, c]]},
                     )
                 )
     for aid, dline in sorted(arts.deleted.items(), key=lambda kv: kv[1]):

@@ -103,7 +103,8 @@ class _Replication:
         c = self.chan.get(ch) if ch is not None else None
         return c is not None and (c.kind or "data") == "data"
 
-    def identity(self, mid: str) -> tuple:
+    def identity(self, mid: str | None) -> tuple:
+        assert mid is not None  # (callers pass message events' mids, which every one has)
         s = self.sends[self.h.resolve(mid)]
         assert s.ch is not None  # required of a send
         c = self.chan[s.ch]
@@ -312,6 +313,7 @@ def liveness_violations(trace: Trace, rp: _Replication) -> list[Violation]:
         waiting: dict[str, Event] = {}
         for e in events:
             if e.type == "arrive" and rp.data(e.ch) and (o := rp.original(e.mid)) and _hb(rp.sends[o]) is None:
+                assert e.mid is not None  # (original() found its send)
                 waiting[e.mid] = e
             elif e.type in ("recv", "discard"):
                 assert e.mid is not None  # required of a message event

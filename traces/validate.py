@@ -79,6 +79,8 @@ class TraceValidator(RescaleRules):
         self._alt_idx: dict[int, int] = {}
         self._last_ckpt: list[int] = []
         self._ckpts: list[set[int]] = []
+        self._round_ckpt: dict[tuple[int, int], tuple[int, int]] = {}  # (process, round) -> (ckpt, line)
+        self._round_started: dict[int, int] = {}  # round -> the line of its round_start
         self._failed: list[bool] = []
         self._ended = 0  # the line of a protocol_error: the run ended there, nothing follows it
         self._last_seq: list[int] = []  # per channel: last seq sent since its sender's last restore
@@ -516,6 +518,18 @@ class TraceValidator(RescaleRules):
                 line, f"checkpoint numbers must increase: {d['proc']} ckpt {d['ckpt']} after ckpt {self._last_ckpt[p]}"
             )
             return False
+        r = d.get("round")
+        if r is not None and (p, r) in self._round_ckpt:
+            ck, at = self._round_ckpt[(p, r)]
+            self.error(
+                line,
+                f"{d['proc']} takes a second checkpoint of round {r} (ckpt {d['ckpt']}; ckpt {ck} at line {at} is "
+                f"its checkpoint of round {r}): a round number names one snapshot, of which each process takes one "
+                "checkpoint; a round run again after a recovery (a micro-batch re-run) is a new round",
+            )
+            return False
+        if r is not None:
+            self._round_ckpt[(p, r)] = (d["ckpt"], line)
         self._last_ckpt[p] = d["ckpt"]
         self._ckpts[p].add(d["ckpt"])
         self._note_checkpoint(d, p)
@@ -609,7 +623,20 @@ class TraceValidator(RescaleRules):
     def _on_round(self, d: dict, p: int, line: int) -> bool:
         return True
 
-    _on_round_start = _on_round_complete = _on_round_abort = _on_round
+    def _on_round_start(self, d: dict, p: int, line: int) -> bool:
+        r = d.get("round")
+        if isinstance(r, int) and r in self._round_started:
+            self.error(
+                line,
+                f"round {r} starts again (it started at line {self._round_started[r]}): a round number names one "
+                "snapshot; a round run again after a recovery (a micro-batch re-run) is a new round",
+            )
+            return False
+        if isinstance(r, int):
+            self._round_started[r] = line
+        return True
+
+    _on_round_complete = _on_round_abort = _on_round
 
     def _on_protocol_error(self, d: dict, p: int, line: int) -> bool:
         self._ended = line

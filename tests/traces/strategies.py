@@ -26,6 +26,8 @@ def recorded_traces(draw, max_procs: int = 5, max_steps: int = 60):
     in_flight = {c["id"]: [] for c in channels}
     failed: set[str] = set()
     ckpts = {p: [0] for p in procs}
+    last_round: dict[str, int] = {}  # per process: the round of its last checkpoint of one
+    started = [0]  # the last round started
     for _ in range(draw(st.integers(0, max_steps))):
         action = draw(
             st.sampled_from(["send", "send", "recv", "recv", "ckpt", "record", "log", "fail", "round", "output"])
@@ -47,13 +49,10 @@ def recorded_traces(draw, max_procs: int = 5, max_steps: int = 60):
                 k = 0 if fifo else draw(st.integers(0, len(q) - 1))
                 rec.recv(p, q.pop(k), vars={"x": draw(st.integers(0, 9))})
         elif action == "ckpt":
-            ckpts[p].append(
-                rec.checkpoint(
-                    p,
-                    kind=draw(st.sampled_from(["basic", "forced", "coordinated"])),
-                    round=draw(st.none() | st.integers(1, 3)),
-                )
-            )
+            r = draw(st.none() | st.integers(1, 3))  # a process takes one checkpoint of a round
+            if r is not None:
+                r = last_round[p] = last_round.get(p, 0) + r
+            ckpts[p].append(rec.checkpoint(p, kind=draw(st.sampled_from(["basic", "forced", "coordinated"])), round=r))
         elif action == "record":
             ins = [c for c in channels if c["dst"] == p]
             if ins:
@@ -68,8 +67,9 @@ def recorded_traces(draw, max_procs: int = 5, max_steps: int = 60):
         elif action == "fail":
             rec.fail(p, reason="crash")
             failed.add(p)
-        elif action == "round":
-            rec.round_start(p, draw(st.integers(1, 3)))
+        elif action == "round":  # a round starts once
+            started[0] += draw(st.integers(1, 3))
+            rec.round_start(p, started[0])
         else:
             rec.output(p, {"k": draw(st.integers(0, 3))}, key="k")
     return rec

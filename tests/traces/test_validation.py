@@ -457,3 +457,25 @@ def test_an_arrive_after_the_message_was_processed_is_bad_input():
     rec.recv("K", m)
     with pytest.raises(RecorderError, match="arrives at line 4, but it was already processed at line 3"):
         rec.arrive("K", m)
+
+
+@pytest.mark.parametrize("again", ["round_start", "checkpoint"])
+def test_a_round_number_used_again_is_bad_input(again):
+    """A micro-batch re-run under its old number after a recovery: the checker judged the
+    attempt the recovery undid (a missed orphan). A round starts once, and each process
+    takes one checkpoint of it."""
+    from snapcheck.traces import TraceRecorder
+    from snapcheck.traces.errors import RecorderError
+
+    rec = TraceRecorder(["A", {"id": "C", "role": "coordinator"}], [])
+    rec.round_start("C", 2)
+    rec.checkpoint("A", round=2)
+    rec.fail("A")
+    rec.restore("A", 0, recovery=1)
+    with pytest.raises(
+        RecorderError, match="round 2 starts again" if again == "round_start" else "second checkpoint of round 2"
+    ):
+        if again == "round_start":
+            rec.round_start("C", 2)
+        else:
+            rec.checkpoint("A", round=2)
