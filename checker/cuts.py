@@ -589,9 +589,24 @@ class CutAnalysis:
 
     def _dropped(self, m, dur) -> Violation:
         h = self.h
+        undone = (
+            None
+            if m.r is not None
+            else next(
+                (
+                    e
+                    for e in h.raw.get(h.procs[m.dst], ())
+                    if e.type == "recv" and e.mid is not None and h.resolve(e.mid) == m.mid and id(e) in h.rolled_back
+                ),
+                None,
+            )
+        )
         recv = (
             f"processed by {h.procs[m.dst]} at line {m.recv_line}, after {self._where(m.dst)}"
             if m.r is not None
+            else f"processed by {h.procs[m.dst]} at line {undone.line}, which the restore at line "
+            f"{h.rolled_back[id(undone)]} undid, so never in the effective history"
+            if undone is not None
             else f"never processed by {h.procs[m.dst]} in the trace"
         )
         trunc = dur.truncated_line(m.mid)

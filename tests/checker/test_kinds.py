@@ -37,3 +37,23 @@ def test_the_contract_names_known_properties_and_reported_kinds():
     source = "\n".join(p.read_text() for p in CHECKER.rglob("*.py") if p.name != "report.py")
     unused = sorted(k for k in KIND_PROPERTY if f'"{k}"' not in source)
     assert not unused, unused
+
+
+def test_a_dropped_message_whose_processing_a_restore_undid_says_so():
+    """B processes ab:1 after its checkpoint, records the channel empty, then restores that
+    checkpoint: the witness said "never processed by B in the trace", though line 8
+    processes it (the ``lost`` of the same report cites that line)."""
+    from snapcheck.checker import check_trace
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B")], protocol="chandy-lamport")
+    m = rec.send("A", "ab")
+    rec.checkpoint("A", round=1)
+    rec.recv("B", rec.barrier("A", "ab", round=1))
+    cb = rec.checkpoint("B", round=1)
+    rec.record("B", cb, "ab", [])
+    rec.recv("B", m)
+    rec.fail("B")
+    rec.restore("B", cb, recovery=1)
+    [dropped] = [v for v in check_trace(rec.trace()).violations if v.kind == "dropped"]
+    assert "processed by B at line 8, which the restore at line 10 undid" in dropped.message
