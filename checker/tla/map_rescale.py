@@ -64,7 +64,7 @@ from collections import defaultdict
 from typing import cast
 
 from snapcheck.checker.observed_recovery import checkpoint_rounds, restored_round
-from snapcheck.checker.rounds import completion_fallbacks
+from snapcheck.checker.rounds import completion_fallbacks, find_rounds, is_complete
 from snapcheck.checker.tla.trace_events import OutOfScope, Prepared, SpecEvents, causal_order, task_topology
 from snapcheck.checker.trace_index import TraceIndex
 from snapcheck.traces.model import Trace
@@ -84,6 +84,29 @@ def _ranges(ranges) -> frozenset:
 def has_recovery(trace: Trace) -> bool:
     """Whether the trace restores anything (then its recoveries go to RescaleTrace)."""
     return any(e.type == "restore" for e in trace.events)
+
+
+def _completed_without_coordinator(trace: Trace, procs) -> dict[int, list[int]]:
+    """In a trace without ``round_complete`` events (no coordinator records them), the
+    rounds complete by their checkpoints and barriers alone (``checker.rounds.is_complete``),
+    each at the line of the last checkpoint or barrier receipt that completes it: line ->
+    those rounds. ``{}`` for a trace with a ``round_complete``: its completions are its own.
+
+    >>> from snapcheck.traces import TraceRecorder
+    >>> rec = TraceRecorder(["A", "B"], [("ab", "A", "B")])
+    >>> _ = rec.checkpoint("A", round=1); rec.recv("B", rec.barrier("A", "ab", round=1))
+    >>> _ = rec.checkpoint("B", round=1)
+    >>> _completed_without_coordinator(rec.trace(), ["A", "B"])
+    {5: [1]}
+    """
+    if any(e.type == "round_complete" for e in trace.events):
+        return {}
+    out: dict[int, list[int]] = {}
+    for r, info in sorted(find_rounds(trace, set(procs)).items()):
+        if is_complete(info, list(procs)):
+            lines = [c.line for c in info.ckpts.values()] + [b.recv.line for b in info.barriers.values() if b.recv]
+            out.setdefault(max(lines), []).append(r)
+    return out
 
 
 def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepared:
@@ -188,8 +211,11 @@ def prepare_recovery(trace: Trace, protocol: str, family: TlaMapping) -> Prepare
                 observed[r].append(e)
     hoisted = {id(e) for records in observed.values() for e in records}
 
+    completed_at = _completed_without_coordinator(trace, procs)
     for e in causal_order(trace):
         t = e.type
+        for r in completed_at.get(e.line, ()):
+            add(e, f"round {r} is complete: every task took its checkpoint and every barrier arrived", "complete", r=r)
         if t == "round_complete":
             add(e, f"round {e.round} completes", "complete", r=e.round)
         elif t == "record" and e.ch in data and recorded_round(e) is not None:

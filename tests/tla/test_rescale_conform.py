@@ -302,3 +302,29 @@ def test_conform_and_the_checker_agree_on_filters_and_records_without_a_key_grou
     assert v.verdict == verdict, v.render()
     if verdict == REJECT:  # at the second processing, where the checker's witness ends
         assert v.location == f"{path}:{len(path.read_text().splitlines())}", v.render()
+
+
+def test_a_recovery_without_a_coordinator_restores_a_round_its_checkpoints_completed(tmp_path):
+    """Without ``round_complete`` events a round is complete by its checkpoints and barriers
+    (docs/checker.md): RescaleTrace rejected a correct Chandy-Lamport recovery ("it must be
+    the latest completed round") that the checker passed."""
+    from snapcheck.checker import check_trace
+    from snapcheck.traces import TraceRecorder
+
+    rec = TraceRecorder(["A", "B"], [("ab", "A", "B"), ("ba", "B", "A")], protocol="chandy-lamport")
+    m = rec.send("A", "ab")
+    ca = rec.checkpoint("A", round=1)
+    rec.recv("B", rec.barrier("A", "ab", round=1))
+    cb = rec.checkpoint("B", round=1)
+    rec.recv("A", rec.barrier("B", "ba", round=1))
+    rec.record("A", ca, "ba", [])
+    rec.record("B", cb, "ab", [m])
+    rec.fail("B")
+    rec.restore("A", ca, recovery=1)
+    rec.restore("B", cb, recovery=1)
+    rec.recv("B", rec.replay("B", m, source="channel_state"))
+    path = tmp_path / "cl.jsonl"
+    rec.write(path)
+    assert check_trace(read_trace(str(path))).kinds == set()
+    [v] = conformance.conform([str(path)], tla_mappings())
+    assert v.verdict == ACCEPT, v.render()
