@@ -380,8 +380,16 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
 
     >>> waiting_for(find_rounds(trace, {"A", "B"}, barriers_delimit=False)[1], ["A", "B"], trace)
     ['B never takes its checkpoint of round 1 (no barrier is missing on its inputs)']
+
+    So does a round of a trace without any barrier (a Kafka Streams commit interval):
+
+    >>> rec = TraceRecorder(["A", "B"], [("a2b", "A", "B")])
+    >>> _ = rec.checkpoint("A", "coordinated", round=1)
+    >>> waiting_for(find_rounds(rec.trace(), {"A", "B"})[1], ["A", "B"], rec.trace())
+    ['B never takes its checkpoint of round 1 (no barrier is missing on its inputs)']
     """
     out = []
+    with_barriers = any(e.type == "send" and e.kind == "barrier" for e in trace.events)
     inputs: dict[str, list] = {p: [] for p in participants}
     for c in trace.channels:
         if c.dst in inputs and c.src in inputs and c.kind != "control":
@@ -391,7 +399,9 @@ def waiting_for(info: RoundInfo, participants: list[str], trace) -> list[str]:
             continue
         missing_ckpt = p not in info.ckpts
         pending = []
-        for c in inputs[p] if info.barriers_delimit else ():  # else the round waits for checkpoints only
+        # a round whose barriers only trigger checkpoints, or of a trace without any barrier (a
+        # transaction-commit interval, a micro-batch), waits for the checkpoints alone
+        for c in inputs[p] if info.barriers_delimit and with_barriers else ():
             slot = info.barriers.get(c.id)
             if slot is None:
                 why = f"{c.src} never sent it" + (
