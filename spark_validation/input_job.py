@@ -354,15 +354,13 @@ def markdown(s: dict) -> str:
     out += [f"- {k}: {v:,}" for k, v in s["native_violations"].items()]
     out += _named_traces(s["native_traces_with_violations"], s["native_violation_examples"], "with violations")
     if s.get("native_traces_not_judged"):
-        n, shown = s["native_traces_not_judged"], s["not_judged_examples"]
-        out += [
-            "",
+        n = s["native_traces_not_judged"]
+        out += _bold_list(
+            n,
+            s["not_judged_examples"],
             f"**Nothing judged** in {n:,} checked traces: with `--native-only` only the SQL analysis judges, and "
-            "they have no complete round (and no `--cut` was given), so they have no verdict"
-            + (f"; the first {len(shown)}:" if len(shown) < n else ":"),
-            "",
-        ]
-        out += [f"- `{t}`" for t in shown]
+            "they have no complete round (and no `--cut` was given), so they have no verdict",
+        )
     if "checker_kinds" in s:
         nv = s["native_vs_checker"]
         out += [
@@ -374,29 +372,24 @@ def markdown(s: dict) -> str:
         ]
         out += [f"- {k}: {v:,} traces" for k, v in s["checker_kinds"].items()]
         if s.get("options_not_applicable"):
-            n, shown = s["options_not_applicable"], s["options_not_applicable_examples"]
-            out += [
-                "",
+            n = s["options_not_applicable"]
+            out += _bold_list(
+                n,
+                s["options_not_applicable_examples"],
                 f"**Options not applied** to {n:,} of the {s['traces_checked']:,} checked traces: the `--cut` or "
                 "`--failures` given names a process or checkpoint they do not have, so the checker judged them "
-                "without it"
-                + (" (it fits no trace: exit 2)" if n == s["traces_checked"] else "")
-                + (f"; the first {len(shown)}:" if len(shown) < n else ":"),
-                "",
-            ]
-            out += [f"- `{e}`" for e in shown]
+                "without it" + (" (it fits no trace: exit 2)" if n == s["traces_checked"] else ""),
+            )
         out += _named_traces(s["checker_traces_with_violations"], s["violation_examples"], "with violations")
         if s["checker_traces_not_judged"]:
             n = s["checker_traces_not_judged"]
-            shown = s["not_judged_examples"]
-            out += [
-                "",
+            out += _bold_list(
+                n,
+                s["not_judged_examples"],
                 f"**Nothing judged** in {n:,} checked traces: not one property applied to them, so they have no "
                 "verdict, neither clean nor a violation (traces.parquet: `verdict` not-judged, `not_judged` "
-                "says why)" + (f"; the first {len(shown)}:" if len(shown) < n else ":"),
-                "",
-            ]
-            out += [f"- `{t}`" for t in shown]
+                "says why)",
+            )
         out += [
             "",
             f"Native vs checker on the same rounds/cuts: {nv['traces_compared']:,} traces compared, "
@@ -408,6 +401,12 @@ def markdown(s: dict) -> str:
         f"Verdict: **{VERDICT_WORDS[s['exit_code']]}** (exit {s['exit_code']}).",
     ]
     return "\n".join(escaped(line) for line in out) + "\n"
+
+
+def _bold_list(n: int, shown: list[str], head: str) -> list[str]:
+    """Markdown lines: a paragraph ``head`` about ``n`` items, then the ``shown`` ones (the
+    first ``len(shown)`` of ``n``), each as code."""
+    return ["", head + (f"; the first {len(shown)}:" if len(shown) < n else ":"), ""] + [f"- `{t}`" for t in shown]
 
 
 def _named_traces(n: int, shown: list[str], what: str) -> list[str]:

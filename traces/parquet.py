@@ -251,6 +251,18 @@ def escaped(text: str) -> str:
     return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def _row(data: pa.RecordBatch | pa.Table, first_row: int, i: int, column: str) -> str:
+    """Row ``i`` of ``data`` as a reason names it: its row of the file, and its trace and
+    line where ``data`` has them (not the trace of a bad ``trace_id`` itself)."""
+    names = data.schema.names
+    where = []
+    if "trace_id" in names and column != "trace_id":
+        where.append(f"trace {escaped(repr(data.column('trace_id')[i].as_py()))}")
+    if "line" in names:
+        where.append(f"line {data.column('line')[i].as_py()}")
+    return f"row {first_row + i} of the file" + (f" ({', '.join(where)})" if where else "")
+
+
 def not_utf8(data: pa.RecordBatch | pa.Table, first_row: int = 1) -> str | None:
     """Where ``data`` (rows ``first_row``, ``first_row + 1``, … of a file) holds a string
     that is not UTF-8, which a damaged file or a writer that stores raw bytes as text can
@@ -275,22 +287,13 @@ def not_utf8(data: pa.RecordBatch | pa.Table, first_row: int = 1) -> str | None:
                 if raw is not None:
                     raw.decode()
             except UnicodeDecodeError as exc:
-                where = []
-                if "trace_id" in names and name != "trace_id":
-                    where.append(f"trace {escaped(repr(data.column('trace_id')[i].as_py()))}")
-                if "line" in names:
-                    where.append(f"line {data.column('line')[i].as_py()}")
-                about = f" ({', '.join(where)})" if where else ""
                 at = exc.start
                 shown = (
                     ("…" if at > 20 else "")
                     + repr(raw[max(0, at - 20) : at + 20])
                     + ("…" if at + 20 < len(raw) else "")
                 )
-                return (
-                    f"row {first_row + i} of the file{about}: column {name!r} is not UTF-8 text "
-                    f"(byte {at} of its value: {shown})"
-                )
+                return f"{_row(data, first_row, i, name)}: column {name!r} is not UTF-8 text (byte {at} of its value: {shown})"
     return None
 
 
@@ -316,14 +319,8 @@ def too_long(data: pa.RecordBatch | pa.Table, first_row: int = 1, limit: int | N
         if longest is None or longest <= limit:
             continue
         i = pc.index(pc.greater(lengths, limit), True).as_py()
-        where = []
-        if "trace_id" in names and name != "trace_id":
-            where.append(f"trace {escaped(repr(data.column('trace_id')[i].as_py()))}")
-        if "line" in names:
-            where.append(f"line {data.column('line')[i].as_py()}")
-        about = f" ({', '.join(where)})" if where else ""
         return (
-            f"row {first_row + i} of the file{about}: column {name!r} holds {lengths[i].as_py():,} bytes, more than "
+            f"{_row(data, first_row, i, name)}: column {name!r} holds {lengths[i].as_py():,} bytes, more than "
             f"a line of a trace may ({limit:,}, --max-line-bytes)"
         )
     return None
