@@ -585,6 +585,16 @@ class TraceValidator(RescaleRules):
         if self._roles[p] == "coordinator":
             self.error(line, _COORDINATOR_FAILOVER.format(proc=d["proc"], what="restores"))
             return False
+        ok = self._restore_content(d, p, line)
+        # a restore with a wrong field is still the process's restore: what follows is read as
+        # coming after it (no error of the events after it repeats this one's)
+        self._failed[p] = False
+        for c in self._out_chans[p]:  # a new incarnation numbers its messages afresh
+            self._last_seq[c] = 0
+        return ok
+
+    def _restore_content(self, d: dict, p: int, line: int) -> bool:
+        """The checkpoint, round, sources and elements a task's restore names."""
         if not self._known_ckpt(d, p, line):
             return False
         held = self._ckpt_round.get((p, d["ckpt"]))  # None: checkpoint 0, or one of no round
@@ -598,12 +608,7 @@ class TraceValidator(RescaleRules):
             return False
         if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):
             return False
-        if not self._restore_elements(d, line):
-            return False
-        self._failed[p] = False
-        for c in self._out_chans[p]:  # a new incarnation numbers its messages afresh
-            self._last_seq[c] = 0
-        return True
+        return self._restore_elements(d, line)
 
     def _restore_elements(self, d: dict, line: int) -> bool:
         """A rescale's restore names the checkpoints it took list-state elements of

@@ -479,3 +479,32 @@ def test_a_round_number_used_again_is_bad_input(again):
             rec.round_start("C", 2)
         else:
             rec.checkpoint("A", round=2)
+
+
+def test_a_restore_with_a_wrong_field_is_still_a_restore_for_the_events_after_it():
+    """A restore naming a checkpoint never taken is one error: the events after it were
+    read as if the process were still failed ("records 'send' before a 'restore'") and
+    numbered in the old incarnation ("seq 1 does not follow seq 1")."""
+    import json
+
+    from snapcheck.traces.errors import TraceErrors
+    from snapcheck.traces.jsonl import parse_trace
+
+    lines = [
+        {
+            "format": "snapcheck-trace",
+            "version": 1,
+            "processes": [{"id": "A"}, {"id": "B"}],
+            "channels": [{"id": "ab", "src": "A", "dst": "B"}],
+            "protocol": {"name": "x", "params": {}},
+        },
+        {"type": "send", "proc": "A", "idx": 0, "ch": "ab", "mid": "m1", "seq": 1},
+        {"type": "fail", "proc": "A", "idx": 1},
+        {"type": "restore", "proc": "A", "idx": 2, "ckpt": 5},
+        {"type": "send", "proc": "A", "idx": 3, "ch": "ab", "mid": "m1@1", "seq": 1},
+    ]
+    with pytest.raises(TraceErrors) as info:
+        parse_trace("".join(json.dumps(x) + "\n" for x in lines))
+    assert [(e.line, e.reason) for e in info.value.errors] == [
+        (4, "restore refers to checkpoint 5 of A, which it has not taken")
+    ]
