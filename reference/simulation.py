@@ -116,6 +116,12 @@ class SimConfig:
             d["rescale"] = [list(x) for x in self.rescale]
         return d
 
+    def header_metadata(self, workload: str = "-", workload_params: dict | None = None) -> dict:
+        """``metadata.simulator`` of the trace header: the workload run and this configuration
+        (``describe``), which the checker reads the requested faults from and
+        ``shrink --simulation`` reruns."""
+        return {"workload": workload, "workload_params": workload_params or {}, "config": self.describe()}
+
 
 DEFAULT_PROTOCOL = "abs-aligned"
 _FIELDS = tuple(f.name for f in fields(SimConfig))

@@ -251,6 +251,11 @@ def escaped(text: str) -> str:
     return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+def _text_columns(data: pa.RecordBatch | pa.Table) -> list[str]:
+    """The columns of ``data`` that hold text (``sql_type`` string)."""
+    return [f.name for f in data.schema if sql_type(f.type) == "string"]
+
+
 def _row(data: pa.RecordBatch | pa.Table, first_row: int, i: int, column: str) -> str:
     """Row ``i`` of ``data`` as a reason names it: its row of the file, and its trace and
     line where ``data`` has them (not the trace of a bad ``trace_id`` itself)."""
@@ -276,12 +281,7 @@ def not_utf8(data: pa.RecordBatch | pa.Table, first_row: int = 1) -> str | None:
     >>> not_utf8(bad, 7)
     "row 7 of the file (trace 't', line 1): column 'type' is not UTF-8 text (byte 1 of its value: b's\\\\xffnd')"
     """
-    names = data.schema.names
-    for name in names:
-        if not pa.types.is_string(data.schema.field(name).type) and not pa.types.is_large_string(
-            data.schema.field(name).type
-        ):
-            continue
+    for name in _text_columns(data):
         for i, raw in enumerate(data.column(name).cast(pa.binary()).to_pylist()):
             try:
                 if raw is not None:
@@ -308,12 +308,7 @@ def too_long(data: pa.RecordBatch | pa.Table, first_row: int = 1, limit: int | N
     "row 1 of the file (trace 't', line 3): column 'extra' holds 102 bytes, more than a line of a trace may (64, --max-line-bytes)"
     """
     limit = max_line_bytes() if limit is None else limit
-    names = data.schema.names
-    for name in names:
-        if not (
-            pa.types.is_string(data.schema.field(name).type) or pa.types.is_large_string(data.schema.field(name).type)
-        ):
-            continue
+    for name in _text_columns(data):
         lengths = pc.binary_length(data.column(name).cast(pa.large_binary()))
         longest = pc.max(lengths).as_py()
         if longest is None or longest <= limit:
@@ -341,9 +336,8 @@ def scan(path: str) -> int:
     """Read every row of a Parquet trace file (its columns checked first, ``open_parquet``)
     and return how many there are: ``TraceErrors`` naming the file and the reason when a
     page cannot be read (damaged, badly compressed), a string is not UTF-8 (``not_utf8``)
-    or longer than a line may be (``too_long``).
-    An engine that met either in the middle of its work would stop without saying which
-    file or row."""
+    or longer than a line may be (``too_long``). An engine that met any of these in the
+    middle of its work would stop without saying which file or row."""
     pf = open_parquet(path)
     rows = 0
     try:

@@ -36,12 +36,16 @@ from snapcheck.traces.schema import (
     keyed_event_check,
     stricter_than_schema,
 )
-from snapcheck.traces.validate_rescale import RescaleRules
+from snapcheck.traces.validate_rescale import NO_LATER_ROUND, RescaleRules
 
 DEFAULT_MAX_ERRORS = 20
 MAX_ID = 200  # the longest id or mid (the schema's maxLength)
 
 _RECEIVE_LIKE = ("recv", "arrive", "discard")
+ONE_ROUND = (  # why a round may not start twice, nor a process take two checkpoints of it
+    "a round number names one snapshot, of which each process takes one checkpoint; a round run again after "
+    "a recovery (a micro-batch re-run) is a new round"
+)
 
 
 # A coordinator keeps no checkpoint of its own in the format, so a failover of it (a
@@ -524,8 +528,7 @@ class TraceValidator(RescaleRules):
             self.error(
                 line,
                 f"{d['proc']} takes a second checkpoint of round {r} (ckpt {d['ckpt']}; ckpt {ck} at line {at} is "
-                f"its checkpoint of round {r}): a round number names one snapshot, of which each process takes one "
-                "checkpoint; a round run again after a recovery (a micro-batch re-run) is a new round",
+                f"its checkpoint of round {r}): {ONE_ROUND}",
             )
             return False
         if r is not None:
@@ -602,8 +605,7 @@ class TraceValidator(RescaleRules):
             self.error(
                 line,
                 f"restore: {d['proc']} restores checkpoint {d['ckpt']}, of round {held}, as round {d['round']}: "
-                "a round restored gives each process its checkpoint of that round or, fallen back, of an "
-                "older one, never of a later round",
+                f"{NO_LATER_ROUND}",
             )
             return False
         if (d.get("sources") or d.get("channels")) and not self._restore_sources(d, p, line):
@@ -633,8 +635,7 @@ class TraceValidator(RescaleRules):
         if isinstance(r, int) and r in self._round_started:
             self.error(
                 line,
-                f"round {r} starts again (it started at line {self._round_started[r]}): a round number names one "
-                "snapshot; a round run again after a recovery (a micro-batch re-run) is a new round",
+                f"round {r} starts again (it started at line {self._round_started[r]}): {ONE_ROUND}",
             )
             return False
         if isinstance(r, int):

@@ -41,6 +41,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+NO_LATER_ROUND = (  # why a restore may not name an older round than the state it takes
+    "a round restored gives each process its checkpoint of that round or, fallen back, of an older one, never "
+    "of a later round"
+)
+
 
 def ranges_overlap(a: list, b: list) -> tuple[int, int] | None:
     """The first key group shared by two lists of inclusive ranges, as ``(lo, hi)`` of
@@ -148,9 +153,7 @@ class RescaleRules:
             if d.get("round") is not None and held is not None and held > d["round"]:
                 self.error(
                     line,
-                    f"restore: {d['proc']} restores {name}, of round {held}, as round {d['round']}: a round "
-                    "restored gives each process the state of that round or, fallen back, of an older one, "
-                    "never of a later round",
+                    f"restore: {d['proc']} restores {name}, of round {held}, as round {d['round']}: {NO_LATER_ROUND}",
                 )
                 ok = False
                 continue

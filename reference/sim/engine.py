@@ -350,7 +350,7 @@ class Simulator(Network, Coordinator, Recovery, Exploration):
             channels,
             {"name": proto.header_name(), "params": params},
             cfg.seed,
-            {"simulator": {"workload": wl.name, "workload_params": wl.params, "config": cfg.describe()}},
+            {"simulator": cfg.header_metadata(wl.name, wl.params)},
         )
         self.header = header
         self.log = log_class(header)

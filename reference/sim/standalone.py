@@ -71,9 +71,7 @@ class StandaloneSimulator(ABC):
         rec, self._metrics, self._final, self.outputs = self.model(self.cfg)
         # the configuration, as the dataflow simulator's header declares it: the crashes asked
         # for (which the checker counts as exercised or not), and what reproduces the run
-        rec.header.metadata.setdefault(
-            "simulator", {"workload": "-", "workload_params": {}, "config": self.cfg.describe()}
-        )
+        rec.header.metadata.setdefault("simulator", self.cfg.header_metadata())
         self.log = RecordedLog(rec)
         self.header = rec.header
 

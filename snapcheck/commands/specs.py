@@ -261,15 +261,18 @@ def _in_order(paths: list[str], show):
     ['a', 'b', 'a']
     """
     done: list = [None] * len(paths)
+    slots: dict[str, list[int]] = {}  # path -> its places on the command line not yet filled, last first
+    for i in reversed(range(len(paths))):
+        slots.setdefault(paths[i], []).append(i)
     nxt = 0
 
     def notify(v) -> None:
         nonlocal nxt
-        k = next((i for i, p in enumerate(paths) if p == v.path and done[i] is None), None)
-        if k is None:  # (a path the command was not given: shown as it comes)
+        free = slots.get(v.path)
+        if not free:  # (a path the command was not given: shown as it comes)
             show(v)
             return
-        done[k] = v
+        done[free.pop()] = v
         while nxt < len(paths) and done[nxt] is not None:
             show(done[nxt])
             nxt += 1
